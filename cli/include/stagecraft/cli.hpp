@@ -1,0 +1,15 @@
+// The `stagecraft` command line, as a library: a user's program that registers its own kernels
+// calls stagecraft::cli::main and gets every subcommand for them (DESIGN.md section 10).
+#pragma once
+#include "stagecraft/registry.hpp"
+
+namespace stagecraft::cli {
+
+// Exit codes (also in the README):
+inline constexpr int exit_ok = 0;
+inline constexpr int exit_usage = 64;     // unknown kernel, bad parameter, bad flag
+inline constexpr int exit_internal = 70;  // a kernel failed to lower or verify: a bug to report
+
+int main(int argc, char** argv, registry const& kernels = registry::global());
+
+}  // namespace stagecraft::cli

@@ -1,0 +1,38 @@
+// Element types. Each dtype is a tag type with its IR code, width and host storage type.
+#pragma once
+#include <cstdint>
+#include <type_traits>
+
+#include "stagecraft/ir/types.hpp"
+
+namespace stagecraft {
+
+template <ir::DType Code, int Bits, class Host, bool Float>
+struct dtype_tag {
+  static constexpr ir::DType code = Code;
+  static constexpr int bits = Bits;
+  static constexpr bool is_float = Float;
+  using host_type = Host;  // how the host stores one element (f16/bf16 as their 16-bit patterns)
+};
+
+using f32 = dtype_tag<ir::DType::f32, 32, float, true>;
+using f16 = dtype_tag<ir::DType::f16, 16, std::uint16_t, true>;
+using bf16 = dtype_tag<ir::DType::bf16, 16, std::uint16_t, true>;
+using i32 = dtype_tag<ir::DType::i32, 32, std::int32_t, false>;
+using u32 = dtype_tag<ir::DType::u32, 32, std::uint32_t, false>;
+using i8 = dtype_tag<ir::DType::i8, 8, std::int8_t, false>;
+
+template <class T>
+struct is_dtype_t : std::false_type {};
+template <ir::DType C, int B, class H, bool F>
+struct is_dtype_t<dtype_tag<C, B, H, F>> : std::true_type {};
+template <class T>
+concept dtype = is_dtype_t<T>::value;
+
+// Names as the user wrote them, for messages built at compile time.
+template <dtype T>
+constexpr const char* dtype_name() {
+  return ir::dtype_name(T::code);
+}
+
+}  // namespace stagecraft

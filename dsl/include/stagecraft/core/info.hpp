@@ -1,0 +1,38 @@
+// Static facts that travel up the tree from operands to the kernel.
+//
+// Some rules can only be checked where the kernel is declared: whether wgmma/tcgen05 are
+// allowed depends on the target, and whether `thread_id()` indexes within bounds depends on
+// `num_threads`. Every view, tile and statement type carries an `info` value; combining nodes
+// combines their infos, and `kernel()` checks the result once.
+#pragma once
+#include <cstdint>
+
+namespace stagecraft {
+
+enum feature : unsigned {
+  uses_wgmma = 1u << 0,    // Hopper only
+  uses_tcgen05 = 1u << 1,  // Blackwell only
+};
+
+struct info {
+  unsigned features = 0;
+  // The largest num_threads for which every thread_id()-derived index is in bounds.
+  long long max_threads = 1 << 20;
+  // The highest cluster axis a multicast or cluster barrier names (-1: none).
+  int max_axis = -1;
+
+  friend constexpr info operator|(info a, info b) {
+    return {a.features | b.features, a.max_threads < b.max_threads ? a.max_threads : b.max_threads,
+            a.max_axis > b.max_axis ? a.max_axis : b.max_axis};
+  }
+  friend constexpr bool operator==(info, info) = default;
+};
+
+inline constexpr info no_info{};
+
+template <class... Ts>
+constexpr info info_of() {
+  return (no_info | ... | Ts::static_info);
+}
+
+}  // namespace stagecraft

@@ -1,0 +1,112 @@
+// The front end's run-time tree.
+//
+// Typed front-end objects check everything the compiler can know, then record what they mean
+// here: small immutable nodes shared by pointer. `lower()` (compiled once, in the IR library)
+// turns a whole tree into a flat `ir::Kernel`. Keeping the typed layer thin over this tree is
+// what keeps user translation units quick to compile: the types carry only static facts
+// (shapes, dtypes, ranges, counts), never the structure of the expression.
+#pragma once
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "stagecraft/ir/types.hpp"
+
+namespace stagecraft::tree {
+
+struct Expr;
+struct Value;
+struct Stmt;
+using ExprP = std::shared_ptr<const Expr>;
+using ValueP = std::shared_ptr<const Value>;
+using StmtP = std::shared_ptr<const Stmt>;
+
+struct Expr {
+  ir::ExprOp op;
+  std::int64_t value = 0;  // constant: the value; var: its id; program_id/cluster_idx: the axis
+  ExprP a, b;
+};
+
+enum class Base : std::uint8_t { param, alloc };
+
+// A reference to memory: a parameter or allocation, the leading dimensions fixed by indexing,
+// and for GMEM the block coordinates (in units of the block shape).
+struct Ref {
+  Base base = Base::alloc;
+  int id = -1;
+  std::vector<ExprP> index;
+  std::vector<ExprP> block;
+  std::vector<std::int64_t> shape;  // of the referenced region
+  ir::DType dtype = ir::DType::f32;
+};
+
+struct Value {
+  ir::ValueOp op;
+  ir::DType dtype;
+  std::vector<std::int64_t> shape;
+  ValueP a, b;
+  Ref ref;            // load, load_tmem
+  double scalar = 0;  // scalar
+};
+
+struct Stmt {
+  ir::StmtOp op;
+  std::vector<StmtP> body;  // seq: children; for: [body]; if: [then, else?]
+  int var = -1;             // for: the induction variable's id
+  ExprP e0, e1;             // for: [lo, hi); if: condition
+  std::vector<Ref> refs;    // operands, in the order the op documents
+  ValueP value;             // store: the tile
+  std::int64_t n = 0;       // wait_group / wgmma_wait: groups allowed pending
+  bool flag = false;        // wait_group: read_only; tcgen05_mma: accumulate
+  std::vector<int> axes;    // copy multicast / cluster barrier collective axes
+};
+
+struct ParamDecl {
+  std::string name;
+  ir::DType dtype;
+  std::vector<std::int64_t> shape;
+  std::vector<bool> dynamic;  // extent given at run time rather than in the type
+};
+
+struct AllocDecl {
+  ir::AllocKind kind;
+  ir::DType dtype = ir::DType::f32;
+  std::vector<std::int64_t> shape;
+  std::vector<std::int64_t> tiling;  // smem: tile shape of the trailing dims, empty if none
+  int swizzle = 0;                   // smem: 0 (none), 32, 64 or 128 bytes
+  int arrivals = 0;                  // barriers
+  bool orders_tensor_core = false;   // barriers
+  std::vector<int> collective_axes;  // cluster barriers
+};
+
+struct KernelDesc {
+  std::string name;
+  ir::Target target;
+  std::array<std::int64_t, 3> grid{1, 1, 1};
+  int grid_rank = 1;
+  std::array<std::int64_t, 3> cluster{1, 1, 1};
+  int cluster_rank = 0;
+  bool cluster_nonportable = false;
+  int warpgroups = 1;
+  std::vector<ParamDecl> params;
+  std::vector<AllocDecl> allocs;
+  StmtP body;
+};
+
+// Variables get a process-unique raw id when their loop is built; lowering renumbers them in
+// binding order, so the IR (and its hash) does not depend on how many kernels were built before.
+inline int fresh_var_id() {
+  static std::atomic<int> next{0};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+inline ExprP make_expr(ir::ExprOp op, std::int64_t value = 0, ExprP a = {}, ExprP b = {}) {
+  return std::make_shared<const Expr>(Expr{op, value, std::move(a), std::move(b)});
+}
+inline StmtP make_stmt(Stmt s) { return std::make_shared<const Stmt>(std::move(s)); }
+inline ValueP make_value(Value v) { return std::make_shared<const Value>(std::move(v)); }
+
+}  // namespace stagecraft::tree

@@ -1,0 +1,178 @@
+// Index expressions: integers computed at run time whose *range* may be known at compile time.
+//
+// `j` from `for_(range(8_c), ...)` has the range [0, 8); `j % 4_c` has [0, 4); `thread_id()`
+// has [0, num_threads). Indexing a barrier array or an SMEM stage with an expression whose range
+// is proven inside the shape needs no run-time check; a range that reaches outside the shape is a
+// compile error; an expression of unknown range is checked by the interpreter.
+#pragma once
+#include <cstdint>
+#include <type_traits>
+
+#include "stagecraft/core/diagnostic.hpp"
+#include "stagecraft/core/static_int.hpp"
+#include "stagecraft/core/tree.hpp"
+
+namespace stagecraft {
+
+// A half-open interval [lo, hi + nt * num_threads), or unknown.
+struct range_t {
+  bool known = false;
+  long long lo = 0, hi = 0;
+  long long nt = 0;  // how many times num_threads is added to hi (thread_id-derived indices)
+
+  constexpr bool is_constant() const { return known && nt == 0 && hi == lo + 1; }
+  friend constexpr bool operator==(range_t, range_t) = default;
+};
+
+inline constexpr range_t unknown_range{};
+constexpr range_t exact(long long v) { return {true, v, v + 1, 0}; }
+constexpr range_t interval(long long lo, long long hi) { return {true, lo, hi, 0}; }
+
+namespace range_ops {
+constexpr long long floordiv(long long a, long long b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+constexpr range_t add(range_t a, range_t b) {
+  if (!a.known || !b.known) return unknown_range;
+  return {true, a.lo + b.lo, a.hi + b.hi - 1, a.nt + b.nt};
+}
+constexpr range_t sub(range_t a, range_t b) {
+  if (!a.known || !b.known || b.nt != 0) return unknown_range;
+  return {true, a.lo - (b.hi - 1), a.hi - b.lo, a.nt};
+}
+constexpr range_t mul(range_t a, range_t b) {
+  if (!a.known || !b.known) return unknown_range;
+  if (b.is_constant() && !a.is_constant()) return mul(b, a);
+  if (a.is_constant() && a.lo >= 0) {  // c * [lo, hi + nt*T)
+    const long long c = a.lo;
+    if (c == 0) return exact(0);
+    return {true, b.lo * c, (b.hi - 1) * c + 1, b.nt * c};
+  }
+  if (a.nt || b.nt || a.lo < 0 || b.lo < 0) return unknown_range;
+  return {true, a.lo * b.lo, (a.hi - 1) * (b.hi - 1) + 1, 0};
+}
+// C semantics (truncation), which is what the GPU computes; ranges only for non-negative values.
+constexpr range_t div(range_t a, range_t b) {
+  if (!a.known || !b.is_constant() || b.lo <= 0 || a.nt || a.lo < 0) return unknown_range;
+  return {true, a.lo / b.lo, (a.hi - 1) / b.lo + 1, 0};
+}
+constexpr range_t mod(range_t a, range_t b) {
+  if (!b.is_constant() || b.lo <= 0) return unknown_range;
+  if (!a.known || a.lo < 0) return unknown_range;  // C's % may be negative
+  if (a.nt == 0 && a.hi <= b.lo) return a;  // already inside
+  return interval(0, b.lo);
+}
+constexpr range_t minmax(range_t a, range_t b, bool is_min) {
+  if (!a.known || !b.known || a.nt || b.nt) return unknown_range;
+  if (is_min) return {true, a.lo < b.lo ? a.lo : b.lo, a.hi < b.hi ? a.hi : b.hi, 0};
+  return {true, a.lo > b.lo ? a.lo : b.lo, a.hi > b.hi ? a.hi : b.hi, 0};
+}
+}  // namespace range_ops
+
+// The index expression type: only the range is static, the structure is run-time data.
+template <range_t R>
+struct idx {
+  static constexpr range_t range = R;
+  tree::ExprP node;
+};
+
+template <class T>
+struct is_idx_t : std::false_type {};
+template <range_t R>
+struct is_idx_t<idx<R>> : std::true_type {};
+template <class T>
+concept index_expr = is_idx_t<std::remove_cvref_t<T>>::value;
+
+// Anything usable where an index is expected: an index expression or an integer.
+template <class T>
+concept index_like = index_expr<T> || int_like<T>;
+
+template <index_like T>
+constexpr range_t range_of() {
+  using U = std::remove_cvref_t<T>;
+  if constexpr (index_expr<U>) return U::range;
+  else if constexpr (static_int<U>) return exact(static_cast<long long>(U::value));
+  else return unknown_range;
+}
+
+template <index_like T>
+tree::ExprP node_of(T const& v) {
+  if constexpr (index_expr<T>) return v.node;
+  else return tree::make_expr(ir::ExprOp::constant, value_of(v));
+}
+
+// `as_index(3_c)`, `as_index(n)`: lift integers into index expressions.
+template <index_like T>
+auto as_index(T const& v) {
+  if constexpr (index_expr<T>) return v;
+  else return idx<range_of<T>()>{node_of(v)};
+}
+
+// Forget what is known of the range: the interpreter checks the index at run time instead.
+template <index_like T>
+idx<unknown_range> runtime_index(T const& v) {
+  return {node_of(v)};
+}
+
+// ---- arithmetic ---------------------------------------------------------------------------
+// Enabled when at least one side is an index expression (integers keep their own operators).
+template <class A, class B>
+concept index_operands = index_like<A> && index_like<B> && (index_expr<A> || index_expr<B>);
+
+#define STAGECRAFT_INDEX_BINOP(op, code, rangefn)                                   \
+  template <class A, class B>                                                       \
+    requires index_operands<A, B>                                                   \
+  auto operator op(A const& a, B const& b) {                                        \
+    constexpr range_t r = rangefn;                                                  \
+    return idx<r>{tree::make_expr(ir::ExprOp::code, 0, node_of(a), node_of(b))};   \
+  }
+STAGECRAFT_INDEX_BINOP(+, add, range_ops::add(range_of<A>(), range_of<B>()))
+STAGECRAFT_INDEX_BINOP(-, sub, range_ops::sub(range_of<A>(), range_of<B>()))
+STAGECRAFT_INDEX_BINOP(*, mul, range_ops::mul(range_of<A>(), range_of<B>()))
+STAGECRAFT_INDEX_BINOP(/, div, range_ops::div(range_of<A>(), range_of<B>()))
+STAGECRAFT_INDEX_BINOP(%, mod, range_ops::mod(range_of<A>(), range_of<B>()))
+STAGECRAFT_INDEX_BINOP(<, lt, interval(0, 2))
+STAGECRAFT_INDEX_BINOP(<=, le, interval(0, 2))
+STAGECRAFT_INDEX_BINOP(>, gt, interval(0, 2))
+STAGECRAFT_INDEX_BINOP(>=, ge, interval(0, 2))
+STAGECRAFT_INDEX_BINOP(==, eq, interval(0, 2))
+STAGECRAFT_INDEX_BINOP(!=, ne, interval(0, 2))
+STAGECRAFT_INDEX_BINOP(&&, land, interval(0, 2))
+STAGECRAFT_INDEX_BINOP(||, lor, interval(0, 2))
+#undef STAGECRAFT_INDEX_BINOP
+
+template <range_t R>
+auto operator!(idx<R> const& a) {
+  return idx<interval(0, 2)>{tree::make_expr(ir::ExprOp::lnot, 0, a.node)};
+}
+
+template <class A, class B>
+  requires index_operands<A, B>
+auto min(A const& a, B const& b) {
+  return idx<range_ops::minmax(range_of<A>(), range_of<B>(), true)>{
+      tree::make_expr(ir::ExprOp::min, 0, node_of(a), node_of(b))};
+}
+template <class A, class B>
+  requires index_operands<A, B>
+auto max(A const& a, B const& b) {
+  return idx<range_ops::minmax(range_of<A>(), range_of<B>(), false)>{
+      tree::make_expr(ir::ExprOp::max, 0, node_of(a), node_of(b))};
+}
+
+// ---- where a thread is ----------------------------------------------------------------------
+// The CTA's coordinate in the grid along `axis` (0, 1, 2).
+template <class Axis = constant<0>>
+idx<range_t{true, 0, 1 << 30, 0}> program_id(Axis = {}) {
+  static_assert(static_int<Axis>, "program_id(axis): the axis must be a static integer (0_c, 1_c or 2_c)");
+  static_assert(Axis::value >= 0 && Axis::value < 3, "program_id(axis): axis must be 0, 1 or 2");
+  return {tree::make_expr(ir::ExprOp::program_id, Axis::value)};
+}
+// The CTA's coordinate inside its cluster along `axis`.
+template <class Axis = constant<0>>
+idx<interval(0, 16)> cluster_idx(Axis = {}) {
+  static_assert(static_int<Axis>, "cluster_idx(axis): the axis must be a static integer (0_c, 1_c or 2_c)");
+  static_assert(Axis::value >= 0 && Axis::value < 3, "cluster_idx(axis): axis must be 0, 1 or 2");
+  return {tree::make_expr(ir::ExprOp::cluster_idx, Axis::value)};
+}
+// The warpgroup's index inside its CTA: [0, num_threads).
+inline idx<range_t{true, 0, 0, 1}> thread_id() { return {tree::make_expr(ir::ExprOp::thread_id)}; }
+
+}  // namespace stagecraft

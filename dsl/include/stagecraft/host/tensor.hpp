@@ -1,0 +1,53 @@
+// Host buffers: what users hand to backends and references, and what comes back.
+// Plain bytes with a dtype and a shape; typed spans on request.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "stagecraft/ir/types.hpp"
+
+namespace stagecraft {
+
+struct host_tensor {
+  ir::DType dtype = ir::DType::f32;
+  std::vector<std::int64_t> shape;
+  std::vector<std::byte> bytes;
+
+  static host_tensor zeros(ir::DType dt, std::vector<std::int64_t> shape);
+
+  std::int64_t elements() const;
+  std::int64_t rows() const { return shape.empty() ? 1 : elements() / shape.back(); }
+
+  // A typed view: T must be the dtype's host storage type (float, uint16_t bits for f16/bf16,
+  // int32_t, uint32_t, int8_t).
+  template <class T>
+  std::span<T> as() {
+    check_storage(sizeof(T));
+    return {reinterpret_cast<T*>(bytes.data()), bytes.size() / sizeof(T)};
+  }
+  template <class T>
+  std::span<const T> as() const {
+    check_storage(sizeof(T));
+    return {reinterpret_cast<const T*>(bytes.data()), bytes.size() / sizeof(T)};
+  }
+
+  // Element i as a double / set from a double, with the dtype's rounding (RNE for f16/bf16,
+  // wrap-around for integers).
+  double get(std::int64_t i) const;
+  void set(std::int64_t i, double v);
+
+ private:
+  void check_storage(std::size_t elem) const;
+};
+
+// IEEE binary16 and bfloat16 conversions, round-to-nearest-even.
+std::uint16_t f32_to_f16(float f);
+float f16_to_f32(std::uint16_t h);
+std::uint16_t f32_to_bf16(float f);
+float bf16_to_f32(std::uint16_t h);
+
+}  // namespace stagecraft

@@ -1,0 +1,137 @@
+// ir::Kernel: the lowered kernel as plain run-time data.
+//
+// Four flat arenas (index expressions, memory references, tile values, statements) linked by
+// integer ids, so the IR is cheap to copy, walk, print and hash, and backends need no
+// templates. Variables are numbered in binding order (v0, v1, ...) by lowering, which makes the
+// IR of equal kernels equal whatever else the process built before.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "stagecraft/ir/types.hpp"
+
+namespace stagecraft::ir {
+
+using ExprId = std::int32_t;
+using RefId = std::int32_t;
+using ValueId = std::int32_t;
+using StmtId = std::int32_t;
+inline constexpr std::int32_t none = -1;
+
+struct Expr {
+  ExprOp op;
+  std::int64_t value = 0;  // constant: value; var: variable number; program_id/cluster_idx: axis
+  ExprId a = none, b = none;
+  friend bool operator==(Expr const&, Expr const&) = default;
+};
+
+struct Param {
+  std::string name;
+  DType dtype;
+  std::vector<std::int64_t> shape;
+  std::vector<bool> dynamic;  // extent supplied at run time (not part of the C++ type)
+  friend bool operator==(Param const&, Param const&) = default;
+};
+
+struct Alloc {
+  AllocKind kind;
+  DType dtype = DType::f32;
+  std::vector<std::int64_t> shape;
+  std::vector<std::int64_t> tiling;
+  int swizzle = 0;
+  int arrivals = 0;
+  bool orders_tensor_core = false;
+  std::vector<int> collective_axes;
+  friend bool operator==(Alloc const&, Alloc const&) = default;
+};
+
+enum class RefBase : std::uint8_t { param, alloc };
+
+// A region of memory: `base[index...]` (leading dims fixed) or, for GMEM, the block at `block`
+// coordinates (in units of `shape`).
+struct Ref {
+  RefBase base;
+  std::int32_t id;
+  std::vector<ExprId> index;
+  std::vector<ExprId> block;
+  std::vector<std::int64_t> shape;
+  friend bool operator==(Ref const&, Ref const&) = default;
+};
+
+struct Value {
+  ValueOp op;
+  DType dtype;
+  std::vector<std::int64_t> shape;
+  ValueId a = none, b = none;
+  RefId ref = none;  // load, load_tmem
+  double scalar = 0;
+  friend bool operator==(Value const&, Value const&) = default;
+};
+
+// Operand order per op (refs):
+//   copy_gmem_to_smem: [gmem block, smem view, barrier]   copy_smem_to_gmem: [smem view, gmem block]
+//   barrier_arrive/wait, tcgen05_commit_arrive: [barrier] store: [dst] (value: the tile)
+//   wgmma: [acc, a or none (then value: register A), b]  tcgen05_mma: [acc, a, b, barrier?] (e0: accumulate)
+struct Stmt {
+  StmtOp op;
+  std::vector<StmtId> body;  // seq: children; for_: [body]; if_: [then, else?]
+  std::int32_t var = none;   // for_: induction variable
+  ExprId e0 = none, e1 = none;  // for_: [lo, hi); if_: condition; tcgen05_mma: accumulate
+  std::vector<RefId> refs;
+  ValueId value = none;
+  std::int64_t n = 0;     // wait_group, wgmma_wait
+  bool flag = false;      // wait_group: read_only
+  std::vector<int> axes;  // copy_gmem_to_smem: multicast cluster axes
+  friend bool operator==(Stmt const&, Stmt const&) = default;
+};
+
+struct Kernel {
+  std::string name;
+  Target target = Target::sm_90a;
+  std::array<std::int64_t, 3> grid{1, 1, 1};
+  int grid_rank = 1;
+  std::array<std::int64_t, 3> cluster{1, 1, 1};
+  int cluster_rank = 0;
+  bool cluster_nonportable = false;
+  int warpgroups = 1;
+  std::vector<Param> params;
+  std::vector<Alloc> allocs;
+  std::vector<Expr> exprs;
+  std::vector<Ref> refs;
+  std::vector<Value> values;
+  std::vector<Stmt> stmts;
+  StmtId body = none;
+  int num_vars = 0;
+  friend bool operator==(Kernel const&, Kernel const&) = default;
+};
+
+// Where an IR element is, for messages: statements are numbered in pre-order ("op #7"), the
+// same numbers the printer shows.
+std::string stmt_name(StmtOp op);
+std::string expr_op_name(ExprOp op);
+std::string value_op_name(ValueOp op);
+
+// A malformed IR (hand-built, or produced by a bug in lowering). The message names the kernel,
+// the op and the values involved.
+struct VerifyError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Throws VerifyError on the first violated invariant.
+void verify(Kernel const& k);
+
+// A stable, readable listing: what `stagecraft show` prints.
+std::string print(Kernel const& k);
+
+// A 64-bit hash of the canonical form: equal kernels hash equal, any semantic change changes it
+// (the JIT cache key).
+std::uint64_t hash(Kernel const& k);
+
+// Static resource use, as the backends will lay it out.
+std::int64_t smem_bytes(Kernel const& k);
+std::int64_t tmem_columns(Kernel const& k);
+
+}  // namespace stagecraft::ir

@@ -1,0 +1,87 @@
+// Vocabulary shared by the typed front end, the IR and the backends.
+#pragma once
+#include <cstdint>
+#include <string_view>
+
+namespace stagecraft::ir {
+
+enum class DType : std::uint8_t { f32, f16, bf16, i32, u32, i8 };
+
+constexpr int dtype_bits(DType t) {
+  switch (t) {
+    case DType::f32: case DType::i32: case DType::u32: return 32;
+    case DType::f16: case DType::bf16: return 16;
+    case DType::i8: return 8;
+  }
+  return 0;
+}
+constexpr bool dtype_is_float(DType t) {
+  return t == DType::f32 || t == DType::f16 || t == DType::bf16;
+}
+constexpr const char* dtype_name(DType t) {
+  switch (t) {
+    case DType::f32: return "f32";
+    case DType::f16: return "f16";
+    case DType::bf16: return "bf16";
+    case DType::i32: return "i32";
+    case DType::u32: return "u32";
+    case DType::i8: return "i8";
+  }
+  return "?";
+}
+
+enum class Target : std::uint8_t { sm_90a, sm_100a };
+constexpr const char* target_name(Target t) { return t == Target::sm_90a ? "sm_90a" : "sm_100a"; }
+
+// Hardware limits the front end and the verifier both enforce.
+inline constexpr std::int64_t max_smem_bytes = 227 * 1024;   // per CTA, opt-in maximum
+inline constexpr std::int64_t max_tmem_columns = 512;              // per SM, 128 lanes x 32-bit
+inline constexpr std::int64_t max_warpgroups = 8;              // 1024 threads per CTA
+inline constexpr std::int64_t max_cluster_portable = 8;
+inline constexpr std::int64_t max_cluster_nonportable = 16;
+inline constexpr int max_tma_rank = 5;
+
+}  // namespace stagecraft::ir
+
+namespace stagecraft::ir {
+
+// Integer (index) expressions: block coordinates, barrier and stage indices, loop bounds,
+// conditions. Booleans are integers 0/1.
+enum class ExprOp : std::uint8_t {
+  constant, var, program_id, cluster_idx, thread_id,
+  add, sub, mul, div, mod, min, max,
+  lt, le, gt, ge, eq, ne, land, lor, lnot,
+};
+constexpr bool expr_is_binary(ExprOp op) { return op >= ExprOp::add && op <= ExprOp::lor; }
+
+// Tile (value) expressions: what a warpgroup computes in registers.
+enum class ValueOp : std::uint8_t {
+  load, load_tmem, scalar, add, sub, mul, div, min, max, neg, exp, cast,
+};
+constexpr bool value_is_binary(ValueOp op) { return op >= ValueOp::add && op <= ValueOp::max; }
+
+// Statements: the operation catalog of DESIGN.md section 4.
+enum class StmtOp : std::uint8_t {
+  seq, for_, if_,
+  copy_gmem_to_smem, copy_smem_to_gmem, commit_group, wait_group, commit_smem,
+  barrier_arrive, barrier_wait,
+  store,
+  wgmma, wgmma_wait,
+  tcgen05_mma, tcgen05_commit_arrive,
+};
+
+// What a name in memory is: a GMEM parameter or a scratch allocation.
+enum class AllocKind : std::uint8_t { smem, barrier, cluster_barrier, tmem, accumulator };
+
+constexpr const char* alloc_kind_name(AllocKind k) {
+  switch (k) {
+    case AllocKind::smem: return "smem";
+    case AllocKind::barrier: return "barrier";
+    case AllocKind::cluster_barrier: return "cluster_barrier";
+    case AllocKind::tmem: return "tmem";
+    case AllocKind::accumulator: return "accumulator";
+  }
+  return "?";
+}
+
+}  // namespace stagecraft::ir

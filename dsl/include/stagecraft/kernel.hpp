@@ -1,0 +1,325 @@
+// kernel<Target>(name, config..., declarations..., body): the public entry point.
+//
+//   auto k = kernel<sm_90a>("add_one", grid(M / 128, 2), threads(1_c),
+//       gmem<f32>("x", shape(M, N)), gmem<f32>("y", shape(M, N)),
+//       smem<f32>(shape(4_c, 128_c, 64_c)), barrier(arrivals(1_c), count(4_c)),
+//       [&](auto x, auto y, auto buf, auto full) { return ...; });
+//
+// The body receives one reference per declaration, in order, and returns a statement. Here the
+// rules that need the whole kernel are checked: target vs tensor-core generation, SMEM and TMEM
+// budgets, thread_id()-derived indices vs num_threads, cluster axes vs the cluster shape.
+#pragma once
+#include <boost/hana/back.hpp>
+#include <boost/hana/drop_back.hpp>
+#include <boost/hana/filter.hpp>
+#include <boost/hana/for_each.hpp>
+#include <boost/hana/tuple.hpp>
+#include <boost/hana/unpack.hpp>
+#include <string>
+#include <utility>
+
+#include "stagecraft/memory/barrier.hpp"
+#include "stagecraft/memory/gmem.hpp"
+#include "stagecraft/memory/smem.hpp"
+#include "stagecraft/memory/tmem.hpp"
+#include "stagecraft/ops/stmt.hpp"
+
+namespace stagecraft {
+
+// ---- targets ---------------------------------------------------------------------------------
+struct sm_90a {
+  static constexpr ir::Target code = ir::Target::sm_90a;
+  static constexpr const char* name = "sm_90a";
+};
+struct sm_100a {
+  static constexpr ir::Target code = ir::Target::sm_100a;
+  static constexpr const char* name = "sm_100a";
+};
+template <class T>
+concept target = std::same_as<T, sm_90a> || std::same_as<T, sm_100a>;
+
+// ---- launch configuration ---------------------------------------------------------------------
+template <class D>
+struct grid_cfg {
+  using static_dims = D;
+  std::array<std::int64_t, 3> extents{1, 1, 1};
+};
+template <int_like... E>
+auto grid(E const&... e) {
+  static_assert(sizeof...(E) >= 1 && sizeof...(E) <= 3, "grid(...) has 1 to 3 dimensions");
+  using D = dims<static_value_or_dynamic<E>()...>;
+  static_assert(((static_value_or_dynamic<E>() != 0) && ...), "grid(...): every grid dimension must be at least 1");
+  grid_cfg<D> g;
+  int i = 0;
+  ((g.extents[i++] = value_of(e)), ...);
+  return g;
+}
+
+template <long long N>
+struct threads_cfg {
+  static constexpr long long value = N;
+};
+template <class N>
+auto threads(N) {
+  if constexpr (!static_int<N>) {
+    STAGECRAFT_ERROR_T(N, "threads(n): the number of warpgroups must be static (2_c, not 2)");
+    return threads_cfg<1>{};
+  } else {
+    if constexpr (N::value < 1 || N::value > ir::max_warpgroups)
+      STAGECRAFT_ERROR("num_threads must be between 1 and 8 warpgroups",
+                       "num_threads must be between 1 and 8 warpgroups (128 to 1024 CUDA threads), but got " << N::value);
+    return threads_cfg<N::value>{};
+  }
+}
+
+template <class D, bool NonPortable>
+struct cluster_cfg {
+  using static_dims = D;
+  static constexpr bool non_portable = NonPortable;
+};
+template <static_int... E>
+auto cluster(E...) {
+  static_assert(sizeof...(E) >= 1 && sizeof...(E) <= 3, "cluster(...) has 1 to 3 dimensions");
+  return cluster_cfg<dims<E::value...>, false>{};
+}
+// Clusters of up to 16 CTAs need the non-portable attribute (and hardware that allows it).
+template <static_int... E>
+auto cluster_nonportable(E...) {
+  static_assert(sizeof...(E) >= 1 && sizeof...(E) <= 3, "cluster_nonportable(...) has 1 to 3 dimensions");
+  return cluster_cfg<dims<E::value...>, true>{};
+}
+
+namespace detail {
+template <class T> struct is_grid : std::false_type {};
+template <class D> struct is_grid<grid_cfg<D>> : std::true_type {};
+template <class T> struct is_threads : std::false_type {};
+template <long long N> struct is_threads<threads_cfg<N>> : std::true_type {};
+template <class T> struct is_cluster : std::false_type {};
+template <class D, bool P> struct is_cluster<cluster_cfg<D, P>> : std::true_type {};
+
+template <class T> struct decl_kind { static constexpr int value = 0; };  // 0: not a declaration
+template <dtype DT, class D> struct decl_kind<gmem_decl<DT, D>> { static constexpr int value = 1; };
+template <dtype DT, class D, class L> struct decl_kind<smem_decl<DT, D, L>> { static constexpr int value = 2; };
+template <long long A, class D, bool TC, class X> struct decl_kind<barrier_decl<A, D, TC, X>> { static constexpr int value = 2; };
+template <dtype DT, class D> struct decl_kind<tmem_decl<DT, D>> { static constexpr int value = 2; };
+template <dtype DT, class D> struct decl_kind<accumulator_decl<DT, D>> { static constexpr int value = 2; };
+
+template <class T>
+inline constexpr bool is_decl = decl_kind<std::remove_cvref_t<T>>::value != 0;
+template <class T>
+inline constexpr bool is_param_decl = decl_kind<std::remove_cvref_t<T>>::value == 1;
+
+// The reference a kernel body receives for a declaration.
+template <dtype DT, class D>
+auto make_ref(gmem_decl<DT, D> const& d, int id) {
+  return gmem_ref<DT, D>{tree::Ref{tree::Base::param, id, {}, {}, d.extents, DT::code}};
+}
+template <dtype DT, class D, class L>
+auto make_ref(smem_decl<DT, D, L> const&, int id) {
+  return smem_ref<DT, D, L, no_info>{tree::Ref{tree::Base::alloc, id, {}, {}, D::vector(), DT::code}};
+}
+template <long long A, class D, bool TC, class X>
+auto make_ref(barrier_decl<A, D, TC, X> const&, int id) {
+  return barrier_ref<A, TC, !std::is_void_v<X>, D, no_info>{tree::Ref{tree::Base::alloc, id, {}, {}, D::vector()}, nullptr};
+}
+template <dtype DT, class D>
+auto make_ref(tmem_decl<DT, D> const&, int id) {
+  return tmem_ref<DT, D>{tree::Ref{tree::Base::alloc, id, {}, {}, D::vector(), DT::code}};
+}
+template <dtype DT, class D>
+auto make_ref(accumulator_decl<DT, D> const&, int id) {
+  return accumulator_ref<DT, D>{tree::Ref{tree::Base::alloc, id, {}, {}, D::vector(), DT::code}};
+}
+
+// Static resource use of the declarations.
+template <class T> struct smem_use { static constexpr long long bytes = 0, align = 1; };
+template <dtype DT, class D, class L> struct smem_use<smem_decl<DT, D, L>> {
+  static constexpr long long bytes = smem_decl<DT, D, L>::bytes, align = smem_decl<DT, D, L>::alignment;
+};
+template <long long A, class D, bool TC, class X> struct smem_use<barrier_decl<A, D, TC, X>> {
+  static constexpr long long bytes = 8 * D::product, align = 8;
+};
+template <class... Decls>
+constexpr long long smem_bytes() {
+  long long off = 0;
+  ((off = (off + smem_use<Decls>::align - 1) / smem_use<Decls>::align * smem_use<Decls>::align + smem_use<Decls>::bytes), ...);
+  return off;
+}
+template <class T> struct tmem_use { static constexpr long long columns = 0; };
+template <dtype DT, class D> struct tmem_use<tmem_decl<DT, D>> { static constexpr long long columns = tmem_decl<DT, D>::columns; };
+template <class T> struct axes_use { static constexpr int max_axis = -1; };
+template <long long A, class D, bool TC, class X>
+  requires(!std::is_void_v<X>)
+struct axes_use<barrier_decl<A, D, TC, X>> { static constexpr int max_axis = X::max_axis; };
+
+template <class C>
+struct cluster_rank_of {
+  static constexpr int value = C::static_dims::rank;
+};
+template <>
+struct cluster_rank_of<void> {
+  static constexpr int value = 0;
+};
+
+template <class Target, long long NT, class Cluster, class Body, class... Decls>
+constexpr bool check_kernel() {
+  constexpr info I = Body::static_info;
+  constexpr long long smem = smem_bytes<Decls...>();
+  constexpr long long tmem_cols = (0 + ... + tmem_use<Decls>::columns);
+  constexpr int decl_axis = [] { int m = -1; ((m = axes_use<Decls>::max_axis > m ? axes_use<Decls>::max_axis : m), ...); return m; }();
+  constexpr int max_axis = I.max_axis > decl_axis ? I.max_axis : decl_axis;
+  constexpr int cluster_rank = cluster_rank_of<Cluster>::value;
+  if constexpr ((I.features & uses_wgmma) && Target::code != ir::Target::sm_90a) {
+    STAGECRAFT_ERROR("wgmma is a Hopper instruction: it needs a kernel<sm_90a>, this kernel targets sm_100a (use tcgen05_mma)",
+                     "wgmma is a Hopper instruction: it needs a kernel<sm_90a>, but this kernel targets " << Target::name
+                                                                                                         << " (use tcgen05_mma)");
+    return false;
+  } else if constexpr ((I.features & uses_tcgen05) && Target::code != ir::Target::sm_100a) {
+    STAGECRAFT_ERROR("tcgen05 is a Blackwell instruction: it needs a kernel<sm_100a>, this kernel targets sm_90a (use wgmma)",
+                     "tcgen05 instructions (tcgen05_mma, tcgen05_commit_arrive, async_load_tmem) need a kernel<sm_100a>, but this kernel targets "
+                         << Target::name << " (use wgmma)");
+    return false;
+  } else if constexpr (tmem_cols > 0 && Target::code != ir::Target::sm_100a) {
+    STAGECRAFT_ERROR("TMEM exists on Blackwell only", "TMEM exists on Blackwell only: tmem<T>(...) needs a kernel<sm_100a>, but this kernel targets " << Target::name);
+    return false;
+  } else if constexpr (NT > I.max_threads) {
+    STAGECRAFT_ERROR("Barrier offset is out of bounds: an index derived from thread_id() reaches past its dimension",
+                     "Barrier offset is out of bounds: the kernel has num_threads = " << NT
+                         << " warpgroups, but an index derived from thread_id() stays in bounds only for up to "
+                         << I.max_threads);
+    return false;
+  } else if constexpr (smem > ir::max_smem_bytes) {
+    STAGECRAFT_ERROR("kernel exceeds available shared memory",
+                     "kernel exceeds available shared memory: smem_bytes=" << smem << " > max_smem_bytes=" << ir::max_smem_bytes);
+    return false;
+  } else if constexpr (tmem_cols > ir::max_tmem_columns) {
+    STAGECRAFT_ERROR("kernel exceeds available tensor memory",
+                     "kernel exceeds available tensor memory: tmem_columns=" << tmem_cols << " > max_tmem_columns=" << ir::max_tmem_columns);
+    return false;
+  } else if constexpr (max_axis >= cluster_rank) {
+    STAGECRAFT_ERROR("collective axes name a cluster dimension the kernel does not have",
+                     "a cluster barrier or multicast copy uses cluster axis " << max_axis << ", but the kernel's cluster has "
+                                                                            << cluster_rank << " dimensions (declare cluster(...))");
+    return false;
+  } else if constexpr (!std::is_void_v<Cluster>) {
+    constexpr long long size = Cluster::static_dims::product;
+    constexpr long long limit = Cluster::non_portable ? ir::max_cluster_nonportable : ir::max_cluster_portable;
+    if constexpr (size < 1 || size > limit) {
+      STAGECRAFT_ERROR("cluster too large", "a cluster of " << size << " CTAs exceeds the limit of " << limit
+                                                           << (Cluster::non_portable ? "" : " (up to 16 with cluster_nonportable(...))"));
+      return false;
+    }
+    return true;
+  } else {
+    return true;
+  }
+}
+
+template <class Target, long long NT, class Cluster, class Body>
+struct kernel_checker {
+  template <class... Decls>
+  struct check {
+    static constexpr bool value = check_kernel<Target, NT, Cluster, Body, Decls...>();
+  };
+};
+
+// The element types of a hana::tuple, for type-level questions about the kernel's arguments.
+template <class Tuple>
+struct types_of;
+template <class... T>
+struct types_of<hana::tuple<T...>> {
+  static constexpr long long size = sizeof...(T);
+  template <template <class> class P>
+  static constexpr int count = (0 + ... + (P<std::remove_cvref_t<T>>::value ? 1 : 0));
+  template <template <class> class P, class Default>
+  using first = typename first_of<P, Default, std::remove_cvref_t<T>...>::type;
+  template <class F>
+  static constexpr bool invocable = std::is_invocable_v<F, T...>;
+  template <template <class...> class C>
+  static constexpr bool apply() {
+    return C<std::remove_cvref_t<T>...>::value;
+  }
+};
+}  // namespace detail
+
+// A kernel: the typed checks have passed; what remains is the run-time description.
+template <target Target>
+struct kernel_def {
+  using target_t = Target;
+  tree::KernelDesc desc;
+};
+
+template <target Target, class... Args>
+auto kernel(std::string name, Args const&... args) {
+  static_assert(sizeof...(Args) >= 1, "kernel<target>(name, ..., body): the last argument is the body");
+  auto all = hana::make_tuple(args...);
+  auto body = hana::back(all);
+  auto rest = hana::drop_back(all);
+  auto decls = hana::filter(rest, [](auto const& a) { return hana::bool_c<detail::is_decl<decltype(a)>>; });
+  auto configs = hana::filter(rest, [](auto const& a) { return hana::bool_c<!detail::is_decl<decltype(a)>>; });
+  using Cfgs = detail::types_of<decltype(configs)>;
+  using Decls = detail::types_of<decltype(decls)>;
+
+  static_assert(Cfgs::template count<detail::is_grid> + Cfgs::template count<detail::is_threads> +
+                        Cfgs::template count<detail::is_cluster> == Cfgs::size,
+                "kernel(...): arguments are grid(...), threads(...), cluster(...), declarations (gmem, smem, barrier, "
+                "cluster_barrier, tmem, accumulator) and, last, the body");
+  static_assert(Cfgs::template count<detail::is_grid> <= 1 && Cfgs::template count<detail::is_threads> <= 1 &&
+                    Cfgs::template count<detail::is_cluster> <= 1,
+                "kernel(...): grid, threads and cluster may each be given once");
+  constexpr long long NT = Cfgs::template first<detail::is_threads, threads_cfg<1>>::value;
+  using ClusterCfg = typename Cfgs::template first<detail::is_cluster, void>;
+
+  tree::KernelDesc desc;
+  desc.name = std::move(name);
+  desc.target = Target::code;
+  desc.warpgroups = static_cast<int>(NT);
+  hana::for_each(configs, [&](auto const& c) {
+    using C = std::remove_cvref_t<decltype(c)>;
+    if constexpr (detail::is_grid<C>::value) {
+      desc.grid = c.extents;
+      desc.grid_rank = C::static_dims::rank;
+    } else if constexpr (detail::is_cluster<C>::value) {
+      for (int i = 0; i < C::static_dims::rank; ++i) desc.cluster[i] = C::static_dims::values[i];
+      desc.cluster_rank = C::static_dims::rank;
+      desc.cluster_nonportable = C::non_portable;
+    }
+  });
+
+  // Number parameters and allocations separately, in declaration order.
+  auto refs = hana::unpack(decls, [&](auto const&... d) {
+    int params = 0, allocs = 0;
+    auto one = [&](auto const& x) {
+      if constexpr (detail::is_param_decl<decltype(x)>) {
+        desc.params.push_back(x.decl());
+        return detail::make_ref(x, params++);
+      } else {
+        desc.allocs.push_back(x.decl());
+        return detail::make_ref(x, allocs++);
+      }
+    };
+    return hana::tuple<decltype(one(d))...>{one(d)...};  // braced init: evaluated left to right
+  });
+
+  using Refs = detail::types_of<decltype(refs)>;
+  constexpr bool callable = Refs::template invocable<decltype(body)>;
+  if constexpr (!callable) {
+    STAGECRAFT_ERROR("kernel body must accept one argument per declaration (gmem, smem, barrier, ...), in order",
+                     "kernel body must accept one argument per declaration, in order: this kernel declares "
+                         << Decls::size << " (did it return a statement from every branch?)");
+    return kernel_def<Target>{std::move(desc)};
+  } else {
+    auto result = hana::unpack(refs, body);
+    using R = decltype(result);
+    if constexpr (!statement<R>) {
+      STAGECRAFT_ERROR_T(R, "kernel body must return a statement (seq(...), for_(...), ...): did it forget `return`?");
+      return kernel_def<Target>{std::move(desc)};
+    } else {
+      Decls::template apply<detail::kernel_checker<Target, NT, ClusterCfg, R>::template check>();
+      desc.body = result.node;
+      return kernel_def<Target>{std::move(desc)};
+    }
+  }
+}
+
+}  // namespace stagecraft

@@ -1,0 +1,103 @@
+// Global-memory parameters and the blocks of them that copies and loads address.
+//
+//   gmem<f32>("x", shape(M, N))         // (row, col); M, N known at run time
+//   x.block(program_id(0), j)           // block (i, j) of whatever shape the other side has
+//   x.tile(shape(128_c, 64_c), i, j)    // the same, with the block shape given: for load/store
+//   gmem_like("y", buf_decl)            // a parameter shaped like an SMEM declaration
+#pragma once
+#include <string>
+
+#include "stagecraft/core/dtype.hpp"
+#include "stagecraft/core/shape.hpp"
+#include "stagecraft/expr/index.hpp"
+#include "stagecraft/memory/kinds.hpp"
+
+namespace stagecraft {
+
+template <dtype DT, class Dims>
+struct gmem_decl {
+  static constexpr operand_kind kind = operand_kind::other;  // a declaration, not a reference
+  using dtype_t = DT;
+  using static_dims = Dims;
+  std::string name;
+  std::vector<std::int64_t> extents;
+  tree::ParamDecl decl() const {
+    std::vector<bool> dyn;
+    for (auto v : Dims::values) dyn.push_back(v == dynamic_extent);
+    return {name, DT::code, extents, dyn};
+  }
+};
+
+template <dtype DT, class Shape>
+  requires shape_like<Shape>
+auto gmem(std::string name, Shape const& s) {
+  return gmem_decl<DT, typename Shape::static_dims>{std::move(name), s.vector()};
+}
+
+// A GMEM parameter shaped like an SMEM declaration (Pallas's out_shape). A barrier has no
+// shape to copy: that is the seed error "Barriers are not arrays".
+template <class Spec>
+auto gmem_like(std::string name, Spec const&) {
+  if constexpr (is_barrier_like<Spec>) {
+    STAGECRAFT_REJECT_BARRIER_AS_ARRAY(Spec);
+    return gmem_decl<f32, dims<1>>{std::move(name), {1}};
+  } else {
+    using D = typename Spec::static_dims;
+    return gmem_decl<typename Spec::dtype_t, D>{std::move(name), D::vector()};
+  }
+}
+
+// Block Dims = void: the block shape is taken from the other side of a copy.
+template <dtype DT, class ArrayDims, class BlockDims>
+struct gmem_block {
+  static constexpr operand_kind kind = operand_kind::gmem_block;
+  using dtype_t = DT;
+  using array_dims = ArrayDims;
+  using static_dims = BlockDims;
+  static constexpr info static_info = no_info;
+  tree::Ref ref;  // param id, block coordinates; shape filled once known
+};
+
+template <dtype DT, class Dims>
+struct gmem_ref {
+  static constexpr operand_kind kind = operand_kind::gmem_array;
+  using dtype_t = DT;
+  using static_dims = Dims;
+  static constexpr info static_info = no_info;
+  tree::Ref ref;  // the parameter; shape = its extents
+
+  template <class... C>
+  auto block(C const&... c) const {
+    check_coords<C...>();
+    return gmem_block<DT, Dims, void>{with_coords(c...)};
+  }
+  template <class Shape, class... C>
+    requires shape_like<Shape>
+  auto tile(Shape const& s, C const&... c) const {
+    using B = typename Shape::static_dims;
+    check_coords<C...>();
+    if constexpr (!B::all_static) STAGECRAFT_ERROR_T(Shape, "x.tile(shape, ...): the tile shape must be static (128_c, not 128)");
+    auto r = with_coords(c...);
+    r.shape = s.vector();
+    return gmem_block<DT, Dims, B>{std::move(r)};
+  }
+
+ private:
+  template <class... C>
+  static constexpr void check_coords() {
+    if constexpr (sizeof...(C) != Dims::rank)
+      STAGECRAFT_ERROR("a GMEM block needs one coordinate per dimension of the array",
+                       "a GMEM block of an array of shape " << Dims{} << " needs " << Dims::rank << " coordinates, but got "
+                                                            << sizeof...(C));
+    else if constexpr (!(index_like<C> && ...))
+      STAGECRAFT_ERROR_T(Dims, "GMEM block coordinates must be integers or index expressions");
+  }
+  template <class... C>
+  tree::Ref with_coords(C const&... c) const {
+    tree::Ref r = ref;
+    if constexpr ((index_like<C> && ...)) r.block = {node_of(c)...};
+    return r;
+  }
+};
+
+}  // namespace stagecraft

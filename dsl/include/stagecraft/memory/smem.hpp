@@ -1,0 +1,154 @@
+// Shared-memory allocations and views.
+//
+//   smem<f32>(shape(4_c, 128_c, 64_c))                              // (stage, row, col)
+//   smem<f16>(shape(2_c, 64_c, 64_c), swizzle(128_c))               // 128-byte swizzled rows
+//   smem<bf16>(shape(128_c, 256_c), tiling(64_c, 64_c), swizzle(128_c))
+//
+// Indexing drops leading dimensions: `buf[s]` of the first is a (128, 64) view. The layout
+// (tiling, swizzle) stays with every view: it decides addresses in codegen and TMA descriptors.
+#pragma once
+#include "stagecraft/core/dtype.hpp"
+#include "stagecraft/core/shape.hpp"
+#include "stagecraft/memory/indexing.hpp"
+#include "stagecraft/memory/kinds.hpp"
+
+namespace stagecraft {
+
+template <class D>
+struct tiling_opt {
+  using static_dims = D;
+};
+template <static_int... T>
+constexpr auto tiling(T...) {
+  return tiling_opt<dims<T::value...>>{};
+}
+template <long long Bytes>
+struct swizzle_opt {
+  static constexpr long long bytes = Bytes;
+};
+template <static_int B>
+constexpr auto swizzle(B) {
+  return swizzle_opt<B::value>{};
+}
+
+// Tile shape (dims<> for none) and swizzle width in bytes (0 for none).
+template <class Tile, long long Swizzle>
+struct layout {
+  using tile = Tile;
+  static constexpr long long swizzle = Swizzle;
+};
+using plain_layout = layout<dims<>, 0>;
+
+template <dtype DT, class Dims, class Layout>
+struct smem_decl {
+  static constexpr operand_kind kind = operand_kind::other;  // a declaration, not a view
+  using dtype_t = DT;
+  using static_dims = Dims;
+  static constexpr long long bytes = Dims::product * DT::bits / 8;
+  // TMA with 128-byte swizzle needs 1024-byte aligned stages; everything else 128.
+  static constexpr long long alignment = Layout::swizzle == 128 ? 1024 : 128;
+  tree::AllocDecl decl() const {
+    tree::AllocDecl d{ir::AllocKind::smem, DT::code, Dims::vector()};
+    d.tiling = Layout::tile::vector();
+    d.swizzle = static_cast<int>(Layout::swizzle);
+    return d;
+  }
+};
+
+namespace detail {
+template <class T>
+struct is_tiling : std::false_type {};
+template <class D>
+struct is_tiling<tiling_opt<D>> : std::true_type {};
+template <class T>
+struct is_swizzle : std::false_type {};
+template <long long B>
+struct is_swizzle<swizzle_opt<B>> : std::true_type {};
+
+template <dtype DT, class Dims, class Tile, long long Sw>
+constexpr bool check_smem_layout() {
+  constexpr int r = Dims::rank, tr = Tile::rank;
+  if constexpr (!Dims::all_static) {
+    STAGECRAFT_ERROR_T(Tile, "SMEM allocations need static shapes: write 128_c, not 128");
+    return false;
+  } else if constexpr (tr > r) {
+    STAGECRAFT_ERROR("tiling has more dimensions than the array", "tiling " << Tile{} << " has more dimensions than the SMEM array " << Dims{});
+    return false;
+  } else if constexpr (tr > 0 && ![] {
+                         for (int i = 0; i < tr; ++i)
+                           if (Tile::values[i] <= 0 || Dims::values[r - tr + i] % Tile::values[i] != 0) return false;
+                         return true;
+                       }()) {
+    STAGECRAFT_ERROR("tiling must divide the trailing dimensions of the array",
+                     "tiling " << Tile{} << " does not divide the trailing dimensions of the SMEM array " << Dims{});
+    return false;
+  } else if constexpr (Sw != 0 && Sw != 32 && Sw != 64 && Sw != 128) {
+    STAGECRAFT_ERROR("swizzle must be 32, 64 or 128 bytes", "swizzle must be 32, 64 or 128 bytes, but got " << Sw);
+    return false;
+  } else if constexpr (Sw != 0) {
+    constexpr long long trailing = tr > 0 ? Tile::values[tr > 0 ? tr - 1 : 0] : Dims::values[r > 0 ? r - 1 : 0];
+    constexpr long long want = Sw * 8 / DT::bits;
+    if constexpr (r == 0 || trailing != want) {
+      STAGECRAFT_ERROR("the trailing dimension must be swizzle*8/bits elements",
+                       "swizzle = " << Sw << " bytes with dtype " << dtype_name<DT>() << " needs a trailing dimension of "
+                                    << want << " elements (swizzle*8/bits), but got " << trailing);
+      return false;
+    }
+    return true;
+  } else {
+    return true;
+  }
+}
+}  // namespace detail
+
+template <dtype DT, class Shape, class... Opts>
+  requires shape_like<Shape>
+auto smem(Shape const&, Opts...) {
+  using Dims = typename Shape::static_dims;
+  using Tile = typename detail::first_of<detail::is_tiling, tiling_opt<dims<>>, Opts...>::type::static_dims;
+  constexpr long long sw = detail::first_of<detail::is_swizzle, swizzle_opt<0>, Opts...>::type::bytes;
+  static_assert(((detail::is_tiling<Opts>::value || detail::is_swizzle<Opts>::value) && ...),
+                "smem<T>(shape, ...) takes tiling(...) and swizzle(...) options only");
+  detail::check_smem_layout<DT, Dims, Tile, sw>();
+  return smem_decl<DT, Dims, layout<Tile, sw>>{};
+}
+
+template <dtype DT, class Dims, class Layout, info I>
+struct smem_ref {
+  static constexpr operand_kind kind = operand_kind::smem;
+  using dtype_t = DT;
+  using static_dims = Dims;
+  using layout_t = Layout;
+  static constexpr info static_info = I;
+  static constexpr long long bytes = Dims::product * DT::bits / 8;
+
+  tree::Ref ref;
+
+  template <class T>
+  auto operator[](T const& i) const {
+    using Rest = typename dims_ops::drop_front<std::conditional_t<(Dims::rank > 0), Dims, dims<1>>>::type;
+    if constexpr (Dims::rank == 0) {
+      STAGECRAFT_ERROR_T(T, "SMEM index out of bounds: every dimension of this view is already indexed");
+      return *this;
+    } else if constexpr (kind_of<T> == operand_kind::barrier || kind_of<T> == operand_kind::cluster_barrier) {
+      STAGECRAFT_ERROR_T(T, "SMEM arrays can only be indexed with integers or stage cursors, but got a barrier");
+      return smem_ref<DT, Rest, Layout, I>{ref};
+    } else if constexpr (!detail::index_operand<T>) {
+      STAGECRAFT_ERROR_T(T, "SMEM arrays can only be indexed with integers or stage cursors");
+      return smem_ref<DT, Rest, Layout, I>{ref};
+    } else {
+      constexpr info added = detail::check_index<"SMEM", Dims::values[0], T>();
+      tree::Ref r = ref;
+      r.index.push_back(detail::index_node(i));
+      r.shape.erase(r.shape.begin());
+      return smem_ref<DT, Rest, Layout, I | added>{std::move(r)};
+    }
+  }
+  template <class T0, class... T>
+  auto operator()(T0 const& i0, T const&... i) const {
+    if constexpr (sizeof...(T) == 0) return (*this)[i0];
+    else return (*this)[i0](i...);
+  }
+};
+
+}  // namespace stagecraft

@@ -1,0 +1,78 @@
+// Tensor memory (Blackwell) and register accumulators (Hopper wgmma).
+//
+//   tmem<f32>(shape(128_c, 256_c))          // (lane, column): 256 of the SM's 512 columns
+//   accumulator<f32>(shape(64_c, 128_c))    // wgmma accumulator held in the warpgroup's registers
+#pragma once
+#include "stagecraft/core/dtype.hpp"
+#include "stagecraft/core/info.hpp"
+#include "stagecraft/core/shape.hpp"
+#include "stagecraft/memory/kinds.hpp"
+
+namespace stagecraft {
+
+template <dtype DT, class Dims>
+struct tmem_decl {
+  static constexpr operand_kind kind = operand_kind::other;
+  using dtype_t = DT;
+  using static_dims = Dims;
+  // tcgen05.alloc hands out 32-bit columns in powers of two from 32 to 512.
+  static constexpr long long columns = Dims::rank == 2 ? Dims::values[Dims::rank - 1] * DT::bits / 32 : 0;
+  tree::AllocDecl decl() const { return {ir::AllocKind::tmem, DT::code, Dims::vector()}; }
+};
+
+template <dtype DT, class Shape>
+  requires shape_like<Shape>
+auto tmem(Shape const&) {
+  using D = typename Shape::static_dims;
+  using T = tmem_decl<DT, D>;
+  if constexpr (!D::all_static || D::rank != 2)
+    STAGECRAFT_ERROR_T(D, "tmem<T>(shape(lanes, columns)): a TMEM allocation is 2-D with static extents");
+  else if constexpr (D::values[0] != 128)
+    STAGECRAFT_ERROR("TMEM allocations span all 128 lanes", "TMEM allocations span all 128 lanes, but got " << D::values[0]);
+  else if constexpr (T::columns < 32 || T::columns > 512 || (T::columns & (T::columns - 1)) != 0)
+    STAGECRAFT_ERROR("TMEM allocations must be a power of two between 32 and 512 columns",
+                     "TMEM allocations must be a power of two between 32 and 512 columns, but " << D{} << " of "
+                                                                                               << dtype_name<DT>() << " needs " << T::columns);
+  return T{};
+}
+
+template <dtype DT, class Dims>
+struct accumulator_decl {
+  static constexpr operand_kind kind = operand_kind::other;
+  using dtype_t = DT;
+  using static_dims = Dims;
+  tree::AllocDecl decl() const { return {ir::AllocKind::accumulator, DT::code, Dims::vector()}; }
+};
+
+template <dtype DT, class Shape>
+  requires shape_like<Shape>
+auto accumulator(Shape const&) {
+  using D = typename Shape::static_dims;
+  if constexpr (!D::all_static || D::rank != 2)
+    STAGECRAFT_ERROR_T(D, "accumulator<T>(shape(m, n)): a wgmma accumulator is 2-D with static extents");
+  else if constexpr (D::values[0] % 64 != 0)
+    STAGECRAFT_ERROR("a wgmma accumulator has a multiple of 64 rows",
+                     "a wgmma accumulator has a multiple of 64 rows (one warpgroup instruction covers 64), but got "
+                         << D::values[0]);
+  return accumulator_decl<DT, D>{};
+}
+
+template <dtype DT, class Dims>
+struct tmem_ref {
+  static constexpr operand_kind kind = operand_kind::tmem;
+  using dtype_t = DT;
+  using static_dims = Dims;
+  static constexpr info static_info = no_info;
+  tree::Ref ref;
+};
+
+template <dtype DT, class Dims>
+struct accumulator_ref {
+  static constexpr operand_kind kind = operand_kind::accumulator;
+  using dtype_t = DT;
+  using static_dims = Dims;
+  static constexpr info static_info = no_info;
+  tree::Ref ref;
+};
+
+}  // namespace stagecraft

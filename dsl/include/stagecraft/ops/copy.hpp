@@ -1,0 +1,183 @@
+// TMA copies between GMEM and SMEM, bulk groups and the proxy fence (DESIGN.md section 4).
+//
+//   copy_gmem_to_smem(x.block(i, j), buf[s], full[s])   // arrive + expect_tx(bytes of buf[s])
+//   copy_smem_to_gmem(buf[s], y.block(i, j))            // joins the current bulk group
+//   commit_smem_to_gmem_group(); wait_smem_to_gmem(1_c, read_only);
+//   commit_smem();                                       // fence.proxy.async
+//
+// Byte counts always come from the SMEM side's type; nobody types them by hand.
+#pragma once
+#include "stagecraft/memory/barrier.hpp"
+#include "stagecraft/memory/gmem.hpp"
+#include "stagecraft/memory/smem.hpp"
+#include "stagecraft/ops/stmt.hpp"
+
+namespace stagecraft {
+
+namespace detail {
+constexpr const char* kind_name(operand_kind k) {
+  switch (k) {
+    case operand_kind::gmem_array: return "a GMEM array (take a block of it: x.block(i, j))";
+    case operand_kind::gmem_block: return "a GMEM reference";
+    case operand_kind::smem: return "a SMEM reference";
+    case operand_kind::barrier: case operand_kind::barrier_spec: return "a barrier";
+    case operand_kind::cluster_barrier: return "a cluster barrier";
+    case operand_kind::tmem: return "a TMEM reference";
+    case operand_kind::accumulator: return "a register accumulator";
+    case operand_kind::tile: return "a tile value";
+    default: return "something that is not a memory reference";
+  }
+}
+
+// The rules shared by both copy directions. G is the GMEM block, S the SMEM view.
+template <diag::fixed_string Op, class G, class S, bool GmemIsSrc>
+constexpr bool check_copy() {
+  if constexpr (is_barrier_like<G> || is_barrier_like<S>) {
+    STAGECRAFT_REJECT_BARRIER_AS_ARRAY(std::conditional_t<is_barrier_like<G>, G, S>);
+    return false;
+  } else if constexpr (kind_of<G> != operand_kind::gmem_block) {
+    STAGECRAFT_ERROR("the GMEM side of a copy must be a GMEM reference",
+                     Op << ": the " << (GmemIsSrc ? "source" : "destination") << " must be a GMEM reference (x.block(i, j)), but got " << kind_name(kind_of<G>));
+    return false;
+  } else if constexpr (kind_of<S> != operand_kind::smem) {
+    STAGECRAFT_ERROR("the SMEM side of a copy must be a SMEM reference",
+                     Op << ": the " << (GmemIsSrc ? "destination" : "source") << " must be a SMEM reference, but got " << kind_name(kind_of<S>));
+    return false;
+  } else {
+    using GD = typename G::dtype_t;
+    using SD = typename S::dtype_t;
+    using SDims = typename S::static_dims;
+    using ADims = typename G::array_dims;
+    using src_dt = std::conditional_t<GmemIsSrc, GD, SD>;
+    using dst_dt = std::conditional_t<GmemIsSrc, SD, GD>;
+    constexpr long long bytes = S::bytes;
+    constexpr long long row_bytes = SDims::rank > 0 ? SDims::values[SDims::rank > 0 ? SDims::rank - 1 : 0] * SD::bits / 8 : 0;
+    if constexpr (!std::is_same_v<GD, SD>) {
+      STAGECRAFT_ERROR("Expected dtypes to match but src had type T and dst had type U",
+                       Op << ": Expected dtypes to match but src had type " << dtype_name<src_dt>() << " and dst had type "
+                          << dtype_name<dst_dt>());
+      return false;
+    } else if constexpr (!std::is_void_v<typename G::static_dims> && !std::is_same_v<typename G::static_dims, SDims>) {
+      using GDims = typename G::static_dims;
+      using src_d = std::conditional_t<GmemIsSrc, GDims, SDims>;
+      using dst_d = std::conditional_t<GmemIsSrc, SDims, GDims>;
+      STAGECRAFT_ERROR("Expected shapes to match, but src had shape S and dst had shape T",
+                       Op << ": Expected shapes to match, but src had shape " << src_d{} << " and dst had shape " << dst_d{});
+      return false;
+    } else if constexpr (ADims::rank != SDims::rank) {
+      STAGECRAFT_ERROR("the GMEM array and the SMEM view must have the same rank",
+                       Op << ": the GMEM array has shape " << ADims{} << " but the SMEM view has shape " << SDims{}
+                          << ": a block needs one extent per dimension");
+      return false;
+    } else if constexpr (SDims::rank < 1 || SDims::rank > ir::max_tma_rank) {
+      STAGECRAFT_ERROR("TMA copies are 1- to 5-dimensional", Op << ": TMA copies are 1- to 5-dimensional, but got rank " << SDims::rank);
+      return false;
+    } else if constexpr (bytes % 16 != 0 || row_bytes % 16 != 0) {
+      STAGECRAFT_ERROR("TMA copies move a multiple of 16 bytes",
+                       Op << ": TMA copies move a multiple of 16 bytes in total and per row, but the view " << SDims{} << " of "
+                          << dtype_name<SD>() << " has " << bytes << " bytes and rows of " << row_bytes << " bytes");
+      return false;
+    } else if constexpr ([] {
+                           for (int i = 0; i < SDims::rank; ++i)
+                             if (ADims::values[i] >= 0 && ADims::values[i] % SDims::values[i] != 0) return true;
+                           return false;
+                         }()) {
+      STAGECRAFT_ERROR("the block shape must divide the GMEM array's shape",
+                       Op << ": the block shape " << SDims{} << " does not divide the GMEM array's shape " << ADims{});
+      return false;
+    } else {
+      return true;
+    }
+  }
+}
+
+template <class G, class S>
+tree::Ref sized_block(G const& g, S const&) {
+  tree::Ref r = g.ref;
+  r.shape = S::static_dims::vector();
+  return r;
+}
+}  // namespace detail
+
+// TMA load: one arrival on `bar` plus expect_tx(bytes of dst); the copy engine delivers them.
+template <class Src, class Dst, class Bar, class... Axes>
+auto copy_gmem_to_smem(Src const& src, Dst const& dst, Bar const& bar, Axes...) {
+  constexpr bool ok_copy = detail::check_copy<"copy_gmem_to_smem", Src, Dst, true>();
+  if constexpr (!ok_copy) {
+    return stmt<>{};
+  } else if constexpr (kind_of<Bar> == operand_kind::cluster_barrier) {
+    STAGECRAFT_ERROR_T(Bar, "copy_gmem_to_smem completes on a barrier of this CTA (barrier(...)), not on a cluster barrier");
+    return stmt<>{};
+  } else if constexpr (constexpr bool ok = detail::check_barrier_operand<"copy_gmem_to_smem", Bar>(); !ok) {
+    return stmt<>{};
+  } else if constexpr (sizeof...(Axes) > 1 || !((detail::is_axes<Axes>::value) && ...)) {
+    STAGECRAFT_ERROR_T(Bar, "copy_gmem_to_smem(src, dst, bar[, collective_axes(...)]): the optional fourth argument multicasts over cluster axes");
+    return stmt<>{};
+  } else {
+    tree::Stmt n{ir::StmtOp::copy_gmem_to_smem};
+    n.refs = {detail::sized_block(src, dst), dst.ref, detail::barrier_element(bar)};
+    if constexpr (sizeof...(Axes) == 1) n.axes = (Axes::vector(), ...);
+    constexpr info axes_info = [] {
+      info i{};
+      ((i.max_axis = Axes::max_axis), ...);
+      return i;
+    }();
+    return detail::make_stmt<detail::info_of_operands<Dst, Bar>() | axes_info>(std::move(n));
+  }
+}
+
+// The mistake the seed page lists next to the unindexed barrier: a TMA load needs a barrier.
+template <class Src, class Dst>
+auto copy_gmem_to_smem(Src const&, Dst const&) {
+  STAGECRAFT_ERROR_T(Src, "Barriers are required for TMA GMEM -> SMEM copies");
+  return stmt<>{};
+}
+
+// TMA store: joins the current bulk group; completion is observed with wait_smem_to_gmem.
+template <class Src, class Dst>
+auto copy_smem_to_gmem(Src const& src, Dst const& dst) {
+  constexpr bool ok = detail::check_copy<"copy_smem_to_gmem", Dst, Src, false>();
+  if constexpr (!ok) {
+    return stmt<>{};
+  } else {
+    tree::Stmt n{ir::StmtOp::copy_smem_to_gmem};
+    n.refs = {src.ref, detail::sized_block(dst, src)};
+    return detail::make_stmt<detail::info_of_operands<Src>()>(std::move(n));
+  }
+}
+template <class Src, class Dst, class Bar>
+auto copy_smem_to_gmem(Src const&, Dst const&, Bar const&) {
+  STAGECRAFT_ERROR_T(Bar, "Barriers are unsupported for SMEM -> GMEM copies (completion is tracked with bulk groups: wait_smem_to_gmem)");
+  return stmt<>{};
+}
+
+inline stmt<> commit_smem_to_gmem_group() { return detail::make_stmt<no_info>({ir::StmtOp::commit_group}); }
+
+struct read_only_t {};
+inline constexpr read_only_t read_only{};
+
+// Wait until at most n bulk groups are pending; with read_only, only until their SMEM reads are
+// done (enough to reuse the source buffer).
+template <class N, class... RO>
+auto wait_smem_to_gmem(N n, RO...) {
+  static_assert(sizeof...(RO) <= 1 && (std::is_same_v<RO, read_only_t> && ...),
+                "wait_smem_to_gmem(n[, read_only])");
+  if constexpr (!int_like<N>) {
+    STAGECRAFT_ERROR_T(N, "wait_smem_to_gmem(n): n must be an integer (the groups allowed to stay pending)");
+    return stmt<>{};
+  } else {
+    if constexpr (static_int<N>) {
+      if constexpr (N::value < 0 || N::value > 63)
+        STAGECRAFT_ERROR("wait_smem_to_gmem(n): n must be in [0, 63]", "wait_smem_to_gmem(n): n must be in [0, 63], but got " << N::value);
+    }
+    tree::Stmt s{ir::StmtOp::wait_group};
+    s.n = value_of(n);
+    s.flag = sizeof...(RO) == 1;
+    return detail::make_stmt<no_info>(std::move(s));
+  }
+}
+
+// Generic-proxy SMEM writes before this become visible to TMA and the tensor cores.
+inline stmt<> commit_smem() { return detail::make_stmt<no_info>({ir::StmtOp::commit_smem}); }
+
+}  // namespace stagecraft

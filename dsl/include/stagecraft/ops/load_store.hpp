@@ -1,0 +1,94 @@
+// Generic-proxy access by the whole warpgroup: load a view into a tile, store a tile to a view.
+#pragma once
+#include "stagecraft/expr/tile.hpp"
+#include "stagecraft/memory/gmem.hpp"
+#include "stagecraft/memory/smem.hpp"
+#include "stagecraft/memory/tmem.hpp"
+#include "stagecraft/ops/copy.hpp"
+
+namespace stagecraft {
+
+namespace detail {
+// Views a warpgroup can read and write with ordinary loads and stores.
+template <diag::fixed_string Op, class V>
+constexpr bool check_view() {
+  if constexpr (is_barrier_like<V>) {
+    STAGECRAFT_REJECT_BARRIER_AS_ARRAY(V);
+    return false;
+  } else if constexpr (kind_of<V> == operand_kind::tmem) {
+    STAGECRAFT_ERROR_T(V, "TMEM is not read or written with load/store: use async_load_tmem (tcgen05.ld) or tcgen05_mma");
+    return false;
+  } else if constexpr (kind_of<V> == operand_kind::gmem_block && std::is_void_v<typename V::static_dims>) {
+    STAGECRAFT_ERROR_T(V, "load/store of GMEM needs a block shape: use x.tile(shape(...), i, j) instead of x.block(i, j)");
+    return false;
+  } else if constexpr (kind_of<V> != operand_kind::smem && kind_of<V> != operand_kind::gmem_block &&
+                       kind_of<V> != operand_kind::accumulator) {
+    STAGECRAFT_ERROR("expected a SMEM, GMEM or accumulator view",
+                     Op << ": expected a SMEM, GMEM or accumulator view, but got " << kind_name(kind_of<V>));
+    return false;
+  } else {
+    return true;
+  }
+}
+}  // namespace detail
+
+template <class V>
+auto load(V const& v) {
+  constexpr bool ok = detail::check_view<"load", V>();
+  if constexpr (!ok) {
+    return tile<f32, dims<>>{};
+  } else {
+    using DT = typename V::dtype_t;
+    using D = typename V::static_dims;
+    return tile<DT, D, V::static_info>{tree::make_value({ir::ValueOp::load, DT::code, D::vector(), {}, {}, v.ref, 0})};
+  }
+}
+
+template <class V, class T>
+auto store(V const& dst, T const& value) {
+  constexpr bool ok = detail::check_view<"store", V>();
+  if constexpr (!ok) {
+    return stmt<>{};
+  } else if constexpr (is_barrier_like<T>) {
+    STAGECRAFT_REJECT_BARRIER_AS_ARRAY(T);
+    return stmt<>{};
+  } else if constexpr (!is_tile<T> && !scalar<T>) {
+    STAGECRAFT_ERROR_T(T, "store(view, value): the value must be a tile or a scalar");
+    return stmt<>{};
+  } else {
+    using DT = typename V::dtype_t;
+    using D = typename V::static_dims;
+    if constexpr (is_tile<T>) {
+      if constexpr (!std::is_same_v<typename T::dtype_t, DT>) {
+        STAGECRAFT_ERROR("Expected dtypes to match but src had type T and dst had type U",
+                         "store: Expected dtypes to match but src had type " << dtype_name<typename T::dtype_t>()
+                                                                             << " and dst had type " << dtype_name<DT>()
+                                                                             << " (convert with cast<T>(...))");
+        return stmt<>{};
+      } else if constexpr (!std::is_same_v<typename T::static_dims, D>) {
+        STAGECRAFT_ERROR("Expected shapes to match, but src had shape S and dst had shape T",
+                         "store: Expected shapes to match, but src had shape " << typename T::static_dims{}
+                                                                               << " and dst had shape " << D{});
+        return stmt<>{};
+      }
+    }
+    tree::Stmt n{ir::StmtOp::store};
+    n.refs = {dst.ref};
+    n.value = detail::value_node(value, DT::code, D::vector());
+    return detail::make_stmt<detail::info_of_operands<V, T>()>(std::move(n));
+  }
+}
+
+// The size of a view in bytes, from its type.
+template <class V>
+constexpr long long size_bytes(V const&) {
+  if constexpr (is_barrier_like<V>) {
+    STAGECRAFT_REJECT_BARRIER_AS_ARRAY(V);
+    return 0;
+  } else {
+    static_assert(requires { V::static_dims::product; }, "size_bytes(x) takes a view or a declaration with a static shape");
+    return V::static_dims::product * V::dtype_t::bits / 8;
+  }
+}
+
+}  // namespace stagecraft

@@ -1,0 +1,115 @@
+// Statements and control: seq, for_, if_.
+//
+// A statement's type is only its info (tensor-core features used, thread-index bounds); the
+// structure is run-time data. That keeps kernels with many ops cheap to compile.
+#pragma once
+#include <utility>
+
+#include "stagecraft/core/info.hpp"
+#include "stagecraft/expr/index.hpp"
+#include "stagecraft/memory/kinds.hpp"
+
+namespace stagecraft {
+
+template <info I = no_info>
+struct stmt {
+  static constexpr operand_kind kind = operand_kind::other;
+  static constexpr info static_info = I;
+  static constexpr bool is_stmt = true;
+  tree::StmtP node;
+};
+
+template <class T>
+concept statement = requires { requires std::remove_cvref_t<T>::is_stmt; };
+
+namespace detail {
+template <class...>
+struct pack {};
+template <info I>
+stmt<I> make_stmt(tree::Stmt s) {
+  return {tree::make_stmt(std::move(s))};
+}
+// Operands that carry info (views, tiles) contribute it to the statement that uses them.
+template <class... T>
+constexpr info info_of_operands() {
+  return (no_info | ... | [] {
+    if constexpr (requires { std::remove_cvref_t<T>::static_info; }) return std::remove_cvref_t<T>::static_info;
+    else return no_info;
+  }());
+}
+}  // namespace detail
+
+// seq(a, b, c): run in order.
+template <class... S>
+auto seq(S const&... s) {
+  if constexpr (!(statement<S> && ...)) {
+    STAGECRAFT_ERROR_T(detail::pack<S...>, "seq(...) takes statements (did a lambda forget to return its statement?)");
+    return stmt<>{};
+  } else {
+    tree::Stmt n{ir::StmtOp::seq};
+    (n.body.push_back(s.node), ...);
+    return detail::make_stmt<info_of<S...>()>(std::move(n));
+  }
+}
+
+// range(hi) = [0, hi); range(lo, hi). Static bounds give the induction variable a static range.
+template <class Lo, class Hi>
+struct range_spec {
+  Lo lo;
+  Hi hi;
+};
+template <int_like Hi>
+auto range(Hi hi) {
+  return range_spec<constant<0>, Hi>{{}, hi};
+}
+template <index_like Lo, index_like Hi>
+auto range(Lo lo, Hi hi) {
+  return range_spec<Lo, Hi>{lo, hi};
+}
+
+// for_(range(8_c), [&](auto j) { return ...; })
+template <class Lo, class Hi, class Body>
+auto for_(range_spec<Lo, Hi> const& r, Body&& body) {
+  constexpr range_t rl = range_of<Lo>(), rh = range_of<Hi>();
+  constexpr range_t var_range = (rl.is_constant() && rh.is_constant() && rh.lo > rl.lo) ? interval(rl.lo, rh.lo) : unknown_range;
+  const int var = tree::fresh_var_id();
+  idx<var_range> j{tree::make_expr(ir::ExprOp::var, var)};
+  if constexpr (!std::is_invocable_v<Body&, idx<var_range>>) {
+    STAGECRAFT_ERROR_T(Body, "for_(range, body): body must be callable with the induction variable: [&](auto j) { return ...; }");
+    return stmt<>{};
+  } else {
+    using R = std::invoke_result_t<Body&, idx<var_range>>;
+    if constexpr (!statement<R>) {
+      STAGECRAFT_ERROR_T(R, "for_(range, body): body must return a statement (did it forget `return`?)");
+      return stmt<>{};
+    } else {
+      R b = body(j);
+      tree::Stmt n{ir::StmtOp::for_};
+      n.var = var;
+      n.e0 = node_of(r.lo);
+      n.e1 = node_of(r.hi);
+      n.body = {b.node};
+      return detail::make_stmt<R::static_info>(std::move(n));
+    }
+  }
+}
+
+// if_(cond, then) and if_(cond, then, else)
+template <class C, class Then, class... Else>
+auto if_(C const& cond, Then const& then_, Else const&... else_) {
+  if constexpr (!index_like<C>) {
+    STAGECRAFT_ERROR_T(C, "if_(cond, ...): the condition must be an integer expression (a comparison of indices)");
+    return stmt<>{};
+  } else if constexpr (!statement<Then> || !(statement<Else> && ...) || sizeof...(Else) > 1) {
+    STAGECRAFT_ERROR_T(Then, "if_(cond, then[, else]): then and else must be statements");
+    return stmt<>{};
+  } else {
+    tree::Stmt n{ir::StmtOp::if_};
+    n.e0 = node_of(cond);
+    n.body = {then_.node};
+    (n.body.push_back(else_.node), ...);
+    return detail::make_stmt<info_of<Then, Else...>()>(std::move(n));
+  }
+}
+
+}  // namespace stagecraft

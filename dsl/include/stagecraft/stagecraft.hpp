@@ -1,0 +1,20 @@
+// The stagecraft front end: everything a kernel translation unit needs, and nothing of the
+// backends (they are compiled once, in their own libraries, and work on the lowered IR).
+#pragma once
+#include "stagecraft/core/dtype.hpp"
+#include "stagecraft/core/shape.hpp"
+#include "stagecraft/core/static_int.hpp"
+#include "stagecraft/expr/index.hpp"
+#include "stagecraft/expr/stage.hpp"
+#include "stagecraft/expr/tile.hpp"
+#include "stagecraft/kernel.hpp"
+#include "stagecraft/lower.hpp"
+#include "stagecraft/memory/barrier.hpp"
+#include "stagecraft/memory/gmem.hpp"
+#include "stagecraft/memory/smem.hpp"
+#include "stagecraft/memory/tmem.hpp"
+#include "stagecraft/ops/barrier_ops.hpp"
+#include "stagecraft/ops/copy.hpp"
+#include "stagecraft/ops/load_store.hpp"
+#include "stagecraft/ops/mma.hpp"
+#include "stagecraft/ops/stmt.hpp"

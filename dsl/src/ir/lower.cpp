@@ -1,0 +1,106 @@
+// Front-end tree -> flat IR. Expressions are hash-consed (equal subexpressions share one id) so
+// the IR is canonical; variables are renumbered in binding order.
+#include <map>
+#include <tuple>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "stagecraft/lower.hpp"
+
+namespace stagecraft::ir {
+namespace {
+
+class Lowering {
+ public:
+  explicit Lowering(Kernel& k) : k_(k) {}
+
+  ExprId expr(tree::ExprP const& e) {
+    if (!e) throw VerifyError(fmt::format("kernel '{}': lowering met an empty index expression", k_.name));
+    Expr x{e->op, e->value};
+    if (e->op == ExprOp::var) {
+      auto it = vars_.find(static_cast<int>(e->value));
+      // Unbound variables are kept with a number past the bound ones; the verifier names them.
+      x.value = it != vars_.end() ? it->second : 1'000'000 + e->value;
+    }
+    if (e->a) x.a = expr(e->a);
+    if (e->b) x.b = expr(e->b);
+    auto key = std::make_tuple(x.op, x.value, x.a, x.b);
+    if (auto it = interned_.find(key); it != interned_.end()) return it->second;
+    k_.exprs.push_back(x);
+    return interned_[key] = static_cast<ExprId>(k_.exprs.size() - 1);
+  }
+
+  RefId ref(tree::Ref const& r) {
+    Ref x{r.base == tree::Base::param ? RefBase::param : RefBase::alloc, r.id, {}, {}, r.shape};
+    for (auto const& i : r.index) x.index.push_back(expr(i));
+    for (auto const& b : r.block) x.block.push_back(expr(b));
+    k_.refs.push_back(std::move(x));
+    return static_cast<RefId>(k_.refs.size() - 1);
+  }
+
+  ValueId value(tree::ValueP const& v) {
+    if (!v) throw VerifyError(fmt::format("kernel '{}': lowering met an empty tile expression", k_.name));
+    Value x{v->op, v->dtype, v->shape};
+    if (v->a) x.a = value(v->a);
+    if (v->b) x.b = value(v->b);
+    if (v->op == ValueOp::load || v->op == ValueOp::load_tmem) x.ref = ref(v->ref);
+    x.scalar = v->scalar;
+    k_.values.push_back(std::move(x));
+    return static_cast<ValueId>(k_.values.size() - 1);
+  }
+
+  // Pre-order numbering: the parent's id is reserved before its children are lowered.
+  StmtId stmt(tree::StmtP const& s) {
+    if (!s) throw VerifyError(fmt::format("kernel '{}': lowering met an empty statement", k_.name));
+    const auto id = static_cast<StmtId>(k_.stmts.size());
+    k_.stmts.push_back(Stmt{s->op});
+    Stmt x{s->op};
+    if (s->op == StmtOp::for_) {
+      x.e0 = expr(s->e0);
+      x.e1 = expr(s->e1);
+      x.var = k_.num_vars++;
+      vars_[s->var] = x.var;
+    } else if (s->e0) {
+      x.e0 = expr(s->e0);
+    }
+    for (auto const& r : s->refs) x.refs.push_back(r.id < 0 ? none : ref(r));
+    if (s->value) x.value = value(s->value);
+    for (auto const& b : s->body) x.body.push_back(stmt(b));
+    if (s->op == StmtOp::for_) vars_.erase(s->var);
+    x.n = s->n;
+    x.flag = s->flag;
+    x.axes = s->axes;
+    k_.stmts[id] = std::move(x);
+    return id;
+  }
+
+ private:
+  Kernel& k_;
+  std::unordered_map<int, int> vars_;
+  std::map<std::tuple<ExprOp, std::int64_t, ExprId, ExprId>, ExprId> interned_;
+};
+
+}  // namespace
+
+Kernel lower(tree::KernelDesc const& d) {
+  Kernel k;
+  k.name = d.name;
+  k.target = d.target;
+  k.grid = d.grid;
+  k.grid_rank = d.grid_rank;
+  k.cluster = d.cluster;
+  k.cluster_rank = d.cluster_rank;
+  k.cluster_nonportable = d.cluster_nonportable;
+  k.warpgroups = d.warpgroups;
+  for (auto const& p : d.params) k.params.push_back({p.name, p.dtype, p.shape, p.dynamic});
+  for (auto const& a : d.allocs)
+    k.allocs.push_back({a.kind, a.dtype, a.shape, a.tiling, a.swizzle, a.arrivals, a.orders_tensor_core, a.collective_axes});
+  if (!d.body) throw VerifyError(fmt::format("kernel '{}': the kernel has no body (its checks failed?)", d.name));
+  Lowering l(k);
+  k.body = l.stmt(d.body);
+  verify(k);
+  return k;
+}
+
+}  // namespace stagecraft::ir

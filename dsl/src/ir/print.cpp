@@ -1,0 +1,244 @@
+// The IR printer and the canonical hash.
+//
+// The listing is the canonical form: it shows every field that affects semantics, in a fixed
+// order, with variables and allocations named by number. Hashing the listing (rather than a
+// second hand-written serialisation) means the printer and the cache key cannot disagree about
+// what matters.
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "stagecraft/ir/kernel.hpp"
+
+namespace stagecraft::ir {
+
+std::string stmt_name(StmtOp op) {
+  switch (op) {
+    case StmtOp::seq: return "seq";
+    case StmtOp::for_: return "for";
+    case StmtOp::if_: return "if";
+    case StmtOp::copy_gmem_to_smem: return "copy_gmem_to_smem";
+    case StmtOp::copy_smem_to_gmem: return "copy_smem_to_gmem";
+    case StmtOp::commit_group: return "commit_smem_to_gmem_group";
+    case StmtOp::wait_group: return "wait_smem_to_gmem";
+    case StmtOp::commit_smem: return "commit_smem";
+    case StmtOp::barrier_arrive: return "barrier_arrive";
+    case StmtOp::barrier_wait: return "barrier_wait";
+    case StmtOp::store: return "store";
+    case StmtOp::wgmma: return "wgmma";
+    case StmtOp::wgmma_wait: return "wgmma_wait";
+    case StmtOp::tcgen05_mma: return "tcgen05_mma";
+    case StmtOp::tcgen05_commit_arrive: return "tcgen05_commit_arrive";
+  }
+  return "?";
+}
+
+std::string expr_op_name(ExprOp op) {
+  static constexpr const char* names[] = {"const", "var", "program_id", "cluster_idx", "thread_id", "+", "-", "*", "/", "%",
+                                          "min", "max", "<", "<=", ">", ">=", "==", "!=", "&&", "||", "!"};
+  return names[static_cast<int>(op)];
+}
+
+std::string value_op_name(ValueOp op) {
+  static constexpr const char* names[] = {"load", "async_load_tmem", "scalar", "+", "-", "*", "/", "min", "max", "neg", "exp", "cast"};
+  return names[static_cast<int>(op)];
+}
+
+namespace {
+
+constexpr const char* axis_name(std::int64_t a) { return a == 0 ? "x" : a == 1 ? "y" : "z"; }
+
+std::string alloc_name(Kernel const& k, int id) {
+  if (id < 0 || id >= static_cast<int>(k.allocs.size())) return fmt::format("?alloc{}", id);
+  switch (k.allocs[id].kind) {
+    case AllocKind::smem: return fmt::format("s{}", id);
+    case AllocKind::barrier: return fmt::format("b{}", id);
+    case AllocKind::cluster_barrier: return fmt::format("cb{}", id);
+    case AllocKind::tmem: return fmt::format("t{}", id);
+    case AllocKind::accumulator: return fmt::format("acc{}", id);
+  }
+  return "?";
+}
+
+class Printer {
+ public:
+  explicit Printer(Kernel const& k) : k_(k) {}
+
+  std::string expr(ExprId id) const {
+    if (id < 0 || id >= static_cast<ExprId>(k_.exprs.size())) return fmt::format("?e{}", id);
+    auto const& e = k_.exprs[id];
+    switch (e.op) {
+      case ExprOp::constant: return fmt::format("{}", e.value);
+      case ExprOp::var: return fmt::format("v{}", e.value);
+      case ExprOp::program_id: return fmt::format("program_id.{}", axis_name(e.value));
+      case ExprOp::cluster_idx: return fmt::format("cluster_idx.{}", axis_name(e.value));
+      case ExprOp::thread_id: return "thread_id";
+      case ExprOp::min: case ExprOp::max: return fmt::format("{}({}, {})", expr_op_name(e.op), expr(e.a), expr(e.b));
+      case ExprOp::lnot: return fmt::format("!{}", operand(e.a));
+      default: return fmt::format("{} {} {}", operand(e.a), expr_op_name(e.op), operand(e.b));
+    }
+  }
+
+  std::string ref(RefId id) const {
+    if (id == none) return "<registers>";
+    if (id < 0 || id >= static_cast<RefId>(k_.refs.size())) return fmt::format("?r{}", id);
+    auto const& r = k_.refs[id];
+    std::vector<std::string> idx;
+    if (r.base == RefBase::param) {
+      for (auto b : r.block) idx.push_back(expr(b));
+      auto name = r.id >= 0 && r.id < static_cast<int>(k_.params.size()) ? k_.params[r.id].name : fmt::format("?param{}", r.id);
+      return fmt::format("{}.block[{}]({})", name, fmt::join(idx, ", "), fmt::join(r.shape, "x"));
+    }
+    for (auto i : r.index) idx.push_back(expr(i));
+    if (idx.empty()) return alloc_name(k_, r.id);
+    return fmt::format("{}[{}]", alloc_name(k_, r.id), fmt::join(idx, "]["));
+  }
+
+  std::string value(ValueId id) const {
+    if (id < 0 || id >= static_cast<ValueId>(k_.values.size())) return fmt::format("?t{}", id);
+    auto const& v = k_.values[id];
+    switch (v.op) {
+      case ValueOp::load: return fmt::format("load({})", ref(v.ref));
+      case ValueOp::load_tmem: return fmt::format("async_load_tmem({})", ref(v.ref));
+      case ValueOp::scalar: return fmt::format("{}:{}", v.scalar, dtype_name(v.dtype));
+      case ValueOp::neg: return fmt::format("-{}", vop(v.a));
+      case ValueOp::exp: return fmt::format("exp({})", value(v.a));
+      case ValueOp::cast: return fmt::format("cast<{}>({})", dtype_name(v.dtype), value(v.a));
+      case ValueOp::min: case ValueOp::max: return fmt::format("{}({}, {})", value_op_name(v.op), value(v.a), value(v.b));
+      default: return fmt::format("{} {} {}", vop(v.a), value_op_name(v.op), vop(v.b));
+    }
+  }
+
+  void stmt(StmtId id, int depth, std::string& out) const {
+    if (id < 0 || id >= static_cast<StmtId>(k_.stmts.size())) {
+      out += fmt::format("  ?{}\n", id);
+      return;
+    }
+    auto const& s = k_.stmts[id];
+    std::string line = fmt::format("  #{:<3} {:{}}", id, "", depth * 2);
+    switch (s.op) {
+      case StmtOp::seq:
+        out += line + "seq\n";
+        break;
+      case StmtOp::for_:
+        out += line + fmt::format("for v{} in [{}, {})\n", s.var, expr(s.e0), expr(s.e1));
+        break;
+      case StmtOp::if_:
+        out += line + fmt::format("if {}{}\n", expr(s.e0), s.body.size() > 1 ? "  (then, else)" : "");
+        break;
+      case StmtOp::copy_gmem_to_smem:
+        out += line + fmt::format("copy_gmem_to_smem {} -> {}  arrive+expect_tx({} B) on {}{}\n", ref(at(s, 0)), ref(at(s, 1)),
+                                  bytes(at(s, 1)), ref(at(s, 2)),
+                                  s.axes.empty() ? "" : fmt::format("  multicast over cluster axes ({})", fmt::join(s.axes, ", ")));
+        break;
+      case StmtOp::copy_smem_to_gmem:
+        out += line + fmt::format("copy_smem_to_gmem {} -> {}  ({} B)\n", ref(at(s, 0)), ref(at(s, 1)), bytes(at(s, 0)));
+        break;
+      case StmtOp::wait_group:
+        out += line + fmt::format("wait_smem_to_gmem {}{}\n", s.n, s.flag ? " read_only" : "");
+        break;
+      case StmtOp::wgmma_wait:
+        out += line + fmt::format("wgmma_wait {}\n", s.n);
+        break;
+      case StmtOp::store:
+        out += line + fmt::format("store {} <- {}\n", ref(at(s, 0)), value(s.value));
+        break;
+      case StmtOp::wgmma:
+        out += line + fmt::format("wgmma {} += {} * {}\n", ref(at(s, 0)), at(s, 1) == none ? value(s.value) : ref(at(s, 1)), ref(at(s, 2)));
+        break;
+      case StmtOp::tcgen05_mma:
+        out += line + fmt::format("tcgen05_mma {} {}= {} * {}{}\n", ref(at(s, 0)), s.e0 == none ? "" : fmt::format("(accumulate if {}) +", expr(s.e0)),
+                                  ref(at(s, 1)), ref(at(s, 2)), s.refs.size() > 3 ? fmt::format("  then arrive on {}", ref(at(s, 3))) : "");
+        break;
+      default: {
+        std::vector<std::string> ops;
+        for (auto r : s.refs) ops.push_back(ref(r));
+        out += line + fmt::format("{}{}{}\n", stmt_name(s.op), ops.empty() ? "" : " ", fmt::join(ops, ", "));
+      }
+    }
+    for (auto c : s.body) stmt(c, depth + 1, out);
+  }
+
+ private:
+  static RefId at(Stmt const& s, std::size_t i) { return i < s.refs.size() ? s.refs[i] : none; }
+  std::string operand(ExprId id) const {
+    if (id >= 0 && id < static_cast<ExprId>(k_.exprs.size()) && expr_is_binary(k_.exprs[id].op) && k_.exprs[id].op != ExprOp::min &&
+        k_.exprs[id].op != ExprOp::max)
+      return "(" + expr(id) + ")";
+    return expr(id);
+  }
+  std::string vop(ValueId id) const {
+    if (id >= 0 && id < static_cast<ValueId>(k_.values.size()) && value_is_binary(k_.values[id].op) && k_.values[id].op != ValueOp::min &&
+        k_.values[id].op != ValueOp::max)
+      return "(" + value(id) + ")";
+    return value(id);
+  }
+  std::int64_t bytes(RefId id) const {
+    if (id < 0 || id >= static_cast<RefId>(k_.refs.size())) return 0;
+    auto const& r = k_.refs[id];
+    std::int64_t n = 1;
+    for (auto e : r.shape) n *= e;
+    auto dt = r.base == RefBase::param ? (r.id < static_cast<int>(k_.params.size()) ? k_.params[r.id].dtype : DType::f32)
+                                       : (r.id < static_cast<int>(k_.allocs.size()) ? k_.allocs[r.id].dtype : DType::f32);
+    return n * dtype_bits(dt) / 8;
+  }
+  Kernel const& k_;
+};
+
+}  // namespace
+
+std::string print(Kernel const& k) {
+  std::string out = fmt::format("kernel {} target={} grid=({}) warpgroups={}", k.name, target_name(k.target),
+                                fmt::join(std::vector<std::int64_t>(k.grid.begin(), k.grid.begin() + std::clamp(k.grid_rank, 0, 3)), ", "),
+                                k.warpgroups);
+  if (k.cluster_rank > 0)
+    out += fmt::format(" cluster=({}){}", fmt::join(std::vector<std::int64_t>(k.cluster.begin(), k.cluster.begin() + std::min(k.cluster_rank, 3)), ", "),
+                       k.cluster_nonportable ? " non-portable" : "");
+  out += fmt::format("\n  smem {} B, tmem {} columns\n", smem_bytes(k), tmem_columns(k));
+  for (auto const& p : k.params) {
+    std::vector<std::string> ext;
+    for (std::size_t i = 0; i < p.shape.size(); ++i)
+      ext.push_back(i < p.dynamic.size() && p.dynamic[i] ? fmt::format("{}?", p.shape[i]) : fmt::format("{}", p.shape[i]));
+    out += fmt::format("  param {}: gmem {}[{}]\n", p.name, dtype_name(p.dtype), fmt::join(ext, ", "));
+  }
+  for (std::size_t i = 0; i < k.allocs.size(); ++i) {
+    auto const& a = k.allocs[i];
+    std::string extra;
+    switch (a.kind) {
+      case AllocKind::smem:
+        if (!a.tiling.empty()) extra += fmt::format(" tiling=({})", fmt::join(a.tiling, ", "));
+        if (a.swizzle) extra += fmt::format(" swizzle={}", a.swizzle);
+        break;
+      case AllocKind::barrier:
+      case AllocKind::cluster_barrier:
+        extra += fmt::format(" arrivals={}", a.arrivals);
+        if (a.orders_tensor_core) extra += " orders_tensor_core";
+        if (!a.collective_axes.empty()) extra += fmt::format(" collective_axes=({})", fmt::join(a.collective_axes, ", "));
+        break;
+      default: break;
+    }
+    const bool typed = a.kind != AllocKind::barrier && a.kind != AllocKind::cluster_barrier;
+    out += fmt::format("  {} {}: {}{}[{}]{}\n", alloc_kind_name(a.kind), alloc_name(k, static_cast<int>(i)), typed ? dtype_name(a.dtype) : "",
+                       typed ? "" : "", fmt::join(a.shape, ", "), extra);
+  }
+  out += "body:\n";
+  Printer(k).stmt(k.body, 0, out);
+  return out;
+}
+
+std::uint64_t hash(Kernel const& k) {
+  // FNV-1a over a versioned canonical listing; bump the version when the listing changes.
+  std::uint64_t h = 14695981039346656037ull;
+  auto mix = [&](std::string_view s) {
+    for (unsigned char c : s) {
+      h ^= c;
+      h *= 1099511628211ull;
+    }
+  };
+  mix("stagecraft-ir-v1\n");
+  mix(print(k));
+  return h;
+}
+
+}  // namespace stagecraft::ir

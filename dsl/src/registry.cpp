@@ -1,0 +1,74 @@
+#include "stagecraft/registry.hpp"
+
+#include <algorithm>
+#include <charconv>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace stagecraft {
+
+registry& registry::global() {
+  static registry r;
+  return r;
+}
+
+bool registry::add(kernel_entry e) {
+  if (entries_.count(e.name)) throw std::logic_error("kernel '" + e.name + "' is registered twice");
+  auto name = e.name;
+  entries_.emplace(std::move(name), std::move(e));
+  return true;
+}
+
+kernel_entry const& registry::find(std::string const& name) const {
+  auto it = entries_.find(name);
+  if (it == entries_.end()) {
+    std::vector<std::string> names;
+    for (auto const& [n, _] : entries_) names.push_back(n);
+    throw usage_error(fmt::format("unknown kernel '{}' (known: {})", name, fmt::join(names, ", ")));
+  }
+  return it->second;
+}
+
+std::vector<kernel_entry const*> registry::all() const {
+  std::vector<kernel_entry const*> out;
+  for (auto const& [_, e] : entries_) out.push_back(&e);
+  return out;
+}
+
+param_values registry::resolve(kernel_entry const& e, param_values const& overrides) {
+  param_values v;
+  for (auto const& p : e.params) v[p.name] = p.default_value;
+  for (auto const& [name, value] : overrides) {
+    auto it = std::find_if(e.params.begin(), e.params.end(), [&](param_spec const& p) { return p.name == name; });
+    if (it == e.params.end()) {
+      std::vector<std::string> names;
+      for (auto const& p : e.params) names.push_back(p.name);
+      throw usage_error(fmt::format("kernel '{}' has no parameter '{}' (parameters: {})", e.name, name,
+                                    names.empty() ? std::string("none") : fmt::format("{}", fmt::join(names, ", "))));
+    }
+    if (!it->allowed.empty() && std::find(it->allowed.begin(), it->allowed.end(), value) == it->allowed.end())
+      throw usage_error(fmt::format("kernel '{}': {}={} is not one of the values it is built for ({})", e.name, name, value,
+                                    fmt::join(it->allowed, ", ")));
+    if (value < it->min || value > it->max)
+      throw usage_error(fmt::format("kernel '{}': {}={} is outside [{}, {}]", e.name, name, value, it->min, it->max));
+    if (value % it->multiple_of != 0)
+      throw usage_error(fmt::format("kernel '{}': {}={} must be a multiple of {}", e.name, name, value, it->multiple_of));
+    v[name] = value;
+  }
+  return v;
+}
+
+std::pair<std::string, std::int64_t> registry::parse_assignment(std::string const& text) {
+  auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+    throw usage_error(fmt::format("'{}' is not of the form name=value", text));
+  std::int64_t value = 0;
+  auto const* first = text.data() + eq + 1;
+  auto const* last = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(first, last, value);
+  if (ec != std::errc{} || ptr != last) throw usage_error(fmt::format("'{}': the value '{}' is not an integer", text, text.substr(eq + 1)));
+  return {text.substr(0, eq), value};
+}
+
+}  // namespace stagecraft

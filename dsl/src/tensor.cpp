@@ -1,0 +1,105 @@
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "stagecraft/host/tensor.hpp"
+
+namespace stagecraft {
+
+host_tensor host_tensor::zeros(ir::DType dt, std::vector<std::int64_t> shape) {
+  host_tensor t{dt, std::move(shape), {}};
+  t.bytes.assign(static_cast<std::size_t>(t.elements() * ir::dtype_bits(dt) / 8), std::byte{0});
+  return t;
+}
+
+std::int64_t host_tensor::elements() const {
+  return std::accumulate(shape.begin(), shape.end(), std::int64_t{1}, std::multiplies<>());
+}
+
+void host_tensor::check_storage(std::size_t elem) const {
+  if (elem * 8 != static_cast<std::size_t>(ir::dtype_bits(dtype)))
+    throw std::invalid_argument(fmt::format("host_tensor of {} viewed with a {}-byte element type", ir::dtype_name(dtype), elem));
+}
+
+double host_tensor::get(std::int64_t i) const {
+  switch (dtype) {
+    case ir::DType::f32: return as<float>()[i];
+    case ir::DType::f16: return f16_to_f32(as<std::uint16_t>()[i]);
+    case ir::DType::bf16: return bf16_to_f32(as<std::uint16_t>()[i]);
+    case ir::DType::i32: return as<std::int32_t>()[i];
+    case ir::DType::u32: return as<std::uint32_t>()[i];
+    case ir::DType::i8: return as<std::int8_t>()[i];
+  }
+  return 0;
+}
+
+namespace {
+// Integer conversion as the GPU's cvt.rzi with wrap-around on store: truncate toward zero, keep
+// the low bits.
+template <class T>
+T wrap(double v) {
+  if (!std::isfinite(v)) return T{0};
+  const auto t = static_cast<long long>(std::fmod(std::trunc(v), 18446744073709551616.0));
+  return static_cast<T>(static_cast<std::make_unsigned_t<T>>(static_cast<unsigned long long>(t)));
+}
+}  // namespace
+
+void host_tensor::set(std::int64_t i, double v) {
+  switch (dtype) {
+    case ir::DType::f32: as<float>()[i] = static_cast<float>(v); return;
+    case ir::DType::f16: as<std::uint16_t>()[i] = f32_to_f16(static_cast<float>(v)); return;
+    case ir::DType::bf16: as<std::uint16_t>()[i] = f32_to_bf16(static_cast<float>(v)); return;
+    case ir::DType::i32: as<std::int32_t>()[i] = wrap<std::int32_t>(v); return;
+    case ir::DType::u32: as<std::uint32_t>()[i] = wrap<std::uint32_t>(v); return;
+    case ir::DType::i8: as<std::int8_t>()[i] = wrap<std::int8_t>(v); return;
+  }
+}
+
+std::uint16_t f32_to_f16(float f) {
+  const auto x = std::bit_cast<std::uint32_t>(f);
+  const std::uint32_t sign = (x >> 16) & 0x8000u;
+  const std::uint32_t abs = x & 0x7fffffffu;
+  if (abs >= 0x7f800000u) return static_cast<std::uint16_t>(sign | (abs > 0x7f800000u ? 0x7e00u : 0x7c00u));  // NaN / Inf
+  if (abs >= 0x477ff000u) return static_cast<std::uint16_t>(sign | 0x7c00u);  // rounds to >= 65520: Inf
+  if (abs < 0x38800000u) {  // subnormal half (or zero): shift the 24-bit significand into place, RNE
+    if (abs < 0x33000000u) return static_cast<std::uint16_t>(sign);  // below half the smallest subnormal
+    const std::uint32_t exp = abs >> 23;
+    const std::uint32_t mant = (abs & 0x7fffffu) | 0x800000u;
+    const std::uint32_t shift = 126 - exp;  // 14 + (113 - exp) - 1
+    std::uint32_t h = mant >> shift;
+    const std::uint32_t rem = mant & ((1u << shift) - 1);
+    const std::uint32_t half = 1u << (shift - 1);
+    if (rem > half || (rem == half && (h & 1u))) ++h;
+    return static_cast<std::uint16_t>(sign | h);
+  }
+  std::uint32_t h = ((abs >> 13) - (112u << 10));
+  const std::uint32_t rem = abs & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) ++h;
+  return static_cast<std::uint16_t>(sign | h);
+}
+
+float f16_to_f32(std::uint16_t h) {
+  const std::uint32_t sign = (h & 0x8000u) << 16;
+  const std::uint32_t exp = (h >> 10) & 0x1fu;
+  std::uint32_t mant = h & 0x3ffu;
+  if (exp == 0x1f) return std::bit_cast<float>(sign | 0x7f800000u | (mant << 13));
+  if (exp == 0) {
+    if (mant == 0) return std::bit_cast<float>(sign);
+    return (sign ? -1.0f : 1.0f) * std::ldexp(static_cast<float>(mant), -24);
+  }
+  return std::bit_cast<float>(sign | ((exp + 112u) << 23) | (mant << 13));
+}
+
+std::uint16_t f32_to_bf16(float f) {
+  auto x = std::bit_cast<std::uint32_t>(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((x >> 16) | 0x40u);  // quiet NaN
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return static_cast<std::uint16_t>(x >> 16);
+}
+
+float bf16_to_f32(std::uint16_t h) { return std::bit_cast<float>(static_cast<std::uint32_t>(h) << 16); }
+
+}  // namespace stagecraft

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs every Debian package stagecraft needs, then configures and builds it.
+# Runs as root on a fresh Debian 12 machine (CI, a developer box); idempotent.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${STAGECRAFT_BUILD_DIR:-$here/build}
+
+packages=(
+  cmake ninja-build g++ pkg-config
+  libboost-dev            # Boost.Hana: compile-time shapes, integral constants, heterogeneous lists
+  librange-v3-dev         # range-v3: IR walks and CLI listings
+  catch2                  # Catch2 v2.13 (Catch2::Catch2WithMain)
+  libcli11-dev            # the stagecraft CLI
+  libfmt-dev              # formatting of diagnostics and the IR printer
+  nlohmann-json3-dev      # trace / report export
+  libbenchmark-dev        # CPU microbenchmarks
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+gen=()
+command -v ninja >/dev/null && gen=(-G Ninja)
+cmake -S "$here" -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=${STAGECRAFT_BUILD_TYPE:-RelWithDebInfo}
+cmake --build "$build" -j "$(nproc)"

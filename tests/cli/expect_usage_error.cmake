@@ -1,0 +1,11 @@
+# The CLI must answer a user's mistake with exit code 64 and a one-line message, never a crash.
+execute_process(COMMAND ${CLI} ${ARGS} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 64)
+  message(FATAL_ERROR "stagecraft ${ARGS}: expected exit code 64, got '${rc}'\nstdout: ${out}\nstderr: ${err}")
+endif()
+string(STRIP "${err}" err)
+string(FIND "${err}" "\n" nl)
+if(NOT nl EQUAL -1 OR err STREQUAL "")
+  message(FATAL_ERROR "stagecraft ${ARGS}: expected one line on stderr, got:\n${err}")
+endif()
+message(STATUS "${err}")

@@ -19,8 +19,8 @@ std::int64_t host_tensor::elements() const {
   return std::accumulate(shape.begin(), shape.end(), std::int64_t{1}, std::multiplies<>());
 }
 
-void host_tensor::check_storage(std::size_t elem) const {
-  if (elem * 8 != static_cast<std::size_t>(ir::dtype_bits(dtype)))
+void host_tensor::check_storage(bool matches, std::size_t elem) const {
+  if (!matches)
     throw std::invalid_argument(fmt::format("host_tensor of {} viewed with a {}-byte element type", ir::dtype_name(dtype), elem));
 }
 

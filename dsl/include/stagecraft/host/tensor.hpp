@@ -6,6 +6,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "stagecraft/ir/types.hpp"
@@ -26,12 +27,12 @@ struct host_tensor {
   // int32_t, uint32_t, int8_t).
   template <class T>
   std::span<T> as() {
-    check_storage(sizeof(T));
+    check_storage(storage_matches<std::remove_const_t<T>>(dtype), sizeof(T));
     return {reinterpret_cast<T*>(bytes.data()), bytes.size() / sizeof(T)};
   }
   template <class T>
   std::span<const T> as() const {
-    check_storage(sizeof(T));
+    check_storage(storage_matches<T>(dtype), sizeof(T));
     return {reinterpret_cast<const T*>(bytes.data()), bytes.size() / sizeof(T)};
   }
 
@@ -41,7 +42,18 @@ struct host_tensor {
   void set(std::int64_t i, double v);
 
  private:
-  void check_storage(std::size_t elem) const;
+  template <class T>
+  static constexpr bool storage_matches(ir::DType d) {
+    switch (d) {
+      case ir::DType::f32: return std::is_same_v<T, float>;
+      case ir::DType::f16: case ir::DType::bf16: return std::is_same_v<T, std::uint16_t>;
+      case ir::DType::i32: return std::is_same_v<T, std::int32_t>;
+      case ir::DType::u32: return std::is_same_v<T, std::uint32_t>;
+      case ir::DType::i8: return std::is_same_v<T, std::int8_t>;
+    }
+    return false;
+  }
+  void check_storage(bool matches, std::size_t elem) const;
 };
 
 // IEEE binary16 and bfloat16 conversions, round-to-nearest-even.

@@ -1,0 +1,73 @@
+#include <catch2/catch.hpp>
+
+#include <bit>
+#include <cmath>
+#include <random>
+
+#include <stagecraft/host/tensor.hpp>
+
+using namespace stagecraft;
+
+TEST_CASE("f16 conversions round to nearest even", "[host]") {
+  CHECK(f32_to_f16(1.0f) == 0x3c00);
+  CHECK(f32_to_f16(-2.0f) == 0xc000);
+  CHECK(f32_to_f16(65504.0f) == 0x7bff);
+  CHECK(f32_to_f16(65520.0f) == 0x7c00);             // rounds up to infinity
+  CHECK(f32_to_f16(65519.0f) == 0x7bff);
+  CHECK(f32_to_f16(1.0f + 1.0f / 2048) == 0x3c00);    // a tie: to even (down)
+  CHECK(f32_to_f16(1.0f + 3.0f / 2048) == 0x3c02);    // a tie: to even (up)
+  CHECK(f32_to_f16(std::ldexp(1.0f, -24)) == 0x0001);  // smallest subnormal
+  CHECK(f32_to_f16(std::ldexp(1.0f, -25)) == 0x0000);  // a tie at the bottom: to even (zero)
+  CHECK(f32_to_f16(std::ldexp(3.0f, -26)) == 0x0001);
+  CHECK((f32_to_f16(std::nanf("")) & 0x7c00) == 0x7c00);
+}
+
+TEST_CASE("every f16 survives a round trip through f32", "[host]") {
+  for (std::uint32_t h = 0; h < 0x10000; ++h) {
+    const auto bits = static_cast<std::uint16_t>(h);
+    const float f = f16_to_f32(bits);
+    if (std::isnan(f)) continue;
+    REQUIRE(f32_to_f16(f) == bits);
+  }
+}
+
+TEST_CASE("f32 -> f16 agrees with a reference rounding on random values", "[host]") {
+  const std::uint64_t seed = 42;
+  INFO("seed " << seed);
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<std::uint32_t> bits(0, 0x477fffff);  // |x| below the f16 overflow threshold
+  for (int i = 0; i < 100000; ++i) {
+    const float f = std::bit_cast<float>(bits(rng));
+    const auto h = f32_to_f16(f);
+    // The neighbours of the result must not be closer (ties: the result is even).
+    const double x = f, r = f16_to_f32(h);
+    const double up = f16_to_f32(static_cast<std::uint16_t>(h + 1)), down = h & 0x7fff ? f16_to_f32(static_cast<std::uint16_t>(h - 1)) : r;
+    REQUIRE(std::abs(x - r) <= std::abs(x - up));
+    REQUIRE(std::abs(x - r) <= std::abs(x - down));
+    if (std::abs(x - r) == std::abs(x - up) || std::abs(x - r) == std::abs(x - down)) REQUIRE((h & 1) == 0);
+  }
+}
+
+TEST_CASE("bf16 conversions round to nearest even", "[host]") {
+  CHECK(f32_to_bf16(1.0f) == 0x3f80);
+  CHECK(f32_to_bf16(std::bit_cast<float>(0x3f808000u)) == 0x3f80);  // tie, even stays
+  CHECK(f32_to_bf16(std::bit_cast<float>(0x3f818000u)) == 0x3f82);  // tie, odd rounds up
+  CHECK(f32_to_bf16(std::bit_cast<float>(0x3f808001u)) == 0x3f81);
+  CHECK(bf16_to_f32(0x4049) == std::bit_cast<float>(0x40490000u));
+}
+
+TEST_CASE("integer elements wrap around like the GPU's", "[host]") {
+  auto t = host_tensor::zeros(ir::DType::i8, {4});
+  t.set(0, 127);
+  t.set(1, 128);
+  t.set(2, -129);
+  t.set(3, 300.7);
+  CHECK(t.get(0) == 127);
+  CHECK(t.get(1) == -128);
+  CHECK(t.get(2) == 127);
+  CHECK(t.get(3) == 44);
+  auto u = host_tensor::zeros(ir::DType::u32, {1});
+  u.set(0, -1);
+  CHECK(u.get(0) == 4294967295.0);
+  REQUIRE_THROWS_AS(u.as<float>(), std::invalid_argument);  // wrong element type: an error, not garbage
+}

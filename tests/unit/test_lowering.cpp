@@ -1,0 +1,137 @@
+#include <catch2/catch.hpp>
+
+#include "common.hpp"
+
+using namespace stagecraft;
+using Catch::Matchers::Contains;
+
+TEST_CASE("lowering keeps declarations, launch shape and op order", "[lowering]") {
+  const ir::Kernel k = lower(testing::ring_kernel<3>(256, 512));
+  CHECK(k.name == "ring");
+  CHECK(k.target == ir::Target::sm_90a);
+  CHECK(k.grid[0] == 4);
+  CHECK(k.grid_rank == 1);
+  CHECK(k.warpgroups == 1);
+  REQUIRE(k.params.size() == 2);
+  CHECK(k.params[0].name == "x");
+  CHECK(k.params[0].shape == std::vector<std::int64_t>{256, 512});
+  CHECK(k.params[0].dynamic == std::vector<bool>{true, true});
+  REQUIRE(k.allocs.size() == 2);
+  CHECK(k.allocs[0].kind == ir::AllocKind::smem);
+  CHECK(k.allocs[0].shape == std::vector<std::int64_t>{3, 64, 64});
+  CHECK(k.allocs[1].kind == ir::AllocKind::barrier);
+  CHECK(k.allocs[1].arrivals == 1);
+  CHECK(k.num_vars == 2);
+
+  // Pre-order: the body is #0 and children follow their parents.
+  REQUIRE(k.body == 0);
+  auto const& top = k.stmts[0];
+  REQUIRE(top.op == ir::StmtOp::seq);
+  REQUIRE(top.body.size() == 3);
+  CHECK(k.stmts[top.body[0]].op == ir::StmtOp::for_);
+  CHECK(k.stmts[top.body[1]].op == ir::StmtOp::for_);
+  CHECK(k.stmts[top.body[2]].op == ir::StmtOp::wait_group);
+  for (std::size_t i = 0; i < k.stmts.size(); ++i)
+    for (auto c : k.stmts[i].body) CHECK(c > static_cast<ir::StmtId>(i));
+
+  auto const& loop = k.stmts[top.body[1]];
+  CHECK(loop.var == 1);
+  auto const& body = k.stmts[loop.body[0]];
+  REQUIRE(body.op == ir::StmtOp::seq);
+  std::vector<ir::StmtOp> ops;
+  for (auto c : body.body) ops.push_back(k.stmts[c].op);
+  CHECK(ops == std::vector<ir::StmtOp>{ir::StmtOp::barrier_wait, ir::StmtOp::store, ir::StmtOp::commit_smem,
+                                        ir::StmtOp::copy_smem_to_gmem, ir::StmtOp::commit_group, ir::StmtOp::wait_group,
+                                        ir::StmtOp::if_});
+}
+
+TEST_CASE("copies carry the destination's shape and barrier operands are fully indexed", "[lowering]") {
+  const ir::Kernel k = lower(testing::ring_kernel<2>(128, 256));
+  int copies = 0;
+  for (auto const& s : k.stmts) {
+    if (s.op != ir::StmtOp::copy_gmem_to_smem) continue;
+    ++copies;
+    REQUIRE(s.refs.size() == 3);
+    auto const& g = k.refs[s.refs[0]];
+    auto const& m = k.refs[s.refs[1]];
+    auto const& b = k.refs[s.refs[2]];
+    CHECK(g.base == ir::RefBase::param);
+    CHECK(g.shape == std::vector<std::int64_t>{64, 64});
+    CHECK(g.block.size() == 2);
+    CHECK(m.shape == std::vector<std::int64_t>{64, 64});
+    CHECK(m.index.size() == 1);
+    CHECK(b.index.size() == 1);
+  }
+  CHECK(copies == 2);
+}
+
+TEST_CASE("equal subexpressions are interned once", "[lowering]") {
+  const ir::Kernel k = lower(testing::ring_kernel<2>(128, 256));
+  for (std::size_t i = 0; i < k.exprs.size(); ++i)
+    for (std::size_t j = i + 1; j < k.exprs.size(); ++j) CHECK_FALSE(k.exprs[i] == k.exprs[j]);
+}
+
+TEST_CASE("variables are numbered by binding order, independently of earlier kernels", "[lowering]") {
+  const ir::Kernel a = lower(testing::ring_kernel<2>(128, 256));
+  for (int i = 0; i < 5; ++i) (void)lower(testing::ring_kernel<4>(512, 512));  // consumes raw variable ids
+  const ir::Kernel b = lower(testing::ring_kernel<2>(128, 256));
+  CHECK(a == b);
+  CHECK(ir::print(a) == ir::print(b));
+}
+
+TEST_CASE("an unindexed single barrier refers to element 0", "[lowering]") {
+  auto k = lower(kernel<sm_90a>("single", grid(1), threads(1_c), gmem<f32>("x", shape(64_c, 64_c)), smem<f32>(shape(64_c, 64_c)),
+                                barrier(arrivals(1_c)), [](auto x, auto buf, auto bar) {
+                                  return seq(copy_gmem_to_smem(x.block(0_c, 0_c), buf, bar), barrier_wait(bar));
+                                }));
+  for (auto const& s : k.stmts)
+    if (s.op == ir::StmtOp::barrier_wait) {
+      auto const& r = k.refs[s.refs[0]];
+      REQUIRE(r.index.size() == 1);
+      CHECK(k.exprs[r.index[0]].op == ir::ExprOp::constant);
+      CHECK(k.exprs[r.index[0]].value == 0);
+    }
+  CHECK_THAT(ir::print(k), Contains("barrier_wait b1[0]"));
+}
+
+TEST_CASE("barrier slices offset the index that follows", "[lowering]") {
+  auto k = lower(kernel<sm_90a>("sliced", grid(1), threads(1_c), barrier(arrivals(1_c), count(6_c)), [](auto bar) {
+    auto tail = bar.slice(2_c, 4_c);  // elements 2..5
+    return for_(range(4_c), [&](auto j) { return barrier_arrive(tail[j]); });
+  }));
+  CHECK_THAT(ir::print(k), Contains("barrier_arrive b0[2 + v0]"));
+}
+
+TEST_CASE("the whole op catalog lowers: Hopper wgmma", "[lowering][catalog]") {
+  auto k = lower(kernel<sm_90a>(
+      "mma_h", grid(1), threads(1_c), smem<f16>(shape(64_c, 64_c), swizzle(128_c)), smem<f16>(shape(64_c, 64_c), swizzle(128_c)),
+      accumulator<f32>(shape(64_c, 64_c)), [](auto a, auto b, auto acc) {
+        return seq(store(acc, 0.0f), wgmma(acc, a, b), wgmma_wait(0_c), store(a, cast<f16>(load(acc))), commit_smem());
+      }));
+  auto text = ir::print(k);
+  CHECK_THAT(text, Contains("wgmma acc2 += s0 * s1"));
+  CHECK_THAT(text, Contains("wgmma_wait 0"));
+  CHECK_THAT(text, Contains("smem s0: f16[64, 64] swizzle=128"));
+  CHECK(ir::smem_bytes(k) == 2 * 8192);  // two 64x64 f16 tiles, 1024-byte aligned for the 128B swizzle
+}
+
+TEST_CASE("the whole op catalog lowers: Blackwell tcgen05 with TMEM and clusters and multicast", "[lowering][catalog]") {
+  auto k = lower(kernel<sm_100a>(
+      "mma_b", grid(4), threads(1_c), cluster(2_c), gmem<bf16>("a", shape(256_c, 64_c)), smem<bf16>(shape(128_c, 64_c), swizzle(128_c)),
+      smem<bf16>(shape(64_c, 128_c), tiling(64_c, 64_c), swizzle(128_c)), tmem<f32>(shape(128_c, 128_c)),
+      smem<bf16>(shape(128_c, 128_c)),  // out
+      barrier(arrivals(1_c), count(2_c)), barrier(arrivals(1_c), orders_tensor_core),
+      cluster_barrier(collective_axes(0_c), arrivals(2_c)), [](auto a, auto as, auto bs, auto d, auto out, auto loaded, auto mma, auto peers) {
+        return seq(copy_gmem_to_smem(a.block(program_id(), 0_c), as, loaded[0_c], collective_axes(0_c)), barrier_wait(loaded[0_c]),
+                   tcgen05_mma(d, as, bs, mma, false), tcgen05_commit_arrive(mma), barrier_wait(mma),
+                   store(out, cast<bf16>(async_load_tmem(d))), barrier_arrive(peers), barrier_wait(peers));
+      }));
+  auto text = ir::print(k);
+  CHECK_THAT(text, Contains("cluster=(2)"));
+  CHECK_THAT(text, Contains("multicast over cluster axes (0)"));
+  CHECK_THAT(text, Contains("tcgen05_mma t2 (accumulate if 0) += s0 * s1  then arrive on b5[0]"));
+  CHECK_THAT(text, Contains("tcgen05_commit_arrive b5[0]"));
+  CHECK_THAT(text, Contains("async_load_tmem(t2)"));
+  CHECK_THAT(text, Contains("cluster_barrier cb6: [1] arrivals=2 collective_axes=(0)"));
+  CHECK(ir::tmem_columns(k) == 128);
+}

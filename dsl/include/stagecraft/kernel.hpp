@@ -65,10 +65,13 @@ auto threads(N) {
     STAGECRAFT_ERROR_T(N, "threads(n): the number of warpgroups must be static (2_c, not 2)");
     return threads_cfg<1>{};
   } else {
-    if constexpr (N::value < 1 || N::value > ir::max_warpgroups)
+    if constexpr (N::value < 1 || N::value > ir::max_warpgroups) {
       STAGECRAFT_ERROR("num_threads must be between 1 and 8 warpgroups",
                        "num_threads must be between 1 and 8 warpgroups (128 to 1024 CUDA threads), but got " << N::value);
-    return threads_cfg<N::value>{};
+      return threads_cfg<1>{};  // a stand-in, so that the kernel's own checks add no second error
+    } else {
+      return threads_cfg<N::value>{};
+    }
   }
 }
 
@@ -198,7 +201,7 @@ constexpr bool check_kernel() {
     return false;
   } else if constexpr (max_axis >= cluster_rank) {
     STAGECRAFT_ERROR("collective axes name a cluster dimension the kernel does not have",
-                     "a cluster barrier or multicast copy uses cluster axis " << max_axis << ", but the kernel's cluster has "
+                     "a cluster barrier or multicast copy uses cluster axis " << max_axis << ", but the cluster of the kernel has "
                                                                             << cluster_rank << " dimensions (declare cluster(...))");
     return false;
   } else if constexpr (!std::is_void_v<Cluster>) {

@@ -19,6 +19,14 @@ struct dims {
   static std::vector<std::int64_t> vector() { return {S...}; }
 };
 
+// The dims of a stand-in that a failed check returns (a tile, a GMEM parameter): operations
+// accept it wherever its kind fits, so the error already reported is the only one.
+struct any_dims {
+  static constexpr int rank = 0;
+  static constexpr std::array<long long, 0> values{};
+  static std::vector<std::int64_t> vector() { return {}; }
+};
+
 template <class D>
 struct is_dims_t : std::false_type {};
 template <long long... S>

@@ -26,6 +26,10 @@ struct tile {
 template <class T>
 inline constexpr bool is_tile = kind_of<T> == operand_kind::tile;
 
+// The stand-in tile a failed check returns (load(barrier), barrier + 1.0f, ...): any_dims.
+template <class T>
+concept error_tile = is_tile<T> && std::is_same_v<typename std::remove_cvref_t<T>::static_dims, any_dims>;
+
 template <class T>
 concept scalar = std::is_arithmetic_v<std::remove_cvref_t<T>> && !std::is_same_v<std::remove_cvref_t<T>, bool>;
 
@@ -41,7 +45,9 @@ template <diag::fixed_string Op, ir::ValueOp Code, class A, class B>
 auto tile_binary(A const& a, B const& b) {
   if constexpr (is_barrier_like<A> || is_barrier_like<B>) {
     STAGECRAFT_REJECT_BARRIER_AS_ARRAY(std::conditional_t<is_barrier_like<A>, A, B>);
-    return tile<f32, dims<>>{};
+    return tile<f32, any_dims>{};
+  } else if constexpr (error_tile<A> || error_tile<B>) {
+    return tile<f32, any_dims>{};  // an operand stands in for an error already reported
   } else {
     using T = std::conditional_t<is_tile<A>, A, B>;
     using DT = typename T::dtype_t;
@@ -113,9 +119,9 @@ auto operator-(tile<DT, D, I> const& a) {
 template <class T>
 auto exp(T const& a) {
   if constexpr (!is_tile<T>) {
-    STAGECRAFT_REJECT_BARRIER_AS_ARRAY(T);
-    STAGECRAFT_ERROR_T(T, "exp(x) takes a tile");
-    return tile<f32, dims<>>{};
+    if constexpr (is_barrier_like<T>) STAGECRAFT_REJECT_BARRIER_AS_ARRAY(T);
+    else STAGECRAFT_ERROR_T(T, "exp(x) takes a tile");
+    return tile<f32, any_dims>{};
   } else {
     using DT = typename T::dtype_t;
     if constexpr (!DT::is_float)
@@ -127,9 +133,9 @@ auto exp(T const& a) {
 template <dtype To, class T>
 auto cast(T const& a) {
   if constexpr (!is_tile<T>) {
-    STAGECRAFT_REJECT_BARRIER_AS_ARRAY(T);
-    STAGECRAFT_ERROR_T(T, "cast<T>(x) takes a tile");
-    return tile<To, dims<>>{};
+    if constexpr (is_barrier_like<T>) STAGECRAFT_REJECT_BARRIER_AS_ARRAY(T);
+    else STAGECRAFT_ERROR_T(T, "cast<T>(x) takes a tile");
+    return tile<To, any_dims>{};
   } else {
     using D = typename T::static_dims;
     return tile<To, D, T::static_info>{tree::make_value({ir::ValueOp::cast, To::code, D::vector(), a.node, {}, {}, 0})};

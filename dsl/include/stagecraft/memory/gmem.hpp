@@ -40,7 +40,7 @@ template <class Spec>
 auto gmem_like(std::string name, Spec const&) {
   if constexpr (is_barrier_like<Spec>) {
     STAGECRAFT_REJECT_BARRIER_AS_ARRAY(Spec);
-    return gmem_decl<f32, dims<1>>{std::move(name), {1}};
+    return gmem_decl<f32, any_dims>{std::move(name), {}};
   } else {
     using D = typename Spec::static_dims;
     return gmem_decl<typename Spec::dtype_t, D>{std::move(name), D::vector()};
@@ -57,6 +57,11 @@ struct gmem_block {
   static constexpr info static_info = no_info;
   tree::Ref ref;  // param id, block coordinates; shape filled once known
 };
+
+// A block of the stand-in parameter gmem_like returns after an error: operations skip it.
+template <class T>
+concept error_gmem = requires { typename std::remove_cvref_t<T>::array_dims; } &&
+                     std::is_same_v<typename std::remove_cvref_t<T>::array_dims, any_dims>;
 
 template <dtype DT, class Dims>
 struct gmem_ref {
@@ -85,7 +90,7 @@ struct gmem_ref {
  private:
   template <class... C>
   static constexpr void check_coords() {
-    if constexpr (sizeof...(C) != Dims::rank)
+    if constexpr (sizeof...(C) != Dims::rank && !std::is_same_v<Dims, any_dims>)
       STAGECRAFT_ERROR("a GMEM block needs one coordinate per dimension of the array",
                        "a GMEM block of an array of shape " << Dims{} << " needs " << Dims::rank << " coordinates, but got "
                                                             << sizeof...(C));

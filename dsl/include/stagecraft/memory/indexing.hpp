@@ -19,6 +19,15 @@ concept index_operand = index_like<T> || stage_cursor_like<T>;
 
 // Returns the info the indexing adds (a thread bound), or fires the diagnostic for `What`
 // ("Barrier" or "SMEM") and returns no_info so the caller can go on without a cascade.
+// The static_assert line names the array kind too: barriers keep Mosaic GPU's wording.
+#define STAGECRAFT_OUT_OF_BOUNDS(...)                                     \
+  do {                                                                    \
+    if constexpr (What.text[0] == 'B')                                    \
+      STAGECRAFT_ERROR("Barrier offset is out of bounds", __VA_ARGS__);   \
+    else                                                                  \
+      STAGECRAFT_ERROR("SMEM offset is out of bounds", __VA_ARGS__);      \
+  } while (0)
+
 template <diag::fixed_string What, long long Dim, class T>
 constexpr info check_index() {
   using U = std::remove_cvref_t<T>;
@@ -35,12 +44,10 @@ constexpr info check_index() {
     } else if constexpr (r.nt == 0) {
       if constexpr (r.lo < 0 || r.hi > Dim) {
         if constexpr (r.is_constant())
-          STAGECRAFT_ERROR("Barrier offset is out of bounds",
-                           What << " offset is out of bounds: offset = " << r.lo << ", but the dimension has " << Dim
-                                << " elements");
+          STAGECRAFT_OUT_OF_BOUNDS(What << " offset is out of bounds: offset = " << range_of<U>().lo
+                                        << ", but the dimension has " << Dim << " elements");
         else
-          STAGECRAFT_ERROR("Barrier offset is out of bounds",
-                           What << " offset is out of bounds: the index ranges over [" << r.lo << ", " << r.hi
+          STAGECRAFT_OUT_OF_BOUNDS(What << " offset is out of bounds: the index ranges over [" << range_of<U>().lo << ", " << range_of<U>().hi
                                 << "), but the dimension has " << Dim
                                 << " elements (use runtime_index(i) to check it at run time instead)");
       }
@@ -48,8 +55,7 @@ constexpr info check_index() {
     } else {
       constexpr long long max_threads = r.lo < 0 ? 0 : (Dim - r.hi) / r.nt;
       if constexpr (max_threads < 1)
-        STAGECRAFT_ERROR("Barrier offset is out of bounds",
-                         What << " offset is out of bounds: an index derived from thread_id() exceeds the dimension of "
+        STAGECRAFT_OUT_OF_BOUNDS(What << " offset is out of bounds: an index derived from thread_id() exceeds the dimension of "
                               << Dim << " elements for any num_threads");
       return info{0, max_threads};
     }
@@ -61,5 +67,7 @@ tree::ExprP index_node(T const& i) {
   if constexpr (stage_cursor_like<T>) return i.slot().node;
   else return node_of(i);
 }
+
+#undef STAGECRAFT_OUT_OF_BOUNDS
 
 }  // namespace stagecraft::detail

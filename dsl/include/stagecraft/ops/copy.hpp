@@ -43,6 +43,8 @@ constexpr bool check_copy() {
     STAGECRAFT_ERROR("the SMEM side of a copy must be a SMEM reference",
                      Op << ": the " << (GmemIsSrc ? "destination" : "source") << " must be a SMEM reference, but got " << kind_name(kind_of<S>));
     return false;
+  } else if constexpr (error_gmem<G>) {
+    return false;  // a stand-in for an error already reported
   } else {
     using GD = typename G::dtype_t;
     using SD = typename S::dtype_t;

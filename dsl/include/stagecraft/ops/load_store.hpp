@@ -15,6 +15,8 @@ constexpr bool check_view() {
   if constexpr (is_barrier_like<V>) {
     STAGECRAFT_REJECT_BARRIER_AS_ARRAY(V);
     return false;
+  } else if constexpr (error_gmem<V>) {
+    return false;  // a stand-in for an error already reported
   } else if constexpr (kind_of<V> == operand_kind::tmem) {
     STAGECRAFT_ERROR_T(V, "TMEM is not read or written with load/store: use async_load_tmem (tcgen05.ld) or tcgen05_mma");
     return false;
@@ -36,7 +38,7 @@ template <class V>
 auto load(V const& v) {
   constexpr bool ok = detail::check_view<"load", V>();
   if constexpr (!ok) {
-    return tile<f32, dims<>>{};
+    return tile<f32, any_dims>{};
   } else {
     using DT = typename V::dtype_t;
     using D = typename V::static_dims;
@@ -58,7 +60,7 @@ auto store(V const& dst, T const& value) {
   } else {
     using DT = typename V::dtype_t;
     using D = typename V::static_dims;
-    if constexpr (is_tile<T>) {
+    if constexpr (is_tile<T> && !error_tile<T>) {
       if constexpr (!std::is_same_v<typename T::dtype_t, DT>) {
         STAGECRAFT_ERROR("Expected dtypes to match but src had type T and dst had type U",
                          "store: Expected dtypes to match but src had type " << dtype_name<typename T::dtype_t>()

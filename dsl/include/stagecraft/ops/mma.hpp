@@ -193,7 +193,7 @@ auto async_load_tmem(T const& t) {
     if constexpr (is_barrier_like<T>) STAGECRAFT_REJECT_BARRIER_AS_ARRAY(T);
     else STAGECRAFT_ERROR("async_load_tmem: expected a TMEM reference",
                           "async_load_tmem: expected a TMEM reference, but got " << detail::kind_name(kind_of<T>));
-    return tile<f32, dims<>>{};
+    return tile<f32, any_dims>{};
   } else {
     using DT = typename T::dtype_t;
     using D = typename T::static_dims;

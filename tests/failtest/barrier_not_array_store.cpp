@@ -1,0 +1,20 @@
+// expect: Barriers are not arrays
+// Storing the result into the stage's barrier instead of its buffer.
+#include <stagecraft/stagecraft.hpp>
+using namespace stagecraft;
+
+auto make() {
+  return kernel<sm_90a>("k", grid(4), threads(1_c), gmem<f32>("x", shape(512, 64)),
+                        smem<f32>(shape(2_c, 128_c, 64_c)), barrier(arrivals(1_c), count(2_c)),
+                        [](auto x, auto buf, auto full) {
+                          return for_(range(2_c), [&](auto s) {
+                            auto wait = seq(copy_gmem_to_smem(x.block(program_id(), 0), buf[s], full[s]), barrier_wait(full[s]));
+#ifdef STAGECRAFT_KO
+                            return seq(wait, store(full[s], load(buf[s]) + 1.0f));
+#else
+                            return seq(wait, store(buf[s], load(buf[s]) + 1.0f));
+#endif
+                          });
+                        });
+}
+int main() { (void)lower(make()); }

@@ -115,23 +115,23 @@ inline constexpr bool is_param_decl = decl_kind<std::remove_cvref_t<T>>::value =
 // The reference a kernel body receives for a declaration.
 template <dtype DT, class D>
 auto make_ref(gmem_decl<DT, D> const& d, int id) {
-  return gmem_ref<DT, D>{tree::Ref{tree::Base::param, id, {}, {}, d.extents, DT::code}};
+  return gmem_ref<DT, D>{tree::ref_root(tree::Base::param, id, DT::code, std::span<const std::int64_t>(d.extents))};
 }
 template <dtype DT, class D, class L>
 auto make_ref(smem_decl<DT, D, L> const&, int id) {
-  return smem_ref<DT, D, L, no_info>{tree::Ref{tree::Base::alloc, id, {}, {}, D::vector(), DT::code}};
+  return smem_ref<DT, D, L, no_info>{tree::ref_root(tree::Base::alloc, id, DT::code, D::values)};
 }
 template <long long A, class D, bool TC, class X>
 auto make_ref(barrier_decl<A, D, TC, X> const&, int id) {
-  return barrier_ref<A, TC, !std::is_void_v<X>, D, no_info>{tree::Ref{tree::Base::alloc, id, {}, {}, D::vector()}, nullptr};
+  return barrier_ref<A, TC, !std::is_void_v<X>, D, no_info>{tree::ref_root(tree::Base::alloc, id, ir::DType::f32, D::values), nullptr};
 }
 template <dtype DT, class D>
 auto make_ref(tmem_decl<DT, D> const&, int id) {
-  return tmem_ref<DT, D>{tree::Ref{tree::Base::alloc, id, {}, {}, D::vector(), DT::code}};
+  return tmem_ref<DT, D>{tree::ref_root(tree::Base::alloc, id, DT::code, D::values)};
 }
 template <dtype DT, class D>
 auto make_ref(accumulator_decl<DT, D> const&, int id) {
-  return accumulator_ref<DT, D>{tree::Ref{tree::Base::alloc, id, {}, {}, D::vector(), DT::code}};
+  return accumulator_ref<DT, D>{tree::ref_root(tree::Base::alloc, id, DT::code, D::values)};
 }
 
 // Static resource use of the declarations.

@@ -9,7 +9,9 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -103,10 +105,41 @@ inline int fresh_var_id() {
   return next.fetch_add(1, std::memory_order_relaxed);
 }
 
-inline ExprP make_expr(ir::ExprOp op, std::int64_t value = 0, ExprP a = {}, ExprP b = {}) {
-  return std::make_shared<const Expr>(Expr{op, value, std::move(a), std::move(b)});
-}
-inline StmtP make_stmt(Stmt s) { return std::make_shared<const Stmt>(std::move(s)); }
-inline ValueP make_value(Value v) { return std::make_shared<const Value>(std::move(v)); }
+// ---- builders -------------------------------------------------------------------------------
+// Compiled once in the IR library: the typed front end only passes pointers and spans, so a
+// kernel translation unit generates little code per operation it instantiates.
+using dims_view = std::span<const long long>;
+
+ExprP make_expr(ir::ExprOp op, std::int64_t value = 0, ExprP a = {}, ExprP b = {});
+
+Ref ref_root(Base base, int id, ir::DType dt, dims_view shape);
+Ref ref_root(Base base, int id, ir::DType dt, std::span<const std::int64_t> shape);
+// r[index] (+ offset, a pending barrier slice start); drops the first extent unless a barrier.
+Ref ref_indexed(Ref const& r, ExprP index, ExprP offset, bool drop_front);
+// A barrier reference whose remaining dimensions all have extent 1: index them with 0.
+Ref ref_element(Ref const& r, int remaining_rank, ExprP offset);
+Ref ref_block(Ref const& r, std::initializer_list<ExprP> coords);
+Ref ref_sized(Ref const& r, dims_view shape);
+
+ValueP value_unary(ir::ValueOp op, ir::DType dt, dims_view shape, ValueP a);
+ValueP value_binary(ir::ValueOp op, ir::DType dt, dims_view shape, ValueP a, ValueP b);
+ValueP value_scalar(ir::DType dt, dims_view shape, double v);
+ValueP value_load(ir::ValueOp op, ir::DType dt, dims_view shape, Ref const& r);
+
+// The address of an operand, temporaries included (they live to the end of the full expression).
+inline Ref const* ptr(Ref const& r) { return &r; }
+
+struct op_extra {
+  ValueP value;
+  ExprP e0;
+  std::int64_t n = 0;
+  bool flag = false;
+  std::span<const int> axes;
+};
+// A leaf statement; a null entry in `refs` is an operand that is not in memory (registers).
+StmtP stmt_op(ir::StmtOp op, std::initializer_list<Ref const*> refs = {}, op_extra const& extra = {});
+StmtP stmt_seq(std::initializer_list<StmtP const*> body);
+StmtP stmt_for(int var, ExprP lo, ExprP hi, StmtP body);
+StmtP stmt_if(ExprP cond, StmtP then_, StmtP else_);
 
 }  // namespace stagecraft::tree

@@ -35,9 +35,9 @@ concept scalar = std::is_arithmetic_v<std::remove_cvref_t<T>> && !std::is_same_v
 
 namespace detail {
 template <class T>
-tree::ValueP value_node(T const& v, ir::DType dt, std::vector<std::int64_t> const& shape) {
+tree::ValueP value_node(T const& v, ir::DType dt, tree::dims_view shape) {
   if constexpr (is_tile<T>) return v.node;
-  else return tree::make_value({ir::ValueOp::scalar, dt, shape, {}, {}, {}, static_cast<double>(v)});
+  else return tree::value_scalar(dt, shape, static_cast<double>(v));
 }
 
 // Binary tile operations: checks, then one node. Scalars broadcast to the tile.
@@ -77,9 +77,8 @@ auto tile_binary(A const& a, B const& b) {
         if constexpr (is_tile<B>) i = i | B::static_info;
         return i;
       }();
-      auto shape = D::vector();
-      return tile<DT, D, I>{tree::make_value(
-          {Code, DT::code, shape, value_node(a, DT::code, shape), value_node(b, DT::code, shape), {}, 0})};
+      constexpr tree::dims_view shape = D::values;
+      return tile<DT, D, I>{tree::value_binary(Code, DT::code, shape, value_node(a, DT::code, shape), value_node(b, DT::code, shape))};
     }
   }
 }
@@ -113,7 +112,7 @@ auto min(A const& a, B const& b) {
 
 template <dtype DT, class D, info I>
 auto operator-(tile<DT, D, I> const& a) {
-  return tile<DT, D, I>{tree::make_value({ir::ValueOp::neg, DT::code, D::vector(), a.node, {}, {}, 0})};
+  return tile<DT, D, I>{tree::value_unary(ir::ValueOp::neg, DT::code, D::values, a.node)};
 }
 
 template <class T>
@@ -126,7 +125,7 @@ auto exp(T const& a) {
     using DT = typename T::dtype_t;
     if constexpr (!DT::is_float)
       STAGECRAFT_ERROR("exp(x) needs a floating-point tile", "exp(x) needs a floating-point tile, but got " << dtype_name<DT>());
-    return T{tree::make_value({ir::ValueOp::exp, DT::code, T::static_dims::vector(), a.node, {}, {}, 0})};
+    return T{tree::value_unary(ir::ValueOp::exp, DT::code, T::static_dims::values, a.node)};
   }
 }
 
@@ -138,7 +137,7 @@ auto cast(T const& a) {
     return tile<To, any_dims>{};
   } else {
     using D = typename T::static_dims;
-    return tile<To, D, T::static_info>{tree::make_value({ir::ValueOp::cast, To::code, D::vector(), a.node, {}, {}, 0})};
+    return tile<To, D, T::static_info>{tree::value_unary(ir::ValueOp::cast, To::code, D::values, a.node)};
   }
 }
 

@@ -41,6 +41,8 @@ inline constexpr orders_tensor_core_opt orders_tensor_core{};
 
 template <int... Axes>
 struct collective_axes_opt {
+  static constexpr std::size_t size = sizeof...(Axes);
+  static constexpr std::array<int, sizeof...(Axes)> array{Axes...};
   static std::vector<int> vector() { return {Axes...}; }
   static constexpr int max_axis = [] { int m = -1; ((m = Axes > m ? Axes : m), ...); return m; }();
 };
@@ -146,11 +148,8 @@ struct barrier_ref {
       return barrier_ref<Arrivals, TensorCore, Cluster, typename dims_ops::drop_front<Dims>::type, I>{ref, nullptr};
     } else {
       constexpr info added = detail::check_index<"Barrier", Dims::values[0], T>();
-      tree::Ref r = ref;
-      auto n = detail::index_node(i);
-      r.index.push_back(offset ? tree::make_expr(ir::ExprOp::add, 0, offset, n) : n);
       return barrier_ref<Arrivals, TensorCore, Cluster, typename dims_ops::drop_front<Dims>::type, I | added>{
-          std::move(r), nullptr};
+          tree::ref_indexed(ref, detail::index_node(i), offset, false), nullptr};
     }
   }
 
@@ -211,12 +210,7 @@ constexpr bool check_barrier_operand() {
 // The element a checked operand names: remaining dimensions (all of extent 1) index 0.
 template <class B>
 tree::Ref barrier_element(B const& b) {
-  tree::Ref r = b.ref;
-  for (int d = 0; d < B::static_dims::rank; ++d) {
-    auto zero = tree::make_expr(ir::ExprOp::constant, 0);
-    r.index.push_back(d == 0 && b.offset ? b.offset : zero);
-  }
-  return r;
+  return tree::ref_element(b.ref, B::static_dims::rank, b.offset);
 }
 }  // namespace detail
 

@@ -82,9 +82,8 @@ struct gmem_ref {
     using B = typename Shape::static_dims;
     check_coords<C...>();
     if constexpr (!B::all_static) STAGECRAFT_ERROR_T(Shape, "x.tile(shape, ...): the tile shape must be static (128_c, not 128)");
-    auto r = with_coords(c...);
-    r.shape = s.vector();
-    return gmem_block<DT, Dims, B>{std::move(r)};
+    (void)s;
+    return gmem_block<DT, Dims, B>{tree::ref_sized(with_coords(c...), B::values)};
   }
 
  private:
@@ -99,9 +98,8 @@ struct gmem_ref {
   }
   template <class... C>
   tree::Ref with_coords(C const&... c) const {
-    tree::Ref r = ref;
-    if constexpr ((index_like<C> && ...)) r.block = {node_of(c)...};
-    return r;
+    if constexpr ((index_like<C> && ...)) return tree::ref_block(ref, {node_of(c)...});
+    else return ref;
   }
 };
 

@@ -138,10 +138,7 @@ struct smem_ref {
       return smem_ref<DT, Rest, Layout, I>{ref};
     } else {
       constexpr info added = detail::check_index<"SMEM", Dims::values[0], T>();
-      tree::Ref r = ref;
-      r.index.push_back(detail::index_node(i));
-      r.shape.erase(r.shape.begin());
-      return smem_ref<DT, Rest, Layout, I | added>{std::move(r)};
+      return smem_ref<DT, Rest, Layout, I | added>{tree::ref_indexed(ref, detail::index_node(i), nullptr, true)};
     }
   }
   template <class T0, class... T>

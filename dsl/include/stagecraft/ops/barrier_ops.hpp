@@ -13,14 +13,13 @@ auto barrier_stmt(B const& b) {
   if constexpr (!ok) {
     return stmt<>{};
   } else {
-    tree::Stmt n{Code};
-    n.refs = {barrier_element(b)};
+    auto node = tree::stmt_op(Code, {tree::ptr(barrier_element(b))});
     constexpr info cluster_axes = [] {
       info i{};
       if constexpr (B::is_cluster) i.max_axis = 0;  // needs a cluster at all; axes checked with the declaration
       return i;
     }();
-    return make_stmt<info_of_operands<B>() | cluster_axes>(std::move(n));
+    return make_stmt<info_of_operands<B>() | cluster_axes>(std::move(node));
   }
 }
 }  // namespace detail

@@ -95,9 +95,7 @@ constexpr bool check_copy() {
 
 template <class G, class S>
 tree::Ref sized_block(G const& g, S const&) {
-  tree::Ref r = g.ref;
-  r.shape = S::static_dims::vector();
-  return r;
+  return tree::ref_sized(g.ref, S::static_dims::values);
 }
 }  // namespace detail
 
@@ -116,15 +114,19 @@ auto copy_gmem_to_smem(Src const& src, Dst const& dst, Bar const& bar, Axes...) 
     STAGECRAFT_ERROR_T(Bar, "copy_gmem_to_smem(src, dst, bar[, collective_axes(...)]): the optional fourth argument multicasts over cluster axes");
     return stmt<>{};
   } else {
-    tree::Stmt n{ir::StmtOp::copy_gmem_to_smem};
-    n.refs = {detail::sized_block(src, dst), dst.ref, detail::barrier_element(bar)};
-    if constexpr (sizeof...(Axes) == 1) n.axes = (Axes::vector(), ...);
+    static constexpr std::array<int, (0 + ... + Axes::size)> axes = [] {
+      std::array<int, (0 + ... + Axes::size)> a{};
+      if constexpr (sizeof...(Axes) == 1) a = (Axes::array, ...);
+      return a;
+    }();
+    auto node = tree::stmt_op(ir::StmtOp::copy_gmem_to_smem,
+                              {tree::ptr(detail::sized_block(src, dst)), &dst.ref, tree::ptr(detail::barrier_element(bar))}, {.axes = axes});
     constexpr info axes_info = [] {
       info i{};
       ((i.max_axis = Axes::max_axis), ...);
       return i;
     }();
-    return detail::make_stmt<detail::info_of_operands<Dst, Bar>() | axes_info>(std::move(n));
+    return detail::make_stmt<detail::info_of_operands<Dst, Bar>() | axes_info>(std::move(node));
   }
 }
 
@@ -142,9 +144,8 @@ auto copy_smem_to_gmem(Src const& src, Dst const& dst) {
   if constexpr (!ok) {
     return stmt<>{};
   } else {
-    tree::Stmt n{ir::StmtOp::copy_smem_to_gmem};
-    n.refs = {src.ref, detail::sized_block(dst, src)};
-    return detail::make_stmt<detail::info_of_operands<Src>()>(std::move(n));
+    return detail::make_stmt<detail::info_of_operands<Src>()>(
+        tree::stmt_op(ir::StmtOp::copy_smem_to_gmem, {&src.ref, tree::ptr(detail::sized_block(dst, src))}));
   }
 }
 template <class Src, class Dst, class Bar>
@@ -153,7 +154,7 @@ auto copy_smem_to_gmem(Src const&, Dst const&, Bar const&) {
   return stmt<>{};
 }
 
-inline stmt<> commit_smem_to_gmem_group() { return detail::make_stmt<no_info>({ir::StmtOp::commit_group}); }
+inline stmt<> commit_smem_to_gmem_group() { return detail::make_stmt<no_info>(tree::stmt_op(ir::StmtOp::commit_group)); }
 
 struct read_only_t {};
 inline constexpr read_only_t read_only{};
@@ -172,14 +173,11 @@ auto wait_smem_to_gmem(N n, RO...) {
       if constexpr (N::value < 0 || N::value > 63)
         STAGECRAFT_ERROR("wait_smem_to_gmem(n): n must be in [0, 63]", "wait_smem_to_gmem(n): n must be in [0, 63], but got " << N::value);
     }
-    tree::Stmt s{ir::StmtOp::wait_group};
-    s.n = value_of(n);
-    s.flag = sizeof...(RO) == 1;
-    return detail::make_stmt<no_info>(std::move(s));
+    return detail::make_stmt<no_info>(tree::stmt_op(ir::StmtOp::wait_group, {}, {.n = value_of(n), .flag = sizeof...(RO) == 1}));
   }
 }
 
 // Generic-proxy SMEM writes before this become visible to TMA and the tensor cores.
-inline stmt<> commit_smem() { return detail::make_stmt<no_info>({ir::StmtOp::commit_smem}); }
+inline stmt<> commit_smem() { return detail::make_stmt<no_info>(tree::stmt_op(ir::StmtOp::commit_smem)); }
 
 }  // namespace stagecraft

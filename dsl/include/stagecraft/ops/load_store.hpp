@@ -42,7 +42,7 @@ auto load(V const& v) {
   } else {
     using DT = typename V::dtype_t;
     using D = typename V::static_dims;
-    return tile<DT, D, V::static_info>{tree::make_value({ir::ValueOp::load, DT::code, D::vector(), {}, {}, v.ref, 0})};
+    return tile<DT, D, V::static_info>{tree::value_load(ir::ValueOp::load, DT::code, D::values, v.ref)};
   }
 }
 
@@ -74,10 +74,8 @@ auto store(V const& dst, T const& value) {
         return stmt<>{};
       }
     }
-    tree::Stmt n{ir::StmtOp::store};
-    n.refs = {dst.ref};
-    n.value = detail::value_node(value, DT::code, D::vector());
-    return detail::make_stmt<detail::info_of_operands<V, T>()>(std::move(n));
+    return detail::make_stmt<detail::info_of_operands<V, T>()>(
+        tree::stmt_op(ir::StmtOp::store, {&dst.ref}, {.value = detail::value_node(value, DT::code, D::values)}));
   }
 }
 

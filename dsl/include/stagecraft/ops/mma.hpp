@@ -108,14 +108,12 @@ auto wgmma(Acc const& acc, A const& a, B const& b) {
   } else if constexpr (!detail::check_mma_operands<"wgmma", Acc, A, B, 64, 256, 8>()) {
     return stmt<>{};
   } else {
-    tree::Stmt n{ir::StmtOp::wgmma};
-    if constexpr (kind_of<A> == operand_kind::tile) {
-      n.refs = {acc.ref, tree::Ref{}, b.ref};
-      n.value = a.node;
-    } else {
-      n.refs = {acc.ref, a.ref, b.ref};
-    }
-    return detail::make_stmt<detail::info_of_operands<A, B>() | info{uses_wgmma}>(std::move(n));
+    tree::StmtP node;
+    if constexpr (kind_of<A> == operand_kind::tile)
+      node = tree::stmt_op(ir::StmtOp::wgmma, {&acc.ref, nullptr, &b.ref}, {.value = a.node});
+    else
+      node = tree::stmt_op(ir::StmtOp::wgmma, {&acc.ref, &a.ref, &b.ref});
+    return detail::make_stmt<detail::info_of_operands<A, B>() | info{uses_wgmma}>(std::move(node));
   }
 }
 
@@ -123,9 +121,7 @@ auto wgmma(Acc const& acc, A const& a, B const& b) {
 template <static_int N>
 auto wgmma_wait(N) {
   static_assert(N::value >= 0 && N::value <= 7, "wgmma_wait(n): n must be in [0, 7]");
-  tree::Stmt n{ir::StmtOp::wgmma_wait};
-  n.n = N::value;
-  return detail::make_stmt<info{uses_wgmma}>(std::move(n));
+  return detail::make_stmt<info{uses_wgmma}>(tree::stmt_op(ir::StmtOp::wgmma_wait, {}, {.n = N::value}));
 }
 
 // ---- Blackwell -------------------------------------------------------------------------------
@@ -154,21 +150,21 @@ auto tcgen05_mma(Acc const& acc, A const& a, B const& b, Rest const&... rest) {
       STAGECRAFT_ERROR_T(Last, "tcgen05_mma: the last argument says whether to accumulate (a bool or an index condition such as k > 0)");
       return stmt<>{};
     } else {
-      tree::Stmt n{ir::StmtOp::tcgen05_mma};
-      n.refs = {acc.ref, a.ref, b.ref};
       auto const& accumulate = std::get<sizeof...(Rest) - 1>(args);
-      if constexpr (std::is_same_v<Last, bool>) n.e0 = tree::make_expr(ir::ExprOp::constant, accumulate ? 1 : 0);
-      else n.e0 = node_of(accumulate);
+      tree::op_extra extra;
+      if constexpr (std::is_same_v<Last, bool>) extra.e0 = tree::make_expr(ir::ExprOp::constant, accumulate ? 1 : 0);
+      else extra.e0 = node_of(accumulate);
       if constexpr (sizeof...(Rest) == 2) {
         using Bar = std::remove_cvref_t<decltype(std::get<0>(args))>;
         if constexpr (!detail::check_mma_barrier<"tcgen05_mma", Bar>()) {
           return stmt<>{};
         } else {
-          n.refs.push_back(detail::barrier_element(std::get<0>(args)));
-          return detail::make_stmt<detail::info_of_operands<A, B, Bar>() | info{uses_tcgen05}>(std::move(n));
+          return detail::make_stmt<detail::info_of_operands<A, B, Bar>() | info{uses_tcgen05}>(tree::stmt_op(
+              ir::StmtOp::tcgen05_mma, {&acc.ref, &a.ref, &b.ref, tree::ptr(detail::barrier_element(std::get<0>(args)))}, extra));
         }
       } else {
-        return detail::make_stmt<detail::info_of_operands<A, B>() | info{uses_tcgen05}>(std::move(n));
+        return detail::make_stmt<detail::info_of_operands<A, B>() | info{uses_tcgen05}>(
+            tree::stmt_op(ir::StmtOp::tcgen05_mma, {&acc.ref, &a.ref, &b.ref}, extra));
       }
     }
   }
@@ -180,9 +176,8 @@ auto tcgen05_commit_arrive(Bar const& bar) {
   if constexpr (!detail::check_mma_barrier<"tcgen05_commit_arrive", Bar>()) {
     return stmt<>{};
   } else {
-    tree::Stmt n{ir::StmtOp::tcgen05_commit_arrive};
-    n.refs = {detail::barrier_element(bar)};
-    return detail::make_stmt<detail::info_of_operands<Bar>() | info{uses_tcgen05}>(std::move(n));
+    return detail::make_stmt<detail::info_of_operands<Bar>() | info{uses_tcgen05}>(
+        tree::stmt_op(ir::StmtOp::tcgen05_commit_arrive, {tree::ptr(detail::barrier_element(bar))}));
   }
 }
 
@@ -197,7 +192,7 @@ auto async_load_tmem(T const& t) {
   } else {
     using DT = typename T::dtype_t;
     using D = typename T::static_dims;
-    return tile<DT, D, info{uses_tcgen05}>{tree::make_value({ir::ValueOp::load_tmem, DT::code, D::vector(), {}, {}, t.ref, 0})};
+    return tile<DT, D, info{uses_tcgen05}>{tree::value_load(ir::ValueOp::load_tmem, DT::code, D::values, t.ref)};
   }
 }
 

@@ -26,8 +26,8 @@ namespace detail {
 template <class...>
 struct pack {};
 template <info I>
-stmt<I> make_stmt(tree::Stmt s) {
-  return {tree::make_stmt(std::move(s))};
+stmt<I> make_stmt(tree::StmtP s) {
+  return {std::move(s)};
 }
 // Operands that carry info (views, tiles) contribute it to the statement that uses them.
 template <class... T>
@@ -46,9 +46,7 @@ auto seq(S const&... s) {
     STAGECRAFT_ERROR_T(detail::pack<S...>, "seq(...) takes statements (did a lambda forget to return its statement?)");
     return stmt<>{};
   } else {
-    tree::Stmt n{ir::StmtOp::seq};
-    (n.body.push_back(s.node), ...);
-    return detail::make_stmt<info_of<S...>()>(std::move(n));
+    return detail::make_stmt<info_of<S...>()>(tree::stmt_seq({&s.node...}));
   }
 }
 
@@ -84,12 +82,7 @@ auto for_(range_spec<Lo, Hi> const& r, Body&& body) {
       return stmt<>{};
     } else {
       R b = body(j);
-      tree::Stmt n{ir::StmtOp::for_};
-      n.var = var;
-      n.e0 = node_of(r.lo);
-      n.e1 = node_of(r.hi);
-      n.body = {b.node};
-      return detail::make_stmt<R::static_info>(std::move(n));
+      return detail::make_stmt<R::static_info>(tree::stmt_for(var, node_of(r.lo), node_of(r.hi), std::move(b.node)));
     }
   }
 }
@@ -104,11 +97,9 @@ auto if_(C const& cond, Then const& then_, Else const&... else_) {
     STAGECRAFT_ERROR_T(Then, "if_(cond, then[, else]): then and else must be statements");
     return stmt<>{};
   } else {
-    tree::Stmt n{ir::StmtOp::if_};
-    n.e0 = node_of(cond);
-    n.body = {then_.node};
-    (n.body.push_back(else_.node), ...);
-    return detail::make_stmt<info_of<Then, Else...>()>(std::move(n));
+    tree::StmtP otherwise;
+    ((otherwise = else_.node), ...);
+    return detail::make_stmt<info_of<Then, Else...>()>(tree::stmt_if(node_of(cond), then_.node, std::move(otherwise)));
   }
 }
 

@@ -93,9 +93,8 @@ Kernel lower(tree::KernelDesc const& d) {
   k.cluster_rank = d.cluster_rank;
   k.cluster_nonportable = d.cluster_nonportable;
   k.warpgroups = d.warpgroups;
-  for (auto const& p : d.params) k.params.push_back({p.name, p.dtype, p.shape, p.dynamic});
-  for (auto const& a : d.allocs)
-    k.allocs.push_back({a.kind, a.dtype, a.shape, a.tiling, a.swizzle, a.arrivals, a.orders_tensor_core, a.collective_axes});
+  k.params = d.params;
+  k.allocs = d.allocs;
   if (!d.body) throw VerifyError(fmt::format("kernel '{}': the kernel has no body (its checks failed?)", d.name));
   Lowering l(k);
   k.body = l.stmt(d.body);

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "stagecraft/ir/types.hpp"
+#include "stagecraft/ir/kernel.hpp"
 
 namespace stagecraft::tree {
 
@@ -66,23 +66,9 @@ struct Stmt {
   std::vector<int> axes;    // copy multicast / cluster barrier collective axes
 };
 
-struct ParamDecl {
-  std::string name;
-  ir::DType dtype;
-  std::vector<std::int64_t> shape;
-  std::vector<bool> dynamic;  // extent given at run time rather than in the type
-};
-
-struct AllocDecl {
-  ir::AllocKind kind;
-  ir::DType dtype = ir::DType::f32;
-  std::vector<std::int64_t> shape;
-  std::vector<std::int64_t> tiling;  // smem: tile shape of the trailing dims, empty if none
-  int swizzle = 0;                   // smem: 0 (none), 32, 64 or 128 bytes
-  int arrivals = 0;                  // barriers
-  bool orders_tensor_core = false;   // barriers
-  std::vector<int> collective_axes;  // cluster barriers
-};
+// Declarations are already plain data: the front end fills the IR's own records.
+using ParamDecl = ir::Param;
+using AllocDecl = ir::Alloc;
 
 struct KernelDesc {
   std::string name;

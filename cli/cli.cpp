@@ -1,5 +1,7 @@
 #include "stagecraft/cli.hpp"
 
+#include <cmath>
+#include <cstdio>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -7,6 +9,8 @@
 #include <fmt/ranges.h>
 #include <range/v3/algorithm/max_element.hpp>
 #include <range/v3/view/transform.hpp>
+
+#include "stagecraft/interp/interp.hpp"
 
 namespace stagecraft::cli {
 namespace {
@@ -47,6 +51,123 @@ void show(kernel_entry const& e, param_values const& overrides) {
   fmt::print("# {} ({})\n# hash {:016x}\n{}\n", e.name, fmt::join(set, " "), ir::hash(k), ir::print(k));
 }
 
+// Seeded random inputs, never all zeros: floats in [-2, 2), integers in a small range.
+std::vector<host_tensor> random_inputs(ir::Kernel const& k, std::uint64_t seed) {
+  std::vector<host_tensor> out;
+  std::uint64_t state = seed * 0x9e3779b97f4a7c15ull + 1;
+  auto next = [&] {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  for (auto const& p : k.params) {
+    auto t = host_tensor::zeros(p.dtype, p.shape);
+    for (std::int64_t i = 0; i < t.elements(); ++i) {
+      const auto r = next();
+      if (ir::dtype_is_float(p.dtype)) t.set(i, static_cast<double>(r >> 40) / static_cast<double>(1ull << 24) * 4.0 - 2.0);
+      else if (p.dtype == ir::DType::u32) t.set(i, static_cast<double>(r % 200));
+      else t.set(i, static_cast<double>(static_cast<std::int64_t>(r % 201) - 100));
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+std::string index_text(std::vector<std::int64_t> const& shape, std::int64_t flat) {
+  std::vector<std::int64_t> idx(shape.size());
+  for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
+    idx[d] = flat % shape[d];
+    flat /= shape[d];
+  }
+  return fmt::format("[{}]", fmt::join(idx, ", "));
+}
+
+struct run_flags {
+  std::string policy = "eager";
+  std::uint64_t seed = 0;
+  std::uint64_t input_seed = 1;
+  int explore = 0;
+  int pct_depth = 3;
+  bool no_checks = false;
+  std::string trace_file, timeline_file;
+};
+
+interp::policy parse_policy(std::string const& p) {
+  if (p == "eager") return interp::policy::eager;
+  if (p == "lazy") return interp::policy::lazy;
+  if (p == "random") return interp::policy::random;
+  if (p == "pct") return interp::policy::pct;
+  throw usage_error(fmt::format("unknown policy '{}' (eager, lazy, random, pct)", p));
+}
+
+void write_file(std::string const& path, std::string const& text) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f) throw usage_error(fmt::format("cannot write '{}'", path));
+  std::fwrite(text.data(), 1, text.size(), f);
+  std::fclose(f);
+}
+
+// Runs one kernel through the interpreter; returns the exit code.
+int run_kernel(kernel_entry const& e, param_values const& overrides, run_flags const& f) {
+  const auto values = registry::resolve(e, overrides);
+  const ir::Kernel k = e.build(values);
+  interp::options o;
+  o.schedule = parse_policy(f.policy);
+  o.seed = f.seed;
+  o.pct_depth = f.pct_depth;
+  o.checks = !f.no_checks;
+  o.trace = !f.trace_file.empty() || !f.timeline_file.empty();
+  if (f.explore > 0 && (o.schedule == interp::policy::eager || o.schedule == interp::policy::lazy)) o.schedule = interp::policy::pct;
+  if (o.pct_depth < 1) throw usage_error("--pct-depth must be at least 1");
+  const auto inputs = random_inputs(k, f.input_seed);
+  std::vector<std::string> set;
+  for (auto const& [n, v] : values) set.push_back(fmt::format("{}={}", n, v));
+  fmt::print("{} ({}): inputs seeded random (--input-seed {}), policy {}{}{}\n", e.name, fmt::join(set, " "), f.input_seed,
+             interp::policy_name(o.schedule), o.schedule == interp::policy::random || o.schedule == interp::policy::pct ? fmt::format(" --seed {}", o.seed) : "",
+             o.checks ? "" : ", checks off");
+
+  interp::result r;
+  if (f.explore > 0) {
+    auto ex = interp::explore(k, inputs, o, f.explore);
+    if (ex.failing_seed) {
+      fmt::print("explored {} schedule(s): seed {} fails (replay: --policy {} --seed {})\n", ex.schedules, *ex.failing_seed,
+                 interp::policy_name(o.schedule), *ex.failing_seed);
+      r = std::move(*ex.failure);
+    } else {
+      fmt::print("explored {} schedule(s) (seeds {}..{}): no diagnostic\n", ex.schedules, o.seed, o.seed + ex.schedules - 1);
+      o.seed = o.seed + ex.schedules - 1;
+      r = interp::run(k, inputs, o);  // the last schedule again, for the result check and the trace
+    }
+  } else {
+    r = interp::run(k, inputs, o);
+  }
+  if (!f.trace_file.empty()) write_file(f.trace_file, interp::to_chrome_json(r.timeline));
+  if (!f.timeline_file.empty()) write_file(f.timeline_file, interp::to_html(r.timeline));
+  if (!r.ok()) {
+    for (auto const& d : r.diagnostics) fmt::print("{}\n", d.message);
+    fmt::print("verdict: protocol error ({} after {} steps)\n", interp::check_name(r.diagnostics.front().kind), r.steps);
+    return exit_protocol;
+  }
+  auto expected = inputs;
+  e.reference(expected, values);
+  std::int64_t checked = 0;
+  for (int p : interp::written_params(k)) {
+    auto const& got = r.buffers[p];
+    auto const& want = expected[p];
+    for (std::int64_t i = 0; i < got.elements(); ++i, ++checked) {
+      const double g = got.get(i), w = want.get(i);
+      if (!(g == w || (std::isnan(g) && std::isnan(w)))) {
+        fmt::print("verdict: wrong result: {}{} = {} but the reference gives {} ({} elements matched before it)\n", k.params[p].name,
+                   index_text(got.shape, i), g, w, checked);
+        return exit_wrong;
+      }
+    }
+  }
+  fmt::print("verdict: correct ({} output elements match the reference; {} steps)\n", checked, r.steps);
+  return exit_ok;
+}
+
 }  // namespace
 
 int main(int argc, char** argv, registry const& kernels) {
@@ -63,6 +184,21 @@ int main(int argc, char** argv, registry const& kernels) {
   show_cmd->add_option("kernel", kernel_name, "kernel name (see `stagecraft list`)");
   show_cmd->add_option("--set", sets, "override a parameter: --set K=3 (repeatable)");
   show_cmd->add_flag("--all", show_all, "show every registered kernel with its default parameters");
+
+  auto* run_cmd = app.add_subcommand("run", "run a kernel in the interpreter on seeded random inputs and check it");
+  run_flags rf;
+  bool run_all = false;
+  run_cmd->add_option("kernel", kernel_name, "kernel name (see `stagecraft list`)");
+  run_cmd->add_option("--set", sets, "override a parameter: --set K=3 (repeatable)");
+  run_cmd->add_flag("--all", run_all, "run every registered kernel with its default parameters");
+  run_cmd->add_option("--policy", rf.policy, "schedule: eager, lazy, random or pct")->capture_default_str();
+  run_cmd->add_option("--seed", rf.seed, "schedule seed (random, pct; first seed of --explore)")->capture_default_str();
+  run_cmd->add_option("--input-seed", rf.input_seed, "seed of the random inputs")->capture_default_str();
+  run_cmd->add_option("--explore", rf.explore, "run up to N schedules (pct unless --policy random) and report the first failing seed");
+  run_cmd->add_option("--pct-depth", rf.pct_depth, "PCT bug depth d (d-1 priority change points)")->capture_default_str();
+  run_cmd->add_flag("--no-checks", rf.no_checks, "skip race, fence and poison checks (protocol checks stay on)");
+  run_cmd->add_option("--trace", rf.trace_file, "write a Chrome/Perfetto trace (JSON)");
+  run_cmd->add_option("--timeline", rf.timeline_file, "write a self-contained HTML timeline");
 
   try {
     app.parse(argc, argv);
@@ -86,9 +222,22 @@ int main(int argc, char** argv, registry const& kernels) {
         if (kernel_name.empty()) throw usage_error("show: name a kernel (see `stagecraft list`) or pass --all");
         show(kernels.find(kernel_name), parse_sets(sets));
       }
+    } else if (*run_cmd) {
+      if (run_all) {
+        if (!kernel_name.empty() || !sets.empty()) throw usage_error("run --all takes no kernel name and no --set");
+        if (!rf.trace_file.empty() || !rf.timeline_file.empty()) throw usage_error("run --all writes no trace: name one kernel");
+        int worst = exit_ok;
+        for (auto const* e : kernels.all()) worst = std::max(worst, run_kernel(*e, {}, rf));
+        return worst;
+      }
+      if (kernel_name.empty()) throw usage_error("run: name a kernel (see `stagecraft list`) or pass --all");
+      return run_kernel(kernels.find(kernel_name), parse_sets(sets), rf);
     }
     return exit_ok;
   } catch (usage_error const& e) {
+    std::cerr << "stagecraft: " << e.what() << "\n";
+    return exit_usage;
+  } catch (std::invalid_argument const& e) {
     std::cerr << "stagecraft: " << e.what() << "\n";
     return exit_usage;
   } catch (ir::VerifyError const& e) {

@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
-# The main job: set up and build, then run the stagecraft CLI on the bundled kernels.
-# (Until the interpreter lands this lists the kernels and prints each one's lowered IR.)
+# The main job: set up and build, then run every bundled kernel through the interpreter
+# (seeded random inputs, checked against its C++ reference, all protocol/race checks on) and
+# write one timeline.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 "$here/scripts/setup.sh"
-cli="${STAGECRAFT_BUILD_DIR:-$here/build}/cli/stagecraft"
+build="${STAGECRAFT_BUILD_DIR:-$here/build}"
+cli="$build/cli/stagecraft"
 "$cli" list
-"$cli" show --all
+"$cli" run --all --policy eager
+"$cli" run --all --policy pct --explore 50
+"$cli" run add_one --set M=256 --set N=512 --policy pct --seed 1 --timeline "$build/add_one.html" --trace "$build/add_one.json"
+echo "timeline: $build/add_one.html (Chrome/Perfetto trace: $build/add_one.json)"

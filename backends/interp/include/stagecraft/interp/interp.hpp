@@ -1,0 +1,85 @@
+// The deterministic interpreter: runs an ir::Kernel on the CPU with a modelled barrier /
+// async-copy machine, checks the barrier protocol, finds races and deadlocks, explores
+// schedules and records a timeline (DESIGN.md section 5).
+//
+// Determinism: the schedule is a pure function of (kernel, inputs, options). Same inputs, same
+// options -> byte-identical buffers, diagnostics and trace.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "stagecraft/host/tensor.hpp"
+#include "stagecraft/interp/trace.hpp"
+#include "stagecraft/ir/kernel.hpp"
+
+namespace stagecraft::interp {
+
+enum class policy : std::uint8_t {
+  eager,   // async work completes as soon as it is issued
+  lazy,    // async work completes only when nothing else can run, oldest first
+  random,  // every step picks uniformly among runnable agents and pending completions
+  pct,     // probabilistic concurrency testing: random priorities, d-1 random change points
+};
+const char* policy_name(policy p);
+
+struct options {
+  policy schedule = policy::eager;
+  std::uint64_t seed = 0;
+  int pct_depth = 3;       // PCT's d: bugs of depth <= d are found with probability >= 1/(n k^(d-1))
+  bool checks = true;      // races, proxy fences, poison; the protocol checks always run
+  bool trace = false;      // record the timeline
+  std::uint64_t max_steps = std::uint64_t{1} << 34;
+};
+
+// Each check is a distinct, named diagnostic.
+enum class check : std::uint8_t {
+  deadlock,            // every agent blocked, nothing in flight
+  missed_phase,        // a waiter skipped a completion (hardware parity aliases)
+  tx_underflow,        // more bytes completed than were expected
+  over_arrival,        // an arrival when the phase expects none
+  index_out_of_range,  // run-time barrier / SMEM index, or GMEM block, outside its shape
+  data_race,           // conflicting accesses not ordered by happens-before
+  missing_fence,       // generic SMEM write read by the async proxy without commit_smem()
+  store_pending_at_exit,  // a warpgroup exits with TMA stores not waited for
+  poison_read,         // a read of SMEM never written
+  step_limit,          // the step budget ran out (a loop that does not end?)
+  unsupported,         // an op this interpreter does not model yet
+};
+const char* check_name(check c);
+
+struct diagnostic {
+  check kind;
+  std::string message;  // names the kernel, op (#N as printed by `stagecraft show`), agent, values
+  int op = -1;
+  int cta = -1;         // linear CTA index
+  int warpgroup = -1;
+};
+
+struct result {
+  std::vector<host_tensor> buffers;  // every GMEM parameter, after the run
+  std::vector<diagnostic> diagnostics;
+  trace timeline;
+  std::uint64_t steps = 0;
+  bool ok() const { return diagnostics.empty(); }
+};
+
+// Runs the kernel on `buffers` (one per GMEM parameter, in order; shapes and dtypes must match).
+// Throws std::invalid_argument for inputs that do not fit the kernel, ir::VerifyError for an IR
+// that does not verify. Protocol errors are diagnostics, never exceptions.
+result run(ir::Kernel const& k, std::vector<host_tensor> buffers, options const& o = {});
+
+struct exploration {
+  int schedules = 0;                         // how many ran
+  std::optional<std::uint64_t> failing_seed;  // the first seed with a diagnostic
+  std::optional<result> failure;             // its result (replays exactly with that seed)
+};
+// Runs up to n schedules with seeds base.seed, base.seed+1, ... under base.schedule (random or
+// pct; eager/lazy are single schedules) and stops at the first one with a diagnostic.
+exploration explore(ir::Kernel const& k, std::vector<host_tensor> const& buffers, options base, int n);
+
+// The GMEM parameters a kernel writes (its outputs), by index.
+std::vector<int> written_params(ir::Kernel const& k);
+
+}  // namespace stagecraft::interp

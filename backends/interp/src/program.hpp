@@ -1,0 +1,29 @@
+// The statement tree of an ir::Kernel flattened into a small instruction list: loops and
+// conditionals become jumps, leaves stay "execute op #N". Agents then run with a program counter.
+#pragma once
+#include <vector>
+
+#include "stagecraft/ir/kernel.hpp"
+
+namespace stagecraft::interp::detail {
+
+enum class code : std::uint8_t {
+  op,         // execute the leaf statement `stmt`
+  loop_init,  // var = lo; hi_of[var] = hi (bounds are evaluated once, on entry)
+  loop_test,  // if var >= hi_of[var]: goto target
+  loop_next,  // ++var; goto target
+  jump_zero,  // if !cond(stmt): goto target
+  jump,       // goto target
+  end,
+};
+
+struct instr {
+  code what;
+  ir::StmtId stmt = ir::none;
+  int target = -1;
+  int var = -1;
+};
+
+std::vector<instr> flatten(ir::Kernel const& k);
+
+}  // namespace stagecraft::interp::detail

@@ -52,6 +52,22 @@ const char* check_name(check c) {
   return "?";
 }
 
+namespace {
+// GMEM parameters the kernel reads (TMA load sources, generic loads).
+std::vector<int> read_params(ir::Kernel const& k) {
+  std::vector<int> out;
+  auto mark = [&](ir::RefId r) {
+    if (r >= 0 && k.refs[r].base == ir::RefBase::param && std::find(out.begin(), out.end(), k.refs[r].id) == out.end())
+      out.push_back(k.refs[r].id);
+  };
+  for (auto const& s : k.stmts)
+    if (s.op == ir::StmtOp::copy_gmem_to_smem) mark(s.refs[0]);
+  for (auto const& v : k.values)
+    if (v.op == ir::ValueOp::load) mark(v.ref);
+  return out;
+}
+}  // namespace
+
 std::vector<int> written_params(ir::Kernel const& k) {
   std::vector<bool> w(k.params.size(), false);
   auto mark = [&](ir::RefId r) {
@@ -106,9 +122,6 @@ constexpr std::uint32_t max_components = 0xfff;   // the last value marks poison
 constexpr std::uint32_t poison = 0xfff;            // comp of a never-written element
 constexpr std::uint32_t many_clusters = 0xfffff;   // cluster of an element read by several clusters
 constexpr std::uint32_t max_clusters = 0xfffff;    // cluster ids wrap after this many clusters
-struct cell {
-  epoch w, r;
-};
 
 struct stop_run {};  // ends the run at the first diagnostic
 
@@ -119,11 +132,20 @@ struct memory {
   std::vector<std::int64_t> shape;
   std::byte* data = nullptr;
   std::vector<std::byte> owned;  // SMEM
-  // One cell per element; null when checks are off or nothing can race on it (a GMEM parameter
-  // the kernel never writes). GMEM shadows come zeroed from calloc (zero = the host's initial
-  // contents), so untouched pages cost nothing.
-  cell* shadow = nullptr;
-  std::unique_ptr<cell, decltype(&std::free)> shadow_owner{nullptr, &std::free};
+  // The last write and the last read of every element. Null when checks are off or nothing
+  // can race there: a GMEM parameter the kernel never writes has no shadow, one it never reads
+  // has no read shadow. GMEM shadows come zeroed from calloc (zero = the host's initial
+  // contents), so pages nobody touches cost nothing.
+  epoch* sw = nullptr;
+  epoch* sr = nullptr;
+  std::unique_ptr<epoch, decltype(&std::free)> sw_owner{nullptr, &std::free}, sr_owner{nullptr, &std::free};
+  void allocate_shadow(std::size_t n, bool reads) {
+    sw_owner.reset(static_cast<epoch*>(std::calloc(n, sizeof(epoch))));
+    if (reads) sr_owner.reset(static_cast<epoch*>(std::calloc(n, sizeof(epoch))));
+    if (!sw_owner || (reads && !sr_owner)) throw std::bad_alloc();
+    sw = sw_owner.get();
+    sr = sr_owner.get();
+  }
   bool smem = false;
 };
 
@@ -324,12 +346,9 @@ class machine {
       m.dtype = k.params[i].dtype;
       m.shape = k.params[i].shape;
       m.data = gmem[i].bytes.data();
-      const auto written = written_params(k);
-      if (o_.checks && std::find(written.begin(), written.end(), static_cast<int>(i)) != written.end()) {
-        m.shadow_owner.reset(static_cast<cell*>(std::calloc(static_cast<std::size_t>(gmem[i].elements()), sizeof(cell))));
-        if (!m.shadow_owner) throw std::bad_alloc();
-        m.shadow = m.shadow_owner.get();
-      }
+      const auto written = written_params(k), read = read_params(k);
+      auto has = [&](std::vector<int> const& v) { return std::find(v.begin(), v.end(), static_cast<int>(i)) != v.end(); };
+      if (o_.checks && has(written)) m.allocate_shadow(static_cast<std::size_t>(gmem[i].elements()), has(read));
       gmem_.push_back(std::move(m));
     }
     // Barrier elements and their offsets within a CTA.
@@ -425,10 +444,8 @@ class machine {
           m.data = m.owned.data();
           m.smem = true;
           if (o_.checks) {
-            m.shadow_owner.reset(static_cast<cell*>(std::malloc(static_cast<std::size_t>(n) * sizeof(cell))));
-            if (!m.shadow_owner) throw std::bad_alloc();
-            m.shadow = m.shadow_owner.get();
-            std::fill_n(m.shadow, n, cell{epoch::make(0, poison, 0), {}});
+            m.allocate_shadow(static_cast<std::size_t>(n), true);
+            std::fill_n(m.sw, n, epoch::make(0, poison, 0));
           }
         }
         cs.smem.push_back(std::move(m));
@@ -783,43 +800,55 @@ class machine {
   static bool is_poison(epoch e) { return e.clock == 0 && e.comp() == poison; }
 
   // Checks one access of a whole region and leaves `stamp` behind. Neighbouring elements
-  // nearly always carry the same epochs (one copy wrote them all), so each distinct epoch is
-  // judged once per region.
+  // nearly always carry the same epochs (one copy or one store wrote them all), so each pass
+  // over a row judges an epoch only when it differs from the previous element's, and updates
+  // the shadow in the same pass. A diagnostic ends the run, so updating before judging the
+  // rest of the row is harmless.
   void access(region const& g, bool write, vclock const& vc, epoch stamp, int agent_for_msg, const char* what) {
     auto& m = *g.mem;
-    if (!m.shadow) return;
-    epoch seen_w{~0u, ~0u}, seen_r{~0u, ~0u};  // last epochs found ordered before this access
+    if (!m.sw) return;
     g.rows([&](std::int64_t off, std::int64_t, std::int64_t len) {
-      cell* c = m.shadow + off;
+      epoch* cw = m.sw + off;
+      epoch last = cw[0];
+      judge_write_epoch(m, off, last, write, vc, agent_for_msg, what);
       for (std::int64_t k = 0; k < len; ++k) {
-        const epoch w = c[k].w;
-        if (!same(w, seen_w)) {
-          if (is_poison(w)) {
-            if (!write) poison_read(m, off + k, agent_for_msg, what);
-          } else if (!hb(w, vc)) {
-            race(m, off + k, w, write ? "write" : "read", agent_for_msg, what, true);
-          }
-          seen_w = w;
+        if (!same(cw[k], last)) {
+          last = cw[k];
+          judge_write_epoch(m, off + k, last, write, vc, agent_for_msg, what);
         }
-        const epoch r = c[k].r;
-        if (write) {
-          if (r.clock != 0 && !same(r, seen_r)) {
-            if (!hb(r, vc)) race(m, off + k, r, "write", agent_for_msg, what, false);
-            seen_r = r;
-          }
-          c[k].w = stamp;
-          c[k].r = {};
-        } else if (r.clock == 0 || same(r, seen_r) || hb(r, vc)) {
-          if (r.clock != 0) seen_r = r;
-          c[k].r = stamp;
-        } else if (r.cluster() != stamp.cluster()) {
-          c[k].r = epoch::make(r.clock, r.comp(), many_clusters);  // read by several clusters: any later write races
+        if (write) cw[k] = stamp;
+      }
+      if (!m.sr) return;
+      epoch* cr = m.sr + off;
+      epoch lr = cr[0];
+      epoch next = write ? epoch{} : next_read(lr, vc, stamp);
+      if (write && lr.clock != 0 && !hb(lr, vc)) race(m, off, lr, "write", agent_for_msg, what, false);
+      for (std::int64_t k = 0; k < len; ++k) {
+        if (!same(cr[k], lr)) {
+          lr = cr[k];
+          if (write && lr.clock != 0 && !hb(lr, vc)) race(m, off + k, lr, "write", agent_for_msg, what, false);
+          next = write ? epoch{} : next_read(lr, vc, stamp);
         }
-        // else: two unordered reads in one cluster; the earlier one is kept (a later write must
-        // be ordered after it anyway to be ordered after both in every kernel we model).
+        cr[k] = next;
       }
     });
   }
+
+  void judge_write_epoch(memory const& m, std::int64_t elem, epoch w, bool write, vclock const& vc, int agent, const char* what) {
+    if (is_poison(w)) {
+      if (!write) poison_read(m, elem, agent, what);
+    } else if (!hb(w, vc)) {
+      race(m, elem, w, write ? "write" : "read", agent, what, true);
+    }
+  }
+
+  // The read epoch an element keeps after a read stamped `stamp`.
+  epoch next_read(epoch r, vclock const& vc, epoch stamp) const {
+    if (r.clock == 0 || hb(r, vc)) return stamp;
+    if (r.cluster() != stamp.cluster()) return epoch::make(r.clock, r.comp(), many_clusters);  // any later write races
+    return r;  // two unordered reads in one cluster: the earlier one is kept
+  }
+
   static bool same(epoch a, epoch b) { return a.clock == b.clock && a.who == b.who; }
 
   void poison_read(memory const& m, std::int64_t elem, int agent, const char* what) {
@@ -861,12 +890,15 @@ class machine {
   // Generic SMEM writes must be fenced (commit_smem) before the async proxy reads them.
   void check_fenced(region const& g, vclock const& vc, int agent) {
     auto& m = *g.mem;
-    if (!m.shadow) return;
+    if (!m.sw) return;
     const int na = static_cast<int>(agents_.size());
     bool reported = false;
+    epoch checked{~0u, ~0u};  // the last write epoch found fenced
     g.rows([&](std::int64_t off, std::int64_t, std::int64_t len) {
       for (std::int64_t k = 0; k < len && !reported; ++k) {
-        auto const& w = m.shadow[static_cast<std::size_t>(off + k)].w;
+        auto const& w = m.sw[off + k];
+        if (same(w, checked)) continue;
+        checked = w;
         if (w.clock == 0 || static_cast<int>(w.comp()) >= na || w.cluster() != cluster_id()) continue;  // host, async proxy, other cluster
         auto const& f = agents_[w.comp()].fences;
         auto it = std::lower_bound(f.begin(), f.end(), w.clock);

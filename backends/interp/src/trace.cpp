@@ -30,6 +30,7 @@ char const* kind_name(trace_event::kind k) {
 
 // A malformed event is an interpreter bug; drawing it on a made-up row would hide that bug.
 void validate(trace const& t) {
+  if (t.ctas < 0) throw std::invalid_argument("trace: ctas is " + std::to_string(t.ctas));
   for (std::size_t i = 0; i < t.events.size(); ++i) {
     auto const& e = t.events[i];
     if (e.cta < 0 || e.cta >= t.ctas)
@@ -45,19 +46,67 @@ void validate(trace const& t) {
 // Labels come from user-chosen names; a stray invalid UTF-8 byte must not make the export throw.
 std::string dump(ojson const& j) { return j.dump(-1, ' ', false, ojson::error_handler_t::replace); }
 
-// Perfetto treats pid 0 / tid 0 as the kernel's idle task and keys threads by tid across the
-// whole trace (a tid reused in two processes loses its name), so both are 1-based and every
-// (CTA, lane) gets its own tid.
-std::int64_t pid_of(int cta) { return std::int64_t{cta} + 1; }
-std::int64_t tid_of(trace const& t, int cta, int lane) {
-  return std::int64_t{cta} * static_cast<std::int64_t>(t.lanes.size()) + lane + 1;
-}
-
 bool is_box(trace_event::kind k) { return k == trace_event::kind::op || k == trace_event::kind::async; }
 
 // Zero-length boxes would be invisible (and unclickable) in every viewer; both exports stretch
 // them to one step so the JSON and the HTML page agree.
 std::uint64_t duration(trace_event const& e) { return e.t1 > e.t0 ? e.t1 - e.t0 : 1; }
+
+// Perfetto treats pid 0 / tid 0 as the kernel's idle task, so both are 1-based.
+std::int64_t pid_of(int cta) { return std::int64_t{cta} + 1; }
+
+// Which thread each event goes on. Perfetto drops "X" events that overlap on one thread without
+// nesting, and an engine lane has several copies in flight at once; so a lane whose boxes
+// overlap is spread over extra threads ("tma load", "tma load (2)", ...), first fit in start
+// order. A lane that never overlaps keeps exactly one thread. Perfetto also keys threads by tid
+// across the whole trace (a tid reused in two processes loses its name), so every thread of
+// every CTA gets its own tid.
+struct thread_layout {
+  std::size_t lanes = 0;
+  std::vector<int> threads;          // per (cta, lane) row: how many threads it uses (>= 1)
+  std::vector<std::int64_t> extra;   // per row: tid of its thread 1; the rest follow
+  std::vector<int> sub;              // per event: which of its row's threads
+
+  std::int64_t tid(int cta, int lane, int k) const {
+    auto const row = static_cast<std::size_t>(cta) * lanes + static_cast<std::size_t>(lane);
+    return k == 0 ? static_cast<std::int64_t>(row) + 1 : extra[row] + (k - 1);
+  }
+};
+
+thread_layout layout_threads(trace const& t) {
+  thread_layout out;
+  out.lanes = t.lanes.size();
+  auto const rows = static_cast<std::size_t>(t.ctas) * out.lanes;
+  std::vector<std::vector<std::size_t>> boxes(rows);
+  for (std::size_t i = 0; i < t.events.size(); ++i)
+    if (is_box(t.events[i].what))
+      boxes[static_cast<std::size_t>(t.events[i].cta) * out.lanes + static_cast<std::size_t>(t.events[i].lane)]
+          .push_back(i);
+  out.sub.assign(t.events.size(), 0);
+  out.threads.assign(rows, 1);
+  for (std::size_t r = 0; r < rows; ++r) {
+    auto& idx = boxes[r];
+    // Ops are recorded when they finish, so the trace's order is not start order.
+    std::stable_sort(idx.begin(), idx.end(), [&](auto a, auto b) { return t.events[a].t0 < t.events[b].t0; });
+    std::vector<std::uint64_t> ends;  // per thread: where its last box ends
+    for (auto i : idx) {
+      auto const& e = t.events[i];
+      std::size_t k = 0;
+      while (k < ends.size() && ends[k] > e.t0) ++k;
+      if (k == ends.size()) ends.push_back(0);
+      ends[k] = e.t0 + duration(e);
+      out.sub[i] = static_cast<int>(k);
+    }
+    out.threads[r] = std::max<int>(1, static_cast<int>(ends.size()));
+  }
+  out.extra.resize(rows);
+  auto next = static_cast<std::int64_t>(rows) + 1;  // extra threads come after every lane's own
+  for (std::size_t r = 0; r < rows; ++r) {
+    out.extra[r] = next;
+    next += out.threads[r] - 1;
+  }
+  return out;
+}
 
 ojson meta(char const* name, std::int64_t pid, std::int64_t tid, char const* key, ojson value) {
   ojson m;
@@ -69,7 +118,7 @@ ojson meta(char const* name, std::int64_t pid, std::int64_t tid, char const* key
   return m;
 }
 
-ojson chrome_event(trace const& t, trace_event const& e) {
+ojson chrome_event(thread_layout const& threads, trace_event const& e, int sub) {
   ojson j;
   j["name"] = e.label.empty() ? std::string(kind_name(e.what)) : e.label;
   j["cat"] = kind_name(e.what);
@@ -80,7 +129,7 @@ ojson chrome_event(trace const& t, trace_event const& e) {
   else
     j["s"] = "t";
   j["pid"] = pid_of(e.cta);
-  j["tid"] = tid_of(t, e.cta, e.lane);
+  j["tid"] = threads.tid(e.cta, e.lane, sub);
   // chrome://tracing's reserved colour for errors; Perfetto ignores it.
   if (e.what == trace_event::kind::diagnostic) j["cname"] = "terrible";
   j["args"] = ojson::object({{"op", e.op}, {"label", e.label}});
@@ -374,7 +423,7 @@ function firstInstant(list, t) {  // first j with ta[list[j]] >= t
 // The horizontal scroll range is virtual: browsers cap element widths, and a long run zoomed
 // in is far wider than that, so the native scrollbar maps proportionally onto px.
 var W = 0, H = 0, dpr = 1, plotW = 1, scale = 1, px = 0, lastSL = 0;
-var minScale = 1, maxScale = 200, selected = -1, activeDiag = -1, flashUntil = 0, mouse = null, drag = null;
+var minScale = 1, maxScale = 200, selected = -1, flashUntil = 0, mouse = null, drag = null;
 function clampScale(s) { return Math.min(maxScale, Math.max(minScale, s)); }
 function extent() {
   var contentW = Math.max(plotW, tEnd * scale + RIGHT_PAD), virt = Math.min(contentW, CAP);
@@ -894,19 +943,25 @@ new ResizeObserver(function () {
 
 std::string to_chrome_json(trace const& t) {
   validate(t);
+  auto const threads = layout_threads(t);
   std::vector<ojson> events;
   events.reserve(static_cast<std::size_t>(std::max(t.ctas, 0)) * (2 + 2 * t.lanes.size()) + t.events.size());
   for (int c = 0; c < t.ctas; ++c) {
-    auto const pid = pid_of(c), first = tid_of(t, c, 0);
+    auto const pid = pid_of(c), first = threads.tid(c, 0, 0);
     events.push_back(meta("process_name", pid, first, "name", "CTA " + std::to_string(c)));
     events.push_back(meta("process_sort_index", pid, first, "sort_index", c));
+    int position = 0;  // a lane's extra threads sort right below it
     for (std::size_t l = 0; l < t.lanes.size(); ++l) {
-      auto const tid = tid_of(t, c, static_cast<int>(l));
-      events.push_back(meta("thread_name", pid, tid, "name", t.lanes[l]));
-      events.push_back(meta("thread_sort_index", pid, tid, "sort_index", l));
+      auto const lane = static_cast<int>(l);
+      for (int k = 0; k < threads.threads[static_cast<std::size_t>(c) * t.lanes.size() + l]; ++k) {
+        auto const tid = threads.tid(c, lane, k);
+        auto name = k == 0 ? t.lanes[l] : t.lanes[l] + " (" + std::to_string(k + 1) + ")";
+        events.push_back(meta("thread_name", pid, tid, "name", std::move(name)));
+        events.push_back(meta("thread_sort_index", pid, tid, "sort_index", position++));
+      }
     }
   }
-  for (auto const& e : t.events) events.push_back(chrome_event(t, e));
+  for (std::size_t i = 0; i < t.events.size(); ++i) events.push_back(chrome_event(threads, t.events[i], threads.sub[i]));
 
   ojson other;
   other["kernel"] = t.kernel;

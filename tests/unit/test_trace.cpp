@@ -39,6 +39,12 @@ trace sample() {
   return t;
 }
 
+// "tma load (2)" -> "tma load": the extra threads a lane uses for boxes that overlap.
+std::string lane_of_thread(std::string const& name) {
+  auto const p = name.rfind(" (");
+  return p != std::string::npos && name.back() == ')' ? name.substr(0, p) : name;
+}
+
 std::size_t count(std::string const& hay, std::string const& needle) {
   std::size_t n = 0;
   for (auto p = hay.find(needle); p != std::string::npos; p = hay.find(needle, p + 1)) ++n;
@@ -58,7 +64,7 @@ std::string embedded_data(std::string const& html) {
 
 }  // namespace
 
-TEST_CASE("chrome json: one process per CTA, one thread per lane, with names", "[trace]") {
+TEST_CASE("chrome json: one process per CTA, named threads for every lane", "[trace]") {
   const auto t = sample();
   const auto j = json::parse(to_chrome_json(t));
   REQUIRE(j.contains("traceEvents"));
@@ -82,11 +88,37 @@ TEST_CASE("chrome json: one process per CTA, one thread per lane, with names", "
   std::set<std::string> names;
   for (auto const& [_, n] : process) names.insert(n);
   CHECK(names == std::set<std::string>{"CTA 0", "CTA 1"});
-  CHECK(thread.size() == 10);
-  CHECK(tids.size() == 10);  // a tid reused across processes loses its name in Perfetto
+  // Every lane of every CTA, plus one extra "tma load (2)" per CTA for the two loads in flight.
+  CHECK(thread.size() == 12);
+  CHECK(tids.size() == 12);  // a tid reused across processes loses its name in Perfetto
+  std::map<std::string, int> per_lane;
   for (auto const& [pt, name] : thread) {
     CHECK(process.count(pt.first) == 1);
-    CHECK(std::find(t.lanes.begin(), t.lanes.end(), name) != t.lanes.end());
+    CHECK(std::find(t.lanes.begin(), t.lanes.end(), lane_of_thread(name)) != t.lanes.end());
+    ++per_lane[name];
+  }
+  for (auto const& lane : t.lanes) CHECK(per_lane[lane] == 2);
+  CHECK(per_lane["tma load (2)"] == 2);
+}
+
+TEST_CASE("chrome json: boxes on one thread never overlap", "[trace]") {
+  // Perfetto drops "X" events that overlap on a thread without nesting.
+  auto t = sample();
+  for (int k = 0; k < 5; ++k) t.events.push_back({kind::async, 20u + k, 30u + k, 0, 2, 4, "in flight"});
+  t.events.push_back({kind::op, 40, 40, 0, 0, 1, "instant op"});  // stretched to one step
+  t.events.push_back({kind::op, 40, 42, 0, 0, 2, "next op"});
+  const auto j = json::parse(to_chrome_json(t));
+  std::map<std::pair<long long, long long>, std::vector<std::pair<std::uint64_t, std::uint64_t>>> spans;
+  std::size_t boxes = 0;
+  for (auto const& e : j["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    ++boxes;
+    spans[{e["pid"], e["tid"]}].push_back({e["ts"], e["ts"].get<std::uint64_t>() + e["dur"].get<std::uint64_t>()});
+  }
+  CHECK(boxes == 13 + 5 + 2);
+  for (auto& [_, s] : spans) {
+    std::sort(s.begin(), s.end());
+    for (std::size_t i = 1; i < s.size(); ++i) CHECK(s[i].first >= s[i - 1].second);
   }
 }
 
@@ -122,7 +154,7 @@ TEST_CASE("chrome json: events keep kind, time, CTA, lane, op and label", "[trac
       CHECK_FALSE(out.contains("dur"));
     }
     CHECK(process.at(out["pid"]) == "CTA " + std::to_string(in.cta));
-    CHECK(thread.at({out["pid"], out["tid"]}) == t.lanes[in.lane]);
+    CHECK(lane_of_thread(thread.at({out["pid"], out["tid"]})) == t.lanes[in.lane]);
     CHECK(out["name"] == in.label);
     CHECK(out["args"]["op"] == in.op);
     CHECK(out["args"]["label"] == in.label);

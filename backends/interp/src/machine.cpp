@@ -480,6 +480,7 @@ class machine {
         a.vc.c[a.comp] = 1;
         a.observed.assign(static_cast<std::size_t>(bar_count_), 0);
         a.priority = static_cast<std::uint64_t>(o_.pct_depth) + rng_.below(1u << 30);
+        a.began = time_;  // clusters run one after another: its first op starts now
         agents_.push_back(std::move(a));
       }
     if (o_.schedule == policy::pct) {

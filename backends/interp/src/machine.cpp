@@ -125,6 +125,9 @@ constexpr std::uint32_t max_clusters = 0xfffff;    // cluster ids wrap after thi
 
 struct stop_run {};  // ends the run at the first diagnostic
 
+// PTX: an mbarrier's tx-count lives in [-(2^20 - 1), 2^20 - 1].
+constexpr std::int64_t tx_limit = (std::int64_t{1} << 20) - 1;
+
 // ---- memories --------------------------------------------------------------------------------
 struct memory {
   std::string name;  // "x" or "s0" (as printed)
@@ -1005,6 +1008,11 @@ class machine {
     op.bar_elem = elem;
     op.bytes = op.src.elements() * ir::dtype_bits(op.src.mem->dtype) / 8;
     b.tx += bytes;  // arrive.expect_tx: the whole destination block, from its type
+    if (b.tx > tx_limit)
+      report(check::tx_underflow, cur_op_, a,
+             fmt::format("tx-count out of range on {}: phase {} now expects {} bytes, beyond the mbarrier's limit of {} "
+                         "(split the stage over several barriers or copies)",
+                         bar_name(b), b.completed, b.tx, tx_limit));
     op.vc = a.vc;
     arrive(b, a.vc, a);
     ++a.vc.c[a.comp];

@@ -526,25 +526,19 @@ class machine {
       ++time_;
       switch (o_.schedule) {
         case policy::eager:
-          if (!pending_.empty()) {
+        case policy::lazy: {
+          // eager: async work first; lazy: async work only when no agent can run.
+          const bool async_now = o_.schedule == policy::eager ? !pending_.empty() : runnable.empty();
+          if (async_now) {
             complete(0);
-          } else {
+          } else {  // agents round-robin
             auto it = std::find_if(runnable.begin(), runnable.end(), [&](int i) { return static_cast<std::size_t>(i) >= rr; });
             const int pick = it != runnable.end() ? *it : runnable.front();
             step(pick);
             rr = static_cast<std::size_t>(pick) + 1;
           }
           break;
-        case policy::lazy:
-          if (runnable.empty()) {
-            complete(0);
-          } else {
-            auto it = std::find_if(runnable.begin(), runnable.end(), [&](int i) { return static_cast<std::size_t>(i) >= rr; });
-            const int pick = it != runnable.end() ? *it : runnable.front();
-            step(pick);
-            rr = static_cast<std::size_t>(pick) + 1;
-          }
-          break;
+        }
         case policy::random: {
           const auto n = runnable.size() + pending_.size();
           const auto pick = rng_.below(n);

@@ -118,8 +118,9 @@ struct epoch {
   std::uint32_t cluster() const { return who >> 12; }
   static epoch make(std::uint32_t clock, std::uint32_t comp, std::uint32_t cluster) { return {clock, (comp & 0xfffu) | (cluster << 12)}; }
 };
-constexpr std::uint32_t max_components = 0xfff;   // the last value marks poison
+constexpr std::uint32_t max_components = 0xffe;   // the last two values mark poison and read sets
 constexpr std::uint32_t poison = 0xfff;            // comp of a never-written element
+constexpr std::uint32_t shared_reads = 0xffe;      // comp of a read set: clock - 1 indexes machine::shared_
 constexpr std::uint32_t many_clusters = 0xfffff;   // cluster of an element read by several clusters
 constexpr std::uint32_t max_clusters = 0xfffff;    // cluster ids wrap after this many clusters
 
@@ -311,6 +312,8 @@ struct async_op {
 
 struct group_state {
   int reads_pending = 0, writes_pending = 0;
+  int stores = 0;                 // issued into this group
+  ir::StmtId last = ir::none;     // the last of them, for messages
 };
 
 struct agent_state {
@@ -328,6 +331,7 @@ struct agent_state {
   std::int64_t committed = 0;
   group_state open;                         // stores issued since the last commit
   std::int64_t waited_reads = 0;            // groups whose reads this agent has waited for
+  ir::StmtId last_store = ir::none;         // the last TMA store it issued
   std::uint64_t began = 0;                  // when its current op started (for the trace)
   std::uint64_t priority = 0;               // pct
 };
@@ -403,6 +407,7 @@ class machine {
   // Cluster set-up and the scheduler loop.
   void run_cluster(std::array<std::int64_t, 3> origin) {
     ++clusters_run_;
+    shared_.clear();  // read sets of earlier clusters are never looked up again (cluster mismatch)
     for (auto& cs : ctas_)  // recycle SMEM storage: large fresh allocations cost a page fault per 4 KiB
       for (auto& m : cs.smem)
         if (!m.owned.empty()) smem_pool_.push_back(std::move(m.owned));
@@ -723,11 +728,11 @@ class machine {
 
   void finish(agent_state& a) {
     a.done = true;
-    if (a.open.reads_pending || a.open.writes_pending)
-      report(check::store_pending_at_exit, -1, a,
+    if (a.open.stores > 0)
+      report(check::store_pending_at_exit, a.open.last, a,
              fmt::format("{} exits with TMA stores that were never committed (commit_smem_to_gmem_group) nor waited for", who(a)));
     if (a.waited_reads < a.committed)
-      report(check::store_pending_at_exit, -1, a,
+      report(check::store_pending_at_exit, a.last_store, a,
              fmt::format("{} exits with {} bulk group(s) of TMA stores not waited for: their SMEM may be released while the "
                          "copy engine still reads it (end with wait_smem_to_gmem(0_c, read_only) or wait_smem_to_gmem(0_c))",
                          who(a), a.committed - a.waited_reads));
@@ -792,6 +797,12 @@ class machine {
   bool hb(epoch e, vclock const& vc) const {
     if (e.clock == 0) return true;
     if (e.cluster() != cluster_id()) return false;
+    if (e.comp() == shared_reads) {  // every read of the set must be ordered before
+      auto const& set = shared_[e.clock - 1].c;
+      for (std::size_t i = 0; i < set.size(); ++i)
+        if (set[i] > vc.c[i]) return false;
+      return true;
+    }
     return vc.c[e.comp()] >= e.clock;
   }
   std::uint32_t cluster_id() const { return static_cast<std::uint32_t>(clusters_run_ % max_clusters); }
@@ -805,6 +816,14 @@ class machine {
   void access(region const& g, bool write, vclock const& vc, epoch stamp, int agent_for_msg, const char* what) {
     auto& m = *g.mem;
     if (!m.sw) return;
+    epoch memo_in{~0u, ~0u}, memo_out{};  // the last read epoch transformed by next_read
+    auto next_for = [&](epoch r) {
+      if (!same(r, memo_in)) {
+        memo_in = r;
+        memo_out = next_read(r, vc, stamp);
+      }
+      return memo_out;
+    };
     g.rows([&](std::int64_t off, std::int64_t, std::int64_t len) {
       epoch* cw = m.sw + off;
       epoch last = cw[0];
@@ -819,13 +838,13 @@ class machine {
       if (!m.sr) return;
       epoch* cr = m.sr + off;
       epoch lr = cr[0];
-      epoch next = write ? epoch{} : next_read(lr, vc, stamp);
-      if (write && lr.clock != 0 && !hb(lr, vc)) race(m, off, lr, "write", agent_for_msg, what, false);
+      epoch next = write ? epoch{} : next_for(lr);
+      if (write && lr.clock != 0 && !hb(lr, vc)) race(m, off, culprit(lr, vc), "write", agent_for_msg, what, false);
       for (std::int64_t k = 0; k < len; ++k) {
         if (!same(cr[k], lr)) {
           lr = cr[k];
-          if (write && lr.clock != 0 && !hb(lr, vc)) race(m, off + k, lr, "write", agent_for_msg, what, false);
-          next = write ? epoch{} : next_read(lr, vc, stamp);
+          if (write && lr.clock != 0 && !hb(lr, vc)) race(m, off + k, culprit(lr, vc), "write", agent_for_msg, what, false);
+          next = write ? epoch{} : next_for(lr);
         }
         cr[k] = next;
       }
@@ -841,10 +860,30 @@ class machine {
   }
 
   // The read epoch an element keeps after a read stamped `stamp`.
-  epoch next_read(epoch r, vclock const& vc, epoch stamp) const {
+  // For a read set, the first reader the access is not ordered after (for the message).
+  epoch culprit(epoch r, vclock const& vc) const {
+    if (r.comp() != shared_reads || r.cluster() != cluster_id()) return r;
+    auto const& set = shared_[r.clock - 1].c;
+    for (std::size_t i = 0; i < set.size(); ++i)
+      if (set[i] > vc.c[i]) return epoch::make(set[i], static_cast<std::uint32_t>(i), r.cluster());
+    return r;
+  }
+
+  // Unordered reads within a cluster become a read set (FastTrack's read-shared state): a
+  // vector clock of every reader, which a later write must be ordered after entirely.
+  epoch next_read(epoch r, vclock const& vc, epoch stamp) {
     if (r.clock == 0 || hb(r, vc)) return stamp;
     if (r.cluster() != stamp.cluster()) return epoch::make(r.clock, r.comp(), many_clusters);  // any later write races
-    return r;  // two unordered reads in one cluster: the earlier one is kept
+    vclock set;
+    if (r.comp() == shared_reads) {
+      set = shared_[r.clock - 1];
+    } else {
+      set.c.assign(agents_.empty() ? 0 : agents_[0].vc.c.size(), 0);
+      set.c[r.comp()] = r.clock;
+    }
+    set.c[stamp.comp()] = std::max(set.c[stamp.comp()], stamp.clock);
+    shared_.push_back(std::move(set));
+    return epoch::make(static_cast<std::uint32_t>(shared_.size()), shared_reads, stamp.cluster());
   }
 
   static bool same(epoch a, epoch b) { return a.clock == b.clock && a.who == b.who; }
@@ -874,6 +913,7 @@ class machine {
     if (e.cluster() != cluster_id()) return "another cluster (a different CTA, with no ordering at all)";
     const int na = static_cast<int>(agents_.size());
     const int comp = static_cast<int>(e.comp());
+    if (e.comp() == shared_reads) return "one of several unordered readers";
     if (comp < na) return who(agents_[comp]);
     const int nb = static_cast<int>(ctas_.size()) * static_cast<int>(bar_count_);
     if (comp < na + nb) {
@@ -898,6 +938,8 @@ class machine {
         if (same(w, checked)) continue;
         checked = w;
         if (w.clock == 0 || static_cast<int>(w.comp()) >= na || w.cluster() != cluster_id()) continue;  // host, async proxy, other cluster
+        // A write the copy is not even ordered after is a race, which access() reports.
+        if (vc.c[w.comp()] < w.clock) continue;
         auto const& f = agents_[w.comp()].fences;
         auto it = std::lower_bound(f.begin(), f.end(), w.clock);
         if (it == f.end() || *it >= vc.c[w.comp()]) {
@@ -1023,6 +1065,9 @@ class machine {
     op.vc = a.vc;
     ++a.open.reads_pending;
     ++a.open.writes_pending;
+    ++a.open.stores;
+    a.open.last = cur_op_;
+    a.last_store = cur_op_;
     ++a.vc.c[a.comp];
     enqueue(std::move(op));
   }
@@ -1425,6 +1470,7 @@ class machine {
   std::vector<diagnostic> diags_;
   trace tr_;
   std::vector<tile_buf> spare_;
+  std::vector<vclock> shared_;  // read sets
   std::vector<std::vector<std::byte>> smem_pool_;
   std::vector<std::int64_t> rows_scratch_;
 };

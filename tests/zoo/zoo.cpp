@@ -1,0 +1,935 @@
+// The bug zoo (see zoo.hpp). Each exhibit is a template on `Bug`: the buggy kernel and its fixed
+// twin share every line but the one the comment names, so the fix is exactly the difference.
+#include "zoo.hpp"
+
+#include <stagecraft/stagecraft.hpp>
+
+namespace stagecraft::zoo {
+namespace {
+
+template <template <bool> class Make>
+ir::Kernel build(variant v) {
+  return v == variant::buggy ? Make<true>{}() : Make<false>{}();
+}
+
+// ---- references for the fixed twins (element-wise over row-major buffers) --------------------
+void ref_add_one(std::vector<host_tensor>& t) {  // x, y: y = x + 1
+  auto x = t[0].as<float>();
+  auto y = t[1].as<float>();
+  for (std::size_t i = 0; i < x.size(); ++i) y[i] = x[i] + 1.0f;
+}
+void ref_fanout(std::vector<host_tensor>& t) {  // x, y, z: y = x + 1, z = 2x
+  auto x = t[0].as<float>();
+  auto y = t[1].as<float>();
+  auto z = t[2].as<float>();
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    y[i] = x[i] + 1.0f;
+    z[i] = x[i] * 2.0f;
+  }
+}
+void ref_handoff(std::vector<host_tensor>& t) {  // x, z, y: y = 2x + z
+  auto x = t[0].as<float>();
+  auto z = t[1].as<float>();
+  auto y = t[2].as<float>();
+  for (std::size_t i = 0; i < x.size(); ++i) y[i] = x[i] * 2.0f + z[i];
+}
+void ref_add_two(std::vector<host_tensor>& t) {  // x, z, y: y = x + z
+  auto x = t[0].as<float>();
+  auto z = t[1].as<float>();
+  auto y = t[2].as<float>();
+  for (std::size_t i = 0; i < x.size(); ++i) y[i] = x[i] + z[i];
+}
+void ref_scale(std::vector<host_tensor>& t) {  // x, w (128x64), y: y = x * w tiled over x
+  auto x = t[0].as<float>();
+  auto w = t[1].as<float>();
+  auto y = t[2].as<float>();
+  const std::int64_t N = t[0].shape[1];
+  for (std::int64_t r = 0; r < t[0].shape[0]; ++r)
+    for (std::int64_t c = 0; c < N; ++c) y[r * N + c] = x[r * N + c] * w[(r % 128) * 64 + c % 64];
+}
+void ref_square(std::vector<host_tensor>& t) {  // x, y: y = x * x
+  auto x = t[0].as<float>();
+  auto y = t[1].as<float>();
+  for (std::size_t i = 0; i < x.size(); ++i) y[i] = x[i] * x[i];
+}
+void ref_colsum(std::vector<host_tensor>& t) {  // x (M, N), y (M, 64): y[r][c] = sum_j x[r][64j + c], in step order
+  auto x = t[0].as<float>();
+  auto y = t[1].as<float>();
+  const std::int64_t M = t[0].shape[0], N = t[0].shape[1];
+  for (std::int64_t r = 0; r < M; ++r)
+    for (std::int64_t c = 0; c < 64; ++c) {
+      float acc = 0.0f;
+      for (std::int64_t j = 0; j < N / 64; ++j) acc = acc + x[r * N + j * 64 + c];
+      y[r * 64 + c] = acc;
+    }
+}
+
+// =============================================================================================
+// deadlock
+// =============================================================================================
+
+// Two warpgroups consume every stage of a 2-deep ring (warpgroup 0 writes y = x + 1, warpgroup 1
+// writes z = 2x); warpgroup 0 is also the producer and refills a stage once both have released
+// it on consumed[s], declared arrivals(2_c).
+// MISTAKE: the release barrier_arrive(consumed[s]) was written inside the producer's
+// if_(thread_id() == 0_c, ...) next to the refill, so only one of the two expected arrivals ever
+// comes: the producer waits on consumed[0] forever (arrivals 1/2) and warpgroup 1 waits for a
+// refill of full[0] that never comes.
+// FIX: both warpgroups arrive, outside the branch; only the wait + refill is the producer's.
+template <bool Bug>
+struct make_release_in_branch {
+  ir::Kernel operator()() const {
+    const std::int64_t M = 128, N = 256, steps = N / 64;  // 4 steps: stages are reused
+    return lower(kernel<sm_90a>(
+        "zoo_release_in_branch", grid(M / 64), threads(2_c),
+        gmem<f32>("x", shape(M, N)),          // (row, col)
+        gmem<f32>("y", shape(M, N)),          // (row, col), warpgroup 0's output
+        gmem<f32>("z", shape(M, N)),          // (row, col), warpgroup 1's output
+        smem<f32>(shape(2_c, 64_c, 64_c)),    // buf: (stage, row, col)
+        barrier(arrivals(1_c), count(2_c)),   // full[stage]: the stage's block has landed
+        barrier(arrivals(2_c), count(2_c)),   // consumed[stage]: both warpgroups are done reading it
+        [&](auto x, auto y, auto z, auto buf, auto full, auto consumed) {
+          auto row = program_id();
+          auto producer = thread_id() == 0_c;
+          auto prologue = if_(producer, for_(range(2_c), [&](auto j) {
+                                auto s = stage<2>(j);
+                                return copy_gmem_to_smem(x.block(row, j), buf[s], full[s]);
+                              }));
+          auto main_loop = for_(range(steps), [&](auto j) {
+            auto s = stage<2>(j);
+            auto next = s.advance(2_c);
+            auto refill = seq(barrier_wait(consumed[s]), copy_gmem_to_smem(x.block(row, next.step), buf[s], full[s]));
+            auto compute = if_(producer, store(y.tile(shape(64_c, 64_c), row, j), load(buf[s]) + 1.0f),
+                               store(z.tile(shape(64_c, 64_c), row, j), load(buf[s]) * 2.0f));
+            if constexpr (Bug)
+              return seq(barrier_wait(full[s]), compute,
+                         if_(producer, seq(barrier_arrive(consumed[s]), if_(next.step < steps, refill))));
+            else
+              return seq(barrier_wait(full[s]), compute, barrier_arrive(consumed[s]), if_(producer && next.step < steps, refill));
+          });
+          return seq(prologue, main_loop);
+        }));
+  }
+};
+
+// add_one (K = 3): a ring prefetched in a prologue, refilled one step after each store.
+// MISTAKE: the prologue prefetches K - 1 stages ("keep one stage free for the refill"), but the
+// refill at step j loads step j - D + K, so step K - 1 is never loaded: its barrier_wait on
+// full[2] waits for a completion nobody will produce.
+// FIX: prefetch all K stages: for_(range(int_c<K>), ...).
+template <bool Bug>
+struct make_short_prologue {
+  ir::Kernel operator()() const {
+    constexpr long long K = 3, D = 1;
+    const std::int64_t M = 256, N = 512, splits = 2, steps = N / 64 / splits;  // 4 steps per CTA
+    return lower(kernel<sm_90a>(
+        "zoo_short_prologue", grid(M / 128, splits), threads(1_c),
+        gmem<f32>("x", shape(M, N)),               // (row, col)
+        gmem<f32>("y", shape(M, N)),               // (row, col)
+        smem<f32>(shape(int_c<K>, 128_c, 64_c)),   // (stage, row, col)
+        barrier(arrivals(1_c), count(int_c<K>)),   // full[stage]
+        [&](auto x, auto y, auto buf, auto full) {
+          auto row = program_id(0_c);
+          auto col = [&](auto j) { return program_id(1_c) * steps + j; };
+          auto prefetched = [&] {
+            if constexpr (Bug) return int_c<K - 1>;
+            else return int_c<K>;
+          }();
+          auto prologue = for_(range(prefetched), [&](auto j) {
+            auto s = stage<K>(j);
+            return if_(j < steps, copy_gmem_to_smem(x.block(row, col(j)), buf[s], full[s]));
+          });
+          auto main_loop = for_(range(steps), [&](auto j) {
+            auto s = stage<K>(j);
+            auto refill = s.advance(int_c<K - D>);
+            return seq(barrier_wait(full[s]), store(buf[s], load(buf[s]) + 1.0f), commit_smem(),
+                       copy_smem_to_gmem(buf[s], y.block(row, col(j))), commit_smem_to_gmem_group(),
+                       if_(j >= int_c<D> && refill.step < steps,
+                           seq(wait_smem_to_gmem(int_c<D>, read_only),
+                               copy_gmem_to_smem(x.block(row, col(refill.step)), buf[refill], full[refill]))));
+          });
+          return seq(prologue, main_loop, wait_smem_to_gmem(0_c));
+        }));
+  }
+};
+
+// handoff: a producer warpgroup hands 64x64 tiles to a consumer; ready[s] has two arrivals, the
+// producer's barrier_arrive and the TMA load of the z block.
+// MISTAKE: the consumer waits on ready[s] once per arrival ("one wait for twice[s], one for
+// zs[s]"). A phase completes once per step, after both arrivals; the second wait asks for the
+// next step's completion of that stage, which needs the consumer's own release first.
+// FIX: one barrier_wait per phase, however many arrivals complete it.
+template <bool Bug>
+struct make_double_wait {
+  ir::Kernel operator()() const {
+    const std::int64_t M = 128, N = 256, steps = N / 64;
+    return lower(kernel<sm_90a>(
+        "zoo_double_wait", grid(M / 64), threads(2_c),
+        gmem<f32>("x", shape(M, N)),          // (row, col)
+        gmem<f32>("z", shape(M, N)),          // (row, col)
+        gmem<f32>("y", shape(M, N)),          // (row, col)
+        smem<f32>(shape(2_c, 64_c, 64_c)),    // twice: (stage, row, col)
+        smem<f32>(shape(2_c, 64_c, 64_c)),    // zs:    (stage, row, col)
+        smem<f32>(shape(2_c, 64_c, 64_c)),    // out:   (stage, row, col)
+        barrier(arrivals(2_c), count(2_c)),   // ready[stage]: producer's arrive + the TMA load's
+        barrier(arrivals(1_c), count(2_c)),   // consumed[stage]
+        [&](auto x, auto z, auto y, auto twice, auto zs, auto out, auto ready, auto consumed) {
+          auto row = program_id();
+          auto producer = for_(range(steps), [&](auto j) {
+            auto s = stage<2>(j);
+            return seq(if_(j >= 2_c, barrier_wait(consumed[s])), copy_gmem_to_smem(z.block(row, j), zs[s], ready[s]),
+                       store(twice[s], load(x.tile(shape(64_c, 64_c), row, j)) * 2.0f), barrier_arrive(ready[s]));
+          });
+          auto consumer = for_(range(steps), [&](auto j) {
+            auto s = stage<2>(j);
+            auto wait_ready = [&] {
+              if constexpr (Bug) return seq(barrier_wait(ready[s]), barrier_wait(ready[s]));
+              else return barrier_wait(ready[s]);
+            }();
+            return seq(wait_ready, wait_smem_to_gmem(1_c, read_only), store(out[s], load(twice[s]) + load(zs[s])),
+                       barrier_arrive(consumed[s]), commit_smem(), copy_smem_to_gmem(out[s], y.block(row, j)),
+                       commit_smem_to_gmem_group());
+          });
+          return if_(thread_id() == 0_c, producer, seq(consumer, wait_smem_to_gmem(0_c)));
+        }));
+  }
+};
+
+// =============================================================================================
+// missed phase
+// =============================================================================================
+
+// add_one (K = 2) with one barrier for the whole ring.
+// MISTAKE: `barrier(arrivals(1_c), count(1_c))` shared by every stage ("the loads complete in
+// order anyway"). Each load completes its own phase, so by the first wait the barrier has
+// completed twice (both prologue loads): the waiter has skipped a completion and on hardware
+// its parity aliases with a later one.
+// FIX: one barrier per stage, count(int_c<K>), indexed with the stage cursor like the buffer.
+template <bool Bug>
+struct make_one_ring_barrier {
+  ir::Kernel operator()() const {
+    constexpr long long K = 2, D = 1;
+    const std::int64_t M = 256, N = 512, splits = 2, steps = N / 64 / splits;
+    auto full_decl = [] {
+      if constexpr (Bug) return barrier(arrivals(1_c), count(1_c));
+      else return barrier(arrivals(1_c), count(int_c<K>));
+    }();
+    return lower(kernel<sm_90a>(
+        "zoo_one_ring_barrier", grid(M / 128, splits), threads(1_c),
+        gmem<f32>("x", shape(M, N)),               // (row, col)
+        gmem<f32>("y", shape(M, N)),               // (row, col)
+        smem<f32>(shape(int_c<K>, 128_c, 64_c)),   // (stage, row, col)
+        full_decl,                                 // full: one per ring (bug) or full[stage] (fix)
+        [&](auto x, auto y, auto buf, auto full) {
+          auto bar = [&](auto s) {
+            if constexpr (Bug) return full;
+            else return full[s];
+          };
+          auto row = program_id(0_c);
+          auto col = [&](auto j) { return program_id(1_c) * steps + j; };
+          auto prologue = for_(range(int_c<K>), [&](auto j) {
+            auto s = stage<K>(j);
+            return if_(j < steps, copy_gmem_to_smem(x.block(row, col(j)), buf[s], bar(s)));
+          });
+          auto main_loop = for_(range(steps), [&](auto j) {
+            auto s = stage<K>(j);
+            auto refill = s.advance(int_c<K - D>);
+            return seq(barrier_wait(bar(s)), store(buf[s], load(buf[s]) + 1.0f), commit_smem(),
+                       copy_smem_to_gmem(buf[s], y.block(row, col(j))), commit_smem_to_gmem_group(),
+                       if_(j >= int_c<D> && refill.step < steps,
+                           seq(wait_smem_to_gmem(int_c<D>, read_only),
+                               copy_gmem_to_smem(x.block(row, col(refill.step)), buf[refill], bar(refill)))));
+          });
+          return seq(prologue, main_loop, wait_smem_to_gmem(0_c));
+        }));
+  }
+};
+
+// handoff with one `consumed` barrier for both stages.
+// MISTAKE: `consumed` declared count(1_c) ("the consumer releases stages in order, so one barrier
+// is enough"). Its k-th completion is indeed the release of step k-1, but nothing stops the
+// consumer from releasing two steps before the producer's next wait: the producer then waits for
+// a completion that was followed by another one, and on hardware its parity aliases.
+// FIX: one release barrier per stage, consumed[s], like handoff: a stage's releases are then
+// separated by its refill, which the producer issues only after its wait.
+template <bool Bug>
+struct make_single_release {
+  ir::Kernel operator()() const {
+    const std::int64_t M = 128, N = 512, steps = N / 64;
+    auto consumed_decl = [] {
+      if constexpr (Bug) return barrier(arrivals(1_c), count(1_c));
+      else return barrier(arrivals(1_c), count(2_c));
+    }();
+    return lower(kernel<sm_90a>(
+        "zoo_single_release", grid(M / 64), threads(2_c),
+        gmem<f32>("x", shape(M, N)),          // (row, col)
+        gmem<f32>("z", shape(M, N)),          // (row, col)
+        gmem<f32>("y", shape(M, N)),          // (row, col)
+        smem<f32>(shape(2_c, 64_c, 64_c)),    // twice: (stage, row, col)
+        smem<f32>(shape(2_c, 64_c, 64_c)),    // zs:    (stage, row, col)
+        smem<f32>(shape(2_c, 64_c, 64_c)),    // out:   (stage, row, col)
+        barrier(arrivals(2_c), count(2_c)),   // ready[stage]
+        consumed_decl,                        // consumed (bug) / consumed[stage] (fix)
+        [&](auto x, auto z, auto y, auto twice, auto zs, auto out, auto ready, auto consumed) {
+          auto released = [&](auto s) {
+            if constexpr (Bug) return consumed;
+            else return consumed[s];
+          };
+          auto row = program_id();
+          auto producer = for_(range(steps), [&](auto j) {
+            auto s = stage<2>(j);
+            return seq(if_(j >= 2_c, barrier_wait(released(s))), copy_gmem_to_smem(z.block(row, j), zs[s], ready[s]),
+                       store(twice[s], load(x.tile(shape(64_c, 64_c), row, j)) * 2.0f), barrier_arrive(ready[s]));
+          });
+          auto consumer = for_(range(steps), [&](auto j) {
+            auto s = stage<2>(j);
+            return seq(barrier_wait(ready[s]), wait_smem_to_gmem(1_c, read_only), store(out[s], load(twice[s]) + load(zs[s])),
+                       barrier_arrive(released(s)), commit_smem(), copy_smem_to_gmem(out[s], y.block(row, j)),
+                       commit_smem_to_gmem_group());
+          });
+          return if_(thread_id() == 0_c, producer, seq(consumer, wait_smem_to_gmem(0_c)));
+        }));
+  }
+};
+
+// =============================================================================================
+// over-arrival
+// =============================================================================================
+
+// y = x + z: each step's x and z blocks are loaded by TMA into a 2-deep ring and both complete
+// on full[s].
+// MISTAKE: full declared arrivals(1_c), as in add_one, although two copies arrive on it per step.
+// The first copy's arrival already satisfies the phase's arrival count; the second arrives while
+// the phase still waits for bytes, with no arrival left to take.
+// FIX: arrivals(2_c): each copy_gmem_to_smem is one arrival (its bytes are added to the phase's
+// expect_tx on top).
+template <bool Bug>
+struct make_shared_barrier {
+  ir::Kernel operator()() const {
+    const std::int64_t M = 128, N = 256, steps = N / 64;
+    auto full_decl = [] {
+      if constexpr (Bug) return barrier(arrivals(1_c), count(2_c));
+      else return barrier(arrivals(2_c), count(2_c));
+    }();
+    return lower(kernel<sm_90a>(
+        "zoo_shared_barrier", grid(M / 64), threads(1_c),
+        gmem<f32>("x", shape(M, N)),          // (row, col)
+        gmem<f32>("z", shape(M, N)),          // (row, col)
+        gmem<f32>("y", shape(M, N)),          // (row, col)
+        smem<f32>(shape(2_c, 64_c, 64_c)),    // xs: (stage, row, col)
+        smem<f32>(shape(2_c, 64_c, 64_c)),    // zs: (stage, row, col)
+        full_decl,                            // full[stage]: both blocks of the stage have landed
+        [&](auto x, auto z, auto y, auto xs, auto zs, auto full) {
+          auto row = program_id();
+          auto fetch = [&](auto cursor) {
+            return seq(copy_gmem_to_smem(x.block(row, cursor.step), xs[cursor], full[cursor]),
+                       copy_gmem_to_smem(z.block(row, cursor.step), zs[cursor], full[cursor]));
+          };
+          auto prologue = for_(range(2_c), [&](auto j) { return if_(j < steps, fetch(stage<2>(j))); });
+          auto main_loop = for_(range(steps), [&](auto j) {
+            auto s = stage<2>(j);
+            auto next = s.advance(2_c);
+            return seq(barrier_wait(full[s]), store(y.tile(shape(64_c, 64_c), row, j), load(xs[s]) + load(zs[s])),
+                       if_(next.step < steps, fetch(next)));
+          });
+          return seq(prologue, main_loop);
+        }));
+  }
+};
+
+// =============================================================================================
+// tx underflow
+// =============================================================================================
+
+// y = x * w with w, one 128x64 tile, shared by the two CTAs of a cluster: a multicast TMA load
+// puts it into both CTAs' SMEM. The interpreter models multicast as on hardware: every CTA of the
+// collective group issues the copy for its share of the rows, every destination receives every
+// share, and each issuing CTA's barrier expects the whole tile.
+// MISTAKE: only the cluster leader issues the multicast ("it is broadcast to the cluster
+// anyway"); the follower just arrives on its own barrier to make up the arrival count. The
+// leader's half lands on the follower's barrier, which never expected any bytes: 16384 more
+// bytes complete there than were expected (and the leader waits for the half nobody sends).
+// FIX: every CTA of the cluster issues the same multicast copy.
+template <bool Bug>
+struct make_leader_only_multicast {
+  ir::Kernel operator()() const {
+    const std::int64_t M = 512, N = 128, steps = N / 64;  // grid 4 = two clusters of 2
+    return lower(kernel<sm_90a>(
+        "zoo_leader_only_multicast", grid(M / 128), threads(1_c), cluster(2_c),
+        gmem<f32>("x", shape(M, N)),           // (row, col)
+        gmem<f32>("w", shape(128_c, 64_c)),    // (row, col)
+        gmem<f32>("y", shape(M, N)),           // (row, col)
+        smem<f32>(shape(128_c, 64_c)),         // ws: w, resident
+        barrier(arrivals(1_c), count(1_c)),    // w_loaded
+        [&](auto x, auto w, auto y, auto ws, auto w_loaded) {
+          auto row = program_id();
+          auto load_w = copy_gmem_to_smem(w.block(0_c, 0_c), ws, w_loaded, collective_axes(0_c));
+          auto get_w = [&] {
+            if constexpr (Bug) return if_(cluster_idx(0_c) == 0_c, load_w, barrier_arrive(w_loaded));
+            else return load_w;
+          }();
+          return seq(get_w, barrier_wait(w_loaded), for_(range(steps), [&](auto j) {
+                       return store(y.tile(shape(128_c, 64_c), row, j), load(x.tile(shape(128_c, 64_c), row, j)) * load(ws));
+                     }));
+        }));
+  }
+};
+
+// =============================================================================================
+// index out of range
+// =============================================================================================
+
+// add_one (K = 2), main loop.
+// MISTAKE: the ring is indexed with the step number, full[runtime_index(j)] / buf[runtime_index(j)]
+// (buf[j] did not compile, so the user opted out of the static check): steps 0 and 1 happen to
+// hit the right stage, step 2 indexes a 2-element barrier array with 2.
+// FIX: index with the stage cursor, full[s] / buf[s] with s = stage<K>(j): the slot is j % K by
+// construction and needs no run-time check.
+template <bool Bug>
+struct make_ring_indexed_by_step {
+  ir::Kernel operator()() const {
+    constexpr long long K = 2, D = 1;
+    const std::int64_t M = 256, N = 512, splits = 2, steps = N / 64 / splits;
+    return lower(kernel<sm_90a>(
+        "zoo_ring_indexed_by_step", grid(M / 128, splits), threads(1_c),
+        gmem<f32>("x", shape(M, N)),               // (row, col)
+        gmem<f32>("y", shape(M, N)),               // (row, col)
+        smem<f32>(shape(int_c<K>, 128_c, 64_c)),   // (stage, row, col)
+        barrier(arrivals(1_c), count(int_c<K>)),   // full[stage]
+        [&](auto x, auto y, auto buf, auto full) {
+          auto row = program_id(0_c);
+          auto col = [&](auto j) { return program_id(1_c) * steps + j; };
+          auto prologue = for_(range(int_c<K>), [&](auto j) {
+            auto s = stage<K>(j);
+            return if_(j < steps, copy_gmem_to_smem(x.block(row, col(j)), buf[s], full[s]));
+          });
+          auto main_loop = for_(range(steps), [&](auto j) {
+            auto cur = stage<K>(j);
+            auto s = [&] {
+              if constexpr (Bug) return runtime_index(j);
+              else return cur;
+            }();
+            auto refill = cur.advance(int_c<K - D>);
+            return seq(barrier_wait(full[s]), store(buf[s], load(buf[s]) + 1.0f), commit_smem(),
+                       copy_smem_to_gmem(buf[s], y.block(row, col(j))), commit_smem_to_gmem_group(),
+                       if_(j >= int_c<D> && refill.step < steps,
+                           seq(wait_smem_to_gmem(int_c<D>, read_only),
+                               copy_gmem_to_smem(x.block(row, col(refill.step)), buf[refill], full[refill]))));
+          });
+          return seq(prologue, main_loop, wait_smem_to_gmem(0_c));
+        }));
+  }
+};
+
+// batched_square: the next batch element is fetched while this one is squared.
+// MISTAKE: the prefetch lost its guard if_(next.step < B, ...): at the last batch element it
+// fetches element B, one block past the end of x.
+// FIX: keep the guard (every prefetch of step `next` needs next.step < steps).
+template <bool Bug>
+struct make_prefetch_past_end {
+  ir::Kernel operator()() const {
+    const std::int64_t B = 4, M = 128;
+    return lower(kernel<sm_90a>(
+        "zoo_prefetch_past_end", grid(M / 64), threads(1_c),
+        gmem<f32>("x", shape(B, M, 128_c)),              // (batch, row, col)
+        gmem<f32>("y", shape(B, M, 128_c)),              // (batch, row, col)
+        smem<f32>(shape(2_c, 2_c, 1_c, 64_c, 64_c)),      // (slot, half, 1, row, col)
+        barrier(arrivals(1_c), count(2_c, 2_c)),          // ready(slot, half)
+        [&](auto x, auto y, auto buf, auto ready) {
+          auto row = program_id();
+          auto fetch = [&](auto cursor) {
+            return for_(range(2_c), [&](auto q) {
+              return copy_gmem_to_smem(x.block(cursor.step, row, q), buf[cursor][q], ready(cursor, q));
+            });
+          };
+          return seq(fetch(stage<2>(0_c)), for_(range(B), [&](auto b) {
+                       auto cur = stage<2>(b);
+                       auto next = cur.advance(1_c);
+                       auto prefetch = [&] {
+                         if constexpr (Bug) return fetch(next);
+                         else return if_(next.step < B, fetch(next));
+                       }();
+                       return seq(prefetch, for_(range(2_c), [&](auto q) {
+                                    auto v = load(buf[cur][q]);  // (1, 64, 64)
+                                    return seq(barrier_wait(ready(cur, q)), store(y.tile(shape(1_c, 64_c, 64_c), b, row, q), v * v));
+                                  }));
+                     }));
+        }));
+  }
+};
+
+// scale_store (K = 2): products go out through a ring of output stages.
+// MISTAKE: the output stage is chosen with out[runtime_index(j)] instead of the stage cursor;
+// step 2 indexes the 2-stage ring with 2.
+// FIX: out[s] with s = stage<K>(j).
+template <bool Bug>
+struct make_out_ring_indexed_by_step {
+  ir::Kernel operator()() const {
+    constexpr long long K = 2;
+    const std::int64_t M = 256, N = 256, steps = N / 64;
+    return lower(kernel<sm_90a>(
+        "zoo_out_ring_indexed_by_step", grid(M / 128), threads(1_c),
+        gmem<f32>("x", shape(M, N)),               // (row, col)
+        gmem<f32>("w", shape(128_c, 64_c)),        // (row, col)
+        gmem<f32>("y", shape(M, N)),               // (row, col)
+        smem<f32>(shape(128_c, 64_c)),             // ws: w, resident
+        smem<f32>(shape(int_c<K>, 128_c, 64_c)),   // out: (stage, row, col)
+        barrier(arrivals(1_c), count(1_c)),        // w_loaded
+        [&](auto x, auto w, auto y, auto ws, auto out, auto w_loaded) {
+          auto row = program_id();
+          return seq(copy_gmem_to_smem(w.block(0_c, 0_c), ws, w_loaded), barrier_wait(w_loaded),
+                     for_(range(steps),
+                          [&](auto j) {
+                            auto s = [&] {
+                              if constexpr (Bug) return runtime_index(j);
+                              else return stage<K>(j);
+                            }();
+                            return seq(wait_smem_to_gmem(int_c<K - 1>, read_only),
+                                       store(out[s], load(x.tile(shape(128_c, 64_c), row, j)) * load(ws)), commit_smem(),
+                                       copy_smem_to_gmem(out[s], y.block(row, j)), commit_smem_to_gmem_group());
+                          }),
+                     wait_smem_to_gmem(0_c));
+        }));
+  }
+};
+
+// =============================================================================================
+// data race
+// =============================================================================================
+
+// add_one (K = 2): stage s is stored back with TMA at step j and refilled at step j + 1.
+// MISTAKE: the wait_smem_to_gmem(D, read_only) before the refill was dropped ("the store was
+// issued first, so it reads first"): the TMA load may overwrite the stage while the TMA store of
+// step j is still reading it.
+// FIX: wait until at most D store groups are pending (read side) before refilling.
+template <bool Bug>
+struct make_refill_while_storing {
+  ir::Kernel operator()() const {
+    constexpr long long K = 2, D = 1;
+    const std::int64_t M = 256, N = 512, splits = 2, steps = N / 64 / splits;
+    return lower(kernel<sm_90a>(
+        "zoo_refill_while_storing", grid(M / 128, splits), threads(1_c),
+        gmem<f32>("x", shape(M, N)),               // (row, col)
+        gmem<f32>("y", shape(M, N)),               // (row, col)
+        smem<f32>(shape(int_c<K>, 128_c, 64_c)),   // (stage, row, col)
+        barrier(arrivals(1_c), count(int_c<K>)),   // full[stage]
+        [&](auto x, auto y, auto buf, auto full) {
+          auto row = program_id(0_c);
+          auto col = [&](auto j) { return program_id(1_c) * steps + j; };
+          auto prologue = for_(range(int_c<K>), [&](auto j) {
+            auto s = stage<K>(j);
+            return if_(j < steps, copy_gmem_to_smem(x.block(row, col(j)), buf[s], full[s]));
+          });
+          auto main_loop = for_(range(steps), [&](auto j) {
+            auto s = stage<K>(j);
+            auto refill = s.advance(int_c<K - D>);
+            auto load_next = copy_gmem_to_smem(x.block(row, col(refill.step)), buf[refill], full[refill]);
+            auto refill_op = [&] {
+              if constexpr (Bug) return load_next;
+              else return seq(wait_smem_to_gmem(int_c<D>, read_only), load_next);
+            }();
+            return seq(barrier_wait(full[s]), store(buf[s], load(buf[s]) + 1.0f), commit_smem(),
+                       copy_smem_to_gmem(buf[s], y.block(row, col(j))), commit_smem_to_gmem_group(),
+                       if_(j >= int_c<D> && refill.step < steps, refill_op));
+          });
+          return seq(prologue, main_loop, wait_smem_to_gmem(0_c));
+        }));
+  }
+};
+
+// scale_store (K = 2), written first for a single CTA.
+// MISTAKE: the output block kept the prototype's row 0, y.block(0_c, j) instead of
+// y.block(program_id(), j): every CTA writes the same GMEM blocks, with nothing ordering them.
+// FIX: each CTA writes its own row strip, y.block(program_id(), j).
+template <bool Bug>
+struct make_same_block_two_ctas {
+  ir::Kernel operator()() const {
+    constexpr long long K = 2;
+    const std::int64_t M = 256, N = 256, steps = N / 64;
+    return lower(kernel<sm_90a>(
+        "zoo_same_block_two_ctas", grid(M / 128), threads(1_c),
+        gmem<f32>("x", shape(M, N)),               // (row, col)
+        gmem<f32>("w", shape(128_c, 64_c)),        // (row, col)
+        gmem<f32>("y", shape(M, N)),               // (row, col)
+        smem<f32>(shape(128_c, 64_c)),             // ws: w, resident
+        smem<f32>(shape(int_c<K>, 128_c, 64_c)),   // out: (stage, row, col)
+        barrier(arrivals(1_c), count(1_c)),        // w_loaded
+        [&](auto x, auto w, auto y, auto ws, auto out, auto w_loaded) {
+          auto row = program_id();
+          auto out_row = [&] {
+            if constexpr (Bug) return as_index(0_c);
+            else return row;
+          }();
+          return seq(copy_gmem_to_smem(w.block(0_c, 0_c), ws, w_loaded), barrier_wait(w_loaded),
+                     for_(range(steps),
+                          [&](auto j) {
+                            auto s = stage<K>(j);
+                            return seq(wait_smem_to_gmem(int_c<K - 1>, read_only),
+                                       store(out[s], load(x.tile(shape(128_c, 64_c), row, j)) * load(ws)), commit_smem(),
+                                       copy_smem_to_gmem(out[s], y.block(out_row, j)), commit_smem_to_gmem_group());
+                          }),
+                     wait_smem_to_gmem(0_c));
+        }));
+  }
+};
+
+// add_one (K = 2).
+// MISTAKE: the barrier_wait(full[s]) was moved below the computation ("wait before the store
+// back"): the stage is read while its TMA load may still be landing.
+// FIX: wait on the stage's barrier before the first access to the stage.
+template <bool Bug>
+struct make_read_before_wait {
+  ir::Kernel operator()() const {
+    constexpr long long K = 2, D = 1;
+    const std::int64_t M = 256, N = 512, splits = 2, steps = N / 64 / splits;
+    return lower(kernel<sm_90a>(
+        "zoo_read_before_wait", grid(M / 128, splits), threads(1_c),
+        gmem<f32>("x", shape(M, N)),               // (row, col)
+        gmem<f32>("y", shape(M, N)),               // (row, col)
+        smem<f32>(shape(int_c<K>, 128_c, 64_c)),   // (stage, row, col)
+        barrier(arrivals(1_c), count(int_c<K>)),   // full[stage]
+        [&](auto x, auto y, auto buf, auto full) {
+          auto row = program_id(0_c);
+          auto col = [&](auto j) { return program_id(1_c) * steps + j; };
+          auto prologue = for_(range(int_c<K>), [&](auto j) {
+            auto s = stage<K>(j);
+            return if_(j < steps, copy_gmem_to_smem(x.block(row, col(j)), buf[s], full[s]));
+          });
+          auto main_loop = for_(range(steps), [&](auto j) {
+            auto s = stage<K>(j);
+            auto refill = s.advance(int_c<K - D>);
+            auto compute = store(buf[s], load(buf[s]) + 1.0f);
+            auto wait_then_compute = [&] {
+              if constexpr (Bug) return seq(compute, barrier_wait(full[s]));
+              else return seq(barrier_wait(full[s]), compute);
+            }();
+            return seq(wait_then_compute, commit_smem(), copy_smem_to_gmem(buf[s], y.block(row, col(j))),
+                       commit_smem_to_gmem_group(),
+                       if_(j >= int_c<D> && refill.step < steps,
+                           seq(wait_smem_to_gmem(int_c<D>, read_only),
+                               copy_gmem_to_smem(x.block(row, col(refill.step)), buf[refill], full[refill]))));
+          });
+          return seq(prologue, main_loop, wait_smem_to_gmem(0_c));
+        }));
+  }
+};
+
+// scale_store with a single output stage (K = 1).
+// MISTAKE: the wait_smem_to_gmem(int_c<K - 1>, read_only) at the top of each step was removed
+// ("with K = 1 it waits for 0 groups, it does nothing"); it is in fact the only thing that keeps
+// step j + 1 from rewriting the stage while step j's TMA store still reads it.
+// FIX: keep the read_only wait: with K = 1, wait_smem_to_gmem(0_c, read_only).
+template <bool Bug>
+struct make_output_reuse_no_wait {
+  ir::Kernel operator()() const {
+    constexpr long long K = 1;
+    const std::int64_t M = 256, N = 256, steps = N / 64;
+    return lower(kernel<sm_90a>(
+        "zoo_output_reuse_no_wait", grid(M / 128), threads(1_c),
+        gmem<f32>("x", shape(M, N)),               // (row, col)
+        gmem<f32>("w", shape(128_c, 64_c)),        // (row, col)
+        gmem<f32>("y", shape(M, N)),               // (row, col)
+        smem<f32>(shape(128_c, 64_c)),             // ws: w, resident
+        smem<f32>(shape(int_c<K>, 128_c, 64_c)),   // out: (stage, row, col)
+        barrier(arrivals(1_c), count(1_c)),        // w_loaded
+        [&](auto x, auto w, auto y, auto ws, auto out, auto w_loaded) {
+          auto row = program_id();
+          return seq(copy_gmem_to_smem(w.block(0_c, 0_c), ws, w_loaded), barrier_wait(w_loaded),
+                     for_(range(steps),
+                          [&](auto j) {
+                            auto s = stage<K>(j);
+                            auto body = seq(store(out[s], load(x.tile(shape(128_c, 64_c), row, j)) * load(ws)), commit_smem(),
+                                            copy_smem_to_gmem(out[s], y.block(row, j)), commit_smem_to_gmem_group());
+                            if constexpr (Bug) return body;
+                            else return seq(wait_smem_to_gmem(int_c<K - 1>, read_only), body);
+                          }),
+                     wait_smem_to_gmem(0_c));
+        }));
+  }
+};
+
+// Warp-specialised: warpgroup 0 produces a 2-deep ring of x blocks, warpgroups 1 and 2 both
+// consume every stage (1 writes y = x + 1, 2 writes z = 2x).
+// MISTAKE: only consumer 1 releases the stage ("it is the one that finishes the step"), with
+// consumed[s] declared arrivals(1_c) to match. The producer's refill is then ordered after
+// consumer 1's reads but not after consumer 2's: the TMA load may overwrite the stage while
+// consumer 2 still reads it.
+// FIX: both consumers arrive on consumed[s], declared arrivals(2_c).
+template <bool Bug>
+struct make_one_consumer_releases {
+  ir::Kernel operator()() const {
+    const std::int64_t M = 128, N = 256, steps = N / 64;
+    auto consumed_decl = [] {
+      if constexpr (Bug) return barrier(arrivals(1_c), count(2_c));
+      else return barrier(arrivals(2_c), count(2_c));
+    }();
+    return lower(kernel<sm_90a>(
+        "zoo_one_consumer_releases", grid(M / 64), threads(3_c),
+        gmem<f32>("x", shape(M, N)),          // (row, col)
+        gmem<f32>("y", shape(M, N)),          // (row, col), consumer 1's output
+        gmem<f32>("z", shape(M, N)),          // (row, col), consumer 2's output
+        smem<f32>(shape(2_c, 64_c, 64_c)),    // buf: (stage, row, col)
+        barrier(arrivals(1_c), count(2_c)),   // full[stage]
+        consumed_decl,                        // consumed[stage]: the consumers are done reading it
+        [&](auto x, auto y, auto z, auto buf, auto full, auto consumed) {
+          auto row = program_id();
+          auto producer = for_(range(steps), [&](auto j) {
+            auto s = stage<2>(j);
+            return seq(if_(j >= 2_c, barrier_wait(consumed[s])), copy_gmem_to_smem(x.block(row, j), buf[s], full[s]));
+          });
+          auto consumers = for_(range(steps), [&](auto j) {
+            auto s = stage<2>(j);
+            auto compute = if_(thread_id() == 1_c, store(y.tile(shape(64_c, 64_c), row, j), load(buf[s]) + 1.0f),
+                               store(z.tile(shape(64_c, 64_c), row, j), load(buf[s]) * 2.0f));
+            auto release = [&] {
+              if constexpr (Bug) return if_(thread_id() == 1_c, barrier_arrive(consumed[s]));
+              else return barrier_arrive(consumed[s]);
+            }();
+            return seq(barrier_wait(full[s]), compute, release);
+          });
+          return if_(thread_id() == 0_c, producer, consumers);
+        }));
+  }
+};
+
+// =============================================================================================
+// missing fence
+// =============================================================================================
+
+// add_one (K = 2).
+// MISTAKE: no commit_smem() between the generic store into the stage and the TMA store that
+// reads it: the async proxy may read the stage's old contents.
+// FIX: commit_smem() (fence.proxy.async) right before copy_smem_to_gmem.
+template <bool Bug>
+struct make_no_proxy_fence {
+  ir::Kernel operator()() const {
+    constexpr long long K = 2, D = 1;
+    const std::int64_t M = 256, N = 512, splits = 2, steps = N / 64 / splits;
+    return lower(kernel<sm_90a>(
+        "zoo_no_proxy_fence", grid(M / 128, splits), threads(1_c),
+        gmem<f32>("x", shape(M, N)),               // (row, col)
+        gmem<f32>("y", shape(M, N)),               // (row, col)
+        smem<f32>(shape(int_c<K>, 128_c, 64_c)),   // (stage, row, col)
+        barrier(arrivals(1_c), count(int_c<K>)),   // full[stage]
+        [&](auto x, auto y, auto buf, auto full) {
+          auto row = program_id(0_c);
+          auto col = [&](auto j) { return program_id(1_c) * steps + j; };
+          auto prologue = for_(range(int_c<K>), [&](auto j) {
+            auto s = stage<K>(j);
+            return if_(j < steps, copy_gmem_to_smem(x.block(row, col(j)), buf[s], full[s]));
+          });
+          auto main_loop = for_(range(steps), [&](auto j) {
+            auto s = stage<K>(j);
+            auto refill = s.advance(int_c<K - D>);
+            auto compute = store(buf[s], load(buf[s]) + 1.0f);
+            auto compute_fenced = [&] {
+              if constexpr (Bug) return compute;
+              else return seq(compute, commit_smem());
+            }();
+            return seq(barrier_wait(full[s]), compute_fenced, copy_smem_to_gmem(buf[s], y.block(row, col(j))),
+                       commit_smem_to_gmem_group(),
+                       if_(j >= int_c<D> && refill.step < steps,
+                           seq(wait_smem_to_gmem(int_c<D>, read_only),
+                               copy_gmem_to_smem(x.block(row, col(refill.step)), buf[refill], full[refill]))));
+          });
+          return seq(prologue, main_loop, wait_smem_to_gmem(0_c));
+        }));
+  }
+};
+
+// =============================================================================================
+// store pending at exit
+// =============================================================================================
+
+// add_one (K = 2).
+// MISTAKE: the kernel ends without the final wait_smem_to_gmem(0_c) ("the stores finish on
+// their own"): the CTA may exit, and its SMEM be reused, while the last stores still read it.
+// FIX: end with wait_smem_to_gmem(0_c).
+template <bool Bug>
+struct make_no_final_wait {
+  ir::Kernel operator()() const {
+    constexpr long long K = 2, D = 1;
+    const std::int64_t M = 256, N = 512, splits = 2, steps = N / 64 / splits;
+    return lower(kernel<sm_90a>(
+        "zoo_no_final_wait", grid(M / 128, splits), threads(1_c),
+        gmem<f32>("x", shape(M, N)),               // (row, col)
+        gmem<f32>("y", shape(M, N)),               // (row, col)
+        smem<f32>(shape(int_c<K>, 128_c, 64_c)),   // (stage, row, col)
+        barrier(arrivals(1_c), count(int_c<K>)),   // full[stage]
+        [&](auto x, auto y, auto buf, auto full) {
+          auto row = program_id(0_c);
+          auto col = [&](auto j) { return program_id(1_c) * steps + j; };
+          auto prologue = for_(range(int_c<K>), [&](auto j) {
+            auto s = stage<K>(j);
+            return if_(j < steps, copy_gmem_to_smem(x.block(row, col(j)), buf[s], full[s]));
+          });
+          auto main_loop = for_(range(steps), [&](auto j) {
+            auto s = stage<K>(j);
+            auto refill = s.advance(int_c<K - D>);
+            return seq(barrier_wait(full[s]), store(buf[s], load(buf[s]) + 1.0f), commit_smem(),
+                       copy_smem_to_gmem(buf[s], y.block(row, col(j))), commit_smem_to_gmem_group(),
+                       if_(j >= int_c<D> && refill.step < steps,
+                           seq(wait_smem_to_gmem(int_c<D>, read_only),
+                               copy_gmem_to_smem(x.block(row, col(refill.step)), buf[refill], full[refill]))));
+          });
+          if constexpr (Bug) return seq(prologue, main_loop);
+          else return seq(prologue, main_loop, wait_smem_to_gmem(0_c));
+        }));
+  }
+};
+
+// y = x + 1, one 128x64 block per CTA.
+// MISTAKE: no commit_smem_to_gmem_group() after the TMA store. The store stays outside every
+// bulk group, so the final wait_smem_to_gmem(0_c) has no group to wait for and the CTA exits
+// with the store unobserved.
+// FIX: commit_smem_to_gmem_group() after the copy, then wait_smem_to_gmem(0_c).
+template <bool Bug>
+struct make_store_never_committed {
+  ir::Kernel operator()() const {
+    const std::int64_t M = 256, N = 128;
+    return lower(kernel<sm_90a>(
+        "zoo_store_never_committed", grid(M / 128, N / 64), threads(1_c),
+        gmem<f32>("x", shape(M, N)),          // (row, col)
+        gmem<f32>("y", shape(M, N)),          // (row, col)
+        smem<f32>(shape(128_c, 64_c)),        // buf
+        barrier(arrivals(1_c), count(1_c)),   // loaded
+        [&](auto x, auto y, auto buf, auto loaded) {
+          auto blk = [&](auto g) { return g.block(program_id(0_c), program_id(1_c)); };
+          auto store_back = [&] {
+            if constexpr (Bug) return copy_smem_to_gmem(buf, blk(y));
+            else return seq(copy_smem_to_gmem(buf, blk(y)), commit_smem_to_gmem_group());
+          }();
+          return seq(copy_gmem_to_smem(blk(x), buf, loaded), barrier_wait(loaded), store(buf, load(buf) + 1.0f), commit_smem(),
+                     store_back, wait_smem_to_gmem(0_c));
+        }));
+  }
+};
+
+// =============================================================================================
+// poison read
+// =============================================================================================
+
+// y[r][c] = sum over column blocks j of x[r][64j + c]: a 2-deep TMA ring feeds an SMEM
+// accumulator, stored with TMA at the end.
+// MISTAKE: the accumulator is never zeroed, so the first step's load(acc) reads SMEM nothing has
+// written (SMEM is not zero-initialised on the GPU).
+// FIX: store(acc, 0.0f) before the loop.
+template <bool Bug>
+struct make_unzeroed_accumulator {
+  ir::Kernel operator()() const {
+    const std::int64_t M = 256, N = 256, steps = N / 64;
+    return lower(kernel<sm_90a>(
+        "zoo_unzeroed_accumulator", grid(M / 128), threads(1_c),
+        gmem<f32>("x", shape(M, N)),           // (row, col)
+        gmem<f32>("y", shape(M, 64_c)),        // (row, col)
+        smem<f32>(shape(2_c, 128_c, 64_c)),    // buf: (stage, row, col)
+        smem<f32>(shape(128_c, 64_c)),         // acc
+        barrier(arrivals(1_c), count(2_c)),    // full[stage]
+        [&](auto x, auto y, auto buf, auto acc, auto full) {
+          auto row = program_id();
+          auto prologue = for_(range(2_c), [&](auto j) {
+            auto s = stage<2>(j);
+            return if_(j < steps, copy_gmem_to_smem(x.block(row, j), buf[s], full[s]));
+          });
+          auto main_loop = for_(range(steps), [&](auto j) {
+            auto s = stage<2>(j);
+            auto next = s.advance(2_c);
+            return seq(barrier_wait(full[s]), store(acc, load(acc) + load(buf[s])),
+                       if_(next.step < steps, copy_gmem_to_smem(x.block(row, next.step), buf[s], full[s])));
+          });
+          auto epilogue = seq(commit_smem(), copy_smem_to_gmem(acc, y.block(row, 0_c)), commit_smem_to_gmem_group(),
+                              wait_smem_to_gmem(0_c));
+          if constexpr (Bug) return seq(prologue, main_loop, epilogue);
+          else return seq(prologue, store(acc, 0.0f), main_loop, epilogue);
+        }));
+  }
+};
+
+// scale_store (K = 2).
+// MISTAKE: the product is written into the stage of the next step, out[s.advance(1_c)], while
+// the TMA store sends out[s] (a half-finished edit from a version that computed one step ahead):
+// step 0's store reads a stage nothing has written.
+// FIX: compute into and store from the same stage, out[s].
+template <bool Bug>
+struct make_stored_wrong_stage {
+  ir::Kernel operator()() const {
+    constexpr long long K = 2;
+    const std::int64_t M = 256, N = 256, steps = N / 64;
+    return lower(kernel<sm_90a>(
+        "zoo_stored_wrong_stage", grid(M / 128), threads(1_c),
+        gmem<f32>("x", shape(M, N)),               // (row, col)
+        gmem<f32>("w", shape(128_c, 64_c)),        // (row, col)
+        gmem<f32>("y", shape(M, N)),               // (row, col)
+        smem<f32>(shape(128_c, 64_c)),             // ws: w, resident
+        smem<f32>(shape(int_c<K>, 128_c, 64_c)),   // out: (stage, row, col)
+        barrier(arrivals(1_c), count(1_c)),        // w_loaded
+        [&](auto x, auto w, auto y, auto ws, auto out, auto w_loaded) {
+          auto row = program_id();
+          return seq(copy_gmem_to_smem(w.block(0_c, 0_c), ws, w_loaded), barrier_wait(w_loaded),
+                     for_(range(steps),
+                          [&](auto j) {
+                            auto s = stage<K>(j);
+                            auto dst = [&] {
+                              if constexpr (Bug) return s.advance(1_c);
+                              else return s;
+                            }();
+                            return seq(wait_smem_to_gmem(int_c<K - 1>, read_only),
+                                       store(out[dst], load(x.tile(shape(128_c, 64_c), row, j)) * load(ws)), commit_smem(),
+                                       copy_smem_to_gmem(out[s], y.block(row, j)), commit_smem_to_gmem_group());
+                          }),
+                     wait_smem_to_gmem(0_c));
+        }));
+  }
+};
+
+}  // namespace
+
+ir::Kernel release_in_branch(variant v) { return build<make_release_in_branch>(v); }
+ir::Kernel short_prologue(variant v) { return build<make_short_prologue>(v); }
+ir::Kernel double_wait(variant v) { return build<make_double_wait>(v); }
+ir::Kernel one_ring_barrier(variant v) { return build<make_one_ring_barrier>(v); }
+ir::Kernel single_release(variant v) { return build<make_single_release>(v); }
+ir::Kernel shared_barrier(variant v) { return build<make_shared_barrier>(v); }
+ir::Kernel leader_only_multicast(variant v) { return build<make_leader_only_multicast>(v); }
+ir::Kernel ring_indexed_by_step(variant v) { return build<make_ring_indexed_by_step>(v); }
+ir::Kernel prefetch_past_end(variant v) { return build<make_prefetch_past_end>(v); }
+ir::Kernel out_ring_indexed_by_step(variant v) { return build<make_out_ring_indexed_by_step>(v); }
+ir::Kernel refill_while_storing(variant v) { return build<make_refill_while_storing>(v); }
+ir::Kernel same_block_two_ctas(variant v) { return build<make_same_block_two_ctas>(v); }
+ir::Kernel read_before_wait(variant v) { return build<make_read_before_wait>(v); }
+ir::Kernel output_reuse_no_wait(variant v) { return build<make_output_reuse_no_wait>(v); }
+ir::Kernel no_proxy_fence(variant v) { return build<make_no_proxy_fence>(v); }
+ir::Kernel no_final_wait(variant v) { return build<make_no_final_wait>(v); }
+ir::Kernel store_never_committed(variant v) { return build<make_store_never_committed>(v); }
+ir::Kernel one_consumer_releases(variant v) { return build<make_one_consumer_releases>(v); }
+ir::Kernel unzeroed_accumulator(variant v) { return build<make_unzeroed_accumulator>(v); }
+ir::Kernel stored_wrong_stage(variant v) { return build<make_stored_wrong_stage>(v); }
+
+std::vector<entry> const& all() {
+  using interp::check;
+  static const std::vector<entry> zoo{
+      {"zoo_release_in_branch", check::deadlock, release_in_branch, ref_fanout},
+      {"zoo_short_prologue", check::deadlock, short_prologue, ref_add_one},
+      {"zoo_double_wait", check::deadlock, double_wait, ref_handoff},
+      {"zoo_one_ring_barrier", check::missed_phase, one_ring_barrier, ref_add_one},
+      {"zoo_single_release", check::missed_phase, single_release, ref_handoff},
+      {"zoo_shared_barrier", check::over_arrival, shared_barrier, ref_add_two},
+      {"zoo_leader_only_multicast", check::tx_underflow, leader_only_multicast, ref_scale},
+      {"zoo_ring_indexed_by_step", check::index_out_of_range, ring_indexed_by_step, ref_add_one},
+      {"zoo_prefetch_past_end", check::index_out_of_range, prefetch_past_end, ref_square},
+      {"zoo_out_ring_indexed_by_step", check::index_out_of_range, out_ring_indexed_by_step, ref_scale},
+      {"zoo_refill_while_storing", check::data_race, refill_while_storing, ref_add_one},
+      {"zoo_same_block_two_ctas", check::data_race, same_block_two_ctas, ref_scale},
+      {"zoo_read_before_wait", check::data_race, read_before_wait, ref_add_one},
+      {"zoo_output_reuse_no_wait", check::data_race, output_reuse_no_wait, ref_scale},
+      {"zoo_one_consumer_releases", check::data_race, one_consumer_releases, ref_fanout},
+      {"zoo_no_proxy_fence", check::missing_fence, no_proxy_fence, ref_add_one},
+      {"zoo_no_final_wait", check::store_pending_at_exit, no_final_wait, ref_add_one},
+      {"zoo_store_never_committed", check::store_pending_at_exit, store_never_committed, ref_add_one},
+      {"zoo_unzeroed_accumulator", check::poison_read, unzeroed_accumulator, ref_colsum},
+      {"zoo_stored_wrong_stage", check::poison_read, stored_wrong_stage, ref_scale},
+  };
+  return zoo;
+}
+
+}  // namespace stagecraft::zoo

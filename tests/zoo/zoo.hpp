@@ -1,0 +1,59 @@
+// The bug zoo: small kernels that each make one realistic barrier-protocol mistake, next to
+// the fixed twin that differs from it by exactly that mistake.
+//
+// Every kernel is built from one of the bundled examples (or a close cousin of one) by a single
+// change, and its comment in zoo.cpp says what the user got wrong and how to fix it. The tests
+// (test_zoo.cpp) prove that the interpreter reports each mistake as one diagnostic of the
+// intended kind, and that the fixed twin runs clean under every policy.
+#pragma once
+#include <vector>
+
+#include <stagecraft/host/tensor.hpp>
+#include <stagecraft/interp/interp.hpp>
+#include <stagecraft/ir/kernel.hpp>
+
+namespace stagecraft::zoo {
+
+enum class variant { buggy, fixed };
+
+// ---- deadlock --------------------------------------------------------------------------------
+ir::Kernel release_in_branch(variant v = variant::buggy);  // 2-arrival release done by one warpgroup only
+ir::Kernel short_prologue(variant v = variant::buggy);     // add_one prefetching K-1 stages
+ir::Kernel double_wait(variant v = variant::buggy);        // handoff consumer waiting once per arrival
+// ---- missed phase ----------------------------------------------------------------------------
+ir::Kernel one_ring_barrier(variant v = variant::buggy);   // add_one with one barrier for the whole ring
+ir::Kernel single_release(variant v = variant::buggy);     // handoff with one `consumed` barrier for two stages
+// ---- over-arrival ----------------------------------------------------------------------------
+ir::Kernel shared_barrier(variant v = variant::buggy);     // x and z tiles landing on an arrivals(1) barrier
+// ---- tx underflow ----------------------------------------------------------------------------
+ir::Kernel leader_only_multicast(variant v = variant::buggy);  // multicast issued by the cluster leader only
+// ---- index out of range ----------------------------------------------------------------------
+ir::Kernel ring_indexed_by_step(variant v = variant::buggy);   // full[runtime_index(j)] instead of full[stage]
+ir::Kernel prefetch_past_end(variant v = variant::buggy);      // batched_square prefetching batch B
+ir::Kernel out_ring_indexed_by_step(variant v = variant::buggy);  // out[runtime_index(j)] in scale_store
+// ---- data race -------------------------------------------------------------------------------
+ir::Kernel refill_while_storing(variant v = variant::buggy);    // add_one without wait_smem_to_gmem before the refill
+ir::Kernel same_block_two_ctas(variant v = variant::buggy);     // scale_store writing y.block(0, j) from every CTA
+ir::Kernel read_before_wait(variant v = variant::buggy);        // add_one computing before barrier_wait
+ir::Kernel output_reuse_no_wait(variant v = variant::buggy);    // scale_store<1> rewriting its stage under the store
+ir::Kernel one_consumer_releases(variant v = variant::buggy);   // two consumers, the refill waits for one of them
+// ---- missing fence ---------------------------------------------------------------------------
+ir::Kernel no_proxy_fence(variant v = variant::buggy);     // add_one without commit_smem
+// ---- store pending at exit -------------------------------------------------------------------
+ir::Kernel no_final_wait(variant v = variant::buggy);          // add_one without the last wait_smem_to_gmem(0)
+ir::Kernel store_never_committed(variant v = variant::buggy);  // a TMA store never put in a bulk group
+// ---- poison read -----------------------------------------------------------------------------
+ir::Kernel unzeroed_accumulator(variant v = variant::buggy);   // column-block sum into an SMEM accumulator
+ir::Kernel stored_wrong_stage(variant v = variant::buggy);     // scale_store computing into one stage, storing another
+
+// The whole zoo, for sweeps over every kernel.
+struct entry {
+  const char* name;            // the kernel's name (as in its diagnostics)
+  interp::check expected;      // what the buggy kernel must be reported as
+  ir::Kernel (*build)(variant);
+  // Given every GMEM parameter's initial contents, writes what the fixed twin's outputs must hold.
+  void (*reference)(std::vector<host_tensor>&);
+};
+std::vector<entry> const& all();
+
+}  // namespace stagecraft::zoo

@@ -53,6 +53,17 @@ const char* check_name(check c) {
 }
 
 namespace {
+// The shadow grain of a GMEM parameter (see memory::grain).
+std::int64_t gmem_grain(ir::Kernel const& k, int param) {
+  std::int64_t g = k.params[param].shape.back();
+  for (auto const& r : k.refs)
+    if (r.base == ir::RefBase::param && r.id == param && !r.shape.empty()) g = std::gcd(g, r.shape.back());
+  for (auto const& s : k.stmts)  // a rank-1 multicast splits its block along the innermost dimension
+    if (s.op == ir::StmtOp::copy_gmem_to_smem && !s.axes.empty() && k.refs[s.refs[0]].id == param && k.refs[s.refs[0]].shape.size() == 1)
+      g = 1;
+  return std::max<std::int64_t>(g, 1);
+}
+
 // GMEM parameters the kernel reads (TMA load sources, generic loads).
 std::vector<int> read_params(ir::Kernel const& k) {
   std::vector<int> out;
@@ -142,6 +153,11 @@ struct memory {
   // contents), so pages nobody touches cost nothing.
   epoch* sw = nullptr;
   epoch* sr = nullptr;
+  // Elements per shadow cell: every access covers whole cells, so the shadow is still exact to
+  // the byte. An SMEM view always spans whole innermost rows of its allocation (indexing fixes
+  // leading dimensions only): one cell per row. GMEM blocks start at multiples of their width:
+  // one cell per gcd of the innermost extents of every block of that parameter.
+  std::int64_t grain = 1;
   std::unique_ptr<epoch, decltype(&std::free)> sw_owner{nullptr, &std::free}, sr_owner{nullptr, &std::free};
   void allocate_shadow(std::size_t n, bool reads) {
     sw_owner.reset(static_cast<epoch*>(std::calloc(n, sizeof(epoch))));
@@ -355,7 +371,10 @@ class machine {
       m.data = gmem[i].bytes.data();
       const auto written = written_params(k), read = read_params(k);
       auto has = [&](std::vector<int> const& v) { return std::find(v.begin(), v.end(), static_cast<int>(i)) != v.end(); };
-      if (o_.checks && has(written)) m.allocate_shadow(static_cast<std::size_t>(gmem[i].elements()), has(read));
+      if (o_.checks && has(written)) {
+        m.grain = gmem_grain(k, static_cast<int>(i));
+        m.allocate_shadow(static_cast<std::size_t>(gmem[i].elements() / m.grain), has(read));
+      }
       gmem_.push_back(std::move(m));
     }
     // Barrier elements and their offsets within a CTA.
@@ -444,16 +463,20 @@ class machine {
           m.shape = al.shape;
           const auto n = std::accumulate(al.shape.begin(), al.shape.end(), std::int64_t{1}, std::multiplies<>());
           const auto bytes = static_cast<std::size_t>(n * ir::dtype_bits(al.dtype) / 8);
+          // Recycled storage keeps the previous cluster's bytes: SMEM starts undefined (the poison
+          // check reports reads of it) and clusters run in a fixed order, so runs stay
+          // deterministic without clearing it.
           if (!smem_pool_.empty()) {
             m.owned = std::move(smem_pool_.back());
             smem_pool_.pop_back();
           }
-          m.owned.assign(bytes, std::byte{0});
+          if (m.owned.size() != bytes) m.owned.assign(bytes, std::byte{0});
           m.data = m.owned.data();
           m.smem = true;
           if (o_.checks) {
-            m.allocate_shadow(static_cast<std::size_t>(n), true);
-            std::fill_n(m.sw, n, epoch::make(0, poison, 0));
+            m.grain = al.shape.back();
+            m.allocate_shadow(static_cast<std::size_t>(n / m.grain), true);
+            std::fill_n(m.sw, n / m.grain, epoch::make(0, poison, 0));
           }
         }
         cs.smem.push_back(std::move(m));
@@ -808,11 +831,10 @@ class machine {
   std::uint32_t cluster_id() const { return static_cast<std::uint32_t>(clusters_run_ % max_clusters); }
   static bool is_poison(epoch e) { return e.clock == 0 && e.comp() == poison; }
 
-  // Checks one access of a whole region and leaves `stamp` behind. Neighbouring elements
-  // nearly always carry the same epochs (one copy or one store wrote them all), so each pass
-  // over a row judges an epoch only when it differs from the previous element's, and updates
-  // the shadow in the same pass. A diagnostic ends the run, so updating before judging the
-  // rest of the row is harmless.
+  // Checks one access of a whole region and leaves `stamp` behind. Rows nearly always carry
+  // one epoch throughout (one copy or one store wrote them), so a row is first tested for
+  // uniformity (a vectorised scan) and then judged once and overwritten in bulk; mixed rows
+  // go element by element, judging an epoch only where it changes.
   void access(region const& g, bool write, vclock const& vc, epoch stamp, int agent_for_msg, const char* what) {
     auto& m = *g.mem;
     if (!m.sw) return;
@@ -824,31 +846,60 @@ class machine {
       }
       return memo_out;
     };
-    g.rows([&](std::int64_t off, std::int64_t, std::int64_t len) {
+    auto judge_read_epoch = [&](std::int64_t elem, epoch r) {
+      if (write && r.clock != 0 && !hb(r, vc)) race(m, elem, culprit(r, vc), "write", agent_for_msg, what, false);
+    };
+    const std::int64_t grain = m.grain;
+    g.rows([&](std::int64_t first, std::int64_t, std::int64_t elems) {
+      // In cells: `off` is the first cell, `len` how many, cell k starts at element (off + k) * grain.
+      const std::int64_t off = first / grain, len = elems / grain;
       epoch* cw = m.sw + off;
+      epoch* cr = m.sr ? m.sr + off : nullptr;
+      if (uniform(cw, len) && (!cr || uniform(cr, len))) {
+        judge_write_epoch(m, off * grain, cw[0], write, vc, agent_for_msg, what);
+        if (cr) judge_read_epoch(off * grain, cr[0]);
+        if (write) {
+          std::fill_n(cw, len, stamp);
+          if (cr) std::fill_n(cr, len, epoch{});
+        } else if (cr) {
+          std::fill_n(cr, len, next_for(cr[0]));
+        }
+        return;
+      }
       epoch last = cw[0];
-      judge_write_epoch(m, off, last, write, vc, agent_for_msg, what);
+      judge_write_epoch(m, off * grain, last, write, vc, agent_for_msg, what);
       for (std::int64_t k = 0; k < len; ++k) {
         if (!same(cw[k], last)) {
           last = cw[k];
-          judge_write_epoch(m, off + k, last, write, vc, agent_for_msg, what);
+          judge_write_epoch(m, (off + k) * grain, last, write, vc, agent_for_msg, what);
         }
         if (write) cw[k] = stamp;
       }
-      if (!m.sr) return;
-      epoch* cr = m.sr + off;
+      if (!cr) return;
       epoch lr = cr[0];
+      judge_read_epoch(off * grain, lr);
       epoch next = write ? epoch{} : next_for(lr);
-      if (write && lr.clock != 0 && !hb(lr, vc)) race(m, off, culprit(lr, vc), "write", agent_for_msg, what, false);
       for (std::int64_t k = 0; k < len; ++k) {
         if (!same(cr[k], lr)) {
           lr = cr[k];
-          if (write && lr.clock != 0 && !hb(lr, vc)) race(m, off + k, culprit(lr, vc), "write", agent_for_msg, what, false);
+          judge_read_epoch((off + k) * grain, lr);
           next = write ? epoch{} : next_for(lr);
         }
         cr[k] = next;
       }
     });
+  }
+
+  static bool uniform(epoch const* e, std::int64_t len) {
+    static_assert(sizeof(epoch) == sizeof(std::uint64_t));
+    std::uint64_t first, x;
+    std::memcpy(&first, e, 8);
+    std::uint64_t diff = 0;
+    for (std::int64_t k = 1; k < len; ++k) {
+      std::memcpy(&x, e + k, 8);
+      diff |= x ^ first;
+    }
+    return diff == 0;
   }
 
   void judge_write_epoch(memory const& m, std::int64_t elem, epoch w, bool write, vclock const& vc, int agent, const char* what) {
@@ -888,16 +939,19 @@ class machine {
 
   static bool same(epoch a, epoch b) { return a.clock == b.clock && a.who == b.who; }
 
+  // `what` names the accessor; null means the agent itself (named only when a message is built).
+  std::string accessor(int agent, const char* what) const { return what ? std::string(what) : who(agents_[agent]); }
+
   void poison_read(memory const& m, std::int64_t elem, int agent, const char* what) {
     report(check::poison_read, cur_op_, agent,
-           fmt::format("{} reads {}[{}] (element {}), which nothing has written: SMEM starts undefined", what, m.name,
+           fmt::format("{} reads {}[{}] (element {}), which nothing has written: SMEM starts undefined", accessor(agent, what), m.name,
                        fmt::join(unflatten(m, elem), ", "), elem));
   }
 
   void race(memory const& m, std::int64_t elem, epoch prev, const char* now, int agent, const char* what, bool prev_is_write) {
     report(check::data_race, cur_op_, agent,
            fmt::format("data race on {} {}[{}]: {} ({}) is not ordered after the earlier {} by {}", m.smem ? "SMEM" : "GMEM", m.name,
-                       fmt::join(unflatten(m, elem), ", "), what, now, prev_is_write ? "write" : "read", comp_name(prev)));
+                       fmt::join(unflatten(m, elem), ", "), accessor(agent, what), now, prev_is_write ? "write" : "read", comp_name(prev)));
   }
 
   std::vector<std::int64_t> unflatten(memory const& m, std::int64_t elem) const {
@@ -933,8 +987,8 @@ class machine {
     bool reported = false;
     epoch checked{~0u, ~0u};  // the last write epoch found fenced
     g.rows([&](std::int64_t off, std::int64_t, std::int64_t len) {
-      for (std::int64_t k = 0; k < len && !reported; ++k) {
-        auto const& w = m.sw[off + k];
+      for (std::int64_t cell = off / m.grain; cell < (off + len) / m.grain && !reported; ++cell) {
+        auto const& w = m.sw[cell];
         if (same(w, checked)) continue;
         checked = w;
         if (w.clock == 0 || static_cast<int>(w.comp()) >= na || w.cluster() != cluster_id()) continue;  // host, async proxy, other cluster
@@ -947,7 +1001,7 @@ class machine {
           report(check::missing_fence, cur_op_, agent,
                  fmt::format("the TMA engine reads {}[{}], written by {} through ordinary stores with no commit_smem() "
                              "(fence.proxy.async) between that write and this copy: the copy may read stale data",
-                             m.name, fmt::join(unflatten(m, off + k), ", "), who(agents_[w.comp()])));
+                             m.name, fmt::join(unflatten(m, cell * m.grain), ", "), who(agents_[w.comp()])));
         }
       }
     });
@@ -1200,7 +1254,7 @@ class machine {
     switch (v.op) {
       case ir::ValueOp::load: {
         const region g = view_of(a, v.ref, a.cta);
-        return read_region(g, a.vc, own_stamp(a), a.comp, who(a).c_str());
+        return read_region(g, a.vc, own_stamp(a), a.comp, nullptr);
       }
       case ir::ValueOp::scalar: {
         tile_buf t = acquire(n, fp);
@@ -1323,28 +1377,44 @@ class machine {
       auto const& v = k_.values[nodes[n]];
       if (v.op != ir::ValueOp::load) continue;
       const region g = view_of(a, v.ref, a.cta);
-      if (o_.checks) access(g, false, a.vc, own_stamp(a), a.comp, who(a).c_str());
+      if (o_.checks) access(g, false, a.vc, own_stamp(a), a.comp, nullptr);
       leaf_mem[n] = g.mem;
       g.rows([&](std::int64_t off, std::int64_t, std::int64_t) { leaf_rows[n].push_back(off); });
     }
-    if (o_.checks) access(dst, true, a.vc, own_stamp(a), a.comp, who(a).c_str());
+    if (o_.checks) access(dst, true, a.vc, own_stamp(a), a.comp, nullptr);
     std::vector<std::int64_t> dst_rows;
     dst.rows([&](std::int64_t off, std::int64_t, std::int64_t) { dst_rows.push_back(off); });
+    // Views of one allocation with the same shape are identical or disjoint (indexing fixes
+    // leading dimensions; GMEM blocks sit at multiples of their shape), so computing row r fully
+    // before reading row r+1 reads exactly what a whole-tile load would.
     tile_buf scratch = acquire(len * nodes.size(), true);
-    std::vector<std::size_t> slot(k_.values.size());
-    for (std::size_t n = 0; n < nodes.size(); ++n) slot[nodes[n]] = n * len;
-    tile_buf row_view;  // aliases scratch rows for read_elems / write_elems
+    std::vector<std::size_t> index_of(k_.values.size());
+    for (std::size_t n = 0; n < nodes.size(); ++n) index_of[nodes[n]] = n;
+    std::vector<float*> row(nodes.size());
+    tile_buf row_view;  // aliases a row for read_elems / write_elems
     row_view.fp = true;
+    const std::size_t root = nodes.size() - 1;
+    const bool root_in_place = dst.mem->dtype == ir::DType::f32 && k_.values[nodes[root]].op != ir::ValueOp::load;
     for (std::size_t r = 0; r < dst_rows.size(); ++r) {
       for (std::size_t n = 0; n < nodes.size(); ++n) {
         auto const& v = k_.values[nodes[n]];
-        float* out = scratch.f + n * len;
-        const float* x = v.a != ir::none ? scratch.f + slot[v.a] : nullptr;
-        const float* y = v.b != ir::none ? scratch.f + slot[v.b] : nullptr;
+        // f32 operands are used where they live and an f32 result is computed into its
+        // destination: no copies for the common case.
+        if (v.op == ir::ValueOp::load && leaf_mem[n]->dtype == ir::DType::f32)
+          row[n] = reinterpret_cast<float*>(leaf_mem[n]->data) + leaf_rows[n][r];
+        else if (n == root && root_in_place)
+          row[n] = reinterpret_cast<float*>(dst.mem->data) + dst_rows[r];
+        else
+          row[n] = scratch.f + n * len;
+        float* out = row[n];
+        const float* x = v.a != ir::none ? row[index_of[v.a]] : nullptr;
+        const float* y = v.b != ir::none ? row[index_of[v.b]] : nullptr;
         switch (v.op) {
           case ir::ValueOp::load:
-            row_view.f = out;
-            read_elems(*leaf_mem[n], leaf_rows[n][r], static_cast<std::int64_t>(len), row_view, 0);
+            if (leaf_mem[n]->dtype != ir::DType::f32) {
+              row_view.f = out;
+              read_elems(*leaf_mem[n], leaf_rows[n][r], static_cast<std::int64_t>(len), row_view, 0);
+            }
             break;
           case ir::ValueOp::scalar: std::fill_n(out, len, round_to(v.dtype, static_cast<float>(v.scalar))); break;
           case ir::ValueOp::add: for (std::size_t i = 0; i < len; ++i) out[i] = x[i] + y[i]; break;
@@ -1361,8 +1431,10 @@ class machine {
         if (v.dtype != ir::DType::f32 && v.op != ir::ValueOp::load)
           for (std::size_t i = 0; i < len; ++i) out[i] = round_to(v.dtype, out[i]);
       }
-      row_view.f = scratch.f + (nodes.size() - 1) * len;
-      write_elems(*dst.mem, dst_rows[r], static_cast<std::int64_t>(len), row_view, 0);
+      if (!root_in_place) {
+        row_view.f = row[root];
+        write_elems(*dst.mem, dst_rows[r], static_cast<std::int64_t>(len), row_view, 0);
+      }
     }
     row_view.f = nullptr;
     release(std::move(scratch));
@@ -1372,7 +1444,7 @@ class machine {
     if (streamable(s.value)) return store_streaming(a, s);
     tile_buf t = value(a, s.value);
     const region g = view_of(a, s.refs[0], a.cta);
-    if (o_.checks) access(g, true, a.vc, own_stamp(a), a.comp, who(a).c_str());
+    if (o_.checks) access(g, true, a.vc, own_stamp(a), a.comp, nullptr);
     write_region(g, t);
     release(std::move(t));
   }

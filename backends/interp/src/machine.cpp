@@ -10,6 +10,7 @@
 // completion (directly or transitively) is ordered after the access. That keeps clocks a few
 // dozen entries long however many copies run.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <deque>
@@ -169,27 +170,44 @@ struct memory {
   bool smem = false;
 };
 
+// A short list of extents on the stack: regions are built for every op, so no heap.
+struct extents {
+  std::array<std::int64_t, 8> v{};
+  int n = 0;
+  void push_back(std::int64_t x) { v[static_cast<std::size_t>(n++)] = x; }
+  std::size_t size() const { return static_cast<std::size_t>(n); }
+  std::int64_t& operator[](std::size_t i) { return v[i]; }
+  std::int64_t operator[](std::size_t i) const { return v[i]; }
+  std::int64_t back() const { return v[static_cast<std::size_t>(n - 1)]; }
+  std::int64_t const* begin() const { return v.data(); }
+  std::int64_t const* end() const { return v.data() + n; }
+};
+
 // An N-d box inside a row-major array: `origin` and `box` in elements.
 struct region {
   memory* mem = nullptr;
-  std::vector<std::int64_t> origin, box;
+  extents origin, box;
   std::int64_t elements() const { return std::accumulate(box.begin(), box.end(), std::int64_t{1}, std::multiplies<>()); }
   // Calls f(first element of the row (array offset), index of its first element in the box,
   // row length) for every innermost row of the box, in row-major order.
   template <class F>
   void rows(F&& f) const {
+    // Stack arrays (ranks are at most 5, SMEM views up to 8 with their stage dimensions) and an
+    // incrementally updated offset: this runs once per row of every copy.
     const int r = static_cast<int>(box.size());
-    std::vector<std::int64_t> stride(r, 1);
+    std::array<std::int64_t, 8> stride{}, idx{};
+    stride[r - 1] = 1;
     for (int d = r - 2; d >= 0; --d) stride[d] = stride[d + 1] * mem->shape[d + 1];
-    std::vector<std::int64_t> idx(r, 0);
+    std::int64_t off = 0;
+    for (int d = 0; d < r; ++d) off += origin[d] * stride[d];
     const std::int64_t len = box[r - 1];
     const std::int64_t nrows = elements() / std::max<std::int64_t>(len, 1);
     for (std::int64_t row = 0; row < nrows; ++row) {
-      std::int64_t off = 0;
-      for (int d = 0; d < r; ++d) off += (origin[d] + idx[d]) * stride[d];
       f(off, row * len, len);
       for (int d = r - 2; d >= 0; --d) {
+        off += stride[d];
         if (++idx[d] < box[d]) break;
+        off -= stride[d] * box[d];
         idx[d] = 0;
       }
     }
@@ -784,7 +802,7 @@ class machine {
     if (r.base == ir::RefBase::param) {
       auto& m = gmem_[r.id];
       g.mem = &m;
-      g.box = r.shape;
+      for (auto e : r.shape) g.box.push_back(e);
       for (std::size_t d = 0; d < r.block.size(); ++d) {
         const auto c = eval(a, r.block[d]);
         g.origin.push_back(c * r.shape[d]);

@@ -11,6 +11,10 @@
 #include <range/v3/view/transform.hpp>
 
 #include "stagecraft/interp/interp.hpp"
+#include "stagecraft/nvrtc/codegen.hpp"
+#ifdef STAGECRAFT_HAVE_NVRTC
+#include "stagecraft/nvrtc/nvrtc.hpp"
+#endif
 
 namespace stagecraft::cli {
 namespace {
@@ -168,6 +172,41 @@ int run_kernel(kernel_entry const& e, param_values const& overrides, run_flags c
   return exit_ok;
 }
 
+struct ptx_flags {
+  std::string arch = "sm_90a";
+  std::string out, cubin, source;
+};
+
+// `stagecraft ptx`: generate CUDA C++, JIT it with NVRTC (ptxas validates it) and write the
+// results. Without NVRTC only --source can be honoured.
+int ptx_kernel(kernel_entry const& e, param_values const& overrides, ptx_flags const& f) {
+  ir::Target target;
+  if (f.arch == "sm_90a") target = ir::Target::sm_90a;
+  else if (f.arch == "sm_100a") target = ir::Target::sm_100a;
+  else throw usage_error(fmt::format("unknown --arch '{}' (sm_90a or sm_100a)", f.arch));
+  const auto values = registry::resolve(e, overrides);
+  ir::Kernel k = e.build(values);
+  k.target = target;  // the same IR for the other generation (ops that need one are rejected by verify)
+  ir::verify(k);
+  const auto gen = nvrtc::generate(k);
+  if (!f.source.empty()) write_file(f.source, gen.source);
+#ifdef STAGECRAFT_HAVE_NVRTC
+  const auto c = nvrtc::compile(k, target);
+  if (!f.cubin.empty()) write_file(f.cubin, std::string(c.cubin.begin(), c.cubin.end()));
+  if (!f.out.empty()) write_file(f.out, c.ptx);
+  else if (f.source.empty() && f.cubin.empty()) fmt::print("{}", c.ptx);
+  std::fprintf(stderr, "%s on %s: %zu bytes of PTX, %zu bytes of CUBIN, %d registers, %d spill bytes, %lld bytes of SMEM, %zu tensor maps (%s)\n",
+               e.name.c_str(), f.arch.c_str(), c.ptx.size(), c.cubin.size(), c.registers, c.spill_bytes,
+               static_cast<long long>(c.code.smem_bytes), c.code.maps.size(),
+               c.origin == nvrtc::compiled::source::compiled ? "compiled" : "from cache");
+  return exit_ok;
+#else
+  if (!f.out.empty() || !f.cubin.empty() || f.source.empty())
+    throw usage_error("this build has no NVRTC (no CUDA toolkit found at configure time): only --source FILE can be written");
+  return exit_ok;
+#endif
+}
+
 }  // namespace
 
 int main(int argc, char** argv, registry const& kernels) {
@@ -200,6 +239,15 @@ int main(int argc, char** argv, registry const& kernels) {
   run_cmd->add_option("--trace", rf.trace_file, "write a Chrome/Perfetto trace (JSON)");
   run_cmd->add_option("--timeline", rf.timeline_file, "write a self-contained HTML timeline");
 
+  auto* ptx_cmd = app.add_subcommand("ptx", "generate CUDA C++, JIT it with NVRTC and print or write the PTX / CUBIN");
+  ptx_flags pf;
+  ptx_cmd->add_option("kernel", kernel_name, "kernel name (see `stagecraft list`)")->required();
+  ptx_cmd->add_option("--set", sets, "override a parameter: --set K=3 (repeatable)");
+  ptx_cmd->add_option("--arch", pf.arch, "sm_90a or sm_100a")->capture_default_str();
+  ptx_cmd->add_option("-o,--output", pf.out, "write the PTX here instead of printing it");
+  ptx_cmd->add_option("--cubin", pf.cubin, "write the CUBIN here");
+  ptx_cmd->add_option("--source", pf.source, "write the generated CUDA C++ here");
+
   try {
     app.parse(argc, argv);
   } catch (CLI::CallForHelp const& e) {
@@ -222,6 +270,8 @@ int main(int argc, char** argv, registry const& kernels) {
         if (kernel_name.empty()) throw usage_error("show: name a kernel (see `stagecraft list`) or pass --all");
         show(kernels.find(kernel_name), parse_sets(sets));
       }
+    } else if (*ptx_cmd) {
+      return ptx_kernel(kernels.find(kernel_name), parse_sets(sets), pf);
     } else if (*run_cmd) {
       if (run_all) {
         if (!kernel_name.empty() || !sets.empty()) throw usage_error("run --all takes no kernel name and no --set");
@@ -237,6 +287,14 @@ int main(int argc, char** argv, registry const& kernels) {
   } catch (usage_error const& e) {
     std::cerr << "stagecraft: " << e.what() << "\n";
     return exit_usage;
+  } catch (nvrtc::unsupported const& e) {
+    std::cerr << "stagecraft: " << e.what() << "\n";
+    return exit_usage;
+#ifdef STAGECRAFT_HAVE_NVRTC
+  } catch (nvrtc::compile_error const& e) {
+    std::cerr << "stagecraft: " << e.what() << "\n";
+    return exit_internal;
+#endif
   } catch (std::invalid_argument const& e) {
     std::cerr << "stagecraft: " << e.what() << "\n";
     return exit_usage;

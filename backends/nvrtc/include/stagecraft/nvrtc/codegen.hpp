@@ -1,0 +1,40 @@
+// ir::Kernel -> CUDA C++ with inline PTX (DESIGN.md section 7). Plain string generation, no
+// CUDA needed: the result is compiled by NVRTC (nvrtc.hpp) when the toolkit is present.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "stagecraft/ir/kernel.hpp"
+
+namespace stagecraft::nvrtc {
+
+// A TMA descriptor the host must encode (cuTensorMapEncodeTiled) and pass, in this order,
+// before the GMEM pointers. Dimensions are listed outermost first, as in the IR.
+struct tensor_map_spec {
+  int param = 0;                     // which GMEM parameter it describes
+  ir::DType dtype = ir::DType::f32;
+  std::vector<std::int64_t> shape;   // the whole array
+  std::vector<std::int64_t> box;     // the block one copy moves
+  int swizzle = 0;                   // bytes: 0, 32, 64, 128 (from the SMEM side)
+  friend bool operator==(tensor_map_spec const&, tensor_map_spec const&) = default;
+};
+
+struct generated {
+  std::string entry;                 // the kernel's extern "C" name
+  std::string source;                // a complete NVRTC translation unit
+  std::vector<tensor_map_spec> maps;
+  std::int64_t smem_bytes = 0;       // dynamic shared memory to request
+  int block_threads = 128;           // 128 x warpgroups
+};
+
+// Something the IR says that this backend cannot express (yet); names the kernel and op.
+struct unsupported : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+generated generate(ir::Kernel const& k);
+
+}  // namespace stagecraft::nvrtc

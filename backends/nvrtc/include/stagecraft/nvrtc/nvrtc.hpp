@@ -1,0 +1,50 @@
+// JIT with NVRTC: generated CUDA C++ -> PTX and CUBIN for sm_90a / sm_100a. For these real
+// targets NVRTC runs ptxas, so invalid PTX fails here, at JIT time, not at launch.
+#pragma once
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "stagecraft/ir/kernel.hpp"
+#include "stagecraft/nvrtc/codegen.hpp"
+
+namespace stagecraft::nvrtc {
+
+struct compiled {
+  generated code;              // source, entry, tensor maps, launch shape
+  ir::Target target;
+  std::string ptx;
+  std::vector<char> cubin;
+  std::string log;             // NVRTC + ptxas (-v) output
+  std::uint64_t key = 0;       // cache key
+  int registers = -1;          // from ptxas
+  int spill_bytes = -1;        // spill stores + spill loads, from ptxas
+  enum class source : std::uint8_t { compiled, memory_cache, disk_cache } origin = source::compiled;
+};
+
+// Generated code NVRTC rejected: a bug of ours. Names the kernel and target, carries the log and
+// the generated lines around the first error.
+struct compile_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct options {
+  bool memory_cache = true;
+  bool disk_cache = true;
+  std::string cache_dir;  // empty: $STAGECRAFT_CACHE_DIR, else $XDG_CACHE_HOME/stagecraft, else ~/.cache/stagecraft
+};
+
+// "12.x" etc.
+std::string nvrtc_version();
+
+// Cache key: canonical IR hash, target, compile options, NVRTC version.
+std::uint64_t cache_key(ir::Kernel const& k, ir::Target target);
+
+compiled compile(ir::Kernel const& k, ir::Target target, options const& o = {});
+
+// Drops the in-memory cache (tests, benchmarks).
+void clear_memory_cache();
+std::string cache_directory(options const& o = {});
+
+}  // namespace stagecraft::nvrtc

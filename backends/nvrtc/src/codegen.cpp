@@ -1,0 +1,453 @@
+// ir::Kernel -> CUDA C++.
+//
+// Execution model of the generated code: blockDim.x = 128 x warpgroups; thread t belongs to
+// warpgroup t / 128. The statement tree runs in every thread; ops the hardware wants issued
+// once per warpgroup (TMA, arrivals, bulk groups) are issued by lane 0 after a warpgroup
+// barrier (bar.sync wg+1, 128), so every thread's earlier accesses are done. Each thread keeps
+// one parity bit per barrier element: the implicit phases of DESIGN.md section 3. Tile math is
+// distributed over the warpgroup's 128 threads, element i to lane i % 128.
+#include "stagecraft/nvrtc/codegen.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <map>
+#include <numeric>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "prelude.hpp"
+
+namespace stagecraft::nvrtc {
+namespace {
+
+const char* ctype(ir::DType t) {
+  switch (t) {
+    case ir::DType::f32: return "float";
+    case ir::DType::f16: case ir::DType::bf16: return "unsigned short";
+    case ir::DType::i32: return "int";
+    case ir::DType::u32: return "unsigned";
+    case ir::DType::i8: return "signed char";
+  }
+  return "?";
+}
+
+// An f32 literal that reads back to exactly the same float.
+std::string float_literal(double v) {
+  const float f = static_cast<float>(v);
+  if (!std::isfinite(f)) return fmt::format("__int_as_float(0x{:08x})", std::bit_cast<std::uint32_t>(f));
+  std::string t = fmt::format("{:.9g}", f);
+  if (t.find_first_of(".e") == std::string::npos) t += ".0";
+  return t + "f";
+}
+
+std::int64_t product(std::vector<std::int64_t> const& v) { return std::accumulate(v.begin(), v.end(), std::int64_t{1}, std::multiplies<>()); }
+
+class emitter {
+ public:
+  explicit emitter(ir::Kernel const& k) : k_(k) {}
+
+  generated run() {
+    layout();
+    collect_maps();
+    generated g;
+    g.entry = k_.name;
+    g.maps = maps_;
+    g.smem_bytes = smem_end_;
+    g.block_threads = 128 * k_.warpgroups;
+    std::string body;
+    stmt(k_.body, 1, body);
+    g.source = std::string(detail::prelude) + header() + body + footer();
+    return g;
+  }
+
+ private:
+  [[noreturn]] void unsupported_op(ir::StmtId s, std::string const& what) const {
+    throw unsupported(fmt::format("kernel '{}', op #{} ({}): {} is not supported by the NVRTC backend yet", k_.name, s,
+                                  ir::stmt_name(k_.stmts[s].op), what));
+  }
+
+  // ---- shared memory layout: the same offsets ir::smem_bytes computes ------------------------
+  void layout() {
+    std::int64_t off = 0, bar_index = 0;
+    for (std::size_t a = 0; a < k_.allocs.size(); ++a) {
+      auto const& al = k_.allocs[a];
+      std::int64_t bytes = 0, align = 1;
+      if (al.kind == ir::AllocKind::smem) {
+        bytes = product(al.shape) * ir::dtype_bits(al.dtype) / 8;
+        align = al.swizzle == 128 ? 1024 : 128;
+        if (!al.tiling.empty())
+          throw unsupported(fmt::format("kernel '{}': allocation s{} uses tiling({}), which the NVRTC backend does not lay out yet",
+                                        k_.name, a, fmt::join(al.tiling, ", ")));
+      } else if (al.kind == ir::AllocKind::barrier || al.kind == ir::AllocKind::cluster_barrier) {
+        bytes = 8 * product(al.shape);
+        align = 8;
+        bar_first_.push_back(bar_index);
+        bar_index += product(al.shape);
+      } else {
+        bar_first_.push_back(-1);
+        offsets_.push_back(-1);
+        continue;
+      }
+      if (al.kind == ir::AllocKind::smem) bar_first_.push_back(-1);
+      off = (off + align - 1) / align * align;
+      offsets_.push_back(off);
+      off += bytes;
+    }
+    smem_end_ = off;
+    bar_elements_ = bar_index;
+  }
+
+  // ---- TMA descriptors: one per (parameter, box, swizzle) ------------------------------------
+  int map_for(ir::RefId gref, ir::RefId sref, std::vector<std::int64_t> box) {
+    auto const& g = k_.refs[gref];
+    auto const& s = k_.refs[sref];
+    tensor_map_spec spec{g.id, k_.params[g.id].dtype, k_.params[g.id].shape, std::move(box), k_.allocs[s.id].swizzle};
+    for (std::size_t i = 0; i < maps_.size(); ++i)
+      if (maps_[i] == spec) return static_cast<int>(i);
+    maps_.push_back(spec);
+    return static_cast<int>(maps_.size() - 1);
+  }
+  void collect_maps() {
+    for (std::size_t i = 0; i < k_.stmts.size(); ++i) {
+      auto const& s = k_.stmts[i];
+      if (s.op == ir::StmtOp::copy_gmem_to_smem) {
+        auto box = k_.refs[s.refs[0]].shape;
+        if (!s.axes.empty()) box[0] /= group_size(s.axes);  // each CTA loads its share of the rows
+        map_of_[static_cast<int>(i)] = map_for(s.refs[0], s.refs[1], box);
+      } else if (s.op == ir::StmtOp::copy_smem_to_gmem) {
+        map_of_[static_cast<int>(i)] = map_for(s.refs[1], s.refs[0], k_.refs[s.refs[1]].shape);
+      }
+    }
+  }
+  int group_size(std::vector<int> const& axes) const {
+    int n = 1;
+    for (int ax : axes) n *= static_cast<int>(k_.cluster[ax]);
+    return n;
+  }
+
+  // ---- kernel head and tail --------------------------------------------------------------------
+  std::string header() const {
+    std::vector<std::string> params;
+    for (std::size_t i = 0; i < maps_.size(); ++i) params.push_back(fmt::format("const __grid_constant__ sc::tmap_t tmap{}", i));
+    for (auto const& p : k_.params) params.push_back(fmt::format("{}* __restrict__ p_{}", ctype(p.dtype), p.name));
+    std::string h = fmt::format("\nextern \"C\" __global__ void __launch_bounds__({}) {}({}) {{\n", 128 * k_.warpgroups, k_.name,
+                                fmt::join(params, ", "));
+    h += "  extern __shared__ __align__(1024) unsigned char smem[];\n";
+    h += "  const int wg = static_cast<int>(threadIdx.x) / 128;\n  const int lane = static_cast<int>(threadIdx.x) % 128;\n";
+    h += "  const unsigned smem_base = sc::smem_addr(smem);\n";
+    if (bar_elements_ > 0) {
+      h += "  if (threadIdx.x == 0) {\n";
+      for (std::size_t a = 0; a < k_.allocs.size(); ++a) {
+        auto const& al = k_.allocs[a];
+        if (al.kind != ir::AllocKind::barrier && al.kind != ir::AllocKind::cluster_barrier) continue;
+        const int per_phase = al.arrivals * (al.kind == ir::AllocKind::cluster_barrier ? group_size(al.collective_axes) : 1);
+        h += fmt::format("    for (int e = 0; e < {}; ++e) sc::mbar_init(smem_base + {} + 8 * e, {});  // b{}\n", product(al.shape), offsets_[a],
+                         per_phase, a);
+      }
+      h += "    sc::mbar_fence_init();\n  }\n";
+      // One parity bit per barrier element and thread: the phase it waits for next.
+      h += fmt::format("  unsigned long long parity[{}] = {{}};\n", (bar_elements_ + 63) / 64);
+    }
+    h += k_.cluster_rank > 0 ? "  sc::cluster_sync();  // peers' barriers are initialised before anyone arrives on them\n"
+                             : "  __syncthreads();\n";
+    return h;
+  }
+  std::string footer() const {
+    // A CTA must not exit (and release its SMEM) while cluster peers may still arrive on it.
+    return k_.cluster_rank > 0 ? "  sc::cluster_sync();\n}\n" : "}\n";
+  }
+
+  // ---- index expressions (64-bit) --------------------------------------------------------------
+  std::string expr(ir::ExprId id) const {
+    auto const& e = k_.exprs[id];
+    auto bin = [&](const char* op) { return fmt::format("({} {} {})", expr(e.a), op, expr(e.b)); };
+    switch (e.op) {
+      case ir::ExprOp::constant: return fmt::format("{}LL", e.value);
+      case ir::ExprOp::var: return fmt::format("v{}", e.value);
+      case ir::ExprOp::program_id: return fmt::format("static_cast<long long>(blockIdx.{})", "xyz"[e.value]);
+      case ir::ExprOp::cluster_idx: return fmt::format("static_cast<long long>(sc::cluster_ctaid({}))", e.value);
+      case ir::ExprOp::thread_id: return "static_cast<long long>(wg)";
+      case ir::ExprOp::add: return bin("+");
+      case ir::ExprOp::sub: return bin("-");
+      case ir::ExprOp::mul: return bin("*");
+      case ir::ExprOp::div: return bin("/");
+      case ir::ExprOp::mod: return bin("%");
+      case ir::ExprOp::min: return fmt::format("min({}, {})", expr(e.a), expr(e.b));
+      case ir::ExprOp::max: return fmt::format("max({}, {})", expr(e.a), expr(e.b));
+      case ir::ExprOp::lt: return bin("<");
+      case ir::ExprOp::le: return bin("<=");
+      case ir::ExprOp::gt: return bin(">");
+      case ir::ExprOp::ge: return bin(">=");
+      case ir::ExprOp::eq: return bin("==");
+      case ir::ExprOp::ne: return bin("!=");
+      case ir::ExprOp::land: return bin("&&");
+      case ir::ExprOp::lor: return bin("||");
+      case ir::ExprOp::lnot: return fmt::format("(!{})", expr(e.a));
+    }
+    return "0";
+  }
+
+  // ---- memory references -----------------------------------------------------------------------
+  // Flat index of a barrier element (within all barrier elements of the CTA) and its address.
+  std::string bar_index(ir::RefId rid) const {
+    auto const& r = k_.refs[rid];
+    auto const& al = k_.allocs[r.id];
+    std::string flat = "0LL";
+    for (std::size_t d = 0; d < al.shape.size(); ++d) flat = fmt::format("({} * {} + {})", flat, al.shape[d], expr(r.index[d]));
+    return fmt::format("({} + {})", bar_first_[r.id], flat);
+  }
+  std::string bar_addr(ir::RefId rid) const {
+    auto const& r = k_.refs[rid];
+    return fmt::format("(smem_base + {}u + 8u * static_cast<unsigned>({} - {}))", offsets_[r.id], bar_index(rid), bar_first_[r.id]);
+  }
+  // Byte offset of an SMEM view's first element within its allocation.
+  std::string view_offset(ir::RefId rid) const {
+    auto const& r = k_.refs[rid];
+    auto const& al = k_.allocs[r.id];
+    std::string flat = "0LL";
+    for (std::size_t d = 0; d < r.index.size(); ++d) flat = fmt::format("({} * {} + {})", flat, al.shape[d], expr(r.index[d]));
+    std::int64_t rest = 1;
+    for (std::size_t d = r.index.size(); d < al.shape.size(); ++d) rest *= al.shape[d];
+    return fmt::format("static_cast<unsigned>({} * {})", flat, rest * ir::dtype_bits(al.dtype) / 8);
+  }
+
+  // Element `i` (a C++ expression) of a view, as an lvalue of its storage type.
+  std::string element(ir::RefId rid, std::string const& i) const {
+    auto const& r = k_.refs[rid];
+    if (r.base == ir::RefBase::param) {
+      auto const& p = k_.params[r.id];
+      // Tile coordinates from i (row-major over the block), then the array offset.
+      std::string off = "0LL";
+      std::int64_t inner = 1;
+      std::vector<std::string> coord(r.shape.size());
+      for (int d = static_cast<int>(r.shape.size()) - 1; d >= 0; --d) {
+        coord[d] = fmt::format("((({}) / {}) % {})", i, inner, r.shape[d]);
+        inner *= r.shape[d];
+      }
+      for (std::size_t d = 0; d < r.shape.size(); ++d)
+        off = fmt::format("({} * {}LL + ({} * {} + {}))", off, p.shape[d], expr(r.block[d]), r.shape[d], coord[d]);
+      return fmt::format("p_{}[{}]", p.name, off);
+    }
+    auto const& al = k_.allocs[r.id];
+    if (al.kind != ir::AllocKind::smem) throw unsupported(fmt::format("kernel '{}': only SMEM and GMEM views are generated yet", k_.name));
+    const int bytes = ir::dtype_bits(al.dtype) / 8;
+    return fmt::format("*reinterpret_cast<{}*>(smem + {} + sc::swz<{}>({} + static_cast<unsigned>(({}) * {})))", ctype(al.dtype), offsets_[r.id],
+                       al.swizzle, view_offset(rid), i, bytes);
+  }
+
+  // ---- tile values: element i, computed in f32 (floats) or 64-bit integers ---------------------
+  std::string value(ir::ValueId id, std::string const& i) const {
+    auto const& v = k_.values[id];
+    const bool fp = ir::dtype_is_float(v.dtype);
+    auto round = [&](std::string x) -> std::string {
+      switch (v.dtype) {
+        case ir::DType::f16: return fmt::format("sc::round_f16({})", x);
+        case ir::DType::bf16: return fmt::format("sc::round_bf16({})", x);
+        case ir::DType::i32: return fmt::format("static_cast<long long>(static_cast<int>({}))", x);
+        case ir::DType::u32: return fmt::format("static_cast<long long>(static_cast<unsigned>({}))", x);
+        case ir::DType::i8: return fmt::format("static_cast<long long>(static_cast<signed char>({}))", x);
+        default: return x;
+      }
+    };
+    switch (v.op) {
+      case ir::ValueOp::load: {
+        auto const& r = k_.refs[v.ref];
+        const auto dt = r.base == ir::RefBase::param ? k_.params[r.id].dtype : k_.allocs[r.id].dtype;
+        const std::string x = element(v.ref, i);
+        if (dt == ir::DType::f16) return fmt::format("sc::f16_to_f32({})", x);
+        if (dt == ir::DType::bf16) return fmt::format("sc::bf16_to_f32({})", x);
+        return fp ? fmt::format("static_cast<float>({})", x) : fmt::format("static_cast<long long>({})", x);
+      }
+      case ir::ValueOp::scalar: return round(fp ? float_literal(v.scalar) : fmt::format("{}LL", static_cast<long long>(v.scalar)));
+      case ir::ValueOp::neg: return round(fmt::format("(-{})", value(v.a, i)));
+      case ir::ValueOp::exp: return round(fmt::format("expf({})", value(v.a, i)));
+      case ir::ValueOp::cast: {
+        const bool from_fp = ir::dtype_is_float(k_.values[v.a].dtype);
+        const std::string x = value(v.a, i);
+        if (fp) return round(from_fp ? x : fmt::format("static_cast<float>({})", x));
+        if (!from_fp) return round(x);
+        // float -> int: truncate toward zero and saturate (the __float2*_rz intrinsics)
+        return round(fmt::format("static_cast<long long>({}({}))", v.dtype == ir::DType::u32 ? "__float2uint_rz" : "__float2int_rz", x));
+      }
+      case ir::ValueOp::load_tmem: throw unsupported(fmt::format("kernel '{}': async_load_tmem is not generated yet (tensor-core issue)", k_.name));
+      default: break;
+    }
+    const std::string a = value(v.a, i), b = value(v.b, i);
+    switch (v.op) {
+      case ir::ValueOp::add: return round(fmt::format("({} + {})", a, b));
+      case ir::ValueOp::sub: return round(fmt::format("({} - {})", a, b));
+      case ir::ValueOp::mul: return round(fmt::format("({} * {})", a, b));
+      case ir::ValueOp::div: return round(fmt::format("({} / {})", a, b));
+      case ir::ValueOp::min: return round(fp ? fmt::format("fminf({}, {})", a, b) : fmt::format("min({}, {})", a, b));
+      case ir::ValueOp::max: return round(fp ? fmt::format("fmaxf({}, {})", a, b) : fmt::format("max({}, {})", a, b));
+      default: return "0";
+    }
+  }
+
+  std::string store_conv(ir::DType dt, std::string const& x) const {
+    switch (dt) {
+      case ir::DType::f16: return fmt::format("sc::f32_to_f16({})", x);
+      case ir::DType::bf16: return fmt::format("sc::f32_to_bf16({})", x);
+      default: return fmt::format("static_cast<{}>({})", ctype(dt), x);
+    }
+  }
+
+  // TMA coordinates (innermost first) of a GMEM block, plus an optional row offset (multicast).
+  std::string coords(ir::RefId gref, std::string const& row_extra) const {
+    auto const& g = k_.refs[gref];
+    std::vector<std::string> c;
+    for (int d = static_cast<int>(g.shape.size()) - 1; d >= 0; --d)
+      c.push_back(fmt::format("static_cast<int>({} * {}{})", expr(g.block[d]), g.shape[d], d == 0 ? row_extra : ""));
+    return fmt::format("{{{}}}", fmt::join(c, ", "));
+  }
+
+  // ---- statements ------------------------------------------------------------------------------
+  void stmt(ir::StmtId id, int depth, std::string& out) {
+    auto const& s = k_.stmts[id];
+    const std::string ind(static_cast<std::size_t>(depth) * 2, ' ');
+    auto line = [&](std::string const& t) { out += ind + t + "\n"; };
+    switch (s.op) {
+      case ir::StmtOp::seq:
+        for (auto c : s.body) stmt(c, depth, out);
+        return;
+      case ir::StmtOp::for_:
+        line(fmt::format("for (long long v{0} = {1}, v{0}_end = {2}; v{0} < v{0}_end; ++v{0}) {{  // op #{3}", s.var, expr(s.e0), expr(s.e1), id));
+        stmt(s.body[0], depth + 1, out);
+        line("}");
+        return;
+      case ir::StmtOp::if_:
+        line(fmt::format("if ({}) {{  // op #{}", expr(s.e0), id));
+        stmt(s.body[0], depth + 1, out);
+        if (s.body.size() > 1) {
+          line("} else {");
+          stmt(s.body[1], depth + 1, out);
+        }
+        line("}");
+        return;
+      case ir::StmtOp::copy_gmem_to_smem: {
+        auto const& g = k_.refs[s.refs[0]];
+        auto const& m = k_.refs[s.refs[1]];
+        const auto bytes = product(m.shape) * ir::dtype_bits(k_.allocs[m.id].dtype) / 8;
+        const int map = map_of_.at(id);
+        line(fmt::format("// op #{}: copy_gmem_to_smem {} -> s{} ({} B)", id, k_.params[g.id].name, m.id, bytes));
+        line("sc::wg_sync(wg);");
+        line("if (lane == 0) {");
+        line(fmt::format("  const unsigned bar = {};", bar_addr(s.refs[2])));
+        line(fmt::format("  sc::mbar_arrive_expect_tx(bar, {}u);", bytes));
+        const std::string dst = fmt::format("smem_base + {}u + {}", offsets_[m.id], view_offset(s.refs[1]));
+        if (s.axes.empty()) {
+          line(fmt::format("  const int c[] = {};", coords(s.refs[0], "")));
+          line(fmt::format("  sc::tma_load({}, &tmap{}, bar, {}, c);", dst, map, g.shape.size()));
+        } else {
+          // Collective copy: this CTA loads rows [pos * share, (pos + 1) * share) and multicasts
+          // them to every CTA of its group, at the same SMEM offset.
+          const int n = group_size(s.axes);
+          const auto share_rows = g.shape[0] / n;
+          const auto share_bytes = bytes / n;
+          line(fmt::format("  unsigned short mask = 0; int pos = 0, seen = 0;"));
+          line(fmt::format("  for (int r = 0; r < {}; ++r) {{", k_.cluster[0] * k_.cluster[1] * k_.cluster[2]));
+          line(fmt::format("    const int x = r % {0}, y = r / {0} % {1}, z = r / ({0} * {1});", k_.cluster[0], k_.cluster[1]));
+          std::vector<std::string> same;
+          const char* names[] = {"x", "y", "z"};
+          for (int d = 0; d < 3; ++d)
+            if (std::find(s.axes.begin(), s.axes.end(), d) == s.axes.end())
+              same.push_back(fmt::format("{} == static_cast<int>(sc::cluster_ctaid({}))", names[d], d));
+          line(fmt::format("    if ({}) {{ if (x == static_cast<int>(sc::cluster_ctaid(0)) && y == static_cast<int>(sc::cluster_ctaid(1)) && z == static_cast<int>(sc::cluster_ctaid(2))) pos = seen; mask |= static_cast<unsigned short>(1u << r); ++seen; }}",
+                           same.empty() ? std::string("true") : fmt::format("{}", fmt::join(same, " && "))));
+          line("  }");
+          line(fmt::format("  const int c[] = {};", coords(s.refs[0], fmt::format(" + pos * {}", share_rows))));
+          line(fmt::format("  sc::tma_load_multicast({} + static_cast<unsigned>(pos * {}), &tmap{}, bar, mask, {}, c);", dst, share_bytes, map,
+                           g.shape.size()));
+        }
+        line("}");
+        return;
+      }
+      case ir::StmtOp::copy_smem_to_gmem: {
+        auto const& m = k_.refs[s.refs[0]];
+        auto const& g = k_.refs[s.refs[1]];
+        line(fmt::format("// op #{}: copy_smem_to_gmem s{} -> {}", id, m.id, k_.params[g.id].name));
+        line("sc::wg_sync(wg);");
+        line("if (lane == 0) {");
+        line(fmt::format("  const int c[] = {};", coords(s.refs[1], "")));
+        line(fmt::format("  sc::tma_store(&tmap{}, smem_base + {}u + {}, {}, c);", map_of_.at(id), offsets_[m.id], view_offset(s.refs[0]),
+                         g.shape.size()));
+        line("}");
+        return;
+      }
+      case ir::StmtOp::commit_group:
+        line(fmt::format("if (lane == 0) sc::bulk_commit();  // op #{}", id));
+        return;
+      case ir::StmtOp::wait_group:
+        line(fmt::format("if (lane == 0) sc::bulk_wait{}<{}>();  // op #{}", s.flag ? "_read" : "", s.n, id));
+        line("sc::wg_sync(wg);");
+        return;
+      case ir::StmtOp::commit_smem:
+        line(fmt::format("sc::fence_proxy_async();  // op #{}", id));
+        return;
+      case ir::StmtOp::barrier_arrive: {
+        auto const& r = k_.refs[s.refs[0]];
+        auto const& al = k_.allocs[r.id];
+        line(fmt::format("// op #{}: barrier_arrive", id));
+        line("sc::wg_sync(wg);");
+        if (al.kind == ir::AllocKind::cluster_barrier) {
+          std::vector<std::string> same;
+          const char* names[] = {"x", "y", "z"};
+          for (int d = 0; d < 3; ++d)
+            if (std::find(al.collective_axes.begin(), al.collective_axes.end(), d) == al.collective_axes.end())
+              same.push_back(fmt::format("{} == static_cast<int>(sc::cluster_ctaid({}))", names[d], d));
+          line("if (lane == 0) {");
+          line(fmt::format("  for (int r = 0; r < {}; ++r) {{", k_.cluster[0] * k_.cluster[1] * k_.cluster[2]));
+          line(fmt::format("    const int x = r % {0}, y = r / {0} % {1}, z = r / ({0} * {1});", k_.cluster[0], k_.cluster[1]));
+          line(fmt::format("    (void)x; (void)y; (void)z;"));
+          line(fmt::format("    if ({}) sc::mbar_arrive_remote({}, static_cast<unsigned>(r));", same.empty() ? std::string("true") : fmt::format("{}", fmt::join(same, " && ")),
+                           bar_addr(s.refs[0])));
+          line("  }");
+          line("}");
+        } else {
+          line(fmt::format("if (lane == 0) sc::mbar_arrive({});", bar_addr(s.refs[0])));
+        }
+        return;
+      }
+      case ir::StmtOp::barrier_wait:
+        line(fmt::format("{{  // op #{}: barrier_wait", id));
+        line(fmt::format("  const long long e = {};", bar_index(s.refs[0])));
+        line(fmt::format("  sc::mbar_wait({}, static_cast<unsigned>((parity[e / 64] >> (e % 64)) & 1ull));", bar_addr(s.refs[0])));
+        line("  parity[e / 64] ^= 1ull << (e % 64);");
+        line("}");
+        return;
+      case ir::StmtOp::store: {
+        auto const& r = k_.refs[s.refs[0]];
+        const auto dt = r.base == ir::RefBase::param ? k_.params[r.id].dtype : k_.allocs[r.id].dtype;
+        if (r.base == ir::RefBase::alloc && k_.allocs[r.id].kind != ir::AllocKind::smem)
+          unsupported_op(id, "a store to a register accumulator");
+        const auto n = product(r.shape);
+        line(fmt::format("for (int i = lane; i < {}; i += 128) {{  // op #{}: store", n, id));
+        line(fmt::format("  {} = {};", element(s.refs[0], "i"), store_conv(dt, value(s.value, "i"))));
+        line("}");
+        return;
+      }
+      case ir::StmtOp::wgmma:
+      case ir::StmtOp::wgmma_wait:
+      case ir::StmtOp::tcgen05_mma:
+      case ir::StmtOp::tcgen05_commit_arrive:
+        unsupported_op(id, "a tensor-core op (it arrives with the tensor-core issue)");
+    }
+  }
+
+  ir::Kernel const& k_;
+  std::vector<std::int64_t> offsets_, bar_first_;
+  std::int64_t smem_end_ = 0, bar_elements_ = 0;
+  std::vector<tensor_map_spec> maps_;
+  std::map<int, int> map_of_;
+};
+
+}  // namespace
+
+generated generate(ir::Kernel const& k) {
+  ir::verify(k);
+  return emitter(k).run();
+}
+
+}  // namespace stagecraft::nvrtc

@@ -1,0 +1,53 @@
+// Code generation without NVRTC: what the generated CUDA C++ must contain.
+#include <catch2/catch.hpp>
+
+#include <stagecraft/nvrtc/codegen.hpp>
+#include <stagecraft/registry.hpp>
+#include <stagecraft/stagecraft.hpp>
+
+using namespace stagecraft;
+using Catch::Matchers::Contains;
+
+TEST_CASE("every example generates a kernel with its tensor maps and shared memory", "[codegen]") {
+  for (auto const* e : registry::global().all()) {
+    INFO("kernel " << e->name);
+    const auto k = e->build(registry::resolve(*e, {}));
+    const auto g = nvrtc::generate(k);
+    CHECK(g.entry == e->name);
+    CHECK_THAT(g.source, Contains("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(128 * k.warpgroups) + ") " + e->name + "("));
+    CHECK(g.smem_bytes == ir::smem_bytes(k));
+    CHECK(g.block_threads == 128 * k.warpgroups);
+    CHECK_THAT(g.source, Contains("sc::mbar_init(") && Contains("sc::mbar_fence_init()") && Contains("sc::mbar_wait("));
+    for (std::size_t m = 0; m < g.maps.size(); ++m) CHECK_THAT(g.source, Contains("const __grid_constant__ sc::tmap_t tmap" + std::to_string(m)));
+  }
+}
+
+TEST_CASE("tensor maps are one per parameter, box and swizzle", "[codegen]") {
+  auto const& e = registry::global().find("add_one");
+  const auto g = nvrtc::generate(e.build(registry::resolve(e, {})));
+  REQUIRE(g.maps.size() == 2);
+  CHECK(g.maps[0].param == 0);
+  CHECK(g.maps[0].box == std::vector<std::int64_t>{128, 64});
+  CHECK(g.maps[1].param == 1);
+  CHECK(g.maps[0].swizzle == 0);
+}
+
+TEST_CASE("ops the backend cannot express yet are named, not miscompiled", "[codegen]") {
+  auto k = lower(kernel<sm_90a>("mma", grid(1), threads(1_c), smem<f16>(shape(64_c, 64_c)), smem<f16>(shape(64_c, 64_c)),
+                                accumulator<f32>(shape(64_c, 64_c)), [](auto a, auto b, auto acc) { return seq(wgmma(acc, a, b), wgmma_wait(0_c)); }));
+  REQUIRE_THROWS_AS(nvrtc::generate(k), nvrtc::unsupported);
+  REQUIRE_THROWS_WITH(nvrtc::generate(k), Contains("kernel 'mma', op #1 (wgmma)") && Contains("not supported by the NVRTC backend yet"));
+}
+
+TEST_CASE("swizzled SMEM is addressed through the swizzle function", "[codegen]") {
+  auto k = lower(kernel<sm_90a>("swz", grid(1), threads(1_c), gmem<f16>("x", shape(64_c, 64_c)), smem<f16>(shape(64_c, 64_c), swizzle(128_c)),
+                                barrier(arrivals(1_c)), [](auto x, auto buf, auto bar) {
+                                  return seq(copy_gmem_to_smem(x.block(0_c, 0_c), buf, bar), barrier_wait(bar),
+                                             store(buf, load(buf) * 2.0f), commit_smem(), copy_smem_to_gmem(buf, x.block(0_c, 0_c)),
+                                             commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
+                                }));
+  const auto g = nvrtc::generate(k);
+  CHECK_THAT(g.source, Contains("sc::swz<128>("));
+  REQUIRE(g.maps.size() == 1);
+  CHECK(g.maps[0].swizzle == 128);
+}

@@ -15,6 +15,9 @@
 #ifdef STAGECRAFT_HAVE_NVRTC
 #include "stagecraft/nvrtc/nvrtc.hpp"
 #endif
+#ifdef STAGECRAFT_HAVE_CUDA_RUNTIME
+#include "stagecraft/cuda/runtime.hpp"
+#endif
 
 namespace stagecraft::cli {
 namespace {
@@ -88,6 +91,7 @@ std::string index_text(std::vector<std::int64_t> const& shape, std::int64_t flat
 }
 
 struct run_flags {
+  std::string backend = "interp";
   std::string policy = "eager";
   std::uint64_t seed = 0;
   std::uint64_t input_seed = 1;
@@ -113,9 +117,43 @@ void write_file(std::string const& path, std::string const& text) {
 }
 
 // Runs one kernel through the interpreter; returns the exit code.
+int compare_with_reference(ir::Kernel const& k, std::vector<host_tensor> const& got, std::vector<host_tensor> const& expected,
+                           const char* what, std::uint64_t steps);
+
+// `run --backend gpu`: JIT, launch, and check against the reference and the interpreter.
+int run_on_gpu(kernel_entry const& e, param_values const& values, ir::Kernel const& k, run_flags const& f) {
+#ifdef STAGECRAFT_HAVE_CUDA_RUNTIME
+  const auto st = cuda::driver_status();
+  if (!st.available) {
+    fmt::print("{}: {}\n", e.name, st.reason);
+    return exit_no_driver;
+  }
+  const ir::Target target = st.compute_major >= 10 ? ir::Target::sm_100a : ir::Target::sm_90a;
+  ir::Kernel kk = k;
+  kk.target = target;
+  const auto inputs = random_inputs(kk, f.input_seed);
+  const auto c = nvrtc::compile(kk, target);
+  auto r = cuda::launch(c, kk, inputs);
+  fmt::print("{} on {} ({}): {:.3f} ms\n", e.name, st.device, ir::target_name(target), r.milliseconds);
+  auto expected = inputs;
+  e.reference(expected, values);
+  if (int rc = compare_with_reference(kk, r.buffers, expected, "the reference", 0); rc != exit_ok) return rc;
+  auto interp_result = interp::run(kk, inputs, {.schedule = interp::policy::eager, .checks = false});
+  return compare_with_reference(kk, r.buffers, interp_result.buffers, "the interpreter", 0);
+#else
+  (void)values;
+  (void)k;
+  (void)f;
+  fmt::print("{}: no CUDA driver available: this build has no CUDA toolkit (configure found none)\n", e.name);
+  return exit_no_driver;
+#endif
+}
+
 int run_kernel(kernel_entry const& e, param_values const& overrides, run_flags const& f) {
   const auto values = registry::resolve(e, overrides);
   const ir::Kernel k = e.build(values);
+  if (f.backend == "gpu") return run_on_gpu(e, values, k, f);
+  if (f.backend != "interp") throw usage_error(fmt::format("unknown backend '{}' (interp or gpu)", f.backend));
   interp::options o;
   o.schedule = parse_policy(f.policy);
   o.seed = f.seed;
@@ -155,20 +193,25 @@ int run_kernel(kernel_entry const& e, param_values const& overrides, run_flags c
   }
   auto expected = inputs;
   e.reference(expected, values);
+  return compare_with_reference(k, r.buffers, expected, "the reference", r.steps);
+}
+
+int compare_with_reference(ir::Kernel const& k, std::vector<host_tensor> const& got_all, std::vector<host_tensor> const& expected,
+                           const char* what, std::uint64_t steps) {
   std::int64_t checked = 0;
   for (int p : interp::written_params(k)) {
-    auto const& got = r.buffers[p];
+    auto const& got = got_all[p];
     auto const& want = expected[p];
     for (std::int64_t i = 0; i < got.elements(); ++i, ++checked) {
       const double g = got.get(i), w = want.get(i);
       if (!(g == w || (std::isnan(g) && std::isnan(w)))) {
-        fmt::print("verdict: wrong result: {}{} = {} but the reference gives {} ({} elements matched before it)\n", k.params[p].name,
-                   index_text(got.shape, i), g, w, checked);
+        fmt::print("verdict: wrong result: {}{} = {} but {} gives {} ({} elements matched before it)\n", k.params[p].name,
+                   index_text(got.shape, i), g, what, w, checked);
         return exit_wrong;
       }
     }
   }
-  fmt::print("verdict: correct ({} output elements match the reference; {} steps)\n", checked, r.steps);
+  fmt::print("verdict: correct ({} output elements match {}{})\n", checked, what, steps ? fmt::format("; {} steps", steps) : std::string());
   return exit_ok;
 }
 
@@ -230,6 +273,7 @@ int main(int argc, char** argv, registry const& kernels) {
   run_cmd->add_option("kernel", kernel_name, "kernel name (see `stagecraft list`)");
   run_cmd->add_option("--set", sets, "override a parameter: --set K=3 (repeatable)");
   run_cmd->add_flag("--all", run_all, "run every registered kernel with its default parameters");
+  run_cmd->add_option("--backend", rf.backend, "interp (the CPU interpreter) or gpu (NVRTC + the CUDA driver)")->capture_default_str();
   run_cmd->add_option("--policy", rf.policy, "schedule: eager, lazy, random or pct")->capture_default_str();
   run_cmd->add_option("--seed", rf.seed, "schedule seed (random, pct; first seed of --explore)")->capture_default_str();
   run_cmd->add_option("--input-seed", rf.input_seed, "seed of the random inputs")->capture_default_str();

@@ -1,0 +1,245 @@
+#include "stagecraft/cuda/runtime.hpp"
+
+#include <cuda.h>
+#include <dlfcn.h>
+
+#include <fmt/format.h>
+
+#include "stagecraft/cuda/tensor_map.hpp"
+#include "stagecraft/nvrtc/nvrtc.hpp"
+
+namespace stagecraft::cuda {
+namespace {
+
+// The driver entry points we use, resolved through cuGetProcAddress.
+struct driver {
+  void* handle = nullptr;
+  std::string error;
+  CUresult (*cuInit)(unsigned) = nullptr;
+  CUresult (*cuGetErrorString)(CUresult, const char**) = nullptr;
+  CUresult (*cuDeviceGet)(CUdevice*, int) = nullptr;
+  CUresult (*cuDeviceGetCount)(int*) = nullptr;
+  CUresult (*cuDeviceGetName)(char*, int, CUdevice) = nullptr;
+  CUresult (*cuDeviceGetAttribute)(int*, CUdevice_attribute, CUdevice) = nullptr;
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext*, CUdevice) = nullptr;
+  CUresult (*cuCtxSetCurrent)(CUcontext) = nullptr;
+  CUresult (*cuCtxSynchronize)() = nullptr;
+  CUresult (*cuModuleLoadData)(CUmodule*, const void*) = nullptr;
+  CUresult (*cuModuleUnload)(CUmodule) = nullptr;
+  CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*) = nullptr;
+  CUresult (*cuFuncSetAttribute)(CUfunction, CUfunction_attribute, int) = nullptr;
+  CUresult (*cuLaunchKernelEx)(const CUlaunchConfig*, CUfunction, void**, void**) = nullptr;
+  CUresult (*cuMemAlloc)(CUdeviceptr*, size_t) = nullptr;
+  CUresult (*cuMemFree)(CUdeviceptr) = nullptr;
+  CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void*, size_t) = nullptr;
+  CUresult (*cuMemcpyDtoH)(void*, CUdeviceptr, size_t) = nullptr;
+  CUresult (*cuTensorMapEncodeTiled)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*,
+                                     const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
+                                     CUtensorMapL2promotion, CUtensorMapFloatOOBfill) = nullptr;
+  CUresult (*cuEventCreate)(CUevent*, unsigned) = nullptr;
+  CUresult (*cuEventRecord)(CUevent, CUstream) = nullptr;
+  CUresult (*cuEventSynchronize)(CUevent) = nullptr;
+  CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent) = nullptr;
+  CUresult (*cuEventDestroy)(CUevent) = nullptr;
+  CUcontext context = nullptr;
+  CUdevice device = 0;
+  status st;
+};
+
+driver& load() {
+  static driver d = [] {
+    driver d;
+    d.handle = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!d.handle) {
+      d.st.reason = fmt::format("no CUDA driver available: libcuda.so.1 could not be loaded ({})", ::dlerror());
+      return d;
+    }
+    using gpa_t = CUresult (*)(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*);
+    auto gpa = reinterpret_cast<gpa_t>(::dlsym(d.handle, "cuGetProcAddress_v2"));
+    if (!gpa) {
+      d.st.reason = "no CUDA driver available: this libcuda.so.1 has no cuGetProcAddress_v2 (driver older than CUDA 12)";
+      return d;
+    }
+    bool ok = true;
+    auto get = [&](const char* name, auto& fn) {
+      void* p = nullptr;
+      CUdriverProcAddressQueryResult q{};
+      if (gpa(name, &p, 12000, CU_GET_PROC_ADDRESS_DEFAULT, &q) != CUDA_SUCCESS || !p) ok = false;
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p);
+    };
+    get("cuInit", d.cuInit);
+    get("cuGetErrorString", d.cuGetErrorString);
+    get("cuDeviceGet", d.cuDeviceGet);
+    get("cuDeviceGetCount", d.cuDeviceGetCount);
+    get("cuDeviceGetName", d.cuDeviceGetName);
+    get("cuDeviceGetAttribute", d.cuDeviceGetAttribute);
+    get("cuDevicePrimaryCtxRetain", d.cuDevicePrimaryCtxRetain);
+    get("cuCtxSetCurrent", d.cuCtxSetCurrent);
+    get("cuCtxSynchronize", d.cuCtxSynchronize);
+    get("cuModuleLoadData", d.cuModuleLoadData);
+    get("cuModuleUnload", d.cuModuleUnload);
+    get("cuModuleGetFunction", d.cuModuleGetFunction);
+    get("cuFuncSetAttribute", d.cuFuncSetAttribute);
+    get("cuLaunchKernelEx", d.cuLaunchKernelEx);
+    get("cuMemAlloc", d.cuMemAlloc);
+    get("cuMemFree", d.cuMemFree);
+    get("cuMemcpyHtoD", d.cuMemcpyHtoD);
+    get("cuMemcpyDtoH", d.cuMemcpyDtoH);
+    get("cuTensorMapEncodeTiled", d.cuTensorMapEncodeTiled);
+    get("cuEventCreate", d.cuEventCreate);
+    get("cuEventRecord", d.cuEventRecord);
+    get("cuEventSynchronize", d.cuEventSynchronize);
+    get("cuEventElapsedTime", d.cuEventElapsedTime);
+    get("cuEventDestroy", d.cuEventDestroy);
+    if (!ok) {
+      d.st.reason = "no CUDA driver available: libcuda.so.1 lacks entry points stagecraft needs";
+      return d;
+    }
+    if (CUresult r = d.cuInit(0); r != CUDA_SUCCESS) {
+      const char* s = nullptr;
+      d.cuGetErrorString(r, &s);
+      d.st.reason = fmt::format("no CUDA driver available: cuInit failed ({})", s ? s : "unknown error");
+      return d;
+    }
+    int count = 0;
+    if (d.cuDeviceGetCount(&count) != CUDA_SUCCESS || count == 0) {
+      d.st.reason = "no CUDA driver available: the driver sees no device";
+      return d;
+    }
+    char name[256] = {};
+    d.cuDeviceGet(&d.device, 0);
+    d.cuDeviceGetName(name, sizeof name, d.device);
+    d.cuDeviceGetAttribute(&d.st.compute_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d.device);
+    d.cuDeviceGetAttribute(&d.st.compute_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d.device);
+    if (d.cuDevicePrimaryCtxRetain(&d.context, d.device) != CUDA_SUCCESS) {
+      d.st.reason = "no CUDA driver available: could not create a context on device 0";
+      return d;
+    }
+    d.st.available = true;
+    d.st.device = name;
+    return d;
+  }();
+  return d;
+}
+
+void check(driver& d, CUresult r, std::string const& what) {
+  if (r == CUDA_SUCCESS) return;
+  const char* s = nullptr;
+  d.cuGetErrorString(r, &s);
+  throw std::runtime_error(fmt::format("CUDA: {} failed: {}", what, s ? s : "unknown error"));
+}
+
+CUtensorMapDataType tma_type(ir::DType t) {
+  switch (t) {
+    case ir::DType::f32: return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    case ir::DType::f16: return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    case ir::DType::bf16: return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    case ir::DType::i32: return CU_TENSOR_MAP_DATA_TYPE_INT32;
+    case ir::DType::u32: return CU_TENSOR_MAP_DATA_TYPE_UINT32;
+    case ir::DType::i8: return CU_TENSOR_MAP_DATA_TYPE_UINT8;  // same bytes; TMA does not convert
+  }
+  return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+}
+CUtensorMapSwizzle tma_swizzle(int bytes) {
+  switch (bytes) {
+    case 32: return CU_TENSOR_MAP_SWIZZLE_32B;
+    case 64: return CU_TENSOR_MAP_SWIZZLE_64B;
+    case 128: return CU_TENSOR_MAP_SWIZZLE_128B;
+    default: return CU_TENSOR_MAP_SWIZZLE_NONE;
+  }
+}
+
+}  // namespace
+
+status driver_status() { return load().st; }
+
+launch_result launch(nvrtc::compiled const& c, ir::Kernel const& k, std::vector<host_tensor> buffers) {
+  driver& d = load();
+  if (!d.st.available) throw std::runtime_error(d.st.reason);
+  check(d, d.cuCtxSetCurrent(d.context), "setting the context");
+  // Device buffers, freed on every path out.
+  struct device_buffers {
+    driver& d;
+    std::vector<CUdeviceptr> p;
+    ~device_buffers() {
+      for (auto x : p) d.cuMemFree(x);
+    }
+  } dev{d, {}};
+  for (auto const& b : buffers) {
+    CUdeviceptr ptr = 0;
+    check(d, d.cuMemAlloc(&ptr, std::max<std::size_t>(b.bytes.size(), 16)), "cuMemAlloc");
+    dev.p.push_back(ptr);
+    check(d, d.cuMemcpyHtoD(ptr, b.bytes.data(), b.bytes.size()), "copying an input to the device");
+  }
+  // Tensor maps: validated in plain English first, then encoded.
+  std::vector<CUtensorMap> maps(c.code.maps.size());
+  for (std::size_t m = 0; m < maps.size(); ++m) {
+    auto const& spec = c.code.maps[m];
+    validate({k.params[spec.param].name, spec.dtype, static_cast<std::uintptr_t>(dev.p[spec.param]), spec.shape, spec.box, spec.swizzle});
+    const int rank = static_cast<int>(spec.shape.size());
+    std::vector<cuuint64_t> dims(rank), strides(rank > 1 ? rank - 1 : 1);
+    std::vector<cuuint32_t> box(rank), elem_strides(rank, 1);
+    std::uint64_t stride = ir::dtype_bits(spec.dtype) / 8;
+    for (int i = 0; i < rank; ++i) {  // innermost first
+      const int d_ = rank - 1 - i;
+      dims[i] = static_cast<cuuint64_t>(spec.shape[d_]);
+      box[i] = static_cast<cuuint32_t>(spec.box[d_]);
+      if (i > 0) strides[i - 1] = stride;
+      stride *= static_cast<std::uint64_t>(spec.shape[d_]);
+    }
+    check(d,
+          d.cuTensorMapEncodeTiled(&maps[m], tma_type(spec.dtype), static_cast<cuuint32_t>(rank), reinterpret_cast<void*>(dev.p[spec.param]),
+                                   dims.data(), strides.data(), box.data(), elem_strides.data(), CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                   tma_swizzle(spec.swizzle), CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+          fmt::format("cuTensorMapEncodeTiled for '{}'", k.params[spec.param].name));
+  }
+  CUmodule module = nullptr;
+  check(d, d.cuModuleLoadData(&module, c.cubin.data()), "loading the CUBIN");
+  struct unload {
+    driver& d;
+    CUmodule m;
+    ~unload() { d.cuModuleUnload(m); }
+  } guard{d, module};
+  CUfunction fn = nullptr;
+  check(d, d.cuModuleGetFunction(&fn, module, c.code.entry.c_str()), "finding the kernel");
+  check(d, d.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(c.code.smem_bytes)),
+        "allowing the kernel's dynamic shared memory");
+  if (k.cluster_nonportable) check(d, d.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1), "allowing a non-portable cluster");
+
+  std::vector<void*> args;
+  for (auto& m : maps) args.push_back(&m);
+  for (auto& p : dev.p) args.push_back(&p);
+  CUlaunchConfig cfg{};
+  cfg.gridDimX = static_cast<unsigned>(k.grid[0]);
+  cfg.gridDimY = static_cast<unsigned>(k.grid[1]);
+  cfg.gridDimZ = static_cast<unsigned>(k.grid[2]);
+  cfg.blockDimX = static_cast<unsigned>(c.code.block_threads);
+  cfg.blockDimY = cfg.blockDimZ = 1;
+  cfg.sharedMemBytes = static_cast<unsigned>(c.code.smem_bytes);
+  CUlaunchAttribute attr{};
+  if (k.cluster_rank > 0) {
+    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr.value.clusterDim.x = static_cast<unsigned>(k.cluster[0]);
+    attr.value.clusterDim.y = static_cast<unsigned>(k.cluster[1]);
+    attr.value.clusterDim.z = static_cast<unsigned>(k.cluster[2]);
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+  }
+  CUevent start = nullptr, stop = nullptr;
+  check(d, d.cuEventCreate(&start, CU_EVENT_DEFAULT), "creating an event");
+  check(d, d.cuEventCreate(&stop, CU_EVENT_DEFAULT), "creating an event");
+  check(d, d.cuEventRecord(start, nullptr), "recording an event");
+  check(d, d.cuLaunchKernelEx(&cfg, fn, args.data(), nullptr), fmt::format("launching '{}'", k.name));
+  check(d, d.cuEventRecord(stop, nullptr), "recording an event");
+  check(d, d.cuEventSynchronize(stop), fmt::format("running '{}'", k.name));
+  launch_result out;
+  check(d, d.cuEventElapsedTime(&out.milliseconds, start, stop), "timing the kernel");
+  d.cuEventDestroy(start);
+  d.cuEventDestroy(stop);
+  for (std::size_t i = 0; i < buffers.size(); ++i)
+    check(d, d.cuMemcpyDtoH(buffers[i].bytes.data(), dev.p[i], buffers[i].bytes.size()), "copying a result back");
+  out.buffers = std::move(buffers);
+  return out;
+}
+
+}  // namespace stagecraft::cuda

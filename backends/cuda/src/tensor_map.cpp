@@ -1,0 +1,42 @@
+#include "stagecraft/cuda/tensor_map.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace stagecraft::cuda {
+
+void validate(tensor_map_request const& r) {
+  auto fail = [&](std::string const& why) {
+    throw tensor_map_error(fmt::format("TMA descriptor for '{}' ({}[{}], box ({})): {}", r.name, ir::dtype_name(r.dtype), fmt::join(r.shape, ", "),
+                                       fmt::join(r.box, ", "), why));
+  };
+  const int rank = static_cast<int>(r.shape.size());
+  const std::int64_t elem = ir::dtype_bits(r.dtype) / 8;
+  if (rank < 1 || rank > 5) fail(fmt::format("TMA handles 1 to 5 dimensions, this array has {}", rank));
+  if (static_cast<int>(r.box.size()) != rank) fail(fmt::format("the box has {} dimensions but the array has {}", r.box.size(), rank));
+  if (r.address % 16 != 0) fail(fmt::format("the array's device address 0x{:x} is not 16-byte aligned", r.address));
+  for (int d = 0; d < rank; ++d) {
+    if (r.shape[d] < 1 || r.shape[d] > (std::int64_t{1} << 32))
+      fail(fmt::format("dimension {} has extent {}; TMA needs 1 to 2^32", d, r.shape[d]));
+    if (r.box[d] < 1 || r.box[d] > 256) fail(fmt::format("box dimension {} is {} elements; TMA boxes are 1 to 256 elements per dimension", d, r.box[d]));
+    if (r.box[d] > r.shape[d]) fail(fmt::format("box dimension {} ({}) is larger than the array's extent ({})", d, r.box[d], r.shape[d]));
+  }
+  // Strides of every dimension but the innermost, in bytes.
+  std::int64_t stride = elem;
+  for (int d = rank - 1; d > 0; --d) {
+    stride *= r.shape[d];
+    if (stride % 16 != 0)
+      fail(fmt::format("the stride of dimension {} is {} bytes; TMA needs strides that are multiples of 16 bytes (make the inner extent a "
+                       "multiple of {} elements)",
+                       d - 1, stride, 16 / elem));
+    if (stride >= (std::int64_t{1} << 40)) fail(fmt::format("the stride of dimension {} ({} bytes) exceeds 2^40", d - 1, stride));
+  }
+  const std::int64_t inner_bytes = r.box[rank - 1] * elem;
+  if (inner_bytes % 16 != 0) fail(fmt::format("the box's inner dimension is {} bytes; it must be a multiple of 16 bytes", inner_bytes));
+  if (r.swizzle != 0 && r.swizzle != 32 && r.swizzle != 64 && r.swizzle != 128)
+    fail(fmt::format("swizzle must be 0, 32, 64 or 128 bytes, got {}", r.swizzle));
+  if (r.swizzle != 0 && inner_bytes > r.swizzle)
+    fail(fmt::format("with a {}-byte swizzle the box's inner dimension may span at most {} bytes, but it spans {}", r.swizzle, r.swizzle, inner_bytes));
+}
+
+}  // namespace stagecraft::cuda

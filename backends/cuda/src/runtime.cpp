@@ -3,6 +3,8 @@
 #include <cuda.h>
 #include <dlfcn.h>
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "stagecraft/cuda/tensor_map.hpp"
@@ -33,6 +35,7 @@ struct driver {
   CUresult (*cuMemFree)(CUdeviceptr) = nullptr;
   CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void*, size_t) = nullptr;
   CUresult (*cuMemcpyDtoH)(void*, CUdeviceptr, size_t) = nullptr;
+  CUresult (*cuMemcpyDtoD)(CUdeviceptr, CUdeviceptr, size_t) = nullptr;
   CUresult (*cuTensorMapEncodeTiled)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*,
                                      const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
                                      CUtensorMapL2promotion, CUtensorMapFloatOOBfill) = nullptr;
@@ -85,6 +88,7 @@ driver& load() {
     get("cuMemFree", d.cuMemFree);
     get("cuMemcpyHtoD", d.cuMemcpyHtoD);
     get("cuMemcpyDtoH", d.cuMemcpyDtoH);
+    get("cuMemcpyDtoD", d.cuMemcpyDtoD);
     get("cuTensorMapEncodeTiled", d.cuTensorMapEncodeTiled);
     get("cuEventCreate", d.cuEventCreate);
     get("cuEventRecord", d.cuEventRecord);
@@ -153,7 +157,7 @@ CUtensorMapSwizzle tma_swizzle(int bytes) {
 
 status driver_status() { return load().st; }
 
-launch_result launch(nvrtc::compiled const& c, ir::Kernel const& k, std::vector<host_tensor> buffers) {
+launch_result launch(nvrtc::compiled const& c, ir::Kernel const& k, std::vector<host_tensor> buffers, int repeats) {
   driver& d = load();
   if (!d.st.available) throw std::runtime_error(d.st.reason);
   check(d, d.cuCtxSetCurrent(d.context), "setting the context");
@@ -228,18 +232,55 @@ launch_result launch(nvrtc::compiled const& c, ir::Kernel const& k, std::vector<
   CUevent start = nullptr, stop = nullptr;
   check(d, d.cuEventCreate(&start, CU_EVENT_DEFAULT), "creating an event");
   check(d, d.cuEventCreate(&stop, CU_EVENT_DEFAULT), "creating an event");
-  check(d, d.cuEventRecord(start, nullptr), "recording an event");
-  check(d, d.cuLaunchKernelEx(&cfg, fn, args.data(), nullptr), fmt::format("launching '{}'", k.name));
-  check(d, d.cuEventRecord(stop, nullptr), "recording an event");
-  check(d, d.cuEventSynchronize(stop), fmt::format("running '{}'", k.name));
+  std::vector<float> times;
   launch_result out;
-  check(d, d.cuEventElapsedTime(&out.milliseconds, start, stop), "timing the kernel");
+  for (int rep = 0; rep < std::max(repeats, 1); ++rep) {
+    if (rep > 0)  // every repeat starts from the same inputs
+      for (std::size_t i = 0; i < buffers.size(); ++i) check(d, d.cuMemcpyHtoD(dev.p[i], buffers[i].bytes.data(), buffers[i].bytes.size()), "resetting an input");
+    check(d, d.cuEventRecord(start, nullptr), "recording an event");
+    check(d, d.cuLaunchKernelEx(&cfg, fn, args.data(), nullptr), fmt::format("launching '{}'", k.name));
+    check(d, d.cuEventRecord(stop, nullptr), "recording an event");
+    check(d, d.cuEventSynchronize(stop), fmt::format("running '{}'", k.name));
+    float ms = 0;
+    check(d, d.cuEventElapsedTime(&ms, start, stop), "timing the kernel");
+    times.push_back(ms);
+  }
+  std::sort(times.begin(), times.end());
+  out.milliseconds = times[times.size() / 2];
   d.cuEventDestroy(start);
   d.cuEventDestroy(stop);
   for (std::size_t i = 0; i < buffers.size(); ++i)
     check(d, d.cuMemcpyDtoH(buffers[i].bytes.data(), dev.p[i], buffers[i].bytes.size()), "copying a result back");
   out.buffers = std::move(buffers);
   return out;
+}
+
+float device_copy_ms(std::size_t bytes, int repeats) {
+  driver& d = load();
+  if (!d.st.available) throw std::runtime_error(d.st.reason);
+  check(d, d.cuCtxSetCurrent(d.context), "setting the context");
+  CUdeviceptr a = 0, b = 0;
+  check(d, d.cuMemAlloc(&a, bytes), "cuMemAlloc");
+  check(d, d.cuMemAlloc(&b, bytes), "cuMemAlloc");
+  CUevent start = nullptr, stop = nullptr;
+  check(d, d.cuEventCreate(&start, CU_EVENT_DEFAULT), "creating an event");
+  check(d, d.cuEventCreate(&stop, CU_EVENT_DEFAULT), "creating an event");
+  std::vector<float> times;
+  for (int rep = 0; rep < std::max(repeats, 1) + 1; ++rep) {  // the first one warms up
+    check(d, d.cuEventRecord(start, nullptr), "recording an event");
+    check(d, d.cuMemcpyDtoD(b, a, bytes), "cuMemcpyDtoD");
+    check(d, d.cuEventRecord(stop, nullptr), "recording an event");
+    check(d, d.cuEventSynchronize(stop), "the copy");
+    float ms = 0;
+    check(d, d.cuEventElapsedTime(&ms, start, stop), "timing the copy");
+    if (rep > 0) times.push_back(ms);
+  }
+  d.cuEventDestroy(start);
+  d.cuEventDestroy(stop);
+  d.cuMemFree(a);
+  d.cuMemFree(b);
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
 }
 
 }  // namespace stagecraft::cuda

@@ -255,7 +255,8 @@ class emitter {
       case ir::ValueOp::load: {
         auto const& r = k_.refs[v.ref];
         const auto dt = r.base == ir::RefBase::param ? k_.params[r.id].dtype : k_.allocs[r.id].dtype;
-        const std::string x = element(v.ref, i);
+        auto o = leaf_override_.find(id);
+        const std::string x = o != leaf_override_.end() ? o->second : element(v.ref, i);
         if (dt == ir::DType::f16) return fmt::format("sc::f16_to_f32({})", x);
         if (dt == ir::DType::bf16) return fmt::format("sc::bf16_to_f32({})", x);
         return fp ? fmt::format("static_cast<float>({})", x) : fmt::format("static_cast<long long>({})", x);
@@ -284,6 +285,25 @@ class emitter {
       case ir::ValueOp::max: return round(fp ? fmt::format("fmaxf({}, {})", a, b) : fmt::format("max({}, {})", a, b));
       default: return "0";
     }
+  }
+
+  void loads_of(ir::ValueId id, std::vector<ir::ValueId>& out) const {
+    auto const& v = k_.values[id];
+    if (v.op == ir::ValueOp::load) out.push_back(id);
+    if (v.a != ir::none) loads_of(v.a, out);
+    if (v.b != ir::none) loads_of(v.b, out);
+  }
+
+  int widest_load(ir::ValueId id) const {
+    auto const& v = k_.values[id];
+    int w = 0;
+    if (v.op == ir::ValueOp::load) {
+      auto const& r = k_.refs[v.ref];
+      w = ir::dtype_bits(r.base == ir::RefBase::param ? k_.params[r.id].dtype : k_.allocs[r.id].dtype) / 8;
+    }
+    if (v.a != ir::none) w = std::max(w, widest_load(v.a));
+    if (v.b != ir::none) w = std::max(w, widest_load(v.b));
+    return w;
   }
 
   std::string store_conv(ir::DType dt, std::string const& x) const {
@@ -423,8 +443,45 @@ class emitter {
         if (r.base == ir::RefBase::alloc && k_.allocs[r.id].kind != ir::AllocKind::smem)
           unsupported_op(id, "a store to a register accumulator");
         const auto n = product(r.shape);
-        line(fmt::format("for (int i = lane; i < {}; i += 128) {{  // op #{}: store", n, id));
-        line(fmt::format("  {} = {};", element(s.refs[0], "i"), store_conv(dt, value(s.value, "i"))));
+        // Each thread takes v consecutive elements (16 bytes of the widest type involved): v
+        // elements never cross a row (the innermost extents are multiples of v) and start on a
+        // 16-byte boundary (swizzling permutes whole 16-byte chunks), so when every operand has
+        // the destination's width they move as single 16-byte loads and stores.
+        const int dst_width = ir::dtype_bits(dt) / 8;
+        const int width = std::max(dst_width, widest_load(s.value));
+        int v = 16 / width;
+        std::vector<ir::ValueId> leaves;
+        loads_of(s.value, leaves);
+        bool aligned = r.shape.back() % v == 0 && n % (128LL * v) == 0;
+        bool same_width = true;
+        auto check_ref = [&](ir::RefId rr) {
+          auto const& ref = k_.refs[rr];
+          if (ref.shape.empty() || ref.shape.back() % v != 0) aligned = false;
+          if (ref.base == ir::RefBase::param && k_.params[ref.id].shape.back() % v != 0) aligned = false;
+          const auto t = ref.base == ir::RefBase::param ? k_.params[ref.id].dtype : k_.allocs[ref.id].dtype;
+          if (ir::dtype_bits(t) / 8 != dst_width) same_width = false;
+        };
+        check_ref(s.refs[0]);
+        for (auto l : leaves) check_ref(k_.values[l].ref);
+        if (!aligned) v = 1;
+        line(fmt::format("for (int i0 = lane * {0}; i0 < {1}; i0 += {2}) {{  // op #{3}: store, {0} element(s) per thread", v, n, 128 * v, id));
+        if (v > 1 && same_width) {
+          for (std::size_t l = 0; l < leaves.size(); ++l) {
+            line(fmt::format("  const uint4 raw{} = *reinterpret_cast<const uint4*>(&{});", l, element(k_.values[leaves[l]].ref, "i0")));
+            leaf_override_[leaves[l]] = fmt::format("reinterpret_cast<const {}*>(&raw{})[u]", ctype(dt), l);
+          }
+          line(fmt::format("  {} out[{}];", ctype(dt), v));
+          line("  #pragma unroll");
+          line(fmt::format("  for (int u = 0; u < {}; ++u) out[u] = {};", v, store_conv(dt, value(s.value, "(i0 + u)"))));
+          line(fmt::format("  *reinterpret_cast<uint4*>(&{}) = *reinterpret_cast<const uint4*>(out);", element(s.refs[0], "i0")));
+          leaf_override_.clear();
+        } else {
+          line("  #pragma unroll");
+          line(fmt::format("  for (int u = 0; u < {}; ++u) {{", v));
+          line("    const int i = i0 + u;");
+          line(fmt::format("    {} = {};", element(s.refs[0], "i"), store_conv(dt, value(s.value, "i"))));
+          line("  }");
+        }
         line("}");
         return;
       }
@@ -441,6 +498,7 @@ class emitter {
   std::int64_t smem_end_ = 0, bar_elements_ = 0;
   std::vector<tensor_map_spec> maps_;
   std::map<int, int> map_of_;
+  std::map<ir::ValueId, std::string> leaf_override_;  // loads already read as 16-byte vectors
 };
 
 }  // namespace

@@ -27,12 +27,16 @@ status driver_status();
 
 struct launch_result {
   std::vector<host_tensor> buffers;  // every GMEM parameter after the kernel
-  float milliseconds = 0;            // kernel time, from CUDA events
+  float milliseconds = 0;            // kernel time, from CUDA events (median over the repeats)
 };
 
 // Copies the buffers to the device, encodes the tensor maps (validated first), loads the
 // CUBIN, launches with the kernel's grid, cluster and dynamic SMEM, and copies everything back.
 // Throws std::runtime_error with the driver's message (and the op context) on failure.
-launch_result launch(nvrtc::compiled const& c, ir::Kernel const& k, std::vector<host_tensor> buffers);
+launch_result launch(nvrtc::compiled const& c, ir::Kernel const& k, std::vector<host_tensor> buffers, int repeats = 1);
+
+// Milliseconds of one device-to-device copy of `bytes` (median of `repeats`): the bandwidth
+// baseline benchmarks compare TMA pipelines with.
+float device_copy_ms(std::size_t bytes, int repeats = 5);
 
 }  // namespace stagecraft::cuda

@@ -20,7 +20,9 @@ const char* arch_option(ir::Target t) { return t == ir::Target::sm_90a ? "--gpu-
 
 // The options every compile uses; part of the cache key.
 std::vector<const char*> compile_options(ir::Target t) {
-  return {arch_option(t), "-std=c++17", "--ptxas-options=-v", "-default-device", "--extra-device-vectorization"};
+  // --fmad=false: every multiply and add rounds on its own, as in the interpreter and the C++
+  // references, so GPU results compare bit for bit.
+  return {arch_option(t), "-std=c++17", "--ptxas-options=-v", "-default-device", "--extra-device-vectorization", "--fmad=false"};
 }
 
 std::uint64_t fnv(std::uint64_t h, std::string_view s) {

@@ -72,3 +72,13 @@ TEST_CASE("the JIT cache: memory hit, disk hit, and a changed kernel misses", "[
   CHECK(nvrtc::cache_key(k, ir::Target::sm_100a) != first.key);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("generated code NVRTC rejects is reported as our bug, with the log and the source around it", "[nvrtc]") {
+  nvrtc::generated g;
+  g.entry = "broken";
+  g.source = "extern \"C\" __global__ void broken(float* y) {\n  y[threadIdx.x] = undeclared_name;\n}\n";
+  REQUIRE_THROWS_AS(nvrtc::compile_generated(g, ir::Target::sm_100a), nvrtc::compile_error);
+  REQUIRE_THROWS_WITH(nvrtc::compile_generated(g, ir::Target::sm_100a),
+                      Contains("a bug in stagecraft's code generator") && Contains("kernel 'broken' on sm_100a") &&
+                          Contains("undeclared_name") && Contains(">    2 |   y[threadIdx.x] = undeclared_name;"));
+}

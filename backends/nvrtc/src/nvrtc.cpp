@@ -137,6 +137,39 @@ void clear_memory_cache() {
   memory().clear();
 }
 
+compiled compile_generated(generated code, ir::Target target) {
+  compiled c;
+  c.code = std::move(code);
+  c.target = target;
+  nvrtcProgram prog = nullptr;
+  check(nvrtcCreateProgram(&prog, c.code.source.c_str(), (c.code.entry + ".cu").c_str(), 0, nullptr, nullptr), "program creation");
+  auto opts = compile_options(target);
+  const nvrtcResult r = nvrtcCompileProgram(prog, static_cast<int>(opts.size()), opts.data());
+  std::size_t n = 0;
+  nvrtcGetProgramLogSize(prog, &n);
+  c.log.assign(n, '\0');
+  if (n) nvrtcGetProgramLog(prog, c.log.data());
+  while (!c.log.empty() && c.log.back() == '\0') c.log.pop_back();
+  if (r != NVRTC_SUCCESS) {
+    nvrtcDestroyProgram(&prog);
+    throw compile_error(fmt::format(
+        "internal error (a bug in stagecraft's code generator, please report it): NVRTC rejected the code generated for "
+        "kernel '{}' on {}: {}\n{}\n{}",
+        c.code.entry, ir::target_name(target), nvrtcGetErrorString(r), c.log, context(c.code.source, c.log)));
+  }
+  std::size_t ptx_n = 0, cubin_n = 0;
+  check(nvrtcGetPTXSize(prog, &ptx_n), "PTX size");
+  c.ptx.assign(ptx_n, '\0');
+  check(nvrtcGetPTX(prog, c.ptx.data()), "PTX");
+  while (!c.ptx.empty() && c.ptx.back() == '\0') c.ptx.pop_back();
+  check(nvrtcGetCUBINSize(prog, &cubin_n), "CUBIN size");
+  c.cubin.resize(cubin_n);
+  check(nvrtcGetCUBIN(prog, c.cubin.data()), "CUBIN");
+  nvrtcDestroyProgram(&prog);
+  parse_resources(c);
+  return c;
+}
+
 compiled compile(ir::Kernel const& k, ir::Target target, options const& o) {
   const std::uint64_t key = cache_key(k, target);
   if (o.memory_cache) {
@@ -155,31 +188,9 @@ compiled compile(ir::Kernel const& k, ir::Target target, options const& o) {
   if (o.disk_cache && load_disk(dir, c)) {
     c.origin = compiled::source::disk_cache;
   } else {
-    nvrtcProgram prog = nullptr;
-    check(nvrtcCreateProgram(&prog, c.code.source.c_str(), (k.name + ".cu").c_str(), 0, nullptr, nullptr), "program creation");
-    auto opts = compile_options(target);
-    const nvrtcResult r = nvrtcCompileProgram(prog, static_cast<int>(opts.size()), opts.data());
-    std::size_t n = 0;
-    nvrtcGetProgramLogSize(prog, &n);
-    c.log.assign(n, '\0');
-    if (n) nvrtcGetProgramLog(prog, c.log.data());
-    while (!c.log.empty() && c.log.back() == '\0') c.log.pop_back();
-    if (r != NVRTC_SUCCESS) {
-      nvrtcDestroyProgram(&prog);
-      throw compile_error(fmt::format(
-          "internal error (a bug in stagecraft's code generator, please report it): NVRTC rejected the code generated for "
-          "kernel '{}' on {}: {}\n{}\n{}",
-          k.name, ir::target_name(target), nvrtcGetErrorString(r), c.log, context(c.code.source, c.log)));
-    }
-    std::size_t ptx_n = 0, cubin_n = 0;
-    check(nvrtcGetPTXSize(prog, &ptx_n), "PTX size");
-    c.ptx.assign(ptx_n, '\0');
-    check(nvrtcGetPTX(prog, c.ptx.data()), "PTX");
-    while (!c.ptx.empty() && c.ptx.back() == '\0') c.ptx.pop_back();
-    check(nvrtcGetCUBINSize(prog, &cubin_n), "CUBIN size");
-    c.cubin.resize(cubin_n);
-    check(nvrtcGetCUBIN(prog, c.cubin.data()), "CUBIN");
-    nvrtcDestroyProgram(&prog);
+    auto fresh = compile_generated(std::move(c.code), target);
+    fresh.key = key;
+    c = std::move(fresh);
     if (o.disk_cache) store_disk(dir, c);
   }
   parse_resources(c);

@@ -43,6 +43,10 @@ std::uint64_t cache_key(ir::Kernel const& k, ir::Target target);
 
 compiled compile(ir::Kernel const& k, ir::Target target, options const& o = {});
 
+// Compiles already generated code, without caching: what compile() does on a miss. Exposed so
+// tests can check how a rejected translation unit is reported.
+compiled compile_generated(generated code, ir::Target target);
+
 // Drops the in-memory cache (tests, benchmarks).
 void clear_memory_cache();
 std::string cache_directory(options const& o = {});

@@ -14,21 +14,10 @@
 #include <stagecraft/interp/interp.hpp>
 #include <stagecraft/registry.hpp>
 
+#include "timing.hpp"
+
 using namespace stagecraft;
 
-namespace {
-template <class F>
-double median_seconds(int reps, F&& f) {
-  std::vector<double> t;
-  for (int i = 0; i < reps; ++i) {
-    const auto a = std::chrono::steady_clock::now();
-    f();
-    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-}  // namespace
 
 int main(int argc, char** argv) {
   const std::int64_t n = argc > 1 ? std::atoll(argv[1]) : 4096;
@@ -47,14 +36,14 @@ int main(int argc, char** argv) {
               static_cast<long long>(n / 128));
 
   auto ref_buffers = inputs;
-  const double ref = median_seconds(5, [&] { e.reference(ref_buffers, vals); });
+  const double ref = bench::median_seconds(5, [&] { e.reference(ref_buffers, vals); });
 
   // The floor for any executor that moves data in the kernel's order: the same 128x64 blocks
   // copied to a 4-stage buffer, incremented and copied back, in plain C++. The reference
   // streams linearly; the kernel's blocked order alone costs this much more on this machine.
   auto blocked_buffers = inputs;
   std::vector<float> stage(4 * 128 * 64);
-  const double blocked = median_seconds(5, [&] {
+  const double blocked = bench::median_seconds(5, [&] {
     auto x = blocked_buffers[0].as<float>();
     auto y = blocked_buffers[1].as<float>();
     const std::int64_t per_cta = n / 64 / 2;

@@ -11,21 +11,10 @@
 #include <stagecraft/nvrtc/nvrtc.hpp>
 #include <stagecraft/registry.hpp>
 
+#include "timing.hpp"
+
 using namespace stagecraft;
 
-namespace {
-template <class F>
-double median_s(int reps, F&& f) {
-  std::vector<double> t;
-  for (int i = 0; i < reps; ++i) {
-    const auto a = std::chrono::steady_clock::now();
-    f();
-    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-}  // namespace
 
 int main() {
   const auto dir = (std::filesystem::temp_directory_path() / ("stagecraft-jit-bench-" + std::to_string(::getpid()))).string();
@@ -33,12 +22,12 @@ int main() {
   std::printf("%-16s %10s %12s %12s %10s\n", "kernel", "cold ms", "memory us", "disk ms", "codegen %");
   for (auto const* e : registry::global().all()) {
     const auto k = e->build(registry::resolve(*e, {}));
-    const double cold = median_s(5, [&] { (void)nvrtc::compile(k, ir::Target::sm_90a, {.memory_cache = false, .disk_cache = false}); });
-    const double gen = median_s(20, [&] { (void)nvrtc::generate(k); });
+    const double cold = bench::median_seconds(5, [&] { (void)nvrtc::compile(k, ir::Target::sm_90a, {.memory_cache = false, .disk_cache = false}); });
+    const double gen = bench::median_seconds(20, [&] { (void)nvrtc::generate(k); });
     nvrtc::clear_memory_cache();
     (void)nvrtc::compile(k, ir::Target::sm_90a, {.cache_dir = dir});  // fills both caches
-    const double memory = median_s(200, [&] { (void)nvrtc::compile(k, ir::Target::sm_90a, {.cache_dir = dir}); });
-    const double disk = median_s(20, [&] {
+    const double memory = bench::median_seconds(200, [&] { (void)nvrtc::compile(k, ir::Target::sm_90a, {.cache_dir = dir}); });
+    const double disk = bench::median_seconds(20, [&] {
       nvrtc::clear_memory_cache();
       (void)nvrtc::compile(k, ir::Target::sm_90a, {.cache_dir = dir});
     });

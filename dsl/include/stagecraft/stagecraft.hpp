@@ -18,3 +18,4 @@
 #include "stagecraft/ops/load_store.hpp"
 #include "stagecraft/ops/mma.hpp"
 #include "stagecraft/ops/stmt.hpp"
+#include "stagecraft/pipeline/emit_pipeline.hpp"

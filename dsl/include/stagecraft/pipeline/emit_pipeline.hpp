@@ -1,0 +1,151 @@
+// emit_pipeline: a K-deep TMA pipeline over a grid of steps, built from the ops of the catalog
+// (DESIGN.md section 6). Both backends therefore run it without knowing it exists.
+//
+//   emit_pipeline<K>(steps, full,                       // full: K barriers, one arrival per input
+//       ins(in(x, xs, [&](auto j) { return x.block(row, j); }),
+//           in(z, zs, [&](auto j) { return z.block(row, j); }, delay_release<1>)),
+//       outs(out(y, ys, [&](auto j) { return y.block(row, j); })),
+//       [&](auto j, auto x_view, auto z_view, auto y_view) { return store(y_view, load(x_view) + load(z_view)); });
+//
+// Schedule, with s = stage<K>(j) the only stage index anywhere:
+//   prologue  load steps 0..K-1 of every input
+//   step j    wait full[s]; wait until the output stage s is free (at most K-1 store groups
+//             pending); body; fence; store the outputs (one bulk group); refill every input's
+//             stage of step j - d with step j - d + K, where d is that input's delay_release
+//   epilogue  wait for every store
+// An input's stage stays untouched for d steps after its own step (delay_release = d).
+#pragma once
+#include "stagecraft/memory/barrier.hpp"
+#include "stagecraft/ops/barrier_ops.hpp"
+#include "stagecraft/ops/copy.hpp"
+#include "stagecraft/ops/stmt.hpp"
+
+namespace stagecraft {
+
+template <long long D>
+struct delay_release_t {
+  static constexpr long long value = D;
+};
+template <long long D>
+inline constexpr delay_release_t<D> delay_release{};
+
+template <class Ring, class Map, long long D>
+struct in_spec {
+  Ring ring;  // SMEM ring: (K, block...)
+  Map map;    // step -> GMEM block
+  static constexpr long long delay = D;
+};
+template <class Ring, class Map>
+struct out_spec {
+  Ring ring;
+  Map map;
+};
+
+template <class Array, class Ring, class Map, long long D = 0>
+auto in(Array const&, Ring const& ring, Map map, delay_release_t<D> = {}) {
+  return in_spec<Ring, Map, D>{ring, map};
+}
+template <class Array, class Ring, class Map>
+auto out(Array const&, Ring const& ring, Map map) {
+  return out_spec<Ring, Map>{ring, map};
+}
+
+template <class... S>
+struct spec_list {
+  hana::tuple<S...> specs;
+  static constexpr std::size_t size = sizeof...(S);
+};
+template <class... S>
+auto ins(S const&... s) {
+  return spec_list<S...>{hana::make_tuple(s...)};
+}
+template <class... S>
+auto outs(S const&... s) {
+  return spec_list<S...>{hana::make_tuple(s...)};
+}
+
+namespace detail {
+template <long long K, class Ring>
+constexpr bool check_ring() {
+  if constexpr (kind_of<Ring> != operand_kind::smem) {
+    STAGECRAFT_ERROR_T(Ring, "emit_pipeline: every in(...) and out(...) needs a SMEM ring as its second argument");
+    return false;
+  } else if constexpr (Ring::static_dims::rank < 2 || Ring::static_dims::values[0] != K) {
+    STAGECRAFT_ERROR("emit_pipeline: a ring must have max_concurrent_steps stages in its first dimension",
+                     "emit_pipeline: a ring of shape " << typename Ring::static_dims{} << " cannot hold " << K
+                                                       << " concurrent steps: its first dimension must be " << K);
+    return false;
+  } else {
+    return true;
+  }
+}
+
+template <long long K, class Spec>
+constexpr bool check_in() {
+  if constexpr (!check_ring<K, decltype(Spec::ring)>()) {
+    return false;
+  } else if constexpr (Spec::delay < 0 || Spec::delay >= K) {
+    STAGECRAFT_ERROR("emit_pipeline: delay_release must be in [0, max_concurrent_steps)",
+                     "emit_pipeline: delay_release = " << Spec::delay << " must be in [0, " << K
+                                                       << "): the stage would be refilled before it was released");
+    return false;
+  } else {
+    return true;
+  }
+}
+}  // namespace detail
+
+template <long long K, class Steps, class Bar, class... In, class... Out, class Body>
+auto emit_pipeline(Steps const& steps, Bar const& full, spec_list<In...> const& inputs, spec_list<Out...> const& outputs, Body&& body) {
+  static_assert(K >= 1, "emit_pipeline<K>: max_concurrent_steps must be at least 1");
+  static_assert(sizeof...(In) >= 1, "emit_pipeline: give at least one input (ins(in(...)))");
+  constexpr bool rings_ok = (detail::check_in<K, In>() && ...) && (detail::check_ring<K, decltype(Out::ring)>() && ...);
+  if constexpr (!rings_ok) {
+    return stmt<>{};
+  } else if constexpr (kind_of<Bar> != operand_kind::barrier || Bar::static_dims::rank != 1 || Bar::num_barriers != K) {
+    STAGECRAFT_ERROR_T(Bar, "emit_pipeline: the barrier must be a barrier array of max_concurrent_steps elements (barrier(arrivals(n), count(K)))");
+    return stmt<>{};
+  } else if constexpr (Bar::arrivals != static_cast<long long>(sizeof...(In))) {
+    STAGECRAFT_ERROR("emit_pipeline: the barrier expects one arrival per input",
+                     "emit_pipeline: the barrier expects " << Bar::arrivals << " arrivals per phase, but the pipeline has "
+                                                          << static_cast<long long>(sizeof...(In)) << " inputs (one copy each)");
+    return stmt<>{};
+  } else {
+    constexpr bool has_out = sizeof...(Out) > 0;
+    auto load_step = [&](auto const& spec, auto cursor) {
+      return copy_gmem_to_smem(spec.map(cursor.step), spec.ring[cursor], full[cursor]);
+    };
+    auto prologue = for_(range(int_c<K>), [&](auto p) {
+      auto s = stage<K>(p);
+      return if_(p < steps, hana::unpack(inputs.specs, [&](auto const&... in) { return seq(load_step(in, s)...); }));
+    });
+    auto main_loop = for_(range(steps), [&](auto j) {
+      auto s = stage<K>(j);
+      auto views_then_body = hana::unpack(inputs.specs, [&](auto const&... in) {
+        return hana::unpack(outputs.specs, [&](auto const&... o) { return body(j, in.ring[s]..., o.ring[s]...); });
+      });
+      auto store_outputs = hana::unpack(outputs.specs, [&](auto const&... o) {
+        if constexpr (has_out)
+          return seq(commit_smem(), copy_smem_to_gmem(o.ring[s], o.map(j))..., commit_smem_to_gmem_group());
+        else
+          return seq();
+      });
+      auto refills = hana::unpack(inputs.specs, [&](auto const&... in) {
+        auto one = [&](auto const& spec) {
+          constexpr long long d = std::remove_cvref_t<decltype(spec)>::delay;
+          auto next = s.advance(int_c<K - d>);  // the stage of step j - d, for step j - d + K
+          return if_(j >= int_c<d> && next.step < steps, load_step(spec, next));
+        };
+        return seq(one(in)...);
+      });
+      if constexpr (has_out)
+        return seq(barrier_wait(full[s]), wait_smem_to_gmem(int_c<K - 1>, read_only), views_then_body, store_outputs, refills);
+      else
+        return seq(barrier_wait(full[s]), views_then_body, store_outputs, refills);
+    });
+    if constexpr (has_out) return seq(prologue, main_loop, wait_smem_to_gmem(0_c));
+    else return seq(prologue, main_loop);
+  }
+}
+
+}  // namespace stagecraft

@@ -149,3 +149,65 @@ auto emit_pipeline(Steps const& steps, Bar const& full, spec_list<In...> const& 
 }
 
 }  // namespace stagecraft
+
+namespace stagecraft {
+
+// emit_pipeline_warp_specialized<K, C>: warpgroup 0 is the memory warpgroup (producer), warpgroups
+// 1..C compute (consumers). `ready` (K barriers, one arrival per input) says a stage has landed;
+// `consumed` (K barriers, C arrivals) says every consumer is done with it, and the producer waits
+// on it before refilling the stage. Every consumer runs the body on every step:
+//   body(j, consumer, input views...) -> statement     (consumer: an index in [0, C))
+// and splits the work itself (e.g. by rows). `setup(consumer)` and `teardown(consumer)` run once
+// per consumer around its loop (an accumulator's init and write-back). The kernel declares
+// threads(C + 1).
+template <long long K, long long C, class Steps, class Ready, class Consumed, class... In, class Body, class Setup, class Teardown>
+auto emit_pipeline_warp_specialized(Steps const& steps, Ready const& ready, Consumed const& consumed, spec_list<In...> const& inputs,
+                                    Body&& body, Setup&& setup, Teardown&& teardown) {
+  static_assert(K >= 1, "emit_pipeline_warp_specialized<K, C>: max_concurrent_steps must be at least 1");
+  static_assert(C >= 1 && C <= 7, "emit_pipeline_warp_specialized<K, C>: 1 to 7 compute warpgroups (plus the memory warpgroup)");
+  constexpr bool rings_ok = (detail::check_in<K, In>() && ...);
+  if constexpr (!rings_ok) {
+    return stmt<>{};
+  } else if constexpr (kind_of<Ready> != operand_kind::barrier || Ready::num_barriers != K || Ready::arrivals != static_cast<long long>(sizeof...(In))) {
+    STAGECRAFT_ERROR("emit_pipeline_warp_specialized: `ready` must be K barriers with one arrival per input",
+                     "emit_pipeline_warp_specialized: `ready` must be " << K << " barriers with " << static_cast<long long>(sizeof...(In))
+                                                                         << " arrivals (one per input)");
+    return stmt<>{};
+  } else if constexpr (kind_of<Consumed> != operand_kind::barrier || Consumed::num_barriers != K || Consumed::arrivals != C) {
+    STAGECRAFT_ERROR("emit_pipeline_warp_specialized: `consumed` must be K barriers with one arrival per compute warpgroup",
+                     "emit_pipeline_warp_specialized: `consumed` must be " << K << " barriers with " << C
+                                                                            << " arrivals (one per compute warpgroup)");
+    return stmt<>{};
+  } else {
+    auto producer = for_(range(steps), [&](auto j) {
+      auto s = stage<K>(j);
+      auto loads = hana::unpack(inputs.specs, [&](auto const&... in) {
+        return seq(copy_gmem_to_smem(in.map(j), in.ring[s], ready[s])...);
+      });
+      // The stage's previous use (step j - K) must be released by every consumer first.
+      return seq(if_(j >= int_c<K>, barrier_wait(consumed[s])), loads);
+    });
+    auto consumer_of = [&](auto c) {
+      auto loop = for_(range(steps), [&](auto j) {
+        auto s = stage<K>(j);
+        auto run = hana::unpack(inputs.specs, [&](auto const&... in) { return body(j, c, in.ring[s]...); });
+        return seq(barrier_wait(ready[s]), run, barrier_arrive(consumed[s]));
+      });
+      return seq(setup(c), loop, teardown(c));
+    };
+    // thread_id() 0 produces; thread_id() c + 1 consumes as consumer c.
+    auto consumers = [&]<long long... I>(std::integer_sequence<long long, I...>) {
+      return seq(if_(thread_id() == int_c<I + 1>, consumer_of(int_c<I>))...);
+    }(std::make_integer_sequence<long long, C>{});
+    return if_(thread_id() == 0_c, producer, consumers);
+  }
+}
+
+// Without per-consumer setup or teardown.
+template <long long K, long long C, class Steps, class Ready, class Consumed, class... In, class Body>
+auto emit_pipeline_warp_specialized(Steps const& steps, Ready const& ready, Consumed const& consumed, spec_list<In...> const& inputs, Body&& body) {
+  auto nothing = [](auto) { return seq(); };
+  return emit_pipeline_warp_specialized<K, C>(steps, ready, consumed, inputs, std::forward<Body>(body), nothing, nothing);
+}
+
+}  // namespace stagecraft

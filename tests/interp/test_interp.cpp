@@ -65,7 +65,7 @@ TEST_CASE("every example is correct under eager, lazy, 200 pct and 100 random sc
 }
 
 TEST_CASE("pipelined examples give the reference result for every ring depth", "[interp]") {
-  for (auto name : {"add_one", "scale_store", "pipelined_add", "ws_copy"}) {
+  for (auto name : {"add_one", "scale_store", "pipelined_add", "ws_copy", "row_block_sum", "strip_pipelines"}) {
     auto const& e = registry::global().find(name);
     for (auto const& p : e.params) {
       if (p.allowed.empty()) continue;
@@ -76,7 +76,8 @@ TEST_CASE("pipelined examples give the reference result for every ring depth", "
         const auto k = e.build(vals);
         const auto inputs = testing::random_buffers(k, 11);
         // The emit_pipeline examples get the full budget: 100 PCT schedules per depth.
-        const int budget = std::string(name) == "pipelined_add" || std::string(name) == "ws_copy" ? 100 : 20;
+        const std::string n(name);
+        const int budget = n == "add_one" || n == "scale_store" ? 20 : 100;
         auto ex = interp::explore(k, inputs, {.schedule = interp::policy::pct, .seed = 5}, budget);
         REQUIRE_FALSE(ex.failing_seed);
         for (auto p : {interp::policy::eager, interp::policy::lazy}) {

@@ -12,7 +12,7 @@
 //   step j    wait full[s]; wait until the output stage s is free (at most K-1 store groups
 //             pending); body; fence; store the outputs (one bulk group); refill every input's
 //             stage of step j - d with step j - d + K, where d is that input's delay_release
-//   epilogue  wait for every store
+//   epilogue  store every out_once buffer (set to its init before the prologue), wait for every store
 // An input's stage stays untouched for d steps after its own step (delay_release = d).
 #pragma once
 #include "stagecraft/memory/barrier.hpp"
@@ -39,7 +39,19 @@ template <class Ring, class Map>
 struct out_spec {
   Ring ring;
   Map map;
+  static constexpr bool once = false;
 };
+// An output whose block does not change between steps: one SMEM buffer (no stage dimension),
+// optionally set to `init` before the first step (a carried accumulator), stored once after the
+// last step.
+template <class Buffer, class Block, class Init>
+struct out_once_spec {
+  Buffer ring;  // the buffer (named ring so the checks and views treat specs alike)
+  Block block;
+  Init init;
+  static constexpr bool once = true;
+};
+struct no_init {};
 
 template <class Array, class Ring, class Map, long long D = 0>
 auto in(Array const&, Ring const& ring, Map map, delay_release_t<D> = {}) {
@@ -48,6 +60,11 @@ auto in(Array const&, Ring const& ring, Map map, delay_release_t<D> = {}) {
 template <class Array, class Ring, class Map>
 auto out(Array const&, Ring const& ring, Map map) {
   return out_spec<Ring, Map>{ring, map};
+}
+
+template <class Array, class Buffer, class Block, class Init = no_init>
+auto out_once(Array const&, Buffer const& buffer, Block const& block, Init init = {}) {
+  return out_once_spec<Buffer, Block, Init>{buffer, block, init};
 }
 
 template <class... S>
@@ -81,6 +98,17 @@ constexpr bool check_ring() {
 }
 
 template <long long K, class Spec>
+constexpr bool check_out() {
+  if constexpr (Spec::once) {
+    if constexpr (kind_of<decltype(Spec::ring)> != operand_kind::smem)
+      STAGECRAFT_ERROR_T(Spec, "emit_pipeline: out_once(...) needs a SMEM buffer as its second argument");
+    return kind_of<decltype(Spec::ring)> == operand_kind::smem;
+  } else {
+    return check_ring<K, decltype(Spec::ring)>();
+  }
+}
+
+template <long long K, class Spec>
 constexpr bool check_in() {
   if constexpr (!check_ring<K, decltype(Spec::ring)>()) {
     return false;
@@ -99,7 +127,7 @@ template <long long K, class Steps, class Bar, class... In, class... Out, class 
 auto emit_pipeline(Steps const& steps, Bar const& full, spec_list<In...> const& inputs, spec_list<Out...> const& outputs, Body&& body) {
   static_assert(K >= 1, "emit_pipeline<K>: max_concurrent_steps must be at least 1");
   static_assert(sizeof...(In) >= 1, "emit_pipeline: give at least one input (ins(in(...)))");
-  constexpr bool rings_ok = (detail::check_in<K, In>() && ...) && (detail::check_ring<K, decltype(Out::ring)>() && ...);
+  constexpr bool rings_ok = (detail::check_in<K, In>() && ...) && (detail::check_out<K, Out>() && ...);
   if constexpr (!rings_ok) {
     return stmt<>{};
   } else if constexpr (kind_of<Bar> != operand_kind::barrier || Bar::static_dims::rank != 1 || Bar::num_barriers != K) {
@@ -111,7 +139,36 @@ auto emit_pipeline(Steps const& steps, Bar const& full, spec_list<In...> const& 
                                                           << static_cast<long long>(sizeof...(In)) << " inputs (one copy each)");
     return stmt<>{};
   } else {
-    constexpr bool has_out = sizeof...(Out) > 0;
+    constexpr bool has_out = (!Out::once || ...) && sizeof...(Out) > 0;  // a stage ring to store per step
+    constexpr bool has_once = (Out::once || ...);
+    // The view an output hands the body at stage s: its stage, or its one buffer.
+    auto out_view = [](auto const& o, auto const& s) {
+      if constexpr (std::remove_cvref_t<decltype(o)>::once) return o.ring;
+      else return o.ring[s];
+    };
+    auto per_step_store = [](auto const& o, auto const& s, auto const& j) {
+      if constexpr (std::remove_cvref_t<decltype(o)>::once) return seq();
+      else return copy_smem_to_gmem(o.ring[s], o.map(j));
+    };
+    auto init_once = hana::unpack(outputs.specs, [&](auto const&... o) {
+      auto one = [](auto const& spec) {
+        using S = std::remove_cvref_t<decltype(spec)>;
+        if constexpr (S::once) {
+          if constexpr (!std::is_same_v<decltype(spec.init), no_init>) return store(spec.ring, spec.init);
+          else return seq();
+        } else {
+          return seq();
+        }
+      };
+      return seq(one(o)...);
+    });
+    auto store_once = hana::unpack(outputs.specs, [&](auto const&... o) {
+      auto one = [](auto const& spec) {
+        if constexpr (std::remove_cvref_t<decltype(spec)>::once) return copy_smem_to_gmem(spec.ring, spec.block);
+        else return seq();
+      };
+      return seq(one(o)...);
+    });
     auto load_step = [&](auto const& spec, auto cursor) {
       return copy_gmem_to_smem(spec.map(cursor.step), spec.ring[cursor], full[cursor]);
     };
@@ -122,11 +179,11 @@ auto emit_pipeline(Steps const& steps, Bar const& full, spec_list<In...> const& 
     auto main_loop = for_(range(steps), [&](auto j) {
       auto s = stage<K>(j);
       auto views_then_body = hana::unpack(inputs.specs, [&](auto const&... in) {
-        return hana::unpack(outputs.specs, [&](auto const&... o) { return body(j, in.ring[s]..., o.ring[s]...); });
+        return hana::unpack(outputs.specs, [&](auto const&... o) { return body(j, in.ring[s]..., out_view(o, s)...); });
       });
       auto store_outputs = hana::unpack(outputs.specs, [&](auto const&... o) {
         if constexpr (has_out)
-          return seq(commit_smem(), copy_smem_to_gmem(o.ring[s], o.map(j))..., commit_smem_to_gmem_group());
+          return seq(commit_smem(), per_step_store(o, s, j)..., commit_smem_to_gmem_group());
         else
           return seq();
       });
@@ -143,8 +200,12 @@ auto emit_pipeline(Steps const& steps, Bar const& full, spec_list<In...> const& 
       else
         return seq(barrier_wait(full[s]), views_then_body, store_outputs, refills);
     });
-    if constexpr (has_out) return seq(prologue, main_loop, wait_smem_to_gmem(0_c));
-    else return seq(prologue, main_loop);
+    if constexpr (has_once)
+      return seq(init_once, prologue, main_loop, commit_smem(), store_once, commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
+    else if constexpr (has_out)
+      return seq(prologue, main_loop, wait_smem_to_gmem(0_c));
+    else
+      return seq(prologue, main_loop);
   }
 }
 

@@ -1,8 +1,9 @@
-// GPU bandwidth of the pipelined TMA kernel (add_one: reads and writes every byte once) as a
-// fraction of a device-to-device copy of the same bytes, measured in the same run, for each
-// ring depth K.
+// GPU bandwidth of the pipelined kernels (add_one: a TMA load/store ring; ws_copy: the
+// warp-specialized pipelined copy; both read and write every byte once) as a fraction of a
+// device-to-device copy of the same bytes, measured in the same run, for each depth K = 1..6.
 #include <cstdio>
 #include <random>
+#include <string>
 
 #include <stagecraft/cuda/runtime.hpp>
 #include <stagecraft/nvrtc/nvrtc.hpp>
@@ -24,11 +25,13 @@ int main(int argc, char** argv) {
   std::printf("%s (%s), %lld x %lld f32; device-to-device copy: %.3f ms, %.0f GB/s\n", st.device.c_str(), ir::target_name(target),
               static_cast<long long>(n), static_cast<long long>(n), d2d, d2d_gbs);
   std::printf("%-10s %10s %10s %12s\n", "kernel", "ms", "GB/s", "of D2D copy");
-  auto const& e = registry::global().find("add_one");
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> dist(-2, 2);
+  for (std::string name : {"add_one", "ws_copy"})
   for (long long K = 1; K <= 6; ++K) {
-    const auto vals = registry::resolve(e, {{"M", n}, {"N", n}, {"K", K}, {"splits", 1}});
+    auto const& e = registry::global().find(name);
+    auto vals = name == "add_one" ? registry::resolve(e, {{"M", n}, {"N", n}, {"K", K}, {"splits", 1}})
+                                  : registry::resolve(e, {{"M", n}, {"N", n}, {"K", K}});
     auto k = e.build(vals);
     k.target = target;
     std::vector<host_tensor> in;
@@ -40,6 +43,6 @@ int main(int argc, char** argv) {
     const auto c = nvrtc::compile(k, target);
     const auto r = cuda::launch(c, k, in, 5);
     const double gbs = 2.0 * static_cast<double>(bytes) / (r.milliseconds * 1e-3) / 1e9;
-    std::printf("add_one K=%lld %7.3f %10.0f %11.0f%%\n", K, r.milliseconds, gbs, 100.0 * gbs / d2d_gbs);
+    std::printf("%s K=%lld %7.3f %10.0f %11.0f%%\n", name.c_str(), K, r.milliseconds, gbs, 100.0 * gbs / d2d_gbs);
   }
 }

@@ -50,10 +50,12 @@ else
   row "compute-sanitizer" "not found"
 fi
 
-# 4. bandwidth: add_one K=1..6 against a device-to-device copy of the same bytes
+# 4. bandwidth: add_one and ws_copy for K=1..6 against a device-to-device copy of the same bytes
 "$build/bench/gpu_bench" 8192 | tee /tmp/sc_gpu_bench.log
-best=$(awk '/^add_one K=/{gsub("%","",$NF); if ($NF > m) m = $NF} END {print m}' /tmp/sc_gpu_bench.log)
-row "add_one best K, % of D2D copy" "${best:-n/a}%"
+for k in add_one ws_copy; do
+  best=$(awk -v k="$k" '$1 == k {gsub("%","",$NF); if ($NF > m) m = $NF} END {print m}' /tmp/sc_gpu_bench.log)
+  row "$k best K, % of D2D copy" "${best:-n/a}%"
+done
 
 echo
 echo "== stagecraft GPU check =="

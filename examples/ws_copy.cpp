@@ -35,10 +35,10 @@ STAGECRAFT_REGISTER(kernel_entry{
     .summary = "y = x; a warp-specialized pipeline: 1 memory warpgroup, 2 compute warpgroups, K-deep ring",
     .params = {{.name = "M", .default_value = 256, .help = "rows", .min = 128, .multiple_of = 128},
                {.name = "N", .default_value = 512, .help = "columns", .min = 64, .multiple_of = 64},
-               {.name = "K", .default_value = 2, .help = "max_concurrent_steps", .allowed = {1, 2, 3, 4}}},
+               {.name = "K", .default_value = 2, .help = "max_concurrent_steps", .allowed = {1, 2, 3, 4, 5, 6}}},
     .build =
         [](param_values const& p) {
-          return dispatch<1, 2, 3, 4>(p.at("K"), [&](auto K) { return lower(ws_copy<decltype(K)::value>(p.at("M"), p.at("N"))); });
+          return dispatch<1, 2, 3, 4, 5, 6>(p.at("K"), [&](auto K) { return lower(ws_copy<decltype(K)::value>(p.at("M"), p.at("N"))); });
         },
     .reference =
         [](std::vector<host_tensor>& t, param_values const&) {

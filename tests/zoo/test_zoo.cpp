@@ -68,6 +68,8 @@ void require_mentions(interp::diagnostic const& d, std::vector<std::string> cons
   for (auto const& p : parts) CHECK_THAT(d.message, Contains(p));
 }
 
+bool k_op_is(ir::Kernel const& k, int op, ir::StmtOp what) { return op >= 0 && k.stmts[static_cast<std::size_t>(op)].op == what; }
+
 zoo::entry const& entry_of(std::string const& name) {
   for (auto const& e : zoo::all())
     if (name == e.name) return e;
@@ -119,7 +121,8 @@ TEST_CASE("zoo: every check has an exhibit, named as its kernel", "[zoo]") {
     covered.push_back(e.expected);
   }
   for (check c : {check::deadlock, check::missed_phase, check::tx_underflow, check::over_arrival, check::index_out_of_range,
-                  check::data_race, check::missing_fence, check::store_pending_at_exit, check::poison_read}) {
+                  check::data_race, check::missing_fence, check::store_pending_at_exit, check::load_pending_at_exit,
+                  check::poison_read}) {
     INFO(interp::check_name(c));
     CHECK(std::find(covered.begin(), covered.end(), c) != covered.end());
   }
@@ -359,6 +362,35 @@ TEST_CASE("zoo: a TMA store never committed to a bulk group is pending at exit (
   auto r = run_under(zoo::store_never_committed(), policy::eager);
   auto d = the_diagnostic(r, check::store_pending_at_exit, name, 5);
   require_mentions(d, {"never committed"});
+}
+
+// ---- pipelines ----------------------------------------------------------------------------------
+
+TEST_CASE("zoo: a consumer releasing its stage before reading it races with the refill", "[zoo][data_race][pipeline]") {
+  const std::string name = "zoo_early_release";
+  auto r = run_under(zoo::early_release(), policy::eager);
+  auto d = the_diagnostic(r, check::data_race, name, r.diagnostics.empty() ? -1 : r.diagnostics.front().op);
+  require_mentions(d, {"data race on SMEM s0[", "a TMA load (write)"});
+  fixed_twin_is_clean(name);
+}
+
+TEST_CASE("zoo: a stage refilled right after its step while the next step still reads it", "[zoo][data_race][pipeline]") {
+  // emit_pipeline with delay_release<0> where the body needs the previous stage: fixed by delay_release<1>.
+  const std::string name = "zoo_refill_released_too_early";
+  auto r = run_under(zoo::refill_released_too_early(), policy::eager);
+  auto d = the_diagnostic(r, check::data_race, name, r.diagnostics.empty() ? -1 : r.diagnostics.front().op);
+  require_mentions(d, {"data race on SMEM s0["});
+  fixed_twin_is_clean(name);
+}
+
+TEST_CASE("zoo: a producer that loads a step no consumer takes leaves it in flight at exit (lazy)", "[zoo][load_pending_at_exit][pipeline]") {
+  // Under lazy the extra load is still in flight when every warpgroup has exited; eager lands it at once.
+  const std::string name = "zoo_producer_no_drain";
+  auto r = run_under(zoo::producer_no_drain(), policy::lazy);
+  auto d = the_diagnostic(r, check::load_pending_at_exit, name, r.diagnostics.empty() ? -1 : r.diagnostics.front().op);
+  CHECK(k_op_is(zoo::producer_no_drain(), d.op, ir::StmtOp::copy_gmem_to_smem));
+  require_mentions(d, {"is still in flight: nobody waits for it", "(copy_gmem_to_smem)"});
+  fixed_twin_is_clean(name);
 }
 
 // ---- poison read ------------------------------------------------------------------------------

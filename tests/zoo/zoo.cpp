@@ -52,6 +52,23 @@ void ref_square(std::vector<host_tensor>& t) {  // x, y: y = x * x
   auto y = t[1].as<float>();
   for (std::size_t i = 0; i < x.size(); ++i) y[i] = x[i] * x[i];
 }
+void ref_copy(std::vector<host_tensor>& t) {  // x, y: y = x
+  t[1].bytes = t[0].bytes;
+}
+void ref_copy_narrow(std::vector<host_tensor>& t) {  // x (M, N + 64), y (M, N): y = x[:, :N]
+  auto x = t[0].as<float>();
+  auto y = t[1].as<float>();
+  const std::int64_t M = t[1].shape[0], N = t[1].shape[1];
+  for (std::int64_t r = 0; r < M; ++r)
+    for (std::int64_t c = 0; c < N; ++c) y[r * N + c] = x[r * (N + 64) + c];
+}
+void ref_prev_sum(std::vector<host_tensor>& t) {  // x, y (M, N): block j of y = block j + block j-1 of x (64 columns)
+  auto x = t[0].as<float>();
+  auto y = t[1].as<float>();
+  const std::int64_t M = t[0].shape[0], N = t[0].shape[1];
+  for (std::int64_t r = 0; r < M; ++r)
+    for (std::int64_t c = 0; c < N; ++c) y[r * N + c] = x[r * N + c] + (c >= 64 ? x[r * N + c - 64] : x[r * N + c]);
+}
 void ref_colsum(std::vector<host_tensor>& t) {  // x (M, N), y (M, 64): y[r][c] = sum_j x[r][64j + c], in step order
   auto x = t[0].as<float>();
   auto y = t[1].as<float>();
@@ -926,6 +943,9 @@ std::vector<entry> const& all() {
       {"zoo_no_proxy_fence", check::missing_fence, no_proxy_fence, ref_add_one},
       {"zoo_no_final_wait", check::store_pending_at_exit, no_final_wait, ref_add_one},
       {"zoo_store_never_committed", check::store_pending_at_exit, store_never_committed, ref_add_one},
+      {"zoo_early_release", check::data_race, early_release, ref_copy},
+      {"zoo_refill_released_too_early", check::data_race, refill_released_too_early, ref_prev_sum},
+      {"zoo_producer_no_drain", check::load_pending_at_exit, producer_no_drain, ref_copy_narrow},
       {"zoo_unzeroed_accumulator", check::poison_read, unzeroed_accumulator, ref_colsum},
       {"zoo_stored_wrong_stage", check::poison_read, stored_wrong_stage, ref_scale},
   };

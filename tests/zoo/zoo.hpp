@@ -42,6 +42,10 @@ ir::Kernel no_proxy_fence(variant v = variant::buggy);     // add_one without co
 // ---- store pending at exit -------------------------------------------------------------------
 ir::Kernel no_final_wait(variant v = variant::buggy);          // add_one without the last wait_smem_to_gmem(0)
 ir::Kernel store_never_committed(variant v = variant::buggy);  // a TMA store never put in a bulk group
+// ---- pipelines (zoo_pipelines.cpp) ----------------------------------------------------------
+ir::Kernel early_release(variant v = variant::buggy);              // consumer releases a stage before reading it
+ir::Kernel refill_released_too_early(variant v = variant::buggy);  // body reads the previous stage, delay_release 0
+ir::Kernel producer_no_drain(variant v = variant::buggy);          // producer loads a step no consumer takes
 // ---- poison read -----------------------------------------------------------------------------
 ir::Kernel unzeroed_accumulator(variant v = variant::buggy);   // column-block sum into an SMEM accumulator
 ir::Kernel stored_wrong_stage(variant v = variant::buggy);     // scale_store computing into one stage, storing another

@@ -46,6 +46,7 @@ const char* check_name(check c) {
     case check::data_race: return "data-race";
     case check::missing_fence: return "missing-fence";
     case check::store_pending_at_exit: return "store-pending-at-exit";
+    case check::load_pending_at_exit: return "load-pending-at-exit";
     case check::poison_read: return "poison-read";
     case check::step_limit: return "step-limit";
     case check::unsupported: return "unsupported";
@@ -549,6 +550,22 @@ class machine {
     return n;
   }
 
+  // Every warpgroup has exited: a TMA load still in flight writes SMEM (and completes a barrier)
+  // of a CTA that is gone. Typically a producer that prefetched steps no consumer takes, and
+  // exited without draining its ring.
+  void check_loads_at_exit() {
+    for (auto const& op : pending_) {
+      if (op.what != async_op::kind::load) continue;
+      auto const& b = ctas_[op.dst_cta[0]].barriers[static_cast<std::size_t>(op.bar_elem)];
+      cur_op_ = op.stmt;
+      report(check::load_pending_at_exit, op.stmt, op.agent,
+             fmt::format("every warpgroup of CTA {} has exited, but the TMA load issued by {} into {} (completing {}) is still in "
+                         "flight: nobody waits for it (a producer that loads steps no consumer takes should stop, or drain by "
+                         "waiting for the consumers to release every stage, before it exits)",
+                         ctas_[op.dst_cta[0]].linear, who(agents_[op.agent]), op.dst[0].mem->name, bar_name(b)));
+    }
+  }
+
   // One choice per step: an agent's next op, or an async completion.
   void schedule() {
     std::size_t rr = 0;  // round-robin cursor
@@ -567,6 +584,7 @@ class machine {
         if (!blocked(a)) runnable.push_back(static_cast<int>(i));
       }
       if (!live && pending_.empty()) return;
+      if (!live) check_loads_at_exit();
       if (runnable.empty() && pending_.empty()) deadlock();
 
       ++time_;

@@ -114,12 +114,30 @@ class emitter {
       auto const& s = k_.stmts[i];
       if (s.op == ir::StmtOp::copy_gmem_to_smem) {
         auto box = k_.refs[s.refs[0]].shape;
-        if (!s.axes.empty()) box[0] /= group_size(s.axes);  // each CTA loads its share of the rows
+        tma_smem_aligned(static_cast<ir::StmtId>(i), s.refs[1]);
+        if (!s.axes.empty()) {  // each CTA loads its share of the rows
+          const int n = group_size(s.axes);
+          const auto bytes = product(box) * ir::dtype_bits(k_.params[k_.refs[s.refs[0]].id].dtype) / 8;
+          if (box[0] % n != 0 || (bytes / n) % 128 != 0)
+            unsupported_op(static_cast<ir::StmtId>(i), fmt::format("a multicast over {} CTAs of a block with {} rows ({} B) (each share must be whole rows "
+                                                                   "and a multiple of 128 bytes, the TMA SMEM address alignment)", n, box[0], bytes));
+          box[0] /= n;
+        }
         map_of_[static_cast<int>(i)] = map_for(s.refs[0], s.refs[1], box);
       } else if (s.op == ir::StmtOp::copy_smem_to_gmem) {
+        tma_smem_aligned(static_cast<ir::StmtId>(i), s.refs[0]);
         map_of_[static_cast<int>(i)] = map_for(s.refs[1], s.refs[0], k_.refs[s.refs[1]].shape);
       }
     }
+  }
+  // TMA needs 128-byte aligned SMEM addresses; allocations are, so a view's step must be too.
+  void tma_smem_aligned(ir::StmtId s, ir::RefId sref) const {
+    auto const& r = k_.refs[sref];
+    auto const& al = k_.allocs[r.id];
+    if (r.index.empty()) return;
+    const auto step = product(r.shape) * ir::dtype_bits(al.dtype) / 8;
+    if (step % 128 != 0)
+      unsupported_op(s, fmt::format("a TMA copy of a view of s{} whose views start {} bytes apart (TMA needs 128-byte aligned SMEM addresses)", r.id, step));
   }
   int group_size(std::vector<int> const& axes) const {
     int n = 1;
@@ -233,8 +251,13 @@ class emitter {
     auto const& al = k_.allocs[r.id];
     if (al.kind != ir::AllocKind::smem) throw unsupported(fmt::format("kernel '{}': only SMEM and GMEM views are generated yet", k_.name));
     const int bytes = ir::dtype_bits(al.dtype) / 8;
-    return fmt::format("*reinterpret_cast<{}*>(smem + {} + sc::swz<{}>({} + static_cast<unsigned>(({}) * {})))", ctype(al.dtype), offsets_[r.id],
-                       al.swizzle, view_offset(rid), i, bytes);
+    if (al.swizzle == 0)
+      return fmt::format("*reinterpret_cast<{}*>(smem + {} + {} + static_cast<unsigned>(({}) * {}))", ctype(al.dtype), offsets_[r.id],
+                         view_offset(rid), i, bytes);
+    // TMA swizzles by the absolute SMEM address (bits 4-6 XOR bits 7-9), and 32/64-byte swizzled
+    // allocations are only 128-byte aligned, so swizzle the shared-window address, not the offset.
+    return fmt::format("*reinterpret_cast<{}*>(smem + (sc::swz<{}>(smem_base + {}u + {} + static_cast<unsigned>(({}) * {})) - smem_base))",
+                       ctype(al.dtype), al.swizzle, offsets_[r.id], view_offset(rid), i, bytes);
   }
 
   // ---- tile values: element i, computed in f32 (floats) or 64-bit integers ---------------------
@@ -269,7 +292,9 @@ class emitter {
         const std::string x = value(v.a, i);
         if (fp) return round(from_fp ? x : fmt::format("static_cast<float>({})", x));
         if (!from_fp) return round(x);
-        // float -> int: truncate toward zero and saturate (the __float2*_rz intrinsics)
+        // float -> int: truncate toward zero and saturate (the __float2*_rz intrinsics); i8
+        // saturates to [-128, 127] like the interpreter, instead of wrapping the i32 result.
+        if (v.dtype == ir::DType::i8) return fmt::format("static_cast<long long>(max(-128, min(127, __float2int_rz({}))))", x);
         return round(fmt::format("static_cast<long long>({}({}))", v.dtype == ir::DType::u32 ? "__float2uint_rz" : "__float2int_rz", x));
       }
       case ir::ValueOp::load_tmem: throw unsupported(fmt::format("kernel '{}': async_load_tmem is not generated yet (tensor-core issue)", k_.name));
@@ -280,7 +305,8 @@ class emitter {
       case ir::ValueOp::add: return round(fmt::format("({} + {})", a, b));
       case ir::ValueOp::sub: return round(fmt::format("({} - {})", a, b));
       case ir::ValueOp::mul: return round(fmt::format("({} * {})", a, b));
-      case ir::ValueOp::div: return round(fmt::format("({} / {})", a, b));
+      case ir::ValueOp::div:  // integer division by zero gives -1 (as div.s32 does and the interpreter models); in C++ it is UB
+        return round(fp ? fmt::format("({} / {})", a, b) : fmt::format("sc::idiv({}, {})", a, b));
       case ir::ValueOp::min: return round(fp ? fmt::format("fminf({}, {})", a, b) : fmt::format("min({}, {})", a, b));
       case ir::ValueOp::max: return round(fp ? fmt::format("fmaxf({}, {})", a, b) : fmt::format("max({}, {})", a, b));
       default: return "0";
@@ -323,6 +349,34 @@ class emitter {
     return fmt::format("{{{}}}", fmt::join(c, ", "));
   }
 
+  // ---- warpgroup synchronisation between tile statements ----------------------------------------
+  // A store is one warpgroup-wide op (the interpreter runs it atomically), but its elements are
+  // spread over lanes by a vector width that depends on the dtypes and shapes involved, so two
+  // stores may touch the same bytes from different lanes (RAW/WAR/WAW). A store that may follow
+  // another without a warpgroup barrier in between gets one. after() is the "dirty" state after a
+  // statement given the state before it (true: a store ran since the last barrier).
+  bool after(ir::StmtId id, bool d) const {
+    auto const& s = k_.stmts[id];
+    switch (s.op) {
+      case ir::StmtOp::seq:
+        for (auto c : s.body) d = after(c, d);
+        return d;
+      case ir::StmtOp::for_: return loop_head(id, d);
+      case ir::StmtOp::if_: return after(s.body[0], d) || (s.body.size() > 1 ? after(s.body[1], d) : d);
+      case ir::StmtOp::store: return true;
+      case ir::StmtOp::copy_gmem_to_smem:
+      case ir::StmtOp::copy_smem_to_gmem:
+      case ir::StmtOp::barrier_arrive:
+      case ir::StmtOp::wait_group: return false;  // these start with sc::wg_sync
+      default: return d;
+    }
+  }
+  // State at a loop's head: entered with d, or coming back from the end of the body (fixpoint).
+  bool loop_head(ir::StmtId id, bool d) const {
+    auto const& body = k_.stmts[id].body[0];
+    return d || after(body, d || after(body, d));
+  }
+
   // ---- statements ------------------------------------------------------------------------------
   void stmt(ir::StmtId id, int depth, std::string& out) {
     auto const& s = k_.stmts[id];
@@ -332,20 +386,29 @@ class emitter {
       case ir::StmtOp::seq:
         for (auto c : s.body) stmt(c, depth, out);
         return;
-      case ir::StmtOp::for_:
+      case ir::StmtOp::for_: {
+        const bool head = loop_head(id, dirty_);
         line(fmt::format("for (long long v{0} = {1}, v{0}_end = {2}; v{0} < v{0}_end; ++v{0}) {{  // op #{3}", s.var, expr(s.e0), expr(s.e1), id));
+        dirty_ = head;
         stmt(s.body[0], depth + 1, out);
         line("}");
+        dirty_ = head;
         return;
-      case ir::StmtOp::if_:
+      }
+      case ir::StmtOp::if_: {
+        const bool before = dirty_;
         line(fmt::format("if ({}) {{  // op #{}", expr(s.e0), id));
         stmt(s.body[0], depth + 1, out);
+        bool d = dirty_;
+        dirty_ = before;
         if (s.body.size() > 1) {
           line("} else {");
           stmt(s.body[1], depth + 1, out);
         }
+        dirty_ = d || dirty_;
         line("}");
         return;
+      }
       case ir::StmtOp::copy_gmem_to_smem: {
         auto const& g = k_.refs[s.refs[0]];
         auto const& m = k_.refs[s.refs[1]];
@@ -382,6 +445,7 @@ class emitter {
                            g.shape.size()));
         }
         line("}");
+        dirty_ = false;
         return;
       }
       case ir::StmtOp::copy_smem_to_gmem: {
@@ -394,6 +458,7 @@ class emitter {
         line(fmt::format("  sc::tma_store(&tmap{}, smem_base + {}u + {}, {}, c);", map_of_.at(id), offsets_[m.id], view_offset(s.refs[0]),
                          g.shape.size()));
         line("}");
+        dirty_ = false;
         return;
       }
       case ir::StmtOp::commit_group:
@@ -402,6 +467,7 @@ class emitter {
       case ir::StmtOp::wait_group:
         line(fmt::format("if (lane == 0) sc::bulk_wait{}<{}>();  // op #{}", s.flag ? "_read" : "", s.n, id));
         line("sc::wg_sync(wg);");
+        dirty_ = false;
         return;
       case ir::StmtOp::commit_smem:
         line(fmt::format("sc::fence_proxy_async();  // op #{}", id));
@@ -428,12 +494,14 @@ class emitter {
         } else {
           line(fmt::format("if (lane == 0) sc::mbar_arrive({});", bar_addr(s.refs[0])));
         }
+        dirty_ = false;
         return;
       }
       case ir::StmtOp::barrier_wait:
         line(fmt::format("{{  // op #{}: barrier_wait", id));
         line(fmt::format("  const long long e = {};", bar_index(s.refs[0])));
-        line(fmt::format("  sc::mbar_wait({}, static_cast<unsigned>((parity[e / 64] >> (e % 64)) & 1ull));", bar_addr(s.refs[0])));
+        line(fmt::format("  sc::mbar_wait{}({}, static_cast<unsigned>((parity[e / 64] >> (e % 64)) & 1ull));",
+                         k_.allocs[k_.refs[s.refs[0]].id].kind == ir::AllocKind::cluster_barrier ? "_cluster" : "", bar_addr(s.refs[0])));
         line("  parity[e / 64] ^= 1ull << (e % 64);");
         line("}");
         return;
@@ -464,11 +532,14 @@ class emitter {
         check_ref(s.refs[0]);
         for (auto l : leaves) check_ref(k_.values[l].ref);
         if (!aligned) v = 1;
+        if (dirty_) line(fmt::format("sc::wg_sync(wg);  // op #{}: an earlier store may have touched these bytes from other lanes", id));
+        dirty_ = true;
         line(fmt::format("for (int i0 = lane * {0}; i0 < {1}; i0 += {2}) {{  // op #{3}: store, {0} element(s) per thread", v, n, 128 * v, id));
         if (v > 1 && same_width) {
           for (std::size_t l = 0; l < leaves.size(); ++l) {
             line(fmt::format("  const uint4 raw{} = *reinterpret_cast<const uint4*>(&{});", l, element(k_.values[leaves[l]].ref, "i0")));
-            leaf_override_[leaves[l]] = fmt::format("reinterpret_cast<const {}*>(&raw{})[u]", ctype(dt), l);
+            // read the raw bits as the leaf's own type (same width as dt, not necessarily the same type)
+            leaf_override_[leaves[l]] = fmt::format("reinterpret_cast<const {}*>(&raw{})[u]", ctype(k_.values[leaves[l]].dtype), l);
           }
           line(fmt::format("  {} out[{}];", ctype(dt), v));
           line("  #pragma unroll");
@@ -499,6 +570,7 @@ class emitter {
   std::vector<tensor_map_spec> maps_;
   std::map<int, int> map_of_;
   std::map<ir::ValueId, std::string> leaf_override_;  // loads already read as 16-byte vectors
+  bool dirty_ = false;  // a store ran since this warpgroup's last sc::wg_sync (see after())
 };
 
 }  // namespace

@@ -32,6 +32,14 @@ __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
     asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
                  : "=r"(done) : "r"(bar), "r"(parity) : "memory");
 }
+// Cluster barriers are arrived on by peer CTAs with .release.cluster; only an .acquire.cluster
+// wait synchronizes with those (a .cta-scoped acquire is not morally strong with them).
+__device__ __forceinline__ void mbar_wait_cluster(unsigned bar, unsigned parity) {
+  unsigned done = 0;
+  while (!done)
+    asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
+                 : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+}
 
 // proxies and groups
 __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
@@ -101,8 +109,11 @@ __device__ __forceinline__ float bf16_to_f32(unsigned short h) { return __uint_a
 __device__ __forceinline__ unsigned short f32_to_bf16(float f) { unsigned short h; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
 __device__ __forceinline__ float round_f16(float f) { return f16_to_f32(f32_to_f16(f)); }
 __device__ __forceinline__ float round_bf16(float f) { return bf16_to_f32(f32_to_bf16(f)); }
+// integer tile division: by zero gives -1 (div.s32's result, and the interpreter's), not C++ UB
+__device__ __forceinline__ long long idiv(long long n, long long d) { return d == 0 ? -1LL : n / d; }
 
-// byte offset within an allocation -> swizzled byte offset (16-byte chunks XOR the row in a 1024 B atom)
+// shared-window byte address -> swizzled address (16-byte chunks XOR bits 7.. of the address). TMA
+// swizzles by the absolute SMEM address, so callers pass smem_base + offset, not the offset.
 template <int Bytes> __device__ __forceinline__ unsigned swz(unsigned o) {
   if constexpr (Bytes == 128) return o ^ (((o >> 7) & 7u) << 4);
   else if constexpr (Bytes == 64) return o ^ (((o >> 7) & 3u) << 4);

@@ -43,6 +43,7 @@ enum class check : std::uint8_t {
   data_race,           // conflicting accesses not ordered by happens-before
   missing_fence,       // generic SMEM write read by the async proxy without commit_smem()
   store_pending_at_exit,  // a warpgroup exits with TMA stores not waited for
+  load_pending_at_exit,   // every warpgroup of a CTA has exited while TMA loads into its SMEM are in flight
   poison_read,         // a read of SMEM never written
   step_limit,          // the step budget ran out (a loop that does not end?)
   unsupported,         // an op this interpreter does not model yet

@@ -76,7 +76,7 @@ class emitter {
       std::int64_t bytes = 0, align = 1;
       if (al.kind == ir::AllocKind::smem) {
         bytes = product(al.shape) * ir::dtype_bits(al.dtype) / 8;
-        align = al.swizzle == 128 ? 1024 : 128;
+        align = al.swizzle ? 8 * al.swizzle : 128;  // as ir::smem_bytes
         if (!al.tiling.empty())
           throw unsupported(fmt::format("kernel '{}': allocation s{} uses tiling({}), which the NVRTC backend does not lay out yet",
                                         k_.name, a, fmt::join(al.tiling, ", ")));

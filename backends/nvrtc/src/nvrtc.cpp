@@ -183,13 +183,15 @@ compiled compile(ir::Kernel const& k, ir::Target target, options const& o) {
   compiled c;
   c.code = generate(k);
   c.target = target;
-  c.key = key;
+  // On disk the key also covers the generated source: a binary built by an older code generator
+  // must never be reused (within one process the generator cannot change, so memory needs no more).
+  c.key = fnv(key, c.code.source);
   const std::string dir = cache_directory(o);
   if (o.disk_cache && load_disk(dir, c)) {
     c.origin = compiled::source::disk_cache;
   } else {
     auto fresh = compile_generated(std::move(c.code), target);
-    fresh.key = key;
+    fresh.key = c.key;
     c = std::move(fresh);
     if (o.disk_cache) store_disk(dir, c);
   }

@@ -327,7 +327,7 @@ std::int64_t smem_bytes(Kernel const& k) {
     std::int64_t bytes = 0, align = 1;
     if (a.kind == AllocKind::smem) {
       bytes = n * dtype_bits(a.dtype) / 8;
-      align = a.swizzle == 128 ? 1024 : 128;
+      align = a.swizzle ? 8 * a.swizzle : 128;  // as smem_decl::alignment
     } else if (a.kind == AllocKind::barrier || a.kind == AllocKind::cluster_barrier) {
       bytes = 8 * n;
       align = 8;

@@ -45,8 +45,10 @@ struct smem_decl {
   using dtype_t = DT;
   using static_dims = Dims;
   static constexpr long long bytes = Dims::product * DT::bits / 8;
-  // TMA with 128-byte swizzle needs 1024-byte aligned stages; everything else 128.
-  static constexpr long long alignment = Layout::swizzle == 128 ? 1024 : 128;
+  // A swizzle pattern repeats every 8 rows of its width (1024 B for 128-byte swizzle), and the
+  // hardware swizzles by absolute address: swizzled buffers start on that boundary; TMA needs
+  // 128 bytes for everything else.
+  static constexpr long long alignment = Layout::swizzle ? 8 * Layout::swizzle : 128;
   tree::AllocDecl decl() const {
     tree::AllocDecl d{ir::AllocKind::smem, DT::code, Dims::vector()};
     d.tiling = Layout::tile::vector();

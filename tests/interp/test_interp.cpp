@@ -173,3 +173,41 @@ TEST_CASE("a run-time index out of range names the op and the values", "[interp]
   CHECK(r.diagnostics[0].kind == interp::check::index_out_of_range);
   CHECK_THAT(r.diagnostics[0].message, Contains("op #1 (barrier_arrive)") && Contains("indexes b0 with 4 in dimension 0, which has 4 elements"));
 }
+
+TEST_CASE("warp-specialized pipelines: manual release and per-consumer setup/teardown", "[interp][pipeline]") {
+  // Two consumers each sum their half of every stage into their own accumulator half (setup:
+  // zero it, teardown: store it); they release each stage themselves, right after reading it.
+  constexpr long long K = 3, C = 2;
+  const std::int64_t M = 128, N = 512;
+  auto k = lower(kernel<sm_90a>(
+      "ws_manual", grid(M / 128), threads(int_c<C + 1>), gmem<f32>("x", shape(M / 64, 64_c, N)), gmem<f32>("y", shape(M, 64_c)),
+      smem<f32>(shape(int_c<K>, 2_c, 64_c, 64_c)), smem<f32>(shape(2_c, 64_c, 64_c)), barrier(arrivals(1_c), count(int_c<K>)),
+      barrier(arrivals(int_c<C>), count(int_c<K>)), [&](auto x, auto y, auto xs, auto acc, auto ready, auto consumed) {
+        auto row = program_id();
+        return emit_pipeline_warp_specialized<K, C, true>(
+            N / 64, ready, consumed, ins(in(x, xs, [&](auto j) { return x.block(row, 0_c, j); })),
+            [&](auto, auto c, auto stage_view, auto release) {
+              return seq(store(acc[c], load(acc[c]) + load(stage_view[c])), barrier_arrive(release));
+            },
+            [&](auto c) { return store(acc[c], 0.0f); },
+            [&](auto c) { return store(y.tile(shape(64_c, 64_c), row * 2_c + c, 0_c), load(acc[c])); });
+      }));
+  auto inputs = testing::random_buffers(k, 17);
+  auto expected = inputs[1];
+  auto x = inputs[0].as<float>();
+  auto ys = expected.as<float>();
+  for (std::int64_t r = 0; r < M; ++r)
+    for (std::int64_t c = 0; c < 64; ++c) {
+      float s = 0.0f;
+      for (std::int64_t j = 0; j < N / 64; ++j) s = s + x[r * N + j * 64 + c];
+      ys[r * 64 + c] = s;
+    }
+  for (auto p : {interp::policy::eager, interp::policy::lazy}) {
+    auto r = interp::run(k, inputs, {.schedule = p});
+    for (auto const& d : r.diagnostics) UNSCOPED_INFO(d.message);
+    REQUIRE(r.ok());
+    CHECK(r.buffers[1].bytes == expected.bytes);
+  }
+  auto ex = interp::explore(k, inputs, {.schedule = interp::policy::pct, .seed = 3}, 100);
+  CHECK_FALSE(ex.failing_seed);
+}

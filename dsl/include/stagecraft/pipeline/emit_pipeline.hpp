@@ -221,7 +221,12 @@ namespace stagecraft {
 // and splits the work itself (e.g. by rows). `setup(consumer)` and `teardown(consumer)` run once
 // per consumer around its loop (an accumulator's init and write-back). The kernel declares
 // threads(C + 1).
-template <long long K, long long C, class Steps, class Ready, class Consumed, class... In, class Body, class Setup, class Teardown>
+// Releasing: by default the library arrives on consumed[s] after the body. With
+// ManualRelease = true the body receives that barrier element as its last argument and must
+// barrier_arrive on it itself, as soon as it is done reading the stage (e.g. before a long
+// epilogue that no longer needs it).
+template <long long K, long long C, bool ManualRelease = false, class Steps, class Ready, class Consumed, class... In, class Body,
+          class Setup, class Teardown>
 auto emit_pipeline_warp_specialized(Steps const& steps, Ready const& ready, Consumed const& consumed, spec_list<In...> const& inputs,
                                     Body&& body, Setup&& setup, Teardown&& teardown) {
   static_assert(K >= 1, "emit_pipeline_warp_specialized<K, C>: max_concurrent_steps must be at least 1");
@@ -251,8 +256,13 @@ auto emit_pipeline_warp_specialized(Steps const& steps, Ready const& ready, Cons
     auto consumer_of = [&](auto c) {
       auto loop = for_(range(steps), [&](auto j) {
         auto s = stage<K>(j);
-        auto run = hana::unpack(inputs.specs, [&](auto const&... in) { return body(j, c, in.ring[s]...); });
-        return seq(barrier_wait(ready[s]), run, barrier_arrive(consumed[s]));
+        if constexpr (ManualRelease) {
+          auto run = hana::unpack(inputs.specs, [&](auto const&... in) { return body(j, c, in.ring[s]..., consumed[s]); });
+          return seq(barrier_wait(ready[s]), run);
+        } else {
+          auto run = hana::unpack(inputs.specs, [&](auto const&... in) { return body(j, c, in.ring[s]...); });
+          return seq(barrier_wait(ready[s]), run, barrier_arrive(consumed[s]));
+        }
       });
       return seq(setup(c), loop, teardown(c));
     };
@@ -265,10 +275,10 @@ auto emit_pipeline_warp_specialized(Steps const& steps, Ready const& ready, Cons
 }
 
 // Without per-consumer setup or teardown.
-template <long long K, long long C, class Steps, class Ready, class Consumed, class... In, class Body>
+template <long long K, long long C, bool ManualRelease = false, class Steps, class Ready, class Consumed, class... In, class Body>
 auto emit_pipeline_warp_specialized(Steps const& steps, Ready const& ready, Consumed const& consumed, spec_list<In...> const& inputs, Body&& body) {
   auto nothing = [](auto) { return seq(); };
-  return emit_pipeline_warp_specialized<K, C>(steps, ready, consumed, inputs, std::forward<Body>(body), nothing, nothing);
+  return emit_pipeline_warp_specialized<K, C, ManualRelease>(steps, ready, consumed, inputs, std::forward<Body>(body), nothing, nothing);
 }
 
 }  // namespace stagecraft

@@ -15,6 +15,8 @@
 //   epilogue  store every out_once buffer (set to its init before the prologue), wait for every store
 // An input's stage stays untouched for d steps after its own step (delay_release = d).
 #pragma once
+#include <array>
+#include <utility>
 #include "stagecraft/memory/barrier.hpp"
 #include "stagecraft/ops/barrier_ops.hpp"
 #include "stagecraft/ops/copy.hpp"
@@ -123,8 +125,63 @@ constexpr bool check_in() {
 }
 }  // namespace detail
 
+// A grid of steps, outermost first: steps(n0, n1, ...). The pipeline walks it in row-major
+// order; index maps and the body receive one index per dimension. A plain integer is a 1-D grid.
+template <class... N>
+struct step_grid {
+  hana::tuple<N...> extents;
+};
+template <int_like... N>
+auto steps(N const&... n) {
+  static_assert(sizeof...(N) >= 1, "steps(n0, n1, ...) needs at least one extent");
+  return step_grid<N...>{hana::make_tuple(n...)};
+}
+
+namespace detail {
+template <class T>
+struct is_step_grid : std::false_type {};
+template <class... N>
+struct is_step_grid<step_grid<N...>> : std::true_type {};
+
+template <class S>
+auto as_grid(S const& s) {
+  if constexpr (is_step_grid<S>::value) return s;
+  else return steps(s);
+}
+// The number of steps in a grid (static when every extent is).
+template <class... N>
+auto total_steps(step_grid<N...> const& g) {
+  return hana::unpack(g.extents, [](auto const&... n) { return (n * ... * int_c<1>); });
+}
+// The grid index of linear step e, one index expression per dimension (row-major).
+template <class... N, class E>
+auto grid_index(step_grid<N...> const& g, E const& e) {
+  const std::array<std::int64_t, sizeof...(N)> ext = hana::unpack(g.extents, [](auto const&... n) {
+    return std::array<std::int64_t, sizeof...(N)>{value_of(n)...};
+  });
+  return [&]<std::size_t... D>(std::index_sequence<D...>) {
+    auto one = [&](std::size_t dim) {
+      std::int64_t stride = 1;
+      for (std::size_t i = dim + 1; i < ext.size(); ++i) stride *= ext[i];
+      return runtime_index((e / stride) % ext[dim]);
+    };
+    return hana::make_tuple(one(D)...);  // each index depends only on its own D: any evaluation order
+  }(std::index_sequence_for<N...>{});
+}
+}  // namespace detail
+
 template <long long K, class Steps, class Bar, class... In, class... Out, class Body>
-auto emit_pipeline(Steps const& steps, Bar const& full, spec_list<In...> const& inputs, spec_list<Out...> const& outputs, Body&& body) {
+auto emit_pipeline(Steps const& grid_or_count, Bar const& full, spec_list<In...> const& inputs, spec_list<Out...> const& outputs, Body&& body) {
+  // A grid of steps runs as one linear step counter; maps and the body see its grid index.
+  constexpr bool is_grid = detail::is_step_grid<Steps>::value;
+  auto const steps = [&] {
+    if constexpr (is_grid) return detail::total_steps(grid_or_count);
+    else return grid_or_count;
+  }();
+  auto at_step = [&](auto const& f, auto const& e) {  // f(index of step e...)
+    if constexpr (is_grid) return hana::unpack(detail::grid_index(grid_or_count, e), f);
+    else return f(e);
+  };
   static_assert(K >= 1, "emit_pipeline<K>: max_concurrent_steps must be at least 1");
   static_assert(sizeof...(In) >= 1, "emit_pipeline: give at least one input (ins(in(...)))");
   constexpr bool rings_ok = (detail::check_in<K, In>() && ...) && (detail::check_out<K, Out>() && ...);
@@ -146,9 +203,9 @@ auto emit_pipeline(Steps const& steps, Bar const& full, spec_list<In...> const& 
       if constexpr (std::remove_cvref_t<decltype(o)>::once) return o.ring;
       else return o.ring[s];
     };
-    auto per_step_store = [](auto const& o, auto const& s, auto const& j) {
+    auto per_step_store = [&](auto const& o, auto const& s, auto const& j) {
       if constexpr (std::remove_cvref_t<decltype(o)>::once) return seq();
-      else return copy_smem_to_gmem(o.ring[s], o.map(j));
+      else return copy_smem_to_gmem(o.ring[s], at_step(o.map, j));
     };
     auto init_once = hana::unpack(outputs.specs, [&](auto const&... o) {
       auto one = [](auto const& spec) {
@@ -170,7 +227,7 @@ auto emit_pipeline(Steps const& steps, Bar const& full, spec_list<In...> const& 
       return seq(one(o)...);
     });
     auto load_step = [&](auto const& spec, auto cursor) {
-      return copy_gmem_to_smem(spec.map(cursor.step), spec.ring[cursor], full[cursor]);
+      return copy_gmem_to_smem(at_step(spec.map, cursor.step), spec.ring[cursor], full[cursor]);
     };
     auto prologue = for_(range(int_c<K>), [&](auto p) {
       auto s = stage<K>(p);
@@ -179,7 +236,9 @@ auto emit_pipeline(Steps const& steps, Bar const& full, spec_list<In...> const& 
     auto main_loop = for_(range(steps), [&](auto j) {
       auto s = stage<K>(j);
       auto views_then_body = hana::unpack(inputs.specs, [&](auto const&... in) {
-        return hana::unpack(outputs.specs, [&](auto const&... o) { return body(j, in.ring[s]..., out_view(o, s)...); });
+        return hana::unpack(outputs.specs, [&](auto const&... o) {
+          return at_step([&](auto const&... index) { return body(index..., in.ring[s]..., out_view(o, s)...); }, j);
+        });
       });
       auto store_outputs = hana::unpack(outputs.specs, [&](auto const&... o) {
         if constexpr (has_out)

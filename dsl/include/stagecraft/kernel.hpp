@@ -252,8 +252,10 @@ struct kernel_def {
   tree::KernelDesc desc;
 };
 
+// Building a kernel is run-once code: `cold` keeps GCC from spending optimisation effort (and
+// compile time) on inlining the whole tree construction into its callers.
 template <target Target, class... Args>
-auto kernel(std::string name, Args const&... args) {
+[[gnu::cold]] auto kernel(std::string name, Args const&... args) {
   static_assert(sizeof...(Args) >= 1, "kernel<target>(name, ..., body): the last argument is the body");
   auto all = hana::make_tuple(args...);
   auto body = hana::back(all);

@@ -67,7 +67,7 @@ auto range(Lo lo, Hi hi) {
 
 // for_(range(8_c), [&](auto j) { return ...; })
 template <class Lo, class Hi, class Body>
-auto for_(range_spec<Lo, Hi> const& r, Body&& body) {
+[[gnu::cold]] auto for_(range_spec<Lo, Hi> const& r, Body&& body) {
   constexpr range_t rl = range_of<Lo>(), rh = range_of<Hi>();
   constexpr range_t var_range = (rl.is_constant() && rh.is_constant() && rh.lo > rl.lo) ? interval(rl.lo, rh.lo) : unknown_range;
   const int var = tree::fresh_var_id();

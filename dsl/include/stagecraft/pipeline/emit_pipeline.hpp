@@ -171,7 +171,7 @@ auto grid_index(step_grid<N...> const& g, E const& e) {
 }  // namespace detail
 
 template <long long K, class Steps, class Bar, class... In, class... Out, class Body>
-auto emit_pipeline(Steps const& grid_or_count, Bar const& full, spec_list<In...> const& inputs, spec_list<Out...> const& outputs, Body&& body) {
+[[gnu::cold]] auto emit_pipeline(Steps const& grid_or_count, Bar const& full, spec_list<In...> const& inputs, spec_list<Out...> const& outputs, Body&& body) {
   // A grid of steps runs as one linear step counter; maps and the body see its grid index.
   constexpr bool is_grid = detail::is_step_grid<Steps>::value;
   auto const steps = [&] {
@@ -286,7 +286,7 @@ namespace stagecraft {
 // epilogue that no longer needs it).
 template <long long K, long long C, bool ManualRelease = false, class Steps, class Ready, class Consumed, class... In, class Body,
           class Setup, class Teardown>
-auto emit_pipeline_warp_specialized(Steps const& steps, Ready const& ready, Consumed const& consumed, spec_list<In...> const& inputs,
+[[gnu::cold]] auto emit_pipeline_warp_specialized(Steps const& steps, Ready const& ready, Consumed const& consumed, spec_list<In...> const& inputs,
                                     Body&& body, Setup&& setup, Teardown&& teardown) {
   static_assert(K >= 1, "emit_pipeline_warp_specialized<K, C>: max_concurrent_steps must be at least 1");
   static_assert(C >= 1 && C <= 7, "emit_pipeline_warp_specialized<K, C>: 1 to 7 compute warpgroups (plus the memory warpgroup)");

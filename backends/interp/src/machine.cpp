@@ -382,13 +382,13 @@ class machine {
  public:
   machine(ir::Kernel const& k, std::vector<host_tensor>& gmem, options const& o)
       : k_(k), o_(o), prog_(detail::flatten(k)), rng_{o.seed} {
+    const auto written = written_params(k), read = read_params(k);
     for (std::size_t i = 0; i < k.params.size(); ++i) {
       memory m;
       m.name = k.params[i].name;
       m.dtype = k.params[i].dtype;
       m.shape = k.params[i].shape;
       m.data = gmem[i].bytes.data();
-      const auto written = written_params(k), read = read_params(k);
       auto has = [&](std::vector<int> const& v) { return std::find(v.begin(), v.end(), static_cast<int>(i)) != v.end(); };
       if (o_.checks && has(written)) {
         m.grain = gmem_grain(k, static_cast<int>(i));

@@ -68,34 +68,20 @@ class emitter {
                                   ir::stmt_name(k_.stmts[s].op), what));
   }
 
-  // ---- shared memory layout: the same offsets ir::smem_bytes computes ------------------------
+  // ---- shared memory layout: ir::smem_offsets, shared with the verifier and every backend ----
   void layout() {
-    std::int64_t off = 0, bar_index = 0;
+    offsets_ = ir::smem_offsets(k_);
+    smem_end_ = ir::smem_bytes(k_);
+    std::int64_t bar_index = 0;
     for (std::size_t a = 0; a < k_.allocs.size(); ++a) {
       auto const& al = k_.allocs[a];
-      std::int64_t bytes = 0, align = 1;
-      if (al.kind == ir::AllocKind::smem) {
-        bytes = product(al.shape) * ir::dtype_bits(al.dtype) / 8;
-        align = al.swizzle ? 8 * al.swizzle : 128;  // as ir::smem_bytes
-        if (!al.tiling.empty())
-          throw unsupported(fmt::format("kernel '{}': allocation s{} uses tiling({}), which the NVRTC backend does not lay out yet",
-                                        k_.name, a, fmt::join(al.tiling, ", ")));
-      } else if (al.kind == ir::AllocKind::barrier || al.kind == ir::AllocKind::cluster_barrier) {
-        bytes = 8 * product(al.shape);
-        align = 8;
-        bar_first_.push_back(bar_index);
-        bar_index += product(al.shape);
-      } else {
-        bar_first_.push_back(-1);
-        offsets_.push_back(-1);
-        continue;
-      }
-      if (al.kind == ir::AllocKind::smem) bar_first_.push_back(-1);
-      off = (off + align - 1) / align * align;
-      offsets_.push_back(off);
-      off += bytes;
+      if (al.kind == ir::AllocKind::smem && !al.tiling.empty())
+        throw unsupported(fmt::format("kernel '{}': allocation s{} uses tiling({}), which the NVRTC backend does not lay out yet",
+                                      k_.name, a, fmt::join(al.tiling, ", ")));
+      const bool is_barrier = al.kind == ir::AllocKind::barrier || al.kind == ir::AllocKind::cluster_barrier;
+      bar_first_.push_back(is_barrier ? bar_index : -1);
+      if (is_barrier) bar_index += product(al.shape);
     }
-    smem_end_ = off;
     bar_elements_ = bar_index;
   }
 

@@ -320,21 +320,40 @@ class Verifier {
 
 void verify(Kernel const& k) { Verifier(k).run(); }
 
-std::int64_t smem_bytes(Kernel const& k) {
+namespace {
+// Walks the allocations in order, aligning each (as smem_decl::alignment does at compile time).
+template <class F>
+std::int64_t lay_out_smem(Kernel const& k, F&& at) {
   std::int64_t off = 0;
   for (auto const& a : k.allocs) {
-    std::int64_t n = std::accumulate(a.shape.begin(), a.shape.end(), std::int64_t{1}, std::multiplies<>());
+    const std::int64_t n = std::accumulate(a.shape.begin(), a.shape.end(), std::int64_t{1}, std::multiplies<>());
     std::int64_t bytes = 0, align = 1;
     if (a.kind == AllocKind::smem) {
       bytes = n * dtype_bits(a.dtype) / 8;
-      align = a.swizzle ? 8 * a.swizzle : 128;  // as smem_decl::alignment
+      align = a.swizzle ? 8 * a.swizzle : 128;
     } else if (a.kind == AllocKind::barrier || a.kind == AllocKind::cluster_barrier) {
       bytes = 8 * n;
       align = 8;
+    } else {
+      at(std::int64_t{-1});
+      continue;
     }
-    off = (off + align - 1) / align * align + bytes;
+    off = (off + align - 1) / align * align;
+    at(off);
+    off += bytes;
   }
   return off;
+}
+}  // namespace
+
+std::vector<std::int64_t> smem_offsets(Kernel const& k) {
+  std::vector<std::int64_t> out;
+  lay_out_smem(k, [&](std::int64_t o) { out.push_back(o); });
+  return out;
+}
+
+std::int64_t smem_bytes(Kernel const& k) {
+  return lay_out_smem(k, [](std::int64_t) {});
 }
 
 std::int64_t tmem_columns(Kernel const& k) {

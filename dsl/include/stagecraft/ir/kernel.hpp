@@ -130,7 +130,9 @@ std::string print(Kernel const& k);
 // (the JIT cache key).
 std::uint64_t hash(Kernel const& k);
 
-// Static resource use, as the backends will lay it out.
+// The shared-memory layout every backend uses: the byte offset of each allocation (-1 for
+// those not in SMEM: TMEM, register accumulators), and the total.
+std::vector<std::int64_t> smem_offsets(Kernel const& k);
 std::int64_t smem_bytes(Kernel const& k);
 std::int64_t tmem_columns(Kernel const& k);
 

@@ -17,8 +17,12 @@ int main(int argc, char** argv) {
     std::printf("%s\n", st.reason.c_str());
     return 3;
   }
+  if (!st.target) {
+    std::printf("%s\n", st.unsupported.c_str());
+    return 3;
+  }
   const std::int64_t n = argc > 1 ? std::atoll(argv[1]) : 8192;
-  const ir::Target target = st.compute_major >= 10 ? ir::Target::sm_100a : ir::Target::sm_90a;
+  const ir::Target target = *st.target;
   const std::size_t bytes = static_cast<std::size_t>(n * n * 4);
   const float d2d = cuda::device_copy_ms(bytes);
   const double d2d_gbs = 2.0 * static_cast<double>(bytes) / (d2d * 1e-3) / 1e9;  // read + write
@@ -41,7 +45,7 @@ int main(int argc, char** argv) {
       in.push_back(std::move(t));
     }
     const auto c = nvrtc::compile(k, target);
-    const auto r = cuda::launch(c, k, in, 5);
+    const auto r = cuda::launch(c, k, in, {.repeats = 5});
     const double gbs = 2.0 * static_cast<double>(bytes) / (r.milliseconds * 1e-3) / 1e9;
     std::printf("%s K=%lld %7.3f %10.0f %11.0f%%\n", name.c_str(), K, r.milliseconds, gbs, 100.0 * gbs / d2d_gbs);
   }

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -99,6 +100,8 @@ struct run_flags {
   int pct_depth = 3;
   bool no_checks = false;
   std::string trace_file, timeline_file;
+  std::uint32_t watchdog_ms = 2000;   // --backend gpu: bounded barrier waits (0: off)
+  std::uint32_t deadline_ms = 10000;  // --backend gpu: host-side deadline per launch (0: none)
 };
 
 interp::policy parse_policy(std::string const& p) {
@@ -120,21 +123,42 @@ void write_file(std::string const& path, std::string const& text) {
 int compare_with_reference(ir::Kernel const& k, std::vector<host_tensor> const& got, std::vector<host_tensor> const& expected,
                            const char* what, std::uint64_t steps);
 
+#ifdef STAGECRAFT_HAVE_CUDA_RUNTIME
+// The driver, NVRTC and a device stagecraft generates code for, or why not (then exit 3).
+std::optional<std::string> gpu_unusable(cuda::status const& st) {
+  if (!st.available) return st.reason;
+  if (!st.target) return st.unsupported;
+  try {
+    nvrtc::library_path();
+  } catch (nvrtc::unavailable const& e) {
+    return std::string(e.what());
+  }
+  return std::nullopt;
+}
+#endif
+
 // `run --backend gpu`: JIT, launch, and check against the reference and the interpreter.
 int run_on_gpu(kernel_entry const& e, param_values const& values, ir::Kernel const& k, run_flags const& f) {
 #ifdef STAGECRAFT_HAVE_CUDA_RUNTIME
   const auto st = cuda::driver_status();
-  if (!st.available) {
-    fmt::print("{}: {}\n", e.name, st.reason);
+  if (auto why = gpu_unusable(st)) {
+    fmt::print("{}: {}\n", e.name, *why);
     return exit_no_driver;
   }
-  const ir::Target target = st.compute_major >= 10 ? ir::Target::sm_100a : ir::Target::sm_90a;
+  const ir::Target target = *st.target;
   ir::Kernel kk = k;
   kk.target = target;
   const auto inputs = random_inputs(kk, f.input_seed);
-  const auto c = nvrtc::compile(kk, target);
-  auto r = cuda::launch(c, kk, inputs);
-  fmt::print("{} on {} ({}): {:.3f} ms\n", e.name, st.device, ir::target_name(target), r.milliseconds);
+  const auto c = nvrtc::compile(kk, target, {.codegen = {.watchdog_ms = f.watchdog_ms}});
+  cuda::launch_result r;
+  try {
+    r = cuda::launch(c, kk, inputs, {.deadline_ms = f.deadline_ms});
+  } catch (cuda::error const& err) {
+    fmt::print("{} on {} ({}): {}\nverdict: GPU error\n", e.name, st.device, ir::target_name(target), err.what());
+    return exit_gpu_error;
+  }
+  fmt::print("{} on {} ({}, watchdog {}): {:.3f} ms\n", e.name, st.device, ir::target_name(target),
+             f.watchdog_ms ? fmt::format("{} ms", f.watchdog_ms) : std::string("off"), r.milliseconds);
   auto expected = inputs;
   e.reference(expected, values);
   if (int rc = compare_with_reference(kk, r.buffers, expected, "the reference", 0); rc != exit_ok) return rc;
@@ -145,6 +169,34 @@ int run_on_gpu(kernel_entry const& e, param_values const& values, ir::Kernel con
   (void)k;
   (void)f;
   fmt::print("{}: no CUDA driver available: this build has no CUDA toolkit (configure found none)\n", e.name);
+  return exit_no_driver;
+#endif
+}
+
+// `stagecraft device`: what a GPU run would use, or why it cannot run here.
+int device_report() {
+#ifdef STAGECRAFT_HAVE_CUDA_RUNTIME
+  const auto st = cuda::driver_status();
+  std::string nvrtc_line;
+  try {
+    nvrtc_line = fmt::format("NVRTC {} ({})", nvrtc::nvrtc_version(), nvrtc::library_path());
+  } catch (nvrtc::unavailable const& e) {
+    nvrtc_line = e.what();
+  }
+  fmt::print("{}\n", nvrtc_line);
+  if (!st.available) {
+    fmt::print("{}\n", st.reason);
+    return exit_no_driver;
+  }
+  fmt::print("device 0: {}, compute capability {}.{}, {} SMs\n", st.device, st.compute_major, st.compute_minor, st.multiprocessors);
+  if (auto why = gpu_unusable(st)) {
+    fmt::print("{}\n", *why);
+    return exit_no_driver;
+  }
+  fmt::print("target: {}\n", ir::target_name(*st.target));
+  return exit_ok;
+#else
+  fmt::print("no CUDA driver available: this build has no CUDA toolkit (configure found none)\n");
   return exit_no_driver;
 #endif
 }
@@ -218,6 +270,7 @@ int compare_with_reference(ir::Kernel const& k, std::vector<host_tensor> const& 
 struct ptx_flags {
   std::string arch = "sm_90a";
   std::string out, cubin, source;
+  std::uint32_t watchdog_ms = 0;
 };
 
 // `stagecraft ptx`: generate CUDA C++, JIT it with NVRTC (ptxas validates it) and write the
@@ -231,10 +284,16 @@ int ptx_kernel(kernel_entry const& e, param_values const& overrides, ptx_flags c
   ir::Kernel k = e.build(values);
   k.target = target;  // the same IR for the other generation (ops that need one are rejected by verify)
   ir::verify(k);
-  const auto gen = nvrtc::generate(k);
+  const auto gen = nvrtc::generate(k, {.watchdog_ms = f.watchdog_ms});
   if (!f.source.empty()) write_file(f.source, gen.source);
 #ifdef STAGECRAFT_HAVE_NVRTC
-  const auto c = nvrtc::compile(k, target);
+  nvrtc::compiled c;
+  try {
+    c = nvrtc::compile(k, target, {.codegen = {.watchdog_ms = f.watchdog_ms}});
+  } catch (nvrtc::unavailable const& e) {
+    std::fprintf(stderr, "stagecraft: %s\n", e.what());
+    return exit_no_driver;
+  }
   if (!f.cubin.empty()) write_file(f.cubin, std::string(c.cubin.begin(), c.cubin.end()));
   if (!f.out.empty()) write_file(f.out, c.ptx);
   else if (f.source.empty() && f.cubin.empty()) fmt::print("{}", c.ptx);
@@ -281,6 +340,10 @@ int main(int argc, char** argv, registry const& kernels) {
   run_cmd->add_option("--pct-depth", rf.pct_depth, "PCT bug depth d (d-1 priority change points)")->capture_default_str();
   run_cmd->add_flag("--no-checks", rf.no_checks, "skip race, fence and poison checks (protocol checks stay on)");
   run_cmd->add_option("--trace", rf.trace_file, "write a Chrome/Perfetto trace (JSON)");
+  run_cmd->add_option("--watchdog-ms", rf.watchdog_ms, "--backend gpu: a barrier wait longer than this traps with a report (0: off)")
+      ->capture_default_str();
+  run_cmd->add_option("--deadline-ms", rf.deadline_ms, "--backend gpu: the host gives up on a launch after this long (0: never)")
+      ->capture_default_str();
   run_cmd->add_option("--timeline", rf.timeline_file, "write a self-contained HTML timeline");
 
   auto* ptx_cmd = app.add_subcommand("ptx", "generate CUDA C++, JIT it with NVRTC and print or write the PTX / CUBIN");
@@ -291,6 +354,10 @@ int main(int argc, char** argv, registry const& kernels) {
   ptx_cmd->add_option("-o,--output", pf.out, "write the PTX here instead of printing it");
   ptx_cmd->add_option("--cubin", pf.cubin, "write the CUBIN here");
   ptx_cmd->add_option("--source", pf.source, "write the generated CUDA C++ here");
+  ptx_cmd->add_option("--watchdog-ms", pf.watchdog_ms, "generate bounded barrier waits that trap after this long (0: off)")
+      ->capture_default_str();
+
+  auto* device_cmd = app.add_subcommand("device", "show the CUDA driver, NVRTC and device 0, and the target stagecraft uses for it");
 
   try {
     app.parse(argc, argv);
@@ -306,6 +373,8 @@ int main(int argc, char** argv, registry const& kernels) {
   try {
     if (*list_cmd) {
       list(kernels);
+    } else if (*device_cmd) {
+      return device_report();
     } else if (*show_cmd) {
       if (show_all) {
         if (!kernel_name.empty() || !sets.empty()) throw usage_error("show --all takes no kernel name and no --set");

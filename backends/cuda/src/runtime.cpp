@@ -4,6 +4,8 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -41,7 +43,7 @@ struct driver {
                                      CUtensorMapL2promotion, CUtensorMapFloatOOBfill) = nullptr;
   CUresult (*cuEventCreate)(CUevent*, unsigned) = nullptr;
   CUresult (*cuEventRecord)(CUevent, CUstream) = nullptr;
-  CUresult (*cuEventSynchronize)(CUevent) = nullptr;
+  CUresult (*cuEventQuery)(CUevent) = nullptr;
   CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent) = nullptr;
   CUresult (*cuEventDestroy)(CUevent) = nullptr;
   CUcontext context = nullptr;
@@ -92,7 +94,7 @@ driver& load() {
     get("cuTensorMapEncodeTiled", d.cuTensorMapEncodeTiled);
     get("cuEventCreate", d.cuEventCreate);
     get("cuEventRecord", d.cuEventRecord);
-    get("cuEventSynchronize", d.cuEventSynchronize);
+    get("cuEventQuery", d.cuEventQuery);
     get("cuEventElapsedTime", d.cuEventElapsedTime);
     get("cuEventDestroy", d.cuEventDestroy);
     if (!ok) {
@@ -115,6 +117,13 @@ driver& load() {
     d.cuDeviceGetName(name, sizeof name, d.device);
     d.cuDeviceGetAttribute(&d.st.compute_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d.device);
     d.cuDeviceGetAttribute(&d.st.compute_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d.device);
+    d.cuDeviceGetAttribute(&d.st.multiprocessors, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d.device);
+    d.st.target = target_for(d.st.compute_major, d.st.compute_minor);
+    if (!d.st.target)
+      d.st.unsupported = fmt::format(
+          "device 0 ('{}', compute capability {}.{}) cannot run stagecraft's code: it generates sm_90a (compute capability 9.0: "
+          "H100, H200) and sm_100a (10.0: B200, GB200) only",
+          name, d.st.compute_major, d.st.compute_minor);
     if (d.cuDevicePrimaryCtxRetain(&d.context, d.device) != CUDA_SUCCESS) {
       d.st.reason = "no CUDA driver available: could not create a context on device 0";
       return d;
@@ -126,11 +135,37 @@ driver& load() {
   return d;
 }
 
-void check(driver& d, CUresult r, std::string const& what) {
-  if (r == CUDA_SUCCESS) return;
+std::string error_text(driver& d, CUresult r) {
   const char* s = nullptr;
   d.cuGetErrorString(r, &s);
-  throw std::runtime_error(fmt::format("CUDA: {} failed: {}", what, s ? s : "unknown error"));
+  return s ? s : fmt::format("CUDA error {}", static_cast<int>(r));
+}
+
+void check(driver& d, CUresult r, std::string const& what) {
+  if (r == CUDA_SUCCESS) return;
+  throw error(fmt::format("CUDA: {} failed: {}", what, error_text(d, r)));
+}
+
+// Waits for `done` with a deadline instead of cuEventSynchronize, which would wait for ever on a
+// hung kernel.
+void wait_for(driver& d, CUevent done, std::uint32_t deadline_ms, std::string const& kernel, bool watchdog) {
+  const auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    const CUresult r = d.cuEventQuery(done);
+    if (r == CUDA_SUCCESS) return;
+    if (r != CUDA_ERROR_NOT_READY)
+      throw error(fmt::format("CUDA: running '{}' failed: {}{}", kernel, error_text(d, r),
+                              watchdog && (r == CUDA_ERROR_LAUNCH_FAILED || r == CUDA_ERROR_ILLEGAL_INSTRUCTION)
+                                  ? " (with the watchdog on, this is most likely a barrier wait that timed out: its report, printed "
+                                    "by the device, names the barrier, completion and CTA)"
+                                  : ""));
+    const auto waited = std::chrono::steady_clock::now() - start;
+    if (deadline_ms && waited > std::chrono::milliseconds(deadline_ms))
+      throw timeout(fmt::format("'{}' did not finish within {} ms: the kernel hangs (a barrier wait that never completes{}) or needs a "
+                                "longer deadline; the device is unusable for the rest of this process",
+                                kernel, deadline_ms, watchdog ? " the watchdog did not catch" : "; run with the watchdog on to find it"));
+    std::this_thread::sleep_for(waited < std::chrono::milliseconds(2) ? std::chrono::microseconds(20) : std::chrono::microseconds(200));
+  }
 }
 
 CUtensorMapDataType tma_type(ir::DType t) {
@@ -155,11 +190,21 @@ CUtensorMapSwizzle tma_swizzle(int bytes) {
 
 }  // namespace
 
+std::optional<ir::Target> target_for(int major, int minor) {
+  if (major == 9 && minor == 0) return ir::Target::sm_90a;
+  if (major == 10 && minor == 0) return ir::Target::sm_100a;
+  return std::nullopt;
+}
+
 status driver_status() { return load().st; }
 
-launch_result launch(nvrtc::compiled const& c, ir::Kernel const& k, std::vector<host_tensor> buffers, int repeats) {
+launch_result launch(nvrtc::compiled const& c, ir::Kernel const& k, std::vector<host_tensor> buffers, launch_options const& o) {
   driver& d = load();
-  if (!d.st.available) throw std::runtime_error(d.st.reason);
+  if (!d.st.available) throw error(d.st.reason);
+  if (!d.st.target) throw error(d.st.unsupported);
+  if (c.target != *d.st.target)
+    throw error(fmt::format("'{}' was compiled for {} but device 0 ('{}') runs {} code", k.name, ir::target_name(c.target), d.st.device,
+                            ir::target_name(*d.st.target)));
   check(d, d.cuCtxSetCurrent(d.context), "setting the context");
   // Device buffers, freed on every path out.
   struct device_buffers {
@@ -234,13 +279,13 @@ launch_result launch(nvrtc::compiled const& c, ir::Kernel const& k, std::vector<
   check(d, d.cuEventCreate(&stop, CU_EVENT_DEFAULT), "creating an event");
   std::vector<float> times;
   launch_result out;
-  for (int rep = 0; rep < std::max(repeats, 1); ++rep) {
+  for (int rep = 0; rep < std::max(o.repeats, 1); ++rep) {
     if (rep > 0)  // every repeat starts from the same inputs
       for (std::size_t i = 0; i < buffers.size(); ++i) check(d, d.cuMemcpyHtoD(dev.p[i], buffers[i].bytes.data(), buffers[i].bytes.size()), "resetting an input");
     check(d, d.cuEventRecord(start, nullptr), "recording an event");
     check(d, d.cuLaunchKernelEx(&cfg, fn, args.data(), nullptr), fmt::format("launching '{}'", k.name));
     check(d, d.cuEventRecord(stop, nullptr), "recording an event");
-    check(d, d.cuEventSynchronize(stop), fmt::format("running '{}'", k.name));
+    wait_for(d, stop, o.deadline_ms, k.name, c.code.options.watchdog_ms > 0);
     float ms = 0;
     check(d, d.cuEventElapsedTime(&ms, start, stop), "timing the kernel");
     times.push_back(ms);
@@ -257,7 +302,7 @@ launch_result launch(nvrtc::compiled const& c, ir::Kernel const& k, std::vector<
 
 float device_copy_ms(std::size_t bytes, int repeats) {
   driver& d = load();
-  if (!d.st.available) throw std::runtime_error(d.st.reason);
+  if (!d.st.available) throw error(d.st.reason);
   check(d, d.cuCtxSetCurrent(d.context), "setting the context");
   CUdeviceptr a = 0, b = 0;
   check(d, d.cuMemAlloc(&a, bytes), "cuMemAlloc");
@@ -270,7 +315,7 @@ float device_copy_ms(std::size_t bytes, int repeats) {
     check(d, d.cuEventRecord(start, nullptr), "recording an event");
     check(d, d.cuMemcpyDtoD(b, a, bytes), "cuMemcpyDtoD");
     check(d, d.cuEventRecord(stop, nullptr), "recording an event");
-    check(d, d.cuEventSynchronize(stop), "the copy");
+    wait_for(d, stop, 10000, "a device-to-device copy", false);
     float ms = 0;
     check(d, d.cuEventElapsedTime(&ms, start, stop), "timing the copy");
     if (rep > 0) times.push_back(ms);

@@ -46,7 +46,7 @@ std::int64_t product(std::vector<std::int64_t> const& v) { return std::accumulat
 
 class emitter {
  public:
-  explicit emitter(ir::Kernel const& k) : k_(k) {}
+  emitter(ir::Kernel const& k, codegen_options const& o) : k_(k), o_(o) {}
 
   generated run() {
     layout();
@@ -56,6 +56,7 @@ class emitter {
     g.maps = maps_;
     g.smem_bytes = smem_end_;
     g.block_threads = 128 * k_.warpgroups;
+    g.options = o_;
     std::string body;
     stmt(k_.body, 1, body);
     g.source = std::string(detail::prelude) + header() + body + footer();
@@ -153,6 +154,8 @@ class emitter {
       h += "    sc::mbar_fence_init();\n  }\n";
       // One parity bit per barrier element and thread: the phase it waits for next.
       h += fmt::format("  unsigned long long parity[{}] = {{}};\n", (bar_elements_ + 63) / 64);
+      // The watchdog's report names the completion a wait is for, so it counts them.
+      if (o_.watchdog_ms) h += fmt::format("  unsigned completions[{}] = {{}};\n", bar_elements_);
     }
     h += k_.cluster_rank > 0 ? "  sc::cluster_sync();  // peers' barriers are initialised before anyone arrives on them\n"
                              : "  __syncthreads();\n";
@@ -483,14 +486,23 @@ class emitter {
         dirty_ = false;
         return;
       }
-      case ir::StmtOp::barrier_wait:
+      case ir::StmtOp::barrier_wait: {
+        auto const& r = k_.refs[s.refs[0]];
+        const bool cluster = k_.allocs[r.id].kind == ir::AllocKind::cluster_barrier;
         line(fmt::format("{{  // op #{}: barrier_wait", id));
         line(fmt::format("  const long long e = {};", bar_index(s.refs[0])));
-        line(fmt::format("  sc::mbar_wait{}({}, static_cast<unsigned>((parity[e / 64] >> (e % 64)) & 1ull));",
-                         k_.allocs[k_.refs[s.refs[0]].id].kind == ir::AllocKind::cluster_barrier ? "_cluster" : "", bar_addr(s.refs[0])));
+        line("  const unsigned p = static_cast<unsigned>((parity[e / 64] >> (e % 64)) & 1ull);");
+        if (o_.watchdog_ms) {
+          // e counts every barrier element of the CTA; the report names the array's own element.
+          line(fmt::format("  sc::mbar_wait_watchdog<{}>({}, p, \"{}\", {}, \"b{}\", e - {}, completions[e]++, {}ull);", cluster, bar_addr(s.refs[0]),
+                           k_.name, id, r.id, bar_first_[r.id], std::uint64_t{o_.watchdog_ms} * 1000000));
+        } else {
+          line(fmt::format("  sc::mbar_wait{}({}, p);", cluster ? "_cluster" : "", bar_addr(s.refs[0])));
+        }
         line("  parity[e / 64] ^= 1ull << (e % 64);");
         line("}");
         return;
+      }
       case ir::StmtOp::store: {
         auto const& r = k_.refs[s.refs[0]];
         const auto dt = r.base == ir::RefBase::param ? k_.params[r.id].dtype : k_.allocs[r.id].dtype;
@@ -551,6 +563,7 @@ class emitter {
   }
 
   ir::Kernel const& k_;
+  codegen_options o_;
   std::vector<std::int64_t> offsets_, bar_first_;
   std::int64_t smem_end_ = 0, bar_elements_ = 0;
   std::vector<tensor_map_spec> maps_;
@@ -561,9 +574,9 @@ class emitter {
 
 }  // namespace
 
-generated generate(ir::Kernel const& k) {
+generated generate(ir::Kernel const& k, codegen_options const& o) {
   ir::verify(k);
-  return emitter(k).run();
+  return emitter(k, o).run();
 }
 
 }  // namespace stagecraft::nvrtc

@@ -1,9 +1,10 @@
 #include "stagecraft/nvrtc/nvrtc.hpp"
 
-#include <nvrtc.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -12,6 +13,8 @@
 #include <unordered_map>
 
 #include <fmt/format.h>
+
+#include "library.hpp"
 
 namespace stagecraft::nvrtc {
 namespace {
@@ -42,15 +45,23 @@ std::unordered_map<std::uint64_t, compiled>& memory() {
   return m;
 }
 
-void check(nvrtcResult r, const char* what) {
-  if (r != NVRTC_SUCCESS) throw compile_error(fmt::format("NVRTC {} failed: {}", what, nvrtcGetErrorString(r)));
+void check(detail::library const& lib, nvrtcResult r, const char* what) {
+  if (r != NVRTC_SUCCESS) throw compile_error(fmt::format("NVRTC {} failed: {}", what, lib.error_string(r)));
+}
+
+// A decimal that ptxas printed; out-of-range or absent digits give -1, never an exception (a
+// log can come from a damaged cache file).
+int parse_int(std::string const& digits) {
+  int v = -1;
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+  return ec == std::errc() && end == digits.data() + digits.size() ? v : -1;
 }
 
 // The generated lines around the first error NVRTC reports ("k.cu(LINE): error ...").
 std::string context(std::string const& source, std::string const& log) {
   std::smatch m;
   if (!std::regex_search(log, m, std::regex(R"(\((\d+)\): error)"))) return {};
-  const int line = std::stoi(m[1]);
+  const int line = parse_int(m[1]);
   std::istringstream in(source);
   std::string text, out;
   for (int n = 1; std::getline(in, text); ++n)
@@ -60,9 +71,11 @@ std::string context(std::string const& source, std::string const& log) {
 
 void parse_resources(compiled& c) {
   std::smatch m;
-  if (std::regex_search(c.log, m, std::regex(R"((\d+) bytes spill stores, (\d+) bytes spill loads)")))
-    c.spill_bytes = std::stoi(m[1]) + std::stoi(m[2]);
-  if (std::regex_search(c.log, m, std::regex(R"(Used (\d+) registers)"))) c.registers = std::stoi(m[1]);
+  if (std::regex_search(c.log, m, std::regex(R"((\d+) bytes spill stores, (\d+) bytes spill loads)"))) {
+    const int stores = parse_int(m[1]), loads = parse_int(m[2]);
+    c.spill_bytes = stores < 0 || loads < 0 ? -1 : stores + loads;
+  }
+  if (std::regex_search(c.log, m, std::regex(R"(Used (\d+) registers)"))) c.registers = parse_int(m[1]);
 }
 
 // ---- disk cache: one file per key, written to a temporary name and renamed into place, so two
@@ -74,20 +87,51 @@ void write_blob(std::ostream& o, std::string_view s) {
   o.write(reinterpret_cast<const char*>(&n), sizeof n);
   o.write(s.data(), static_cast<std::streamsize>(n));
 }
-bool read_blob(std::istream& in, std::string& s) {
+// A length-prefixed string. The length is checked against what is left of the file before
+// anything is allocated, so a damaged header cannot ask for gigabytes.
+bool read_blob(std::istream& in, std::uint64_t& left, std::string& s) {
   std::uint64_t n = 0;
-  if (!in.read(reinterpret_cast<char*>(&n), sizeof n) || n > (std::uint64_t{1} << 30)) return false;
+  if (left < sizeof n || !in.read(reinterpret_cast<char*>(&n), sizeof n)) return false;
+  left -= sizeof n;
+  if (n > left) return false;
   s.resize(n);
-  return static_cast<bool>(in.read(s.data(), static_cast<std::streamsize>(n)));
+  if (!in.read(s.data(), static_cast<std::streamsize>(n))) return false;
+  left -= n;
+  return true;
 }
-constexpr std::string_view magic = "stagecraft-jit-1";
+// Version 2 ends with a hash of the payload: a file whose framing is intact but whose bytes are
+// not what was written (a torn disk, a stray edit) is recompiled, never served.
+constexpr std::string_view magic = "stagecraft-jit-2";
+
+std::uint64_t payload_hash(compiled const& c) {
+  std::uint64_t h = fnv(14695981039346656037ull, c.ptx);
+  h = fnv(h, "|");
+  h = fnv(h, std::string_view(c.cubin.data(), c.cubin.size()));
+  return fnv(fnv(h, "|"), c.log);
+}
 
 bool load_disk(std::string const& dir, compiled& c) {
-  std::ifstream in(entry_path(dir, c.key), std::ios::binary);
+  const auto path = entry_path(dir, c.key);
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) return false;
+  std::ifstream in(path, std::ios::binary);
   if (!in) return false;
-  std::string head, cubin;
-  if (!read_blob(in, head) || head != magic || !read_blob(in, c.ptx) || !read_blob(in, cubin) || !read_blob(in, c.log)) return false;
-  c.cubin.assign(cubin.begin(), cubin.end());
+  std::uint64_t left = size;
+  std::string head, ptx, cubin, log, hash;
+  if (!read_blob(in, left, head) || head != magic || !read_blob(in, left, ptx) || !read_blob(in, left, cubin) ||
+      !read_blob(in, left, log) || !read_blob(in, left, hash) || left != 0 || hash.size() != sizeof(std::uint64_t))
+    return false;
+  compiled got;
+  got.ptx = std::move(ptx);
+  got.cubin.assign(cubin.begin(), cubin.end());
+  got.log = std::move(log);
+  std::uint64_t want = 0;
+  std::memcpy(&want, hash.data(), sizeof want);
+  if (payload_hash(got) != want) return false;
+  c.ptx = std::move(got.ptx);
+  c.cubin = std::move(got.cubin);
+  c.log = std::move(got.log);
   return true;
 }
 
@@ -104,7 +148,13 @@ void store_disk(std::string const& dir, compiled const& c) {
     write_blob(o, c.ptx);
     write_blob(o, std::string_view(c.cubin.data(), c.cubin.size()));
     write_blob(o, c.log);
-    if (!o) return;
+    const std::uint64_t h = payload_hash(c);
+    write_blob(o, std::string_view(reinterpret_cast<const char*>(&h), sizeof h));
+    if (!o) {
+      o.close();
+      std::filesystem::remove(tmp, ec);
+      return;
+    }
   }
   std::filesystem::rename(tmp, final_path, ec);
   if (ec) std::filesystem::remove(tmp, ec);
@@ -114,12 +164,14 @@ void store_disk(std::string const& dir, compiled const& c) {
 
 std::string nvrtc_version() {
   int major = 0, minor = 0;
-  nvrtcVersion(&major, &minor);
+  detail::load().version(&major, &minor);
   return fmt::format("{}.{}", major, minor);
 }
 
-std::uint64_t cache_key(ir::Kernel const& k, ir::Target target) {
-  std::uint64_t h = fnv(14695981039346656037ull, fmt::format("{:016x}|{}|", ir::hash(k), ir::target_name(target)));
+std::string library_path() { return detail::load().path; }
+
+std::uint64_t cache_key(ir::Kernel const& k, ir::Target target, codegen_options const& g) {
+  std::uint64_t h = fnv(14695981039346656037ull, fmt::format("{:016x}|{}|watchdog={}|", ir::hash(k), ir::target_name(target), g.watchdog_ms));
   for (auto const* o : compile_options(target)) h = fnv(h, o);
   return fnv(h, nvrtc_version());
 }
@@ -138,40 +190,41 @@ void clear_memory_cache() {
 }
 
 compiled compile_generated(generated code, ir::Target target) {
+  auto const& lib = detail::load();
   compiled c;
   c.code = std::move(code);
   c.target = target;
   nvrtcProgram prog = nullptr;
-  check(nvrtcCreateProgram(&prog, c.code.source.c_str(), (c.code.entry + ".cu").c_str(), 0, nullptr, nullptr), "program creation");
+  check(lib, lib.create(&prog, c.code.source.c_str(), (c.code.entry + ".cu").c_str(), 0, nullptr, nullptr), "program creation");
   auto opts = compile_options(target);
-  const nvrtcResult r = nvrtcCompileProgram(prog, static_cast<int>(opts.size()), opts.data());
+  const nvrtcResult r = lib.compile(prog, static_cast<int>(opts.size()), opts.data());
   std::size_t n = 0;
-  nvrtcGetProgramLogSize(prog, &n);
+  lib.log_size(prog, &n);
   c.log.assign(n, '\0');
-  if (n) nvrtcGetProgramLog(prog, c.log.data());
+  if (n) lib.log(prog, c.log.data());
   while (!c.log.empty() && c.log.back() == '\0') c.log.pop_back();
   if (r != NVRTC_SUCCESS) {
-    nvrtcDestroyProgram(&prog);
+    lib.destroy(&prog);
     throw compile_error(fmt::format(
         "internal error (a bug in stagecraft's code generator, please report it): NVRTC rejected the code generated for "
         "kernel '{}' on {}: {}\n{}\n{}",
-        c.code.entry, ir::target_name(target), nvrtcGetErrorString(r), c.log, context(c.code.source, c.log)));
+        c.code.entry, ir::target_name(target), lib.error_string(r), c.log, context(c.code.source, c.log)));
   }
   std::size_t ptx_n = 0, cubin_n = 0;
-  check(nvrtcGetPTXSize(prog, &ptx_n), "PTX size");
+  check(lib, lib.ptx_size(prog, &ptx_n), "PTX size");
   c.ptx.assign(ptx_n, '\0');
-  check(nvrtcGetPTX(prog, c.ptx.data()), "PTX");
+  check(lib, lib.ptx(prog, c.ptx.data()), "PTX");
   while (!c.ptx.empty() && c.ptx.back() == '\0') c.ptx.pop_back();
-  check(nvrtcGetCUBINSize(prog, &cubin_n), "CUBIN size");
+  check(lib, lib.cubin_size(prog, &cubin_n), "CUBIN size");
   c.cubin.resize(cubin_n);
-  check(nvrtcGetCUBIN(prog, c.cubin.data()), "CUBIN");
-  nvrtcDestroyProgram(&prog);
+  check(lib, lib.cubin(prog, c.cubin.data()), "CUBIN");
+  lib.destroy(&prog);
   parse_resources(c);
   return c;
 }
 
 compiled compile(ir::Kernel const& k, ir::Target target, options const& o) {
-  const std::uint64_t key = cache_key(k, target);
+  const std::uint64_t key = cache_key(k, target, o.codegen);
   if (o.memory_cache) {
     std::lock_guard lock(cache_mutex());
     if (auto it = memory().find(key); it != memory().end()) {
@@ -181,7 +234,7 @@ compiled compile(ir::Kernel const& k, ir::Target target, options const& o) {
     }
   }
   compiled c;
-  c.code = generate(k);
+  c.code = generate(k, o.codegen);
   c.target = target;
   // On disk the key also covers the generated source: a binary built by an older code generator
   // must never be reused (within one process the generator cannot change, so memory needs no more).

@@ -26,19 +26,47 @@ __device__ __forceinline__ void mbar_arrive_remote(unsigned bar, unsigned cta_ra
   asm volatile("{\n .reg .b32 remote;\n mapa.shared::cluster.u32 remote, %0, %1;\n"
                " mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}" :: "r"(bar), "r"(cta_rank) : "memory");
 }
-__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
-  unsigned done = 0;
-  while (!done)
-    asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
-                 : "=r"(done) : "r"(bar), "r"(parity) : "memory");
-}
-// Cluster barriers are arrived on by peer CTAs with .release.cluster; only an .acquire.cluster
-// wait synchronizes with those (a .cta-scoped acquire is not morally strong with them).
-__device__ __forceinline__ void mbar_wait_cluster(unsigned bar, unsigned parity) {
-  unsigned done = 0;
-  while (!done)
+// One bounded probe of the phase with the given parity (the hardware may suspend the thread for a
+// while inside it). Cluster barriers are arrived on by peer CTAs with .release.cluster; only an
+// .acquire.cluster wait synchronizes with those (a .cta-scoped acquire is not morally strong
+// with them).
+template <bool Cluster> __device__ __forceinline__ bool mbar_try_wait(unsigned bar, unsigned parity) {
+  unsigned done;
+  if constexpr (Cluster)
     asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
                  : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+  else
+    asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
+                 : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+  return done != 0;
+}
+__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) { while (!mbar_try_wait<false>(bar, parity)) {} }
+__device__ __forceinline__ void mbar_wait_cluster(unsigned bar, unsigned parity) { while (!mbar_try_wait<true>(bar, parity)) {} }
+
+// The watchdog (codegen_options::watchdog_ms): the first thread of the grid whose wait runs out
+// prints one report, then every thread that runs out traps, which ends the launch with an error
+// the host reports. The clock is only read once the first probe has failed.
+__device__ unsigned watchdog_fired;
+__device__ __forceinline__ unsigned long long globaltimer() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+__device__ __noinline__ void watchdog_trap(const char* kernel, int op, const char* bar, long long elem, unsigned completion,
+                                           unsigned parity, unsigned long long limit_ns) {
+  if (atomicExch(&watchdog_fired, 1u) == 0u)
+    printf("stagecraft watchdog: kernel '%s', op #%d: barrier_wait on %s[%lld] for completion %u (parity %u) did not complete "
+           "within %llu ms; CTA (%u, %u, %u), thread %u; trapping\n",
+           kernel, op, bar, elem, completion, parity, limit_ns / 1000000ull, blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x);
+  __trap();
+}
+template <bool Cluster>
+__device__ __forceinline__ void mbar_wait_watchdog(unsigned bar, unsigned parity, const char* kernel, int op, const char* name,
+                                                   long long elem, unsigned completion, unsigned long long limit_ns) {
+  if (mbar_try_wait<Cluster>(bar, parity)) return;
+  const unsigned long long start = globaltimer();
+  while (!mbar_try_wait<Cluster>(bar, parity))
+    if (globaltimer() - start > limit_ns) watchdog_trap(kernel, op, name, elem, completion, parity, limit_ns);
 }
 
 // proxies and groups

@@ -9,7 +9,8 @@ namespace stagecraft::cli {
 inline constexpr int exit_ok = 0;
 inline constexpr int exit_wrong = 1;      // run: an output differs from the kernel's reference
 inline constexpr int exit_protocol = 2;   // run: the interpreter found a protocol error (deadlock, race, ...)
-inline constexpr int exit_no_driver = 3;  // run --backend gpu: no CUDA driver available (the reason is printed)
+inline constexpr int exit_no_driver = 3;  // run --backend gpu, device: no CUDA driver, no NVRTC or an unsupported device (the reason is printed)
+inline constexpr int exit_gpu_error = 4;  // run --backend gpu: the launch failed (a driver error, a watchdog trap, the host deadline)
 inline constexpr int exit_usage = 64;     // unknown kernel, bad parameter, bad flag
 inline constexpr int exit_internal = 70;  // a kernel failed to lower or verify: a bug to report
 

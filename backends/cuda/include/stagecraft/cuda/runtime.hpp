@@ -3,6 +3,8 @@
 // "no CUDA driver available" instead of failing to start.
 #pragma once
 #include <memory>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -20,10 +22,33 @@ struct status {
   std::string reason;        // why not, in plain English ("no CUDA driver available: ...")
   std::string device;        // name of device 0
   int compute_major = 0, compute_minor = 0;
+  int multiprocessors = 0;
+  std::optional<ir::Target> target;  // what stagecraft generates for device 0; empty: unsupported
+  std::string unsupported;           // why device 0 cannot run stagecraft's code (when !target)
 };
+
+// The target whose code runs on a device of this compute capability. The "a" targets are not
+// forward compatible: sm_90a code runs on 9.0 only, sm_100a on 10.0 only.
+std::optional<ir::Target> target_for(int compute_major, int compute_minor);
 
 // Loads the driver once and initialises it; never throws.
 status driver_status();
+
+// A driver call failed (the message has the driver's words and the op); the launch did not
+// give a result.
+struct error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+// The kernel did not finish before the host's deadline: it hangs, or the deadline is too short.
+// The device context is unusable afterwards, so the process should report and exit.
+struct timeout : error {
+  using error::error;
+};
+
+struct launch_options {
+  int repeats = 1;              // timed launches; the median is reported
+  std::uint32_t deadline_ms = 10000;  // per launch; 0: wait for ever
+};
 
 struct launch_result {
   std::vector<host_tensor> buffers;  // every GMEM parameter after the kernel
@@ -32,8 +57,8 @@ struct launch_result {
 
 // Copies the buffers to the device, encodes the tensor maps (validated first), loads the
 // CUBIN, launches with the kernel's grid, cluster and dynamic SMEM, and copies everything back.
-// Throws std::runtime_error with the driver's message (and the op context) on failure.
-launch_result launch(nvrtc::compiled const& c, ir::Kernel const& k, std::vector<host_tensor> buffers, int repeats = 1);
+// Throws cuda::error (cuda::timeout past the deadline).
+launch_result launch(nvrtc::compiled const& c, ir::Kernel const& k, std::vector<host_tensor> buffers, launch_options const& o = {});
 
 // Milliseconds of one device-to-device copy of `bytes` (median of `repeats`): the bandwidth
 // baseline benchmarks compare TMA pipelines with.

@@ -22,12 +22,23 @@ struct tensor_map_spec {
   friend bool operator==(tensor_map_spec const&, tensor_map_spec const&) = default;
 };
 
+// How the code is generated (part of every cache key).
+struct codegen_options {
+  // GPU safety: every barrier wait gives up after this many milliseconds, prints the kernel, op,
+  // barrier element, the completion it waited for, CTA and thread, and traps (so a hang on a
+  // lent GPU costs seconds, not the lease). 0: waits spin until they complete, as production
+  // code does. The GPU tests and the check script turn it on (docs/gpu.md).
+  std::uint32_t watchdog_ms = 0;
+  friend bool operator==(codegen_options const&, codegen_options const&) = default;
+};
+
 struct generated {
   std::string entry;                 // the kernel's extern "C" name
   std::string source;                // a complete NVRTC translation unit
   std::vector<tensor_map_spec> maps;
   std::int64_t smem_bytes = 0;       // dynamic shared memory to request
   int block_threads = 128;           // 128 x warpgroups
+  codegen_options options;
 };
 
 // Something the IR says that this backend cannot express (yet); names the kernel and op.
@@ -35,6 +46,6 @@ struct unsupported : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-generated generate(ir::Kernel const& k);
+generated generate(ir::Kernel const& k, codegen_options const& o = {});
 
 }  // namespace stagecraft::nvrtc

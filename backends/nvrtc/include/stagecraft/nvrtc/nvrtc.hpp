@@ -1,5 +1,6 @@
 // JIT with NVRTC: generated CUDA C++ -> PTX and CUBIN for sm_90a / sm_100a. For these real
-// targets NVRTC runs ptxas, so invalid PTX fails here, at JIT time, not at launch.
+// targets NVRTC runs ptxas, so invalid PTX fails here, at JIT time, not at launch. libnvrtc is
+// loaded with dlopen on first use (src/library.cpp says where it looks), never linked.
 #pragma once
 #include <cstdint>
 #include <stdexcept>
@@ -29,17 +30,26 @@ struct compile_error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// No usable libnvrtc on this machine; the message says where stagecraft looked and how to point
+// it at one (STAGECRAFT_NVRTC).
+struct unavailable : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 struct options {
+  codegen_options codegen;  // e.g. the watchdog; part of the cache key
   bool memory_cache = true;
   bool disk_cache = true;
   std::string cache_dir;  // empty: $STAGECRAFT_CACHE_DIR, else $XDG_CACHE_HOME/stagecraft, else ~/.cache/stagecraft
 };
 
-// "12.x" etc.
+// "13.0" etc. These and everything below load NVRTC on first use and throw unavailable without it.
 std::string nvrtc_version();
+// The libnvrtc file that was loaded.
+std::string library_path();
 
-// Cache key: canonical IR hash, target, compile options, NVRTC version.
-std::uint64_t cache_key(ir::Kernel const& k, ir::Target target);
+// Cache key: canonical IR hash, target, code generation and compile options, NVRTC version.
+std::uint64_t cache_key(ir::Kernel const& k, ir::Target target, codegen_options const& g = {});
 
 compiled compile(ir::Kernel const& k, ir::Target target, options const& o = {});
 

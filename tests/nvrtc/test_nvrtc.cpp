@@ -3,7 +3,9 @@
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include <stagecraft/nvrtc/nvrtc.hpp>
 #include <stagecraft/registry.hpp>
@@ -81,4 +83,75 @@ TEST_CASE("generated code NVRTC rejects is reported as our bug, with the log and
   REQUIRE_THROWS_WITH(nvrtc::compile_generated(g, ir::Target::sm_100a),
                       Contains("a bug in stagecraft's code generator") && Contains("kernel 'broken' on sm_100a") &&
                           Contains("undeclared_name") && Contains(">    2 |   y[threadIdx.x] = undeclared_name;"));
+}
+
+namespace {
+// The one entry file a compile leaves in a fresh cache folder.
+std::filesystem::path only_entry(std::string const& dir) {
+  std::vector<std::filesystem::path> files;
+  for (auto const& f : std::filesystem::directory_iterator(dir)) files.push_back(f.path());
+  REQUIRE(files.size() == 1);
+  return files.front();
+}
+std::string slurp(std::filesystem::path const& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+void spit(std::filesystem::path const& p, std::string const& s) {
+  std::ofstream(p, std::ios::binary | std::ios::trunc).write(s.data(), static_cast<std::streamsize>(s.size()));
+}
+}  // namespace
+
+TEST_CASE("a damaged disk cache entry is recompiled, never served", "[nvrtc]") {
+  const auto dir = temp_cache();
+  const nvrtc::options o{.memory_cache = false, .cache_dir = dir};
+  auto const& e = registry::global().find("scale_store");
+  const auto k = e.build(registry::resolve(e, {}));
+  const auto fresh = nvrtc::compile(k, ir::Target::sm_90a, o);
+  REQUIRE(nvrtc::compile(k, ir::Target::sm_90a, o).origin == nvrtc::compiled::source::disk_cache);
+  const auto path = only_entry(dir);
+  const std::string good = slurp(path);
+
+  // One byte of the PTX changed, framing intact: before the payload hash this was served (exit 0).
+  std::string garbled = good;
+  const auto at = garbled.find(".target");
+  REQUIRE(at != std::string::npos);
+  garbled[at + 1] = 'T';
+  spit(path, garbled);
+  auto c = nvrtc::compile(k, ir::Target::sm_90a, o);
+  CHECK(c.origin == nvrtc::compiled::source::compiled);
+  CHECK(c.ptx == fresh.ptx);
+  const auto again = nvrtc::compile(k, ir::Target::sm_90a, o);  // the entry was rewritten whole
+  CHECK(again.origin == nvrtc::compiled::source::disk_cache);
+  CHECK(again.ptx == fresh.ptx);
+
+  // A length field claiming more than the file holds, and a truncated file: both recompiled.
+  std::string huge = good;
+  const std::uint64_t big = std::uint64_t{1} << 29;
+  std::memcpy(huge.data() + 8 + 16, &big, sizeof big);  // the PTX length, after the magic's blob
+  spit(path, huge);
+  CHECK(nvrtc::compile(k, ir::Target::sm_90a, o).origin == nvrtc::compiled::source::compiled);
+  spit(path, good.substr(0, good.size() / 2));
+  CHECK(nvrtc::compile(k, ir::Target::sm_90a, o).cubin == fresh.cubin);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("watchdog waits compile for every example with no spills and name their barrier", "[nvrtc]") {
+  const nvrtc::options o{.codegen = {.watchdog_ms = 1500}, .memory_cache = false, .disk_cache = false};
+  for (auto const* e : registry::global().all()) {
+    auto k = e->build(registry::resolve(*e, {}));
+    for (auto t : {ir::Target::sm_90a, ir::Target::sm_100a}) {
+      INFO("kernel " << e->name << " on " << ir::target_name(t));
+      k.target = t;
+      const auto c = nvrtc::compile(k, t, o);
+      CHECK(c.spill_bytes == 0);
+      CHECK_THAT(c.code.source, Contains("sc::mbar_wait_watchdog<") && Contains("1500000000ull"));
+      CHECK_THAT(c.code.source, !Contains("sc::mbar_wait("));  // every wait is bounded
+      CHECK_THAT(c.ptx, Contains("%globaltimer") && Contains("trap;") && Contains("vprintf"));
+    }
+  }
+  // The watchdog is part of the key: a bounded and an unbounded build never share a cache entry.
+  auto const& e = registry::global().find("add_one");
+  const auto k = e.build(registry::resolve(e, {}));
+  CHECK(nvrtc::cache_key(k, ir::Target::sm_90a, {.watchdog_ms = 1500}) != nvrtc::cache_key(k, ir::Target::sm_90a));
 }

@@ -1,62 +1,206 @@
 #!/usr/bin/env bash
-# One prepared run for a lent GPU machine (H200 / B200): build if needed, run the gpu-labelled
-# tests, every example on the GPU against the reference and the interpreter, compute-sanitizer
-# racecheck and synccheck, the TMA pipeline bandwidth against a device-to-device copy, and a
-# summary table last. Meant to finish in well under 8 minutes.
-#   usage: bench/gpu_check.sh            (uses $STAGECRAFT_BUILD_DIR or ./build, builds if missing)
-set -uo pipefail
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build=${STAGECRAFT_BUILD_DIR:-$here/build}
-jobs=$(nproc)
-declare -a rows
-row() { rows+=("$(printf '%-34s %s' "$1" "$2")"); }
-
-if [ ! -x "$build/cli/stagecraft" ] || [ ! -x "$build/bench/gpu_bench" ]; then
-  cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null && cmake --build "$build" -j "$jobs" >/dev/null \
-    || { echo "build failed"; exit 1; }
+# The GPU check: one prepared run for a lent GPU machine, cheapest steps first, every step under
+# `timeout`, the whole run inside a time budget (8 minutes by default), all logs and a summary
+# (text and JSON) in OUTDIR, and the summary printed last whatever happens (docs/gpu.md).
+#
+#   usage: gpu_check.sh OUTDIR [STEP...]      STEP: a step name or a prefix (e.g. sanitizer)
+#
+# It runs from the GPU bundle (scripts/gpu_bundle.sh copies it to gpu-bundle/gpu_check.sh, next
+# to bin/) with nothing else installed, or from a checkout with a build in $STAGECRAFT_BUILD_DIR
+# or ./build. Exit: 0 every step passed or was skipped for a stated reason, 1 a step failed or
+# timed out, 3 no CUDA driver (or no usable device/NVRTC): nothing could run, 64 usage.
+set -u
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+if [ $# -lt 1 ] || [ "${1#-}" != "$1" ]; then
+  echo "usage: $0 OUTDIR [STEP...]" >&2
+  exit 64
 fi
-cli="$build/cli/stagecraft"
-if command -v nvidia-smi >/dev/null; then nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; fi
+out=$1
+shift
+only=("$@")
+mkdir -p "$out/logs" || exit 64
+out=$(cd "$out" && pwd)
 
-# 0. is there a driver at all?
-probe=$("$cli" run add_one --backend gpu --set M=256 --set N=512 2>&1); probe_rc=$?
-if [ $probe_rc -eq 3 ]; then
-  echo "$probe"
-  echo; echo "== stagecraft GPU check =="; echo "no CUDA driver on this machine: nothing to check"; exit 3
-fi
-
-# 1. gpu-labelled tests
-if ctest --test-dir "$build" -L gpu --output-on-failure > /tmp/sc_gpu_tests.log 2>&1; then row "ctest -L gpu" "pass"
-else row "ctest -L gpu" "FAIL (see /tmp/sc_gpu_tests.log)"; tail -30 /tmp/sc_gpu_tests.log; fi
-
-# 2. every example on the GPU vs the reference and the interpreter
-for k in $("$cli" list | awk '/^[a-z_]+ /{print $1}'); do
-  out=$("$cli" run "$k" --backend gpu 2>&1); rc=$?
-  ms=$(echo "$out" | sed -n 's/.*: \([0-9.]*\) ms$/\1/p' | head -1)
-  if [ $rc -eq 0 ]; then row "run $k --backend gpu" "ok (${ms} ms)"; else row "run $k --backend gpu" "FAIL rc=$rc"; echo "$out" | tail -5; fi
-done
-
-# 3. compute-sanitizer
-san=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
-if [ -n "$san" ]; then
-  for tool in racecheck synccheck; do
-    for k in add_one handoff; do
-      out=$(timeout 120 "$san" --tool "$tool" --error-exitcode 9 "$cli" run "$k" --backend gpu 2>&1); rc=$?
-      summary=$(echo "$out" | grep -E "ERROR SUMMARY|RACECHECK SUMMARY" | tail -1)
-      if [ $rc -eq 0 ]; then row "$tool $k" "clean ${summary}"; else row "$tool $k" "FAIL rc=$rc ${summary}"; echo "$out" | tail -8; fi
-    done
-  done
+if [ -x "$here/bin/stagecraft" ]; then
+  bin=$here/bin; layout=bundle
 else
-  row "compute-sanitizer" "not found"
+  b=${STAGECRAFT_BUILD_DIR:-$here/../build}
+  bin=$(mktemp -d)
+  for f in cli/stagecraft tests/gpu_tests bench/gpu_bench; do [ -x "$b/$f" ] && ln -s "$(cd "$b" && pwd)/$f" "$bin/"; done
+  layout="build $b"
+fi
+cli=$bin/stagecraft
+[ -x "$cli" ] || { echo "gpu_check: no stagecraft binary (build the project or the bundle first: scripts/gpu_bundle.sh)" >&2; exit 64; }
+
+export STAGECRAFT_CACHE_DIR=$out/jit-cache
+budget_s=${GPU_CHECK_BUDGET_S:-480}
+reserve_s=15  # kept back for the summary and the log archive
+t0=$(date +%s)
+names=() states=() secs=() details=()
+any_fail=0
+no_driver=""
+
+record() {  # name state seconds detail
+  names+=("$1"); states+=("$2"); secs+=("$3"); details+=("$4")
+  [ "$2" = FAIL ] || [ "$2" = TIMEOUT ] && any_fail=1
+  printf '[%4ds] %-30s %-8s %s\n' "$(( $(date +%s) - t0 ))" "$1" "$2" "$4"
+}
+
+wanted() {
+  [ ${#only[@]} -eq 0 ] && return 0
+  local o
+  for o in "${only[@]}"; do [ "${1#"$o"}" != "$1" ] && return 0; done
+  return 1
+}
+
+# step NAME LIMIT_S CMD...: runs CMD under timeout, output to logs/NAME.log; sets $rc and $log.
+# The limit shrinks to what is left of the budget; a step that cannot start in time is skipped.
+step() {
+  local name=$1 limit=$2
+  shift 2
+  log=$out/logs/$name.log
+  rc=0
+  local left=$(( budget_s - reserve_s - ($(date +%s) - t0) ))
+  if [ "$left" -lt 5 ]; then
+    rc=125; record "$name" skip 0 "out of time (budget ${budget_s} s)"; return 1
+  fi
+  [ "$limit" -gt "$left" ] && limit=$left
+  local s=$(date +%s)
+  timeout -k 5 "$limit" "$@" >"$log" 2>&1
+  rc=$?
+  step_s=$(( $(date +%s) - s ))
+  if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+    rc=124; record "$name" TIMEOUT "$step_s" "killed after ${limit} s (see logs/$name.log)"; return 1
+  fi
+  return 0
+}
+
+last_line() { grep -a -v '^\s*$' "$1" | tail -1 | cut -c1-160; }
+
+json_escape() { printf '%s' "$1" | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/\t/ /g' | tr -d '\000-\037'; }
+
+summary() {
+  local total=$(( $(date +%s) - t0 )) i
+  {
+    echo
+    echo "== stagecraft GPU check: summary =="
+    echo "bundle: $layout; $(head -2 "$here/MANIFEST" 2>/dev/null | tail -1)"
+    echo "results: $out (summary.txt, summary.json, logs/, logs.tar.gz)"
+    printf '%-30s %-8s %6s  %s\n' step status seconds detail
+    for i in "${!names[@]}"; do printf '%-30s %-8s %6s  %s\n' "${names[$i]}" "${states[$i]}" "${secs[$i]}" "${details[$i]}"; done
+    if [ -n "$no_driver" ]; then echo "verdict: no CUDA driver on this machine: nothing ran on a GPU ($no_driver)"
+    elif [ $any_fail -ne 0 ]; then echo "verdict: FAILURES (see the FAIL/TIMEOUT lines and their logs)"
+    else echo "verdict: all steps passed or were skipped for the reason given"; fi
+    echo "total: ${total} s of a ${budget_s} s budget"
+  } > "$out/summary.txt"
+  {
+    printf '{\n  "layout": "%s",\n  "total_s": %d,\n  "budget_s": %d,\n  "no_driver": %s,\n  "failed": %s,\n  "steps": [\n' \
+      "$(json_escape "$layout")" "$total" "$budget_s" "$([ -n "$no_driver" ] && echo true || echo false)" \
+      "$([ $any_fail -ne 0 ] && echo true || echo false)"
+    for i in "${!names[@]}"; do
+      printf '    {"step": "%s", "status": "%s", "seconds": %s, "detail": "%s"}%s\n' "$(json_escape "${names[$i]}")" "${states[$i]}" \
+        "${secs[$i]}" "$(json_escape "${details[$i]}")" "$([ "$i" -lt $(( ${#names[@]} - 1 )) ] && echo ,)"
+    done
+    printf '  ]\n}\n'
+  } > "$out/summary.json"
+  tar -czf "$out/logs.tar.gz" -C "$out" logs 2>/dev/null
+  cat "$out/summary.txt"
+}
+trap summary EXIT
+trap 'record interrupted FAIL 0 "the check was interrupted"; exit 1' INT TERM
+
+echo "stagecraft GPU check: $layout, results in $out, budget ${budget_s} s"
+
+# 1. the device: driver, NVRTC, device 0 and the target stagecraft picks for it
+if command -v nvidia-smi >/dev/null; then
+  timeout 20 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader >"$out/logs/nvidia-smi.log" 2>&1
+fi
+step device 30 "$cli" device
+case $rc in
+  0) record device pass "$step_s" "$(grep -a '^device 0' "$log" | cut -c1-120); $(grep -a '^target' "$log")" ;;
+  3) no_driver=$(last_line "$log"); record device skip "$step_s" "$no_driver" ;;
+  124) ;;
+  *) record device FAIL "$step_s" "exit $rc: $(last_line "$log")" ;;
+esac
+if [ -n "$no_driver" ] || [ $rc -ne 0 ]; then
+  for s in gpu-tests watchdog examples sanitizer bandwidth gemm attention sass; do wanted "$s" && record "$s" skip 0 "no usable GPU (see device)"; done
+  [ -n "$no_driver" ] && exit 3
+  exit 1
 fi
 
-# 4. bandwidth: add_one and ws_copy for K=1..6 against a device-to-device copy of the same bytes
-"$build/bench/gpu_bench" 8192 | tee /tmp/sc_gpu_bench.log
-for k in add_one ws_copy; do
-  best=$(awk -v k="$k" '$1 == k {gsub("%","",$NF); if ($NF > m) m = $NF} END {print m}' /tmp/sc_gpu_bench.log)
-  row "$k best K, % of D2D copy" "${best:-n/a}%"
-done
+# 2. the GPU tests (watchdog on); the watchdog's own trap test in a process of its own, since a
+#    trap leaves the context unusable
+if wanted gpu-tests && [ -x "$bin/gpu_tests" ]; then
+  if step gpu-tests 120 "$bin/gpu_tests" "~[watchdog]"; then
+    if [ $rc -eq 0 ]; then record gpu-tests pass "$step_s" "$(grep -a 'passed\|test cases' "$log" | tail -1)"
+    else record gpu-tests FAIL "$step_s" "exit $rc: $(grep -a -m1 'FAILED\|error' "$log" | cut -c1-120)"; fi
+  fi
+fi
+if wanted watchdog && [ -x "$bin/gpu_tests" ]; then
+  if step watchdog 30 "$bin/gpu_tests" "[watchdog]"; then
+    if [ $rc -eq 0 ]; then record watchdog pass "$step_s" "a lost arrival trapped with its report ($(grep -a -m1 -o 'stagecraft watchdog:.*' "$log" | cut -c1-100))"
+    else record watchdog FAIL "$step_s" "exit $rc: $(grep -a -m1 'FAILED\|error' "$log" | cut -c1-120)"; fi
+  fi
+fi
 
-echo
-echo "== stagecraft GPU check =="
-printf '%s\n' "${rows[@]}"
+# 3. every example on the GPU against the reference and the interpreter
+kernels=$("$cli" list 2>/dev/null | awk '/^[a-z_0-9]+ /{print $1}')
+if wanted examples; then
+  for k in $kernels; do
+    step "example-$k" 60 "$cli" run "$k" --backend gpu || continue
+    ms=$(sed -n 's/.*: \([0-9.]*\) ms$/\1/p' "$log" | head -1)
+    case $rc in
+      0) record "example-$k" pass "$step_s" "${ms} ms, $(grep -a -c 'verdict: correct' "$log")/2 comparisons exact" ;;
+      *) record "example-$k" FAIL "$step_s" "exit $rc: $(grep -a -m1 'verdict\|error\|watchdog' "$log" | cut -c1-140)" ;;
+    esac
+  done
+fi
+
+# 4. compute-sanitizer on two kernels (a TMA ring and a two-warpgroup handoff)
+san=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null | head -1)
+if wanted sanitizer; then
+  if [ -z "$san" ]; then
+    record sanitizer skip 0 "compute-sanitizer not found"
+  else
+    for tool in racecheck synccheck memcheck; do
+      for k in add_one handoff; do
+        step "sanitizer-$tool-$k" 90 "$san" --tool "$tool" --error-exitcode 9 "$cli" run "$k" --backend gpu || continue
+        sum=$(grep -a -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1 | sed 's/^========= //')
+        if [ $rc -eq 0 ]; then record "sanitizer-$tool-$k" pass "$step_s" "$sum"
+        else record "sanitizer-$tool-$k" FAIL "$step_s" "exit $rc: ${sum:-$(last_line "$log")}"; fi
+      done
+    done
+  fi
+fi
+
+# 5. pipeline bandwidth: add_one and ws_copy for K = 1..6 against a device-to-device copy
+if wanted bandwidth && [ -x "$bin/gpu_bench" ]; then
+  if step bandwidth 150 "$bin/gpu_bench" 8192; then
+    if [ $rc -eq 0 ]; then
+      best=$(awk '$1 == "add_one" || $1 == "ws_copy" {gsub("%", "", $NF); if ($NF + 0 > m[$1]) {m[$1] = $NF + 0; at[$1] = $2}}
+                  END {for (k in m) printf "%s best %s: %s%% of D2D; ", k, at[k], m[k]}' "$log")
+      record bandwidth pass "$step_s" "${best% ; }"
+    else
+      record bandwidth FAIL "$step_s" "exit $rc: $(last_line "$log")"
+    fi
+  fi
+fi
+
+# 6. tensor-core benchmarks: their issues have not landed
+wanted gemm && record gemm skip 0 "not built yet (GEMM benchmark against cuBLAS: the Hopper tensor-core issue)"
+wanted attention && record attention skip 0 "not built yet (attention benchmark against cuDNN: the attention issue)"
+
+# 7. the SASS of one kernel, kept for reading
+if wanted sass; then
+  objdump=$(command -v cuobjdump || ls /usr/local/cuda/bin/cuobjdump 2>/dev/null | head -1)
+  target=$(sed -n 's/^target: //p' "$out/logs/device.log")
+  if [ -z "$objdump" ]; then
+    record sass skip 0 "cuobjdump not found"
+  elif step sass 60 sh -c "\"$cli\" ptx add_one --arch $target --cubin \"$out/add_one.cubin\" -o \"$out/add_one.ptx\" && \"$objdump\" -sass \"$out/add_one.cubin\" > \"$out/add_one.sass\""; then
+    if [ $rc -eq 0 ]; then record sass pass "$step_s" "add_one.sass: $(grep -c -E '^\s+/\*[0-9a-f]{4}\*/' "$out/add_one.sass") instructions, $(grep -c -E 'UTMALDG|UTMASTG' "$out/add_one.sass") TMA (UTMALDG/UTMASTG)"
+    else record sass FAIL "$step_s" "exit $rc: $(last_line "$log")"; fi
+  fi
+fi
+
+[ $any_fail -ne 0 ] && exit 1
+exit 0

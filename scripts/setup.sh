@@ -25,6 +25,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
+# STAGECRAFT_SETUP_ONLY=1: packages only (scripts/gpu_bundle.sh configures a build of its own).
+[ "${STAGECRAFT_SETUP_ONLY:-0}" = 1 ] && exit 0
+
 gen=()
 command -v ninja >/dev/null && gen=(-G Ninja)
 cmake -S "$here" -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=${STAGECRAFT_BUILD_TYPE:-RelWithDebInfo}

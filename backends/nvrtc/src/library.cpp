@@ -61,12 +61,25 @@ bool bind(void* h, const char* name, F& fn) {
   return fn != nullptr;
 }
 
+// libnvrtc dlopens its builtins library by soname (libnvrtc-builtins.so.13.0), which the
+// loader finds only on its own path. Loading it first from NVRTC's folder makes that later
+// dlopen return this copy (the loader matches loaded objects by soname), so a toolkit or wheel
+// off the loader's path works; without it every compile fails with "failed to open
+// libnvrtc-builtins" (seen in the bundle's minimal-root test).
+void preload_builtins(std::filesystem::path const& dir) {
+  glob_t g{};
+  if (::glob((dir / "libnvrtc-builtins.so.*").c_str(), 0, nullptr, &g) == 0)
+    for (std::size_t i = 0; i < g.gl_pathc; ++i) ::dlopen(g.gl_pathv[i], RTLD_NOW | RTLD_LOCAL);  // kept loaded for the process
+  ::globfree(&g);
+}
+
 // One candidate: a path (or a bare soname for the loader's search). Returns the handle or null,
 // appending why to `tried`.
 void* open(std::string const& what, std::vector<std::string>& tried) {
   if (what.find('/') != std::string::npos) {
     std::error_code ec;
     if (!std::filesystem::exists(what, ec)) return nullptr;  // not worth listing every absent path
+    preload_builtins(std::filesystem::path(what).parent_path());
   }
   void* h = ::dlopen(what.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!h) tried.push_back(fmt::format("{} ({})", what, ::dlerror()));

@@ -1,0 +1,58 @@
+// y = x * w, where w is one 128x64 f32 tile every CTA needs: a cluster of C CTAs loads it once
+// from GMEM with a multicast TMA copy into all C CTAs' SMEM.
+//
+// Each CTA of the cluster issues the same copy for its share of the rows (128 / C of them), and
+// the hardware writes every share into every CTA of the collective group (the multicast mask),
+// so each CTA's barrier receives the whole tile's bytes: its expect_tx is the full tile, from
+// the destination's type. Then each CTA streams its own 128-row strip of x.
+#include <stagecraft/registry.hpp>
+#include <stagecraft/stagecraft.hpp>
+
+namespace stagecraft::examples {
+namespace {
+
+template <long long C>
+auto multicast_scale(std::int64_t M, std::int64_t N) {
+  const std::int64_t steps = N / 64;
+  return kernel<sm_90a>(
+      "multicast_scale", grid(M / 128), threads(1_c), cluster(int_c<C>),
+      gmem<f32>("x", shape(M, N)),           // (row, col)
+      gmem<f32>("w", shape(128_c, 64_c)),    // (row, col): one tile, shared
+      gmem<f32>("y", shape(M, N)),           // (row, col)
+      smem<f32>(shape(128_c, 64_c)),         // ws: w, resident in every CTA
+      barrier(arrivals(1_c), count(1_c)),    // w_loaded: this CTA's arrival + the whole tile's bytes
+      [&](auto x, auto w, auto y, auto ws, auto w_loaded) {
+        auto row = program_id();
+        return seq(copy_gmem_to_smem(w.block(0_c, 0_c), ws, w_loaded, collective_axes(0_c)),
+                   barrier_wait(w_loaded),
+                   for_(range(steps), [&](auto j) {
+                     return store(y.tile(shape(128_c, 64_c), row, j), load(x.tile(shape(128_c, 64_c), row, j)) * load(ws));
+                   }));
+      });
+}
+
+STAGECRAFT_REGISTER(kernel_entry{
+    .name = "multicast_scale",
+    .summary = "y = x * w; a cluster of C CTAs shares one multicast TMA load of w",
+    .params = {{.name = "M", .default_value = 512, .help = "rows (a multiple of 128 * C)", .min = 128, .multiple_of = 128},
+               {.name = "N", .default_value = 256, .help = "columns", .min = 64, .multiple_of = 64},
+               {.name = "C", .default_value = 2, .help = "CTAs per cluster", .allowed = {2, 4}}},
+    .build =
+        [](param_values const& p) {
+          const auto M = p.at("M"), C = p.at("C");
+          if (M % (128 * C) != 0)
+            throw usage_error("multicast_scale: M must be a multiple of 128 * C (whole clusters of 128-row strips)");
+          return dispatch<2, 4>(C, [&](auto c) { return lower(multicast_scale<decltype(c)::value>(M, p.at("N"))); });
+        },
+    .reference =
+        [](std::vector<host_tensor>& t, param_values const&) {
+          auto x = t[0].as<float>();
+          auto w = t[1].as<float>();
+          auto y = t[2].as<float>();
+          const auto N = static_cast<std::size_t>(t[0].shape[1]);
+          for (std::size_t i = 0; i < x.size(); ++i) y[i] = x[i] * w[(i / N % 128) * 64 + i % N % 64];
+        },
+});
+
+}  // namespace
+}  // namespace stagecraft::examples

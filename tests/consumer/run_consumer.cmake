@@ -2,6 +2,14 @@
 # tests/consumer against it with find_package, and run the user's kernel through its own CLI.
 #   cmake -DBUILD=<stagecraft build> -DSOURCE=<tests/consumer> -DWORK=<scratch> -DGENERATOR=... -P run_consumer.cmake
 file(REMOVE_RECURSE ${WORK})
+# docs/using.md shows api_example.cpp verbatim between its markers: the docs cannot drift from
+# the code this test compiles and runs.
+file(READ ${SOURCE}/api_example.cpp example)
+file(READ ${SOURCE}/../../docs/using.md doc)
+string(FIND "${doc}" "<!-- begin tests/consumer/api_example.cpp -->\n```cpp\n${example}```\n<!-- end -->" at)
+if(at EQUAL -1)
+  message(FATAL_ERROR "docs/using.md does not show tests/consumer/api_example.cpp verbatim between its markers")
+endif()
 set(prefix ${WORK}/prefix)
 function(step what)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
@@ -32,6 +40,8 @@ if(NOT out MATCHES "verdict: correct")
   message(FATAL_ERROR "saxpy did not run correctly:\n${out}")
 endif()
 if(WITH_NVRTC)
+  step("my_api (the C++ API example of docs/using.md)" ${WORK}/build/my_api)
+  message(STATUS "${out}")
   step("my_tool ptx saxpy" ${tool} ptx saxpy -o ${WORK}/saxpy.ptx)
   file(READ ${WORK}/saxpy.ptx ptx)
   if(NOT ptx MATCHES "cp.async.bulk.tensor")

@@ -1,6 +1,7 @@
 // Launch tests: real on a machine with a CUDA driver, a printed skip without one.
 #include <catch2/catch.hpp>
 
+#include <memory>
 #include <random>
 
 #include <stagecraft/cuda/runtime.hpp>
@@ -57,4 +58,41 @@ TEST_CASE("no driver is a status, not a failure", "[gpu]") {
   const auto st = cuda::driver_status();
   if (!st.available) CHECK(st.reason.rfind("no CUDA driver available", 0) == 0);
   else CHECK(!st.device.empty());
+}
+
+TEST_CASE("the C++ API launches on the user's device memory and stream, like launch() does", "[gpu]") {
+  const auto st = cuda::driver_status();
+  if (!st.available || !st.target) {
+    WARN("skipped: " << (st.available ? st.unsupported : st.reason));
+    return;
+  }
+  auto const& e = registry::global().find("handoff");
+  const auto vals = registry::resolve(e, {});
+  auto k = e.build(vals);
+  k.target = *st.target;
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> dist(-2, 2);
+  std::vector<host_tensor> inputs;
+  for (auto const& p : k.params) {
+    auto t = host_tensor::zeros(p.dtype, p.shape);
+    for (std::int64_t i = 0; i < t.elements(); ++i) t.set(i, dist(rng));
+    inputs.push_back(std::move(t));
+  }
+  const auto c = nvrtc::compile(k, *st.target, {.codegen = {.watchdog_ms = 2000}});
+  std::vector<std::unique_ptr<cuda::device_memory>> mem;
+  std::vector<std::uintptr_t> ptrs;
+  for (auto const& t : inputs) {
+    mem.push_back(std::make_unique<cuda::device_memory>(t.bytes.size()));
+    mem.back()->upload(t.bytes);
+    ptrs.push_back(mem.back()->address());
+  }
+  cuda::launch_on_device(c, k, ptrs);
+  cuda::synchronize(nullptr, 20000);
+  auto expected = inputs;
+  e.reference(expected, vals);
+  for (int p : interp::written_params(k)) {
+    std::vector<std::byte> got(inputs[p].bytes.size());
+    mem[p]->download(got);
+    CHECK(got == expected[p].bytes);
+  }
 }

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
+#include <mutex>
 #include <thread>
 
 #include <fmt/format.h>
@@ -198,7 +200,9 @@ std::optional<ir::Target> target_for(int major, int minor) {
 
 status driver_status() { return load().st; }
 
-launch_result launch(nvrtc::compiled const& c, ir::Kernel const& k, std::vector<host_tensor> buffers, launch_options const& o) {
+namespace {
+
+driver& usable_for(nvrtc::compiled const& c, ir::Kernel const& k) {
   driver& d = load();
   if (!d.st.available) throw error(d.st.reason);
   if (!d.st.target) throw error(d.st.unsupported);
@@ -206,6 +210,86 @@ launch_result launch(nvrtc::compiled const& c, ir::Kernel const& k, std::vector<
     throw error(fmt::format("'{}' was compiled for {} but device 0 ('{}') runs {} code", k.name, ir::target_name(c.target), d.st.device,
                             ir::target_name(*d.st.target)));
   check(d, d.cuCtxSetCurrent(d.context), "setting the context");
+  return d;
+}
+
+// The tensor maps the generated kernel takes, over the GMEM parameters at these device
+// addresses: validated in plain English first, then encoded.
+std::vector<CUtensorMap> encode_maps(driver& d, nvrtc::compiled const& c, ir::Kernel const& k, std::span<const std::uintptr_t> ptrs) {
+  std::vector<CUtensorMap> maps(c.code.maps.size());
+  for (std::size_t m = 0; m < maps.size(); ++m) {
+    auto const& spec = c.code.maps[m];
+    validate({k.params[spec.param].name, spec.dtype, ptrs[spec.param], spec.shape, spec.box, spec.swizzle});
+    const int rank = static_cast<int>(spec.shape.size());
+    std::vector<cuuint64_t> dims(rank), strides(rank > 1 ? rank - 1 : 1);
+    std::vector<cuuint32_t> box(rank), elem_strides(rank, 1);
+    std::uint64_t stride = ir::dtype_bits(spec.dtype) / 8;
+    for (int i = 0; i < rank; ++i) {  // innermost first
+      const int d_ = rank - 1 - i;
+      dims[i] = static_cast<cuuint64_t>(spec.shape[d_]);
+      box[i] = static_cast<cuuint32_t>(spec.box[d_]);
+      if (i > 0) strides[i - 1] = stride;
+      stride *= static_cast<std::uint64_t>(spec.shape[d_]);
+    }
+    check(d,
+          d.cuTensorMapEncodeTiled(&maps[m], tma_type(spec.dtype), static_cast<cuuint32_t>(rank), reinterpret_cast<void*>(ptrs[spec.param]),
+                                   dims.data(), strides.data(), box.data(), elem_strides.data(), CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                   tma_swizzle(spec.swizzle), CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+          fmt::format("cuTensorMapEncodeTiled for '{}'", k.params[spec.param].name));
+  }
+  return maps;
+}
+
+// A loaded kernel: module, function and its attributes, kept for the process by cache key, so
+// launching the same compiled kernel again costs no module load.
+CUfunction function_for(driver& d, nvrtc::compiled const& c, ir::Kernel const& k) {
+  static std::mutex m;
+  static std::map<std::uint64_t, CUfunction> loaded;
+  std::lock_guard lock(m);
+  if (c.key != 0)
+    if (auto it = loaded.find(c.key); it != loaded.end()) return it->second;
+  CUmodule module = nullptr;
+  check(d, d.cuModuleLoadData(&module, c.cubin.data()), "loading the CUBIN");
+  CUfunction fn = nullptr;
+  check(d, d.cuModuleGetFunction(&fn, module, c.code.entry.c_str()), "finding the kernel");
+  check(d, d.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(c.code.smem_bytes)),
+        "allowing the kernel's dynamic shared memory");
+  if (k.cluster_nonportable) check(d, d.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1), "allowing a non-portable cluster");
+  if (c.key != 0) loaded[c.key] = fn;  // modules of keyless (uncached) compiles are not kept either
+  return fn;
+}
+
+// Enqueues one launch with the kernel's grid, cluster and dynamic SMEM; `args` holds the maps
+// then the GMEM pointers.
+void enqueue(driver& d, nvrtc::compiled const& c, ir::Kernel const& k, CUfunction fn, std::vector<CUtensorMap>& maps,
+             std::vector<CUdeviceptr>& ptrs, CUstream stream) {
+  std::vector<void*> args;
+  for (auto& m : maps) args.push_back(&m);
+  for (auto& p : ptrs) args.push_back(&p);
+  CUlaunchConfig cfg{};
+  cfg.gridDimX = static_cast<unsigned>(k.grid[0]);
+  cfg.gridDimY = static_cast<unsigned>(k.grid[1]);
+  cfg.gridDimZ = static_cast<unsigned>(k.grid[2]);
+  cfg.blockDimX = static_cast<unsigned>(c.code.block_threads);
+  cfg.blockDimY = cfg.blockDimZ = 1;
+  cfg.sharedMemBytes = static_cast<unsigned>(c.code.smem_bytes);
+  cfg.hStream = stream;
+  CUlaunchAttribute attr{};
+  if (k.cluster_rank > 0) {
+    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr.value.clusterDim.x = static_cast<unsigned>(k.cluster[0]);
+    attr.value.clusterDim.y = static_cast<unsigned>(k.cluster[1]);
+    attr.value.clusterDim.z = static_cast<unsigned>(k.cluster[2]);
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+  }
+  check(d, d.cuLaunchKernelEx(&cfg, fn, args.data(), nullptr), fmt::format("launching '{}'", k.name));
+}
+
+}  // namespace
+
+launch_result launch(nvrtc::compiled const& c, ir::Kernel const& k, std::vector<host_tensor> buffers, launch_options const& o) {
+  driver& d = usable_for(c, k);
   // Device buffers, freed on every path out.
   struct device_buffers {
     driver& d;
@@ -220,60 +304,9 @@ launch_result launch(nvrtc::compiled const& c, ir::Kernel const& k, std::vector<
     dev.p.push_back(ptr);
     check(d, d.cuMemcpyHtoD(ptr, b.bytes.data(), b.bytes.size()), "copying an input to the device");
   }
-  // Tensor maps: validated in plain English first, then encoded.
-  std::vector<CUtensorMap> maps(c.code.maps.size());
-  for (std::size_t m = 0; m < maps.size(); ++m) {
-    auto const& spec = c.code.maps[m];
-    validate({k.params[spec.param].name, spec.dtype, static_cast<std::uintptr_t>(dev.p[spec.param]), spec.shape, spec.box, spec.swizzle});
-    const int rank = static_cast<int>(spec.shape.size());
-    std::vector<cuuint64_t> dims(rank), strides(rank > 1 ? rank - 1 : 1);
-    std::vector<cuuint32_t> box(rank), elem_strides(rank, 1);
-    std::uint64_t stride = ir::dtype_bits(spec.dtype) / 8;
-    for (int i = 0; i < rank; ++i) {  // innermost first
-      const int d_ = rank - 1 - i;
-      dims[i] = static_cast<cuuint64_t>(spec.shape[d_]);
-      box[i] = static_cast<cuuint32_t>(spec.box[d_]);
-      if (i > 0) strides[i - 1] = stride;
-      stride *= static_cast<std::uint64_t>(spec.shape[d_]);
-    }
-    check(d,
-          d.cuTensorMapEncodeTiled(&maps[m], tma_type(spec.dtype), static_cast<cuuint32_t>(rank), reinterpret_cast<void*>(dev.p[spec.param]),
-                                   dims.data(), strides.data(), box.data(), elem_strides.data(), CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                   tma_swizzle(spec.swizzle), CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
-          fmt::format("cuTensorMapEncodeTiled for '{}'", k.params[spec.param].name));
-  }
-  CUmodule module = nullptr;
-  check(d, d.cuModuleLoadData(&module, c.cubin.data()), "loading the CUBIN");
-  struct unload {
-    driver& d;
-    CUmodule m;
-    ~unload() { d.cuModuleUnload(m); }
-  } guard{d, module};
-  CUfunction fn = nullptr;
-  check(d, d.cuModuleGetFunction(&fn, module, c.code.entry.c_str()), "finding the kernel");
-  check(d, d.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(c.code.smem_bytes)),
-        "allowing the kernel's dynamic shared memory");
-  if (k.cluster_nonportable) check(d, d.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1), "allowing a non-portable cluster");
-
-  std::vector<void*> args;
-  for (auto& m : maps) args.push_back(&m);
-  for (auto& p : dev.p) args.push_back(&p);
-  CUlaunchConfig cfg{};
-  cfg.gridDimX = static_cast<unsigned>(k.grid[0]);
-  cfg.gridDimY = static_cast<unsigned>(k.grid[1]);
-  cfg.gridDimZ = static_cast<unsigned>(k.grid[2]);
-  cfg.blockDimX = static_cast<unsigned>(c.code.block_threads);
-  cfg.blockDimY = cfg.blockDimZ = 1;
-  cfg.sharedMemBytes = static_cast<unsigned>(c.code.smem_bytes);
-  CUlaunchAttribute attr{};
-  if (k.cluster_rank > 0) {
-    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    attr.value.clusterDim.x = static_cast<unsigned>(k.cluster[0]);
-    attr.value.clusterDim.y = static_cast<unsigned>(k.cluster[1]);
-    attr.value.clusterDim.z = static_cast<unsigned>(k.cluster[2]);
-    cfg.attrs = &attr;
-    cfg.numAttrs = 1;
-  }
+  const std::vector<std::uintptr_t> addrs(dev.p.begin(), dev.p.end());
+  auto maps = encode_maps(d, c, k, addrs);
+  CUfunction fn = function_for(d, c, k);
   CUevent start = nullptr, stop = nullptr;
   check(d, d.cuEventCreate(&start, CU_EVENT_DEFAULT), "creating an event");
   check(d, d.cuEventCreate(&stop, CU_EVENT_DEFAULT), "creating an event");
@@ -283,7 +316,7 @@ launch_result launch(nvrtc::compiled const& c, ir::Kernel const& k, std::vector<
     if (rep > 0)  // every repeat starts from the same inputs
       for (std::size_t i = 0; i < buffers.size(); ++i) check(d, d.cuMemcpyHtoD(dev.p[i], buffers[i].bytes.data(), buffers[i].bytes.size()), "resetting an input");
     check(d, d.cuEventRecord(start, nullptr), "recording an event");
-    check(d, d.cuLaunchKernelEx(&cfg, fn, args.data(), nullptr), fmt::format("launching '{}'", k.name));
+    enqueue(d, c, k, fn, maps, dev.p, nullptr);
     check(d, d.cuEventRecord(stop, nullptr), "recording an event");
     wait_for(d, stop, o.deadline_ms, k.name, c.code.options.watchdog_ms > 0);
     float ms = 0;
@@ -298,6 +331,52 @@ launch_result launch(nvrtc::compiled const& c, ir::Kernel const& k, std::vector<
     check(d, d.cuMemcpyDtoH(buffers[i].bytes.data(), dev.p[i], buffers[i].bytes.size()), "copying a result back");
   out.buffers = std::move(buffers);
   return out;
+}
+
+void launch_on_device(nvrtc::compiled const& c, ir::Kernel const& k, std::span<const std::uintptr_t> device_ptrs, void* stream) {
+  if (device_ptrs.size() != k.params.size())
+    throw error(fmt::format("'{}' takes {} device arrays (one per GMEM parameter), got {}", k.name, k.params.size(), device_ptrs.size()));
+  driver& d = usable_for(c, k);
+  auto maps = encode_maps(d, c, k, device_ptrs);
+  std::vector<CUdeviceptr> ptrs(device_ptrs.begin(), device_ptrs.end());
+  enqueue(d, c, k, function_for(d, c, k), maps, ptrs, static_cast<CUstream>(stream));
+}
+
+void synchronize(void* stream, std::uint32_t deadline_ms) {
+  driver& d = load();
+  if (!d.st.available) throw error(d.st.reason);
+  CUevent done = nullptr;
+  check(d, d.cuEventCreate(&done, CU_EVENT_DISABLE_TIMING), "creating an event");
+  check(d, d.cuEventRecord(done, static_cast<CUstream>(stream)), "recording an event");
+  try {
+    wait_for(d, done, deadline_ms, "the stream's work", false);
+  } catch (...) {
+    d.cuEventDestroy(done);
+    throw;
+  }
+  d.cuEventDestroy(done);
+}
+
+device_memory::device_memory(std::size_t bytes) : bytes_(bytes) {
+  driver& d = load();
+  if (!d.st.available) throw error(d.st.reason);
+  check(d, d.cuCtxSetCurrent(d.context), "setting the context");
+  CUdeviceptr p = 0;
+  check(d, d.cuMemAlloc(&p, std::max<std::size_t>(bytes, 16)), fmt::format("cuMemAlloc of {} bytes", bytes));
+  ptr_ = p;
+}
+device_memory::~device_memory() {
+  if (ptr_) load().cuMemFree(static_cast<CUdeviceptr>(ptr_));
+}
+void device_memory::upload(std::span<const std::byte> from) {
+  if (from.size() != bytes_) throw error(fmt::format("upload of {} bytes into a device array of {}", from.size(), bytes_));
+  driver& d = load();
+  check(d, d.cuMemcpyHtoD(static_cast<CUdeviceptr>(ptr_), from.data(), from.size()), "copying to the device");
+}
+void device_memory::download(std::span<std::byte> to) const {
+  if (to.size() != bytes_) throw error(fmt::format("download of a device array of {} bytes into {}", bytes_, to.size()));
+  driver& d = load();
+  check(d, d.cuMemcpyDtoH(to.data(), static_cast<CUdeviceptr>(ptr_), to.size()), "copying from the device");
 }
 
 float device_copy_ms(std::size_t bytes, int repeats) {

@@ -3,7 +3,9 @@
 // "no CUDA driver available" instead of failing to start.
 #pragma once
 #include <memory>
+#include <cstdint>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -59,6 +61,34 @@ struct launch_result {
 // CUBIN, launches with the kernel's grid, cluster and dynamic SMEM, and copies everything back.
 // Throws cuda::error (cuda::timeout past the deadline).
 launch_result launch(nvrtc::compiled const& c, ir::Kernel const& k, std::vector<host_tensor> buffers, launch_options const& o = {});
+
+// The C++ API on the user's own device memory: one device address per GMEM parameter, in
+// declaration order, each holding that parameter's whole array (dense, row-major; a CUdeviceptr
+// or a pointer from cudaMalloc/PyTorch/CuPy, as an integer). The tensor maps are encoded from the
+// kernel's parameters, the kernel is enqueued on `stream` (a CUstream; null: the default stream)
+// and the call returns: synchronise the stream yourself (or with synchronize below). The loaded
+// module is kept for the process. Throws cuda::error.
+void launch_on_device(nvrtc::compiled const& c, ir::Kernel const& k, std::span<const std::uintptr_t> device_ptrs, void* stream = nullptr);
+
+// Waits for the work on `stream` with a deadline (cuda::timeout past it).
+void synchronize(void* stream = nullptr, std::uint32_t deadline_ms = 10000);
+
+// Device memory, freed with the object (for the API's users and its tests).
+class device_memory {
+ public:
+  explicit device_memory(std::size_t bytes);
+  ~device_memory();
+  device_memory(device_memory const&) = delete;
+  device_memory& operator=(device_memory const&) = delete;
+  std::uintptr_t address() const { return ptr_; }
+  std::size_t bytes() const { return bytes_; }
+  void upload(std::span<const std::byte> from);  // exactly bytes() bytes
+  void download(std::span<std::byte> to) const;
+
+ private:
+  std::uintptr_t ptr_ = 0;
+  std::size_t bytes_ = 0;
+};
 
 // Milliseconds of one device-to-device copy of `bytes` (median of `repeats`): the bandwidth
 // baseline benchmarks compare TMA pipelines with.

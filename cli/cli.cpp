@@ -59,7 +59,7 @@ std::uint64_t parse_seed(const char* flag, std::string const& text) {
 // failing device must not end in exit 0 with a short file.
 class output_file {
  public:
-  output_file(const char* flag, std::string path) : path_(std::move(path)) {
+  output_file(const char* flag, std::string path) : flag_(flag), path_(std::move(path)) {
     if (path_.empty()) throw usage_error(fmt::format("{} needs a file name", flag));
     f_ = std::fopen(path_.c_str(), "wb");
     if (!f_) throw usage_error(fmt::format("cannot write '{}' ({}): {}", path_, flag, std::strerror(errno)));
@@ -74,10 +74,11 @@ class output_file {
     const int err = errno;
     const bool closed = std::fclose(f_) == 0;
     f_ = nullptr;
-    if (!wrote || !closed) throw usage_error(fmt::format("cannot write '{}': {}", path_, std::strerror(wrote ? errno : err)));
+    if (!wrote || !closed) throw usage_error(fmt::format("cannot write '{}' ({}): {}", path_, flag_, std::strerror(wrote ? errno : err)));
   }
 
  private:
+  const char* flag_;
   std::string path_;
   std::FILE* f_ = nullptr;
 };

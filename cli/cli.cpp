@@ -1,8 +1,17 @@
 #include "stagecraft/cli.hpp"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
+#include <limits>
+#include <new>
 #include <optional>
 
 #include <CLI/CLI.hpp>
@@ -27,9 +36,72 @@ param_values parse_sets(std::vector<std::string> const& sets) {
   param_values v;
   for (auto const& s : sets) {
     auto [name, value] = registry::parse_assignment(s);
-    v[name] = value;
+    // Keeping the last of two would run a size the user may not have meant, without a word.
+    if (auto [it, fresh] = v.emplace(name, value); !fresh)
+      throw usage_error(fmt::format("--set {} is given twice ({}={}, then {}={}): give each parameter once", name, name, it->second, name, value));
   }
   return v;
+}
+
+// Seeds are 64-bit: CLI11 would wrap "-1" and clamp 2^64 to the maximum without a word, and a
+// wrapped seed replays a different schedule than the one the user wrote down.
+std::uint64_t parse_seed(const char* flag, std::string const& text) {
+  std::uint64_t v = 0;
+  auto const* last = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), last, v);
+  if (text.empty() || ec != std::errc{} || ptr != last)
+    throw usage_error(fmt::format("{} '{}': expected an integer from 0 to {}", flag, text, std::numeric_limits<std::uint64_t>::max()));
+  return v;
+}
+
+// An output file, opened (truncated) before the work that fills it, so that a bad path fails
+// at once rather than after a long run, and closed with every error checked: a full disk or a
+// failing device must not end in exit 0 with a short file.
+class output_file {
+ public:
+  output_file(const char* flag, std::string path) : flag_(flag), path_(std::move(path)) {
+    if (path_.empty()) throw usage_error(fmt::format("{} needs a file name", flag));
+    f_ = std::fopen(path_.c_str(), "wb");
+    if (!f_) throw usage_error(fmt::format("cannot write '{}' ({}): {}", path_, flag, std::strerror(errno)));
+  }
+  output_file(output_file const&) = delete;
+  output_file& operator=(output_file const&) = delete;
+  ~output_file() {
+    if (f_) std::fclose(f_);
+  }
+  void write(std::string const& text) {
+    const bool wrote = std::fwrite(text.data(), 1, text.size(), f_) == text.size() && std::fflush(f_) == 0;
+    const int err = errno;
+    const bool closed = std::fclose(f_) == 0;
+    f_ = nullptr;
+    if (!wrote || !closed) throw usage_error(fmt::format("cannot write '{}' ({}): {}", path_, flag_, std::strerror(wrote ? errno : err)));
+  }
+
+ private:
+  const char* flag_;
+  std::string path_;
+  std::FILE* f_ = nullptr;
+};
+
+// Two output flags naming one file would leave only the last writer's bytes in it.
+void check_distinct_outputs(std::vector<std::pair<const char*, std::optional<std::string> const*>> const& outputs) {
+  namespace fs = std::filesystem;
+  // absolute() first: weakly_canonical leaves a relative path to a file not yet made relative.
+  auto canonical = [](std::string const& p) {
+    std::error_code ec;
+    auto abs = fs::absolute(p, ec);
+    if (ec) return fs::path(p);
+    auto c = fs::weakly_canonical(abs, ec);
+    return ec ? abs.lexically_normal() : c;
+  };
+  for (std::size_t i = 0; i < outputs.size(); ++i)
+    for (std::size_t j = i + 1; j < outputs.size(); ++j) {
+      if (!*outputs[i].second || !*outputs[j].second) continue;
+      auto const &a = **outputs[i].second, &b = **outputs[j].second;
+      if (a.empty() || b.empty()) continue;
+      if (canonical(a) == canonical(b))
+        throw usage_error(fmt::format("{} and {} both write '{}': give each its own file", outputs[i].first, outputs[j].first, a));
+    }
 }
 
 std::string describe_params(kernel_entry const& e) {
@@ -53,7 +125,7 @@ void list(registry const& kernels) {
 
 void show(kernel_entry const& e, param_values const& overrides) {
   const auto values = registry::resolve(e, overrides);
-  const ir::Kernel k = e.build(values);
+  const ir::Kernel k = registry::build(e, values);
   std::vector<std::string> set;
   for (auto const& [n, v] : values) set.push_back(fmt::format("{}={}", n, v));
   fmt::print("# {} ({})\n# hash {:016x}\n{}\n", e.name, fmt::join(set, " "), ir::hash(k), ir::print(k));
@@ -99,10 +171,57 @@ struct run_flags {
   int explore = 0;
   int pct_depth = 3;
   bool no_checks = false;
-  std::string trace_file, timeline_file;
+  std::optional<std::string> trace_file, timeline_file;
   std::uint32_t watchdog_ms = 2000;   // --backend gpu: bounded barrier waits (0: off)
   std::uint32_t deadline_ms = 10000;  // --backend gpu: host-side deadline per launch (0: none)
 };
+
+std::string byte_size(double bytes) {
+  const char* unit[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  int u = 0;
+  while (bytes >= 1024 && u < 6) bytes /= 1024, ++u;
+  return u == 0 ? fmt::format("{:.0f} bytes", bytes) : fmt::format("{:.1f} {}", bytes, unit[u]);
+}
+
+// What this process may allocate: the machine's memory, or less under a ulimit.
+double host_memory_limit() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  double limit = pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : HUGE_VAL;
+  for (int r : {RLIMIT_AS, RLIMIT_DATA}) {
+    rlimit l{};
+    if (getrlimit(r, &l) == 0 && l.rlim_cur != RLIM_INFINITY) limit = std::min(limit, static_cast<double>(l.rlim_cur));
+  }
+  return limit;
+}
+
+// A run holds every GMEM parameter three times (the inputs, the backend's buffers, the
+// reference's), plus the interpreter's shadows. Sizes within their specs can still ask for
+// terabytes: say so with the numbers instead of dying in the allocator.
+void check_host_memory(kernel_entry const& e, param_values const& values, ir::Kernel const& k) {
+  constexpr int copies = 3;
+  double total = 0;
+  std::vector<std::string> parts;
+  for (auto const& p : k.params) {
+    std::int64_t bytes = 0;
+    try {
+      bytes = host_tensor::byte_count(p.dtype, p.shape);
+    } catch (std::invalid_argument const&) {
+      throw usage_error(fmt::format("kernel '{}': parameter '{}' of shape ({}) has more bytes than an int64_t can count", e.name,
+                                    p.name, fmt::join(p.shape, ", ")));
+    }
+    total += static_cast<double>(bytes);
+    parts.push_back(fmt::format("{} {}", p.name, byte_size(static_cast<double>(bytes))));
+  }
+  const double limit = host_memory_limit();
+  if (total * copies > limit) {
+    std::vector<std::string> set;
+    for (auto const& [n, v] : values) set.push_back(fmt::format("{}={}", n, v));
+    throw usage_error(fmt::format("kernel '{}' ({}) needs at least {} of host memory: its tensors take {} ({}), held {} times "
+                                  "(inputs, results, reference), and this machine allows {}: choose smaller sizes",
+                                  e.name, fmt::join(set, " "), byte_size(total * copies), byte_size(total), fmt::join(parts, ", "),
+                                  copies, byte_size(limit)));
+  }
+}
 
 interp::policy parse_policy(std::string const& p) {
   if (p == "eager") return interp::policy::eager;
@@ -110,13 +229,6 @@ interp::policy parse_policy(std::string const& p) {
   if (p == "random") return interp::policy::random;
   if (p == "pct") return interp::policy::pct;
   throw usage_error(fmt::format("unknown policy '{}' (eager, lazy, random, pct)", p));
-}
-
-void write_file(std::string const& path, std::string const& text) {
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (!f) throw usage_error(fmt::format("cannot write '{}'", path));
-  std::fwrite(text.data(), 1, text.size(), f);
-  std::fclose(f);
 }
 
 // Runs one kernel through the interpreter; returns the exit code.
@@ -203,7 +315,8 @@ int device_report() {
 
 int run_kernel(kernel_entry const& e, param_values const& overrides, run_flags const& f) {
   const auto values = registry::resolve(e, overrides);
-  const ir::Kernel k = e.build(values);
+  const ir::Kernel k = registry::build(e, values);
+  check_host_memory(e, values, k);
   if (f.backend == "gpu") return run_on_gpu(e, values, k, f);
   if (f.backend != "interp") throw usage_error(fmt::format("unknown backend '{}' (interp or gpu)", f.backend));
   interp::options o;
@@ -211,9 +324,16 @@ int run_kernel(kernel_entry const& e, param_values const& overrides, run_flags c
   o.seed = f.seed;
   o.pct_depth = f.pct_depth;
   o.checks = !f.no_checks;
-  o.trace = !f.trace_file.empty() || !f.timeline_file.empty();
+  o.trace = f.trace_file || f.timeline_file;
   if (f.explore > 0 && (o.schedule == interp::policy::eager || o.schedule == interp::policy::lazy)) o.schedule = interp::policy::pct;
   if (o.pct_depth < 1) throw usage_error("--pct-depth must be at least 1");
+  if (f.explore > 0 && o.seed > std::numeric_limits<std::uint64_t>::max() - static_cast<std::uint64_t>(f.explore - 1))
+    throw usage_error(fmt::format("--seed {} --explore {}: the seeds would run past {}; start at {} at most", o.seed, f.explore,
+                                  std::numeric_limits<std::uint64_t>::max(),
+                                  std::numeric_limits<std::uint64_t>::max() - static_cast<std::uint64_t>(f.explore - 1)));
+  std::optional<output_file> trace_out, timeline_out;
+  if (f.trace_file) trace_out.emplace("--trace", *f.trace_file);
+  if (f.timeline_file) timeline_out.emplace("--timeline", *f.timeline_file);
   const auto inputs = random_inputs(k, f.input_seed);
   std::vector<std::string> set;
   for (auto const& [n, v] : values) set.push_back(fmt::format("{}={}", n, v));
@@ -236,8 +356,8 @@ int run_kernel(kernel_entry const& e, param_values const& overrides, run_flags c
   } else {
     r = interp::run(k, inputs, o);
   }
-  if (!f.trace_file.empty()) write_file(f.trace_file, interp::to_chrome_json(r.timeline));
-  if (!f.timeline_file.empty()) write_file(f.timeline_file, interp::to_html(r.timeline));
+  if (trace_out) trace_out->write(interp::to_chrome_json(r.timeline));
+  if (timeline_out) timeline_out->write(interp::to_html(r.timeline));
   if (!r.ok()) {
     for (auto const& d : r.diagnostics) fmt::print("{}\n", d.message);
     fmt::print("verdict: protocol error ({} after {} steps)\n", interp::check_name(r.diagnostics.front().kind), r.steps);
@@ -269,7 +389,7 @@ int compare_with_reference(ir::Kernel const& k, std::vector<host_tensor> const& 
 
 struct ptx_flags {
   std::string arch = "sm_90a";
-  std::string out, cubin, source;
+  std::optional<std::string> out, cubin, source;
   std::uint32_t watchdog_ms = 0;
 };
 
@@ -281,11 +401,24 @@ int ptx_kernel(kernel_entry const& e, param_values const& overrides, ptx_flags c
   else if (f.arch == "sm_100a") target = ir::Target::sm_100a;
   else throw usage_error(fmt::format("unknown --arch '{}' (sm_90a or sm_100a)", f.arch));
   const auto values = registry::resolve(e, overrides);
-  ir::Kernel k = e.build(values);
+  ir::Kernel k = registry::build(e, values);
   k.target = target;  // the same IR for the other generation (ops that need one are rejected by verify)
-  ir::verify(k);
+  try {
+    ir::verify(k);
+  } catch (ir::ConfigError const& err) {  // it verified for its own target: the op is the target's
+    throw usage_error(fmt::format("{} (--arch {})", err.what(), f.arch));
+  }
+  check_distinct_outputs({{"--output", &f.out}, {"--cubin", &f.cubin}, {"--source", &f.source}});
+#ifndef STAGECRAFT_HAVE_NVRTC
+  if (f.out || f.cubin || !f.source)
+    throw usage_error("this build has no NVRTC (no CUDA toolkit found at configure time): only --source FILE can be written");
+#endif
+  std::optional<output_file> out, cubin, source;
+  if (f.out) out.emplace("--output", *f.out);
+  if (f.cubin) cubin.emplace("--cubin", *f.cubin);
+  if (f.source) source.emplace("--source", *f.source);
   const auto gen = nvrtc::generate(k, {.watchdog_ms = f.watchdog_ms});
-  if (!f.source.empty()) write_file(f.source, gen.source);
+  if (source) source->write(gen.source);
 #ifdef STAGECRAFT_HAVE_NVRTC
   nvrtc::compiled c;
   try {
@@ -294,17 +427,15 @@ int ptx_kernel(kernel_entry const& e, param_values const& overrides, ptx_flags c
     std::fprintf(stderr, "stagecraft: %s\n", e.what());
     return exit_no_driver;
   }
-  if (!f.cubin.empty()) write_file(f.cubin, std::string(c.cubin.begin(), c.cubin.end()));
-  if (!f.out.empty()) write_file(f.out, c.ptx);
-  else if (f.source.empty() && f.cubin.empty()) fmt::print("{}", c.ptx);
+  if (cubin) cubin->write(std::string(c.cubin.begin(), c.cubin.end()));
+  if (out) out->write(c.ptx);
+  else if (!source && !cubin) fmt::print("{}", c.ptx);
   std::fprintf(stderr, "%s on %s: %zu bytes of PTX, %zu bytes of CUBIN, %d registers, %d spill bytes, %lld bytes of SMEM, %zu tensor maps (%s)\n",
                e.name.c_str(), f.arch.c_str(), c.ptx.size(), c.cubin.size(), c.registers, c.spill_bytes,
                static_cast<long long>(c.code.smem_bytes), c.code.maps.size(),
                c.origin == nvrtc::compiled::source::compiled ? "compiled" : "from cache");
   return exit_ok;
 #else
-  if (!f.out.empty() || !f.cubin.empty() || f.source.empty())
-    throw usage_error("this build has no NVRTC (no CUDA toolkit found at configure time): only --source FILE can be written");
   return exit_ok;
 #endif
 }
@@ -334,9 +465,10 @@ int main(int argc, char** argv, registry const& kernels) {
   run_cmd->add_flag("--all", run_all, "run every registered kernel with its default parameters");
   run_cmd->add_option("--backend", rf.backend, "interp (the CPU interpreter) or gpu (NVRTC + the CUDA driver)")->capture_default_str();
   run_cmd->add_option("--policy", rf.policy, "schedule: eager, lazy, random or pct")->capture_default_str();
-  run_cmd->add_option("--seed", rf.seed, "schedule seed (random, pct; first seed of --explore)")->capture_default_str();
-  run_cmd->add_option("--input-seed", rf.input_seed, "seed of the random inputs")->capture_default_str();
-  run_cmd->add_option("--explore", rf.explore, "run up to N schedules (pct unless --policy random) and report the first failing seed");
+  std::string seed_text = "0", input_seed_text = "1";
+  run_cmd->add_option("--seed", seed_text, "schedule seed (random, pct; first seed of --explore)")->capture_default_str();
+  run_cmd->add_option("--input-seed", input_seed_text, "seed of the random inputs")->capture_default_str();
+  auto* explore_opt = run_cmd->add_option("--explore", rf.explore, "run up to N schedules (pct unless --policy random) and report the first failing seed");
   run_cmd->add_option("--pct-depth", rf.pct_depth, "PCT bug depth d (d-1 priority change points)")->capture_default_str();
   run_cmd->add_flag("--no-checks", rf.no_checks, "skip race, fence and poison checks (protocol checks stay on)");
   run_cmd->add_option("--trace", rf.trace_file, "write a Chrome/Perfetto trace (JSON)");
@@ -386,9 +518,14 @@ int main(int argc, char** argv, registry const& kernels) {
     } else if (*ptx_cmd) {
       return ptx_kernel(kernels.find(kernel_name), parse_sets(sets), pf);
     } else if (*run_cmd) {
+      rf.seed = parse_seed("--seed", seed_text);
+      rf.input_seed = parse_seed("--input-seed", input_seed_text);
+      if (explore_opt->count() && rf.explore < 1)
+        throw usage_error(fmt::format("--explore {}: the number of schedules must be at least 1", rf.explore));
+      check_distinct_outputs({{"--trace", &rf.trace_file}, {"--timeline", &rf.timeline_file}});
       if (run_all) {
         if (!kernel_name.empty() || !sets.empty()) throw usage_error("run --all takes no kernel name and no --set");
-        if (!rf.trace_file.empty() || !rf.timeline_file.empty()) throw usage_error("run --all writes no trace: name one kernel");
+        if (rf.trace_file || rf.timeline_file) throw usage_error("run --all writes no trace: name one kernel");
         int worst = exit_ok;
         for (auto const* e : kernels.all()) worst = std::max(worst, run_kernel(*e, {}, rf));
         return worst;
@@ -411,8 +548,21 @@ int main(int argc, char** argv, registry const& kernels) {
   } catch (std::invalid_argument const& e) {
     std::cerr << "stagecraft: " << e.what() << "\n";
     return exit_usage;
+  } catch (ir::ConfigError const& e) {  // a kernel retargeted for the GPU, verified again by a backend
+    std::cerr << "stagecraft: " << e.what() << "\n";
+    return exit_usage;
   } catch (ir::VerifyError const& e) {
     std::cerr << "stagecraft: internal error, the kernel does not verify: " << e.what() << "\n";
+    return exit_internal;
+  } catch (std::bad_alloc const&) {
+    std::cerr << "stagecraft: out of host memory: choose smaller sizes (see `stagecraft list` for each kernel's parameters)\n";
+    return exit_usage;
+  } catch (std::exception const& e) {
+    // Whatever escapes (a kernel's reference, a backend) ends here, never in std::terminate.
+    std::cerr << "stagecraft: internal error (" << e.what() << "): please report a bug\n";
+    return exit_internal;
+  } catch (...) {
+    std::cerr << "stagecraft: internal error (an exception that is not a std::exception): please report a bug\n";
     return exit_internal;
   }
 }

@@ -59,6 +59,16 @@ param_values registry::resolve(kernel_entry const& e, param_values const& overri
   return v;
 }
 
+ir::Kernel registry::build(kernel_entry const& e, param_values const& values) {
+  try {
+    return e.build(values);
+  } catch (ir::ConfigError const& err) {
+    std::vector<std::string> set;
+    for (auto const& [n, v] : values) set.push_back(fmt::format("{}={}", n, v));
+    throw usage_error(fmt::format("{} (parameters {})", err.what(), set.empty() ? std::string("none") : fmt::format("{}", fmt::join(set, " "))));
+  }
+}
+
 std::pair<std::string, std::int64_t> registry::parse_assignment(std::string const& text) {
   auto eq = text.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())

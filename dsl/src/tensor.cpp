@@ -1,9 +1,9 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
-#include <numeric>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "stagecraft/host/tensor.hpp"
 
@@ -11,13 +11,33 @@ namespace stagecraft {
 
 host_tensor host_tensor::zeros(ir::DType dt, std::vector<std::int64_t> shape) {
   host_tensor t{dt, std::move(shape), {}};
-  t.bytes.assign(static_cast<std::size_t>(t.elements() * ir::dtype_bits(dt) / 8), std::byte{0});
+  t.bytes.assign(static_cast<std::size_t>(byte_count(dt, t.shape)), std::byte{0});
   return t;
 }
 
-std::int64_t host_tensor::elements() const {
-  return std::accumulate(shape.begin(), shape.end(), std::int64_t{1}, std::multiplies<>());
+// Shapes come from users (CLI parameters up to 2^31 per extent): a product that wraps would
+// allocate a few bytes for a tensor that is then indexed far beyond them, so every product is
+// checked and a shape that does not fit is an error naming it.
+std::int64_t host_tensor::element_count(std::span<const std::int64_t> shape) {
+  std::int64_t n = 1;
+  for (auto e : shape) {
+    if (e < 0) throw std::invalid_argument(fmt::format("host_tensor of shape ({}): extent {} is negative", fmt::join(shape, ", "), e));
+    if (__builtin_mul_overflow(n, e, &n))
+      throw std::invalid_argument(fmt::format("host_tensor of shape ({}): the element count does not fit in 63 bits", fmt::join(shape, ", ")));
+  }
+  return n;
 }
+
+std::int64_t host_tensor::byte_count(ir::DType dt, std::span<const std::int64_t> shape) {
+  const std::int64_t n = element_count(shape);
+  std::int64_t bits = 0;
+  if (__builtin_mul_overflow(n, std::int64_t{ir::dtype_bits(dt)}, &bits))
+    throw std::invalid_argument(fmt::format("host_tensor of {} with shape ({}): {} elements of {} bits do not fit in 63 bits of bytes",
+                                            ir::dtype_name(dt), fmt::join(shape, ", "), n, ir::dtype_bits(dt)));
+  return bits / 8 + (bits % 8 != 0);
+}
+
+std::int64_t host_tensor::elements() const { return element_count(shape); }
 
 void host_tensor::check_storage(bool matches, std::size_t elem) const {
   if (!matches)

@@ -1,11 +1,26 @@
-# The CLI must answer a user's mistake with exit code 64 and a one-line message, never a crash.
-execute_process(COMMAND ${CLI} ${ARGS} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-if(NOT rc EQUAL 64)
-  message(FATAL_ERROR "stagecraft ${ARGS}: expected exit code 64, got '${rc}'\nstdout: ${out}\nstderr: ${err}")
+# The CLI must answer a user's mistake with exit code 64 (or EXIT) and a one-line message on
+# stderr, never a crash; with EXPECT, the message must contain that text (the numbers, the
+# reason), so a test cannot pass on some other error that happens to share the exit code.
+if(NOT DEFINED EXIT)
+  set(EXIT 64)
+endif()
+if(EMPTY_LAST)  # a CMake list drops empty elements: `--trace ""` needs its own call
+  execute_process(COMMAND ${CLI} ${ARGS} "" RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+else()
+  execute_process(COMMAND ${CLI} ${ARGS} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+endif()
+if(NOT rc EQUAL EXIT)
+  message(FATAL_ERROR "stagecraft ${ARGS}: expected exit code ${EXIT}, got '${rc}'\nstdout: ${out}\nstderr: ${err}")
 endif()
 string(STRIP "${err}" err)
 string(FIND "${err}" "\n" nl)
 if(NOT nl EQUAL -1 OR err STREQUAL "")
   message(FATAL_ERROR "stagecraft ${ARGS}: expected one line on stderr, got:\n${err}")
+endif()
+if(DEFINED EXPECT)
+  string(FIND "${err}" "${EXPECT}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "stagecraft ${ARGS}: the message does not say '${EXPECT}':\n${err}")
+  endif()
 endif()
 message(STATUS "${err}")

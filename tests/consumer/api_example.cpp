@@ -19,7 +19,7 @@ int main() {
   const host_view arrays[] = {view(std::span(x), {256, 128}), view(std::span(y), {256, 128})};
 
   // 1. The interpreter, on the arrays themselves: y is updated in place.
-  const auto r = interp::run(k, arrays, {.schedule = interp::policy::pct, .seed = 7});
+  const auto r = interp::run_in_place(k, arrays, {.schedule = interp::policy::pct, .seed = 7});
   std::printf("interpreter: %s, %llu steps, y[1] = %g\n", r.ok() ? "no diagnostic" : r.diagnostics.front().message.c_str(),
               static_cast<unsigned long long>(r.steps), y[1]);
   if (!r.ok() || y[1] != 3.0f * 0.25f + 1.0f) return 1;

@@ -11,7 +11,7 @@
 using namespace stagecraft;
 using Catch::Matchers::Contains;
 
-TEST_CASE("interp::run on views writes the outputs into the user's arrays", "[api]") {
+TEST_CASE("interp::run_in_place writes the outputs into the user's arrays", "[api]") {
   auto const& e = registry::global().find("handoff");
   const auto k = e.build(registry::resolve(e, {}));  // x, z, y: (256, 512) f32
   std::mt19937 rng(11);
@@ -20,7 +20,7 @@ TEST_CASE("interp::run on views writes the outputs into the user's arrays", "[ap
   for (auto& v : x) v = dist(rng);
   for (auto& v : z) v = dist(rng);
   const host_view arrays[] = {view(std::span(x), {256, 512}), view(std::span(z), {256, 512}), view(std::span(y), {256, 512})};
-  const auto r = interp::run(k, arrays, {.schedule = interp::policy::pct, .seed = 3});
+  const auto r = interp::run_in_place(k, arrays, {.schedule = interp::policy::pct, .seed = 3});
   REQUIRE(r.ok());
   CHECK(r.buffers.empty());
   std::size_t wrong = 0;
@@ -40,15 +40,15 @@ TEST_CASE("interp::run on views writes the outputs into the user's arrays", "[ap
   CHECK(c.steps == r.steps);
 }
 
-TEST_CASE("interp::run on views rejects arrays that do not fit, naming the parameter", "[api]") {
+TEST_CASE("interp::run_in_place rejects arrays that do not fit, naming the parameter", "[api]") {
   auto const& e = registry::global().find("handoff");
   const auto k = e.build(registry::resolve(e, {}));
   std::vector<float> a(256 * 512), b(256 * 512), short_y(100);
   const host_view wrong_size[] = {view(std::span(a), {256, 512}), view(std::span(b), {256, 512}), view(std::span(short_y), {256, 512})};
-  REQUIRE_THROWS_WITH(interp::run(k, wrong_size, {}), Contains("handoff") && Contains("'y'") && Contains("400 bytes"));
+  REQUIRE_THROWS_WITH(interp::run_in_place(k, wrong_size, {}), Contains("handoff") && Contains("'y'") && Contains("400 bytes"));
   const host_view too_few[] = {view(std::span(a), {256, 512})};
-  REQUIRE_THROWS_WITH(interp::run(k, too_few, {}), Contains("takes 3 arrays"));
+  REQUIRE_THROWS_WITH(interp::run_in_place(k, too_few, {}), Contains("takes 3 arrays"));
   std::vector<std::int32_t> ints(256 * 512);
   const host_view wrong_type[] = {view(std::span(a), {256, 512}), view(std::span(ints), {256, 512}), view(std::span(b), {256, 512})};
-  REQUIRE_THROWS_AS(interp::run(k, wrong_type, {}), std::invalid_argument);
+  REQUIRE_THROWS_AS(interp::run_in_place(k, wrong_type, {}), std::invalid_argument);
 }

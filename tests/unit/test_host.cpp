@@ -71,3 +71,19 @@ TEST_CASE("integer elements wrap around like the GPU's", "[host]") {
   CHECK(u.get(0) == 4294967295.0);
   REQUIRE_THROWS_AS(u.as<float>(), std::invalid_argument);  // wrong element type: an error, not garbage
 }
+
+TEST_CASE("tensor sizes are overflow-checked and never wrap", "[host]") {
+  using Catch::Matchers::Contains;
+  const std::int64_t big = std::int64_t{1} << 31;
+  // 2^64 elements: the product wraps to 0, which used to allocate nothing for a tensor indexed
+  // far beyond it.
+  REQUIRE_THROWS_WITH(host_tensor::zeros(ir::DType::f32, {big, big, 4}), Contains("shape (2147483648, 2147483648, 4)") && Contains("does not fit"));
+  // Fits as an element count, not as bits: the byte count used to wrap.
+  REQUIRE_THROWS_WITH(host_tensor::zeros(ir::DType::f32, {big - 1, big - 1}), Contains("4611686014132420609 elements of 32 bits"));
+  REQUIRE_THROWS_WITH(host_tensor::zeros(ir::DType::i8, {4, -1}), Contains("extent -1 is negative"));
+  CHECK(host_tensor::byte_count(ir::DType::bf16, std::vector<std::int64_t>{3, 5}) == 30);
+  CHECK(host_tensor::zeros(ir::DType::f32, {0, 7}).bytes.empty());
+  auto t = host_tensor::zeros(ir::DType::f16, {2, 3});
+  t.shape = {big, big, big};
+  REQUIRE_THROWS_AS(t.elements(), std::invalid_argument);
+}

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <fmt/format.h>
+
 #include <stagecraft/registry.hpp>
 
 using namespace stagecraft;
@@ -37,4 +39,46 @@ TEST_CASE("a kernel's own build rejects parameter combinations its specs cannot 
   auto const& e = registry::global().find("add_one");
   auto v = registry::resolve(e, {{"N", 192}, {"splits", 2}});
   REQUIRE_THROWS_WITH(e.build(v), Contains("N must be a multiple of 64 * splits"));
+}
+
+TEST_CASE("registry::build: what the verifier rejects for the chosen values is a usage error, with them", "[registry]") {
+  auto entry = [](std::function<ir::Kernel(param_values const&)> build) {
+    return kernel_entry{.name = "k", .summary = "", .params = {{.name = "M", .default_value = 1, .help = ""}}, .build = std::move(build),
+                        .reference = {}};
+  };
+  // A ConfigError carries the verifier's numbers; registry::build adds the values behind them.
+  auto config = entry([](param_values const& p) -> ir::Kernel {
+    throw ir::ConfigError(fmt::format("kernel 'k': grid dimension 0 must be at least 1, got {}", p.at("M") / 128));
+  });
+  REQUIRE_THROWS_MATCHES(registry::build(config, {{"M", 64}}), usage_error,
+                         Catch::Matchers::Message("kernel 'k': grid dimension 0 must be at least 1, got 0 (parameters M=64)"));
+  // Any other verifier failure is malformed IR (a bug in lowering), not the caller's: it stays.
+  auto malformed = entry([](param_values const&) -> ir::Kernel { throw ir::VerifyError("kernel 'k': op #3 (store): refers to value 9"); });
+  REQUIRE_THROWS_AS(registry::build(malformed, {{"M", 64}}), ir::VerifyError);
+}
+
+TEST_CASE("the verifier reports launch configurations and shapes it cannot run as ConfigError, malformed IR as VerifyError", "[registry]") {
+  auto const& e = registry::global().find("add_one");
+  const ir::Kernel good = e.build(registry::resolve(e, {}));  // grid (4, 2), x and y (512, 1024) in 128x64 blocks
+  auto k = good;
+  k.grid[1] = 0;
+  REQUIRE_THROWS_MATCHES(ir::verify(k), ir::ConfigError, Catch::Matchers::Message("kernel 'add_one': grid dimension 1 must be at least 1, got 0"));
+  k = good;
+  k.cluster_rank = 1;
+  k.cluster[0] = 8;
+  REQUIRE_THROWS_AS(ir::verify(k), ir::ConfigError);
+  REQUIRE_THROWS_WITH(ir::verify(k), Contains("grid dimension 0 (4) must be a multiple of the cluster dimension (8)"));
+  k = good;
+  k.params[0].shape[0] = 200;
+  REQUIRE_THROWS_AS(ir::verify(k), ir::ConfigError);
+  REQUIRE_THROWS_WITH(ir::verify(k), Contains("the block shape (128, 64) does not divide the shape (200, 1024) of parameter 'x'"));
+  k = good;
+  k.body = static_cast<ir::StmtId>(k.stmts.size());
+  try {
+    ir::verify(k);
+    FAIL("a body that does not exist verified");
+  } catch (ir::ConfigError const&) {
+    FAIL("malformed IR reported as a configuration the caller chose");
+  } catch (ir::VerifyError const&) {
+  }
 }

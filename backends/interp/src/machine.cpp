@@ -534,9 +534,13 @@ class machine {
         agents_.push_back(std::move(a));
       }
     if (o_.schedule == policy::pct) {
+      // Change points fall within the run's expected length and at most one fires per step, so
+      // d - 1 beyond that length only piles up: clamped, a huge d costs neither memory nor time.
+      // Latest first, so the next one pops off the back (erasing the front was quadratic).
       change_points_.clear();
-      for (int i = 1; i < o_.pct_depth; ++i) change_points_.push_back(time_ + 1 + rng_.below(std::max<std::uint64_t>(pct_length_, 1)));
-      std::sort(change_points_.begin(), change_points_.end());
+      const auto points = std::min<std::uint64_t>(static_cast<std::uint64_t>(std::max(o_.pct_depth, 1) - 1), pct_length_);
+      for (std::uint64_t i = 0; i < points; ++i) change_points_.push_back(time_ + 1 + rng_.below(std::max<std::uint64_t>(pct_length_, 1)));
+      std::sort(change_points_.begin(), change_points_.end(), std::greater<>());
     }
     const auto start = time_;
     schedule();
@@ -620,9 +624,9 @@ class machine {
             if (agents_[i].priority >= best) { best = agents_[i].priority; choice = i; is_agent = true; }
           for (std::size_t j = 0; j < pending_.size(); ++j)
             if (pending_[j].priority > best) { best = pending_[j].priority; choice = static_cast<long>(j); is_agent = false; }
-          if (!change_points_.empty() && time_ >= change_points_.front()) {
+          if (!change_points_.empty() && time_ >= change_points_.back()) {
             const auto low = static_cast<std::uint64_t>(change_points_.size());
-            change_points_.erase(change_points_.begin());
+            change_points_.pop_back();
             if (is_agent) agents_[choice].priority = low;
             else pending_[choice].priority = low;
           }

@@ -1,4 +1,4 @@
-// interp::run on the user's arrays: a copy in, the run, the outputs copied back.
+// interp::run_in_place on the user's arrays: a copy in, the run, the outputs copied back.
 #include <algorithm>
 #include <cstring>
 
@@ -8,7 +8,7 @@
 
 namespace stagecraft::interp {
 
-result run(ir::Kernel const& k, std::span<host_view const> arrays, options const& o) {
+result run_in_place(ir::Kernel const& k, std::span<host_view const> arrays, options const& o) {
   if (arrays.size() != k.params.size())
     throw std::invalid_argument(fmt::format("kernel '{}' takes {} arrays (one per GMEM parameter), got {}", k.name, k.params.size(), arrays.size()));
   std::vector<host_tensor> buffers;

@@ -54,6 +54,11 @@ class registry {
 
   // Defaults overridden by `overrides`, each checked against its spec. Throws usage_error.
   static param_values resolve(kernel_entry const& e, param_values const& overrides);
+  // e.build(values). Values that pass their specs can still make a kernel its ops do not allow
+  // (a grid of 0, a block that does not divide the shape): that is the caller's mistake, a
+  // usage_error with the verifier's numbers and the values. Any other VerifyError stays one (a
+  // bug in lowering or in a hand-built IR).
+  static ir::Kernel build(kernel_entry const& e, param_values const& values);
   // "M=4096" -> {"M", 4096}; throws usage_error.
   static std::pair<std::string, std::int64_t> parse_assignment(std::string const& text);
 

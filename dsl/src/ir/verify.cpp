@@ -34,21 +34,21 @@ class Verifier {
   }
 
  private:
-  template <class... A>
+  template <class E = VerifyError, class... A>
   [[noreturn]] void fail(fmt::format_string<A...> f, A&&... a) const {
-    throw VerifyError(fmt::format("kernel '{}': {}", k_.name, fmt::format(f, std::forward<A>(a)...)));
+    throw E(fmt::format("kernel '{}': {}", k_.name, fmt::format(f, std::forward<A>(a)...)));
   }
-  template <class... A>
+  template <class E = VerifyError, class... A>
   [[noreturn]] void fail_at(StmtId s, fmt::format_string<A...> f, A&&... a) const {
-    throw VerifyError(fmt::format("kernel '{}': op #{} ({}): {}", k_.name, s, stmt_name(k_.stmts[s].op),
-                                  fmt::format(f, std::forward<A>(a)...)));
+    throw E(fmt::format("kernel '{}': op #{} ({}): {}", k_.name, s, stmt_name(k_.stmts[s].op),
+                        fmt::format(f, std::forward<A>(a)...)));
   }
 
   void kernel_level() {
     if (!is_identifier(k_.name)) fail("the kernel name must be a C identifier (it names the generated function)");
     if (k_.grid_rank < 1 || k_.grid_rank > 3) fail("grid rank must be 1 to 3, got {}", k_.grid_rank);
     for (int i = 0; i < 3; ++i)
-      if (k_.grid[i] < 1) fail("grid dimension {} must be at least 1, got {}", i, k_.grid[i]);
+      if (k_.grid[i] < 1) fail<ConfigError>("grid dimension {} must be at least 1, got {}", i, k_.grid[i]);
     if (k_.warpgroups < 1 || k_.warpgroups > max_warpgroups)
       fail("num_threads must be between 1 and {} warpgroups, got {}", max_warpgroups, k_.warpgroups);
     if (k_.cluster_rank < 0 || k_.cluster_rank > 3) fail("cluster rank must be 0 to 3, got {}", k_.cluster_rank);
@@ -56,7 +56,7 @@ class Verifier {
     for (int i = 0; i < 3; ++i) {
       if (k_.cluster[i] < 1) fail("cluster dimension {} must be at least 1, got {}", i, k_.cluster[i]);
       if (k_.grid[i] % k_.cluster[i] != 0)
-        fail("grid dimension {} ({}) must be a multiple of the cluster dimension ({})", i, k_.grid[i], k_.cluster[i]);
+        fail<ConfigError>("grid dimension {} ({}) must be a multiple of the cluster dimension ({})", i, k_.grid[i], k_.cluster[i]);
       csize *= k_.cluster[i];
     }
     const auto climit = k_.cluster_nonportable ? max_cluster_nonportable : max_cluster_portable;
@@ -90,7 +90,7 @@ class Verifier {
           fail("allocation {}: swizzle = {} bytes with dtype {} needs a trailing dimension of {} elements, but got {}", i, a.swizzle,
                dtype_name(a.dtype), a.swizzle * 8 / dtype_bits(a.dtype), trailing);
       }
-      if (a.kind == AllocKind::tmem && k_.target != Target::sm_100a) fail("TMEM exists on Blackwell only, but the kernel targets {}", target_name(k_.target));
+      if (a.kind == AllocKind::tmem && k_.target != Target::sm_100a) fail<ConfigError>("TMEM exists on Blackwell only, but the kernel targets {}", target_name(k_.target));
     }
     if (auto s = smem_bytes(k_); s > max_smem_bytes)
       fail("kernel exceeds available shared memory: smem_bytes={} > max_smem_bytes={}", s, max_smem_bytes);
@@ -139,7 +139,7 @@ class Verifier {
                 p.shape.size(), r.block.size(), r.shape.size());
       for (std::size_t d = 0; d < p.shape.size(); ++d)
         if (r.shape[d] < 1 || p.shape[d] % r.shape[d] != 0)
-          fail_at(s, "the block shape ({}) does not divide the shape ({}) of parameter '{}'", fmt::join(r.shape, ", "),
+          fail_at<ConfigError>(s, "the block shape ({}) does not divide the shape ({}) of parameter '{}'", fmt::join(r.shape, ", "),
                   fmt::join(p.shape, ", "), p.name);
     } else {
       if (r.id < 0 || r.id >= static_cast<int>(k_.allocs.size())) fail_at(s, "refers to allocation {}, which does not exist", r.id);
@@ -281,7 +281,7 @@ class Verifier {
       }
       case StmtOp::wgmma:
       case StmtOp::wgmma_wait:
-        if (k_.target != Target::sm_90a) fail_at(s, "wgmma is a Hopper instruction, but the kernel targets {}", target_name(k_.target));
+        if (k_.target != Target::sm_90a) fail_at<ConfigError>(s, "wgmma is a Hopper instruction, but the kernel targets {}", target_name(k_.target));
         if (x.op == StmtOp::wgmma) {
           need_refs(3);
           alloc_of(s, ref(s, x.refs[0]), {AllocKind::accumulator}, "the accumulator");
@@ -294,7 +294,7 @@ class Verifier {
         return;
       case StmtOp::tcgen05_mma:
       case StmtOp::tcgen05_commit_arrive:
-        if (k_.target != Target::sm_100a) fail_at(s, "tcgen05 is a Blackwell instruction, but the kernel targets {}", target_name(k_.target));
+        if (k_.target != Target::sm_100a) fail_at<ConfigError>(s, "tcgen05 is a Blackwell instruction, but the kernel targets {}", target_name(k_.target));
         if (x.op == StmtOp::tcgen05_mma) {
           if (x.refs.size() != 3 && x.refs.size() != 4) fail_at(s, "takes 3 or 4 memory operands, got {}", x.refs.size());
           alloc_of(s, ref(s, x.refs[0]), {AllocKind::tmem}, "the accumulator");

@@ -21,6 +21,10 @@ struct host_tensor {
   static host_tensor zeros(ir::DType dt, std::vector<std::int64_t> shape);
 
   std::int64_t elements() const;
+  // Elements and bytes of a tensor of that shape, overflow-checked: std::invalid_argument for a
+  // negative extent or a count that does not fit in an int64_t.
+  static std::int64_t element_count(std::span<const std::int64_t> shape);
+  static std::int64_t byte_count(ir::DType dt, std::span<const std::int64_t> shape);
   std::int64_t rows() const { return shape.empty() ? 1 : elements() / shape.back(); }
 
   // A typed view: T must be the dtype's host storage type (float, uint16_t bits for f16/bf16,

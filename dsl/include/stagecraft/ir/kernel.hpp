@@ -119,6 +119,13 @@ std::string value_op_name(ValueOp op);
 struct VerifyError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+// A well-formed kernel that cannot run as configured: a grid of 0, a grid that is not a multiple
+// of the cluster, a block that does not divide its parameter's shape, an op the target lacks.
+// These follow from values chosen at run time (problem sizes, --arch), so the mistake is the
+// caller's, not a bug: the CLI reports it as a usage error.
+struct ConfigError : VerifyError {
+  using VerifyError::VerifyError;
+};
 
 // Throws VerifyError on the first violated invariant.
 void verify(Kernel const& k);

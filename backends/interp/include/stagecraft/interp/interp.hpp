@@ -73,12 +73,12 @@ struct result {
 // that does not verify. Protocol errors are diagnostics, never exceptions.
 result run(ir::Kernel const& k, std::vector<host_tensor> buffers, options const& o = {});
 
-// The same on the user's own arrays (one view per GMEM parameter, in order): the inputs are read
+// run() on the user's own arrays (one view per GMEM parameter, in order): the inputs are read
 // from them and every output the kernel writes is written back into them, whatever the verdict
 // (a run with diagnostics leaves what the kernel had written when it stopped). The result's
 // buffers are empty: the views hold the data. Throws std::invalid_argument, naming the kernel
 // and parameter, for a view whose dtype, shape or size does not fit.
-result run(ir::Kernel const& k, std::span<host_view const> arrays, options const& o = {});
+result run_in_place(ir::Kernel const& k, std::span<host_view const> arrays, options const& o = {});
 
 struct exploration {
   int schedules = 0;                         // how many ran

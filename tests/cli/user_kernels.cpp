@@ -1,0 +1,78 @@
+// A user's own program over stagecraft::cli::main, with kernels whose parameter specs are looser
+// than their code: values that pass the specs still make a kernel its ops do not allow. Each of
+// those is the user's mistake and must come back as a usage error (exit 64) with the numbers,
+// not as "internal error, please report a bug" (exit 70).
+#include <stagecraft/cli.hpp>
+#include <stagecraft/stagecraft.hpp>
+
+using namespace stagecraft;
+
+namespace {
+
+// y = x + 1 over (M, 64) in 128-row tiles, one CTA per tile. The spec forgets that M must be a
+// multiple of 128: M = 64 gives a grid of 0, M = 192 a tile that does not divide the rows.
+ir::Kernel tiles(std::int64_t M) {
+  return lower(kernel<sm_90a>("tiles", grid(M / 128), threads(1_c), gmem<f32>("x", shape(M, 64_c)), gmem<f32>("y", shape(M, 64_c)),
+                              [&](auto x, auto y) {
+                                auto t = [&](auto g) { return g.tile(shape(128_c, 64_c), program_id(), 0_c); };
+                                return store(t(y), load(t(x)) + 1.0f);
+                              }));
+}
+
+// The same over clusters of two CTAs: an odd number of tiles is a grid the cluster does not divide.
+ir::Kernel pairs(std::int64_t tiles) {
+  return lower(kernel<sm_90a>("pairs", grid(tiles), threads(1_c), cluster(2_c), gmem<f32>("x", shape(tiles * 128, 64_c)),
+                              gmem<f32>("y", shape(tiles * 128, 64_c)), [&](auto x, auto y) {
+                                auto t = [&](auto g) { return g.tile(shape(128_c, 64_c), program_id(), 0_c); };
+                                return store(t(y), load(t(x)) + 1.0f);
+                              }));
+}
+
+// A Hopper wgmma kernel: `ptx --arch sm_100a` asks for a target it cannot run on.
+ir::Kernel mma() {
+  return lower(kernel<sm_90a>("mma", grid(1), threads(1_c), smem<f16>(shape(64_c, 64_c), swizzle(128_c)),
+                              smem<f16>(shape(64_c, 64_c), swizzle(128_c)), accumulator<f32>(shape(64_c, 64_c)),
+                              [](auto a, auto b, auto acc) {
+                                return seq(store(acc, 0.0f), wgmma(acc, a, b), wgmma_wait(0_c), store(a, cast<f16>(load(acc))),
+                                           commit_smem());
+                              }));
+}
+
+void plus_one(std::vector<host_tensor>& t, param_values const&) {
+  auto x = t[0].as<float>();
+  auto y = t[1].as<float>();
+  for (std::size_t i = 0; i < x.size(); ++i) y[i] = x[i] + 1.0f;
+}
+
+registry user_kernels() {
+  registry r;
+  r.add({.name = "tiles",
+         .summary = "y = x + 1 in 128-row tiles (M's spec lacks multiple_of = 128)",
+         .params = {{.name = "M", .default_value = 256, .help = "rows", .max = 1 << 20}},
+         .build = [](param_values const& p) { return tiles(p.at("M")); },
+         .reference = plus_one});
+  r.add({.name = "pairs",
+         .summary = "y = x + 1 in 128-row tiles over clusters of 2 CTAs (the spec allows odd tile counts)",
+         .params = {{.name = "tiles", .default_value = 2, .help = "128-row tiles (grid x)", .max = 64}},
+         .build = [](param_values const& p) { return pairs(p.at("tiles")); },
+         .reference = plus_one});
+  // A reference with a typo in a parameter name: std::out_of_range from deep inside a run.
+  r.add({.name = "typo",
+         .summary = "tiles, whose reference reads a parameter that does not exist",
+         .params = {{.name = "M", .default_value = 128, .help = "rows", .max = 1 << 20}},
+         .build = [](param_values const& p) { return tiles(p.at("M")); },
+         .reference = [](std::vector<host_tensor>& t, param_values const& p) { t.at(static_cast<std::size_t>(p.at("N"))); }});
+  r.add({.name = "mma",
+         .summary = "one Hopper wgmma, 64x64x64",
+         .params = {},
+         .build = [](param_values const&) { return mma(); },
+         .reference = [](std::vector<host_tensor>&, param_values const&) {}});
+  return r;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  static const registry kernels = user_kernels();
+  return cli::main(argc, argv, kernels);
+}

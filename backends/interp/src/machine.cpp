@@ -55,14 +55,17 @@ const char* check_name(check c) {
 }
 
 namespace {
-// The shadow grain of a GMEM parameter (see memory::grain).
-std::int64_t gmem_grain(ir::Kernel const& k, int param) {
-  std::int64_t g = k.params[param].shape.back();
-  for (auto const& r : k.refs)
-    if (r.base == ir::RefBase::param && r.id == param && !r.shape.empty()) g = std::gcd(g, r.shape.back());
-  for (auto const& s : k.stmts)  // a rank-1 multicast splits its block along the innermost dimension
-    if (s.op == ir::StmtOp::copy_gmem_to_smem && !s.axes.empty() && k.refs[s.refs[0]].id == param && k.refs[s.refs[0]].shape.size() == 1)
-      g = 1;
+// The shadow grain a memory starts with (see memory::grain): the gcd of the innermost extents
+// of the views the IR names. GMEM blocks are as wide as their shape; an SMEM view spans whole
+// rows unless it indexes every dimension (one element). Accesses the refs do not show (the
+// share of a row a CTA multicasts) refine the cells when they happen (memory::refine).
+std::int64_t initial_grain(ir::Kernel const& k, ir::RefBase base, int id, std::vector<std::int64_t> const& shape) {
+  std::int64_t g = shape.back();
+  for (auto const& r : k.refs) {
+    if (r.base != base || r.id != id) continue;
+    if (base == ir::RefBase::param && !r.shape.empty()) g = std::gcd(g, r.shape.back());
+    if (base == ir::RefBase::alloc && r.index.size() >= shape.size()) g = 1;
+  }
   return std::max<std::int64_t>(g, 1);
 }
 
@@ -155,18 +158,40 @@ struct memory {
   // contents), so pages nobody touches cost nothing.
   epoch* sw = nullptr;
   epoch* sr = nullptr;
-  // Elements per shadow cell: every access covers whole cells, so the shadow is still exact to
-  // the byte. An SMEM view always spans whole innermost rows of its allocation (indexing fixes
-  // leading dimensions only): one cell per row. GMEM blocks start at multiples of their width:
-  // one cell per gcd of the innermost extents of every block of that parameter.
+  // Elements per shadow cell. Every access covers whole cells (machine::fit splits them
+  // first when one would not), so the shadow is exact to the element, which for one dtype per
+  // memory is exact to the byte. Cells as wide as the accesses keep the checks at a few
+  // epochs per row of a copy. The grain always divides the innermost extent, so a row of any
+  // view starts at cell boundary iff its first element's innermost index does.
   std::int64_t grain = 1;
   std::unique_ptr<epoch, decltype(&std::free)> sw_owner{nullptr, &std::free}, sr_owner{nullptr, &std::free};
+  std::int64_t elements() const { return std::accumulate(shape.begin(), shape.end(), std::int64_t{1}, std::multiplies<>()); }
   void allocate_shadow(std::size_t n, bool reads) {
     sw_owner.reset(static_cast<epoch*>(std::calloc(n, sizeof(epoch))));
     if (reads) sr_owner.reset(static_cast<epoch*>(std::calloc(n, sizeof(epoch))));
     if (!sw_owner || (reads && !sr_owner)) throw std::bad_alloc();
     sw = sw_owner.get();
     sr = sr_owner.get();
+  }
+  // Splits every cell into cells of `g` elements (g divides grain), each inheriting its
+  // parent's epochs. All-zero cells (GMEM nobody touched yet) are skipped, so their pages of
+  // the fresh calloc stay unmapped.
+  void refine(std::int64_t g) {
+    const std::int64_t f = grain / g, cells = elements() / grain;
+    auto split = [&](std::unique_ptr<epoch, decltype(&std::free)>& owner) {
+      if (!owner) return;
+      auto* fine = static_cast<epoch*>(std::calloc(static_cast<std::size_t>(cells * f), sizeof(epoch)));
+      if (!fine) throw std::bad_alloc();
+      epoch const* coarse = owner.get();
+      for (std::int64_t c = 0; c < cells; ++c)
+        if (coarse[c].clock != 0 || coarse[c].who != 0) std::fill_n(fine + c * f, f, coarse[c]);
+      owner.reset(fine);
+    };
+    split(sw_owner);
+    split(sr_owner);
+    sw = sw_owner.get();
+    sr = sr_owner.get();
+    grain = g;
   }
   bool smem = false;
 };
@@ -391,13 +416,14 @@ class machine {
       m.data = gmem[i].bytes.data();
       auto has = [&](std::vector<int> const& v) { return std::find(v.begin(), v.end(), static_cast<int>(i)) != v.end(); };
       if (o_.checks && has(written)) {
-        m.grain = gmem_grain(k, static_cast<int>(i));
+        m.grain = initial_grain(k, ir::RefBase::param, static_cast<int>(i), m.shape);
         m.allocate_shadow(static_cast<std::size_t>(gmem[i].elements() / m.grain), has(read));
       }
       gmem_.push_back(std::move(m));
     }
     // Barrier elements and their offsets within a CTA.
     for (std::size_t a = 0; a < k.allocs.size(); ++a) {
+      smem_grain_.push_back(k.allocs[a].kind == ir::AllocKind::smem ? initial_grain(k, ir::RefBase::alloc, static_cast<int>(a), k.allocs[a].shape) : 1);
       bar_base_.push_back(bar_count_);
       auto const& al = k.allocs[a];
       if (al.kind == ir::AllocKind::barrier || al.kind == ir::AllocKind::cluster_barrier)
@@ -447,8 +473,12 @@ class machine {
     ++clusters_run_;
     shared_.clear();  // read sets of earlier clusters are never looked up again (cluster mismatch)
     for (auto& cs : ctas_)  // recycle SMEM storage: large fresh allocations cost a page fault per 4 KiB
-      for (auto& m : cs.smem)
+      for (std::size_t a = 0; a < cs.smem.size(); ++a) {
+        auto& m = cs.smem[a];
         if (!m.owned.empty()) smem_pool_.push_back(std::move(m.owned));
+        // Grains refined by this cluster's accesses: the next cluster starts with them.
+        if (m.sw) smem_grain_[a] = std::gcd(smem_grain_[a], m.grain);
+      }
     ctas_.clear();
     agents_.clear();
     pending_.clear();
@@ -493,7 +523,7 @@ class machine {
           m.data = m.owned.data();
           m.smem = true;
           if (o_.checks) {
-            m.grain = al.shape.back();
+            m.grain = smem_grain_[a];
             m.allocate_shadow(static_cast<std::size_t>(n / m.grain), true);
             std::fill_n(m.sw, n / m.grain, epoch::make(0, poison, 0));
           }
@@ -874,6 +904,7 @@ class machine {
   void access(region const& g, bool write, vclock const& vc, epoch stamp, int agent_for_msg, const char* what) {
     auto& m = *g.mem;
     if (!m.sw) return;
+    fit(g);
     epoch memo_in{~0u, ~0u}, memo_out{};  // the last read epoch transformed by next_read
     auto next_for = [&](epoch r) {
       if (!same(r, memo_in)) {
@@ -924,6 +955,15 @@ class machine {
         cr[k] = next;
       }
     });
+  }
+
+  // Makes the cells of g's memory no wider than g's rows, so that the shadow sees exactly the
+  // elements an access touches (one element, a multicast share of a row).
+  static void fit(region const& g) {
+    auto& m = *g.mem;
+    const std::int64_t start = g.origin.back(), width = g.box.back();
+    if (start % m.grain == 0 && width % m.grain == 0) return;
+    m.refine(std::gcd(m.grain, std::gcd(start, width)));
   }
 
   static bool uniform(epoch const* e, std::int64_t len) {
@@ -1019,6 +1059,7 @@ class machine {
   void check_fenced(region const& g, vclock const& vc, int agent) {
     auto& m = *g.mem;
     if (!m.sw) return;
+    fit(g);
     const int na = static_cast<int>(agents_.size());
     bool reported = false;
     epoch checked{~0u, ~0u};  // the last write epoch found fenced
@@ -1566,6 +1607,7 @@ class machine {
   rng rng_;
   std::vector<memory> gmem_;
   std::vector<std::int64_t> bar_base_;
+  std::vector<std::int64_t> smem_grain_;  // per allocation: the shadow grain its next cluster starts with
   std::int64_t bar_count_ = 0;
   std::map<int, std::vector<int>> arrivers_;
   std::vector<cta_state> ctas_;

@@ -326,3 +326,45 @@ TEST_CASE("a rank-1 multicast lands each CTA's share of the row: shadows split t
   }
   CHECK_FALSE(interp::explore(k, inputs, {.schedule = interp::policy::pct, .seed = 6}, 50).failing_seed);
 }
+
+// ---- proxy fences: generic writes before any async-proxy access of the same bytes ----------
+
+TEST_CASE("a TMA store over GMEM written with ordinary stores needs commit_smem in between", "[interp][fence]") {
+  // y's block is cleared with ordinary stores after the fence that covers buf, then the TMA
+  // store writes the same block: the clear may land after the copy.
+  auto make = []<bool Bug>() {
+    return lower(kernel<sm_90a>("clear_then_tma_store", grid(1), threads(1_c), gmem<f32>("x", shape(64_c, 64_c)), gmem<f32>("y", shape(64_c, 64_c)),
+                                smem<f32>(shape(64_c, 64_c)), barrier(arrivals(1_c)), [](auto x, auto y, auto buf, auto loaded) {
+                                  auto clear = [&] {
+                                    if constexpr (Bug) return store(y.tile(shape(64_c, 64_c), 0_c, 0_c), 0.0f);
+                                    else return seq(store(y.tile(shape(64_c, 64_c), 0_c, 0_c), 0.0f), commit_smem());
+                                  }();
+                                  return seq(copy_gmem_to_smem(x.block(0_c, 0_c), buf, loaded), barrier_wait(loaded),
+                                             store(buf, load(buf) + 1.0f), commit_smem(), clear, copy_smem_to_gmem(buf, y.block(0_c, 0_c)),
+                                             commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
+                                }));
+  };
+  const auto bad = make.operator()<true>();
+  const auto inputs = testing::random_buffers(bad, 35);
+  for (auto p : {interp::policy::eager, interp::policy::lazy}) {
+    INFO("policy " << interp::policy_name(p));
+    auto r = interp::run(bad, inputs, {.schedule = p});
+    REQUIRE(r.diagnostics.size() == 1);
+    CHECK(r.diagnostics[0].kind == interp::check::missing_fence);
+    CHECK_THAT(r.diagnostics[0].message, Contains("kernel 'clear_then_tma_store', op #6 (copy_smem_to_gmem)") &&
+                                             Contains("the TMA engine writes GMEM y[0, 0], written by warpgroup 0 of CTA (0, 0, 0)") &&
+                                             Contains("may land after the copy's bytes"));
+  }
+  const auto good = make.operator()<false>();
+  for (auto p : {interp::policy::eager, interp::policy::lazy}) {
+    auto r = interp::run(good, inputs, {.schedule = p});
+    for (auto const& d : r.diagnostics) UNSCOPED_INFO(d.message);
+    REQUIRE(r.ok());
+    auto expected = inputs[1];
+    auto x = inputs[0].as<float>();
+    auto ys = expected.as<float>();
+    for (std::size_t i = 0; i < x.size(); ++i) ys[i] = x[i] + 1.0f;
+    CHECK(r.buffers[1].bytes == expected.bytes);
+  }
+  CHECK_FALSE(interp::explore(good, inputs, {.schedule = interp::policy::pct, .seed = 9}, 50).failing_seed);
+}

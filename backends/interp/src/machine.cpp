@@ -1055,8 +1055,13 @@ class machine {
     return fmt::format("a TMA store {} issued by {} (bulk group #{})", s % 2 ? "writing GMEM" : "reading SMEM", who(agents_[s / 2]), e.clock);
   }
 
-  // Generic SMEM writes must be fenced (commit_smem) before the async proxy reads them.
-  void check_fenced(region const& g, vclock const& vc, int agent) {
+  // Generic writes must be fenced (commit_smem: fence.proxy.async) before the async proxy
+  // touches the same bytes, in SMEM and in GMEM alike. Reading them, the copy may see the old
+  // contents; writing them, the generic store may land after the copy and overwrite its bytes.
+  // (The other way round needs no proxy fence: a TMA load's bytes are visible to whoever
+  // observes its mbarrier completion, and a generic read before a refill only has to be
+  // ordered before the copy's issue.) `copy_writes`: the copy writes g (else it reads g).
+  void check_fenced(region const& g, vclock const& vc, int agent, bool copy_writes) {
     auto& m = *g.mem;
     if (!m.sw) return;
     fit(g);
@@ -1076,9 +1081,12 @@ class machine {
         if (it == f.end() || *it >= vc.c[w.comp()]) {
           reported = true;
           report(check::missing_fence, cur_op_, agent,
-                 fmt::format("the TMA engine reads {}[{}], written by {} through ordinary stores with no commit_smem() "
-                             "(fence.proxy.async) between that write and this copy: the copy may read stale data",
-                             m.name, fmt::join(unflatten(m, cell * m.grain), ", "), who(agents_[w.comp()])));
+                 fmt::format("the TMA engine {} {} {}[{}], written by {} through ordinary stores with no commit_smem() "
+                             "(fence.proxy.async) between that write and this copy: {}",
+                             copy_writes ? "writes" : "reads", m.smem ? "SMEM" : "GMEM", m.name,
+                             fmt::join(unflatten(m, cell * m.grain), ", "), who(agents_[w.comp()]),
+                             copy_writes ? "the ordinary store may land after the copy's bytes and overwrite them"
+                                         : "the copy may read stale data"));
         }
       }
     });
@@ -1223,11 +1231,17 @@ class machine {
     switch (op.what) {
       case async_op::kind::load: {
         // Read the GMEM source, then land in every destination and complete its bytes.
-        if (o_.checks) access(op.src, false, op.vc, epoch_of_load(op), a.comp, "a TMA load");
+        if (o_.checks) {
+          check_fenced(op.src, op.vc, a.comp, false);
+          access(op.src, false, op.vc, epoch_of_load(op), a.comp, "a TMA load");
+        }
         for (std::size_t d = 0; d < op.dst.size(); ++d) {
           auto& b = ctas_[op.dst_cta[d]].barriers[static_cast<std::size_t>(op.bar_elem)];
           const epoch stamp = epoch::make(b.completed + 1, static_cast<std::uint32_t>(b.comp), cluster_id());
-          if (o_.checks) access(op.dst[d], true, op.vc, stamp, a.comp, "a TMA load");
+          if (o_.checks) {
+            check_fenced(op.dst[d], op.vc, a.comp, true);
+            access(op.dst[d], true, op.vc, stamp, a.comp, "a TMA load");
+          }
           copy_region(op.src, op.dst[d]);
           b.tx -= op.bytes;
           b.releases.join(op.vc);
@@ -1238,7 +1252,7 @@ class machine {
       }
       case async_op::kind::store_read: {
         const epoch stamp = epoch::make(static_cast<std::uint32_t>(op.group + 1), static_cast<std::uint32_t>(a.store_r_comp), cluster_id());
-        if (o_.checks) check_fenced(op.src, op.vc, a.comp);
+        if (o_.checks) check_fenced(op.src, op.vc, a.comp, false);
         --group_of(a, op.group).reads_pending;
         if (o_.schedule == policy::eager) {
           // Eager completes the write right after the read with nothing in between: copy
@@ -1246,7 +1260,10 @@ class machine {
           if (o_.checks) access(op.src, false, op.vc, stamp, a.comp, "a TMA store");
           trace_async(op, 1, "store (SMEM read)");
           const epoch wstamp = epoch::make(static_cast<std::uint32_t>(op.group + 1), static_cast<std::uint32_t>(a.store_w_comp), cluster_id());
-          if (o_.checks) access(op.gdst, true, op.vc, wstamp, a.comp, "a TMA store");
+          if (o_.checks) {
+            check_fenced(op.gdst, op.vc, a.comp, true);
+            access(op.gdst, true, op.vc, wstamp, a.comp, "a TMA store");
+          }
           copy_region(op.src, op.gdst);
           --group_of(a, op.group).writes_pending;
           trace_async(op, 1, "store (GMEM write)");
@@ -1261,7 +1278,10 @@ class machine {
       }
       case async_op::kind::store_write: {
         const epoch stamp = epoch::make(static_cast<std::uint32_t>(op.group + 1), static_cast<std::uint32_t>(a.store_w_comp), cluster_id());
-        if (o_.checks) access(op.gdst, true, op.vc, stamp, a.comp, "a TMA store");
+        if (o_.checks) {
+          check_fenced(op.gdst, op.vc, a.comp, true);
+          access(op.gdst, true, op.vc, stamp, a.comp, "a TMA store");
+        }
         write_region(op.gdst, *op.staged);
         release(std::move(*op.staged));
         --group_of(a, op.group).writes_pending;

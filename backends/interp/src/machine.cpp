@@ -913,8 +913,18 @@ class machine {
       }
       return memo_out;
     };
+    // A verdict depends on the epoch alone (the element only names it in the message), and one
+    // that passed passes again: rows nearly always repeat the epoch of the row before.
+    epoch passed_w{~0u, ~0u}, passed_r{~0u, ~0u};
+    auto judge_write = [&](std::int64_t elem, epoch w) {
+      if (same(w, passed_w)) return;
+      judge_write_epoch(m, elem, w, write, vc, agent_for_msg, what);
+      passed_w = w;
+    };
     auto judge_read_epoch = [&](std::int64_t elem, epoch r) {
-      if (write && r.clock != 0 && !hb(r, vc)) race(m, elem, culprit(r, vc), "write", agent_for_msg, what, false);
+      if (!write || r.clock == 0 || same(r, passed_r)) return;
+      if (!hb(r, vc)) race(m, elem, culprit(r, vc), "write", agent_for_msg, what, false);
+      passed_r = r;
     };
     const std::int64_t grain = m.grain;
     g.rows([&](std::int64_t first, std::int64_t, std::int64_t elems) {
@@ -923,7 +933,7 @@ class machine {
       epoch* cw = m.sw + off;
       epoch* cr = m.sr ? m.sr + off : nullptr;
       if (uniform(cw, len) && (!cr || uniform(cr, len))) {
-        judge_write_epoch(m, off * grain, cw[0], write, vc, agent_for_msg, what);
+        judge_write(off * grain, cw[0]);
         if (cr) judge_read_epoch(off * grain, cr[0]);
         if (write) {
           std::fill_n(cw, len, stamp);
@@ -934,11 +944,11 @@ class machine {
         return;
       }
       epoch last = cw[0];
-      judge_write_epoch(m, off * grain, last, write, vc, agent_for_msg, what);
+      judge_write(off * grain, last);
       for (std::int64_t k = 0; k < len; ++k) {
         if (!same(cw[k], last)) {
           last = cw[k];
-          judge_write_epoch(m, (off + k) * grain, last, write, vc, agent_for_msg, what);
+          judge_write((off + k) * grain, last);
         }
         if (write) cw[k] = stamp;
       }
@@ -978,11 +988,15 @@ class machine {
     return diff == 0;
   }
 
+  // `what` non-null: the access is a copy engine's (async proxy), which must also find every
+  // ordinary store it is ordered after fenced.
   void judge_write_epoch(memory const& m, std::int64_t elem, epoch w, bool write, vclock const& vc, int agent, const char* what) {
     if (is_poison(w)) {
       if (!write) poison_read(m, elem, agent, what);
     } else if (!hb(w, vc)) {
       race(m, elem, w, write ? "write" : "read", agent, what, true);
+    } else if (what && w.clock != 0 && w.comp() < agents_.size()) {
+      check_fenced(m, elem, w, write, vc, agent);
     }
   }
 
@@ -1060,36 +1074,18 @@ class machine {
   // contents; writing them, the generic store may land after the copy and overwrite its bytes.
   // (The other way round needs no proxy fence: a TMA load's bytes are visible to whoever
   // observes its mbarrier completion, and a generic read before a refill only has to be
-  // ordered before the copy's issue.) `copy_writes`: the copy writes g (else it reads g).
-  void check_fenced(region const& g, vclock const& vc, int agent, bool copy_writes) {
-    auto& m = *g.mem;
-    if (!m.sw) return;
-    fit(g);
-    const int na = static_cast<int>(agents_.size());
-    bool reported = false;
-    epoch checked{~0u, ~0u};  // the last write epoch found fenced
-    g.rows([&](std::int64_t off, std::int64_t, std::int64_t len) {
-      for (std::int64_t cell = off / m.grain; cell < (off + len) / m.grain && !reported; ++cell) {
-        auto const& w = m.sw[cell];
-        if (same(w, checked)) continue;
-        checked = w;
-        if (w.clock == 0 || static_cast<int>(w.comp()) >= na || w.cluster() != cluster_id()) continue;  // host, async proxy, other cluster
-        // A write the copy is not even ordered after is a race, which access() reports.
-        if (vc.c[w.comp()] < w.clock) continue;
-        auto const& f = agents_[w.comp()].fences;
-        auto it = std::lower_bound(f.begin(), f.end(), w.clock);
-        if (it == f.end() || *it >= vc.c[w.comp()]) {
-          reported = true;
-          report(check::missing_fence, cur_op_, agent,
-                 fmt::format("the TMA engine {} {} {}[{}], written by {} through ordinary stores with no commit_smem() "
-                             "(fence.proxy.async) between that write and this copy: {}",
-                             copy_writes ? "writes" : "reads", m.smem ? "SMEM" : "GMEM", m.name,
-                             fmt::join(unflatten(m, cell * m.grain), ", "), who(agents_[w.comp()]),
-                             copy_writes ? "the ordinary store may land after the copy's bytes and overwrite them"
-                                         : "the copy may read stale data"));
-        }
-      }
-    });
+  // ordered before the copy's issue.) `w` is the ordinary store, which the copy (issued at
+  // `vc`) is ordered after: its writer must have fenced since, and the issuer seen the fence.
+  void check_fenced(memory const& m, std::int64_t elem, epoch w, bool copy_writes, vclock const& vc, int agent) {
+    auto const& f = agents_[w.comp()].fences;
+    auto it = std::lower_bound(f.begin(), f.end(), w.clock);
+    if (it != f.end() && *it < vc.c[w.comp()]) return;
+    report(check::missing_fence, cur_op_, agent,
+           fmt::format("the TMA engine {} {} {}[{}], written by {} through ordinary stores with no commit_smem() "
+                       "(fence.proxy.async) between that write and this copy: {}",
+                       copy_writes ? "writes" : "reads", m.smem ? "SMEM" : "GMEM", m.name, fmt::join(unflatten(m, elem), ", "),
+                       who(agents_[w.comp()]),
+                       copy_writes ? "the ordinary store may land after the copy's bytes and overwrite them" : "the copy may read stale data"));
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -1231,17 +1227,11 @@ class machine {
     switch (op.what) {
       case async_op::kind::load: {
         // Read the GMEM source, then land in every destination and complete its bytes.
-        if (o_.checks) {
-          check_fenced(op.src, op.vc, a.comp, false);
-          access(op.src, false, op.vc, epoch_of_load(op), a.comp, "a TMA load");
-        }
+        if (o_.checks) access(op.src, false, op.vc, epoch_of_load(op), a.comp, "a TMA load");
         for (std::size_t d = 0; d < op.dst.size(); ++d) {
           auto& b = ctas_[op.dst_cta[d]].barriers[static_cast<std::size_t>(op.bar_elem)];
           const epoch stamp = epoch::make(b.completed + 1, static_cast<std::uint32_t>(b.comp), cluster_id());
-          if (o_.checks) {
-            check_fenced(op.dst[d], op.vc, a.comp, true);
-            access(op.dst[d], true, op.vc, stamp, a.comp, "a TMA load");
-          }
+          if (o_.checks) access(op.dst[d], true, op.vc, stamp, a.comp, "a TMA load");
           copy_region(op.src, op.dst[d]);
           b.tx -= op.bytes;
           b.releases.join(op.vc);
@@ -1252,7 +1242,6 @@ class machine {
       }
       case async_op::kind::store_read: {
         const epoch stamp = epoch::make(static_cast<std::uint32_t>(op.group + 1), static_cast<std::uint32_t>(a.store_r_comp), cluster_id());
-        if (o_.checks) check_fenced(op.src, op.vc, a.comp, false);
         --group_of(a, op.group).reads_pending;
         if (o_.schedule == policy::eager) {
           // Eager completes the write right after the read with nothing in between: copy
@@ -1260,10 +1249,7 @@ class machine {
           if (o_.checks) access(op.src, false, op.vc, stamp, a.comp, "a TMA store");
           trace_async(op, 1, "store (SMEM read)");
           const epoch wstamp = epoch::make(static_cast<std::uint32_t>(op.group + 1), static_cast<std::uint32_t>(a.store_w_comp), cluster_id());
-          if (o_.checks) {
-            check_fenced(op.gdst, op.vc, a.comp, true);
-            access(op.gdst, true, op.vc, wstamp, a.comp, "a TMA store");
-          }
+          if (o_.checks) access(op.gdst, true, op.vc, wstamp, a.comp, "a TMA store");
           copy_region(op.src, op.gdst);
           --group_of(a, op.group).writes_pending;
           trace_async(op, 1, "store (GMEM write)");
@@ -1278,10 +1264,7 @@ class machine {
       }
       case async_op::kind::store_write: {
         const epoch stamp = epoch::make(static_cast<std::uint32_t>(op.group + 1), static_cast<std::uint32_t>(a.store_w_comp), cluster_id());
-        if (o_.checks) {
-          check_fenced(op.gdst, op.vc, a.comp, true);
-          access(op.gdst, true, op.vc, stamp, a.comp, "a TMA store");
-        }
+        if (o_.checks) access(op.gdst, true, op.vc, stamp, a.comp, "a TMA store");
         write_region(op.gdst, *op.staged);
         release(std::move(*op.staged));
         --group_of(a, op.group).writes_pending;

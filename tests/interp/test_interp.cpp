@@ -236,3 +236,135 @@ TEST_CASE("emit_pipeline over a 2-D grid of steps", "[interp][pipeline]") {
   }
   CHECK_FALSE(interp::explore(k, inputs, {.schedule = interp::policy::pct, .seed = 8}, 100).failing_seed);
 }
+
+// ---- shadow granularity: every access is checked at its own width ---------------------------
+// Each SMEM allocation and GMEM parameter starts with one shadow cell per row; an access that
+// does not cover whole cells (one element, a multicast share of a row) splits them first.
+
+TEST_CASE("single-element SMEM writes are recorded: no poison read of what they wrote", "[interp][shadow]") {
+  // Row 0 of buf is filled one element at a time, then read as a whole row.
+  auto k = lower(kernel<sm_90a>("fill_by_element", grid(1), threads(1_c), gmem<f32>("y", shape(64_c)), smem<f32>(shape(2_c, 64_c)),
+                                [](auto y, auto buf) {
+                                  return seq(for_(range(64_c), [&](auto j) { return store(buf[0_c][j], 2.5f); }),
+                                             store(y.tile(shape(64_c), 0_c), load(buf[0_c]) + 1.0f));
+                                }));
+  const auto inputs = testing::random_buffers(k, 31);
+  for (auto p : {interp::policy::eager, interp::policy::lazy}) {
+    auto r = interp::run(k, inputs, {.schedule = p});
+    for (auto const& d : r.diagnostics) UNSCOPED_INFO(d.message);
+    REQUIRE(r.ok());
+    for (float v : r.buffers[0].as<float>()) CHECK(v == 3.5f);
+  }
+  // The element never written still reads as poison, at its own index.
+  auto gap = lower(kernel<sm_90a>("fill_with_gap", grid(1), threads(1_c), gmem<f32>("y", shape(64_c)), smem<f32>(shape(2_c, 64_c)),
+                                  [](auto y, auto buf) {
+                                    return seq(for_(range(63_c), [&](auto j) { return store(buf[1_c][j], 2.5f); }),
+                                               store(y.tile(shape(64_c), 0_c), load(buf[1_c])));
+                                  }));
+  auto r = interp::run(gap, testing::random_buffers(gap, 32));
+  REQUIRE(r.diagnostics.size() == 1);
+  CHECK(r.diagnostics[0].kind == interp::check::poison_read);
+  CHECK_THAT(r.diagnostics[0].message, Contains("kernel 'fill_with_gap'") && Contains("op #3 (store)") && Contains("reads s0[1, 63] (element 127)"));
+}
+
+TEST_CASE("a race on one SMEM element between two warpgroups is found; distinct elements are not a race", "[interp][shadow]") {
+  // Both warpgroups write element [0][c]; c = 0 for both (the bug) or c = thread_id() (fine).
+  // A 2-arrival barrier then orders both writes before warpgroup 0 reads the row.
+  auto make = []<bool Same>() {
+    return lower(kernel<sm_90a>(Same ? "element_race" : "element_disjoint", grid(1), threads(2_c), gmem<f32>("y", shape(2_c)),
+                                smem<f32>(shape(1_c, 2_c)), barrier(arrivals(2_c)), [&](auto y, auto buf, auto done) {
+                                  auto write = [&] {
+                                    if constexpr (Same) return store(buf[0_c][0_c], 1.0f);
+                                    else return store(buf[0_c][thread_id()], 1.0f);
+                                  }();
+                                  return seq(write, barrier_arrive(done), barrier_wait(done),
+                                             if_(thread_id() == 0_c, store(y.tile(shape(2_c), 0_c), load(buf[0_c]))));
+                                }));
+  };
+  const auto race = make.operator()<true>();
+  const auto inputs = testing::random_buffers(race, 33);
+  for (auto p : {interp::policy::eager, interp::policy::lazy}) {
+    INFO("policy " << interp::policy_name(p));
+    auto r = interp::run(race, inputs, {.schedule = p});
+    REQUIRE(r.diagnostics.size() == 1);
+    CHECK(r.diagnostics[0].kind == interp::check::data_race);
+    CHECK_THAT(r.diagnostics[0].message, Contains("kernel 'element_race'") && Contains("op #1 (store)") &&
+                                             Contains("data race on SMEM s0[0, 0]") && Contains("is not ordered after the earlier write by warpgroup"));
+  }
+  const auto fine = make.operator()<false>();
+  for (auto p : {interp::policy::eager, interp::policy::lazy}) {
+    auto r = interp::run(fine, inputs, {.schedule = p});
+    for (auto const& d : r.diagnostics) UNSCOPED_INFO(d.message);
+    REQUIRE(r.ok());
+    CHECK(r.buffers[0].as<float>()[0] == 1.0f);
+    CHECK(r.buffers[0].as<float>()[1] == 1.0f);
+  }
+  CHECK_FALSE(interp::explore(fine, inputs, {.schedule = interp::policy::pct, .seed = 4}, 50).failing_seed);
+}
+
+TEST_CASE("a rank-1 multicast lands each CTA's share of the row: shadows split to the share", "[interp][shadow]") {
+  // w (128 elements) is multicast to both CTAs of a cluster: each loads 64 and receives 128.
+  // Each CTA then scales its 128-element strip of x by w.
+  auto k = lower(kernel<sm_90a>("multicast_row", grid(4), threads(1_c), cluster(2_c), gmem<f32>("x", shape(512_c)), gmem<f32>("w", shape(128_c)),
+                                gmem<f32>("y", shape(512_c)), smem<f32>(shape(128_c)), barrier(arrivals(1_c)),
+                                [](auto x, auto w, auto y, auto ws, auto loaded) {
+                                  return seq(copy_gmem_to_smem(w.block(0_c), ws, loaded, collective_axes(0_c)), barrier_wait(loaded),
+                                             store(y.tile(shape(128_c), program_id()), load(x.tile(shape(128_c), program_id())) * load(ws)));
+                                }));
+  const auto inputs = testing::random_buffers(k, 34);
+  auto expected = inputs[2];
+  auto x = inputs[0].as<float>();
+  auto w = inputs[1].as<float>();
+  auto ys = expected.as<float>();
+  for (std::size_t i = 0; i < ys.size(); ++i) ys[i] = x[i] * w[i % 128];
+  for (auto p : {interp::policy::eager, interp::policy::lazy}) {
+    INFO("policy " << interp::policy_name(p));
+    auto r = interp::run(k, inputs, {.schedule = p});
+    for (auto const& d : r.diagnostics) UNSCOPED_INFO(d.message);
+    REQUIRE(r.ok());
+    CHECK(r.buffers[2].bytes == expected.bytes);
+  }
+  CHECK_FALSE(interp::explore(k, inputs, {.schedule = interp::policy::pct, .seed = 6}, 50).failing_seed);
+}
+
+// ---- proxy fences: generic writes before any async-proxy access of the same bytes ----------
+
+TEST_CASE("a TMA store over GMEM written with ordinary stores needs commit_smem in between", "[interp][fence]") {
+  // y's block is cleared with ordinary stores after the fence that covers buf, then the TMA
+  // store writes the same block: the clear may land after the copy.
+  auto make = []<bool Bug>() {
+    return lower(kernel<sm_90a>("clear_then_tma_store", grid(1), threads(1_c), gmem<f32>("x", shape(64_c, 64_c)), gmem<f32>("y", shape(64_c, 64_c)),
+                                smem<f32>(shape(64_c, 64_c)), barrier(arrivals(1_c)), [](auto x, auto y, auto buf, auto loaded) {
+                                  auto clear = [&] {
+                                    if constexpr (Bug) return store(y.tile(shape(64_c, 64_c), 0_c, 0_c), 0.0f);
+                                    else return seq(store(y.tile(shape(64_c, 64_c), 0_c, 0_c), 0.0f), commit_smem());
+                                  }();
+                                  return seq(copy_gmem_to_smem(x.block(0_c, 0_c), buf, loaded), barrier_wait(loaded),
+                                             store(buf, load(buf) + 1.0f), commit_smem(), clear, copy_smem_to_gmem(buf, y.block(0_c, 0_c)),
+                                             commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
+                                }));
+  };
+  const auto bad = make.operator()<true>();
+  const auto inputs = testing::random_buffers(bad, 35);
+  for (auto p : {interp::policy::eager, interp::policy::lazy}) {
+    INFO("policy " << interp::policy_name(p));
+    auto r = interp::run(bad, inputs, {.schedule = p});
+    REQUIRE(r.diagnostics.size() == 1);
+    CHECK(r.diagnostics[0].kind == interp::check::missing_fence);
+    CHECK_THAT(r.diagnostics[0].message, Contains("kernel 'clear_then_tma_store', op #6 (copy_smem_to_gmem)") &&
+                                             Contains("the TMA engine writes GMEM y[0, 0], written by warpgroup 0 of CTA (0, 0, 0)") &&
+                                             Contains("may land after the copy's bytes"));
+  }
+  const auto good = make.operator()<false>();
+  for (auto p : {interp::policy::eager, interp::policy::lazy}) {
+    auto r = interp::run(good, inputs, {.schedule = p});
+    for (auto const& d : r.diagnostics) UNSCOPED_INFO(d.message);
+    REQUIRE(r.ok());
+    auto expected = inputs[1];
+    auto x = inputs[0].as<float>();
+    auto ys = expected.as<float>();
+    for (std::size_t i = 0; i < x.size(); ++i) ys[i] = x[i] + 1.0f;
+    CHECK(r.buffers[1].bytes == expected.bytes);
+  }
+  CHECK_FALSE(interp::explore(good, inputs, {.schedule = interp::policy::pct, .seed = 9}, 50).failing_seed);
+}

@@ -51,3 +51,21 @@ TEST_CASE("swizzled SMEM is addressed through the swizzle function", "[codegen]"
   REQUIRE(g.maps.size() == 1);
   CHECK(g.maps[0].swizzle == 128);
 }
+
+TEST_CASE("commit_smem fences GMEM too where TMA touches a parameter that ordinary stores write", "[codegen]") {
+  // t is written with ordinary stores and read back by TMA: the SMEM-only fence would not order them.
+  auto k = lower(kernel<sm_90a>("workspace", grid(1), threads(1_c), gmem<f32>("x", shape(64_c, 64_c)), gmem<f32>("t", shape(64_c, 64_c)),
+                                smem<f32>(shape(64_c, 64_c)), barrier(arrivals(1_c)), [](auto x, auto t, auto buf, auto bar) {
+                                  return seq(store(t.tile(shape(64_c, 64_c), 0_c, 0_c), load(x.tile(shape(64_c, 64_c), 0_c, 0_c)) + 1.0f),
+                                             commit_smem(), copy_gmem_to_smem(t.block(0_c, 0_c), buf, bar), barrier_wait(bar),
+                                             store(x.tile(shape(64_c, 64_c), 0_c, 0_c), load(buf)));
+                                }));
+  const auto g = nvrtc::generate(k);
+  CHECK_THAT(g.source, Contains("sc::fence_proxy_async_all();  // op #2"));
+  CHECK_THAT(g.source, Contains("asm volatile(\"fence.proxy.async;\""));
+  // add_one writes GMEM only through TMA: the SMEM fence.
+  auto const& e = registry::global().find("add_one");
+  const auto plain = nvrtc::generate(e.build(registry::resolve(e, {})));
+  CHECK_THAT(plain.source, Contains("sc::fence_proxy_async();"));
+  CHECK_THAT(plain.source, !Contains("sc::fence_proxy_async_all();"));
+}

@@ -321,8 +321,35 @@ TEST_CASE("zoo: a TMA store of generic writes without commit_smem misses the pro
   const std::string name = "zoo_no_proxy_fence";
   auto r = run_under(zoo::no_proxy_fence(), policy::eager);
   auto d = the_diagnostic(r, check::missing_fence, name, 8);
-  require_mentions(d, {"(copy_smem_to_gmem)", "the TMA engine reads s0[0, 0, 0], written by warpgroup 0 of CTA (0, 0, 0)",
+  require_mentions(d, {"(copy_smem_to_gmem)", "the TMA engine reads SMEM s0[0, 0, 0], written by warpgroup 0 of CTA (0, 0, 0)",
                        "no commit_smem() (fence.proxy.async)"});
+  fixed_twin_is_clean(name);
+}
+
+TEST_CASE("zoo: a TMA load of GMEM written with ordinary stores misses the proxy fence", "[zoo][missing_fence]") {
+  const std::string name = "zoo_workspace_no_fence";
+  const auto k = zoo::workspace_no_fence();
+  for (auto p : {policy::eager, policy::lazy}) {
+    auto r = run_under(k, p);
+    auto d = the_diagnostic(r, check::missing_fence, name, 4);
+    CHECK(k_op_is(k, d.op, ir::StmtOp::copy_gmem_to_smem));
+    require_mentions(d, {"the TMA engine reads GMEM t[0, 0], written by warpgroup 0 of CTA (0, 0, 0) through ordinary stores",
+                         "no commit_smem() (fence.proxy.async)", "the copy may read stale data"});
+  }
+  fixed_twin_is_clean(name);
+}
+
+TEST_CASE("zoo: a TMA refill over ordinary stores into the stage misses the proxy fence", "[zoo][missing_fence]") {
+  // The first refill (step 2 into stage 0) lands on bytes step 0 wrote in place.
+  const std::string name = "zoo_refill_over_generic_store";
+  const auto k = zoo::refill_over_generic_store();
+  for (auto p : {policy::eager, policy::lazy}) {
+    auto r = run_under(k, p);
+    auto d = the_diagnostic(r, check::missing_fence, name, 10);
+    CHECK(k_op_is(k, d.op, ir::StmtOp::copy_gmem_to_smem));
+    require_mentions(d, {"the TMA engine writes SMEM s0[0, 0, 0], written by warpgroup 0 of CTA (0, 0, 0) through ordinary stores",
+                         "the ordinary store may land after the copy's bytes and overwrite them"});
+  }
   fixed_twin_is_clean(name);
 }
 

@@ -18,6 +18,15 @@ void ref_add_one(std::vector<host_tensor>& t) {  // x, y: y = x + 1
   auto y = t[1].as<float>();
   for (std::size_t i = 0; i < x.size(); ++i) y[i] = x[i] + 1.0f;
 }
+void ref_workspace(std::vector<host_tensor>& t) {  // x, t, y: t = x + 1, y = 2t
+  auto x = t[0].as<float>();
+  auto w = t[1].as<float>();
+  auto y = t[2].as<float>();
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    w[i] = x[i] + 1.0f;
+    y[i] = w[i] * 2.0f;
+  }
+}
 void ref_fanout(std::vector<host_tensor>& t) {  // x, y, z: y = x + 1, z = 2x
   auto x = t[0].as<float>();
   auto y = t[1].as<float>();
@@ -754,6 +763,80 @@ struct make_no_proxy_fence {
   }
 };
 
+// Two passes through a GMEM workspace: each step stages t = x + 1 with ordinary stores, reads
+// the block back with TMA and sends y = 2t with a TMA store (a split into passes as a fused
+// kernel's first draft has it, before the workspace is cut out).
+// MISTAKE: no commit_smem() between the ordinary stores into t and the TMA load of t: the async
+// proxy may read t's old contents (the generated code had only bar.sync between them).
+// FIX: commit_smem() after the store; in a kernel whose TMA reads GMEM that it also writes with
+// ordinary stores, it is the unqualified fence.proxy.async, covering GMEM as well as SMEM.
+template <bool Bug>
+struct make_workspace_no_fence {
+  ir::Kernel operator()() const {
+    const std::int64_t M = 256, N = 256, steps = N / 64;
+    return lower(kernel<sm_90a>(
+        "zoo_workspace_no_fence", grid(M / 128), threads(1_c),
+        gmem<f32>("x", shape(M, N)),               // (row, col)
+        gmem<f32>("t", shape(M, N)),               // (row, col): the workspace, t = x + 1
+        gmem<f32>("y", shape(M, N)),               // (row, col): y = 2t
+        smem<f32>(shape(128_c, 64_c)),             // buf: t's block, then y's
+        barrier(arrivals(1_c), count(1_c)),        // loaded: buf holds t's block
+        [&](auto x, auto t, auto y, auto buf, auto loaded) {
+          auto row = program_id();
+          return seq(for_(range(steps),
+                          [&](auto j) {
+                            auto stage_t = store(t.tile(shape(128_c, 64_c), row, j), load(x.tile(shape(128_c, 64_c), row, j)) + 1.0f);
+                            auto staged = [&] {
+                              if constexpr (Bug) return stage_t;
+                              else return seq(stage_t, commit_smem());
+                            }();
+                            return seq(staged, copy_gmem_to_smem(t.block(row, j), buf, loaded), barrier_wait(loaded),
+                                       store(buf, load(buf) * 2.0f), commit_smem(), copy_smem_to_gmem(buf, y.block(row, j)),
+                                       commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c, read_only));
+                          }),
+                     wait_smem_to_gmem(0_c));
+        }));
+  }
+};
+
+// add_one (K = 2) computing in place: each stage gets x + 1 written over it, y is written from
+// the stage with ordinary stores, and the stage is refilled with step j + 2.
+// MISTAKE: no commit_smem() between the in-place stores and the refill's TMA load into the same
+// bytes: on hardware the generic stores may land after the TMA write and clobber the next
+// step's input.
+// FIX: commit_smem() before the refill.
+template <bool Bug>
+struct make_refill_over_generic_store {
+  ir::Kernel operator()() const {
+    constexpr long long K = 2;
+    const std::int64_t M = 256, N = 512, steps = N / 64;
+    return lower(kernel<sm_90a>(
+        "zoo_refill_over_generic_store", grid(M / 128), threads(1_c),
+        gmem<f32>("x", shape(M, N)),               // (row, col)
+        gmem<f32>("y", shape(M, N)),               // (row, col)
+        smem<f32>(shape(int_c<K>, 128_c, 64_c)),   // (stage, row, col)
+        barrier(arrivals(1_c), count(int_c<K>)),   // full[stage]
+        [&](auto x, auto y, auto buf, auto full) {
+          auto row = program_id();
+          auto prologue = for_(range(int_c<K>), [&](auto j) {
+            auto s = stage<K>(j);
+            return copy_gmem_to_smem(x.block(row, j), buf[s], full[s]);
+          });
+          auto main_loop = for_(range(steps), [&](auto j) {
+            auto s = stage<K>(j);
+            auto next = s.advance(int_c<K>);
+            auto compute = seq(store(buf[s], load(buf[s]) + 1.0f), store(y.tile(shape(128_c, 64_c), row, j), load(buf[s])));
+            auto fenced = [&] {
+              if constexpr (Bug) return compute;
+              else return seq(compute, commit_smem());
+            }();
+            return seq(barrier_wait(full[s]), fenced, if_(next.step < steps, copy_gmem_to_smem(x.block(row, next.step), buf[s], full[s])));
+          });
+          return seq(prologue, main_loop);
+        }));
+  }
+};
+
 // =============================================================================================
 // store pending at exit
 // =============================================================================================
@@ -916,6 +999,8 @@ ir::Kernel same_block_two_ctas(variant v) { return build<make_same_block_two_cta
 ir::Kernel read_before_wait(variant v) { return build<make_read_before_wait>(v); }
 ir::Kernel output_reuse_no_wait(variant v) { return build<make_output_reuse_no_wait>(v); }
 ir::Kernel no_proxy_fence(variant v) { return build<make_no_proxy_fence>(v); }
+ir::Kernel workspace_no_fence(variant v) { return build<make_workspace_no_fence>(v); }
+ir::Kernel refill_over_generic_store(variant v) { return build<make_refill_over_generic_store>(v); }
 ir::Kernel no_final_wait(variant v) { return build<make_no_final_wait>(v); }
 ir::Kernel store_never_committed(variant v) { return build<make_store_never_committed>(v); }
 ir::Kernel one_consumer_releases(variant v) { return build<make_one_consumer_releases>(v); }
@@ -941,6 +1026,8 @@ std::vector<entry> const& all() {
       {"zoo_output_reuse_no_wait", check::data_race, output_reuse_no_wait, ref_scale},
       {"zoo_one_consumer_releases", check::data_race, one_consumer_releases, ref_fanout},
       {"zoo_no_proxy_fence", check::missing_fence, no_proxy_fence, ref_add_one},
+      {"zoo_workspace_no_fence", check::missing_fence, workspace_no_fence, ref_workspace},
+      {"zoo_refill_over_generic_store", check::missing_fence, refill_over_generic_store, ref_add_one},
       {"zoo_no_final_wait", check::store_pending_at_exit, no_final_wait, ref_add_one},
       {"zoo_store_never_committed", check::store_pending_at_exit, store_never_committed, ref_add_one},
       {"zoo_early_release", check::data_race, early_release, ref_copy},

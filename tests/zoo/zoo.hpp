@@ -39,6 +39,8 @@ ir::Kernel output_reuse_no_wait(variant v = variant::buggy);    // scale_store<1
 ir::Kernel one_consumer_releases(variant v = variant::buggy);   // two consumers, the refill waits for one of them
 // ---- missing fence ---------------------------------------------------------------------------
 ir::Kernel no_proxy_fence(variant v = variant::buggy);     // add_one without commit_smem
+ir::Kernel workspace_no_fence(variant v = variant::buggy);  // ordinary stores into GMEM read back by TMA, no commit_smem
+ir::Kernel refill_over_generic_store(variant v = variant::buggy);  // in-place add_one refilled by TMA with no commit_smem
 // ---- store pending at exit -------------------------------------------------------------------
 ir::Kernel no_final_wait(variant v = variant::buggy);          // add_one without the last wait_smem_to_gmem(0)
 ir::Kernel store_never_committed(variant v = variant::buggy);  // a TMA store never put in a bulk group

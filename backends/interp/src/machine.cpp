@@ -55,14 +55,17 @@ const char* check_name(check c) {
 }
 
 namespace {
-// The shadow grain of a GMEM parameter (see memory::grain).
-std::int64_t gmem_grain(ir::Kernel const& k, int param) {
-  std::int64_t g = k.params[param].shape.back();
-  for (auto const& r : k.refs)
-    if (r.base == ir::RefBase::param && r.id == param && !r.shape.empty()) g = std::gcd(g, r.shape.back());
-  for (auto const& s : k.stmts)  // a rank-1 multicast splits its block along the innermost dimension
-    if (s.op == ir::StmtOp::copy_gmem_to_smem && !s.axes.empty() && k.refs[s.refs[0]].id == param && k.refs[s.refs[0]].shape.size() == 1)
-      g = 1;
+// The shadow grain a memory starts with (see memory::grain): the gcd of the innermost extents
+// of the views the IR names. GMEM blocks are as wide as their shape; an SMEM view spans whole
+// rows unless it indexes every dimension (one element). Accesses the refs do not show (the
+// share of a row a CTA multicasts) refine the cells when they happen (memory::refine).
+std::int64_t initial_grain(ir::Kernel const& k, ir::RefBase base, int id, std::vector<std::int64_t> const& shape) {
+  std::int64_t g = shape.back();
+  for (auto const& r : k.refs) {
+    if (r.base != base || r.id != id) continue;
+    if (base == ir::RefBase::param && !r.shape.empty()) g = std::gcd(g, r.shape.back());
+    if (base == ir::RefBase::alloc && r.index.size() >= shape.size()) g = 1;
+  }
   return std::max<std::int64_t>(g, 1);
 }
 
@@ -155,18 +158,40 @@ struct memory {
   // contents), so pages nobody touches cost nothing.
   epoch* sw = nullptr;
   epoch* sr = nullptr;
-  // Elements per shadow cell: every access covers whole cells, so the shadow is still exact to
-  // the byte. An SMEM view always spans whole innermost rows of its allocation (indexing fixes
-  // leading dimensions only): one cell per row. GMEM blocks start at multiples of their width:
-  // one cell per gcd of the innermost extents of every block of that parameter.
+  // Elements per shadow cell. Every access covers whole cells (machine::fit splits them
+  // first when one would not), so the shadow is exact to the element, which for one dtype per
+  // memory is exact to the byte. Cells as wide as the accesses keep the checks at a few
+  // epochs per row of a copy. The grain always divides the innermost extent, so a row of any
+  // view starts at cell boundary iff its first element's innermost index does.
   std::int64_t grain = 1;
   std::unique_ptr<epoch, decltype(&std::free)> sw_owner{nullptr, &std::free}, sr_owner{nullptr, &std::free};
+  std::int64_t elements() const { return std::accumulate(shape.begin(), shape.end(), std::int64_t{1}, std::multiplies<>()); }
   void allocate_shadow(std::size_t n, bool reads) {
     sw_owner.reset(static_cast<epoch*>(std::calloc(n, sizeof(epoch))));
     if (reads) sr_owner.reset(static_cast<epoch*>(std::calloc(n, sizeof(epoch))));
     if (!sw_owner || (reads && !sr_owner)) throw std::bad_alloc();
     sw = sw_owner.get();
     sr = sr_owner.get();
+  }
+  // Splits every cell into cells of `g` elements (g divides grain), each inheriting its
+  // parent's epochs. All-zero cells (GMEM nobody touched yet) are skipped, so their pages of
+  // the fresh calloc stay unmapped.
+  void refine(std::int64_t g) {
+    const std::int64_t f = grain / g, cells = elements() / grain;
+    auto split = [&](std::unique_ptr<epoch, decltype(&std::free)>& owner) {
+      if (!owner) return;
+      auto* fine = static_cast<epoch*>(std::calloc(static_cast<std::size_t>(cells * f), sizeof(epoch)));
+      if (!fine) throw std::bad_alloc();
+      epoch const* coarse = owner.get();
+      for (std::int64_t c = 0; c < cells; ++c)
+        if (coarse[c].clock != 0 || coarse[c].who != 0) std::fill_n(fine + c * f, f, coarse[c]);
+      owner.reset(fine);
+    };
+    split(sw_owner);
+    split(sr_owner);
+    sw = sw_owner.get();
+    sr = sr_owner.get();
+    grain = g;
   }
   bool smem = false;
 };
@@ -391,13 +416,14 @@ class machine {
       m.data = gmem[i].bytes.data();
       auto has = [&](std::vector<int> const& v) { return std::find(v.begin(), v.end(), static_cast<int>(i)) != v.end(); };
       if (o_.checks && has(written)) {
-        m.grain = gmem_grain(k, static_cast<int>(i));
+        m.grain = initial_grain(k, ir::RefBase::param, static_cast<int>(i), m.shape);
         m.allocate_shadow(static_cast<std::size_t>(gmem[i].elements() / m.grain), has(read));
       }
       gmem_.push_back(std::move(m));
     }
     // Barrier elements and their offsets within a CTA.
     for (std::size_t a = 0; a < k.allocs.size(); ++a) {
+      smem_grain_.push_back(k.allocs[a].kind == ir::AllocKind::smem ? initial_grain(k, ir::RefBase::alloc, static_cast<int>(a), k.allocs[a].shape) : 1);
       bar_base_.push_back(bar_count_);
       auto const& al = k.allocs[a];
       if (al.kind == ir::AllocKind::barrier || al.kind == ir::AllocKind::cluster_barrier)
@@ -447,8 +473,12 @@ class machine {
     ++clusters_run_;
     shared_.clear();  // read sets of earlier clusters are never looked up again (cluster mismatch)
     for (auto& cs : ctas_)  // recycle SMEM storage: large fresh allocations cost a page fault per 4 KiB
-      for (auto& m : cs.smem)
+      for (std::size_t a = 0; a < cs.smem.size(); ++a) {
+        auto& m = cs.smem[a];
         if (!m.owned.empty()) smem_pool_.push_back(std::move(m.owned));
+        // Grains refined by this cluster's accesses: the next cluster starts with them.
+        if (m.sw) smem_grain_[a] = std::gcd(smem_grain_[a], m.grain);
+      }
     ctas_.clear();
     agents_.clear();
     pending_.clear();
@@ -493,7 +523,7 @@ class machine {
           m.data = m.owned.data();
           m.smem = true;
           if (o_.checks) {
-            m.grain = al.shape.back();
+            m.grain = smem_grain_[a];
             m.allocate_shadow(static_cast<std::size_t>(n / m.grain), true);
             std::fill_n(m.sw, n / m.grain, epoch::make(0, poison, 0));
           }
@@ -878,6 +908,7 @@ class machine {
   void access(region const& g, bool write, vclock const& vc, epoch stamp, int agent_for_msg, const char* what) {
     auto& m = *g.mem;
     if (!m.sw) return;
+    fit(g);
     epoch memo_in{~0u, ~0u}, memo_out{};  // the last read epoch transformed by next_read
     auto next_for = [&](epoch r) {
       if (!same(r, memo_in)) {
@@ -886,8 +917,18 @@ class machine {
       }
       return memo_out;
     };
+    // A verdict depends on the epoch alone (the element only names it in the message), and one
+    // that passed passes again: rows nearly always repeat the epoch of the row before.
+    epoch passed_w{~0u, ~0u}, passed_r{~0u, ~0u};
+    auto judge_write = [&](std::int64_t elem, epoch w) {
+      if (same(w, passed_w)) return;
+      judge_write_epoch(m, elem, w, write, vc, agent_for_msg, what);
+      passed_w = w;
+    };
     auto judge_read_epoch = [&](std::int64_t elem, epoch r) {
-      if (write && r.clock != 0 && !hb(r, vc)) race(m, elem, culprit(r, vc), "write", agent_for_msg, what, false);
+      if (!write || r.clock == 0 || same(r, passed_r)) return;
+      if (!hb(r, vc)) race(m, elem, culprit(r, vc), "write", agent_for_msg, what, false);
+      passed_r = r;
     };
     const std::int64_t grain = m.grain;
     g.rows([&](std::int64_t first, std::int64_t, std::int64_t elems) {
@@ -896,7 +937,7 @@ class machine {
       epoch* cw = m.sw + off;
       epoch* cr = m.sr ? m.sr + off : nullptr;
       if (uniform(cw, len) && (!cr || uniform(cr, len))) {
-        judge_write_epoch(m, off * grain, cw[0], write, vc, agent_for_msg, what);
+        judge_write(off * grain, cw[0]);
         if (cr) judge_read_epoch(off * grain, cr[0]);
         if (write) {
           std::fill_n(cw, len, stamp);
@@ -907,11 +948,11 @@ class machine {
         return;
       }
       epoch last = cw[0];
-      judge_write_epoch(m, off * grain, last, write, vc, agent_for_msg, what);
+      judge_write(off * grain, last);
       for (std::int64_t k = 0; k < len; ++k) {
         if (!same(cw[k], last)) {
           last = cw[k];
-          judge_write_epoch(m, (off + k) * grain, last, write, vc, agent_for_msg, what);
+          judge_write((off + k) * grain, last);
         }
         if (write) cw[k] = stamp;
       }
@@ -930,6 +971,15 @@ class machine {
     });
   }
 
+  // Makes the cells of g's memory no wider than g's rows, so that the shadow sees exactly the
+  // elements an access touches (one element, a multicast share of a row).
+  static void fit(region const& g) {
+    auto& m = *g.mem;
+    const std::int64_t start = g.origin.back(), width = g.box.back();
+    if (start % m.grain == 0 && width % m.grain == 0) return;
+    m.refine(std::gcd(m.grain, std::gcd(start, width)));
+  }
+
   static bool uniform(epoch const* e, std::int64_t len) {
     static_assert(sizeof(epoch) == sizeof(std::uint64_t));
     std::uint64_t first, x;
@@ -942,11 +992,15 @@ class machine {
     return diff == 0;
   }
 
+  // `what` non-null: the access is a copy engine's (async proxy), which must also find every
+  // ordinary store it is ordered after fenced.
   void judge_write_epoch(memory const& m, std::int64_t elem, epoch w, bool write, vclock const& vc, int agent, const char* what) {
     if (is_poison(w)) {
       if (!write) poison_read(m, elem, agent, what);
     } else if (!hb(w, vc)) {
       race(m, elem, w, write ? "write" : "read", agent, what, true);
+    } else if (what && w.clock != 0 && w.comp() < agents_.size()) {
+      check_fenced(m, elem, w, write, vc, agent);
     }
   }
 
@@ -1019,32 +1073,23 @@ class machine {
     return fmt::format("a TMA store {} issued by {} (bulk group #{})", s % 2 ? "writing GMEM" : "reading SMEM", who(agents_[s / 2]), e.clock);
   }
 
-  // Generic SMEM writes must be fenced (commit_smem) before the async proxy reads them.
-  void check_fenced(region const& g, vclock const& vc, int agent) {
-    auto& m = *g.mem;
-    if (!m.sw) return;
-    const int na = static_cast<int>(agents_.size());
-    bool reported = false;
-    epoch checked{~0u, ~0u};  // the last write epoch found fenced
-    g.rows([&](std::int64_t off, std::int64_t, std::int64_t len) {
-      for (std::int64_t cell = off / m.grain; cell < (off + len) / m.grain && !reported; ++cell) {
-        auto const& w = m.sw[cell];
-        if (same(w, checked)) continue;
-        checked = w;
-        if (w.clock == 0 || static_cast<int>(w.comp()) >= na || w.cluster() != cluster_id()) continue;  // host, async proxy, other cluster
-        // A write the copy is not even ordered after is a race, which access() reports.
-        if (vc.c[w.comp()] < w.clock) continue;
-        auto const& f = agents_[w.comp()].fences;
-        auto it = std::lower_bound(f.begin(), f.end(), w.clock);
-        if (it == f.end() || *it >= vc.c[w.comp()]) {
-          reported = true;
-          report(check::missing_fence, cur_op_, agent,
-                 fmt::format("the TMA engine reads {}[{}], written by {} through ordinary stores with no commit_smem() "
-                             "(fence.proxy.async) between that write and this copy: the copy may read stale data",
-                             m.name, fmt::join(unflatten(m, cell * m.grain), ", "), who(agents_[w.comp()])));
-        }
-      }
-    });
+  // Generic writes must be fenced (commit_smem: fence.proxy.async) before the async proxy
+  // touches the same bytes, in SMEM and in GMEM alike. Reading them, the copy may see the old
+  // contents; writing them, the generic store may land after the copy and overwrite its bytes.
+  // (The other way round needs no proxy fence: a TMA load's bytes are visible to whoever
+  // observes its mbarrier completion, and a generic read before a refill only has to be
+  // ordered before the copy's issue.) `w` is the ordinary store, which the copy (issued at
+  // `vc`) is ordered after: its writer must have fenced since, and the issuer seen the fence.
+  void check_fenced(memory const& m, std::int64_t elem, epoch w, bool copy_writes, vclock const& vc, int agent) {
+    auto const& f = agents_[w.comp()].fences;
+    auto it = std::lower_bound(f.begin(), f.end(), w.clock);
+    if (it != f.end() && *it < vc.c[w.comp()]) return;
+    report(check::missing_fence, cur_op_, agent,
+           fmt::format("the TMA engine {} {} {}[{}], written by {} through ordinary stores with no commit_smem() "
+                       "(fence.proxy.async) between that write and this copy: {}",
+                       copy_writes ? "writes" : "reads", m.smem ? "SMEM" : "GMEM", m.name, fmt::join(unflatten(m, elem), ", "),
+                       who(agents_[w.comp()]),
+                       copy_writes ? "the ordinary store may land after the copy's bytes and overwrite them" : "the copy may read stale data"));
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -1201,7 +1246,6 @@ class machine {
       }
       case async_op::kind::store_read: {
         const epoch stamp = epoch::make(static_cast<std::uint32_t>(op.group + 1), static_cast<std::uint32_t>(a.store_r_comp), cluster_id());
-        if (o_.checks) check_fenced(op.src, op.vc, a.comp);
         --group_of(a, op.group).reads_pending;
         if (o_.schedule == policy::eager) {
           // Eager completes the write right after the read with nothing in between: copy
@@ -1570,6 +1614,7 @@ class machine {
   rng rng_;
   std::vector<memory> gmem_;
   std::vector<std::int64_t> bar_base_;
+  std::vector<std::int64_t> smem_grain_;  // per allocation: the shadow grain its next cluster starts with
   std::int64_t bar_count_ = 0;
   std::map<int, std::vector<int>> arrivers_;
   std::vector<cta_state> ctas_;

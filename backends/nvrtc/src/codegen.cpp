@@ -459,7 +459,7 @@ class emitter {
         dirty_ = false;
         return;
       case ir::StmtOp::commit_smem:
-        line(fmt::format("sc::fence_proxy_async();  // op #{}", id));
+        line(fmt::format("sc::fence_proxy_async{}();  // op #{}", gmem_cross_proxy() ? "_all" : "", id));
         return;
       case ir::StmtOp::barrier_arrive: {
         auto const& r = k_.refs[s.refs[0]];
@@ -560,6 +560,20 @@ class emitter {
       case ir::StmtOp::tcgen05_commit_arrive:
         unsupported_op(id, "a tensor-core op (it arrives with the tensor-core issue)");
     }
+  }
+
+  // commit_smem() fences GMEM too (DESIGN.md, docs/interpreter.md): needed only where a TMA copy
+  // touches a parameter that ordinary stores also write; elsewhere the SMEM-only fence is enough.
+  bool gmem_cross_proxy() const {
+    std::vector<bool> generic(k_.params.size(), false), tma(k_.params.size(), false);
+    for (auto const& s : k_.stmts) {
+      if (s.op == ir::StmtOp::store && k_.refs[s.refs[0]].base == ir::RefBase::param) generic[k_.refs[s.refs[0]].id] = true;
+      if (s.op == ir::StmtOp::copy_gmem_to_smem) tma[k_.refs[s.refs[0]].id] = true;
+      if (s.op == ir::StmtOp::copy_smem_to_gmem) tma[k_.refs[s.refs[1]].id] = true;
+    }
+    for (std::size_t p = 0; p < generic.size(); ++p)
+      if (generic[p] && tma[p]) return true;
+    return false;
   }
 
   ir::Kernel const& k_;

@@ -51,3 +51,17 @@ TEST_CASE("swizzled SMEM is addressed through the swizzle function", "[codegen]"
   REQUIRE(g.maps.size() == 1);
   CHECK(g.maps[0].swizzle == 128);
 }
+
+// ---- issue 11: crashes and silent miscompiles ------------------------------------------------
+
+TEST_CASE("u32 tiles multiply in unsigned 32-bit arithmetic, not in signed 64 bits", "[codegen]") {
+  auto k = lower(kernel<sm_90a>("u32_mul", grid(1), threads(1_c), gmem<u32>("x", shape(256_c)), gmem<u32>("y", shape(256_c)),
+                                [](auto x, auto y) {
+                                  auto t = [&](auto p) { return p.tile(shape(256_c), 0_c); };
+                                  return store(t(y), load(t(x)) * load(t(x)));
+                                }));
+  const auto g = nvrtc::generate(k);
+  CHECK_THAT(g.source, Contains("(static_cast<unsigned>(static_cast<long long>("));
+  CHECK_THAT(g.source, !Contains("static_cast<long long>(reinterpret_cast<const unsigned*>(&raw0)[u]) * static_cast<long long>("));
+}
+

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <stagecraft/interp/interp.hpp>
+
 #include "common.hpp"
 
 using namespace stagecraft;
@@ -135,3 +137,37 @@ TEST_CASE("the whole op catalog lowers: Blackwell tcgen05 with TMEM and clusters
   CHECK_THAT(text, Contains("cluster_barrier cb6: [1] arrivals=2 collective_axes=(0)"));
   CHECK(ir::tmem_columns(k) == 128);
 }
+
+// ---- rules that used to surface after compilation (issue 11) ----------------------------------
+
+namespace {
+std::vector<host_tensor> random_inputs(ir::Kernel const& k, std::uint64_t seed, double lo, double hi) {
+  auto rng = testing::seeded_rng(seed);
+  std::uniform_real_distribution<double> dist(lo, hi);
+  std::vector<host_tensor> out;
+  for (auto const& p : k.params) {
+    auto t = host_tensor::zeros(p.dtype, p.shape);
+    for (std::int64_t i = 0; i < t.elements(); ++i) t.set(i, dist(rng));
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("u32 tiles multiply modulo 2^32 in the interpreter", "[lowering]") {
+  // u32 x u32 used to be computed in int64, which overflows (UB) once the product reaches 2^63.
+  auto k = lower(kernel<sm_90a>("u32_mul", grid(1), threads(1_c), gmem<u32>("x", shape(256_c)), gmem<u32>("y", shape(256_c)),
+                                [](auto x, auto y) {
+                                  auto t = [&](auto p) { return p.tile(shape(256_c), 0_c); };
+                                  return store(t(y), load(t(x)) * load(t(x)) * load(t(x)));
+                                }));
+  const std::uint64_t seed = 63;
+  INFO("input seed " << seed);
+  const auto inputs = random_inputs(k, seed, 3.0e9, 4294967295.0);  // squares above 2^63
+  const auto r = interp::run(k, inputs);
+  REQUIRE(r.ok());
+  auto x = inputs[0].as<std::uint32_t>();
+  auto y = r.buffers[1].as<std::uint32_t>();
+  for (std::size_t i = 0; i < x.size(); ++i) REQUIRE(y[i] == static_cast<std::uint32_t>(x[i] * x[i] * x[i]));
+}
+

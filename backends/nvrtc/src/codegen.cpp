@@ -290,7 +290,11 @@ class emitter {
     switch (v.op) {
       case ir::ValueOp::add: return round(fmt::format("({} + {})", a, b));
       case ir::ValueOp::sub: return round(fmt::format("({} - {})", a, b));
-      case ir::ValueOp::mul: return round(fmt::format("({} * {})", a, b));
+      case ir::ValueOp::mul:
+        // Integer tiles are computed in 64 bits, where a u32 x u32 product (up to 2^64) overflows
+        // a signed long long: multiply in the type's own (modular) arithmetic instead.
+        if (v.dtype == ir::DType::u32) return round(fmt::format("(static_cast<unsigned>({}) * static_cast<unsigned>({}))", a, b));
+        return round(fmt::format("({} * {})", a, b));
       case ir::ValueOp::div:  // integer division by zero gives -1 (as div.s32 does and the interpreter models); in C++ it is UB
         return round(fp ? fmt::format("({} / {})", a, b) : fmt::format("sc::idiv({}, {})", a, b));
       case ir::ValueOp::min: return round(fp ? fmt::format("fminf({}, {})", a, b) : fmt::format("min({}, {})", a, b));

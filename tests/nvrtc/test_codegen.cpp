@@ -54,6 +54,20 @@ TEST_CASE("swizzled SMEM is addressed through the swizzle function", "[codegen]"
 
 // ---- issue 11: crashes and silent miscompiles ------------------------------------------------
 
+TEST_CASE("a store to one fully indexed SMEM element generates a one-element store", "[codegen]") {
+  // A rank-0 view used to crash the generator (shape.back() of an empty shape).
+  auto k = lower(kernel<sm_90a>("one_element", grid(1), threads(1_c), gmem<f32>("x", shape(8_c, 32_c)), gmem<f32>("y", shape(8_c, 32_c)),
+                                smem<f32>(shape(8_c, 32_c)), barrier(arrivals(1_c)), [](auto x, auto y, auto buf, auto bar) {
+                                  return seq(copy_gmem_to_smem(x.block(0_c, 0_c), buf, bar), barrier_wait(bar),
+                                             store(buf[3_c][5_c], load(buf[1_c][2_c]) * 2.0f + load(buf[3_c][5_c])), commit_smem(),
+                                             copy_smem_to_gmem(buf, y.block(0_c, 0_c)), commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
+                                }));
+  const auto g = nvrtc::generate(k);
+  CHECK_THAT(g.source, Contains("for (int i0 = lane * 1; i0 < 1; i0 += 128) {  // op #3: store, 1 element(s) per thread"));
+  // Element (3, 5) of a (8, 32) f32 array: byte 3 * 128 + 5 * 4.
+  CHECK_THAT(g.source, Contains("((0LL * 8 + 3LL) * 32 + 5LL) * 4"));
+}
+
 TEST_CASE("u32 tiles multiply in unsigned 32-bit arithmetic, not in signed 64 bits", "[codegen]") {
   auto k = lower(kernel<sm_90a>("u32_mul", grid(1), threads(1_c), gmem<u32>("x", shape(256_c)), gmem<u32>("y", shape(256_c)),
                                 [](auto x, auto y) {

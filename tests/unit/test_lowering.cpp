@@ -154,6 +154,24 @@ std::vector<host_tensor> random_inputs(ir::Kernel const& k, std::uint64_t seed, 
 }
 }  // namespace
 
+TEST_CASE("a store to one fully indexed SMEM element writes that element only", "[lowering]") {
+  auto k = lower(kernel<sm_90a>("one_element", grid(1), threads(1_c), gmem<f32>("x", shape(8_c, 32_c)), gmem<f32>("y", shape(8_c, 32_c)),
+                                smem<f32>(shape(8_c, 32_c)), barrier(arrivals(1_c)), [](auto x, auto y, auto buf, auto bar) {
+                                  return seq(copy_gmem_to_smem(x.block(0_c, 0_c), buf, bar), barrier_wait(bar),
+                                             store(buf[3_c][5_c], load(buf[1_c][2_c]) * 2.0f + load(buf[3_c][5_c])), commit_smem(),
+                                             copy_smem_to_gmem(buf, y.block(0_c, 0_c)), commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
+                                }));
+  const std::uint64_t seed = 62;
+  INFO("input seed " << seed);
+  const auto inputs = random_inputs(k, seed, -8, 8);
+  const auto r = interp::run(k, inputs);
+  for (auto const& d : r.diagnostics) UNSCOPED_INFO(d.message);
+  REQUIRE(r.ok());
+  auto expected = inputs[0];
+  expected.set(3 * 32 + 5, static_cast<float>(inputs[0].get(32 + 2)) * 2.0f + static_cast<float>(inputs[0].get(3 * 32 + 5)));
+  CHECK(first_difference(r.buffers[1], expected) == -1);
+}
+
 TEST_CASE("u32 tiles multiply modulo 2^32 in the interpreter", "[lowering]") {
   // u32 x u32 used to be computed in int64, which overflows (UB) once the product reaches 2^63.
   auto k = lower(kernel<sm_90a>("u32_mul", grid(1), threads(1_c), gmem<u32>("x", shape(256_c)), gmem<u32>("y", shape(256_c)),

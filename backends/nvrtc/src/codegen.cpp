@@ -510,7 +510,8 @@ class emitter {
         int v = 16 / width;
         std::vector<ir::ValueId> leaves;
         loads_of(s.value, leaves);
-        bool aligned = r.shape.back() % v == 0 && n % (128LL * v) == 0;
+        // A fully indexed view (rank 0) is one element: no innermost extent to vectorise over.
+        bool aligned = !r.shape.empty() && r.shape.back() % v == 0 && n % (128LL * v) == 0;
         bool same_width = true;
         auto check_ref = [&](ir::RefId rr) {
           auto const& ref = k_.refs[rr];

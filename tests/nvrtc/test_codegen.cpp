@@ -13,8 +13,8 @@ TEST_CASE("every example generates a kernel with its tensor maps and shared memo
     INFO("kernel " << e->name);
     const auto k = e->build(registry::resolve(*e, {}));
     const auto g = nvrtc::generate(k);
-    CHECK(g.entry == e->name);
-    CHECK_THAT(g.source, Contains("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(128 * k.warpgroups) + ") " + e->name + "("));
+    CHECK(g.entry == "stagecraft_" + e->name);
+    CHECK_THAT(g.source, Contains("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(128 * k.warpgroups) + ") " + g.entry + "("));
     CHECK(g.smem_bytes == ir::smem_bytes(k));
     CHECK(g.block_threads == 128 * k.warpgroups);
     CHECK_THAT(g.source, Contains("sc::mbar_init(") && Contains("sc::mbar_fence_init()") && Contains("sc::mbar_wait("));
@@ -77,5 +77,30 @@ TEST_CASE("u32 tiles multiply in unsigned 32-bit arithmetic, not in signed 64 bi
   const auto g = nvrtc::generate(k);
   CHECK_THAT(g.source, Contains("(static_cast<unsigned>(static_cast<long long>("));
   CHECK_THAT(g.source, !Contains("static_cast<long long>(reinterpret_cast<const unsigned*>(&raw0)[u]) * static_cast<long long>("));
+}
+
+namespace {
+// A kernel called `name` with parameters `a` and `b` that copies, waits and stores.
+ir::Kernel named(std::string const& name, std::string const& a, std::string const& b) {
+  return lower(kernel<sm_90a>(name, grid(1), threads(1_c), gmem<f32>(a, shape(64_c, 32_c)), gmem<f32>(b, shape(64_c, 32_c)),
+                              smem<f32>(shape(64_c, 32_c)), barrier(arrivals(1_c)), [](auto x, auto y, auto buf, auto bar) {
+                                return seq(copy_gmem_to_smem(x.block(0_c, 0_c), buf, bar), barrier_wait(bar), store(buf, load(buf) + 1.0f),
+                                           commit_smem(), copy_smem_to_gmem(buf, y.block(0_c, 0_c)), commit_smem_to_gmem_group(),
+                                           wait_smem_to_gmem(0_c));
+                              }));
+}
+}  // namespace
+
+// Names the generated code or CUDA declares at global scope or inside the kernel.
+const std::vector<std::string> clashing_names = {"sc", "smem", "smem_base", "wg", "lane", "parity", "tmap0", "p_x", "expf", "min", "threadIdx", "main", "int"};
+
+TEST_CASE("a kernel may be called anything that is a C identifier: its symbol is prefixed", "[codegen]") {
+  for (auto const& name : clashing_names) {
+    INFO("kernel " << name);
+    const auto g = nvrtc::generate(named(name, "sc", "smem"));
+    CHECK(g.entry == "stagecraft_" + name);
+    CHECK_THAT(g.source, Contains("void __launch_bounds__(128) stagecraft_" + name + "(const __grid_constant__ sc::tmap_t tmap0"));
+    CHECK_THAT(g.source, Contains("float* __restrict__ p_sc, float* __restrict__ p_smem)"));
+  }
 }
 

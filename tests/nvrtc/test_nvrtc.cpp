@@ -2,11 +2,13 @@
 // valid), carries the instructions the op catalog promises, spills nothing, and is cached.
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <cstdlib>
 #include <filesystem>
 
 #include <stagecraft/nvrtc/nvrtc.hpp>
 #include <stagecraft/registry.hpp>
+#include <stagecraft/stagecraft.hpp>
 
 using namespace stagecraft;
 using Catch::Matchers::Contains;
@@ -82,3 +84,23 @@ TEST_CASE("generated code NVRTC rejects is reported as our bug, with the log and
                       Contains("a bug in stagecraft's code generator") && Contains("kernel 'broken' on sm_100a") &&
                           Contains("undeclared_name") && Contains(">    2 |   y[threadIdx.x] = undeclared_name;"));
 }
+
+TEST_CASE("kernels and parameters named like generated code (sc, smem, ...) or CUDA (expf, main, ...) compile", "[nvrtc]") {
+  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  auto named = [](std::string const& name, std::string const& a, std::string const& b) {
+    return lower(kernel<sm_90a>(name, grid(1), threads(1_c), gmem<f32>(a, shape(64_c, 32_c)), gmem<f32>(b, shape(64_c, 32_c)),
+                                smem<f32>(shape(64_c, 32_c)), barrier(arrivals(1_c)), [](auto x, auto y, auto buf, auto bar) {
+                                  return seq(copy_gmem_to_smem(x.block(0_c, 0_c), buf, bar), barrier_wait(bar), store(buf, load(buf) + 1.0f),
+                                             commit_smem(), copy_smem_to_gmem(buf, y.block(0_c, 0_c)), commit_smem_to_gmem_group(),
+                                             wait_smem_to_gmem(0_c));
+                                }));
+  };
+  for (auto const& [name, a, b] : std::vector<std::array<std::string, 3>>{
+           {"sc", "smem", "sc"}, {"smem", "sc", "smem"}, {"smem_base", "wg", "lane"}, {"parity", "tmap0", "parity"},
+           {"expf", "main", "min"}, {"threadIdx", "x", "y"}, {"main", "x", "y"}, {"int", "x", "y"}}) {
+    INFO("kernel " << name << "(" << a << ", " << b << ")");
+    const auto c = nvrtc::compile(named(name, a, b), ir::Target::sm_90a, o);
+    CHECK_THAT(c.ptx, Contains(".entry stagecraft_" + name + "("));
+  }
+}
+

@@ -33,6 +33,12 @@ const char* ctype(ir::DType t) {
   return "?";
 }
 
+// The generated function's C++ name. A kernel may be called anything that is a C identifier,
+// including names the generated code or CUDA itself declares at global scope (`sc`, `smem`,
+// `expf`, `min`, `threadIdx`, `main`, `int`), so the symbol is never the bare kernel name: a
+// prefix no CUDA header uses keeps every kernel name valid, and profilers still show the name.
+std::string entry_name(std::string const& kernel) { return "stagecraft_" + kernel; }
+
 // An f32 literal that reads back to exactly the same float.
 std::string float_literal(double v) {
   const float f = static_cast<float>(v);
@@ -52,7 +58,7 @@ class emitter {
     layout();
     collect_maps();
     generated g;
-    g.entry = k_.name;
+    g.entry = entry_name(k_.name);
     g.maps = maps_;
     g.smem_bytes = smem_end_;
     g.block_threads = 128 * k_.warpgroups;
@@ -136,8 +142,8 @@ class emitter {
     std::vector<std::string> params;
     for (std::size_t i = 0; i < maps_.size(); ++i) params.push_back(fmt::format("const __grid_constant__ sc::tmap_t tmap{}", i));
     for (auto const& p : k_.params) params.push_back(fmt::format("{}* __restrict__ p_{}", ctype(p.dtype), p.name));
-    std::string h = fmt::format("\nextern \"C\" __global__ void __launch_bounds__({}) {}({}) {{\n", 128 * k_.warpgroups, k_.name,
-                                fmt::join(params, ", "));
+    std::string h = fmt::format("\nextern \"C\" __global__ void __launch_bounds__({}) {}({}) {{\n", 128 * k_.warpgroups,
+                                entry_name(k_.name), fmt::join(params, ", "));
     h += "  extern __shared__ __align__(1024) unsigned char smem[];\n";
     h += "  const int wg = static_cast<int>(threadIdx.x) / 128;\n  const int lane = static_cast<int>(threadIdx.x) % 128;\n";
     h += "  const unsigned smem_base = sc::smem_addr(smem);\n";

@@ -189,3 +189,21 @@ TEST_CASE("u32 tiles multiply modulo 2^32 in the interpreter", "[lowering]") {
   for (std::size_t i = 0; i < x.size(); ++i) REQUIRE(y[i] == static_cast<std::uint32_t>(x[i] * x[i] * x[i]));
 }
 
+TEST_CASE("program_id of a static grid indexes per-CTA barriers and SMEM without runtime_index", "[lowering]") {
+  auto k = lower(kernel<sm_90a>("per_cta", grid(4_c), threads(1_c), gmem<f32>("x", shape(256_c, 32_c)), gmem<f32>("y", shape(256_c, 32_c)),
+                                smem<f32>(shape(4_c, 64_c, 32_c)), barrier(arrivals(1_c), count(4_c)),
+                                [](auto x, auto y, auto buf, auto bar) {
+                                  auto me = program_id();
+                                  return seq(copy_gmem_to_smem(x.block(me, 0_c), buf[me], bar[me]), barrier_wait(bar[me]),
+                                             store(buf[me], load(buf[me]) + 1.0f), commit_smem(), copy_smem_to_gmem(buf[me], y.block(me, 0_c)),
+                                             commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
+                                }));
+  const std::uint64_t seed = 64;
+  INFO("input seed " << seed);
+  const auto inputs = random_inputs(k, seed, -8, 8);
+  const auto r = interp::run(k, inputs);
+  for (auto const& d : r.diagnostics) UNSCOPED_INFO(d.message);
+  REQUIRE(r.ok());
+  for (std::int64_t i = 0; i < inputs[0].elements(); ++i) REQUIRE(r.buffers[1].get(i) == static_cast<float>(inputs[0].get(i) + 1.0f));
+}
+

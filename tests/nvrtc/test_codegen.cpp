@@ -79,6 +79,17 @@ TEST_CASE("u32 tiles multiply in unsigned 32-bit arithmetic, not in signed 64 bi
   CHECK_THAT(g.source, !Contains("static_cast<long long>(reinterpret_cast<const unsigned*>(&raw0)[u]) * static_cast<long long>("));
 }
 
+TEST_CASE("GMEM parameters of rank 6 generate plain loads and stores", "[codegen]") {
+  auto k = lower(kernel<sm_90a>("rank6", grid(2), threads(1_c), gmem<f32>("x", shape(4, 2, 2, 2, 4, 32)), gmem<f32>("y", shape(4, 2, 2, 2, 4, 32)),
+                                [](auto x, auto y) {
+                                  auto t = [&](auto p) { return p.tile(shape(2_c, 2_c, 2_c, 2_c, 4_c, 32_c), program_id(), 0, 0, 0, 0, 0); };
+                                  return store(t(y), load(t(x)) * 3.0f);
+                                }));
+  const auto g = nvrtc::generate(k);
+  CHECK(g.maps.empty());
+  CHECK_THAT(g.source, Contains("p_y[") && Contains("p_x["));
+}
+
 namespace {
 // A kernel called `name` with parameters `a` and `b` that copies, waits and stores.
 ir::Kernel named(std::string const& name, std::string const& a, std::string const& b) {
@@ -104,3 +115,18 @@ TEST_CASE("a kernel may be called anything that is a C identifier: its symbol is
   }
 }
 
+TEST_CASE("hand-built TMA views that start inside a swizzle pattern are refused, not miscompiled", "[codegen]") {
+  // The front end accepts stage 0 of 4-row stages of a 128-byte swizzled array (it starts on the
+  // allocation's 1024-byte boundary) and rejects any other; IR built by hand must not slip past.
+  auto k = lower(kernel<sm_90a>("mid_pattern", grid(1), threads(1_c), gmem<f16>("x", shape(64_c, 64_c)),
+                                smem<f16>(shape(2_c, 4_c, 64_c), swizzle(128_c)), barrier(arrivals(1_c)), [](auto x, auto buf, auto bar) {
+                                  return seq(copy_gmem_to_smem(x.block(program_id(), program_id()), buf[0_c], bar), barrier_wait(bar));
+                                }));
+  CHECK_NOTHROW(nvrtc::generate(k));
+  auto const& copy = k.stmts[k.stmts[0].body[0]];
+  REQUIRE(copy.op == ir::StmtOp::copy_gmem_to_smem);
+  k.exprs.push_back({ir::ExprOp::constant, 1});
+  k.refs[copy.refs[1]].index[0] = static_cast<ir::ExprId>(k.exprs.size() - 1);  // stage 1: 512 bytes in
+  REQUIRE_THROWS_WITH(nvrtc::generate(k), Contains("op #1 (copy_gmem_to_smem)") && Contains("known to start only on 512-byte boundaries") &&
+                                              Contains("TMA needs 1024-byte aligned SMEM addresses with a 128-byte swizzle"));
+}

@@ -110,9 +110,11 @@ class emitter {
         if (!s.axes.empty()) {  // each CTA loads its share of the rows
           const int n = group_size(s.axes);
           const auto bytes = product(box) * ir::dtype_bits(k_.params[k_.refs[s.refs[0]].id].dtype) / 8;
-          if (box[0] % n != 0 || (bytes / n) % 128 != 0)
+          const auto align = tma_alignment(k_.allocs[k_.refs[s.refs[1]].id]);
+          if (box[0] % n != 0 || (bytes / n) % align != 0)
             unsupported_op(static_cast<ir::StmtId>(i), fmt::format("a multicast over {} CTAs of a block with {} rows ({} B) (each share must be whole rows "
-                                                                   "and a multiple of 128 bytes, the TMA SMEM address alignment)", n, box[0], bytes));
+                                                                   "and a multiple of {} bytes, the TMA SMEM address alignment{})", n, box[0], bytes, align,
+                                                                   align > 128 ? " of this swizzle" : ""));
           box[0] /= n;
         }
         map_of_[static_cast<int>(i)] = map_for(s.refs[0], s.refs[1], box);
@@ -122,14 +124,24 @@ class emitter {
       }
     }
   }
-  // TMA needs 128-byte aligned SMEM addresses; allocations are, so a view's step must be too.
+  // TMA needs 128-byte aligned SMEM addresses, and a swizzled view must not start inside a
+  // swizzle pattern (8 rows of its width): the front end's rule, for IR built by hand.
+  static std::int64_t tma_alignment(ir::Alloc const& al) { return al.swizzle ? 8 * al.swizzle : 128; }
   void tma_smem_aligned(ir::StmtId s, ir::RefId sref) const {
     auto const& r = k_.refs[sref];
     auto const& al = k_.allocs[r.id];
-    if (r.index.empty()) return;
-    const auto step = product(r.shape) * ir::dtype_bits(al.dtype) / 8;
-    if (step % 128 != 0)
-      unsupported_op(s, fmt::format("a TMA copy of a view of s{} whose views start {} bytes apart (TMA needs 128-byte aligned SMEM addresses)", r.id, step));
+    // The boundary the view is known to start on: constant indices at their offsets, others at
+    // any multiple of their dimension's stride (allocations start aligned).
+    std::int64_t known = tma_alignment(al), stride = product(al.shape) * ir::dtype_bits(al.dtype) / 8;
+    for (std::size_t d = 0; d < r.index.size(); ++d) {
+      stride /= al.shape[d];
+      auto const& e = k_.exprs[r.index[d]];
+      if (e.op != ir::ExprOp::constant) known = std::gcd(known, stride);
+      else if (e.value != 0) known = std::gcd(known, e.value * stride);
+    }
+    if (known % tma_alignment(al) != 0)
+      unsupported_op(s, fmt::format("a TMA copy of a view of s{} known to start only on {}-byte boundaries (TMA needs {}-byte aligned "
+                                    "SMEM addresses{})", r.id, known, tma_alignment(al), al.swizzle ? fmt::format(" with a {}-byte swizzle", al.swizzle) : ""));
   }
   int group_size(std::vector<int> const& axes) const {
     int n = 1;

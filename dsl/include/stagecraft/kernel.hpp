@@ -120,7 +120,7 @@ auto make_ref(gmem_decl<DT, D> const& d, int id) {
 }
 template <dtype DT, class D, class L>
 auto make_ref(smem_decl<DT, D, L> const&, int id) {
-  return smem_ref<DT, D, L, no_info>{tree::ref_root(tree::Base::alloc, id, DT::code, D::values)};
+  return smem_ref<DT, D, L, no_info, smem_decl<DT, D, L>::alignment>{tree::ref_root(tree::Base::alloc, id, DT::code, D::values)};
 }
 template <long long A, class D, bool TC, class X>
 auto make_ref(barrier_decl<A, D, TC, X> const&, int id) {

@@ -170,7 +170,7 @@ struct cluster_rank_of<void> {
 template <class GridDims>
 constexpr int grid_axis_out_of_bounds(info const& I) {
   for (int a = 0; a < 3; ++a) {
-    if (I.max_grid[a] == info::no_grid_bound) continue;
+    if (I.max_grid[a] == 0) continue;
     const long long extent = a < GridDims::rank ? GridDims::values[a < GridDims::rank ? a : 0] : 1;
     if (extent < 0 || extent > I.max_grid[a]) return a;
   }

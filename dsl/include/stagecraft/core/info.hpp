@@ -5,7 +5,6 @@
 // depends on `num_threads` / the grid. Every view, tile and statement type carries an `info` value; combining nodes
 // combines their infos, and `kernel()` checks the result once.
 #pragma once
-#include <array>
 #include <cstdint>
 
 namespace stagecraft {
@@ -22,14 +21,14 @@ struct info {
   // The highest cluster axis a multicast or cluster barrier names (-1: none).
   int max_axis = -1;
   // Per grid axis, the largest extent for which every program_id()-derived index is in bounds
-  // (no_grid_bound: no such index).
-  static constexpr long long no_grid_bound = 1LL << 62;
-  std::array<long long, 3> max_grid{no_grid_bound, no_grid_bound, no_grid_bound};
+  // (0: no such index). A plain array keeps the types in diagnostics short.
+  long long max_grid[3] = {0, 0, 0};
 
   friend constexpr info operator|(info a, info b) {
     info r{a.features | b.features, a.max_threads < b.max_threads ? a.max_threads : b.max_threads,
            a.max_axis > b.max_axis ? a.max_axis : b.max_axis};
-    for (int i = 0; i < 3; ++i) r.max_grid[i] = a.max_grid[i] < b.max_grid[i] ? a.max_grid[i] : b.max_grid[i];
+    for (int i = 0; i < 3; ++i)
+      r.max_grid[i] = a.max_grid[i] == 0 ? b.max_grid[i] : b.max_grid[i] == 0 || a.max_grid[i] < b.max_grid[i] ? a.max_grid[i] : b.max_grid[i];
     return r;
   }
   friend constexpr bool operator==(info, info) = default;

@@ -56,6 +56,34 @@ double host_tensor::get(std::int64_t i) const {
   return 0;
 }
 
+std::int64_t first_difference(host_tensor const& a, host_tensor const& b) {
+  if (a.dtype != b.dtype || a.shape != b.shape || a.bytes.size() != b.bytes.size())
+    throw std::invalid_argument(fmt::format("comparing a {}[{}] tensor with a {}[{}] one", ir::dtype_name(a.dtype), fmt::join(a.shape, ", "),
+                                            ir::dtype_name(b.dtype), fmt::join(b.shape, ", ")));
+  // Bit patterns, not values (-0 and +0 are different results); a NaN is all ones in the
+  // exponent and a non-zero mantissa, whatever its sign.
+  auto first = [](auto const& x, auto const& y, auto nan) {
+    for (std::size_t i = 0; i < x.size(); ++i)
+      if (x[i] != y[i] && !(nan(x[i]) && nan(y[i]))) return static_cast<std::int64_t>(i);
+    return std::int64_t{-1};
+  };
+  switch (a.dtype) {
+    case ir::DType::f32: {
+      std::vector<std::uint32_t> x(a.bytes.size() / 4), y(x.size());
+      std::memcpy(x.data(), a.bytes.data(), a.bytes.size());
+      std::memcpy(y.data(), b.bytes.data(), b.bytes.size());
+      return first(x, y, [](std::uint32_t f) { return (f & 0x7fffffffu) > 0x7f800000u; });
+    }
+    case ir::DType::f16: return first(a.as<std::uint16_t>(), b.as<std::uint16_t>(), [](std::uint16_t h) { return (h & 0x7fffu) > 0x7c00u; });
+    case ir::DType::bf16: return first(a.as<std::uint16_t>(), b.as<std::uint16_t>(), [](std::uint16_t h) { return (h & 0x7fffu) > 0x7f80u; });
+    default: break;
+  }
+  const auto elem = static_cast<std::size_t>(ir::dtype_bits(a.dtype) / 8);
+  for (std::size_t i = 0; i < a.bytes.size(); i += elem)
+    if (std::memcmp(a.bytes.data() + i, b.bytes.data() + i, elem) != 0) return static_cast<std::int64_t>(i / elem);
+  return -1;
+}
+
 namespace {
 // Integer conversion as the GPU's cvt.rzi with wrap-around on store: truncate toward zero, keep
 // the low bits.

@@ -13,8 +13,8 @@ TEST_CASE("every example generates a kernel with its tensor maps and shared memo
     INFO("kernel " << e->name);
     const auto k = e->build(registry::resolve(*e, {}));
     const auto g = nvrtc::generate(k);
-    CHECK(g.entry == e->name);
-    CHECK_THAT(g.source, Contains("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(128 * k.warpgroups) + ") " + e->name + "("));
+    CHECK(g.entry == "stagecraft_" + e->name);
+    CHECK_THAT(g.source, Contains("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(128 * k.warpgroups) + ") " + g.entry + "("));
     CHECK(g.smem_bytes == ir::smem_bytes(k));
     CHECK(g.block_threads == 128 * k.warpgroups);
     CHECK_THAT(g.source, Contains("sc::mbar_init(") && Contains("sc::mbar_fence_init()") && Contains("sc::mbar_wait("));
@@ -68,4 +68,83 @@ TEST_CASE("commit_smem fences GMEM too where TMA touches a parameter that ordina
   const auto plain = nvrtc::generate(e.build(registry::resolve(e, {})));
   CHECK_THAT(plain.source, Contains("sc::fence_proxy_async();"));
   CHECK_THAT(plain.source, !Contains("sc::fence_proxy_async_all();"));
+}
+
+// ---- issue 11: crashes and silent miscompiles ------------------------------------------------
+
+TEST_CASE("a store to one fully indexed SMEM element generates a one-element store", "[codegen]") {
+  // A rank-0 view used to crash the generator (shape.back() of an empty shape).
+  auto k = lower(kernel<sm_90a>("one_element", grid(1), threads(1_c), gmem<f32>("x", shape(8_c, 32_c)), gmem<f32>("y", shape(8_c, 32_c)),
+                                smem<f32>(shape(8_c, 32_c)), barrier(arrivals(1_c)), [](auto x, auto y, auto buf, auto bar) {
+                                  return seq(copy_gmem_to_smem(x.block(0_c, 0_c), buf, bar), barrier_wait(bar),
+                                             store(buf[3_c][5_c], load(buf[1_c][2_c]) * 2.0f + load(buf[3_c][5_c])), commit_smem(),
+                                             copy_smem_to_gmem(buf, y.block(0_c, 0_c)), commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
+                                }));
+  const auto g = nvrtc::generate(k);
+  CHECK_THAT(g.source, Contains("for (int i0 = lane * 1; i0 < 1; i0 += 128) {  // op #3: store, 1 element(s) per thread"));
+  // Element (3, 5) of a (8, 32) f32 array: byte 3 * 128 + 5 * 4.
+  CHECK_THAT(g.source, Contains("((0LL * 8 + 3LL) * 32 + 5LL) * 4"));
+}
+
+TEST_CASE("u32 tiles multiply in unsigned 32-bit arithmetic, not in signed 64 bits", "[codegen]") {
+  auto k = lower(kernel<sm_90a>("u32_mul", grid(1), threads(1_c), gmem<u32>("x", shape(256_c)), gmem<u32>("y", shape(256_c)),
+                                [](auto x, auto y) {
+                                  auto t = [&](auto p) { return p.tile(shape(256_c), 0_c); };
+                                  return store(t(y), load(t(x)) * load(t(x)));
+                                }));
+  const auto g = nvrtc::generate(k);
+  CHECK_THAT(g.source, Contains("(static_cast<unsigned>(static_cast<long long>("));
+  CHECK_THAT(g.source, !Contains("static_cast<long long>(reinterpret_cast<const unsigned*>(&raw0)[u]) * static_cast<long long>("));
+}
+
+TEST_CASE("GMEM parameters of rank 6 generate plain loads and stores", "[codegen]") {
+  auto k = lower(kernel<sm_90a>("rank6", grid(2), threads(1_c), gmem<f32>("x", shape(4, 2, 2, 2, 4, 32)), gmem<f32>("y", shape(4, 2, 2, 2, 4, 32)),
+                                [](auto x, auto y) {
+                                  auto t = [&](auto p) { return p.tile(shape(2_c, 2_c, 2_c, 2_c, 4_c, 32_c), program_id(), 0, 0, 0, 0, 0); };
+                                  return store(t(y), load(t(x)) * 3.0f);
+                                }));
+  const auto g = nvrtc::generate(k);
+  CHECK(g.maps.empty());
+  CHECK_THAT(g.source, Contains("p_y[") && Contains("p_x["));
+}
+
+namespace {
+// A kernel called `name` with parameters `a` and `b` that copies, waits and stores.
+ir::Kernel named(std::string const& name, std::string const& a, std::string const& b) {
+  return lower(kernel<sm_90a>(name, grid(1), threads(1_c), gmem<f32>(a, shape(64_c, 32_c)), gmem<f32>(b, shape(64_c, 32_c)),
+                              smem<f32>(shape(64_c, 32_c)), barrier(arrivals(1_c)), [](auto x, auto y, auto buf, auto bar) {
+                                return seq(copy_gmem_to_smem(x.block(0_c, 0_c), buf, bar), barrier_wait(bar), store(buf, load(buf) + 1.0f),
+                                           commit_smem(), copy_smem_to_gmem(buf, y.block(0_c, 0_c)), commit_smem_to_gmem_group(),
+                                           wait_smem_to_gmem(0_c));
+                              }));
+}
+}  // namespace
+
+// Names the generated code or CUDA declares at global scope or inside the kernel.
+const std::vector<std::string> clashing_names = {"sc", "smem", "smem_base", "wg", "lane", "parity", "tmap0", "p_x", "expf", "min", "threadIdx", "main", "int"};
+
+TEST_CASE("a kernel may be called anything that is a C identifier: its symbol is prefixed", "[codegen]") {
+  for (auto const& name : clashing_names) {
+    INFO("kernel " << name);
+    const auto g = nvrtc::generate(named(name, "sc", "smem"));
+    CHECK(g.entry == "stagecraft_" + name);
+    CHECK_THAT(g.source, Contains("void __launch_bounds__(128) stagecraft_" + name + "(const __grid_constant__ sc::tmap_t tmap0"));
+    CHECK_THAT(g.source, Contains("float* __restrict__ p_sc, float* __restrict__ p_smem)"));
+  }
+}
+
+TEST_CASE("hand-built TMA views that start inside a swizzle pattern are refused, not miscompiled", "[codegen]") {
+  // The front end accepts stage 0 of 4-row stages of a 128-byte swizzled array (it starts on the
+  // allocation's 1024-byte boundary) and rejects any other; IR built by hand must not slip past.
+  auto k = lower(kernel<sm_90a>("mid_pattern", grid(1), threads(1_c), gmem<f16>("x", shape(64_c, 64_c)),
+                                smem<f16>(shape(2_c, 4_c, 64_c), swizzle(128_c)), barrier(arrivals(1_c)), [](auto x, auto buf, auto bar) {
+                                  return seq(copy_gmem_to_smem(x.block(program_id(), program_id()), buf[0_c], bar), barrier_wait(bar));
+                                }));
+  CHECK_NOTHROW(nvrtc::generate(k));
+  auto const& copy = k.stmts[k.stmts[0].body[0]];
+  REQUIRE(copy.op == ir::StmtOp::copy_gmem_to_smem);
+  k.exprs.push_back({ir::ExprOp::constant, 1});
+  k.refs[copy.refs[1]].index[0] = static_cast<ir::ExprId>(k.exprs.size() - 1);  // stage 1: 512 bytes in
+  REQUIRE_THROWS_WITH(nvrtc::generate(k), Contains("op #1 (copy_gmem_to_smem)") && Contains("known to start only on 512-byte boundaries") &&
+                                              Contains("TMA needs 1024-byte aligned SMEM addresses with a 128-byte swizzle"));
 }

@@ -2,6 +2,7 @@
 // valid), carries the instructions the op catalog promises, spills nothing, and is cached.
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -9,6 +10,7 @@
 
 #include <stagecraft/nvrtc/nvrtc.hpp>
 #include <stagecraft/registry.hpp>
+#include <stagecraft/stagecraft.hpp>
 
 using namespace stagecraft;
 using Catch::Matchers::Contains;
@@ -154,4 +156,49 @@ TEST_CASE("watchdog waits compile for every example with no spills and name thei
   auto const& e = registry::global().find("add_one");
   const auto k = e.build(registry::resolve(e, {}));
   CHECK(nvrtc::cache_key(k, ir::Target::sm_90a, {.watchdog_ms = 1500}) != nvrtc::cache_key(k, ir::Target::sm_90a));
+}
+
+TEST_CASE("kernels and parameters named like generated code (sc, smem, ...) or CUDA (expf, main, ...) compile", "[nvrtc]") {
+  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  auto named = [](std::string const& name, std::string const& a, std::string const& b) {
+    return lower(kernel<sm_90a>(name, grid(1), threads(1_c), gmem<f32>(a, shape(64_c, 32_c)), gmem<f32>(b, shape(64_c, 32_c)),
+                                smem<f32>(shape(64_c, 32_c)), barrier(arrivals(1_c)), [](auto x, auto y, auto buf, auto bar) {
+                                  return seq(copy_gmem_to_smem(x.block(0_c, 0_c), buf, bar), barrier_wait(bar), store(buf, load(buf) + 1.0f),
+                                             commit_smem(), copy_smem_to_gmem(buf, y.block(0_c, 0_c)), commit_smem_to_gmem_group(),
+                                             wait_smem_to_gmem(0_c));
+                                }));
+  };
+  for (auto const& [name, a, b] : std::vector<std::array<std::string, 3>>{
+           {"sc", "smem", "sc"}, {"smem", "sc", "smem"}, {"smem_base", "wg", "lane"}, {"parity", "tmap0", "parity"},
+           {"expf", "main", "min"}, {"threadIdx", "x", "y"}, {"main", "x", "y"}, {"int", "x", "y"}}) {
+    INFO("kernel " << name << "(" << a << ", " << b << ")");
+    const auto c = nvrtc::compile(named(name, a, b), ir::Target::sm_90a, o);
+    CHECK_THAT(c.ptx, Contains(".entry stagecraft_" + name + "("));
+  }
+}
+
+TEST_CASE("one-element SMEM stores, u32 products and rank-6 parameters compile", "[nvrtc]") {
+  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  auto one = lower(kernel<sm_90a>("one_element", grid(1), threads(1_c), gmem<f32>("x", shape(8_c, 32_c)), gmem<f32>("y", shape(8_c, 32_c)),
+                                  smem<f32>(shape(8_c, 32_c)), barrier(arrivals(1_c)), [](auto x, auto y, auto buf, auto bar) {
+                                    return seq(copy_gmem_to_smem(x.block(0_c, 0_c), buf, bar), barrier_wait(bar),
+                                               store(buf[3_c][5_c], load(buf[1_c][2_c]) * 2.0f + load(buf[3_c][5_c])), commit_smem(),
+                                               copy_smem_to_gmem(buf, y.block(0_c, 0_c)), commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
+                                  }));
+  auto u32_mul = lower(kernel<sm_90a>("u32_mul", grid(1), threads(1_c), gmem<u32>("x", shape(256_c)), gmem<u32>("y", shape(256_c)),
+                                      [](auto x, auto y) {
+                                        auto t = [&](auto p) { return p.tile(shape(256_c), 0_c); };
+                                        return store(t(y), load(t(x)) * load(t(x)));
+                                      }));
+  auto rank6 = lower(kernel<sm_90a>("rank6", grid(2), threads(1_c), gmem<f32>("x", shape(4, 2, 2, 2, 4, 32)), gmem<f32>("y", shape(4, 2, 2, 2, 4, 32)),
+                                    [](auto x, auto y) {
+                                      auto t = [&](auto p) { return p.tile(shape(2_c, 2_c, 2_c, 2_c, 4_c, 32_c), program_id(), 0, 0, 0, 0, 0); };
+                                      return store(t(y), load(t(x)) * 3.0f);
+                                    }));
+  for (auto const* k : {&one, &u32_mul, &rank6}) {
+    INFO("kernel " << k->name);
+    const auto c = nvrtc::compile(*k, ir::Target::sm_90a, o);
+    CHECK(c.spill_bytes == 0);
+  }
+  CHECK_THAT(nvrtc::compile(u32_mul, ir::Target::sm_90a, o).ptx, Contains("mul.lo.s32") || Contains("mul.lo.u32"));
 }

@@ -87,3 +87,39 @@ TEST_CASE("tensor sizes are overflow-checked and never wrap", "[host]") {
   t.shape = {big, big, big};
   REQUIRE_THROWS_AS(t.elements(), std::invalid_argument);
 }
+
+TEST_CASE("tensors compare bit-exactly, except that every NaN equals every NaN", "[host]") {
+  // The GPU writes canonical NaNs (0x7fffffff, 0x7fff), the host keeps sign and payload.
+  std::mt19937 rng(11);
+  INFO("seed 11");
+  std::uniform_real_distribution<float> dist(-4.0f, 4.0f);
+  for (auto dt : {ir::DType::f32, ir::DType::f16, ir::DType::bf16}) {
+    INFO(ir::dtype_name(dt));
+    auto a = host_tensor::zeros(dt, {4, 32});
+    for (std::int64_t i = 0; i < a.elements(); ++i) a.set(i, dist(rng));
+    auto b = a;
+    CHECK(first_difference(a, b) == -1);
+    auto put = [](host_tensor& t, std::int64_t i, std::uint32_t bits) {
+      if (t.dtype == ir::DType::f32) t.as<float>()[i] = std::bit_cast<float>(bits);
+      else t.as<std::uint16_t>()[i] = static_cast<std::uint16_t>(bits);
+    };
+    const bool f32 = dt == ir::DType::f32;
+    put(a, 7, f32 ? 0x7fffffffu : 0x7fffu);                                    // the GPU's canonical NaN
+    put(b, 7, f32 ? 0xffc00000u : dt == ir::DType::f16 ? 0xfe00u : 0xffc0u);   // the host's -NaN
+    put(a, 9, f32 ? 0x7f800001u : dt == ir::DType::f16 ? 0x7c01u : 0x7f81u);   // a signalling payload
+    put(b, 9, f32 ? 0x7fc00000u : dt == ir::DType::f16 ? 0x7e00u : 0x7fc0u);
+    CHECK(first_difference(a, b) == -1);
+    put(a, 20, f32 ? 0x7fffffffu : 0x7fffu);
+    put(b, 20, f32 ? 0x7f800000u : dt == ir::DType::f16 ? 0x7c00u : 0x7f80u);  // infinity is a number, not a NaN
+    CHECK(first_difference(a, b) == 20);
+    b = a;
+    put(a, 3, 0);
+    put(b, 3, f32 ? 0x80000000u : 0x8000u);  // -0 is not +0
+    CHECK(first_difference(a, b) == 3);
+  }
+  auto i = host_tensor::zeros(ir::DType::i32, {8});
+  auto j = i;
+  j.set(5, -1);
+  CHECK(first_difference(i, j) == 5);
+  CHECK_THROWS_WITH(first_difference(i, host_tensor::zeros(ir::DType::u32, {8})), "comparing a i32[8] tensor with a u32[8] one");
+}

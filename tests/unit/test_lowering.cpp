@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <stagecraft/interp/interp.hpp>
+
 #include "common.hpp"
 
 using namespace stagecraft;
@@ -134,4 +136,104 @@ TEST_CASE("the whole op catalog lowers: Blackwell tcgen05 with TMEM and clusters
   CHECK_THAT(text, Contains("async_load_tmem(t2)"));
   CHECK_THAT(text, Contains("cluster_barrier cb6: [1] arrivals=2 collective_axes=(0)"));
   CHECK(ir::tmem_columns(k) == 128);
+}
+
+// ---- rules that used to surface after compilation (issue 11) ----------------------------------
+
+namespace {
+std::vector<host_tensor> random_inputs(ir::Kernel const& k, std::uint64_t seed, double lo, double hi) {
+  auto rng = testing::seeded_rng(seed);
+  std::uniform_real_distribution<double> dist(lo, hi);
+  std::vector<host_tensor> out;
+  for (auto const& p : k.params) {
+    auto t = host_tensor::zeros(p.dtype, p.shape);
+    for (std::int64_t i = 0; i < t.elements(); ++i) t.set(i, dist(rng));
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("GMEM parameters of rank 6 to 8 lower and run with plain loads and stores", "[lowering]") {
+  // Rank 6 used to compile and then fail the verifier's "expected 1 to 5" in lower().
+  auto k = lower(kernel<sm_90a>("rank6", grid(2), threads(1_c), gmem<f32>("x", shape(4, 2, 2, 2, 4, 32)),
+                                gmem<f32>("y", shape(4, 2, 2, 2, 4, 32)), [](auto x, auto y) {
+                                  auto t = [&](auto p) { return p.tile(shape(2_c, 2_c, 2_c, 2_c, 4_c, 32_c), program_id(), 0, 0, 0, 0, 0); };
+                                  return store(t(y), load(t(x)) * 3.0f);
+                                }));
+  CHECK(k.params[0].shape.size() == 6);
+  const std::uint64_t seed = 61;
+  INFO("input seed " << seed);
+  const auto inputs = random_inputs(k, seed, -8, 8);
+  const auto r = interp::run(k, inputs);
+  for (auto const& d : r.diagnostics) UNSCOPED_INFO(d.message);
+  REQUIRE(r.ok());
+  for (std::int64_t i = 0; i < inputs[0].elements(); ++i) REQUIRE(r.buffers[1].get(i) == static_cast<float>(inputs[0].get(i) * 3.0f));
+}
+
+TEST_CASE("a store to one fully indexed SMEM element writes that element only", "[lowering]") {
+  auto k = lower(kernel<sm_90a>("one_element", grid(1), threads(1_c), gmem<f32>("x", shape(8_c, 32_c)), gmem<f32>("y", shape(8_c, 32_c)),
+                                smem<f32>(shape(8_c, 32_c)), barrier(arrivals(1_c)), [](auto x, auto y, auto buf, auto bar) {
+                                  return seq(copy_gmem_to_smem(x.block(0_c, 0_c), buf, bar), barrier_wait(bar),
+                                             store(buf[3_c][5_c], load(buf[1_c][2_c]) * 2.0f + load(buf[3_c][5_c])), commit_smem(),
+                                             copy_smem_to_gmem(buf, y.block(0_c, 0_c)), commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
+                                }));
+  const std::uint64_t seed = 62;
+  INFO("input seed " << seed);
+  const auto inputs = random_inputs(k, seed, -8, 8);
+  const auto r = interp::run(k, inputs);
+  for (auto const& d : r.diagnostics) UNSCOPED_INFO(d.message);
+  REQUIRE(r.ok());
+  auto expected = inputs[0];
+  expected.set(3 * 32 + 5, static_cast<float>(inputs[0].get(32 + 2)) * 2.0f + static_cast<float>(inputs[0].get(3 * 32 + 5)));
+  CHECK(first_difference(r.buffers[1], expected) == -1);
+}
+
+TEST_CASE("u32 tiles multiply modulo 2^32 in the interpreter", "[lowering]") {
+  // u32 x u32 used to be computed in int64, which overflows (UB) once the product reaches 2^63.
+  auto k = lower(kernel<sm_90a>("u32_mul", grid(1), threads(1_c), gmem<u32>("x", shape(256_c)), gmem<u32>("y", shape(256_c)),
+                                [](auto x, auto y) {
+                                  auto t = [&](auto p) { return p.tile(shape(256_c), 0_c); };
+                                  return store(t(y), load(t(x)) * load(t(x)) * load(t(x)));
+                                }));
+  const std::uint64_t seed = 63;
+  INFO("input seed " << seed);
+  const auto inputs = random_inputs(k, seed, 3.0e9, 4294967295.0);  // squares above 2^63
+  const auto r = interp::run(k, inputs);
+  REQUIRE(r.ok());
+  auto x = inputs[0].as<std::uint32_t>();
+  auto y = r.buffers[1].as<std::uint32_t>();
+  for (std::size_t i = 0; i < x.size(); ++i) REQUIRE(y[i] == static_cast<std::uint32_t>(x[i] * x[i] * x[i]));
+}
+
+TEST_CASE("program_id of a static grid indexes per-CTA barriers and SMEM without runtime_index", "[lowering]") {
+  auto k = lower(kernel<sm_90a>("per_cta", grid(4_c), threads(1_c), gmem<f32>("x", shape(256_c, 32_c)), gmem<f32>("y", shape(256_c, 32_c)),
+                                smem<f32>(shape(4_c, 64_c, 32_c)), barrier(arrivals(1_c), count(4_c)),
+                                [](auto x, auto y, auto buf, auto bar) {
+                                  auto me = program_id();
+                                  return seq(copy_gmem_to_smem(x.block(me, 0_c), buf[me], bar[me]), barrier_wait(bar[me]),
+                                             store(buf[me], load(buf[me]) + 1.0f), commit_smem(), copy_smem_to_gmem(buf[me], y.block(me, 0_c)),
+                                             commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
+                                }));
+  const std::uint64_t seed = 64;
+  INFO("input seed " << seed);
+  const auto inputs = random_inputs(k, seed, -8, 8);
+  const auto r = interp::run(k, inputs);
+  for (auto const& d : r.diagnostics) UNSCOPED_INFO(d.message);
+  REQUIRE(r.ok());
+  for (std::int64_t i = 0; i < inputs[0].elements(); ++i) REQUIRE(r.buffers[1].get(i) == static_cast<float>(inputs[0].get(i) + 1.0f));
+}
+
+TEST_CASE("the verifier rejects TMA boxes over 256 elements per dimension", "[lowering][verify]") {
+  // The front end rejects them at compile time; a hand-built IR reached the launch before.
+  auto k = lower(kernel<sm_90a>("big_box", grid(4), threads(1_c), gmem<f32>("x", shape(1024_c, 16_c)), smem<f32>(shape(256_c, 16_c)),
+                                barrier(arrivals(1_c)), [](auto x, auto buf, auto bar) {
+                                  return seq(copy_gmem_to_smem(x.block(program_id(), 0_c), buf, bar), barrier_wait(bar));
+                                }));
+  ir::verify(k);
+  k.allocs[0].shape = {512, 16};
+  for (auto& r : k.refs)
+    if (r.base == ir::RefBase::param || r.id == 0) r.shape = {512, 16};  // the block and the SMEM view, not the barrier
+  REQUIRE_THROWS_WITH(ir::verify(k), Contains("kernel 'big_box': op #1 (copy_gmem_to_smem): a TMA box has at most 256 elements per dimension, "
+                                              "but the box (512, 16) has 512 in dimension 0"));
 }

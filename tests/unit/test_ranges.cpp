@@ -66,3 +66,20 @@ TEST_CASE("indexing with a proven range needs no run-time check and keeps the in
   auto ir = lower(k);
   CHECK(ir.warpgroups == 2);
 }
+
+TEST_CASE("program_id ranges over the grid, which kernel() knows when it is static", "[ranges]") {
+  using P = decltype(program_id());
+  STATIC_REQUIRE(r<P>() == range_t{true, 0, 0, 0, 1, 0});
+  STATIC_REQUIRE(r<decltype(program_id(2_c))>() == range_t{true, 0, 0, 0, 1, 2});
+  STATIC_REQUIRE(r<decltype(program_id() * 2_c + 1_c)>() == range_t{true, 1, 0, 0, 2, 0});
+  STATIC_REQUIRE(r<decltype(program_id() % 4_c)>() == interval(0, 4));
+  // Mixed axes and non-linear uses fall back to the largest grid, as before the grid was known.
+  STATIC_REQUIRE(r<decltype(program_id(0_c) + program_id(1_c))>() == interval(0, 2 * max_grid_extent - 1));
+  STATIC_REQUIRE(r<decltype(program_id() / 2_c)>() == interval(0, max_grid_extent / 2));
+  // A 4-element array takes program_id() for grids of up to 4 CTAs, 2 * program_id() + 1 for 2.
+  STATIC_REQUIRE(detail::check_index<"Barrier", 4, P>().max_grid[0] == 4);
+  STATIC_REQUIRE(detail::check_index<"Barrier", 4, decltype(program_id() * 2_c + 1_c)>().max_grid[0] == 2);
+  STATIC_REQUIRE(detail::check_index<"Barrier", 4, decltype(program_id(1_c))>().max_grid[1] == 4);
+  STATIC_REQUIRE(detail::check_index<"Barrier", 4, decltype(program_id(1_c))>().max_grid[0] == 0);  // no bound
+  STATIC_REQUIRE(detail::check_index<"Barrier", 4, decltype(program_id() % 4_c)>() == no_info);
+}

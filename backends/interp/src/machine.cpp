@@ -1411,7 +1411,9 @@ class machine {
         switch (v.op) {
           case ir::ValueOp::add: p[i] = p[i] + q[i]; break;
           case ir::ValueOp::sub: p[i] = p[i] - q[i]; break;
-          case ir::ValueOp::mul: p[i] = p[i] * q[i]; break;
+          // Modular, like the GPU's mul.lo: operands are already wrapped to their type, so the low
+          // bits are the type's own product, where int64 would overflow (UB) for u32 x u32.
+          case ir::ValueOp::mul: p[i] = static_cast<std::int64_t>(static_cast<std::uint64_t>(p[i]) * static_cast<std::uint64_t>(q[i])); break;
           case ir::ValueOp::div: p[i] = q[i] == 0 ? -1 : p[i] / q[i]; break;  // the GPU's div.s32 by zero gives -1
           case ir::ValueOp::min: p[i] = std::min(p[i], q[i]); break;
           case ir::ValueOp::max: p[i] = std::max(p[i], q[i]); break;

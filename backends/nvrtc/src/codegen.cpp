@@ -33,6 +33,12 @@ const char* ctype(ir::DType t) {
   return "?";
 }
 
+// The generated function's C++ name. A kernel may be called anything that is a C identifier,
+// including names the generated code or CUDA itself declares at global scope (`sc`, `smem`,
+// `expf`, `min`, `threadIdx`, `main`, `int`), so the symbol is never the bare kernel name: a
+// prefix no CUDA header uses keeps every kernel name valid, and profilers still show the name.
+std::string entry_name(std::string const& kernel) { return "stagecraft_" + kernel; }
+
 // An f32 literal that reads back to exactly the same float.
 std::string float_literal(double v) {
   const float f = static_cast<float>(v);
@@ -52,7 +58,7 @@ class emitter {
     layout();
     collect_maps();
     generated g;
-    g.entry = k_.name;
+    g.entry = entry_name(k_.name);
     g.maps = maps_;
     g.smem_bytes = smem_end_;
     g.block_threads = 128 * k_.warpgroups;
@@ -105,9 +111,11 @@ class emitter {
         if (!s.axes.empty()) {  // each CTA loads its share of the rows
           const int n = group_size(s.axes);
           const auto bytes = product(box) * ir::dtype_bits(k_.params[k_.refs[s.refs[0]].id].dtype) / 8;
-          if (box[0] % n != 0 || (bytes / n) % 128 != 0)
+          const auto align = tma_alignment(k_.allocs[k_.refs[s.refs[1]].id]);
+          if (box[0] % n != 0 || (bytes / n) % align != 0)
             unsupported_op(static_cast<ir::StmtId>(i), fmt::format("a multicast over {} CTAs of a block with {} rows ({} B) (each share must be whole rows "
-                                                                   "and a multiple of 128 bytes, the TMA SMEM address alignment)", n, box[0], bytes));
+                                                                   "and a multiple of {} bytes, the TMA SMEM address alignment{})", n, box[0], bytes, align,
+                                                                   align > 128 ? " of this swizzle" : ""));
           box[0] /= n;
         }
         map_of_[static_cast<int>(i)] = map_for(s.refs[0], s.refs[1], box);
@@ -117,14 +125,24 @@ class emitter {
       }
     }
   }
-  // TMA needs 128-byte aligned SMEM addresses; allocations are, so a view's step must be too.
+  // TMA needs 128-byte aligned SMEM addresses, and a swizzled view must not start inside a
+  // swizzle pattern (8 rows of its width): the front end's rule, for IR built by hand.
+  static std::int64_t tma_alignment(ir::Alloc const& al) { return al.swizzle ? 8 * al.swizzle : 128; }
   void tma_smem_aligned(ir::StmtId s, ir::RefId sref) const {
     auto const& r = k_.refs[sref];
     auto const& al = k_.allocs[r.id];
-    if (r.index.empty()) return;
-    const auto step = product(r.shape) * ir::dtype_bits(al.dtype) / 8;
-    if (step % 128 != 0)
-      unsupported_op(s, fmt::format("a TMA copy of a view of s{} whose views start {} bytes apart (TMA needs 128-byte aligned SMEM addresses)", r.id, step));
+    // The boundary the view is known to start on: constant indices at their offsets, others at
+    // any multiple of their dimension's stride (allocations start aligned).
+    std::int64_t known = tma_alignment(al), stride = product(al.shape) * ir::dtype_bits(al.dtype) / 8;
+    for (std::size_t d = 0; d < r.index.size(); ++d) {
+      stride /= al.shape[d];
+      auto const& e = k_.exprs[r.index[d]];
+      if (e.op != ir::ExprOp::constant) known = std::gcd(known, stride);
+      else if (e.value != 0) known = std::gcd(known, e.value * stride);
+    }
+    if (known % tma_alignment(al) != 0)
+      unsupported_op(s, fmt::format("a TMA copy of a view of s{} known to start only on {}-byte boundaries (TMA needs {}-byte aligned "
+                                    "SMEM addresses{})", r.id, known, tma_alignment(al), al.swizzle ? fmt::format(" with a {}-byte swizzle", al.swizzle) : ""));
   }
   int group_size(std::vector<int> const& axes) const {
     int n = 1;
@@ -137,8 +155,8 @@ class emitter {
     std::vector<std::string> params;
     for (std::size_t i = 0; i < maps_.size(); ++i) params.push_back(fmt::format("const __grid_constant__ sc::tmap_t tmap{}", i));
     for (auto const& p : k_.params) params.push_back(fmt::format("{}* __restrict__ p_{}", ctype(p.dtype), p.name));
-    std::string h = fmt::format("\nextern \"C\" __global__ void __launch_bounds__({}) {}({}) {{\n", 128 * k_.warpgroups, k_.name,
-                                fmt::join(params, ", "));
+    std::string h = fmt::format("\nextern \"C\" __global__ void __launch_bounds__({}) {}({}) {{\n", 128 * k_.warpgroups,
+                                entry_name(k_.name), fmt::join(params, ", "));
     h += "  extern __shared__ __align__(1024) unsigned char smem[];\n";
     h += "  const int wg = static_cast<int>(threadIdx.x) / 128;\n  const int lane = static_cast<int>(threadIdx.x) % 128;\n";
     h += "  const unsigned smem_base = sc::smem_addr(smem);\n";
@@ -293,7 +311,11 @@ class emitter {
     switch (v.op) {
       case ir::ValueOp::add: return round(fmt::format("({} + {})", a, b));
       case ir::ValueOp::sub: return round(fmt::format("({} - {})", a, b));
-      case ir::ValueOp::mul: return round(fmt::format("({} * {})", a, b));
+      case ir::ValueOp::mul:
+        // Integer tiles are computed in 64 bits, where a u32 x u32 product (up to 2^64) overflows
+        // a signed long long: multiply in the type's own (modular) arithmetic instead.
+        if (v.dtype == ir::DType::u32) return round(fmt::format("(static_cast<unsigned>({}) * static_cast<unsigned>({}))", a, b));
+        return round(fmt::format("({} * {})", a, b));
       case ir::ValueOp::div:  // integer division by zero gives -1 (as div.s32 does and the interpreter models); in C++ it is UB
         return round(fp ? fmt::format("({} / {})", a, b) : fmt::format("sc::idiv({}, {})", a, b));
       case ir::ValueOp::min: return round(fp ? fmt::format("fminf({}, {})", a, b) : fmt::format("min({}, {})", a, b));
@@ -518,7 +540,8 @@ class emitter {
         int v = 16 / width;
         std::vector<ir::ValueId> leaves;
         loads_of(s.value, leaves);
-        bool aligned = r.shape.back() % v == 0 && n % (128LL * v) == 0;
+        // A fully indexed view (rank 0) is one element: no innermost extent to vectorise over.
+        bool aligned = !r.shape.empty() && r.shape.back() % v == 0 && n % (128LL * v) == 0;
         bool same_width = true;
         auto check_ref = [&](ir::RefId rr) {
           auto const& ref = k_.refs[rr];

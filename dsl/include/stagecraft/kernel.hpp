@@ -7,7 +7,8 @@
 //
 // The body receives one reference per declaration, in order, and returns a statement. Here the
 // rules that need the whole kernel are checked: target vs tensor-core generation, SMEM and TMEM
-// budgets, thread_id()-derived indices vs num_threads, cluster axes vs the cluster shape.
+// budgets, thread_id()-derived indices vs num_threads, program_id()-derived indices vs the static
+// grid, cluster axes vs the cluster shape.
 #pragma once
 #include <boost/hana/back.hpp>
 #include <boost/hana/drop_back.hpp>
@@ -119,7 +120,7 @@ auto make_ref(gmem_decl<DT, D> const& d, int id) {
 }
 template <dtype DT, class D, class L>
 auto make_ref(smem_decl<DT, D, L> const&, int id) {
-  return smem_ref<DT, D, L, no_info>{tree::ref_root(tree::Base::alloc, id, DT::code, D::values)};
+  return smem_ref<DT, D, L, no_info, smem_decl<DT, D, L>::alignment>{tree::ref_root(tree::Base::alloc, id, DT::code, D::values)};
 }
 template <long long A, class D, bool TC, class X>
 auto make_ref(barrier_decl<A, D, TC, X> const&, int id) {
@@ -164,7 +165,19 @@ struct cluster_rank_of<void> {
   static constexpr int value = 0;
 };
 
-template <class Target, long long NT, class Cluster, class Body, class... Decls>
+// The first grid axis whose extent the program_id()-derived indices of the body do not allow
+// (-1: none). An axis the grid does not have has extent 1; a run-time extent allows nothing.
+template <class GridDims>
+constexpr int grid_axis_out_of_bounds(info const& I) {
+  for (int a = 0; a < 3; ++a) {
+    if (I.max_grid[a] == 0) continue;
+    const long long extent = a < GridDims::rank ? GridDims::values[a < GridDims::rank ? a : 0] : 1;
+    if (extent < 0 || extent > I.max_grid[a]) return a;
+  }
+  return -1;
+}
+
+template <class Target, long long NT, class Cluster, class GridDims, class Body, class... Decls>
 constexpr bool check_kernel() {
   constexpr info I = Body::static_info;
   constexpr long long smem = smem_bytes<Decls...>();
@@ -190,6 +203,18 @@ constexpr bool check_kernel() {
                      "Barrier offset is out of bounds: the kernel has num_threads = " << NT
                          << " warpgroups, but an index derived from thread_id() stays in bounds only for up to "
                          << I.max_threads);
+    return false;
+  } else if constexpr (constexpr int ga = grid_axis_out_of_bounds<GridDims>(I); ga >= 0) {
+    if constexpr (ga < GridDims::rank && GridDims::values[ga < GridDims::rank ? ga : 0] < 0)
+      STAGECRAFT_ERROR("Offset is out of bounds: a barrier or SMEM index derived from program_id() needs a static grid extent",
+                       "Offset is out of bounds: a barrier or SMEM index derived from program_id(" << ga << ") stays in bounds only for up to "
+                           << Body::static_info.max_grid[ga] << " CTAs along grid axis " << ga
+                           << ", but that extent is a run-time value: give grid(...) a static extent (4_c, not 4) or use runtime_index(i)");
+    else
+      STAGECRAFT_ERROR("Offset is out of bounds: a barrier or SMEM index derived from program_id() reaches past its dimension",
+                       "Offset is out of bounds: a barrier or SMEM index derived from program_id(" << ga << ") stays in bounds only for up to "
+                           << Body::static_info.max_grid[ga] << " CTAs along grid axis " << ga << ", but the grid has "
+                           << (ga < GridDims::rank ? GridDims::values[ga < GridDims::rank ? ga : 0] : 1LL));
     return false;
   } else if constexpr (smem > ir::max_smem_bytes) {
     STAGECRAFT_ERROR("kernel exceeds available shared memory",
@@ -218,11 +243,11 @@ constexpr bool check_kernel() {
   }
 }
 
-template <class Target, long long NT, class Cluster, class Body>
+template <class Target, long long NT, class Cluster, class GridDims, class Body>
 struct kernel_checker {
   template <class... Decls>
   struct check {
-    static constexpr bool value = check_kernel<Target, NT, Cluster, Body, Decls...>();
+    static constexpr bool value = check_kernel<Target, NT, Cluster, GridDims, Body, Decls...>();
   };
 };
 
@@ -274,6 +299,7 @@ template <target Target, class... Args>
                 "kernel(...): grid, threads and cluster may each be given once");
   constexpr long long NT = Cfgs::template first<detail::is_threads, threads_cfg<1>>::value;
   using ClusterCfg = typename Cfgs::template first<detail::is_cluster, void>;
+  using GridDims = typename Cfgs::template first<detail::is_grid, grid_cfg<dims<1>>>::static_dims;
 
   tree::KernelDesc desc;
   desc.name = std::move(name);
@@ -320,7 +346,7 @@ template <target Target, class... Args>
       STAGECRAFT_ERROR_T(R, "kernel body must return a statement (seq(...), for_(...), ...): did it forget `return`?");
       return kernel_def<Target>{std::move(desc)};
     } else {
-      Decls::template apply<detail::kernel_checker<Target, NT, ClusterCfg, R>::template check>();
+      Decls::template apply<detail::kernel_checker<Target, NT, ClusterCfg, GridDims, R>::template check>();
       desc.body = result.node;
       return kernel_def<Target>{std::move(desc)};
     }

@@ -66,7 +66,8 @@ class Verifier {
     for (auto const& p : k_.params) {
       if (!is_identifier(p.name)) fail("parameter name '{}' must be a C identifier", p.name);
       if (!names.insert(p.name).second) fail("two parameters are named '{}'", p.name);
-      if (p.shape.empty() || p.shape.size() > 5) fail("parameter '{}' has rank {}, expected 1 to 5", p.name, p.shape.size());
+      if (p.shape.empty() || p.shape.size() > max_param_rank)
+        fail("parameter '{}' has rank {}, expected 1 to {}", p.name, p.shape.size(), max_param_rank);
       if (p.dynamic.size() != p.shape.size()) fail("parameter '{}': {} dynamic flags for rank {}", p.name, p.dynamic.size(), p.shape.size());
       for (auto e : p.shape)
         if (e < 1) fail("parameter '{}' has shape ({}): every extent must be at least 1", p.name, fmt::join(p.shape, ", "));
@@ -176,6 +177,19 @@ class Verifier {
     if (need_tc && !a.orders_tensor_core) fail_at(s, "MMA barrier must have orders_tensor_core set to True.");
   }
 
+  // cuTensorMapEncodeTiled takes at most 256 elements per box dimension; a multicast copy's box
+  // is one CTA's share of the rows.
+  void tma_box(StmtId s, std::vector<std::int64_t> const& shape, std::vector<int> const& axes) const {
+    std::int64_t share = 1;
+    for (int ax : axes) share *= k_.cluster[ax];
+    for (std::size_t d = 0; d < shape.size(); ++d) {
+      const auto e = d == 0 ? shape[0] / share : shape[d];
+      if (e > max_tma_box)
+        fail_at(s, "a TMA box has at most {} elements per dimension, but the box ({}) has {} in dimension {}{}", max_tma_box,
+                fmt::join(shape, ", "), e, d, d == 0 && share > 1 ? fmt::format(" (per CTA of the multicast over {})", share) : "");
+    }
+  }
+
   DType ref_dtype(Ref const& r) const { return r.base == RefBase::param ? k_.params[r.id].dtype : k_.allocs[r.id].dtype; }
 
   void value(StmtId s, ValueId id) const {
@@ -254,6 +268,7 @@ class Verifier {
         if (load) barrier_operand(s, x.refs[2]);
         for (int ax : x.axes)
           if (ax < 0 || ax >= k_.cluster_rank) fail_at(s, "multicasts over cluster axis {}, but the cluster has {} dimensions", ax, k_.cluster_rank);
+        tma_box(s, m.shape, x.axes);
         return;
       }
       case StmtOp::commit_group:

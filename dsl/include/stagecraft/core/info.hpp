@@ -1,8 +1,8 @@
 // Static facts that travel up the tree from operands to the kernel.
 //
 // Some rules can only be checked where the kernel is declared: whether wgmma/tcgen05 are
-// allowed depends on the target, and whether `thread_id()` indexes within bounds depends on
-// `num_threads`. Every view, tile and statement type carries an `info` value; combining nodes
+// allowed depends on the target, and whether `thread_id()` / `program_id()` index within bounds
+// depends on `num_threads` / the grid. Every view, tile and statement type carries an `info` value; combining nodes
 // combines their infos, and `kernel()` checks the result once.
 #pragma once
 #include <cstdint>
@@ -20,10 +20,16 @@ struct info {
   long long max_threads = 1 << 20;
   // The highest cluster axis a multicast or cluster barrier names (-1: none).
   int max_axis = -1;
+  // Per grid axis, the largest extent for which every program_id()-derived index is in bounds
+  // (0: no such index). A plain array keeps the types in diagnostics short.
+  long long max_grid[3] = {0, 0, 0};
 
   friend constexpr info operator|(info a, info b) {
-    return {a.features | b.features, a.max_threads < b.max_threads ? a.max_threads : b.max_threads,
-            a.max_axis > b.max_axis ? a.max_axis : b.max_axis};
+    info r{a.features | b.features, a.max_threads < b.max_threads ? a.max_threads : b.max_threads,
+           a.max_axis > b.max_axis ? a.max_axis : b.max_axis};
+    for (int i = 0; i < 3; ++i)
+      r.max_grid[i] = a.max_grid[i] == 0 ? b.max_grid[i] : b.max_grid[i] == 0 || a.max_grid[i] < b.max_grid[i] ? a.max_grid[i] : b.max_grid[i];
+    return r;
   }
   friend constexpr bool operator==(info, info) = default;
 };

@@ -14,13 +14,19 @@
 
 namespace stagecraft {
 
-// A half-open interval [lo, hi + nt * num_threads), or unknown.
+// A half-open interval [lo, hi + nt * num_threads + ng * grid[axis]), or unknown.
+//
+// The two symbolic terms are what only the kernel knows: thread_id() is [0, num_threads) and
+// program_id(axis) is [0, grid[axis]). Indexing records how large each may be for the index to
+// stay in bounds, and kernel() compares that with its threads(...) and static grid(...).
 struct range_t {
   bool known = false;
   long long lo = 0, hi = 0;
   long long nt = 0;  // how many times num_threads is added to hi (thread_id-derived indices)
+  long long ng = 0;  // how many times the grid extent along `axis` is added (program_id-derived)
+  int axis = 0;
 
-  constexpr bool is_constant() const { return known && nt == 0 && hi == lo + 1; }
+  constexpr bool is_constant() const { return known && nt == 0 && ng == 0 && hi == lo + 1; }
   friend constexpr bool operator==(range_t, range_t) = default;
 };
 
@@ -28,39 +34,55 @@ inline constexpr range_t unknown_range{};
 constexpr range_t exact(long long v) { return {true, v, v + 1, 0}; }
 constexpr range_t interval(long long lo, long long hi) { return {true, lo, hi, 0}; }
 
+// The most CTAs along one grid axis that a range without the grid's extent assumes (the
+// bound program_id had before it carried the grid).
+inline constexpr long long max_grid_extent = 1LL << 30;
+
 namespace range_ops {
 constexpr long long floordiv(long long a, long long b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+// Replaces the grid term by its largest value: for operations that cannot keep it symbolic.
+constexpr range_t without_grid(range_t a) {
+  if (!a.known || a.ng == 0) return a;
+  return {true, a.lo, a.hi + a.ng * max_grid_extent, a.nt};
+}
 constexpr range_t add(range_t a, range_t b) {
   if (!a.known || !b.known) return unknown_range;
-  return {true, a.lo + b.lo, a.hi + b.hi - 1, a.nt + b.nt};
+  if (a.ng && b.ng && a.axis != b.axis) return add(without_grid(a), without_grid(b));
+  return {true, a.lo + b.lo, a.hi + b.hi - 1, a.nt + b.nt, a.ng + b.ng, a.ng ? a.axis : b.axis};
 }
 constexpr range_t sub(range_t a, range_t b) {
   if (!a.known || !b.known || b.nt != 0) return unknown_range;
-  return {true, a.lo - (b.hi - 1), a.hi - b.lo, a.nt};
+  b = without_grid(b);
+  return {true, a.lo - (b.hi - 1), a.hi - b.lo, a.nt, a.ng, a.axis};
 }
 constexpr range_t mul(range_t a, range_t b) {
   if (!a.known || !b.known) return unknown_range;
   if (b.is_constant() && !a.is_constant()) return mul(b, a);
-  if (a.is_constant() && a.lo >= 0) {  // c * [lo, hi + nt*T)
+  if (a.is_constant() && a.lo >= 0) {  // c * [lo, hi + nt*T + ng*G)
     const long long c = a.lo;
     if (c == 0) return exact(0);
-    return {true, b.lo * c, (b.hi - 1) * c + 1, b.nt * c};
+    return {true, b.lo * c, (b.hi - 1) * c + 1, b.nt * c, b.ng * c, b.axis};
   }
+  a = without_grid(a);
+  b = without_grid(b);
   if (a.nt || b.nt || a.lo < 0 || b.lo < 0) return unknown_range;
   return {true, a.lo * b.lo, (a.hi - 1) * (b.hi - 1) + 1, 0};
 }
 // C semantics (truncation), which is what the GPU computes; ranges only for non-negative values.
 constexpr range_t div(range_t a, range_t b) {
+  a = without_grid(a);
   if (!a.known || !b.is_constant() || b.lo <= 0 || a.nt || a.lo < 0) return unknown_range;
   return {true, a.lo / b.lo, (a.hi - 1) / b.lo + 1, 0};
 }
 constexpr range_t mod(range_t a, range_t b) {
   if (!b.is_constant() || b.lo <= 0) return unknown_range;
   if (!a.known || a.lo < 0) return unknown_range;  // C's % may be negative
-  if (a.nt == 0 && a.hi <= b.lo) return a;  // already inside
+  if (a.nt == 0 && a.ng == 0 && a.hi <= b.lo) return a;  // already inside
   return interval(0, b.lo);
 }
 constexpr range_t minmax(range_t a, range_t b, bool is_min) {
+  a = without_grid(a);
+  b = without_grid(b);
   if (!a.known || !b.known || a.nt || b.nt) return unknown_range;
   if (is_min) return {true, a.lo < b.lo ? a.lo : b.lo, a.hi < b.hi ? a.hi : b.hi, 0};
   return {true, a.lo > b.lo ? a.lo : b.lo, a.hi > b.hi ? a.hi : b.hi, 0};
@@ -158,9 +180,18 @@ auto max(A const& a, B const& b) {
 }
 
 // ---- where a thread is ----------------------------------------------------------------------
-// The CTA's coordinate in the grid along `axis` (0, 1, 2).
+namespace detail {
+template <class Axis>
+constexpr int axis_value() {  // 0 for a non-static axis, which program_id's static_assert rejects
+  if constexpr (static_int<Axis>) return static_cast<int>(Axis::value);
+  else return 0;
+}
+}  // namespace detail
+
+// The CTA's coordinate in the grid along `axis` (0, 1, 2): [0, grid[axis]), so that with a
+// static grid (grid(4_c)) it indexes a 4-element barrier array or SMEM ring without a check.
 template <class Axis = constant<0>>
-idx<range_t{true, 0, 1 << 30, 0}> program_id(Axis = {}) {
+idx<range_t{true, 0, 0, 0, 1, detail::axis_value<Axis>()}> program_id(Axis = {}) {
   static_assert(static_int<Axis>, "program_id(axis): the axis must be a static integer (0_c, 1_c or 2_c)");
   static_assert(Axis::value >= 0 && Axis::value < 3, "program_id(axis): axis must be 0, 1 or 2");
   return {tree::make_expr(ir::ExprOp::program_id, Axis::value)};

@@ -60,6 +60,11 @@ struct host_tensor {
   void check_storage(bool matches, std::size_t elem) const;
 };
 
+// The first element at which two tensors of the same dtype and shape differ, or -1. Bit-exact
+// (the backends promise identical bits), except that every NaN equals every NaN: the GPU writes
+// its canonical NaN (0x7fffffff for f32), the host keeps sign and payload, and both are right.
+std::int64_t first_difference(host_tensor const& a, host_tensor const& b);
+
 // IEEE binary16 and bfloat16 conversions, round-to-nearest-even.
 std::uint16_t f32_to_f16(float f);
 float f16_to_f32(std::uint16_t h);

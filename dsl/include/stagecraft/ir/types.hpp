@@ -40,6 +40,9 @@ inline constexpr std::int64_t max_warpgroups = 8;              // 1024 threads p
 inline constexpr std::int64_t max_cluster_portable = 8;
 inline constexpr std::int64_t max_cluster_nonportable = 16;
 inline constexpr int max_tma_rank = 5;
+inline constexpr int max_tma_box = 256;     // elements per dimension of one TMA box
+// GMEM parameters addressed by plain loads and stores (the interpreter's regions hold 8 extents).
+inline constexpr int max_param_rank = 8;
 
 }  // namespace stagecraft::ir
 

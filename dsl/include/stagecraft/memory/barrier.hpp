@@ -174,12 +174,14 @@ struct barrier_ref {
       STAGECRAFT_ERROR_T(Len, "Barrier can only be indexed with integers or slices: slice(start, len) needs an integer start and a static length");
       return *this;
     } else {
-      constexpr range_t s = range_of<Start>();
+      constexpr range_t s = range_ops::without_grid(range_of<Start>());
       constexpr long long len = Len::value, dim = Dims::values[0];
       if constexpr (len < 1 || (s.known && s.nt == 0 && (s.lo < 0 || s.hi - 1 + len > dim)))
         STAGECRAFT_ERROR("Barrier offset is out of bounds",
-                         "Barrier offset is out of bounds: slice of length " << len << " starting in [" << range_of<Start>().lo << ", "
-                                                                            << range_of<Start>().hi << ") of a dimension of " << dim);
+                         "Barrier offset is out of bounds: slice of length " << len << " starting in ["
+                                                                            << range_ops::without_grid(range_of<Start>()).lo << ", "
+                                                                            << range_ops::without_grid(range_of<Start>()).hi
+                                                                            << ") of a dimension of " << dim);
       auto st = offset ? tree::make_expr(ir::ExprOp::add, 0, offset, node_of(start)) : node_of(start);
       return barrier_ref<Arrivals, TensorCore, Cluster, typename dims_ops::replace_front<Dims, len>::type, I>{ref, st};
     }

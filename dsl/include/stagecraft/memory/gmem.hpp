@@ -28,10 +28,20 @@ struct gmem_decl {
   }
 };
 
+// Plain loads and stores address any rank up to ir::max_param_rank; TMA copies need 1 to 5
+// dimensions, which copy_gmem_to_smem / copy_smem_to_gmem check where they are used.
 template <dtype DT, class Shape>
   requires shape_like<Shape>
 auto gmem(std::string name, Shape const& s) {
-  return gmem_decl<DT, typename Shape::static_dims>{std::move(name), s.vector()};
+  using D = typename Shape::static_dims;
+  if constexpr (D::rank < 1 || D::rank > ir::max_param_rank) {
+    STAGECRAFT_ERROR("GMEM parameters have 1 to 8 dimensions",
+                     "gmem<T>(name, shape): GMEM parameters have 1 to " << ir::max_param_rank << " dimensions, but the shape "
+                                                                         << D{} << " has " << D::rank);
+    return gmem_decl<DT, any_dims>{std::move(name), {}};  // a stand-in: its uses add no second error
+  } else {
+    return gmem_decl<DT, D>{std::move(name), s.vector()};
+  }
 }
 
 // A GMEM parameter shaped like an SMEM declaration (Pallas's out_shape). A barrier has no
@@ -80,10 +90,29 @@ struct gmem_ref {
     requires shape_like<Shape>
   auto tile(Shape const& s, C const&... c) const {
     using B = typename Shape::static_dims;
-    check_coords<C...>();
-    if constexpr (!B::all_static) STAGECRAFT_ERROR_T(Shape, "x.tile(shape, ...): the tile shape must be static (128_c, not 128)");
     (void)s;
-    return gmem_block<DT, Dims, B>{tree::ref_sized(with_coords(c...), B::values)};
+    if constexpr (std::is_same_v<Dims, any_dims>) {
+      return gmem_block<DT, any_dims, B>{};  // the parameter stands in for an error already reported
+    } else if constexpr (!B::all_static) {
+      STAGECRAFT_ERROR_T(Shape, "x.tile(shape, ...): the tile shape must be static (128_c, not 128)");
+      return gmem_block<DT, any_dims, B>{};
+    } else if constexpr (B::rank != Dims::rank) {
+      STAGECRAFT_ERROR("x.tile(shape, ...): the tile shape needs one extent per dimension of the array",
+                       "x.tile(shape, ...): the tile shape " << B{} << " needs one extent per dimension of the array " << Dims{}
+                                                             << " (" << Dims::rank << ")");
+      return gmem_block<DT, any_dims, B>{};
+    } else if constexpr ([] {
+                           for (int d = 0; d < B::rank; ++d)
+                             if (B::values[d] < 1 || (Dims::values[d] >= 0 && Dims::values[d] % B::values[d] != 0)) return true;
+                           return false;
+                         }()) {
+      STAGECRAFT_ERROR("x.tile(shape, ...): the tile shape must divide the shape of the array",
+                       "x.tile(shape, ...): the tile shape " << B{} << " does not divide the shape of the array " << Dims{});
+      return gmem_block<DT, any_dims, B>{};
+    } else {
+      check_coords<C...>();
+      return gmem_block<DT, Dims, B>{tree::ref_sized(with_coords(c...), B::values)};
+    }
   }
 
  private:

@@ -4,7 +4,8 @@
 //   index whose static range is inside          -> accepted, no run-time check
 //   index whose static range reaches outside    -> compile error (wrap it in runtime_index() to
 //                                                  have the interpreter check it instead)
-//   thread_id()-derived index                   -> bound recorded in the info, checked by kernel()
+//   thread_id()/program_id()-derived index      -> bound recorded in the info, checked by kernel()
+//                                                  against num_threads / the static grid
 //   index of unknown range                      -> accepted, checked by the interpreter
 //   stage cursor of depth K                     -> accepted iff the dimension is K
 //   anything else                               -> compile error
@@ -28,36 +29,66 @@ concept index_operand = index_like<T> || stage_cursor_like<T>;
       STAGECRAFT_ERROR("SMEM offset is out of bounds", __VA_ARGS__);      \
   } while (0)
 
+// thread_id() and program_id() together: keep the thread bound, assume the largest grid.
+template <class U>
+constexpr range_t checked_range() {
+  return range_of<U>().nt ? range_ops::without_grid(range_of<U>()) : range_of<U>();
+}
+
 template <diag::fixed_string What, long long Dim, class T>
 constexpr info check_index() {
   using U = std::remove_cvref_t<T>;
-  if constexpr (stage_cursor_like<U>) {
+  if constexpr (Dim < 0) {
+    return no_info;  // a run-time extent, already reported where the array was declared
+  } else if constexpr (stage_cursor_like<U>) {
     if constexpr (U::depth != Dim)
       STAGECRAFT_ERROR("Stage cursor depth does not match the array: a cursor of depth K can only index a dimension of K stages",
                        What << ": a stage cursor of depth " << U::depth << " cannot index a dimension of " << Dim
                             << " stages");
     return no_info;
   } else {
-    constexpr range_t r = range_of<U>();
+    constexpr range_t r = checked_range<U>();
     if constexpr (!r.known) {
       return no_info;
-    } else if constexpr (r.nt == 0) {
+    } else if constexpr (r.nt == 0 && r.ng == 0) {
       if constexpr (r.lo < 0 || r.hi > Dim) {
         if constexpr (r.is_constant())
-          STAGECRAFT_OUT_OF_BOUNDS(What << " offset is out of bounds: offset = " << range_of<U>().lo
-                                        << ", but the dimension has " << Dim << " elements");
+          STAGECRAFT_OUT_OF_BOUNDS(What << " offset is out of bounds: offset = " << checked_range<U>().lo << ", but the dimension has " << Dim
+                                        << " elements");
         else
-          STAGECRAFT_OUT_OF_BOUNDS(What << " offset is out of bounds: the index ranges over [" << range_of<U>().lo << ", " << range_of<U>().hi
-                                << "), but the dimension has " << Dim
-                                << " elements (use runtime_index(i) to check it at run time instead)");
+          STAGECRAFT_OUT_OF_BOUNDS(What << " offset is out of bounds: the index ranges over [" << checked_range<U>().lo << ", " << checked_range<U>().hi
+                                        << "), but the dimension has " << Dim
+                                        << " elements (use runtime_index(i) to check it at run time instead)");
       }
       return no_info;
-    } else {
-      constexpr long long max_threads = r.lo < 0 ? 0 : (Dim - r.hi) / r.nt;
-      if constexpr (max_threads < 1)
+    } else if constexpr (r.lo < 0) {
+      // The usual cause is a guard (if_(thread_id() > 0_c, ... bar[thread_id() - 1_c] ...)):
+      // conditions do not narrow the ranges of the indices used under them.
+      STAGECRAFT_OUT_OF_BOUNDS(What << " offset is out of bounds: an index derived from " << (checked_range<U>().nt ? "thread_id()" : "program_id()")
+                                    << " can be negative (its range starts at " << checked_range<U>().lo
+                                    << "); an if_ condition does not narrow the range of the indices under it: use runtime_index(i) "
+                                       "to check it at run time instead");
+      return no_info;
+    } else if constexpr (r.nt != 0) {
+      constexpr long long max_threads = (Dim - r.hi) / r.nt;
+      if constexpr (max_threads < 1) {
         STAGECRAFT_OUT_OF_BOUNDS(What << " offset is out of bounds: an index derived from thread_id() exceeds the dimension of "
-                              << Dim << " elements for any num_threads");
-      return info{0, max_threads};
+                                      << Dim << " elements for any num_threads");
+        return no_info;
+      } else {
+        return info{0, max_threads};
+      }
+    } else {
+      constexpr long long max_grid = (Dim - r.hi) / r.ng;
+      if constexpr (max_grid < 1) {
+        STAGECRAFT_OUT_OF_BOUNDS(What << " offset is out of bounds: an index derived from program_id(" << checked_range<U>().axis
+                                      << ") exceeds the dimension of " << Dim << " elements for any grid");
+        return no_info;
+      } else {
+        info i{};
+        i.max_grid[r.axis] = max_grid;
+        return i;
+      }
     }
   }
 }

@@ -71,7 +71,8 @@ template <dtype DT, class Dims, class Tile, long long Sw>
 constexpr bool check_smem_layout() {
   constexpr int r = Dims::rank, tr = Tile::rank;
   if constexpr (!Dims::all_static) {
-    STAGECRAFT_ERROR_T(Tile, "SMEM allocations need static shapes: write 128_c, not 128");
+    STAGECRAFT_ERROR("SMEM allocations need static shapes: write 128_c, not 128",
+                     "SMEM allocations need static shapes, but the shape " << Dims{} << " has a run-time extent (?): write 128_c, not 128");
     return false;
   } else if constexpr (tr > r) {
     STAGECRAFT_ERROR("tiling has more dimensions than the array", "tiling " << Tile{} << " has more dimensions than the SMEM array " << Dims{});
@@ -115,7 +116,33 @@ auto smem(Shape const&, Opts...) {
   return smem_decl<DT, Dims, layout<Tile, sw>>{};
 }
 
-template <dtype DT, class Dims, class Layout, info I>
+namespace detail {
+constexpr long long gcd_ll(long long a, long long b) {
+  while (b != 0) {
+    const long long t = a % b;
+    a = b;
+    b = t;
+  }
+  return a < 0 ? -a : a;
+}
+// What is known of where the view `parent[i]` starts: parent views start on Align-byte
+// boundaries and their elements along the indexed dimension are Step bytes apart.
+template <long long Align, long long Step, class T>
+constexpr long long indexed_alignment() {
+  if constexpr (Step <= 0) {
+    return Align;  // a run-time extent, already reported where the array was declared
+  } else if constexpr (index_like<T>) {
+    if constexpr (range_of<T>().is_constant()) return range_of<T>().lo == 0 ? Align : gcd_ll(Align, range_of<T>().lo * Step);
+    else return gcd_ll(Align, Step);
+  } else {
+    return gcd_ll(Align, Step);
+  }
+}
+}  // namespace detail
+
+// Align: the byte boundary the view is known to start on (the allocation's alignment, reduced
+// by every index taken), which TMA copies check against what the hardware needs.
+template <dtype DT, class Dims, class Layout, info I, long long Align>
 struct smem_ref {
   static constexpr operand_kind kind = operand_kind::smem;
   using dtype_t = DT;
@@ -123,6 +150,7 @@ struct smem_ref {
   using layout_t = Layout;
   static constexpr info static_info = I;
   static constexpr long long bytes = Dims::product * DT::bits / 8;
+  static constexpr long long start_alignment = Align;
 
   tree::Ref ref;
 
@@ -134,13 +162,14 @@ struct smem_ref {
       return *this;
     } else if constexpr (kind_of<T> == operand_kind::barrier || kind_of<T> == operand_kind::cluster_barrier) {
       STAGECRAFT_ERROR_T(T, "SMEM arrays can only be indexed with integers or stage cursors, but got a barrier");
-      return smem_ref<DT, Rest, Layout, I>{ref};
+      return smem_ref<DT, Rest, Layout, I, Align>{ref};
     } else if constexpr (!detail::index_operand<T>) {
       STAGECRAFT_ERROR_T(T, "SMEM arrays can only be indexed with integers or stage cursors");
-      return smem_ref<DT, Rest, Layout, I>{ref};
+      return smem_ref<DT, Rest, Layout, I, Align>{ref};
     } else {
       constexpr info added = detail::check_index<"SMEM", Dims::values[0], T>();
-      return smem_ref<DT, Rest, Layout, I | added>{tree::ref_indexed(ref, detail::index_node(i), nullptr, true)};
+      constexpr long long align = detail::indexed_alignment<Align, Rest::product * DT::bits / 8, T>();
+      return smem_ref<DT, Rest, Layout, I | added, align>{tree::ref_indexed(ref, detail::index_node(i), nullptr, true)};
     }
   }
   template <class T0, class... T>

@@ -29,8 +29,27 @@ constexpr const char* kind_name(operand_kind k) {
   }
 }
 
+// The first dimension of a TMA box over the hardware's 256 elements (-1: none). A multicast
+// box is split along dimension 0 over a cluster only the kernel knows: the verifier checks that
+// dimension's per-CTA share.
+template <class SDims, bool Multicast>
+constexpr int box_dim_too_large() {
+  for (int i = Multicast ? 1 : 0; i < SDims::rank; ++i)
+    if (SDims::values[i] > ir::max_tma_box) return i;
+  return -1;
+}
+
+// TMA's SMEM address alignment: 128 bytes, and for a swizzled array the whole swizzle pattern
+// (8 rows of its width, 1024 bytes for 128-byte swizzle). We require the pattern's alignment
+// rather than rely on mid-pattern starts: the hardware documents the swizzle for aligned
+// buffers, and the wgmma descriptors' base offset would have to follow it too.
+template <class S>
+constexpr long long tma_smem_alignment() {
+  return S::layout_t::swizzle ? 8 * S::layout_t::swizzle : 128;
+}
+
 // The rules shared by both copy directions. G is the GMEM block, S the SMEM view.
-template <diag::fixed_string Op, class G, class S, bool GmemIsSrc>
+template <diag::fixed_string Op, class G, class S, bool GmemIsSrc, bool Multicast = false>
 constexpr bool check_copy() {
   if constexpr (is_barrier_like<G> || is_barrier_like<S>) {
     STAGECRAFT_REJECT_BARRIER_AS_ARRAY(std::conditional_t<is_barrier_like<G>, G, S>);
@@ -74,10 +93,23 @@ constexpr bool check_copy() {
     } else if constexpr (SDims::rank < 1 || SDims::rank > ir::max_tma_rank) {
       STAGECRAFT_ERROR("TMA copies are 1- to 5-dimensional", Op << ": TMA copies are 1- to 5-dimensional, but got rank " << SDims::rank);
       return false;
+    } else if constexpr (constexpr int d = box_dim_too_large<SDims, Multicast>(); d >= 0) {
+      STAGECRAFT_ERROR("a TMA box has at most 256 elements per dimension",
+                       Op << ": a TMA box has at most " << ir::max_tma_box << " elements per dimension, but the view " << SDims{}
+                          << " has " << SDims::values[box_dim_too_large<SDims, Multicast>()] << " in dimension "
+                          << box_dim_too_large<SDims, Multicast>() << " (copy it as several smaller views)");
+      return false;
     } else if constexpr (bytes % 16 != 0 || row_bytes % 16 != 0) {
       STAGECRAFT_ERROR("TMA copies move a multiple of 16 bytes",
                        Op << ": TMA copies move a multiple of 16 bytes in total and per row, but the view " << SDims{} << " of "
                           << dtype_name<SD>() << " has " << bytes << " bytes and rows of " << row_bytes << " bytes");
+      return false;
+    } else if constexpr (S::start_alignment % tma_smem_alignment<S>() != 0) {
+      STAGECRAFT_ERROR("TMA copies need SMEM views that start on a 128-byte boundary, 8 rows of the swizzle for swizzled arrays",
+                       Op << ": TMA needs the SMEM view to start on a " << tma_smem_alignment<S>() << "-byte boundary"
+                          << (S::layout_t::swizzle ? " (a swizzle pattern spans 8 rows of the swizzle width: a view may not start inside one)" : "")
+                          << ", but views " << SDims{} << " of this array start only on " << S::start_alignment
+                          << "-byte boundaries (give the view more rows, or pad the array)");
       return false;
     } else if constexpr ([] {
                            for (int i = 0; i < SDims::rank; ++i)
@@ -102,7 +134,7 @@ tree::Ref sized_block(G const& g, S const&) {
 // TMA load: one arrival on `bar` plus expect_tx(bytes of dst); the copy engine delivers them.
 template <class Src, class Dst, class Bar, class... Axes>
 auto copy_gmem_to_smem(Src const& src, Dst const& dst, Bar const& bar, Axes...) {
-  constexpr bool ok_copy = detail::check_copy<"copy_gmem_to_smem", Src, Dst, true>();
+  constexpr bool ok_copy = detail::check_copy<"copy_gmem_to_smem", Src, Dst, true, (sizeof...(Axes) > 0)>();
   if constexpr (!ok_copy) {
     return stmt<>{};
   } else if constexpr (kind_of<Bar> == operand_kind::cluster_barrier) {

@@ -33,7 +33,7 @@ struct codegen_options {
 };
 
 struct generated {
-  std::string entry;                 // the kernel's extern "C" name
+  std::string entry;                 // the extern "C" symbol: "stagecraft_" + the kernel name
   std::string source;                // a complete NVRTC translation unit
   std::vector<tensor_map_spec> maps;
   std::int64_t smem_bytes = 0;       // dynamic shared memory to request

@@ -94,6 +94,7 @@ struct cta_t {
   std::array<counting_barrier, 16> named;
   int first_thread = 0, live = 0;
   bool started = false, exited = false;
+  bool generic_dirty = false;  // a thread may have written SMEM since the last fence.proxy.async
   int loads_in = 0, store_reads = 0;  // in-flight TMA work on this CTA's SMEM
 };
 
@@ -115,6 +116,16 @@ struct copy_op {
   bool read_done = false, write_done = false;
 };
 
+// One element between GMEM and SMEM (1, 2, 4 or 8 bytes), without a library call per element.
+inline void copy_element(unsigned char* dst, const unsigned char* src, unsigned bytes) {
+  switch (bytes) {
+    case 1: *dst = *src; break;
+    case 2: std::memcpy(dst, src, 2); break;
+    case 4: std::memcpy(dst, src, 4); break;
+    default: std::memcpy(dst, src, 8); break;
+  }
+}
+
 struct alignas(64) tmap_words {  // the kernel's sc::tmap_t: a CUtensorMap's 128 bytes
   unsigned long long word[16];
 };
@@ -122,6 +133,7 @@ struct alignas(64) tmap_words {  // the kernel's sc::tmap_t: a CUtensorMap's 128
 struct event {
   int op;
   bool write;  // stores: the GMEM write (after the read)
+  std::uint64_t priority = 0;  // lazy schedules: the highest completes first
 };
 
 struct thread_t {
@@ -215,7 +227,9 @@ class machine {
     auto& m = *active;
     m.preempt();
     auto& c = m.ctas_[m.me().cta];
+    if (!c.generic_dirty) return;  // nothing of this CTA ran since the last fence published it
     std::memcpy(c.async_smem.data(), c.smem.data(), c.smem.size());
+    c.generic_dirty = false;
   }
   static void api_bar_sync(unsigned id, unsigned threads) {
     auto& m = *active;
@@ -285,7 +299,7 @@ class machine {
       ++m.ctas_[d].loads_in;
     }
     m.ops_.push_back(std::move(op));
-    m.events_.push_back({static_cast<int>(m.ops_.size() - 1), false});
+    m.post({static_cast<int>(m.ops_.size() - 1), false});
   }
   static void api_tma_store(const void* map, unsigned src, int rank, const int* coords) {
     auto& m = *active;
@@ -301,7 +315,7 @@ class machine {
     m.ops_.push_back(std::move(op));
     const int id = static_cast<int>(m.ops_.size() - 1);
     m.me().open.push_back(id);
-    m.events_.push_back({id, false});
+    m.post({id, false});
   }
   static unsigned short api_f32_to_f16(float f) { return stagecraft::f32_to_f16(f); }
   static float api_f16_to_f32(unsigned short h) { return stagecraft::f16_to_f32(h); }
@@ -392,8 +406,13 @@ class machine {
       for (std::size_t i = order_.size(); i > 1; --i) std::swap(order_[i - 1], order_[rng_.below(i)]);
       const std::size_t limits[] = {1, 2, 3, order_.size()};
       resident_limit_ = std::max<std::size_t>(1, std::min(order_.size(), limits[rng_.below(4)]));
+      // Odd seeds: every step uniform among threads and events, with a bias for events. Even
+      // seeds: lazy, as late as the hardware may be: events complete only when no thread can
+      // run, the one with the highest random priority first, so any copy can be overtaken by
+      // any later one (a store's SMEM read by the refill that follows it).
+      lazy_ = o_.seed % 2 == 0;
       const double biases[] = {0.02, 0.15, 0.5, 0.9};
-      async_bias_ = biases[rng_.below(4)];
+      async_bias_ = lazy_ ? 0.0 : biases[rng_.below(4)];
     }
     api_.current = &current_regs_;
     api_.mbar_init = &api_mbar_init;
@@ -459,9 +478,14 @@ class machine {
         message_ = fmt::format("kernel '{}' (host, seed {}): the step budget of {} ran out (a loop that does not end?)", k_.name, o_.seed, o_.max_steps);
         return;
       }
-      const bool take_event = !events_.empty() && (ready_.empty() || o_.seed == 0 || rng_.unit() < async_bias_);
+      const bool take_event = !events_.empty() && (ready_.empty() || o_.seed == 0 || (!lazy_ && rng_.unit() < async_bias_));
       if (take_event) {
-        const std::size_t i = o_.seed == 0 ? 0 : rng_.below(events_.size());
+        std::size_t i = 0;
+        if (lazy_)
+          i = static_cast<std::size_t>(std::max_element(events_.begin(), events_.end(), [](event const& a, event const& b) { return a.priority < b.priority; }) -
+                                       events_.begin());
+        else if (o_.seed != 0)
+          i = rng_.below(events_.size());
         const event e = events_[i];
         events_.erase(events_.begin() + static_cast<std::ptrdiff_t>(i));
         try {
@@ -471,12 +495,24 @@ class machine {
           message_ = std::move(a.message);
         }
       } else {
-        const std::size_t i = o_.seed == 0 ? 0 : rng_.below(ready_.size());
-        const int t = ready_[i];
-        ready_.erase(ready_.begin() + static_cast<std::ptrdiff_t>(i));
+        int t;
+        if (o_.seed == 0) {  // round-robin
+          t = ready_.front();
+          ready_.pop_front();
+        } else {
+          const std::size_t i = rng_.below(ready_.size());
+          t = ready_[i];
+          ready_[i] = ready_.back();
+          ready_.pop_back();
+        }
         resume(t);
       }
     }
+  }
+
+  void post(event e) {
+    e.priority = rng_.next();
+    events_.push_back(e);
   }
 
   void resume(int t) {
@@ -494,8 +530,11 @@ class machine {
     const int me = current_;
     threads_[me].back = std::move(threads_[me].back).resume();
   }
+  // Every prelude call starts here: the thread ran plain code since its last call, so its
+  // CTA's generic SMEM may have changed; then any other thread or event may go first.
   void preempt() {
     auto& t = me();
+    ctas_[t.cta].generic_dirty = true;
     t.st = thread_t::state::ready;
     t.on = thread_t::waits::nothing;
     ready_.push_back(current_);
@@ -696,15 +735,15 @@ class machine {
       offs.reserve(box_elements(op.map));
       std::size_t l = 0;
       for_box(op, [&](unsigned char* g, unsigned off) {
-        if (g) std::memcpy(&bytes[l * eb], g, eb);  // out of bounds: zeros, as OOB_FILL_NONE
+        if (g) copy_element(&bytes[l * eb], g, eb);  // out of bounds: zeros, as OOB_FILL_NONE
         offs.push_back(off);
         ++l;
       });
       for (int d : op.dests) {
         auto& c = ctas_[d];
         for (std::size_t j = 0; j < offs.size(); ++j) {
-          std::memcpy(&c.smem[offs[j]], &bytes[j * eb], eb);
-          std::memcpy(&c.async_smem[offs[j]], &bytes[j * eb], eb);
+          copy_element(&c.smem[offs[j]], &bytes[j * eb], eb);
+          copy_element(&c.async_smem[offs[j]], &bytes[j * eb], eb);
         }
         --c.loads_in;
         auto it = c.bars.find(op.bar_off);
@@ -722,16 +761,16 @@ class machine {
       op.staged.resize(box_bytes(op.map));
       std::size_t l = 0;
       for_box(op, [&](unsigned char*, unsigned off) {
-        std::memcpy(&op.staged[l * eb], &c.async_smem[off], eb);
+        copy_element(&op.staged[l * eb], &c.async_smem[off], eb);
         ++l;
       });
       op.read_done = true;
       --c.store_reads;
-      events_.push_back({e.op, true});
+      post({e.op, true});
     } else {
       std::size_t l = 0;
       for_box(op, [&](unsigned char* g, unsigned) {
-        if (g) std::memcpy(g, &op.staged[l * eb], eb);
+        if (g) copy_element(g, &op.staged[l * eb], eb);
         ++l;
       });
       op.write_done = true;
@@ -817,10 +856,11 @@ class machine {
   std::vector<thread_t> threads_;
   std::vector<copy_op> ops_;
   std::vector<event> events_;
-  std::vector<int> ready_;
+  std::deque<int> ready_;
   std::vector<int> order_;
   std::size_t resident_limit_ = 1, resident_ = 0;
   double async_bias_ = 1.0;
+  bool lazy_ = false;
   int current_ = -1;
   schost::thread_regs* current_regs_ = nullptr;
   failure kind_ = failure::none;

@@ -14,6 +14,11 @@
 // and what the async proxy sees. TMA loads write both; TMA stores read the async view; a
 // fence.proxy.async publishes the generic view to the async one. So a store that forgets the
 // fence writes stale bytes to GMEM, as it may on the GPU.
+#include <setjmp.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -39,6 +44,7 @@ const char* failure_name(failure f) {
     case failure::protocol: return "protocol";
     case failure::pending_at_exit: return "pending-at-exit";
     case failure::step_limit: return "step-limit";
+    case failure::memory_fault: return "memory-fault";
   }
   return "?";
 }
@@ -71,6 +77,66 @@ struct rng {
   double unit() { return static_cast<double>(next() >> 11) / 9007199254740992.0; }
 };
 
+// Memory whose only accessible bytes are [data(), data() + size()) and whose neighbourhood
+// faults: a generated index that runs off SMEM or off a GMEM buffer becomes a report (the fault
+// handler below), not a corruption of the runtime. The bytes are placed to end at the end of
+// their pages (up to `align`); the few slack bytes there hold a canary, checked afterwards.
+class guarded {
+ public:
+  static constexpr unsigned char canary = 0xa5;
+  guarded() = default;
+  guarded(std::size_t size, std::size_t before, std::size_t after, std::size_t align) : size_(size) {
+    const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    const std::size_t rw = (std::max<std::size_t>(size, 1) + page - 1) / page * page;
+    total_ = before + rw + after;
+    void* p = ::mmap(nullptr, total_, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    base_ = static_cast<unsigned char*>(p);
+    if (::mprotect(base_ + before, rw, PROT_READ | PROT_WRITE) != 0) {
+      ::munmap(base_, total_);
+      throw std::bad_alloc();
+    }
+    end_ = base_ + before + rw;
+    data_ = end_ - (size + align - 1) / align * align;
+    std::memset(data_ + size_, canary, static_cast<std::size_t>(end_ - data_) - size_);
+  }
+  guarded(guarded&& o) noexcept { *this = std::move(o); }
+  guarded& operator=(guarded&& o) noexcept {
+    std::swap(base_, o.base_);
+    std::swap(total_, o.total_);
+    std::swap(data_, o.data_);
+    std::swap(end_, o.end_);
+    std::swap(size_, o.size_);
+    return *this;
+  }
+  ~guarded() {
+    if (base_) ::munmap(base_, total_);
+  }
+  unsigned char* data() const { return data_; }
+  std::size_t size() const { return size_; }
+  unsigned char& operator[](std::size_t i) const { return data_[i]; }
+  bool contains(const void* p) const { return base_ && p >= base_ && p < base_ + total_; }
+  long long offset_of(const void* p) const { return static_cast<const unsigned char*>(p) - data_; }
+  // How many slack bytes after the data something wrote (0: the canary is intact).
+  std::size_t slack_written() const {
+    std::size_t n = 0;
+    for (auto* q = data_ + size_; q < end_; ++q) n += *q != canary;
+    return n;
+  }
+
+ private:
+  unsigned char* base_ = nullptr;
+  std::size_t total_ = 0;
+  unsigned char* data_ = nullptr;
+  unsigned char* end_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+// Every shared-window offset the generated code can form is a 32-bit unsigned: all of them
+// fault when they leave the CTA's SMEM.
+constexpr std::size_t smem_guard_after = (std::size_t{1} << 32) + (std::size_t{1} << 16);
+constexpr std::size_t gmem_guard = std::size_t{1} << 30;
+
 struct mbarrier {
   unsigned expected = 0, pending = 0;
   long long tx = 0;
@@ -89,7 +155,8 @@ struct cta_t {
   std::array<unsigned, 3> id{};
   int cluster = 0;
   unsigned rank = 0;
-  std::vector<unsigned char> smem, async_smem;
+  guarded smem;                     // the generic view: the kernel's own loads and stores
+  std::vector<unsigned char> async_smem;  // what the async proxy (TMA stores) reads
   std::unordered_map<unsigned, mbarrier> bars;  // by SMEM offset
   std::array<counting_barrier, 16> named;
   int first_thread = 0, live = 0;
@@ -156,6 +223,9 @@ class machine {
  public:
   machine(compiled const& c, ir::Kernel const& k, std::vector<host_tensor>& buffers, options const& o)
       : c_(c), k_(k), buffers_(buffers), o_(o), rng_{o.seed * 0xd1342543de82ef95ull + 0x2545f4914f6cdd1dull} {}
+
+  failure kind() const { return kind_; }
+  std::string const& message() const { return message_; }
 
   result run() {
     setup();
@@ -334,10 +404,9 @@ class machine {
                                                 ir::dtype_name(k_.params[p].dtype), fmt::join(k_.params[p].shape, "x")));
     // GMEM: 256-byte aligned copies, as cuMemAlloc gives.
     for (auto& b : buffers_) {
-      gmem_storage_.emplace_back((b.bytes.size() + 511) / 256 * 256 + 256);
-      auto* base = reinterpret_cast<unsigned char*>((reinterpret_cast<std::uintptr_t>(gmem_storage_.back().data()) + 255) / 256 * 256);
-      std::memcpy(base, b.bytes.data(), b.bytes.size());
-      gmem_.push_back(base);
+      gmem_storage_.emplace_back(b.bytes.size(), gmem_guard, gmem_guard, 256);
+      std::memcpy(gmem_storage_.back().data(), b.bytes.data(), b.bytes.size());
+      gmem_.push_back(gmem_storage_.back().data());
     }
     // Tensor maps: the checks and the parameters of cuTensorMapEncodeTiled (cuda/runtime.cpp).
     maps_.resize(c_.code.maps.size());
@@ -437,8 +506,9 @@ class machine {
     for (int ci : clusters_[cluster].ctas) {
       auto& c = ctas_[ci];
       // Never-written SMEM reads as NaN / all ones, so a read of it shows in the results.
-      c.smem.assign(static_cast<std::size_t>(c_.code.smem_bytes), 0xff);
-      c.async_smem = c.smem;
+      c.smem = guarded(static_cast<std::size_t>(c_.code.smem_bytes), std::size_t{1} << 16, smem_guard_after, 1024);
+      std::memset(c.smem.data(), 0xff, c.smem.size());
+      c.async_smem.assign(c.smem.size(), 0xff);
       c.started = true;
       c.live = static_cast<int>(block_threads());
       for (int t = c.first_thread; t < c.first_thread + static_cast<int>(block_threads()); ++t) {
@@ -520,10 +590,64 @@ class machine {
     th.st = thread_t::state::running;
     current_ = t;
     current_regs_ = &th.regs;
+    // The fault handler jumps back here when the thread touches memory it has no business with
+    // (no signal mask is saved: the handler runs with SA_NODEFER).
+    if (sigsetjmp(fault_jump_, 0) != 0) {
+      current_regs_ = nullptr;
+      // The thread's fiber cannot be resumed or unwound: it and the scheduler continuation it
+      // holds are abandoned, never destroyed (their stack is leaked, 128 KiB).
+      new ctx::fiber(std::move(th.back));
+      th.st = thread_t::state::done;
+      kind_ = failure::memory_fault;
+      message_ = describe_fault(t, fault_address_);
+      return;
+    }
     th.fib = std::move(th.fib).resume();
     current_regs_ = nullptr;
     if (th.st == thread_t::state::done) exited(t);
   }
+
+ public:
+  // From the SIGSEGV/SIGBUS handler: is a kernel thread running (else the fault is ours)?
+  bool in_kernel() const { return current_regs_ != nullptr; }
+  [[noreturn]] void faulted(void* address) {
+    fault_address_ = address;
+    siglongjmp(fault_jump_, 1);
+  }
+
+ private:
+  std::string where(const void* a) const {
+    for (std::size_t ci = 0; ci < ctas_.size(); ++ci)
+      if (ctas_[ci].smem.contains(a))
+        return fmt::format("SMEM offset {} of CTA ({}), which has {} bytes", ctas_[ci].smem.offset_of(a), fmt::join(ctas_[ci].id, ", "),
+                           ctas_[ci].smem.size());
+    for (std::size_t p = 0; p < gmem_storage_.size(); ++p)
+      if (gmem_storage_[p].contains(a)) {
+        const auto off = gmem_storage_[p].offset_of(a);
+        return fmt::format("byte {} of GMEM parameter '{}', which has {} bytes", off, k_.params[p].name, gmem_storage_[p].size());
+      }
+    return "an address in no buffer of the kernel (a wild index, or a thread's stack overflowing)";
+  }
+  std::string describe_fault(int t, const void* a) const {
+    auto const& th = threads_[t];
+    return fmt::format("kernel '{}' (host, seed {}): CTA ({}) thread {} (warpgroup {}, lane {}) accessed {} (address {})", k_.name, o_.seed,
+                       fmt::join(ctas_[th.cta].id, ", "), th.regs.tid.x, th.regs.tid.x / 128, th.regs.tid.x % 128, where(a), a);
+  }
+  // Bytes past a buffer's end but within its last page do not fault; their canary tells.
+  void check_slack(guarded const& g, std::string const& what) {
+    if (kind_ != failure::none) return;
+    if (const auto n = g.slack_written(); n > 0) {
+      kind_ = failure::memory_fault;
+      message_ = fmt::format("kernel '{}' (host, seed {}): {} byte(s) just past the end of {} ({} bytes) were written", k_.name, o_.seed, n, what, g.size());
+    }
+  }
+
+ public:
+  void check_gmem_slack() {
+    for (std::size_t p = 0; p < gmem_storage_.size(); ++p) check_slack(gmem_storage_[p], fmt::format("GMEM parameter '{}'", k_.params[p].name));
+  }
+
+ private:
 
   // Called by the running thread: park it (ready or blocked) and go back to the scheduler.
   void yield_to_scheduler() {
@@ -560,6 +684,7 @@ class machine {
     auto& c = ctas_[threads_[t].cta];
     if (--c.live > 0) return;
     c.exited = true;
+    check_slack(c.smem, fmt::format("the SMEM of CTA ({})", fmt::join(c.id, ", ")));
     if (kind_ == failure::none && (c.store_reads > 0 || c.loads_in > 0)) {
       kind_ = failure::pending_at_exit;
       message_ = fmt::format("kernel '{}' (host, seed {}): CTA ({}) exits (and releases its SMEM) while {} TMA store(s) still read it and {} TMA "
@@ -570,7 +695,7 @@ class machine {
       --resident_;
       for (int ci : cl.ctas) {
         for (int th = ctas_[ci].first_thread; th < ctas_[ci].first_thread + static_cast<int>(block_threads()); ++th) threads_[th].fib = {};
-        ctas_[ci].smem = {};
+        ctas_[ci].smem = guarded();
         ctas_[ci].async_smem = {};
       }
     }
@@ -848,7 +973,7 @@ class machine {
   options const& o_;
   rng rng_;
   schost::api api_{};
-  std::vector<std::vector<unsigned char>> gmem_storage_;
+  std::vector<guarded> gmem_storage_;
   std::vector<void*> gmem_;
   std::vector<tmap_words> maps_;
   std::vector<cta_t> ctas_;
@@ -866,11 +991,50 @@ class machine {
   failure kind_ = failure::none;
   std::string message_;
   std::uint64_t steps_ = 0;
+  sigjmp_buf fault_jump_;
+  void* fault_address_ = nullptr;
 
  public:
   void copy_back() {
     for (std::size_t p = 0; p < buffers_.size(); ++p) std::memcpy(buffers_[p].bytes.data(), gmem_[p], buffers_[p].bytes.size());
   }
+};
+
+void on_fault(int sig, siginfo_t* info, void*) {
+  if (active && active->in_kernel()) active->faulted(info->si_addr);
+  // Not a kernel thread's fault: ours, so crash as usual.
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+// For the length of a run: SIGSEGV and SIGBUS come to on_fault, on a stack of their own (a
+// fiber's stack may be what overflowed).
+class fault_handler {
+ public:
+  fault_handler() : alt_(64 * 1024) {
+    stack_t ss{};
+    ss.ss_sp = alt_.data();
+    ss.ss_size = alt_.size();
+    ::sigaltstack(&ss, &old_stack_);
+    struct sigaction sa{};
+    sa.sa_sigaction = &on_fault;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGSEGV, &sa, &old_segv_);
+    ::sigaction(SIGBUS, &sa, &old_bus_);
+  }
+  ~fault_handler() {
+    ::sigaction(SIGSEGV, &old_segv_, nullptr);
+    ::sigaction(SIGBUS, &old_bus_, nullptr);
+    ::sigaltstack(&old_stack_, nullptr);
+  }
+  fault_handler(fault_handler const&) = delete;
+  fault_handler& operator=(fault_handler const&) = delete;
+
+ private:
+  std::vector<char> alt_;
+  stack_t old_stack_{};
+  struct sigaction old_segv_{}, old_bus_{};
 };
 
 }  // namespace
@@ -880,11 +1044,15 @@ result run(compiled const& c, ir::Kernel const& k, std::vector<host_tensor> buff
   result r;
   {
     machine m(c, k, buffers, o);
+    fault_handler handler;
     active = &m;
     struct reset {
       ~reset() { active = nullptr; }
     } guard;
     r = m.run();
+    m.check_gmem_slack();
+    r.kind = m.kind();
+    r.message = m.message();
     m.copy_back();
   }
   r.buffers = std::move(buffers);

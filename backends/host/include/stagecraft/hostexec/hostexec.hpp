@@ -43,6 +43,7 @@ enum class failure : std::uint8_t {
   protocol,           // an mbarrier, named barrier, bulk group or TMA used against its PTX rules
   pending_at_exit,    // a CTA exits while a TMA store still reads, or a TMA load still writes, its SMEM
   step_limit,
+  memory_fault,       // a load or store outside the CTA's SMEM and every GMEM buffer (or past their ends)
 };
 const char* failure_name(failure f);
 

@@ -298,7 +298,8 @@ class machine {
     m.preempt();
     auto& c = m.ctas_[m.me().cta];
     if (!c.generic_dirty) return;  // nothing of this CTA ran since the last fence published it
-    std::memcpy(c.async_smem.data(), c.smem.data(), c.smem.size());
+    // Only what TMA stores read needs the async view (loads write both views).
+    for (auto [off, bytes] : m.store_sources_) std::memcpy(c.async_smem.data() + off, c.smem.data() + off, bytes);
     c.generic_dirty = false;
   }
   static void api_bar_sync(unsigned id, unsigned threads) {
@@ -428,6 +429,16 @@ class machine {
         stride *= static_cast<std::uint64_t>(spec.shape[outer]);
       }
       std::memcpy(maps_[i].word, &t, sizeof t);
+    }
+    // The SMEM allocations TMA stores read from: the only bytes whose async view matters.
+    const auto offsets = ir::smem_offsets(k_);
+    for (auto const& st : k_.stmts) {
+      if (st.op != ir::StmtOp::copy_smem_to_gmem) continue;
+      const int a = k_.refs[st.refs[0]].id;
+      std::size_t bytes = static_cast<std::size_t>(ir::dtype_bits(k_.allocs[a].dtype) / 8);
+      for (auto e : k_.allocs[a].shape) bytes *= static_cast<std::size_t>(e);
+      const auto range = std::pair{static_cast<std::size_t>(offsets[a]), bytes};
+      if (std::find(store_sources_.begin(), store_sources_.end(), range) == store_sources_.end()) store_sources_.push_back(range);
     }
     // CTAs, grouped by cluster; threads.
     const auto& g = k_.grid;
@@ -974,6 +985,7 @@ class machine {
   rng rng_;
   schost::api api_{};
   std::vector<guarded> gmem_storage_;
+  std::vector<std::pair<std::size_t, std::size_t>> store_sources_;  // (SMEM offset, bytes)
   std::vector<void*> gmem_;
   std::vector<tmap_words> maps_;
   std::vector<cta_t> ctas_;

@@ -282,3 +282,31 @@ TEST_CASE("host: a generated index past the end of SMEM is a report, not a crash
   const auto f = zoo::out_ring_indexed_by_step(zoo::variant::fixed);
   CHECK(hostexec::run(f, random_inputs(f, input_seed), {.seed = 3}).ok());
 }
+
+TEST_CASE("host: the swizzled example goes wrong with either swizzle function wrong", "[host]") {
+  const auto k = example("swizzled_widen");
+  const auto inputs = random_inputs(k, input_seed);
+  const auto expected = reference_of("swizzled_widen", inputs);
+  // in through swz<64>, out through swz<128>: the XOR taking address bits 8.. instead of 7..
+  for (auto [from, to] : {std::pair{"return o ^ (((o >> 7) & 3u) << 4);", "return o ^ (((o >> 8) & 3u) << 4);"},
+                          std::pair{"return o ^ (((o >> 7) & 7u) << 4);", "return o ^ (((o >> 8) & 7u) << 4);"}}) {
+    INFO(from);
+    CHECK_THAT(caught(planted(k, from, to), k, inputs, expected, 1), Contains("wrong result"));
+  }
+}
+
+TEST_CASE("host: the multicast example goes wrong with a share's SMEM offset or rows wrong", "[host]") {
+  const auto k = example("multicast_scale");
+  const auto inputs = random_inputs(k, input_seed);
+  const auto expected = reference_of("multicast_scale", inputs);
+  // Each CTA of the pair loads rows [pos * 64, pos * 64 + 64) of w into bytes [pos * 16384, ...)
+  // of both CTAs' SMEM. Both halves landing on the first half, or both CTAs loading the first
+  // rows, leaves half of w wrong in SMEM (the bytes still add up: no deadlock).
+  CHECK_THAT(caught(planted(k, "static_cast<unsigned>(pos * 16384)", "static_cast<unsigned>(0 * 16384)"), k, inputs, expected, 1),
+             Contains("wrong result"));
+  CHECK_THAT(caught(planted(k, "0LL * 128 + pos * 64)", "0LL * 128 + 0 * 64)"), k, inputs, expected, 1), Contains("wrong result"));
+  // and a mask naming one CTA too few: the peer's barrier never gets the bytes it expects
+  const auto r = hostexec::run(planted(k, "mask |= static_cast<unsigned short>(1u << r);", "mask |= static_cast<unsigned short>((1u << r) & 1u);"), k, inputs, {});
+  INFO(r.message);
+  CHECK(r.kind == hostexec::failure::deadlock);
+}

@@ -310,3 +310,44 @@ TEST_CASE("host: the multicast example goes wrong with a share's SMEM offset or 
   INFO(r.message);
   CHECK(r.kind == hostexec::failure::deadlock);
 }
+
+TEST_CASE("host: a cluster barrier needs every peer's arrival and an .acquire.cluster wait", "[host]") {
+  // Two CTAs per cluster: each loads its block, then both meet on a cluster barrier (each CTA's
+  // arrival lands on both CTAs' barriers) before storing y = x + 1.
+  const auto k = lower(kernel<sm_90a>("cluster_meet", grid(4), threads(1_c), cluster(2_c), gmem<f32>("x", shape(512, 64)),
+                                      gmem<f32>("y", shape(512, 64)), smem<f32>(shape(128_c, 64_c)), barrier(arrivals(1_c), count(1_c)),
+                                      cluster_barrier(collective_axes(0_c), arrivals(1_c)), [](auto x, auto y, auto buf, auto landed, auto met) {
+                                        return seq(copy_gmem_to_smem(x.block(program_id(), 0_c), buf, landed), barrier_wait(landed),
+                                                   barrier_arrive(met), barrier_wait(met),
+                                                   store(y.tile(shape(128_c, 64_c), program_id(), 0_c), load(buf) + 1.0f));
+                                      }));
+  const auto inputs = random_inputs(k, input_seed);
+  auto expected = inputs;
+  for (std::int64_t i = 0; i < expected[1].elements(); ++i) expected[1].set(i, static_cast<float>(expected[0].get(i)) + 1.0f);
+  check_schedules(k, inputs, expected, "x + 1");
+
+  const auto cta_scope = hostexec::run(planted(k, "sc::mbar_wait_cluster(", "sc::mbar_wait("), k, inputs, {});
+  INFO(cta_scope.message);
+  CHECK(cta_scope.kind == hostexec::failure::protocol);
+  CHECK_THAT(cta_scope.message, Contains("with .acquire.cta, but peers arrive on it with .release.cluster") && Contains("mbarrier cb"));
+
+  // arriving on one's own CTA only: the barrier expects 2 arrivals and gets 1
+  const auto own_only = hostexec::run(planted(k, "sc::mbar_arrive_remote(", "if (r == static_cast<int>(sc::cluster_ctaid(0))) sc::mbar_arrive_remote("), k, inputs, {});
+  INFO(own_only.message);
+  CHECK(own_only.kind == hostexec::failure::deadlock);
+  CHECK_THAT(own_only.message, Contains("mbarrier cb") && Contains("with 1 of 2 arrival(s)"));
+}
+
+TEST_CASE("host: a TMA store issued without the warpgroup barrier stores lanes' unwritten elements", "[host]") {
+  const auto k = example("scale_store");
+  const auto inputs = random_inputs(k, input_seed);
+  const auto expected = reference_of("scale_store", inputs);
+  auto g = nvrtc::generate(k);
+  const auto op = g.source.find("copy_smem_to_gmem s");
+  REQUIRE(op != std::string::npos);
+  const auto sync = g.source.find("sc::wg_sync(wg);\n", op);
+  REQUIRE(sync != std::string::npos);
+  g.source.erase(sync, std::string_view("sc::wg_sync(wg);\n").size());
+  const auto c = hostexec::compile_generated(std::move(g), k);
+  CHECK_THAT(caught(c, k, inputs, expected, 10), Contains("wrong result"));
+}

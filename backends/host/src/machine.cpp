@@ -310,13 +310,13 @@ class machine {
     if (id >= 16 || threads == 0 || threads % 32 != 0 || threads > block)
       m.fail(failure::protocol, fmt::format("{}: bar.sync {}, {}: the id must be below 16 and the count a multiple of 32 up to the CTA's {} threads",
                                             m.who(), id, threads, block));
-    m.count_in(c.named[id], threads, thread_t::waits::named, id, fmt::format("bar.sync {}", id));
+    m.count_in(c.named[id], threads, thread_t::waits::named, id, "bar.sync");
   }
   static void api_cluster_sync() {
     auto& m = *active;
     m.preempt();
     auto& cl = m.clusters_[m.ctas_[m.me().cta].cluster];
-    m.count_in(cl.sync, static_cast<unsigned>(cl.ctas.size()) * m.block_threads(), thread_t::waits::cluster, 0, "barrier.cluster");
+    m.count_in(cl.sync, static_cast<unsigned>(cl.ctas.size()) * m.block_threads(), thread_t::waits::cluster, ~0u, "barrier.cluster");
   }
   static void api_bulk_commit() {
     auto& m = *active;
@@ -797,10 +797,12 @@ class machine {
     b.waiters.clear();
   }
 
-  void count_in(counting_barrier& cb, unsigned threads, thread_t::waits on, unsigned id, std::string const& what) {
+  // bar.sync id (or the cluster barrier, id ~0u): the last of `threads` arrivals releases all.
+  void count_in(counting_barrier& cb, unsigned threads, thread_t::waits on, unsigned id, const char* what) {
     if (cb.arrived == 0) cb.expected = threads;
     else if (cb.expected != threads)
-      fail(failure::protocol, fmt::format("{}: {} with {} threads while others wait on it with {}", who(), what, threads, cb.expected));
+      fail(failure::protocol, fmt::format("{}: {}{} with {} threads while others wait on it with {}", who(), what,
+                                          id == ~0u ? std::string() : fmt::format(" {}", id), threads, cb.expected));
     if (++cb.arrived == cb.expected) {
       cb.arrived = 0;
       ++cb.generation;

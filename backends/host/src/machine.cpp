@@ -265,6 +265,9 @@ class machine {
     auto& b = m.bar_at(cta, bar, true);
     if (bytes > 0) m.add_tx(cta, bar, b, static_cast<long long>(bytes), "expect_tx");
     m.arrive(cta, bar, b, false);
+    // An arrival may release a waiter; let it run before this thread's next access (a
+    // consumer releasing a stage it has yet to read must be able to lose that race).
+    m.preempt();
   }
   static void api_mbar_arrive_remote(unsigned bar, unsigned rank) {
     auto& m = *active;
@@ -278,6 +281,7 @@ class machine {
       m.fail(failure::protocol, fmt::format("{}: remote arrival on {} of CTA rank {}, which has already exited", m.who(), m.bar_name(target, bar), rank));
     auto& b = m.bar_at(target, bar, true);
     m.arrive(target, bar, b, true);
+    m.preempt();
   }
   static void api_mbar_wait(unsigned bar, unsigned parity, int cluster_scope) {
     auto& m = *active;
@@ -486,13 +490,20 @@ class machine {
       for (std::size_t i = order_.size(); i > 1; --i) std::swap(order_[i - 1], order_[rng_.below(i)]);
       const std::size_t limits[] = {1, 2, 3, order_.size()};
       resident_limit_ = std::max<std::size_t>(1, std::min(order_.size(), limits[rng_.below(4)]));
-      // Odd seeds: every step uniform among threads and events, with a bias for events. Even
-      // seeds: lazy, as late as the hardware may be: events complete only when no thread can
-      // run, the one with the highest random priority first, so any copy can be overtaken by
-      // any later one (a store's SMEM read by the refill that follows it).
-      lazy_ = o_.seed % 2 == 0;
+      // Three kinds of schedule, by seed % 3:
+      //  1: uniform: every step picks among runnable threads and pending events, with a
+      //     seed-drawn bias for events;
+      //  2: lazy, as late as the hardware may be: events complete only when no thread can run,
+      //     the one with the highest random priority first, so any copy can be overtaken by any
+      //     later one (a store's SMEM read by the refill that follows it);
+      //  0: priorities, PCT-like: every warpgroup and every event gets a random priority and
+      //     the highest runnable one goes, so one warpgroup can run far ahead of another (a
+      //     producer refilling a stage while its consumer is still reading it).
+      mode_ = o_.seed % 3 == 1 ? mode::uniform : o_.seed % 3 == 2 ? mode::lazy : mode::priority;
       const double biases[] = {0.02, 0.15, 0.5, 0.9};
-      async_bias_ = lazy_ ? 0.0 : biases[rng_.below(4)];
+      async_bias_ = mode_ == mode::uniform ? biases[rng_.below(4)] : 0.0;
+      wg_priority_.resize(ctas_.size() * static_cast<std::size_t>(k_.warpgroups));
+      for (auto& p : wg_priority_) p = rng_.next();
     }
     api_.current = &current_regs_;
     api_.mbar_init = &api_mbar_init;
@@ -559,16 +570,40 @@ class machine {
         message_ = fmt::format("kernel '{}' (host, seed {}): the step budget of {} ran out (a loop that does not end?)", k_.name, o_.seed, o_.max_steps);
         return;
       }
-      const bool take_event = !events_.empty() && (ready_.empty() || o_.seed == 0 || (!lazy_ && rng_.unit() < async_bias_));
+      // Which event, which thread (index into events_ / ready_), by the schedule's kind.
+      std::size_t ev = 0, th = 0;
+      bool take_event = false;
+      switch (mode_) {
+        case mode::reference:  // events at once, threads round-robin
+          take_event = !events_.empty();
+          break;
+        case mode::uniform:
+          take_event = !events_.empty() && (ready_.empty() || rng_.unit() < async_bias_);
+          if (take_event) ev = rng_.below(events_.size());
+          else th = rng_.below(ready_.size());
+          break;
+        case mode::lazy:
+          take_event = ready_.empty();
+          if (take_event) ev = highest_event();
+          else th = rng_.below(ready_.size());
+          break;
+        case mode::priority: {
+          std::uint64_t best = 0;
+          for (std::size_t i = 0; i < ready_.size(); ++i)
+            if (const auto p = wg_priority_of(ready_[i]); i == 0 || p > best) {
+              best = p;
+              th = i;
+            }
+          if (!events_.empty()) {
+            ev = highest_event();
+            take_event = ready_.empty() || events_[ev].priority > best;
+          }
+          break;
+        }
+      }
       if (take_event) {
-        std::size_t i = 0;
-        if (lazy_)
-          i = static_cast<std::size_t>(std::max_element(events_.begin(), events_.end(), [](event const& a, event const& b) { return a.priority < b.priority; }) -
-                                       events_.begin());
-        else if (o_.seed != 0)
-          i = rng_.below(events_.size());
-        const event e = events_[i];
-        events_.erase(events_.begin() + static_cast<std::ptrdiff_t>(i));
+        const event e = events_[ev];
+        events_.erase(events_.begin() + static_cast<std::ptrdiff_t>(ev));
         try {
           complete(e);
         } catch (abort_run& a) {
@@ -576,19 +611,26 @@ class machine {
           message_ = std::move(a.message);
         }
       } else {
-        int t;
-        if (o_.seed == 0) {  // round-robin
-          t = ready_.front();
+        const int t = ready_[th];
+        if (th == 0) {
           ready_.pop_front();
-        } else {
-          const std::size_t i = rng_.below(ready_.size());
-          t = ready_[i];
-          ready_[i] = ready_.back();
+        } else if (mode_ == mode::priority) {  // keep the order: ties go to the longest waiting
+          ready_.erase(ready_.begin() + static_cast<std::ptrdiff_t>(th));
+        } else {  // order does not matter to a uniform pick
+          ready_[th] = ready_.back();
           ready_.pop_back();
         }
         resume(t);
       }
     }
+  }
+
+  std::size_t highest_event() const {
+    return static_cast<std::size_t>(
+        std::max_element(events_.begin(), events_.end(), [](event const& a, event const& b) { return a.priority < b.priority; }) - events_.begin());
+  }
+  std::uint64_t wg_priority_of(int t) const {
+    return wg_priority_[static_cast<std::size_t>(threads_[t].cta) * static_cast<std::size_t>(k_.warpgroups) + threads_[t].regs.tid.x / 128];
   }
 
   void post(event e) {
@@ -998,8 +1040,9 @@ class machine {
   std::deque<int> ready_;
   std::vector<int> order_;
   std::size_t resident_limit_ = 1, resident_ = 0;
+  enum class mode : std::uint8_t { reference, uniform, lazy, priority } mode_ = mode::reference;
   double async_bias_ = 1.0;
-  bool lazy_ = false;
+  std::vector<std::uint64_t> wg_priority_;  // priority schedules: one per (CTA, warpgroup)
   int current_ = -1;
   schost::thread_regs* current_regs_ = nullptr;
   failure kind_ = failure::none;

@@ -22,8 +22,9 @@ namespace stagecraft::hostexec {
 
 struct options {
   // 0: the reference schedule (async work completes at once, threads round-robin, every
-  // cluster resident). Any other seed: random choices among runnable threads and pending async
-  // events, with a seed-drawn bias for async completion and number of resident clusters.
+  // cluster resident). Any other seed draws a cluster order and how many clusters are resident,
+  // then by seed % 3: 1 uniform picks among threads and async events, 2 lazy (events only when
+  // no thread can run, in random priority order), 0 random priorities per warpgroup and event.
   std::uint64_t seed = 0;
   std::uint64_t max_steps = std::uint64_t{1} << 32;
   std::string cache_dir;  // empty: as the NVRTC cache ($STAGECRAFT_CACHE_DIR, ...), under host/

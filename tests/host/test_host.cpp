@@ -349,3 +349,25 @@ TEST_CASE("host: a TMA store issued without the warpgroup barrier stores lanes' 
   const auto c = hostexec::compile_generated(std::move(g), k);
   CHECK_THAT(caught(c, k, inputs, expected, 10), Contains("wrong result"));
 }
+
+TEST_CASE("host: TMA follows the tensor map it is handed: a wrong box or swizzle in a descriptor shows", "[host]") {
+  // The descriptors are the code generator's tensor_map_specs, encoded as cuda::launch encodes
+  // them; the host's TMA reads box, strides and swizzle from those bytes, not from the IR.
+  const auto k = example("swizzled_widen");
+  const auto inputs = random_inputs(k, input_seed);
+  const auto expected = reference_of("swizzled_widen", inputs);
+  {
+    auto g = nvrtc::generate(k);
+    REQUIRE(g.maps.size() == 2);
+    g.maps[0].box[0] /= 2;  // half the rows: half the bytes the barrier expects ever land
+    const auto r = hostexec::run(hostexec::compile_generated(std::move(g), k), k, inputs, {});
+    INFO(r.message);
+    CHECK(r.kind == hostexec::failure::deadlock);
+    CHECK_THAT(r.message, Contains("2048 tx byte(s) pending"));
+  }
+  {
+    auto g = nvrtc::generate(k);
+    g.maps[1].swizzle = 0;  // the store reads the 128-byte swizzled block as if it were plain
+    CHECK_THAT(caught(hostexec::compile_generated(std::move(g), k), k, inputs, expected, 1), Contains("wrong result"));
+  }
+}

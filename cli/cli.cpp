@@ -20,6 +20,7 @@
 #include <range/v3/algorithm/max_element.hpp>
 #include <range/v3/view/transform.hpp>
 
+#include "stagecraft/hostexec/hostexec.hpp"
 #include "stagecraft/interp/interp.hpp"
 #include "stagecraft/nvrtc/codegen.hpp"
 #ifdef STAGECRAFT_HAVE_NVRTC
@@ -313,12 +314,52 @@ int device_report() {
 #endif
 }
 
+// `run --backend host`: the CUDA C++ the code generator emits, compiled for the CPU and run with
+// every CUDA thread a fiber, under host schedule --seed (with --explore N, seeds seed..seed+N-1);
+// each schedule is checked against the reference and the interpreter.
+int run_on_host(kernel_entry const& e, param_values const& values, ir::Kernel const& k, run_flags const& f) {
+  const auto inputs = random_inputs(k, f.input_seed);
+  hostexec::compiled c;
+  try {
+    c = hostexec::compile(k);
+  } catch (hostexec::compile_error const& x) {
+    std::cerr << "stagecraft: " << x.what() << "\n";
+    return exit_internal;
+  }
+  const int n = std::max(1, f.explore);
+  std::vector<std::string> set;
+  for (auto const& [name, v] : values) set.push_back(fmt::format("{}={}", name, v));
+  fmt::print("{} ({}): inputs seeded random (--input-seed {}), host backend ({}), schedule seed(s) {}..{}\n", e.name, fmt::join(set, " "), f.input_seed,
+             c.from_cache ? "cached object" : fmt::format("compiled in {:.2f} s", c.compile_seconds), f.seed, f.seed + static_cast<std::uint64_t>(n) - 1);
+  auto expected = inputs;
+  e.reference(expected, values);
+  const auto by_interp = interp::run(k, inputs, {.schedule = interp::policy::eager, .checks = false});
+  for (int i = 0; i < n; ++i) {
+    const std::uint64_t seed = f.seed + static_cast<std::uint64_t>(i);
+    const auto r = hostexec::run(c, k, inputs, {.seed = seed});
+    if (!r.ok()) {
+      fmt::print("{}\nverdict: protocol error (host {} with --seed {} after {} steps)\n", r.message, hostexec::failure_name(r.kind), seed, r.steps);
+      return exit_protocol;
+    }
+    if (int rc = compare_with_reference(k, r.buffers, expected, "the reference", r.steps); rc != exit_ok) {
+      fmt::print("(host schedule --seed {})\n", seed);
+      return rc;
+    }
+    if (int rc = compare_with_reference(k, r.buffers, by_interp.buffers, "the interpreter", r.steps); rc != exit_ok) {
+      fmt::print("(host schedule --seed {})\n", seed);
+      return rc;
+    }
+  }
+  return exit_ok;
+}
+
 int run_kernel(kernel_entry const& e, param_values const& overrides, run_flags const& f) {
   const auto values = registry::resolve(e, overrides);
   const ir::Kernel k = registry::build(e, values);
   check_host_memory(e, values, k);
   if (f.backend == "gpu") return run_on_gpu(e, values, k, f);
-  if (f.backend != "interp") throw usage_error(fmt::format("unknown backend '{}' (interp or gpu)", f.backend));
+  if (f.backend == "host") return run_on_host(e, values, k, f);
+  if (f.backend != "interp") throw usage_error(fmt::format("unknown backend '{}' (interp, host or gpu)", f.backend));
   interp::options o;
   o.schedule = parse_policy(f.policy);
   o.seed = f.seed;
@@ -463,7 +504,7 @@ int main(int argc, char** argv, registry const& kernels) {
   run_cmd->add_option("kernel", kernel_name, "kernel name (see `stagecraft list`)");
   run_cmd->add_option("--set", sets, "override a parameter: --set K=3 (repeatable)");
   run_cmd->add_flag("--all", run_all, "run every registered kernel with its default parameters");
-  run_cmd->add_option("--backend", rf.backend, "interp (the CPU interpreter) or gpu (NVRTC + the CUDA driver)")->capture_default_str();
+  run_cmd->add_option("--backend", rf.backend, "interp (the CPU interpreter), host (the generated CUDA C++ run on the CPU) or gpu (NVRTC + the CUDA driver)")->capture_default_str();
   run_cmd->add_option("--policy", rf.policy, "schedule: eager, lazy, random or pct")->capture_default_str();
   std::string seed_text = "0", input_seed_text = "1";
   run_cmd->add_option("--seed", seed_text, "schedule seed (random, pct; first seed of --explore)")->capture_default_str();

@@ -1,10 +1,12 @@
 // y = x * w, where w is one 128x64 f32 tile every CTA needs: a cluster of C CTAs loads it once
 // from GMEM with a multicast TMA copy into all C CTAs' SMEM.
 //
-// Each CTA of the cluster issues the same copy for its share of the rows (128 / C of them), and
-// the hardware writes every share into every CTA of the collective group (the multicast mask),
-// so each CTA's barrier receives the whole tile's bytes: its expect_tx is the full tile, from
-// the destination's type. Then each CTA streams its own 128-row strip of x.
+// Every CTA of a cluster issues the same collective copy of w for its share of the rows
+// (128 / C of them), and the TMA engine writes every share into every CTA of the group (the
+// multicast mask), so each CTA's barrier receives, and expects, the whole tile's bytes: its
+// expect_tx comes from the destination's type. Then every CTA streams its 128-row strip of x in
+// 128x64 blocks, multiplies by w and hands the product to a TMA store; the output stage is
+// rewritten once the previous store has read it.
 #include <stagecraft/registry.hpp>
 #include <stagecraft/stagecraft.hpp>
 
@@ -16,25 +18,32 @@ auto multicast_scale(std::int64_t M, std::int64_t N) {
   const std::int64_t steps = N / 64;
   return kernel<sm_90a>(
       "multicast_scale", grid(M / 128), threads(1_c), cluster(int_c<C>),
-      gmem<f32>("x", shape(M, N)),           // (row, col)
-      gmem<f32>("w", shape(128_c, 64_c)),    // (row, col): one tile, shared
-      gmem<f32>("y", shape(M, N)),           // (row, col)
-      smem<f32>(shape(128_c, 64_c)),         // ws: w, resident in every CTA
-      barrier(arrivals(1_c), count(1_c)),    // w_loaded: this CTA's arrival + the whole tile's bytes
-      [&](auto x, auto w, auto y, auto ws, auto w_loaded) {
+      gmem<f32>("x", shape(M, N)),             // (row, col)
+      gmem<f32>("w", shape(128_c, 64_c)),      // (row, col): one tile, shared
+      gmem<f32>("y", shape(M, N)),             // (row, col)
+      smem<f32>(shape(128_c, 64_c)),           // ws: w, resident in every CTA
+      smem<f32>(shape(128_c, 64_c)),           // out
+      barrier(arrivals(1_c), count(1_c)),      // w_loaded: this CTA's arrival + every share's bytes
+      [&](auto x, auto w, auto y, auto ws, auto out, auto w_loaded) {
         auto row = program_id();
         return seq(copy_gmem_to_smem(w.block(0_c, 0_c), ws, w_loaded, collective_axes(0_c)),
                    barrier_wait(w_loaded),
-                   for_(range(steps), [&](auto j) {
-                     return store(y.tile(shape(128_c, 64_c), row, j), load(x.tile(shape(128_c, 64_c), row, j)) * load(ws));
-                   }));
+                   for_(range(steps),
+                        [&](auto j) {
+                          return seq(wait_smem_to_gmem(0_c, read_only),
+                                     store(out, load(x.tile(shape(128_c, 64_c), row, j)) * load(ws)),
+                                     commit_smem(),
+                                     copy_smem_to_gmem(out, y.block(row, j)),
+                                     commit_smem_to_gmem_group());
+                        }),
+                   wait_smem_to_gmem(0_c));
       });
 }
 
 STAGECRAFT_REGISTER(kernel_entry{
     .name = "multicast_scale",
-    .summary = "y = x * w; a cluster of C CTAs shares one multicast TMA load of w",
-    .params = {{.name = "M", .default_value = 512, .help = "rows (a multiple of 128 * C)", .min = 128, .multiple_of = 128},
+    .summary = "y = x * w; w (one 128x64 tile) multicast by TMA into every CTA of each C-CTA cluster, products stored by TMA",
+    .params = {{.name = "M", .default_value = 512, .help = "rows (a multiple of 128 * C)", .min = 256, .multiple_of = 128},
                {.name = "N", .default_value = 256, .help = "columns", .min = 64, .multiple_of = 64},
                {.name = "C", .default_value = 2, .help = "CTAs per cluster", .allowed = {2, 4}}},
     .build =

@@ -8,6 +8,7 @@ build=${STAGECRAFT_BUILD_DIR:-$here/build}
 packages=(
   cmake ninja-build g++ pkg-config
   libboost-dev            # Boost.Hana: compile-time shapes, integral constants, heterogeneous lists
+  libboost-context-dev    # Boost.Context: the host backend runs every CUDA thread as a fiber
   librange-v3-dev         # range-v3: IR walks and CLI listings
   catch2                  # Catch2 v2.13 (Catch2::Catch2WithMain)
   libcli11-dev            # the stagecraft CLI

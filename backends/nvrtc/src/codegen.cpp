@@ -157,7 +157,7 @@ class emitter {
     for (auto const& p : k_.params) params.push_back(fmt::format("{}* __restrict__ p_{}", ctype(p.dtype), p.name));
     std::string h = fmt::format("\nextern \"C\" __global__ void __launch_bounds__({}) {}({}) {{\n", 128 * k_.warpgroups,
                                 entry_name(k_.name), fmt::join(params, ", "));
-    h += "  extern __shared__ __align__(1024) unsigned char smem[];\n";
+    h += "  SC_DYNAMIC_SMEM(smem);\n";
     h += "  const int wg = static_cast<int>(threadIdx.x) / 128;\n  const int lane = static_cast<int>(threadIdx.x) % 128;\n";
     h += "  const unsigned smem_base = sc::smem_addr(smem);\n";
     if (bar_elements_ > 0) {

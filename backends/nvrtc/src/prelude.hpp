@@ -6,6 +6,10 @@
 namespace stagecraft::nvrtc::detail {
 
 inline constexpr const char* prelude = R"PTX(// ---- stagecraft prelude ----
+// The kernel's dynamic shared memory, declared through a macro so the host backend can give
+// every CTA its own.
+#define SC_DYNAMIC_SMEM(name) extern __shared__ __align__(1024) unsigned char name[]
+
 namespace sc {
 struct alignas(64) tmap_t { unsigned long long word[16]; };  // CUtensorMap: 128 opaque bytes
 
@@ -136,8 +140,12 @@ __device__ __forceinline__ void tma_store(const tmap_t* map, unsigned src, int r
 // conversions (round to nearest even), 16-bit types stored as their bit patterns
 __device__ __forceinline__ float f16_to_f32(unsigned short h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
 __device__ __forceinline__ unsigned short f32_to_f16(float f) { unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
-__device__ __forceinline__ float bf16_to_f32(unsigned short h) { return __uint_as_float(static_cast<unsigned>(h) << 16); }
 __device__ __forceinline__ unsigned short f32_to_bf16(float f) { unsigned short h; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
+
+// ---- portable ----
+// Plain C++ from here to the end of the namespace: the host backend (backends/host) compiles
+// this very text, so what it checks is what the GPU runs.
+__device__ __forceinline__ float bf16_to_f32(unsigned short h) { return __uint_as_float(static_cast<unsigned>(h) << 16); }
 __device__ __forceinline__ float round_f16(float f) { return f16_to_f32(f32_to_f16(f)); }
 __device__ __forceinline__ float round_bf16(float f) { return bf16_to_f32(f32_to_bf16(f)); }
 // integer tile division: by zero gives -1 (div.s32's result, and the interpreter's), not C++ UB
@@ -151,6 +159,7 @@ template <int Bytes> __device__ __forceinline__ unsigned swz(unsigned o) {
   else if constexpr (Bytes == 32) return o ^ (((o >> 7) & 1u) << 4);
   else return o;
 }
+// ---- end of portable ----
 }  // namespace sc
 // ---- end of prelude ----
 )PTX";

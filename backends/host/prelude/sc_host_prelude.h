@@ -1,0 +1,110 @@
+// The host side of the stagecraft prelude: what the device prelude does with inline PTX, done
+// by calls into the host runtime; the CUDA built-ins the generated code uses, as plain C++.
+// The portable part of the device prelude (swizzle, conversions' rounding, integer division)
+// is not here: the host backend compiles the device prelude's own text for it.
+#pragma once
+#include <climits>
+#include <cmath>
+#include <cstring>
+#include <math.h>  // expf, fminf, fmaxf in the global namespace, as CUDA has them
+#include <type_traits>
+
+#include "sc_host_abi.h"
+
+static const schost::api* sc_host_api = nullptr;
+extern "C" __attribute__((visibility("default"))) void sc_host_bind(const schost::api* a) { sc_host_api = a; }
+static inline schost::thread_regs* sc_host_regs() { return *sc_host_api->current; }
+
+// ---- CUDA keywords and built-ins -------------------------------------------------------------
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+#define __grid_constant__
+#define threadIdx (sc_host_regs()->tid)
+#define blockIdx (sc_host_regs()->ctaid)
+#define blockDim (sc_host_regs()->ntid)
+#define gridDim (sc_host_regs()->nctaid)
+// Every CTA has its own SMEM; the runtime says where the running thread's is.
+#define SC_DYNAMIC_SMEM(name) unsigned char* const name = sc_host_regs()->smem
+
+struct alignas(16) uint4 {
+  unsigned x, y, z, w;
+};
+
+// CUDA's min/max have overloads for every pair of integer types; the usual conversions pick one.
+template <class A, class B>
+inline std::common_type_t<A, B> min(A a, B b) {
+  using T = std::common_type_t<A, B>;
+  return static_cast<T>(b) < static_cast<T>(a) ? static_cast<T>(b) : static_cast<T>(a);
+}
+template <class A, class B>
+inline std::common_type_t<A, B> max(A a, B b) {
+  using T = std::common_type_t<A, B>;
+  return static_cast<T>(a) < static_cast<T>(b) ? static_cast<T>(b) : static_cast<T>(a);
+}
+
+inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, sizeof f); return f; }
+inline float __uint_as_float(unsigned u) { float f; std::memcpy(&f, &u, sizeof f); return f; }
+// cvt.rzi.s32.f32 / cvt.rzi.u32.f32: truncate, saturate, NaN -> 0.
+inline int __float2int_rz(float f) {
+  if (std::isnan(f)) return 0;
+  if (f >= 2147483648.0f) return INT_MAX;
+  if (f <= -2147483648.0f) return INT_MIN;
+  return static_cast<int>(f);
+}
+inline unsigned __float2uint_rz(float f) {
+  if (std::isnan(f) || f <= 0.0f) return 0u;
+  if (f >= 4294967296.0f) return UINT_MAX;
+  return static_cast<unsigned>(f);
+}
+inline void __syncthreads() { sc_host_api->bar_sync(0, sc_host_regs()->ntid.x); }
+
+// ---- the device prelude's PTX wrappers, same names and signatures --------------------------
+namespace sc {
+struct alignas(64) tmap_t { unsigned long long word[16]; };
+static_assert(sizeof(schost::tensor_map) <= sizeof(tmap_t), "the host tensor map must fit a CUtensorMap");
+
+inline unsigned smem_addr(const void* p) {
+  auto* r = sc_host_regs();
+  return r->smem_window + static_cast<unsigned>(static_cast<const unsigned char*>(p) - r->smem);
+}
+inline void mbar_init(unsigned bar, unsigned count) { sc_host_api->mbar_init(bar, count); }
+inline void mbar_fence_init() { sc_host_api->mbar_fence_init(); }
+inline void mbar_arrive(unsigned bar) { sc_host_api->mbar_arrive(bar, 0u); }
+inline void mbar_arrive_expect_tx(unsigned bar, unsigned bytes) {
+  // a zero expect_tx is a plain arrival on the hardware too
+  sc_host_api->mbar_arrive(bar, bytes);
+}
+inline void mbar_arrive_remote(unsigned bar, unsigned cta_rank) { sc_host_api->mbar_arrive_remote(bar, cta_rank); }
+inline void mbar_wait(unsigned bar, unsigned parity) { sc_host_api->mbar_wait(bar, parity, 0); }
+inline void mbar_wait_cluster(unsigned bar, unsigned parity) { sc_host_api->mbar_wait(bar, parity, 1); }
+
+inline void fence_proxy_async() { sc_host_api->fence_proxy_async(); }
+// The unqualified fence also orders GMEM; the host keeps one view of GMEM (its TMA reads what
+// generic stores wrote), so only the SMEM half has anything to publish. The interpreter checks
+// that the GMEM fence is there.
+inline void fence_proxy_async_all() { sc_host_api->fence_proxy_async(); }
+inline void wg_sync(int wg) { sc_host_api->bar_sync(static_cast<unsigned>(wg + 1), 128u); }
+inline void bulk_commit() { sc_host_api->bulk_commit(); }
+template <int N> inline void bulk_wait_read() { sc_host_api->bulk_wait(N, 1); }
+template <int N> inline void bulk_wait() { sc_host_api->bulk_wait(N, 0); }
+
+inline unsigned cluster_ctaid(int axis) {
+  auto const& c = sc_host_regs()->cluster_ctaid;
+  return axis == 0 ? c.x : axis == 1 ? c.y : c.z;
+}
+inline void cluster_sync() { sc_host_api->cluster_sync(); }
+
+inline void tma_load(unsigned dst, const tmap_t* map, unsigned bar, int rank, const int* c) {
+  sc_host_api->tma_load(dst, map, bar, 0u, 0, rank, c);
+}
+inline void tma_load_multicast(unsigned dst, const tmap_t* map, unsigned bar, unsigned short mask, int rank, const int* c) {
+  sc_host_api->tma_load(dst, map, bar, mask, 1, rank, c);
+}
+inline void tma_store(const tmap_t* map, unsigned src, int rank, const int* c) { sc_host_api->tma_store(map, src, rank, c); }
+
+inline float f16_to_f32(unsigned short h) { return sc_host_api->f16_to_f32(h); }
+inline unsigned short f32_to_f16(float f) { return sc_host_api->f32_to_f16(f); }
+inline unsigned short f32_to_bf16(float f) { return sc_host_api->f32_to_bf16(f); }
+}  // namespace sc

@@ -1,0 +1,1121 @@
+// The host machine: CUDA threads as fibers, mbarriers, named and cluster barriers, TMA and
+// bulk groups, scheduled from a seed.
+//
+// One OS thread runs everything. The scheduler loop picks, at every step, either a runnable
+// CUDA thread (which runs until its next prelude call: every one is a scheduling point) or a
+// pending async event (a TMA load landing, a TMA store reading SMEM, the same store writing
+// GMEM). Threads that cannot go on (an mbarrier phase not complete, a named barrier not full,
+// a bulk group not done) are parked on what they wait for and woken when it changes, so a wait
+// never spins; when nothing can run and nothing is in flight the run ends with a deadlock
+// report naming every waiting thread, the barrier, the phase it waits for and the barrier's
+// state.
+//
+// SMEM has two views per CTA: what generic loads and stores see (the kernel's smem pointer),
+// and what the async proxy sees. TMA loads write both; TMA stores read the async view; a
+// fence.proxy.async publishes the generic view to the async one. So a store that forgets the
+// fence writes stale bytes to GMEM, as it may on the GPU.
+#include <setjmp.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <unordered_map>
+
+#include <boost/context/fiber.hpp>
+#include <boost/context/protected_fixedsize_stack.hpp>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "module.hpp"
+#include "stagecraft/cuda/tensor_map.hpp"
+#include "stagecraft/hostexec/hostexec.hpp"
+
+namespace stagecraft::hostexec {
+
+const char* failure_name(failure f) {
+  switch (f) {
+    case failure::none: return "none";
+    case failure::deadlock: return "deadlock";
+    case failure::protocol: return "protocol";
+    case failure::pending_at_exit: return "pending-at-exit";
+    case failure::step_limit: return "step-limit";
+    case failure::memory_fault: return "memory-fault";
+  }
+  return "?";
+}
+
+namespace {
+
+namespace ctx = boost::context;
+
+constexpr unsigned smem_window = 0x400;  // dynamic SMEM starts 1 KiB into the window, 1024-aligned
+constexpr long long tx_limit = (1 << 20) - 1;  // the mbarrier tx-count range
+constexpr std::size_t fiber_stack = 128 * 1024;
+
+// Thrown inside a fiber by a prelude call the hardware would not accept; caught at the fiber's
+// entry, so it unwinds the kernel's frames and ends only that thread (the run then stops).
+struct abort_run {
+  failure kind;
+  std::string message;
+};
+
+// splitmix64: the same schedules on every platform (as the interpreter's).
+struct rng {
+  std::uint64_t s;
+  std::uint64_t next() {
+    std::uint64_t z = (s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+  std::size_t below(std::size_t n) { return static_cast<std::size_t>(next() % n); }
+  double unit() { return static_cast<double>(next() >> 11) / 9007199254740992.0; }
+};
+
+// Memory whose only accessible bytes are [data(), data() + size()) and whose neighbourhood
+// faults: a generated index that runs off SMEM or off a GMEM buffer becomes a report (the fault
+// handler below), not a corruption of the runtime. The bytes are placed to end at the end of
+// their pages (up to `align`); the few slack bytes there hold a canary, checked afterwards.
+class guarded {
+ public:
+  static constexpr unsigned char canary = 0xa5;
+  guarded() = default;
+  guarded(std::size_t size, std::size_t before, std::size_t after, std::size_t align) : size_(size) {
+    const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    const std::size_t rw = (std::max<std::size_t>(size, 1) + page - 1) / page * page;
+    total_ = before + rw + after;
+    void* p = ::mmap(nullptr, total_, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    base_ = static_cast<unsigned char*>(p);
+    if (::mprotect(base_ + before, rw, PROT_READ | PROT_WRITE) != 0) {
+      ::munmap(base_, total_);
+      throw std::bad_alloc();
+    }
+    end_ = base_ + before + rw;
+    data_ = end_ - (size + align - 1) / align * align;
+    std::memset(data_ + size_, canary, static_cast<std::size_t>(end_ - data_) - size_);
+  }
+  guarded(guarded&& o) noexcept { *this = std::move(o); }
+  guarded& operator=(guarded&& o) noexcept {
+    std::swap(base_, o.base_);
+    std::swap(total_, o.total_);
+    std::swap(data_, o.data_);
+    std::swap(end_, o.end_);
+    std::swap(size_, o.size_);
+    return *this;
+  }
+  ~guarded() {
+    if (base_) ::munmap(base_, total_);
+  }
+  unsigned char* data() const { return data_; }
+  std::size_t size() const { return size_; }
+  unsigned char& operator[](std::size_t i) const { return data_[i]; }
+  bool contains(const void* p) const { return base_ && p >= base_ && p < base_ + total_; }
+  long long offset_of(const void* p) const { return static_cast<const unsigned char*>(p) - data_; }
+  // How many slack bytes after the data something wrote (0: the canary is intact).
+  std::size_t slack_written() const {
+    std::size_t n = 0;
+    for (auto* q = data_ + size_; q < end_; ++q) n += *q != canary;
+    return n;
+  }
+
+ private:
+  unsigned char* base_ = nullptr;
+  std::size_t total_ = 0;
+  unsigned char* data_ = nullptr;
+  unsigned char* end_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+// Every shared-window offset the generated code can form is a 32-bit unsigned: all of them
+// fault when they leave the CTA's SMEM.
+constexpr std::size_t smem_guard_after = (std::size_t{1} << 32) + (std::size_t{1} << 16);
+constexpr std::size_t gmem_guard = std::size_t{1} << 30;
+
+struct mbarrier {
+  unsigned expected = 0, pending = 0;
+  long long tx = 0;
+  std::uint64_t phase = 0;
+  bool remote = false;  // has received an arrival from the cluster (.release.cluster)
+  std::vector<int> waiters;
+};
+
+struct counting_barrier {  // bar.sync ids, and the cluster barrier
+  unsigned arrived = 0, expected = 0;
+  std::uint64_t generation = 0;
+  std::vector<int> waiters;
+};
+
+struct cta_t {
+  std::array<unsigned, 3> id{};
+  int cluster = 0;
+  unsigned rank = 0;
+  guarded smem;                     // the generic view: the kernel's own loads and stores
+  std::vector<unsigned char> async_smem;  // what the async proxy (TMA stores) reads
+  std::unordered_map<unsigned, mbarrier> bars;  // by SMEM offset
+  std::array<counting_barrier, 16> named;
+  int first_thread = 0, live = 0;
+  bool started = false, exited = false;
+  bool generic_dirty = false;  // a thread may have written SMEM since the last fence.proxy.async
+  int loads_in = 0, store_reads = 0;  // in-flight TMA work on this CTA's SMEM
+};
+
+struct cluster_t {
+  std::vector<int> ctas;
+  counting_barrier sync;
+  int live_ctas = 0;
+};
+
+// A TMA copy in flight.
+struct copy_op {
+  bool load = true;
+  int issuer = 0, cta = 0;        // thread and CTA that issued it
+  std::vector<int> dests;         // loads: the CTAs whose SMEM it fills
+  unsigned smem_off = 0, bar_off = 0;
+  schost::tensor_map map{};
+  std::array<long long, 5> coords{};
+  std::vector<unsigned char> staged;  // stores: the bytes read from SMEM
+  bool read_done = false, write_done = false;
+};
+
+// One element between GMEM and SMEM (1, 2, 4 or 8 bytes), without a library call per element.
+inline void copy_element(unsigned char* dst, const unsigned char* src, unsigned bytes) {
+  switch (bytes) {
+    case 1: *dst = *src; break;
+    case 2: std::memcpy(dst, src, 2); break;
+    case 4: std::memcpy(dst, src, 4); break;
+    default: std::memcpy(dst, src, 8); break;
+  }
+}
+
+struct alignas(64) tmap_words {  // the kernel's sc::tmap_t: a CUtensorMap's 128 bytes
+  unsigned long long word[16];
+};
+
+struct event {
+  int op;
+  bool write;  // stores: the GMEM write (after the read)
+  std::uint64_t priority = 0;  // lazy schedules: the highest completes first
+};
+
+struct thread_t {
+  schost::thread_regs regs{};
+  int cta = 0;
+  ctx::fiber fib, back;
+  enum class state : std::uint8_t { unborn, ready, running, blocked, done } st = state::unborn;
+  // What a blocked thread waits for, for deadlock reports.
+  enum class waits : std::uint8_t { nothing, mbar, named, cluster, bulk } on = waits::nothing;
+  unsigned wait_a = 0, wait_b = 0;
+  std::vector<std::vector<int>> groups;  // committed bulk groups, oldest first
+  std::vector<int> open;                 // bulk ops not committed yet
+};
+
+class machine;
+machine* active = nullptr;  // the one machine running (runs are serialised)
+std::mutex run_mutex;
+
+class machine {
+ public:
+  machine(compiled const& c, ir::Kernel const& k, std::vector<host_tensor>& buffers, options const& o)
+      : c_(c), k_(k), buffers_(buffers), o_(o), rng_{o.seed * 0xd1342543de82ef95ull + 0x2545f4914f6cdd1dull} {}
+
+  failure kind() const { return kind_; }
+  std::string const& message() const { return message_; }
+
+  result run() {
+    setup();
+    loop();
+    result r;
+    r.kind = kind_;
+    r.message = message_;
+    r.steps = steps_;
+    return r;
+  }
+
+  ~machine() {
+    // Fibers still suspended (a run that stopped early) are unwound here, through the
+    // kernel's frames, before their stacks go.
+    for (auto& t : threads_) {
+      t.fib = {};
+    }
+  }
+
+  // ---- the prelude's calls ---------------------------------------------------------------------
+  static void api_mbar_init(unsigned bar, unsigned count) {
+    auto& m = *active;
+    m.preempt();
+    if (count == 0 || count > tx_limit)
+      m.fail(failure::protocol, fmt::format("{}: mbarrier.init of {} with count {} (must be 1..{})", m.who(), m.bar_name(m.me().cta, bar), count, tx_limit));
+    auto& b = m.bar_at(m.me().cta, bar, false);
+    b.expected = b.pending = count;
+    b.tx = 0;
+    b.phase = 0;
+    b.remote = false;
+  }
+  static void api_mbar_fence_init() { active->preempt(); }
+  static void api_mbar_arrive(unsigned bar, unsigned bytes) {
+    auto& m = *active;
+    m.preempt();
+    const int cta = m.me().cta;
+    auto& b = m.bar_at(cta, bar, true);
+    if (bytes > 0) m.add_tx(cta, bar, b, static_cast<long long>(bytes), "expect_tx");
+    m.arrive(cta, bar, b, false);
+    // An arrival may release a waiter; let it run before this thread's next access (a
+    // consumer releasing a stage it has yet to read must be able to lose that race).
+    m.preempt();
+  }
+  static void api_mbar_arrive_remote(unsigned bar, unsigned rank) {
+    auto& m = *active;
+    m.preempt();
+    auto const& cl = m.clusters_[m.ctas_[m.me().cta].cluster];
+    if (rank >= cl.ctas.size())
+      m.fail(failure::protocol, fmt::format("{}: mapa to CTA rank {} for a remote arrival on {}, but the cluster has {} CTA(s)", m.who(), rank,
+                                            m.bar_name(m.me().cta, bar), cl.ctas.size()));
+    const int target = cl.ctas[rank];
+    if (m.ctas_[target].exited)
+      m.fail(failure::protocol, fmt::format("{}: remote arrival on {} of CTA rank {}, which has already exited", m.who(), m.bar_name(target, bar), rank));
+    auto& b = m.bar_at(target, bar, true);
+    m.arrive(target, bar, b, true);
+    m.preempt();
+  }
+  static void api_mbar_wait(unsigned bar, unsigned parity, int cluster_scope) {
+    auto& m = *active;
+    m.preempt();
+    const int cta = m.me().cta;
+    for (;;) {
+      auto& b = m.bar_at(cta, bar, true);
+      if (b.remote && !cluster_scope)
+        m.fail(failure::protocol, fmt::format("{}: waits on {} with .acquire.cta, but peers arrive on it with .release.cluster: "
+                                              "only an .acquire.cluster wait synchronises with them", m.who(), m.bar_name(cta, bar)));
+      if ((b.phase & 1u) != (parity & 1u)) return;  // the phase of that parity has completed
+      b.waiters.push_back(m.current_);
+      m.block(thread_t::waits::mbar, bar, parity);
+    }
+  }
+  static void api_fence_proxy_async() {
+    auto& m = *active;
+    m.preempt();
+    auto& c = m.ctas_[m.me().cta];
+    if (!c.generic_dirty) return;  // nothing of this CTA ran since the last fence published it
+    // Only what TMA stores read needs the async view (loads write both views).
+    for (auto [off, bytes] : m.store_sources_) std::memcpy(c.async_smem.data() + off, c.smem.data() + off, bytes);
+    c.generic_dirty = false;
+  }
+  static void api_bar_sync(unsigned id, unsigned threads) {
+    auto& m = *active;
+    m.preempt();
+    auto& c = m.ctas_[m.me().cta];
+    const unsigned block = m.block_threads();
+    if (id >= 16 || threads == 0 || threads % 32 != 0 || threads > block)
+      m.fail(failure::protocol, fmt::format("{}: bar.sync {}, {}: the id must be below 16 and the count a multiple of 32 up to the CTA's {} threads",
+                                            m.who(), id, threads, block));
+    m.count_in(c.named[id], threads, thread_t::waits::named, id, "bar.sync");
+  }
+  static void api_cluster_sync() {
+    auto& m = *active;
+    m.preempt();
+    auto& cl = m.clusters_[m.ctas_[m.me().cta].cluster];
+    m.count_in(cl.sync, static_cast<unsigned>(cl.ctas.size()) * m.block_threads(), thread_t::waits::cluster, ~0u, "barrier.cluster");
+  }
+  static void api_bulk_commit() {
+    auto& m = *active;
+    m.preempt();
+    auto& t = m.me();
+    t.groups.push_back(std::move(t.open));
+    t.open.clear();
+  }
+  static void api_bulk_wait(int n, int read_only) {
+    auto& m = *active;
+    m.preempt();
+    for (;;) {
+      auto& t = m.me();
+      while (!t.groups.empty() && std::all_of(t.groups.front().begin(), t.groups.front().end(), [&](int op) { return m.ops_[op].write_done; }))
+        t.groups.erase(t.groups.begin());
+      bool done = true;
+      const std::size_t older = t.groups.size() > static_cast<std::size_t>(std::max(n, 0)) ? t.groups.size() - static_cast<std::size_t>(std::max(n, 0)) : 0;
+      for (std::size_t g = 0; g < older && done; ++g)
+        for (int op : t.groups[g])
+          if (!(read_only ? m.ops_[op].read_done : m.ops_[op].write_done)) done = false;
+      if (done) return;
+      m.block(thread_t::waits::bulk, static_cast<unsigned>(n), static_cast<unsigned>(read_only));
+    }
+  }
+  static void api_tma_load(unsigned dst, const void* map, unsigned bar, unsigned mask, int multicast, int rank, const int* coords) {
+    auto& m = *active;
+    m.preempt();
+    const int cta = m.me().cta;
+    copy_op op;
+    op.load = true;
+    op.issuer = m.current_;
+    op.cta = cta;
+    op.map = m.decode(map, rank, "cp.async.bulk.tensor (load)");
+    for (int d = 0; d < rank; ++d) op.coords[d] = coords[d];
+    op.smem_off = m.smem_offset(dst, box_bytes(op.map), "the TMA load's destination");
+    op.bar_off = m.smem_offset(bar, 8, "the TMA load's mbarrier");
+    m.bar_at(cta, bar, true);
+    auto const& cl = m.clusters_[m.ctas_[cta].cluster];
+    if (multicast) {
+      if (mask == 0 || (mask >> cl.ctas.size()) != 0)
+        m.fail(failure::protocol, fmt::format("{}: multicast mask {:#06x} must name CTAs of the cluster, which has {} (ranks 0..{})", m.who(), mask,
+                                              cl.ctas.size(), cl.ctas.size() - 1));
+      for (unsigned r = 0; r < cl.ctas.size(); ++r)
+        if (mask >> r & 1u) op.dests.push_back(cl.ctas[r]);
+    } else {
+      op.dests.push_back(cta);
+    }
+    for (int d : op.dests) {
+      if (m.ctas_[d].exited)
+        m.fail(failure::protocol, fmt::format("{}: a multicast TMA load into CTA rank {}, which has already exited", m.who(), m.ctas_[d].rank));
+      ++m.ctas_[d].loads_in;
+    }
+    m.ops_.push_back(std::move(op));
+    m.post({static_cast<int>(m.ops_.size() - 1), false});
+  }
+  static void api_tma_store(const void* map, unsigned src, int rank, const int* coords) {
+    auto& m = *active;
+    m.preempt();
+    copy_op op;
+    op.load = false;
+    op.issuer = m.current_;
+    op.cta = m.me().cta;
+    op.map = m.decode(map, rank, "cp.async.bulk.tensor (store)");
+    for (int d = 0; d < rank; ++d) op.coords[d] = coords[d];
+    op.smem_off = m.smem_offset(src, box_bytes(op.map), "the TMA store's source");
+    ++m.ctas_[op.cta].store_reads;
+    m.ops_.push_back(std::move(op));
+    const int id = static_cast<int>(m.ops_.size() - 1);
+    m.me().open.push_back(id);
+    m.post({id, false});
+  }
+  static unsigned short api_f32_to_f16(float f) { return stagecraft::f32_to_f16(f); }
+  static float api_f16_to_f32(unsigned short h) { return stagecraft::f16_to_f32(h); }
+  static unsigned short api_f32_to_bf16(float f) { return stagecraft::f32_to_bf16(f); }
+
+ private:
+  // ---- setup -----------------------------------------------------------------------------------
+  unsigned block_threads() const { return static_cast<unsigned>(c_.code.block_threads); }
+
+  void setup() {
+    if (buffers_.size() != k_.params.size())
+      throw std::invalid_argument(fmt::format("kernel '{}' takes {} GMEM buffer(s), {} given", k_.name, k_.params.size(), buffers_.size()));
+    for (std::size_t p = 0; p < k_.params.size(); ++p)
+      if (buffers_[p].dtype != k_.params[p].dtype || buffers_[p].shape != k_.params[p].shape)
+        throw std::invalid_argument(fmt::format("kernel '{}': buffer {} ('{}') must be {} {}", k_.name, p, k_.params[p].name,
+                                                ir::dtype_name(k_.params[p].dtype), fmt::join(k_.params[p].shape, "x")));
+    // GMEM: 256-byte aligned copies, as cuMemAlloc gives.
+    for (auto& b : buffers_) {
+      gmem_storage_.emplace_back(b.bytes.size(), gmem_guard, gmem_guard, 256);
+      std::memcpy(gmem_storage_.back().data(), b.bytes.data(), b.bytes.size());
+      gmem_.push_back(gmem_storage_.back().data());
+    }
+    // Tensor maps: the checks and the parameters of cuTensorMapEncodeTiled (cuda/runtime.cpp).
+    maps_.resize(c_.code.maps.size());
+    for (std::size_t i = 0; i < maps_.size(); ++i) {
+      auto const& spec = c_.code.maps[i];
+      cuda::validate({k_.params[spec.param].name, spec.dtype, reinterpret_cast<std::uintptr_t>(gmem_[spec.param]), spec.shape, spec.box, spec.swizzle});
+      schost::tensor_map t{};
+      t.magic = schost::tensor_map_magic;
+      t.global_address = reinterpret_cast<std::uintptr_t>(gmem_[spec.param]);
+      t.rank = static_cast<unsigned>(spec.shape.size());
+      t.elem_bytes = static_cast<unsigned>(ir::dtype_bits(spec.dtype) / 8);
+      t.swizzle = static_cast<unsigned>(spec.swizzle);
+      std::uint64_t stride = t.elem_bytes;
+      for (unsigned d = 0; d < t.rank; ++d) {  // innermost first
+        const auto outer = t.rank - 1 - d;
+        t.dims[d] = static_cast<unsigned long long>(spec.shape[outer]);
+        t.box[d] = static_cast<unsigned>(spec.box[outer]);
+        if (d > 0) t.strides[d - 1] = stride;
+        stride *= static_cast<std::uint64_t>(spec.shape[outer]);
+      }
+      std::memcpy(maps_[i].word, &t, sizeof t);
+    }
+    // The SMEM allocations TMA stores read from: the only bytes whose async view matters.
+    const auto offsets = ir::smem_offsets(k_);
+    for (auto const& st : k_.stmts) {
+      if (st.op != ir::StmtOp::copy_smem_to_gmem) continue;
+      const int a = k_.refs[st.refs[0]].id;
+      std::size_t bytes = static_cast<std::size_t>(ir::dtype_bits(k_.allocs[a].dtype) / 8);
+      for (auto e : k_.allocs[a].shape) bytes *= static_cast<std::size_t>(e);
+      const auto range = std::pair{static_cast<std::size_t>(offsets[a]), bytes};
+      if (std::find(store_sources_.begin(), store_sources_.end(), range) == store_sources_.end()) store_sources_.push_back(range);
+    }
+    // CTAs, grouped by cluster; threads.
+    const auto& g = k_.grid;
+    const auto& cd = k_.cluster;
+    const std::array<std::int64_t, 3> nclusters{g[0] / cd[0], g[1] / cd[1], g[2] / cd[2]};
+    const unsigned bt = block_threads();
+    for (std::int64_t cz = 0; cz < nclusters[2]; ++cz)
+      for (std::int64_t cy = 0; cy < nclusters[1]; ++cy)
+        for (std::int64_t cx = 0; cx < nclusters[0]; ++cx) {
+          cluster_t cl;
+          for (std::int64_t z = 0; z < cd[2]; ++z)
+            for (std::int64_t y = 0; y < cd[1]; ++y)
+              for (std::int64_t x = 0; x < cd[0]; ++x) {
+                cta_t c;
+                c.id = {static_cast<unsigned>(cx * cd[0] + x), static_cast<unsigned>(cy * cd[1] + y), static_cast<unsigned>(cz * cd[2] + z)};
+                c.cluster = static_cast<int>(clusters_.size());
+                c.rank = static_cast<unsigned>(x + y * cd[0] + z * cd[0] * cd[1]);
+                c.first_thread = static_cast<int>(threads_.size());
+                for (unsigned t = 0; t < bt; ++t) {
+                  thread_t th;
+                  th.cta = static_cast<int>(ctas_.size());
+                  auto& r = th.regs;
+                  r.tid = {t, 0, 0};
+                  r.ctaid = {c.id[0], c.id[1], c.id[2]};
+                  r.ntid = {bt, 1, 1};
+                  r.nctaid = {static_cast<unsigned>(g[0]), static_cast<unsigned>(g[1]), static_cast<unsigned>(g[2])};
+                  r.cluster_ctaid = {static_cast<unsigned>(x), static_cast<unsigned>(y), static_cast<unsigned>(z)};
+                  r.cluster_nctaid = {static_cast<unsigned>(cd[0]), static_cast<unsigned>(cd[1]), static_cast<unsigned>(cd[2])};
+                  r.cluster_ctarank = c.rank;
+                  r.smem_window = smem_window;
+                  threads_.push_back(std::move(th));
+                }
+                cl.ctas.push_back(static_cast<int>(ctas_.size()));
+                ctas_.push_back(std::move(c));
+              }
+          cl.live_ctas = static_cast<int>(cl.ctas.size());
+          clusters_.push_back(std::move(cl));
+        }
+    // The schedule: the reference one for seed 0; otherwise a cluster order, how many clusters
+    // are resident at once and how eagerly async work completes, all drawn from the seed.
+    order_.resize(clusters_.size());
+    for (std::size_t i = 0; i < order_.size(); ++i) order_[i] = static_cast<int>(i);
+    resident_limit_ = order_.size();
+    if (o_.seed != 0) {
+      for (std::size_t i = order_.size(); i > 1; --i) std::swap(order_[i - 1], order_[rng_.below(i)]);
+      const std::size_t limits[] = {1, 2, 3, order_.size()};
+      resident_limit_ = std::max<std::size_t>(1, std::min(order_.size(), limits[rng_.below(4)]));
+      // Three kinds of schedule, by seed % 3:
+      //  1: uniform: every step picks among runnable threads and pending events, with a
+      //     seed-drawn bias for events;
+      //  2: lazy, as late as the hardware may be: events complete only when no thread can run,
+      //     the one with the highest random priority first, so any copy can be overtaken by any
+      //     later one (a store's SMEM read by the refill that follows it);
+      //  0: priorities, PCT-like: every warpgroup and every event gets a random priority and
+      //     the highest runnable one goes, so one warpgroup can run far ahead of another (a
+      //     producer refilling a stage while its consumer is still reading it).
+      mode_ = o_.seed % 3 == 1 ? mode::uniform : o_.seed % 3 == 2 ? mode::lazy : mode::priority;
+      const double biases[] = {0.02, 0.15, 0.5, 0.9};
+      async_bias_ = mode_ == mode::uniform ? biases[rng_.below(4)] : 0.0;
+      wg_priority_.resize(ctas_.size() * static_cast<std::size_t>(k_.warpgroups));
+      for (auto& p : wg_priority_) p = rng_.next();
+    }
+    api_.current = &current_regs_;
+    api_.mbar_init = &api_mbar_init;
+    api_.mbar_fence_init = &api_mbar_fence_init;
+    api_.mbar_arrive = &api_mbar_arrive;
+    api_.mbar_arrive_remote = &api_mbar_arrive_remote;
+    api_.mbar_wait = &api_mbar_wait;
+    api_.fence_proxy_async = &api_fence_proxy_async;
+    api_.bar_sync = &api_bar_sync;
+    api_.bulk_commit = &api_bulk_commit;
+    api_.bulk_wait = &api_bulk_wait;
+    api_.cluster_sync = &api_cluster_sync;
+    api_.tma_load = &api_tma_load;
+    api_.tma_store = &api_tma_store;
+    api_.f32_to_f16 = &api_f32_to_f16;
+    api_.f16_to_f32 = &api_f16_to_f32;
+    api_.f32_to_bf16 = &api_f32_to_bf16;
+    c_.mod->bind(&api_);
+  }
+
+  void admit(int cluster) {
+    for (int ci : clusters_[cluster].ctas) {
+      auto& c = ctas_[ci];
+      // Never-written SMEM reads as NaN / all ones, so a read of it shows in the results.
+      c.smem = guarded(static_cast<std::size_t>(c_.code.smem_bytes), std::size_t{1} << 16, smem_guard_after, 1024);
+      std::memset(c.smem.data(), 0xff, c.smem.size());
+      c.async_smem.assign(c.smem.size(), 0xff);
+      c.started = true;
+      c.live = static_cast<int>(block_threads());
+      for (int t = c.first_thread; t < c.first_thread + static_cast<int>(block_threads()); ++t) {
+        threads_[t].regs.smem = c.smem.data();
+        threads_[t].fib = ctx::fiber(std::allocator_arg, ctx::protected_fixedsize_stack(fiber_stack), [this, t](ctx::fiber&& back) {
+          threads_[t].back = std::move(back);
+          try {
+            c_.mod->entry(maps_.data(), gmem_.data());
+          } catch (abort_run& a) {
+            if (kind_ == failure::none) {
+              kind_ = a.kind;
+              message_ = std::move(a.message);
+            }
+          }
+          threads_[t].st = thread_t::state::done;
+          return std::move(threads_[t].back);
+        });
+        threads_[t].st = thread_t::state::ready;
+        ready_.push_back(t);
+      }
+    }
+    ++resident_;
+  }
+
+  // ---- the scheduler ---------------------------------------------------------------------------
+  void loop() {
+    std::size_t next_cluster = 0;
+    while (kind_ == failure::none) {
+      while (resident_ < resident_limit_ && next_cluster < order_.size()) admit(order_[next_cluster++]);
+      if (ready_.empty() && events_.empty()) {
+        if (next_cluster == order_.size() && resident_ == 0) return;
+        report_deadlock();
+        return;
+      }
+      if (++steps_ > o_.max_steps) {
+        kind_ = failure::step_limit;
+        message_ = fmt::format("kernel '{}' (host, seed {}): the step budget of {} ran out (a loop that does not end?)", k_.name, o_.seed, o_.max_steps);
+        return;
+      }
+      // Which event, which thread (index into events_ / ready_), by the schedule's kind.
+      std::size_t ev = 0, th = 0;
+      bool take_event = false;
+      switch (mode_) {
+        case mode::reference:  // events at once, threads round-robin
+          take_event = !events_.empty();
+          break;
+        case mode::uniform:
+          take_event = !events_.empty() && (ready_.empty() || rng_.unit() < async_bias_);
+          if (take_event) ev = rng_.below(events_.size());
+          else th = rng_.below(ready_.size());
+          break;
+        case mode::lazy:
+          take_event = ready_.empty();
+          if (take_event) ev = highest_event();
+          else th = rng_.below(ready_.size());
+          break;
+        case mode::priority: {
+          std::uint64_t best = 0;
+          for (std::size_t i = 0; i < ready_.size(); ++i)
+            if (const auto p = wg_priority_of(ready_[i]); i == 0 || p > best) {
+              best = p;
+              th = i;
+            }
+          if (!events_.empty()) {
+            ev = highest_event();
+            take_event = ready_.empty() || events_[ev].priority > best;
+          }
+          break;
+        }
+      }
+      if (take_event) {
+        const event e = events_[ev];
+        events_.erase(events_.begin() + static_cast<std::ptrdiff_t>(ev));
+        try {
+          complete(e);
+        } catch (abort_run& a) {
+          kind_ = a.kind;
+          message_ = std::move(a.message);
+        }
+      } else {
+        const int t = ready_[th];
+        if (th == 0) {
+          ready_.pop_front();
+        } else if (mode_ == mode::priority) {  // keep the order: ties go to the longest waiting
+          ready_.erase(ready_.begin() + static_cast<std::ptrdiff_t>(th));
+        } else {  // order does not matter to a uniform pick
+          ready_[th] = ready_.back();
+          ready_.pop_back();
+        }
+        resume(t);
+      }
+    }
+  }
+
+  std::size_t highest_event() const {
+    return static_cast<std::size_t>(
+        std::max_element(events_.begin(), events_.end(), [](event const& a, event const& b) { return a.priority < b.priority; }) - events_.begin());
+  }
+  std::uint64_t wg_priority_of(int t) const {
+    return wg_priority_[static_cast<std::size_t>(threads_[t].cta) * static_cast<std::size_t>(k_.warpgroups) + threads_[t].regs.tid.x / 128];
+  }
+
+  void post(event e) {
+    e.priority = rng_.next();
+    events_.push_back(e);
+  }
+
+  void resume(int t) {
+    auto& th = threads_[t];
+    th.st = thread_t::state::running;
+    current_ = t;
+    current_regs_ = &th.regs;
+    // The fault handler jumps back here when the thread touches memory it has no business with
+    // (no signal mask is saved: the handler runs with SA_NODEFER).
+    if (sigsetjmp(fault_jump_, 0) != 0) {
+      current_regs_ = nullptr;
+      // The thread's fiber cannot be resumed or unwound: it and the scheduler continuation it
+      // holds are abandoned, never destroyed (their stack is leaked, 128 KiB).
+      new ctx::fiber(std::move(th.back));
+      th.st = thread_t::state::done;
+      kind_ = failure::memory_fault;
+      message_ = describe_fault(t, fault_address_);
+      return;
+    }
+    th.fib = std::move(th.fib).resume();
+    current_regs_ = nullptr;
+    if (th.st == thread_t::state::done) exited(t);
+  }
+
+ public:
+  // From the SIGSEGV/SIGBUS handler: is a kernel thread running (else the fault is ours)?
+  bool in_kernel() const { return current_regs_ != nullptr; }
+  [[noreturn]] void faulted(void* address) {
+    fault_address_ = address;
+    siglongjmp(fault_jump_, 1);
+  }
+
+ private:
+  std::string where(const void* a) const {
+    for (std::size_t ci = 0; ci < ctas_.size(); ++ci)
+      if (ctas_[ci].smem.contains(a))
+        return fmt::format("SMEM offset {} of CTA ({}), which has {} bytes", ctas_[ci].smem.offset_of(a), fmt::join(ctas_[ci].id, ", "),
+                           ctas_[ci].smem.size());
+    for (std::size_t p = 0; p < gmem_storage_.size(); ++p)
+      if (gmem_storage_[p].contains(a)) {
+        const auto off = gmem_storage_[p].offset_of(a);
+        return fmt::format("byte {} of GMEM parameter '{}', which has {} bytes", off, k_.params[p].name, gmem_storage_[p].size());
+      }
+    return "an address in no buffer of the kernel (a wild index, or a thread's stack overflowing)";
+  }
+  std::string describe_fault(int t, const void* a) const {
+    auto const& th = threads_[t];
+    return fmt::format("kernel '{}' (host, seed {}): CTA ({}) thread {} (warpgroup {}, lane {}) accessed {} (address {})", k_.name, o_.seed,
+                       fmt::join(ctas_[th.cta].id, ", "), th.regs.tid.x, th.regs.tid.x / 128, th.regs.tid.x % 128, where(a), a);
+  }
+  // Bytes past a buffer's end but within its last page do not fault; their canary tells.
+  void check_slack(guarded const& g, std::string const& what) {
+    if (kind_ != failure::none) return;
+    if (const auto n = g.slack_written(); n > 0) {
+      kind_ = failure::memory_fault;
+      message_ = fmt::format("kernel '{}' (host, seed {}): {} byte(s) just past the end of {} ({} bytes) were written", k_.name, o_.seed, n, what, g.size());
+    }
+  }
+
+ public:
+  void check_gmem_slack() {
+    for (std::size_t p = 0; p < gmem_storage_.size(); ++p) check_slack(gmem_storage_[p], fmt::format("GMEM parameter '{}'", k_.params[p].name));
+  }
+
+ private:
+
+  // Called by the running thread: park it (ready or blocked) and go back to the scheduler.
+  void yield_to_scheduler() {
+    const int me = current_;
+    threads_[me].back = std::move(threads_[me].back).resume();
+  }
+  // Every prelude call starts here: the thread ran plain code since its last call, so its
+  // CTA's generic SMEM may have changed; then any other thread or event may go first.
+  void preempt() {
+    auto& t = me();
+    ctas_[t.cta].generic_dirty = true;
+    t.st = thread_t::state::ready;
+    t.on = thread_t::waits::nothing;
+    ready_.push_back(current_);
+    yield_to_scheduler();
+  }
+  void block(thread_t::waits on, unsigned a, unsigned b) {
+    auto& t = me();
+    t.st = thread_t::state::blocked;
+    t.on = on;
+    t.wait_a = a;
+    t.wait_b = b;
+    yield_to_scheduler();
+  }
+  void wake(int t) {
+    auto& th = threads_[t];
+    if (th.st != thread_t::state::blocked) return;
+    th.st = thread_t::state::ready;
+    th.on = thread_t::waits::nothing;
+    ready_.push_back(t);
+  }
+
+  void exited(int t) {
+    auto& c = ctas_[threads_[t].cta];
+    if (--c.live > 0) return;
+    c.exited = true;
+    check_slack(c.smem, fmt::format("the SMEM of CTA ({})", fmt::join(c.id, ", ")));
+    if (kind_ == failure::none && (c.store_reads > 0 || c.loads_in > 0)) {
+      kind_ = failure::pending_at_exit;
+      message_ = fmt::format("kernel '{}' (host, seed {}): CTA ({}) exits (and releases its SMEM) while {} TMA store(s) still read it and {} TMA "
+                             "load(s) still write it", k_.name, o_.seed, fmt::join(c.id, ", "), c.store_reads, c.loads_in);
+    }
+    auto& cl = clusters_[c.cluster];
+    if (--cl.live_ctas == 0) {
+      --resident_;
+      for (int ci : cl.ctas) {
+        for (int th = ctas_[ci].first_thread; th < ctas_[ci].first_thread + static_cast<int>(block_threads()); ++th) threads_[th].fib = {};
+        ctas_[ci].smem = guarded();
+        ctas_[ci].async_smem = {};
+      }
+    }
+  }
+
+  // ---- barriers --------------------------------------------------------------------------------
+  thread_t& me() { return threads_[current_]; }
+
+  [[noreturn]] void fail(failure f, std::string what) { throw abort_run{f, fmt::format("kernel '{}' (host, seed {}): {}", k_.name, o_.seed, what)}; }
+
+  std::string who() {
+    auto const& t = me();
+    auto const& c = ctas_[t.cta];
+    return fmt::format("CTA ({}) thread {} (warpgroup {}, lane {})", fmt::join(c.id, ", "), t.regs.tid.x, t.regs.tid.x / 128,
+                       t.regs.tid.x % 128);
+  }
+
+  // SMEM byte offset of a shared-window address covering `bytes`, or a failure naming `what`.
+  unsigned smem_offset(unsigned addr, std::uint64_t bytes, const char* what) {
+    const auto size = static_cast<std::uint64_t>(c_.code.smem_bytes);
+    if (addr < smem_window || addr - smem_window + bytes > size)
+      fail(failure::protocol, fmt::format("{}: {} at shared address {:#x} ({} bytes) lies outside the CTA's {} bytes of dynamic SMEM at {:#x}", who(),
+                                          what, addr, bytes, size, smem_window));
+    return addr - smem_window;
+  }
+
+  // Which barrier element an SMEM offset is, as `stagecraft show` names it.
+  std::string bar_name(int cta, unsigned addr) const {
+    const auto offsets = ir::smem_offsets(k_);
+    const unsigned off = addr - smem_window;
+    for (std::size_t a = 0; a < k_.allocs.size(); ++a) {
+      auto const& al = k_.allocs[a];
+      if (al.kind != ir::AllocKind::barrier && al.kind != ir::AllocKind::cluster_barrier) continue;
+      std::int64_t n = 1;
+      for (auto e : al.shape) n *= e;
+      const auto first = static_cast<std::uint64_t>(offsets[a]);
+      if (off < first || off >= first + 8 * static_cast<std::uint64_t>(n) || (off - first) % 8 != 0) continue;
+      std::int64_t e = static_cast<std::int64_t>((off - first) / 8);
+      std::vector<std::int64_t> idx(al.shape.size());
+      for (int d = static_cast<int>(al.shape.size()) - 1; d >= 0; --d) {
+        idx[d] = e % al.shape[d];
+        e /= al.shape[d];
+      }
+      return fmt::format("mbarrier {}{}[{}] of CTA ({})", al.kind == ir::AllocKind::cluster_barrier ? "cb" : "b", a, fmt::join(idx, "]["),
+                         fmt::join(ctas_[cta].id, ", "));
+    }
+    return fmt::format("the mbarrier at SMEM offset {:#x} of CTA ({}) (no barrier allocation there)", off, fmt::join(ctas_[cta].id, ", "));
+  }
+
+  mbarrier& bar_at(int cta, unsigned addr, bool must_be_initialised) {
+    const unsigned off = smem_offset(addr, 8, "an mbarrier");
+    if (off % 8 != 0) fail(failure::protocol, fmt::format("{}: mbarrier at shared address {:#x} is not 8-byte aligned", who(), addr));
+    auto& bars = ctas_[cta].bars;
+    auto it = bars.find(off);
+    if (it == bars.end()) {
+      if (must_be_initialised) fail(failure::protocol, fmt::format("{}: uses {} before mbarrier.init", who(), bar_name(cta, addr)));
+      it = bars.emplace(off, mbarrier{}).first;
+    }
+    return it->second;
+  }
+
+  std::string bar_state(mbarrier const& b) const {
+    return fmt::format("it is in phase {} (parity {}) with {} of {} arrival(s) and {} tx byte(s) pending", b.phase, b.phase & 1u, b.pending,
+                       b.expected, b.tx);
+  }
+
+  void add_tx(int cta, unsigned addr, mbarrier& b, long long delta, const char* what) {
+    b.tx += delta;
+    if (b.tx > tx_limit || b.tx < -tx_limit) {
+      const auto msg = fmt::format("{} of {} bytes on {} takes its tx-count to {}, outside the mbarrier's range of +-{}", what, delta,
+                                   bar_name(cta, addr), b.tx, tx_limit);
+      if (current_regs_) fail(failure::protocol, who() + ": " + msg);
+      fail(failure::protocol, msg);
+    }
+  }
+  void arrive(int cta, unsigned addr, mbarrier& b, bool remote) {
+    if (b.pending == 0)
+      fail(failure::protocol, fmt::format("{}: arrival on {}, but {}", who(), bar_name(cta, addr), bar_state(b)));
+    b.remote = b.remote || remote;
+    --b.pending;
+    try_complete(b);
+  }
+  void try_complete(mbarrier& b) {
+    if (b.pending != 0 || b.tx != 0) return;
+    ++b.phase;
+    b.pending = b.expected;
+    for (int w : b.waiters) wake(w);
+    b.waiters.clear();
+  }
+
+  // bar.sync id (or the cluster barrier, id ~0u): the last of `threads` arrivals releases all.
+  void count_in(counting_barrier& cb, unsigned threads, thread_t::waits on, unsigned id, const char* what) {
+    if (cb.arrived == 0) cb.expected = threads;
+    else if (cb.expected != threads)
+      fail(failure::protocol, fmt::format("{}: {}{} with {} threads while others wait on it with {}", who(), what,
+                                          id == ~0u ? std::string() : fmt::format(" {}", id), threads, cb.expected));
+    if (++cb.arrived == cb.expected) {
+      cb.arrived = 0;
+      ++cb.generation;
+      for (int w : cb.waiters) wake(w);
+      cb.waiters.clear();
+      return;
+    }
+    const auto gen = cb.generation;
+    cb.waiters.push_back(current_);
+    while (cb.generation == gen) block(on, id, threads);
+  }
+
+  // ---- TMA ---------------------------------------------------------------------------------------
+  schost::tensor_map decode(const void* p, int rank, const char* what) {
+    schost::tensor_map m;
+    std::memcpy(&m, p, sizeof m);
+    if (m.magic != schost::tensor_map_magic)
+      fail(failure::protocol, fmt::format("{}: {} was given a tensor map the host runtime did not encode", who(), what));
+    if (static_cast<unsigned>(rank) != m.rank)
+      fail(failure::protocol, fmt::format("{}: {} is a {}d copy but its tensor map has rank {}", who(), what, rank, m.rank));
+    return m;
+  }
+  static std::uint64_t box_elements(schost::tensor_map const& m) {
+    std::uint64_t n = 1;
+    for (unsigned d = 0; d < m.rank; ++d) n *= m.box[d];
+    return n;
+  }
+  static std::uint64_t box_bytes(schost::tensor_map const& m) { return box_elements(m) * m.elem_bytes; }
+
+  // The swizzle modes of cp.async.bulk.tensor, on the shared-window address: within every
+  // span of 8 x 16-byte chunks... the 16-byte chunk index (bits 4..) is XORed with the index of
+  // the 128-byte line (bits 7..), over log2(swizzle / 16) bits.
+  static unsigned swizzled(unsigned addr, unsigned swizzle) {
+    if (swizzle == 0) return addr;
+    const unsigned bits = swizzle / 16 - 1;  // 128B: 3 bits, 64B: 2, 32B: 1
+    const unsigned line = (addr / 128) & bits;
+    return addr ^ (line * 16);
+  }
+
+  // Calls f(gmem pointer or null when out of bounds, SMEM offset) for every element of a box.
+  template <class F>
+  void for_box(copy_op const& op, F&& f) const {
+    auto const& m = op.map;
+    std::array<std::uint64_t, 5> i{};
+    const std::uint64_t n = box_elements(m);
+    for (std::uint64_t l = 0; l < n; ++l) {
+      std::uint64_t rest = l;
+      bool in = true;
+      std::uint64_t g = m.global_address;
+      for (unsigned d = 0; d < m.rank; ++d) {
+        i[d] = rest % m.box[d];
+        rest /= m.box[d];
+        const long long c = op.coords[d] + static_cast<long long>(i[d]);
+        if (c < 0 || static_cast<unsigned long long>(c) >= m.dims[d]) in = false;
+        g += static_cast<std::uint64_t>(c) * (d == 0 ? m.elem_bytes : m.strides[d - 1]);
+      }
+      const unsigned off = swizzled(smem_window + op.smem_off + static_cast<unsigned>(l * m.elem_bytes), m.swizzle) - smem_window;
+      f(in ? reinterpret_cast<unsigned char*>(g) : nullptr, off);
+    }
+  }
+
+  void complete(event e) {
+    auto& op = ops_[e.op];
+    const unsigned eb = op.map.elem_bytes;
+    if (op.load) {
+      std::vector<unsigned char> bytes(box_bytes(op.map));
+      std::vector<unsigned> offs;
+      offs.reserve(box_elements(op.map));
+      std::size_t l = 0;
+      for_box(op, [&](unsigned char* g, unsigned off) {
+        if (g) copy_element(&bytes[l * eb], g, eb);  // out of bounds: zeros, as OOB_FILL_NONE
+        offs.push_back(off);
+        ++l;
+      });
+      for (int d : op.dests) {
+        auto& c = ctas_[d];
+        for (std::size_t j = 0; j < offs.size(); ++j) {
+          copy_element(&c.smem[offs[j]], &bytes[j * eb], eb);
+          copy_element(&c.async_smem[offs[j]], &bytes[j * eb], eb);
+        }
+        --c.loads_in;
+        auto it = c.bars.find(op.bar_off);
+        if (it == c.bars.end())
+          fail(failure::protocol, fmt::format("a TMA load issued by CTA ({}) completes on {}, which was never initialised",
+                                              fmt::join(ctas_[op.cta].id, ", "), bar_name(d, smem_window + op.bar_off)));
+        add_tx(d, smem_window + op.bar_off, it->second, -static_cast<long long>(bytes.size()), "complete_tx");
+        try_complete(it->second);
+      }
+      op.read_done = op.write_done = true;
+      return;
+    }
+    if (!e.write) {
+      auto& c = ctas_[op.cta];
+      op.staged.resize(box_bytes(op.map));
+      std::size_t l = 0;
+      for_box(op, [&](unsigned char*, unsigned off) {
+        copy_element(&op.staged[l * eb], &c.async_smem[off], eb);
+        ++l;
+      });
+      op.read_done = true;
+      --c.store_reads;
+      post({e.op, true});
+    } else {
+      std::size_t l = 0;
+      for_box(op, [&](unsigned char* g, unsigned) {
+        if (g) copy_element(g, &op.staged[l * eb], eb);
+        ++l;
+      });
+      op.write_done = true;
+      op.staged = {};
+    }
+    auto& t = threads_[op.issuer];
+    if (t.st == thread_t::state::blocked && t.on == thread_t::waits::bulk) wake(op.issuer);
+  }
+
+  // ---- deadlock --------------------------------------------------------------------------------
+  void report_deadlock() {
+    kind_ = failure::deadlock;
+    std::vector<std::string> lines;
+    // One line per CTA and distinct wait, with the threads as ranges.
+    struct group {
+      int cta;
+      std::string what;
+      std::vector<unsigned> tids;
+    };
+    std::vector<group> groups;
+    for (std::size_t t = 0; t < threads_.size(); ++t) {
+      auto const& th = threads_[t];
+      if (th.st != thread_t::state::blocked) continue;
+      std::string what;
+      switch (th.on) {
+        case thread_t::waits::mbar: {
+          auto const& b = ctas_[th.cta].bars.at(th.wait_a - smem_window);
+          what = fmt::format("wait(s) on {} for the phase of parity {} to complete; {}", bar_name(th.cta, th.wait_a), th.wait_b, bar_state(b));
+          break;
+        }
+        case thread_t::waits::named: {
+          auto const& cb = ctas_[th.cta].named[th.wait_a];
+          what = fmt::format("wait(s) in bar.sync {}, {}: {} of {} threads arrived", th.wait_a, th.wait_b, cb.arrived, cb.expected);
+          break;
+        }
+        case thread_t::waits::cluster: {
+          auto const& cb = clusters_[ctas_[th.cta].cluster].sync;
+          what = fmt::format("wait(s) in barrier.cluster: {} of {} threads of the cluster arrived", cb.arrived, cb.expected);
+          break;
+        }
+        case thread_t::waits::bulk:
+          what = fmt::format("wait(s) in cp.async.bulk.wait_group{} {}", th.wait_b ? ".read" : "", th.wait_a);
+          break;
+        case thread_t::waits::nothing: what = "is blocked"; break;
+      }
+      auto it = std::find_if(groups.begin(), groups.end(), [&](group const& g) { return g.cta == th.cta && g.what == what; });
+      if (it == groups.end()) {
+        groups.push_back({th.cta, what, {}});
+        it = groups.end() - 1;
+      }
+      it->tids.push_back(th.regs.tid.x);
+    }
+    std::string text = fmt::format("kernel '{}' (host, seed {}): deadlock: no thread can run and no TMA copy is in flight", k_.name, o_.seed);
+    std::size_t shown = 0;
+    for (auto const& g : groups) {
+      if (++shown > 12) {
+        text += fmt::format("\n  ... and {} more", groups.size() - 12);
+        break;
+      }
+      std::vector<std::string> ranges;
+      for (std::size_t i = 0; i < g.tids.size();) {
+        std::size_t j = i;
+        while (j + 1 < g.tids.size() && g.tids[j + 1] == g.tids[j] + 1) ++j;
+        ranges.push_back(i == j ? fmt::format("{}", g.tids[i]) : fmt::format("{}-{}", g.tids[i], g.tids[j]));
+        i = j + 1;
+      }
+      text += fmt::format("\n  CTA ({}) thread(s) {} {}", fmt::join(ctas_[g.cta].id, ", "), fmt::join(ranges, ","), g.what);
+    }
+    message_ = std::move(text);
+  }
+
+  compiled const& c_;
+  ir::Kernel const& k_;
+  std::vector<host_tensor>& buffers_;
+  options const& o_;
+  rng rng_;
+  schost::api api_{};
+  std::vector<guarded> gmem_storage_;
+  std::vector<std::pair<std::size_t, std::size_t>> store_sources_;  // (SMEM offset, bytes)
+  std::vector<void*> gmem_;
+  std::vector<tmap_words> maps_;
+  std::vector<cta_t> ctas_;
+  std::vector<cluster_t> clusters_;
+  std::vector<thread_t> threads_;
+  std::vector<copy_op> ops_;
+  std::vector<event> events_;
+  std::deque<int> ready_;
+  std::vector<int> order_;
+  std::size_t resident_limit_ = 1, resident_ = 0;
+  enum class mode : std::uint8_t { reference, uniform, lazy, priority } mode_ = mode::reference;
+  double async_bias_ = 1.0;
+  std::vector<std::uint64_t> wg_priority_;  // priority schedules: one per (CTA, warpgroup)
+  int current_ = -1;
+  schost::thread_regs* current_regs_ = nullptr;
+  failure kind_ = failure::none;
+  std::string message_;
+  std::uint64_t steps_ = 0;
+  sigjmp_buf fault_jump_;
+  void* fault_address_ = nullptr;
+
+ public:
+  void copy_back() {
+    for (std::size_t p = 0; p < buffers_.size(); ++p) std::memcpy(buffers_[p].bytes.data(), gmem_[p], buffers_[p].bytes.size());
+  }
+};
+
+void on_fault(int sig, siginfo_t* info, void*) {
+  if (active && active->in_kernel()) active->faulted(info->si_addr);
+  // Not a kernel thread's fault: ours, so crash as usual.
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+// For the length of a run: SIGSEGV and SIGBUS come to on_fault, on a stack of their own (a
+// fiber's stack may be what overflowed).
+class fault_handler {
+ public:
+  fault_handler() : alt_(64 * 1024) {
+    stack_t ss{};
+    ss.ss_sp = alt_.data();
+    ss.ss_size = alt_.size();
+    ::sigaltstack(&ss, &old_stack_);
+    struct sigaction sa{};
+    sa.sa_sigaction = &on_fault;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGSEGV, &sa, &old_segv_);
+    ::sigaction(SIGBUS, &sa, &old_bus_);
+  }
+  ~fault_handler() {
+    ::sigaction(SIGSEGV, &old_segv_, nullptr);
+    ::sigaction(SIGBUS, &old_bus_, nullptr);
+    ::sigaltstack(&old_stack_, nullptr);
+  }
+  fault_handler(fault_handler const&) = delete;
+  fault_handler& operator=(fault_handler const&) = delete;
+
+ private:
+  std::vector<char> alt_;
+  stack_t old_stack_{};
+  struct sigaction old_segv_{}, old_bus_{};
+};
+
+}  // namespace
+
+result run(compiled const& c, ir::Kernel const& k, std::vector<host_tensor> buffers, options const& o) {
+  std::lock_guard lock(run_mutex);
+  result r;
+  {
+    machine m(c, k, buffers, o);
+    fault_handler handler;
+    active = &m;
+    struct reset {
+      ~reset() { active = nullptr; }
+    } guard;
+    r = m.run();
+    m.check_gmem_slack();
+    r.kind = m.kind();
+    r.message = m.message();
+    m.copy_back();
+  }
+  r.buffers = std::move(buffers);
+  return r;
+}
+
+result run(ir::Kernel const& k, std::vector<host_tensor> buffers, options const& o) { return run(compile(k, o), k, std::move(buffers), o); }
+
+}  // namespace stagecraft::hostexec

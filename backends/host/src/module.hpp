@@ -1,0 +1,17 @@
+// A kernel's host object, loaded: the two symbols the runtime calls.
+#pragma once
+#include <string>
+
+#include "sc_host_abi.h"
+#include "stagecraft/hostexec/hostexec.hpp"
+
+namespace stagecraft::hostexec {
+
+struct module {
+  void* handle = nullptr;                                 // dlopen'ed, never closed (cached)
+  void (*bind)(const schost::api*) = nullptr;             // sc_host_bind
+  void (*entry)(const void* maps, void* const* gmem) = nullptr;  // sc_host_entry: one CUDA thread
+  std::string path;
+};
+
+}  // namespace stagecraft::hostexec

@@ -1,0 +1,379 @@
+// The host backend: the generated CUDA C++ run on the CPU, compared bit for bit with the
+// interpreter and the reference; and bugs planted in the generated source, each of which it
+// must catch (so these tests can tell a wrong number).
+#include <unistd.h>
+
+#include <ctime>
+#include <cmath>
+#include <cstring>
+#include <cstdio>
+#include <filesystem>
+#include <random>
+#include <set>
+
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include "../zoo/zoo.hpp"
+#include "stagecraft/hostexec/hostexec.hpp"
+#include "stagecraft/interp/interp.hpp"
+#include "stagecraft/registry.hpp"
+#include "stagecraft/stagecraft.hpp"
+
+using namespace stagecraft;
+using Catch::Matchers::Contains;
+
+namespace {
+
+constexpr std::uint64_t input_seed = 20261201;
+constexpr int schedules = 5;  // host seeds 0 (the reference schedule) .. 4
+
+std::vector<host_tensor> random_inputs(ir::Kernel const& k, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> dist(-4.0f, 4.0f);
+  std::vector<host_tensor> t;
+  for (auto const& p : k.params) {
+    auto h = host_tensor::zeros(p.dtype, p.shape);
+    for (std::int64_t i = 0; i < h.elements(); ++i) h.set(i, ir::dtype_is_float(p.dtype) ? dist(rng) : std::floor(dist(rng) * 20));
+    t.push_back(std::move(h));
+  }
+  return t;
+}
+
+// The first written element where `got` and `want` differ, as text; empty when they agree.
+std::string first_difference(ir::Kernel const& k, std::vector<host_tensor> const& got, std::vector<host_tensor> const& want) {
+  for (int p : interp::written_params(k))
+    if (got[p].bytes != want[p].bytes)
+      for (std::int64_t i = 0; i < got[p].elements(); ++i)
+        if (std::memcmp(got[p].bytes.data() + i * ir::dtype_bits(got[p].dtype) / 8, want[p].bytes.data() + i * ir::dtype_bits(got[p].dtype) / 8,
+                        static_cast<std::size_t>(ir::dtype_bits(got[p].dtype) / 8)) != 0)
+          return fmt::format("{}[{}] = {} but {} expected", k.params[p].name, i, got[p].get(i), want[p].get(i));
+  return {};
+}
+
+// Process CPU time: the machines that run the suite are shared, wall time of a run this short is
+// mostly other processes.
+struct cpu_clock {
+  using time_point = std::clock_t;
+  static time_point now() { return std::clock(); }
+};
+double seconds_since(cpu_clock::time_point t0) { return static_cast<double>(std::clock() - t0) / CLOCKS_PER_SEC; }
+
+// Host runs of `k` under seeds 0..n-1 must equal `expected` exactly.
+void check_schedules(ir::Kernel const& k, std::vector<host_tensor> const& inputs, std::vector<host_tensor> const& expected, const char* what,
+                     double* host_seconds = nullptr) {
+  const auto c = hostexec::compile(k);
+  double total = 0;
+  for (int s = 0; s < schedules; ++s) {
+    INFO("kernel " << k.name << ", host seed " << s);
+    hostexec::options o;
+    o.seed = static_cast<std::uint64_t>(s);
+    const auto t0 = cpu_clock::now();
+    const auto r = hostexec::run(c, k, inputs, o);
+    total += seconds_since(t0);
+    INFO(r.message);
+    REQUIRE(r.ok());
+    const auto diff = first_difference(k, r.buffers, expected);
+    INFO("against " << what << ": " << diff);
+    CHECK(diff.empty());
+  }
+  if (host_seconds) *host_seconds = total / schedules;
+}
+
+// The generated code of `k` with `from` replaced by `to` (which must occur), compiled for the host.
+hostexec::compiled planted(ir::Kernel const& k, std::string const& from, std::string const& to) {
+  auto g = nvrtc::generate(k);
+  const auto at = g.source.find(from);
+  INFO("planting '" << to << "' for '" << from << "' in " << k.name);
+  REQUIRE(at != std::string::npos);
+  g.source.replace(at, from.size(), to);
+  return hostexec::compile_generated(std::move(g), k);
+}
+
+// Does any of the seeds 0..n-1 show the planted bug: a failed run or a wrong number?
+std::string caught(hostexec::compiled const& c, ir::Kernel const& k, std::vector<host_tensor> const& inputs,
+                   std::vector<host_tensor> const& expected, int n) {
+  for (int s = 0; s < n; ++s) {
+    hostexec::options o;
+    o.seed = static_cast<std::uint64_t>(s);
+    const auto r = hostexec::run(c, k, inputs, o);
+    if (!r.ok()) return fmt::format("seed {}: {}", s, r.message);
+    if (auto d = first_difference(k, r.buffers, expected); !d.empty()) return fmt::format("seed {}: wrong result: {}", s, d);
+  }
+  return {};
+}
+
+ir::Kernel example(std::string const& name, param_values const& set = {}) {
+  auto const& e = registry::global().find(name);
+  return e.build(registry::resolve(e, set));
+}
+std::vector<host_tensor> reference_of(std::string const& name, std::vector<host_tensor> inputs, param_values const& set = {}) {
+  auto const& e = registry::global().find(name);
+  e.reference(inputs, registry::resolve(e, set));
+  return inputs;
+}
+
+}  // namespace
+
+TEST_CASE("host: every example equals the interpreter and the reference under 5 host schedules", "[host]") {
+  // The cost of a host schedule against the interpreter's default run (eager, every check on),
+  // printed for docs/host.md; seconds per schedule, the host object already compiled.
+  std::printf("%-18s %12s %12s %8s\n", "example", "interp [cpu s]", "host [cpu s]", "ratio");
+  for (auto const* e : registry::global().all()) {
+    const auto values = registry::resolve(*e, {});
+    const auto k = e->build(values);
+    const auto inputs = random_inputs(k, input_seed);
+    auto expected = inputs;
+    e->reference(expected, values);
+    auto t0 = cpu_clock::now();
+    auto ir = interp::run(k, inputs, {.schedule = interp::policy::eager});
+    for (int rep = 1; rep < schedules; ++rep) ir = interp::run(k, inputs, {.schedule = interp::policy::eager});
+    const double interp_s = seconds_since(t0) / schedules;
+    REQUIRE(ir.ok());
+    REQUIRE(first_difference(k, ir.buffers, expected).empty());
+    double host_s = 0;
+    // the interpreter equals the reference (above), so equal to it is equal to both
+    check_schedules(k, inputs, ir.buffers, "the interpreter and the reference", &host_s);
+    std::printf("%-18s %12.4f %12.4f %8.1f\n", e->name.c_str(), interp_s, host_s, host_s / interp_s);
+  }
+}
+
+TEST_CASE("host: the zoo's fixed kernels (multicast, clusters, warp specialisation) equal their references", "[host]") {
+  for (auto const& z : zoo::all()) {
+    const auto k = z.build(zoo::variant::fixed);
+    const auto inputs = random_inputs(k, input_seed);
+    auto expected = inputs;
+    z.reference(expected);
+    check_schedules(k, inputs, expected, "the reference");
+  }
+}
+
+TEST_CASE("host: the same seed replays exactly, different seeds schedule differently", "[host]") {
+  const auto k = example("handoff");
+  const auto inputs = random_inputs(k, input_seed);
+  const auto c = hostexec::compile(k);
+  std::set<std::uint64_t> steps;
+  for (std::uint64_t s = 1; s <= 5; ++s) {
+    const auto a = hostexec::run(c, k, inputs, {.seed = s});
+    const auto b = hostexec::run(c, k, inputs, {.seed = s});
+    REQUIRE(a.ok());
+    CHECK(a.steps == b.steps);
+    CHECK(first_difference(k, a.buffers, b.buffers).empty());
+    steps.insert(a.steps);
+  }
+  CHECK(steps.size() >= 3);
+}
+
+// ---- planted bugs: each one a mistake the code generator could make -----------------------------
+
+TEST_CASE("host: an expect_tx 16 bytes too many or too few deadlocks, naming barrier, phase and threads", "[host]") {
+  const auto k = example("add_one");
+  const auto inputs = random_inputs(k, input_seed);
+  for (int delta : {16, -16}) {
+    const auto c = planted(k, "sc::mbar_arrive_expect_tx(bar, 32768u);", fmt::format("sc::mbar_arrive_expect_tx(bar, {}u);", 32768 + delta));
+    const auto r = hostexec::run(c, k, inputs, {});
+    INFO(r.message);
+    REQUIRE(r.kind == hostexec::failure::deadlock);
+    CHECK_THAT(r.message, Contains("kernel 'add_one'") && Contains("thread(s) 0-127 wait(s) on mbarrier b1[0] of CTA (0, 0, 0)") &&
+                              Contains("for the phase of parity 0 to complete") && Contains("in phase 0 (parity 0)") &&
+                              Contains(fmt::format("0 of 1 arrival(s) and {} tx byte(s) pending", delta)));
+  }
+}
+
+TEST_CASE("host: a bulk wait one group too lenient lets a refill overwrite a stage its store still reads", "[host]") {
+  const auto k = example("add_one");
+  const auto inputs = random_inputs(k, input_seed);
+  const auto expected = reference_of("add_one", inputs);
+  const auto c = planted(k, "sc::bulk_wait_read<1>()", "sc::bulk_wait_read<2>()");
+  const auto why = caught(c, k, inputs, expected, 20);
+  INFO(why);
+  CHECK_THAT(why, Contains("wrong result"));
+}
+
+TEST_CASE("host: a parity bit never flipped reads stages before they land", "[host]") {
+  const auto k = example("add_one");
+  const auto inputs = random_inputs(k, input_seed);
+  const auto expected = reference_of("add_one", inputs);
+  const auto c = planted(k, "parity[e / 64] ^= 1ull << (e % 64);", "");
+  CHECK_FALSE(caught(c, k, inputs, expected, 10).empty());
+}
+
+TEST_CASE("host: a store without the proxy fence writes what the async proxy saw", "[host]") {
+  const auto k = example("add_one");
+  const auto inputs = random_inputs(k, input_seed);
+  const auto expected = reference_of("add_one", inputs);
+  const auto c = planted(k, "sc::fence_proxy_async();", "");
+  const auto r = hostexec::run(c, k, inputs, {});
+  REQUIRE(r.ok());
+  CHECK_FALSE(first_difference(k, r.buffers, expected).empty());
+}
+
+TEST_CASE("host: a swizzle XOR on the wrong address bits reads the wrong elements", "[host]") {
+  // y = 2x on one 64x64 f16 tile through 128-byte swizzled SMEM. TMA lands the tile at the
+  // documented swizzled addresses; the generated code reads it through the device prelude's
+  // own swz<128>, compiled for the host, so a wrong XOR there misplaces elements. (Read and
+  // written in place, a wrong swizzle would cancel out: the output goes straight to GMEM.)
+  const auto k = lower(kernel<sm_90a>("swz", grid(1), threads(1_c), gmem<f16>("x", shape(64_c, 64_c)), gmem<f16>("y", shape(64_c, 64_c)),
+                                      smem<f16>(shape(64_c, 64_c), swizzle(128_c)), barrier(arrivals(1_c)), [](auto x, auto y, auto buf, auto bar) {
+                                        return seq(copy_gmem_to_smem(x.block(0_c, 0_c), buf, bar), barrier_wait(bar),
+                                                   store(y.tile(shape(64_c, 64_c), 0_c, 0_c), load(buf) * 2.0f));
+                                      }));
+  const auto inputs = random_inputs(k, input_seed);
+  auto expected = inputs;
+  for (std::int64_t i = 0; i < expected[1].elements(); ++i) expected[1].set(i, expected[0].get(i) * 2.0);
+  check_schedules(k, inputs, expected, "the reference");
+  const auto c = planted(k, "return o ^ (((o >> 7) & 7u) << 4);", "return o ^ (((o >> 8) & 7u) << 4);");
+  CHECK_THAT(caught(c, k, inputs, expected, 1), Contains("wrong result"));
+}
+
+TEST_CASE("host: a multicast mask off by one CTA is refused", "[host]") {
+  const auto k = zoo::leader_only_multicast(zoo::variant::fixed);
+  const auto inputs = random_inputs(k, input_seed);
+  const auto c = planted(k, "mask |= static_cast<unsigned short>(1u << r);", "mask |= static_cast<unsigned short>(1u << (r + 1));");
+  const auto r = hostexec::run(c, k, inputs, {});
+  INFO(r.message);
+  REQUIRE(r.kind == hostexec::failure::protocol);
+  CHECK_THAT(r.message, Contains("multicast mask 0x0006 must name CTAs of the cluster, which has 2"));
+}
+
+TEST_CASE("host: generated source without the device prelude is refused by name", "[host]") {
+  const auto k = example("add_one");
+  auto g = nvrtc::generate(k);
+  g.source = "extern \"C\" __global__ void add_one() {}\n";
+  CHECK_THROWS_WITH(hostexec::compile_generated(g, k), Contains("kernel 'add_one'") && Contains("portable block"));
+}
+
+TEST_CASE("host: a host compiler that fails is reported with the kernel and its command", "[host]") {
+  const auto k = example("add_one");
+  const auto dir = std::filesystem::temp_directory_path() / fmt::format("stagecraft-host-test-{}", ::getpid());
+  hostexec::options o;
+  o.cache_dir = dir.string();
+  o.compiler = "false";
+  CHECK_THROWS_WITH(hostexec::compile(k, o), Contains("kernel 'add_one'") && Contains("'false' -std=c++17"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("host: the zoo's buggy kernels go wrong on the host too", "[host]") {
+  // Each zoo bug is one the hardware would act on; on the host it must show within 10 schedules
+  // as a failed run (deadlock, broken PTX rule, SMEM released under a copy, a fault) or a wrong
+  // number. The races between warpgroups (early_release, one_consumer_releases) and the waiter
+  // two phases behind (single_release) need a priority schedule (seeds 3, 6, 9): one warpgroup
+  // running far ahead of the other.
+  // Two missing fences are out of the host's reach: it runs memory operations in program order
+  // and keeps one view of GMEM, so a generic write that the hardware may let a later TMA access
+  // overtake (GMEM read by TMA, SMEM refilled by TMA) lands in order. The interpreter's
+  // missing-fence check is what catches those two (tests/zoo).
+  const std::set<std::string> reordering_only = {"zoo_workspace_no_fence", "zoo_refill_over_generic_store"};
+  for (auto const& z : zoo::all()) {
+    INFO(z.name);
+    if (reordering_only.count(z.name)) continue;
+    const auto k = z.build(zoo::variant::buggy);
+    const auto inputs = random_inputs(k, input_seed);
+    auto expected = inputs;
+    z.reference(expected);
+    CHECK_FALSE(caught(hostexec::compile(k), k, inputs, expected, 10).empty());
+  }
+}
+
+TEST_CASE("host: a generated index past the end of SMEM is a report, not a crash", "[host]") {
+  const auto k = zoo::out_ring_indexed_by_step(zoo::variant::buggy);
+  const auto r = hostexec::run(k, random_inputs(k, input_seed), {});
+  INFO(r.message);
+  REQUIRE(r.kind == hostexec::failure::memory_fault);
+  CHECK_THAT(r.message, Contains("kernel 'zoo_out_ring_indexed_by_step'") && Contains("thread 0 (warpgroup 0, lane 0) accessed SMEM offset") &&
+                            Contains("which has 98312 bytes"));
+  // and the process goes on: the fixed twin runs clean right after
+  const auto f = zoo::out_ring_indexed_by_step(zoo::variant::fixed);
+  CHECK(hostexec::run(f, random_inputs(f, input_seed), {.seed = 3}).ok());
+}
+
+TEST_CASE("host: the swizzled example goes wrong with either swizzle function wrong", "[host]") {
+  const auto k = example("swizzled_widen");
+  const auto inputs = random_inputs(k, input_seed);
+  const auto expected = reference_of("swizzled_widen", inputs);
+  // in through swz<64>, out through swz<128>: the XOR taking address bits 8.. instead of 7..
+  for (auto [from, to] : {std::pair{"return o ^ (((o >> 7) & 3u) << 4);", "return o ^ (((o >> 8) & 3u) << 4);"},
+                          std::pair{"return o ^ (((o >> 7) & 7u) << 4);", "return o ^ (((o >> 8) & 7u) << 4);"}}) {
+    INFO(from);
+    CHECK_THAT(caught(planted(k, from, to), k, inputs, expected, 1), Contains("wrong result"));
+  }
+}
+
+TEST_CASE("host: the multicast example goes wrong with a share's SMEM offset or rows wrong", "[host]") {
+  const auto k = example("multicast_scale");
+  const auto inputs = random_inputs(k, input_seed);
+  const auto expected = reference_of("multicast_scale", inputs);
+  // Each CTA of the pair loads rows [pos * 64, pos * 64 + 64) of w into bytes [pos * 16384, ...)
+  // of both CTAs' SMEM. Both halves landing on the first half, or both CTAs loading the first
+  // rows, leaves half of w wrong in SMEM (the bytes still add up: no deadlock).
+  CHECK_THAT(caught(planted(k, "static_cast<unsigned>(pos * 16384)", "static_cast<unsigned>(0 * 16384)"), k, inputs, expected, 1),
+             Contains("wrong result"));
+  CHECK_THAT(caught(planted(k, "0LL * 128 + pos * 64)", "0LL * 128 + 0 * 64)"), k, inputs, expected, 1), Contains("wrong result"));
+  // and a mask naming one CTA too few: the peer's barrier never gets the bytes it expects
+  const auto r = hostexec::run(planted(k, "mask |= static_cast<unsigned short>(1u << r);", "mask |= static_cast<unsigned short>((1u << r) & 1u);"), k, inputs, {});
+  INFO(r.message);
+  CHECK(r.kind == hostexec::failure::deadlock);
+}
+
+TEST_CASE("host: a cluster barrier needs every peer's arrival and an .acquire.cluster wait", "[host]") {
+  // Two CTAs per cluster: each loads its block, then both meet on a cluster barrier (each CTA's
+  // arrival lands on both CTAs' barriers) before storing y = x + 1.
+  const auto k = lower(kernel<sm_90a>("cluster_meet", grid(4), threads(1_c), cluster(2_c), gmem<f32>("x", shape(512, 64)),
+                                      gmem<f32>("y", shape(512, 64)), smem<f32>(shape(128_c, 64_c)), barrier(arrivals(1_c), count(1_c)),
+                                      cluster_barrier(collective_axes(0_c), arrivals(1_c)), [](auto x, auto y, auto buf, auto landed, auto met) {
+                                        return seq(copy_gmem_to_smem(x.block(program_id(), 0_c), buf, landed), barrier_wait(landed),
+                                                   barrier_arrive(met), barrier_wait(met),
+                                                   store(y.tile(shape(128_c, 64_c), program_id(), 0_c), load(buf) + 1.0f));
+                                      }));
+  const auto inputs = random_inputs(k, input_seed);
+  auto expected = inputs;
+  for (std::int64_t i = 0; i < expected[1].elements(); ++i) expected[1].set(i, static_cast<float>(expected[0].get(i)) + 1.0f);
+  check_schedules(k, inputs, expected, "x + 1");
+
+  const auto cta_scope = hostexec::run(planted(k, "sc::mbar_wait_cluster(", "sc::mbar_wait("), k, inputs, {});
+  INFO(cta_scope.message);
+  CHECK(cta_scope.kind == hostexec::failure::protocol);
+  CHECK_THAT(cta_scope.message, Contains("with .acquire.cta, but peers arrive on it with .release.cluster") && Contains("mbarrier cb"));
+
+  // arriving on one's own CTA only: the barrier expects 2 arrivals and gets 1
+  const auto own_only = hostexec::run(planted(k, "sc::mbar_arrive_remote(", "if (r == static_cast<int>(sc::cluster_ctaid(0))) sc::mbar_arrive_remote("), k, inputs, {});
+  INFO(own_only.message);
+  CHECK(own_only.kind == hostexec::failure::deadlock);
+  CHECK_THAT(own_only.message, Contains("mbarrier cb") && Contains("with 1 of 2 arrival(s)"));
+}
+
+TEST_CASE("host: a TMA store issued without the warpgroup barrier stores lanes' unwritten elements", "[host]") {
+  const auto k = example("scale_store");
+  const auto inputs = random_inputs(k, input_seed);
+  const auto expected = reference_of("scale_store", inputs);
+  auto g = nvrtc::generate(k);
+  const auto op = g.source.find("copy_smem_to_gmem s");
+  REQUIRE(op != std::string::npos);
+  const auto sync = g.source.find("sc::wg_sync(wg);\n", op);
+  REQUIRE(sync != std::string::npos);
+  g.source.erase(sync, std::string_view("sc::wg_sync(wg);\n").size());
+  const auto c = hostexec::compile_generated(std::move(g), k);
+  CHECK_THAT(caught(c, k, inputs, expected, 10), Contains("wrong result"));
+}
+
+TEST_CASE("host: TMA follows the tensor map it is handed: a wrong box or swizzle in a descriptor shows", "[host]") {
+  // The descriptors are the code generator's tensor_map_specs, encoded as cuda::launch encodes
+  // them; the host's TMA reads box, strides and swizzle from those bytes, not from the IR.
+  const auto k = example("swizzled_widen");
+  const auto inputs = random_inputs(k, input_seed);
+  const auto expected = reference_of("swizzled_widen", inputs);
+  {
+    auto g = nvrtc::generate(k);
+    REQUIRE(g.maps.size() == 2);
+    g.maps[0].box[0] /= 2;  // half the rows: half the bytes the barrier expects ever land
+    const auto r = hostexec::run(hostexec::compile_generated(std::move(g), k), k, inputs, {});
+    INFO(r.message);
+    CHECK(r.kind == hostexec::failure::deadlock);
+    CHECK_THAT(r.message, Contains("2048 tx byte(s) pending"));
+  }
+  {
+    auto g = nvrtc::generate(k);
+    g.maps[1].swizzle = 0;  // the store reads the 128-byte swizzled block as if it were plain
+    CHECK_THAT(caught(hostexec::compile_generated(std::move(g), k), k, inputs, expected, 1), Contains("wrong result"));
+  }
+}

@@ -7,6 +7,7 @@
 
 #include <stagecraft/nvrtc/nvrtc.hpp>
 #include <stagecraft/registry.hpp>
+#include <stagecraft/stagecraft.hpp>
 
 using namespace stagecraft;
 using Catch::Matchers::Contains;
@@ -81,4 +82,15 @@ TEST_CASE("generated code NVRTC rejects is reported as our bug, with the log and
   REQUIRE_THROWS_WITH(nvrtc::compile_generated(g, ir::Target::sm_100a),
                       Contains("a bug in stagecraft's code generator") && Contains("kernel 'broken' on sm_100a") &&
                           Contains("undeclared_name") && Contains(">    2 |   y[threadIdx.x] = undeclared_name;"));
+}
+
+TEST_CASE("a multicast load, its mask and share emitted as constants, compiles through NVRTC with no spills", "[nvrtc]") {
+  // No bundled example multicasts yet; this is the code test_codegen_numbers.cpp checks the numbers of.
+  const auto k = lower(kernel<sm_90a>("mcast", grid(2, 2, 2), threads(1_c), cluster(2_c, 2_c, 2_c), gmem<f32>("w", shape(128_c, 64_c)),
+                                      smem<f32>(shape(128_c, 64_c)), barrier(arrivals(1_c)), [](auto w, auto ws, auto bar) {
+                                        return seq(copy_gmem_to_smem(w.block(0_c, 0_c), ws, bar, collective_axes(0_c, 2_c)), barrier_wait(bar));
+                                      }));
+  const auto c = nvrtc::compile(k, ir::Target::sm_90a, {.memory_cache = false, .disk_cache = false});
+  CHECK(c.spill_bytes == 0);
+  CHECK_THAT(c.ptx, Contains("multicast::cluster") && Contains("%cluster_ctaid.x") && Contains("%cluster_ctaid.z"));
 }

@@ -251,6 +251,10 @@ class Verifier {
         if (bytes % 16 != 0 || m.shape.back() * dtype_bits(ref_dtype(m)) / 8 % 16 != 0)
           fail_at(s, "TMA copies move a multiple of 16 bytes in total and per row, got {} bytes", bytes);
         if (m.shape.empty() || m.shape.size() > max_tma_rank) fail_at(s, "TMA copies are 1- to 5-dimensional, got rank {}", m.shape.size());
+        for (std::size_t d = x.axes.empty() ? 0 : 1; d < m.shape.size(); ++d)  // a multicast's outer box is its share: checked by codegen
+          if (m.shape[d] > max_tma_box)
+            fail_at(s, "TMA boxes are 1 to 256 elements per dimension, but the view ({}) has {} in dimension {}", fmt::join(m.shape, ", "),
+                    m.shape[d], d);
         if (load) barrier_operand(s, x.refs[2]);
         for (int ax : x.axes)
           if (ax < 0 || ax >= k_.cluster_rank) fail_at(s, "multicasts over cluster axis {}, but the cluster has {} dimensions", ax, k_.cluster_rank);

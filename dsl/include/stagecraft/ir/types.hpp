@@ -40,6 +40,7 @@ inline constexpr std::int64_t max_warpgroups = 8;              // 1024 threads p
 inline constexpr std::int64_t max_cluster_portable = 8;
 inline constexpr std::int64_t max_cluster_nonportable = 16;
 inline constexpr int max_tma_rank = 5;
+inline constexpr std::int64_t max_tma_box = 256;                 // elements per box dimension (cuTensorMapEncodeTiled)
 
 }  // namespace stagecraft::ir
 

@@ -29,8 +29,10 @@ constexpr const char* kind_name(operand_kind k) {
   }
 }
 
-// The rules shared by both copy directions. G is the GMEM block, S the SMEM view.
-template <diag::fixed_string Op, class G, class S, bool GmemIsSrc>
+// The rules shared by both copy directions. G is the GMEM block, S the SMEM view. A multicast
+// splits the outer dimension over its CTAs, so that dimension's box is checked per share by the
+// code generator (which knows the cluster), not here.
+template <diag::fixed_string Op, class G, class S, bool GmemIsSrc, bool Multicast = false>
 constexpr bool check_copy() {
   if constexpr (is_barrier_like<G> || is_barrier_like<S>) {
     STAGECRAFT_REJECT_BARRIER_AS_ARRAY(std::conditional_t<is_barrier_like<G>, G, S>);
@@ -79,6 +81,15 @@ constexpr bool check_copy() {
                        Op << ": TMA copies move a multiple of 16 bytes in total and per row, but the view " << SDims{} << " of "
                           << dtype_name<SD>() << " has " << bytes << " bytes and rows of " << row_bytes << " bytes");
       return false;
+    } else if constexpr (constexpr int d = [] {
+                           for (int i = Multicast ? 1 : 0; i < SDims::rank; ++i)
+                             if (SDims::values[i] > ir::max_tma_box) return i;
+                           return -1;
+                         }(); d >= 0) {
+      STAGECRAFT_ERROR("TMA boxes are 1 to 256 elements per dimension",
+                       Op << ": TMA boxes are 1 to 256 elements per dimension, but the view " << SDims{} << " has "
+                          << SDims::values[d] << " in dimension " << d);
+      return false;
     } else if constexpr ([] {
                            for (int i = 0; i < SDims::rank; ++i)
                              if (ADims::values[i] >= 0 && ADims::values[i] % SDims::values[i] != 0) return true;
@@ -102,7 +113,7 @@ tree::Ref sized_block(G const& g, S const&) {
 // TMA load: one arrival on `bar` plus expect_tx(bytes of dst); the copy engine delivers them.
 template <class Src, class Dst, class Bar, class... Axes>
 auto copy_gmem_to_smem(Src const& src, Dst const& dst, Bar const& bar, Axes...) {
-  constexpr bool ok_copy = detail::check_copy<"copy_gmem_to_smem", Src, Dst, true>();
+  constexpr bool ok_copy = detail::check_copy<"copy_gmem_to_smem", Src, Dst, true, (sizeof...(Axes) > 0)>();
   if constexpr (!ok_copy) {
     return stmt<>{};
   } else if constexpr (kind_of<Bar> == operand_kind::cluster_barrier) {

@@ -111,6 +111,12 @@ void check_multicast(ir::Kernel const& k, ir::Stmt const& s, std::string const& 
   CHECK(count(text, "bar, mask, ") == 1);
 }
 
+// The op's barrier element lives in its allocation's SMEM: its address starts at that offset.
+void check_barrier_address(ir::Kernel const& k, ir::RefId bar, std::string const& text) {
+  const auto alloc = k.refs[bar].id;
+  CHECK(count(text, "(smem_base + " + std::to_string(ir::smem_offsets(k)[alloc]) + "u + 8u * static_cast<unsigned>(") == 1);
+}
+
 // Every op of one kernel, against its IR.
 void check_numbers(ir::Kernel const& k) {
   INFO("kernel " << k.name << "\n" << ir::print(k));
@@ -144,6 +150,7 @@ void check_numbers(ir::Kernel const& k) {
         auto m = all_matches(text, std::regex(R"(sc::mbar_arrive_expect_tx\(bar, (\d+)u\);)"));
         REQUIRE(m.size() == 1);
         CHECK(std::stoll(m[0][1]) == bytes);
+        check_barrier_address(k, s.refs[2], text);
         // The descriptor's box: the block, or the CTA's share of its rows.
         auto t = all_matches(text, std::regex(R"(&tmap(\d+), bar)"));
         REQUIRE(t.size() == 1);
@@ -182,6 +189,9 @@ void check_numbers(ir::Kernel const& k) {
         CHECK(std::stoll(m[0][2]) == s.n);
         break;
       }
+      case ir::StmtOp::barrier_arrive:
+        check_barrier_address(k, s.refs[0], text);
+        break;
       case ir::StmtOp::commit_group:
         CHECK(count(text, "sc::bulk_commit();") == 1);
         ++commits;
@@ -198,6 +208,7 @@ void check_numbers(ir::Kernel const& k) {
         REQUIRE(m.size() == 1);
         CHECK(m[0][1].matched == cluster);
         CHECK(count(text, "parity[e / 64] ^= 1ull << (e % 64);") == 1);
+        check_barrier_address(k, s.refs[0], text);
         CHECK(count(text, "parity[") == 2);
         ++waits;
         break;
@@ -218,6 +229,12 @@ void check_numbers(ir::Kernel const& k) {
     CHECK(count(g.source, "for (int e = 0; e < " + std::to_string(product(al.shape)) + "; ++e) sc::mbar_init(smem_base + " +
                               std::to_string(offsets[a]) + " + 8 * e, " + std::to_string(per_phase) + ");  // b" + std::to_string(a) + "\n") == 1);
   }
+  // Every thread starts waiting for phase 0 of every element: one zeroed bit per element.
+  std::int64_t elements = 0;
+  for (auto const& al : k.allocs)
+    if (al.kind == ir::AllocKind::barrier || al.kind == ir::AllocKind::cluster_barrier) elements += product(al.shape);
+  if (elements > 0) CHECK(count(g.source, "unsigned long long parity[" + std::to_string((elements + 63) / 64) + "] = {};") == 1);
+  CHECK(count(g.source, "unsigned long long parity[") == (elements > 0 ? 1u : 0u));
   CHECK(count(g.source, "sc::mbar_init(smem_base") ==
         static_cast<std::size_t>(std::count_if(k.allocs.begin(), k.allocs.end(), [](auto const& al) {
           return al.kind == ir::AllocKind::barrier || al.kind == ir::AllocKind::cluster_barrier;

@@ -117,6 +117,34 @@ void check_barrier_address(ir::Kernel const& k, ir::RefId bar, std::string const
   CHECK(count(text, "(smem_base + " + std::to_string(ir::smem_offsets(k)[alloc]) + "u + 8u * static_cast<unsigned>(") == 1);
 }
 
+// TMA coordinates are in elements, innermost first: block index times the block's extent in each
+// dimension (plus, for a multicast, this CTA's share of the rows in the outermost one).
+void check_coordinates(ir::Kernel const& k, ir::RefId gref, std::string const& text, std::int64_t share_rows) {
+  auto const& g = k.refs[gref];
+  const auto open = text.find("const int c[] = {"), close = text.find("};", open);
+  REQUIRE(open != std::string::npos);
+  REQUIRE(close != std::string::npos);
+  const std::string list = text.substr(open + 17, close - open - 17);
+  std::vector<std::string> coords;
+  const std::string head = "static_cast<int>(";
+  for (auto p = list.find(head); p != std::string::npos;) {
+    const auto next = list.find(", " + head, p);
+    coords.push_back(list.substr(p, next == std::string::npos ? std::string::npos : next - p));
+    p = next == std::string::npos ? next : next + 2;
+  }
+  REQUIRE(coords.size() == g.shape.size());
+  const std::regex plain(R"(^static_cast<int>\((.*) \* (\d+)\)$)"), shared(R"(^static_cast<int>\((.*) \* (\d+) \+ pos \* (\d+)\)$)");
+  for (std::size_t i = 0; i < coords.size(); ++i) {
+    const auto d = g.shape.size() - 1 - i;  // innermost first
+    INFO("coordinate " << i << ": " << coords[i]);
+    std::smatch m;
+    const bool is_share = d == 0 && share_rows > 0;
+    REQUIRE(std::regex_match(coords[i], m, is_share ? shared : plain));
+    CHECK(std::stoll(m[2]) == g.shape[d]);
+    if (is_share) CHECK(std::stoll(m[3]) == share_rows);
+  }
+}
+
 // Every op of one kernel, against its IR.
 void check_numbers(ir::Kernel const& k) {
   INFO("kernel " << k.name << "\n" << ir::print(k));
@@ -163,6 +191,7 @@ void check_numbers(ir::Kernel const& k) {
         CHECK(g.maps[map].box == box);
         CHECK(g.maps[map].param == k.refs[s.refs[0]].id);
         CHECK(g.maps[map].swizzle == k.allocs[k.refs[s.refs[1]].id].swizzle);
+        check_coordinates(k, s.refs[0], text, s.axes.empty() ? 0 : k.refs[s.refs[0]].shape[0] / n);
         if (s.axes.empty()) {
           CHECK(count(text, "sc::tma_load(") == 1);
           CHECK(count(text, "multicast") == 0);
@@ -179,6 +208,7 @@ void check_numbers(ir::Kernel const& k) {
         REQUIRE(map < g.maps.size());
         CHECK(g.maps[map].box == k.refs[s.refs[1]].shape);
         CHECK(g.maps[map].param == k.refs[s.refs[1]].id);
+        check_coordinates(k, s.refs[1], text, 0);
         break;
       }
       case ir::StmtOp::wait_group: {

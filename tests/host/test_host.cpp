@@ -229,7 +229,7 @@ TEST_CASE("host: a swizzle XOR on the wrong address bits reads the wrong element
 TEST_CASE("host: a multicast mask off by one CTA is refused", "[host]") {
   const auto k = zoo::leader_only_multicast(zoo::variant::fixed);
   const auto inputs = random_inputs(k, input_seed);
-  const auto c = planted(k, "mask |= static_cast<unsigned short>(1u << r);", "mask |= static_cast<unsigned short>(1u << (r + 1));");
+  const auto c = planted(k, "static_cast<unsigned short>(0x0003u << rank_base)", "static_cast<unsigned short>(0x0006u << rank_base)");
   const auto r = hostexec::run(c, k, inputs, {});
   INFO(r.message);
   REQUIRE(r.kind == hostexec::failure::protocol);
@@ -310,7 +310,7 @@ TEST_CASE("host: the multicast example goes wrong with a share's SMEM offset or 
              Contains("wrong result"));
   CHECK_THAT(caught(planted(k, "0LL * 128 + pos * 64)", "0LL * 128 + 0 * 64)"), k, inputs, expected, 1), Contains("wrong result"));
   // and a mask naming one CTA too few: the peer's barrier never gets the bytes it expects
-  const auto r = hostexec::run(planted(k, "mask |= static_cast<unsigned short>(1u << r);", "mask |= static_cast<unsigned short>((1u << r) & 1u);"), k, inputs, {});
+  const auto r = hostexec::run(planted(k, "static_cast<unsigned short>(0x0003u << rank_base)", "static_cast<unsigned short>(0x0001u << rank_base)"), k, inputs, {});
   INFO(r.message);
   CHECK(r.kind == hostexec::failure::deadlock);
 }

@@ -202,3 +202,28 @@ TEST_CASE("one-element SMEM stores, u32 products and rank-6 parameters compile",
   }
   CHECK_THAT(nvrtc::compile(u32_mul, ir::Target::sm_90a, o).ptx, Contains("mul.lo.s32") || Contains("mul.lo.u32"));
 }
+
+TEST_CASE("a multicast load, its mask and share emitted as constants, compiles through NVRTC with no spills", "[nvrtc]") {
+  // No bundled example multicasts yet; this is the code test_codegen_numbers.cpp checks the numbers of.
+  const auto k = lower(kernel<sm_90a>("mcast", grid(2, 2, 2), threads(1_c), cluster(2_c, 2_c, 2_c), gmem<f32>("w", shape(128_c, 64_c)),
+                                      smem<f32>(shape(128_c, 64_c)), barrier(arrivals(1_c)), [](auto w, auto ws, auto bar) {
+                                        return seq(copy_gmem_to_smem(w.block(0_c, 0_c), ws, bar, collective_axes(0_c, 2_c)), barrier_wait(bar));
+                                      }));
+  const auto c = nvrtc::compile(k, ir::Target::sm_90a, {.memory_cache = false, .disk_cache = false});
+  CHECK(c.spill_bytes == 0);
+  CHECK_THAT(c.ptx, Contains("multicast::cluster") && Contains("%cluster_ctaid.x") && Contains("%cluster_ctaid.z"));
+}
+
+TEST_CASE("multiplies and adds round separately, as in the interpreter: no fused multiply-add in the PTX", "[nvrtc]") {
+  // x * 3 + 1 contracted into an fma rounds once instead of twice: the last bit would differ
+  // from the interpreter and the reference on a GPU, and nowhere else.
+  const auto k = lower(kernel<sm_90a>("mul_add", grid(1), threads(1_c), gmem<f32>("x", shape(128_c, 64_c)), smem<f32>(shape(128_c, 64_c)),
+                                      barrier(arrivals(1_c)), [](auto x, auto buf, auto bar) {
+                                        return seq(copy_gmem_to_smem(x.block(0_c, 0_c), buf, bar), barrier_wait(bar),
+                                                   store(buf, load(buf) * 3.0f + 1.0f), commit_smem(), copy_smem_to_gmem(buf, x.block(0_c, 0_c)),
+                                                   commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
+                                      }));
+  const auto c = nvrtc::compile(k, ir::Target::sm_90a, {.memory_cache = false, .disk_cache = false});
+  CHECK_THAT(c.ptx, Contains("mul.rn.f32") && Contains("add.rn.f32"));
+  CHECK_THAT(c.ptx, !Contains("fma.rn.f32"));
+}

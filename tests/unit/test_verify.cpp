@@ -109,3 +109,37 @@ TEST_CASE("lowering verifies: a kernel with a bad run-time grid is rejected with
   REQUIRE_THROWS_WITH(lower(testing::ring_kernel<2>(0, 256, 1.0f, "empty_grid")),
                       Contains("kernel 'empty_grid'") && Contains("grid dimension 0 must be at least 1, got 0"));
 }
+
+TEST_CASE("the verifier's budgets hold to the unit: at the limit accepted, one unit over rejected", "[verify]") {
+  // IR need not come from the front end (the static checks there have their own boundary pairs
+  // in tests/failtest/), so the verifier enforces the same limits, to the byte and the column.
+  SECTION("SMEM bytes") {
+    auto k = lower(kernel<sm_90a>("smem_edge", grid(1), threads(1_c), smem<i8>(shape(int_c<227 * 1024>)), [](auto) { return commit_smem(); }));
+    CHECK(ir::smem_bytes(k) == ir::max_smem_bytes);
+    CHECK_NOTHROW(ir::verify(k));
+    k.allocs[0].shape = {227 * 1024 + 1};
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("kernel 'smem_edge'") && Contains("smem_bytes=232449 > max_smem_bytes=232448"));
+  }
+  SECTION("TMEM columns") {
+    auto k = lower(kernel<sm_100a>("tmem_edge", grid(1), threads(1_c), gmem<f32>("y", shape(128, 256)), tmem<f32>(shape(128_c, 256_c)),
+                                   tmem<f32>(shape(128_c, 256_c)), [](auto y, auto acc, auto) {
+                                     return store(y.tile(shape(128_c, 256_c), 0_c, 0_c), async_load_tmem(acc));
+                                   }));
+    CHECK_NOTHROW(ir::verify(k));
+    k.allocs[1].shape = {128, 288};
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("tmem_columns=544 > max_tmem_columns=512"));
+  }
+  SECTION("TMA box dimensions") {
+    auto k = lower(kernel<sm_90a>("box_edge", grid(1), threads(1_c), gmem<f32>("x", shape(256_c, 4_c)), smem<f32>(shape(256_c, 4_c)),
+                                  barrier(arrivals(1_c)), [](auto x, auto buf, auto full) {
+                                    return seq(copy_gmem_to_smem(x.block(0_c, 0_c), buf, full), barrier_wait(full));
+                                  }));
+    CHECK_NOTHROW(ir::verify(k));
+    auto& copy = first(k, ir::StmtOp::copy_gmem_to_smem);
+    k.params[0].shape = {257, 4};
+    k.allocs[0].shape = {257, 4};
+    k.refs[copy.refs[0]].shape = {257, 4};
+    k.refs[copy.refs[1]].shape = {257, 4};
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("(copy_gmem_to_smem): a TMA box has at most 256 elements per dimension, but the box (257, 4) has 257 in dimension 0"));
+  }
+}

@@ -65,7 +65,11 @@ class emitter {
     g.options = o_;
     std::string body;
     stmt(k_.body, 1, body);
-    g.source = std::string(detail::prelude) + header() + body + footer();
+    std::string head = std::string(detail::prelude) + header();
+    for (auto& o : spans_) o.begin += head.size(), o.end += head.size();
+    std::sort(spans_.begin(), spans_.end(), [](op_span const& a, op_span const& b) { return a.op < b.op; });
+    g.ops = std::move(spans_);
+    g.source = std::move(head) + body + footer();
     return g;
   }
 
@@ -390,6 +394,11 @@ class emitter {
 
   // ---- statements ------------------------------------------------------------------------------
   void stmt(ir::StmtId id, int depth, std::string& out) {
+    const auto begin = out.size();
+    emit(id, depth, out);
+    if (k_.stmts[id].op != ir::StmtOp::seq) spans_.push_back({static_cast<int>(id), k_.stmts[id].op, begin, out.size()});
+  }
+  void emit(ir::StmtId id, int depth, std::string& out) {
     auto const& s = k_.stmts[id];
     const std::string ind(static_cast<std::size_t>(depth) * 2, ' ');
     auto line = [&](std::string const& t) { out += ind + t + "\n"; };
@@ -436,21 +445,35 @@ class emitter {
           line(fmt::format("  sc::tma_load({}, &tmap{}, bar, {}, c);", dst, map, g.shape.size()));
         } else {
           // Collective copy: this CTA loads rows [pos * share, (pos + 1) * share) and multicasts
-          // them to every CTA of its group, at the same SMEM offset.
+          // them to every CTA of its group (the CTAs that differ from it only along the copy's
+          // axes), at the same SMEM offset. Cluster ranks are x-fastest, so the group's ranks are
+          // rank_base plus a fixed pattern and pos is linear in the coordinates: both are
+          // emitted as constants, which is what tests/nvrtc/test_codegen_numbers.cpp checks.
           const int n = group_size(s.axes);
           const auto share_rows = g.shape[0] / n;
           const auto share_bytes = bytes / n;
-          line(fmt::format("  unsigned short mask = 0; int pos = 0, seen = 0;"));
-          line(fmt::format("  for (int r = 0; r < {}; ++r) {{", k_.cluster[0] * k_.cluster[1] * k_.cluster[2]));
-          line(fmt::format("    const int x = r % {0}, y = r / {0} % {1}, z = r / ({0} * {1});", k_.cluster[0], k_.cluster[1]));
-          std::vector<std::string> same;
-          const char* names[] = {"x", "y", "z"};
-          for (int d = 0; d < 3; ++d)
-            if (std::find(s.axes.begin(), s.axes.end(), d) == s.axes.end())
-              same.push_back(fmt::format("{} == static_cast<int>(sc::cluster_ctaid({}))", names[d], d));
-          line(fmt::format("    if ({}) {{ if (x == static_cast<int>(sc::cluster_ctaid(0)) && y == static_cast<int>(sc::cluster_ctaid(1)) && z == static_cast<int>(sc::cluster_ctaid(2))) pos = seen; mask |= static_cast<unsigned short>(1u << r); ++seen; }}",
-                           same.empty() ? std::string("true") : fmt::format("{}", fmt::join(same, " && "))));
-          line("  }");
+          auto const& cl = k_.cluster;
+          const std::int64_t stride[3] = {1, cl[0], cl[0] * cl[1]};
+          auto collective = [&](int d) { return std::find(s.axes.begin(), s.axes.end(), d) != s.axes.end(); };
+          std::int64_t base_coef[3], pos_coef[3], pos_step = 1;
+          for (int d = 0; d < 3; ++d) {
+            base_coef[d] = collective(d) ? 0 : stride[d];
+            pos_coef[d] = collective(d) ? pos_step : 0;
+            if (collective(d)) pos_step *= cl[d];
+          }
+          unsigned pattern = 0;  // the group of the CTA at the cluster's origin
+          for (std::int64_t r = 0; r < cl[0] * cl[1] * cl[2]; ++r) {
+            const std::int64_t c[3] = {r % cl[0], r / cl[0] % cl[1], r / (cl[0] * cl[1])};
+            bool origin = true;
+            for (int d = 0; d < 3; ++d) origin = origin && (collective(d) || c[d] == 0);
+            if (origin) pattern |= 1u << r;
+          }
+          auto linear = [](std::int64_t const* coef) {
+            return fmt::format("{}u * sc::cluster_ctaid(0) + {}u * sc::cluster_ctaid(1) + {}u * sc::cluster_ctaid(2)", coef[0], coef[1], coef[2]);
+          };
+          line(fmt::format("  const unsigned rank_base = {};", linear(base_coef)));
+          line(fmt::format("  const unsigned short mask = static_cast<unsigned short>(0x{:04x}u << rank_base);", pattern));
+          line(fmt::format("  const int pos = static_cast<int>({});", linear(pos_coef)));
           line(fmt::format("  const int c[] = {};", coords(s.refs[0], fmt::format(" + pos * {}", share_rows))));
           line(fmt::format("  sc::tma_load_multicast({} + static_cast<unsigned>(pos * {}), &tmap{}, bar, mask, {}, c);", dst, share_bytes, map,
                            g.shape.size()));
@@ -607,6 +630,7 @@ class emitter {
   std::map<int, int> map_of_;
   std::map<ir::ValueId, std::string> leaf_override_;  // loads already read as 16-byte vectors
   bool dirty_ = false;  // a store ran since this warpgroup's last sc::wg_sync (see after())
+  std::vector<op_span> spans_;  // offsets into the body until run() places them in the source
 };
 
 }  // namespace

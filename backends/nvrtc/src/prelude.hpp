@@ -3,6 +3,20 @@
 // NVRTC, the second costs 150-250 ms per compile and has no wgmma).
 #pragma once
 
+// The swizzle is one token sequence compiled twice: by NVRTC, stringified into the prelude, and
+// by the host compiler in tests/nvrtc/test_codegen_numbers.cpp, which checks it against the PTX
+// ISA's swizzle table. So the function the GPU runs is the one the test evaluates.
+#define STAGECRAFT_SWIZZLE_FN(QUALIFIERS)                               \
+  template <int Bytes>                                                  \
+  QUALIFIERS unsigned swz(unsigned o) {                                 \
+    if constexpr (Bytes == 128) return o ^ (((o >> 7) & 7u) << 4);      \
+    else if constexpr (Bytes == 64) return o ^ (((o >> 7) & 3u) << 4);  \
+    else if constexpr (Bytes == 32) return o ^ (((o >> 7) & 1u) << 4);  \
+    else return o;                                                      \
+  }
+#define STAGECRAFT_PRELUDE_STR_(...) #__VA_ARGS__
+#define STAGECRAFT_PRELUDE_STR(...) STAGECRAFT_PRELUDE_STR_(__VA_ARGS__)
+
 namespace stagecraft::nvrtc::detail {
 
 inline constexpr const char* prelude = R"PTX(// ---- stagecraft prelude ----
@@ -153,12 +167,7 @@ __device__ __forceinline__ long long idiv(long long n, long long d) { return d =
 
 // shared-window byte address -> swizzled address (16-byte chunks XOR bits 7.. of the address). TMA
 // swizzles by the absolute SMEM address, so callers pass smem_base + offset, not the offset.
-template <int Bytes> __device__ __forceinline__ unsigned swz(unsigned o) {
-  if constexpr (Bytes == 128) return o ^ (((o >> 7) & 7u) << 4);
-  else if constexpr (Bytes == 64) return o ^ (((o >> 7) & 3u) << 4);
-  else if constexpr (Bytes == 32) return o ^ (((o >> 7) & 1u) << 4);
-  else return o;
-}
+)PTX" STAGECRAFT_PRELUDE_STR(STAGECRAFT_SWIZZLE_FN(__device__ __forceinline__)) R"PTX(
 // ---- end of portable ----
 }  // namespace sc
 // ---- end of prelude ----

@@ -32,6 +32,15 @@ struct codegen_options {
   friend bool operator==(codegen_options const&, codegen_options const&) = default;
 };
 
+// Where one IR op's statements sit in `generated::source`: [begin, end) in bytes. Loops and
+// conditionals span their bodies. Tests read the numbers each op emitted from exactly this text
+// (the text NVRTC compiles), so a record and its text cannot drift apart unnoticed.
+struct op_span {
+  int op = -1;            // the op number `stagecraft show` prints
+  ir::StmtOp kind = ir::StmtOp::seq;
+  std::size_t begin = 0, end = 0;
+};
+
 struct generated {
   std::string entry;                 // the extern "C" symbol: "stagecraft_" + the kernel name
   std::string source;                // a complete NVRTC translation unit
@@ -39,6 +48,7 @@ struct generated {
   std::int64_t smem_bytes = 0;       // dynamic shared memory to request
   int block_threads = 128;           // 128 x warpgroups
   codegen_options options;
+  std::vector<op_span> ops;          // every op but seq, by op number
 };
 
 // Something the IR says that this backend cannot express (yet); names the kernel and op.

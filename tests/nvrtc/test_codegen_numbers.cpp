@@ -1,0 +1,422 @@
+// The numbers in the generated CUDA C++, op by op, against the IR they come from.
+//
+// ptxas accepts an expect_tx that is 16 bytes short, a bulk wait one group too lenient, a
+// multicast mask that names the wrong CTA or a parity bit that is never flipped: all are valid
+// PTX, and all hang or corrupt data on hardware. So these tests read each op's statements from
+// the exact text NVRTC compiles (located by the generator's per-op spans) and recompute every
+// number from the IR, independently of the generator.
+#include <catch2/catch.hpp>
+
+#include <array>
+#include <numeric>
+#include <regex>
+
+#include <stagecraft/nvrtc/codegen.hpp>
+#include <stagecraft/registry.hpp>
+#include <stagecraft/stagecraft.hpp>
+
+#include "prelude.hpp"
+
+using namespace stagecraft;
+
+namespace {
+
+std::int64_t product(std::vector<std::int64_t> const& v) { return std::accumulate(v.begin(), v.end(), std::int64_t{1}, std::multiplies<>()); }
+
+// Bytes of an SMEM view, from its IR shape and its allocation's dtype.
+std::int64_t view_bytes(ir::Kernel const& k, ir::RefId r) {
+  return product(k.refs[r].shape) * ir::dtype_bits(k.allocs[k.refs[r].id].dtype) / 8;
+}
+
+std::vector<std::smatch> all_matches(std::string const& text, std::regex const& re) {
+  std::vector<std::smatch> out;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator(); ++it) out.push_back(*it);
+  return out;
+}
+
+std::size_t count(std::string const& text, std::string const& what) {
+  std::size_t n = 0;
+  for (auto p = text.find(what); p != std::string::npos; p = text.find(what, p + what.size())) ++n;
+  return n;
+}
+
+// The kernel body: the source after the prelude and the kernel's head.
+std::string body_of(nvrtc::generated const& g) {
+  REQUIRE_FALSE(g.ops.empty());
+  std::size_t first = g.source.size();
+  for (auto const& o : g.ops) first = std::min(first, o.begin);
+  return g.source.substr(first);
+}
+
+// Three linear coefficients of `Au * sc::cluster_ctaid(0) + Bu * sc::cluster_ctaid(1) + Cu * sc::cluster_ctaid(2)`.
+std::array<std::int64_t, 3> linear_in_ctaid(std::string const& text, std::string const& name) {
+  const std::regex re(name + R"( = (?:static_cast<int>\()?(\d+)u \* sc::cluster_ctaid\(0\) \+ (\d+)u \* sc::cluster_ctaid\(1\) \+ (\d+)u \* sc::cluster_ctaid\(2\)\)?;)");
+  auto m = all_matches(text, re);
+  INFO("looking for " << name << " in:\n" << text);
+  REQUIRE(m.size() == 1);
+  return {std::stoll(m[0][1]), std::stoll(m[0][2]), std::stoll(m[0][3])};
+}
+
+// Each multicast: every CTA of the cluster computes its mask and share from the emitted
+// constants; both must be what the copy's collective axes say (the group is the CTAs that differ
+// from this one only along those axes; shares go in cluster-rank order).
+void check_multicast(ir::Kernel const& k, ir::Stmt const& s, std::string const& text, std::int64_t bytes) {
+  auto const& cl = k.cluster;
+  const auto size = cl[0] * cl[1] * cl[2];
+  const auto base = linear_in_ctaid(text, "const unsigned rank_base");
+  const auto pos_coef = linear_in_ctaid(text, "const int pos");
+  auto mm = all_matches(text, std::regex(R"(mask = static_cast<unsigned short>\(0x([0-9a-f]+)u << rank_base\);)"));
+  REQUIRE(mm.size() == 1);
+  const unsigned pattern = static_cast<unsigned>(std::stoul(mm[0][1], nullptr, 16));
+  auto collective = [&](int d) { return std::find(s.axes.begin(), s.axes.end(), d) != s.axes.end(); };
+  std::int64_t n = 1;
+  for (int ax : s.axes) n *= cl[ax];
+  auto coords_of = [&](std::int64_t r) { return std::array<std::int64_t, 3>{r % cl[0], r / cl[0] % cl[1], r / (cl[0] * cl[1])}; };
+
+  std::vector<int> covered(static_cast<std::size_t>(size * n), 0);  // (group leader rank, share) -> CTAs loading it
+  std::vector<std::int64_t> leader_of(static_cast<std::size_t>(size), -1);
+  for (std::int64_t me = 0; me < size; ++me) {
+    const auto c = coords_of(me);
+    INFO("CTA at cluster coordinates (" << c[0] << ", " << c[1] << ", " << c[2] << ")");
+    unsigned want_mask = 0;
+    std::int64_t want_pos = 0, leader = -1;
+    for (std::int64_t r = 0; r < size; ++r) {
+      const auto o = coords_of(r);
+      bool same_group = true;
+      for (int d = 0; d < 3; ++d) same_group = same_group && (collective(d) || o[d] == c[d]);
+      if (!same_group) continue;
+      want_mask |= 1u << r;
+      if (leader < 0) leader = r;
+      if (r < me) ++want_pos;
+    }
+    const auto rank_base = base[0] * c[0] + base[1] * c[1] + base[2] * c[2];
+    const unsigned mask = static_cast<unsigned short>(pattern << rank_base);
+    const auto pos = pos_coef[0] * c[0] + pos_coef[1] * c[1] + pos_coef[2] * c[2];
+    leader_of[static_cast<std::size_t>(me)] = leader;
+    CHECK(mask == want_mask);
+    CHECK(pos == want_pos);
+    if (pos >= 0 && pos < n) ++covered[static_cast<std::size_t>(leader * n + pos)];
+  }
+  // Every share of every group is loaded by exactly one CTA of it.
+  for (std::int64_t r = 0; r < size; ++r)
+    if (leader_of[static_cast<std::size_t>(r)] == r)
+      for (std::int64_t p = 0; p < n; ++p) CHECK(covered[static_cast<std::size_t>(r * n + p)] == 1);
+  // The share this CTA loads: its rows and its bytes, placed at pos * share in every destination.
+  auto const& g = k.refs[s.refs[0]];
+  const auto share_rows = g.shape[0] / n, share_bytes = bytes / n;
+  CHECK(share_rows * n == g.shape[0]);
+  CHECK(share_bytes * n == bytes);
+  CHECK(count(text, "static_cast<unsigned>(pos * " + std::to_string(share_bytes) + "), &tmap") == 1);
+  CHECK(count(text, " + pos * " + std::to_string(share_rows) + ")") == 1);
+  CHECK(count(text, "bar, mask, ") == 1);
+}
+
+// The op's barrier element lives in its allocation's SMEM: its address starts at that offset.
+void check_barrier_address(ir::Kernel const& k, ir::RefId bar, std::string const& text) {
+  const auto alloc = k.refs[bar].id;
+  CHECK(count(text, "(smem_base + " + std::to_string(ir::smem_offsets(k)[alloc]) + "u + 8u * static_cast<unsigned>(") == 1);
+}
+
+// TMA coordinates are in elements, innermost first: block index times the block's extent in each
+// dimension (plus, for a multicast, this CTA's share of the rows in the outermost one).
+void check_coordinates(ir::Kernel const& k, ir::RefId gref, std::string const& text, std::int64_t share_rows) {
+  auto const& g = k.refs[gref];
+  const auto open = text.find("const int c[] = {"), close = text.find("};", open);
+  REQUIRE(open != std::string::npos);
+  REQUIRE(close != std::string::npos);
+  const std::string list = text.substr(open + 17, close - open - 17);
+  std::vector<std::string> coords;
+  const std::string head = "static_cast<int>(";
+  for (auto p = list.find(head); p != std::string::npos;) {
+    const auto next = list.find(", " + head, p);
+    coords.push_back(list.substr(p, next == std::string::npos ? std::string::npos : next - p));
+    p = next == std::string::npos ? next : next + 2;
+  }
+  REQUIRE(coords.size() == g.shape.size());
+  const std::regex plain(R"(^static_cast<int>\((.*) \* (\d+)\)$)"), shared(R"(^static_cast<int>\((.*) \* (\d+) \+ pos \* (\d+)\)$)");
+  for (std::size_t i = 0; i < coords.size(); ++i) {
+    const auto d = g.shape.size() - 1 - i;  // innermost first
+    INFO("coordinate " << i << ": " << coords[i]);
+    std::smatch m;
+    const bool is_share = d == 0 && share_rows > 0;
+    REQUIRE(std::regex_match(coords[i], m, is_share ? shared : plain));
+    CHECK(std::stoll(m[2]) == g.shape[d]);
+    if (is_share) CHECK(std::stoll(m[3]) == share_rows);
+  }
+}
+
+// Every op of one kernel, against its IR.
+void check_numbers(ir::Kernel const& k) {
+  INFO("kernel " << k.name << "\n" << ir::print(k));
+  const auto g = nvrtc::generate(k);
+  const std::string body = body_of(g);
+
+  std::vector<nvrtc::op_span const*> span_of(k.stmts.size(), nullptr);
+  for (auto const& o : g.ops) {
+    REQUIRE(o.op >= 0);
+    REQUIRE(static_cast<std::size_t>(o.op) < k.stmts.size());
+    CHECK(o.kind == k.stmts[o.op].op);
+    REQUIRE(o.begin <= o.end);
+    REQUIRE(o.end <= g.source.size());
+    CHECK(span_of[o.op] == nullptr);
+    span_of[o.op] = &o;
+  }
+
+  std::size_t fences = 0, waits = 0, commits = 0;
+  for (std::size_t i = 0; i < k.stmts.size(); ++i) {
+    auto const& s = k.stmts[i];
+    if (s.op == ir::StmtOp::seq) continue;
+    INFO("op #" << i << " (" << ir::stmt_name(s.op) << ")");
+    REQUIRE(span_of[i] != nullptr);
+    const std::string text = g.source.substr(span_of[i]->begin, span_of[i]->end - span_of[i]->begin);
+    INFO("its text:\n" << text);
+    switch (s.op) {
+      case ir::StmtOp::copy_gmem_to_smem: {
+        // expect_tx: the bytes of the destination view. With multicast each CTA's barrier still
+        // expects the whole block: it receives every share of its group.
+        const auto bytes = view_bytes(k, s.refs[1]);
+        auto m = all_matches(text, std::regex(R"(sc::mbar_arrive_expect_tx\(bar, (\d+)u\);)"));
+        REQUIRE(m.size() == 1);
+        CHECK(std::stoll(m[0][1]) == bytes);
+        check_barrier_address(k, s.refs[2], text);
+        // The descriptor's box: the block, or the CTA's share of its rows.
+        auto t = all_matches(text, std::regex(R"(&tmap(\d+), bar)"));
+        REQUIRE(t.size() == 1);
+        const auto map = std::stoul(t[0][1]);
+        REQUIRE(map < g.maps.size());
+        auto box = k.refs[s.refs[0]].shape;
+        std::int64_t n = 1;
+        for (int ax : s.axes) n *= k.cluster[ax];
+        box[0] /= n;
+        CHECK(g.maps[map].box == box);
+        CHECK(g.maps[map].param == k.refs[s.refs[0]].id);
+        CHECK(g.maps[map].swizzle == k.allocs[k.refs[s.refs[1]].id].swizzle);
+        check_coordinates(k, s.refs[0], text, s.axes.empty() ? 0 : k.refs[s.refs[0]].shape[0] / n);
+        if (s.axes.empty()) {
+          CHECK(count(text, "sc::tma_load(") == 1);
+          CHECK(count(text, "multicast") == 0);
+        } else {
+          CHECK(count(text, "sc::tma_load_multicast(") == 1);
+          check_multicast(k, s, text, bytes);
+        }
+        break;
+      }
+      case ir::StmtOp::copy_smem_to_gmem: {
+        auto t = all_matches(text, std::regex(R"(sc::tma_store\(&tmap(\d+), )"));
+        REQUIRE(t.size() == 1);
+        const auto map = std::stoul(t[0][1]);
+        REQUIRE(map < g.maps.size());
+        CHECK(g.maps[map].box == k.refs[s.refs[1]].shape);
+        CHECK(g.maps[map].param == k.refs[s.refs[1]].id);
+        check_coordinates(k, s.refs[1], text, 0);
+        break;
+      }
+      case ir::StmtOp::wait_group: {
+        // The IR's n and read-only flag, and nothing more lenient.
+        auto m = all_matches(text, std::regex(R"(sc::bulk_wait(_read)?<(\d+)>\(\);)"));
+        REQUIRE(m.size() == 1);
+        CHECK(m[0][1].matched == s.flag);
+        CHECK(std::stoll(m[0][2]) == s.n);
+        break;
+      }
+      case ir::StmtOp::barrier_arrive:
+        check_barrier_address(k, s.refs[0], text);
+        break;
+      case ir::StmtOp::commit_group:
+        CHECK(count(text, "sc::bulk_commit();") == 1);
+        ++commits;
+        break;
+      case ir::StmtOp::commit_smem:
+        CHECK(count(text, "sc::fence_proxy_async();") == 1);
+        ++fences;
+        break;
+      case ir::StmtOp::barrier_wait: {
+        // One element e; the wait reads e's parity bit (as p), then flips exactly that bit, once.
+        CHECK(count(text, "const long long e = ") == 1);
+        CHECK(count(text, "const unsigned p = static_cast<unsigned>((parity[e / 64] >> (e % 64)) & 1ull);") == 1);
+        const bool cluster = k.allocs[k.refs[s.refs[0]].id].kind == ir::AllocKind::cluster_barrier;
+        auto m = all_matches(text, std::regex(R"(sc::mbar_wait(_cluster)?\(.*, p\);)"));
+        REQUIRE(m.size() == 1);
+        CHECK(m[0][1].matched == cluster);
+        CHECK(count(text, "parity[e / 64] ^= 1ull << (e % 64);") == 1);
+        check_barrier_address(k, s.refs[0], text);
+        CHECK(count(text, "parity[") == 2);
+        ++waits;
+        break;
+      }
+      default: break;
+    }
+  }
+  // Barrier initialisation: every element of every barrier allocation, at its offset, with the
+  // arrivals one phase takes (a cluster barrier's come from every CTA of its group).
+  const auto offsets = ir::smem_offsets(k);
+  for (std::size_t a = 0; a < k.allocs.size(); ++a) {
+    auto const& al = k.allocs[a];
+    if (al.kind != ir::AllocKind::barrier && al.kind != ir::AllocKind::cluster_barrier) continue;
+    INFO("barrier allocation b" << a);
+    std::int64_t per_phase = al.arrivals;
+    if (al.kind == ir::AllocKind::cluster_barrier)
+      for (int ax : al.collective_axes) per_phase *= k.cluster[ax];
+    CHECK(count(g.source, "for (int e = 0; e < " + std::to_string(product(al.shape)) + "; ++e) sc::mbar_init(smem_base + " +
+                              std::to_string(offsets[a]) + " + 8 * e, " + std::to_string(per_phase) + ");  // b" + std::to_string(a) + "\n") == 1);
+  }
+  // Every thread starts waiting for phase 0 of every element: one zeroed bit per element.
+  std::int64_t elements = 0;
+  for (auto const& al : k.allocs)
+    if (al.kind == ir::AllocKind::barrier || al.kind == ir::AllocKind::cluster_barrier) elements += product(al.shape);
+  if (elements > 0) CHECK(count(g.source, "unsigned long long parity[" + std::to_string((elements + 63) / 64) + "] = {};") == 1);
+  CHECK(count(g.source, "unsigned long long parity[") == (elements > 0 ? 1u : 0u));
+  CHECK(count(g.source, "sc::mbar_init(smem_base") ==
+        static_cast<std::size_t>(std::count_if(k.allocs.begin(), k.allocs.end(), [](auto const& al) {
+          return al.kind == ir::AllocKind::barrier || al.kind == ir::AllocKind::cluster_barrier;
+        })));
+
+  // No fence, flip or group commit outside the ops that own one.
+  CHECK(count(body, "sc::fence_proxy_async();") == fences);
+  CHECK(count(body, "^= 1ull << ") == waits);
+  CHECK(count(body, "sc::bulk_commit();") == commits);
+}
+
+// Multicast of one 128x64 f32 block over the given cluster axes (and a 2x2x2 cluster).
+template <class... Axes>
+ir::Kernel multicast(std::string name, Axes... axes) {
+  return lower(kernel<sm_90a>(name, grid(2, 2, 2), threads(1_c), cluster(2_c, 2_c, 2_c), gmem<f32>("w", shape(128_c, 64_c)),
+                              smem<f32>(shape(128_c, 64_c)),  // (row, col), in every CTA
+                              barrier(arrivals(1_c)), [&](auto w, auto ws, auto bar) {
+                                return seq(copy_gmem_to_smem(w.block(0_c, 0_c), ws, bar, collective_axes(axes...)), barrier_wait(bar));
+                              }));
+}
+
+// A 2-CTA cluster along x, as the zoo's multicast kernel has it, with a 2-deep ring.
+ir::Kernel multicast_ring() {
+  return lower(kernel<sm_90a>("mcast_ring", grid(4), threads(1_c), cluster(2_c), gmem<f16>("w", shape(512_c, 64_c)),
+                              gmem<f16>("y", shape(512_c, 64_c)), smem<f16>(shape(2_c, 128_c, 64_c)),  // (stage, row, col)
+                              barrier(arrivals(1_c), count(2_c)), [](auto w, auto y, auto ws, auto full) {
+                                return seq(for_(range(4_c), [&](auto j) {
+                                             auto s = stage<2>(j);
+                                             return seq(copy_gmem_to_smem(w.block(j, 0_c), ws[s], full[s], collective_axes(0_c)),
+                                                        barrier_wait(full[s]), commit_smem(), copy_smem_to_gmem(ws[s], y.block(program_id(), 0_c)),
+                                                        commit_smem_to_gmem_group(), wait_smem_to_gmem(1_c, read_only));
+                                           }),
+                                           wait_smem_to_gmem(0_c));
+                              }));
+}
+
+// Cluster barriers along each axis of a 2x4 cluster: one phase takes an arrival from every CTA
+// of the group.
+template <class... Axes>
+ir::Kernel peers(std::string name, Axes... axes) {
+  return lower(kernel<sm_90a>(name, grid(4, 8), threads(2_c), cluster(2_c, 4_c), cluster_barrier(collective_axes(axes...), arrivals(2_c)),
+                              barrier(arrivals(1_c), count(3_c)),
+                              [](auto peers, auto local) {
+                                return seq(barrier_arrive(peers), barrier_wait(peers), barrier_arrive(local[thread_id()]),
+                                           barrier_wait(local[thread_id()]));
+                              }));
+}
+
+// One swizzled f16 buffer whose rows are exactly one swizzle span wide.
+template <long long Swizzle>
+ir::Kernel swizzled() {
+  constexpr long long cols = Swizzle / 2;
+  return lower(kernel<sm_90a>("swz" + std::to_string(Swizzle), grid(1), threads(1_c), gmem<f16>("x", shape(64_c, int_c<cols>)),
+                              smem<f16>(shape(64_c, int_c<cols>), swizzle(int_c<Swizzle>)), barrier(arrivals(1_c)), [](auto x, auto buf, auto bar) {
+                                return seq(copy_gmem_to_smem(x.block(0_c, 0_c), buf, bar), barrier_wait(bar), store(buf, load(buf) * 2.0f),
+                                           commit_smem(), copy_smem_to_gmem(buf, x.block(0_c, 0_c)), commit_smem_to_gmem_group(),
+                                           wait_smem_to_gmem(0_c));
+                              }));
+}
+
+}  // namespace
+
+TEST_CASE("every example's generated source carries the IR's numbers, op by op", "[codegen][numbers]") {
+  for (auto const* e : registry::global().all()) {
+    INFO("example " << e->name);
+    check_numbers(e->build(registry::resolve(*e, {})));
+  }
+}
+
+TEST_CASE("every ring depth of the pipelined examples carries the IR's numbers", "[codegen][numbers]") {
+  // Ring depth changes the wait depths and the number of parity bits: the numbers most likely off by one.
+  for (auto const* e : registry::global().all())
+    for (auto const& p : e->params)
+      for (auto depth : p.allowed) {
+        INFO("example " << e->name << " " << p.name << "=" << depth);
+        check_numbers(e->build(registry::resolve(*e, {{p.name, depth}})));
+      }
+}
+
+TEST_CASE("multicast and cluster barriers: each CTA's mask, share and arrival count follow the collective axes", "[codegen][numbers]") {
+  check_numbers(multicast("mcast_x", 0_c));
+  check_numbers(multicast("mcast_y", 1_c));
+  check_numbers(multicast("mcast_z", 2_c));
+  check_numbers(multicast("mcast_xz", 0_c, 2_c));
+  check_numbers(multicast("mcast_yz", 1_c, 2_c));
+  check_numbers(multicast("mcast_xyz", 0_c, 1_c, 2_c));
+  check_numbers(multicast_ring());
+  check_numbers(peers("peers_x", 0_c));
+  check_numbers(peers("peers_y", 1_c));
+  check_numbers(peers("peers_xy", 0_c, 1_c));
+}
+
+TEST_CASE("multicast: the mask names the CTAs of the group, spelled out for a 2x2x2 cluster", "[codegen][numbers]") {
+  // A hand-written table for one case, so the check above is not only a recomputation.
+  const auto g = nvrtc::generate(multicast("mcast_y", 1_c));
+  CHECK(count(g.source, "mask = static_cast<unsigned short>(0x0005u << rank_base);") == 1);  // ranks {0, 2}: y = 0, 1 at x = z = 0
+  CHECK(count(g.source, "rank_base = 1u * sc::cluster_ctaid(0) + 0u * sc::cluster_ctaid(1) + 4u * sc::cluster_ctaid(2);") == 1);
+  CHECK(count(g.source, "pos = static_cast<int>(0u * sc::cluster_ctaid(0) + 1u * sc::cluster_ctaid(1) + 0u * sc::cluster_ctaid(2));") == 1);
+  CHECK(count(g.source, "mbar_arrive_expect_tx(bar, 32768u)") == 1);  // 128 x 64 f32: the whole block
+  CHECK(count(g.source, "static_cast<unsigned>(pos * 16384), &tmap0") == 1);
+}
+
+TEST_CASE("swizzled buffers carry the IR's numbers and call the swizzle of their width", "[codegen][numbers]") {
+  for (auto const& [k, width] : {std::pair{swizzled<32>(), 32}, {swizzled<64>(), 64}, {swizzled<128>(), 128}}) {
+    INFO(k.name);
+    check_numbers(k);
+    const auto body = body_of(nvrtc::generate(k));
+    CHECK(count(body, "sc::swz<" + std::to_string(width) + ">(") > 0);
+    CHECK(count(body, "sc::swz<") == count(body, "sc::swz<" + std::to_string(width) + ">("));
+  }
+}
+
+namespace host_prelude {
+STAGECRAFT_SWIZZLE_FN(constexpr)
+}
+
+TEST_CASE("the prelude's swizzle is the PTX ISA's 32/64/128-byte swizzle pattern", "[codegen][numbers][swizzle]") {
+  // The PTX ISA's tensor swizzling modes: SMEM is seen as 128-byte rows of eight 16-byte chunks;
+  // the N-byte mode permutes the 16-byte chunks within each N-byte span of a row by XOR with the
+  // row index modulo N / 16, so the pattern repeats every 256, 512 and 1024 bytes. For 128 bytes
+  // the table the ISA draws is (logical chunk per physical position, rows 0..7):
+  constexpr int table128[8][8] = {{0, 1, 2, 3, 4, 5, 6, 7}, {1, 0, 3, 2, 5, 4, 7, 6}, {2, 3, 0, 1, 6, 7, 4, 5}, {3, 2, 1, 0, 7, 6, 5, 4},
+                                  {4, 5, 6, 7, 0, 1, 2, 3}, {5, 4, 7, 6, 1, 0, 3, 2}, {6, 7, 4, 5, 2, 3, 0, 1}, {7, 6, 5, 4, 3, 2, 1, 0}};
+  auto documented = [](int width, unsigned a) {
+    const unsigned row = a / 128, span = width, in_span_chunk = (a % span) / 16;
+    const unsigned chunk = in_span_chunk ^ (row % (span / 16));
+    return a - in_span_chunk * 16 + chunk * 16;
+  };
+  for (unsigned a = 0; a < 1024; a += 16) CHECK(host_prelude::swz<128>(a) == (a / 128) * 128 + table128[a / 128][a % 128 / 16] * 16);
+  // Absolute addresses: the pattern follows address bits, so it holds at any 1024-byte multiple and
+  // inside every chunk.
+  for (unsigned a = 0; a < (1u << 17); ++a) {
+    INFO("address " << a);
+    REQUIRE(host_prelude::swz<128>(a) == documented(128, a));
+    REQUIRE(host_prelude::swz<64>(a) == documented(64, a));
+    REQUIRE(host_prelude::swz<32>(a) == documented(32, a));
+    REQUIRE(host_prelude::swz<0>(a) == a);
+  }
+  // A permutation of each repeat, which never leaves it.
+  for (int width : {32, 64, 128}) {
+    const unsigned repeat = 8u * static_cast<unsigned>(width);
+    std::vector<int> hit(repeat, 0);
+    for (unsigned a = 0; a < repeat; ++a) {
+      const auto s = width == 32 ? host_prelude::swz<32>(a) : width == 64 ? host_prelude::swz<64>(a) : host_prelude::swz<128>(a);
+      REQUIRE(s < repeat);
+      ++hit[s];
+    }
+    CHECK(std::all_of(hit.begin(), hit.end(), [](int h) { return h == 1; }));
+  }
+  // And the function tested here is the one NVRTC compiles.
+  const std::string prelude = nvrtc::detail::prelude;
+  CHECK(count(prelude, STAGECRAFT_PRELUDE_STR(STAGECRAFT_SWIZZLE_FN(__device__ __forceinline__))) == 1);
+  CHECK(count(prelude, "unsigned swz(") == 1);
+}

@@ -1,0 +1,178 @@
+# Keeps docs/reference.md honest. Run as: cmake -DCHECK=entries|snippets -DROOT=<source root> -P check_reference.cmake
+# (a CMake script, because CI has CMake and may have no Python).
+#
+#   entries   every public function template and option constant of the front end (ops/,
+#             pipeline/, memory/, expr/, kernel.hpp, lower.hpp, core/shape.hpp,
+#             core/static_int.hpp; at namespace stagecraft scope, outside `detail` and other
+#             nested namespaces) has a `### \`NAME\`` heading or a table row starting
+#             `| \`NAME\`` in docs/reference.md; and every compile-fail case of
+#             tests/failtest/ is cited (in backticks) by the rule it covers.
+#   snippets  every ```cpp block that holds a whole kernel (`kernel<sm_`) is marked
+#             `<!-- snippet: NAME -->` and is, character for character, the region
+#             `// snippet: NAME` ... `// end snippet` of tests/unit/test_reference_snippets.cpp,
+#             which compiles, lowers and runs it; and every region there is shown in the doc.
+#             An incomplete example that names a kernel is marked `<!-- fragment -->` instead.
+cmake_minimum_required(VERSION 3.20)
+
+set(doc_path "${ROOT}/docs/reference.md")
+if(NOT EXISTS "${doc_path}")
+  message(FATAL_ERROR "${doc_path} does not exist")
+endif()
+file(READ "${doc_path}" doc)
+
+# A file as a CMake list of lines. `;` and square brackets would split or glue list elements,
+# so they travel as placeholders.
+function(read_lines path out)
+  file(READ "${path}" text)
+  string(REPLACE "@" "@AT@" text "${text}")
+  string(REPLACE ";" "@SC@" text "${text}")
+  string(REPLACE "[" "@LB@" text "${text}")
+  string(REPLACE "]" "@RB@" text "${text}")
+  string(REPLACE "\n" ";" text "${text}")
+  set(${out} "${text}" PARENT_SCOPE)
+endfunction()
+
+if(CHECK STREQUAL "entries")
+  set(inc "${ROOT}/dsl/include/stagecraft")
+  file(GLOB headers "${inc}/ops/*.hpp" "${inc}/pipeline/*.hpp" "${inc}/memory/*.hpp" "${inc}/expr/*.hpp")
+  list(APPEND headers "${inc}/kernel.hpp" "${inc}/lower.hpp" "${inc}/core/shape.hpp" "${inc}/core/static_int.hpp")
+  list(SORT headers)
+
+  # A declaration at column 0 (the headers do not indent namespace members; members of structs
+  # and everything inside function bodies are indented): optional [[attribute]], specifiers, a
+  # return type of one or two words (`auto`, `stmt<>`, `long long`, `idx<...>`), then `NAME(`.
+  set(function_re [=[^(@LB@@LB@[a-z_:]+@RB@@RB@ )?((inline|constexpr|static) )*[A-Za-z_][A-Za-z0-9_:]*(<[^>]*>)?( [a-z]+)? ([a-z_][a-z0-9_]*)\(]=])
+  # An option or tag object: `inline constexpr read_only_t read_only{};`.
+  set(constant_re [=[^inline constexpr [A-Za-z_][A-Za-z0-9_:]*(<[^>]*>)? ([a-z_][a-z0-9_]*)\{]=])
+
+  set(names "")
+  foreach(h IN LISTS headers)
+    read_lines("${h}" lines)
+    file(RELATIVE_PATH rel "${ROOT}" "${h}")
+    set(skip "")
+    foreach(line IN LISTS lines)
+      if(skip)
+        if(line MATCHES "^}  // namespace ${skip}$")
+          set(skip "")
+        endif()
+        continue()
+      endif()
+      if(line MATCHES [=[^namespace ([A-Za-z_:]+) {]=])
+        if(NOT CMAKE_MATCH_1 STREQUAL "stagecraft")
+          set(skip "${CMAKE_MATCH_1}")
+        endif()
+        continue()
+      endif()
+      set(name "")
+      if(line MATCHES "${function_re}")
+        set(name "${CMAKE_MATCH_6}")
+      elseif(line MATCHES "${constant_re}")
+        set(name "${CMAKE_MATCH_2}")
+      endif()
+      if(name)
+        list(APPEND names "${name}")
+        set(where_${name} "${rel}")
+      endif()
+    endforeach()
+    if(skip)
+      # The scanner knows where a nested namespace ends only by its closing comment; without
+      # it, it would silently skip the rest of the file.
+      message(FATAL_ERROR "${rel}: `namespace ${skip} {` is never closed by a line `}  // namespace ${skip}`")
+    endif()
+  endforeach()
+  list(REMOVE_DUPLICATES names)
+  list(LENGTH names n)
+  # The scanner itself must work: these are certainly public ops.
+  foreach(known copy_gmem_to_smem commit_smem wait_smem_to_gmem read_only emit_pipeline kernel barrier)
+    if(NOT known IN_LIST names)
+      message(FATAL_ERROR "the header scan found ${n} public names but not `${known}`: the scanner is broken")
+    endif()
+  endforeach()
+
+  set(missing "")
+  foreach(name IN LISTS names)
+    if(NOT doc MATCHES "\n### `${name}[`(<]" AND NOT doc MATCHES "\n\\| `${name}[`(<]")
+      list(APPEND missing "  ${name}   (${where_${name}})")
+    endif()
+  endforeach()
+  # Each compile-time rule says which failtest covers it: every failtest must be cited.
+  file(GLOB failtests "${ROOT}/tests/failtest/*.cpp")
+  foreach(f IN LISTS failtests)
+    get_filename_component(case "${f}" NAME_WE)
+    string(FIND "${doc}" "`${case}`" cited)
+    if(cited EQUAL -1)
+      list(APPEND missing "  failtest `${case}` (tests/failtest/${case}.cpp) is not cited by any rule")
+    endif()
+  endforeach()
+  if(missing)
+    list(LENGTH missing nm)
+    string(REPLACE ";" "\n" missing "${missing}")
+    message(FATAL_ERROR "docs/reference.md is incomplete (${nm} gaps; ${n} public names scanned): a name needs a `### \`NAME\`` heading or a table row `| \`NAME\``:\n${missing}")
+  endif()
+  message(STATUS "docs/reference.md has an entry for each of the ${n} public names")
+
+elseif(CHECK STREQUAL "snippets")
+  set(tu_path "${ROOT}/tests/unit/test_reference_snippets.cpp")
+  file(READ "${tu_path}" tu)
+
+  # Every ```cpp block: marked snippets are collected, unmarked whole kernels are an error.
+  set(rest "${doc}")
+  set(shown "")
+  set(errors "")
+  while(TRUE)
+    string(FIND "${rest}" "```cpp\n" open)
+    if(open EQUAL -1)
+      break()
+    endif()
+    string(SUBSTRING "${rest}" 0 ${open} before)
+    math(EXPR body_start "${open} + 7")
+    string(SUBSTRING "${rest}" ${body_start} -1 rest)
+    string(FIND "${rest}" "\n```" close)
+    if(close EQUAL -1)
+      list(APPEND errors "a ```cpp block is never closed")
+      break()
+    endif()
+    string(SUBSTRING "${rest}" 0 ${close} body)
+    math(EXPR after "${close} + 4")
+    string(SUBSTRING "${rest}" ${after} -1 rest)
+    if(before MATCHES "<!-- snippet: ([a-z0-9_]+) -->\n$")
+      set(name "${CMAKE_MATCH_1}")
+      list(APPEND shown "${name}")
+      string(FIND "${tu}" "// snippet: ${name}\n" at)
+      if(at EQUAL -1)
+        list(APPEND errors "snippet `${name}` is not in tests/unit/test_reference_snippets.cpp")
+        continue()
+      endif()
+      string(LENGTH "// snippet: ${name}\n" marker)
+      math(EXPR at "${at} + ${marker}")
+      string(SUBSTRING "${tu}" ${at} -1 region)
+      string(FIND "${region}" "\n// end snippet" end)
+      string(SUBSTRING "${region}" 0 ${end} region)
+      if(NOT region STREQUAL body)
+        list(APPEND errors "snippet `${name}` in docs/reference.md differs from its region in tests/unit/test_reference_snippets.cpp")
+      endif()
+    elseif(body MATCHES "kernel<sm_" AND NOT before MATCHES "<!-- fragment -->\n$")
+      string(SUBSTRING "${body}" 0 60 head)
+      list(APPEND errors "a whole kernel is shown without a `<!-- snippet: NAME -->` marker (so no test compiles it): ${head}...")
+    endif()
+  endwhile()
+
+  string(REGEX MATCHALL "// snippet: [a-z0-9_]+\n" regions "${tu}")
+  foreach(r IN LISTS regions)
+    string(REGEX REPLACE "// snippet: ([a-z0-9_]+)\n" "\\1" name "${r}")
+    if(NOT name IN_LIST shown)
+      list(APPEND errors "snippet `${name}` of tests/unit/test_reference_snippets.cpp is not shown in docs/reference.md")
+    endif()
+  endforeach()
+  list(LENGTH shown ns)
+  if(ns EQUAL 0)
+    list(APPEND errors "docs/reference.md shows no snippet at all")
+  endif()
+  if(errors)
+    string(REPLACE ";" "\n  " errors "${errors}")
+    message(FATAL_ERROR "docs/reference.md and its compiled snippets disagree:\n  ${errors}")
+  endif()
+  message(STATUS "docs/reference.md: ${ns} snippets, each identical to its compiled twin")
+else()
+  message(FATAL_ERROR "CHECK must be `entries` or `snippets`, got `${CHECK}`")
+endif()

@@ -6,7 +6,9 @@
 #             core/static_int.hpp; at namespace stagecraft scope, outside `detail` and other
 #             nested namespaces) has a `### \`NAME\`` heading or a table row starting
 #             `| \`NAME\`` in docs/reference.md; and every compile-fail case of
-#             tests/failtest/ is cited (in backticks) by the rule it covers.
+#             tests/failtest/ is cited (in backticks) by the rule it covers; and every rule
+#             message of those headers is quoted (literal messages whole, messages with
+#             numbers piece by piece between the numbers).
 #   snippets  every ```cpp block that holds a whole kernel (`kernel<sm_`) is marked
 #             `<!-- snippet: NAME -->` and is, character for character, the region
 #             `// snippet: NAME` ... `// end snippet` of tests/unit/test_reference_snippets.cpp,
@@ -129,6 +131,37 @@ if(CHECK STREQUAL "entries")
     endforeach()
   endforeach()
 
+  # Rules with numbers (STAGECRAFT_ERROR(literal, parts...)): every literal piece of the parts
+  # that build the full message is quoted (the numbers between them are `{...}` on the page).
+  foreach(h IN LISTS headers)
+    file(READ "${h}" raw)
+    file(RELATIVE_PATH rel "${ROOT}" "${h}")
+    string(REPLACE "[" "@LB@" raw "${raw}")
+    string(REPLACE "]" "@RB@" raw "${raw}")
+    string(REGEX MATCHALL [=[STAGECRAFT_ERROR\([^;]*]=] errors_here "${raw}")
+    foreach(e IN LISTS errors_here)
+      string(REGEX MATCHALL [=["[^"]*"]=] pieces "${e}")
+      list(LENGTH pieces np)
+      if(np LESS 2)
+        continue()
+      endif()
+      list(SUBLIST pieces 1 -1 parts)   # the first literal is the static_assert's letters-for-numbers text
+      math(EXPR nrules "${nrules} + 1")
+      foreach(p IN LISTS parts)
+        string(REGEX REPLACE [=[^"(.*)"$]=] "\\1" p "${p}")
+        string(REPLACE "@LB@" "[" p "${p}")
+        string(REPLACE "@RB@" "]" p "${p}")
+        string(STRIP "${p}" stripped)
+        if(stripped)
+          string(FIND "${doc}" "${p}" quoted)
+          if(quoted EQUAL -1)
+            list(APPEND missing "  rule message piece not quoted: \"${p}\"   (${rel})")
+          endif()
+        endif()
+      endforeach()
+    endforeach()
+  endforeach()
+
   # Each compile-time rule says which failtest covers it: every failtest must be cited.
   file(GLOB failtests "${ROOT}/tests/failtest/*.cpp")
   foreach(f IN LISTS failtests)
@@ -143,7 +176,7 @@ if(CHECK STREQUAL "entries")
     string(REPLACE ";" "\n" missing "${missing}")
     message(FATAL_ERROR "docs/reference.md is incomplete (${nm} gaps; ${n} public names scanned): a name needs a `### \`NAME\`` heading or a table row `| \`NAME\``:\n${missing}")
   endif()
-  message(STATUS "docs/reference.md has an entry for each of the ${n} public names and quotes all ${nrules} literal rule messages")
+  message(STATUS "docs/reference.md has an entry for each of the ${n} public names and quotes the messages of all ${nrules} rules")
 
 elseif(CHECK STREQUAL "snippets")
   set(tu_path "${ROOT}/tests/unit/test_reference_snippets.cpp")

@@ -28,6 +28,8 @@ expect_rejected(entries uncited_failtest "`tmem_budget`" "tmem_budget"
                 "failtest `tmem_budget`")
 expect_rejected(entries unquoted_rule "`wgmma_wait(n): n must be in [0, 7]`" "`wgmma_wait(n): n in [0, 7]`"
                 "rule message not quoted: \"wgmma_wait\\(n\\): n must be in \\[0, 7\\]\"")
+expect_rejected(entries unquoted_numbered_rule "`{op}: MMA inputs are f16" "`MMA inputs are f16"
+                "rule message piece not quoted: \": MMA inputs are f16")
 expect_rejected(snippets edited_snippet "wait_smem_to_gmem(1_c, read_only),  // out[o]'s store"
                 "wait_smem_to_gmem(0_c, read_only),  // out[o]'s store"
                 "snippet `stream_ring` in docs/reference.md differs")

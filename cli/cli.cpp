@@ -21,7 +21,9 @@
 #include <range/v3/view/transform.hpp>
 
 #include "stagecraft/hostexec/hostexec.hpp"
+#include "narrate.hpp"
 #include "stagecraft/interp/interp.hpp"
+#include "stagecraft/lessons.hpp"
 #include "stagecraft/nvrtc/codegen.hpp"
 #ifdef STAGECRAFT_HAVE_NVRTC
 #include "stagecraft/nvrtc/nvrtc.hpp"
@@ -481,6 +483,91 @@ int ptx_kernel(kernel_entry const& e, param_values const& overrides, ptx_flags c
 #endif
 }
 
+// ---- `stagecraft lesson` ------------------------------------------------------------------------
+
+void list_lessons() {
+  for (auto const* l : lesson_registry::global().all()) {
+    fmt::print("{:02} {:<22} {}\n", l->number, l->slug, l->title);
+    for (auto const& t : l->twins) fmt::print("     --buggy={:<18} {} ({})\n", t.name, t.mistake, t.expect);
+  }
+  for (auto const& [n, title] : lesson_registry::coming()) fmt::print("{:02} (coming) {}\n", n, title);
+  fmt::print("run one: stagecraft lesson NN [--buggy[=NAME]] [--barrier bN] (docs/lessons/NN.md has the text)\n");
+}
+
+struct lesson_flags {
+  std::optional<std::string> buggy;  // set: a twin ("" = the first)
+  std::string barrier;               // narrate only this barrier's events
+  std::optional<std::string> timeline_file;
+  std::size_t lines = 80;            // narration lines shown (0: all)
+};
+
+// Runs one lesson with narration: the schedule as it happened, then the verdict, or for a buggy
+// twin the diagnostic, what a GPU would do and the fix. Exit 0 when the lesson behaves as its
+// text says (the twin gets its diagnostic), 1 when it does not (a bug of ours).
+int run_lesson(lesson_entry const& l, lesson_flags const& f) {
+  lesson_twin const* twin = nullptr;
+  if (f.buggy) {
+    if (l.twins.empty()) throw usage_error(fmt::format("lesson {:02} has no buggy twin", l.number));
+    for (auto const& t : l.twins)
+      if (f.buggy->empty() || t.name == *f.buggy) {
+        twin = &t;
+        break;
+      }
+    if (!twin) {
+      std::vector<std::string> names;
+      for (auto const& t : l.twins) names.push_back(t.name);
+      throw usage_error(fmt::format("lesson {:02} has no twin '{}' (its twins: {})", l.number, *f.buggy, fmt::join(names, ", ")));
+    }
+  }
+  const std::string base = twin ? fmt::format("lesson{:02}_{}", l.number, twin->name) : fmt::format("lesson{:02}", l.number);
+  output_file timeline("--timeline", f.timeline_file.value_or(base + ".html"));
+  const ir::Kernel k = twin ? twin->build() : l.build();
+  fmt::print("Lesson {:02}: {}\n{}\n\n", l.number, l.title, l.summary);
+  if (twin) fmt::print("Buggy twin '{}': {}\n\n", twin->name, twin->mistake);
+
+  const auto inputs = random_inputs(k, 1);
+  interp::options o{.schedule = twin ? parse_policy(twin->policy) : interp::policy::eager, .trace = true};
+  interp::result r;
+  if (twin && o.schedule == interp::policy::pct) {  // a twin that needs a preemption: the first schedule that has it
+    auto ex = interp::explore(k, inputs, o, 50);
+    r = ex.failure ? std::move(*ex.failure) : interp::run(k, inputs, o);
+    if (ex.failing_seed) fmt::print("(schedule: pct --seed {}, the first of 50 that shows the mistake)\n", *ex.failing_seed);
+  } else {
+    r = interp::run(k, inputs, o);
+    fmt::print("(schedule: {})\n", interp::policy_name(o.schedule));
+  }
+  const auto story = narrate(r.timeline, f.barrier);
+  const std::size_t shown = f.lines == 0 ? story.size() : std::min(story.size(), f.lines);
+  // For a twin, the end of the story is where the mistake shows: keep its last lines.
+  const std::size_t first = twin ? story.size() - shown : 0;
+  if (first > 0) fmt::print("... {} earlier events (--lines 0 shows all)\n", first);
+  for (std::size_t i = first; i < first + shown; ++i) fmt::print("  {}\n", story[i]);
+  if (!twin && shown < story.size()) fmt::print("... {} more events (--lines 0 shows all)\n", story.size() - shown);
+  timeline.write(interp::to_html(r.timeline));
+  fmt::print("\ntimeline: {}\n", f.timeline_file.value_or(base + ".html"));
+
+  if (!twin) {
+    if (!r.ok()) {
+      fmt::print("{}\nlesson {:02}: the correct kernel reported a diagnostic: a bug in stagecraft, please report it\n", r.diagnostics.front().message, l.number);
+      return 1;
+    }
+    auto expected = inputs;
+    l.reference(expected);
+    return compare_with_reference(k, r.buffers, expected, "the reference", r.steps) == exit_ok ? exit_ok : 1;
+  }
+  if (r.ok()) {
+    fmt::print("lesson {:02}: twin '{}' ran clean, but its lesson promises {}: a bug in stagecraft, please report it\n", l.number, twin->name, twin->expect);
+    return 1;
+  }
+  auto const& d = r.diagnostics.front();
+  fmt::print("\nThe interpreter says:\n  {}\n\nOn a GPU: {}.\nFix: {}.\n", d.message, twin->hardware, twin->fix);
+  if (interp::check_name(d.kind) != twin->expect) {
+    fmt::print("lesson {:02}: expected {}, got {}: a bug in stagecraft, please report it\n", l.number, twin->expect, interp::check_name(d.kind));
+    return 1;
+  }
+  return exit_ok;
+}
+
 }  // namespace
 
 int main(int argc, char** argv, registry const& kernels) {
@@ -532,6 +619,16 @@ int main(int argc, char** argv, registry const& kernels) {
 
   auto* device_cmd = app.add_subcommand("device", "show the CUDA driver, NVRTC and device 0, and the target stagecraft uses for it");
 
+  auto* lesson_cmd = app.add_subcommand("lesson", "list the lessons on barrier semantics, or run one with narration and a timeline");
+  std::string lesson_name;
+  lesson_flags lf;
+  std::string buggy_name;
+  lesson_cmd->add_option("lesson", lesson_name, "lesson number (01) or name (one_barrier); none: list them");
+  auto* buggy_opt = lesson_cmd->add_option("--buggy", buggy_name, "run a buggy twin (its name, or the first)")->expected(0, 1);
+  lesson_cmd->add_option("--barrier", lf.barrier, "narrate only this barrier's events (b1, b1[0])");
+  lesson_cmd->add_option("--timeline", lf.timeline_file, "where to write the HTML timeline (default lessonNN[_twin].html)");
+  lesson_cmd->add_option("--lines", lf.lines, "narration lines shown (0: all)")->capture_default_str();
+
   try {
     app.parse(argc, argv);
   } catch (CLI::CallForHelp const& e) {
@@ -548,6 +645,14 @@ int main(int argc, char** argv, registry const& kernels) {
       list(kernels);
     } else if (*device_cmd) {
       return device_report();
+    } else if (*lesson_cmd) {
+      if (lesson_name.empty()) {
+        if (buggy_opt->count()) throw usage_error("lesson --buggy: name a lesson (see `stagecraft lesson`)");
+        list_lessons();
+        return exit_ok;
+      }
+      if (buggy_opt->count()) lf.buggy = buggy_name;
+      return run_lesson(lesson_registry::global().find(lesson_name), lf);
     } else if (*show_cmd) {
       if (show_all) {
         if (!kernel_name.empty() || !sets.empty()) throw usage_error("show --all takes no kernel name and no --set");

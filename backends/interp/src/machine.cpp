@@ -1598,15 +1598,31 @@ class machine {
   }
   void trace_async(async_op const& op, int engine, const char* what) {
     if (!o_.trace) return;
+    // What a reader of the timeline (or a lesson's narration) wants: which block moved, how many
+    // bytes, and for a load the barrier whose transaction count it completed.
+    auto block = [](region const& r) {
+      std::vector<std::int64_t> at(r.origin.size());
+      for (std::size_t d = 0; d < at.size(); ++d) at[d] = r.box[d] ? r.origin[d] / r.box[d] : r.origin[d];
+      return fmt::format("{} block ({})", r.mem ? r.mem->name : "?", fmt::join(at, ", "));
+    };
+    std::string label;
+    if (op.what == async_op::kind::load) {
+      auto const& b = ctas_[op.dst_cta.front()].barriers[static_cast<std::size_t>(op.bar_elem)];
+      label = fmt::format("TMA load #{} of {}: {} B complete_tx on {}{}", op.stmt, block(op.src), op.bytes, bar_name(b),
+                          op.dst.size() > 1 ? fmt::format(" in {} CTAs (multicast)", op.dst.size()) : "");
+    } else {
+      label = fmt::format("TMA {} #{} ({} to {})", what, op.stmt, op.src.mem ? op.src.mem->name : "?", block(op.gdst));
+    }
     tr_.events.push_back({trace_event::kind::async, op.issued, time_, ctas_[agents_[op.agent].cta].linear, k_.warpgroups + engine,
-                          op.stmt, fmt::format("{} #{} ({})", what, op.stmt, op.src.mem ? op.src.mem->name : "")});
+                          op.stmt, std::move(label)});
   }
   std::string op_label(agent_state const& a, ir::StmtId id) {
     auto const& s = k_.stmts[id];
-    if (s.op == ir::StmtOp::barrier_wait || s.op == ir::StmtOp::barrier_arrive) {
+    if (s.op == ir::StmtOp::barrier_wait) {  // traced after the wait: observed is the completion it got
       auto& b = barrier_of(a, s.refs[0]);
-      return fmt::format("{} {}", ir::stmt_name(s.op), bar_name(b));
+      return fmt::format("barrier_wait {} for completion #{}", bar_name(b), a.observed[static_cast<std::size_t>(&b - ctas_[a.cta].barriers.data())]);
     }
+    if (s.op == ir::StmtOp::barrier_arrive) return fmt::format("barrier_arrive {}", bar_name(barrier_of(a, s.refs[0])));
     return ir::stmt_name(s.op);
   }
 

@@ -46,6 +46,7 @@ std::vector<std::string> narrate(interp::trace const& t, std::string const& barr
         lines.emplace_back(e.t1, i, fmt::format("{}: {}{} completes", who(t, e), e.label, op));
         break;
       case interp::trace_event::kind::phase:
+      case interp::trace_event::kind::arrival:
         lines.emplace_back(e.t0, i, fmt::format("{}: {}", t.ctas > 1 ? fmt::format("CTA {} barrier", e.cta) : std::string("barrier"), e.label));
         break;
       case interp::trace_event::kind::diagnostic:

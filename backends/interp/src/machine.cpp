@@ -1103,7 +1103,16 @@ class machine {
                          bar_name(b), b.completed, b.expected, b.tx, who(who_)));
     --b.pending;
     b.releases.join(vc);
+    trace_barrier(b, fmt::format("{} arrival {}/{} by {}, {} tx bytes pending", bar_name(b), b.expected - b.pending, b.expected, who(who_), b.tx));
     try_complete(b, who_.comp);
+  }
+
+  // The barrier lane of the timeline: every arrival and every landing of TMA bytes, with the
+  // state it leaves (what a learner watches a phase fill up with).
+  void trace_barrier(barrier_state const& b, std::string label) {
+    if (!o_.trace) return;
+    tr_.events.push_back({trace_event::kind::arrival, time_, time_, ctas_[cta_of_barrier(b)].linear, static_cast<int>(tr_.lanes.size()) - 1,
+                          cur_op_, std::move(label)});
   }
 
   void try_complete(barrier_state& b, int agent_for_msg) {
@@ -1239,6 +1248,7 @@ class machine {
           copy_region(op.src, op.dst[d]);
           b.tx -= op.bytes;
           b.releases.join(op.vc);
+          trace_barrier(b, fmt::format("{}: {} B landed, {} tx bytes and {} arrival(s) pending", bar_name(b), op.bytes, b.tx, b.pending));
           try_complete(b, a.comp);
         }
         trace_async(op, 0, "load");

@@ -24,6 +24,7 @@ char const* kind_name(trace_event::kind k) {
     case trace_event::kind::async: return "async";
     case trace_event::kind::phase: return "phase";
     case trace_event::kind::diagnostic: return "diagnostic";
+    case trace_event::kind::arrival: return "arrival";
   }
   return "unknown";
 }
@@ -185,7 +186,7 @@ std::string html_data(trace const& t) {
   d["kernel"] = t.kernel;
   d["ctas"] = t.ctas;
   d["lanes"] = t.lanes;
-  d["kinds"] = ojson::array({"op", "async", "phase", "diagnostic"});
+  d["kinds"] = ojson::array({"op", "async", "phase", "diagnostic", "arrival"});
   d["fields"] = ojson::array({"kind", "t0", "t1", "cta", "lane", "op", "label"});
   d["labels"] = std::move(labels);
   d["events"] = std::move(events);
@@ -259,6 +260,7 @@ header h1 { margin: 0; font-size: 16px; font-weight: 600; }
     <span><span class="sw" style="background:#a9bfdc"></span>waiting op</span>
     <span><span class="sw" style="background:#e8a33d"></span>async (engine)</span>
     <span><span class="sw tick" style="background:#7a5aa6"></span>barrier phase</span>
+    <span><span class="sw tick" style="background:#b9a7d6"></span>arrival / bytes</span>
     <span><span class="sw" style="background:#d62728"></span>diagnostic</span>
   </span>
 </header>
@@ -290,7 +292,7 @@ constexpr std::string_view page_script = R"page(</script>
 (function () {
 'use strict';
 var data = JSON.parse(document.getElementById('trace-data').textContent);
-var OP = 0, ASYNC = 1, PHASE = 2, DIAG = 3;
+var OP = 0, ASYNC = 1, PHASE = 2, DIAG = 3, ARRIVAL = 4;
 var KIND = data.kinds;
 var lanes = data.lanes, labels = data.labels, nL = lanes.length, nC = data.ctas;
 var N = data.events.length;
@@ -366,7 +368,7 @@ var FONT = '12px system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif
 var BOLD = '600 ' + FONT;
 var SMALL = '11px system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif';
 var MONO = '11px ui-monospace, SFMono-Regular, Menlo, Consolas, "Liberation Mono", monospace';
-var COL = { op: '#4c78a8', wait: '#a9bfdc', async: '#e8a33d', phase: '#7a5aa6', diag: '#d62728',
+var COL = { op: '#4c78a8', wait: '#a9bfdc', async: '#e8a33d', phase: '#7a5aa6', arrival: '#b9a7d6', diag: '#d62728',
   text: '#1f2328', muted: '#667085', grid: '#eceff4', stripe: '#f8f9fb', hdr: '#eef1f6', line: '#d9dee7' };
 
 var view = document.getElementById('view'), cv = document.getElementById('cv');
@@ -545,6 +547,10 @@ function drawInstants(ri, y, h, tL, tR) {
   for (j = firstInstant(list, tL - 1); j < list.length && ta[i = list[j]] <= tR + 1; ++j) {
     if (kind[i] === DIAG) { bad.push(i); continue; }
     x = Math.round(X(ta[i]));
+    if (kind[i] === ARRIVAL) {  // thin and pale: the phase ticks stay what the eye finds first
+      ctx.fillStyle = COL.arrival; ctx.fillRect(x, y + 6, 1, h - 9); ctx.fillStyle = COL.phase;
+      continue;
+    }
     if (x < lastPx + 2) continue;
     ctx.fillRect(x - 1, y + 3, 2, h - 5);
     if (x >= lastPx + 9) { heads.moveTo(x, y + 1); heads.lineTo(x + 4, y + 5); heads.lineTo(x, y + 9); heads.lineTo(x - 4, y + 5); heads.closePath(); }
@@ -563,7 +569,7 @@ function drawInstants(ri, y, h, tL, tR) {
   for (j = from; j < list.length && ta[i = list[j]] <= tR + 1; ++j) {
     var s = labels[lab[i]];
     x = Math.round(X(ta[i])) + 0.5;
-    if (kind[i] === DIAG || !s || x + 6 <= labelEnd + 8) continue;
+    if (kind[i] === DIAG || kind[i] === ARRIVAL || !s || x + 6 <= labelEnd + 8) continue;
     // Only where the text fits before the next tick; a dense band of ticks gets no labels.
     var gap = j + 1 < list.length && ta[list[j + 1]] !== ta[i] ? X(ta[list[j + 1]]) - x : Infinity;
     if (gap < 30) continue;

@@ -12,6 +12,7 @@ struct trace_event {
     async,        // an async operation in flight on an engine lane: issue t0, completion t1
     phase,        // a barrier phase completed at t0
     diagnostic,   // a check fired at t0 (the failing op)
+    arrival,      // an arrival or completed transaction bytes on a barrier at t0, with its state after
   };
   kind what;
   std::uint64_t t0 = 0, t1 = 0;  // logical time: scheduler steps

@@ -365,3 +365,22 @@ TEST_CASE("what the verifier accepts, the backends run without undefined behavio
     CHECK_THAT(r.diagnostics[0].message, Contains("loads and stores of accumulator acc2 are not modelled"));
   }
 }
+
+TEST_CASE("the SMEM layout saturates on corrupted sizes instead of wrapping", "[verify][contract]") {
+  // Printed for kernels that failed to verify: three allocations of 2^62 bytes each summed
+  // past 2^63 (found by fuzz_ir under UBSan: tests/fuzz/corpus/ir/regress-smem-layout-sum-overflow).
+  auto k = tiny();
+  for (int i = 0; i < 3; ++i) k.allocs.push_back({ir::AllocKind::smem, ir::DType::i8, {std::int64_t{1} << 31, std::int64_t{1} << 31}});
+  CHECK(ir::smem_bytes(k) > ir::max_smem_bytes);
+  for (auto o : ir::smem_offsets(k)) CHECK(o >= 0);
+  CHECK_THROWS_WITH(ir::verify(k), Contains("allocation 0 (smem) of shape (2147483648, 2147483648) is too large"));
+}
+
+TEST_CASE("the printer terminates on statement cycles in unverified IR", "[verify][contract]") {
+  // A seq listing itself twice: found by fuzz_ir when it printed rejected kernels (the depth
+  // guard alone still expanded 2^depth statements).
+  auto k = tiny();
+  k.stmts[k.body].body = {k.body, k.body};
+  REQUIRE_THROWS_WITH(ir::verify(k), Contains("is used twice in the tree"));
+  CHECK_THAT(ir::print(k), Contains("reached twice"));
+}

@@ -68,7 +68,7 @@ std::string alloc_name(Kernel const& k, int id) {
 // stay far inside these bounds (max_tree_depth, max_nesting, max_tree_nodes), so the listing,
 // and the hash over it, is exact for them.
 constexpr int print_depth_limit = 4 * max_tree_depth + max_nesting;
-constexpr std::int64_t print_node_budget = 4 * max_expanded_nodes;  // expressions and values, not statements
+constexpr std::int64_t print_node_budget = max_expanded_nodes;  // expressions and values, as the verifier counts them
 
 class Printer {
  public:
@@ -134,8 +134,10 @@ class Printer {
       return;
     }
     const guard g(*this, false);
-    if (g.exhausted()) {
-      out += fmt::format("  #{} ... (nested too deep)\n", id);
+    // A verified tree prints each statement once; a corrupted one may list a statement in its
+    // own body (a cycle, or a DAG that expands exponentially).
+    if (g.exhausted() || ++stmts_printed_ > k_.stmts.size()) {
+      out += fmt::format("  #{} ... (nested too deep, or reached twice)\n", id);
       return;
     }
     auto const& s = k_.stmts[id];
@@ -198,6 +200,7 @@ class Printer {
   };
   mutable int depth_ = 0;
   mutable std::int64_t nodes_ = 0;
+  mutable std::size_t stmts_printed_ = 0;
 
   static RefId at(Stmt const& s, std::size_t i) { return i < s.refs.size() ? s.refs[i] : none; }
   std::string operand(ExprId id) const {

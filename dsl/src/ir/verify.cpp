@@ -664,7 +664,7 @@ namespace {
 // Walks the allocations in order, aligning each (as smem_decl::alignment does at compile time).
 // Saturates instead of wrapping: also called on kernels that have not been verified (to print
 // them), where a corrupted shape must give a huge total, never a small one.
-constexpr std::int64_t huge = std::int64_t{1} << 62;
+constexpr std::int64_t huge = std::int64_t{1} << 60;  // sums of two stay far from overflow
 
 template <class F>
 std::int64_t lay_out_smem(Kernel const& k, F&& at) {

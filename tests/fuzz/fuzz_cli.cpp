@@ -4,6 +4,7 @@
 // Whatever the arguments, stagecraft::cli::main must return an exit code; an exception escaping
 // it, a crash or a sanitizer report is a bug. The target runs in a scratch directory and refuses
 // arguments with a '/', so output files (--trace, --source, ...) land there and nowhere else.
+// Give libFuzzer absolute corpus and artifact paths (run_fuzz.sh does): it writes them later.
 #include <unistd.h>
 
 #include <cstdint>

@@ -24,6 +24,10 @@ if ! command -v "${CXX_FUZZ:-clang++}" >/dev/null; then
 fi
 build="${STAGECRAFT_BUILD_DIR:-$root/build}"
 fuzz="${STAGECRAFT_FUZZ_DIR:-$root/build-fuzz}"
+# Absolute: fuzz_cli changes into a scratch directory, and libFuzzer writes the corpus and
+# artifacts through these paths afterwards.
+mkdir -p "$fuzz"
+fuzz="$(cd "$fuzz" && pwd)"
 ninja -C "$build" stagecraft_examples >/dev/null
 "$here/build_fuzzers.sh" "$build" "$fuzz"
 

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -17,13 +18,18 @@
 
 namespace {
 
+char scratch[] = "/tmp/stagecraft-fuzz-cli-XXXXXX";
+
 bool enter_scratch_directory() {
   static bool done = [] {
-    char dir[] = "/tmp/stagecraft-fuzz-cli-XXXXXX";
-    if (!mkdtemp(dir) || chdir(dir) != 0) {
+    if (!mkdtemp(scratch) || chdir(scratch) != 0) {
       std::perror("fuzz_cli: scratch directory");
       std::abort();
     }
+    std::atexit([] {
+      std::error_code ignored;
+      std::filesystem::remove_all(scratch, ignored);
+    });
     // The CLI reports on stdout; thousands of runs a second must not flood the terminal.
     if (!std::freopen("/dev/null", "w", stdout)) std::abort();
     return true;

@@ -64,3 +64,19 @@ TEST_CASE("code generation spells INT64_MIN as a valid C++ expression", "[codege
   CHECK_THAT(g.source, Contains("(-9223372036854775807LL - 1)"));
   CHECK_THAT(g.source, !Contains("-9223372036854775808LL"));
 }
+
+TEST_CASE("code generation handles a fully indexed (rank-0) SMEM store", "[codegen][contract]") {
+  auto k = tiny();
+  k.allocs.push_back({ir::AllocKind::smem, ir::DType::f32, {2, 64}});
+  const auto zero = push(k.exprs, ir::Expr{ir::ExprOp::constant, 0});
+  const auto ref = push(k.refs, ir::Ref{ir::RefBase::alloc, 0, {zero, zero}, {}, {}});
+  ir::Value one{ir::ValueOp::scalar, ir::DType::f32, {}};
+  one.scalar = 1.0;
+  ir::Stmt st{ir::StmtOp::store};
+  st.refs = {ref};
+  st.value = push(k.values, one);
+  k.stmts[k.body].body = {push(k.stmts, st)};
+  REQUIRE_NOTHROW(ir::verify(k));
+  const auto g = nvrtc::generate(k);
+  CHECK_THAT(g.source, Contains("store, 1 element(s) per thread"));
+}

@@ -364,8 +364,9 @@ class Verifier {
     if (!valid(v.op)) fail("tile value {} has unknown op {}", id, static_cast<int>(v.op));
     const auto name = value_op_name(v.op);
     if (!valid(v.dtype)) fail("tile value {} ({}) has unknown dtype {}", id, name, static_cast<int>(v.dtype));
-    if (v.shape.empty() || v.shape.size() > static_cast<std::size_t>(max_alloc_rank))
-      fail("tile value {} ({}) has rank {}, expected 1 to {}", id, name, v.shape.size(), max_alloc_rank);
+    // Rank 0 is a single element: a store to a fully indexed SMEM view.
+    if (v.shape.size() > static_cast<std::size_t>(max_alloc_rank))
+      fail("tile value {} ({}) has rank {}, expected at most {}", id, name, v.shape.size(), max_alloc_rank);
     if (auto n = checked_product(v.shape, 8); !n || *n > max_gmem_bytes)
       fail("tile value {} ({}) has shape ({}): every extent must be at least 1, and the tile not too large", id, name, fmt::join(v.shape, ", "));
     const bool leaf = v.op == ValueOp::load || v.op == ValueOp::load_tmem || v.op == ValueOp::scalar;

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <limits>
 
 #include <stagecraft/interp/interp.hpp>
@@ -252,18 +253,26 @@ TEST_CASE("the verifier checks sizes for overflow and bounds counts", "[verify][
     k.num_vars = 1 << 30;
     REQUIRE_THROWS_WITH(ir::verify(k), Contains("num_vars must be between 0 and 65536, got 1073741824"));
   }
-  SECTION("an integer scalar that is not a value of its type (converting it was undefined)") {
+  SECTION("an integer scalar beyond 64 bits (converting it was undefined)") {
     auto t = tiny();
     t.params[0].dtype = ir::DType::i32;
     t.values.push_back({ir::ValueOp::scalar, ir::DType::i32, {64}});
     t.values.back().scalar = 1e30;
-    REQUIRE_THROWS_WITH(ir::verify(t), Contains("tile value 0: the scalar 1e+30 is not a i32 value"));
+    REQUIRE_THROWS_WITH(ir::verify(t), Contains("tile value 0: the scalar 1e+30 does not convert to a 64-bit integer"));
+    t.values.back().scalar = std::nan("");
+    REQUIRE_THROWS_WITH(ir::verify(t), Contains("does not convert to a 64-bit integer"));
+    t.values.back().scalar = -2.5;  // what `int_tile + (-2.5)` builds: truncated, then wrapped, as C++ converts
+    CHECK_NOTHROW(ir::verify(t));
   }
   SECTION("a float scalar outside f32 (converting it was undefined)") {
     auto t = tiny();
     t.values.push_back({ir::ValueOp::scalar, ir::DType::f32, {64}});
     t.values.back().scalar = 1e300;
-    REQUIRE_THROWS_WITH(ir::verify(t), Contains("tile value 0: the scalar 1e+300 is not an f32 value"));
+    REQUIRE_THROWS_WITH(ir::verify(t), Contains("tile value 0: the scalar 1e+300 is outside the range of f32"));
+    t.values.back().scalar = 0.1;  // a double the user wrote: rounds to the nearest f32
+    CHECK_NOTHROW(ir::verify(t));
+    t.values.back().scalar = -std::numeric_limits<double>::infinity();
+    CHECK_NOTHROW(ir::verify(t));
   }
   SECTION("a load from a barrier (the interpreter read SMEM that does not exist)") {
     auto& st = first(k, StmtOp::store);

@@ -128,7 +128,7 @@ class Verifier {
       if (k_.grid[i] > limit) fail("grid dimension {} is {}, beyond CUDA's limit of {}", i, k_.grid[i], limit);
       if (i >= k_.grid_rank && k_.grid[i] != 1) fail("grid dimension {} is {}, but the grid has rank {} (dimensions past it must be 1)", i, k_.grid[i], k_.grid_rank);
     }
-    // Each factor is below 2^31, so the product of three cannot overflow 63 bits.
+    // x < 2^31 and y, z < 2^16 (checked above): the product stays below 2^63.
     if (const auto ctas = k_.grid[0] * k_.grid[1] * k_.grid[2]; ctas > max_ctas)
       fail("a grid of ({}) is {} CTAs, beyond the {} that CTA numbers hold", fmt::join(k_.grid, ", "), ctas, max_ctas);
     if (k_.warpgroups < 1 || k_.warpgroups > max_warpgroups)
@@ -394,15 +394,14 @@ class Verifier {
       value_vars_[id] = ref_vars_[v.ref];
       leaf_size = 1 + ref_size(r);
     } else if (v.op == ValueOp::scalar) {
-      // Backends convert the scalar to the tile's type: it must be a value of that type.
+      // Backends convert the scalar (any C++ arithmetic value the user wrote, as a double) to
+      // f32 or to a 64-bit integer before applying the tile's type; outside those ranges the
+      // conversion is undefined. (Rounding and wrapping inside them are the tile type's own.)
       if (dtype_is_float(v.dtype)) {
-        if (!std::isnan(v.scalar) && static_cast<double>(static_cast<float>(std::clamp(v.scalar, -3.5e38, 3.5e38))) != v.scalar)
-          fail("tile value {}: the scalar {} is not an f32 value", id, v.scalar);
-      } else {
-        const double lo = v.dtype == DType::u32 ? 0.0 : v.dtype == DType::i8 ? -128.0 : -2147483648.0;
-        const double hi = v.dtype == DType::u32 ? 4294967295.0 : v.dtype == DType::i8 ? 127.0 : 2147483647.0;
-        if (!(v.scalar >= lo && v.scalar <= hi) || std::trunc(v.scalar) != v.scalar)
-          fail("tile value {}: the scalar {} is not a {} value", id, v.scalar, dtype_name(v.dtype));
+        if (std::isfinite(v.scalar) && std::abs(v.scalar) > static_cast<double>(std::numeric_limits<float>::max()))
+          fail("tile value {}: the scalar {} is outside the range of f32", id, v.scalar);
+      } else if (!(v.scalar >= -0x1p63 && v.scalar < 0x1p63)) {
+        fail("tile value {}: the scalar {} does not convert to a 64-bit integer", id, v.scalar);
       }
     } else if (binary) {
       auto const& a = sub(v.a);

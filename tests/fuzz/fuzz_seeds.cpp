@@ -49,6 +49,35 @@ int main(int argc, char** argv) {
       ++written;
     }
   }
+  // Shapes the examples do not have and mutations do not reach (they never drop a dimension):
+  // a fully indexed SMEM store (a rank-0 tile) and a store to a register accumulator.
+  for (auto kind : {ir::AllocKind::smem, ir::AllocKind::accumulator}) {
+    ir::Kernel k;
+    k.name = kind == ir::AllocKind::smem ? "rank0_store" : "accumulator_store";
+    k.params.push_back({"x", ir::DType::f32, {64}, {false}});
+    k.allocs.push_back({kind, ir::DType::f32, {2, 64}});
+    k.exprs.push_back({ir::ExprOp::constant, 1});
+    k.refs.push_back({ir::RefBase::alloc, 0, kind == ir::AllocKind::smem ? std::vector<ir::ExprId>{0, 0} : std::vector<ir::ExprId>{}, {},
+                      kind == ir::AllocKind::smem ? std::vector<std::int64_t>{} : std::vector<std::int64_t>{2, 64}});
+    ir::Value one{ir::ValueOp::scalar, ir::DType::f32, k.refs[0].shape};
+    one.scalar = 1.0;
+    k.values.push_back(one);
+    ir::Stmt store{ir::StmtOp::store};
+    store.refs = {0};
+    store.value = 0;
+    k.stmts.push_back({ir::StmtOp::seq, {1}});
+    k.stmts.push_back(store);
+    k.body = 0;
+    ir::verify(k);
+    const auto path = std::string(argv[1]) + "/seed-" + k.name;
+    std::ofstream out(path, std::ios::binary);
+    out << fuzz::encode(k);
+    if (!out) {
+      std::fprintf(stderr, "fuzz_seeds: cannot write %s\n", path.c_str());
+      return 1;
+    }
+    ++written;
+  }
   std::fprintf(stderr, "fuzz_seeds: %d seeds in %s\n", written, argv[1]);
   return 0;
 }

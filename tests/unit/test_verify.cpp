@@ -1,5 +1,10 @@
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <limits>
+
+#include <stagecraft/interp/interp.hpp>
+
 #include "common.hpp"
 
 using namespace stagecraft;
@@ -142,4 +147,283 @@ TEST_CASE("the verifier's budgets hold to the unit: at the limit accepted, one u
     k.refs[copy.refs[1]].shape = {257, 4};
     REQUIRE_THROWS_WITH(ir::verify(k), Contains("(copy_gmem_to_smem): a TMA box has at most 256 elements per dimension, but the box (257, 4) has 257 in dimension 0"));
   }
+}
+
+// ---- The verifier as the contract (issue 11, item 7) ----------------------------------------
+// Each case below is IR the verifier used to accept and a backend then crashed on, hung on or
+// computed garbage from (found by fuzzing mutated lowered examples, tests/fuzz/).
+namespace {
+using ir::ExprOp;
+using ir::StmtOp;
+
+ir::ExprId add(ir::Kernel& k, ir::Expr e) {
+  k.exprs.push_back(e);
+  return static_cast<ir::ExprId>(k.exprs.size() - 1);
+}
+ir::StmtId add(ir::Kernel& k, ir::Stmt s) {
+  k.stmts.push_back(std::move(s));
+  return static_cast<ir::StmtId>(k.stmts.size() - 1);
+}
+
+// The smallest kernel: one parameter, an empty body. Statement 0 is the body.
+ir::Kernel tiny() {
+  ir::Kernel k;
+  k.name = "tiny";
+  k.params.push_back({"x", ir::DType::f32, {64}, {false}});
+  k.body = add(k, ir::Stmt{StmtOp::seq});
+  return k;
+}
+
+// Makes the body `for v in [lo, hi) {}` (a fresh variable).
+void loop_over(ir::Kernel& k, ir::ExprId lo, ir::ExprId hi) {
+  ir::Stmt loop{StmtOp::for_};
+  loop.var = k.num_vars++;
+  loop.e0 = lo;
+  loop.e1 = hi;
+  loop.body = {add(k, ir::Stmt{StmtOp::seq})};
+  const auto id = add(k, loop);  // before indexing k.stmts: adding may move it
+  k.stmts[k.body].body.push_back(id);
+}
+
+std::vector<host_tensor> zero_inputs(ir::Kernel const& k) {
+  std::vector<host_tensor> out;
+  for (auto const& p : k.params) out.push_back(host_tensor::zeros(p.dtype, p.shape));
+  return out;
+}
+}  // namespace
+
+TEST_CASE("the verifier checks every arena entry, reachable or not", "[verify][contract]") {
+  auto k = good();
+  SECTION("an unused tile value that loads from a reference that does not exist (the interpreter indexed refs with it)") {
+    k.values.push_back({ir::ValueOp::load, ir::DType::f32, {64, 64}, ir::none, ir::none, 999});
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("tile value") && Contains("reads memory reference 999, which does not exist"));
+  }
+  SECTION("an unused reference to a parameter that does not exist") {
+    k.refs.push_back({ir::RefBase::param, 7, {}, {}, {64}});
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("refers to parameter 7, which does not exist"));
+  }
+  SECTION("an unused variable that no loop binds") {
+    add(k, ir::Expr{ExprOp::var, 40});
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("reads variable v40, but the kernel has 2 variables"));
+  }
+}
+
+TEST_CASE("the verifier rejects enum values out of range", "[verify][contract]") {
+  auto k = tiny();
+  SECTION("an index op (the backends fell through to a binary op with no operands)") {
+    const auto lo = add(k, ir::Expr{ExprOp::constant, 0});
+    loop_over(k, lo, add(k, ir::Expr{static_cast<ExprOp>(77)}));
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("op #2 (for): index expression 1 has unknown op 77"));
+  }
+  SECTION("a dtype") {
+    k.params[0].dtype = static_cast<ir::DType>(9);
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("parameter 'x' has unknown dtype 9"));
+  }
+  SECTION("a target") {
+    k.target = static_cast<ir::Target>(5);
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("unknown target 5"));
+  }
+  SECTION("an allocation kind") {
+    k.allocs.push_back({static_cast<ir::AllocKind>(12)});
+    k.allocs.back().shape = {1};
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("allocation 0 has unknown kind 12"));
+  }
+}
+
+TEST_CASE("the verifier requires the fields an op does not use to be empty", "[verify][contract]") {
+  auto k = good();
+  SECTION("a tile value on a barrier wait") {
+    first(k, StmtOp::barrier_wait).value = 0;
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("(barrier_wait): has a tile value (0), which it does not use"));
+  }
+  SECTION("a loop variable on a commit") {
+    first(k, StmtOp::commit_smem).var = 0;
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("(commit_smem): binds variable v0, but only loops bind variables"));
+  }
+  SECTION("operands on a constant") {
+    for (auto& e : k.exprs)
+      if (e.op == ExprOp::constant) {
+        e.a = 0;
+        break;
+      }
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("(const) has an operand, but takes none"));
+  }
+  SECTION("a cluster dimension past the cluster's rank") {
+    k.cluster[0] = 2;
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("cluster dimension 0 is 2, but the cluster has rank 0"));
+  }
+  SECTION("a barrier with a dtype") {
+    k.allocs[1].dtype = ir::DType::i8;
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("barrier allocation 1 has dtype i8, but barriers are untyped"));
+  }
+  SECTION("a collective axis named twice (the group size counted it twice)") {
+    k.cluster_rank = 1;
+    k.allocs[1].kind = ir::AllocKind::cluster_barrier;
+    k.allocs[1].collective_axes = {0, 0};
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("cluster barrier 1 names a collective axis twice: (0, 0)"));
+  }
+}
+
+TEST_CASE("the verifier checks sizes for overflow and bounds counts", "[verify][contract]") {
+  auto k = good();
+  SECTION("an SMEM allocation whose byte count wraps to 0 (and then passed the 227 KiB check)") {
+    k.allocs[0].shape[0] = std::int64_t{1} << 62;
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("allocation 0 (smem) of shape (4611686018427387904, 64, 64) is too large"));
+  }
+  SECTION("a parameter whose byte count overflows") {
+    k.params[0].shape = {std::int64_t{1} << 40, std::int64_t{1} << 30};
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("parameter 'x' of shape (1099511627776, 1073741824) and dtype f32 exceeds"));
+  }
+  SECTION("a grid beyond CUDA's limits (CTA numbers overflowed)") {
+    k.grid[0] = std::int64_t{1} << 40;
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("grid dimension 0 is 1099511627776, beyond CUDA's limit of 2147483647"));
+  }
+  SECTION("a grid of more CTAs than 32 bits number") {
+    k.grid_rank = 3;
+    k.grid = {65536, 65535, 2};
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("CTAs, beyond the 2147483647 that CTA numbers hold"));
+  }
+  SECTION("a billion variables (every warpgroup allocated them)") {
+    k.num_vars = 1 << 30;
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("num_vars must be between 0 and 65536, got 1073741824"));
+  }
+  SECTION("an integer scalar beyond 64 bits (converting it was undefined)") {
+    auto t = tiny();
+    t.params[0].dtype = ir::DType::i32;
+    t.values.push_back({ir::ValueOp::scalar, ir::DType::i32, {64}});
+    t.values.back().scalar = 1e30;
+    REQUIRE_THROWS_WITH(ir::verify(t), Contains("tile value 0: the scalar 1e+30 does not convert to a 64-bit integer"));
+    t.values.back().scalar = std::nan("");
+    REQUIRE_THROWS_WITH(ir::verify(t), Contains("does not convert to a 64-bit integer"));
+    t.values.back().scalar = -2.5;  // what `int_tile + (-2.5)` builds: truncated, then wrapped, as C++ converts
+    CHECK_NOTHROW(ir::verify(t));
+  }
+  SECTION("a float scalar outside f32 (converting it was undefined)") {
+    auto t = tiny();
+    t.values.push_back({ir::ValueOp::scalar, ir::DType::f32, {64}});
+    t.values.back().scalar = 1e300;
+    REQUIRE_THROWS_WITH(ir::verify(t), Contains("tile value 0: the scalar 1e+300 is outside the range of f32"));
+    t.values.back().scalar = 0.1;  // a double the user wrote: rounds to the nearest f32
+    CHECK_NOTHROW(ir::verify(t));
+    t.values.back().scalar = -std::numeric_limits<double>::infinity();
+    CHECK_NOTHROW(ir::verify(t));
+  }
+  SECTION("a load from a barrier (the interpreter read SMEM that does not exist)") {
+    auto& st = first(k, StmtOp::store);
+    auto& load = k.values[k.values[st.value].a];
+    REQUIRE(load.op == ir::ValueOp::load);
+    k.refs[load.ref] = k.refs[first(k, StmtOp::barrier_wait).refs[0]];
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("loads from allocation 1, a barrier: only SMEM, GMEM and accumulators are loaded"));
+  }
+}
+
+TEST_CASE("the verifier is linear on shared subexpressions and does not recurse", "[verify][contract]") {
+  SECTION("e[i+1] = e[i] + e[i], 100 levels (2^100 nodes expanded: the old verifier never returned)") {
+    auto k = tiny();
+    ir::ExprId e = add(k, ir::Expr{ExprOp::constant, 1});
+    for (int i = 0; i < 100; ++i) e = add(k, ir::Expr{ExprOp::add, 0, e, e});
+    loop_over(k, add(k, ir::Expr{ExprOp::constant, 0}), e);
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("expands to more than 4096 nodes or 64 levels"));
+  }
+  SECTION("the same for tile values") {
+    auto k = tiny();
+    k.values.push_back({ir::ValueOp::scalar, ir::DType::f32, {64}});
+    for (int i = 0; i < 100; ++i) {
+      const auto v = static_cast<ir::ValueId>(k.values.size() - 1);
+      k.values.push_back({ir::ValueOp::add, ir::DType::f32, {64}, v, v});
+    }
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("expands to more than 4096 nodes or 64 levels"));
+  }
+  SECTION("a million nested statements (the old verifier overflowed its stack)") {
+    auto k = tiny();
+    for (int i = 0; i < 1'000'000; ++i) {
+      ir::Stmt s{StmtOp::seq};
+      s.body = {k.body};
+      k.body = add(k, s);
+    }
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("is nested 65 statements deep, beyond the limit of 64"));
+    // The printer lists unverified kernels too: it stops at the limit instead of overflowing.
+    CHECK_THAT(ir::print(k), Contains("nested too deep"));
+  }
+  SECTION("a million-deep expression chain") {
+    auto k = tiny();
+    ir::ExprId e = add(k, ir::Expr{ExprOp::constant, 1});
+    for (int i = 0; i < 1'000'000; ++i) e = add(k, ir::Expr{ExprOp::lnot, 0, e});
+    loop_over(k, add(k, ir::Expr{ExprOp::constant, 0}), e);
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("expands to more than 4096 nodes or 64 levels"));
+    CHECK_THAT(ir::print(k), Contains("..."));
+  }
+}
+
+TEST_CASE("what the verifier accepts, the backends run without undefined behaviour", "[verify][contract]") {
+  interp::options o;
+  o.max_steps = 10000;
+  SECTION("INT64_MIN / -1 in an index expression wraps (it raised SIGFPE)") {
+    auto k = tiny();
+    const auto lo = add(k, ir::Expr{ExprOp::constant, std::numeric_limits<std::int64_t>::min()});
+    const auto m1 = add(k, ir::Expr{ExprOp::constant, -1});
+    loop_over(k, add(k, ir::Expr{ExprOp::constant, 0}), add(k, ir::Expr{ExprOp::div, 0, lo, m1}));
+    add(k, ir::Expr{ExprOp::mod, 0, lo, m1});
+    k.stmts.back().e0 = static_cast<ir::ExprId>(k.exprs.size() - 1);  // the loop's lower bound: INT64_MIN % -1 = 0
+    REQUIRE_NOTHROW(ir::verify(k));
+    const auto r = interp::run(k, zero_inputs(k), o);
+    CHECK(r.ok());  // [0, INT64_MIN): no iteration
+  }
+  SECTION("index overflow wraps") {
+    auto k = tiny();
+    const auto big = add(k, ir::Expr{ExprOp::constant, std::numeric_limits<std::int64_t>::max()});
+    loop_over(k, add(k, ir::Expr{ExprOp::add, 0, big, big}), add(k, ir::Expr{ExprOp::mul, 0, big, big}));
+    REQUIRE_NOTHROW(ir::verify(k));
+    CHECK(interp::run(k, zero_inputs(k), o).ok());  // [-2, 1): three empty iterations
+  }
+  SECTION("a loop with an empty body and 2^62 iterations ends at the step budget (it spun forever)") {
+    auto k = tiny();
+    loop_over(k, add(k, ir::Expr{ExprOp::constant, 0}), add(k, ir::Expr{ExprOp::constant, std::int64_t{1} << 62}));
+    REQUIRE_NOTHROW(ir::verify(k));
+    const auto r = interp::run(k, zero_inputs(k), o);
+    REQUIRE(r.diagnostics.size() == 1);
+    CHECK(r.diagnostics[0].kind == interp::check::step_limit);
+    CHECK_THAT(r.diagnostics[0].message, Contains("the step budget of 10000 ran out in control flow"));
+  }
+  SECTION("a GMEM block coordinate so large that its offset overflows is reported, not wrapped into range") {
+    auto k = good();
+    auto& copy = first(k, StmtOp::copy_gmem_to_smem);
+    k.refs[copy.refs[0]].block[1] = add(k, ir::Expr{ExprOp::constant, std::int64_t{1} << 58});
+    REQUIRE_NOTHROW(ir::verify(k));
+    const auto r = interp::run(k, zero_inputs(k), o);
+    REQUIRE(r.diagnostics.size() == 1);
+    CHECK(r.diagnostics[0].kind == interp::check::index_out_of_range);
+    CHECK_THAT(r.diagnostics[0].message, Contains("addresses block 288230376151711744 of 'x' in dimension 1"));
+  }
+  SECTION("a store to a register accumulator is unsupported in the interpreter (it indexed an empty shape)") {
+    auto k = good();
+    k.allocs.push_back({ir::AllocKind::accumulator, ir::DType::f32, {64, 64}});
+    auto& st = first(k, StmtOp::store);
+    k.refs.push_back({ir::RefBase::alloc, static_cast<int>(k.allocs.size() - 1), {}, {}, {64, 64}});
+    st.refs[0] = static_cast<ir::RefId>(k.refs.size() - 1);
+    REQUIRE_NOTHROW(ir::verify(k));
+    const auto r = interp::run(k, zero_inputs(k), o);
+    REQUIRE(r.diagnostics.size() == 1);
+    CHECK(r.diagnostics[0].kind == interp::check::unsupported);
+    CHECK_THAT(r.diagnostics[0].message, Contains("loads and stores of accumulator acc2 are not modelled"));
+  }
+}
+
+TEST_CASE("the SMEM layout saturates on corrupted sizes instead of wrapping", "[verify][contract]") {
+  // Printed for kernels that failed to verify: three allocations of 2^62 bytes each summed
+  // past 2^63 (found by fuzz_ir under UBSan: tests/fuzz/corpus/ir/regress-smem-layout-sum-overflow).
+  auto k = tiny();
+  for (int i = 0; i < 3; ++i) k.allocs.push_back({ir::AllocKind::smem, ir::DType::i8, {std::int64_t{1} << 31, std::int64_t{1} << 31}});
+  CHECK(ir::smem_bytes(k) > ir::max_smem_bytes);
+  for (auto o : ir::smem_offsets(k)) CHECK(o >= 0);
+  CHECK_THROWS_WITH(ir::verify(k), Contains("allocation 0 (smem) of shape (2147483648, 2147483648) is too large"));
+}
+
+TEST_CASE("the printer terminates on statement cycles in unverified IR", "[verify][contract]") {
+  // A seq listing itself twice: found by fuzz_ir when it printed rejected kernels (the depth
+  // guard alone still expanded 2^depth statements).
+  auto k = tiny();
+  k.stmts[k.body].body = {k.body, k.body};
+  REQUIRE_THROWS_WITH(ir::verify(k), Contains("is used twice in the tree"));
+  CHECK_THAT(ir::print(k), Contains("reached twice"));
 }

@@ -683,13 +683,17 @@ class machine {
       default: break;
     }
     const auto x = eval(a, e.a), y = eval(a, e.b);
+    // Index arithmetic is 64-bit two's complement, as the generated code's `long long` on the
+    // GPU wraps: overflow (and INT64_MIN / -1) wraps here too instead of being undefined.
+    const auto ux = static_cast<std::uint64_t>(x), uy = static_cast<std::uint64_t>(y);
     switch (e.op) {
-      case ir::ExprOp::add: return x + y;
-      case ir::ExprOp::sub: return x - y;
-      case ir::ExprOp::mul: return x * y;
+      case ir::ExprOp::add: return static_cast<std::int64_t>(ux + uy);
+      case ir::ExprOp::sub: return static_cast<std::int64_t>(ux - uy);
+      case ir::ExprOp::mul: return static_cast<std::int64_t>(ux * uy);
       case ir::ExprOp::div:
       case ir::ExprOp::mod:
         if (y == 0) report(check::index_out_of_range, cur_op_, a, "an index expression divides by zero");
+        if (y == -1) return e.op == ir::ExprOp::div ? static_cast<std::int64_t>(std::uint64_t{0} - ux) : 0;
         return e.op == ir::ExprOp::div ? x / y : x % y;
       case ir::ExprOp::min: return std::min(x, y);
       case ir::ExprOp::max: return std::max(x, y);
@@ -709,6 +713,11 @@ class machine {
   void settle(agent_state& a) {
     for (;;) {
       auto const& in = prog_[a.pc];
+      if (in.what == code::op) return;
+      // Control flow takes no scheduler step, so a loop with an empty body would otherwise
+      // spin past the step budget forever.
+      if (++control_steps_ > o_.max_steps)
+        report(check::step_limit, in.stmt, a, fmt::format("the step budget of {} ran out in control flow: a loop that does not end?", o_.max_steps));
       switch (in.what) {
         case code::op: return;
         case code::end:
@@ -857,8 +866,8 @@ class machine {
       for (auto e : r.shape) g.box.push_back(e);
       for (std::size_t d = 0; d < r.block.size(); ++d) {
         const auto c = eval(a, r.block[d]);
-        g.origin.push_back(c * r.shape[d]);
-        if (c < 0 || (c + 1) * r.shape[d] > m.shape[d])
+        g.origin.push_back(c >= 0 && c < m.shape[d] / r.shape[d] ? c * r.shape[d] : 0);  // no overflow before the check
+        if (c < 0 || c >= m.shape[d] / r.shape[d])
           report(check::index_out_of_range, cur_op_, a,
                  fmt::format("GMEM block out of range: {} addresses block {} of '{}' in dimension {}, but ({}) blocks of ({}) cover "
                              "only [0, {}) there",
@@ -866,6 +875,10 @@ class machine {
       }
       return g;
     }
+    if (k_.allocs[r.id].kind != ir::AllocKind::smem)
+      report(check::unsupported, cur_op_, a,
+             fmt::format("loads and stores of {} {}{} are not modelled by the interpreter yet", ir::alloc_kind_name(k_.allocs[r.id].kind),
+                         k_.allocs[r.id].kind == ir::AllocKind::accumulator ? "acc" : "t", r.id));
     auto& m = ctas_[cta].smem[r.id];
     g.mem = &m;
     for (std::size_t d = 0; d < m.shape.size(); ++d) {
@@ -1650,7 +1663,7 @@ class machine {
   std::vector<async_op> pending_;
   std::vector<std::uint64_t> change_points_;
   std::uint64_t time_ = 0, cluster_steps_ = 0, pct_length_ = 64, next_async_ = 0;
-  std::uint64_t clusters_run_ = 0;
+  std::uint64_t clusters_run_ = 0, control_steps_ = 0;
   int cur_op_ = -1;
   std::vector<diagnostic> diags_;
   trace tr_;

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <numeric>
 
@@ -193,7 +194,9 @@ class emitter {
     auto const& e = k_.exprs[id];
     auto bin = [&](const char* op) { return fmt::format("({} {} {})", expr(e.a), op, expr(e.b)); };
     switch (e.op) {
-      case ir::ExprOp::constant: return fmt::format("{}LL", e.value);
+      // -9223372036854775808LL is not a literal (the minus applies to a value LL cannot hold).
+      case ir::ExprOp::constant:
+        return e.value == std::numeric_limits<std::int64_t>::min() ? "(-9223372036854775807LL - 1)" : fmt::format("{}LL", e.value);
       case ir::ExprOp::var: return fmt::format("v{}", e.value);
       case ir::ExprOp::program_id: return fmt::format("static_cast<long long>(blockIdx.{})", "xyz"[e.value]);
       case ir::ExprOp::cluster_idx: return fmt::format("static_cast<long long>(sc::cluster_ctaid({}))", e.value);
@@ -387,9 +390,15 @@ class emitter {
     }
   }
   // State at a loop's head: entered with d, or coming back from the end of the body (fixpoint).
+  // Memoised per (loop, d): each level calls after() on its body twice, which is exponential in
+  // the nesting depth otherwise.
   bool loop_head(ir::StmtId id, bool d) const {
-    auto const& body = k_.stmts[id].body[0];
-    return d || after(body, d || after(body, d));
+    auto& memo = loop_head_memo_[{id, d}];
+    if (memo == 0) {
+      auto const& body = k_.stmts[id].body[0];
+      memo = d || after(body, d || after(body, d)) ? 2 : 1;
+    }
+    return memo == 2;
   }
 
   // ---- statements ------------------------------------------------------------------------------
@@ -629,6 +638,7 @@ class emitter {
   std::vector<tensor_map_spec> maps_;
   std::map<int, int> map_of_;
   std::map<ir::ValueId, std::string> leaf_override_;  // loads already read as 16-byte vectors
+  mutable std::map<std::pair<ir::StmtId, bool>, char> loop_head_memo_;  // 0 unknown, 1 false, 2 true
   bool dirty_ = false;  // a store ran since this warpgroup's last sc::wg_sync (see after())
   std::vector<op_span> spans_;  // offsets into the body until run() places them in the source
 };

@@ -37,12 +37,14 @@ std::string stmt_name(StmtOp op) {
 std::string expr_op_name(ExprOp op) {
   static constexpr const char* names[] = {"const", "var", "program_id", "cluster_idx", "thread_id", "+", "-", "*", "/", "%",
                                           "min", "max", "<", "<=", ">", ">=", "==", "!=", "&&", "||", "!"};
-  return names[static_cast<int>(op)];
+  const auto i = static_cast<std::size_t>(op);
+  return i < std::size(names) ? names[i] : fmt::format("?expr_op{}", i);
 }
 
 std::string value_op_name(ValueOp op) {
   static constexpr const char* names[] = {"load", "async_load_tmem", "scalar", "+", "-", "*", "/", "min", "max", "neg", "exp", "cast"};
-  return names[static_cast<int>(op)];
+  const auto i = static_cast<std::size_t>(op);
+  return i < std::size(names) ? names[i] : fmt::format("?value_op{}", i);
 }
 
 namespace {
@@ -58,8 +60,15 @@ std::string alloc_name(Kernel const& k, int id) {
     case AllocKind::tmem: return fmt::format("t{}", id);
     case AllocKind::accumulator: return fmt::format("acc{}", id);
   }
-  return "?";
+  return fmt::format("?alloc{}", id);
 }
+
+// The printer also lists kernels that failed to verify (to show what is wrong), where a chain
+// may be arbitrarily deep and a shared DAG exponentially large when expanded. Verified kernels
+// stay far inside these bounds (max_tree_depth, max_nesting, max_tree_nodes), so the listing,
+// and the hash over it, is exact for them.
+constexpr int print_depth_limit = 4 * max_tree_depth + max_nesting;
+constexpr std::int64_t print_node_budget = max_expanded_nodes;  // expressions and values, as the verifier counts them
 
 class Printer {
  public:
@@ -67,6 +76,8 @@ class Printer {
 
   std::string expr(ExprId id) const {
     if (id < 0 || id >= static_cast<ExprId>(k_.exprs.size())) return fmt::format("?e{}", id);
+    const guard g(*this);
+    if (g.exhausted()) return fmt::format("e{}...", id);
     auto const& e = k_.exprs[id];
     switch (e.op) {
       case ExprOp::constant: return fmt::format("{}", e.value);
@@ -76,8 +87,11 @@ class Printer {
       case ExprOp::thread_id: return "thread_id";
       case ExprOp::min: case ExprOp::max: return fmt::format("{}({}, {})", expr_op_name(e.op), expr(e.a), expr(e.b));
       case ExprOp::lnot: return fmt::format("!{}", operand(e.a));
-      default: return fmt::format("{} {} {}", operand(e.a), expr_op_name(e.op), operand(e.b));
+      case ExprOp::add: case ExprOp::sub: case ExprOp::mul: case ExprOp::div: case ExprOp::mod: case ExprOp::lt: case ExprOp::le:
+      case ExprOp::gt: case ExprOp::ge: case ExprOp::eq: case ExprOp::ne: case ExprOp::land: case ExprOp::lor:
+        return fmt::format("{} {} {}", operand(e.a), expr_op_name(e.op), operand(e.b));
     }
+    return expr_op_name(e.op);
   }
 
   std::string ref(RefId id) const {
@@ -97,6 +111,8 @@ class Printer {
 
   std::string value(ValueId id) const {
     if (id < 0 || id >= static_cast<ValueId>(k_.values.size())) return fmt::format("?t{}", id);
+    const guard g(*this);
+    if (g.exhausted()) return fmt::format("t{}...", id);
     auto const& v = k_.values[id];
     switch (v.op) {
       case ValueOp::load: return fmt::format("load({})", ref(v.ref));
@@ -106,13 +122,22 @@ class Printer {
       case ValueOp::exp: return fmt::format("exp({})", value(v.a));
       case ValueOp::cast: return fmt::format("cast<{}>({})", dtype_name(v.dtype), value(v.a));
       case ValueOp::min: case ValueOp::max: return fmt::format("{}({}, {})", value_op_name(v.op), value(v.a), value(v.b));
-      default: return fmt::format("{} {} {}", vop(v.a), value_op_name(v.op), vop(v.b));
+      case ValueOp::add: case ValueOp::sub: case ValueOp::mul: case ValueOp::div:
+        return fmt::format("{} {} {}", vop(v.a), value_op_name(v.op), vop(v.b));
     }
+    return value_op_name(v.op);
   }
 
   void stmt(StmtId id, int depth, std::string& out) const {
     if (id < 0 || id >= static_cast<StmtId>(k_.stmts.size())) {
       out += fmt::format("  ?{}\n", id);
+      return;
+    }
+    const guard g(*this, false);
+    // A verified tree prints each statement once; a corrupted one may list a statement in its
+    // own body (a cycle, or a DAG that expands exponentially).
+    if (g.exhausted() || ++stmts_printed_ > k_.stmts.size()) {
+      out += fmt::format("  #{} ... (nested too deep, or reached twice)\n", id);
       return;
     }
     auto const& s = k_.stmts[id];
@@ -161,6 +186,22 @@ class Printer {
   }
 
  private:
+  // Counts depth on the way down and nodes overall; exhausted() once either limit is passed.
+  struct guard {
+    Printer const& p;
+    explicit guard(Printer const& q, bool counted = true) : p(q) {
+      ++p.depth_;
+      p.nodes_ += counted;
+    }
+    ~guard() { --p.depth_; }
+    guard(guard const&) = delete;
+    guard& operator=(guard const&) = delete;
+    bool exhausted() const { return p.depth_ > print_depth_limit || p.nodes_ > print_node_budget; }
+  };
+  mutable int depth_ = 0;
+  mutable std::int64_t nodes_ = 0;
+  mutable std::size_t stmts_printed_ = 0;
+
   static RefId at(Stmt const& s, std::size_t i) { return i < s.refs.size() ? s.refs[i] : none; }
   std::string operand(ExprId id) const {
     if (id >= 0 && id < static_cast<ExprId>(k_.exprs.size()) && expr_is_binary(k_.exprs[id].op) && k_.exprs[id].op != ExprOp::min &&
@@ -177,11 +218,13 @@ class Printer {
   std::int64_t bytes(RefId id) const {
     if (id < 0 || id >= static_cast<RefId>(k_.refs.size())) return 0;
     auto const& r = k_.refs[id];
-    std::int64_t n = 1;
-    for (auto e : r.shape) n *= e;
-    auto dt = r.base == RefBase::param ? (r.id < static_cast<int>(k_.params.size()) ? k_.params[r.id].dtype : DType::f32)
-                                       : (r.id < static_cast<int>(k_.allocs.size()) ? k_.allocs[r.id].dtype : DType::f32);
-    return n * dtype_bits(dt) / 8;
+    // Wrapping arithmetic: only an unverified kernel can overflow here, and its listing just
+    // needs to be printable.
+    std::uint64_t n = 1;
+    for (auto e : r.shape) n *= static_cast<std::uint64_t>(e);
+    const bool in_range = r.id >= 0 && r.id < static_cast<int>(r.base == RefBase::param ? k_.params.size() : k_.allocs.size());
+    auto dt = !in_range ? DType::f32 : r.base == RefBase::param ? k_.params[r.id].dtype : k_.allocs[r.id].dtype;
+    return static_cast<std::int64_t>(n * static_cast<std::uint64_t>(dtype_bits(dt)) / 8);
   }
   Kernel const& k_;
 };

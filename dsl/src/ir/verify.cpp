@@ -1,7 +1,17 @@
-// The IR verifier: every invariant a backend relies on, checked on plain data. The typed front
-// end already guarantees most of these for kernels it builds; the verifier is what stands
-// between a hand-built or corrupted IR (or a lowering bug) and a backend.
+// The IR verifier: the contract between whoever builds an ir::Kernel and every backend.
+//
+// The typed front end already guarantees most of these invariants for kernels it builds; the
+// verifier is what stands between a hand-built or corrupted IR (or a lowering bug) and a backend.
+// Backends walk every arena entry and follow operand fields whatever the op, so every entry is
+// checked, reachable or not, and every field an op does not use must be empty. A kernel that
+// passes can be printed, hashed, generated and interpreted without undefined behaviour: sizes
+// are overflow-checked, counts and expression trees are bounded, and nothing here recurses (a
+// corrupted chain of a million nested statements must not overflow the verifier's stack).
+#include <algorithm>
+#include <cmath>
+#include <limits>
 #include <numeric>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -19,23 +29,87 @@ bool is_identifier(std::string const& s) {
   return true;
 }
 
+// Enums arrive from memory that may hold any byte: range-check before switching on them.
+bool valid(DType t) { return static_cast<unsigned>(t) <= static_cast<unsigned>(DType::i8); }
+bool valid(Target t) { return static_cast<unsigned>(t) <= static_cast<unsigned>(Target::sm_100a); }
+bool valid(AllocKind k) { return static_cast<unsigned>(k) <= static_cast<unsigned>(AllocKind::accumulator); }
+bool valid(RefBase b) { return static_cast<unsigned>(b) <= static_cast<unsigned>(RefBase::alloc); }
+bool valid(ExprOp op) { return static_cast<unsigned>(op) <= static_cast<unsigned>(ExprOp::lnot); }
+bool valid(ValueOp op) { return static_cast<unsigned>(op) <= static_cast<unsigned>(ValueOp::cast); }
+bool valid(StmtOp op) { return static_cast<unsigned>(op) <= static_cast<unsigned>(StmtOp::tcgen05_commit_arrive); }
+
+// The product of extents, or nullopt when it does not fit in 63 bits (or an extent is < 1).
+std::optional<std::int64_t> checked_product(std::vector<std::int64_t> const& v, std::int64_t times = 1) {
+  std::int64_t n = times;
+  for (auto e : v)
+    if (e < 1 || __builtin_mul_overflow(n, e, &n)) return std::nullopt;
+  return n;
+}
+
+bool distinct(std::vector<int> v) {
+  std::sort(v.begin(), v.end());
+  return std::adjacent_find(v.begin(), v.end()) == v.end();
+}
+
+// Sorted variable numbers an expression (or a tile value, through its loads) reads.
+using var_set = std::vector<std::int32_t>;
+var_set merge(var_set const& a, var_set const& b) {
+  var_set out;
+  out.reserve(a.size() + b.size());
+  std::set_union(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+  return out;
+}
+
 class Verifier {
  public:
   explicit Verifier(Kernel const& k) : k_(k) {}
 
   void run() {
     kernel_level();
-    for (std::size_t i = 0; i < k_.exprs.size(); ++i) expr_shape(static_cast<ExprId>(i));
-    if (k_.body < 0 || k_.body >= static_cast<StmtId>(k_.stmts.size())) fail("the body is statement {}, which does not exist", k_.body);
-    seen_.assign(k_.stmts.size(), false);
-    stmt(k_.body);
-    for (std::size_t i = 0; i < seen_.size(); ++i)
-      if (!seen_[i]) fail("statement #{} is not reachable from the body", i);
+    for (std::size_t i = 0; i < k_.params.size(); ++i) param(i);
+    for (std::size_t i = 0; i < k_.allocs.size(); ++i) alloc(i);
+    // Layout sums are overflow-safe only once every allocation's own size is known to be small.
+    if (auto s = smem_bytes(k_); s > max_smem_bytes)
+      fail("kernel exceeds available shared memory: smem_bytes={} > max_smem_bytes={}", s, max_smem_bytes);
+    if (auto t = tmem_columns(k_); t > max_tmem_columns)
+      fail("kernel exceeds available tensor memory: tmem_columns={} > max_tmem_columns={}", t, max_tmem_columns);
+    // Children come before parents in every arena, so one forward pass sees each entry once,
+    // with its operands already checked: linear however much is shared.
+    find_users();
+    expr_vars_.resize(k_.exprs.size());
+    expr_size_.resize(k_.exprs.size());
+    expr_depth_.resize(k_.exprs.size());
+    for (std::size_t i = 0; i < k_.exprs.size(); ++i) {
+      context_ = expr_user_[i];
+      expr(static_cast<ExprId>(i));
+    }
+    ref_vars_.resize(k_.refs.size());
+    for (std::size_t i = 0; i < k_.refs.size(); ++i) {
+      context_ = ref_user_[i];
+      ref(static_cast<RefId>(i));
+    }
+    value_vars_.resize(k_.values.size());
+    value_size_.resize(k_.values.size());
+    value_depth_.resize(k_.values.size());
+    for (std::size_t i = 0; i < k_.values.size(); ++i) {
+      context_ = value_user_[i];
+      value(static_cast<ValueId>(i));
+    }
+    context_ = none;
+    for (std::size_t i = 0; i < k_.stmts.size(); ++i) stmt_fields(static_cast<StmtId>(i));
+    tree();
+    for (std::size_t i = 0; i < k_.exprs.size(); ++i)
+      if (k_.exprs[i].op == ExprOp::var && k_.exprs[i].value >= k_.num_vars)
+        fail("index expression {} reads variable v{}, but the kernel has {} variables", i, k_.exprs[i].value, k_.num_vars);
   }
 
  private:
+  // Arena entries are checked on their own, but a message about one a statement uses names
+  // that statement (context_), as if it had been found there.
+  // E: VerifyError, or ConfigError where the values the user chose (not an IR bug) are at fault.
   template <class E = VerifyError, class... A>
   [[noreturn]] void fail(fmt::format_string<A...> f, A&&... a) const {
+    if (context_ != none) fail_at<E>(context_, f, std::forward<A>(a)...);
     throw E(fmt::format("kernel '{}': {}", k_.name, fmt::format(f, std::forward<A>(a)...)));
   }
   template <class E = VerifyError, class... A>
@@ -44,137 +118,452 @@ class Verifier {
                         fmt::format(f, std::forward<A>(a)...)));
   }
 
+  // ---- the kernel, its parameters and allocations ----------------------------------------------
   void kernel_level() {
     if (!is_identifier(k_.name)) fail("the kernel name must be a C identifier (it names the generated function)");
+    if (!valid(k_.target)) fail("unknown target {}", static_cast<int>(k_.target));
     if (k_.grid_rank < 1 || k_.grid_rank > 3) fail("grid rank must be 1 to 3, got {}", k_.grid_rank);
-    for (int i = 0; i < 3; ++i)
+    for (int i = 0; i < 3; ++i) {
       if (k_.grid[i] < 1) fail<ConfigError>("grid dimension {} must be at least 1, got {}", i, k_.grid[i]);
+      const auto limit = i == 0 ? max_grid_x : max_grid_yz;
+      if (k_.grid[i] > limit) fail("grid dimension {} is {}, beyond CUDA's limit of {}", i, k_.grid[i], limit);
+      if (i >= k_.grid_rank && k_.grid[i] != 1) fail("grid dimension {} is {}, but the grid has rank {} (dimensions past it must be 1)", i, k_.grid[i], k_.grid_rank);
+    }
+    // x < 2^31 and y, z < 2^16 (checked above): the product stays below 2^63.
+    if (const auto ctas = k_.grid[0] * k_.grid[1] * k_.grid[2]; ctas > max_ctas)
+      fail("a grid of ({}) is {} CTAs, beyond the {} that CTA numbers hold", fmt::join(k_.grid, ", "), ctas, max_ctas);
     if (k_.warpgroups < 1 || k_.warpgroups > max_warpgroups)
       fail("num_threads must be between 1 and {} warpgroups, got {}", max_warpgroups, k_.warpgroups);
     if (k_.cluster_rank < 0 || k_.cluster_rank > 3) fail("cluster rank must be 0 to 3, got {}", k_.cluster_rank);
+    if (k_.cluster_rank == 0 && k_.cluster_nonportable) fail("a kernel without a cluster cannot ask for non-portable cluster sizes");
     std::int64_t csize = 1;
     for (int i = 0; i < 3; ++i) {
-      if (k_.cluster[i] < 1) fail("cluster dimension {} must be at least 1, got {}", i, k_.cluster[i]);
+      if (k_.cluster[i] < 1 || k_.cluster[i] > max_cluster_nonportable)
+        fail("cluster dimension {} must be between 1 and {}, got {}", i, max_cluster_nonportable, k_.cluster[i]);
+      if (i >= k_.cluster_rank && k_.cluster[i] != 1)
+        fail("cluster dimension {} is {}, but the cluster has rank {} (dimensions past it must be 1)", i, k_.cluster[i], k_.cluster_rank);
       if (k_.grid[i] % k_.cluster[i] != 0)
         fail<ConfigError>("grid dimension {} ({}) must be a multiple of the cluster dimension ({})", i, k_.grid[i], k_.cluster[i]);
       csize *= k_.cluster[i];
     }
     const auto climit = k_.cluster_nonportable ? max_cluster_nonportable : max_cluster_portable;
     if (csize > climit) fail("a cluster of {} CTAs exceeds the limit of {}", csize, climit);
-
-    std::set<std::string> names;
-    for (auto const& p : k_.params) {
-      if (!is_identifier(p.name)) fail("parameter name '{}' must be a C identifier", p.name);
-      if (!names.insert(p.name).second) fail("two parameters are named '{}'", p.name);
-      if (p.shape.empty() || p.shape.size() > max_param_rank)
-        fail("parameter '{}' has rank {}, expected 1 to {}", p.name, p.shape.size(), max_param_rank);
-      if (p.dynamic.size() != p.shape.size()) fail("parameter '{}': {} dynamic flags for rank {}", p.name, p.dynamic.size(), p.shape.size());
-      for (auto e : p.shape)
-        if (e < 1) fail("parameter '{}' has shape ({}): every extent must be at least 1", p.name, fmt::join(p.shape, ", "));
-    }
-    for (std::size_t i = 0; i < k_.allocs.size(); ++i) {
-      auto const& a = k_.allocs[i];
-      if (a.shape.empty()) fail("allocation {} ({}) has no shape", i, alloc_kind_name(a.kind));
-      for (auto e : a.shape)
-        if (e < 1) fail("allocation {} ({}) has shape ({}): every extent must be at least 1", i, alloc_kind_name(a.kind), fmt::join(a.shape, ", "));
-      if (a.kind == AllocKind::barrier || a.kind == AllocKind::cluster_barrier) {
-        if (a.arrivals < 1) fail("Num arrivals must be at least 1, but got {} (allocation {})", a.arrivals, i);
-        for (int ax : a.collective_axes)
-          if (ax < 0 || ax >= k_.cluster_rank)
-            fail("cluster barrier {} uses cluster axis {}, but the kernel's cluster has {} dimensions", i, ax, k_.cluster_rank);
-        if (a.kind == AllocKind::cluster_barrier && a.collective_axes.empty()) fail("cluster barrier {} has no collective axes", i);
-      }
-      if (a.kind == AllocKind::smem && a.swizzle != 0) {
-        if (a.swizzle != 32 && a.swizzle != 64 && a.swizzle != 128) fail("allocation {}: swizzle must be 32, 64 or 128 bytes, but got {}", i, a.swizzle);
-        const auto trailing = a.tiling.empty() ? a.shape.back() : a.tiling.back();
-        if (trailing * dtype_bits(a.dtype) / 8 != a.swizzle)
-          fail("allocation {}: swizzle = {} bytes with dtype {} needs a trailing dimension of {} elements, but got {}", i, a.swizzle,
-               dtype_name(a.dtype), a.swizzle * 8 / dtype_bits(a.dtype), trailing);
-      }
-      if (a.kind == AllocKind::tmem && k_.target != Target::sm_100a) fail<ConfigError>("TMEM exists on Blackwell only, but the kernel targets {}", target_name(k_.target));
-    }
-    if (auto s = smem_bytes(k_); s > max_smem_bytes)
-      fail("kernel exceeds available shared memory: smem_bytes={} > max_smem_bytes={}", s, max_smem_bytes);
-    if (auto t = tmem_columns(k_); t > max_tmem_columns)
-      fail("kernel exceeds available tensor memory: tmem_columns={} > max_tmem_columns={}", t, max_tmem_columns);
+    if (k_.num_vars < 0 || k_.num_vars > max_vars) fail("num_vars must be between 0 and {}, got {}", max_vars, k_.num_vars);
+    constexpr auto max_id = static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max());
+    if (k_.exprs.size() > max_id || k_.refs.size() > max_id || k_.values.size() > max_id || k_.stmts.size() > max_id ||
+        k_.params.size() > max_id || k_.allocs.size() > max_id)
+      fail("an arena has more entries than 32-bit ids can name");
   }
 
-  void expr_shape(ExprId id) const {
+  void param(std::size_t i) {
+    auto const& p = k_.params[i];
+    if (!is_identifier(p.name)) fail("parameter name '{}' must be a C identifier", p.name);
+    for (std::size_t j = 0; j < i; ++j)
+      if (k_.params[j].name == p.name) fail("two parameters are named '{}'", p.name);
+    if (!valid(p.dtype)) fail("parameter '{}' has unknown dtype {}", p.name, static_cast<int>(p.dtype));
+    if (p.shape.empty() || p.shape.size() > max_param_rank)
+      fail("parameter '{}' has rank {}, expected 1 to {}", p.name, p.shape.size(), max_param_rank);
+    if (p.dynamic.size() != p.shape.size()) fail("parameter '{}': {} dynamic flags for rank {}", p.name, p.dynamic.size(), p.shape.size());
+    for (auto e : p.shape)
+      if (e < 1) fail("parameter '{}' has shape ({}): every extent must be at least 1", p.name, fmt::join(p.shape, ", "));
+    const auto bytes = checked_product(p.shape, dtype_bits(p.dtype) / 8);
+    if (!bytes || *bytes > max_gmem_bytes)
+      fail<ConfigError>("parameter '{}' of shape ({}) and dtype {} exceeds {} bytes", p.name, fmt::join(p.shape, ", "), dtype_name(p.dtype), max_gmem_bytes);
+  }
+
+  void alloc(std::size_t i) {
+    auto const& a = k_.allocs[i];
+    if (!valid(a.kind)) fail("allocation {} has unknown kind {}", i, static_cast<int>(a.kind));
+    if (!valid(a.dtype)) fail("allocation {} ({}) has unknown dtype {}", i, alloc_kind_name(a.kind), static_cast<int>(a.dtype));
+    const char* kind = alloc_kind_name(a.kind);
+    if (a.shape.empty() || a.shape.size() > static_cast<std::size_t>(max_alloc_rank))
+      fail("allocation {} ({}) has rank {}, expected 1 to {}", i, kind, a.shape.size(), max_alloc_rank);
+    for (auto e : a.shape)
+      if (e < 1) fail("allocation {} ({}) has shape ({}): every extent must be at least 1", i, kind, fmt::join(a.shape, ", "));
+    // Any allocation that is not tiny fails the SMEM / TMEM / register limits below; bounding
+    // each one here keeps every later size computation far from overflow.
+    const auto n = checked_product(a.shape, 8);
+    if (!n || *n > max_gmem_bytes) fail("allocation {} ({}) of shape ({}) is too large", i, kind, fmt::join(a.shape, ", "));
+    const bool is_barrier = a.kind == AllocKind::barrier || a.kind == AllocKind::cluster_barrier;
+    // Fields that do not apply to a kind must be empty: they are printed and hashed, and a
+    // backend must never meet a combination no front end can make.
+    if (is_barrier && a.dtype != DType{}) fail("barrier allocation {} has dtype {}, but barriers are untyped", i, dtype_name(a.dtype));
+    if (a.kind != AllocKind::smem && (!a.tiling.empty() || a.swizzle != 0))
+      fail("allocation {} ({}) has a tiling or swizzle, which only SMEM allocations have", i, kind);
+    if (!is_barrier && (a.arrivals != 0 || a.orders_tensor_core))
+      fail("allocation {} ({}) has arrivals or orders_tensor_core, which only barriers have", i, kind);
+    if (a.kind != AllocKind::cluster_barrier && !a.collective_axes.empty())
+      fail("allocation {} ({}) has collective axes, which only cluster barriers have", i, kind);
+    if (is_barrier) {
+      if (a.arrivals < 1) fail("Num arrivals must be at least 1, but got {} (allocation {})", a.arrivals, i);
+      for (int ax : a.collective_axes)
+        if (ax < 0 || ax >= k_.cluster_rank)
+          fail("cluster barrier {} uses cluster axis {}, but the kernel's cluster has {} dimensions", i, ax, k_.cluster_rank);
+      if (!distinct(a.collective_axes)) fail("cluster barrier {} names a collective axis twice: ({})", i, fmt::join(a.collective_axes, ", "));
+      if (a.kind == AllocKind::cluster_barrier && a.collective_axes.empty()) fail("cluster barrier {} has no collective axes", i);
+      // Arrivals per phase, from every peer: an mbarrier counts at most 2^20 - 1.
+      std::int64_t peers = 1;
+      for (int ax : a.collective_axes) peers *= k_.cluster[ax];
+      if (a.arrivals * peers > (std::int64_t{1} << 20) - 1)
+        fail("barrier allocation {} expects {} arrivals per phase, beyond the mbarrier's limit of {}", i, a.arrivals * peers, (1 << 20) - 1);
+    }
+    if (a.kind == AllocKind::smem) {
+      if (a.tiling.size() > a.shape.size()) fail("allocation {}: tiling ({}) has more dimensions than the shape ({})", i, fmt::join(a.tiling, ", "), fmt::join(a.shape, ", "));
+      const auto lead = a.shape.size() - a.tiling.size();
+      for (std::size_t d = 0; d < a.tiling.size(); ++d)
+        if (a.tiling[d] < 1 || a.shape[lead + d] % a.tiling[d] != 0)
+          fail("allocation {}: tiling ({}) must divide the trailing dimensions of the shape ({})", i, fmt::join(a.tiling, ", "), fmt::join(a.shape, ", "));
+    }
+    if (a.kind == AllocKind::smem && a.swizzle != 0) {
+      if (a.swizzle != 32 && a.swizzle != 64 && a.swizzle != 128) fail("allocation {}: swizzle must be 32, 64 or 128 bytes, but got {}", i, a.swizzle);
+      const auto trailing = a.tiling.empty() ? a.shape.back() : a.tiling.back();
+      if (trailing * dtype_bits(a.dtype) / 8 != a.swizzle)
+        fail("allocation {}: swizzle = {} bytes with dtype {} needs a trailing dimension of {} elements, but got {}", i, a.swizzle,
+             dtype_name(a.dtype), a.swizzle * 8 / dtype_bits(a.dtype), trailing);
+    }
+    if (a.kind == AllocKind::tmem) {
+      if (k_.target != Target::sm_100a) fail<ConfigError>("TMEM exists on Blackwell only, but the kernel targets {}", target_name(k_.target));
+      if (a.shape.size() != 2) fail("TMEM allocation {} has rank {}: TMEM is (lanes, columns)", i, a.shape.size());
+    }
+  }
+
+  // ---- arena entries, each on its own -----------------------------------------------------------
+  // The first statement (in arena order) that uses each entry, directly or through others; for
+  // messages only, so ids out of range are skipped here and reported by the checks.
+  void find_users() {
+    expr_user_.assign(k_.exprs.size(), none);
+    ref_user_.assign(k_.refs.size(), none);
+    value_user_.assign(k_.values.size(), none);
+    auto mark = [](std::vector<StmtId>& users, std::int64_t id, StmtId s) {
+      if (s != none && id >= 0 && id < static_cast<std::int64_t>(users.size()) && users[id] == none) users[id] = s;
+    };
+    for (std::size_t i = 0; i < k_.stmts.size(); ++i) {
+      auto const& x = k_.stmts[i];
+      const auto s = static_cast<StmtId>(i);
+      mark(expr_user_, x.e0, s);
+      mark(expr_user_, x.e1, s);
+      for (auto r : x.refs) mark(ref_user_, r, s);
+      mark(value_user_, x.value, s);
+    }
+    for (std::size_t i = k_.values.size(); i-- > 0;) {  // parents come after their operands
+      auto const& v = k_.values[i];
+      mark(value_user_, v.a, value_user_[i]);
+      mark(value_user_, v.b, value_user_[i]);
+      mark(ref_user_, v.ref, value_user_[i]);
+    }
+    for (std::size_t i = 0; i < k_.refs.size(); ++i) {
+      for (auto e : k_.refs[i].index) mark(expr_user_, e, ref_user_[i]);
+      for (auto e : k_.refs[i].block) mark(expr_user_, e, ref_user_[i]);
+    }
+    for (std::size_t i = k_.exprs.size(); i-- > 0;) {
+      mark(expr_user_, k_.exprs[i].a, expr_user_[i]);
+      mark(expr_user_, k_.exprs[i].b, expr_user_[i]);
+    }
+  }
+
+  void expr(ExprId id) {
     auto const& e = k_.exprs[id];
+    if (!valid(e.op)) fail("index expression {} has unknown op {}", id, static_cast<int>(e.op));
+    const bool binary = expr_is_binary(e.op), unary = e.op == ExprOp::lnot;
     auto child = [&](ExprId c) {
       if (c < 0 || c >= id) fail("index expression {} ({}) refers to expression {}, which is not defined before it", id, expr_op_name(e.op), c);
     };
-    if (expr_is_binary(e.op)) {
-      child(e.a);
-      child(e.b);
-    } else if (e.op == ExprOp::lnot) {
-      child(e.a);
+    if (binary || unary) child(e.a);
+    else if (e.a != none) fail("index expression {} ({}) has an operand, but takes none", id, expr_op_name(e.op));
+    if (binary) child(e.b);
+    else if (e.b != none) fail("index expression {} ({}) has a second operand, but takes {}", id, expr_op_name(e.op), unary ? "one" : "none");
+    switch (e.op) {
+      case ExprOp::constant: break;
+      case ExprOp::var:
+        // A variable past num_vars is reported where it is used (lowering numbers unbound
+        // variables that way), or after the walk if nothing uses it.
+        if (e.value < 0 || e.value > std::numeric_limits<std::int32_t>::max()) fail("index expression {} reads variable v{}, which cannot exist", id, e.value);
+        expr_vars_[id] = {static_cast<std::int32_t>(e.value)};
+        break;
+      case ExprOp::program_id:
+        if (e.value < 0 || e.value >= k_.grid_rank) fail("program_id({}) but the grid has {} dimensions", e.value, k_.grid_rank);
+        break;
+      case ExprOp::cluster_idx:
+        if (e.value < 0 || e.value >= std::max(1, k_.cluster_rank)) fail("cluster_idx({}) but the cluster has {} dimensions", e.value, k_.cluster_rank);
+        break;
+      default:
+        if (e.value != 0) fail("index expression {} ({}) carries the value {}, which it does not use", id, expr_op_name(e.op), e.value);
     }
-    if (e.op == ExprOp::program_id && (e.value < 0 || e.value >= k_.grid_rank))
-      fail("program_id({}) but the grid has {} dimensions", e.value, k_.grid_rank);
-    if (e.op == ExprOp::cluster_idx && (e.value < 0 || e.value >= std::max(1, k_.cluster_rank)))
-      fail("cluster_idx({}) but the cluster has {} dimensions", e.value, k_.cluster_rank);
+    std::int64_t size = 1;
+    int depth = 1;
+    for (ExprId c : {e.a, e.b}) {
+      if (c == none) continue;
+      size += expr_size_[c];
+      depth = std::max(depth, expr_depth_[c] + 1);
+      expr_vars_[id] = merge(expr_vars_[id], expr_vars_[c]);
+    }
+    expr_size_[id] = std::min(size, max_tree_nodes + 1);  // saturate: sizes of shared DAGs grow exponentially
+    expr_depth_[id] = depth;
+    if (expr_size_[id] > max_tree_nodes || depth > max_tree_depth)
+      fail("index expression {} expands to more than {} nodes or {} levels", id, max_tree_nodes, max_tree_depth);
+    // Only variables of enclosing loops may be read, and loops nest at most max_nesting deep.
+    if (expr_vars_[id].size() > static_cast<std::size_t>(max_nesting))
+      fail("index expression {} reads {} loop variables, more than loops can nest", id, expr_vars_[id].size());
   }
 
-  // Variables of an expression must be bound by an enclosing loop.
-  void scoped(StmtId s, ExprId id) const {
-    if (id < 0 || id >= static_cast<ExprId>(k_.exprs.size())) fail_at(s, "refers to index expression {}, which does not exist", id);
-    auto const& e = k_.exprs[id];
-    if (e.op == ExprOp::var && !in_scope_.count(e.value))
-      fail_at(s, "uses index variable v{} outside the loop that binds it", e.value);
-    if (e.a != none) scoped(s, e.a);
-    if (e.b != none) scoped(s, e.b);
+  void expr_operand(ExprId id, const char* what, std::size_t ref) const {
+    if (id < 0 || id >= static_cast<ExprId>(k_.exprs.size()))
+      fail("memory reference {} has {} expression {}, which does not exist", ref, what, id);
   }
 
-  Ref const& ref(StmtId s, RefId id) const {
-    if (id < 0 || id >= static_cast<RefId>(k_.refs.size())) fail_at(s, "refers to memory reference {}, which does not exist", id);
+  void ref(RefId id) {
     auto const& r = k_.refs[id];
-    for (auto i : r.index) scoped(s, i);
-    for (auto b : r.block) scoped(s, b);
+    if (!valid(r.base)) fail("memory reference {} has unknown base {}", id, static_cast<int>(r.base));
+    for (auto i : r.index) expr_operand(i, "an index", static_cast<std::size_t>(id));
+    for (auto b : r.block) expr_operand(b, "a block coordinate", static_cast<std::size_t>(id));
+    for (auto i : r.index) ref_vars_[id] = merge(ref_vars_[id], expr_vars_[i]);
+    for (auto b : r.block) ref_vars_[id] = merge(ref_vars_[id], expr_vars_[b]);
     if (r.base == RefBase::param) {
-      if (r.id < 0 || r.id >= static_cast<int>(k_.params.size())) fail_at(s, "refers to parameter {}, which does not exist", r.id);
+      if (r.id < 0 || r.id >= static_cast<int>(k_.params.size())) fail("memory reference {} refers to parameter {}, which does not exist", id, r.id);
       auto const& p = k_.params[r.id];
-      if (!r.index.empty()) fail_at(s, "parameter '{}' is addressed by blocks, not indexed", p.name);
+      if (!r.index.empty()) fail("memory reference {}: parameter '{}' is addressed by blocks, not indexed", id, p.name);
       if (r.block.size() != p.shape.size() || r.shape.size() != p.shape.size())
-        fail_at(s, "a block of parameter '{}' (rank {}) needs {} coordinates and extents, got {} and {}", p.name, p.shape.size(),
-                p.shape.size(), r.block.size(), r.shape.size());
+        fail("memory reference {}: a block of parameter '{}' (rank {}) needs {} coordinates and extents, got {} and {}", id, p.name,
+             p.shape.size(), p.shape.size(), r.block.size(), r.shape.size());
       for (std::size_t d = 0; d < p.shape.size(); ++d)
         if (r.shape[d] < 1 || p.shape[d] % r.shape[d] != 0)
-          fail_at<ConfigError>(s, "the block shape ({}) does not divide the shape ({}) of parameter '{}'", fmt::join(r.shape, ", "),
-                  fmt::join(p.shape, ", "), p.name);
-    } else {
-      if (r.id < 0 || r.id >= static_cast<int>(k_.allocs.size())) fail_at(s, "refers to allocation {}, which does not exist", r.id);
-      auto const& a = k_.allocs[r.id];
-      if (r.index.size() > a.shape.size()) fail_at(s, "indexes allocation {} with {} indices, but it has rank {}", r.id, r.index.size(), a.shape.size());
-      std::vector<std::int64_t> rest(a.shape.begin() + static_cast<std::ptrdiff_t>(r.index.size()), a.shape.end());
-      if (a.kind != AllocKind::barrier && a.kind != AllocKind::cluster_barrier && rest != r.shape)
-        fail_at(s, "a view of allocation {} claims shape ({}), but indexing its shape ({}) leaves ({})", r.id, fmt::join(r.shape, ", "),
-                fmt::join(a.shape, ", "), fmt::join(rest, ", "));
-      for (std::size_t d = 0; d < r.index.size(); ++d) {
-        auto const& e = k_.exprs[r.index[d]];
-        if (e.op == ExprOp::constant && (e.value < 0 || e.value >= a.shape[d]))
-          fail_at(s, "{} offset is out of bounds: offset = {} in a dimension of {}", a.kind == AllocKind::smem ? "SMEM" : "Barrier",
-                  e.value, a.shape[d]);
-      }
+          fail<ConfigError>("memory reference {}: the block shape ({}) does not divide the shape ({}) of parameter '{}'", id, fmt::join(r.shape, ", "),
+               fmt::join(p.shape, ", "), p.name);
+      return;
     }
-    return r;
-  }
-
-  Alloc const& alloc_of(StmtId s, Ref const& r, std::initializer_list<AllocKind> kinds, const char* role) const {
-    if (r.base != RefBase::alloc) fail_at(s, "{} must be a {} reference, but it is the parameter '{}'", role, alloc_kind_name(*kinds.begin()), k_.params[r.id].name);
+    if (r.id < 0 || r.id >= static_cast<int>(k_.allocs.size())) fail("memory reference {} refers to allocation {}, which does not exist", id, r.id);
     auto const& a = k_.allocs[r.id];
-    for (auto k : kinds)
-      if (a.kind == k) return a;
-    fail_at(s, "{} must be a {} reference, but it is a {}", role, alloc_kind_name(*kinds.begin()), alloc_kind_name(a.kind));
+    if (!r.block.empty()) fail("memory reference {}: allocation {} is indexed, not addressed by blocks", id, r.id);
+    if (r.index.size() > a.shape.size()) fail("memory reference {} indexes allocation {} with {} indices, but it has rank {}", id, r.id, r.index.size(), a.shape.size());
+    // A view's shape is what indexing leaves; a barrier reference keeps its array's shape.
+    const bool is_barrier = a.kind == AllocKind::barrier || a.kind == AllocKind::cluster_barrier;
+    std::vector<std::int64_t> rest(a.shape.begin() + static_cast<std::ptrdiff_t>(is_barrier ? 0 : r.index.size()), a.shape.end());
+    if (rest != r.shape)
+      fail("memory reference {}: a view of allocation {} claims shape ({}), but indexing its shape ({}) leaves ({})", id, r.id,
+           fmt::join(r.shape, ", "), fmt::join(a.shape, ", "), fmt::join(rest, ", "));
+    for (std::size_t d = 0; d < r.index.size(); ++d) {
+      auto const& e = k_.exprs[r.index[d]];
+      if (e.op == ExprOp::constant && (e.value < 0 || e.value >= a.shape[d]))
+        fail("memory reference {}: {} offset is out of bounds: offset = {} in a dimension of {}", id,
+             a.kind == AllocKind::smem ? "SMEM" : is_barrier ? "Barrier" : alloc_kind_name(a.kind),
+             e.value, a.shape[d]);
+    }
   }
 
-  void barrier_operand(StmtId s, RefId id, bool need_tc = false) const {
-    auto const& r = ref(s, id);
-    auto const& a = alloc_of(s, r, {AllocKind::barrier, AllocKind::cluster_barrier}, "the barrier operand");
-    if (r.index.size() != a.shape.size())
-      fail_at(s, "Attempting to operate on barrier without indexing, but num_barriers = {}",
-              std::accumulate(a.shape.begin() + static_cast<std::ptrdiff_t>(r.index.size()), a.shape.end(), std::int64_t{1}, std::multiplies<>()));
-    if (need_tc && !a.orders_tensor_core) fail_at(s, "MMA barrier must have orders_tensor_core set to True.");
+  // Nodes of a reference's index expressions when expanded (each below max_tree_nodes).
+  std::int64_t ref_size(Ref const& r) const {
+    std::int64_t n = 0;
+    for (auto i : r.index) n += expr_size_[i];
+    for (auto b : r.block) n += expr_size_[b];
+    return n;
+  }
+
+  DType ref_dtype(Ref const& r) const { return r.base == RefBase::param ? k_.params[r.id].dtype : k_.allocs[r.id].dtype; }
+  AllocKind ref_kind(Ref const& r) const { return k_.allocs[r.id].kind; }
+
+  void value(ValueId id) {
+    auto const& v = k_.values[id];
+    if (!valid(v.op)) fail("tile value {} has unknown op {}", id, static_cast<int>(v.op));
+    const auto name = value_op_name(v.op);
+    if (!valid(v.dtype)) fail("tile value {} ({}) has unknown dtype {}", id, name, static_cast<int>(v.dtype));
+    // Rank 0 is a single element: a store to a fully indexed SMEM view.
+    if (v.shape.size() > static_cast<std::size_t>(max_alloc_rank))
+      fail("tile value {} ({}) has rank {}, expected at most {}", id, name, v.shape.size(), max_alloc_rank);
+    if (auto n = checked_product(v.shape, 8); !n || *n > max_gmem_bytes)
+      fail("tile value {} ({}) has shape ({}): every extent must be at least 1, and the tile not too large", id, name, fmt::join(v.shape, ", "));
+    const bool leaf = v.op == ValueOp::load || v.op == ValueOp::load_tmem || v.op == ValueOp::scalar;
+    std::int64_t leaf_size = 1;  // a load's expansion includes its index expressions
+    const bool binary = value_is_binary(v.op);
+    auto sub = [&](ValueId c) -> Value const& {
+      if (c < 0 || c >= id) fail("tile value {} ({}) refers to value {}, which is not defined before it", id, name, c);
+      return k_.values[c];
+    };
+    if (leaf && (v.a != none || v.b != none)) fail("tile value {} ({}) has operands, but takes none", id, name);
+    if (!leaf && !binary && v.b != none) fail("tile value {} ({}) has a second operand, but takes one", id, name);
+    if ((v.op == ValueOp::load || v.op == ValueOp::load_tmem) != (v.ref != none))
+      fail("tile value {} ({}) {} a memory reference", id, name, v.ref == none ? "needs" : "has");
+    if (v.op != ValueOp::scalar && v.scalar != 0) fail("tile value {} ({}) carries a scalar, which it does not use", id, name);
+    if (v.op == ValueOp::load || v.op == ValueOp::load_tmem) {
+      if (v.ref < 0 || v.ref >= static_cast<RefId>(k_.refs.size())) fail("tile value {} ({}) reads memory reference {}, which does not exist", id, name, v.ref);
+      auto const& r = k_.refs[v.ref];
+      if (v.op == ValueOp::load_tmem && (r.base != RefBase::alloc || ref_kind(r) != AllocKind::tmem))
+        fail("tile value {}: async_load_tmem reads a TMEM reference", id);
+      if (v.op == ValueOp::load && r.base == RefBase::alloc && ref_kind(r) != AllocKind::smem && ref_kind(r) != AllocKind::accumulator)
+        fail("tile value {} loads from allocation {}, a {}: only SMEM, GMEM and accumulators are loaded", id, r.id, alloc_kind_name(ref_kind(r)));
+      if (ref_dtype(r) != v.dtype || r.shape != v.shape)
+        fail("tile value {} loads {} ({}) from memory of {} ({})", id, dtype_name(v.dtype), fmt::join(v.shape, ", "), dtype_name(ref_dtype(r)),
+             fmt::join(r.shape, ", "));
+      value_vars_[id] = ref_vars_[v.ref];
+      leaf_size = 1 + ref_size(r);
+    } else if (v.op == ValueOp::scalar) {
+      // Backends convert the scalar (any C++ arithmetic value the user wrote, as a double) to
+      // f32 or to a 64-bit integer before applying the tile's type; outside those ranges the
+      // conversion is undefined. (Rounding and wrapping inside them are the tile type's own.)
+      if (dtype_is_float(v.dtype)) {
+        if (std::isfinite(v.scalar) && std::abs(v.scalar) > static_cast<double>(std::numeric_limits<float>::max()))
+          fail("tile value {}: the scalar {} is outside the range of f32", id, v.scalar);
+      } else if (!(v.scalar >= -0x1p63 && v.scalar < 0x1p63)) {
+        fail("tile value {}: the scalar {} does not convert to a 64-bit integer", id, v.scalar);
+      }
+    } else if (binary) {
+      auto const& a = sub(v.a);
+      auto const& b = sub(v.b);
+      if (a.dtype != v.dtype || b.dtype != v.dtype || a.shape != v.shape || b.shape != v.shape)
+        fail("tile value {} ({}): Expected dtypes and shapes to match, got {}({}) and {}({})", id, name, dtype_name(a.dtype),
+             fmt::join(a.shape, ", "), dtype_name(b.dtype), fmt::join(b.shape, ", "));
+    } else {
+      auto const& a = sub(v.a);
+      if (a.shape != v.shape) fail("tile value {} ({}) changes the shape", id, name);
+      if (v.op != ValueOp::cast && a.dtype != v.dtype) fail("tile value {} ({}) changes the dtype", id, name);
+      if (v.op == ValueOp::exp && !dtype_is_float(v.dtype)) fail("tile value {}: exp of an integer tile", id);
+    }
+    std::int64_t size = leaf_size;
+    int depth = 1;
+    for (ValueId c : {v.a, v.b}) {
+      if (c == none) continue;
+      size += value_size_[c];
+      depth = std::max(depth, value_depth_[c] + 1);
+      value_vars_[id] = merge(value_vars_[id], value_vars_[c]);
+    }
+    value_size_[id] = std::min(size, max_tree_nodes + 1);
+    value_depth_[id] = depth;
+    if (value_size_[id] > max_tree_nodes || depth > max_tree_depth)
+      fail("tile value {} expands to more than {} nodes or {} levels", id, max_tree_nodes, max_tree_depth);
+    if (value_vars_[id].size() > static_cast<std::size_t>(max_nesting))
+      fail("tile value {} reads {} loop variables, more than loops can nest", id, value_vars_[id].size());
+  }
+
+  // ---- statements: the fields of each op, then its operands ---------------------------------------
+  void stmt_fields(StmtId s) {
+    auto const& x = k_.stmts[s];
+    if (!valid(x.op)) fail("statement #{} has unknown op {}", s, static_cast<int>(x.op));
+    const bool control = x.op == StmtOp::seq || x.op == StmtOp::for_ || x.op == StmtOp::if_;
+    if (!control && !x.body.empty()) fail_at(s, "has {} child statements, but takes none", x.body.size());
+    if (x.op != StmtOp::for_ && x.var != none) fail_at(s, "binds variable v{}, but only loops bind variables", x.var);
+    const bool uses_e0 = x.op == StmtOp::for_ || x.op == StmtOp::if_ || x.op == StmtOp::tcgen05_mma;
+    if (!uses_e0 && x.e0 != none) fail_at(s, "has an index expression ({}), which it does not use", x.e0);
+    if (x.op != StmtOp::for_ && x.e1 != none) fail_at(s, "has a second index expression ({}), which it does not use", x.e1);
+    const bool uses_value = x.op == StmtOp::store || x.op == StmtOp::wgmma;
+    if (!uses_value && x.value != none) fail_at(s, "has a tile value ({}), which it does not use", x.value);
+    const bool uses_n = x.op == StmtOp::wait_group || x.op == StmtOp::wgmma_wait;
+    if (!uses_n && x.n != 0) fail_at(s, "carries n = {}, which it does not use", x.n);
+    if (x.op != StmtOp::wait_group && x.flag) fail_at(s, "carries a flag, which it does not use");
+    if (x.op != StmtOp::copy_gmem_to_smem && !x.axes.empty()) fail_at(s, "has multicast axes, which only copy_gmem_to_smem takes");
+    for (auto c : x.body)
+      if (c < 0 || c >= static_cast<StmtId>(k_.stmts.size())) fail_at(s, "refers to statement {}, which does not exist", c);
+    for (std::size_t i = 0; i < x.refs.size(); ++i) {
+      const bool optional = x.op == StmtOp::wgmma && i == 1;  // A from registers
+      if ((x.refs[i] != none || !optional) && (x.refs[i] < 0 || x.refs[i] >= static_cast<RefId>(k_.refs.size())))
+        fail_at(s, "refers to memory reference {}, which does not exist", x.refs[i]);
+    }
+    for (ExprId e : {x.e0, x.e1})
+      if (e != none && (e < 0 || e >= static_cast<ExprId>(k_.exprs.size()))) fail_at(s, "refers to index expression {}, which does not exist", e);
+    if (x.value != none && (x.value < 0 || x.value >= static_cast<ValueId>(k_.values.size())))
+      fail_at(s, "refers to tile value {}, which does not exist", x.value);
+
+    auto need_refs = [&](std::size_t n) {
+      if (x.refs.size() != n) fail_at(s, "takes {} memory operands, got {}", n, x.refs.size());
+    };
+    auto need_expr = [&](ExprId e, const char* what) {
+      if (e == none) fail_at(s, "needs {}", what);
+    };
+    switch (x.op) {
+      case StmtOp::seq: need_refs(0); return;
+      case StmtOp::for_:
+        need_refs(0);
+        need_expr(x.e0, "a lower bound");
+        need_expr(x.e1, "an upper bound");
+        if (x.body.size() != 1) fail_at(s, "a loop has exactly one body, got {}", x.body.size());
+        if (x.var < 0 || x.var >= k_.num_vars) fail_at(s, "binds variable v{}, but the kernel has {} variables", x.var, k_.num_vars);
+        return;
+      case StmtOp::if_:
+        need_refs(0);
+        need_expr(x.e0, "a condition");
+        if (x.body.empty() || x.body.size() > 2) fail_at(s, "has a then and at most one else branch, got {} bodies", x.body.size());
+        return;
+      case StmtOp::copy_gmem_to_smem:
+      case StmtOp::copy_smem_to_gmem: copy(s, x); return;
+      case StmtOp::commit_group:
+      case StmtOp::commit_smem: need_refs(0); return;
+      case StmtOp::wait_group:
+        need_refs(0);
+        if (x.n < 0 || x.n > 63) fail_at(s, "n must be in [0, 63], got {}", x.n);
+        return;
+      case StmtOp::barrier_arrive:
+      case StmtOp::barrier_wait:
+        need_refs(1);
+        barrier_operand(s, x.refs[0]);
+        return;
+      case StmtOp::store: {
+        need_refs(1);
+        auto const& r = k_.refs[x.refs[0]];
+        if (r.base == RefBase::alloc) alloc_of(s, r, {AllocKind::smem, AllocKind::accumulator}, "the destination");
+        if (x.value == none) fail_at(s, "stores no tile value");
+        auto const& v = k_.values[x.value];
+        if (v.dtype != ref_dtype(r)) fail_at(s, "Expected dtypes to match but src had type {} and dst had type {}", dtype_name(v.dtype), dtype_name(ref_dtype(r)));
+        if (v.shape != r.shape)
+          fail_at(s, "Expected shapes to match, but src had shape ({}) and dst had shape ({})", fmt::join(v.shape, ", "), fmt::join(r.shape, ", "));
+        return;
+      }
+      case StmtOp::wgmma:
+      case StmtOp::wgmma_wait:
+        if (k_.target != Target::sm_90a) fail_at<ConfigError>(s, "wgmma is a Hopper instruction, but the kernel targets {}", target_name(k_.target));
+        if (x.op == StmtOp::wgmma) {
+          need_refs(3);
+          alloc_of(s, k_.refs[x.refs[0]], {AllocKind::accumulator}, "the accumulator");
+          if (x.refs[1] == none) {
+            if (x.value == none) fail_at(s, "takes A from registers, but has no tile value");
+          } else {
+            if (x.value != none) fail_at(s, "takes A from SMEM and from registers");
+            alloc_of(s, k_.refs[x.refs[1]], {AllocKind::smem}, "A");
+          }
+          alloc_of(s, k_.refs[x.refs[2]], {AllocKind::smem}, "B");
+        } else {
+          need_refs(0);
+          if (x.n < 0 || x.n > 7) fail_at(s, "n must be in [0, 7], got {}", x.n);
+        }
+        return;
+      case StmtOp::tcgen05_mma:
+      case StmtOp::tcgen05_commit_arrive:
+        if (k_.target != Target::sm_100a) fail_at<ConfigError>(s, "tcgen05 is a Blackwell instruction, but the kernel targets {}", target_name(k_.target));
+        if (x.op == StmtOp::tcgen05_mma) {
+          if (x.refs.size() != 3 && x.refs.size() != 4) fail_at(s, "takes 3 or 4 memory operands, got {}", x.refs.size());
+          alloc_of(s, k_.refs[x.refs[0]], {AllocKind::tmem}, "the accumulator");
+          alloc_of(s, k_.refs[x.refs[1]], {AllocKind::smem, AllocKind::tmem}, "A");
+          alloc_of(s, k_.refs[x.refs[2]], {AllocKind::smem}, "B");
+          if (x.refs.size() == 4) barrier_operand(s, x.refs[3], true);
+          need_expr(x.e0, "an accumulate condition");
+        } else {
+          need_refs(1);
+          barrier_operand(s, x.refs[0], true);
+        }
+        return;
+    }
+  }
+
+  void copy(StmtId s, Stmt const& x) const {
+    const bool load = x.op == StmtOp::copy_gmem_to_smem;
+    if (x.refs.size() != (load ? 3u : 2u)) fail_at(s, "takes {} memory operands, got {}", load ? 3 : 2, x.refs.size());
+    auto const& g = k_.refs[x.refs[load ? 0 : 1]];
+    auto const& m = k_.refs[x.refs[load ? 1 : 0]];
+    if (g.base != RefBase::param) fail_at(s, "the {} must be a GMEM reference", load ? "source" : "destination");
+    alloc_of(s, m, {AllocKind::smem}, load ? "the destination" : "the source");
+    if (ref_dtype(g) != ref_dtype(m))
+      fail_at(s, "Expected dtypes to match but src had type {} and dst had type {}", dtype_name(ref_dtype(load ? g : m)),
+              dtype_name(ref_dtype(load ? m : g)));
+    if (g.shape != m.shape)
+      fail_at(s, "Expected shapes to match, but src had shape ({}) and dst had shape ({})", fmt::join((load ? g : m).shape, ", "),
+              fmt::join((load ? m : g).shape, ", "));
+    if (m.shape.empty() || m.shape.size() > max_tma_rank) fail_at(s, "TMA copies are 1- to 5-dimensional, got rank {}", m.shape.size());
+    // The view lies inside a verified allocation: its byte count cannot overflow.
+    const auto bytes = std::accumulate(m.shape.begin(), m.shape.end(), std::int64_t{1}, std::multiplies<>()) * dtype_bits(ref_dtype(m)) / 8;
+    if (bytes % 16 != 0 || m.shape.back() * dtype_bits(ref_dtype(m)) / 8 % 16 != 0)
+      fail_at(s, "TMA copies move a multiple of 16 bytes in total and per row, got {} bytes", bytes);
+    if (load) barrier_operand(s, x.refs[2]);
+    for (int ax : x.axes)
+      if (ax < 0 || ax >= k_.cluster_rank) fail_at(s, "multicasts over cluster axis {}, but the cluster has {} dimensions", ax, k_.cluster_rank);
+    if (!distinct(x.axes)) fail_at(s, "names a multicast axis twice: ({})", fmt::join(x.axes, ", "));
+    tma_box(s, m.shape, x.axes);
   }
 
   // cuTensorMapEncodeTiled takes at most 256 elements per box dimension; a multicast copy's box
@@ -190,145 +579,97 @@ class Verifier {
     }
   }
 
-  DType ref_dtype(Ref const& r) const { return r.base == RefBase::param ? k_.params[r.id].dtype : k_.allocs[r.id].dtype; }
-
-  void value(StmtId s, ValueId id) const {
-    if (id < 0 || id >= static_cast<ValueId>(k_.values.size())) fail_at(s, "refers to tile value {}, which does not exist", id);
-    auto const& v = k_.values[id];
-    auto sub = [&](ValueId c) -> Value const& {
-      if (c < 0 || c >= id) fail_at(s, "tile value {} ({}) refers to value {}, which is not defined before it", id, value_op_name(v.op), c);
-      value(s, c);
-      return k_.values[c];
-    };
-    if (v.op == ValueOp::load || v.op == ValueOp::load_tmem) {
-      auto const& r = ref(s, v.ref);
-      if (v.op == ValueOp::load_tmem && (r.base != RefBase::alloc || k_.allocs[r.id].kind != AllocKind::tmem))
-        fail_at(s, "async_load_tmem reads a TMEM reference");
-      if (ref_dtype(r) != v.dtype || r.shape != v.shape)
-        fail_at(s, "tile value {} loads {} ({}) from memory of {} ({})", id, dtype_name(v.dtype), fmt::join(v.shape, ", "),
-                dtype_name(ref_dtype(r)), fmt::join(r.shape, ", "));
-    } else if (value_is_binary(v.op)) {
-      auto const& a = sub(v.a);
-      auto const& b = sub(v.b);
-      if (a.dtype != v.dtype || b.dtype != v.dtype || a.shape != v.shape || b.shape != v.shape)
-        fail_at(s, "tile value {} ({}): Expected dtypes and shapes to match, got {}({}) and {}({})", id, value_op_name(v.op),
-                dtype_name(a.dtype), fmt::join(a.shape, ", "), dtype_name(b.dtype), fmt::join(b.shape, ", "));
-    } else if (v.op != ValueOp::scalar) {
-      auto const& a = sub(v.a);
-      if (a.shape != v.shape) fail_at(s, "tile value {} ({}) changes the shape", id, value_op_name(v.op));
-      if (v.op != ValueOp::cast && a.dtype != v.dtype) fail_at(s, "tile value {} ({}) changes the dtype", id, value_op_name(v.op));
-    }
+  Alloc const& alloc_of(StmtId s, Ref const& r, std::initializer_list<AllocKind> kinds, const char* role) const {
+    if (r.base != RefBase::alloc) fail_at(s, "{} must be a {} reference, but it is the parameter '{}'", role, alloc_kind_name(*kinds.begin()), k_.params[r.id].name);
+    auto const& a = k_.allocs[r.id];
+    for (auto k : kinds)
+      if (a.kind == k) return a;
+    fail_at(s, "{} must be a {} reference, but it is a {}", role, alloc_kind_name(*kinds.begin()), alloc_kind_name(a.kind));
   }
 
-  void stmt(StmtId s) {
-    if (s < 0 || s >= static_cast<StmtId>(k_.stmts.size())) fail("refers to statement {}, which does not exist", s);
-    if (seen_[s]) fail_at(s, "is used twice in the tree");
-    seen_[s] = true;
-    auto const& x = k_.stmts[s];
-    auto need_refs = [&](std::size_t n) {
-      if (x.refs.size() != n) fail_at(s, "takes {} memory operands, got {}", n, x.refs.size());
+  void barrier_operand(StmtId s, RefId id, bool need_tc = false) const {
+    auto const& r = k_.refs[id];
+    auto const& a = alloc_of(s, r, {AllocKind::barrier, AllocKind::cluster_barrier}, "the barrier operand");
+    if (r.index.size() != a.shape.size())
+      fail_at(s, "Attempting to operate on barrier without indexing, but num_barriers = {}",
+              std::accumulate(a.shape.begin() + static_cast<std::ptrdiff_t>(r.index.size()), a.shape.end(), std::int64_t{1}, std::multiplies<>()));
+    if (need_tc && !a.orders_tensor_core) fail_at(s, "MMA barrier must have orders_tensor_core set to True.");
+  }
+
+  // ---- the statement tree: reachability, single parents, variable scopes --------------------------
+  // An explicit stack instead of recursion: the depth of a corrupted tree is bounded only by its
+  // size, and the verifier must report it, not overflow on it.
+  void tree() {
+    if (k_.body < 0 || k_.body >= static_cast<StmtId>(k_.stmts.size())) fail("the body is statement {}, which does not exist", k_.body);
+    std::vector<bool> seen(k_.stmts.size(), false), bound(static_cast<std::size_t>(k_.num_vars), false);
+    in_scope_.assign(static_cast<std::size_t>(k_.num_vars), false);
+    struct frame {
+      StmtId s;
+      bool leaving;
     };
-    switch (x.op) {
-      case StmtOp::seq:
-        for (auto c : x.body) stmt(c);
-        return;
-      case StmtOp::for_: {
-        scoped(s, x.e0);
-        scoped(s, x.e1);
-        if (x.body.size() != 1) fail_at(s, "a loop has exactly one body, got {}", x.body.size());
-        if (x.var < 0 || x.var >= k_.num_vars || !bound_.insert(x.var).second) fail_at(s, "binds variable v{} twice or out of range", x.var);
-        in_scope_.insert(x.var);
-        stmt(x.body[0]);
-        in_scope_.erase(x.var);
-        return;
+    std::vector<frame> stack{{k_.body, false}};
+    int depth = 0;
+    while (!stack.empty()) {
+      const auto [s, leaving] = stack.back();
+      stack.pop_back();
+      auto const& x = k_.stmts[s];
+      if (leaving) {
+        if (x.op == StmtOp::for_) in_scope_[x.var] = false;
+        --depth;
+        continue;
       }
-      case StmtOp::if_:
-        scoped(s, x.e0);
-        if (x.body.empty() || x.body.size() > 2) fail_at(s, "has a then and at most one else branch, got {} bodies", x.body.size());
-        for (auto c : x.body) stmt(c);
-        return;
-      case StmtOp::copy_gmem_to_smem:
-      case StmtOp::copy_smem_to_gmem: {
-        const bool load = x.op == StmtOp::copy_gmem_to_smem;
-        need_refs(load ? 3 : 2);
-        auto const& g = ref(s, x.refs[load ? 0 : 1]);
-        auto const& m = ref(s, x.refs[load ? 1 : 0]);
-        if (g.base != RefBase::param) fail_at(s, "the {} must be a GMEM reference", load ? "source" : "destination");
-        alloc_of(s, m, {AllocKind::smem}, load ? "the destination" : "the source");
-        if (ref_dtype(g) != ref_dtype(m))
-          fail_at(s, "Expected dtypes to match but src had type {} and dst had type {}", dtype_name(ref_dtype(load ? g : m)),
-                  dtype_name(ref_dtype(load ? m : g)));
-        if (g.shape != m.shape)
-          fail_at(s, "Expected shapes to match, but src had shape ({}) and dst had shape ({})", fmt::join((load ? g : m).shape, ", "),
-                  fmt::join((load ? m : g).shape, ", "));
-        const auto bytes = std::accumulate(m.shape.begin(), m.shape.end(), std::int64_t{1}, std::multiplies<>()) * dtype_bits(ref_dtype(m)) / 8;
-        if (bytes % 16 != 0 || m.shape.back() * dtype_bits(ref_dtype(m)) / 8 % 16 != 0)
-          fail_at(s, "TMA copies move a multiple of 16 bytes in total and per row, got {} bytes", bytes);
-        if (m.shape.empty() || m.shape.size() > max_tma_rank) fail_at(s, "TMA copies are 1- to 5-dimensional, got rank {}", m.shape.size());
-        if (load) barrier_operand(s, x.refs[2]);
-        for (int ax : x.axes)
-          if (ax < 0 || ax >= k_.cluster_rank) fail_at(s, "multicasts over cluster axis {}, but the cluster has {} dimensions", ax, k_.cluster_rank);
-        tma_box(s, m.shape, x.axes);
-        return;
+      if (seen[s]) fail_at(s, "is used twice in the tree");
+      seen[s] = true;
+      if (++depth > max_nesting) fail_at(s, "is nested {} statements deep, beyond the limit of {}", depth, max_nesting);
+      uses(s, x);
+      if (x.op == StmtOp::for_) {
+        if (bound[x.var]) fail_at(s, "binds variable v{} twice", x.var);
+        bound[x.var] = true;
+        in_scope_[x.var] = true;
       }
-      case StmtOp::commit_group:
-      case StmtOp::commit_smem:
-        need_refs(0);
-        return;
-      case StmtOp::wait_group:
-        if (x.n < 0 || x.n > 63) fail_at(s, "n must be in [0, 63], got {}", x.n);
-        return;
-      case StmtOp::barrier_arrive:
-      case StmtOp::barrier_wait:
-        need_refs(1);
-        barrier_operand(s, x.refs[0]);
-        return;
-      case StmtOp::store: {
-        need_refs(1);
-        auto const& r = ref(s, x.refs[0]);
-        if (r.base == RefBase::alloc) alloc_of(s, r, {AllocKind::smem, AllocKind::accumulator}, "the destination");
-        value(s, x.value);
-        auto const& v = k_.values[x.value];
-        if (v.dtype != ref_dtype(r)) fail_at(s, "Expected dtypes to match but src had type {} and dst had type {}", dtype_name(v.dtype), dtype_name(ref_dtype(r)));
-        if (v.shape != r.shape)
-          fail_at(s, "Expected shapes to match, but src had shape ({}) and dst had shape ({})", fmt::join(v.shape, ", "), fmt::join(r.shape, ", "));
-        return;
-      }
-      case StmtOp::wgmma:
-      case StmtOp::wgmma_wait:
-        if (k_.target != Target::sm_90a) fail_at<ConfigError>(s, "wgmma is a Hopper instruction, but the kernel targets {}", target_name(k_.target));
-        if (x.op == StmtOp::wgmma) {
-          need_refs(3);
-          alloc_of(s, ref(s, x.refs[0]), {AllocKind::accumulator}, "the accumulator");
-          if (x.refs[1] == none) value(s, x.value);
-          else alloc_of(s, ref(s, x.refs[1]), {AllocKind::smem}, "A");
-          alloc_of(s, ref(s, x.refs[2]), {AllocKind::smem}, "B");
-        } else if (x.n < 0 || x.n > 7) {
-          fail_at(s, "n must be in [0, 7], got {}", x.n);
-        }
-        return;
-      case StmtOp::tcgen05_mma:
-      case StmtOp::tcgen05_commit_arrive:
-        if (k_.target != Target::sm_100a) fail_at<ConfigError>(s, "tcgen05 is a Blackwell instruction, but the kernel targets {}", target_name(k_.target));
-        if (x.op == StmtOp::tcgen05_mma) {
-          if (x.refs.size() != 3 && x.refs.size() != 4) fail_at(s, "takes 3 or 4 memory operands, got {}", x.refs.size());
-          alloc_of(s, ref(s, x.refs[0]), {AllocKind::tmem}, "the accumulator");
-          alloc_of(s, ref(s, x.refs[1]), {AllocKind::smem, AllocKind::tmem}, "A");
-          alloc_of(s, ref(s, x.refs[2]), {AllocKind::smem}, "B");
-          if (x.refs.size() == 4) barrier_operand(s, x.refs[3], true);
-          scoped(s, x.e0);
-        } else {
-          need_refs(1);
-          barrier_operand(s, x.refs[0], true);
-        }
-        return;
+      stack.push_back({s, true});
+      for (auto c = x.body.rbegin(); c != x.body.rend(); ++c) stack.push_back({*c, false});
     }
-    fail_at(s, "unknown operation");
+    for (std::size_t i = 0; i < seen.size(); ++i)
+      if (!seen[i]) fail("statement #{} is not reachable from the body", i);
+  }
+
+  void in_scope(StmtId s, var_set const& vars) const {
+    for (auto v : vars)
+      if (v >= k_.num_vars || !in_scope_[static_cast<std::size_t>(v)]) fail_at(s, "uses index variable v{} outside the loop that binds it", v);
+  }
+
+  // The variables a statement's operands read must be bound by enclosing loops (a loop's own
+  // bounds are evaluated before it binds its variable).
+  // Also counts what printing and generating the statement expands, which must stay bounded
+  // (max_expanded_nodes) however the operands share subexpressions.
+  void uses(StmtId s, Stmt const& x) {
+    for (ExprId e : {x.e0, x.e1})
+      if (e != none) {
+        in_scope(s, expr_vars_[e]);
+        expanded_ += expr_size_[e];
+      }
+    for (auto r : x.refs)
+      if (r != none) {
+        in_scope(s, ref_vars_[r]);
+        expanded_ += ref_size(k_.refs[r]);
+      }
+    if (x.value != none) {
+      in_scope(s, value_vars_[x.value]);
+      expanded_ += value_size_[x.value];
+    }
+    if (expanded_ > max_expanded_nodes)
+      fail_at(s, "brings the expressions the kernel's statements expand to past {} nodes", max_expanded_nodes);
   }
 
   Kernel const& k_;
-  std::vector<bool> seen_;
-  std::set<std::int64_t> in_scope_, bound_;
+  std::vector<var_set> expr_vars_, ref_vars_, value_vars_;
+  std::vector<std::int64_t> expr_size_, value_size_;
+  std::vector<int> expr_depth_, value_depth_;
+  std::vector<bool> in_scope_;
+  std::int64_t expanded_ = 0;
+  std::vector<StmtId> expr_user_, ref_user_, value_user_;
+  StmtId context_ = none;
 };
 
 }  // namespace
@@ -337,25 +678,34 @@ void verify(Kernel const& k) { Verifier(k).run(); }
 
 namespace {
 // Walks the allocations in order, aligning each (as smem_decl::alignment does at compile time).
+// Saturates instead of wrapping: also called on kernels that have not been verified (to print
+// them), where a corrupted shape must give a huge total, never a small one.
+constexpr std::int64_t huge = std::int64_t{1} << 60;  // sums of two stay far from overflow
+
 template <class F>
 std::int64_t lay_out_smem(Kernel const& k, F&& at) {
+  auto sat_mul = [](std::int64_t a, std::int64_t b) {
+    std::int64_t r;
+    return a < 0 || b < 0 || __builtin_mul_overflow(a, b, &r) || r > huge ? huge : r;
+  };
   std::int64_t off = 0;
   for (auto const& a : k.allocs) {
-    const std::int64_t n = std::accumulate(a.shape.begin(), a.shape.end(), std::int64_t{1}, std::multiplies<>());
+    std::int64_t n = 1;
+    for (auto e : a.shape) n = sat_mul(n, e);
     std::int64_t bytes = 0, align = 1;
     if (a.kind == AllocKind::smem) {
-      bytes = n * dtype_bits(a.dtype) / 8;
-      align = a.swizzle ? 8 * a.swizzle : 128;
+      bytes = sat_mul(n, std::max(dtype_bits(a.dtype), 8)) / 8;
+      align = a.swizzle == 32 || a.swizzle == 64 || a.swizzle == 128 ? 8 * a.swizzle : 128;
     } else if (a.kind == AllocKind::barrier || a.kind == AllocKind::cluster_barrier) {
-      bytes = 8 * n;
+      bytes = sat_mul(n, 8);
       align = 8;
     } else {
       at(std::int64_t{-1});
       continue;
     }
-    off = (off + align - 1) / align * align;
+    off = std::min((off + align - 1) / align * align, huge);
     at(off);
-    off += bytes;
+    off = std::min(off + bytes, huge);
   }
   return off;
 }
@@ -374,7 +724,11 @@ std::int64_t smem_bytes(Kernel const& k) {
 std::int64_t tmem_columns(Kernel const& k) {
   std::int64_t cols = 0;
   for (auto const& a : k.allocs)
-    if (a.kind == AllocKind::tmem && a.shape.size() == 2) cols += a.shape[1] * dtype_bits(a.dtype) / 32;
+    if (a.kind == AllocKind::tmem && a.shape.size() == 2) {
+      std::int64_t c;
+      if (a.shape[1] < 0 || __builtin_mul_overflow(a.shape[1], std::int64_t{dtype_bits(a.dtype)}, &c)) return huge;
+      cols = std::min(cols + c / 32, huge);
+    }
   return cols;
 }
 

@@ -44,6 +44,22 @@ inline constexpr int max_tma_box = 256;     // elements per dimension of one TMA
 // GMEM parameters addressed by plain loads and stores (the interpreter's regions hold 8 extents).
 inline constexpr int max_param_rank = 8;
 
+// Bounds of the IR itself, which the verifier enforces so that every backend can walk a verified
+// kernel without overflow, deep recursion or exponential work. Far above anything the front end
+// builds; they exist for hand-built and corrupted IR.
+inline constexpr std::int64_t max_grid_x = (std::int64_t{1} << 31) - 1;  // CUDA's gridDim limits
+inline constexpr std::int64_t max_grid_yz = 65535;
+inline constexpr std::int64_t max_ctas = (std::int64_t{1} << 31) - 1;     // CTAs are numbered in 32 bits
+inline constexpr int max_alloc_rank = 8;             // SMEM views carry stage dimensions before the tile's
+inline constexpr std::int64_t max_gmem_bytes = std::int64_t{1} << 48;  // per parameter: byte offsets never overflow
+inline constexpr int max_vars = 1 << 16;
+inline constexpr int max_nesting = 64;               // statements inside one another (loops, ifs, seqs)
+// Index and tile expressions are DAGs (lowering shares equal subexpressions), but backends expand
+// them into trees (printed, generated, evaluated); these bound the expanded tree of each.
+inline constexpr std::int64_t max_tree_nodes = 4096;
+inline constexpr int max_tree_depth = 64;
+inline constexpr std::int64_t max_expanded_nodes = std::int64_t{1} << 22;  // all statements' operands together
+
 }  // namespace stagecraft::ir
 
 namespace stagecraft::ir {

@@ -1,0 +1,223 @@
+#include "ir_codec.hpp"
+
+#include <bit>
+#include <cstring>
+
+namespace stagecraft::fuzz {
+namespace {
+
+class writer {
+ public:
+  void u(std::uint64_t v) {
+    while (v >= 0x80) {
+      out_ += static_cast<char>((v & 0x7f) | 0x80);
+      v >>= 7;
+    }
+    out_ += static_cast<char>(v);
+  }
+  void s(std::int64_t v) { u((static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63)); }
+  template <class E>
+  void e(E v) { u(static_cast<std::uint8_t>(v)); }
+  void str(std::string const& v) {
+    u(v.size());
+    out_ += v;
+  }
+  template <class T, class F>
+  void list(std::vector<T> const& v, F&& one) {
+    u(v.size());
+    for (auto const& x : v) one(x);
+  }
+  void ints(std::vector<std::int64_t> const& v) { list(v, [&](std::int64_t x) { s(x); }); }
+  void ints(std::vector<std::int32_t> const& v) { list(v, [&](std::int32_t x) { s(x); }); }
+  std::string take() { return std::move(out_); }
+
+ private:
+  std::string out_;
+};
+
+class reader {
+ public:
+  reader(std::uint8_t const* p, std::size_t n) : p_(p), end_(p + n) {}
+  std::uint64_t u() {
+    std::uint64_t v = 0;
+    for (int shift = 0; shift < 64 && p_ < end_; shift += 7) {
+      const std::uint8_t b = *p_++;
+      v |= static_cast<std::uint64_t>(b & 0x7f) << shift;
+      if (!(b & 0x80)) break;
+    }
+    return v;
+  }
+  std::int64_t s() {
+    const auto z = u();
+    return static_cast<std::int64_t>(z >> 1) ^ -static_cast<std::int64_t>(z & 1);
+  }
+  // 32-bit fields keep the low bits (C++20 defines the conversion as modular).
+  std::int32_t s32() { return static_cast<std::int32_t>(s()); }
+  template <class E>
+  E e() { return static_cast<E>(static_cast<std::uint8_t>(u())); }
+  bool flag() { return u() & 1; }
+  // A count never exceeds the bytes left: every element reads at least one byte unless the
+  // input has ended, so decoding allocates O(input) memory whatever the counts say.
+  std::size_t count() { return static_cast<std::size_t>(std::min<std::uint64_t>(u(), static_cast<std::uint64_t>(end_ - p_))); }
+  std::string str() {
+    const auto n = count();
+    std::string v(reinterpret_cast<char const*>(p_), n);
+    p_ += n;
+    return v;
+  }
+  template <class T, class F>
+  std::vector<T> list(F&& one) {
+    std::vector<T> v(count());
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = one();  // not a range-for: vector<bool>
+    return v;
+  }
+  std::vector<std::int64_t> ints() { return list<std::int64_t>([&] { return s(); }); }
+  std::vector<std::int32_t> ints32() { return list<std::int32_t>([&] { return s32(); }); }
+  std::vector<int> ints_int() { return list<int>([&] { return static_cast<int>(s32()); }); }
+
+ private:
+  std::uint8_t const* p_;
+  std::uint8_t const* end_;
+};
+
+}  // namespace
+
+std::string encode(ir::Kernel const& k) {
+  writer w;
+  w.str(k.name);
+  w.e(k.target);
+  for (auto g : k.grid) w.s(g);
+  w.s(k.grid_rank);
+  for (auto c : k.cluster) w.s(c);
+  w.s(k.cluster_rank);
+  w.u(k.cluster_nonportable);
+  w.s(k.warpgroups);
+  w.list(k.params, [&](ir::Param const& p) {
+    w.str(p.name);
+    w.e(p.dtype);
+    w.ints(p.shape);
+    w.list(p.dynamic, [&](bool b) { w.u(b); });
+  });
+  w.list(k.allocs, [&](ir::Alloc const& a) {
+    w.e(a.kind);
+    w.e(a.dtype);
+    w.ints(a.shape);
+    w.ints(a.tiling);
+    w.s(a.swizzle);
+    w.s(a.arrivals);
+    w.u(a.orders_tensor_core);
+    w.list(a.collective_axes, [&](int x) { w.s(x); });
+  });
+  w.list(k.exprs, [&](ir::Expr const& e) {
+    w.e(e.op);
+    w.s(e.value);
+    w.s(e.a);
+    w.s(e.b);
+  });
+  w.list(k.refs, [&](ir::Ref const& r) {
+    w.e(r.base);
+    w.s(r.id);
+    w.ints(r.index);
+    w.ints(r.block);
+    w.ints(r.shape);
+  });
+  w.list(k.values, [&](ir::Value const& v) {
+    w.e(v.op);
+    w.e(v.dtype);
+    w.ints(v.shape);
+    w.s(v.a);
+    w.s(v.b);
+    w.s(v.ref);
+    w.u(std::bit_cast<std::uint64_t>(v.scalar));
+  });
+  w.list(k.stmts, [&](ir::Stmt const& s) {
+    w.e(s.op);
+    w.ints(s.body);
+    w.s(s.var);
+    w.s(s.e0);
+    w.s(s.e1);
+    w.ints(s.refs);
+    w.s(s.value);
+    w.s(s.n);
+    w.u(s.flag);
+    w.list(s.axes, [&](int x) { w.s(x); });
+  });
+  w.s(k.body);
+  w.s(k.num_vars);
+  return w.take();
+}
+
+ir::Kernel decode(std::uint8_t const* data, std::size_t size) {
+  reader r(data, size);
+  ir::Kernel k;
+  k.name = r.str();
+  k.target = r.e<ir::Target>();
+  for (auto& g : k.grid) g = r.s();
+  k.grid_rank = r.s32();
+  for (auto& c : k.cluster) c = r.s();
+  k.cluster_rank = r.s32();
+  k.cluster_nonportable = r.flag();
+  k.warpgroups = r.s32();
+  k.params = r.list<ir::Param>([&] {
+    ir::Param p;
+    p.name = r.str();
+    p.dtype = r.e<ir::DType>();
+    p.shape = r.ints();
+    p.dynamic = r.list<bool>([&] { return r.flag(); });
+    return p;
+  });
+  k.allocs = r.list<ir::Alloc>([&] {
+    ir::Alloc a{r.e<ir::AllocKind>()};
+    a.dtype = r.e<ir::DType>();
+    a.shape = r.ints();
+    a.tiling = r.ints();
+    a.swizzle = r.s32();
+    a.arrivals = r.s32();
+    a.orders_tensor_core = r.flag();
+    a.collective_axes = r.ints_int();
+    return a;
+  });
+  k.exprs = r.list<ir::Expr>([&] {
+    ir::Expr e{r.e<ir::ExprOp>()};
+    e.value = r.s();
+    e.a = r.s32();
+    e.b = r.s32();
+    return e;
+  });
+  k.refs = r.list<ir::Ref>([&] {
+    ir::Ref x{r.e<ir::RefBase>()};
+    x.id = r.s32();
+    x.index = r.ints32();
+    x.block = r.ints32();
+    x.shape = r.ints();
+    return x;
+  });
+  k.values = r.list<ir::Value>([&] {
+    ir::Value v{r.e<ir::ValueOp>()};
+    v.dtype = r.e<ir::DType>();
+    v.shape = r.ints();
+    v.a = r.s32();
+    v.b = r.s32();
+    v.ref = r.s32();
+    v.scalar = std::bit_cast<double>(r.u());
+    return v;
+  });
+  k.stmts = r.list<ir::Stmt>([&] {
+    ir::Stmt s{r.e<ir::StmtOp>()};
+    s.body = r.ints32();
+    s.var = r.s32();
+    s.e0 = r.s32();
+    s.e1 = r.s32();
+    s.refs = r.ints32();
+    s.value = r.s32();
+    s.n = r.s();
+    s.flag = r.flag();
+    s.axes = r.ints_int();
+    return s;
+  });
+  k.body = r.s32();
+  k.num_vars = r.s32();
+  return k;
+}
+
+}  // namespace stagecraft::fuzz

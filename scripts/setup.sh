@@ -16,6 +16,9 @@ packages=(
   nlohmann-json3-dev      # trace / report export
   libbenchmark-dev        # CPU microbenchmarks
 )
+# Headless Chromium renders the lesson timelines in a test (tests/lessons/check_timelines.sh);
+# large, so only on request (CI asks for it).
+[ "${STAGECRAFT_WITH_CHROMIUM:-0}" = 1 ] && packages+=(chromium)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

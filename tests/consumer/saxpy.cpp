@@ -14,7 +14,8 @@ auto saxpy(std::int64_t M, std::int64_t N) {
       smem<f32>(shape(2_c, 128_c, 64_c)),   // (operand, row, col): x's block, then y's
       barrier(arrivals(2_c), count(1_c)),  // both loads arrive (with their bytes)
       [&](auto x, auto y, auto buf, auto full) {
-        auto i = program_id(0_c), j = program_id(1_c);
+        auto i = program_id(0_c);  // each axis has its own type (its static range)
+        auto j = program_id(1_c);
         return seq(copy_gmem_to_smem(x.block(i, j), buf[0_c], full),
                    copy_gmem_to_smem(y.block(i, j), buf[1_c], full),
                    barrier_wait(full),

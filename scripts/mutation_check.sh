@@ -121,7 +121,9 @@ grep -q "NVRTC backend ON" "$scratch/configure.log" && have_nvrtc=1
 steps_of() {
   case $1 in
     codegen) echo "codegen_tests::tests/codegen_tests --abort"
-             [[ $have_nvrtc == 1 ]] && echo "nvrtc_tests::tests/nvrtc_tests --abort" ;;
+             [[ $have_nvrtc == 1 ]] && echo "nvrtc_tests::tests/nvrtc_tests --abort"
+             # the generated code run on the CPU: what the text's numbers cannot show (ordering)
+             echo "host_tests::tests/host_tests --abort" ;;
     interp) echo "interp_tests::tests/interp_tests --abort [schedules]"
             echo "zoo_tests::tests/zoo_tests --abort"
             echo "interp_tests::tests/interp_tests --abort" ;;

@@ -1,4 +1,4 @@
-// Launch tests: real on a machine with a CUDA driver, a printed skip without one.
+// Launch tests: real on a machine with a CUDA driver, skipped in CTest's summary without one.
 #include <catch2/catch.hpp>
 
 #include <random>
@@ -8,12 +8,14 @@
 #include <stagecraft/nvrtc/nvrtc.hpp>
 #include <stagecraft/registry.hpp>
 
+#include "skip.hpp"
+
 using namespace stagecraft;
 
 TEST_CASE("examples run on the GPU and match the reference and the interpreter", "[gpu]") {
   const auto st = cuda::driver_status();
   if (!st.available) {
-    WARN("skipped: " << st.reason);
+    test::skip(st.reason);
     return;
   }
   const ir::Target target = st.compute_major >= 10 ? ir::Target::sm_100a : ir::Target::sm_90a;

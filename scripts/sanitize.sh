@@ -12,9 +12,9 @@ build=${STAGECRAFT_ASAN_BUILD_DIR:-$here/build-asan}
 cxx=${STAGECRAFT_SANITIZE_CXX:-clang++}
 logs="$build/sanitizer-reports"
 
-# -O1 -g1: stack traces with lines, at half the compile time of -O2 -g on these template-heavy
-# translation units; -fno-sanitize-recover: UBSan stops at the first report instead of printing
-# and carrying on with a wrong value.
+# -O1 -g1: stack traces with file and line, and a cheaper build of these template-heavy
+# translation units than -O2 -g; -fno-sanitize-recover: UBSan stops at the first report instead
+# of printing and carrying on with a wrong value.
 flags="-O1 -g1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all"
 
 # Exported before the build: test discovery runs the test executables at build time.
@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
   return p[argc];
 }
 CANARY
-$cxx $flags -fsanitize=address,undefined "$canary/canary.cpp" -o "$canary/canary"
+$cxx $flags "$canary/canary.cpp" -o "$canary/canary"
 for kind in ubsan asan; do
   "$canary/canary" "$kind" 2>/dev/null && { echo "sanitize.sh: the $kind canary was not caught" >&2; exit 1; }
   compgen -G "$logs/report.*" >/dev/null || { echo "sanitize.sh: the $kind canary's report did not reach $logs" >&2; exit 1; }

@@ -133,12 +133,14 @@ fi
 if wanted gpu-tests && [ -x "$bin/gpu_tests" ]; then
   if step gpu-tests 120 "$bin/gpu_tests" "~[watchdog]"; then
     if [ $rc -eq 0 ]; then record gpu-tests pass "$step_s" "$(grep -a 'passed\|test cases' "$log" | tail -1)"
+    elif [ $rc -eq 77 ]; then record gpu-tests skip "$step_s" "$(grep -a -m1 -o 'skipped: .*' "$log" | cut -c1-140)"
     else record gpu-tests FAIL "$step_s" "exit $rc: $(grep -a -m1 'FAILED\|error' "$log" | cut -c1-120)"; fi
   fi
 fi
 if wanted watchdog && [ -x "$bin/gpu_tests" ]; then
   if step watchdog 30 "$bin/gpu_tests" "[watchdog]"; then
     if [ $rc -eq 0 ]; then record watchdog pass "$step_s" "a lost arrival trapped with its report ($(grep -a -m1 -o 'stagecraft watchdog:.*' "$log" | cut -c1-100))"
+    elif [ $rc -eq 77 ]; then record watchdog skip "$step_s" "$(grep -a -m1 -o 'skipped: .*' "$log" | cut -c1-140)"
     else record watchdog FAIL "$step_s" "exit $rc: $(grep -a -m1 'FAILED\|error' "$log" | cut -c1-120)"; fi
   fi
 fi

@@ -40,7 +40,8 @@ param_values registry::resolve(kernel_entry const& e, param_values const& overri
   param_values v;
   for (auto const& p : e.params) v[p.name] = p.default_value;
   for (auto const& [name, value] : overrides) {
-    auto it = std::find_if(e.params.begin(), e.params.end(), [&](param_spec const& p) { return p.name == name; });
+    // Init-capture: clang 14 cannot capture a structured binding.
+    auto it = std::find_if(e.params.begin(), e.params.end(), [&key = name](param_spec const& p) { return p.name == key; });
     if (it == e.params.end()) {
       std::vector<std::string> names;
       for (auto const& p : e.params) names.push_back(p.name);

@@ -1,4 +1,4 @@
-// Launch tests: real on a machine with a CUDA driver, a printed skip without one.
+// Launch tests: real on a machine with a CUDA driver, skipped in CTest's summary without one.
 #include <catch2/catch.hpp>
 
 #include <memory>
@@ -9,12 +9,14 @@
 #include <stagecraft/nvrtc/nvrtc.hpp>
 #include <stagecraft/registry.hpp>
 
+#include "skip.hpp"
+
 using namespace stagecraft;
 
 TEST_CASE("examples run on the GPU and match the reference and the interpreter", "[gpu]") {
   const auto st = cuda::driver_status();
   if (!st.available) {
-    WARN("skipped: " << st.reason);
+    test::skip(st.reason);
     return;
   }
   INFO(st.unsupported);
@@ -63,7 +65,7 @@ TEST_CASE("no driver is a status, not a failure", "[gpu]") {
 TEST_CASE("the C++ API launches on the user's device memory and stream, like launch() does", "[gpu]") {
   const auto st = cuda::driver_status();
   if (!st.available || !st.target) {
-    WARN("skipped: " << (st.available ? st.unsupported : st.reason));
+    test::skip(st.available ? st.unsupported : st.reason);
     return;
   }
   auto const& e = registry::global().find("handoff");

@@ -11,6 +11,8 @@
 #include <stagecraft/nvrtc/nvrtc.hpp>
 #include <stagecraft/stagecraft.hpp>
 
+#include "skip.hpp"
+
 using namespace stagecraft;
 using Catch::Matchers::Contains;
 
@@ -38,7 +40,7 @@ TEST_CASE("the interpreter calls the lost arrival a deadlock", "[gpu][watchdog]"
 TEST_CASE("a barrier wait that never completes traps under the watchdog and names itself", "[gpu][watchdog]") {
   const auto st = cuda::driver_status();
   if (!st.available || !st.target) {
-    WARN("skipped: " << (st.available ? st.unsupported : st.reason));
+    test::skip(st.available ? st.unsupported : st.reason);
     return;
   }
   auto k = stuck();

@@ -177,6 +177,16 @@ constexpr int grid_axis_out_of_bounds(info const& I) {
   return -1;
 }
 
+// The first grid axis whose static extent the cluster's does not divide (-1: none, or run-time).
+template <class G, class C>
+constexpr int grid_not_multiple_of_cluster() {
+  for (int a = 0; a < C::rank; ++a) {
+    const long long g = a < G::rank ? G::values[a < G::rank ? a : 0] : 1;
+    if (g > 0 && g % C::values[a] != 0) return a;
+  }
+  return -1;
+}
+
 template <class Target, long long NT, class Cluster, class GridDims, class Body, class... Decls>
 constexpr bool check_kernel() {
   constexpr info I = Body::static_info;
@@ -232,9 +242,16 @@ constexpr bool check_kernel() {
   } else if constexpr (!std::is_void_v<Cluster>) {
     constexpr long long size = Cluster::static_dims::product;
     constexpr long long limit = Cluster::non_portable ? ir::max_cluster_nonportable : ir::max_cluster_portable;
+    constexpr int ga = grid_not_multiple_of_cluster<GridDims, typename Cluster::static_dims>();
     if constexpr (size < 1 || size > limit) {
       STAGECRAFT_ERROR("cluster too large", "a cluster of " << size << " CTAs exceeds the limit of " << limit
                                                            << (Cluster::non_portable ? "" : " (up to 16 with cluster_nonportable(...))"));
+      return false;
+    } else if constexpr (ga >= 0) {
+      // The same rule the verifier applies to a run-time grid, with the same words.
+      STAGECRAFT_ERROR("the grid must be a whole number of clusters",
+                       "grid dimension " << ga << " (" << (ga < GridDims::rank ? GridDims::values[ga < GridDims::rank ? ga : 0] : 1LL)
+                                         << ") must be a multiple of the cluster dimension (" << Cluster::static_dims::values[ga] << ")");
       return false;
     }
     return true;

@@ -66,10 +66,13 @@ class registry {
   std::map<std::string, kernel_entry> entries_;
 };
 
+template <long long V, long long...>
+inline constexpr long long first_of = V;
+
 // Calls f(int_c<V>) for the V among Vs equal to v: run-time parameter -> type-level parameter.
 template <long long... Vs, class F>
 auto dispatch(std::int64_t v, F&& f) {
-  using R = decltype(f(int_c<(Vs, ...)>));
+  using R = decltype(f(int_c<first_of<Vs...>>));
   R result{};
   bool hit = ((v == Vs ? (result = f(int_c<Vs>), true) : false) || ...);
   if (!hit) throw usage_error("value " + std::to_string(v) + " is not one of the values this kernel was instantiated for");

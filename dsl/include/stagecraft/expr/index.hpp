@@ -139,12 +139,14 @@ idx<unknown_range> runtime_index(T const& v) {
 template <class A, class B>
 concept index_operands = index_like<A> && index_like<B> && (index_expr<A> || index_expr<B>);
 
-#define STAGECRAFT_INDEX_BINOP(op, code, rangefn)                                   \
-  template <class A, class B>                                                       \
-    requires index_operands<A, B>                                                   \
-  auto operator op(A const& a, B const& b) {                                        \
-    constexpr range_t r = rangefn;                                                  \
-    return idx<r>{tree::make_expr(ir::ExprOp::code, 0, node_of(a), node_of(b))};   \
+// The range goes straight into the template argument: clang 14 rejects a constexpr local used
+// there ("reference to local variable declared in enclosing function") when the operator is
+// instantiated from inside a generic lambda, as every kernel body is.
+#define STAGECRAFT_INDEX_BINOP(op, code, rangefn)                                        \
+  template <class A, class B>                                                            \
+    requires index_operands<A, B>                                                        \
+  auto operator op(A const& a, B const& b) {                                             \
+    return idx<(rangefn)>{tree::make_expr(ir::ExprOp::code, 0, node_of(a), node_of(b))}; \
   }
 STAGECRAFT_INDEX_BINOP(+, add, range_ops::add(range_of<A>(), range_of<B>()))
 STAGECRAFT_INDEX_BINOP(-, sub, range_ops::sub(range_of<A>(), range_of<B>()))

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# AddressSanitizer + UndefinedBehaviorSanitizer build into build-asan/, then the unit, interp,
+# zoo and nvrtc labels and every CLI test. Any sanitizer report fails the run, even one in a
+# process whose failure a test expects (a CLI usage error): reports go to files, checked at the end.
+#   STAGECRAFT_SANITIZE_CXX   the compiler (default: clang++; g++ 12's combined ASan+UBSan runtime
+#                             ignores log_path for UBSan reports, which would then go unseen
+#                             where a test ignores the exit code; the canary below checks it)
+#   extra arguments           go to both ctest runs (e.g. -R zoo)
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${STAGECRAFT_ASAN_BUILD_DIR:-$here/build-asan}
+cxx=${STAGECRAFT_SANITIZE_CXX:-clang++}
+logs="$build/sanitizer-reports"
+
+# -O1 -g1: stack traces with file and line, and a cheaper build of these template-heavy
+# translation units than -O2 -g; -fno-sanitize-recover: UBSan stops at the first report instead
+# of printing and carrying on with a wrong value.
+flags="-O1 -g1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all"
+
+# Exported before the build: test discovery runs the test executables at build time.
+export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:strict_string_checks=1:check_initialization_order=1:detect_stack_use_after_return=1:log_path=$logs/report"
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$logs/report"  # one runtime, shared flags: one path
+rm -rf "$logs"
+mkdir -p "$logs"
+
+if ! command -v "$cxx" >/dev/null; then
+  if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends clang
+fi
+
+# The canary: one UBSan and one ASan report must reach $logs, or a clean result means nothing.
+canary="$build/canary"
+mkdir -p "$canary"
+cat >"$canary/canary.cpp" <<'CANARY'
+#include <climits>
+#include <cstdlib>
+int main(int argc, char** argv) {
+  int* p = static_cast<int*>(std::malloc(sizeof(int) * argc));
+  if (argv[1][0] == 'u') { int x = INT_MAX; x += argc; return x; }
+  return p[argc];
+}
+CANARY
+$cxx $flags "$canary/canary.cpp" -o "$canary/canary"
+for kind in ubsan asan; do
+  "$canary/canary" "$kind" 2>/dev/null && { echo "sanitize.sh: the $kind canary was not caught" >&2; exit 1; }
+  compgen -G "$logs/report.*" >/dev/null || { echo "sanitize.sh: the $kind canary's report did not reach $logs" >&2; exit 1; }
+  rm -f "$logs"/*
+done
+
+gen=()
+command -v ninja >/dev/null && gen=(-G Ninja)
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+cmake -S "$here" -B "$build" "${gen[@]}" "${launcher[@]}" -DCMAKE_CXX_COMPILER="$cxx" \
+      -DCMAKE_BUILD_TYPE=Sanitize -DCMAKE_CXX_FLAGS_SANITIZE="$flags" \
+      -DCMAKE_EXE_LINKER_FLAGS_SANITIZE="-fsanitize=address,undefined" \
+      -DSTAGECRAFT_BUILD_BENCH=OFF
+cmake --build "$build" -j "$(nproc)"
+
+status=0
+ctest --test-dir "$build" --output-on-failure --no-tests=error -j "$(nproc)" \
+      -L '^(unit|interp|zoo|nvrtc)$' "$@" || status=$?
+# The CLI tests outside those labels (cli.gpu.*: skipped without a driver).
+ctest --test-dir "$build" --output-on-failure -j "$(nproc)" -R '^cli\.' -LE '^(unit|interp|zoo|nvrtc)$' "$@" || status=$?
+
+if compgen -G "$logs/*" >/dev/null; then
+  echo "sanitize.sh: sanitizer reports:" >&2
+  for f in "$logs"/*; do echo "==== $f" >&2; cat "$f" >&2; done
+  status=1
+fi
+if [ "$status" -eq 0 ]; then echo "sanitize.sh: clean (ASan+UBSan)"; fi
+exit "$status"

@@ -1,0 +1,26 @@
+# Test discovery must find tests. catch_discover_tests reads the exit code of
+# `--list-test-names-only` as the number of tests, so an executable that cannot start (a missing
+# shared library: exit 127, nothing on stdout) looks like one with 127 tests and registers none:
+# its tests vanish from CTest without an error. Here the listing must name at least one test and
+# agree with the count Catch returns (capped at 255, like any exit code).
+# Input: EXE (the test executable).
+execute_process(COMMAND ${EXE} --list-test-names-only
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+# A name may hold a ';', which would split it in two as a CMake list.
+string(REPLACE ";" "," listing "${out}")
+string(REGEX MATCHALL "[^\r\n]+" names "${listing}")
+list(LENGTH names n)
+set(expected_rc ${n})
+if(expected_rc GREATER 255)
+  set(expected_rc 255)
+endif()
+# NOTICE, not FATAL_ERROR, for the text: CMake rewraps error messages, which breaks a test's regex.
+if(n EQUAL 0)
+  message(NOTICE "test discovery: ${EXE} lists no tests (exit ${rc}); its tests would vanish from CTest.\n${out}${err}")
+  message(FATAL_ERROR "test discovery failed")
+elseif(NOT rc STREQUAL "${expected_rc}")
+  message(NOTICE "test discovery: ${EXE} printed ${n} test name(s) but exited with ${rc}, not the count; "
+                 "something failed after the listing (a sanitizer at exit?).\n${out}${err}")
+  message(FATAL_ERROR "test discovery failed")
+endif()
+message(VERBOSE "test discovery: ${EXE} lists ${n} test(s)")

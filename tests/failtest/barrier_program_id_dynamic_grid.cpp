@@ -1,4 +1,4 @@
-// expect: program_id\(0\) stays in bounds only for up to 4 CTAs along grid axis 0, but that extent is a run-time value: give grid\(\.\.\.\) a static extent
+// expect: Offset is out of bounds: a barrier or SMEM index derived from program_id\(0\) stays in bounds only for up to 4 CTAs along grid axis 0, but that extent is a run-time value: give grid\(\.\.\.\) a static extent
 // A run-time grid says nothing about program_id's range: make the grid static or check the index
 // at run time.
 #include <stagecraft/stagecraft.hpp>

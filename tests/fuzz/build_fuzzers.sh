@@ -25,15 +25,17 @@ launcher=()
 command -v ccache >/dev/null && launcher=(ccache)
 flags=(-std=c++20 -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
        -I"$root/dsl/include" -I"$root/backends/interp/include" -I"$root/backends/nvrtc/include" -I"$root/cli/include"
+       -I"$root/backends/host/include" -I"$root/backends/cuda/include"
        -I"$root/tests/fuzz" -DSTAGECRAFT_LIBFUZZER=1)
 
 examples=("$gxx_build"/examples/CMakeFiles/stagecraft_examples.dir/*.o)
 [[ -e "${examples[0]}" ]] || { echo "build_fuzzers: no example objects in $gxx_build (ninja -C $gxx_build stagecraft_examples)" >&2; exit 66; }
 
 lib_sources=(dsl/src/tree.cpp dsl/src/ir/lower.cpp dsl/src/ir/verify.cpp dsl/src/ir/print.cpp dsl/src/registry.cpp dsl/src/tensor.cpp
-             backends/interp/src/program.cpp backends/interp/src/machine.cpp backends/interp/src/trace.cpp
+             dsl/src/lessons.cpp backends/interp/src/program.cpp backends/interp/src/machine.cpp backends/interp/src/trace.cpp
+             backends/interp/src/views.cpp
              backends/nvrtc/src/codegen.cpp tests/fuzz/ir_codec.cpp)
-cli_sources=(cli/cli.cpp tests/fuzz/fuzz_cli.cpp)
+cli_sources=(cli/cli.cpp cli/narrate.cpp tests/fuzz/fuzz_cli.cpp)
 ir_sources=(tests/fuzz/fuzz_ir.cpp)
 
 obj() { echo "$out/obj/$(echo "$1" | tr '/' '_').o"; }
@@ -77,5 +79,10 @@ link=(-fsanitize=fuzzer,address,undefined -lfmt)
 lib_objs=()
 for s in "${lib_sources[@]}"; do lib_objs+=("$(obj "$s")"); done
 "$CXX" "$(obj tests/fuzz/fuzz_ir.cpp)" "${lib_objs[@]}" "${link[@]}" -o "$out/fuzz_ir"
-"$CXX" "$(obj cli/cli.cpp)" "$(obj tests/fuzz/fuzz_cli.cpp)" "${lib_objs[@]}" "${examples[@]}" "${link[@]}" -o "$out/fuzz_cli"
+# The host backend (which the CLI links for --backend host, skipped by the fuzzer) comes from the
+# g++ build too, uninstrumented, with the tensor-map checks it uses and Boost.Context.
+host_libs=("$gxx_build/backends/host/libstagecraft_host.a" "$gxx_build/backends/cuda/libstagecraft_tensor_map.a")
+for l in "${host_libs[@]}"; do [[ -e "$l" ]] || { echo "build_fuzzers: $l missing (ninja -C $gxx_build stagecraft_host)" >&2; exit 66; }; done
+"$CXX" "$(obj cli/cli.cpp)" "$(obj cli/narrate.cpp)" "$(obj tests/fuzz/fuzz_cli.cpp)" "${lib_objs[@]}" "${examples[@]}" "${host_libs[@]}" \
+  -l:libboost_context.a -ldl "${link[@]}" -o "$out/fuzz_cli"
 echo "build_fuzzers: $out/fuzz_ir $out/fuzz_cli"

@@ -28,7 +28,7 @@ fuzz="${STAGECRAFT_FUZZ_DIR:-$root/build-fuzz}"
 # artifacts through these paths afterwards.
 mkdir -p "$fuzz"
 fuzz="$(cd "$fuzz" && pwd)"
-ninja -C "$build" stagecraft_examples >/dev/null
+ninja -C "$build" stagecraft_examples stagecraft_host stagecraft_tensor_map >/dev/null
 "$here/build_fuzzers.sh" "$build" "$fuzz"
 
 status=0

@@ -242,7 +242,10 @@ struct barrier_state {
 };
 
 // ---- async operations --------------------------------------------------------------------------
+// One operation in flight on an async engine (see "How an async engine plugs in" above): the
+// common part (issuer, clock at issue, trace and scheduling fields) and each engine's operands.
 struct async_op {
+  // Which engine completes it, and in which stage: TMA load; TMA store reading SMEM, then writing GMEM.
   enum class kind : std::uint8_t { load, store_read, store_write } what;
   int agent = 0;  // issuer
   ir::StmtId stmt = ir::none;
@@ -278,7 +281,7 @@ struct agent_state {
   int comp = 0, store_r_comp = 0, store_w_comp = 0;
   std::vector<std::uint32_t> observed;      // per barrier element of its CTA
   std::vector<std::uint32_t> fences;        // own clock values at commit_smem
-  std::deque<group_state> groups;           // committed, not yet known complete... all committed groups
+  std::deque<group_state> groups;           // committed groups from groups_base on (dropped once waited for and done)
   std::int64_t groups_base = 0;             // index of groups.front()
   std::int64_t committed = 0;
   group_state open;                         // stores issued since the last commit
@@ -294,6 +297,7 @@ struct cta_state {
   std::vector<memory> smem;             // per allocation (empty memory for non-SMEM allocations)
   std::vector<barrier_state> barriers;  // all barrier elements, allocations in order
 };
+
 class machine {
  public:
   machine(ir::Kernel const& k, std::vector<host_tensor>& gmem, options const& o);  // machine.cpp

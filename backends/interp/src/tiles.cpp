@@ -4,13 +4,11 @@
 #include <cmath>
 #include <numeric>
 
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-
 #include "machine.hpp"
 
 namespace stagecraft::interp::detail {
 
+// A tile value, computed whole (the path for integer tiles and anything not streamable).
 tile_buf machine::value(agent_state& a, ir::ValueId id) {
   auto const& v = k_.values[id];
   const auto n = static_cast<std::size_t>(std::accumulate(v.shape.begin(), v.shape.end(), std::int64_t{1}, std::multiplies<>()));

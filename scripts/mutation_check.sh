@@ -37,6 +37,9 @@ mutant() { names+=("$1"); files+=("$2"); froms+=("$3"); tos+=("$4"); suites+=("$
 cg=backends/nvrtc/src/codegen.cpp
 pre=backends/nvrtc/src/prelude.hpp
 mc=backends/interp/src/machine.cpp
+ms=backends/interp/src/scheduler.cpp
+mb=backends/interp/src/mbarrier.cpp
+mt=backends/interp/src/engines/tma.cpp
 kh=dsl/include/stagecraft/kernel.hpp
 cp_=dsl/include/stagecraft/ops/copy.hpp
 vf=dsl/src/ir/verify.cpp
@@ -48,7 +51,7 @@ mutant bulk_wait_n_plus_1  $cg 's.flag ? "_read" : "", s.n, id' 's.flag ? "_read
 mutant swizzle_bits        $pre 'if constexpr (Bytes == 128) return o ^ (((o >> 7) & 7u) << 4);' 'if constexpr (Bytes == 128) return o ^ (((o >> 6) & 7u) << 4);' codegen
 mutant multicast_mask      $cg 'if (origin) pattern |= 1u << r;' 'if (origin) pattern |= 1u << (r + 1);' codegen
 mutant parity_never_flips  $cg 'line("  parity[e / 64] ^= 1ull << (e % 64);");' 'line("  parity[e / 64] ^= 0ull << (e % 64);");' codegen
-mutant pct_no_change_points $mc 'if (!change_points_.empty() && time_ >= change_points_.front()) {' 'if (false && !change_points_.empty() && time_ >= change_points_.front()) {' interp
+mutant pct_no_change_points $ms 'if (!change_points_.empty() && time_ >= change_points_.back()) {' 'if (false && !change_points_.empty() && time_ >= change_points_.back()) {' interp
 mutant seed_ignored        $mc 'prog_(detail::flatten(k)), rng_{o.seed} {' 'prog_(detail::flatten(k)), rng_{0} {' interp
 mutant explore_same_seed   $mc 'o.seed = base.seed + static_cast<std::uint64_t>(i);' 'o.seed = base.seed;' interp
 mutant smem_budget_plus_1k $kh '} else if constexpr (smem > ir::max_smem_bytes) {' '} else if constexpr (smem > ir::max_smem_bytes + 1024) {' 'frontend:smem_budget'
@@ -67,15 +70,15 @@ mutant multicast_box_whole $cg '          box[0] /= n;' '          box[0] /= 1;'
 mutant tma_store_coords    $cg 'c.push_back(fmt::format("static_cast<int>({} * {}{})", expr(g.block[d]), g.shape[d], d == 0 ? row_extra : ""));' 'c.push_back(fmt::format("static_cast<int>({}{})", expr(g.block[d]), d == 0 ? row_extra : ""));' codegen
 mutant fmad_allowed        backends/nvrtc/src/nvrtc.cpp '"--extra-device-vectorization", "--fmad=false"};' '"--extra-device-vectorization", "--fmad=true"};' codegen
 # ...the interpreter's protocol checks and schedulers...
-mutant missed_phase_late   $mc 'if (b.completed >= seen + 2)' 'if (b.completed >= seen + 3)' interp
-mutant over_arrival_unseen $mc '    if (b.pending == 0)
-      report(check::over_arrival' '    if (b.pending < 0)
-      report(check::over_arrival' interp
-mutant tx_underflow_slack  $mc '    if (b.tx < 0)
-      report(check::tx_underflow' '    if (b.tx < -16)
-      report(check::tx_underflow' interp
-mutant bulk_groups_lenient $mc 'const auto need = a.committed - n;' 'const auto need = a.committed - n - 1;' interp
-mutant random_first_choice $mc 'const auto pick = rng_.below(n);' 'const auto pick = 0 * rng_.below(n);' interp
+mutant missed_phase_late   $ms 'if (b.completed >= seen + 2)' 'if (b.completed >= seen + 3)' interp
+mutant over_arrival_unseen $mb '  if (b.pending == 0)
+    report(check::over_arrival' '  if (b.pending < 0)
+    report(check::over_arrival' interp
+mutant tx_underflow_slack  $mb '  if (b.tx < 0)
+    report(check::tx_underflow' '  if (b.tx < -16)
+    report(check::tx_underflow' interp
+mutant bulk_groups_lenient $mt 'const auto need = a.committed - n;' 'const auto need = a.committed - n - 1;' interp
+mutant random_first_choice $ms 'const auto pick = rng_.below(n);' 'const auto pick = 0 * rng_.below(n);' interp
 # ...and the limits of the front end and the verifier.
 mutant box_limit_plus_1    $cp_ 'if (SDims::values[i] > ir::max_tma_box) return i;' 'if (SDims::values[i] > ir::max_tma_box + 1) return i;' 'frontend:tma_box'
 mutant cluster_limit_plus_1 $kh 'if constexpr (size < 1 || size > limit) {' 'if constexpr (size < 1 || size > limit + 1) {' 'frontend:cluster'

@@ -33,7 +33,9 @@ examples=("$gxx_build"/examples/CMakeFiles/stagecraft_examples.dir/*.o)
 
 lib_sources=(dsl/src/tree.cpp dsl/src/ir/lower.cpp dsl/src/ir/verify.cpp dsl/src/ir/print.cpp dsl/src/registry.cpp dsl/src/tensor.cpp
              dsl/src/lessons.cpp backends/interp/src/program.cpp backends/interp/src/machine.cpp backends/interp/src/trace.cpp
-             backends/interp/src/views.cpp
+             backends/interp/src/views.cpp backends/interp/src/scheduler.cpp backends/interp/src/statements.cpp
+             backends/interp/src/mbarrier.cpp backends/interp/src/memory.cpp backends/interp/src/tiles.cpp
+             backends/interp/src/reports.cpp backends/interp/src/engines/tma.cpp
              backends/nvrtc/src/codegen.cpp tests/fuzz/ir_codec.cpp)
 cli_sources=(cli/cli.cpp cli/narrate.cpp tests/fuzz/fuzz_cli.cpp)
 ir_sources=(tests/fuzz/fuzz_ir.cpp)

@@ -1,0 +1,223 @@
+// The TMA engine (cp.async.bulk.tensor): loads from GMEM into the SMEM of one CTA or, multicast,
+// of every CTA of a collective group, completing transaction bytes on an mbarrier; and stores
+// from SMEM to GMEM tracked in per-agent bulk groups (commit_group / wait_group[.read]).
+// See machine.hpp for how an engine plugs into the machine.
+#include <algorithm>
+#include <memory>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "../machine.hpp"
+
+namespace stagecraft::interp::detail {
+
+// Every warpgroup has exited: a TMA load still in flight writes SMEM (and completes a barrier)
+// of a CTA that is gone. Typically a producer that prefetched steps no consumer takes, and
+// exited without draining its ring.
+void machine::check_loads_at_exit() {
+  for (auto const& op : pending_) {
+    if (op.what != async_op::kind::load) continue;
+    auto const& b = ctas_[op.dst_cta[0]].barriers[static_cast<std::size_t>(op.bar_elem)];
+    cur_op_ = op.stmt;
+    report(check::load_pending_at_exit, op.stmt, op.agent,
+           fmt::format("every warpgroup of CTA {} has exited, but the TMA load issued by {} into {} (completing {}) is still in "
+                       "flight: nobody waits for it (a producer that loads steps no consumer takes should stop, or drain by "
+                       "waiting for the consumers to release every stage, before it exits)",
+                       ctas_[op.dst_cta[0]].linear, who(agents_[op.agent]), op.dst[0].mem->name, bar_name(b)));
+  }
+}
+
+// All but the newest n committed groups have finished reading (read_only) or writing.
+bool machine::groups_done(agent_state const& a, std::int64_t n, bool read_only) const {
+  const auto need = a.committed - n;
+  for (std::int64_t g = a.groups_base; g < need; ++g) {
+    auto const& gs = a.groups[static_cast<std::size_t>(g - a.groups_base)];
+    if (gs.reads_pending || (!read_only && gs.writes_pending)) return false;
+  }
+  return true;
+}
+
+void machine::issue_load(agent_state& a, ir::Stmt const& s) {
+  auto& b = barrier_of(a, s.refs[2]);
+  const auto elem = &b - ctas_[a.cta].barriers.data();
+  async_op op{async_op::kind::load};
+  op.agent = a.comp;
+  op.stmt = cur_op_;
+  op.src = view_of(a, s.refs[0], a.cta);
+  const auto bytes = op.src.elements() * ir::dtype_bits(op.src.mem->dtype) / 8;
+  std::vector<int> dests = s.axes.empty() ? std::vector<int>{a.cta} : peers(a.cta, s.axes);
+  if (!s.axes.empty()) {
+    // Each CTA of the collective group loads its share of the rows and multicasts it: every
+    // destination receives the whole block, bytes from every member.
+    const auto n = static_cast<std::int64_t>(dests.size());
+    const auto pos = std::find(dests.begin(), dests.end(), a.cta) - dests.begin();
+    if (op.src.box[0] % n != 0)
+      report(check::index_out_of_range, cur_op_, a,
+             fmt::format("a multicast copy splits its block's {} rows over {} CTAs, which does not divide", op.src.box[0], n));
+    op.src.box[0] /= n;
+    op.src.origin[0] += pos * op.src.box[0];
+  }
+  for (int d : dests) {
+    region r = view_of(a, s.refs[1], d);
+    if (!s.axes.empty()) {
+      const auto n = static_cast<std::int64_t>(dests.size());
+      const auto pos = std::find(dests.begin(), dests.end(), a.cta) - dests.begin();
+      const auto lead = static_cast<std::size_t>(r.box.size() - op.src.box.size());
+      r.box[lead] /= n;
+      r.origin[lead] += pos * r.box[lead];
+    }
+    op.dst.push_back(r);
+    op.dst_cta.push_back(d);
+  }
+  op.bar_elem = elem;
+  op.bytes = op.src.elements() * ir::dtype_bits(op.src.mem->dtype) / 8;
+  b.tx += bytes;  // arrive.expect_tx: the whole destination block, from its type
+  if (b.tx > tx_limit)
+    report(check::tx_underflow, cur_op_, a,
+           fmt::format("tx-count out of range on {}: phase {} now expects {} bytes, beyond the mbarrier's limit of {} "
+                       "(split the stage over several barriers or copies)",
+                       bar_name(b), b.completed, b.tx, tx_limit));
+  op.vc = a.vc;
+  arrive(b, a.vc, a);
+  ++a.vc.c[a.comp];
+  enqueue(std::move(op));
+}
+
+void machine::issue_store(agent_state& a, ir::Stmt const& s) {
+  async_op op{async_op::kind::store_read};
+  op.agent = a.comp;
+  op.stmt = cur_op_;
+  op.src = view_of(a, s.refs[0], a.cta);
+  op.gdst = view_of(a, s.refs[1], a.cta);
+  op.group = a.committed;  // the open group
+  op.vc = a.vc;
+  ++a.open.reads_pending;
+  ++a.open.writes_pending;
+  ++a.open.stores;
+  a.open.last = cur_op_;
+  a.last_store = cur_op_;
+  ++a.vc.c[a.comp];
+  enqueue(std::move(op));
+}
+
+// commit_bulk_group: the stores issued since the last commit become one group.
+void machine::tma_commit_group(agent_state& a) {
+  a.groups.push_back(a.open);
+  ++a.committed;
+  a.open = {};
+}
+
+// wait_group[.read] n: the agent is ordered after the reads (and, without .read, the writes) of
+// every group but the newest n. blocked() has already held it until they are done.
+void machine::tma_wait_group(agent_state& a, ir::Stmt const& s) {
+  const auto done = a.committed - s.n;
+  a.vc.c[a.store_r_comp] = std::max<std::uint32_t>(a.vc.c[a.store_r_comp], static_cast<std::uint32_t>(std::max<std::int64_t>(done, 0)));
+  if (!s.flag) a.vc.c[a.store_w_comp] = std::max<std::uint32_t>(a.vc.c[a.store_w_comp], static_cast<std::uint32_t>(std::max<std::int64_t>(done, 0)));
+  a.waited_reads = std::max(a.waited_reads, done);
+  // Groups nothing can still complete into are dropped, so the deque stays short.
+  while (a.groups_base < done && !a.groups.empty() && !a.groups.front().reads_pending && !a.groups.front().writes_pending) {
+    a.groups.pop_front();
+    ++a.groups_base;
+  }
+}
+
+// The completion of one TMA operation (the scheduler has made it current).
+void machine::tma_complete(async_op& op) {
+  auto& a = agents_[op.agent];
+  switch (op.what) {
+    case async_op::kind::load: {
+      // Read the GMEM source, then land in every destination and complete its bytes.
+      if (o_.checks) access(op.src, false, op.vc, epoch_of_load(op), a.comp, "a TMA load");
+      for (std::size_t d = 0; d < op.dst.size(); ++d) {
+        auto& b = ctas_[op.dst_cta[d]].barriers[static_cast<std::size_t>(op.bar_elem)];
+        const epoch stamp = epoch::make(b.completed + 1, static_cast<std::uint32_t>(b.comp), cluster_id());
+        if (o_.checks) access(op.dst[d], true, op.vc, stamp, a.comp, "a TMA load");
+        copy_region(op.src, op.dst[d]);
+        b.tx -= op.bytes;
+        b.releases.join(op.vc);
+        trace_barrier(b, fmt::format("{}: {} B landed, {} tx bytes and {} arrival(s) pending", bar_name(b), op.bytes, b.tx, b.pending));
+        try_complete(b, a.comp);
+      }
+      trace_async(op, 0, "load");
+      break;
+    }
+    case async_op::kind::store_read: {
+      const epoch stamp = epoch::make(static_cast<std::uint32_t>(op.group + 1), static_cast<std::uint32_t>(a.store_r_comp), cluster_id());
+      --group_of(a, op.group).reads_pending;
+      if (o_.schedule == policy::eager) {
+        // Eager completes the write right after the read with nothing in between: copy
+        // SMEM to GMEM directly (same bytes, same checks, no staging).
+        if (o_.checks) access(op.src, false, op.vc, stamp, a.comp, "a TMA store");
+        trace_async(op, 1, "store (SMEM read)");
+        const epoch wstamp = epoch::make(static_cast<std::uint32_t>(op.group + 1), static_cast<std::uint32_t>(a.store_w_comp), cluster_id());
+        if (o_.checks) access(op.gdst, true, op.vc, wstamp, a.comp, "a TMA store");
+        copy_region(op.src, op.gdst);
+        --group_of(a, op.group).writes_pending;
+        trace_async(op, 1, "store (GMEM write)");
+        break;
+      }
+      op.staged = std::make_shared<tile_buf>(read_region(op.src, op.vc, stamp, a.comp, "a TMA store"));
+      op.what = async_op::kind::store_write;
+      trace_async(op, 1, "store (SMEM read)");
+      op.issued = time_;
+      pending_.push_back(std::move(op));  // the GMEM write comes later
+      break;
+    }
+    case async_op::kind::store_write: {
+      const epoch stamp = epoch::make(static_cast<std::uint32_t>(op.group + 1), static_cast<std::uint32_t>(a.store_w_comp), cluster_id());
+      if (o_.checks) access(op.gdst, true, op.vc, stamp, a.comp, "a TMA store");
+      write_region(op.gdst, *op.staged);
+      release(std::move(*op.staged));
+      --group_of(a, op.group).writes_pending;
+      trace_async(op, 1, "store (GMEM write)");
+      break;
+    }
+  }
+}
+
+// An exiting agent must have committed every TMA store and waited for every group's reads.
+void machine::tma_check_stores_at_exit(agent_state const& a) {
+  if (a.open.stores > 0)
+    report(check::store_pending_at_exit, a.open.last, a,
+           fmt::format("{} exits with TMA stores that were never committed (commit_smem_to_gmem_group) nor waited for", who(a)));
+  if (a.waited_reads < a.committed)
+    report(check::store_pending_at_exit, a.last_store, a,
+           fmt::format("{} exits with {} bulk group(s) of TMA stores not waited for: their SMEM may be released while the "
+                       "copy engine still reads it (end with wait_smem_to_gmem(0_c, read_only) or wait_smem_to_gmem(0_c))",
+                       who(a), a.committed - a.waited_reads));
+}
+
+group_state& machine::group_of(agent_state& a, std::int64_t g) {
+  if (g >= a.committed) return a.open;
+  return a.groups[static_cast<std::size_t>(g - a.groups_base)];
+}
+
+epoch machine::epoch_of_load(async_op const& op) const {
+  // GMEM read by a TMA load: ordered for whoever observes the destination barrier's next completion.
+  auto const& b = ctas_[op.dst_cta[0]].barriers[static_cast<std::size_t>(op.bar_elem)];
+  return epoch::make(b.completed + 1, static_cast<std::uint32_t>(b.comp), cluster_id());
+}
+
+void machine::trace_async(async_op const& op, int engine, const char* what) {
+  if (!o_.trace) return;
+  // What a reader of the timeline (or a lesson's narration) wants: which block moved, how many
+  // bytes, and for a load the barrier whose transaction count it completed.
+  auto block = [](region const& r) {
+    std::vector<std::int64_t> at(r.origin.size());
+    for (std::size_t d = 0; d < at.size(); ++d) at[d] = r.box[d] ? r.origin[d] / r.box[d] : r.origin[d];
+    return fmt::format("{} block ({})", r.mem ? r.mem->name : "?", fmt::join(at, ", "));
+  };
+  std::string label;
+  if (op.what == async_op::kind::load) {
+    auto const& b = ctas_[op.dst_cta.front()].barriers[static_cast<std::size_t>(op.bar_elem)];
+    label = fmt::format("TMA load #{} of {}: {} B complete_tx on {}{}", op.stmt, block(op.src), op.bytes, bar_name(b),
+                        op.dst.size() > 1 ? fmt::format(" in {} CTAs (multicast)", op.dst.size()) : "");
+  } else {
+    label = fmt::format("TMA {} #{} ({} to {})", what, op.stmt, op.src.mem ? op.src.mem->name : "?", block(op.gdst));
+  }
+  tr_.events.push_back({trace_event::kind::async, op.issued, time_, ctas_[agents_[op.agent].cta].linear, k_.warpgroups + engine,
+                        op.stmt, std::move(label)});
+}
+
+}  // namespace stagecraft::interp::detail

@@ -1,0 +1,414 @@
+// The interpreter's machine, shared by the units that implement it: agents (the warpgroups of
+// one cluster's CTAs), per-CTA async engines, the mbarrier model, memory with its race shadows,
+// the scheduler and the checks. One class, because every part reads the same state (clocks,
+// barriers, the pending queue); its member functions live in the unit named for what they do:
+//
+//   machine.cpp       set-up (memories, shadow grains, trace lanes) and the public entry points
+//   scheduler.cpp     clusters, the scheduling policies, blocking and deadlock detection
+//   statements.cpp    index expressions, control flow and the dispatch of each IR statement
+//   mbarrier.cpp      the PTX mbarrier object: arrivals, tx-count, phases, cluster peers
+//   memory.cpp        GMEM/SMEM views and element I/O, the shadow memories and race/fence checks
+//   tiles.cpp         tile values (elementwise math, casts) and generic stores
+//   reports.cpp       diagnostics, names in messages, the op lane of the timeline
+//   engines/tma.cpp   the TMA engine: loads (multicast included), stores and their bulk groups
+//
+// Happens-before is tracked with vector clocks whose components are not only the agents but
+// also every barrier element (component value = completions observed) and, per agent, the
+// read and write sides of its bulk-group stream (value = groups known complete). An async copy
+// is not a thread of its own: the bytes a TMA load writes are stamped "barrier b, completion
+// p+1", the SMEM a TMA store reads "agent a's store reads, group g+1". Whoever observes that
+// completion (directly or transitively) is ordered after the access. That keeps clocks a few
+// dozen entries long however many copies run.
+//
+// How an async engine plugs in (the TMA engine is the model; a tensor-core engine such as
+// wgmma joins as engines/wgmma.cpp the same way, touching no other engine):
+//   - its operations are async_op entries in the one pending_ queue, told apart by
+//     async_op::kind (add the engine's kinds, and any fields its operations carry). One queue
+//     keeps every policy's choice among completions engine-agnostic: eager takes the oldest,
+//     random and pct pick among all of them, exploration orders them like anything else.
+//   - issue: statements.cpp's step() hands the engine its statements; the engine reads what it
+//     must at issue, stamps its op with the issuer's clock (op.vc) and enqueue()s it.
+//   - complete: scheduler.cpp's complete() pops the op and calls the engine's <engine>_complete(op),
+//     which does the reads and writes through access() (memory.cpp: one call per region read or
+//     written, stamped with the clock component whose observation orders it) and publishes its
+//     completion (a barrier's tx bytes, a group count, ...). An op may re-enqueue itself for a
+//     later half (TMA stores read SMEM, then write GMEM).
+//   - waits: blocked() (scheduler.cpp) asks the engine whether a wait statement can proceed.
+//   - exit: finish() (statements.cpp) and the scheduler's end of a cluster call the engine's
+//     checks for work still in flight.
+//   - trace: each engine has a lane after the warpgroups' ("tma load", "tma store"; added in the
+//     constructor), and records its ops with trace_async-style events.
+#pragma once
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "program.hpp"
+#include "stagecraft/interp/interp.hpp"
+
+namespace stagecraft::interp::detail {
+
+// ---- deterministic randomness (splitmix64: the same numbers on every platform) ---------------
+struct rng {
+  std::uint64_t s;
+  std::uint64_t next() {
+    std::uint64_t z = (s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+  std::uint64_t below(std::uint64_t n) { return n ? next() % n : 0; }
+};
+
+// ---- vector clocks ---------------------------------------------------------------------------
+struct vclock {
+  std::vector<std::uint32_t> c;
+  void join(vclock const& o) {
+    for (std::size_t i = 0; i < c.size(); ++i) c[i] = std::max(c[i], o.c[i]);
+  }
+};
+
+// Who accessed an element, and when: component `comp` at clock `clock`, in cluster `cluster`.
+// clock 0: the host's initial contents (ordered before everything).
+// 8 bytes: a component (12 bits) and a cluster (20 bits) share one word.
+struct epoch {
+  std::uint32_t clock = 0;
+  std::uint32_t who = 0;
+  std::uint32_t comp() const { return who & 0xfffu; }
+  std::uint32_t cluster() const { return who >> 12; }
+  static epoch make(std::uint32_t clock, std::uint32_t comp, std::uint32_t cluster) { return {clock, (comp & 0xfffu) | (cluster << 12)}; }
+};
+constexpr std::uint32_t max_components = 0xffe;   // the last two values mark poison and read sets
+constexpr std::uint32_t poison = 0xfff;            // comp of a never-written element
+constexpr std::uint32_t shared_reads = 0xffe;      // comp of a read set: clock - 1 indexes machine::shared_
+constexpr std::uint32_t many_clusters = 0xfffff;   // cluster of an element read by several clusters
+constexpr std::uint32_t max_clusters = 0xfffff;    // cluster ids wrap after this many clusters
+
+struct stop_run {};  // ends the run at the first diagnostic
+
+// PTX: an mbarrier's tx-count lives in [-(2^20 - 1), 2^20 - 1].
+constexpr std::int64_t tx_limit = (std::int64_t{1} << 20) - 1;
+
+// ---- memories --------------------------------------------------------------------------------
+struct memory {
+  std::string name;  // "x" or "s0" (as printed)
+  ir::DType dtype = ir::DType::f32;
+  std::vector<std::int64_t> shape;
+  std::byte* data = nullptr;
+  std::vector<std::byte> owned;  // SMEM
+  // The last write and the last read of every element. Null when checks are off or nothing
+  // can race there: a GMEM parameter the kernel never writes has no shadow, one it never reads
+  // has no read shadow. GMEM shadows come zeroed from calloc (zero = the host's initial
+  // contents), so pages nobody touches cost nothing.
+  epoch* sw = nullptr;
+  epoch* sr = nullptr;
+  // Elements per shadow cell. Every access covers whole cells (machine::fit splits them
+  // first when one would not), so the shadow is exact to the element, which for one dtype per
+  // memory is exact to the byte. Cells as wide as the accesses keep the checks at a few
+  // epochs per row of a copy. The grain always divides the innermost extent, so a row of any
+  // view starts at cell boundary iff its first element's innermost index does.
+  std::int64_t grain = 1;
+  std::unique_ptr<epoch, decltype(&std::free)> sw_owner{nullptr, &std::free}, sr_owner{nullptr, &std::free};
+  std::int64_t elements() const { return std::accumulate(shape.begin(), shape.end(), std::int64_t{1}, std::multiplies<>()); }
+  void allocate_shadow(std::size_t n, bool reads) {
+    sw_owner.reset(static_cast<epoch*>(std::calloc(n, sizeof(epoch))));
+    if (reads) sr_owner.reset(static_cast<epoch*>(std::calloc(n, sizeof(epoch))));
+    if (!sw_owner || (reads && !sr_owner)) throw std::bad_alloc();
+    sw = sw_owner.get();
+    sr = sr_owner.get();
+  }
+  // Splits every cell into cells of `g` elements (g divides grain), each inheriting its
+  // parent's epochs. All-zero cells (GMEM nobody touched yet) are skipped, so their pages of
+  // the fresh calloc stay unmapped.
+  void refine(std::int64_t g) {
+    const std::int64_t f = grain / g, cells = elements() / grain;
+    auto split = [&](std::unique_ptr<epoch, decltype(&std::free)>& owner) {
+      if (!owner) return;
+      auto* fine = static_cast<epoch*>(std::calloc(static_cast<std::size_t>(cells * f), sizeof(epoch)));
+      if (!fine) throw std::bad_alloc();
+      epoch const* coarse = owner.get();
+      for (std::int64_t c = 0; c < cells; ++c)
+        if (coarse[c].clock != 0 || coarse[c].who != 0) std::fill_n(fine + c * f, f, coarse[c]);
+      owner.reset(fine);
+    };
+    split(sw_owner);
+    split(sr_owner);
+    sw = sw_owner.get();
+    sr = sr_owner.get();
+    grain = g;
+  }
+  bool smem = false;
+};
+
+// A short list of extents on the stack: regions are built for every op, so no heap.
+struct extents {
+  std::array<std::int64_t, 8> v{};
+  int n = 0;
+  void push_back(std::int64_t x) { v[static_cast<std::size_t>(n++)] = x; }
+  std::size_t size() const { return static_cast<std::size_t>(n); }
+  std::int64_t& operator[](std::size_t i) { return v[i]; }
+  std::int64_t operator[](std::size_t i) const { return v[i]; }
+  std::int64_t back() const { return v[static_cast<std::size_t>(n - 1)]; }
+  std::int64_t const* begin() const { return v.data(); }
+  std::int64_t const* end() const { return v.data() + n; }
+};
+
+// An N-d box inside a row-major array: `origin` and `box` in elements.
+struct region {
+  memory* mem = nullptr;
+  extents origin, box;
+  std::int64_t elements() const { return std::accumulate(box.begin(), box.end(), std::int64_t{1}, std::multiplies<>()); }
+  // Calls f(first element of the row (array offset), index of its first element in the box,
+  // row length) for every innermost row of the box, in row-major order.
+  template <class F>
+  void rows(F&& f) const {
+    // Stack arrays (ranks are at most 5, SMEM views up to 8 with their stage dimensions) and an
+    // incrementally updated offset: this runs once per row of every copy.
+    const int r = static_cast<int>(box.size());
+    std::array<std::int64_t, 8> stride{}, idx{};
+    stride[r - 1] = 1;
+    for (int d = r - 2; d >= 0; --d) stride[d] = stride[d + 1] * mem->shape[d + 1];
+    std::int64_t off = 0;
+    for (int d = 0; d < r; ++d) off += origin[d] * stride[d];
+    const std::int64_t len = box[r - 1];
+    const std::int64_t nrows = elements() / std::max<std::int64_t>(len, 1);
+    for (std::int64_t row = 0; row < nrows; ++row) {
+      f(off, row * len, len);
+      for (int d = r - 2; d >= 0; --d) {
+        off += stride[d];
+        if (++idx[d] < box[d]) break;
+        off -= stride[d] * box[d];
+        idx[d] = 0;
+      }
+    }
+  }
+};
+
+// ---- tiles -----------------------------------------------------------------------------------
+// Floating tiles compute in f32 (f16/bf16 rounded back after every op, which is exact
+// for + - * / since f32 carries more than 2p+2 bits); integer tiles in 64 bits, wrapped.
+// Buffers are uninitialised and recycled through the machine's pool: a tile is written in
+// full before it is read, and interpretation must not pay for zeroing or allocating it.
+struct tile_buf {
+  bool fp = true;
+  std::size_t n = 0, cap = 0;
+  std::unique_ptr<float[]> fbuf;
+  std::unique_ptr<std::int64_t[]> ibuf;
+  float* f = nullptr;
+  std::int64_t* i = nullptr;
+  std::size_t size() const { return n; }
+};
+
+inline float round_to(ir::DType t, float v) {
+  switch (t) {
+    case ir::DType::f16: return f16_to_f32(f32_to_f16(v));
+    case ir::DType::bf16: return bf16_to_f32(f32_to_bf16(v));
+    default: return v;
+  }
+}
+inline std::int64_t wrap_to(ir::DType t, std::int64_t v) {
+  switch (t) {
+    case ir::DType::i32: return static_cast<std::int32_t>(static_cast<std::uint32_t>(v));
+    case ir::DType::u32: return static_cast<std::uint32_t>(v);
+    case ir::DType::i8: return static_cast<std::int8_t>(static_cast<std::uint8_t>(v));
+    default: return v;
+  }
+}
+
+// Read `n` elements starting at `off` of `m` into the tile at `at`.
+void read_elems(memory const& m, std::int64_t off, std::int64_t n, tile_buf& t, std::int64_t at);
+
+void write_elems(memory& m, std::int64_t off, std::int64_t n, tile_buf const& t, std::int64_t at);
+
+// ---- barriers (the PTX mbarrier object) ------------------------------------------------------
+struct barrier_state {
+  int alloc = 0;            // allocation id
+  std::int64_t flat = 0;    // element index within the allocation
+  int expected = 1;         // arrivals per phase
+  int pending = 1;          // arrivals still missing in the current phase
+  std::int64_t tx = 0;      // pending transaction bytes (transiently negative is allowed)
+  std::uint32_t completed = 0;
+  vclock releases;          // joined into the current phase
+  vclock last[2];           // clocks of the last two completions (index: completion % 2)
+  int comp = 0;             // its vector-clock component
+};
+
+// ---- async operations --------------------------------------------------------------------------
+// One operation in flight on an async engine (see "How an async engine plugs in" above): the
+// common part (issuer, clock at issue, trace and scheduling fields) and each engine's operands.
+struct async_op {
+  // Which engine completes it, and in which stage: TMA load; TMA store reading SMEM, then writing GMEM.
+  enum class kind : std::uint8_t { load, store_read, store_write } what;
+  int agent = 0;  // issuer
+  ir::StmtId stmt = ir::none;
+  vclock vc;      // the issuer's clock at issue
+  std::uint64_t issued = 0;
+  std::uint64_t priority = 0;  // pct
+  // load: src (GMEM), dst per destination CTA, barrier per destination CTA (element index)
+  region src;
+  std::vector<region> dst;
+  std::vector<int> dst_cta;
+  std::int64_t bar_elem = -1;
+  std::int64_t bytes = 0;
+  // store: group index; staging for the bytes read from SMEM
+  std::int64_t group = 0;
+  std::shared_ptr<tile_buf> staged;  // what the store read from SMEM, until it writes GMEM
+  region gdst;
+  std::uint64_t id = 0;
+};
+
+struct group_state {
+  int reads_pending = 0, writes_pending = 0;
+  int stores = 0;                 // issued into this group
+  ir::StmtId last = ir::none;     // the last of them, for messages
+};
+
+struct agent_state {
+  int cta = 0;        // within the cluster
+  int wg = 0;
+  int pc = 0;
+  bool done = false;
+  std::vector<std::int64_t> vars, hi;
+  vclock vc;
+  int comp = 0, store_r_comp = 0, store_w_comp = 0;
+  std::vector<std::uint32_t> observed;      // per barrier element of its CTA
+  std::vector<std::uint32_t> fences;        // own clock values at commit_smem
+  std::deque<group_state> groups;           // committed groups from groups_base on (dropped once waited for and done)
+  std::int64_t groups_base = 0;             // index of groups.front()
+  std::int64_t committed = 0;
+  group_state open;                         // stores issued since the last commit
+  std::int64_t waited_reads = 0;            // groups whose reads this agent has waited for
+  ir::StmtId last_store = ir::none;         // the last TMA store it issued
+  std::uint64_t began = 0;                  // when its current op started (for the trace)
+  std::uint64_t priority = 0;               // pct
+};
+
+struct cta_state {
+  std::array<std::int64_t, 3> pid{}, cidx{};
+  int linear = 0;
+  std::vector<memory> smem;             // per allocation (empty memory for non-SMEM allocations)
+  std::vector<barrier_state> barriers;  // all barrier elements, allocations in order
+};
+
+class machine {
+ public:
+  machine(ir::Kernel const& k, std::vector<host_tensor>& gmem, options const& o);  // machine.cpp
+  void run();                                          // every cluster in turn (scheduler.cpp)
+  result take(std::vector<host_tensor> buffers);       // machine.cpp
+
+ private:
+  // ---- scheduler.cpp: clusters and the scheduler loop -----------------------------------------
+  void run_cluster(std::array<std::int64_t, 3> origin);
+  int group_size(std::vector<int> const& axes) const;
+  void schedule();
+  bool blocked(agent_state& a);
+  [[noreturn]] void deadlock();
+  void enqueue(async_op op);
+  void complete(std::size_t index);
+
+  // ---- statements.cpp: agents ---------------------------------------------------------------
+  std::int64_t eval(agent_state const& a, ir::ExprId id);
+  void settle(agent_state& a);
+  ir::Stmt const& op_at(agent_state const& a) const { return k_.stmts[prog_[a.pc].stmt]; }
+  void step(int index);
+  void finish(agent_state& a);
+
+  // ---- mbarrier.cpp: barriers (PTX mbarrier semantics) --------------------------------------
+  barrier_state& barrier_of(agent_state const& a, ir::RefId rid);
+  void arrive(barrier_state& b, vclock const& vc, agent_state const& who_);
+  void trace_barrier(barrier_state const& b, std::string label);
+  void try_complete(barrier_state& b, int agent_for_msg);
+  int cta_of_barrier(barrier_state const& b) const;
+  std::vector<int> peers(int cta, std::vector<int> const& axes) const;
+
+  // ---- memory.cpp: views, accesses and their checks -----------------------------------------
+  // `vc` orders an access; `stamp` is what it leaves behind.
+  region view_of(agent_state const& a, ir::RefId rid, int cta);
+  bool hb(epoch e, vclock const& vc) const;
+  std::uint32_t cluster_id() const { return static_cast<std::uint32_t>(clusters_run_ % max_clusters); }
+  static bool is_poison(epoch e) { return e.clock == 0 && e.comp() == poison; }
+  static bool same(epoch a, epoch b) { return a.clock == b.clock && a.who == b.who; }
+  // What an agent's own generic access leaves behind.
+  epoch own_stamp(agent_state const& a) const {
+    return epoch::make(a.vc.c[a.comp], static_cast<std::uint32_t>(a.comp), cluster_id());
+  }
+  void access(region const& g, bool write, vclock const& vc, epoch stamp, int agent_for_msg, const char* what);
+  static void fit(region const& g);
+  static bool uniform(epoch const* e, std::int64_t len);
+  void judge_write_epoch(memory const& m, std::int64_t elem, epoch w, bool write, vclock const& vc, int agent, const char* what);
+  epoch culprit(epoch r, vclock const& vc) const;
+  epoch next_read(epoch r, vclock const& vc, epoch stamp);
+  // `what` names the accessor; null means the agent itself (named only when a message is built).
+  std::string accessor(int agent, const char* what) const { return what ? std::string(what) : who(agents_[agent]); }
+  void poison_read(memory const& m, std::int64_t elem, int agent, const char* what);
+  void race(memory const& m, std::int64_t elem, epoch prev, const char* now, int agent, const char* what, bool prev_is_write);
+  std::vector<std::int64_t> unflatten(memory const& m, std::int64_t elem) const;
+  std::string comp_name(epoch e) const;
+  void check_fenced(memory const& m, std::int64_t elem, epoch w, bool copy_writes, vclock const& vc, int agent);
+  tile_buf acquire(std::size_t n, bool fp);
+  void release(tile_buf&& t);
+  tile_buf read_region(region const& g, vclock const& vc, epoch stamp, int agent, const char* what);
+  void copy_region(region const& from, region const& to);
+  void write_region(region const& g, tile_buf const& t);
+
+  // ---- engines/tma.cpp: the TMA engine ------------------------------------------------------
+  void issue_load(agent_state& a, ir::Stmt const& s);
+  void issue_store(agent_state& a, ir::Stmt const& s);
+  void tma_commit_group(agent_state& a);
+  void tma_wait_group(agent_state& a, ir::Stmt const& s);
+  bool groups_done(agent_state const& a, std::int64_t n, bool read_only) const;
+  void tma_complete(async_op& op);
+  void tma_check_stores_at_exit(agent_state const& a);
+  void check_loads_at_exit();
+  group_state& group_of(agent_state& a, std::int64_t g);
+  epoch epoch_of_load(async_op const& op) const;
+  void trace_async(async_op const& op, int engine, const char* what);
+
+  // ---- tiles.cpp: tile math and generic stores ----------------------------------------------
+  tile_buf value(agent_state& a, ir::ValueId id);
+  bool streamable(ir::ValueId id) const;
+  void postorder(ir::ValueId id, std::vector<ir::ValueId>& out) const;
+  void store_streaming(agent_state& a, ir::Stmt const& s);
+  void do_store(agent_state& a, ir::Stmt const& s);
+
+  // ---- reports.cpp: diagnostics and the op lane ---------------------------------------------
+  std::string who(agent_state const& a) const;
+  std::string bar_name(barrier_state const& b) const;
+  [[noreturn]] void report(check c, int op, agent_state const& a, std::string const& text) { report(c, op, a.comp, text); }
+  [[noreturn]] void report(check c, int op, int agent, std::string const& text);
+  void trace_op(agent_state const& a, ir::StmtId id);
+  std::string op_label(agent_state const& a, ir::StmtId id);
+
+  ir::Kernel const& k_;
+  options o_;
+  std::vector<instr> prog_;
+  rng rng_;
+  std::vector<memory> gmem_;
+  std::vector<std::int64_t> bar_base_;
+  std::vector<std::int64_t> smem_grain_;  // per allocation: the shadow grain its next cluster starts with
+  std::int64_t bar_count_ = 0;
+  std::map<int, std::vector<int>> arrivers_;
+  std::vector<cta_state> ctas_;
+  std::vector<agent_state> agents_;
+  std::vector<async_op> pending_;  // every engine's operations in flight, in issue order
+  std::vector<std::uint64_t> change_points_;
+  std::uint64_t time_ = 0, cluster_steps_ = 0, pct_length_ = 64, next_async_ = 0;
+  std::uint64_t clusters_run_ = 0, control_steps_ = 0;
+  int cur_op_ = -1;
+  std::vector<diagnostic> diags_;
+  trace tr_;
+  std::vector<tile_buf> spare_;
+  std::vector<vclock> shared_;  // read sets
+  std::vector<std::vector<std::byte>> smem_pool_;
+  std::vector<std::int64_t> rows_scratch_;
+};
+
+}  // namespace stagecraft::interp::detail

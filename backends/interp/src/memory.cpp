@@ -1,0 +1,368 @@
+// Memory: views of GMEM blocks and SMEM allocations, element I/O between memories and tiles,
+// and the shadow memories behind the race, proxy-fence and poison checks (FastTrack-style
+// epochs per shadow cell, read sets for unordered readers).
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "machine.hpp"
+
+namespace stagecraft::interp::detail {
+
+// Element I/O converts between a memory's dtype and the tile's compute type (f32 or int64).
+void read_elems(memory const& m, std::int64_t off, std::int64_t n, tile_buf& t, std::int64_t at) {
+  auto const* p = m.data;
+  switch (m.dtype) {
+    case ir::DType::f32: std::memcpy(t.f + at, p + off * 4, static_cast<std::size_t>(n) * 4); return;
+    case ir::DType::f16: {
+      auto const* h = reinterpret_cast<std::uint16_t const*>(p) + off;
+      for (std::int64_t k = 0; k < n; ++k) t.f[at + k] = f16_to_f32(h[k]);
+      return;
+    }
+    case ir::DType::bf16: {
+      auto const* h = reinterpret_cast<std::uint16_t const*>(p) + off;
+      for (std::int64_t k = 0; k < n; ++k) t.f[at + k] = bf16_to_f32(h[k]);
+      return;
+    }
+    case ir::DType::i32: {
+      auto const* v = reinterpret_cast<std::int32_t const*>(p) + off;
+      for (std::int64_t k = 0; k < n; ++k) t.i[at + k] = v[k];
+      return;
+    }
+    case ir::DType::u32: {
+      auto const* v = reinterpret_cast<std::uint32_t const*>(p) + off;
+      for (std::int64_t k = 0; k < n; ++k) t.i[at + k] = v[k];
+      return;
+    }
+    case ir::DType::i8: {
+      auto const* v = reinterpret_cast<std::int8_t const*>(p) + off;
+      for (std::int64_t k = 0; k < n; ++k) t.i[at + k] = v[k];
+      return;
+    }
+  }
+}
+
+void write_elems(memory& m, std::int64_t off, std::int64_t n, tile_buf const& t, std::int64_t at) {
+  auto* p = m.data;
+  switch (m.dtype) {
+    case ir::DType::f32: std::memcpy(p + off * 4, t.f + at, static_cast<std::size_t>(n) * 4); return;
+    case ir::DType::f16: {
+      auto* h = reinterpret_cast<std::uint16_t*>(p) + off;
+      for (std::int64_t k = 0; k < n; ++k) h[k] = f32_to_f16(t.f[at + k]);
+      return;
+    }
+    case ir::DType::bf16: {
+      auto* h = reinterpret_cast<std::uint16_t*>(p) + off;
+      for (std::int64_t k = 0; k < n; ++k) h[k] = f32_to_bf16(t.f[at + k]);
+      return;
+    }
+    case ir::DType::i32: {
+      auto* v = reinterpret_cast<std::int32_t*>(p) + off;
+      for (std::int64_t k = 0; k < n; ++k) v[k] = static_cast<std::int32_t>(wrap_to(ir::DType::i32, t.i[at + k]));
+      return;
+    }
+    case ir::DType::u32: {
+      auto* v = reinterpret_cast<std::uint32_t*>(p) + off;
+      for (std::int64_t k = 0; k < n; ++k) v[k] = static_cast<std::uint32_t>(t.i[at + k]);
+      return;
+    }
+    case ir::DType::i8: {
+      auto* v = reinterpret_cast<std::int8_t*>(p) + off;
+      for (std::int64_t k = 0; k < n; ++k) v[k] = static_cast<std::int8_t>(wrap_to(ir::DType::i8, t.i[at + k]));
+      return;
+    }
+  }
+}
+
+// The region a ref names: a GMEM block or an SMEM view in CTA `cta`, run-time indices checked.
+region machine::view_of(agent_state const& a, ir::RefId rid, int cta) {
+  auto const& r = k_.refs[rid];
+  region g;
+  if (r.base == ir::RefBase::param) {
+    auto& m = gmem_[r.id];
+    g.mem = &m;
+    for (auto e : r.shape) g.box.push_back(e);
+    for (std::size_t d = 0; d < r.block.size(); ++d) {
+      const auto c = eval(a, r.block[d]);
+      g.origin.push_back(c >= 0 && c < m.shape[d] / r.shape[d] ? c * r.shape[d] : 0);  // no overflow before the check
+      if (c < 0 || c >= m.shape[d] / r.shape[d])
+        report(check::index_out_of_range, cur_op_, a,
+               fmt::format("GMEM block out of range: {} addresses block {} of '{}' in dimension {}, but ({}) blocks of ({}) cover "
+                           "only [0, {}) there",
+                           who(a), c, m.name, d, fmt::join(m.shape, ", "), fmt::join(r.shape, ", "), m.shape[d] / r.shape[d]));
+    }
+    return g;
+  }
+  if (k_.allocs[r.id].kind != ir::AllocKind::smem)
+    report(check::unsupported, cur_op_, a,
+           fmt::format("loads and stores of {} {}{} are not modelled by the interpreter yet", ir::alloc_kind_name(k_.allocs[r.id].kind),
+                       k_.allocs[r.id].kind == ir::AllocKind::accumulator ? "acc" : "t", r.id));
+  auto& m = ctas_[cta].smem[r.id];
+  g.mem = &m;
+  for (std::size_t d = 0; d < m.shape.size(); ++d) {
+    if (d < r.index.size()) {
+      const auto i = eval(a, r.index[d]);
+      if (i < 0 || i >= m.shape[d])
+        report(check::index_out_of_range, cur_op_, a,
+               fmt::format("SMEM index out of range: {} indexes {} with {} in dimension {}, which has {} elements", who(a), m.name, i, d,
+                           m.shape[d]));
+      g.origin.push_back(i);
+      g.box.push_back(1);
+    } else {
+      g.origin.push_back(0);
+      g.box.push_back(m.shape[d]);
+    }
+  }
+  return g;
+}
+
+// Happens-before: is the access `e` ordered before a thread whose clock is `vc`?
+bool machine::hb(epoch e, vclock const& vc) const {
+  if (e.clock == 0) return true;
+  if (e.cluster() != cluster_id()) return false;
+  if (e.comp() == shared_reads) {  // every read of the set must be ordered before
+    auto const& set = shared_[e.clock - 1].c;
+    for (std::size_t i = 0; i < set.size(); ++i)
+      if (set[i] > vc.c[i]) return false;
+    return true;
+  }
+  return vc.c[e.comp()] >= e.clock;
+}
+
+// Checks one access of a whole region and leaves `stamp` behind. Rows nearly always carry
+// one epoch throughout (one copy or one store wrote them), so a row is first tested for
+// uniformity (a vectorised scan) and then judged once and overwritten in bulk; mixed rows
+// go element by element, judging an epoch only where it changes.
+void machine::access(region const& g, bool write, vclock const& vc, epoch stamp, int agent_for_msg, const char* what) {
+  auto& m = *g.mem;
+  if (!m.sw) return;
+  fit(g);
+  epoch memo_in{~0u, ~0u}, memo_out{};  // the last read epoch transformed by next_read
+  auto next_for = [&](epoch r) {
+    if (!same(r, memo_in)) {
+      memo_in = r;
+      memo_out = next_read(r, vc, stamp);
+    }
+    return memo_out;
+  };
+  // A verdict depends on the epoch alone (the element only names it in the message), and one
+  // that passed passes again: rows nearly always repeat the epoch of the row before.
+  epoch passed_w{~0u, ~0u}, passed_r{~0u, ~0u};
+  auto judge_write = [&](std::int64_t elem, epoch w) {
+    if (same(w, passed_w)) return;
+    judge_write_epoch(m, elem, w, write, vc, agent_for_msg, what);
+    passed_w = w;
+  };
+  auto judge_read_epoch = [&](std::int64_t elem, epoch r) {
+    if (!write || r.clock == 0 || same(r, passed_r)) return;
+    if (!hb(r, vc)) race(m, elem, culprit(r, vc), "write", agent_for_msg, what, false);
+    passed_r = r;
+  };
+  const std::int64_t grain = m.grain;
+  g.rows([&](std::int64_t first, std::int64_t, std::int64_t elems) {
+    // In cells: `off` is the first cell, `len` how many, cell k starts at element (off + k) * grain.
+    const std::int64_t off = first / grain, len = elems / grain;
+    epoch* cw = m.sw + off;
+    epoch* cr = m.sr ? m.sr + off : nullptr;
+    if (uniform(cw, len) && (!cr || uniform(cr, len))) {
+      judge_write(off * grain, cw[0]);
+      if (cr) judge_read_epoch(off * grain, cr[0]);
+      if (write) {
+        std::fill_n(cw, len, stamp);
+        if (cr) std::fill_n(cr, len, epoch{});
+      } else if (cr) {
+        std::fill_n(cr, len, next_for(cr[0]));
+      }
+      return;
+    }
+    epoch last = cw[0];
+    judge_write(off * grain, last);
+    for (std::int64_t k = 0; k < len; ++k) {
+      if (!same(cw[k], last)) {
+        last = cw[k];
+        judge_write((off + k) * grain, last);
+      }
+      if (write) cw[k] = stamp;
+    }
+    if (!cr) return;
+    epoch lr = cr[0];
+    judge_read_epoch(off * grain, lr);
+    epoch next = write ? epoch{} : next_for(lr);
+    for (std::int64_t k = 0; k < len; ++k) {
+      if (!same(cr[k], lr)) {
+        lr = cr[k];
+        judge_read_epoch((off + k) * grain, lr);
+        next = write ? epoch{} : next_for(lr);
+      }
+      cr[k] = next;
+    }
+  });
+}
+
+// Makes the cells of g's memory no wider than g's rows, so that the shadow sees exactly the
+// elements an access touches (one element, a multicast share of a row).
+void machine::fit(region const& g) {
+  auto& m = *g.mem;
+  const std::int64_t start = g.origin.back(), width = g.box.back();
+  if (start % m.grain == 0 && width % m.grain == 0) return;
+  m.refine(std::gcd(m.grain, std::gcd(start, width)));
+}
+
+bool machine::uniform(epoch const* e, std::int64_t len) {
+  static_assert(sizeof(epoch) == sizeof(std::uint64_t));
+  std::uint64_t first, x;
+  std::memcpy(&first, e, 8);
+  std::uint64_t diff = 0;
+  for (std::int64_t k = 1; k < len; ++k) {
+    std::memcpy(&x, e + k, 8);
+    diff |= x ^ first;
+  }
+  return diff == 0;
+}
+
+// `what` non-null: the access is a copy engine's (async proxy), which must also find every
+// ordinary store it is ordered after fenced.
+void machine::judge_write_epoch(memory const& m, std::int64_t elem, epoch w, bool write, vclock const& vc, int agent, const char* what) {
+  if (is_poison(w)) {
+    if (!write) poison_read(m, elem, agent, what);
+  } else if (!hb(w, vc)) {
+    race(m, elem, w, write ? "write" : "read", agent, what, true);
+  } else if (what && w.clock != 0 && w.comp() < agents_.size()) {
+    check_fenced(m, elem, w, write, vc, agent);
+  }
+}
+
+// For a read set, the first reader the access is not ordered after (for the message).
+epoch machine::culprit(epoch r, vclock const& vc) const {
+  if (r.comp() != shared_reads || r.cluster() != cluster_id()) return r;
+  auto const& set = shared_[r.clock - 1].c;
+  for (std::size_t i = 0; i < set.size(); ++i)
+    if (set[i] > vc.c[i]) return epoch::make(set[i], static_cast<std::uint32_t>(i), r.cluster());
+  return r;
+}
+
+// The read epoch an element keeps after a read stamped `stamp`.
+// Unordered reads within a cluster become a read set (FastTrack's read-shared state): a
+// vector clock of every reader, which a later write must be ordered after entirely.
+epoch machine::next_read(epoch r, vclock const& vc, epoch stamp) {
+  if (r.clock == 0 || hb(r, vc)) return stamp;
+  if (r.cluster() != stamp.cluster()) return epoch::make(r.clock, r.comp(), many_clusters);  // any later write races
+  vclock set;
+  if (r.comp() == shared_reads) {
+    set = shared_[r.clock - 1];
+  } else {
+    set.c.assign(agents_.empty() ? 0 : agents_[0].vc.c.size(), 0);
+    set.c[r.comp()] = r.clock;
+  }
+  set.c[stamp.comp()] = std::max(set.c[stamp.comp()], stamp.clock);
+  shared_.push_back(std::move(set));
+  return epoch::make(static_cast<std::uint32_t>(shared_.size()), shared_reads, stamp.cluster());
+}
+
+void machine::poison_read(memory const& m, std::int64_t elem, int agent, const char* what) {
+  report(check::poison_read, cur_op_, agent,
+         fmt::format("{} reads {}[{}] (element {}), which nothing has written: SMEM starts undefined", accessor(agent, what), m.name,
+                     fmt::join(unflatten(m, elem), ", "), elem));
+}
+
+void machine::race(memory const& m, std::int64_t elem, epoch prev, const char* now, int agent, const char* what, bool prev_is_write) {
+  report(check::data_race, cur_op_, agent,
+         fmt::format("data race on {} {}[{}]: {} ({}) is not ordered after the earlier {} by {}", m.smem ? "SMEM" : "GMEM", m.name,
+                     fmt::join(unflatten(m, elem), ", "), accessor(agent, what), now, prev_is_write ? "write" : "read", comp_name(prev)));
+}
+
+std::vector<std::int64_t> machine::unflatten(memory const& m, std::int64_t elem) const {
+  std::vector<std::int64_t> idx(m.shape.size());
+  for (int d = static_cast<int>(m.shape.size()) - 1; d >= 0; --d) {
+    idx[d] = elem % m.shape[d];
+    elem /= m.shape[d];
+  }
+  return idx;
+}
+
+std::string machine::comp_name(epoch e) const {
+  if (e.cluster() != cluster_id()) return "another cluster (a different CTA, with no ordering at all)";
+  const int na = static_cast<int>(agents_.size());
+  const int comp = static_cast<int>(e.comp());
+  if (e.comp() == shared_reads) return "one of several unordered readers";
+  if (comp < na) return who(agents_[comp]);
+  const int nb = static_cast<int>(ctas_.size()) * static_cast<int>(bar_count_);
+  if (comp < na + nb) {
+    const int ci = (comp - na) / static_cast<int>(bar_count_);
+    auto const& b = ctas_[ci].barriers[(comp - na) % bar_count_];
+    return fmt::format("the TMA load completing {} of CTA {} (completion #{})", bar_name(b), ctas_[ci].linear, e.clock);
+  }
+  const int s = comp - na - nb;
+  return fmt::format("a TMA store {} issued by {} (bulk group #{})", s % 2 ? "writing GMEM" : "reading SMEM", who(agents_[s / 2]), e.clock);
+}
+
+// Generic writes must be fenced (commit_smem: fence.proxy.async) before the async proxy
+// touches the same bytes, in SMEM and in GMEM alike. Reading them, the copy may see the old
+// contents; writing them, the generic store may land after the copy and overwrite its bytes.
+// (The other way round needs no proxy fence: a TMA load's bytes are visible to whoever
+// observes its mbarrier completion, and a generic read before a refill only has to be
+// ordered before the copy's issue.) `w` is the ordinary store, which the copy (issued at
+// `vc`) is ordered after: its writer must have fenced since, and the issuer seen the fence.
+void machine::check_fenced(memory const& m, std::int64_t elem, epoch w, bool copy_writes, vclock const& vc, int agent) {
+  auto const& f = agents_[w.comp()].fences;
+  auto it = std::lower_bound(f.begin(), f.end(), w.clock);
+  if (it != f.end() && *it < vc.c[w.comp()]) return;
+  report(check::missing_fence, cur_op_, agent,
+         fmt::format("the TMA engine {} {} {}[{}], written by {} through ordinary stores with no commit_smem() "
+                     "(fence.proxy.async) between that write and this copy: {}",
+                     copy_writes ? "writes" : "reads", m.smem ? "SMEM" : "GMEM", m.name, fmt::join(unflatten(m, elem), ", "),
+                     who(agents_[w.comp()]),
+                     copy_writes ? "the ordinary store may land after the copy's bytes and overwrite them" : "the copy may read stale data"));
+}
+
+// Tile buffers come from a small pool (see tile_buf): a hot loop allocates nothing.
+tile_buf machine::acquire(std::size_t n, bool fp) {
+  tile_buf t;
+  for (std::size_t k = 0; k < spare_.size(); ++k)
+    if (spare_[k].fp == fp && spare_[k].cap >= n) {
+      t = std::move(spare_[k]);
+      spare_.erase(spare_.begin() + static_cast<std::ptrdiff_t>(k));
+      break;
+    }
+  if (t.cap < n) {
+    t.fp = fp;
+    t.cap = n;
+    if (fp) t.fbuf.reset(new float[n]);
+    else t.ibuf.reset(new std::int64_t[n]);
+    t.f = t.fbuf.get();
+    t.i = t.ibuf.get();
+  }
+  t.n = n;
+  return t;
+}
+
+void machine::release(tile_buf&& t) {
+  if (t.cap && spare_.size() < 16) spare_.push_back(std::move(t));
+}
+
+tile_buf machine::read_region(region const& g, vclock const& vc, epoch stamp, int agent, const char* what) {
+  if (o_.checks) access(g, false, vc, stamp, agent, what);
+  tile_buf t = acquire(static_cast<std::size_t>(g.elements()), ir::dtype_is_float(g.mem->dtype));
+  g.rows([&](std::int64_t off, std::int64_t at, std::int64_t len) { read_elems(*g.mem, off, len, t, at); });
+  return t;
+}
+
+// Same-shaped boxes of the same dtype (TMA loads): row by row, no staging.
+void machine::copy_region(region const& from, region const& to) {
+  const auto bytes = ir::dtype_bits(from.mem->dtype) / 8;
+  rows_scratch_.clear();
+  to.rows([&](std::int64_t off, std::int64_t, std::int64_t) { rows_scratch_.push_back(off); });
+  std::size_t r = 0;
+  from.rows([&](std::int64_t off, std::int64_t, std::int64_t len) {
+    std::memcpy(to.mem->data + rows_scratch_[r++] * bytes, from.mem->data + off * bytes, static_cast<std::size_t>(len * bytes));
+  });
+}
+
+void machine::write_region(region const& g, tile_buf const& t) {
+  g.rows([&](std::int64_t off, std::int64_t at, std::int64_t len) { write_elems(*g.mem, off, len, t, at); });
+}
+
+}  // namespace stagecraft::interp::detail

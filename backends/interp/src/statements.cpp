@@ -1,0 +1,129 @@
+// Agents executing their program: index expressions, control flow (which costs no scheduler
+// step), and the dispatch of each IR statement to the part of the machine that models it.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "machine.hpp"
+
+namespace stagecraft::interp::detail {
+
+std::int64_t machine::eval(agent_state const& a, ir::ExprId id) {
+  auto const& e = k_.exprs[id];
+  auto const& cs = ctas_[a.cta];
+  switch (e.op) {
+    case ir::ExprOp::constant: return e.value;
+    case ir::ExprOp::var: return a.vars[e.value];
+    case ir::ExprOp::program_id: return cs.pid[e.value];
+    case ir::ExprOp::cluster_idx: return cs.cidx[e.value];
+    case ir::ExprOp::thread_id: return a.wg;
+    case ir::ExprOp::lnot: return !eval(a, e.a);
+    default: break;
+  }
+  const auto x = eval(a, e.a), y = eval(a, e.b);
+  // Index arithmetic is 64-bit two's complement, as the generated code's `long long` on the
+  // GPU wraps: overflow (and INT64_MIN / -1) wraps here too instead of being undefined.
+  const auto ux = static_cast<std::uint64_t>(x), uy = static_cast<std::uint64_t>(y);
+  switch (e.op) {
+    case ir::ExprOp::add: return static_cast<std::int64_t>(ux + uy);
+    case ir::ExprOp::sub: return static_cast<std::int64_t>(ux - uy);
+    case ir::ExprOp::mul: return static_cast<std::int64_t>(ux * uy);
+    case ir::ExprOp::div:
+    case ir::ExprOp::mod:
+      if (y == 0) report(check::index_out_of_range, cur_op_, a, "an index expression divides by zero");
+      if (y == -1) return e.op == ir::ExprOp::div ? static_cast<std::int64_t>(std::uint64_t{0} - ux) : 0;
+      return e.op == ir::ExprOp::div ? x / y : x % y;
+    case ir::ExprOp::min: return std::min(x, y);
+    case ir::ExprOp::max: return std::max(x, y);
+    case ir::ExprOp::lt: return x < y;
+    case ir::ExprOp::le: return x <= y;
+    case ir::ExprOp::gt: return x > y;
+    case ir::ExprOp::ge: return x >= y;
+    case ir::ExprOp::eq: return x == y;
+    case ir::ExprOp::ne: return x != y;
+    case ir::ExprOp::land: return x && y;
+    case ir::ExprOp::lor: return x || y;
+    default: return 0;
+  }
+}
+
+// Runs control instructions until the agent stands on an op (or ends).
+void machine::settle(agent_state& a) {
+  for (;;) {
+    auto const& in = prog_[a.pc];
+    if (in.what == code::op) return;
+    // Control flow takes no scheduler step, so a loop with an empty body would otherwise
+    // spin past the step budget forever.
+    if (++control_steps_ > o_.max_steps)
+      report(check::step_limit, in.stmt, a, fmt::format("the step budget of {} ran out in control flow: a loop that does not end?", o_.max_steps));
+    switch (in.what) {
+      case code::op: return;
+      case code::end:
+        finish(a);
+        return;
+      case code::loop_init: {
+        auto const& s = k_.stmts[in.stmt];
+        a.vars[in.var] = eval(a, s.e0);
+        a.hi[in.var] = eval(a, s.e1);
+        ++a.pc;
+        break;
+      }
+      case code::loop_test: a.pc = a.vars[in.var] >= a.hi[in.var] ? in.target : a.pc + 1; break;
+      case code::loop_next:
+        ++a.vars[in.var];
+        a.pc = in.target;
+        break;
+      case code::jump_zero: a.pc = eval(a, k_.stmts[in.stmt].e0) ? a.pc + 1 : in.target; break;
+      case code::jump: a.pc = in.target; break;
+    }
+  }
+}
+
+void machine::step(int index) {
+  auto& a = agents_[index];
+  const ir::StmtId id = prog_[a.pc].stmt;
+  cur_op_ = id;
+  auto const& s = k_.stmts[id];
+  switch (s.op) {
+    case ir::StmtOp::copy_gmem_to_smem: issue_load(a, s); break;
+    case ir::StmtOp::copy_smem_to_gmem: issue_store(a, s); break;
+    case ir::StmtOp::commit_group: tma_commit_group(a); break;
+    case ir::StmtOp::wait_group: tma_wait_group(a, s); break;
+    case ir::StmtOp::commit_smem:  // fence.proxy.async: check_fenced (memory.cpp) looks these up
+      a.fences.push_back(a.vc.c[a.comp]);
+      ++a.vc.c[a.comp];
+      break;
+    case ir::StmtOp::barrier_arrive: {
+      auto& b = barrier_of(a, s.refs[0]);
+      auto const& al = k_.allocs[b.alloc];
+      if (al.kind == ir::AllocKind::cluster_barrier) {
+        for (int peer : peers(a.cta, al.collective_axes)) arrive(ctas_[peer].barriers[&b - ctas_[a.cta].barriers.data()], a.vc, a);
+      } else {
+        arrive(b, a.vc, a);
+      }
+      ++a.vc.c[a.comp];
+      break;
+    }
+    case ir::StmtOp::barrier_wait: {
+      auto& b = barrier_of(a, s.refs[0]);
+      auto& seen = a.observed[static_cast<std::size_t>(&b - ctas_[a.cta].barriers.data())];
+      a.vc.join(b.last[seen % 2]);
+      ++seen;
+      break;
+    }
+    case ir::StmtOp::store: do_store(a, s); break;
+    default:
+      report(check::unsupported, id, a,
+             fmt::format("{} is not modelled by the interpreter yet (tensor-core ops arrive with their own issue)", ir::stmt_name(s.op)));
+  }
+  trace_op(a, id);
+  ++a.pc;
+  a.began = time_;
+}
+
+void machine::finish(agent_state& a) {
+  a.done = true;
+  tma_check_stores_at_exit(a);
+}
+
+}  // namespace stagecraft::interp::detail

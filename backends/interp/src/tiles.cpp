@@ -1,0 +1,212 @@
+// Tile values: elementwise math and casts over whole tiles, and generic stores of them, streamed
+// row by row when every node is floating point.
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "machine.hpp"
+
+namespace stagecraft::interp::detail {
+
+// A tile value, computed whole (the path for integer tiles and anything not streamable).
+tile_buf machine::value(agent_state& a, ir::ValueId id) {
+  auto const& v = k_.values[id];
+  const auto n = static_cast<std::size_t>(std::accumulate(v.shape.begin(), v.shape.end(), std::int64_t{1}, std::multiplies<>()));
+  const bool fp = ir::dtype_is_float(v.dtype);
+  switch (v.op) {
+    case ir::ValueOp::load: {
+      const region g = view_of(a, v.ref, a.cta);
+      return read_region(g, a.vc, own_stamp(a), a.comp, nullptr);
+    }
+    case ir::ValueOp::scalar: {
+      tile_buf t = acquire(n, fp);
+      if (fp) std::fill_n(t.f, n, round_to(v.dtype, static_cast<float>(v.scalar)));
+      else std::fill_n(t.i, n, wrap_to(v.dtype, static_cast<std::int64_t>(v.scalar)));
+      return t;
+    }
+    case ir::ValueOp::cast: {
+      tile_buf x = value(a, v.a);
+      tile_buf t = acquire(n, fp);
+      if (fp) {
+        for (std::size_t i = 0; i < n; ++i) t.f[i] = round_to(v.dtype, x.fp ? x.f[i] : static_cast<float>(x.i[i]));
+      } else {
+        for (std::size_t i = 0; i < n; ++i) {
+          // cvt.rzi with saturation for float -> int, as the GPU converts.
+          if (x.fp) {
+            const float f = x.f[i];
+            const double lo = v.dtype == ir::DType::u32 ? 0.0 : v.dtype == ir::DType::i8 ? -128.0 : -2147483648.0;
+            const double hi = v.dtype == ir::DType::u32 ? 4294967295.0 : v.dtype == ir::DType::i8 ? 127.0 : 2147483647.0;
+            t.i[i] = std::isnan(f) ? 0 : static_cast<std::int64_t>(std::clamp(std::trunc(static_cast<double>(f)), lo, hi));
+          } else {
+            t.i[i] = wrap_to(v.dtype, x.i[i]);
+          }
+        }
+      }
+      release(std::move(x));
+      return t;
+    }
+    case ir::ValueOp::neg:
+    case ir::ValueOp::exp: {
+      tile_buf t = value(a, v.a);
+      if (t.fp) {
+        for (std::size_t i = 0; i < n; ++i) t.f[i] = round_to(v.dtype, v.op == ir::ValueOp::neg ? -t.f[i] : std::exp(t.f[i]));
+      } else {
+        for (std::size_t i = 0; i < n; ++i) t.i[i] = wrap_to(v.dtype, -t.i[i]);
+      }
+      return t;
+    }
+    case ir::ValueOp::load_tmem:
+      report(check::unsupported, cur_op_, a, "async_load_tmem is not modelled by the interpreter yet (tensor-core ops arrive with their own issue)");
+    default: break;
+  }
+  // Binary: a scalar operand is applied as a constant, not materialised as a tile.
+  auto const& vb = k_.values[v.b];
+  tile_buf x = value(a, v.a);
+  if (x.fp) {
+    tile_buf y;
+    const bool scalar_b = vb.op == ir::ValueOp::scalar;
+    if (!scalar_b) y = value(a, v.b);
+    const float c = scalar_b ? round_to(v.dtype, static_cast<float>(vb.scalar)) : 0.0f;
+    float* p = x.f;
+    const float* q = y.f;
+    switch (v.op) {
+      case ir::ValueOp::add: if (scalar_b) for (std::size_t i = 0; i < n; ++i) p[i] += c; else for (std::size_t i = 0; i < n; ++i) p[i] += q[i]; break;
+      case ir::ValueOp::sub: if (scalar_b) for (std::size_t i = 0; i < n; ++i) p[i] -= c; else for (std::size_t i = 0; i < n; ++i) p[i] -= q[i]; break;
+      case ir::ValueOp::mul: if (scalar_b) for (std::size_t i = 0; i < n; ++i) p[i] *= c; else for (std::size_t i = 0; i < n; ++i) p[i] *= q[i]; break;
+      case ir::ValueOp::div: if (scalar_b) for (std::size_t i = 0; i < n; ++i) p[i] /= c; else for (std::size_t i = 0; i < n; ++i) p[i] /= q[i]; break;
+      case ir::ValueOp::min: for (std::size_t i = 0; i < n; ++i) p[i] = std::fmin(p[i], scalar_b ? c : q[i]); break;
+      case ir::ValueOp::max: for (std::size_t i = 0; i < n; ++i) p[i] = std::fmax(p[i], scalar_b ? c : q[i]); break;
+      default: break;
+    }
+    if (v.dtype != ir::DType::f32)
+      for (std::size_t i = 0; i < n; ++i) p[i] = round_to(v.dtype, p[i]);
+    if (!scalar_b) release(std::move(y));
+  } else {
+    tile_buf y = value(a, v.b);
+    auto* p = x.i;
+    auto const* q = y.i;
+    for (std::size_t i = 0; i < n; ++i) {
+      switch (v.op) {
+        case ir::ValueOp::add: p[i] = p[i] + q[i]; break;
+        case ir::ValueOp::sub: p[i] = p[i] - q[i]; break;
+        // Modular, like the GPU's mul.lo: operands are already wrapped to their type, so the low
+        // bits are the type's own product, where int64 would overflow (UB) for u32 x u32.
+        case ir::ValueOp::mul: p[i] = static_cast<std::int64_t>(static_cast<std::uint64_t>(p[i]) * static_cast<std::uint64_t>(q[i])); break;
+        case ir::ValueOp::div: p[i] = q[i] == 0 ? -1 : p[i] / q[i]; break;  // the GPU's div.s32 by zero gives -1
+        case ir::ValueOp::min: p[i] = std::min(p[i], q[i]); break;
+        case ir::ValueOp::max: p[i] = std::max(p[i], q[i]); break;
+        default: break;
+      }
+      p[i] = wrap_to(v.dtype, p[i]);
+    }
+    release(std::move(y));
+  }
+  return x;
+}
+
+// Floating-point tile expressions stream row by row through L1-sized buffers: every leaf
+// row is read, every node computed, and the result row written before the next row, so a
+// store costs one pass over its operands instead of one pass per node.
+bool machine::streamable(ir::ValueId id) const {
+  auto const& v = k_.values[id];
+  if (!ir::dtype_is_float(v.dtype)) return false;
+  switch (v.op) {
+    case ir::ValueOp::load: case ir::ValueOp::scalar: return true;
+    case ir::ValueOp::neg: case ir::ValueOp::exp: return streamable(v.a);
+    case ir::ValueOp::cast: return ir::dtype_is_float(k_.values[v.a].dtype) && streamable(v.a);
+    case ir::ValueOp::load_tmem: return false;
+    default: return streamable(v.a) && streamable(v.b);
+  }
+}
+
+void machine::postorder(ir::ValueId id, std::vector<ir::ValueId>& out) const {
+  auto const& v = k_.values[id];
+  if (v.a != ir::none) postorder(v.a, out);
+  if (v.b != ir::none) postorder(v.b, out);
+  out.push_back(id);
+}
+
+void machine::store_streaming(agent_state& a, ir::Stmt const& s) {
+  std::vector<ir::ValueId> nodes;
+  postorder(s.value, nodes);
+  const region dst = view_of(a, s.refs[0], a.cta);
+  const auto len = static_cast<std::size_t>(dst.box.back());
+  std::vector<std::vector<std::int64_t>> leaf_rows(nodes.size());
+  std::vector<memory*> leaf_mem(nodes.size(), nullptr);
+  for (std::size_t n = 0; n < nodes.size(); ++n) {
+    auto const& v = k_.values[nodes[n]];
+    if (v.op != ir::ValueOp::load) continue;
+    const region g = view_of(a, v.ref, a.cta);
+    if (o_.checks) access(g, false, a.vc, own_stamp(a), a.comp, nullptr);
+    leaf_mem[n] = g.mem;
+    g.rows([&](std::int64_t off, std::int64_t, std::int64_t) { leaf_rows[n].push_back(off); });
+  }
+  if (o_.checks) access(dst, true, a.vc, own_stamp(a), a.comp, nullptr);
+  std::vector<std::int64_t> dst_rows;
+  dst.rows([&](std::int64_t off, std::int64_t, std::int64_t) { dst_rows.push_back(off); });
+  // Views of one allocation with the same shape are identical or disjoint (indexing fixes
+  // leading dimensions; GMEM blocks sit at multiples of their shape), so computing row r fully
+  // before reading row r+1 reads exactly what a whole-tile load would.
+  tile_buf scratch = acquire(len * nodes.size(), true);
+  std::vector<std::size_t> index_of(k_.values.size());
+  for (std::size_t n = 0; n < nodes.size(); ++n) index_of[nodes[n]] = n;
+  std::vector<float*> row(nodes.size());
+  tile_buf row_view;  // aliases a row for read_elems / write_elems
+  row_view.fp = true;
+  const std::size_t root = nodes.size() - 1;
+  const bool root_in_place = dst.mem->dtype == ir::DType::f32 && k_.values[nodes[root]].op != ir::ValueOp::load;
+  for (std::size_t r = 0; r < dst_rows.size(); ++r) {
+    for (std::size_t n = 0; n < nodes.size(); ++n) {
+      auto const& v = k_.values[nodes[n]];
+      // f32 operands are used where they live and an f32 result is computed into its
+      // destination: no copies for the common case.
+      if (v.op == ir::ValueOp::load && leaf_mem[n]->dtype == ir::DType::f32)
+        row[n] = reinterpret_cast<float*>(leaf_mem[n]->data) + leaf_rows[n][r];
+      else if (n == root && root_in_place)
+        row[n] = reinterpret_cast<float*>(dst.mem->data) + dst_rows[r];
+      else
+        row[n] = scratch.f + n * len;
+      float* out = row[n];
+      const float* x = v.a != ir::none ? row[index_of[v.a]] : nullptr;
+      const float* y = v.b != ir::none ? row[index_of[v.b]] : nullptr;
+      switch (v.op) {
+        case ir::ValueOp::load:
+          if (leaf_mem[n]->dtype != ir::DType::f32) {
+            row_view.f = out;
+            read_elems(*leaf_mem[n], leaf_rows[n][r], static_cast<std::int64_t>(len), row_view, 0);
+          }
+          break;
+        case ir::ValueOp::scalar: std::fill_n(out, len, round_to(v.dtype, static_cast<float>(v.scalar))); break;
+        case ir::ValueOp::add: for (std::size_t i = 0; i < len; ++i) out[i] = x[i] + y[i]; break;
+        case ir::ValueOp::sub: for (std::size_t i = 0; i < len; ++i) out[i] = x[i] - y[i]; break;
+        case ir::ValueOp::mul: for (std::size_t i = 0; i < len; ++i) out[i] = x[i] * y[i]; break;
+        case ir::ValueOp::div: for (std::size_t i = 0; i < len; ++i) out[i] = x[i] / y[i]; break;
+        case ir::ValueOp::min: for (std::size_t i = 0; i < len; ++i) out[i] = std::fmin(x[i], y[i]); break;
+        case ir::ValueOp::max: for (std::size_t i = 0; i < len; ++i) out[i] = std::fmax(x[i], y[i]); break;
+        case ir::ValueOp::neg: for (std::size_t i = 0; i < len; ++i) out[i] = -x[i]; break;
+        case ir::ValueOp::exp: for (std::size_t i = 0; i < len; ++i) out[i] = std::exp(x[i]); break;
+        case ir::ValueOp::cast: std::copy_n(x, len, out); break;
+        default: break;
+      }
+      if (v.dtype != ir::DType::f32 && v.op != ir::ValueOp::load)
+        for (std::size_t i = 0; i < len; ++i) out[i] = round_to(v.dtype, out[i]);
+    }
+    if (!root_in_place) {
+      row_view.f = row[root];
+      write_elems(*dst.mem, dst_rows[r], static_cast<std::int64_t>(len), row_view, 0);
+    }
+  }
+  row_view.f = nullptr;
+  release(std::move(scratch));
+}
+
+void machine::do_store(agent_state& a, ir::Stmt const& s) {
+  if (streamable(s.value)) return store_streaming(a, s);
+  tile_buf t = value(a, s.value);
+  const region g = view_of(a, s.refs[0], a.cta);
+  if (o_.checks) access(g, true, a.vc, own_stamp(a), a.comp, nullptr);
+  write_region(g, t);
+  release(std::move(t));
+}
+
+}  // namespace stagecraft::interp::detail

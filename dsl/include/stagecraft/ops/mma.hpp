@@ -128,17 +128,11 @@ constexpr bool check_wgmma_layout() {
   } else {
     using S = typename stored_of<V>::type;
     constexpr auto l = operand_layout_of<S>(Major);
-    constexpr long long need = S::layout_t::swizzle ? 8 * S::layout_t::swizzle : 16;
     if constexpr (l.error != ir::wgmma::LayoutError::none) {
       STAGECRAFT_ERROR("an operand layout wgmma cannot describe",
                        Op << ": " << Role << " (" << dtype_name<typename S::dtype_t>() << " " << typename S::static_dims{} << ", swizzle "
                           << S::layout_t::swizzle << " B, tiling " << typename S::layout_t::tile{} << "): an operand layout wgmma cannot describe: "
                           << ir::wgmma::layout_error_text(l.error));
-      return false;
-    } else if constexpr (S::start_alignment % need != 0) {
-      STAGECRAFT_ERROR("a wgmma operand must start on its swizzle pattern",
-                       Op << ": " << Role << " starts on a " << S::start_alignment << "-byte boundary, but a wgmma operand with a "
-                          << S::layout_t::swizzle << "-byte swizzle must start on a " << need << "-byte boundary (its matrix base offset is 0)");
       return false;
     } else {
       return true;

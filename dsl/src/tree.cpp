@@ -63,6 +63,7 @@ StmtP stmt_op(ir::StmtOp op, std::initializer_list<Ref const*> refs, op_extra co
   s.e0 = extra.e0;
   s.n = extra.n;
   s.flag = extra.flag;
+  s.transpose = extra.transpose;
   s.axes.assign(extra.axes.begin(), extra.axes.end());
   return std::make_shared<const Stmt>(std::move(s));
 }

@@ -11,7 +11,7 @@ using target_t = sm_90a;
 
 auto make() {
   return kernel<target_t>("k", grid(4), threads(1_c), accumulator<f32>(shape(64_c, 128_c)),
-                          smem<f16>(shape(64_c, 64_c)), smem<f16>(shape(64_c, 128_c)),
-                          [](auto acc, auto a, auto b) { return seq(wgmma(acc, a, b), wgmma_wait(0_c)); });
+                          smem<f16>(shape(64_c, 64_c), swizzle(128_c)), smem<f16>(shape(128_c, 64_c), swizzle(128_c)),
+                          [](auto acc, auto a, auto b) { return seq(wgmma(acc, a, transpose(b)), wgmma_commit(), wgmma_wait(0_c)); });
 }
 int main() { (void)lower(make()); }

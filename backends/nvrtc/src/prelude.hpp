@@ -3,17 +3,10 @@
 // NVRTC, the second costs 150-250 ms per compile and has no wgmma).
 #pragma once
 
-// The swizzle is one token sequence compiled twice: by NVRTC, stringified into the prelude, and
-// by the host compiler in tests/nvrtc/test_codegen_numbers.cpp, which checks it against the PTX
-// ISA's swizzle table. So the function the GPU runs is the one the test evaluates.
-#define STAGECRAFT_SWIZZLE_FN(QUALIFIERS)                               \
-  template <int Bytes>                                                  \
-  QUALIFIERS unsigned swz(unsigned o) {                                 \
-    if constexpr (Bytes == 128) return o ^ (((o >> 7) & 7u) << 4);      \
-    else if constexpr (Bytes == 64) return o ^ (((o >> 7) & 3u) << 4);  \
-    else if constexpr (Bytes == 32) return o ^ (((o >> 7) & 1u) << 4);  \
-    else return o;                                                      \
-  }
+// The swizzle macro lives in the IR headers: the interpreter and the wgmma addressing use the same
+// tokens (see stagecraft/ir/swizzle.hpp).
+#include "stagecraft/ir/swizzle.hpp"
+
 #define STAGECRAFT_PRELUDE_STR_(...) #__VA_ARGS__
 #define STAGECRAFT_PRELUDE_STR(...) STAGECRAFT_PRELUDE_STR_(__VA_ARGS__)
 

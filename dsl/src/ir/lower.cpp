@@ -71,6 +71,7 @@ class Lowering {
     x.n = s->n;
     x.flag = s->flag;
     x.axes = s->axes;
+    x.transpose = s->transpose;
     k_.stmts[id] = std::move(x);
     return id;
   }

@@ -27,6 +27,7 @@ std::string stmt_name(StmtOp op) {
     case StmtOp::barrier_wait: return "barrier_wait";
     case StmtOp::store: return "store";
     case StmtOp::wgmma: return "wgmma";
+    case StmtOp::wgmma_commit: return "wgmma_commit";
     case StmtOp::wgmma_wait: return "wgmma_wait";
     case StmtOp::tcgen05_mma: return "tcgen05_mma";
     case StmtOp::tcgen05_commit_arrive: return "tcgen05_commit_arrive";
@@ -170,7 +171,8 @@ class Printer {
         out += line + fmt::format("store {} <- {}\n", ref(at(s, 0)), value(s.value));
         break;
       case StmtOp::wgmma:
-        out += line + fmt::format("wgmma {} += {} * {}\n", ref(at(s, 0)), at(s, 1) == none ? value(s.value) : ref(at(s, 1)), ref(at(s, 2)));
+        out += line + fmt::format("wgmma {} += {}{} * {}{}\n", ref(at(s, 0)), at(s, 1) == none ? value(s.value) : ref(at(s, 1)),
+                                  s.transpose & 1 ? "^T" : "", ref(at(s, 2)), s.transpose & 2 ? "^T" : "");
         break;
       case StmtOp::tcgen05_mma:
         out += line + fmt::format("tcgen05_mma {} {}= {} * {}{}\n", ref(at(s, 0)), s.e0 == none ? "" : fmt::format("(accumulate if {}) +", expr(s.e0)),

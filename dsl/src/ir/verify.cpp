@@ -18,6 +18,7 @@
 #include <fmt/ranges.h>
 
 #include "stagecraft/ir/kernel.hpp"
+#include "stagecraft/ir/wgmma.hpp"
 
 namespace stagecraft::ir {
 namespace {
@@ -449,6 +450,8 @@ class Verifier {
     if (!uses_n && x.n != 0) fail_at(s, "carries n = {}, which it does not use", x.n);
     if (x.op != StmtOp::wait_group && x.flag) fail_at(s, "carries a flag, which it does not use");
     if (x.op != StmtOp::copy_gmem_to_smem && !x.axes.empty()) fail_at(s, "has multicast axes, which only copy_gmem_to_smem takes");
+    if (x.op != StmtOp::wgmma && x.transpose != 0) fail_at(s, "carries transpose bits, which only wgmma takes");
+    if (x.transpose > 3) fail_at(s, "transpose = {}, but only bits 0 (A) and 1 (B) exist", x.transpose);
     for (auto c : x.body)
       if (c < 0 || c >= static_cast<StmtId>(k_.stmts.size())) fail_at(s, "refers to statement {}, which does not exist", c);
     for (std::size_t i = 0; i < x.refs.size(); ++i) {
@@ -506,6 +509,7 @@ class Verifier {
         return;
       }
       case StmtOp::wgmma:
+      case StmtOp::wgmma_commit:
       case StmtOp::wgmma_wait:
         if (k_.target != Target::sm_90a) fail_at<ConfigError>(s, "wgmma is a Hopper instruction, but the kernel targets {}", target_name(k_.target));
         if (x.op == StmtOp::wgmma) {
@@ -518,9 +522,10 @@ class Verifier {
             alloc_of(s, k_.refs[x.refs[1]], {AllocKind::smem}, "A");
           }
           alloc_of(s, k_.refs[x.refs[2]], {AllocKind::smem}, "B");
+          (void)wgmma::plan_of(k_, x);  // shapes, dtypes and operand layouts the instruction can describe
         } else {
           need_refs(0);
-          if (x.n < 0 || x.n > 7) fail_at(s, "n must be in [0, 7], got {}", x.n);
+          if (x.op == StmtOp::wgmma_wait && (x.n < 0 || x.n > 7)) fail_at(s, "n must be in [0, 7], got {}", x.n);
         }
         return;
       case StmtOp::tcgen05_mma:

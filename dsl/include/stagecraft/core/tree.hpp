@@ -64,6 +64,7 @@ struct Stmt {
   std::int64_t n = 0;       // wait_group / wgmma_wait: groups allowed pending
   bool flag = false;        // wait_group: read_only; tcgen05_mma: accumulate
   std::vector<int> axes;    // copy multicast / cluster barrier collective axes
+  std::uint8_t transpose = 0;  // wgmma: operands read transposed (ir::Stmt::transpose)
 };
 
 // Declarations are already plain data: the front end fills the IR's own records.
@@ -121,6 +122,7 @@ struct op_extra {
   std::int64_t n = 0;
   bool flag = false;
   std::span<const int> axes;
+  std::uint8_t transpose = 0;
 };
 // A leaf statement; a null entry in `refs` is an operand that is not in memory (registers).
 StmtP stmt_op(ir::StmtOp op, std::initializer_list<Ref const*> refs = {}, op_extra const& extra = {});

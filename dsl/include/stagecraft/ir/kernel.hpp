@@ -74,7 +74,7 @@ struct Value {
 // Operand order per op (refs):
 //   copy_gmem_to_smem: [gmem block, smem view, barrier]   copy_smem_to_gmem: [smem view, gmem block]
 //   barrier_arrive/wait, tcgen05_commit_arrive: [barrier] store: [dst] (value: the tile)
-//   wgmma: [acc, a or none (then value: register A), b]  tcgen05_mma: [acc, a, b, barrier?] (e0: accumulate)
+//   wgmma: [acc, a or none (then value: register A), b] (transpose: bit 0 A, bit 1 B)  tcgen05_mma: [acc, a, b, barrier?] (e0: accumulate)
 struct Stmt {
   StmtOp op;
   std::vector<StmtId> body;  // seq: children; for_: [body]; if_: [then, else?]
@@ -85,6 +85,10 @@ struct Stmt {
   std::int64_t n = 0;     // wait_group, wgmma_wait
   bool flag = false;      // wait_group: read_only
   std::vector<int> axes;  // copy_gmem_to_smem: multicast cluster axes
+  // wgmma: which SMEM operands are read transposed. Views are stored (rows, cols), cols
+  // contiguous; A is (M, K) unless bit 0 (stored (K, M): MN-major), B is (K, N) unless bit 1
+  // (stored (N, K): K-major, the usual C = A * B^T).
+  std::uint8_t transpose = 0;
   friend bool operator==(Stmt const&, Stmt const&) = default;
 };
 

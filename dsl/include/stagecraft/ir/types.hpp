@@ -85,7 +85,7 @@ enum class StmtOp : std::uint8_t {
   copy_gmem_to_smem, copy_smem_to_gmem, commit_group, wait_group, commit_smem,
   barrier_arrive, barrier_wait,
   store,
-  wgmma, wgmma_wait,
+  wgmma, wgmma_commit, wgmma_wait,
   tcgen05_mma, tcgen05_commit_arrive,
 };
 

@@ -6,6 +6,7 @@ namespace stagecraft {
 
 enum class operand_kind {
   other, gmem_array, gmem_block, smem, barrier, cluster_barrier, tmem, accumulator, tile,
+  smem_transposed,  // transpose(smem view): read by wgmma with rows and columns swapped
   barrier_spec,  // a barrier declaration (not yet a reference)
 };
 

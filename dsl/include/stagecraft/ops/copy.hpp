@@ -25,6 +25,7 @@ constexpr const char* kind_name(operand_kind k) {
     case operand_kind::tmem: return "a TMEM reference";
     case operand_kind::accumulator: return "a register accumulator";
     case operand_kind::tile: return "a tile value";
+    case operand_kind::smem_transposed: return "a transposed SMEM view (only wgmma reads those)";
     default: return "something that is not a memory reference";
   }
 }

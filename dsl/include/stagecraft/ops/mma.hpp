@@ -1,7 +1,9 @@
 // Tensor-core operations: Hopper wgmma (registers accumulate) and Blackwell tcgen05 (TMEM
 // accumulates). Their typing rules live here; which target allows which is checked by kernel().
 //
-//   wgmma(acc, a_smem, b_smem); wgmma_wait(0_c);            // acc: accumulator<f32>(64k, n)
+//   wgmma(acc, a[s], transpose(b[s])); wgmma_commit(); wgmma_wait(0_c);
+//       // acc: accumulator<f32>(shape(64_c, 256_c)); a[s]: (64, 64) bf16, b[s]: (256, 64) bf16,
+//       // both swizzle(128_c): acc(M, N) += A(M, K) * B(N, K)^T, the usual K-major GEMM
 //   tcgen05_mma(d_tmem, a_smem, b_smem, mma_done, k > 0);    // mma_done: orders_tensor_core
 //   tcgen05_commit_arrive(mma_done); auto d = async_load_tmem(d_tmem);
 #pragma once
@@ -11,6 +13,7 @@
 #include "stagecraft/memory/tmem.hpp"
 #include "stagecraft/ops/copy.hpp"
 #include "stagecraft/ops/stmt.hpp"
+#include "stagecraft/ir/wgmma.hpp"
 
 namespace stagecraft {
 
@@ -88,7 +91,83 @@ constexpr bool check_space() {
     return true;
   }
 }
+// The layout wgmma reads an SMEM operand with, from its type: the one ir::wgmma::describe()
+// the verifier and both backends use.
+template <class V>
+constexpr ir::wgmma::operand_layout operand_layout_of(ir::wgmma::Major major) {
+  using D = typename V::static_dims;
+  using L = typename V::layout_t;
+  using T = typename L::tile;
+  if constexpr (D::rank != 2) {
+    return ir::wgmma::describe(V::dtype_t::bits, 0, 0, 0, 0, 0, 0, major);
+  } else {
+    constexpr int tr = T::rank;
+    ir::wgmma::operand_layout l = ir::wgmma::describe(V::dtype_t::bits, D::values[0], D::values[1], tr == 0 ? 0 : 2,
+                                                      tr == 2 ? T::values[0] : D::values[0], tr >= 1 ? T::values[tr - 1] : D::values[1],
+                                                      static_cast<int>(L::swizzle), major);
+    if (tr == 1 || tr > 2) l.error = ir::wgmma::LayoutError::bad_tiling;
+    return l;
+  }
+}
+
+// An operand as it is stored: a transposed view's underlying view; an SMEM view itself.
+template <class V>
+struct stored_of {
+  using type = V;
+};
+template <class V>
+  requires requires { typename V::stored_t; }
+struct stored_of<V> {
+  using type = typename V::stored_t;
+};
+
+template <diag::fixed_string Op, diag::fixed_string Role, class V, ir::wgmma::Major Major>
+constexpr bool check_wgmma_layout() {
+  if constexpr (kind_of<V> == operand_kind::tile) {
+    return true;
+  } else {
+    using S = typename stored_of<V>::type;
+    constexpr auto l = operand_layout_of<S>(Major);
+    if constexpr (l.error != ir::wgmma::LayoutError::none) {
+      STAGECRAFT_ERROR("an operand layout wgmma cannot describe",
+                       Op << ": " << Role << " (" << dtype_name<typename S::dtype_t>() << " " << typename S::static_dims{} << ", swizzle "
+                          << S::layout_t::swizzle << " B, tiling " << typename S::layout_t::tile{} << "): an operand layout wgmma cannot describe: "
+                          << ir::wgmma::layout_error_text(l.error));
+      return false;
+    } else {
+      return true;
+    }
+  }
+}
 }  // namespace detail
+
+// transpose(view): a 2-D SMEM view read by wgmma with rows and columns swapped. No data moves:
+// the operand's major-ness is what changes. b (N, K) in SMEM, wgmma(acc, a, transpose(b)) is
+// acc += A * B^T with K contiguous in both operands, the layout every dtype supports.
+template <class V>
+struct transposed_smem {
+  static constexpr operand_kind kind = operand_kind::smem_transposed;
+  using stored_t = V;
+  using dtype_t = typename V::dtype_t;
+  using static_dims = dims<V::static_dims::values[1], V::static_dims::values[0]>;
+  static constexpr info static_info = V::static_info;
+  tree::Ref ref;
+};
+
+template <class V>
+auto transpose(V const& v) {
+  if constexpr (kind_of<V> != operand_kind::smem) {
+    if constexpr (is_barrier_like<V>) STAGECRAFT_REJECT_BARRIER_AS_ARRAY(V);
+    else STAGECRAFT_ERROR("transpose(view) takes a 2-D SMEM view", "transpose(view) takes a 2-D SMEM view, but got " << detail::kind_name(kind_of<V>));
+    return stmt<>{};
+  } else if constexpr (V::static_dims::rank != 2) {
+    STAGECRAFT_ERROR("transpose(view) takes a 2-D SMEM view",
+                     "transpose(view) takes a 2-D SMEM view, but the view has shape " << typename V::static_dims{} << ": index its leading dimensions first");
+    return stmt<>{};
+  } else {
+    return transposed_smem<V>{v.ref};
+  }
+}
 
 // ---- Hopper ----------------------------------------------------------------------------------
 template <class Acc, class A, class B>
@@ -99,23 +178,36 @@ auto wgmma(Acc const& acc, A const& a, B const& b) {
                           "wgmma: the accumulator must be a register accumulator (accumulator<f32>(shape(m, n))), but got "
                               << detail::kind_name(kind_of<Acc>));
     return stmt<>{};
-  } else if constexpr (!detail::check_space<"wgmma", "A must be a SMEM reference or a register tile", A, operand_kind::smem, operand_kind::tile>()) {
+  } else if constexpr (!detail::check_space<"wgmma", "A must be a SMEM reference or a register tile", A, operand_kind::smem,
+                                              operand_kind::smem_transposed, operand_kind::tile>()) {
     return stmt<>{};
-  } else if constexpr (kind_of<B> != operand_kind::smem) {
-    if constexpr (is_barrier_like<B>) STAGECRAFT_REJECT_BARRIER_AS_ARRAY(B);
-    else STAGECRAFT_ERROR("wgmma: B must be a SMEM reference", "wgmma: B must be a SMEM reference, but got " << detail::kind_name(kind_of<B>));
+  } else if constexpr (!detail::check_space<"wgmma", "B must be a SMEM reference", B, operand_kind::smem, operand_kind::smem_transposed>()) {
     return stmt<>{};
   } else if constexpr (!detail::check_mma_operands<"wgmma", Acc, A, B, 64, 256, 8>()) {
     return stmt<>{};
+  } else if constexpr (kind_of<A> == operand_kind::tile && A::dtype_t::bits != 16) {
+    STAGECRAFT_ERROR("wgmma: A from registers must have a 16-bit type",
+                     "wgmma: A from registers must have a 16-bit type (f16 or bf16), but it is " << dtype_name<typename A::dtype_t>());
+    return stmt<>{};
+  } else if constexpr (!detail::check_wgmma_layout<"wgmma", "A", A,
+                                                   kind_of<A> == operand_kind::smem_transposed ? ir::wgmma::Major::mn : ir::wgmma::Major::k>() ||
+                       !detail::check_wgmma_layout<"wgmma", "B", B,
+                                                   kind_of<B> == operand_kind::smem_transposed ? ir::wgmma::Major::k : ir::wgmma::Major::mn>()) {
+    return stmt<>{};
   } else {
+    constexpr std::uint8_t transpose =
+        (kind_of<A> == operand_kind::smem_transposed ? 1 : 0) | (kind_of<B> == operand_kind::smem_transposed ? 2 : 0);
     tree::StmtP node;
     if constexpr (kind_of<A> == operand_kind::tile)
-      node = tree::stmt_op(ir::StmtOp::wgmma, {&acc.ref, nullptr, &b.ref}, {.value = a.node});
+      node = tree::stmt_op(ir::StmtOp::wgmma, {&acc.ref, nullptr, &b.ref}, {.value = a.node, .transpose = transpose});
     else
-      node = tree::stmt_op(ir::StmtOp::wgmma, {&acc.ref, &a.ref, &b.ref});
+      node = tree::stmt_op(ir::StmtOp::wgmma, {&acc.ref, &a.ref, &b.ref}, {.transpose = transpose});
     return detail::make_stmt<detail::info_of_operands<A, B>() | info{uses_wgmma}>(std::move(node));
   }
 }
+
+// Close the group of wgmma ops this warpgroup issued since the last commit (wgmma.commit_group).
+inline auto wgmma_commit() { return detail::make_stmt<info{uses_wgmma}>(tree::stmt_op(ir::StmtOp::wgmma_commit)); }
 
 // Wait until at most n wgmma groups of this warpgroup are in flight.
 template <static_int N>

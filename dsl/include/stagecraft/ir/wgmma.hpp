@@ -1,0 +1,251 @@
+// wgmma (Hopper warpgroup MMA): the one description of its operands that every backend uses.
+//
+// The front end checks operand layouts with describe() at compile time; the verifier with the
+// same function at run time; the code generator emits the descriptors encode() builds; the
+// interpreter decodes those very bits with decode() and reads each operand element from
+// element_address(), i.e. from the bytes the tensor core would read. A wrong descriptor, swizzle
+// or alignment is then the same wrong answer on the CPU as on the GPU.
+//
+// Facts used (PTX ISA 8.x, "Asynchronous Warpgroup Level Matrix Shared Memory Layout" and the
+// register fragment figures for .m64nNk16/.m64nNk8/.m64nNk32):
+//   descriptor bits  0-13 start address >> 4, 16-29 leading byte offset >> 4,
+//                    32-45 stride byte offset >> 4, 49-51 base offset, 62-63 swizzle
+//                    (0 none, 1 128 B, 2 64 B, 3 32 B)
+//   canonical layouts, T = 16 bytes of elements, S = swizzle width in bytes:
+//     K-major,  no swizzle: core matrices of 8 rows x 16 B, contiguous (128 B);
+//                           LBO = K-adjacent core matrices, SBO = M/N-adjacent ones
+//     K-major,  swizzled:   rows of S bytes, 8-row groups SBO apart (LBO unused)
+//     MN-major, no swizzle: core matrices of 8 K-rows x 16 B of M/N;
+//                           SBO = M/N-adjacent core matrices, LBO = K-adjacent ones
+//     MN-major, swizzled:   K-rows of S bytes of M/N, 8-K-row groups SBO apart,
+//                           M/N-adjacent swizzle atoms LBO apart
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "stagecraft/ir/swizzle.hpp"
+#include "stagecraft/ir/types.hpp"
+
+namespace stagecraft::ir::wgmma {
+
+// K-major: the operand's K dimension is contiguous (A stored (M, K), B stored (N, K));
+// MN-major: its M or N dimension is (A stored (K, M), B stored (K, N)).
+enum class Major : std::uint8_t { k, mn };
+
+// Elements of K one instruction consumes: 32 bytes of them.
+constexpr int instr_k(int bits) { return 256 / bits; }
+
+// Why a layout cannot be described, as a code the front end turns into a compile error.
+enum class LayoutError : std::uint8_t {
+  none,
+  not_2d,            // the view is not a 2-D (rows, cols) tile
+  unswizzled_plain,  // no swizzle and no core-matrix tiling: rows are not 16 bytes apart
+  bad_tiling,        // a tiling that is neither the swizzle atom's rows nor core matrices
+  rows_not_groups,   // the strided dimension is not a multiple of 8 rows (a core-matrix group)
+  k_split,           // one instruction's K would straddle two tiles
+  mn_major_type,     // MN-major (transposed) operands exist only for 16-bit types
+};
+
+constexpr const char* layout_error_text(LayoutError e) {
+  switch (e) {
+    case LayoutError::none: return "";
+    case LayoutError::not_2d: return "a wgmma operand is a 2-D SMEM view";
+    case LayoutError::unswizzled_plain:
+      return "an unswizzled wgmma operand must be tiled in core matrices (tiling(8, 16 bytes of elements)); "
+             "or declare the buffer with swizzle(32|64|128)";
+    case LayoutError::bad_tiling:
+      return "wgmma reads tiles that are whole swizzle atoms (tiling(rows, swizzle*8/bits) with rows a multiple of 64, or 8) "
+             "or core matrices (tiling(8, 128/bits)) without swizzle";
+    case LayoutError::rows_not_groups: return "the strided dimension of a wgmma operand must be a multiple of 8";
+    case LayoutError::k_split: return "one wgmma instruction's K (32 bytes) would straddle two tiles";
+    case LayoutError::mn_major_type:
+      return "MN-major wgmma operands (A read as transpose(a), or B as a (K, N) buffer rather than transpose() of an (N, K) one) "
+             "must have a 16-bit type";
+  }
+  return "?";
+}
+
+// How one operand sits in SMEM, as the descriptor describes it. Offsets are in bytes from the
+// operand view's first byte. rows/cols: the view as stored (rows, cols), cols contiguous.
+struct operand_layout {
+  LayoutError error = LayoutError::none;
+  Major major = Major::k;
+  int bits = 16;
+  int swizzle = 0;  // bytes
+  std::int64_t rows = 0, cols = 0;
+  std::int64_t lbo = 0, sbo = 0;
+  // Tiled storage: (rows/tile_rows, cols/tile_cols, tile_rows, tile_cols), row-major.
+  std::int64_t tile_rows = 0, tile_cols = 0;
+
+  constexpr std::int64_t mn_extent() const { return major == Major::k ? rows : cols; }
+  constexpr std::int64_t k_extent() const { return major == Major::k ? cols : rows; }
+  constexpr std::int64_t tile_bytes() const { return tile_rows * tile_cols * bits / 8; }
+  // Byte offset of stored element (r, c) before the swizzle is applied (the swizzle acts on
+  // the absolute address, so it is applied by whoever adds the base).
+  constexpr std::int64_t offset(std::int64_t r, std::int64_t c) const {
+    const std::int64_t tiles_per_row = cols / tile_cols;
+    const std::int64_t tile = (r / tile_rows) * tiles_per_row + c / tile_cols;
+    return tile * tile_bytes() + ((r % tile_rows) * tile_cols + c % tile_cols) * bits / 8;
+  }
+  // Where the descriptor of the instruction covering M/N from mn0 and K from k0 starts.
+  constexpr std::int64_t start(std::int64_t mn0, std::int64_t k0) const {
+    return major == Major::k ? offset(mn0, k0) : offset(k0, mn0);
+  }
+};
+
+// The layout of a (rows, cols) SMEM view of an allocation with the given tiling (0 rank: none)
+// and swizzle, read `major`. Untiled arrays are one tile the size of the view.
+constexpr operand_layout describe(int bits, std::int64_t rows, std::int64_t cols, int tiling_rank, std::int64_t tile_r,
+                                  std::int64_t tile_c, int swizzle, Major major) {
+  operand_layout l;
+  l.major = major;
+  l.bits = bits;
+  l.swizzle = swizzle;
+  l.rows = rows;
+  l.cols = cols;
+  auto fail = [&](LayoutError e) {
+    l.error = e;
+    return l;
+  };
+  if (rows <= 0 || cols <= 0) return fail(LayoutError::not_2d);
+  if (major == Major::mn && bits != 16) return fail(LayoutError::mn_major_type);
+  if (tiling_rank == 0) {
+    tile_r = rows;
+    tile_c = cols;
+  } else if (tiling_rank != 2 || rows % tile_r != 0 || cols % tile_c != 0) {
+    return fail(LayoutError::bad_tiling);
+  }
+  l.tile_rows = tile_r;
+  l.tile_cols = tile_c;
+  const std::int64_t row_bytes = tile_c * bits / 8;  // bytes of one stored row inside a tile
+  const std::int64_t tiles_per_row = cols / tile_c;
+  const std::int64_t k_rows = instr_k(bits);          // K of one instruction, MN-major: rows
+  if (swizzle == 0) {
+    if (row_bytes != 16) return fail(tiling_rank == 0 ? LayoutError::unswizzled_plain : LayoutError::bad_tiling);
+    if (tile_r != 8) return fail(LayoutError::bad_tiling);
+    // Core matrices are tiles; tiles along cols are adjacent (128 B), along rows a tile-row apart.
+    const std::int64_t along_cols = 128, along_rows = tiles_per_row * 128;
+    if (major == Major::k) {
+      l.lbo = along_cols;  // K-adjacent
+      l.sbo = along_rows;  // M/N-adjacent
+    } else {
+      l.sbo = along_cols;  // M/N-adjacent
+      l.lbo = along_rows;  // K-adjacent
+    }
+    return l;
+  }
+  if (row_bytes != swizzle) return fail(LayoutError::bad_tiling);
+  if (tile_r % 8 != 0) return fail(LayoutError::rows_not_groups);
+  if (major == Major::k) {
+    // 8-row groups must be uniformly strided over the 64 rows of an instruction (A) or all of
+    // N (B): either within one tile, or one group per tile.
+    if (tile_r == 8) l.sbo = tiles_per_row * 8 * swizzle;
+    else if (tile_r % 64 == 0 || tile_r == rows) l.sbo = 8 * swizzle;
+    else return fail(LayoutError::bad_tiling);
+    l.lbo = 16;  // unused by swizzled K-major layouts; 1 (in 16-byte units) as is customary
+  } else {
+    if (tile_r % k_rows != 0) return fail(LayoutError::k_split);
+    l.sbo = 8 * swizzle;                           // 8-K-row groups inside a tile
+    l.lbo = tile_r * swizzle;                      // the next swizzle atom along M/N: the next tile
+  }
+  return l;
+}
+
+// ---- the 64-bit matrix descriptor ------------------------------------------------------------
+struct descriptor {
+  std::uint32_t start = 0;  // shared-window byte address
+  std::uint32_t lbo = 0, sbo = 0;
+  int base_offset = 0;
+  int swizzle = 0;  // bytes
+};
+
+constexpr int swizzle_mode(int bytes) { return bytes == 128 ? 1 : bytes == 64 ? 2 : bytes == 32 ? 3 : 0; }
+constexpr int swizzle_bytes(int mode) { return mode == 1 ? 128 : mode == 2 ? 64 : mode == 3 ? 32 : 0; }
+
+constexpr std::uint64_t encode(descriptor const& d) {
+  return (std::uint64_t{(d.start >> 4) & 0x3FFFu}) | (std::uint64_t{(d.lbo >> 4) & 0x3FFFu} << 16) |
+         (std::uint64_t{(d.sbo >> 4) & 0x3FFFu} << 32) | (std::uint64_t(d.base_offset & 7) << 49) |
+         (std::uint64_t(swizzle_mode(d.swizzle)) << 62);
+}
+constexpr descriptor decode(std::uint64_t bits) {
+  descriptor d;
+  d.start = static_cast<std::uint32_t>(bits & 0x3FFFu) << 4;
+  d.lbo = static_cast<std::uint32_t>((bits >> 16) & 0x3FFFu) << 4;
+  d.sbo = static_cast<std::uint32_t>((bits >> 32) & 0x3FFFu) << 4;
+  d.base_offset = static_cast<int>((bits >> 49) & 7);
+  d.swizzle = swizzle_bytes(static_cast<int>((bits >> 62) & 3));
+  return d;
+}
+// The descriptor of an operand starting at shared-window address `addr`.
+constexpr std::uint64_t encode(std::uint32_t addr, operand_layout const& l) {
+  return encode(descriptor{addr, static_cast<std::uint32_t>(l.lbo), static_cast<std::uint32_t>(l.sbo), 0, l.swizzle});
+}
+// The constant part the generated code ORs the run-time address into.
+constexpr std::uint64_t descriptor_constant(operand_layout const& l) { return encode(0, l); }
+
+// The shared-window address the tensor core reads for element (mn, k) of one instruction's
+// operand (mn < 64 for A, < N for B; k < instr_k), given the descriptor it was issued with.
+// Elements are `bits` wide; this is the canonical layout the descriptor denotes, swizzled.
+constexpr std::uint32_t element_address(descriptor const& d, Major major, int bits, std::int64_t mn, std::int64_t k) {
+  const std::int64_t eb = bits / 8;
+  std::int64_t a = d.start;
+  if (major == Major::k) {
+    const std::int64_t kb = k * eb;
+    if (d.swizzle == 0) a += (mn / 8) * d.sbo + (mn % 8) * 16 + (kb / 16) * d.lbo + kb % 16;
+    else a += (mn / 8) * d.sbo + (mn % 8) * d.swizzle + kb;
+  } else {
+    const std::int64_t mb = mn * eb;
+    if (d.swizzle == 0) a += (mb / 16) * d.sbo + mb % 16 + (k % 8) * 16 + (k / 8) * d.lbo;
+    else a += (mb / d.swizzle) * d.lbo + mb % d.swizzle + (k % 8) * d.swizzle + (k / 8) * d.sbo;
+  }
+  return swizzle_address(static_cast<std::uint32_t>(a), d.swizzle);
+}
+
+// ---- register fragments (per thread of the warpgroup) ------------------------------------------
+struct coord {
+  int row, col;
+};
+// D of .m64nN (f32 or f16 accumulators): thread t holds N/2 elements; element i is at
+// (16 * warp + lane / 4 + 8 * (i / 2 % 2), 8 * (i / 4) + 2 * (lane % 4) + i % 2).
+constexpr coord accumulator_element(int thread, int i) {
+  const int warp = thread / 32, lane = thread % 32;
+  return {16 * warp + lane / 4 + 8 * (i / 2 % 2), 8 * (i / 4) + 2 * (lane % 4) + i % 2};
+}
+// A of .m64nNk16 from registers (16-bit types): 8 elements (4 registers of 2) per thread;
+// element i is at (16 * warp + lane / 4 + 8 * (i / 2 % 2), 2 * (lane % 4) + i % 2 + 8 * (i / 4)).
+constexpr coord a_element(int thread, int i) {
+  const int warp = thread / 32, lane = thread % 32;
+  return {16 * warp + lane / 4 + 8 * (i / 2 % 2), 2 * (lane % 4) + i % 2 + 8 * (i / 4)};
+}
+
+}  // namespace stagecraft::ir::wgmma
+
+namespace stagecraft::ir {
+struct Kernel;
+struct Stmt;
+}
+
+namespace stagecraft::ir::wgmma {
+
+// One wgmma statement as the instructions it issues: M/64 x K/instr_k of them, each
+// m64nNk<instr_k>. Built from a verified kernel; both backends iterate over it.
+struct plan {
+  DType ab = DType::bf16, acc = DType::f32;
+  std::int64_t m = 0, n = 0, k = 0;
+  int ik = 16;
+  bool a_in_registers = false;
+  operand_layout a, b;  // a unused when A comes from registers
+  std::int64_t m_blocks() const { return m / 64; }
+  std::int64_t k_steps() const { return k / ik; }
+  // Byte offsets (from the operand view's first byte) where instruction (mb, ks) reads.
+  std::int64_t a_start(std::int64_t mb, std::int64_t ks) const { return a.start(64 * mb, ks * ik); }
+  std::int64_t b_start(std::int64_t ks) const { return b.start(0, ks * ik); }
+  // "m64n256k16.f32.bf16.bf16"
+  std::string shape_suffix() const;
+};
+
+// The plan of wgmma statement `s` of `k`; throws VerifyError naming the kernel and op when an
+// operand layout cannot be described (IR built by hand: the front end rejects these).
+plan plan_of(Kernel const& k, Stmt const& s);
+
+}  // namespace stagecraft::ir::wgmma

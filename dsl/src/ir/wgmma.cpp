@@ -1,0 +1,98 @@
+// wgmma plans: the instructions one wgmma statement issues, and the layouts of its operands.
+#include "stagecraft/ir/wgmma.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "stagecraft/ir/kernel.hpp"
+
+namespace stagecraft::ir::wgmma {
+
+std::string plan::shape_suffix() const {
+  return fmt::format("m64n{}k{}.{}.{}.{}", n, ik, dtype_name(acc), ab == DType::f32 ? "tf32" : dtype_name(ab),
+                     ab == DType::f32 ? "tf32" : dtype_name(ab));
+}
+
+namespace {
+
+struct operand {
+  DType dtype;
+  std::int64_t rows = 0, cols = 0;
+  operand_layout layout;
+};
+
+}  // namespace
+
+plan plan_of(Kernel const& k, Stmt const& s) {
+  const auto id = static_cast<StmtId>(&s - k.stmts.data());
+  auto fail = [&](std::string const& what) -> plan {
+    throw VerifyError(fmt::format("kernel '{}': op #{} (wgmma): {}", k.name, id, what));
+  };
+  if (s.op != StmtOp::wgmma || s.refs.size() != 3) return fail("not a wgmma statement with 3 memory operands");
+  auto const& acc_ref = k.refs[s.refs[0]];
+  auto const& acc = k.allocs[acc_ref.id];
+  if (acc.shape.size() != 2) return fail(fmt::format("the accumulator is {}-D; it is (M, N)", acc.shape.size()));
+
+  plan p;
+  p.acc = acc.dtype;
+  p.m = acc.shape[0];
+  p.n = acc.shape[1];
+  // A and B as views: (rows, cols) of the allocation's trailing dimensions, read transposed or not.
+  auto view = [&](RefId rid, Major major, const char* role) -> operand {
+    auto const& r = k.refs[rid];
+    auto const& al = k.allocs[r.id];
+    if (al.shape.size() != r.index.size() + 2)
+      fail(fmt::format("{} must be a 2-D view of its SMEM allocation, but it has {} dimension(s) ({})", role,
+                       al.shape.size() - r.index.size(), fmt::join(r.shape, ", ")));
+    operand o{al.dtype, al.shape[al.shape.size() - 2], al.shape.back(), {}};
+    const int tr = static_cast<int>(al.tiling.size());
+    if (tr > 2) fail(fmt::format("{}: a tiling over more than the operand's two dimensions ({}) cannot be read by wgmma", role, fmt::join(al.tiling, ", ")));
+    const std::int64_t t_r = tr == 2 ? al.tiling[0] : o.rows, t_c = tr >= 1 ? al.tiling.back() : o.cols;
+    o.layout = describe(dtype_bits(al.dtype), o.rows, o.cols, tr == 0 ? 0 : 2, t_r, t_c, al.swizzle, major);
+    if (tr == 1) o.layout.error = LayoutError::bad_tiling;
+    if (o.layout.error != LayoutError::none)
+      fail(fmt::format("{} ({} [{}], swizzle {} B{}): {}", role, dtype_name(al.dtype), fmt::join(r.shape, ", "), al.swizzle,
+                       al.tiling.empty() ? "" : fmt::format(", tiling ({})", fmt::join(al.tiling, ", ")), layout_error_text(o.layout.error)));
+    return o;
+  };
+
+  const operand b = view(s.refs[2], (s.transpose & 2) ? Major::k : Major::mn, "B");
+  p.ab = b.dtype;
+  p.b = b.layout;
+  const std::int64_t b_k = (s.transpose & 2) ? b.cols : b.rows, b_n = (s.transpose & 2) ? b.rows : b.cols;
+  std::int64_t a_m = 0, a_k = 0;
+  DType a_type;
+  if (s.refs[1] == none) {
+    if (s.transpose & 1) fail("A comes from registers, which cannot be transposed");
+    auto const& v = k.values[s.value];
+    if (v.shape.size() != 2) fail(fmt::format("A from registers must be a 2-D tile, but it is ({})", fmt::join(v.shape, ", ")));
+    p.a_in_registers = true;
+    a_type = v.dtype;
+    a_m = v.shape[0];
+    a_k = v.shape[1];
+    if (dtype_bits(a_type) != 16) fail(fmt::format("A from registers must have a 16-bit type, but it is {}", dtype_name(a_type)));
+  } else {
+    const operand a = view(s.refs[1], (s.transpose & 1) ? Major::mn : Major::k, "A");
+    p.a = a.layout;
+    a_type = a.dtype;
+    a_m = (s.transpose & 1) ? a.cols : a.rows;
+    a_k = (s.transpose & 1) ? a.rows : a.cols;
+  }
+  if (a_type != p.ab) fail(fmt::format("Expected dtypes to match but A had type {} and B had type {}", dtype_name(a_type), dtype_name(p.ab)));
+  const bool f16_in = p.ab == DType::f16 || p.ab == DType::bf16;
+  if (!(f16_in || p.ab == DType::f32)) fail(fmt::format("wgmma takes f16, bf16 or f32 (as tf32) inputs here, but got {}", dtype_name(p.ab)));
+  if (!(p.acc == DType::f32 || (p.acc == DType::f16 && p.ab == DType::f16)))
+    fail(fmt::format("{} inputs accumulate in {}, but the accumulator is {}", dtype_name(p.ab), p.ab == DType::f16 ? "f32 or f16" : "f32",
+                     dtype_name(p.acc)));
+  if (a_m != p.m || b_n != p.n || a_k != b_k)
+    fail(fmt::format("Expected shapes to match: D(M, N) += A(M, K) * B(K, N), but got D ({}, {}), A ({}, {}), B ({}, {})", p.m, p.n, a_m, a_k,
+                     b_k, b_n));
+  p.k = a_k;
+  p.ik = instr_k(dtype_bits(p.ab));
+  if (p.m % 64 != 0 || p.n % 8 != 0 || p.n < 8 || p.n > 256 || p.k % p.ik != 0)
+    fail(fmt::format("shape not supported: M = {} must be a multiple of 64, N = {} a multiple of 8 up to 256, K = {} a multiple of {} for {}", p.m,
+                     p.n, p.k, p.ik, dtype_name(p.ab)));
+  return p;
+}
+
+}  // namespace stagecraft::ir::wgmma

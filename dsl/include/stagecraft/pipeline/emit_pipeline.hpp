@@ -208,7 +208,7 @@ template <long long K, class Steps, class Bar, class... In, class... Out, class 
       else return copy_smem_to_gmem(o.ring[s], at_step(o.map, j));
     };
     auto init_once = hana::unpack(outputs.specs, [&](auto const&... o) {
-      auto one = [](auto const& spec) {
+      [[maybe_unused]] auto one = [](auto const& spec) {
         using S = std::remove_cvref_t<decltype(spec)>;
         if constexpr (S::once) {
           if constexpr (!std::is_same_v<decltype(spec.init), no_init>) return store(spec.ring, spec.init);
@@ -220,7 +220,7 @@ template <long long K, class Steps, class Bar, class... In, class... Out, class 
       return seq(one(o)...);
     });
     auto store_once = hana::unpack(outputs.specs, [&](auto const&... o) {
-      auto one = [](auto const& spec) {
+      [[maybe_unused]] auto one = [](auto const& spec) {
         if constexpr (std::remove_cvref_t<decltype(spec)>::once) return copy_smem_to_gmem(spec.ring, spec.block);
         else return seq();
       };

@@ -147,7 +147,7 @@ constexpr std::int64_t tx_limit = (std::int64_t{1} << 20) - 1;
 
 // ---- memories --------------------------------------------------------------------------------
 struct memory {
-  std::string name;  // "x" or "s0" (as printed)
+  std::string name;  // "x", the user's name of a scratch buffer, or "s0" (as printed)
   ir::DType dtype = ir::DType::f32;
   std::vector<std::int64_t> shape;
   std::byte* data = nullptr;
@@ -438,6 +438,7 @@ class machine {
     }
     if (o_.trace) {
       tr_.kernel = k.name;
+      tr_.sources = detail::op_sources(k);
       for (int w = 0; w < k.warpgroups; ++w) tr_.lanes.push_back(fmt::format("wg{}", w));
       tr_.lanes.push_back("tma load");
       tr_.lanes.push_back("tma store");
@@ -507,7 +508,7 @@ class machine {
         auto const& al = k_.allocs[a];
         memory m;
         if (al.kind == ir::AllocKind::smem) {
-          m.name = fmt::format("s{}", a);
+          m.name = ir::alloc_name(k_, static_cast<int>(a));
           m.dtype = al.dtype;
           m.shape = al.shape;
           const auto n = std::accumulate(al.shape.begin(), al.shape.end(), std::int64_t{1}, std::multiplies<>());
@@ -851,7 +852,7 @@ class machine {
       if (i < 0 || i >= al.shape[d])
         report(check::index_out_of_range, cur_op_, a,
                fmt::format("barrier index out of range: {} indexes {} with {} in dimension {}, which has {} elements (shape ({}))", who(a),
-                           fmt::format("b{}", r.id), i, d, al.shape[d], fmt::join(al.shape, ", ")));
+                           ir::alloc_name(k_, r.id), i, d, al.shape[d], fmt::join(al.shape, ", ")));
       flat = flat * al.shape[d] + i;
     }
     return ctas_[a.cta].barriers[static_cast<std::size_t>(bar_base_[r.id] + flat)];
@@ -1564,6 +1565,10 @@ class machine {
     auto const& cs = ctas_[a.cta];
     return fmt::format("warpgroup {} of CTA ({}, {}, {})", a.wg, cs.pid[0], cs.pid[1], cs.pid[2]);
   }
+  std::string where(ir::StmtId id) const {
+    const auto l = ir::where(k_, id);
+    return l.empty() ? l : " (" + l + ")";
+  }
   std::string bar_name(barrier_state const& b) const {
     auto const& al = k_.allocs[b.alloc];
     std::vector<std::int64_t> idx(al.shape.size());
@@ -1572,7 +1577,7 @@ class machine {
       idx[d] = f % al.shape[d];
       f /= al.shape[d];
     }
-    return fmt::format("{}{}[{}]", al.kind == ir::AllocKind::cluster_barrier ? "cb" : "b", b.alloc, fmt::join(idx, "]["));
+    return fmt::format("{}[{}]", ir::alloc_name(k_, b.alloc), fmt::join(idx, "]["));
   }
 
   [[noreturn]] void deadlock() {
@@ -1591,12 +1596,12 @@ class machine {
         const auto seen = a.observed[static_cast<std::size_t>(&b - ctas_[a.cta].barriers.data())];
         std::vector<std::string> ops;
         for (int o : arrivers_[b.alloc]) ops.push_back(fmt::format("#{} {}", o, ir::stmt_name(k_.stmts[o].op)));
-        msg += fmt::format("\n  {} at op #{} barrier_wait {}: waits for completion #{} (phase {}); arrivals {}/{}, tx bytes pending {}; "
+        msg += fmt::format("\n  {} at op #{}{} barrier_wait {}: waits for completion #{} (phase {}); arrivals {}/{}, tx bytes pending {}; "
                            "ops that could still arrive: {}",
-                           who(a), id, bar_name(b), seen + 1, seen, b.expected - b.pending, b.expected, b.tx,
+                           who(a), id, where(id), bar_name(b), seen + 1, seen, b.expected - b.pending, b.expected, b.tx,
                            ops.empty() ? std::string("none") : fmt::format("{}", fmt::join(ops, ", ")));
       } else {
-        msg += fmt::format("\n  {} at op #{} {}", who(a), id, ir::stmt_name(s.op));
+        msg += fmt::format("\n  {} at op #{}{} {}", who(a), id, where(id), ir::stmt_name(s.op));
       }
     }
     report(check::deadlock, first_op, first_agent, msg);
@@ -1605,7 +1610,9 @@ class machine {
 
   [[noreturn]] void report(check c, int op, agent_state const& a, std::string const& text) { report(c, op, a.comp, text); }
   [[noreturn]] void report(check c, int op, int agent, std::string const& text) {
-    diagnostic d{c, fmt::format("{}: kernel '{}'{}: {}", check_name(c), k_.name, op >= 0 ? fmt::format(", op #{} ({})", op, ir::stmt_name(k_.stmts[op].op)) : "", text), op};
+    // The user's line and the op as they wrote it close every message about an op.
+    diagnostic d{c, fmt::format("{}: kernel '{}'{}: {}{}", check_name(c), k_.name, op >= 0 ? fmt::format(", op #{} ({})", op, ir::stmt_name(k_.stmts[op].op)) : "", text,
+                                op >= 0 ? ir::at_source(k_, op) : ""), op};
     if (agent >= 0 && agent < static_cast<int>(agents_.size())) {
       d.cta = ctas_[agents_[agent].cta].linear;
       d.warpgroup = agents_[agent].wg;

@@ -11,6 +11,8 @@
 namespace stagecraft::ir {
 namespace {
 
+SourceLoc source(src_loc l) { return l.file && l.line > 0 ? SourceLoc{l.file, static_cast<int>(l.line)} : SourceLoc{}; }
+
 class Lowering {
  public:
   explicit Lowering(Kernel& k) : k_(k) {}
@@ -55,6 +57,7 @@ class Lowering {
     if (!s) throw VerifyError(fmt::format("kernel '{}': lowering met an empty statement", k_.name));
     const auto id = static_cast<StmtId>(k_.stmts.size());
     k_.stmts.push_back(Stmt{s->op});
+    k_.debug.stmts.push_back(source(s->loc));
     Stmt x{s->op};
     if (s->op == StmtOp::for_) {
       x.e0 = expr(s->e0);
@@ -95,6 +98,11 @@ Kernel lower(tree::KernelDesc const& d) {
   k.warpgroups = d.warpgroups;
   k.params = d.params;
   k.allocs = d.allocs;
+  k.debug.kernel = source(d.loc);
+  for (std::size_t i = 0; i < d.allocs.size(); ++i) {
+    k.debug.alloc_names.emplace_back(i < d.alloc_names.size() && d.alloc_names[i] ? d.alloc_names[i] : "");
+    k.debug.allocs.push_back(i < d.alloc_locs.size() ? source(d.alloc_locs[i]) : SourceLoc{});
+  }
   if (!d.body) throw VerifyError(fmt::format("kernel '{}': the kernel has no body (its checks failed?)", d.name));
   Lowering l(k);
   k.body = l.stmt(d.body);

@@ -56,7 +56,7 @@ std::set<ir::StmtOp> kinds_of(ir::Kernel const& k) {
 ir::Kernel hopper_catalog(marks& at) {
   return lower(kernel<sm_90a>(
       "catalog_h", grid(2), threads(1_c), gmem<f16>("x", shape(128_c, 64_c)), smem<f16>(shape(64_c, 64_c), swizzle(128_c)),
-      smem<f16>(shape(64_c, 64_c), swizzle(128_c)), accumulator<f32>(shape(64_c, 64_c)), barrier(arrivals(1_c)),
+      smem<f16>(shape(64_c, 64_c), swizzle(128_c)), accumulator<f32>("acc", shape(64_c, 64_c)), barrier(arrivals(1_c)),
       [&](auto x, auto a, auto b, auto acc, auto full) {
         return seq(at(__LINE__, copy_gmem_to_smem(x.block(program_id(), 0_c), a, full)),
                    at(__LINE__, barrier_wait(full)),
@@ -76,14 +76,16 @@ ir::Kernel hopper_catalog(marks& at) {
 ir::Kernel blackwell_catalog(marks& at) {
   return lower(kernel<sm_100a>(
       "catalog_b", grid(4), threads(1_c), cluster(2_c), gmem<bf16>("a", shape(256_c, 64_c)), smem<bf16>(shape(128_c, 64_c), swizzle(128_c)),
-      smem<bf16>(shape(64_c, 128_c), tiling(64_c, 64_c), swizzle(128_c)), tmem<f32>(shape(128_c, 128_c)), barrier(arrivals(1_c), count(2_c)),
-      barrier(arrivals(1_c), orders_tensor_core), [&](auto a, auto as, auto bs, auto d, auto loaded, auto mma) {
+      smem<bf16>(shape(64_c, 128_c), tiling(64_c, 64_c), swizzle(128_c)), tmem<f32>("d", shape(128_c, 128_c)), barrier(arrivals(1_c), count(2_c)),
+      barrier("mma", arrivals(1_c), orders_tensor_core), cluster_barrier("peers", collective_axes(0_c), arrivals(2_c)),
+      [&](auto a, auto as, auto bs, auto d, auto loaded, auto mma, auto peers) {
         return seq(at(__LINE__, copy_gmem_to_smem(a.block(program_id(), 0_c), as, loaded[0_c], collective_axes(0_c))),
                    at(__LINE__, barrier_wait(loaded[0_c])),
                    at(__LINE__, tcgen05_mma(d, as, bs, mma, false)),
                    at(__LINE__, tcgen05_mma(d, as, bs, true)),
                    at(__LINE__, tcgen05_commit_arrive(mma)),
-                   at(__LINE__, barrier_wait(mma)));
+                   at(__LINE__, barrier_wait(mma)),
+                   at(__LINE__, barrier_arrive(peers)));
       }));
 }
 
@@ -94,6 +96,10 @@ TEST_CASE("every op kind keeps the user's line through lowering", "[srcloc]") {
   const ir::Kernel kh = hopper_catalog(h), kb = blackwell_catalog(b);
   require_located(kh, h);
   require_located(kb, b);
+  // Every kind of scratch declaration takes a name.
+  CHECK(kh.debug.alloc_names == std::vector<std::string>{"", "", "acc", ""});
+  CHECK(kb.debug.alloc_names == std::vector<std::string>{"", "", "d", "", "mma", "peers"});
+  CHECK_THAT(ir::describe(kb, static_cast<ir::StmtId>(kb.stmts.size() - 1)), Contains("barrier_arrive(peers[0])"));
   // The table covers the whole catalog: a new op kind must be added here.
   std::set<ir::StmtOp> covered = kinds_of(kh);
   for (auto op : kinds_of(kb)) covered.insert(op);
@@ -250,5 +256,6 @@ TEST_CASE("interpreter diagnostics and traces use the user's names and lines", "
   auto const& src = r.timeline.sources;
   REQUIRE(src.size() == k.stmts.size());
   CHECK_THAT(src[static_cast<std::size_t>(r.diagnostics[0].op)], EndsWith("test_source_loc.cpp:" + std::to_string(line) + ": barrier_wait(full[1])"));
+  CHECK_THAT(interp::to_chrome_json(r.timeline), Contains("\"source\":\"" + src[static_cast<std::size_t>(r.diagnostics[0].op)] + "\""));
   CHECK_THAT(interp::to_html(r.timeline), Contains("test_source_loc.cpp:" + std::to_string(line) + ": barrier_wait(full[1])"));
 }

@@ -1567,7 +1567,7 @@ class machine {
   }
   std::string where(ir::StmtId id) const {
     const auto l = ir::where(k_, id);
-    return l.empty() ? l : " (" + l + ")";
+    return l.empty() ? l : "; written at " + l;
   }
   std::string bar_name(barrier_state const& b) const {
     auto const& al = k_.allocs[b.alloc];
@@ -1596,12 +1596,12 @@ class machine {
         const auto seen = a.observed[static_cast<std::size_t>(&b - ctas_[a.cta].barriers.data())];
         std::vector<std::string> ops;
         for (int o : arrivers_[b.alloc]) ops.push_back(fmt::format("#{} {}", o, ir::stmt_name(k_.stmts[o].op)));
-        msg += fmt::format("\n  {} at op #{}{} barrier_wait {}: waits for completion #{} (phase {}); arrivals {}/{}, tx bytes pending {}; "
-                           "ops that could still arrive: {}",
-                           who(a), id, where(id), bar_name(b), seen + 1, seen, b.expected - b.pending, b.expected, b.tx,
-                           ops.empty() ? std::string("none") : fmt::format("{}", fmt::join(ops, ", ")));
+        msg += fmt::format("\n  {} at op #{} barrier_wait {}: waits for completion #{} (phase {}); arrivals {}/{}, tx bytes pending {}; "
+                           "ops that could still arrive: {}{}",
+                           who(a), id, bar_name(b), seen + 1, seen, b.expected - b.pending, b.expected, b.tx,
+                           ops.empty() ? std::string("none") : fmt::format("{}", fmt::join(ops, ", ")), where(id));
       } else {
-        msg += fmt::format("\n  {} at op #{}{} {}", who(a), id, where(id), ir::stmt_name(s.op));
+        msg += fmt::format("\n  {} at op #{} {}{}", who(a), id, ir::stmt_name(s.op), where(id));
       }
     }
     report(check::deadlock, first_op, first_agent, msg);

@@ -259,3 +259,13 @@ TEST_CASE("interpreter diagnostics and traces use the user's names and lines", "
   CHECK_THAT(interp::to_chrome_json(r.timeline), Contains("\"source\":\"" + src[static_cast<std::size_t>(r.diagnostics[0].op)] + "\""));
   CHECK_THAT(interp::to_html(r.timeline), Contains("test_source_loc.cpp:" + std::to_string(line) + ": barrier_wait(full[1])"));
 }
+
+TEST_CASE("lowering errors name the kernel(...) line", "[srcloc][lowering]") {
+  tree::KernelDesc d;
+  d.name = "nobody";
+  d.target = ir::Target::sm_90a;
+  const int line = __LINE__ + 1;
+  d.loc = src_loc::current();
+  CHECK_THROWS_WITH(ir::lower(d), Contains("kernel 'nobody': the kernel has no body") &&
+                                      Contains("test_source_loc.cpp:" + std::to_string(line) + ": kernel 'nobody'"));
+}

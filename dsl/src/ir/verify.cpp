@@ -13,6 +13,7 @@
 #include <numeric>
 #include <optional>
 #include <set>
+#include <type_traits>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -115,7 +116,10 @@ class Verifier {
   template <class E = VerifyError, class... A>
   [[noreturn]] void fail(fmt::format_string<A...> f, A&&... a) const {
     if (context_ != none) fail_at<E>(context_, f, std::forward<A>(a)...);
-    throw E(fmt::format("kernel '{}': {}{}", k_.name, fmt::format(f, std::forward<A>(a)...), declared_at()));
+    // A ConfigError follows from values chosen at run time (the CLI's --set, --arch): it stays
+    // one line (a usage error), and no line of the source is at fault.
+    throw E(fmt::format("kernel '{}': {}{}", k_.name, fmt::format(f, std::forward<A>(a)...),
+                        std::is_same_v<E, ConfigError> ? std::string() : declared_at()));
   }
   // Where the user declared what a kernel-level message is about: the allocation being checked,
   // else the kernel(...) call. Nothing when unknown (hand-built IR).
@@ -130,8 +134,12 @@ class Verifier {
   }
   template <class E = VerifyError, class... A>
   [[noreturn]] void fail_at(StmtId s, fmt::format_string<A...> f, A&&... a) const {
+    // The op's line: on a line of its own, or (a ConfigError, which the CLI prints as a one-line
+    // usage error) in parentheses.
+    std::string at = at_source(k_, s);
+    if constexpr (std::is_same_v<E, ConfigError>) at = " (" + at.substr(at.find("at ")) + ")";
     throw E(fmt::format("kernel '{}': op #{} ({}): {}{}", k_.name, s, stmt_name(k_.stmts[s].op),
-                        fmt::format(f, std::forward<A>(a)...), at_source(k_, s)));
+                        fmt::format(f, std::forward<A>(a)...), at));
   }
 
   // ---- the kernel, its parameters and allocations ----------------------------------------------

@@ -56,8 +56,9 @@ ValueP value_load(ir::ValueOp op, ir::DType dt, dims_view shape, Ref const& r) {
   return std::make_shared<const Value>(Value{op, dt, to_vector(shape), {}, {}, r, 0});
 }
 
-StmtP stmt_op(ir::StmtOp op, std::initializer_list<Ref const*> refs, op_extra const& extra) {
+StmtP stmt_op(ir::StmtOp op, src_loc loc, std::initializer_list<Ref const*> refs, op_extra const& extra) {
   Stmt s{op};
+  s.loc = loc;
   for (auto const* r : refs) s.refs.push_back(r ? *r : Ref{});
   s.value = extra.value;
   s.e0 = extra.e0;
@@ -74,8 +75,9 @@ StmtP stmt_seq(std::initializer_list<StmtP const*> body) {
   return std::make_shared<const Stmt>(std::move(s));
 }
 
-StmtP stmt_for(int var, ExprP lo, ExprP hi, StmtP body) {
+StmtP stmt_for(int var, ExprP lo, ExprP hi, StmtP body, src_loc loc) {
   Stmt s{ir::StmtOp::for_};
+  s.loc = loc;
   s.var = var;
   s.e0 = std::move(lo);
   s.e1 = std::move(hi);
@@ -83,8 +85,9 @@ StmtP stmt_for(int var, ExprP lo, ExprP hi, StmtP body) {
   return std::make_shared<const Stmt>(std::move(s));
 }
 
-StmtP stmt_if(ExprP cond, StmtP then_, StmtP else_) {
+StmtP stmt_if(ExprP cond, StmtP then_, StmtP else_, src_loc loc) {
   Stmt s{ir::StmtOp::if_};
+  s.loc = loc;
   s.e0 = std::move(cond);
   s.body = {std::move(then_)};
   if (else_) s.body.push_back(std::move(else_));

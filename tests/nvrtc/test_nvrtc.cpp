@@ -77,6 +77,33 @@ TEST_CASE("the JIT cache: memory hit, disk hit, and a changed kernel misses", "[
   std::filesystem::remove_all(dir);
 }
 
+// The same kernel on whatever line the macro is used.
+#define SC_TWIN(BAR)                                                                                                            \
+  lower(kernel<sm_90a>("twin", grid(1), threads(1_c), gmem<f32>("x", shape(64_c, 64_c)), smem<f32>(shape(64_c, 64_c)), BAR,      \
+                       [](auto x, auto s, auto bar) { return seq(copy_gmem_to_smem(x.block(0_c, 0_c), s, bar), barrier_wait(bar)); }))
+
+TEST_CASE("the JIT cache key ignores source lines but not names", "[nvrtc][srcloc]") {
+  const ir::Kernel a = SC_TWIN(barrier(arrivals(1_c)));
+  const ir::Kernel moved =
+
+      SC_TWIN(barrier(arrivals(1_c)));
+  const ir::Kernel named = SC_TWIN(barrier("full", arrivals(1_c)));
+  REQUIRE(a.debug.stmts != moved.debug.stmts);
+  // Moving a kernel down its file keeps its cached binary ...
+  CHECK(nvrtc::cache_key(a, ir::Target::sm_90a) == nvrtc::cache_key(moved, ir::Target::sm_90a));
+  // ... but a renamed barrier is another generated source (its comments and watchdog report).
+  CHECK(nvrtc::cache_key(a, ir::Target::sm_90a) != nvrtc::cache_key(named, ir::Target::sm_90a));
+  nvrtc::options o;
+  o.disk_cache = false;
+  nvrtc::clear_memory_cache();
+  (void)nvrtc::compile(a, ir::Target::sm_90a, o);
+  const auto hit = nvrtc::compile(moved, ir::Target::sm_90a, o);
+  CHECK(hit.origin == nvrtc::compiled::source::memory_cache);
+  const auto renamed = nvrtc::compile(named, ir::Target::sm_90a, o);
+  CHECK(renamed.origin == nvrtc::compiled::source::compiled);
+  CHECK_THAT(renamed.code.source, Contains("// full"));
+}
+
 TEST_CASE("generated code NVRTC rejects is reported as our bug, with the log and the source around it", "[nvrtc]") {
   nvrtc::generated g;
   g.entry = "broken";

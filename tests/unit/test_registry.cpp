@@ -62,6 +62,7 @@ TEST_CASE("the verifier reports launch configurations and shapes it cannot run a
   const ir::Kernel good = e.build(registry::resolve(e, {}));  // grid (4, 2), x and y (512, 1024) in 128x64 blocks
   auto k = good;
   k.grid[1] = 0;
+  // One line, with no source location: the value at fault came from the command line.
   REQUIRE_THROWS_MATCHES(ir::verify(k), ir::ConfigError, Catch::Matchers::Message("kernel 'add_one': grid dimension 1 must be at least 1, got 0"));
   k = good;
   k.cluster_rank = 1;

@@ -8,7 +8,9 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <fstream>
 #include <random>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -149,12 +151,38 @@ TEST_CASE("zoo: a prologue one stage short deadlocks on the stage never loaded",
   fixed_twin_is_clean(name);
 }
 
+// Line `line` of zoo.cpp, as the user reads it in their editor.
+std::string zoo_source_line(int line) {
+  std::ifstream f(STAGECRAFT_ZOO_SOURCE);
+  REQUIRE(f);
+  std::string text;
+  for (int i = 0; i < line && std::getline(f, text); ++i) {}
+  return text;
+}
+
+// The line number a message gives for zoo.cpp after `prefix` ("...zoo.cpp:212<suffix>").
+int zoo_line_after(std::string const& message, std::string const& prefix, std::string const& suffix) {
+  std::smatch m;
+  const std::regex re(prefix + "[^\\n]*zoo\\.cpp:([0-9]+)" + suffix);
+  INFO("message: " << message << "\nlooking for: " << prefix << "...zoo.cpp:N" << suffix);
+  REQUIRE(std::regex_search(message, m, re));
+  return std::stoi(m[1].str());
+}
+
 TEST_CASE("zoo: waiting once per arrival instead of once per phase deadlocks", "[zoo][deadlock]") {
+  // The kernel names its declarations: the report says ready and consumed, and points at lines.
   const std::string name = "zoo_double_wait";
   auto r = run_under(zoo::double_wait(), policy::eager);
   auto d = the_diagnostic(r, check::deadlock, name, 4);
-  require_mentions(d, {"warpgroup 0 of CTA (0, 0, 0) at op #4 barrier_wait b4[0]: waits for completion #1 (phase 0); arrivals 0/1",
-                       "warpgroup 1 of CTA (0, 0, 0) at op #13 barrier_wait b3[0]: waits for completion #2 (phase 1); arrivals 0/2"});
+  require_mentions(d, {"warpgroup 0 of CTA (0, 0, 0) at op #4 barrier_wait consumed[0]: waits for completion #1 (phase 0); arrivals 0/1",
+                       "warpgroup 1 of CTA (0, 0, 0) at op #13 barrier_wait ready[0]: waits for completion #2 (phase 1); arrivals 0/2"});
+  // The consumer's line is the user's mistake: the second wait on ready[s].
+  const int consumer = zoo_line_after(d.message, "warpgroup 1 of CTA \\(0, 0, 0\\) at op #13 barrier_wait ready\\[0\\]", "");
+  CHECK_THAT(zoo_source_line(consumer), Contains("seq(barrier_wait(ready[s]), barrier_wait(ready[s]))"));
+  // The message ends with the first blocked op, where it was written and as it was written (the
+  // stage index as an expression of the loop variable: the line above gives its value).
+  const int producer = zoo_line_after(d.message, "\\n  at ", ": barrier_wait\\(consumed\\[v0 % 2\\]\\)$");
+  CHECK_THAT(zoo_source_line(producer), Contains("barrier_wait(consumed[s])"));
   fixed_twin_is_clean(name);
 }
 

@@ -194,11 +194,12 @@ struct make_double_wait {
         gmem<f32>("x", shape(M, N)),          // (row, col)
         gmem<f32>("z", shape(M, N)),          // (row, col)
         gmem<f32>("y", shape(M, N)),          // (row, col)
-        smem<f32>(shape(2_c, 64_c, 64_c)),    // twice: (stage, row, col)
-        smem<f32>(shape(2_c, 64_c, 64_c)),    // zs:    (stage, row, col)
-        smem<f32>(shape(2_c, 64_c, 64_c)),    // out:   (stage, row, col)
-        barrier(arrivals(2_c), count(2_c)),   // ready[stage]: producer's arrive + the TMA load's
-        barrier(arrivals(1_c), count(2_c)),   // consumed[stage]
+        // Named, so that the deadlock report says ready[0] and consumed[0], not b3[0] and b4[0].
+        smem<f32>("twice", shape(2_c, 64_c, 64_c)),          // (stage, row, col)
+        smem<f32>("zs", shape(2_c, 64_c, 64_c)),             // (stage, row, col)
+        smem<f32>("out", shape(2_c, 64_c, 64_c)),            // (stage, row, col)
+        barrier("ready", arrivals(2_c), count(2_c)),         // producer's arrive + the TMA load's
+        barrier("consumed", arrivals(1_c), count(2_c)),
         [&](auto x, auto z, auto y, auto twice, auto zs, auto out, auto ready, auto consumed) {
           auto row = program_id();
           auto producer = for_(range(steps), [&](auto j) {

@@ -119,6 +119,7 @@ machine::machine(ir::Kernel const& k, std::vector<host_tensor>& gmem, options co
   }
   if (o_.trace) {
     tr_.kernel = k.name;
+    tr_.sources = detail::op_sources(k);
     for (int w = 0; w < k.warpgroups; ++w) tr_.lanes.push_back(fmt::format("wg{}", w));
     tr_.lanes.push_back("tma load");
     tr_.lanes.push_back("tma store");

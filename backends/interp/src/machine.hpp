@@ -99,7 +99,7 @@ constexpr std::int64_t tx_limit = (std::int64_t{1} << 20) - 1;
 
 // ---- memories --------------------------------------------------------------------------------
 struct memory {
-  std::string name;  // "x" or "s0" (as printed)
+  std::string name;  // "x", the user's name of a scratch buffer, or "s0" (as printed)
   ir::DType dtype = ir::DType::f32;
   std::vector<std::int64_t> shape;
   std::byte* data = nullptr;
@@ -381,6 +381,8 @@ class machine {
 
   // ---- reports.cpp: diagnostics and the op lane ---------------------------------------------
   std::string who(agent_state const& a) const;
+  // "; written at file:line" for an op the user wrote (empty when the IR has no location).
+  std::string where(ir::StmtId id) const;
   std::string bar_name(barrier_state const& b) const;
   [[noreturn]] void report(check c, int op, agent_state const& a, std::string const& text) { report(c, op, a.comp, text); }
   [[noreturn]] void report(check c, int op, int agent, std::string const& text);

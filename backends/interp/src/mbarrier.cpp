@@ -20,7 +20,7 @@ barrier_state& machine::barrier_of(agent_state const& a, ir::RefId rid) {
     if (i < 0 || i >= al.shape[d])
       report(check::index_out_of_range, cur_op_, a,
              fmt::format("barrier index out of range: {} indexes {} with {} in dimension {}, which has {} elements (shape ({}))", who(a),
-                         fmt::format("b{}", r.id), i, d, al.shape[d], fmt::join(al.shape, ", ")));
+                         ir::alloc_name(k_, r.id), i, d, al.shape[d], fmt::join(al.shape, ", ")));
     flat = flat * al.shape[d] + i;
   }
   return ctas_[a.cta].barriers[static_cast<std::size_t>(bar_base_[r.id] + flat)];

@@ -1,6 +1,7 @@
 // The statement tree of an ir::Kernel flattened into a small instruction list: loops and
 // conditionals become jumps, leaves stay "execute op #N". Agents then run with a program counter.
 #pragma once
+#include <string>
 #include <vector>
 
 #include "stagecraft/ir/kernel.hpp"
@@ -25,5 +26,8 @@ struct instr {
 };
 
 std::vector<instr> flatten(ir::Kernel const& k);
+
+// Per op number, where the user wrote it and the op as written (names.cpp): the trace's sources.
+std::vector<std::string> op_sources(ir::Kernel const& k);
 
 }  // namespace stagecraft::interp::detail

@@ -12,6 +12,11 @@ std::string machine::who(agent_state const& a) const {
   return fmt::format("warpgroup {} of CTA ({}, {}, {})", a.wg, cs.pid[0], cs.pid[1], cs.pid[2]);
 }
 
+std::string machine::where(ir::StmtId id) const {
+  const auto l = ir::where(k_, id);
+  return l.empty() ? l : "; written at " + l;
+}
+
 std::string machine::bar_name(barrier_state const& b) const {
   auto const& al = k_.allocs[b.alloc];
   std::vector<std::int64_t> idx(al.shape.size());
@@ -20,11 +25,13 @@ std::string machine::bar_name(barrier_state const& b) const {
     idx[d] = f % al.shape[d];
     f /= al.shape[d];
   }
-  return fmt::format("{}{}[{}]", al.kind == ir::AllocKind::cluster_barrier ? "cb" : "b", b.alloc, fmt::join(idx, "]["));
+  return fmt::format("{}[{}]", ir::alloc_name(k_, b.alloc), fmt::join(idx, "]["));
 }
 
 void machine::report(check c, int op, int agent, std::string const& text) {
-  diagnostic d{c, fmt::format("{}: kernel '{}'{}: {}", check_name(c), k_.name, op >= 0 ? fmt::format(", op #{} ({})", op, ir::stmt_name(k_.stmts[op].op)) : "", text), op};
+  // The user's line and the op as they wrote it close every message about an op.
+  diagnostic d{c, fmt::format("{}: kernel '{}'{}: {}{}", check_name(c), k_.name, op >= 0 ? fmt::format(", op #{} ({})", op, ir::stmt_name(k_.stmts[op].op)) : "", text,
+                              op >= 0 ? ir::at_source(k_, op) : ""), op};
   if (agent >= 0 && agent < static_cast<int>(agents_.size())) {
     d.cta = ctas_[agents_[agent].cta].linear;
     d.warpgroup = agents_[agent].wg;

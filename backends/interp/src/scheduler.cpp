@@ -62,7 +62,7 @@ void machine::run_cluster(std::array<std::int64_t, 3> origin) {
       auto const& al = k_.allocs[a];
       memory m;
       if (al.kind == ir::AllocKind::smem) {
-        m.name = fmt::format("s{}", a);
+        m.name = ir::alloc_name(k_, static_cast<int>(a));
         m.dtype = al.dtype;
         m.shape = al.shape;
         const auto n = std::accumulate(al.shape.begin(), al.shape.end(), std::int64_t{1}, std::multiplies<>());
@@ -242,11 +242,11 @@ void machine::deadlock() {
       std::vector<std::string> ops;
       for (int o : arrivers_[b.alloc]) ops.push_back(fmt::format("#{} {}", o, ir::stmt_name(k_.stmts[o].op)));
       msg += fmt::format("\n  {} at op #{} barrier_wait {}: waits for completion #{} (phase {}); arrivals {}/{}, tx bytes pending {}; "
-                         "ops that could still arrive: {}",
+                         "ops that could still arrive: {}{}",
                          who(a), id, bar_name(b), seen + 1, seen, b.expected - b.pending, b.expected, b.tx,
-                         ops.empty() ? std::string("none") : fmt::format("{}", fmt::join(ops, ", ")));
+                         ops.empty() ? std::string("none") : fmt::format("{}", fmt::join(ops, ", ")), where(id));
     } else {
-      msg += fmt::format("\n  {} at op #{} {}", who(a), id, ir::stmt_name(s.op));
+      msg += fmt::format("\n  {} at op #{} {}{}", who(a), id, ir::stmt_name(s.op), where(id));
     }
   }
   report(check::deadlock, first_op, first_agent, msg);

@@ -119,7 +119,7 @@ ojson meta(char const* name, std::int64_t pid, std::int64_t tid, char const* key
   return m;
 }
 
-ojson chrome_event(thread_layout const& threads, trace_event const& e, int sub) {
+ojson chrome_event(thread_layout const& threads, trace const& t, trace_event const& e, int sub) {
   ojson j;
   j["name"] = e.label.empty() ? std::string(kind_name(e.what)) : e.label;
   j["cat"] = kind_name(e.what);
@@ -134,6 +134,7 @@ ojson chrome_event(thread_layout const& threads, trace_event const& e, int sub) 
   // chrome://tracing's reserved colour for errors; Perfetto ignores it.
   if (e.what == trace_event::kind::diagnostic) j["cname"] = "terrible";
   j["args"] = ojson::object({{"op", e.op}, {"label", e.label}});
+  if (e.op >= 0 && static_cast<std::size_t>(e.op) < t.sources.size()) j["args"]["source"] = t.sources[static_cast<std::size_t>(e.op)];
   return j;
 }
 
@@ -190,6 +191,7 @@ std::string html_data(trace const& t) {
   d["fields"] = ojson::array({"kind", "t0", "t1", "cta", "lane", "op", "label"});
   d["labels"] = std::move(labels);
   d["events"] = std::move(events);
+  d["sources"] = t.sources;
   return script_safe(dump(d));
 }
 
@@ -295,6 +297,7 @@ var data = JSON.parse(document.getElementById('trace-data').textContent);
 var OP = 0, ASYNC = 1, PHASE = 2, DIAG = 3, ARRIVAL = 4;
 var KIND = data.kinds;
 var lanes = data.lanes, labels = data.labels, nL = lanes.length, nC = data.ctas;
+var SOURCES = data.sources || [];
 var N = data.events.length;
 
 // Columnar copies: the draw loop touches these for every visible event on every frame.
@@ -750,7 +753,7 @@ function hitTest(x, y) {
 }
 function describe(i) {
   var parts = [KIND[kind[i]], 'CTA ' + cta[i] + ' \u00b7 ' + lanes[lane[i]]];
-  if (opn[i] >= 0) parts.push('op #' + opn[i]);
+  if (opn[i] >= 0) parts.push('op #' + opn[i] + (SOURCES[opn[i]] ? ' \u00b7 ' + SOURCES[opn[i]] : ''));
   if (kind[i] <= ASYNC) parts.push('steps ' + ta[i] + '\u2013' + t1raw[i] + ' (' + (tb[i] - ta[i]) + (tb[i] - ta[i] === 1 ? ' step)' : ' steps)'));
   else parts.push('step ' + ta[i]);
   if (failing.has(i)) parts.push('failing op');
@@ -967,7 +970,7 @@ std::string to_chrome_json(trace const& t) {
       }
     }
   }
-  for (std::size_t i = 0; i < t.events.size(); ++i) events.push_back(chrome_event(threads, t.events[i], threads.sub[i]));
+  for (std::size_t i = 0; i < t.events.size(); ++i) events.push_back(chrome_event(threads, t, t.events[i], threads.sub[i]));
 
   ojson other;
   other["kernel"] = t.kernel;

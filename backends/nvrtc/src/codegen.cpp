@@ -88,8 +88,8 @@ class emitter {
     for (std::size_t a = 0; a < k_.allocs.size(); ++a) {
       auto const& al = k_.allocs[a];
       if (al.kind == ir::AllocKind::smem && !al.tiling.empty())
-        throw unsupported(fmt::format("kernel '{}': allocation s{} uses tiling({}), which the NVRTC backend does not lay out yet",
-                                      k_.name, a, fmt::join(al.tiling, ", ")));
+        throw unsupported(fmt::format("kernel '{}': allocation {} uses tiling({}), which the NVRTC backend does not lay out yet",
+                                      k_.name, ir::alloc_name(k_, static_cast<int>(a)), fmt::join(al.tiling, ", ")));
       const bool is_barrier = al.kind == ir::AllocKind::barrier || al.kind == ir::AllocKind::cluster_barrier;
       bar_first_.push_back(is_barrier ? bar_index : -1);
       if (is_barrier) bar_index += product(al.shape);
@@ -171,8 +171,8 @@ class emitter {
         auto const& al = k_.allocs[a];
         if (al.kind != ir::AllocKind::barrier && al.kind != ir::AllocKind::cluster_barrier) continue;
         const int per_phase = al.arrivals * (al.kind == ir::AllocKind::cluster_barrier ? group_size(al.collective_axes) : 1);
-        h += fmt::format("    for (int e = 0; e < {}; ++e) sc::mbar_init(smem_base + {} + 8 * e, {});  // b{}\n", product(al.shape), offsets_[a],
-                         per_phase, a);
+        h += fmt::format("    for (int e = 0; e < {}; ++e) sc::mbar_init(smem_base + {} + 8 * e, {});  // {}\n", product(al.shape), offsets_[a],
+                         per_phase, bar_label(static_cast<int>(a)));
       }
       h += "    sc::mbar_fence_init();\n  }\n";
       // One parity bit per barrier element and thread: the phase it waits for next.
@@ -443,7 +443,7 @@ class emitter {
         auto const& m = k_.refs[s.refs[1]];
         const auto bytes = product(m.shape) * ir::dtype_bits(k_.allocs[m.id].dtype) / 8;
         const int map = map_of_.at(id);
-        line(fmt::format("// op #{}: copy_gmem_to_smem {} -> s{} ({} B)", id, k_.params[g.id].name, m.id, bytes));
+        line(fmt::format("// op #{}: copy_gmem_to_smem {} -> {} ({} B)", id, k_.params[g.id].name, ir::alloc_name(k_, m.id), bytes));
         line("sc::wg_sync(wg);");
         line("if (lane == 0) {");
         line(fmt::format("  const unsigned bar = {};", bar_addr(s.refs[2])));
@@ -494,7 +494,7 @@ class emitter {
       case ir::StmtOp::copy_smem_to_gmem: {
         auto const& m = k_.refs[s.refs[0]];
         auto const& g = k_.refs[s.refs[1]];
-        line(fmt::format("// op #{}: copy_smem_to_gmem s{} -> {}", id, m.id, k_.params[g.id].name));
+        line(fmt::format("// op #{}: copy_smem_to_gmem {} -> {}", id, ir::alloc_name(k_, m.id), k_.params[g.id].name));
         line("sc::wg_sync(wg);");
         line("if (lane == 0) {");
         line(fmt::format("  const int c[] = {};", coords(s.refs[1], "")));
@@ -518,7 +518,7 @@ class emitter {
       case ir::StmtOp::barrier_arrive: {
         auto const& r = k_.refs[s.refs[0]];
         auto const& al = k_.allocs[r.id];
-        line(fmt::format("// op #{}: barrier_arrive", id));
+        line(fmt::format("// op #{}: barrier_arrive on {}", id, bar_label(k_.refs[s.refs[0]].id)));
         line("sc::wg_sync(wg);");
         if (al.kind == ir::AllocKind::cluster_barrier) {
           std::vector<std::string> same;
@@ -543,13 +543,13 @@ class emitter {
       case ir::StmtOp::barrier_wait: {
         auto const& r = k_.refs[s.refs[0]];
         const bool cluster = k_.allocs[r.id].kind == ir::AllocKind::cluster_barrier;
-        line(fmt::format("{{  // op #{}: barrier_wait", id));
+        line(fmt::format("{{  // op #{}: barrier_wait on {}", id, bar_label(r.id)));
         line(fmt::format("  const long long e = {};", bar_index(s.refs[0])));
         line("  const unsigned p = static_cast<unsigned>((parity[e / 64] >> (e % 64)) & 1ull);");
         if (o_.watchdog_ms) {
           // e counts every barrier element of the CTA; the report names the array's own element.
-          line(fmt::format("  sc::mbar_wait_watchdog<{}>({}, p, \"{}\", {}, \"b{}\", e - {}, completions[e]++, {}ull);", cluster, bar_addr(s.refs[0]),
-                           k_.name, id, r.id, bar_first_[r.id], std::uint64_t{o_.watchdog_ms} * 1000000));
+          line(fmt::format("  sc::mbar_wait_watchdog<{}>({}, p, \"{}\", {}, \"{}\", e - {}, completions[e]++, {}ull);", cluster, bar_addr(s.refs[0]),
+                           k_.name, id, bar_label(r.id), bar_first_[r.id], std::uint64_t{o_.watchdog_ms} * 1000000));
         } else {
           line(fmt::format("  sc::mbar_wait{}({}, p);", cluster ? "_cluster" : "", bar_addr(s.refs[0])));
         }
@@ -634,6 +634,13 @@ class emitter {
   ir::Kernel const& k_;
   codegen_options o_;
   std::vector<std::int64_t> offsets_, bar_first_;
+  // A barrier array as comments and the watchdog's report name it: the user's name, else b<N>
+  // (cluster barriers included, as this backend has always printed them).
+  std::string bar_label(int alloc) const {
+    if (static_cast<std::size_t>(alloc) < k_.debug.alloc_names.size() && !k_.debug.alloc_names[alloc].empty())
+      return k_.debug.alloc_names[alloc];
+    return fmt::format("b{}", alloc);
+  }
   std::int64_t smem_end_ = 0, bar_elements_ = 0;
   std::vector<tensor_map_spec> maps_;
   std::map<int, int> map_of_;

@@ -172,6 +172,9 @@ std::string library_path() { return detail::load().path; }
 
 std::uint64_t cache_key(ir::Kernel const& k, ir::Target target, codegen_options const& g) {
   std::uint64_t h = fnv(14695981039346656037ull, fmt::format("{:016x}|{}|watchdog={}|", ir::hash(k), ir::target_name(target), g.watchdog_ms));
+  // The generated code spells the user's names (comments, watchdog reports), so a kernel renamed
+  // must not be handed the code of its twin; its source locations appear nowhere in it.
+  for (std::size_t a = 0; a < k.allocs.size(); ++a) h = fnv(h, ir::alloc_name(k, static_cast<int>(a)) + "|");
   for (auto const* o : compile_options(target)) h = fnv(h, o);
   return fnv(h, nvrtc_version());
 }

@@ -297,7 +297,7 @@ struct kernel_def {
 // Building a kernel is run-once code: `cold` keeps GCC from spending optimisation effort (and
 // compile time) on inlining the whole tree construction into its callers.
 template <target Target, class... Args>
-[[gnu::cold]] auto kernel(std::string name, Args const&... args) {
+[[gnu::cold]] auto kernel(kernel_name name, Args const&... args) {
   static_assert(sizeof...(Args) >= 1, "kernel<target>(name, ..., body): the last argument is the body");
   auto all = hana::make_tuple(args...);
   auto body = hana::back(all);
@@ -319,7 +319,8 @@ template <target Target, class... Args>
   using GridDims = typename Cfgs::template first<detail::is_grid, grid_cfg<dims<1>>>::static_dims;
 
   tree::KernelDesc desc;
-  desc.name = std::move(name);
+  desc.name = std::move(name.text);
+  desc.loc = name.loc;
   desc.target = Target::code;
   desc.warpgroups = static_cast<int>(NT);
   hana::for_each(configs, [&](auto const& c) {
@@ -343,6 +344,8 @@ template <target Target, class... Args>
         return detail::make_ref(x, params++);
       } else {
         desc.allocs.push_back(x.decl());
+        desc.alloc_names.push_back(x.info.name);
+        desc.alloc_locs.push_back(x.info.loc);
         return detail::make_ref(x, allocs++);
       }
     };

@@ -11,12 +11,20 @@
 namespace stagecraft::ir {
 namespace {
 
+SourceLoc source(src_loc l) { return l.file && l.line > 0 ? SourceLoc{l.file, static_cast<int>(l.line)} : SourceLoc{}; }
+
+// Lowering meets holes only where a typed check already failed (a stand-in), or in a tree built
+// by hand: the kernel(...) call is the closest line the user wrote.
+std::string at_kernel(Kernel const& k) {
+  return k.debug.kernel.line > 0 ? fmt::format("\n  at {}:{}: kernel '{}'", k.debug.kernel.file, k.debug.kernel.line, k.name) : std::string();
+}
+
 class Lowering {
  public:
   explicit Lowering(Kernel& k) : k_(k) {}
 
   ExprId expr(tree::ExprP const& e) {
-    if (!e) throw VerifyError(fmt::format("kernel '{}': lowering met an empty index expression", k_.name));
+    if (!e) throw VerifyError(fmt::format("kernel '{}': lowering met an empty index expression{}", k_.name, at_kernel(k_)));
     Expr x{e->op, e->value};
     if (e->op == ExprOp::var) {
       auto it = vars_.find(static_cast<int>(e->value));
@@ -40,7 +48,7 @@ class Lowering {
   }
 
   ValueId value(tree::ValueP const& v) {
-    if (!v) throw VerifyError(fmt::format("kernel '{}': lowering met an empty tile expression", k_.name));
+    if (!v) throw VerifyError(fmt::format("kernel '{}': lowering met an empty tile expression{}", k_.name, at_kernel(k_)));
     Value x{v->op, v->dtype, v->shape};
     if (v->a) x.a = value(v->a);
     if (v->b) x.b = value(v->b);
@@ -52,9 +60,10 @@ class Lowering {
 
   // Pre-order numbering: the parent's id is reserved before its children are lowered.
   StmtId stmt(tree::StmtP const& s) {
-    if (!s) throw VerifyError(fmt::format("kernel '{}': lowering met an empty statement", k_.name));
+    if (!s) throw VerifyError(fmt::format("kernel '{}': lowering met an empty statement{}", k_.name, at_kernel(k_)));
     const auto id = static_cast<StmtId>(k_.stmts.size());
     k_.stmts.push_back(Stmt{s->op});
+    k_.debug.stmts.push_back(source(s->loc));
     Stmt x{s->op};
     if (s->op == StmtOp::for_) {
       x.e0 = expr(s->e0);
@@ -96,7 +105,12 @@ Kernel lower(tree::KernelDesc const& d) {
   k.warpgroups = d.warpgroups;
   k.params = d.params;
   k.allocs = d.allocs;
-  if (!d.body) throw VerifyError(fmt::format("kernel '{}': the kernel has no body (its checks failed?)", d.name));
+  k.debug.kernel = source(d.loc);
+  for (std::size_t i = 0; i < d.allocs.size(); ++i) {
+    k.debug.alloc_names.emplace_back(i < d.alloc_names.size() && d.alloc_names[i] ? d.alloc_names[i] : "");
+    k.debug.allocs.push_back(i < d.alloc_locs.size() ? source(d.alloc_locs[i]) : SourceLoc{});
+  }
+  if (!d.body) throw VerifyError(fmt::format("kernel '{}': the kernel has no body (its checks failed?){}", d.name, at_kernel(k)));
   Lowering l(k);
   k.body = l.stmt(d.body);
   verify(k);

@@ -52,7 +52,8 @@ namespace {
 
 constexpr const char* axis_name(std::int64_t a) { return a == 0 ? "x" : a == 1 ? "y" : "z"; }
 
-std::string alloc_name(Kernel const& k, int id) {
+// The canonical name: what the listing (and so the hash) uses, whatever the user called it.
+std::string numbered_name(Kernel const& k, int id) {
   if (id < 0 || id >= static_cast<int>(k.allocs.size())) return fmt::format("?alloc{}", id);
   switch (k.allocs[id].kind) {
     case AllocKind::smem: return fmt::format("s{}", id);
@@ -71,9 +72,12 @@ std::string alloc_name(Kernel const& k, int id) {
 constexpr int print_depth_limit = 4 * max_tree_depth + max_nesting;
 constexpr std::int64_t print_node_budget = max_expanded_nodes;  // expressions and values, as the verifier counts them
 
+std::string loc_text(SourceLoc const& l) { return l.line > 0 ? fmt::format("{}:{}", l.file, l.line) : std::string(); }
+
 class Printer {
  public:
-  explicit Printer(Kernel const& k) : k_(k) {}
+  // named: allocations by the user's names (diagnostics); otherwise by number (the listing).
+  explicit Printer(Kernel const& k, bool named = false) : k_(k), named_(named) {}
 
   std::string expr(ExprId id) const {
     if (id < 0 || id >= static_cast<ExprId>(k_.exprs.size())) return fmt::format("?e{}", id);
@@ -106,8 +110,9 @@ class Printer {
       return fmt::format("{}.block[{}]({})", name, fmt::join(idx, ", "), fmt::join(r.shape, "x"));
     }
     for (auto i : r.index) idx.push_back(expr(i));
-    if (idx.empty()) return alloc_name(k_, r.id);
-    return fmt::format("{}[{}]", alloc_name(k_, r.id), fmt::join(idx, "]["));
+    auto const name = named_ ? alloc_name(k_, r.id) : numbered_name(k_, r.id);
+    if (idx.empty()) return name;
+    return fmt::format("{}[{}]", name, fmt::join(idx, "]["));
   }
 
   std::string value(ValueId id) const {
@@ -129,7 +134,36 @@ class Printer {
     return value_op_name(v.op);
   }
 
-  void stmt(StmtId id, int depth, std::string& out) const {
+  // One statement as the user called it: `barrier_wait(full[v0 % 2])`.
+  std::string call(StmtId id) const {
+    if (id < 0 || id >= static_cast<StmtId>(k_.stmts.size())) return fmt::format("?op{}", id);
+    auto const& s = k_.stmts[id];
+    std::vector<std::string> args;
+    switch (s.op) {
+      case StmtOp::seq: return fmt::format("seq(... {} statements)", s.body.size());
+      case StmtOp::for_: return fmt::format("for_(range({}, {}), [&](auto v{}) {{ ... }})", expr(s.e0), expr(s.e1), s.var);
+      case StmtOp::if_: return fmt::format("if_({}, ...)", expr(s.e0));
+      case StmtOp::store: return fmt::format("store({}, {})", ref(at(s, 0)), value(s.value));
+      case StmtOp::wait_group: return fmt::format("wait_smem_to_gmem({}{})", s.n, s.flag ? ", read_only" : "");
+      case StmtOp::wgmma_wait: return fmt::format("wgmma_wait({})", s.n);
+      case StmtOp::wgmma:
+        return fmt::format("wgmma({}, {}, {})", ref(at(s, 0)), at(s, 1) == none ? value(s.value) : ref(at(s, 1)), ref(at(s, 2)));
+      case StmtOp::copy_gmem_to_smem:
+        for (auto r : s.refs) args.push_back(ref(r));
+        if (!s.axes.empty()) args.push_back(fmt::format("collective_axes({})", fmt::join(s.axes, ", ")));
+        break;
+      case StmtOp::tcgen05_mma:
+        for (auto r : s.refs) args.push_back(ref(r));
+        args.push_back(s.e0 == none ? "true" : expr(s.e0));
+        break;
+      default:
+        for (auto r : s.refs) args.push_back(ref(r));
+    }
+    return fmt::format("{}({})", stmt_name(s.op), fmt::join(args, ", "));
+  }
+
+  // annotate: each line ends with the statement's source location, as a comment.
+  void stmt(StmtId id, int depth, std::string& out, bool annotate = false) const {
     if (id < 0 || id >= static_cast<StmtId>(k_.stmts.size())) {
       out += fmt::format("  ?{}\n", id);
       return;
@@ -184,7 +218,13 @@ class Printer {
         out += line + fmt::format("{}{}{}\n", stmt_name(s.op), ops.empty() ? "" : " ", fmt::join(ops, ", "));
       }
     }
-    for (auto c : s.body) stmt(c, depth + 1, out);
+    if (annotate && static_cast<std::size_t>(id) < k_.debug.stmts.size()) {
+      if (auto l = loc_text(k_.debug.stmts[id]); !l.empty()) {
+        out.pop_back();  // the newline: the comment goes on the statement's line
+        out += fmt::format("  // {}\n", l);
+      }
+    }
+    for (auto c : s.body) stmt(c, depth + 1, out, annotate);
   }
 
  private:
@@ -229,11 +269,11 @@ class Printer {
     return static_cast<std::int64_t>(n * static_cast<std::uint64_t>(dtype_bits(dt)) / 8);
   }
   Kernel const& k_;
+  bool named_ = false;
 };
 
-}  // namespace
-
-std::string print(Kernel const& k) {
+// The listing; `annotate` adds names and locations as comments (which the hash leaves out).
+std::string listing(Kernel const& k, bool annotate) {
   std::string out = fmt::format("kernel {} target={} grid=({}) warpgroups={}", k.name, target_name(k.target),
                                 fmt::join(std::vector<std::int64_t>(k.grid.begin(), k.grid.begin() + std::clamp(k.grid_rank, 0, 3)), ", "),
                                 k.warpgroups);
@@ -264,13 +304,46 @@ std::string print(Kernel const& k) {
       default: break;
     }
     const bool typed = a.kind != AllocKind::barrier && a.kind != AllocKind::cluster_barrier;
-    out += fmt::format("  {} {}: {}{}[{}]{}\n", alloc_kind_name(a.kind), alloc_name(k, static_cast<int>(i)), typed ? dtype_name(a.dtype) : "",
-                       typed ? "" : "", fmt::join(a.shape, ", "), extra);
+    std::string note;
+    if (annotate) {
+      const int id = static_cast<int>(i);
+      const auto name = alloc_name(k, id), loc = alloc_where(k, id);
+      if (name != numbered_name(k, id)) note = name;
+      if (!loc.empty()) note += (note.empty() ? "" : ", ") + loc;
+      if (!note.empty()) note = "  // " + note;
+    }
+    out += fmt::format("  {} {}: {}{}[{}]{}{}\n", alloc_kind_name(a.kind), numbered_name(k, static_cast<int>(i)), typed ? dtype_name(a.dtype) : "",
+                       typed ? "" : "", fmt::join(a.shape, ", "), extra, note);
   }
   out += "body:\n";
-  Printer(k).stmt(k.body, 0, out);
+  Printer(k).stmt(k.body, 0, out, annotate);
   return out;
 }
+
+}  // namespace
+
+std::string alloc_name(Kernel const& k, int alloc) {
+  if (alloc >= 0 && static_cast<std::size_t>(alloc) < k.debug.alloc_names.size() && !k.debug.alloc_names[alloc].empty())
+    return k.debug.alloc_names[alloc];
+  return numbered_name(k, alloc);
+}
+
+std::string where(Kernel const& k, StmtId id) {
+  return id >= 0 && static_cast<std::size_t>(id) < k.debug.stmts.size() ? loc_text(k.debug.stmts[id]) : std::string();
+}
+
+std::string alloc_where(Kernel const& k, int alloc) {
+  return alloc >= 0 && static_cast<std::size_t>(alloc) < k.debug.allocs.size() ? loc_text(k.debug.allocs[alloc]) : std::string();
+}
+
+std::string describe(Kernel const& k, StmtId id) { return Printer(k, true).call(id); }
+
+std::string at_source(Kernel const& k, StmtId id) {
+  const auto l = where(k, id);
+  return fmt::format("\n  at {}{}{}", l, l.empty() ? "" : ": ", describe(k, id));
+}
+
+std::string print(Kernel const& k) { return listing(k, true); }
 
 std::uint64_t hash(Kernel const& k) {
   // FNV-1a over a versioned canonical listing; bump the version when the listing changes.
@@ -282,7 +355,7 @@ std::uint64_t hash(Kernel const& k) {
     }
   };
   mix("stagecraft-ir-v1\n");
-  mix(print(k));
+  mix(listing(k, false));  // names and locations are not semantics
   return h;
 }
 

@@ -13,6 +13,7 @@
 #include <numeric>
 #include <optional>
 #include <set>
+#include <type_traits>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -68,7 +69,12 @@ class Verifier {
   void run() {
     kernel_level();
     for (std::size_t i = 0; i < k_.params.size(); ++i) param(i);
-    for (std::size_t i = 0; i < k_.allocs.size(); ++i) alloc(i);
+    for (std::size_t i = 0; i < k_.allocs.size(); ++i) {
+      alloc_context_ = static_cast<int>(i);
+      alloc(i);
+      alloc_name_unique(i);
+    }
+    alloc_context_ = -1;
     // Layout sums are overflow-safe only once every allocation's own size is known to be small.
     if (auto s = smem_bytes(k_); s > max_smem_bytes)
       fail("kernel exceeds available shared memory: smem_bytes={} > max_smem_bytes={}", s, max_smem_bytes);
@@ -111,12 +117,30 @@ class Verifier {
   template <class E = VerifyError, class... A>
   [[noreturn]] void fail(fmt::format_string<A...> f, A&&... a) const {
     if (context_ != none) fail_at<E>(context_, f, std::forward<A>(a)...);
-    throw E(fmt::format("kernel '{}': {}", k_.name, fmt::format(f, std::forward<A>(a)...)));
+    // A ConfigError follows from values chosen at run time (the CLI's --set, --arch): it stays
+    // one line (a usage error), and no line of the source is at fault.
+    throw E(fmt::format("kernel '{}': {}{}", k_.name, fmt::format(f, std::forward<A>(a)...),
+                        std::is_same_v<E, ConfigError> ? std::string() : declared_at()));
+  }
+  // Where the user declared what a kernel-level message is about: the allocation being checked,
+  // else the kernel(...) call. Nothing when unknown (hand-built IR).
+  std::string declared_at() const {
+    if (alloc_context_ >= 0) {
+      const auto l = alloc_where(k_, alloc_context_);
+      return l.empty() ? std::string()
+                       : fmt::format("\n  at {}: {} {}", l, alloc_kind_name(k_.allocs[alloc_context_].kind), alloc_name(k_, alloc_context_));
+    }
+    return k_.debug.kernel.line > 0 ? fmt::format("\n  at {}:{}: kernel '{}'", k_.debug.kernel.file, k_.debug.kernel.line, k_.name)
+                                    : std::string();
   }
   template <class E = VerifyError, class... A>
   [[noreturn]] void fail_at(StmtId s, fmt::format_string<A...> f, A&&... a) const {
-    throw E(fmt::format("kernel '{}': op #{} ({}): {}", k_.name, s, stmt_name(k_.stmts[s].op),
-                        fmt::format(f, std::forward<A>(a)...)));
+    // The op's line: on a line of its own, or (a ConfigError, which the CLI prints as a one-line
+    // usage error) in parentheses.
+    std::string at = at_source(k_, s);
+    if constexpr (std::is_same_v<E, ConfigError>) at = " (" + at.substr(at.find("at ")) + ")";
+    throw E(fmt::format("kernel '{}': op #{} ({}): {}{}", k_.name, s, stmt_name(k_.stmts[s].op),
+                        fmt::format(f, std::forward<A>(a)...), at));
   }
 
   // ---- the kernel, its parameters and allocations ----------------------------------------------
@@ -226,6 +250,29 @@ class Verifier {
       if (k_.target != Target::sm_100a) fail<ConfigError>("TMEM exists on Blackwell only, but the kernel targets {}", target_name(k_.target));
       if (a.shape.size() != 2) fail("TMEM allocation {} has rank {}: TMEM is (lanes, columns)", i, a.shape.size());
     }
+  }
+
+  // Names the user gave (front-end names are checked while compiling; hand-built IR is not).
+  // They are printed in diagnostics and generated code beside parameter names.
+  void alloc_name_unique(std::size_t i) {
+    if (i >= k_.debug.alloc_names.size() || k_.debug.alloc_names[i].empty()) return;
+    auto const& n = k_.debug.alloc_names[i];
+    if (!is_identifier(n)) fail("allocation {} is named '{}', which is not a C identifier", i, n);
+    for (std::size_t j = 0; j < i; ++j)
+      if (j < k_.debug.alloc_names.size() && k_.debug.alloc_names[j] == n) {
+        const auto lj = alloc_where(k_, static_cast<int>(j));
+        fail("two declarations are named '{}': {} {}{} and {} {} (names must be unique in a kernel)", n, alloc_kind_name(k_.allocs[j].kind),
+             j, lj.empty() ? "" : " at " + lj, alloc_kind_name(k_.allocs[i].kind), i);
+      }
+    for (auto const& p : k_.params)
+      if (p.name == n) fail("allocation {} is named '{}', like a parameter of the kernel (names must be unique in a kernel)", i, n);
+    for (std::size_t j = 0; j < k_.allocs.size(); ++j)
+      if (j != i && numbered_like(n, j))
+        fail("allocation {} is named '{}', the name allocation {} is printed under (choose another name)", i, n, j);
+  }
+  bool numbered_like(std::string const& n, std::size_t j) const {
+    if (j < k_.debug.alloc_names.size() && !k_.debug.alloc_names[j].empty()) return false;
+    return alloc_name(k_, static_cast<int>(j)) == n;
   }
 
   // ---- arena entries, each on its own -----------------------------------------------------------
@@ -668,6 +715,7 @@ class Verifier {
   }
 
   Kernel const& k_;
+  int alloc_context_ = -1;
   std::vector<var_set> expr_vars_, ref_vars_, value_vars_;
   std::vector<std::int64_t> expr_size_, value_size_;
   std::vector<int> expr_depth_, value_depth_;

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "stagecraft/core/source_loc.hpp"
 #include "stagecraft/ir/kernel.hpp"
 
 namespace stagecraft::tree {
@@ -65,6 +66,7 @@ struct Stmt {
   bool flag = false;        // wait_group: read_only; tcgen05_mma: accumulate
   std::vector<int> axes;    // copy multicast / cluster barrier collective axes
   std::uint8_t transpose = 0;  // wgmma: operands read transposed (ir::Stmt::transpose)
+  src_loc loc;              // where the user wrote it (unknown for seq)
 };
 
 // Declarations are already plain data: the front end fills the IR's own records.
@@ -82,6 +84,9 @@ struct KernelDesc {
   int warpgroups = 1;
   std::vector<ParamDecl> params;
   std::vector<AllocDecl> allocs;
+  std::vector<const char*> alloc_names;  // parallel to allocs; null: unnamed
+  std::vector<src_loc> alloc_locs;       // parallel to allocs
+  src_loc loc;                           // of the kernel(...) call
   StmtP body;
 };
 
@@ -125,9 +130,10 @@ struct op_extra {
   std::uint8_t transpose = 0;
 };
 // A leaf statement; a null entry in `refs` is an operand that is not in memory (registers).
-StmtP stmt_op(ir::StmtOp op, std::initializer_list<Ref const*> refs = {}, op_extra const& extra = {});
+// The location is required: every op must say where the user wrote it.
+StmtP stmt_op(ir::StmtOp op, src_loc loc, std::initializer_list<Ref const*> refs = {}, op_extra const& extra = {});
 StmtP stmt_seq(std::initializer_list<StmtP const*> body);
-StmtP stmt_for(int var, ExprP lo, ExprP hi, StmtP body);
-StmtP stmt_if(ExprP cond, StmtP then_, StmtP else_);
+StmtP stmt_for(int var, ExprP lo, ExprP hi, StmtP body, src_loc loc);
+StmtP stmt_if(ExprP cond, StmtP then_, StmtP else_, src_loc loc);
 
 }  // namespace stagecraft::tree

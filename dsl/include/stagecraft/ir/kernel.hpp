@@ -92,6 +92,28 @@ struct Stmt {
   friend bool operator==(Stmt const&, Stmt const&) = default;
 };
 
+// Where the user wrote something: file as the compiler saw it (__FILE__), line from 1; line 0:
+// unknown (hand-built IR, a decoded fuzz input).
+struct SourceLoc {
+  std::string file;
+  int line = 0;
+  friend bool operator==(SourceLoc const&, SourceLoc const&) = default;
+};
+
+// What the user wrote, beside what it means: source locations of the kernel, of every statement
+// (indexed like `stmts`) and of every allocation, and the allocations' names ("" when none was
+// given: they print as s0, b2, ...). Tables may be shorter than what they describe (hand-built IR
+// has none); missing entries are unknown. None of this is semantics: ir::hash and the JIT
+// cache ignore locations, so moving a kernel down a file keeps its cached binary. Names reach
+// generated code and traces, so the JIT cache key mixes them in (nvrtc::cache_key).
+struct DebugInfo {
+  SourceLoc kernel;
+  std::vector<SourceLoc> stmts;
+  std::vector<std::string> alloc_names;
+  std::vector<SourceLoc> allocs;
+  friend bool operator==(DebugInfo const&, DebugInfo const&) = default;
+};
+
 struct Kernel {
   std::string name;
   Target target = Target::sm_90a;
@@ -109,6 +131,7 @@ struct Kernel {
   std::vector<Stmt> stmts;
   StmtId body = none;
   int num_vars = 0;
+  DebugInfo debug;
   friend bool operator==(Kernel const&, Kernel const&) = default;
 };
 
@@ -117,6 +140,17 @@ struct Kernel {
 std::string stmt_name(StmtOp op);
 std::string expr_op_name(ExprOp op);
 std::string value_op_name(ValueOp op);
+
+// The user's name of an allocation, or its number as the printer shows it (s0, b2, cb3, t4, acc5).
+std::string alloc_name(Kernel const& k, int alloc);
+// "file:line" of a statement or an allocation ("" when unknown).
+std::string where(Kernel const& k, StmtId id);
+std::string alloc_where(Kernel const& k, int alloc);
+// One statement on one line, operands named as the user named them: `barrier_wait full[v0 % 2]`.
+std::string describe(Kernel const& k, StmtId id);
+// The suffix every diagnostic about a statement carries: "\n  at file:line: <describe>" (just
+// "\n  at <describe>" when the location is unknown).
+std::string at_source(Kernel const& k, StmtId id);
 
 // A malformed IR (hand-built, or produced by a bug in lowering). The message names the kernel,
 // the op and the values involved.

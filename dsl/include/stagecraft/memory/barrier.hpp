@@ -83,6 +83,7 @@ template <long long Arrivals, class Dims, bool TensorCore, class Axes>
 struct barrier_decl {
   static constexpr operand_kind kind = operand_kind::barrier_spec;
   static constexpr bool is_cluster = !std::is_void_v<Axes>;
+  decl_info info;
   tree::AllocDecl decl() const {
     tree::AllocDecl d{is_cluster ? ir::AllocKind::cluster_barrier : ir::AllocKind::barrier};
     d.shape = Dims::vector();
@@ -95,13 +96,13 @@ struct barrier_decl {
 
 namespace detail {
 template <bool Cluster, class... Opts>
-auto make_barrier_decl() {
+auto make_barrier_decl(decl_info info) {
   using A = typename first_of<is_arrivals, arrivals_opt<1>, Opts...>::type;
   using C = typename first_of<is_count, count_opt<dims<1>>, Opts...>::type;
   using X = typename first_of<is_axes, void, Opts...>::type;
   constexpr bool tc = (std::is_same_v<Opts, orders_tensor_core_opt> || ...);
   constexpr bool known = ((is_arrivals<Opts>::value || is_count<Opts>::value || is_axes<Opts>::value ||
-                           std::is_same_v<Opts, orders_tensor_core_opt>) && ...);
+                           std::is_same_v<Opts, orders_tensor_core_opt> || std::is_same_v<Opts, no_opt>) && ...);
   if constexpr (!known) {
     STAGECRAFT_ERROR_T(A, "barrier(...) takes arrivals(n), count(n...), orders_tensor_core and (for cluster barriers) collective_axes(...)");
   } else if constexpr (A::value < 1) {
@@ -111,17 +112,29 @@ auto make_barrier_decl() {
   } else if constexpr (!Cluster && !std::is_void_v<X>) {
     STAGECRAFT_ERROR_T(A, "barrier(...) takes no collective_axes: use cluster_barrier(...) for arrivals from other CTAs");
   }
-  return barrier_decl<(A::value < 1 ? 1 : A::value), typename C::static_dims, tc, X>{};
+  return barrier_decl<(A::value < 1 ? 1 : A::value), typename C::static_dims, tc, X>{info};
 }
+template <class T>
+concept not_a_name = !std::is_convertible_v<T, const char*>;
 }  // namespace detail
 
-template <class... Opts>
-auto barrier(Opts...) {
-  return detail::make_barrier_decl<false, Opts...>();
+// Up to four options (arrivals, count, orders_tensor_core, collective_axes, in any order); a name
+// first is optional: barrier("full", arrivals(1_c), count(4_c)).
+template <detail::not_a_name O1 = detail::no_opt, class O2 = detail::no_opt, class O3 = detail::no_opt, class O4 = detail::no_opt>
+auto barrier(O1 = {}, O2 = {}, O3 = {}, O4 = {}, src_loc loc = src_loc::current()) {
+  return detail::make_barrier_decl<false, O1, O2, O3, O4>({nullptr, loc});
 }
 template <class... Opts>
-auto cluster_barrier(Opts...) {
-  return detail::make_barrier_decl<true, Opts...>();
+auto barrier(decl_name name, Opts...) {
+  return detail::make_barrier_decl<false, Opts...>({name.text, name.loc});
+}
+template <detail::not_a_name O1 = detail::no_opt, class O2 = detail::no_opt, class O3 = detail::no_opt, class O4 = detail::no_opt>
+auto cluster_barrier(O1 = {}, O2 = {}, O3 = {}, O4 = {}, src_loc loc = src_loc::current()) {
+  return detail::make_barrier_decl<true, O1, O2, O3, O4>({nullptr, loc});
+}
+template <class... Opts>
+auto cluster_barrier(decl_name name, Opts...) {
+  return detail::make_barrier_decl<true, Opts...>({name.text, name.loc});
 }
 
 // ---- references ------------------------------------------------------------------------------

@@ -49,6 +49,7 @@ struct smem_decl {
   // hardware swizzles by absolute address: swizzled buffers start on that boundary; TMA needs
   // 128 bytes for everything else.
   static constexpr long long alignment = Layout::swizzle ? 8 * Layout::swizzle : 128;
+  decl_info info;
   tree::AllocDecl decl() const {
     tree::AllocDecl d{ir::AllocKind::smem, DT::code, Dims::vector()};
     d.tiling = Layout::tile::vector();
@@ -104,16 +105,29 @@ constexpr bool check_smem_layout() {
 }
 }  // namespace detail
 
+namespace detail {
 template <dtype DT, class Shape, class... Opts>
-  requires shape_like<Shape>
-auto smem(Shape const&, Opts...) {
+auto make_smem(decl_info info) {
   using Dims = typename Shape::static_dims;
   using Tile = typename detail::first_of<detail::is_tiling, tiling_opt<dims<>>, Opts...>::type::static_dims;
   constexpr long long sw = detail::first_of<detail::is_swizzle, swizzle_opt<0>, Opts...>::type::bytes;
-  static_assert(((detail::is_tiling<Opts>::value || detail::is_swizzle<Opts>::value) && ...),
+  static_assert(((detail::is_tiling<Opts>::value || detail::is_swizzle<Opts>::value || std::is_same_v<Opts, no_opt>) && ...),
                 "smem<T>(shape, ...) takes tiling(...) and swizzle(...) options only");
   detail::check_smem_layout<DT, Dims, Tile, sw>();
-  return smem_decl<DT, Dims, layout<Tile, sw>>{};
+  return smem_decl<DT, Dims, layout<Tile, sw>>{info};
+}
+}  // namespace detail
+
+// Up to two options (tiling, swizzle); a name first is optional: smem<f32>("xs", shape(...)).
+template <dtype DT, class Shape, class O1 = detail::no_opt, class O2 = detail::no_opt>
+  requires shape_like<Shape>
+auto smem(Shape const&, O1 = {}, O2 = {}, src_loc loc = src_loc::current()) {
+  return detail::make_smem<DT, Shape, O1, O2>({nullptr, loc});
+}
+template <dtype DT, class Shape, class... Opts>
+  requires shape_like<Shape>
+auto smem(decl_name name, Shape const&, Opts...) {
+  return detail::make_smem<DT, Shape, Opts...>({name.text, name.loc});
 }
 
 namespace detail {

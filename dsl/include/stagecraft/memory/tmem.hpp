@@ -17,12 +17,13 @@ struct tmem_decl {
   using static_dims = Dims;
   // tcgen05.alloc hands out 32-bit columns in powers of two from 32 to 512.
   static constexpr long long columns = Dims::rank == 2 ? Dims::values[Dims::rank - 1] * DT::bits / 32 : 0;
+  decl_info info;
   tree::AllocDecl decl() const { return {ir::AllocKind::tmem, DT::code, Dims::vector()}; }
 };
 
+namespace detail {
 template <dtype DT, class Shape>
-  requires shape_like<Shape>
-auto tmem(Shape const&) {
+auto make_tmem(decl_info info) {
   using D = typename Shape::static_dims;
   using T = tmem_decl<DT, D>;
   if constexpr (!D::all_static || D::rank != 2)
@@ -33,7 +34,19 @@ auto tmem(Shape const&) {
     STAGECRAFT_ERROR("TMEM allocations must be a power of two between 32 and 512 columns",
                      "TMEM allocations must be a power of two between 32 and 512 columns, but " << D{} << " of "
                                                                                                << dtype_name<DT>() << " needs " << T::columns);
-  return T{};
+  return T{info};
+}
+}  // namespace detail
+
+template <dtype DT, class Shape>
+  requires shape_like<Shape>
+auto tmem(Shape const&, src_loc loc = src_loc::current()) {
+  return detail::make_tmem<DT, Shape>({nullptr, loc});
+}
+template <dtype DT, class Shape>
+  requires shape_like<Shape>
+auto tmem(decl_name name, Shape const&) {
+  return detail::make_tmem<DT, Shape>({name.text, name.loc});
 }
 
 template <dtype DT, class Dims>
@@ -41,12 +54,13 @@ struct accumulator_decl {
   static constexpr operand_kind kind = operand_kind::other;
   using dtype_t = DT;
   using static_dims = Dims;
+  decl_info info;
   tree::AllocDecl decl() const { return {ir::AllocKind::accumulator, DT::code, Dims::vector()}; }
 };
 
+namespace detail {
 template <dtype DT, class Shape>
-  requires shape_like<Shape>
-auto accumulator(Shape const&) {
+auto make_accumulator(decl_info info) {
   using D = typename Shape::static_dims;
   if constexpr (!D::all_static || D::rank != 2)
     STAGECRAFT_ERROR_T(D, "accumulator<T>(shape(m, n)): a wgmma accumulator is 2-D with static extents");
@@ -54,7 +68,19 @@ auto accumulator(Shape const&) {
     STAGECRAFT_ERROR("a wgmma accumulator has a multiple of 64 rows",
                      "a wgmma accumulator has a multiple of 64 rows (one warpgroup instruction covers 64), but got "
                          << D::values[0]);
-  return accumulator_decl<DT, D>{};
+  return accumulator_decl<DT, D>{info};
+}
+}  // namespace detail
+
+template <dtype DT, class Shape>
+  requires shape_like<Shape>
+auto accumulator(Shape const&, src_loc loc = src_loc::current()) {
+  return detail::make_accumulator<DT, Shape>({nullptr, loc});
+}
+template <dtype DT, class Shape>
+  requires shape_like<Shape>
+auto accumulator(decl_name name, Shape const&) {
+  return detail::make_accumulator<DT, Shape>({name.text, name.loc});
 }
 
 template <dtype DT, class Dims>

@@ -132,9 +132,9 @@ tree::Ref sized_block(G const& g, S const&) {
 }
 }  // namespace detail
 
-// TMA load: one arrival on `bar` plus expect_tx(bytes of dst); the copy engine delivers them.
+namespace detail {
 template <class Src, class Dst, class Bar, class... Axes>
-auto copy_gmem_to_smem(Src const& src, Dst const& dst, Bar const& bar, Axes...) {
+auto copy_in(src_loc loc, Src const& src, Dst const& dst, Bar const& bar, Axes...) {
   constexpr bool ok_copy = detail::check_copy<"copy_gmem_to_smem", Src, Dst, true, (sizeof...(Axes) > 0)>();
   if constexpr (!ok_copy) {
     return stmt<>{};
@@ -152,7 +152,7 @@ auto copy_gmem_to_smem(Src const& src, Dst const& dst, Bar const& bar, Axes...) 
       if constexpr (sizeof...(Axes) == 1) a = (Axes::array, ...);
       return a;
     }();
-    auto node = tree::stmt_op(ir::StmtOp::copy_gmem_to_smem,
+    auto node = tree::stmt_op(ir::StmtOp::copy_gmem_to_smem, loc,
                               {tree::ptr(detail::sized_block(src, dst)), &dst.ref, tree::ptr(detail::barrier_element(bar))}, {.axes = axes});
     constexpr info axes_info = [] {
       info i{};
@@ -161,6 +161,15 @@ auto copy_gmem_to_smem(Src const& src, Dst const& dst, Bar const& bar, Axes...) 
     }();
     return detail::make_stmt<detail::info_of_operands<Dst, Bar>() | axes_info>(std::move(node));
   }
+}
+}  // namespace detail
+
+// TMA load: one arrival on `bar` plus expect_tx(bytes of dst); the copy engine delivers them.
+// The optional fourth argument, collective_axes(...), multicasts over those cluster axes.
+template <class Src, class Dst, class Bar, class Axes = detail::no_opt>
+auto copy_gmem_to_smem(Src const& src, Dst const& dst, Bar const& bar, Axes axes = {}, src_loc loc = src_loc::current()) {
+  if constexpr (std::is_same_v<Axes, detail::no_opt>) return detail::copy_in(loc, src, dst, bar);
+  else return detail::copy_in(loc, src, dst, bar, axes);
 }
 
 // The mistake the seed page lists next to the unindexed barrier: a TMA load needs a barrier.
@@ -172,32 +181,34 @@ auto copy_gmem_to_smem(Src const&, Dst const&) {
 
 // TMA store: joins the current bulk group; completion is observed with wait_smem_to_gmem.
 template <class Src, class Dst>
-auto copy_smem_to_gmem(Src const& src, Dst const& dst) {
+auto copy_smem_to_gmem(Src const& src, Dst const& dst, src_loc loc = src_loc::current()) {
   constexpr bool ok = detail::check_copy<"copy_smem_to_gmem", Dst, Src, false>();
   if constexpr (!ok) {
     return stmt<>{};
   } else {
     return detail::make_stmt<detail::info_of_operands<Src>()>(
-        tree::stmt_op(ir::StmtOp::copy_smem_to_gmem, {&src.ref, tree::ptr(detail::sized_block(dst, src))}));
+        tree::stmt_op(ir::StmtOp::copy_smem_to_gmem, loc, {&src.ref, tree::ptr(detail::sized_block(dst, src))}));
   }
 }
 template <class Src, class Dst, class Bar>
+  requires(!std::is_same_v<Bar, src_loc>)
 auto copy_smem_to_gmem(Src const&, Dst const&, Bar const&) {
   STAGECRAFT_ERROR_T(Bar, "Barriers are unsupported for SMEM -> GMEM copies (completion is tracked with bulk groups: wait_smem_to_gmem)");
   return stmt<>{};
 }
 
-inline stmt<> commit_smem_to_gmem_group() { return detail::make_stmt<no_info>(tree::stmt_op(ir::StmtOp::commit_group)); }
+inline stmt<> commit_smem_to_gmem_group(src_loc loc = src_loc::current()) {
+  return detail::make_stmt<no_info>(tree::stmt_op(ir::StmtOp::commit_group, loc));
+}
 
 struct read_only_t {};
 inline constexpr read_only_t read_only{};
 
 // Wait until at most n bulk groups are pending; with read_only, only until their SMEM reads are
 // done (enough to reuse the source buffer).
-template <class N, class... RO>
-auto wait_smem_to_gmem(N n, RO...) {
-  static_assert(sizeof...(RO) <= 1 && (std::is_same_v<RO, read_only_t> && ...),
-                "wait_smem_to_gmem(n[, read_only])");
+template <class N, class RO = detail::no_opt>
+auto wait_smem_to_gmem(N n, RO = {}, src_loc loc = src_loc::current()) {
+  static_assert(std::is_same_v<RO, read_only_t> || std::is_same_v<RO, detail::no_opt>, "wait_smem_to_gmem(n[, read_only])");
   if constexpr (!int_like<N>) {
     STAGECRAFT_ERROR_T(N, "wait_smem_to_gmem(n): n must be an integer (the groups allowed to stay pending)");
     return stmt<>{};
@@ -206,11 +217,11 @@ auto wait_smem_to_gmem(N n, RO...) {
       if constexpr (N::value < 0 || N::value > 63)
         STAGECRAFT_ERROR("wait_smem_to_gmem(n): n must be in [0, 63]", "wait_smem_to_gmem(n): n must be in [0, 63], but got " << N::value);
     }
-    return detail::make_stmt<no_info>(tree::stmt_op(ir::StmtOp::wait_group, {}, {.n = value_of(n), .flag = sizeof...(RO) == 1}));
+    return detail::make_stmt<no_info>(tree::stmt_op(ir::StmtOp::wait_group, loc, {}, {.n = value_of(n), .flag = std::is_same_v<RO, read_only_t>}));
   }
 }
 
 // Generic-proxy SMEM writes before this become visible to TMA and the tensor cores.
-inline stmt<> commit_smem() { return detail::make_stmt<no_info>(tree::stmt_op(ir::StmtOp::commit_smem)); }
+inline stmt<> commit_smem(src_loc loc = src_loc::current()) { return detail::make_stmt<no_info>(tree::stmt_op(ir::StmtOp::commit_smem, loc)); }
 
 }  // namespace stagecraft

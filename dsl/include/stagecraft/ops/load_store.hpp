@@ -47,7 +47,7 @@ auto load(V const& v) {
 }
 
 template <class V, class T>
-auto store(V const& dst, T const& value) {
+auto store(V const& dst, T const& value, src_loc loc = src_loc::current()) {
   constexpr bool ok = detail::check_view<"store", V>();
   if constexpr (!ok) {
     return stmt<>{};
@@ -75,7 +75,7 @@ auto store(V const& dst, T const& value) {
       }
     }
     return detail::make_stmt<detail::info_of_operands<V, T>()>(
-        tree::stmt_op(ir::StmtOp::store, {&dst.ref}, {.value = detail::value_node(value, DT::code, D::values)}));
+        tree::stmt_op(ir::StmtOp::store, loc, {&dst.ref}, {.value = detail::value_node(value, DT::code, D::values)}));
   }
 }
 

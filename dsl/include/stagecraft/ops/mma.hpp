@@ -171,7 +171,7 @@ auto transpose(V const& v) {
 
 // ---- Hopper ----------------------------------------------------------------------------------
 template <class Acc, class A, class B>
-auto wgmma(Acc const& acc, A const& a, B const& b) {
+auto wgmma(Acc const& acc, A const& a, B const& b, src_loc loc = src_loc::current()) {
   if constexpr (kind_of<Acc> != operand_kind::accumulator) {
     if constexpr (is_barrier_like<Acc>) STAGECRAFT_REJECT_BARRIER_AS_ARRAY(Acc);
     else STAGECRAFT_ERROR("wgmma: the accumulator must be a register accumulator",
@@ -199,26 +199,29 @@ auto wgmma(Acc const& acc, A const& a, B const& b) {
         (kind_of<A> == operand_kind::smem_transposed ? 1 : 0) | (kind_of<B> == operand_kind::smem_transposed ? 2 : 0);
     tree::StmtP node;
     if constexpr (kind_of<A> == operand_kind::tile)
-      node = tree::stmt_op(ir::StmtOp::wgmma, {&acc.ref, nullptr, &b.ref}, {.value = a.node, .transpose = transpose});
+      node = tree::stmt_op(ir::StmtOp::wgmma, loc, {&acc.ref, nullptr, &b.ref}, {.value = a.node, .transpose = transpose});
     else
-      node = tree::stmt_op(ir::StmtOp::wgmma, {&acc.ref, &a.ref, &b.ref}, {.transpose = transpose});
+      node = tree::stmt_op(ir::StmtOp::wgmma, loc, {&acc.ref, &a.ref, &b.ref}, {.transpose = transpose});
     return detail::make_stmt<detail::info_of_operands<A, B>() | info{uses_wgmma}>(std::move(node));
   }
 }
 
 // Close the group of wgmma ops this warpgroup issued since the last commit (wgmma.commit_group).
-inline auto wgmma_commit() { return detail::make_stmt<info{uses_wgmma}>(tree::stmt_op(ir::StmtOp::wgmma_commit)); }
+inline auto wgmma_commit(src_loc loc = src_loc::current()) {
+  return detail::make_stmt<info{uses_wgmma}>(tree::stmt_op(ir::StmtOp::wgmma_commit, loc));
+}
 
 // Wait until at most n wgmma groups of this warpgroup are in flight.
 template <static_int N>
-auto wgmma_wait(N) {
+auto wgmma_wait(N, src_loc loc = src_loc::current()) {
   static_assert(N::value >= 0 && N::value <= 7, "wgmma_wait(n): n must be in [0, 7]");
-  return detail::make_stmt<info{uses_wgmma}>(tree::stmt_op(ir::StmtOp::wgmma_wait, {}, {.n = N::value}));
+  return detail::make_stmt<info{uses_wgmma}>(tree::stmt_op(ir::StmtOp::wgmma_wait, loc, {}, {.n = N::value}));
 }
 
 // ---- Blackwell -------------------------------------------------------------------------------
+namespace detail {
 template <class Acc, class A, class B, class... Rest>
-auto tcgen05_mma(Acc const& acc, A const& a, B const& b, Rest const&... rest) {
+auto tcgen05_mma(src_loc loc, Acc const& acc, A const& a, B const& b, Rest const&... rest) {
   static_assert(sizeof...(Rest) == 1 || sizeof...(Rest) == 2,
                 "tcgen05_mma(acc_tmem, a, b[, barrier], accumulate)");
   if constexpr (kind_of<Acc> != operand_kind::tmem) {
@@ -252,24 +255,36 @@ auto tcgen05_mma(Acc const& acc, A const& a, B const& b, Rest const&... rest) {
           return stmt<>{};
         } else {
           return detail::make_stmt<detail::info_of_operands<A, B, Bar>() | info{uses_tcgen05}>(tree::stmt_op(
-              ir::StmtOp::tcgen05_mma, {&acc.ref, &a.ref, &b.ref, tree::ptr(detail::barrier_element(std::get<0>(args)))}, extra));
+              ir::StmtOp::tcgen05_mma, loc, {&acc.ref, &a.ref, &b.ref, tree::ptr(detail::barrier_element(std::get<0>(args)))}, extra));
         }
       } else {
         return detail::make_stmt<detail::info_of_operands<A, B>() | info{uses_tcgen05}>(
-            tree::stmt_op(ir::StmtOp::tcgen05_mma, {&acc.ref, &a.ref, &b.ref}, extra));
+            tree::stmt_op(ir::StmtOp::tcgen05_mma, loc, {&acc.ref, &a.ref, &b.ref}, extra));
       }
     }
   }
 }
+}  // namespace detail
+
+// tcgen05_mma(acc_tmem, a, b[, barrier], accumulate)
+template <class Acc, class A, class B, class Accumulate>
+auto tcgen05_mma(Acc const& acc, A const& a, B const& b, Accumulate const& accumulate, src_loc loc = src_loc::current()) {
+  return detail::tcgen05_mma(loc, acc, a, b, accumulate);
+}
+template <class Acc, class A, class B, class Bar, class Accumulate>
+  requires(!std::is_same_v<Accumulate, src_loc>)
+auto tcgen05_mma(Acc const& acc, A const& a, B const& b, Bar const& bar, Accumulate const& accumulate, src_loc loc = src_loc::current()) {
+  return detail::tcgen05_mma(loc, acc, a, b, bar, accumulate);
+}
 
 // Arrive on `bar` once every earlier tcgen05 op of this thread has completed.
 template <class Bar>
-auto tcgen05_commit_arrive(Bar const& bar) {
+auto tcgen05_commit_arrive(Bar const& bar, src_loc loc = src_loc::current()) {
   if constexpr (!detail::check_mma_barrier<"tcgen05_commit_arrive", Bar>()) {
     return stmt<>{};
   } else {
     return detail::make_stmt<detail::info_of_operands<Bar>() | info{uses_tcgen05}>(
-        tree::stmt_op(ir::StmtOp::tcgen05_commit_arrive, {tree::ptr(detail::barrier_element(bar))}));
+        tree::stmt_op(ir::StmtOp::tcgen05_commit_arrive, loc, {tree::ptr(detail::barrier_element(bar))}));
   }
 }
 

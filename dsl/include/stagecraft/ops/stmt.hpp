@@ -67,7 +67,7 @@ auto range(Lo lo, Hi hi) {
 
 // for_(range(8_c), [&](auto j) { return ...; })
 template <class Lo, class Hi, class Body>
-[[gnu::cold]] auto for_(range_spec<Lo, Hi> const& r, Body&& body) {
+[[gnu::cold]] auto for_(range_spec<Lo, Hi> const& r, Body&& body, src_loc loc = src_loc::current()) {
   constexpr range_t rl = range_of<Lo>(), rh = range_of<Hi>();
   constexpr range_t var_range = (rl.is_constant() && rh.is_constant() && rh.lo > rl.lo) ? interval(rl.lo, rh.lo) : unknown_range;
   const int var = tree::fresh_var_id();
@@ -82,14 +82,15 @@ template <class Lo, class Hi, class Body>
       return stmt<>{};
     } else {
       R b = body(j);
-      return detail::make_stmt<R::static_info>(tree::stmt_for(var, node_of(r.lo), node_of(r.hi), std::move(b.node)));
+      return detail::make_stmt<R::static_info>(tree::stmt_for(var, node_of(r.lo), node_of(r.hi), std::move(b.node), loc));
     }
   }
 }
 
 // if_(cond, then) and if_(cond, then, else)
+namespace detail {
 template <class C, class Then, class... Else>
-auto if_(C const& cond, Then const& then_, Else const&... else_) {
+auto make_if(src_loc loc, C const& cond, Then const& then_, Else const&... else_) {
   if constexpr (!index_like<C>) {
     STAGECRAFT_ERROR_T(C, "if_(cond, ...): the condition must be an integer expression (a comparison of indices)");
     return stmt<>{};
@@ -99,8 +100,18 @@ auto if_(C const& cond, Then const& then_, Else const&... else_) {
   } else {
     tree::StmtP otherwise;
     ((otherwise = else_.node), ...);
-    return detail::make_stmt<info_of<Then, Else...>()>(tree::stmt_if(node_of(cond), then_.node, std::move(otherwise)));
+    return make_stmt<info_of<Then, Else...>()>(tree::stmt_if(node_of(cond), then_.node, std::move(otherwise), loc));
   }
+}
+}  // namespace detail
+template <class C, class Then>
+auto if_(C const& cond, Then const& then_, src_loc loc = src_loc::current()) {
+  return detail::make_if(loc, cond, then_);
+}
+template <class C, class Then, class Else>
+  requires(!std::is_same_v<Else, src_loc>)
+auto if_(C const& cond, Then const& then_, Else const& else_, src_loc loc = src_loc::current()) {
+  return detail::make_if(loc, cond, then_, else_);
 }
 
 }  // namespace stagecraft

@@ -35,12 +35,14 @@ template <class Ring, class Map, long long D>
 struct in_spec {
   Ring ring;  // SMEM ring: (K, block...)
   Map map;    // step -> GMEM block
+  src_loc loc;  // of the in(...): where this input's copies are reported
   static constexpr long long delay = D;
 };
 template <class Ring, class Map>
 struct out_spec {
   Ring ring;
   Map map;
+  src_loc loc;
   static constexpr bool once = false;
 };
 // An output whose block does not change between steps: one SMEM buffer (no stage dimension),
@@ -51,22 +53,23 @@ struct out_once_spec {
   Buffer ring;  // the buffer (named ring so the checks and views treat specs alike)
   Block block;
   Init init;
+  src_loc loc;
   static constexpr bool once = true;
 };
 struct no_init {};
 
 template <class Array, class Ring, class Map, long long D = 0>
-auto in(Array const&, Ring const& ring, Map map, delay_release_t<D> = {}) {
-  return in_spec<Ring, Map, D>{ring, map};
+auto in(Array const&, Ring const& ring, Map map, delay_release_t<D> = {}, src_loc loc = src_loc::current()) {
+  return in_spec<Ring, Map, D>{ring, map, loc};
 }
 template <class Array, class Ring, class Map>
-auto out(Array const&, Ring const& ring, Map map) {
-  return out_spec<Ring, Map>{ring, map};
+auto out(Array const&, Ring const& ring, Map map, src_loc loc = src_loc::current()) {
+  return out_spec<Ring, Map>{ring, map, loc};
 }
 
 template <class Array, class Buffer, class Block, class Init = no_init>
-auto out_once(Array const&, Buffer const& buffer, Block const& block, Init init = {}) {
-  return out_once_spec<Buffer, Block, Init>{buffer, block, init};
+auto out_once(Array const&, Buffer const& buffer, Block const& block, Init init = {}, src_loc loc = src_loc::current()) {
+  return out_once_spec<Buffer, Block, Init>{buffer, block, init, loc};
 }
 
 template <class... S>
@@ -171,7 +174,10 @@ auto grid_index(step_grid<N...> const& g, E const& e) {
 }  // namespace detail
 
 template <long long K, class Steps, class Bar, class... In, class... Out, class Body>
-[[gnu::cold]] auto emit_pipeline(Steps const& grid_or_count, Bar const& full, spec_list<In...> const& inputs, spec_list<Out...> const& outputs, Body&& body) {
+// The ops the pipeline adds are located at the user's in(...)/out(...) for their copies, and at
+// the emit_pipeline(...) call for the rest (waits, fences, loops).
+[[gnu::cold]] auto emit_pipeline(Steps const& grid_or_count, Bar const& full, spec_list<In...> const& inputs, spec_list<Out...> const& outputs, Body&& body,
+                                 src_loc loc = src_loc::current()) {
   // A grid of steps runs as one linear step counter; maps and the body see its grid index.
   constexpr bool is_grid = detail::is_step_grid<Steps>::value;
   auto const steps = [&] {
@@ -205,13 +211,13 @@ template <long long K, class Steps, class Bar, class... In, class... Out, class 
     };
     auto per_step_store = [&](auto const& o, auto const& s, auto const& j) {
       if constexpr (std::remove_cvref_t<decltype(o)>::once) return seq();
-      else return copy_smem_to_gmem(o.ring[s], at_step(o.map, j));
+      else return copy_smem_to_gmem(o.ring[s], at_step(o.map, j), o.loc);
     };
     auto init_once = hana::unpack(outputs.specs, [&](auto const&... o) {
       [[maybe_unused]] auto one = [](auto const& spec) {
         using S = std::remove_cvref_t<decltype(spec)>;
         if constexpr (S::once) {
-          if constexpr (!std::is_same_v<decltype(spec.init), no_init>) return store(spec.ring, spec.init);
+          if constexpr (!std::is_same_v<decltype(spec.init), no_init>) return store(spec.ring, spec.init, spec.loc);
           else return seq();
         } else {
           return seq();
@@ -221,18 +227,18 @@ template <long long K, class Steps, class Bar, class... In, class... Out, class 
     });
     auto store_once = hana::unpack(outputs.specs, [&](auto const&... o) {
       [[maybe_unused]] auto one = [](auto const& spec) {
-        if constexpr (std::remove_cvref_t<decltype(spec)>::once) return copy_smem_to_gmem(spec.ring, spec.block);
+        if constexpr (std::remove_cvref_t<decltype(spec)>::once) return copy_smem_to_gmem(spec.ring, spec.block, spec.loc);
         else return seq();
       };
       return seq(one(o)...);
     });
     auto load_step = [&](auto const& spec, auto cursor) {
-      return copy_gmem_to_smem(at_step(spec.map, cursor.step), spec.ring[cursor], full[cursor]);
+      return detail::copy_in(spec.loc, at_step(spec.map, cursor.step), spec.ring[cursor], full[cursor]);
     };
     auto prologue = for_(range(int_c<K>), [&](auto p) {
       auto s = stage<K>(p);
-      return if_(p < steps, hana::unpack(inputs.specs, [&](auto const&... in) { return seq(load_step(in, s)...); }));
-    });
+      return if_(p < steps, hana::unpack(inputs.specs, [&](auto const&... in) { return seq(load_step(in, s)...); }), loc);
+    }, loc);
     auto main_loop = for_(range(steps), [&](auto j) {
       auto s = stage<K>(j);
       auto views_then_body = hana::unpack(inputs.specs, [&](auto const&... in) {
@@ -242,7 +248,7 @@ template <long long K, class Steps, class Bar, class... In, class... Out, class 
       });
       auto store_outputs = hana::unpack(outputs.specs, [&](auto const&... o) {
         if constexpr (has_out)
-          return seq(commit_smem(), per_step_store(o, s, j)..., commit_smem_to_gmem_group());
+          return seq(commit_smem(loc), per_step_store(o, s, j)..., commit_smem_to_gmem_group(loc));
         else
           return seq();
       });
@@ -250,19 +256,20 @@ template <long long K, class Steps, class Bar, class... In, class... Out, class 
         auto one = [&](auto const& spec) {
           constexpr long long d = std::remove_cvref_t<decltype(spec)>::delay;
           auto next = s.advance(int_c<K - d>);  // the stage of step j - d, for step j - d + K
-          return if_(j >= int_c<d> && next.step < steps, load_step(spec, next));
+          return if_(j >= int_c<d> && next.step < steps, load_step(spec, next), loc);
         };
         return seq(one(in)...);
       });
       if constexpr (has_out)
-        return seq(barrier_wait(full[s]), wait_smem_to_gmem(int_c<K - 1>, read_only), views_then_body, store_outputs, refills);
+        return seq(barrier_wait(full[s], loc), wait_smem_to_gmem(int_c<K - 1>, read_only, loc), views_then_body, store_outputs, refills);
       else
-        return seq(barrier_wait(full[s]), views_then_body, store_outputs, refills);
-    });
+        return seq(barrier_wait(full[s], loc), views_then_body, store_outputs, refills);
+    }, loc);
     if constexpr (has_once)
-      return seq(init_once, prologue, main_loop, commit_smem(), store_once, commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
+      return seq(init_once, prologue, main_loop, commit_smem(loc), store_once, commit_smem_to_gmem_group(loc),
+                 wait_smem_to_gmem(0_c, detail::no_opt{}, loc));
     else if constexpr (has_out)
-      return seq(prologue, main_loop, wait_smem_to_gmem(0_c));
+      return seq(prologue, main_loop, wait_smem_to_gmem(0_c, detail::no_opt{}, loc));
     else
       return seq(prologue, main_loop);
   }
@@ -287,7 +294,7 @@ namespace stagecraft {
 template <long long K, long long C, bool ManualRelease = false, class Steps, class Ready, class Consumed, class... In, class Body,
           class Setup, class Teardown>
 [[gnu::cold]] auto emit_pipeline_warp_specialized(Steps const& steps, Ready const& ready, Consumed const& consumed, spec_list<In...> const& inputs,
-                                    Body&& body, Setup&& setup, Teardown&& teardown) {
+                                    Body&& body, Setup&& setup, Teardown&& teardown, src_loc loc = src_loc::current()) {
   static_assert(K >= 1, "emit_pipeline_warp_specialized<K, C>: max_concurrent_steps must be at least 1");
   static_assert(C >= 1 && C <= 7, "emit_pipeline_warp_specialized<K, C>: 1 to 7 compute warpgroups (plus the memory warpgroup)");
   constexpr bool rings_ok = (detail::check_in<K, In>() && ...);
@@ -307,37 +314,38 @@ template <long long K, long long C, bool ManualRelease = false, class Steps, cla
     auto producer = for_(range(steps), [&](auto j) {
       auto s = stage<K>(j);
       auto loads = hana::unpack(inputs.specs, [&](auto const&... in) {
-        return seq(copy_gmem_to_smem(in.map(j), in.ring[s], ready[s])...);
+        return seq(detail::copy_in(in.loc, in.map(j), in.ring[s], ready[s])...);
       });
       // The stage's previous use (step j - K) must be released by every consumer first.
-      return seq(if_(j >= int_c<K>, barrier_wait(consumed[s])), loads);
-    });
+      return seq(if_(j >= int_c<K>, barrier_wait(consumed[s], loc), loc), loads);
+    }, loc);
     auto consumer_of = [&](auto c) {
       auto loop = for_(range(steps), [&](auto j) {
         auto s = stage<K>(j);
         if constexpr (ManualRelease) {
           auto run = hana::unpack(inputs.specs, [&](auto const&... in) { return body(j, c, in.ring[s]..., consumed[s]); });
-          return seq(barrier_wait(ready[s]), run);
+          return seq(barrier_wait(ready[s], loc), run);
         } else {
           auto run = hana::unpack(inputs.specs, [&](auto const&... in) { return body(j, c, in.ring[s]...); });
-          return seq(barrier_wait(ready[s]), run, barrier_arrive(consumed[s]));
+          return seq(barrier_wait(ready[s], loc), run, barrier_arrive(consumed[s], loc));
         }
-      });
+      }, loc);
       return seq(setup(c), loop, teardown(c));
     };
     // thread_id() 0 produces; thread_id() c + 1 consumes as consumer c.
     auto consumers = [&]<long long... I>(std::integer_sequence<long long, I...>) {
-      return seq(if_(thread_id() == int_c<I + 1>, consumer_of(int_c<I>))...);
+      return seq(if_(thread_id() == int_c<I + 1>, consumer_of(int_c<I>), loc)...);
     }(std::make_integer_sequence<long long, C>{});
-    return if_(thread_id() == 0_c, producer, consumers);
+    return if_(thread_id() == 0_c, producer, consumers, loc);
   }
 }
 
 // Without per-consumer setup or teardown.
 template <long long K, long long C, bool ManualRelease = false, class Steps, class Ready, class Consumed, class... In, class Body>
-auto emit_pipeline_warp_specialized(Steps const& steps, Ready const& ready, Consumed const& consumed, spec_list<In...> const& inputs, Body&& body) {
+auto emit_pipeline_warp_specialized(Steps const& steps, Ready const& ready, Consumed const& consumed, spec_list<In...> const& inputs, Body&& body,
+                                    src_loc loc = src_loc::current()) {
   auto nothing = [](auto) { return seq(); };
-  return emit_pipeline_warp_specialized<K, C, ManualRelease>(steps, ready, consumed, inputs, std::forward<Body>(body), nothing, nothing);
+  return emit_pipeline_warp_specialized<K, C, ManualRelease>(steps, ready, consumed, inputs, std::forward<Body>(body), nothing, nothing, loc);
 }
 
 }  // namespace stagecraft

@@ -27,6 +27,9 @@ struct trace {
   std::vector<std::string> lanes;  // per CTA, the same lanes: "wg0", ..., "tma load", "tma store", "barriers"
   int ctas = 0;
   std::vector<trace_event> events;  // in the order they happened
+  // Per op number: where the user wrote it and the op as written, "add.cpp:42: barrier_wait(full[v0 % 2])"
+  // (just the op when the location is unknown). The timeline shows it for the op under the mouse.
+  std::vector<std::string> sources;
 };
 
 // Chrome / Perfetto trace-event JSON (one process per CTA, one thread per lane).

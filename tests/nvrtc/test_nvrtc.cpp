@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <array>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -33,6 +34,7 @@ TEST_CASE("every example compiles through NVRTC for sm_90a and sm_100a, with the
   for (auto const* e : registry::global().all()) {
     auto k = e->build(registry::resolve(*e, {}));
     for (auto t : {ir::Target::sm_90a, ir::Target::sm_100a}) {
+      if (t == ir::Target::sm_100a && uses(k, ir::StmtOp::wgmma)) continue;  // wgmma is Hopper's alone
       INFO("kernel " << e->name << " on " << ir::target_name(t));
       k.target = t;
       const auto c = nvrtc::compile(k, t, o);
@@ -226,4 +228,27 @@ TEST_CASE("multiplies and adds round separately, as in the interpreter: no fused
   const auto c = nvrtc::compile(k, ir::Target::sm_90a, {.memory_cache = false, .disk_cache = false});
   CHECK_THAT(c.ptx, Contains("mul.rn.f32") && Contains("add.rn.f32"));
   CHECK_THAT(c.ptx, !Contains("fma.rn.f32"));
+}
+
+TEST_CASE("wgmma kernels: wgmma.mma_async in the PTX, no spills and no serialized wgmma in ptxas' report", "[nvrtc][wgmma]") {
+  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  for (std::string name : {"gemm_small"}) {
+    auto const& e = registry::global().find(name);
+    for (auto const& p : e.params)
+      for (auto v : p.allowed) {  // every ring depth, the rest at their defaults
+        const auto k = e.build(registry::resolve(e, {{p.name, v}}));
+        const auto c = nvrtc::compile(k, ir::Target::sm_90a, o);
+        INFO(name << " " << p.name << "=" << v << ": " << c.registers << " registers\n" << c.log);
+        std::printf("%s %s=%lld: %d registers, %d spill bytes\n", name.c_str(), p.name.c_str(), static_cast<long long>(v), c.registers, c.spill_bytes);
+        CHECK_THAT(c.ptx, Contains("wgmma.mma_async.sync.aligned.m64n") && Contains("wgmma.fence.sync.aligned") &&
+                              Contains("wgmma.commit_group.sync.aligned") && Contains("wgmma.wait_group.sync.aligned"));
+        CHECK(c.spill_bytes == 0);
+        CHECK(c.registers > 0);
+        // ptxas says "... wgmma.mma_async instructions are serialized due to ..." when it cannot
+        // keep the accumulators in place across the asynchronous instructions.
+        CHECK_THAT(c.log, !Contains("serialized"));
+        CHECK_THAT(c.log, !Contains("local memory") || Contains("0 bytes stack frame"));
+        CHECK_THAT(c.ptx, !Contains(".local"));
+      }
+  }
 }

@@ -110,3 +110,36 @@ TEST_CASE("A from registers: four packed registers per k16 step, read from the a
   // the first wgmma follows the zeroing; the second reads registers ordinary code just wrote
   CHECK(count(g.source, "sc::wgmma_fence();") == 2);
 }
+
+TEST_CASE("warp specialization: a one-warp producer that gives registers to the consumers, and no barrier that protects nothing", "[codegen][wgmma]") {
+  auto const& e = registry::global().find("gemm_hopper");
+  const auto g = nvrtc::generate(e.build(registry::resolve(e, {})));
+  const auto producer = g.source.find("a warpgroup that only moves data");
+  REQUIRE(producer != std::string::npos);
+  const auto consumers = g.source.find("} else {", producer);
+  REQUIRE(consumers != std::string::npos);
+  const std::string p = g.source.substr(producer, consumers - producer);
+  CHECK_THAT(p, Contains("sc::setmaxnreg_dec<40>();") && Contains("if (lane < 32) {") && Contains("sc::tma_load("));
+  CHECK_THAT(p, !Contains("sc::wg_sync"));  // the producer makes no generic accesses
+  const std::string inc = "sc::setmaxnreg_inc<232>();";  // the consumers' first statement
+  const auto first = g.source.find_first_not_of(' ', consumers + std::string("} else {\n").size());
+  CHECK(g.source.compare(first, inc.size(), inc) == 0);
+  // Only the epilogue's generic stores need the warpgroup barrier: before each consumer's TMA
+  // store, and after its wait for it. The K loop's arrivals follow wgmma_wait and need none.
+  CHECK(count(g.source, "sc::wg_sync(wg);") == 4);
+}
+
+TEST_CASE("an arrival after generic reads of the stage keeps its warpgroup barrier", "[codegen]") {
+  // ws_copy's consumers read their stage with ordinary loads: releasing it needs every lane done.
+  auto const& e = registry::global().find("ws_copy");
+  const auto g = nvrtc::generate(e.build(registry::resolve(e, {})));
+  std::size_t arrivals = 0;
+  for (auto at = g.source.find(": barrier_arrive\n"); at != std::string::npos; at = g.source.find(": barrier_arrive\n", at + 1)) {
+    ++arrivals;
+    const auto next = g.source.find('\n', g.source.find('\n', at) + 1);
+    CHECK_THAT(g.source.substr(at, next - at), Contains("sc::wg_sync(wg);"));
+  }
+  CHECK(arrivals == 2);
+  // and its producer, which only moves data, runs on one warp without any barrier
+  CHECK_THAT(g.source, Contains("a warpgroup that only moves data") && Contains("if (lane < 32) {"));
+}

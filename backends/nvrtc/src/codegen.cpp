@@ -2,8 +2,9 @@
 //
 // Execution model of the generated code: blockDim.x = 128 x warpgroups; thread t belongs to
 // warpgroup t / 128. The statement tree runs in every thread; ops the hardware wants issued
-// once per warpgroup (TMA, arrivals, bulk groups) are issued by lane 0 after a warpgroup
-// barrier (bar.sync wg+1, 128), so every thread's earlier accesses are done. Each thread keeps
+// once per warpgroup (TMA, arrivals, bulk groups) are issued by lane 0, after a warpgroup
+// barrier (bar.sync wg+1, 128) where other lanes made generic memory accesses since the last
+// one, so every thread's earlier accesses are done. Each thread keeps
 // one parity bit per barrier element: the implicit phases of DESIGN.md section 3. Tile math is
 // distributed over the warpgroup's 128 threads, element i to lane i % 128, except where a
 // register accumulator is involved: an accumulator is a per-thread array in the wgmma D fragment
@@ -264,6 +265,24 @@ class emitter {
       if (is_acc(k_.values[l].ref)) return k_.refs[k_.values[l].ref].id;
     return -1;
   }
+  // A wgmma whose A from registers is computed from SMEM or GMEM by every lane.
+  bool reads_memory_into_a(ir::Stmt const& s) const {
+    if (s.refs[1] != ir::none) return false;
+    std::vector<ir::ValueId> leaves;
+    loads_of(s.value, leaves);
+    for (auto l : leaves)
+      if (!is_acc(k_.values[l].ref)) return true;
+    return false;
+  }
+  // A store that writes or reads SMEM or GMEM (not only accumulator registers).
+  bool touches_memory(ir::Stmt const& s) const {
+    if (!is_acc(s.refs[0])) return true;
+    std::vector<ir::ValueId> leaves;
+    loads_of(s.value, leaves);
+    for (auto l : leaves)
+      if (!is_acc(k_.values[l].ref)) return true;
+    return false;
+  }
   // Empty asm statements that pin every register of accumulator a at this point of the program.
   void pin_registers(int a, std::string const& ind, std::string& out) const {
     out += ind + "#pragma unroll\n";
@@ -424,8 +443,8 @@ class emitter {
         return d;
       case ir::StmtOp::for_: return loop_head(id, d);
       case ir::StmtOp::if_: return after(s.body[0], d) || (s.body.size() > 1 ? after(s.body[1], d) : d);
-      case ir::StmtOp::store: return !is_acc(s.refs[0]);  // registers are no lane's business but their own
-      case ir::StmtOp::wgmma: return false;                // starts with sc::wg_sync when needed
+      case ir::StmtOp::store: return touches_memory(s);  // registers are no lane's business but their own
+      case ir::StmtOp::wgmma: return reads_memory_into_a(s);  // starts with sc::wg_sync when needed
       case ir::StmtOp::copy_gmem_to_smem:
       case ir::StmtOp::copy_smem_to_gmem:
       case ir::StmtOp::barrier_arrive:
@@ -495,7 +514,7 @@ class emitter {
     const bool to_registers = is_acc(s.refs[0]);
     acc_touched_ = true;
     if (dirty_) line(fmt::format("sc::wg_sync(wg);  // op #{}: an earlier store may have touched these bytes from other lanes", id));
-    dirty_ = !to_registers;
+    dirty_ = touches_memory(s);
     const std::int64_t blocks = shape[0] / 64, regs = shape[1] / 2;
     line(fmt::format("{{  // op #{}: store over the fragment of a{} ({}, {}): {} block(s) x {} elements per thread", id, a, shape[0], shape[1], blocks, regs));
     line("  #pragma unroll");
@@ -546,7 +565,7 @@ class emitter {
     // Generic SMEM stores of other lanes must be complete before the tensor core reads (their
     // proxy fence is commit_smem(), the kernel's own).
     if (dirty_) line("  sc::wg_sync(wg);");
-    dirty_ = false;
+    dirty_ = reads_memory_into_a(s);
     if (acc_touched_ || p.a_in_registers) {
       pin_registers(acc, ind + "  ", out);
       line("  sc::wgmma_fence();  // ordinary code touched these registers since the last wgmma");
@@ -618,6 +637,53 @@ class emitter {
     emit(id, depth, out);
     if (k_.stmts[id].op != ir::StmtOp::seq) spans_.push_back({static_cast<int>(id), k_.stmts[id].op, begin, out.size()});
   }
+  // ---- warp specialization ---------------------------------------------------------------------
+  // `if (thread_id == c) ...` whose branch only issues TMA loads and waits on and arrives at
+  // barriers: the producer of a warp-specialized pipeline.
+  bool data_mover(ir::StmtId id) const {
+    auto const& s = k_.stmts[id];
+    switch (s.op) {
+      case ir::StmtOp::seq:
+      case ir::StmtOp::for_:
+      case ir::StmtOp::if_:
+        return std::all_of(s.body.begin(), s.body.end(), [&](ir::StmtId c) { return data_mover(c); });
+      case ir::StmtOp::copy_gmem_to_smem:
+      case ir::StmtOp::barrier_wait:
+      case ir::StmtOp::barrier_arrive: return true;
+      default: return false;
+    }
+  }
+  bool producer_branch(ir::Stmt const& s) const {
+    if (k_.warpgroups < 2 || s.op != ir::StmtOp::if_) return false;
+    auto const& c = k_.exprs[s.e0];
+    if (c.op != ir::ExprOp::eq) return false;
+    auto const& l = k_.exprs[c.a];
+    auto const& r = k_.exprs[c.b];
+    const bool per_warpgroup = (l.op == ir::ExprOp::thread_id && r.op == ir::ExprOp::constant) ||
+                               (r.op == ir::ExprOp::thread_id && l.op == ir::ExprOp::constant);
+    return per_warpgroup && data_mover(s.body[0]);
+  }
+  // Registers per thread for the producer and for everyone else, 0: leave as is. The SM's 64 K
+  // registers are shared: 128 x 40 for the producer, the rest split evenly (multiples of 8, as
+  // setmaxnreg wants). Only with three or more warpgroups: with two, ptxas may already give each
+  // thread 255, and an "inc" below the current count is undefined.
+  std::pair<int, int> register_split() const {
+    const int w = k_.warpgroups;
+    if (w < 3) return {0, 0};
+    const int rest = std::min(240, (65536 - 128 * 40) / (128 * (w - 1)) / 8 * 8);
+    return {40, rest};
+  }
+
+  // Lane 0 issues TMA copies and arrivals for its warpgroup, after the other lanes' generic
+  // accesses (stores, and the loads inside them) are done: a refill must not overtake a read, an
+  // arrival must not release a stage still being read, a TMA store must not read unwritten
+  // bytes. With no such access since the last warpgroup barrier (dirty_ false) the barrier would
+  // protect nothing: wgmma reads are complete once lane 0's own wgmma_wait has returned, and
+  // barrier waits are every lane's own.
+  template <class Line>
+  void sync_before_issue(Line const& line) const {
+    if (dirty_) line("sc::wg_sync(wg);");
+  }
   void emit(ir::StmtId id, int depth, std::string& out) {
     auto const& s = k_.stmts[id];
     const std::string ind(static_cast<std::size_t>(depth) * 2, ' ');
@@ -640,13 +706,26 @@ class emitter {
       }
       case ir::StmtOp::if_: {
         const bool before = dirty_, touched_before = acc_touched_;
-        line(fmt::format("if ({}) {{  // op #{}", expr(s.e0), id));
-        stmt(s.body[0], depth + 1, out);
+        const bool producer = producer_branch(s);
+        line(fmt::format("if ({}) {{  // op #{}{}", expr(s.e0), id, producer ? ": a warpgroup that only moves data" : ""));
+        if (producer) {
+          // Its TMA copies and arrivals are lane 0's and its waits need no other lane, so one
+          // warp runs it; with three or more warpgroups it hands its registers to the others.
+          if (dirty_) line("  sc::wg_sync(wg);");
+          dirty_ = false;
+          if (const auto r = register_split(); r.first) line(fmt::format("  sc::setmaxnreg_dec<{}>();", r.first));
+          line("  if (lane < 32) {");
+          stmt(s.body[0], depth + 2, out);
+          line("  }");
+        } else {
+          stmt(s.body[0], depth + 1, out);
+        }
         bool d = dirty_, t = acc_touched_;
         dirty_ = before;
         acc_touched_ = touched_before;
         if (s.body.size() > 1) {
           line("} else {");
+          if (const auto r = register_split(); producer && r.second) line(fmt::format("  sc::setmaxnreg_inc<{}>();", r.second));
           stmt(s.body[1], depth + 1, out);
         }
         dirty_ = d || dirty_;
@@ -660,7 +739,7 @@ class emitter {
         const auto bytes = product(m.shape) * ir::dtype_bits(k_.allocs[m.id].dtype) / 8;
         const int map = map_of_.at(id);
         line(fmt::format("// op #{}: copy_gmem_to_smem {} -> s{} ({} B)", id, k_.params[g.id].name, m.id, bytes));
-        line("sc::wg_sync(wg);");
+        sync_before_issue(line);
         line("if (lane == 0) {");
         line(fmt::format("  const unsigned bar = {};", bar_addr(s.refs[2])));
         line(fmt::format("  sc::mbar_arrive_expect_tx(bar, {}u);", bytes));
@@ -711,7 +790,7 @@ class emitter {
         auto const& m = k_.refs[s.refs[0]];
         auto const& g = k_.refs[s.refs[1]];
         line(fmt::format("// op #{}: copy_smem_to_gmem s{} -> {}", id, m.id, k_.params[g.id].name));
-        line("sc::wg_sync(wg);");
+        sync_before_issue(line);
         line("if (lane == 0) {");
         line(fmt::format("  const int c[] = {};", coords(s.refs[1], "")));
         line(fmt::format("  sc::tma_store(&tmap{}, smem_base + {}u + {}, {}, c);", map_of_.at(id), offsets_[m.id], view_offset(s.refs[0]),
@@ -735,7 +814,7 @@ class emitter {
         auto const& r = k_.refs[s.refs[0]];
         auto const& al = k_.allocs[r.id];
         line(fmt::format("// op #{}: barrier_arrive", id));
-        line("sc::wg_sync(wg);");
+        sync_before_issue(line);
         if (al.kind == ir::AllocKind::cluster_barrier) {
           std::vector<std::string> same;
           const char* names[] = {"x", "y", "z"};

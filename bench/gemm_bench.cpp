@@ -1,6 +1,6 @@
 // gemm_hopper against cuBLAS (cublasLt, the library's own choice of kernel) in the same process,
 // on the same inputs: bf16 A (M, K), B (N, K), C = A * B^T in bf16 with f32 accumulation, at
-// 2048^3, 4096^3 and 8192^3 (or the sizes given). Our C is checked against cuBLAS's element by
+// 2048^3, 4096^3 and 8192^3 (or the sizes given), with and without the 2x1 cluster. Our C is checked against cuBLAS's element by
 // element; then both are timed (median of batched launches) and the ratio printed.
 //
 // Tolerance, per element: both results are f32 sums rounded once to bf16 (at most 2^-8 relative
@@ -191,14 +191,16 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::printf("%s (sm_90a), cuBLASLt from %s; C = A * B^T, bf16 in and out, f32 accumulation\n", st.device.c_str(), lt.path.c_str());
-  std::printf("%-6s %10s %10s %10s %10s %8s %12s %s\n", "size", "ours ms", "TFLOP/s", "cuBLAS ms", "TFLOP/s", "ratio", "max |diff|", "check");
+  std::printf("%-6s %7s %10s %10s %10s %10s %8s %12s %s\n", "size", "cluster", "ours ms", "TFLOP/s", "cuBLAS ms", "TFLOP/s", "ratio", "max |diff|",
+              "check");
   auto const& e = registry::global().find("gemm_hopper");
   int failures = 0;
-  for (const std::int64_t n : sizes) {
+  for (const std::int64_t n : sizes)
+  for (const std::int64_t cl : {2, 1}) {  // A shared by multicast in a 2x1 cluster, and not
     const std::int64_t M = n, N = n, K = n;
     ir::Kernel k;
     try {
-      k = e.build(registry::resolve(e, {{"M", M}, {"N", N}, {"K", K}}));
+      k = e.build(registry::resolve(e, {{"M", M}, {"N", N}, {"K", K}, {"cluster", cl}}));
     } catch (std::exception const& x) {
       std::printf("%-6lld %s\n", static_cast<long long>(n), x.what());
       ++failures;
@@ -244,8 +246,8 @@ int main(int argc, char** argv) {
         }
       }
     const double flop = 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
-    std::printf("%-6lld %10.3f %10.1f %10.3f %10.1f %7.1f%% %12.4g %s\n", static_cast<long long>(n), ours, flop / ours / 1e9, theirs, flop / theirs / 1e9,
-                100.0 * theirs / ours, worst, bad == 0 ? "ok" : "MISMATCH");
+    std::printf("%-6lld %7lld %10.3f %10.1f %10.3f %10.1f %7.1f%% %12.4g %s\n", static_cast<long long>(n), static_cast<long long>(cl), ours,
+                flop / ours / 1e9, theirs, flop / theirs / 1e9, 100.0 * theirs / ours, worst, bad == 0 ? "ok" : "MISMATCH");
     std::printf("       registers %d, spills %d B; worst error %.2f of its tolerance\n", c.registers, c.spill_bytes, worst_ratio);
     if (bad) {
       std::printf("       %lld elements out of tolerance, the first at (%lld, %lld): ours %g, cuBLAS %g\n", static_cast<long long>(bad),

@@ -195,7 +195,7 @@ fi
 #    element by element against cuBLAS's result
 if wanted gemm && [ -x "$bin/gemm_bench" ]; then
   if step gemm 180 "$bin/gemm_bench"; then
-    table=$(awk '$1 ~ /^[0-9]+$/ && NF >= 8 {printf "%s^3 %s TFLOP/s = %s of cuBLAS (%s); ", $1, $3, $6, $8}' "$log")
+    table=$(awk '$1 ~ /^[0-9]+$/ && NF >= 9 {printf "%s^3 cluster %s: %s TFLOP/s = %s of cuBLAS (%s); ", $1, $2, $4, $7, $9}' "$log")
     case $rc in
       0) record gemm pass "$step_s" "${table% ; }" ;;
       3) record gemm skip "$step_s" "$(last_line "$log")" ;;

@@ -143,3 +143,13 @@ TEST_CASE("an arrival after generic reads of the stage keeps its warpgroup barri
   // and its producer, which only moves data, runs on one warp without any barrier
   CHECK_THAT(g.source, Contains("a warpgroup that only moves data") && Contains("if (lane < 32) {"));
 }
+
+TEST_CASE("gemm_hopper's 2x1 cluster: A multicast to both CTAs, stages released to both, CTAs leave together", "[codegen][wgmma]") {
+  auto const& e = registry::global().find("gemm_hopper");
+  const auto two = nvrtc::generate(e.build(registry::resolve(e, {{"cluster", 2}})));
+  CHECK_THAT(two.source, Contains("sc::tma_load_multicast(") && Contains("0x0003u << rank_base"));
+  CHECK_THAT(two.source, Contains("sc::mbar_wait_cluster(") && Contains("sc::mbar_arrive_remote("));
+  CHECK(count(two.source, "sc::cluster_sync();") == 2);  // peers' barriers exist before anyone arrives; nobody leaves early
+  const auto one = nvrtc::generate(e.build(registry::resolve(e, {{"cluster", 1}})));
+  CHECK_THAT(one.source, !Contains("sc::tma_load_multicast(") && !Contains("sc::cluster_sync();") && !Contains("sc::mbar_arrive_remote("));
+}

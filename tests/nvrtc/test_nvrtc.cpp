@@ -27,6 +27,12 @@ bool uses(ir::Kernel const& k, ir::StmtOp op) {
     if (s.op == op) return true;
   return false;
 }
+// Whether a barrier_arrive of the kernel arrives on an allocation of this kind.
+bool arrives_on(ir::Kernel const& k, ir::AllocKind kind) {
+  for (auto const& s : k.stmts)
+    if (s.op == ir::StmtOp::barrier_arrive && k.allocs[k.refs[s.refs[0]].id].kind == kind) return true;
+  return false;
+}
 }  // namespace
 
 TEST_CASE("every example compiles through NVRTC for sm_90a and sm_100a, with the promised instructions and no spills", "[nvrtc]") {
@@ -50,7 +56,8 @@ TEST_CASE("every example compiles through NVRTC for sm_90a and sm_100a, with the
       if (uses(k, ir::StmtOp::copy_smem_to_gmem))
         CHECK_THAT(c.ptx, Contains("bulk_group") && Contains("cp.async.bulk.commit_group") && Contains("cp.async.bulk.wait_group"));
       if (uses(k, ir::StmtOp::commit_smem)) CHECK_THAT(c.ptx, Contains("fence.proxy.async.shared::cta"));
-      if (uses(k, ir::StmtOp::barrier_arrive)) CHECK_THAT(c.ptx, Contains("mbarrier.arrive.release.cta.shared::cta.b64"));
+      if (arrives_on(k, ir::AllocKind::barrier)) CHECK_THAT(c.ptx, Contains("mbarrier.arrive.release.cta.shared::cta.b64"));
+      if (arrives_on(k, ir::AllocKind::cluster_barrier)) CHECK_THAT(c.ptx, Contains("mbarrier.arrive.release.cluster.shared::cluster.b64"));
     }
   }
 }

@@ -680,6 +680,10 @@ class emitter {
   // bytes. With no such access since the last warpgroup barrier (dirty_ false) the barrier would
   // protect nothing: wgmma reads are complete once lane 0's own wgmma_wait has returned, and
   // barrier waits are every lane's own.
+  // TMA loads and arrivals carry no per-thread state (bulk groups do: TMA stores, their commits
+  // and waits stay with lane 0), so they are issued by the thread elect.sync picks in the
+  // warpgroup's first warp: a warp-uniform branch, then one elected lane, as CUTLASS issues them.
+  static constexpr const char* issuer = "lane < 32 && sc::elect_one()";
   template <class Line>
   void sync_before_issue(Line const& line) const {
     if (dirty_) line("sc::wg_sync(wg);");
@@ -740,7 +744,7 @@ class emitter {
         const int map = map_of_.at(id);
         line(fmt::format("// op #{}: copy_gmem_to_smem {} -> s{} ({} B)", id, k_.params[g.id].name, m.id, bytes));
         sync_before_issue(line);
-        line("if (lane == 0) {");
+        line(fmt::format("if ({}) {{", issuer));
         line(fmt::format("  const unsigned bar = {};", bar_addr(s.refs[2])));
         line(fmt::format("  sc::mbar_arrive_expect_tx(bar, {}u);", bytes));
         const std::string dst = fmt::format("smem_base + {}u + {}", offsets_[m.id], view_offset(s.refs[1]));
@@ -821,7 +825,7 @@ class emitter {
           for (int d = 0; d < 3; ++d)
             if (std::find(al.collective_axes.begin(), al.collective_axes.end(), d) == al.collective_axes.end())
               same.push_back(fmt::format("{} == static_cast<int>(sc::cluster_ctaid({}))", names[d], d));
-          line("if (lane == 0) {");
+          line(fmt::format("if ({}) {{", issuer));
           line(fmt::format("  for (int r = 0; r < {}; ++r) {{", k_.cluster[0] * k_.cluster[1] * k_.cluster[2]));
           line(fmt::format("    const int x = r % {0}, y = r / {0} % {1}, z = r / ({0} * {1});", k_.cluster[0], k_.cluster[1]));
           line(fmt::format("    (void)x; (void)y; (void)z;"));
@@ -830,7 +834,7 @@ class emitter {
           line("  }");
           line("}");
         } else {
-          line(fmt::format("if (lane == 0) sc::mbar_arrive({});", bar_addr(s.refs[0])));
+          line(fmt::format("if ({}) sc::mbar_arrive({});", issuer, bar_addr(s.refs[0])));
         }
         dirty_ = false;
         return;

@@ -88,6 +88,12 @@ __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.
 // ordinary stores (a generic st.global is not ordered with the async proxy otherwise).
 __device__ __forceinline__ void fence_proxy_async_all() { asm volatile("fence.proxy.async;" ::: "memory"); }
 __device__ __forceinline__ void wg_sync(int wg) { asm volatile("bar.sync %0, 128;" :: "r"(wg + 1) : "memory"); }
+// One thread of the (converged) warp: the issuer of TMA loads and arrivals.
+__device__ __forceinline__ bool elect_one() {
+  unsigned elected;
+  asm volatile("{\n .reg .pred p;\n elect.sync _|p, 0xffffffff;\n selp.u32 %0, 1, 0, p;\n}" : "=r"(elected));
+  return elected != 0;
+}
 // Warp specialization: a warpgroup that only issues TMA and waits gives registers back, the
 // compute warpgroups take them (every thread of the warpgroup executes these).
 template <int N> __device__ __forceinline__ void setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" :: "n"(N)); }

@@ -132,6 +132,9 @@ TEST_CASE("warp specialization: a one-warp producer that gives registers to the 
   // Only the epilogue's generic stores need the warpgroup barrier: before each consumer's TMA
   // store, and after its wait for it. The K loop's arrivals follow wgmma_wait and need none.
   CHECK(count(g.source, "sc::wg_sync(wg);") == 4);
+  // The epilogue stores bf16 pairs (registers i, i + 1 are row neighbours): 64 stores per thread, not 128.
+  CHECK(count(g.source, "*reinterpret_cast<unsigned*>(&*reinterpret_cast<unsigned short*>(smem + ") == 2);
+  CHECK_THAT(g.source, Contains("for (int i = 0; i < 128; i += 2) {") && Contains("acc5[mb * 128 + i + 1]"));
 }
 
 TEST_CASE("an arrival after generic reads of the stage keeps its warpgroup barrier", "[codegen]") {

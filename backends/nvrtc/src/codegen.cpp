@@ -516,26 +516,51 @@ class emitter {
     if (dirty_) line(fmt::format("sc::wg_sync(wg);  // op #{}: an earlier store may have touched these bytes from other lanes", id));
     dirty_ = touches_memory(s);
     const std::int64_t blocks = shape[0] / 64, regs = shape[1] / 2;
-    line(fmt::format("{{  // op #{}: store over the fragment of a{} ({}, {}): {} block(s) x {} elements per thread", id, a, shape[0], shape[1], blocks, regs));
+    auto const& r = k_.refs[s.refs[0]];
+    const auto dt = r.base == ir::RefBase::param ? k_.params[r.id].dtype : k_.allocs[r.id].dtype;
+    // Registers i and i + 1 (i even) hold row neighbours (c, c + 1), c even: one store of both
+    // elements when the destination keeps them adjacent and aligned (the swizzle moves whole
+    // 16-byte chunks; a GMEM row of even length keeps pairs on pair boundaries).
+    const bool pairs = !to_registers && pairs_adjacent() &&
+                       (r.base == ir::RefBase::alloc || k_.params[r.id].shape.back() % 2 == 0);
+    const int step = pairs ? 2 : 1;
+    line(fmt::format("{{  // op #{}: store over the fragment of a{} ({}, {}): {} block(s) x {} elements per thread{}", id, a, shape[0], shape[1], blocks,
+                     regs, pairs ? ", two at a time" : ""));
     line("  #pragma unroll");
     line(fmt::format("  for (int mb = 0; mb < {}; ++mb) {{", blocks));
     line("    #pragma unroll");
-    line(fmt::format("    for (int i = 0; i < {}; ++i) {{", regs));
+    line(fmt::format("    for (int i = 0; i < {}; i += {}) {{", regs, step));
     line("      const sc::coord e = sc::accumulator_element(lane, i);");
     line(fmt::format("      const long long f = static_cast<long long>(64 * mb + e.row) * {} + e.col;", shape[1]));
     line("      (void)f;  // unused when nothing but the accumulator is addressed");
     fragment_index_ = fmt::format("mb * {} + i", regs);
     if (to_registers) {
       line(fmt::format("      acc{}[mb * {} + i] = {};", a, regs, value(s.value, "f")));
-    } else {
-      auto const& r = k_.refs[s.refs[0]];
-      const auto dt = r.base == ir::RefBase::param ? k_.params[r.id].dtype : k_.allocs[r.id].dtype;
+    } else if (!pairs) {
       line(fmt::format("      {} = {};", element(s.refs[0], "f"), store_conv(dt, value(s.value, "f"))));
+    } else {
+      const int bytes = ir::dtype_bits(dt) / 8;
+      const char* pair_type = bytes == 4 ? "uint2" : bytes == 2 ? "unsigned" : "unsigned short";
+      line(fmt::format("      alignas(8) {} out[2];", ctype(dt)));
+      line(fmt::format("      out[0] = {};", store_conv(dt, value(s.value, "f"))));
+      fragment_index_ = fmt::format("mb * {} + i + 1", regs);
+      line(fmt::format("      out[1] = {};", store_conv(dt, value(s.value, "(f + 1)"))));
+      line(fmt::format("      *reinterpret_cast<{0}*>(&{1}) = *reinterpret_cast<const {0}*>(out);", pair_type, element(s.refs[0], "f")));
     }
     fragment_index_.clear();
     line("    }");
     line("  }");
     line("}");
+  }
+  // Whether accumulator_element puts register i + 1 right of register i (i even) in every thread:
+  // checked on the one description rather than assumed.
+  static bool pairs_adjacent() {
+    for (int t = 0; t < 128; ++t)
+      for (int i = 0; i < 256; i += 2) {
+        const auto x = ir::wgmma::accumulator_element(t, i), y = ir::wgmma::accumulator_element(t, i + 1);
+        if (y.row != x.row || y.col != x.col + 1 || x.col % 2 != 0) return false;
+      }
+    return true;
   }
 
   // The register of accumulator a (shape (M, n_acc)) that holds element i of the k16 step ks's A

@@ -26,7 +26,7 @@ if [ -x "$here/bin/stagecraft" ]; then
 else
   b=${STAGECRAFT_BUILD_DIR:-$here/../build}
   bin=$(mktemp -d)
-  for f in cli/stagecraft tests/gpu_tests bench/gpu_bench; do [ -x "$b/$f" ] && ln -s "$(cd "$b" && pwd)/$f" "$bin/"; done
+  for f in cli/stagecraft tests/gpu_tests bench/gpu_bench bench/gemm_bench; do [ -x "$b/$f" ] && ln -s "$(cd "$b" && pwd)/$f" "$bin/"; done
   layout="build $b"
 fi
 cli=$bin/stagecraft
@@ -191,8 +191,20 @@ if wanted bandwidth && [ -x "$bin/gpu_bench" ]; then
   fi
 fi
 
-# 6. tensor-core benchmarks: their issues have not landed
-wanted gemm && record gemm skip 0 "not built yet (GEMM benchmark against cuBLAS: the Hopper tensor-core issue)"
+# 6. tensor-core benchmarks: gemm_hopper against cuBLAS at 2048^3, 4096^3 and 8192^3, checked
+#    element by element against cuBLAS's result
+if wanted gemm && [ -x "$bin/gemm_bench" ]; then
+  if step gemm 180 "$bin/gemm_bench"; then
+    table=$(awk '$1 ~ /^[0-9]+$/ && NF >= 9 {printf "%s^3 cluster %s: %s TFLOP/s = %s of cuBLAS (%s); ", $1, $2, $4, $7, $9}' "$log")
+    case $rc in
+      0) record gemm pass "$step_s" "${table% ; }" ;;
+      3) record gemm skip "$step_s" "$(last_line "$log")" ;;
+      *) record gemm FAIL "$step_s" "exit $rc: ${table:-$(last_line "$log")}" ;;
+    esac
+  fi
+elif wanted gemm; then
+  record gemm skip 0 "gemm_bench is not in this bundle or build"
+fi
 wanted attention && record attention skip 0 "not built yet (attention benchmark against cuDNN: the attention issue)"
 
 # 7. the SASS of one kernel, kept for reading

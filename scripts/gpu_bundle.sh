@@ -16,7 +16,7 @@ command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSTAGECRAFT_PORTABLE=ON "${launcher[@]}" >/dev/null
 grep -q '^STAGECRAFT_NVRTC_HEADER_DIR:PATH=/' "$build/CMakeCache.txt" \
   || { echo "gpu_bundle: no CUDA toolkit headers found at configure time: the bundle would have no GPU path" >&2; exit 1; }
-binaries=(cli/stagecraft tests/gpu_tests bench/gpu_bench)
+binaries=(cli/stagecraft tests/gpu_tests bench/gpu_bench bench/gemm_bench)
 cmake --build "$build" -j "$(nproc)" --target "${binaries[@]##*/}"
 
 rm -rf "$out"

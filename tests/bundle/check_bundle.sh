@@ -59,6 +59,7 @@ expect "stagecraft device, empty environment" 3 "no CUDA driver available" "${e[
 expect "stagecraft run --backend gpu, empty environment" 3 "no CUDA driver available" "${e[@]}" "$bundle/bin/stagecraft" run add_one --backend gpu
 expect "stagecraft run (interpreter), empty environment" 0 "verdict: correct" "${e[@]}" "$bundle/bin/stagecraft" run handoff --policy pct --seed 2
 expect "gpu_bench, empty environment" 3 "no CUDA driver available" "${e[@]}" "$bundle/bin/gpu_bench"
+expect "gemm_bench, empty environment" 3 "no CUDA driver available" "${e[@]}" "$bundle/bin/gemm_bench"
 # Without a driver the GPU tests skip: exit 77, CTest's SKIP_RETURN_CODE (tests/gpu/main.cpp).
 expect "gpu_tests, empty environment" 77 "skipped: no CUDA driver available" "${e[@]}" "$bundle/bin/gpu_tests" -s
 
@@ -86,6 +87,7 @@ else
   expect "chroot: stagecraft run (interpreter)" 0 "verdict: correct" "${ce[@]}" "${c[@]}" run add_one --policy lazy
   expect "chroot: stagecraft ptx without NVRTC" 3 "NVRTC not available" "${ce[@]}" "${c[@]}" ptx add_one -o /tmp/a.ptx
   expect "chroot: gpu_bench" 3 "no CUDA driver available" "${ce[@]}" "$chroot_bin" "$root" /bundle/bin/gpu_bench
+  expect "chroot: gemm_bench" 3 "no CUDA driver available" "${ce[@]}" "$chroot_bin" "$root" /bundle/bin/gemm_bench
 
   # Add only the CUDA toolkit's library folder (as a lent machine has it, somewhere): NVRTC is
   # found through CUDA_HOME and the bundle generates and compiles PTX.

@@ -377,3 +377,10 @@ TEST_CASE("host: TMA follows the tensor map it is handed: a wrong box or swizzle
     CHECK_THAT(caught(hostexec::compile_generated(std::move(g), k), k, inputs, expected, 1), Contains("wrong result"));
   }
 }
+
+TEST_CASE("host: a wgmma kernel is refused by name, not handed to the host compiler", "[host]") {
+  // The generated wgmma is inline PTX; the host prelude has no tensor core to run it on.
+  const auto k = example("gemm_small");
+  REQUIRE_THROWS_AS(hostexec::compile(k), nvrtc::unsupported);
+  REQUIRE_THROWS_WITH(hostexec::compile(k), Contains("kernel 'gemm_small', op #") && Contains("(wgmma): the tensor core is not modelled by the host backend"));
+}

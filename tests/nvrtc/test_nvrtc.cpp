@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <array>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -26,6 +27,12 @@ bool uses(ir::Kernel const& k, ir::StmtOp op) {
     if (s.op == op) return true;
   return false;
 }
+// Whether a barrier_arrive of the kernel arrives on an allocation of this kind.
+bool arrives_on(ir::Kernel const& k, ir::AllocKind kind) {
+  for (auto const& s : k.stmts)
+    if (s.op == ir::StmtOp::barrier_arrive && k.allocs[k.refs[s.refs[0]].id].kind == kind) return true;
+  return false;
+}
 }  // namespace
 
 TEST_CASE("every example compiles through NVRTC for sm_90a and sm_100a, with the promised instructions and no spills", "[nvrtc]") {
@@ -33,6 +40,7 @@ TEST_CASE("every example compiles through NVRTC for sm_90a and sm_100a, with the
   for (auto const* e : registry::global().all()) {
     auto k = e->build(registry::resolve(*e, {}));
     for (auto t : {ir::Target::sm_90a, ir::Target::sm_100a}) {
+      if (t == ir::Target::sm_100a && uses(k, ir::StmtOp::wgmma)) continue;  // wgmma is Hopper's alone
       INFO("kernel " << e->name << " on " << ir::target_name(t));
       k.target = t;
       const auto c = nvrtc::compile(k, t, o);
@@ -48,7 +56,8 @@ TEST_CASE("every example compiles through NVRTC for sm_90a and sm_100a, with the
       if (uses(k, ir::StmtOp::copy_smem_to_gmem))
         CHECK_THAT(c.ptx, Contains("bulk_group") && Contains("cp.async.bulk.commit_group") && Contains("cp.async.bulk.wait_group"));
       if (uses(k, ir::StmtOp::commit_smem)) CHECK_THAT(c.ptx, Contains("fence.proxy.async.shared::cta"));
-      if (uses(k, ir::StmtOp::barrier_arrive)) CHECK_THAT(c.ptx, Contains("mbarrier.arrive.release.cta.shared::cta.b64"));
+      if (arrives_on(k, ir::AllocKind::barrier)) CHECK_THAT(c.ptx, Contains("mbarrier.arrive.release.cta.shared::cta.b64"));
+      if (arrives_on(k, ir::AllocKind::cluster_barrier)) CHECK_THAT(c.ptx, Contains("mbarrier.arrive.release.cluster.shared::cluster.b64"));
     }
   }
 }
@@ -170,6 +179,7 @@ TEST_CASE("watchdog waits compile for every example with no spills and name thei
   for (auto const* e : registry::global().all()) {
     auto k = e->build(registry::resolve(*e, {}));
     for (auto t : {ir::Target::sm_90a, ir::Target::sm_100a}) {
+      if (t == ir::Target::sm_100a && uses(k, ir::StmtOp::wgmma)) continue;  // wgmma is Hopper's alone
       INFO("kernel " << e->name << " on " << ir::target_name(t));
       k.target = t;
       const auto c = nvrtc::compile(k, t, o);
@@ -253,4 +263,31 @@ TEST_CASE("multiplies and adds round separately, as in the interpreter: no fused
   const auto c = nvrtc::compile(k, ir::Target::sm_90a, {.memory_cache = false, .disk_cache = false});
   CHECK_THAT(c.ptx, Contains("mul.rn.f32") && Contains("add.rn.f32"));
   CHECK_THAT(c.ptx, !Contains("fma.rn.f32"));
+}
+
+TEST_CASE("wgmma kernels: wgmma.mma_async in the PTX, no spills and no serialized wgmma in ptxas' report", "[nvrtc][wgmma]") {
+  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  for (std::string name : {"gemm_small", "gemm_hopper"}) {
+    auto const& e = registry::global().find(name);
+    for (auto const& p : e.params)
+      for (auto v : p.allowed) {  // every ring depth, the rest at their defaults
+        const auto k = e.build(registry::resolve(e, {{p.name, v}}));
+        const auto c = nvrtc::compile(k, ir::Target::sm_90a, o);
+        INFO(name << " " << p.name << "=" << v << ": " << c.registers << " registers\n" << c.log);
+        std::printf("%s %s=%lld: %d registers, %d spill bytes\n", name.c_str(), p.name.c_str(), static_cast<long long>(v), c.registers, c.spill_bytes);
+        CHECK_THAT(c.ptx, Contains("wgmma.mma_async.sync.aligned.m64n") && Contains("wgmma.fence.sync.aligned") &&
+                              Contains("wgmma.commit_group.sync.aligned") && Contains("wgmma.wait_group.sync.aligned"));
+        CHECK(c.spill_bytes == 0);
+        CHECK(c.registers > 0);
+        // ptxas says "... wgmma.mma_async instructions are serialized due to ..." when it cannot
+        // keep the accumulators in place across the asynchronous instructions.
+        CHECK_THAT(c.log, !Contains("serialized"));
+        CHECK_THAT(c.log, !Contains("local memory") || Contains("0 bytes stack frame"));
+        CHECK_THAT(c.ptx, !Contains(".local"));
+        if (name == "gemm_hopper") {
+          CHECK_THAT(c.ptx, Contains("setmaxnreg.dec.sync.aligned.u32 40") && Contains("setmaxnreg.inc.sync.aligned.u32 232"));
+          CHECK_THAT(c.log, !Contains("setmaxnreg"));  // e.g. "setmaxnreg ignored; unable to determine register count at entry"
+        }
+      }
+  }
 }

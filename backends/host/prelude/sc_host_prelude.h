@@ -87,6 +87,11 @@ inline void fence_proxy_async() { sc_host_api->fence_proxy_async(); }
 inline void fence_proxy_async_all() { sc_host_api->fence_proxy_async(); }
 inline void wg_sync(int wg) { sc_host_api->bar_sync(static_cast<unsigned>(wg + 1), 128u); }
 inline void bulk_commit() { sc_host_api->bulk_commit(); }
+// elect.sync: the host elects each warp's first lane.
+inline bool elect_one() { return threadIdx.x % 32u == 0u; }
+// Register budgets move between warpgroups on the GPU; host threads have no register file.
+template <int N> inline void setmaxnreg_dec() {}
+template <int N> inline void setmaxnreg_inc() {}
 template <int N> inline void bulk_wait_read() { sc_host_api->bulk_wait(N, 1); }
 template <int N> inline void bulk_wait() { sc_host_api->bulk_wait(N, 0); }
 

@@ -2,10 +2,14 @@
 //
 // Execution model of the generated code: blockDim.x = 128 x warpgroups; thread t belongs to
 // warpgroup t / 128. The statement tree runs in every thread; ops the hardware wants issued
-// once per warpgroup (TMA, arrivals, bulk groups) are issued by lane 0 after a warpgroup
-// barrier (bar.sync wg+1, 128), so every thread's earlier accesses are done. Each thread keeps
+// once per warpgroup (TMA, arrivals, bulk groups) are issued by lane 0, after a warpgroup
+// barrier (bar.sync wg+1, 128) where other lanes made generic memory accesses since the last
+// one, so every thread's earlier accesses are done. Each thread keeps
 // one parity bit per barrier element: the implicit phases of DESIGN.md section 3. Tile math is
-// distributed over the warpgroup's 128 threads, element i to lane i % 128.
+// distributed over the warpgroup's 128 threads, element i to lane i % 128, except where a
+// register accumulator is involved: an accumulator is a per-thread array in the wgmma D fragment
+// layout (ir::wgmma::accumulator_element), and a store that writes or reads one walks that
+// fragment, every thread computing the elements it holds.
 #include "stagecraft/nvrtc/codegen.hpp"
 
 #include <algorithm>
@@ -19,6 +23,7 @@
 #include <fmt/ranges.h>
 
 #include "prelude.hpp"
+#include "stagecraft/ir/wgmma.hpp"
 
 namespace stagecraft::nvrtc {
 namespace {
@@ -90,6 +95,10 @@ class emitter {
       if (al.kind == ir::AllocKind::smem && !al.tiling.empty())
         throw unsupported(fmt::format("kernel '{}': allocation {} uses tiling({}), which the NVRTC backend does not lay out yet",
                                       k_.name, ir::alloc_name(k_, static_cast<int>(a)), fmt::join(al.tiling, ", ")));
+      if (al.kind == ir::AllocKind::accumulator &&
+          (al.dtype != ir::DType::f32 || al.shape.size() != 2 || al.shape[0] % 64 != 0 || al.shape[1] % 8 != 0))
+        throw unsupported(fmt::format("kernel '{}': accumulator {} ({} [{}]): the NVRTC backend generates f32 accumulators of (64 m, 8 n) "
+                                      "fragments", k_.name, ir::alloc_name(k_, static_cast<int>(a)), ir::dtype_name(al.dtype), fmt::join(al.shape, ", ")));
       const bool is_barrier = al.kind == ir::AllocKind::barrier || al.kind == ir::AllocKind::cluster_barrier;
       bar_first_.push_back(is_barrier ? bar_index : -1);
       if (is_barrier) bar_index += product(al.shape);
@@ -165,6 +174,13 @@ class emitter {
     h += "  SC_DYNAMIC_SMEM(smem);\n";
     h += "  const int wg = static_cast<int>(threadIdx.x) / 128;\n  const int lane = static_cast<int>(threadIdx.x) % 128;\n";
     h += "  const unsigned smem_base = sc::smem_addr(smem);\n";
+    for (std::size_t a = 0; a < k_.allocs.size(); ++a) {
+      auto const& al = k_.allocs[a];
+      if (al.kind != ir::AllocKind::accumulator) continue;
+      // Indexed only by constants once the fragment loops are unrolled, so it lives in registers.
+      h += fmt::format("  float acc{}[{}];  // ({}, {}) {} accumulator: {} m64 block(s) x {} registers per thread\n", a, acc_registers(a),
+                       al.shape[0], al.shape[1], ir::dtype_name(al.dtype), al.shape[0] / 64, al.shape[1] / 2);
+    }
     if (bar_elements_ > 0) {
       h += "  if (threadIdx.x == 0) {\n";
       for (std::size_t a = 0; a < k_.allocs.size(); ++a) {
@@ -234,6 +250,45 @@ class emitter {
     auto const& r = k_.refs[rid];
     return fmt::format("(smem_base + {}u + 8u * static_cast<unsigned>({} - {}))", offsets_[r.id], bar_index(rid), bar_first_[r.id]);
   }
+  // ---- register accumulators -------------------------------------------------------------------
+  bool is_acc(ir::RefId rid) const {
+    auto const& r = k_.refs[rid];
+    return r.base == ir::RefBase::alloc && k_.allocs[r.id].kind == ir::AllocKind::accumulator;
+  }
+  std::int64_t acc_registers(std::size_t a) const { return k_.allocs[a].shape[0] / 64 * (k_.allocs[a].shape[1] / 2); }
+  // The accumulator a store walks the fragment of: its destination, else the first it loads; -1: none.
+  int fragment_acc(ir::Stmt const& s) const {
+    if (is_acc(s.refs[0])) return k_.refs[s.refs[0]].id;
+    std::vector<ir::ValueId> leaves;
+    loads_of(s.value, leaves);
+    for (auto l : leaves)
+      if (is_acc(k_.values[l].ref)) return k_.refs[k_.values[l].ref].id;
+    return -1;
+  }
+  // A wgmma whose A from registers is computed from SMEM or GMEM by every lane.
+  bool reads_memory_into_a(ir::Stmt const& s) const {
+    if (s.refs[1] != ir::none) return false;
+    std::vector<ir::ValueId> leaves;
+    loads_of(s.value, leaves);
+    for (auto l : leaves)
+      if (!is_acc(k_.values[l].ref)) return true;
+    return false;
+  }
+  // A store that writes or reads SMEM or GMEM (not only accumulator registers).
+  bool touches_memory(ir::Stmt const& s) const {
+    if (!is_acc(s.refs[0])) return true;
+    std::vector<ir::ValueId> leaves;
+    loads_of(s.value, leaves);
+    for (auto l : leaves)
+      if (!is_acc(k_.values[l].ref)) return true;
+    return false;
+  }
+  // Empty asm statements that pin every register of accumulator a at this point of the program.
+  void pin_registers(int a, std::string const& ind, std::string& out) const {
+    out += ind + "#pragma unroll\n";
+    out += ind + fmt::format("for (int r = 0; r < {}; ++r) sc::reg_fence(acc{}[r]);\n", acc_registers(static_cast<std::size_t>(a)), a);
+  }
+
   // Byte offset of an SMEM view's first element within its allocation.
   std::string view_offset(ir::RefId rid) const {
     auto const& r = k_.refs[rid];
@@ -291,6 +346,13 @@ class emitter {
     switch (v.op) {
       case ir::ValueOp::load: {
         auto const& r = k_.refs[v.ref];
+        if (is_acc(v.ref)) {
+          // Only reached inside a walk of a fragment (the callers check shapes): the element the
+          // walk is at is one of this thread's registers.
+          if (fragment_index_.empty())
+            throw unsupported(fmt::format("kernel '{}': accumulator a{} is read outside a store or wgmma that walks its fragment", k_.name, r.id));
+          return fmt::format("acc{}[{}]", r.id, fragment_index_);
+        }
         const auto dt = r.base == ir::RefBase::param ? k_.params[r.id].dtype : k_.allocs[r.id].dtype;
         auto o = leaf_override_.find(id);
         const std::string x = o != leaf_override_.end() ? o->second : element(v.ref, i);
@@ -381,7 +443,8 @@ class emitter {
         return d;
       case ir::StmtOp::for_: return loop_head(id, d);
       case ir::StmtOp::if_: return after(s.body[0], d) || (s.body.size() > 1 ? after(s.body[1], d) : d);
-      case ir::StmtOp::store: return true;
+      case ir::StmtOp::store: return touches_memory(s);  // registers are no lane's business but their own
+      case ir::StmtOp::wgmma: return reads_memory_into_a(s);  // starts with sc::wg_sync when needed
       case ir::StmtOp::copy_gmem_to_smem:
       case ir::StmtOp::copy_smem_to_gmem:
       case ir::StmtOp::barrier_arrive:
@@ -401,11 +464,254 @@ class emitter {
     return memo == 2;
   }
 
+  // ---- wgmma.fence -------------------------------------------------------------------------------
+  // The PTX ISA asks for a wgmma.fence before the first wgmma of a warpgroup and between ordinary
+  // accesses to registers and a wgmma that uses them (accumulators across wgmmas of one shape are
+  // ordered without it). touch_after() is the "touched" state after a statement given the state
+  // before it (true: ordinary code read or wrote an accumulator since the last fence), the same
+  // fixpoint over loops as after().
+  bool touches_acc(ir::Stmt const& s) const { return s.op == ir::StmtOp::store && fragment_acc(s) >= 0; }
+  bool touch_after(ir::StmtId id, bool t) const {
+    auto const& s = k_.stmts[id];
+    switch (s.op) {
+      case ir::StmtOp::seq:
+        for (auto c : s.body) t = touch_after(c, t);
+        return t;
+      case ir::StmtOp::for_: return touch_loop_head(id, t);
+      case ir::StmtOp::if_: return touch_after(s.body[0], t) || (s.body.size() > 1 ? touch_after(s.body[1], t) : t);
+      case ir::StmtOp::store: return t || touches_acc(s);
+      case ir::StmtOp::wgmma: return false;
+      default: return t;
+    }
+  }
+  bool touch_loop_head(ir::StmtId id, bool t) const {
+    auto& memo = touch_head_memo_[{id, t}];
+    if (memo == 0) {
+      auto const& body = k_.stmts[id].body[0];
+      memo = t || touch_after(body, t || touch_after(body, t)) ? 2 : 1;
+    }
+    return memo == 2;
+  }
+
+  // store(acc, v), or a store whose value loads an accumulator: every thread computes the elements
+  // of its own fragment, (64 * mb + row, col) for each m64 block mb and register i. Every operand
+  // is addressed at that element, so all of them must have the accumulator's (M, N) shape.
+  void fragment_store(ir::StmtId id, int a, std::string const& ind, std::string& out) {
+    auto const& s = k_.stmts[id];
+    auto line = [&](std::string const& t) { out += ind + t + "\n"; };
+    auto const& shape = k_.allocs[a].shape;
+    auto check = [&](ir::RefId rid, const char* role) {
+      auto const& r = k_.refs[rid];
+      if (is_acc(rid) && !r.index.empty()) unsupported_op(id, fmt::format("an indexed view of accumulator a{}", r.id));
+      if (r.shape != shape)
+        unsupported_op(id, fmt::format("a store mixing accumulator a{} ({}) with {} of shape ({}) (every operand must have the accumulator's shape)",
+                                       a, fmt::join(shape, ", "), role, fmt::join(r.shape, ", ")));
+    };
+    check(s.refs[0], "a destination");
+    std::vector<ir::ValueId> leaves;
+    loads_of(s.value, leaves);
+    for (auto l : leaves) check(k_.values[l].ref, "a load");
+    const bool to_registers = is_acc(s.refs[0]);
+    acc_touched_ = true;
+    if (dirty_) line(fmt::format("sc::wg_sync(wg);  // op #{}: an earlier store may have touched these bytes from other lanes", id));
+    dirty_ = touches_memory(s);
+    const std::int64_t blocks = shape[0] / 64, regs = shape[1] / 2;
+    auto const& r = k_.refs[s.refs[0]];
+    const auto dt = r.base == ir::RefBase::param ? k_.params[r.id].dtype : k_.allocs[r.id].dtype;
+    // Registers i and i + 1 (i even) hold row neighbours (c, c + 1), c even: one store of both
+    // elements when the destination keeps them adjacent and aligned (the swizzle moves whole
+    // 16-byte chunks; a GMEM row of even length keeps pairs on pair boundaries).
+    const bool pairs = !to_registers && pairs_adjacent() &&
+                       (r.base == ir::RefBase::alloc || k_.params[r.id].shape.back() % 2 == 0);
+    const int step = pairs ? 2 : 1;
+    line(fmt::format("{{  // op #{}: store over the fragment of a{} ({}, {}): {} block(s) x {} elements per thread{}", id, a, shape[0], shape[1], blocks,
+                     regs, pairs ? ", two at a time" : ""));
+    line("  #pragma unroll");
+    line(fmt::format("  for (int mb = 0; mb < {}; ++mb) {{", blocks));
+    line("    #pragma unroll");
+    line(fmt::format("    for (int i = 0; i < {}; i += {}) {{", regs, step));
+    line("      const sc::coord e = sc::accumulator_element(lane, i);");
+    line(fmt::format("      const long long f = static_cast<long long>(64 * mb + e.row) * {} + e.col;", shape[1]));
+    line("      (void)f;  // unused when nothing but the accumulator is addressed");
+    fragment_index_ = fmt::format("mb * {} + i", regs);
+    if (to_registers) {
+      line(fmt::format("      acc{}[mb * {} + i] = {};", a, regs, value(s.value, "f")));
+    } else if (!pairs) {
+      line(fmt::format("      {} = {};", element(s.refs[0], "f"), store_conv(dt, value(s.value, "f"))));
+    } else {
+      const int bytes = ir::dtype_bits(dt) / 8;
+      const char* pair_type = bytes == 4 ? "uint2" : bytes == 2 ? "unsigned" : "unsigned short";
+      line(fmt::format("      alignas(8) {} out[2];", ctype(dt)));
+      line(fmt::format("      out[0] = {};", store_conv(dt, value(s.value, "f"))));
+      fragment_index_ = fmt::format("mb * {} + i + 1", regs);
+      line(fmt::format("      out[1] = {};", store_conv(dt, value(s.value, "(f + 1)"))));
+      line(fmt::format("      *reinterpret_cast<{0}*>(&{1}) = *reinterpret_cast<const {0}*>(out);", pair_type, element(s.refs[0], "f")));
+    }
+    fragment_index_.clear();
+    line("    }");
+    line("  }");
+    line("}");
+  }
+  // Whether accumulator_element puts register i + 1 right of register i (i even) in every thread:
+  // checked on the one description rather than assumed.
+  static bool pairs_adjacent() {
+    for (int t = 0; t < 128; ++t)
+      for (int i = 0; i < 256; i += 2) {
+        const auto x = ir::wgmma::accumulator_element(t, i), y = ir::wgmma::accumulator_element(t, i + 1);
+        if (y.row != x.row || y.col != x.col + 1 || x.col % 2 != 0) return false;
+      }
+    return true;
+  }
+
+  // The register of accumulator a (shape (M, n_acc)) that holds element i of the k16 step ks's A
+  // fragment in every thread, if one does: what lets P = f(S) feed P * V without a shuffle.
+  int a_from_accumulator(std::int64_t n_acc, int i, std::int64_t ks) const {
+    for (int j = 0; j < n_acc / 2; ++j) {
+      bool all = true;
+      for (int t = 0; t < 128 && all; ++t) {
+        const auto d = ir::wgmma::accumulator_element(t, j);
+        const auto x = ir::wgmma::a_element(t, i);
+        all = d.row == x.row && d.col == x.col + 16 * ks;
+      }
+      if (all) return j;
+    }
+    return -1;
+  }
+
+  void emit_wgmma(ir::StmtId id, std::string const& ind, std::string& out) {
+    auto const& s = k_.stmts[id];
+    auto line = [&](std::string const& t) { out += ind + t + "\n"; };
+    const ir::wgmma::plan p = ir::wgmma::plan_of(k_, s);
+    const int acc = k_.refs[s.refs[0]].id;
+    if (!k_.refs[s.refs[0]].index.empty()) unsupported_op(id, fmt::format("an indexed view of accumulator a{}", acc));
+    const std::int64_t regs = p.n / 2;
+    const bool sixteen = ir::dtype_bits(p.ab) == 16;
+    line(fmt::format("{{  // op #{}: wgmma, {} m64 block(s) x {} k step(s) of {}", id, p.m_blocks(), p.k_steps(), p.shape_suffix()));
+    // Generic SMEM stores of other lanes must be complete before the tensor core reads (their
+    // proxy fence is commit_smem(), the kernel's own).
+    if (dirty_) line("  sc::wg_sync(wg);");
+    dirty_ = reads_memory_into_a(s);
+    if (acc_touched_ || p.a_in_registers) {
+      pin_registers(acc, ind + "  ", out);
+      line("  sc::wgmma_fence();  // ordinary code touched these registers since the last wgmma");
+    }
+    acc_touched_ = false;
+    auto address = [&](ir::RefId rid) { return fmt::format("smem_base + {}u + {}", offsets_[k_.refs[rid].id], view_offset(rid)); };
+    if (!p.a_in_registers) line(fmt::format("  const unsigned a_addr = {};", address(s.refs[1])));
+    line(fmt::format("  const unsigned b_addr = {};", address(s.refs[2])));
+    // Registers d of the instruction, then its other operands.
+    std::string d;
+    for (std::int64_t r = 0; r < regs; ++r) d += fmt::format("{}%{}", r ? ", " : "", r);
+    const std::string imm_b = sixteen ? fmt::format(", {}", p.b.major == ir::wgmma::Major::mn ? 1 : 0) : "";
+    const std::string imm_a = sixteen && !p.a_in_registers ? fmt::format(", {}", p.a.major == ir::wgmma::Major::mn ? 1 : 0) : "";
+    for (std::int64_t mb = 0; mb < p.m_blocks(); ++mb) {
+      for (std::int64_t ks = 0; ks < p.k_steps(); ++ks) {
+        line(fmt::format("  {{  // m block {}, k step {}", mb, ks));
+        line(fmt::format("    const unsigned long long db = 0x{:016x}ull | ((b_addr + {}u) >> 4 & 0x3FFFu);", ir::wgmma::descriptor_constant(p.b), p.b_start(ks)));
+        std::string a_operand, a_inputs;
+        if (p.a_in_registers) {
+          auto const& v = k_.values[s.value];
+          std::vector<ir::ValueId> leaves;
+          loads_of(s.value, leaves);
+          std::vector<std::string> elem(8);
+          for (int i = 0; i < 8; ++i) {
+            for (auto l : leaves) {
+              auto const& r = k_.refs[k_.values[l].ref];
+              if (!is_acc(k_.values[l].ref)) continue;
+              auto const& sh = k_.allocs[r.id].shape;
+              const int j = sh == v.shape ? a_from_accumulator(sh[1], i, ks) : -1;
+              if (j < 0)
+                unsupported_op(id, fmt::format("A from registers computed from accumulator a{} ({}), which is not A's shape ({})", r.id, fmt::join(sh, ", "),
+                                               fmt::join(v.shape, ", ")));
+              fragment_index_ = fmt::format("{}", mb * (sh[1] / 2) + j);
+            }
+            const std::string f = fmt::format("(static_cast<long long>({} + sc::a_element(lane, {}).row) * {} + {} + sc::a_element(lane, {}).col)", 64 * mb, i,
+                                              p.k, 16 * ks, i);
+            elem[i] = store_conv(p.ab, value(s.value, f));
+            fragment_index_.clear();
+          }
+          line("    const unsigned ra[4] = {");
+          for (int r = 0; r < 4; ++r)
+            line(fmt::format("      static_cast<unsigned>({}) | static_cast<unsigned>({}) << 16{}", elem[2 * r], elem[2 * r + 1], r < 3 ? "," : ""));
+          line("    };");
+          a_operand = fmt::format("{{%{}, %{}, %{}, %{}}}", regs, regs + 1, regs + 2, regs + 3);
+          a_inputs = "\"r\"(ra[0]), \"r\"(ra[1]), \"r\"(ra[2]), \"r\"(ra[3]), ";
+        } else {
+          line(fmt::format("    const unsigned long long da = 0x{:016x}ull | ((a_addr + {}u) >> 4 & 0x3FFFu);", ir::wgmma::descriptor_constant(p.a),
+                           p.a_start(mb, ks)));
+          a_operand = fmt::format("%{}", regs);
+          a_inputs = "\"l\"(da), ";
+        }
+        const std::int64_t next = regs + (p.a_in_registers ? 4 : 1);
+        std::string outs;
+        for (std::int64_t r = 0; r < regs; ++r) outs += fmt::format("{}\"+f\"(acc{}[{}])", r ? ", " : "", acc, mb * regs + r);
+        // scale-d is 1: D accumulates (a kernel zeroes its accumulator with store(acc, 0)).
+        line(fmt::format("    asm volatile(\"{{\\n .reg .pred p;\\n setp.ne.b32 p, %{}, 0;\\n wgmma.mma_async.sync.aligned.{} {{{}}}, {}, %{}, p, 1, 1{}{};\\n}}\"",
+                         next + 1, p.shape_suffix(), d, a_operand, next, imm_a, imm_b));
+        line(fmt::format("                 : {}", outs));
+        line(fmt::format("                 : {}\"l\"(db), \"r\"(1));", a_inputs));
+        line("  }");
+      }
+    }
+    line("}");
+  }
+
   // ---- statements ------------------------------------------------------------------------------
   void stmt(ir::StmtId id, int depth, std::string& out) {
     const auto begin = out.size();
     emit(id, depth, out);
     if (k_.stmts[id].op != ir::StmtOp::seq) spans_.push_back({static_cast<int>(id), k_.stmts[id].op, begin, out.size()});
+  }
+  // ---- warp specialization ---------------------------------------------------------------------
+  // `if (thread_id == c) ...` whose branch only issues TMA loads and waits on and arrives at
+  // barriers: the producer of a warp-specialized pipeline.
+  bool data_mover(ir::StmtId id) const {
+    auto const& s = k_.stmts[id];
+    switch (s.op) {
+      case ir::StmtOp::seq:
+      case ir::StmtOp::for_:
+      case ir::StmtOp::if_:
+        return std::all_of(s.body.begin(), s.body.end(), [&](ir::StmtId c) { return data_mover(c); });
+      case ir::StmtOp::copy_gmem_to_smem:
+      case ir::StmtOp::barrier_wait:
+      case ir::StmtOp::barrier_arrive: return true;
+      default: return false;
+    }
+  }
+  bool producer_branch(ir::Stmt const& s) const {
+    if (k_.warpgroups < 2 || s.op != ir::StmtOp::if_) return false;
+    auto const& c = k_.exprs[s.e0];
+    if (c.op != ir::ExprOp::eq) return false;
+    auto const& l = k_.exprs[c.a];
+    auto const& r = k_.exprs[c.b];
+    const bool per_warpgroup = (l.op == ir::ExprOp::thread_id && r.op == ir::ExprOp::constant) ||
+                               (r.op == ir::ExprOp::thread_id && l.op == ir::ExprOp::constant);
+    return per_warpgroup && data_mover(s.body[0]);
+  }
+  // Registers per thread for the producer and for everyone else, 0: leave as is. The SM's 64 K
+  // registers are shared: 128 x 40 for the producer, the rest split evenly (multiples of 8, as
+  // setmaxnreg wants). Only with three or more warpgroups: with two, ptxas may already give each
+  // thread 255, and an "inc" below the current count is undefined.
+  std::pair<int, int> register_split() const {
+    const int w = k_.warpgroups;
+    if (w < 3) return {0, 0};
+    const int rest = std::min(240, (65536 - 128 * 40) / (128 * (w - 1)) / 8 * 8);
+    return {40, rest};
+  }
+
+  // Lane 0 issues TMA copies and arrivals for its warpgroup, after the other lanes' generic
+  // accesses (stores, and the loads inside them) are done: a refill must not overtake a read, an
+  // arrival must not release a stage still being read, a TMA store must not read unwritten
+  // bytes. With no such access since the last warpgroup barrier (dirty_ false) the barrier would
+  // protect nothing: wgmma reads are complete once lane 0's own wgmma_wait has returned, and
+  // barrier waits are every lane's own.
+  // TMA loads and arrivals carry no per-thread state (bulk groups do: TMA stores, their commits
+  // and waits stay with lane 0), so they are issued by the thread elect.sync picks in the
+  // warpgroup's first warp: a warp-uniform branch, then one elected lane, as CUTLASS issues them.
+  static constexpr const char* issuer = "lane < 32 && sc::elect_one()";
+  template <class Line>
+  void sync_before_issue(Line const& line) const {
+    if (dirty_) line("sc::wg_sync(wg);");
   }
   void emit(ir::StmtId id, int depth, std::string& out) {
     auto const& s = k_.stmts[id];
@@ -417,24 +723,42 @@ class emitter {
         return;
       case ir::StmtOp::for_: {
         const bool head = loop_head(id, dirty_);
+        const bool touched = touch_loop_head(id, acc_touched_);
         line(fmt::format("for (long long v{0} = {1}, v{0}_end = {2}; v{0} < v{0}_end; ++v{0}) {{  // op #{3}", s.var, expr(s.e0), expr(s.e1), id));
         dirty_ = head;
+        acc_touched_ = touched;
         stmt(s.body[0], depth + 1, out);
         line("}");
         dirty_ = head;
+        acc_touched_ = touched;
         return;
       }
       case ir::StmtOp::if_: {
-        const bool before = dirty_;
-        line(fmt::format("if ({}) {{  // op #{}", expr(s.e0), id));
-        stmt(s.body[0], depth + 1, out);
-        bool d = dirty_;
+        const bool before = dirty_, touched_before = acc_touched_;
+        const bool producer = producer_branch(s);
+        line(fmt::format("if ({}) {{  // op #{}{}", expr(s.e0), id, producer ? ": a warpgroup that only moves data" : ""));
+        if (producer) {
+          // Its TMA copies and arrivals are lane 0's and its waits need no other lane, so one
+          // warp runs it; with three or more warpgroups it hands its registers to the others.
+          if (dirty_) line("  sc::wg_sync(wg);");
+          dirty_ = false;
+          if (const auto r = register_split(); r.first) line(fmt::format("  sc::setmaxnreg_dec<{}>();", r.first));
+          line("  if (lane < 32) {");
+          stmt(s.body[0], depth + 2, out);
+          line("  }");
+        } else {
+          stmt(s.body[0], depth + 1, out);
+        }
+        bool d = dirty_, t = acc_touched_;
         dirty_ = before;
+        acc_touched_ = touched_before;
         if (s.body.size() > 1) {
           line("} else {");
+          if (const auto r = register_split(); producer && r.second) line(fmt::format("  sc::setmaxnreg_inc<{}>();", r.second));
           stmt(s.body[1], depth + 1, out);
         }
         dirty_ = d || dirty_;
+        acc_touched_ = t || acc_touched_;
         line("}");
         return;
       }
@@ -444,8 +768,8 @@ class emitter {
         const auto bytes = product(m.shape) * ir::dtype_bits(k_.allocs[m.id].dtype) / 8;
         const int map = map_of_.at(id);
         line(fmt::format("// op #{}: copy_gmem_to_smem {} -> {} ({} B)", id, k_.params[g.id].name, ir::alloc_name(k_, m.id), bytes));
-        line("sc::wg_sync(wg);");
-        line("if (lane == 0) {");
+        sync_before_issue(line);
+        line(fmt::format("if ({}) {{", issuer));
         line(fmt::format("  const unsigned bar = {};", bar_addr(s.refs[2])));
         line(fmt::format("  sc::mbar_arrive_expect_tx(bar, {}u);", bytes));
         const std::string dst = fmt::format("smem_base + {}u + {}", offsets_[m.id], view_offset(s.refs[1]));
@@ -495,7 +819,7 @@ class emitter {
         auto const& m = k_.refs[s.refs[0]];
         auto const& g = k_.refs[s.refs[1]];
         line(fmt::format("// op #{}: copy_smem_to_gmem {} -> {}", id, ir::alloc_name(k_, m.id), k_.params[g.id].name));
-        line("sc::wg_sync(wg);");
+        sync_before_issue(line);
         line("if (lane == 0) {");
         line(fmt::format("  const int c[] = {};", coords(s.refs[1], "")));
         line(fmt::format("  sc::tma_store(&tmap{}, smem_base + {}u + {}, {}, c);", map_of_.at(id), offsets_[m.id], view_offset(s.refs[0]),
@@ -519,14 +843,14 @@ class emitter {
         auto const& r = k_.refs[s.refs[0]];
         auto const& al = k_.allocs[r.id];
         line(fmt::format("// op #{}: barrier_arrive on {}", id, bar_label(k_.refs[s.refs[0]].id)));
-        line("sc::wg_sync(wg);");
+        sync_before_issue(line);
         if (al.kind == ir::AllocKind::cluster_barrier) {
           std::vector<std::string> same;
           const char* names[] = {"x", "y", "z"};
           for (int d = 0; d < 3; ++d)
             if (std::find(al.collective_axes.begin(), al.collective_axes.end(), d) == al.collective_axes.end())
               same.push_back(fmt::format("{} == static_cast<int>(sc::cluster_ctaid({}))", names[d], d));
-          line("if (lane == 0) {");
+          line(fmt::format("if ({}) {{", issuer));
           line(fmt::format("  for (int r = 0; r < {}; ++r) {{", k_.cluster[0] * k_.cluster[1] * k_.cluster[2]));
           line(fmt::format("    const int x = r % {0}, y = r / {0} % {1}, z = r / ({0} * {1});", k_.cluster[0], k_.cluster[1]));
           line(fmt::format("    (void)x; (void)y; (void)z;"));
@@ -535,7 +859,7 @@ class emitter {
           line("  }");
           line("}");
         } else {
-          line(fmt::format("if (lane == 0) sc::mbar_arrive({});", bar_addr(s.refs[0])));
+          line(fmt::format("if ({}) sc::mbar_arrive({});", issuer, bar_addr(s.refs[0])));
         }
         dirty_ = false;
         return;
@@ -560,8 +884,10 @@ class emitter {
       case ir::StmtOp::store: {
         auto const& r = k_.refs[s.refs[0]];
         const auto dt = r.base == ir::RefBase::param ? k_.params[r.id].dtype : k_.allocs[r.id].dtype;
-        if (r.base == ir::RefBase::alloc && k_.allocs[r.id].kind != ir::AllocKind::smem)
-          unsupported_op(id, "a store to a register accumulator");
+        if (const int a = fragment_acc(s); a >= 0) {
+          fragment_store(id, a, ind, out);
+          return;
+        }
         const auto n = product(r.shape);
         // Each thread takes v consecutive elements (16 bytes of the widest type involved): v
         // elements never cross a row (the innermost extents are multiples of v) and start on a
@@ -610,7 +936,17 @@ class emitter {
         return;
       }
       case ir::StmtOp::wgmma:
+        emit_wgmma(id, ind, out);
+        return;
+      case ir::StmtOp::wgmma_commit:
+        line(fmt::format("sc::wgmma_commit();  // op #{}", id));
+        return;
       case ir::StmtOp::wgmma_wait:
+        line(fmt::format("sc::wgmma_wait<{}>();  // op #{}", s.n, id));
+        // Which groups are still in flight is not known here, so no accumulator is read early.
+        for (std::size_t a = 0; a < k_.allocs.size(); ++a)
+          if (k_.allocs[a].kind == ir::AllocKind::accumulator) pin_registers(static_cast<int>(a), ind, out);
+        return;
       case ir::StmtOp::tcgen05_mma:
       case ir::StmtOp::tcgen05_commit_arrive:
         unsupported_op(id, "a tensor-core op (it arrives with the tensor-core issue)");
@@ -646,6 +982,9 @@ class emitter {
   std::map<int, int> map_of_;
   std::map<ir::ValueId, std::string> leaf_override_;  // loads already read as 16-byte vectors
   mutable std::map<std::pair<ir::StmtId, bool>, char> loop_head_memo_;  // 0 unknown, 1 false, 2 true
+  mutable std::map<std::pair<ir::StmtId, bool>, char> touch_head_memo_;  // the same for acc_touched_
+  bool acc_touched_ = true;          // ordinary code touched accumulator registers since the last wgmma.fence
+  std::string fragment_index_;       // inside a fragment walk: the register index of its element
   bool dirty_ = false;  // a store ran since this warpgroup's last sc::wg_sync (see after())
   std::vector<op_span> spans_;  // offsets into the body until run() places them in the source
 };

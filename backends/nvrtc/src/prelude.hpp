@@ -6,6 +6,8 @@
 // The swizzle macro lives in the IR headers: the interpreter and the wgmma addressing use the same
 // tokens (see stagecraft/ir/swizzle.hpp).
 #include "stagecraft/ir/swizzle.hpp"
+// ... and so do the wgmma register fragment layouts (stagecraft/ir/wgmma.hpp).
+#include "stagecraft/ir/wgmma.hpp"
 
 #define STAGECRAFT_PRELUDE_STR_(...) #__VA_ARGS__
 #define STAGECRAFT_PRELUDE_STR(...) STAGECRAFT_PRELUDE_STR_(__VA_ARGS__)
@@ -86,6 +88,16 @@ __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.
 // ordinary stores (a generic st.global is not ordered with the async proxy otherwise).
 __device__ __forceinline__ void fence_proxy_async_all() { asm volatile("fence.proxy.async;" ::: "memory"); }
 __device__ __forceinline__ void wg_sync(int wg) { asm volatile("bar.sync %0, 128;" :: "r"(wg + 1) : "memory"); }
+// One thread of the (converged) warp: the issuer of TMA loads and arrivals.
+__device__ __forceinline__ bool elect_one() {
+  unsigned elected;
+  asm volatile("{\n .reg .pred p;\n elect.sync _|p, 0xffffffff;\n selp.u32 %0, 1, 0, p;\n}" : "=r"(elected));
+  return elected != 0;
+}
+// Warp specialization: a warpgroup that only issues TMA and waits gives registers back, the
+// compute warpgroups take them (every thread of the warpgroup executes these).
+template <int N> __device__ __forceinline__ void setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" :: "n"(N)); }
+template <int N> __device__ __forceinline__ void setmaxnreg_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" :: "n"(N)); }
 __device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
 template <int N> __device__ __forceinline__ void bulk_wait_read() { asm volatile("cp.async.bulk.wait_group.read %0;" :: "n"(N) : "memory"); }
 template <int N> __device__ __forceinline__ void bulk_wait() { asm volatile("cp.async.bulk.wait_group %0;" :: "n"(N) : "memory"); }
@@ -144,6 +156,15 @@ __device__ __forceinline__ void tma_store(const tmap_t* map, unsigned src, int r
   }
 }
 
+// wgmma. The accumulator registers are asm operands of the instructions that write them, but
+// the wait that makes their values visible has none: reg_fence ties each register to a point in
+// the instruction stream (an empty asm that "modifies" it), so the compiler neither reads it
+// before the wait nor moves ordinary writes past a wgmma.fence.
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+template <int N> __device__ __forceinline__ void wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(N) : "memory"); }
+__device__ __forceinline__ void reg_fence(float& r) { asm volatile("" : "+f"(r) :: "memory"); }
+
 // conversions (round to nearest even), 16-bit types stored as their bit patterns
 __device__ __forceinline__ float f16_to_f32(unsigned short h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
 __device__ __forceinline__ unsigned short f32_to_f16(float f) { unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
@@ -161,6 +182,8 @@ __device__ __forceinline__ long long idiv(long long n, long long d) { return d =
 // shared-window byte address -> swizzled address (16-byte chunks XOR bits 7.. of the address). TMA
 // swizzles by the absolute SMEM address, so callers pass smem_base + offset, not the offset.
 )PTX" STAGECRAFT_PRELUDE_STR(STAGECRAFT_SWIZZLE_FN(__device__ __forceinline__)) R"PTX(
+// wgmma register fragments: (row, col) of element i of thread t of the warpgroup.
+)PTX" STAGECRAFT_PRELUDE_STR(STAGECRAFT_WGMMA_FRAGMENT_FN(__device__ __forceinline__)) R"PTX(
 // ---- end of portable ----
 }  // namespace sc
 // ---- end of prelude ----

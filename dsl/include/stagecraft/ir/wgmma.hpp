@@ -202,21 +202,27 @@ constexpr std::uint32_t element_address(descriptor const& d, Major major, int bi
 }
 
 // ---- register fragments (per thread of the warpgroup) ------------------------------------------
-struct coord {
-  int row, col;
-};
-// D of .m64nN (f32 or f16 accumulators): thread t holds N/2 elements; element i is at
-// (16 * warp + lane / 4 + 8 * (i / 2 % 2), 8 * (i / 4) + 2 * (lane % 4) + i % 2).
-constexpr coord accumulator_element(int thread, int i) {
-  const int warp = thread / 32, lane = thread % 32;
-  return {16 * warp + lane / 4 + 8 * (i / 2 % 2), 8 * (i / 4) + 2 * (lane % 4) + i % 2};
-}
-// A of .m64nNk16 from registers (16-bit types): 8 elements (4 registers of 2) per thread;
-// element i is at (16 * warp + lane / 4 + 8 * (i / 2 % 2), 2 * (lane % 4) + i % 2 + 8 * (i / 4)).
-constexpr coord a_element(int thread, int i) {
-  const int warp = thread / 32, lane = thread % 32;
-  return {16 * warp + lane / 4 + 8 * (i / 2 % 2), 2 * (lane % 4) + i % 2 + 8 * (i / 4)};
-}
+// As one token sequence, like the swizzle: the NVRTC prelude stringifies it, so the coordinates
+// the generated code computes on the GPU are these functions, which the interpreter and the unit
+// tests (against the PTX ISA's figures) evaluate on the host.
+//   D of .m64nN (f32 or f16 accumulators): thread t holds N/2 elements; element i is at
+//     (16 * warp + lane / 4 + 8 * (i / 2 % 2), 8 * (i / 4) + 2 * (lane % 4) + i % 2).
+//   A of .m64nNk16 from registers (16-bit types): 8 elements (4 registers of 2) per thread;
+//     element i is at (16 * warp + lane / 4 + 8 * (i / 2 % 2), 2 * (lane % 4) + i % 2 + 8 * (i / 4)).
+#define STAGECRAFT_WGMMA_FRAGMENT_FN(QUALIFIERS)                                      \
+  struct coord {                                                                      \
+    int row, col;                                                                     \
+  };                                                                                  \
+  QUALIFIERS coord accumulator_element(int thread, int i) {                           \
+    const int warp = thread / 32, lane = thread % 32;                                 \
+    return {16 * warp + lane / 4 + 8 * (i / 2 % 2), 8 * (i / 4) + 2 * (lane % 4) + i % 2}; \
+  }                                                                                   \
+  QUALIFIERS coord a_element(int thread, int i) {                                     \
+    const int warp = thread / 32, lane = thread % 32;                                 \
+    return {16 * warp + lane / 4 + 8 * (i / 2 % 2), 2 * (lane % 4) + i % 2 + 8 * (i / 4)}; \
+  }
+
+STAGECRAFT_WGMMA_FRAGMENT_FN(constexpr inline)
 
 }  // namespace stagecraft::ir::wgmma
 

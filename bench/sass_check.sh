@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The SASS of gemm_hopper: does the CUBIN NVRTC builds really issue tensor-core instructions
+# (HGMMA, Hopper's wgmma) and TMA (UTMALDG/UTMASTG)? nvdisasm comes from the
+# nvidia-cuda-nvdisasm PyPI wheel, installed into build/sass-venv by this script (not by the
+# product, which never needs it). Runs without a GPU.
+#   usage: bench/sass_check.sh [OUTDIR]     (default: build/sass; a build with the CLI in
+#                                           $STAGECRAFT_BUILD_DIR or ./build)
+# Exit: 0 HGMMA found, 1 not found or a step failed.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${STAGECRAFT_BUILD_DIR:-$here/build}
+out=${1:-$build/sass}
+cli=$build/cli/stagecraft
+[ -x "$cli" ] || { echo "sass_check: no $cli (build the stagecraft target first)" >&2; exit 1; }
+mkdir -p "$out"
+
+venv=$build/sass-venv
+if [ ! -x "$venv/bin/python" ]; then
+  python3 -m venv "$venv"
+fi
+nvdisasm=$(find "$venv" -type f -name nvdisasm -perm -u+x 2>/dev/null | head -1)
+if [ -z "$nvdisasm" ]; then
+  "$venv/bin/python" -m pip install --quiet nvidia-cuda-nvdisasm
+  nvdisasm=$(find "$venv" -type f -name nvdisasm -perm -u+x | head -1)
+fi
+[ -n "$nvdisasm" ] || { echo "sass_check: the nvidia-cuda-nvdisasm wheel has no nvdisasm binary" >&2; exit 1; }
+echo "nvdisasm: $nvdisasm ($("$nvdisasm" --version | tail -1))"
+
+fails=0
+for spec in "gemm_hopper" "gemm_small"; do
+  "$cli" ptx "$spec" --cubin "$out/$spec.cubin" -o "$out/$spec.ptx"
+  "$nvdisasm" "$out/$spec.cubin" > "$out/$spec.sass"
+  hgmma=$(grep -c 'HGMMA' "$out/$spec.sass" || true)
+  tma=$(grep -c -E 'UTMALDG|UTMASTG' "$out/$spec.sass" || true)
+  instr=$(grep -c -E '^\s+/\*[0-9a-f]{4}\*/' "$out/$spec.sass" || true)
+  local_mem=$(grep -c -E '\b(LDL|STL)\b' "$out/$spec.sass" || true)
+  echo "$spec: $instr instructions, $hgmma HGMMA, $tma TMA (UTMALDG/UTMASTG), $local_mem local-memory (LDL/STL); $out/$spec.sass"
+  grep -m3 'HGMMA' "$out/$spec.sass" | sed 's/^ */  /' | cut -c1-150
+  [ "$hgmma" -gt 0 ] || { echo "sass_check: $spec has no HGMMA"; fails=1; }
+  [ "$local_mem" -eq 0 ] || { echo "sass_check: $spec touches local memory"; fails=1; }
+done
+exit $fails

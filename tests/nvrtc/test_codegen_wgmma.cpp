@@ -1,0 +1,163 @@
+// wgmma code generation without NVRTC: accumulators as register arrays in the D fragment layout,
+// descriptors from ir::wgmma (never written here except as the ISA's known values), and
+// wgmma.fence exactly where ordinary code touched the accumulator.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include <fmt/format.h>
+
+#include <stagecraft/nvrtc/codegen.hpp>
+#include <stagecraft/registry.hpp>
+#include <stagecraft/stagecraft.hpp>
+
+using namespace stagecraft;
+using Catch::Matchers::Contains;
+
+namespace {
+std::size_t count(std::string const& text, std::string const& what) {
+  std::size_t n = 0;
+  for (auto p = text.find(what); p != std::string::npos; p = text.find(what, p + what.size())) ++n;
+  return n;
+}
+
+// acc += a * b^T over K = 64 (4 k16 steps), twice or once, with or without ordinary code
+// scaling the accumulator in between, then the epilogue store.
+template <int Reps, bool TouchBetween>
+ir::Kernel straight() {
+  return lower(kernel<sm_90a>(
+      "straight", grid(1), threads(1_c), gmem<f32>("c", shape(64_c, 128_c)), smem<bf16>(shape(64_c, 64_c), swizzle(128_c)),
+      smem<bf16>(shape(128_c, 64_c), swizzle(128_c)), smem<f32>(shape(64_c, 128_c)), accumulator<f32>(shape(64_c, 128_c)),
+      [](auto c, auto a, auto b, auto cs, auto acc) {
+        auto mma = seq(wgmma(acc, a, transpose(b)), wgmma_commit());
+        auto epilogue = seq(store(cs, load(acc)), commit_smem(), copy_smem_to_gmem(cs, c.block(0_c, 0_c)), commit_smem_to_gmem_group(),
+                            wait_smem_to_gmem(0_c));
+        if constexpr (Reps == 1) return seq(store(acc, 0.0f), mma, wgmma_wait(0_c), epilogue);
+        else if constexpr (TouchBetween)
+          return seq(store(acc, 0.0f), mma, wgmma_wait(0_c), store(acc, load(acc) * 2.0f), mma, wgmma_wait(0_c), epilogue);
+        else return seq(store(acc, 0.0f), mma, mma, wgmma_wait(0_c), epilogue);
+      }));
+}
+}  // namespace
+
+TEST_CASE("gemm_small: an accumulator array, m64n128k16 instructions with 128-byte swizzle K-major descriptors", "[codegen][wgmma]") {
+  auto const& e = registry::global().find("gemm_small");
+  const auto k = e.build(registry::resolve(e, {}));
+  const auto g = nvrtc::generate(k);
+  // (64, 128) f32: one m64 block of 64 registers per thread.
+  CHECK_THAT(g.source, Contains("float acc4[64];"));
+  CHECK_THAT(g.source, Contains("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0, %1,") && Contains("%63}, %64, %65, p, 1, 1, 0, 0;"));
+  CHECK(count(g.source, "wgmma.mma_async.sync.aligned") == 4);  // K = 64: four k16 steps
+  CHECK_THAT(g.source, Contains("\"+f\"(acc4[63])") && !Contains("(acc4[64])"));
+  // 128-byte swizzle (mode 1 at bit 62), SBO 1024 B (64 at bit 32), LBO 16 B (1 at bit 16): the
+  // canonical K-major descriptor of a 128-byte swizzled bf16 tile; K steps 32 bytes apart.
+  CHECK(count(g.source, "0x4000004000010000ull") == 8);
+  for (int ks = 0; ks < 4; ++ks) {
+    CHECK_THAT(g.source, Contains(fmt::format("((a_addr + {}u) >> 4 & 0x3FFFu)", 32 * ks)));
+    CHECK_THAT(g.source, Contains(fmt::format("((b_addr + {}u) >> 4 & 0x3FFFu)", 32 * ks)));
+  }
+  CHECK_THAT(g.source, Contains("sc::wgmma_commit();") && Contains("sc::wgmma_wait<0>();"));
+  // The zeroing and the epilogue walk the fragment, not i % 128.
+  CHECK(count(g.source, "sc::accumulator_element(lane, i)") == 2);
+  CHECK_THAT(g.source, Contains("acc4[mb * 64 + i] = 0.0f;"));
+}
+
+TEST_CASE("wgmma.fence: before the first wgmma and after ordinary code touched the accumulator, not between wgmmas", "[codegen][wgmma]") {
+  CHECK(count(nvrtc::generate(straight<1, false>()).source, "sc::wgmma_fence();") == 1);
+  // two wgmmas back to back: the second is ordered after the first without a fence
+  CHECK(count(nvrtc::generate(straight<2, false>()).source, "sc::wgmma_fence();") == 1);
+  // ordinary code scaled the accumulator between them: the second needs its own
+  CHECK(count(nvrtc::generate(straight<2, true>()).source, "sc::wgmma_fence();") == 2);
+}
+
+TEST_CASE("in a K loop the fence stays: the first iteration follows the zeroing", "[codegen][wgmma]") {
+  auto const& e = registry::global().find("gemm_small");
+  const auto g = nvrtc::generate(e.build(registry::resolve(e, {})));
+  CHECK(count(g.source, "sc::wgmma_fence();") == 1);
+  const auto loop = g.source.find("for (long long v1");
+  REQUIRE(loop != std::string::npos);
+  CHECK(g.source.find("sc::wgmma_fence();") > loop);
+}
+
+TEST_CASE("transposed operands set the transpose immediates; tf32 has none", "[codegen][wgmma]") {
+  // A (64, 64) read as is (K-major), B a (K, N) = (64, 64) buffer (MN-major): tnspA 0, tnspB 1.
+  auto mn = lower(kernel<sm_90a>("mn_b", grid(1), threads(1_c), smem<bf16>(shape(64_c, 64_c), swizzle(128_c)),
+                                 smem<bf16>(shape(64_c, 64_c), swizzle(128_c)), accumulator<f32>(shape(64_c, 64_c)),
+                                 [](auto a, auto b, auto acc) { return seq(store(acc, 0.0f), wgmma(acc, a, b), wgmma_commit(), wgmma_wait(0_c)); }));
+  const auto g = nvrtc::generate(mn);
+  CHECK_THAT(g.source, Contains("m64n64k16.f32.bf16.bf16") && Contains("p, 1, 1, 0, 1;"));
+  auto tf = lower(kernel<sm_90a>("tf32", grid(1), threads(1_c), smem<f32>(shape(64_c, 32_c), swizzle(128_c)),
+                                 smem<f32>(shape(64_c, 32_c), swizzle(128_c)), accumulator<f32>(shape(64_c, 64_c)),
+                                 [](auto a, auto b, auto acc) { return seq(store(acc, 0.0f), wgmma(acc, a, transpose(b)), wgmma_commit(), wgmma_wait(0_c)); }));
+  const auto t = nvrtc::generate(tf);
+  CHECK_THAT(t.source, Contains("m64n64k8.f32.tf32.tf32") && Contains("p, 1, 1;"));
+  CHECK(count(t.source, "wgmma.mma_async") == 4);
+}
+
+TEST_CASE("A from registers: four packed registers per k16 step, read from the accumulator that holds them", "[codegen][wgmma]") {
+  // S = Q * K^T, then O += bf16(S) * V with S as A from registers: register j of S's fragment
+  // holds A's element i of k step ks in every thread (j = 8 for ks 1, i 0; j = 31 for ks 3, i 7).
+  auto k = lower(kernel<sm_90a>("pv", grid(1), threads(1_c), smem<bf16>(shape(64_c, 32_c), swizzle(64_c)),
+                                smem<bf16>(shape(64_c, 32_c), swizzle(64_c)), smem<bf16>(shape(64_c, 64_c), swizzle(128_c)),
+                                accumulator<f32>(shape(64_c, 64_c)), accumulator<f32>(shape(64_c, 64_c)), [](auto q, auto kk, auto v, auto s, auto o) {
+                                  return seq(store(s, 0.0f), store(o, 0.0f), wgmma(s, q, transpose(kk)), wgmma_commit(), wgmma_wait(0_c),
+                                             wgmma(o, cast<bf16>(load(s)), v), wgmma_commit(), wgmma_wait(0_c));
+                                }));
+  const auto g = nvrtc::generate(k);
+  CHECK_THAT(g.source, Contains("{%32, %33, %34, %35}, %36, p, 1, 1, 1;"));  // B (K, N) in SMEM: MN-major
+  CHECK_THAT(g.source, Contains("(acc3[8])") && Contains("(acc3[31])") && Contains("(acc3[0])"));
+  CHECK(count(g.source, "static_cast<unsigned>(") >= 4 * 4 * 2);
+  // the first wgmma follows the zeroing; the second reads registers ordinary code just wrote
+  CHECK(count(g.source, "sc::wgmma_fence();") == 2);
+}
+
+TEST_CASE("warp specialization: a one-warp producer that gives registers to the consumers, and no barrier that protects nothing", "[codegen][wgmma]") {
+  auto const& e = registry::global().find("gemm_hopper");
+  const auto g = nvrtc::generate(e.build(registry::resolve(e, {})));
+  const auto producer = g.source.find("a warpgroup that only moves data");
+  REQUIRE(producer != std::string::npos);
+  const auto consumers = g.source.find("} else {", producer);
+  REQUIRE(consumers != std::string::npos);
+  const std::string p = g.source.substr(producer, consumers - producer);
+  CHECK_THAT(p, Contains("sc::setmaxnreg_dec<40>();") && Contains("if (lane < 32) {") && Contains("sc::tma_load("));
+  CHECK_THAT(p, !Contains("sc::wg_sync"));  // the producer makes no generic accesses
+  // TMA loads are issued by one elected lane of a warp-uniform branch; not by lane 0 of 128
+  CHECK(count(p, "if (lane < 32 && sc::elect_one()) {") == 2);
+  CHECK_THAT(p, !Contains("if (lane == 0)"));
+  // the consumers' releases too; TMA stores, whose bulk group is the issuing thread's, stay lane 0's
+  CHECK_THAT(g.source.substr(consumers), Contains("if (lane < 32 && sc::elect_one()) {\n") && Contains("if (lane == 0) sc::bulk_commit();"));
+  const std::string inc = "sc::setmaxnreg_inc<232>();";  // the consumers' first statement
+  const auto first = g.source.find_first_not_of(' ', consumers + std::string("} else {\n").size());
+  CHECK(g.source.compare(first, inc.size(), inc) == 0);
+  // Only the epilogue's generic stores need the warpgroup barrier: before each consumer's TMA
+  // store, and after its wait for it. The K loop's arrivals follow wgmma_wait and need none.
+  CHECK(count(g.source, "sc::wg_sync(wg);") == 4);
+  // The epilogue stores bf16 pairs (registers i, i + 1 are row neighbours): 64 stores per thread, not 128.
+  CHECK(count(g.source, "*reinterpret_cast<unsigned*>(&*reinterpret_cast<unsigned short*>(smem + ") == 2);
+  CHECK_THAT(g.source, Contains("for (int i = 0; i < 128; i += 2) {") && Contains("acc5[mb * 128 + i + 1]"));
+}
+
+TEST_CASE("an arrival after generic reads of the stage keeps its warpgroup barrier", "[codegen]") {
+  // ws_copy's consumers read their stage with ordinary loads: releasing it needs every lane done.
+  auto const& e = registry::global().find("ws_copy");
+  const auto g = nvrtc::generate(e.build(registry::resolve(e, {})));
+  std::size_t arrivals = 0;
+  for (auto at = g.source.find(": barrier_arrive\n"); at != std::string::npos; at = g.source.find(": barrier_arrive\n", at + 1)) {
+    ++arrivals;
+    const auto next = g.source.find('\n', g.source.find('\n', at) + 1);
+    CHECK_THAT(g.source.substr(at, next - at), Contains("sc::wg_sync(wg);"));
+  }
+  CHECK(arrivals == 2);
+  // and its producer, which only moves data, runs on one warp without any barrier
+  CHECK_THAT(g.source, Contains("a warpgroup that only moves data") && Contains("if (lane < 32) {"));
+}
+
+TEST_CASE("gemm_hopper's 2x1 cluster: A multicast to both CTAs, stages released to both, CTAs leave together", "[codegen][wgmma]") {
+  auto const& e = registry::global().find("gemm_hopper");
+  const auto two = nvrtc::generate(e.build(registry::resolve(e, {{"cluster", 2}})));
+  CHECK_THAT(two.source, Contains("sc::tma_load_multicast(") && Contains("0x0003u << rank_base"));
+  CHECK_THAT(two.source, Contains("sc::mbar_wait_cluster(") && Contains("sc::mbar_arrive_remote("));
+  CHECK(count(two.source, "sc::cluster_sync();") == 2);  // peers' barriers exist before anyone arrives; nobody leaves early
+  const auto one = nvrtc::generate(e.build(registry::resolve(e, {{"cluster", 1}})));
+  CHECK_THAT(one.source, !Contains("sc::tma_load_multicast(") && !Contains("sc::cluster_sync();") && !Contains("sc::mbar_arrive_remote("));
+}

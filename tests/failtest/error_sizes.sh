@@ -55,8 +55,8 @@ for c in "${compilers[@]}"; do
   header+=" $n bytes | $n lines | $n key |"
   rule+="---:|---:|:---:|"
 done
-echo "$header"
-echo "$rule"
+echo "$header" | tee "$tmp/table"
+echo "$rule" | tee -a "$tmp/table"
 for src in tests/failtest/*.cpp; do
   name=$(basename "$src" .cpp)
   [[ "$name" =~ $filter ]] || continue
@@ -68,5 +68,14 @@ for src in tests/failtest/*.cpp; do
     row+=" $bytes | $lines | $key |"
     [ -n "$keep" ] && cp "$out" "$keep/"
   done
-  echo "$row"
+  echo "$row" | tee -a "$tmp/table"
+done
+echo
+# One line per compiler: the worst case, the mean, and how many first lines say it all.
+for i in "${!compilers[@]}"; do
+  awk -F'|' -v c="$(basename "${compilers[$i]}")" -v col=$((3 + 3 * i)) '
+    NR > 2 { n++; b += $col; l += $(col + 1); if ($(col + 1) > m) { m = $(col + 1); w = $2 }
+             if ($(col + 2) ~ /yes/) y++ }
+    END { if (n) printf "%s: %d cases, %.1f lines and %.0f bytes on average, at most %d (%s); key message on the first error line in %d\n",
+                        c, n, l / n, b / n, m, w, y }' "$tmp/table"
 done

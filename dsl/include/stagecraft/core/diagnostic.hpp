@@ -74,18 +74,14 @@ constexpr auto to_fixed() {
   return f;
 }
 
-// The type whose name carries the message. `ok` is false, always; it is a template so the
+// With clang: the type whose name carries the message. `ok` is false, always; it is a template so the
 // static_assert that reads it only fires when the failing branch is instantiated.
 template <fixed_string Message>
 struct diagnostic {
   static constexpr bool ok = false;
 };
 
-}  // namespace stagecraft::diag
-
-namespace stagecraft::diag {
-
-// Never defined: referring to it is the error, and g++ names Message in that error's line.
+// Deleted: referring to it is the error, and g++ names Message in that error's line.
 template <fixed_string Message>
 void rejected() = delete;  // stagecraft rejected the kernel: the message is the line above
 

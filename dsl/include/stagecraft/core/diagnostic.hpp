@@ -74,8 +74,9 @@ constexpr auto to_fixed() {
   return f;
 }
 
-// With clang: the type whose name carries the message. `ok` is false, always; it is a template so the
-// static_assert that reads it only fires when the failing branch is instantiated.
+// With clang: the type whose name carries the message. `ok` is false, always; it is a
+// template so the static_assert that reads it only fires when the failing branch is
+// instantiated.
 template <fixed_string Message>
 struct diagnostic {
   static constexpr bool ok = false;

@@ -22,6 +22,7 @@
 
 #include "stagecraft/hostexec/hostexec.hpp"
 #include "narrate.hpp"
+#include "verdict.hpp"
 #include "stagecraft/interp/interp.hpp"
 #include "stagecraft/lessons.hpp"
 #include "stagecraft/nvrtc/codegen.hpp"
@@ -134,38 +135,6 @@ void show(kernel_entry const& e, param_values const& overrides) {
   fmt::print("# {} ({})\n# hash {:016x}\n{}\n", e.name, fmt::join(set, " "), ir::hash(k), ir::print(k));
 }
 
-// Seeded random inputs, never all zeros: floats in [-2, 2), integers in a small range.
-std::vector<host_tensor> random_inputs(ir::Kernel const& k, std::uint64_t seed) {
-  std::vector<host_tensor> out;
-  std::uint64_t state = seed * 0x9e3779b97f4a7c15ull + 1;
-  auto next = [&] {
-    state ^= state << 13;
-    state ^= state >> 7;
-    state ^= state << 17;
-    return state;
-  };
-  for (auto const& p : k.params) {
-    auto t = host_tensor::zeros(p.dtype, p.shape);
-    for (std::int64_t i = 0; i < t.elements(); ++i) {
-      const auto r = next();
-      if (ir::dtype_is_float(p.dtype)) t.set(i, static_cast<double>(r >> 40) / static_cast<double>(1ull << 24) * 4.0 - 2.0);
-      else if (p.dtype == ir::DType::u32) t.set(i, static_cast<double>(r % 200));
-      else t.set(i, static_cast<double>(static_cast<std::int64_t>(r % 201) - 100));
-    }
-    out.push_back(std::move(t));
-  }
-  return out;
-}
-
-std::string index_text(std::vector<std::int64_t> const& shape, std::int64_t flat) {
-  std::vector<std::int64_t> idx(shape.size());
-  for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
-    idx[d] = flat % shape[d];
-    flat /= shape[d];
-  }
-  return fmt::format("[{}]", fmt::join(idx, ", "));
-}
-
 struct run_flags {
   std::string backend = "interp";
   std::string policy = "eager";
@@ -233,10 +202,6 @@ interp::policy parse_policy(std::string const& p) {
   if (p == "pct") return interp::policy::pct;
   throw usage_error(fmt::format("unknown policy '{}' (eager, lazy, random, pct)", p));
 }
-
-// Runs one kernel through the interpreter; returns the exit code.
-int compare_with_reference(ir::Kernel const& k, std::vector<host_tensor> const& got, std::vector<host_tensor> const& expected,
-                           const char* what, std::uint64_t steps);
 
 #ifdef STAGECRAFT_HAVE_CUDA_RUNTIME
 // The driver, NVRTC and a device stagecraft generates code for, or why not (then exit 3).
@@ -409,25 +374,6 @@ int run_kernel(kernel_entry const& e, param_values const& overrides, run_flags c
   auto expected = inputs;
   e.reference(expected, values);
   return compare_with_reference(k, r.buffers, expected, "the reference", r.steps);
-}
-
-int compare_with_reference(ir::Kernel const& k, std::vector<host_tensor> const& got_all, std::vector<host_tensor> const& expected,
-                           const char* what, std::uint64_t steps) {
-  std::int64_t checked = 0;
-  for (int p : interp::written_params(k)) {
-    auto const& got = got_all[p];
-    auto const& want = expected[p];
-    for (std::int64_t i = 0; i < got.elements(); ++i, ++checked) {
-      const double g = got.get(i), w = want.get(i);
-      if (!(g == w || (std::isnan(g) && std::isnan(w)))) {
-        fmt::print("verdict: wrong result: {}{} = {} but {} gives {} ({} elements matched before it)\n", k.params[p].name,
-                   index_text(got.shape, i), g, what, w, checked);
-        return exit_wrong;
-      }
-    }
-  }
-  fmt::print("verdict: correct ({} output elements match {}{})\n", checked, what, steps ? fmt::format("; {} steps", steps) : std::string());
-  return exit_ok;
 }
 
 struct ptx_flags {

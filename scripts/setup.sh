@@ -15,6 +15,7 @@ packages=(
   libfmt-dev              # formatting of diagnostics and the IR printer
   nlohmann-json3-dev      # trace / report export
   libbenchmark-dev        # CPU microbenchmarks
+  lld                     # the linker (faster links: docs/edit_loop.md); the build falls back to ld without it
 )
 # Headless Chromium renders the lesson timelines in a test (tests/lessons/check_timelines.sh);
 # large, so only on request (CI asks for it).

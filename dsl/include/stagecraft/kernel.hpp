@@ -278,8 +278,11 @@ struct types_of<hana::tuple<T...>> {
   static constexpr int count = (0 + ... + (P<std::remove_cvref_t<T>>::value ? 1 : 0));
   template <template <class> class P, class Default>
   using first = typename first_of<P, Default, std::remove_cvref_t<T>...>::type;
+  // A requires-expression, not std::is_invocable_v: calling the body instantiates it, so a
+  // mistake inside it is reported from here, and <type_traits>' invoke machinery would add five
+  // `required from` lines of library internals to every such report.
   template <class F>
-  static constexpr bool invocable = std::is_invocable_v<F, T...>;
+  static constexpr bool invocable = requires(F& f, T&... t) { f(t...); };
   template <template <class...> class C>
   static constexpr bool apply() {
     return C<std::remove_cvref_t<T>...>::value;

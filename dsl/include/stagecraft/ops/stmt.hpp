@@ -72,11 +72,14 @@ template <class Lo, class Hi, class Body>
   constexpr range_t var_range = (rl.is_constant() && rh.is_constant() && rh.lo > rl.lo) ? interval(rl.lo, rh.lo) : unknown_range;
   const int var = tree::fresh_var_id();
   idx<var_range> j{tree::make_expr(ir::ExprOp::var, var)};
-  if constexpr (!std::is_invocable_v<Body&, idx<var_range>>) {
+  // requires and decltype rather than std::is_invocable_v/invoke_result_t: the body is
+  // instantiated here, and a mistake inside it should not be reported through five lines of
+  // <type_traits> internals per loop level.
+  if constexpr (!requires { body(j); }) {
     STAGECRAFT_ERROR_T(Body, "for_(range, body): body must be callable with the induction variable: [&](auto j) { return ...; }");
     return stmt<>{};
   } else {
-    using R = std::invoke_result_t<Body&, idx<var_range>>;
+    using R = decltype(body(j));
     if constexpr (!statement<R>) {
       STAGECRAFT_ERROR_T(R, "for_(range, body): body must return a statement (did it forget `return`?)");
       return stmt<>{};

@@ -1,0 +1,21 @@
+// What a run is checked with: seeded random inputs and the comparison with a reference. Shared
+// by the CLI and the small per-kernel runners (stagecraft_add_kernel_runner), which must give
+// the same verdict on the same inputs without linking the whole CLI.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "stagecraft/host/tensor.hpp"
+#include "stagecraft/ir/kernel.hpp"
+
+namespace stagecraft::cli {
+
+// Seeded random inputs, never all zeros: floats in [-2, 2), integers in a small range.
+std::vector<host_tensor> random_inputs(ir::Kernel const& k, std::uint64_t seed);
+
+// Compares every output the kernel writes with `expected` (what `what` computed), prints the
+// verdict line and returns exit_ok or exit_wrong.
+int compare_with_reference(ir::Kernel const& k, std::vector<host_tensor> const& got, std::vector<host_tensor> const& expected,
+                           const char* what, std::uint64_t steps);
+
+}  // namespace stagecraft::cli

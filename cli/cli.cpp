@@ -23,7 +23,9 @@
 #include "stagecraft/hostexec/hostexec.hpp"
 #include "internal.hpp"
 #include "narrate.hpp"
+#include "bench.hpp"
 #include "shard.hpp"
+#include "stagecraft/bench/bench.hpp"
 #include "stagecraft/interp/interp.hpp"
 #include "stagecraft/lessons.hpp"
 #include "stagecraft/nvrtc/codegen.hpp"
@@ -632,6 +634,10 @@ int main(int argc, char** argv, registry const& kernels) {
   detail::merge_request mr;
   merge_cmd->add_option("files", mr.files, "the shard files (each shard 0..N-1 exactly once)")->required();
   merge_cmd->add_option("-o,--output", mr.out, "write the merged JSON lines here instead of stdout");
+  merge_cmd->add_option("--json", mr.json, "bench shards: write the merged report as JSON");
+  merge_cmd->add_option("--csv", mr.csv, "bench shards: write the merged report as CSV");
+  merge_cmd->add_option("--svg", mr.svg, "bench shards: write the merged sweep's SVG plot");
+  auto bench_cmd = detail::add_bench(app);
 
   auto* ptx_cmd = app.add_subcommand("ptx", "generate CUDA C++, JIT it with NVRTC and print or write the PTX / CUBIN");
   ptx_flags pf;
@@ -690,6 +696,8 @@ int main(int argc, char** argv, registry const& kernels) {
       }
     } else if (*merge_cmd) {
       return detail::merge(mr);
+    } else if (bench_cmd->parsed()) {
+      return bench_cmd->run(kernels);
     } else if (*ptx_cmd) {
       return ptx_kernel(kernels.find(kernel_name), parse_sets(sets), pf);
     } else if (*run_cmd) {
@@ -730,6 +738,9 @@ int main(int argc, char** argv, registry const& kernels) {
   } catch (usage_error const& e) {
     std::cerr << "stagecraft: " << e.what() << "\n";
     return exit_usage;
+  } catch (bench::no_device const& e) {
+    std::cout << e.what() << "\n";
+    return exit_no_driver;
   } catch (nvrtc::unsupported const& e) {
     std::cerr << "stagecraft: " << e.what() << "\n";
     return exit_usage;

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "bench.hpp"
 #include "internal.hpp"
 #include "stagecraft/cli.hpp"
 
@@ -211,6 +212,8 @@ int merge(merge_request const& req) {
   if (header["command"] == "run") {
     if (req.json || req.csv || req.svg) throw usage_error("merge: --json, --csv and --svg are for `bench` shards; these are `run` shards");
     rc = merge_run(header["config"], records, lines, out.has_value());
+  } else if (header["command"] == "bench") {
+    rc = merge_bench(header["config"], records, lines, req);
   } else {
     throw usage_error(fmt::format("merge: unknown command '{}' in '{}'", header["command"].dump(), req.files.front()));
   }

@@ -27,6 +27,9 @@ struct trace {
   std::vector<std::string> lanes;  // per CTA, the same lanes: "wg0", ..., "tma load", "tma store", "barriers"
   int ctas = 0;
   std::vector<trace_event> events;  // in the order they happened
+  // What t0/t1 count: the interpreter's scheduler steps, or the modelled machine's ns (a
+  // timeline of stagecraft bench --backend model). Singular; the page adds "s" where it counts.
+  std::string time_unit = "step";
 };
 
 // Chrome / Perfetto trace-event JSON (one process per CTA, one thread per lane).

@@ -173,7 +173,6 @@ std::optional<std::string> gpu_unusable(cuda::status const& st) {
   }
   return std::nullopt;
 }
-#endif
 
 double median(std::vector<float> v) {
   std::sort(v.begin(), v.end());
@@ -184,6 +183,7 @@ double quantile(std::vector<float> v, double q) {
   if (v.empty()) return 0;
   return v[std::min(v.size() - 1, static_cast<std::size_t>(q * static_cast<double>(v.size() - 1) + 0.5))];
 }
+#endif
 
 void finish_rates(point& p) {
   p.gbps = p.median_ms > 0 ? p.bytes / (p.median_ms * 1e-3) / 1e9 : 0;
@@ -290,7 +290,7 @@ report run(kernel_entry const& e, options const& o) {
   }
   std::size_t mine = 0, done = 0;
   for (std::size_t i = 0; i < all.size(); ++i) mine += static_cast<int>(i % static_cast<std::size_t>(o.shard_count)) == o.shard_index;
-  std::map<double, double> copy_ms;  // baseline per byte count, measured once per run
+  [[maybe_unused]] std::map<double, double> copy_ms;  // baseline per byte count, measured once per run
   for (std::size_t i = 0; i < all.size(); ++i) {
     if (static_cast<int>(i % static_cast<std::size_t>(o.shard_count)) != o.shard_index) continue;
     point p;

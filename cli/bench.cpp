@@ -154,14 +154,6 @@ struct bench_command_impl final : bench_command {
     }
   }
 
-  static void check_distinct(std::vector<std::pair<const char*, std::optional<std::string> const*>> const& outs) {
-    namespace fs = std::filesystem;
-    for (std::size_t i = 0; i < outs.size(); ++i)
-      for (std::size_t j = i + 1; j < outs.size(); ++j)
-        if (*outs[i].second && *outs[j].second && fs::absolute(**outs[i].second).lexically_normal() == fs::absolute(**outs[j].second).lexically_normal())
-          throw usage_error(fmt::format("{} and {} both write '{}': give each its own file", outs[i].first, outs[j].first, **outs[i].second));
-  }
-
   static json config_of(bench::report const& rep, bench::options const& o, std::size_t total) {
     json set = json::object(), sweep = json::array();
     for (auto const& [n, v] : o.set) set[n] = v;

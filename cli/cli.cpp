@@ -131,27 +131,7 @@ void show(kernel_entry const& e, param_values const& overrides) {
 }
 
 // Seeded random inputs, never all zeros: floats in [-2, 2), integers in a small range.
-std::vector<host_tensor> random_inputs(ir::Kernel const& k, std::uint64_t seed) {
-  std::vector<host_tensor> out;
-  std::uint64_t state = seed * 0x9e3779b97f4a7c15ull + 1;
-  auto next = [&] {
-    state ^= state << 13;
-    state ^= state >> 7;
-    state ^= state << 17;
-    return state;
-  };
-  for (auto const& p : k.params) {
-    auto t = host_tensor::zeros(p.dtype, p.shape);
-    for (std::int64_t i = 0; i < t.elements(); ++i) {
-      const auto r = next();
-      if (ir::dtype_is_float(p.dtype)) t.set(i, static_cast<double>(r >> 40) / static_cast<double>(1ull << 24) * 4.0 - 2.0);
-      else if (p.dtype == ir::DType::u32) t.set(i, static_cast<double>(r % 200));
-      else t.set(i, static_cast<double>(static_cast<std::int64_t>(r % 201) - 100));
-    }
-    out.push_back(std::move(t));
-  }
-  return out;
-}
+std::vector<host_tensor> random_inputs(ir::Kernel const& k, std::uint64_t seed) { return bench::seeded_inputs(k, seed); }
 
 std::string index_text(std::vector<std::int64_t> const& shape, std::int64_t flat) {
   std::vector<std::int64_t> idx(shape.size());
@@ -583,6 +563,9 @@ std::string first_mismatch(ir::Kernel const& k, std::vector<host_tensor> const& 
     }
   }
   return {};
+}
+void check_distinct(std::vector<std::pair<const char*, std::optional<std::string> const*>> const& outputs) {
+  cli::check_distinct_outputs(outputs);
 }
 std::string describe_values(param_values const& v) {
   std::vector<std::string> set;

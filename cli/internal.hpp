@@ -3,6 +3,8 @@
 #pragma once
 #include <cstdint>
 #include <cstdio>
+#include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,8 @@ std::uint64_t parse_seed(const char* flag, std::string const& text);
 std::string first_mismatch(ir::Kernel const& k, std::vector<host_tensor> const& got, std::vector<host_tensor> const& expected,
                            const char* what, std::int64_t& checked);
 std::string describe_values(param_values const& v);  // "K=4 M=512 N=1024"
+// Two output flags naming one file would leave only the last writer's bytes in it: a usage_error.
+void check_distinct(std::vector<std::pair<const char*, std::optional<std::string> const*>> const& outputs);
 
 // Opened (truncated) at construction, so a bad path fails before a long run; written once,
 // with every error checked (a full disk must not end in exit 0 with a short file).

@@ -109,6 +109,9 @@ TEST_CASE("bench: in the modelled timeline no wait ends before the phase it wait
     for (auto const& p : k.params) in.push_back(host_tensor::zeros(p.dtype, p.shape));
     const auto pr = bench::predict(k, in, bench::find_machine("H200"));
     CHECK(pr.timeline.time_unit == "ns");
+    // The HTML page and the Chrome trace carry the unit: a model's timeline never reads as steps.
+    CHECK_THAT(interp::to_html(pr.timeline), Catch::Contains("\"unit\":\"ns\""));
+    CHECK_THAT(interp::to_chrome_json(pr.timeline), Catch::Contains("\"time_unit\":\"1 us = 1 ns (MODEL)\""));
     CHECK_THAT(pr.timeline.kernel, Catch::Contains("MODEL"));
     std::map<std::pair<int, std::string>, std::uint64_t> phase_at;
     for (auto const& ev : pr.timeline.events)
@@ -200,4 +203,16 @@ TEST_CASE("bench: the machine file's mistakes name the file, the machine and the
   }
   CHECK_THROWS_WITH(bench::load_machines(path), Catch::Contains("bench_bad_machines.json: machine 'H200' has no \"tma_latency_ns\""));
   std::remove(path.c_str());
+}
+
+TEST_CASE("bench: an interpreter timeline still counts scheduler steps", "[bench]") {
+  // The unit field is new; the interpreter's own timelines must keep reading as steps.
+  auto const& e = registry::global().find("add_one");
+  const auto k = registry::build(e, registry::resolve(e, {}));
+  std::vector<host_tensor> in;
+  for (auto const& p : k.params) in.push_back(host_tensor::zeros(p.dtype, p.shape));
+  const auto r = interp::run(k, in, {.trace = true});
+  CHECK(r.timeline.time_unit == "step");
+  CHECK_THAT(interp::to_html(r.timeline), Catch::Contains("\"unit\":\"step\""));
+  CHECK_THAT(interp::to_chrome_json(r.timeline), Catch::Contains("\"time_unit\":\"1 us = 1 scheduler step\""));
 }

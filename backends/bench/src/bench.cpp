@@ -28,30 +28,6 @@ std::int64_t to_int(std::string const& s, std::string const& whole) {
   return v;
 }
 
-// Seeded inputs, never all zeros, as `stagecraft run` makes them: floats in [-2, 2), small integers.
-std::vector<host_tensor> inputs_for(ir::Kernel const& k, std::uint64_t seed) {
-  std::uint64_t state = seed * 0x9e3779b97f4a7c15ull + 0x2545f4914f6cdd1dull;
-  auto next = [&] {
-    state += 0x9e3779b97f4a7c15ull;
-    std::uint64_t z = state;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  };
-  std::vector<host_tensor> out;
-  for (auto const& p : k.params) {
-    auto t = host_tensor::zeros(p.dtype, p.shape);
-    for (std::int64_t i = 0; i < t.elements(); ++i) {
-      const auto r = next();
-      if (ir::dtype_is_float(p.dtype)) t.set(i, static_cast<double>(r >> 40) / static_cast<double>(1ull << 24) * 4.0 - 2.0);
-      else if (p.dtype == ir::DType::u32) t.set(i, static_cast<double>(r % 200));
-      else t.set(i, static_cast<double>(static_cast<std::int64_t>(r % 201) - 100));
-    }
-    out.push_back(std::move(t));
-  }
-  return out;
-}
-
 std::string compare(ir::Kernel const& k, std::vector<host_tensor> const& got, std::vector<host_tensor> const& want, const char* what) {
   std::int64_t checked = 0;
   for (int p : interp::written_params(k))
@@ -196,6 +172,28 @@ void finish_rates(point& p) {
 
 }  // namespace
 
+std::vector<host_tensor> seeded_inputs(ir::Kernel const& k, std::uint64_t seed) {
+  std::vector<host_tensor> out;
+  std::uint64_t state = seed * 0x9e3779b97f4a7c15ull + 1;
+  auto next = [&] {  // xorshift64: cheap, and the inputs of every seed ever printed stay the same
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  for (auto const& p : k.params) {
+    auto t = host_tensor::zeros(p.dtype, p.shape);
+    for (std::int64_t i = 0; i < t.elements(); ++i) {
+      const auto r = next();
+      if (ir::dtype_is_float(p.dtype)) t.set(i, static_cast<double>(r >> 40) / static_cast<double>(1ull << 24) * 4.0 - 2.0);
+      else if (p.dtype == ir::DType::u32) t.set(i, static_cast<double>(r % 200));
+      else t.set(i, static_cast<double>(static_cast<std::int64_t>(r % 201) - 100));
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
 work work_of(ir::Kernel const& k) {
   walker w{k};
   w.vars.assign(static_cast<std::size_t>(std::max(k.num_vars, 1)), 0);
@@ -302,7 +300,7 @@ report run(kernel_entry const& e, options const& o) {
       const auto w = work_of(k);
       p.bytes = w.read_bytes + w.write_bytes;
       p.flops = w.flops + w.tensor_flops;
-      const auto inputs = inputs_for(k, o.input_seed);
+      const auto inputs = seeded_inputs(k, o.input_seed);
       if (o.where == backend::model) {
         const auto pr = predict(k, inputs, *m);
         p.median_ms = p.min_ms = pr.kernel_ms;

@@ -57,6 +57,11 @@ struct options {
   std::function<void(struct point const&, prediction const&)> on_prediction;
 };
 
+// Seeded inputs for every GMEM parameter, never all zeros: floats in [-2, 2), small integers.
+// The very inputs `stagecraft run --input-seed S` uses (the CLI calls this), so a benchmarked
+// configuration replays in the interpreter.
+std::vector<host_tensor> seeded_inputs(ir::Kernel const& k, std::uint64_t seed);
+
 // What the kernel moves and computes, from its IR: every TMA copy and generic GMEM access of
 // every CTA and warpgroup, with the loop trip counts and branches each takes.
 struct work {

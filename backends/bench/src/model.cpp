@@ -123,9 +123,39 @@ struct replayer {
     int agent = 0;
     double read_done = 0;
   };
+  // A resource used for intervals of time (the bandwidth share, the TMA issue slot). The replay
+  // visits ops in the interpreter's order, not in modelled time: a transfer modelled early may be
+  // visited after one modelled late, so a request takes the earliest gap that fits at or after
+  // its start instead of queueing behind whatever was visited before it.
+  struct timeline_resource {
+    std::map<double, double> busy;  // start -> end, disjoint
+    double reserve(double start, double length) {
+      double t = start;
+      auto it = busy.upper_bound(t);
+      if (it != busy.begin() && std::prev(it)->second > t) t = std::prev(it)->second;
+      while (it != busy.end() && it->first < t + length) {
+        t = std::max(t, it->second);
+        ++it;
+      }
+      // Merge with the neighbours it touches, so the map stays as short as the busy stretches.
+      double b = t, e = t + length;
+      auto next = busy.lower_bound(b);
+      if (next != busy.begin() && std::prev(next)->second >= b - 1e-9) {
+        --next;
+        b = next->first;
+        next = busy.erase(next);
+      }
+      while (next != busy.end() && next->first <= e + 1e-9) {
+        e = std::max(e, next->second);
+        next = busy.erase(next);
+      }
+      busy[b] = e;
+      return t;
+    }
+  };
   struct cta_engines {
-    double pipe_free = 0;   // its bandwidth share, as a FIFO pipe: latencies overlap, bytes queue
-    double issue_free = 0;  // the SM's TMA issue slot
+    timeline_resource pipe;   // its bandwidth share: latencies overlap, bytes take turns
+    timeline_resource issue;  // the SM's TMA issue slot
     double bytes = 0, pipe_busy = 0;
   };
 
@@ -137,11 +167,11 @@ struct replayer {
   double end = 0;
 
   double transfer(cta_engines& c, double start, double bytes) {
-    const double begin = std::max(start, c.pipe_free);
-    c.pipe_free = begin + bytes / bw();
+    const double length = bytes / bw();
+    const double begin = c.pipe.reserve(start, length);
     c.bytes += bytes;
-    c.pipe_busy += bytes / bw();
-    return c.pipe_free;
+    c.pipe_busy += length;
+    return begin + length;
   }
 
   static std::string barrier_of_label(std::string const& label) {
@@ -232,8 +262,7 @@ struct replayer {
       case ir::StmtOp::commit_group: ++a.committed; break;
       case ir::StmtOp::copy_gmem_to_smem:
       case ir::StmtOp::copy_smem_to_gmem: {
-        start = std::max(start, c.issue_free);
-        c.issue_free = start + issue_gap();
+        start = c.issue.reserve(start, issue_gap());
         const int engine = s.op == ir::StmtOp::copy_gmem_to_smem ? 0 : 1;
         fifo[{e.cta, e.op, engine}].push_back({start + cost, a.committed, e.cta * k.warpgroups + e.lane, 0});
         break;

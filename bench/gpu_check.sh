@@ -26,7 +26,7 @@ if [ -x "$here/bin/stagecraft" ]; then
 else
   b=${STAGECRAFT_BUILD_DIR:-$here/../build}
   bin=$(mktemp -d)
-  for f in cli/stagecraft tests/gpu_tests bench/gpu_bench bench/gemm_bench; do [ -x "$b/$f" ] && ln -s "$(cd "$b" && pwd)/$f" "$bin/"; done
+  for f in cli/stagecraft tests/gpu_tests bench/gemm_bench; do [ -x "$b/$f" ] && ln -s "$(cd "$b" && pwd)/$f" "$bin/"; done
   layout="build $b"
 fi
 cli=$bin/stagecraft
@@ -123,7 +123,7 @@ case $rc in
   *) record device FAIL "$step_s" "exit $rc: $(last_line "$log")" ;;
 esac
 if [ -n "$no_driver" ] || [ $rc -ne 0 ]; then
-  for s in gpu-tests watchdog examples sanitizer bandwidth gemm attention sass; do wanted "$s" && record "$s" skip 0 "no usable GPU (see device)"; done
+  for s in gpu-tests watchdog examples sanitizer bandwidth calibrate gemm attention sass; do wanted "$s" && record "$s" skip 0 "no usable GPU (see device)"; done
   [ -n "$no_driver" ] && exit 3
   exit 1
 fi
@@ -178,15 +178,39 @@ if wanted sanitizer; then
   fi
 fi
 
-# 5. pipeline bandwidth: add_one and ws_copy for K = 1..6 against a device-to-device copy
-if wanted bandwidth && [ -x "$bin/gpu_bench" ]; then
-  if step bandwidth 150 "$bin/gpu_bench" 8192; then
+# 5. pipeline bandwidth: `stagecraft bench` sweeps add_one and ws_copy over K = 1..6 at 8192 x 8192
+#    f32 against a device-to-device copy of the same bytes measured in the same run (L2 flushed
+#    between launches, each configuration checked against its reference); the JSON, CSV and SVG
+#    are kept in OUTDIR. Then the cost model is fitted to the add_one sweep (--calibrate) and its
+#    error before and after is the detail.
+#    best_of CSV KERNEL: "KERNEL best K=k: P% of D2D" from the sweep's CSV (columns by header name).
+best_of() {
+  awk -F, -v k="$2" 'NR == 1 {for (i = 1; i <= NF; i++) col[$i] = i; next}
+    $col["of_baseline"] + 0 > best {best = $col["of_baseline"] + 0; at = $col["K"]}
+    END {if (at == "") printf "%s: no point ran", k; else printf "%s best K=%s: %.0f%% of D2D", k, at, 100 * best}' "$1"
+}
+if wanted bandwidth; then
+  for k in add_one ws_copy; do
+    sets=(--set M=8192 --set N=8192)
+    [ "$k" = add_one ] && sets+=(--set splits=1)
+    step "bandwidth-$k" 150 "$cli" bench "$k" "${sets[@]}" --sweep K=1..6 --backend gpu --max-seconds 1 --no-progress \
+      --json "$out/logs/bandwidth-$k.json" --csv "$out/logs/bandwidth-$k.csv" --svg "$out/logs/bandwidth-$k.svg" || continue
     if [ $rc -eq 0 ]; then
-      best=$(awk '$1 == "add_one" || $1 == "ws_copy" {gsub("%", "", $NF); if ($NF + 0 > m[$1]) {m[$1] = $NF + 0; at[$1] = $2}}
-                  END {for (k in m) printf "%s best %s: %s%% of D2D; ", k, at[k], m[k]}' "$log")
-      record bandwidth pass "$step_s" "${best% ; }"
+      record "bandwidth-$k" pass "$step_s" "$(best_of "$out/logs/bandwidth-$k.csv" "$k")"
     else
-      record bandwidth FAIL "$step_s" "exit $rc: $(last_line "$log")"
+      record "bandwidth-$k" FAIL "$step_s" "exit $rc: $(grep -a -m1 'WRONG\|error' "$log" | cut -c1-140 || last_line "$log")"
+    fi
+  done
+fi
+if wanted calibrate; then
+  if step calibrate 120 "$cli" bench add_one --set M=8192 --set N=8192 --set splits=1 --sweep K=1..6 --backend gpu --calibrate \
+       --max-seconds 1 --no-progress --fitted "$out/logs/fitted-machine.json"; then
+    if [ $rc -eq 0 ]; then
+      worst=$(awk '/^K=/ {gsub("%", "", $(NF-1)); gsub("%", "", $NF); b = $(NF-1) < 0 ? -$(NF-1) : $(NF-1); a = $NF < 0 ? -$NF : $NF;
+                          if (b > wb) wb = b; if (a > wa) wa = a} END {printf "model error, worst of K=1..6: %.0f%% before, %.0f%% after fitting", wb, wa}' "$log")
+      record calibrate pass "$step_s" "$worst (fitted-machine.json)"
+    else
+      record calibrate FAIL "$step_s" "exit $rc: $(last_line "$log")"
     fi
   fi
 fi

@@ -21,8 +21,12 @@
 #include <range/v3/view/transform.hpp>
 
 #include "stagecraft/hostexec/hostexec.hpp"
+#include "internal.hpp"
 #include "narrate.hpp"
 #include "verdict.hpp"
+#include "bench.hpp"
+#include "shard.hpp"
+#include "stagecraft/bench/bench.hpp"
 #include "stagecraft/interp/interp.hpp"
 #include "stagecraft/lessons.hpp"
 #include "stagecraft/nvrtc/codegen.hpp"
@@ -34,6 +38,25 @@
 #endif
 
 namespace stagecraft::cli {
+
+namespace detail {
+output_file::output_file(const char* flag, std::string path) : flag_(flag), path_(std::move(path)) {
+  if (path_.empty()) throw usage_error(fmt::format("{} needs a file name", flag));
+  f_ = std::fopen(path_.c_str(), "wb");
+  if (!f_) throw usage_error(fmt::format("cannot write '{}' ({}): {}", path_, flag, std::strerror(errno)));
+}
+output_file::~output_file() {
+  if (f_) std::fclose(f_);
+}
+void output_file::write(std::string const& text) {
+  const bool wrote = std::fwrite(text.data(), 1, text.size(), f_) == text.size() && std::fflush(f_) == 0;
+  const int err = errno;
+  const bool closed = std::fclose(f_) == 0;
+  f_ = nullptr;
+  if (!wrote || !closed) throw usage_error(fmt::format("cannot write '{}' ({}): {}", path_, flag_, std::strerror(wrote ? errno : err)));
+}
+}  // namespace detail
+
 namespace {
 
 param_values parse_sets(std::vector<std::string> const& sets) {
@@ -58,34 +81,7 @@ std::uint64_t parse_seed(const char* flag, std::string const& text) {
   return v;
 }
 
-// An output file, opened (truncated) before the work that fills it, so that a bad path fails
-// at once rather than after a long run, and closed with every error checked: a full disk or a
-// failing device must not end in exit 0 with a short file.
-class output_file {
- public:
-  output_file(const char* flag, std::string path) : flag_(flag), path_(std::move(path)) {
-    if (path_.empty()) throw usage_error(fmt::format("{} needs a file name", flag));
-    f_ = std::fopen(path_.c_str(), "wb");
-    if (!f_) throw usage_error(fmt::format("cannot write '{}' ({}): {}", path_, flag, std::strerror(errno)));
-  }
-  output_file(output_file const&) = delete;
-  output_file& operator=(output_file const&) = delete;
-  ~output_file() {
-    if (f_) std::fclose(f_);
-  }
-  void write(std::string const& text) {
-    const bool wrote = std::fwrite(text.data(), 1, text.size(), f_) == text.size() && std::fflush(f_) == 0;
-    const int err = errno;
-    const bool closed = std::fclose(f_) == 0;
-    f_ = nullptr;
-    if (!wrote || !closed) throw usage_error(fmt::format("cannot write '{}' ({}): {}", path_, flag_, std::strerror(wrote ? errno : err)));
-  }
-
- private:
-  const char* flag_;
-  std::string path_;
-  std::FILE* f_ = nullptr;
-};
+using detail::output_file;
 
 // Two output flags naming one file would leave only the last writer's bytes in it.
 void check_distinct_outputs(std::vector<std::pair<const char*, std::optional<std::string> const*>> const& outputs) {
@@ -516,6 +512,24 @@ int run_lesson(lesson_entry const& l, lesson_flags const& f) {
 
 }  // namespace
 
+namespace detail {
+std::vector<host_tensor> random_inputs(ir::Kernel const& k, std::uint64_t seed) { return cli::random_inputs(k, seed); }
+interp::policy parse_policy(std::string const& p) { return cli::parse_policy(p); }
+std::uint64_t parse_seed(const char* flag, std::string const& text) { return cli::parse_seed(flag, text); }
+std::string first_mismatch(ir::Kernel const& k, std::vector<host_tensor> const& got_all, std::vector<host_tensor> const& expected,
+                           const char* what, std::int64_t& checked) {
+  return cli::first_mismatch(k, got_all, expected, what, checked);
+}
+void check_distinct(std::vector<std::pair<const char*, std::optional<std::string> const*>> const& outputs) {
+  cli::check_distinct_outputs(outputs);
+}
+std::string describe_values(param_values const& v) {
+  std::vector<std::string> set;
+  for (auto const& [n, x] : v) set.push_back(fmt::format("{}={}", n, x));
+  return fmt::format("{}", fmt::join(set, " "));
+}
+}  // namespace detail
+
 int main(int argc, char** argv, registry const& kernels) {
   CLI::App app{"stagecraft: pipelined GPU kernels as typed C++ expression trees"};
   app.require_subcommand(1);
@@ -551,6 +565,18 @@ int main(int argc, char** argv, registry const& kernels) {
   run_cmd->add_option("--deadline-ms", rf.deadline_ms, "--backend gpu: the host gives up on a launch after this long (0: never)")
       ->capture_default_str();
   run_cmd->add_option("--timeline", rf.timeline_file, "write a self-contained HTML timeline");
+  std::optional<std::string> shard_text, results_file;
+  run_cmd->add_option("--shard", shard_text, "i/N: run only this shard's schedules (unit u of N, kernel-major); needs --results (docs/bench.md)");
+  run_cmd->add_option("--results", results_file, "write the results as JSON lines for `stagecraft merge`");
+
+  auto* merge_cmd = app.add_subcommand("merge", "combine the JSON-lines shards of `run --shard` or `bench --shard` into one run's results");
+  detail::merge_request mr;
+  merge_cmd->add_option("files", mr.files, "the shard files (each shard 0..N-1 exactly once)")->required();
+  merge_cmd->add_option("-o,--output", mr.out, "write the merged JSON lines here instead of stdout");
+  merge_cmd->add_option("--json", mr.json, "bench shards: write the merged report as JSON");
+  merge_cmd->add_option("--csv", mr.csv, "bench shards: write the merged report as CSV");
+  merge_cmd->add_option("--svg", mr.svg, "bench shards: write the merged sweep's SVG plot");
+  auto bench_cmd = detail::add_bench(app);
 
   auto* ptx_cmd = app.add_subcommand("ptx", "generate CUDA C++, JIT it with NVRTC and print or write the PTX / CUBIN");
   ptx_flags pf;
@@ -607,6 +633,10 @@ int main(int argc, char** argv, registry const& kernels) {
         if (kernel_name.empty()) throw usage_error("show: name a kernel (see `stagecraft list`) or pass --all");
         show(kernels.find(kernel_name), parse_sets(sets));
       }
+    } else if (*merge_cmd) {
+      return detail::merge(mr);
+    } else if (bench_cmd->parsed()) {
+      return bench_cmd->run(kernels);
     } else if (*ptx_cmd) {
       return ptx_kernel(kernels.find(kernel_name), parse_sets(sets), pf);
     } else if (*run_cmd) {
@@ -614,7 +644,25 @@ int main(int argc, char** argv, registry const& kernels) {
       rf.input_seed = parse_seed("--input-seed", input_seed_text);
       if (explore_opt->count() && rf.explore < 1)
         throw usage_error(fmt::format("--explore {}: the number of schedules must be at least 1", rf.explore));
-      check_distinct_outputs({{"--trace", &rf.trace_file}, {"--timeline", &rf.timeline_file}});
+      check_distinct_outputs({{"--trace", &rf.trace_file}, {"--timeline", &rf.timeline_file}, {"--results", &results_file}});
+      if (shard_text || results_file) {
+        if (!results_file) throw usage_error("run --shard: name the JSON-lines file with --results F (then `stagecraft merge` the shards)");
+        if (rf.backend != "interp") throw usage_error(fmt::format("run --results: only the interpreter's schedules are sharded, not --backend {}", rf.backend));
+        if (rf.trace_file || rf.timeline_file) throw usage_error("run --results writes no trace or timeline: run the kernel alone for those");
+        detail::explore_request req{.policy = rf.policy, .seed = rf.seed, .input_seed = rf.input_seed, .explore = rf.explore,
+                                    .pct_depth = rf.pct_depth, .checks = !rf.no_checks, .results = *results_file};
+        if (shard_text) req.shard = detail::parse_shard(*shard_text);
+        std::vector<std::pair<kernel_entry const*, param_values>> todo;
+        if (run_all) {
+          if (!kernel_name.empty() || !sets.empty()) throw usage_error("run --all takes no kernel name and no --set");
+          for (auto const* e : kernels.all()) todo.emplace_back(e, registry::resolve(*e, {}));
+        } else {
+          if (kernel_name.empty()) throw usage_error("run: name a kernel (see `stagecraft list`) or pass --all");
+          auto const& e = kernels.find(kernel_name);
+          todo.emplace_back(&e, registry::resolve(e, parse_sets(sets)));
+        }
+        return detail::run_explore_records(todo, req);
+      }
       if (run_all) {
         if (!kernel_name.empty() || !sets.empty()) throw usage_error("run --all takes no kernel name and no --set");
         if (rf.trace_file || rf.timeline_file) throw usage_error("run --all writes no trace: name one kernel");
@@ -629,6 +677,9 @@ int main(int argc, char** argv, registry const& kernels) {
   } catch (usage_error const& e) {
     std::cerr << "stagecraft: " << e.what() << "\n";
     return exit_usage;
+  } catch (bench::no_device const& e) {
+    std::cout << e.what() << "\n";
+    return exit_no_driver;
   } catch (nvrtc::unsupported const& e) {
     std::cerr << "stagecraft: " << e.what() << "\n";
     return exit_usage;

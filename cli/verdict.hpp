@@ -3,6 +3,7 @@
 // the same verdict on the same inputs without linking the whole CLI.
 #pragma once
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "stagecraft/host/tensor.hpp"
@@ -12,6 +13,11 @@ namespace stagecraft::cli {
 
 // Seeded random inputs, never all zeros: floats in [-2, 2), integers in a small range.
 std::vector<host_tensor> random_inputs(ir::Kernel const& k, std::uint64_t seed);
+
+// The first output element that differs from `expected`, as "y[3, 4] = 1.5 but the reference
+// gives 2.5 (...)", or empty when all match; `checked` gets the number of elements compared.
+std::string first_mismatch(ir::Kernel const& k, std::vector<host_tensor> const& got, std::vector<host_tensor> const& expected,
+                           const char* what, std::int64_t& checked);
 
 // Compares every output the kernel writes with `expected` (what `what` computed), prints the
 // verdict line and returns exit_ok or exit_wrong.

@@ -25,7 +25,7 @@ launcher=()
 command -v ccache >/dev/null && launcher=(ccache)
 flags=(-std=c++20 -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
        -I"$root/dsl/include" -I"$root/backends/interp/include" -I"$root/backends/nvrtc/include" -I"$root/cli/include"
-       -I"$root/backends/host/include" -I"$root/backends/cuda/include"
+       -I"$root/backends/host/include" -I"$root/backends/cuda/include" -I"$root/backends/bench/include"
        -I"$root/tests/fuzz" -DSTAGECRAFT_LIBFUZZER=1)
 
 examples=("$gxx_build"/examples/CMakeFiles/stagecraft_examples.dir/*.o)
@@ -37,7 +37,10 @@ lib_sources=(dsl/src/tree.cpp dsl/src/ir/lower.cpp dsl/src/ir/verify.cpp dsl/src
              backends/interp/src/mbarrier.cpp backends/interp/src/memory.cpp backends/interp/src/tiles.cpp
              backends/interp/src/reports.cpp backends/interp/src/engines/tma.cpp
              backends/nvrtc/src/codegen.cpp tests/fuzz/ir_codec.cpp)
-cli_sources=(cli/cli.cpp cli/narrate.cpp tests/fuzz/fuzz_cli.cpp)
+# The CLI's bench and merge subcommands, with the model's machine table generated as CMake does.
+cmake -DIN="$root/data/machines.json" -DOUT="$out/obj/machines_data.cpp" -P "$root/backends/bench/embed_machines.cmake"
+cli_sources=(cli/cli.cpp cli/narrate.cpp cli/shard.cpp cli/bench.cpp backends/bench/src/bench.cpp backends/bench/src/model.cpp
+             backends/bench/src/report.cpp backends/bench/src/calibrate.cpp "$out/obj/machines_data.cpp" tests/fuzz/fuzz_cli.cpp)
 ir_sources=(tests/fuzz/fuzz_ir.cpp)
 
 obj() { echo "$out/obj/$(echo "$1" | tr '/' '_').o"; }
@@ -47,11 +50,13 @@ obj() { echo "$out/obj/$(echo "$1" | tr '/' '_').o"; }
 gxx_fallback=(dsl/src/registry.cpp)
 gxx_object() { echo "$gxx_build/dsl/CMakeFiles/stagecraft_dsl.dir/src/$(basename "$1").o"; }
 compile() {  # one source; run two at a time
-  local src="$1" o
+  local src="$1" o path
   o="$(obj "$src")"
-  if [[ ! -e "$o" || "$root/$src" -nt "$o" ]]; then
+  path="$root/$src"
+  [[ "$src" == /* ]] && path="$src"  # generated, outside the tree
+  if [[ ! -e "$o" || "$path" -nt "$o" ]]; then
     echo "  clang  $src"
-    if ! "${launcher[@]}" "$CXX" "${flags[@]}" -c "$root/$src" -o "$o" 2>"$o.log"; then
+    if ! "${launcher[@]}" "$CXX" "${flags[@]}" -c "$path" -o "$o" 2>"$o.log"; then
       if [[ " ${gxx_fallback[*]} " == *" $src "* && -e "$(gxx_object "$src")" ]]; then
         echo "  NOTE   clang cannot compile $src yet ($(grep -m1 error: "$o.log" | sed 's/.*error: //')): linking the g++ object"
         cp "$(gxx_object "$src")" "$o"
@@ -85,6 +90,8 @@ for s in "${lib_sources[@]}"; do lib_objs+=("$(obj "$s")"); done
 # g++ build too, uninstrumented, with the tensor-map checks it uses and Boost.Context.
 host_libs=("$gxx_build/backends/host/libstagecraft_host.a" "$gxx_build/backends/cuda/libstagecraft_tensor_map.a")
 for l in "${host_libs[@]}"; do [[ -e "$l" ]] || { echo "build_fuzzers: $l missing (ninja -C $gxx_build stagecraft_host)" >&2; exit 66; }; done
-"$CXX" "$(obj cli/cli.cpp)" "$(obj cli/narrate.cpp)" "$(obj tests/fuzz/fuzz_cli.cpp)" "${lib_objs[@]}" "${examples[@]}" "${host_libs[@]}" \
+cli_objs=()
+for s in "${cli_sources[@]}"; do cli_objs+=("$(obj "$s")"); done
+"$CXX" "${cli_objs[@]}" "${lib_objs[@]}" "${examples[@]}" "${host_libs[@]}" \
   -l:libboost_context.a -ldl "${link[@]}" -o "$out/fuzz_cli"
 echo "build_fuzzers: $out/fuzz_ir $out/fuzz_cli"

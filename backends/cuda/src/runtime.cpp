@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -48,6 +50,7 @@ struct driver {
   CUresult (*cuEventQuery)(CUevent) = nullptr;
   CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent) = nullptr;
   CUresult (*cuEventDestroy)(CUevent) = nullptr;
+  CUresult (*cuMemsetD32Async)(CUdeviceptr, unsigned, size_t, CUstream) = nullptr;
   CUcontext context = nullptr;
   CUdevice device = 0;
   status st;
@@ -99,6 +102,7 @@ driver& load() {
     get("cuEventQuery", d.cuEventQuery);
     get("cuEventElapsedTime", d.cuEventElapsedTime);
     get("cuEventDestroy", d.cuEventDestroy);
+    get("cuMemsetD32Async", d.cuMemsetD32Async);
     if (!ok) {
       d.st.reason = "no CUDA driver available: libcuda.so.1 lacks entry points stagecraft needs";
       return d;
@@ -377,6 +381,104 @@ void device_memory::download(std::span<std::byte> to) const {
   if (to.size() != bytes_) throw error(fmt::format("download of a device array of {} bytes into {}", bytes_, to.size()));
   driver& d = load();
   check(d, d.cuMemcpyDtoH(to.data(), static_cast<CUdeviceptr>(ptr_), to.size()), "copying from the device");
+}
+
+namespace {
+
+// Device memory and events freed on every path out of a benchmark.
+struct bench_resources {
+  driver& d;
+  std::vector<CUdeviceptr> mem;
+  CUevent start = nullptr, stop = nullptr;
+  explicit bench_resources(driver& dd) : d(dd) {
+    check(d, d.cuEventCreate(&start, CU_EVENT_DEFAULT), "creating an event");
+    check(d, d.cuEventCreate(&stop, CU_EVENT_DEFAULT), "creating an event");
+  }
+  ~bench_resources() {
+    for (auto p : mem) d.cuMemFree(p);
+    if (start) d.cuEventDestroy(start);
+    if (stop) d.cuEventDestroy(stop);
+  }
+  CUdeviceptr alloc(std::size_t bytes) {
+    CUdeviceptr p = 0;
+    check(d, d.cuMemAlloc(&p, std::max<std::size_t>(bytes, 16)), fmt::format("cuMemAlloc of {} bytes", bytes));
+    mem.push_back(p);
+    return p;
+  }
+};
+
+// The timing loop shared by kernels and copies: `enqueue_one` puts one launch on the default stream.
+template <class F>
+timing time_launches(driver& d, bench_resources& res, timing_options const& o, std::string const& what, bool watchdog, F&& enqueue_one,
+                     std::function<void()> after_first = {}) {
+  timing t;
+  int l2 = 0;
+  d.cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, d.device);
+  t.l2_bytes = static_cast<std::size_t>(std::max(l2, 0));
+  const std::size_t flush_words = std::max<std::size_t>(t.l2_bytes * 2 / 4, 1);
+  const CUdeviceptr flush = o.flush_l2 ? res.alloc(flush_words * 4) : 0;
+  for (int i = 0; i < std::max(o.warmup, 1); ++i) {
+    check(d, d.cuEventRecord(res.start, nullptr), "recording an event");
+    enqueue_one();
+    check(d, d.cuEventRecord(res.stop, nullptr), "recording an event");
+    wait_for(d, res.stop, o.deadline_ms, what, watchdog);
+    if (i == 0 && after_first) after_first();
+  }
+  const auto began = std::chrono::steady_clock::now();
+  for (int rep = 0; rep < std::max(o.max_reps, 1); ++rep) {
+    if (flush) check(d, d.cuMemsetD32Async(flush, static_cast<unsigned>(rep), flush_words, nullptr), "flushing the L2");
+    check(d, d.cuEventRecord(res.start, nullptr), "recording an event");
+    enqueue_one();
+    check(d, d.cuEventRecord(res.stop, nullptr), "recording an event");
+    wait_for(d, res.stop, o.deadline_ms, what, watchdog);
+    float ms = 0;
+    check(d, d.cuEventElapsedTime(&ms, res.start, res.stop), "timing " + what);
+    t.ms.push_back(ms);
+    const auto n = t.ms.size();
+    if (static_cast<int>(n) < o.min_reps) continue;
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count() > o.max_seconds) break;
+    // The median's 95% interval from order statistics: ranks n/2 -+ 0.98 sqrt(n).
+    auto sorted = t.ms;
+    std::sort(sorted.begin(), sorted.end());
+    const double half = 0.98 * std::sqrt(static_cast<double>(n));
+    const auto lo = static_cast<std::size_t>(std::max(0.0, std::floor(n / 2.0 - half)));
+    const auto hi = std::min(n - 1, static_cast<std::size_t>(std::ceil(n / 2.0 + half)));
+    const double med = sorted[n / 2];
+    if (med > 0 && (sorted[hi] - sorted[lo]) / med <= o.target_spread) break;
+  }
+  return t;
+}
+
+}  // namespace
+
+timing benchmark(nvrtc::compiled const& c, ir::Kernel const& k, std::vector<host_tensor> buffers, timing_options const& o) {
+  driver& d = usable_for(c, k);
+  bench_resources res(d);
+  std::vector<CUdeviceptr> ptrs;
+  for (auto const& b : buffers) {
+    ptrs.push_back(res.alloc(b.bytes.size()));
+    check(d, d.cuMemcpyHtoD(ptrs.back(), b.bytes.data(), b.bytes.size()), "copying an input to the device");
+  }
+  const std::vector<std::uintptr_t> addrs(ptrs.begin(), ptrs.end());
+  auto maps = encode_maps(d, c, k, addrs);
+  CUfunction fn = function_for(d, c, k);
+  auto t = time_launches(
+      d, res, o, "'" + k.name + "'", c.code.options.watchdog_ms > 0, [&] { enqueue(d, c, k, fn, maps, ptrs, nullptr); },
+      [&] {
+        for (std::size_t i = 0; i < buffers.size(); ++i)
+          check(d, d.cuMemcpyDtoH(buffers[i].bytes.data(), ptrs[i], buffers[i].bytes.size()), "copying a result back");
+      });
+  t.buffers = std::move(buffers);
+  return t;
+}
+
+timing benchmark_copy(std::size_t bytes, timing_options const& o) {
+  driver& d = load();
+  if (!d.st.available) throw error(d.st.reason);
+  check(d, d.cuCtxSetCurrent(d.context), "setting the context");
+  bench_resources res(d);
+  const CUdeviceptr a = res.alloc(bytes), b = res.alloc(bytes);
+  return time_launches(d, res, o, "a device-to-device copy", false, [&] { check(d, d.cuMemcpyDtoD(b, a, bytes), "cuMemcpyDtoD"); });
 }
 
 float device_copy_ms(std::size_t bytes, int repeats) {

@@ -192,6 +192,7 @@ std::string html_data(trace const& t) {
   d["labels"] = std::move(labels);
   d["events"] = std::move(events);
   d["sources"] = t.sources;
+  d["unit"] = t.time_unit;
   return script_safe(dump(d));
 }
 
@@ -294,6 +295,7 @@ constexpr std::string_view page_script = R"page(</script>
 (function () {
 'use strict';
 var data = JSON.parse(document.getElementById('trace-data').textContent);
+var UNIT = data.unit || 'step', UNITS = UNIT === 'ns' ? 'ns' : UNIT + 's';
 var OP = 0, ASYNC = 1, PHASE = 2, DIAG = 3, ARRIVAL = 4;
 var KIND = data.kinds;
 var lanes = data.lanes, labels = data.labels, nL = lanes.length, nC = data.ctas;
@@ -471,8 +473,8 @@ function zoomAt(s, ax) {  // keep the step under plot x = ax where it is
 function fit() { scale = minScale; px = 0; sync(); }
 function readout() {
   document.getElementById('zoom-readout').textContent = scale >= 1
-    ? (scale < 10 ? scale.toFixed(1) : Math.round(scale)) + ' px per step'
-    : '1 px = ' + (1 / scale < 10 ? (1 / scale).toFixed(1) : Math.round(1 / scale)) + ' steps';
+    ? (scale < 10 ? scale.toFixed(1) : Math.round(scale)) + ' px per ' + UNIT
+    : '1 px = ' + (1 / scale < 10 ? (1 / scale).toFixed(1) : Math.round(1 / scale)) + ' ' + UNITS;
 }
 
 var pending = false;
@@ -706,14 +708,14 @@ function draw() {
     ctx.fillText(String(t), x + 3, AXIS_H / 2 - 1);
   }
   if (mouse && !drag && mouse.x >= LABEL_W) {
-    var s2 = 'step ' + Math.floor((mouse.x - LABEL_W + px) / scale), w2 = ctx.measureText(s2).width + 10;
+    var s2 = UNIT + ' ' + Math.floor((mouse.x - LABEL_W + px) / scale), w2 = ctx.measureText(s2).width + 10;
     var bx = Math.min(Math.max(mouse.x - w2 / 2, LABEL_W), W - w2);
     ctx.fillStyle = '#1f2328'; ctx.fillRect(bx, 4, w2, AXIS_H - 10);
     ctx.fillStyle = '#fff'; ctx.fillText(s2, bx + 5, AXIS_H / 2 - 1);
   }
   ctx.restore();
   ctx.font = SMALL; ctx.fillStyle = COL.muted;
-  ctx.fillText('steps', 10, AXIS_H / 2 - 1);
+  ctx.fillText(UNITS, 10, AXIS_H / 2 - 1);
   if (!N) {
     ctx.font = FONT; ctx.fillStyle = COL.muted;
     ctx.fillText('This run recorded no events.', LABEL_W + 16, AXIS_H + 40);
@@ -754,8 +756,8 @@ function hitTest(x, y) {
 function describe(i) {
   var parts = [KIND[kind[i]], 'CTA ' + cta[i] + ' \u00b7 ' + lanes[lane[i]]];
   if (opn[i] >= 0) parts.push('op #' + opn[i] + (SOURCES[opn[i]] ? ' \u00b7 ' + SOURCES[opn[i]] : ''));
-  if (kind[i] <= ASYNC) parts.push('steps ' + ta[i] + '\u2013' + t1raw[i] + ' (' + (tb[i] - ta[i]) + (tb[i] - ta[i] === 1 ? ' step)' : ' steps)'));
-  else parts.push('step ' + ta[i]);
+  if (kind[i] <= ASYNC) parts.push(UNITS + ' ' + ta[i] + '\u2013' + t1raw[i] + ' (' + (tb[i] - ta[i]) + ' ' + (tb[i] - ta[i] === 1 ? UNIT : UNITS) + ')');
+  else parts.push(UNIT + ' ' + ta[i]);
   if (failing.has(i)) parts.push('failing op');
   return parts.join('  \u00b7  ');
 }
@@ -903,7 +905,7 @@ if (nC < 2) {
 document.getElementById('kernel').textContent = data.kernel || '(unnamed kernel)';
 document.getElementById('summary').textContent = [
   nC + (nC === 1 ? ' CTA' : ' CTAs'), nL + (nL === 1 ? ' lane' : ' lanes') + ' each',
-  N + (N === 1 ? ' event' : ' events'), tEnd + (tEnd === 1 ? ' step' : ' steps')].join(' \u00b7 ');
+  N + (N === 1 ? ' event' : ' events'), tEnd + ' ' + (tEnd === 1 ? UNIT : UNITS)].join(' \u00b7 ');
 var diagButtons = new Map();
 function markDiag(d) {
   diagButtons.forEach(function (btn, k) { btn.classList.toggle('active', k === d); });
@@ -919,7 +921,7 @@ if (diags.length) {
     var what = document.createElement('span'), where = document.createElement('span');
     what.className = 'what'; where.className = 'where';
     what.textContent = labels[lab[d]] || 'diagnostic';
-    where.textContent = '  \u2014  CTA ' + cta[d] + ' \u00b7 ' + lanes[lane[d]] + ' \u00b7 step ' + ta[d] +
+    where.textContent = '  \u2014  CTA ' + cta[d] + ' \u00b7 ' + lanes[lane[d]] + ' \u00b7 ' + UNIT + ' ' + ta[d] +
       (opn[d] >= 0 ? ' \u00b7 op #' + opn[d] : '');
     btn.append(what, where);
     btn.onclick = function () { markDiag(d); focusEvent(diagBox.has(d) ? diagBox.get(d) : d); };
@@ -974,7 +976,7 @@ std::string to_chrome_json(trace const& t) {
 
   ojson other;
   other["kernel"] = t.kernel;
-  other["time_unit"] = "1 us = 1 scheduler step";
+  other["time_unit"] = t.time_unit == "step" ? std::string("1 us = 1 scheduler step") : "1 us = 1 " + t.time_unit + " (MODEL)";
   other["ctas"] = t.ctas;
   other["lanes"] = t.lanes;
   // One event per line: the file stays small yet greps and diffs well.

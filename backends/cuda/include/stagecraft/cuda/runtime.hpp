@@ -90,6 +90,28 @@ class device_memory {
   std::size_t bytes_ = 0;
 };
 
+// Benchmark timing (stagecraft bench): warm-up launches, then timed launches (CUDA events around
+// each launch alone) until the median is stable: at least min_reps, then until the 95% interval
+// of the median is within target_spread of it, or max_reps, or max_seconds. With flush_l2, a
+// buffer of twice the L2's size is overwritten before every timed launch, so each one reads its
+// inputs from HBM as a cold kernel would.
+struct timing_options {
+  int warmup = 3;
+  int min_reps = 10, max_reps = 500;
+  double max_seconds = 2.0;
+  double target_spread = 0.02;
+  bool flush_l2 = true;
+  std::uint32_t deadline_ms = 10000;
+};
+struct timing {
+  std::vector<float> ms;             // every timed launch, in order
+  std::vector<host_tensor> buffers;  // the GMEM parameters after the first launch (for a correctness check)
+  std::size_t l2_bytes = 0;          // the device's L2 (what a flush overwrites twice)
+};
+timing benchmark(nvrtc::compiled const& c, ir::Kernel const& k, std::vector<host_tensor> buffers, timing_options const& o = {});
+// The same for a device-to-device copy of `bytes` (cuMemcpyDtoD): the memory-bound baseline.
+timing benchmark_copy(std::size_t bytes, timing_options const& o = {});
+
 // Milliseconds of one device-to-device copy of `bytes` (median of `repeats`): the bandwidth
 // baseline benchmarks compare TMA pipelines with.
 float device_copy_ms(std::size_t bytes, int repeats = 5);

@@ -30,6 +30,9 @@ struct trace {
   // Per op number: where the user wrote it and the op as written, "add.cpp:42: barrier_wait(full[v0 % 2])"
   // (just the op when the location is unknown). The timeline shows it for the op under the mouse.
   std::vector<std::string> sources;
+  // What t0/t1 count: the interpreter's scheduler steps, or the modelled machine's ns (a
+  // timeline of stagecraft bench --backend model). Singular; the page adds "s" where it counts.
+  std::string time_unit = "step";
 };
 
 // Chrome / Perfetto trace-event JSON (one process per CTA, one thread per lane).

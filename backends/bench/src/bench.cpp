@@ -1,0 +1,378 @@
+#include "stagecraft/bench/bench.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "stagecraft/interp/interp.hpp"
+#ifdef STAGECRAFT_HAVE_CUDA_RUNTIME
+#include "stagecraft/cuda/runtime.hpp"
+#include "stagecraft/nvrtc/nvrtc.hpp"
+#endif
+
+namespace stagecraft::bench {
+
+double ref_bytes(ir::Kernel const& k, ir::RefId id);  // model.cpp
+
+namespace {
+
+std::int64_t to_int(std::string const& s, std::string const& whole) {
+  std::int64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc{} || p != s.data() + s.size())
+    throw usage_error(fmt::format("--sweep '{}': '{}' is not an integer (write k=a..b or k=a,b,c)", whole, s));
+  return v;
+}
+
+std::string compare(ir::Kernel const& k, std::vector<host_tensor> const& got, std::vector<host_tensor> const& want, const char* what) {
+  std::int64_t checked = 0;
+  for (int p : interp::written_params(k))
+    for (std::int64_t i = 0; i < got[p].elements(); ++i, ++checked) {
+      const double g = got[p].get(i), w = want[p].get(i);
+      if (!(g == w || (std::isnan(g) && std::isnan(w))))
+        return fmt::format("WRONG: {} element {} = {} but {} gives {}", k.params[p].name, i, g, what, w);
+    }
+  return fmt::format("correct ({} elements match {})", checked, what);
+}
+
+// ---- the IR's work ----------------------------------------------------------------------------
+
+struct walker {
+  ir::Kernel const& k;
+  std::array<std::int64_t, 3> pid{}, cidx{};
+  int wg = 0;
+  std::vector<std::int64_t> vars;
+  work w;
+
+  std::int64_t eval(ir::ExprId id) {
+    auto const& e = k.exprs[id];
+    switch (e.op) {
+      case ir::ExprOp::constant: return e.value;
+      case ir::ExprOp::var: return vars[static_cast<std::size_t>(e.value)];
+      case ir::ExprOp::program_id: return pid[static_cast<std::size_t>(e.value)];
+      case ir::ExprOp::cluster_idx: return cidx[static_cast<std::size_t>(e.value)];
+      case ir::ExprOp::thread_id: return wg;
+      case ir::ExprOp::lnot: return !eval(e.a);
+      default: break;
+    }
+    const auto x = eval(e.a), y = eval(e.b);
+    switch (e.op) {
+      case ir::ExprOp::add: return x + y;
+      case ir::ExprOp::sub: return x - y;
+      case ir::ExprOp::mul: return x * y;
+      case ir::ExprOp::div: return y ? x / y : 0;
+      case ir::ExprOp::mod: return y ? x % y : 0;
+      case ir::ExprOp::min: return std::min(x, y);
+      case ir::ExprOp::max: return std::max(x, y);
+      case ir::ExprOp::lt: return x < y;
+      case ir::ExprOp::le: return x <= y;
+      case ir::ExprOp::gt: return x > y;
+      case ir::ExprOp::ge: return x >= y;
+      case ir::ExprOp::eq: return x == y;
+      case ir::ExprOp::ne: return x != y;
+      case ir::ExprOp::land: return x && y;
+      case ir::ExprOp::lor: return x || y;
+      default: return 0;
+    }
+  }
+
+  void value(ir::ValueId v) {
+    if (v == ir::none) return;
+    auto const& x = k.values[v];
+    if (x.op == ir::ValueOp::load) {
+      if (k.refs[x.ref].base == ir::RefBase::param) w.read_bytes += ref_bytes(k, x.ref);
+      return;
+    }
+    if (x.op == ir::ValueOp::load_tmem || x.op == ir::ValueOp::scalar) return;
+    if (x.op != ir::ValueOp::cast) {
+      double n = 1;
+      for (auto d : x.shape) n *= static_cast<double>(d);
+      w.flops += n;
+    }
+    value(x.a);
+    value(x.b);
+  }
+
+  void stmt(ir::StmtId id) {
+    auto const& s = k.stmts[id];
+    switch (s.op) {
+      case ir::StmtOp::seq:
+        for (auto c : s.body) stmt(c);
+        break;
+      case ir::StmtOp::for_: {
+        const auto lo = eval(s.e0), hi = eval(s.e1);
+        for (auto i = lo; i < hi; ++i) {
+          vars[static_cast<std::size_t>(s.var)] = i;
+          stmt(s.body[0]);
+        }
+        break;
+      }
+      case ir::StmtOp::if_:
+        if (eval(s.e0)) stmt(s.body[0]);
+        else if (s.body.size() > 1) stmt(s.body[1]);
+        break;
+      case ir::StmtOp::copy_gmem_to_smem: w.read_bytes += ref_bytes(k, s.refs[0]); break;
+      case ir::StmtOp::copy_smem_to_gmem: w.write_bytes += ref_bytes(k, s.refs[1]); break;
+      case ir::StmtOp::store:
+        if (k.refs[s.refs[0]].base == ir::RefBase::param) w.write_bytes += ref_bytes(k, s.refs[0]);
+        value(s.value);
+        break;
+      case ir::StmtOp::wgmma:
+      case ir::StmtOp::tcgen05_mma: {
+        // acc (M, N) += A (M, K) * B: K is B's size over N, whichever way B is laid out.
+        auto shape_of = [&](ir::RefId r) { return k.refs[r].shape.empty() ? k.allocs[k.refs[r].id].shape : k.refs[r].shape; };
+        const auto acc = shape_of(s.refs[0]);
+        const auto b = shape_of(s.refs[2]);
+        double mn = 1, bk = 1;
+        for (auto d : acc) mn *= static_cast<double>(d);
+        for (auto d : b) bk *= static_cast<double>(d);
+        if (!acc.empty() && acc.back() > 0) w.tensor_flops += 2.0 * mn * bk / static_cast<double>(acc.back());
+        break;
+      }
+      default: break;
+    }
+  }
+};
+
+#ifdef STAGECRAFT_HAVE_CUDA_RUNTIME
+std::optional<std::string> gpu_unusable(cuda::status const& st) {
+  if (!st.available) return st.reason;
+  if (!st.target) return st.unsupported;
+  try {
+    nvrtc::library_path();
+  } catch (nvrtc::unavailable const& e) {
+    return std::string(e.what());
+  }
+  return std::nullopt;
+}
+
+double median(std::vector<float> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+double quantile(std::vector<float> v, double q) {
+  std::sort(v.begin(), v.end());
+  if (v.empty()) return 0;
+  return v[std::min(v.size() - 1, static_cast<std::size_t>(q * static_cast<double>(v.size() - 1) + 0.5))];
+}
+#endif
+
+void finish_rates(point& p) {
+  p.gbps = p.median_ms > 0 ? p.bytes / (p.median_ms * 1e-3) / 1e9 : 0;
+  p.tflops = p.median_ms > 0 ? p.flops / (p.median_ms * 1e-3) / 1e12 : 0;
+  if (p.baseline_ms > 0) {
+    p.baseline_gbps = p.bytes / (p.baseline_ms * 1e-3) / 1e9;
+    p.of_baseline = p.median_ms > 0 ? p.baseline_ms / p.median_ms : 0;
+  }
+}
+
+}  // namespace
+
+std::vector<host_tensor> seeded_inputs(ir::Kernel const& k, std::uint64_t seed) {
+  std::vector<host_tensor> out;
+  std::uint64_t state = seed * 0x9e3779b97f4a7c15ull + 1;
+  auto next = [&] {  // xorshift64: cheap, and the inputs of every seed ever printed stay the same
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  for (auto const& p : k.params) {
+    auto t = host_tensor::zeros(p.dtype, p.shape);
+    for (std::int64_t i = 0; i < t.elements(); ++i) {
+      const auto r = next();
+      if (ir::dtype_is_float(p.dtype)) t.set(i, static_cast<double>(r >> 40) / static_cast<double>(1ull << 24) * 4.0 - 2.0);
+      else if (p.dtype == ir::DType::u32) t.set(i, static_cast<double>(r % 200));
+      else t.set(i, static_cast<double>(static_cast<std::int64_t>(r % 201) - 100));
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+work work_of(ir::Kernel const& k) {
+  walker w{k};
+  w.vars.assign(static_cast<std::size_t>(std::max(k.num_vars, 1)), 0);
+  std::array<std::int64_t, 3> cl = k.cluster_rank > 0 ? k.cluster : std::array<std::int64_t, 3>{1, 1, 1};
+  for (std::int64_t z = 0; z < k.grid[2]; ++z)
+    for (std::int64_t y = 0; y < k.grid[1]; ++y)
+      for (std::int64_t x = 0; x < k.grid[0]; ++x)
+        for (int g = 0; g < k.warpgroups; ++g) {
+          w.pid = {x, y, z};
+          w.cidx = {x % cl[0], y % cl[1], z % cl[2]};
+          w.wg = g;
+          w.stmt(k.body);
+        }
+  return w.w;
+}
+
+const char* backend_name(backend b) { return b == backend::gpu ? "gpu" : "model"; }
+
+axis parse_sweep(std::string const& text) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+    throw usage_error(fmt::format("--sweep '{}': expected k=a..b or k=a,b,c (e.g. --sweep K=1..6)", text));
+  axis a{text.substr(0, eq), {}};
+  const auto rest = text.substr(eq + 1);
+  if (const auto dots = rest.find(".."); dots != std::string::npos) {
+    const auto lo = to_int(rest.substr(0, dots), text), hi = to_int(rest.substr(dots + 2), text);
+    if (hi < lo) throw usage_error(fmt::format("--sweep '{}': the range {}..{} is empty (write the smaller bound first)", text, lo, hi));
+    if (hi - lo >= 4096) throw usage_error(fmt::format("--sweep '{}': {} points; a sweep takes at most 4096", text, hi - lo + 1));
+    for (auto v = lo; v <= hi; ++v) a.values.push_back(v);
+  } else {
+    std::size_t at = 0;
+    while (at <= rest.size()) {
+      const auto comma = rest.find(',', at);
+      a.values.push_back(to_int(rest.substr(at, comma == std::string::npos ? std::string::npos : comma - at), text));
+      if (comma == std::string::npos) break;
+      at = comma + 1;
+    }
+  }
+  return a;
+}
+
+std::vector<param_values> points_of(kernel_entry const& e, options const& o) {
+  std::vector<std::string> seen;
+  for (auto const& a : o.sweep) {
+    if (std::find(seen.begin(), seen.end(), a.name) != seen.end()) throw usage_error(fmt::format("--sweep {} is given twice", a.name));
+    if (o.set.count(a.name)) throw usage_error(fmt::format("{} is both --set and --sweep: give it one way", a.name));
+    bool known = false;
+    for (auto const& p : e.params) known = known || p.name == a.name;
+    if (!known) {
+      std::vector<std::string> names;
+      for (auto const& p : e.params) names.push_back(p.name);
+      throw usage_error(fmt::format("kernel '{}' has no parameter '{}' to sweep (its parameters: {})", e.name, a.name, fmt::join(names, ", ")));
+    }
+    seen.push_back(a.name);
+  }
+  std::vector<param_values> out{o.set};
+  for (auto const& a : o.sweep) {
+    std::vector<param_values> next;
+    for (auto const& base : out)
+      for (auto v : a.values) {
+        auto p = base;
+        p[a.name] = v;
+        next.push_back(std::move(p));
+      }
+    out = std::move(next);
+  }
+  for (auto& p : out) p = registry::resolve(e, p);  // every value checked against its spec up front
+  return out;
+}
+
+report run(kernel_entry const& e, options const& o) {
+  if (o.shard_count < 1 || o.shard_index < 0 || o.shard_index >= o.shard_count)
+    throw usage_error(fmt::format("shard {}/{}: the index must be at least 0 and below the count", o.shard_index, o.shard_count));
+  report rep;
+  rep.kernel = e.name;
+  rep.where = o.where;
+  for (auto const& a : o.sweep) rep.axes.push_back(a.name);
+  const auto all = points_of(e, o);
+  std::optional<machine> m;
+  if (o.where == backend::model) {
+    m = find_machine(o.machine, o.machines_file);
+    rep.device = fmt::format("MODEL of {} ({}): predicted, not measured", m->name, m->description);
+    rep.machine = m->name;
+  } else {
+#ifdef STAGECRAFT_HAVE_CUDA_RUNTIME
+    const auto st = cuda::driver_status();
+    if (auto why = gpu_unusable(st)) throw no_device(*why);
+    rep.device = fmt::format("{} ({}, {} SMs)", st.device, ir::target_name(*st.target), st.multiprocessors);
+#else
+    throw no_device("no CUDA driver available: this build has no CUDA toolkit (configure found none)");
+#endif
+  }
+  std::size_t mine = 0, done = 0;
+  for (std::size_t i = 0; i < all.size(); ++i) mine += static_cast<int>(i % static_cast<std::size_t>(o.shard_count)) == o.shard_index;
+  [[maybe_unused]] std::map<double, double> copy_ms;  // baseline per byte count, measured once per run
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (static_cast<int>(i % static_cast<std::size_t>(o.shard_count)) != o.shard_index) continue;
+    point p;
+    p.index = i;
+    p.values = all[i];
+    if (o.progress) o.progress(done, mine, describe_point(p.values));
+    try {
+      ir::Kernel k = registry::build(e, p.values);
+      const auto w = work_of(k);
+      p.bytes = w.read_bytes + w.write_bytes;
+      p.flops = w.flops + w.tensor_flops;
+      const auto inputs = seeded_inputs(k, o.input_seed);
+      if (o.where == backend::model) {
+        const auto pr = predict(k, inputs, *m);
+        p.median_ms = p.min_ms = pr.kernel_ms;
+        p.reps = 0;
+        p.limited_by = pr.limited_by;
+        p.ctas = pr.ctas;
+        p.waves = pr.waves;
+        p.ctas_per_sm = pr.ctas_per_sm;
+        for (auto const& g : pr.warpgroups)
+          if (g.cta == 0) p.wait_fraction.push_back(pr.cta_ns > 0 ? g.waiting_ns / pr.cta_ns : 0);
+        if (o.on_prediction) o.on_prediction(p, pr);
+        if (w.memory_bound()) {
+          // The modelled copy streams the same bytes at the model's sustained HBM rate.
+          p.baseline = "device-to-device copy (MODEL)";
+          p.baseline_ms = (m->launch_us * 1e3 + p.bytes / (m->hbm_gbps * m->hbm_efficiency)) / 1e6;
+        }
+        // The interpreter ran one cluster only for the model: the outputs are not whole.
+        p.check = "not checked (the model runs one cluster; `stagecraft run` checks the kernel)";
+      } else {
+#ifdef STAGECRAFT_HAVE_CUDA_RUNTIME
+        const auto st = cuda::driver_status();
+        k.target = *st.target;
+        ir::verify(k);
+        const auto c = nvrtc::compile(k, k.target);
+        cuda::timing_options to{.warmup = o.warmup, .min_reps = o.min_reps, .max_reps = o.max_reps, .max_seconds = o.max_seconds,
+                                .target_spread = o.target_spread, .flush_l2 = o.flush_l2, .deadline_ms = o.deadline_ms};
+        const auto t = cuda::benchmark(c, k, inputs, to);
+        p.median_ms = median(t.ms);
+        p.min_ms = *std::min_element(t.ms.begin(), t.ms.end());
+        p.spread = p.median_ms > 0 ? (quantile(t.ms, 0.9) - quantile(t.ms, 0.1)) / p.median_ms : 0;
+        p.reps = static_cast<int>(t.ms.size());
+        if (o.check) {
+          auto expected = inputs;
+          e.reference(expected, p.values);
+          p.check = compare(k, t.buffers, expected, "the reference");
+        } else {
+          p.check = "not checked (--no-check)";
+        }
+        if (w.memory_bound()) {
+          // A copy of half the traffic reads and writes the same total bytes as the kernel.
+          const double copy_bytes = std::max(16.0, std::round(p.bytes / 2));
+          if (!copy_ms.count(copy_bytes)) copy_ms[copy_bytes] = median(cuda::benchmark_copy(static_cast<std::size_t>(copy_bytes), to).ms);
+          p.baseline = "device-to-device copy";
+          p.baseline_ms = copy_ms[copy_bytes];
+        }
+#endif
+      }
+      finish_rates(p);
+    } catch (usage_error const&) {
+      throw;
+    } catch (ir::ConfigError const& x) {
+      p.error = x.what();
+    } catch (std::invalid_argument const& x) {
+      p.error = x.what();
+#ifdef STAGECRAFT_HAVE_CUDA_RUNTIME
+    } catch (cuda::timeout const&) {
+      throw;  // the context is unusable: nothing after it could be measured
+    } catch (cuda::error const& x) {
+      p.error = x.what();
+#endif
+    }
+    rep.points.push_back(std::move(p));
+    ++done;
+  }
+  if (o.progress) o.progress(done, mine, "");
+  return rep;
+}
+
+std::string describe_point(param_values const& v) {
+  std::vector<std::string> s;
+  for (auto const& [n, x] : v) s.push_back(fmt::format("{}={}", n, x));
+  return fmt::format("{}", fmt::join(s, " "));
+}
+
+}  // namespace stagecraft::bench

@@ -1,0 +1,452 @@
+#include "stagecraft/bench/model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "stagecraft/interp/interp.hpp"
+#include "stagecraft/registry.hpp"
+
+namespace stagecraft::bench {
+
+extern const char* const builtin_machines_json;  // data/machines.json, compiled in (machines_data.cpp)
+
+namespace {
+using json = nlohmann::json;
+
+// ---- the data file ------------------------------------------------------------------------------
+
+machine parse_machine(json const& j, std::string const& where) {
+  machine m;
+  auto num = [&](const char* key, auto& field) {
+    if (!j.contains(key)) throw std::invalid_argument(fmt::format("{}: machine '{}' has no \"{}\"", where, m.name, key));
+    if (!j[key].is_number()) throw std::invalid_argument(fmt::format("{}: machine '{}': \"{}\" must be a number", where, m.name, key));
+    field = j[key].get<std::remove_reference_t<decltype(field)>>();
+    if (!(static_cast<double>(field) > 0))
+      throw std::invalid_argument(fmt::format("{}: machine '{}': \"{}\" must be positive, got {}", where, m.name, key, j[key].dump()));
+  };
+  if (!j.is_object() || !j.contains("name") || !j["name"].is_string()) throw std::invalid_argument(fmt::format("{}: a machine without a \"name\"", where));
+  m.name = j["name"].get<std::string>();
+  m.description = j.value("description", "");
+  num("sms", m.sms);
+  num("clock_ghz", m.clock_ghz);
+  num("hbm_gbps", m.hbm_gbps);
+  num("hbm_efficiency", m.hbm_efficiency);
+  num("sm_tma_gbps", m.sm_tma_gbps);
+  num("tma_latency_ns", m.tma_latency_ns);
+  num("tma_issue_ns", m.tma_issue_ns);
+  num("store_latency_ns", m.store_latency_ns);
+  num("smem_bytes_per_clk", m.smem_bytes_per_clk);
+  num("tc_flops_per_clk", m.tc_flops_per_clk);
+  num("barrier_latency_ns", m.barrier_latency_ns);
+  num("op_ns", m.op_ns);
+  num("launch_us", m.launch_us);
+  num("smem_per_sm", m.smem_per_sm);
+  num("max_ctas_per_sm", m.max_ctas_per_sm);
+  num("l2_bytes", m.l2_bytes);
+  if (m.hbm_efficiency > 1) throw std::invalid_argument(fmt::format("{}: machine '{}': hbm_efficiency is a fraction of peak (at most 1)", where, m.name));
+  return m;
+}
+
+// ---- the replay -------------------------------------------------------------------------------
+
+std::int64_t product(std::vector<std::int64_t> const& v, std::size_t from = 0) {
+  std::int64_t n = 1;
+  for (std::size_t i = from; i < v.size(); ++i) n *= v[i];
+  return n;
+}
+
+}  // namespace
+
+double ref_bytes(ir::Kernel const& k, ir::RefId id) {
+  auto const& r = k.refs[id];
+  ir::DType dt;
+  std::int64_t n;
+  if (r.base == ir::RefBase::param) {
+    dt = k.params[r.id].dtype;
+    n = r.shape.empty() ? product(k.params[r.id].shape) : product(r.shape);
+  } else {
+    auto const& a = k.allocs[r.id];
+    dt = a.dtype;
+    n = r.shape.empty() ? product(a.shape, r.index.size()) : product(r.shape);
+  }
+  return static_cast<double>(n) * ir::dtype_bits(dt) / 8.0;
+}
+
+namespace {
+
+// Bytes a generic `store` moves: what its value loads, then what it writes, split by memory.
+void value_bytes(ir::Kernel const& k, ir::ValueId v, double& smem, double& gmem, double& flops) {
+  if (v == ir::none) return;
+  auto const& x = k.values[v];
+  if (x.op == ir::ValueOp::load || x.op == ir::ValueOp::load_tmem) {
+    if (x.ref != ir::none) (k.refs[x.ref].base == ir::RefBase::param ? gmem : smem) += ref_bytes(k, x.ref);
+    return;
+  }
+  if (x.op != ir::ValueOp::scalar && x.op != ir::ValueOp::cast) flops += static_cast<double>(product(x.shape));
+  value_bytes(k, x.a, smem, gmem, flops);
+  value_bytes(k, x.b, smem, gmem, flops);
+}
+
+struct replayer {
+  ir::Kernel const& k;
+  machine const& m;
+  std::int64_t concurrent;  // CTAs running at once in this wave
+  int per_sm;               // of them, on one SM
+
+  // One CTA's share of the machine in this wave.
+  double bw() const {  // bytes per ns (= GB/s)
+    return std::min(m.sm_tma_gbps / per_sm, m.hbm_gbps * m.hbm_efficiency / static_cast<double>(concurrent));
+  }
+  double smem_bw() const { return m.smem_bytes_per_clk * m.clock_ghz / per_sm; }
+  double issue_gap() const { return m.tma_issue_ns * per_sm; }
+
+  struct agent {
+    double ready = 0, busy = 0, wait_bar = 0, wait_group = 0;
+    std::int64_t committed = 0;
+    std::vector<std::pair<double, double>> groups;  // per bulk group: SMEM read done, GMEM write done
+    std::pair<double, double>& group(std::int64_t g) {
+      if (static_cast<std::size_t>(g) >= groups.size()) groups.resize(static_cast<std::size_t>(g) + 1, {0.0, 0.0});
+      return groups[static_cast<std::size_t>(g)];
+    }
+  };
+  struct in_flight {
+    double issued = 0;
+    std::int64_t group = 0;
+    int agent = 0;
+    double read_done = 0;
+  };
+  // A resource used for intervals of time (the bandwidth share, the TMA issue slot). The replay
+  // visits ops in the interpreter's order, not in modelled time: a transfer modelled early may be
+  // visited after one modelled late, so a request takes the earliest gap that fits at or after
+  // its start instead of queueing behind whatever was visited before it.
+  struct timeline_resource {
+    std::map<double, double> busy;  // start -> end, disjoint
+    double reserve(double start, double length) {
+      double t = start;
+      auto it = busy.upper_bound(t);
+      if (it != busy.begin() && std::prev(it)->second > t) t = std::prev(it)->second;
+      while (it != busy.end() && it->first < t + length) {
+        t = std::max(t, it->second);
+        ++it;
+      }
+      // Merge with the neighbours it touches, so the map stays as short as the busy stretches.
+      double b = t, e = t + length;
+      auto next = busy.lower_bound(b);
+      if (next != busy.begin() && std::prev(next)->second >= b - 1e-9) {
+        --next;
+        b = next->first;
+        next = busy.erase(next);
+      }
+      while (next != busy.end() && next->first <= e + 1e-9) {
+        e = std::max(e, next->second);
+        next = busy.erase(next);
+      }
+      busy[b] = e;
+      return t;
+    }
+  };
+  struct cta_engines {
+    timeline_resource pipe;   // its bandwidth share: latencies overlap, bytes take turns
+    timeline_resource issue;  // the SM's TMA issue slot
+    double bytes = 0, pipe_busy = 0;
+  };
+
+  std::vector<agent> agents;
+  std::map<int, cta_engines> ctas;
+  std::map<std::tuple<int, int, int>, std::vector<in_flight>> fifo;  // (cta, stmt, engine)
+  std::map<std::pair<int, std::string>, double> arriving;            // latest contribution to the open phase
+  std::map<std::pair<int, std::string>, std::map<long, double>> completed;  // completion #N at
+  double end = 0;
+
+  double transfer(cta_engines& c, double start, double bytes) {
+    const double length = bytes / bw();
+    const double begin = c.pipe.reserve(start, length);
+    c.bytes += bytes;
+    c.pipe_busy += length;
+    return begin + length;
+  }
+
+  static std::string barrier_of_label(std::string const& label) {
+    const auto cut = label.find_first_of(" :");
+    return label.substr(0, cut);
+  }
+
+  interp::trace run(interp::trace const& t) {
+    agents.assign(static_cast<std::size_t>(std::max(t.ctas, 1) * k.warpgroups), {});
+    interp::trace out = t;
+    out.events.clear();
+    std::size_t i = 0;
+    auto key = [](interp::trace_event const& e) {
+      return e.what == interp::trace_event::kind::op || e.what == interp::trace_event::kind::async ? e.t1 : e.t0;
+    };
+    while (i < t.events.size()) {
+      std::size_t j = i;
+      while (j < t.events.size() && key(t.events[j]) == key(t.events[i])) ++j;
+      step(t, i, j, out);
+      i = j;
+    }
+    std::stable_sort(out.events.begin(), out.events.end(), [](auto const& a, auto const& b) { return a.t0 < b.t0; });
+    return out;
+  }
+
+  // One scheduler step of the interpreter: an agent's op or an async completion, with the
+  // arrivals and phase completions it caused.
+  void step(interp::trace const& t, std::size_t from, std::size_t to, interp::trace& out) {
+    using kind = interp::trace_event::kind;
+    double at = 0;
+    bool have_actor = false;
+    for (std::size_t i = from; i < to; ++i) {
+      auto const& e = t.events[i];
+      if (e.what == kind::op) at = op(e, out), have_actor = true;
+      else if (e.what == kind::async) at = async(e, out), have_actor = true;
+    }
+    if (!have_actor) return;
+    for (std::size_t i = from; i < to; ++i) {
+      auto const& e = t.events[i];
+      if (e.what == kind::arrival) {
+        auto& a = arriving[{e.cta, barrier_of_label(e.label)}];
+        a = std::max(a, at);
+        push(out, e, at, at);
+      } else if (e.what == kind::phase) {
+        const auto name = e.label.substr(0, e.label.find(" completion #"));
+        const long n = std::strtol(e.label.c_str() + e.label.find('#') + 1, nullptr, 10);
+        auto& a = arriving[{e.cta, name}];
+        completed[{e.cta, name}][n] = std::max(a, at);
+        push(out, e, std::max(a, at), std::max(a, at));
+        a = 0;
+      }
+    }
+  }
+
+  void push(interp::trace& out, interp::trace_event const& e, double t0, double t1) {
+    auto c = e;
+    c.t0 = static_cast<std::uint64_t>(std::llround(t0));
+    c.t1 = std::max(c.t0, static_cast<std::uint64_t>(std::llround(t1)));
+    out.events.push_back(std::move(c));
+    end = std::max(end, t1);
+  }
+
+  double op(interp::trace_event const& e, interp::trace& out) {
+    auto& a = agents[static_cast<std::size_t>(e.cta * k.warpgroups + e.lane)];
+    auto& c = ctas[e.cta];
+    auto const& s = k.stmts[e.op];
+    const double before = a.ready;
+    double start = a.ready, cost = m.op_ns;
+    switch (s.op) {
+      case ir::StmtOp::barrier_wait: {
+        // "barrier_wait b1[2] for completion #3"
+        const auto p = e.label.find(" for completion #");
+        const std::string name = e.label.substr(13, p - 13);
+        const long n = std::strtol(e.label.c_str() + p + 17, nullptr, 10);
+        auto const& done = completed[{e.cta, name}];
+        if (auto it = done.find(n); it != done.end()) {
+          const double visible = it->second + m.barrier_latency_ns;
+          if (visible > start) a.wait_bar += visible - start, start = visible;
+        }
+        break;
+      }
+      case ir::StmtOp::wait_group: {
+        double need = 0;
+        for (std::int64_t g = 0; g < a.committed - s.n; ++g) need = std::max(need, s.flag ? a.group(g).first : a.group(g).second);
+        if (need > start) a.wait_group += need - start, start = need;
+        break;
+      }
+      case ir::StmtOp::commit_group: ++a.committed; break;
+      case ir::StmtOp::copy_gmem_to_smem:
+      case ir::StmtOp::copy_smem_to_gmem: {
+        start = c.issue.reserve(start, issue_gap());
+        const int engine = s.op == ir::StmtOp::copy_gmem_to_smem ? 0 : 1;
+        fifo[{e.cta, e.op, engine}].push_back({start + cost, a.committed, e.cta * k.warpgroups + e.lane, 0});
+        break;
+      }
+      case ir::StmtOp::store: {
+        // Generic loads from GMEM stall the warpgroup for their latency; generic stores to GMEM
+        // are fire-and-forget: the warpgroup waits only for its bandwidth share (back-pressure),
+        // and the kernel ends once the last write has landed.
+        double smem = 0, gread = 0, flops = 0;
+        value_bytes(k, s.value, smem, gread, flops);
+        const bool to_gmem = k.refs[s.refs[0]].base == ir::RefBase::param;
+        if (!to_gmem) smem += ref_bytes(k, s.refs[0]);
+        double t = start + cost;
+        if (gread > 0) t = transfer(c, t, gread) + m.tma_latency_ns;
+        t += smem / smem_bw();
+        if (to_gmem) {
+          t = transfer(c, t, ref_bytes(k, s.refs[0]));
+          end = std::max(end, t + m.store_latency_ns);
+        }
+        cost = t - start;
+        break;
+      }
+      case ir::StmtOp::wgmma:
+      case ir::StmtOp::tcgen05_mma: {
+        // Never reached today (the interpreter does not run tensor-core ops yet): 2*M*N*K at
+        // the SM's tensor-core rate, from the accumulator and B shapes.
+        auto const& acc = k.refs[s.refs[0]];
+        auto const& b = k.refs[s.refs.back()];
+        const auto acc_shape = acc.shape.empty() ? k.allocs[acc.id].shape : acc.shape;
+        const auto b_shape = b.shape.empty() ? k.allocs[b.id].shape : b.shape;
+        if (acc_shape.size() >= 2 && !b_shape.empty())
+          cost += 2.0 * static_cast<double>(product(acc_shape)) * static_cast<double>(b_shape.front()) / (m.tc_flops_per_clk * m.clock_ghz / per_sm);
+        break;
+      }
+      default: break;
+    }
+    a.ready = start + cost;
+    a.busy += cost;
+    push(out, e, before, a.ready);
+    return a.ready;
+  }
+
+  double async(interp::trace_event const& e, interp::trace& out) {
+    const int engine = e.lane - k.warpgroups;
+    auto& q = fifo[{e.cta, e.op, engine}];
+    auto& c = ctas[e.cta];
+    auto const& s = k.stmts[e.op];
+    if (engine == 0) {  // a TMA load: its bytes through the pipe, then the latency
+      if (q.empty()) return 0;
+      auto f = q.front();
+      q.erase(q.begin());
+      const double done = transfer(c, f.issued, ref_bytes(k, s.refs[0])) + m.tma_latency_ns;
+      push(out, e, f.issued, done);
+      return done;
+    }
+    // A TMA store: the SMEM read (its bulk group's read_only point), then the GMEM write.
+    const bool write = e.label.find("(GMEM write)") != std::string::npos;
+    if (q.empty()) return 0;
+    auto& f = q.front();
+    const double bytes = ref_bytes(k, s.refs[1]);
+    if (!write) {
+      f.read_done = f.issued + bytes / smem_bw() + m.barrier_latency_ns;
+      auto& g = agents[static_cast<std::size_t>(f.agent)].group(f.group);
+      g.first = std::max(g.first, f.read_done);
+      push(out, e, f.issued, f.read_done);
+      return f.read_done;
+    }
+    const double done = transfer(c, f.read_done, bytes) + m.store_latency_ns;
+    auto& g = agents[static_cast<std::size_t>(f.agent)].group(f.group);
+    g.second = std::max(g.second, done);
+    push(out, e, f.read_done, done);
+    q.erase(q.begin());
+    return done;
+  }
+};
+
+}  // namespace
+
+std::vector<machine> load_machines(std::string const& path_in) {
+  std::string path = path_in, text;
+  if (path.empty())
+    if (const char* env = std::getenv("STAGECRAFT_MACHINES"); env && *env) path = env;
+  if (path.empty()) {
+    text = builtin_machines_json;
+    path = "the built-in data/machines.json";
+  } else {
+    std::ifstream in(path);
+    if (!in) throw std::invalid_argument(fmt::format("cannot read the machine file '{}'", path));
+    std::stringstream ss;
+    ss << in.rdbuf();
+    text = ss.str();
+  }
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (json::exception const& e) {
+    throw std::invalid_argument(fmt::format("the machine file '{}' is not JSON: {}", path, e.what()));
+  }
+  if (!j.contains("machines") || !j["machines"].is_array() || j["machines"].empty())
+    throw std::invalid_argument(fmt::format("the machine file '{}' has no \"machines\" array", path));
+  std::vector<machine> out;
+  for (auto const& x : j["machines"]) out.push_back(parse_machine(x, path));
+  return out;
+}
+
+machine find_machine(std::string const& name, std::string const& path) {
+  auto all = load_machines(path);
+  std::vector<std::string> names;
+  for (auto const& m : all) {
+    if (m.name == name) return m;
+    names.push_back(m.name);
+  }
+  throw usage_error(fmt::format("unknown machine '{}' (the model knows {})", name, fmt::join(names, ", ")));
+}
+
+std::string machines_json(std::vector<machine> const& ms) {
+  json arr = json::array();
+  for (auto const& m : ms)
+    arr.push_back({{"name", m.name}, {"description", m.description}, {"sms", m.sms}, {"clock_ghz", m.clock_ghz}, {"hbm_gbps", m.hbm_gbps},
+                   {"hbm_efficiency", m.hbm_efficiency}, {"sm_tma_gbps", m.sm_tma_gbps}, {"tma_latency_ns", m.tma_latency_ns},
+                   {"tma_issue_ns", m.tma_issue_ns}, {"store_latency_ns", m.store_latency_ns}, {"smem_bytes_per_clk", m.smem_bytes_per_clk},
+                   {"tc_flops_per_clk", m.tc_flops_per_clk}, {"barrier_latency_ns", m.barrier_latency_ns}, {"op_ns", m.op_ns},
+                   {"launch_us", m.launch_us}, {"smem_per_sm", m.smem_per_sm}, {"max_ctas_per_sm", m.max_ctas_per_sm}, {"l2_bytes", m.l2_bytes}});
+  return json{{"about", "stagecraft cost-model parameters (MODEL): fitted by `stagecraft bench --backend gpu --calibrate`"}, {"machines", arr}}.dump(2) + "\n";
+}
+
+prediction replay(ir::Kernel const& k, interp::trace const& t, machine const& m) {
+  prediction p;
+  p.ctas = k.grid[0] * k.grid[1] * k.grid[2];
+  const std::int64_t cluster = k.cluster_rank > 0 ? k.cluster[0] * k.cluster[1] * k.cluster[2] : 1;
+  const std::int64_t smem = ir::smem_bytes(k) + 1024;  // the driver keeps 1 KiB of each CTA's SMEM
+  if (smem > m.smem_per_sm)
+    throw std::invalid_argument(fmt::format("kernel '{}' needs {} bytes of SMEM per CTA (with the 1 KiB the driver reserves), but an SM of {} has {}",
+                                            k.name, smem, m.name, m.smem_per_sm));
+  p.ctas_per_sm = static_cast<int>(std::min<std::int64_t>({m.max_ctas_per_sm, m.smem_per_sm / smem, 2048 / (128 * k.warpgroups)}));
+  p.concurrent = std::min<std::int64_t>(p.ctas, static_cast<std::int64_t>(m.sms) * p.ctas_per_sm);
+  p.concurrent = std::max(cluster, p.concurrent / cluster * cluster);
+  p.waves = (p.ctas + p.concurrent - 1) / p.concurrent;
+  const std::int64_t rest = p.ctas % p.concurrent;
+
+  auto wave = [&](std::int64_t n, interp::trace* keep, std::vector<warpgroup_time>* wgs, double* busy, double* bytes) {
+    replayer r{k, m, n, static_cast<int>(std::min<std::int64_t>(p.ctas_per_sm, (n + m.sms - 1) / m.sms))};
+    auto tl = r.run(t);
+    if (keep) *keep = std::move(tl);
+    if (wgs)
+      for (std::size_t i = 0; i < r.agents.size(); ++i)
+        wgs->push_back({static_cast<int>(i) / k.warpgroups, static_cast<int>(i) % k.warpgroups, r.agents[i].busy,
+                        r.agents[i].wait_bar + r.agents[i].wait_group, r.agents[i].wait_bar, r.agents[i].wait_group});
+    if (busy || bytes) {
+      double b = 0, by = 0;
+      for (auto const& [_, c] : r.ctas) b = std::max(b, c.pipe_busy), by += c.bytes;
+      if (busy) *busy = b;
+      if (bytes) *bytes = by;
+    }
+    if (n == p.concurrent) p.hbm_share_gbps = r.bw();
+    return r.end;
+  };
+  double pipe_busy = 0, cluster_bytes = 0;
+  p.cta_ns = wave(p.concurrent, &p.timeline, &p.warpgroups, &pipe_busy, &cluster_bytes);
+  const double full = static_cast<double>(p.ctas / p.concurrent) * p.cta_ns;
+  const double tail = rest > 0 ? wave(rest, nullptr, nullptr, nullptr, nullptr) : 0.0;
+  p.kernel_ms = (m.launch_us * 1e3 + full + tail) / 1e6;
+  const double total_bytes = cluster_bytes * static_cast<double>(p.ctas) / static_cast<double>(std::max<std::int64_t>(t.ctas, 1));
+  p.hbm_bound_ms = total_bytes / (m.hbm_gbps * m.hbm_efficiency) / 1e6;
+  const double busy_frac = p.cta_ns > 0 ? pipe_busy / p.cta_ns : 0;
+  const bool hbm_share = p.hbm_share_gbps < m.sm_tma_gbps / std::max(1, p.ctas_per_sm) * 0.999;
+  if (busy_frac > 0.85)
+    p.limited_by = hbm_share ? "HBM bandwidth" : "SM TMA bandwidth";
+  else
+    p.limited_by = fmt::format("latency (bandwidth share idle {:.0f}%)", 100 * (1 - busy_frac));
+  p.timeline.kernel = fmt::format("{} (MODEL of {}, not a measurement; times in ns)", k.name, m.name);
+  p.timeline.time_unit = "ns";
+  return p;
+}
+
+prediction predict(ir::Kernel const& k, std::vector<host_tensor> const& inputs, machine const& m) {
+  // One cluster stands for all: CTAs of a grid do not synchronise across clusters.
+  ir::Kernel one = k;
+  if (k.cluster_rank > 0) one.grid = k.cluster;
+  else one.grid = {1, 1, 1};
+  auto r = interp::run(one, inputs, {.schedule = interp::policy::eager, .checks = false, .trace = true});
+  if (!r.ok())
+    throw std::invalid_argument(fmt::format("the model replays only kernels the interpreter runs clean, and '{}' gets: {}", k.name, r.diagnostics.front().message));
+  return replay(k, r.timeline, m);
+}
+
+}  // namespace stagecraft::bench

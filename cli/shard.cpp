@@ -1,0 +1,225 @@
+#include "shard.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "bench.hpp"
+#include "internal.hpp"
+#include "stagecraft/cli.hpp"
+
+namespace stagecraft::cli::detail {
+namespace {
+using json = nlohmann::ordered_json;
+
+json params_json(param_values const& v) {
+  json j = json::object();
+  for (auto const& [n, x] : v) j[n] = x;
+  return j;
+}
+
+int to_int(std::string const& text, std::string const& whole) {
+  int v = -1;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc{} || p != text.data() + text.size())
+    throw usage_error(fmt::format("--shard '{}': expected i/N with integers 0 <= i < N (e.g. --shard 0/4)", whole));
+  return v;
+}
+
+std::vector<json> read_lines(std::string const& path) {
+  std::ifstream in(path);
+  if (!in) throw usage_error(fmt::format("merge: cannot read '{}'", path));
+  std::vector<json> out;
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    if (line.empty()) continue;
+    try {
+      out.push_back(json::parse(line));
+    } catch (json::exception const& e) {
+      throw usage_error(fmt::format("merge: '{}' line {} is not JSON ({}): is it a --results file of `run` or `bench`?", path, n, e.what()));
+    }
+  }
+  if (out.empty() || !out.front().is_object() || out.front().value("record", "") != "shard")
+    throw usage_error(fmt::format("merge: '{}' does not start with a shard header: write it with `run ... --results F` or `bench ... --results F`", path));
+  return out;
+}
+
+}  // namespace
+
+shard_spec parse_shard(std::string const& text) {
+  const auto slash = text.find('/');
+  if (slash == std::string::npos) throw usage_error(fmt::format("--shard '{}': expected i/N with integers 0 <= i < N (e.g. --shard 0/4)", text));
+  shard_spec s{to_int(text.substr(0, slash), text), to_int(text.substr(slash + 1), text)};
+  if (s.count < 1 || s.index < 0 || s.index >= s.count)
+    throw usage_error(fmt::format("--shard {}: the shard index must be at least 0 and below the shard count {}", text, s.count));
+  return s;
+}
+
+int run_explore_records(std::vector<std::pair<kernel_entry const*, param_values>> const& kernels, explore_request const& r) {
+  std::optional<output_file> out;
+  if (!r.results.empty()) out.emplace("--results", r.results);
+  interp::options base;
+  base.schedule = parse_policy(r.policy);
+  base.seed = r.seed;
+  base.pct_depth = r.pct_depth;
+  base.checks = r.checks;
+  if (r.explore > 0 && (base.schedule == interp::policy::eager || base.schedule == interp::policy::lazy)) base.schedule = interp::policy::pct;
+  if (base.pct_depth < 1) throw usage_error("--pct-depth must be at least 1");
+  const std::int64_t n = std::max(r.explore, 1);
+  if (base.seed > std::numeric_limits<std::uint64_t>::max() - static_cast<std::uint64_t>(n - 1))
+    throw usage_error(fmt::format("--seed {} --explore {}: the seeds would run past {}", base.seed, n, std::numeric_limits<std::uint64_t>::max()));
+
+  // Everything that must be equal for shards to belong to one run.
+  json config = {{"policy", interp::policy_name(base.schedule)}, {"pct_depth", base.pct_depth}, {"checks", base.checks},
+                 {"input_seed", r.input_seed}, {"first_seed", base.seed}, {"schedules", n}, {"kernels", json::array()}};
+  for (auto const& [e, values] : kernels) config["kernels"].push_back({{"kernel", e->name}, {"params", params_json(values)}});
+  std::string lines = json{{"record", "shard"}, {"command", "run"}, {"shard", r.shard.index}, {"of", r.shard.count}, {"config", config}}.dump() + "\n";
+
+  int worst = exit_ok;
+  for (std::size_t ki = 0; ki < kernels.size(); ++ki) {
+    auto const& [e, values] = kernels[ki];
+    const ir::Kernel k = registry::build(*e, values);
+    std::vector<std::int64_t> mine;
+    for (std::int64_t off = 0; off < n; ++off)
+      if (r.shard.owns(static_cast<std::int64_t>(ki) * n + off)) mine.push_back(off);
+    if (mine.empty()) continue;
+    const auto inputs = random_inputs(k, r.input_seed);
+    json rec = {{"record", "explore"}, {"kernel", e->name}, {"params", params_json(values)}, {"ran", 0}, {"failing_seed", nullptr},
+                {"diagnostic", nullptr}, {"last", nullptr}};
+    int ran = 0;
+    std::string said;
+    for (auto off : mine) {
+      interp::options o = base;
+      o.seed = base.seed + static_cast<std::uint64_t>(off);
+      auto res = interp::run(k, inputs, o);
+      ++ran;
+      if (!res.ok()) {
+        auto const& d = res.diagnostics.front();
+        rec["failing_seed"] = o.seed;
+        rec["diagnostic"] = {{"check", interp::check_name(d.kind)}, {"message", d.message}};
+        said = fmt::format("seed {} fails: {}", o.seed, d.message);
+        worst = std::max(worst, exit_protocol);
+        break;
+      }
+      if (off == n - 1) {  // the schedule whose outputs the unsharded run checks
+        auto expected = inputs;
+        e->reference(expected, values);
+        std::int64_t checked = 0;
+        const auto bad = first_mismatch(k, res.buffers, expected, "the reference", checked);
+        rec["last"] = {{"seed", o.seed}, {"verdict", bad.empty() ? "correct" : "wrong result"},
+                       {"detail", bad.empty() ? fmt::format("{} output elements match the reference", checked) : bad}};
+        if (!bad.empty()) worst = std::max(worst, exit_wrong);
+      }
+    }
+    rec["ran"] = ran;
+    if (said.empty()) said = rec["last"].is_null() ? "no diagnostic" : fmt::format("no diagnostic; last schedule: {}", rec["last"]["verdict"].get<std::string>());
+    fmt::print("{} ({}): shard {}/{}: {} of {} schedule(s): {}\n", e->name, describe_values(values), r.shard.index, r.shard.count, ran, n, said);
+    lines += rec.dump() + "\n";
+  }
+  if (out) out->write(lines);
+  return worst;
+}
+
+namespace {
+
+// The shards' explore records -> one record per kernel, as the unsharded run decides: the first
+// failing seed stops it; otherwise the last schedule's outputs give the verdict.
+int merge_run(json const& config, std::vector<json> const& records, std::string& lines, bool say) {
+  const auto first = config["first_seed"].get<std::uint64_t>();
+  const auto n = config["schedules"].get<std::int64_t>();
+  int worst = exit_ok;
+  for (auto const& kc : config["kernels"]) {
+    std::optional<std::uint64_t> failing;
+    json diag, last;
+    int lasts = 0;
+    for (auto const& rec : records) {
+      if (rec["kernel"] != kc["kernel"] || rec["params"] != kc["params"]) continue;
+      if (!rec["failing_seed"].is_null()) {
+        const auto s = rec["failing_seed"].get<std::uint64_t>();
+        if (!failing || s < *failing) failing = s, diag = rec["diagnostic"];
+      }
+      if (!rec["last"].is_null()) last = rec["last"], ++lasts;
+    }
+    json m = {{"record", "explore"}, {"kernel", kc["kernel"]}, {"params", kc["params"]}, {"schedules", n}};
+    if (failing) {
+      m["explored"] = static_cast<std::int64_t>(*failing - first) + 1;
+      m["failing_seed"] = *failing;
+      m["verdict"] = "protocol error";
+      m["check"] = diag["check"];
+      m["detail"] = diag["message"];
+      worst = std::max(worst, exit_protocol);
+    } else {
+      if (lasts != 1)
+        throw usage_error(fmt::format("merge: kernel '{}': {} shards report its last schedule (seed {}), expected exactly 1: a shard is "
+                                      "missing, repeated or from another run",
+                                      kc["kernel"].get<std::string>(), lasts, first + static_cast<std::uint64_t>(n - 1)));
+      m["explored"] = n;
+      m["failing_seed"] = nullptr;
+      m["verdict"] = last["verdict"];
+      m["check"] = nullptr;
+      m["detail"] = last["detail"];
+      if (last["verdict"] != "correct") worst = std::max(worst, exit_wrong);
+    }
+    if (say)
+      fmt::print("{}: {} of {} schedule(s): {}{}\n", kc["kernel"].get<std::string>(), m["explored"].get<std::int64_t>(), n,
+               m["verdict"].get<std::string>(), failing ? fmt::format(" at seed {}", *failing) : std::string());
+    lines += m.dump() + "\n";
+  }
+  return worst;
+}
+
+}  // namespace
+
+int merge(merge_request const& req) {
+  if (req.files.empty()) throw usage_error("merge: name the shard files (JSON lines written by `run --results` or `bench --results`)");
+  std::optional<output_file> out;
+  if (req.out) out.emplace("--output", *req.out);
+  json header;
+  std::set<int> seen;
+  std::vector<json> records;
+  for (auto const& f : req.files) {
+    auto lines = read_lines(f);
+    auto const& h = lines.front();
+    if (header.is_null()) {
+      header = h;
+    } else {
+      if (h["command"] != header["command"] || h["config"] != header["config"])
+        throw usage_error(fmt::format("merge: '{}' is a shard of another command or configuration than '{}'", f, req.files.front()));
+      if (h["of"] != header["of"])
+        throw usage_error(fmt::format("merge: '{}' is shard {}/{} but '{}' is one of {} shards", f, h["shard"].get<int>(), h["of"].get<int>(),
+                                      req.files.front(), header["of"].get<int>()));
+    }
+    const int idx = h["shard"].get<int>();
+    if (!seen.insert(idx).second) throw usage_error(fmt::format("merge: shard {}/{} is given twice ('{}')", idx, h["of"].get<int>(), f));
+    records.insert(records.end(), lines.begin() + 1, lines.end());
+  }
+  const int of = header["of"].get<int>();
+  if (static_cast<int>(seen.size()) != of) {
+    std::vector<int> missing;
+    for (int i = 0; i < of; ++i)
+      if (!seen.count(i)) missing.push_back(i);
+    throw usage_error(fmt::format("merge: {} of {} shards given; missing: {}", seen.size(), of, fmt::join(missing, ", ")));
+  }
+  // The shard count is not part of the result: one run and four shards merge to the same bytes.
+  std::string lines = json{{"record", "merged"}, {"command", header["command"]}, {"config", header["config"]}}.dump() + "\n";
+  int rc = exit_ok;
+  if (header["command"] == "run") {
+    if (req.json || req.csv || req.svg) throw usage_error("merge: --json, --csv and --svg are for `bench` shards; these are `run` shards");
+    rc = merge_run(header["config"], records, lines, out.has_value());
+  } else if (header["command"] == "bench") {
+    rc = merge_bench(header["config"], records, lines, req);
+  } else {
+    throw usage_error(fmt::format("merge: unknown command '{}' in '{}'", header["command"].dump(), req.files.front()));
+  }
+  if (out) out->write(lines);
+  else fmt::print("{}", lines);
+  return rc;
+}
+
+}  // namespace stagecraft::cli::detail

@@ -7,7 +7,6 @@
 #include <fmt/ranges.h>
 
 #include "stagecraft/cli.hpp"
-#include "stagecraft/bench/bench.hpp"
 #include "stagecraft/interp/interp.hpp"
 
 namespace stagecraft::cli {
@@ -26,7 +25,7 @@ std::string index_text(std::vector<std::int64_t> const& shape, std::int64_t flat
 
 // One generator for every path that checks a kernel (run, the runners, bench, shards), so the
 // inputs of a seed are the same bits everywhere.
-std::vector<host_tensor> random_inputs(ir::Kernel const& k, std::uint64_t seed) { return bench::seeded_inputs(k, seed); }
+std::vector<host_tensor> random_inputs(ir::Kernel const& k, std::uint64_t seed) { return seeded_inputs(k, seed); }
 
 std::string first_mismatch(ir::Kernel const& k, std::vector<host_tensor> const& got_all, std::vector<host_tensor> const& expected,
                            const char* what, std::int64_t& checked) {

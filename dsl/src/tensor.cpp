@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include "stagecraft/host/tensor.hpp"
+#include "stagecraft/ir/kernel.hpp"
 
 namespace stagecraft {
 
@@ -149,5 +150,28 @@ std::uint16_t f32_to_bf16(float f) {
 }
 
 float bf16_to_f32(std::uint16_t h) { return std::bit_cast<float>(static_cast<std::uint32_t>(h) << 16); }
+
+std::vector<host_tensor> seeded_inputs(ir::Kernel const& k, std::uint64_t seed) {
+  // Seeded random inputs, never all zeros: floats in [-2, 2), integers in a small range.
+  std::vector<host_tensor> out;
+  std::uint64_t state = seed * 0x9e3779b97f4a7c15ull + 1;
+  auto next = [&] {  // xorshift64: cheap, and the inputs of every seed ever printed stay the same
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  for (auto const& p : k.params) {
+    auto t = host_tensor::zeros(p.dtype, p.shape);
+    for (std::int64_t i = 0; i < t.elements(); ++i) {
+      const auto r = next();
+      if (ir::dtype_is_float(p.dtype)) t.set(i, static_cast<double>(r >> 40) / static_cast<double>(1ull << 24) * 4.0 - 2.0);
+      else if (p.dtype == ir::DType::u32) t.set(i, static_cast<double>(r % 200));
+      else t.set(i, static_cast<double>(static_cast<std::int64_t>(r % 201) - 100));
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
 
 }  // namespace stagecraft

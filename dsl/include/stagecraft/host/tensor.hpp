@@ -71,4 +71,9 @@ float f16_to_f32(std::uint16_t h);
 std::uint16_t f32_to_bf16(float f);
 float bf16_to_f32(std::uint16_t h);
 
+// One host_tensor per GMEM parameter of `k`, seeded random, never all zeros: what `stagecraft
+// run --input-seed S`, the kernel runners, bench and shards all check with, so a seed names the
+// same bits everywhere.
+std::vector<host_tensor> seeded_inputs(ir::Kernel const& k, std::uint64_t seed);
+
 }  // namespace stagecraft

@@ -236,7 +236,7 @@ interp::policy parse_policy(std::string const& p) {
 
 // Runs one kernel through the interpreter; returns the exit code.
 int compare_with_reference(ir::Kernel const& k, std::vector<host_tensor> const& got, std::vector<host_tensor> const& expected,
-                           const char* what, std::uint64_t steps);
+                           const char* what, std::uint64_t steps, std::optional<interp::mma_tolerance> const& tol = std::nullopt);
 
 #ifdef STAGECRAFT_HAVE_CUDA_RUNTIME
 // The driver, NVRTC and a device stagecraft generates code for, or why not (then exit 3).
@@ -276,9 +276,10 @@ int run_on_gpu(kernel_entry const& e, param_values const& values, ir::Kernel con
              f.watchdog_ms ? fmt::format("{} ms", f.watchdog_ms) : std::string("off"), r.milliseconds);
   auto expected = inputs;
   e.reference(expected, values);
-  if (int rc = compare_with_reference(kk, r.buffers, expected, "the reference", 0); rc != exit_ok) return rc;
   auto interp_result = interp::run(kk, inputs, {.schedule = interp::policy::eager, .checks = false});
-  return compare_with_reference(kk, r.buffers, interp_result.buffers, "the interpreter", 0);
+  const auto tol = interp::tolerance_of(kk, interp_result, inputs);
+  if (int rc = compare_with_reference(kk, r.buffers, expected, "the reference", 0, tol); rc != exit_ok) return rc;
+  return compare_with_reference(kk, r.buffers, interp_result.buffers, "the interpreter", 0, tol);
 #else
   (void)values;
   (void)k;
@@ -336,6 +337,7 @@ int run_on_host(kernel_entry const& e, param_values const& values, ir::Kernel co
   auto expected = inputs;
   e.reference(expected, values);
   const auto by_interp = interp::run(k, inputs, {.schedule = interp::policy::eager, .checks = false});
+  const auto tol = interp::tolerance_of(k, by_interp, inputs);
   for (int i = 0; i < n; ++i) {
     const std::uint64_t seed = f.seed + static_cast<std::uint64_t>(i);
     const auto r = hostexec::run(c, k, inputs, {.seed = seed});
@@ -343,11 +345,11 @@ int run_on_host(kernel_entry const& e, param_values const& values, ir::Kernel co
       fmt::print("{}\nverdict: protocol error (host {} with --seed {} after {} steps)\n", r.message, hostexec::failure_name(r.kind), seed, r.steps);
       return exit_protocol;
     }
-    if (int rc = compare_with_reference(k, r.buffers, expected, "the reference", r.steps); rc != exit_ok) {
+    if (int rc = compare_with_reference(k, r.buffers, expected, "the reference", r.steps, tol); rc != exit_ok) {
       fmt::print("(host schedule --seed {})\n", seed);
       return rc;
     }
-    if (int rc = compare_with_reference(k, r.buffers, by_interp.buffers, "the interpreter", r.steps); rc != exit_ok) {
+    if (int rc = compare_with_reference(k, r.buffers, by_interp.buffers, "the interpreter", r.steps, tol); rc != exit_ok) {
       fmt::print("(host schedule --seed {})\n", seed);
       return rc;
     }
@@ -408,12 +410,40 @@ int run_kernel(kernel_entry const& e, param_values const& overrides, run_flags c
   }
   auto expected = inputs;
   e.reference(expected, values);
-  return compare_with_reference(k, r.buffers, expected, "the reference", r.steps);
+  return compare_with_reference(k, r.buffers, expected, "the reference", r.steps, interp::tolerance_of(k, r, inputs));
 }
 
 int compare_with_reference(ir::Kernel const& k, std::vector<host_tensor> const& got_all, std::vector<host_tensor> const& expected,
-                           const char* what, std::uint64_t steps) {
+                           const char* what, std::uint64_t steps, std::optional<interp::mma_tolerance> const& tol) {
   std::int64_t checked = 0;
+  if (tol) {  // MMA outputs: within the documented bound (interp.hpp), which run prints
+    double worst = 0, worst_bound = 0, worst_ratio = -1;
+    for (int p : interp::written_params(k)) {
+      auto const& got = got_all[p];
+      auto const& want = expected[p];
+      for (std::int64_t i = 0; i < got.elements(); ++i, ++checked) {
+        const double g = got.get(i), w = want.get(i);
+        const double err = std::abs(g - w), bound = tol->bound(w, got.dtype);
+        if (!(err <= bound)) {
+          fmt::print("verdict: wrong result: {}{} = {} but {} gives {}: the error {:.3g} exceeds the MMA bound {:.3g} (K = {}, {} inputs, "
+                     "max |input| {}; {} elements within it before)\n",
+                     k.params[p].name, index_text(got.shape, i), g, what, w, err, bound, tol->k,
+                     tol->input == ir::DType::f32 ? "tf32" : ir::dtype_name(tol->input), tol->max_input, checked);
+          return exit_wrong;
+        }
+        if (err / bound > worst_ratio) {
+          worst_ratio = err / bound;
+          worst = err;
+          worst_bound = bound;
+        }
+      }
+    }
+    fmt::print("verdict: correct ({} output elements within the MMA tolerance of {}: largest error {:.3g} where the bound is {:.3g}; "
+               "K = {}, {} inputs{})\n",
+               checked, what, worst, worst_bound, tol->k, tol->input == ir::DType::f32 ? "tf32" : ir::dtype_name(tol->input),
+               steps ? fmt::format("; {} steps", steps) : std::string());
+    return exit_ok;
+  }
   for (int p : interp::written_params(k)) {
     auto const& got = got_all[p];
     auto const& want = expected[p];

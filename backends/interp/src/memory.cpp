@@ -136,8 +136,8 @@ region machine::view_of(agent_state const& a, ir::RefId rid, int cta) {
   if (kind != ir::AllocKind::smem && kind != ir::AllocKind::accumulator)
     report(check::unsupported, cur_op_, a,
            fmt::format("loads and stores of {} t{} are not modelled by the interpreter yet", ir::alloc_kind_name(kind), r.id));
-  // An accumulator is the named warpgroup's own registers, whichever CTA is asked for.
-  auto& m = kind == ir::AllocKind::accumulator ? const_cast<agent_state&>(a).acc[static_cast<std::size_t>(r.id)] : ctas_[cta].smem[r.id];
+  // An accumulator is the asking warpgroup's own registers, whichever CTA is named.
+  auto& m = kind == ir::AllocKind::accumulator ? agents_[static_cast<std::size_t>(a.comp)].acc[static_cast<std::size_t>(r.id)] : ctas_[cta].smem[r.id];
   g.mem = &m;
   for (std::size_t d = 0; d < m.shape.size(); ++d) {
     if (d < r.index.size()) {

@@ -85,9 +85,11 @@ ir::Kernel mn_major_b() {
 }
 
 // Unswizzled operands tiled in 8 x 16-byte core matrices; A from registers (2a, computed from
-// SMEM) in one variant.
-template <bool ARegs>
+// SMEM) in one variant; in another, A overwritten by an ordinary store before the wait (a race).
+enum class cm { smem_a, register_a, store_under_wgmma };
+template <cm Mode>
 ir::Kernel core_matrices() {
+  constexpr bool ARegs = Mode == cm::register_a;
   return lower(kernel<sm_90a>(
       ARegs ? "wg_core_matrices_regs" : "wg_core_matrices", grid(1), threads(1_c), gmem<bf16>("a", shape(64_c, 64_c)),
       gmem<bf16>("b", shape(64_c, 64_c)), gmem<f32>("c", shape(64_c, 64_c)), smem<bf16>(shape(64_c, 64_c), tiling(8_c, 8_c)),
@@ -98,8 +100,12 @@ ir::Kernel core_matrices() {
           if constexpr (ARegs) return wgmma(acc, load(as) + load(as), transpose(bs));
           else return wgmma(acc, as, transpose(bs));
         }();
+        auto wait = [&] {
+          if constexpr (Mode == cm::store_under_wgmma) return seq(store(as, load(bs)), wgmma_wait(0_c));
+          else return wgmma_wait(0_c);
+        }();
         return seq(store(acc, 0.0f), copy_gmem_to_smem(a.block(0_c, 0_c), as, loaded), copy_gmem_to_smem(b.block(0_c, 0_c), bs, loaded),
-                   barrier_wait(loaded), mma, wgmma_commit(), wgmma_wait(0_c), store(cs, load(acc)), commit_smem(),
+                   barrier_wait(loaded), mma, wgmma_commit(), wait, store(cs, load(acc)), commit_smem(),
                    copy_smem_to_gmem(cs, c.block(0_c, 0_c)), commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
       }));
 }
@@ -169,14 +175,14 @@ TEST_CASE("wgmma reads every operand layout its descriptors describe", "[interp]
     run_everywhere(k, in, expected, 20);
   }
   SECTION("unswizzled core-matrix tiling") {
-    const auto k = core_matrices<false>();
+    const auto k = core_matrices<cm::smem_a>();
     const auto in = testing::random_buffers(k, 5);
     auto expected = in;
     gemm_abt(expected);
     run_everywhere(k, in, expected, 20);
   }
   SECTION("A from registers") {
-    const auto k = core_matrices<true>();
+    const auto k = core_matrices<cm::register_a>();
     const auto in = testing::random_buffers(k, 6);
     auto expected = in;
     gemm_abt(expected, 2.0);
@@ -207,7 +213,7 @@ TEST_CASE("a wgmma whose operand is read in the wrong major order gives a wrong 
     REQUIRE(r.ok());
     CHECK(outside_bound(k, r, in, expected) != "");
   }
-  auto cm = core_matrices<false>();
+  auto cm = core_matrices<cm::smem_a>();
   const auto cin = testing::random_buffers(cm, 10);
   auto cexp = cin;
   gemm_abt(cexp);
@@ -215,4 +221,20 @@ TEST_CASE("a wgmma whose operand is read in the wrong major order gives a wrong 
   const auto r = interp::run(cm, cin);
   REQUIRE(r.ok());
   CHECK(outside_bound(cm, r, cin, cexp) != "");
+}
+
+TEST_CASE("an ordinary store into A while the wgmma reading it is in flight is a data race", "[interp][wgmma]") {
+  const auto k = core_matrices<cm::store_under_wgmma>();
+  for (auto p : {policy::eager, policy::lazy}) {
+    INFO("policy " << interp::policy_name(p));
+    const auto r = interp::run(k, testing::random_buffers(k, 12), {.schedule = p});
+    REQUIRE(r.diagnostics.size() == 1);
+    CHECK(r.diagnostics[0].kind == interp::check::data_race);
+    // Eager has landed the wgmma, whose read the store then meets; lazy lands it after the
+    // store, and the wgmma meets the store's write.
+    CHECK_THAT(r.diagnostics[0].message, Catch::Matchers::Contains("data race on SMEM s0["));
+    CHECK_THAT(r.diagnostics[0].message,
+               Catch::Matchers::Contains(p == policy::eager ? "warpgroup 0 of CTA (0, 0, 0) (write) is not ordered after the earlier read by the wgmma group #1 issued by warpgroup 0 of CTA (0, 0, 0)"
+                                                            : "a wgmma (read) is not ordered after the earlier write by warpgroup 0 of CTA (0, 0, 0)"));
+  }
 }

@@ -149,3 +149,14 @@ TEST_CASE("zoo: a CTA that exits with its wgmma group in flight is reported at e
   }
   fixed_twin_is_clean(name);
 }
+
+TEST_CASE("zoo: a consumer that releases its stage before wgmma_wait lets the producer's refill race the tensor core", "[zoo][wgmma][data_race]") {
+  // op #5: the producer's refill of `as` (s0), after the early release.
+  const std::string name = "zoo_release_before_wgmma_wait";
+  for (auto p : {policy::eager, policy::lazy}) {
+    const auto d = the_diagnostic(name, p, 5);
+    CHECK_THAT(d.message, Contains("data race on SMEM s0[0, 0]") && Contains("by the wgmma group #1 issued by warpgroup 1 of CTA (0, 0, 0)") &&
+                              Contains("wait for that group with wgmma_wait"));
+  }
+  fixed_twin_is_clean(name);
+}

@@ -57,6 +57,7 @@ ir::Kernel refill_under_wgmma(variant v = variant::buggy);  // TMA refills A/B b
 ir::Kernel acc_before_wait(variant v = variant::buggy);     // epilogue reads acc before the covering wgmma_wait
 ir::Kernel wgmma_no_fence(variant v = variant::buggy);      // generic stores into A read by wgmma, no commit_smem
 ir::Kernel wgmma_exit_pending(variant v = variant::buggy);  // a padding CTA exits with its wgmma group in flight
+ir::Kernel release_before_wgmma_wait(variant v = variant::buggy);  // warp-specialized consumer releases its stage before wgmma_wait
 
 // The whole zoo, for sweeps over every kernel.
 struct entry {

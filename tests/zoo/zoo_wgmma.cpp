@@ -120,6 +120,44 @@ struct make_wgmma_exit_pending {
   }
 };
 
+// Warp-specialized: warpgroup 0 produces A and B stages, warpgroup 1 consumes them with
+// wgmma; one stage, `full` (the two copies) and `empty` (the consumer's release).
+// MISTAKE: the consumer releases the stage (barrier_arrive(empty)) right after
+// wgmma_commit(), before its wgmma_wait: the producer's refill lands on A and B while the
+// tensor core may still be reading them.
+// FIX: wgmma_wait(0_c), then release.
+template <bool Bug>
+struct make_release_before_wgmma_wait {
+  ir::Kernel operator()() const {
+    const std::int64_t K = 192, steps = K / 64;
+    return lower(kernel<sm_90a>(
+        "zoo_release_before_wgmma_wait", grid(1), threads(2_c),
+        gmem<bf16>("a", shape(64_c, K)),                // (m, k)
+        gmem<bf16>("b", shape(64_c, K)),                // (n, k)
+        gmem<f32>("c", shape(64_c, 64_c)),              // (m, n)
+        smem<bf16>(shape(64_c, 64_c), swizzle(128_c)),  // as
+        smem<bf16>(shape(64_c, 64_c), swizzle(128_c)),  // bs
+        smem<f32>(shape(64_c, 64_c)),                   // cs
+        barrier(arrivals(2_c)),                         // full: A and B landed
+        barrier(arrivals(1_c)),                         // empty: the consumer is done with the stage
+        accumulator<f32>(shape(64_c, 64_c)),            // acc (the consumer's)
+        [&](auto a, auto b, auto c, auto as, auto bs, auto cs, auto full, auto empty, auto acc) {
+          auto producer = for_(range(steps), [&](auto j) {
+            return seq(if_(j > 0_c, barrier_wait(empty)), copy_gmem_to_smem(a.block(0_c, j), as, full),
+                       copy_gmem_to_smem(b.block(0_c, j), bs, full));
+          });
+          auto consumer_step = for_(range(steps), [&](auto) {
+            auto mma = seq(barrier_wait(full), wgmma(acc, as, transpose(bs)), wgmma_commit());
+            if constexpr (Bug) return seq(mma, barrier_arrive(empty), wgmma_wait(0_c));
+            else return seq(mma, wgmma_wait(0_c), barrier_arrive(empty));
+          });
+          auto consumer = seq(store(acc, 0.0f), consumer_step, store(cs, load(acc)), commit_smem(), copy_smem_to_gmem(cs, c.block(0_c, 0_c)),
+                              commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
+          return if_(thread_id() == 0_c, producer, consumer);
+        }));
+  }
+};
+
 void ref_gemm(std::vector<host_tensor>& t, double scale_a) {  // a (64, K), b (64, K), c = a * b^T
   const std::int64_t K = t[0].shape[1];
   auto c = t[2].as<float>();
@@ -139,6 +177,7 @@ ir::Kernel refill_under_wgmma(variant v) { return build<make_refill_under_wgmma>
 ir::Kernel acc_before_wait(variant v) { return build<make_acc_before_wait>(v); }
 ir::Kernel wgmma_no_fence(variant v) { return build<make_wgmma_no_fence>(v); }
 ir::Kernel wgmma_exit_pending(variant v) { return build<make_wgmma_exit_pending>(v); }
+ir::Kernel release_before_wgmma_wait(variant v) { return build<make_release_before_wgmma_wait>(v); }
 
 std::vector<entry> const& mma_all() {
   using interp::check;
@@ -147,6 +186,7 @@ std::vector<entry> const& mma_all() {
       {"zoo_acc_before_wait", check::data_race, acc_before_wait, ref_gemm1},
       {"zoo_wgmma_no_fence", check::missing_fence, wgmma_no_fence, ref_gemm2},
       {"zoo_wgmma_exit_pending", check::wgmma_pending_at_exit, wgmma_exit_pending, ref_gemm1},
+      {"zoo_release_before_wgmma_wait", check::data_race, release_before_wgmma_wait, ref_gemm1},
   };
   return zoo;
 }

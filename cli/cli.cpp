@@ -237,9 +237,10 @@ int run_on_gpu(kernel_entry const& e, param_values const& values, ir::Kernel con
              f.watchdog_ms ? fmt::format("{} ms", f.watchdog_ms) : std::string("off"), r.milliseconds);
   auto expected = inputs;
   e.reference(expected, values);
-  if (int rc = compare_with_reference(kk, r.buffers, expected, "the reference", 0); rc != exit_ok) return rc;
   auto interp_result = interp::run(kk, inputs, {.schedule = interp::policy::eager, .checks = false});
-  return compare_with_reference(kk, r.buffers, interp_result.buffers, "the interpreter", 0);
+  const auto tol = interp::tolerance_of(kk, interp_result, inputs);
+  if (int rc = compare_with_reference(kk, r.buffers, expected, "the reference", 0, tol); rc != exit_ok) return rc;
+  return compare_with_reference(kk, r.buffers, interp_result.buffers, "the interpreter", 0, tol);
 #else
   (void)values;
   (void)k;
@@ -297,6 +298,7 @@ int run_on_host(kernel_entry const& e, param_values const& values, ir::Kernel co
   auto expected = inputs;
   e.reference(expected, values);
   const auto by_interp = interp::run(k, inputs, {.schedule = interp::policy::eager, .checks = false});
+  const auto tol = interp::tolerance_of(k, by_interp, inputs);
   for (int i = 0; i < n; ++i) {
     const std::uint64_t seed = f.seed + static_cast<std::uint64_t>(i);
     const auto r = hostexec::run(c, k, inputs, {.seed = seed});
@@ -304,11 +306,11 @@ int run_on_host(kernel_entry const& e, param_values const& values, ir::Kernel co
       fmt::print("{}\nverdict: protocol error (host {} with --seed {} after {} steps)\n", r.message, hostexec::failure_name(r.kind), seed, r.steps);
       return exit_protocol;
     }
-    if (int rc = compare_with_reference(k, r.buffers, expected, "the reference", r.steps); rc != exit_ok) {
+    if (int rc = compare_with_reference(k, r.buffers, expected, "the reference", r.steps, tol); rc != exit_ok) {
       fmt::print("(host schedule --seed {})\n", seed);
       return rc;
     }
-    if (int rc = compare_with_reference(k, r.buffers, by_interp.buffers, "the interpreter", r.steps); rc != exit_ok) {
+    if (int rc = compare_with_reference(k, r.buffers, by_interp.buffers, "the interpreter", r.steps, tol); rc != exit_ok) {
       fmt::print("(host schedule --seed {})\n", seed);
       return rc;
     }
@@ -369,7 +371,7 @@ int run_kernel(kernel_entry const& e, param_values const& overrides, run_flags c
   }
   auto expected = inputs;
   e.reference(expected, values);
-  return compare_with_reference(k, r.buffers, expected, "the reference", r.steps);
+  return compare_with_reference(k, r.buffers, expected, "the reference", r.steps, interp::tolerance_of(k, r, inputs));
 }
 
 struct ptx_flags {
@@ -517,8 +519,8 @@ std::vector<host_tensor> random_inputs(ir::Kernel const& k, std::uint64_t seed) 
 interp::policy parse_policy(std::string const& p) { return cli::parse_policy(p); }
 std::uint64_t parse_seed(const char* flag, std::string const& text) { return cli::parse_seed(flag, text); }
 std::string first_mismatch(ir::Kernel const& k, std::vector<host_tensor> const& got_all, std::vector<host_tensor> const& expected,
-                           const char* what, std::int64_t& checked) {
-  return cli::first_mismatch(k, got_all, expected, what, checked);
+                           const char* what, std::int64_t& checked, std::optional<interp::mma_tolerance> const& tol) {
+  return cli::first_mismatch(k, got_all, expected, what, checked, tol);
 }
 void check_distinct(std::vector<std::pair<const char*, std::optional<std::string> const*>> const& outputs) {
   cli::check_distinct_outputs(outputs);

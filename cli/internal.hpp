@@ -22,7 +22,7 @@ std::uint64_t parse_seed(const char* flag, std::string const& text);
 // The first output element that differs from `expected`, as "y[3, 4] = 1.5 but the reference
 // gives 2.5", or empty when all match; `checked` gets the number of elements compared.
 std::string first_mismatch(ir::Kernel const& k, std::vector<host_tensor> const& got, std::vector<host_tensor> const& expected,
-                           const char* what, std::int64_t& checked);
+                           const char* what, std::int64_t& checked, std::optional<interp::mma_tolerance> const& tol = std::nullopt);
 std::string describe_values(param_values const& v);  // "K=4 M=512 N=1024"
 // Two output flags naming one file would leave only the last writer's bytes in it: a usage_error.
 void check_distinct(std::vector<std::pair<const char*, std::optional<std::string> const*>> const& outputs);

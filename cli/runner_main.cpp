@@ -30,7 +30,7 @@ int run_one(stagecraft::kernel_entry const& e) {
   }
   auto expected = inputs;
   e.reference(expected, values);
-  return cli::compare_with_reference(k, r.buffers, expected, "the reference", r.steps);
+  return cli::compare_with_reference(k, r.buffers, expected, "the reference", r.steps, interp::tolerance_of(k, r, inputs));
 }
 
 }  // namespace

@@ -111,7 +111,7 @@ int run_explore_records(std::vector<std::pair<kernel_entry const*, param_values>
         auto expected = inputs;
         e->reference(expected, values);
         std::int64_t checked = 0;
-        const auto bad = first_mismatch(k, res.buffers, expected, "the reference", checked);
+        const auto bad = first_mismatch(k, res.buffers, expected, "the reference", checked, interp::tolerance_of(k, res, inputs));
         rec["last"] = {{"seed", o.seed}, {"verdict", bad.empty() ? "correct" : "wrong result"},
                        {"detail", bad.empty() ? fmt::format("{} output elements match the reference", checked) : bad}};
         if (!bad.empty()) worst = std::max(worst, exit_wrong);

@@ -28,24 +28,52 @@ std::string index_text(std::vector<std::int64_t> const& shape, std::int64_t flat
 std::vector<host_tensor> random_inputs(ir::Kernel const& k, std::uint64_t seed) { return seeded_inputs(k, seed); }
 
 std::string first_mismatch(ir::Kernel const& k, std::vector<host_tensor> const& got_all, std::vector<host_tensor> const& expected,
-                           const char* what, std::int64_t& checked) {
+                           const char* what, std::int64_t& checked, std::optional<interp::mma_tolerance> const& tol) {
   checked = 0;
   for (int p : interp::written_params(k)) {
     auto const& got = got_all[p];
     auto const& want = expected[p];
     for (std::int64_t i = 0; i < got.elements(); ++i, ++checked) {
       const double g = got.get(i), w = want.get(i);
-      if (!(g == w || (std::isnan(g) && std::isnan(w))))
-        return fmt::format("{}{} = {} but {} gives {} ({} elements matched before it)", k.params[p].name, index_text(got.shape, i), g, what, w,
-                           checked);
+      if (tol ? !(std::abs(g - w) <= tol->bound(w, got.dtype)) : !(g == w || (std::isnan(g) && std::isnan(w))))
+        return fmt::format("{}{} = {} but {} gives {} ({} elements {} before it)", k.params[p].name, index_text(got.shape, i), g, what, w,
+                           checked, tol ? "within the MMA tolerance" : "matched");
     }
   }
   return {};
 }
 
 int compare_with_reference(ir::Kernel const& k, std::vector<host_tensor> const& got_all, std::vector<host_tensor> const& expected,
-                           const char* what, std::uint64_t steps) {
+                           const char* what, std::uint64_t steps, std::optional<interp::mma_tolerance> const& tol) {
   std::int64_t checked = 0;
+  if (tol) {  // MMA outputs: within the documented bound (interp.hpp), which run prints
+    double worst = 0, worst_bound = 0, worst_ratio = -1;
+    for (int p : interp::written_params(k)) {
+      auto const& got = got_all[p];
+      auto const& want = expected[p];
+      for (std::int64_t i = 0; i < got.elements(); ++i, ++checked) {
+        const double g = got.get(i), w = want.get(i);
+        const double err = std::abs(g - w), bound = tol->bound(w, got.dtype);
+        if (!(err <= bound)) {
+          fmt::print("verdict: wrong result: {}{} = {} but {} gives {}: the error {:.3g} exceeds the MMA bound {:.3g} (K = {}, {} inputs, "
+                     "max |input| {}; {} elements within it before)\n",
+                     k.params[p].name, index_text(got.shape, i), g, what, w, err, bound, tol->k,
+                     tol->input == ir::DType::f32 ? "tf32" : ir::dtype_name(tol->input), tol->max_input, checked);
+          return exit_wrong;
+        }
+        if (err / bound > worst_ratio) {
+          worst_ratio = err / bound;
+          worst = err;
+          worst_bound = bound;
+        }
+      }
+    }
+    fmt::print("verdict: correct ({} output elements within the MMA tolerance of {}: largest error {:.3g} where the bound is {:.3g}; "
+               "K = {}, {} inputs{})\n",
+               checked, what, worst, worst_bound, tol->k, tol->input == ir::DType::f32 ? "tf32" : ir::dtype_name(tol->input),
+               steps ? fmt::format("; {} steps", steps) : std::string());
+    return exit_ok;
+  }
   if (auto m = first_mismatch(k, got_all, expected, what, checked); !m.empty()) {
     fmt::print("verdict: wrong result: {}\n", m);
     return exit_wrong;

@@ -3,10 +3,12 @@
 // the same verdict on the same inputs without linking the whole CLI.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "stagecraft/host/tensor.hpp"
+#include "stagecraft/interp/interp.hpp"
 #include "stagecraft/ir/kernel.hpp"
 
 namespace stagecraft::cli {
@@ -17,11 +19,11 @@ std::vector<host_tensor> random_inputs(ir::Kernel const& k, std::uint64_t seed);
 // The first output element that differs from `expected`, as "y[3, 4] = 1.5 but the reference
 // gives 2.5 (...)", or empty when all match; `checked` gets the number of elements compared.
 std::string first_mismatch(ir::Kernel const& k, std::vector<host_tensor> const& got, std::vector<host_tensor> const& expected,
-                           const char* what, std::int64_t& checked);
+                           const char* what, std::int64_t& checked, std::optional<interp::mma_tolerance> const& tol = std::nullopt);
 
 // Compares every output the kernel writes with `expected` (what `what` computed), prints the
 // verdict line and returns exit_ok or exit_wrong.
 int compare_with_reference(ir::Kernel const& k, std::vector<host_tensor> const& got, std::vector<host_tensor> const& expected,
-                           const char* what, std::uint64_t steps);
+                           const char* what, std::uint64_t steps, std::optional<interp::mma_tolerance> const& tol = std::nullopt);
 
 }  // namespace stagecraft::cli

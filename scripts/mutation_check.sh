@@ -78,6 +78,10 @@ mutant tx_underflow_slack  $mb '  if (b.tx < 0)
     report(check::tx_underflow' '  if (b.tx < -16)
     report(check::tx_underflow' interp
 mutant bulk_groups_lenient $mt 'const auto need = a.committed - n;' 'const auto need = a.committed - n - 1;' interp
+# ...the tensor-core engine and the physical SMEM it reads...
+mutant wgmma_decode_unswizzled backends/interp/src/engines/wgmma.cpp 'const auto bd = ir::wgmma::decode(op.b_desc[static_cast<std::size_t>(ks)]);' 'auto bd = ir::wgmma::decode(op.b_desc[static_cast<std::size_t>(ks)]); bd.swizzle = 0;' interp
+mutant wgmma_wait_lenient  backends/interp/src/engines/wgmma.cpp 'if (op.what == async_op::kind::mma && op.agent == a.comp && op.group < need) return false;' 'if (op.what == async_op::kind::mma && op.agent == a.comp && op.group < need - 1) return false;' interp
+mutant smem_logical_swizzled backends/interp/src/machine.hpp 'return static_cast<std::int64_t>(ir::swizzle_address(address + static_cast<std::uint32_t>(off), swizzle)) - address;' 'return off;' interp
 mutant random_first_choice $ms 'const auto pick = rng_.below(n);' 'const auto pick = 0 * rng_.below(n);' interp
 # ...and the limits of the front end and the verifier.
 mutant box_limit_plus_1    $cp_ 'if (SDims::values[i] > ir::max_tma_box) return i;' 'if (SDims::values[i] > ir::max_tma_box + 1) return i;' 'frontend:tma_box'

@@ -395,7 +395,7 @@ TEST_CASE("what the verifier accepts, the backends run without undefined behavio
     CHECK(r.diagnostics[0].kind == interp::check::index_out_of_range);
     CHECK_THAT(r.diagnostics[0].message, Contains("addresses block 288230376151711744 of 'x' in dimension 1"));
   }
-  SECTION("a store to a register accumulator is unsupported in the interpreter (it indexed an empty shape)") {
+  SECTION("a store to a register accumulator writes the warpgroup's own registers (it once indexed an empty shape)") {
     auto k = good();
     k.allocs.push_back({ir::AllocKind::accumulator, ir::DType::f32, {64, 64}});
     auto& st = first(k, StmtOp::store);
@@ -403,9 +403,8 @@ TEST_CASE("what the verifier accepts, the backends run without undefined behavio
     st.refs[0] = static_cast<ir::RefId>(k.refs.size() - 1);
     REQUIRE_NOTHROW(ir::verify(k));
     const auto r = interp::run(k, zero_inputs(k), o);
-    REQUIRE(r.diagnostics.size() == 1);
-    CHECK(r.diagnostics[0].kind == interp::check::unsupported);
-    CHECK_THAT(r.diagnostics[0].message, Contains("loads and stores of accumulator acc2 are not modelled"));
+    INFO((r.ok() ? std::string("ok") : r.diagnostics.front().message));
+    CHECK(r.ok());
   }
 }
 

@@ -52,6 +52,13 @@ ir::Kernel producer_no_drain(variant v = variant::buggy);          // producer l
 ir::Kernel unzeroed_accumulator(variant v = variant::buggy);   // column-block sum into an SMEM accumulator
 ir::Kernel stored_wrong_stage(variant v = variant::buggy);     // scale_store computing into one stage, storing another
 
+// ---- tensor cores (zoo_wgmma.cpp): wgmma's asynchrony -----------------------------------------
+ir::Kernel refill_under_wgmma(variant v = variant::buggy);  // TMA refills A/B before the wgmma reading them is waited for
+ir::Kernel acc_before_wait(variant v = variant::buggy);     // epilogue reads acc before the covering wgmma_wait
+ir::Kernel wgmma_no_fence(variant v = variant::buggy);      // generic stores into A read by wgmma, no commit_smem
+ir::Kernel wgmma_exit_pending(variant v = variant::buggy);  // a padding CTA exits with its wgmma group in flight
+ir::Kernel release_before_wgmma_wait(variant v = variant::buggy);  // warp-specialized consumer releases its stage before wgmma_wait
+
 // The whole zoo, for sweeps over every kernel.
 struct entry {
   const char* name;            // the kernel's name (as in its diagnostics)
@@ -61,5 +68,9 @@ struct entry {
   void (*reference)(std::vector<host_tensor>&);
 };
 std::vector<entry> const& all();
+// The tensor-core exhibits: apart from all(), whose sweeps also run every kernel through the
+// code generator's host backend. Their fixed twins' outputs come from wgmma, so they are
+// compared with interp::tolerance_of, not bit for bit.
+std::vector<entry> const& mma_all();
 
 }  // namespace stagecraft::zoo

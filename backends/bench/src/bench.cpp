@@ -1,5 +1,6 @@
 #include "stagecraft/bench/bench.hpp"
 
+#include <optional>
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -28,15 +29,18 @@ std::int64_t to_int(std::string const& s, std::string const& whole) {
   return v;
 }
 
-std::string compare(ir::Kernel const& k, std::vector<host_tensor> const& got, std::vector<host_tensor> const& want, const char* what) {
+// Bit exact, except outputs of wgmma, which are within interp::mma_tolerance of the reference.
+std::string compare(ir::Kernel const& k, std::vector<host_tensor> const& got, std::vector<host_tensor> const& want, const char* what,
+                    std::optional<interp::mma_tolerance> const& tol) {
   std::int64_t checked = 0;
   for (int p : interp::written_params(k))
     for (std::int64_t i = 0; i < got[p].elements(); ++i, ++checked) {
       const double g = got[p].get(i), w = want[p].get(i);
-      if (!(g == w || (std::isnan(g) && std::isnan(w))))
-        return fmt::format("WRONG: {} element {} = {} but {} gives {}", k.params[p].name, i, g, what, w);
+      if (tol ? !(std::abs(g - w) <= tol->bound(w, got[p].dtype)) : !(g == w || (std::isnan(g) && std::isnan(w))))
+        return fmt::format("WRONG: {} element {} = {} but {} gives {}{}", k.params[p].name, i, g, what, w,
+                           tol ? fmt::format(" (MMA bound {:.3g})", tol->bound(w, got[p].dtype)) : "");
     }
-  return fmt::format("correct ({} elements match {})", checked, what);
+  return fmt::format("correct ({} elements {} {})", checked, tol ? "within the MMA tolerance of" : "match", what);
 }
 
 // ---- the IR's work ----------------------------------------------------------------------------
@@ -315,7 +319,9 @@ report run(kernel_entry const& e, options const& o) {
         if (o.check) {
           auto expected = inputs;
           e.reference(expected, p.values);
-          p.check = compare(k, t.buffers, expected, "the reference");
+          // The interpreter says whether an output comes from wgmma, and the tolerance for it.
+          const auto by_interp = interp::run(k, inputs, {.schedule = interp::policy::eager, .checks = false});
+          p.check = compare(k, t.buffers, expected, "the reference", interp::tolerance_of(k, by_interp, inputs));
         } else {
           p.check = "not checked (--no-check)";
         }

@@ -35,6 +35,7 @@ const char* check_name(check c) {
     case check::poison_read: return "poison-read";
     case check::step_limit: return "step-limit";
     case check::unsupported: return "unsupported";
+    case check::wgmma_pending_at_exit: return "wgmma-pending-at-exit";
   }
   return "?";
 }
@@ -104,12 +105,22 @@ machine::machine(ir::Kernel const& k, std::vector<host_tensor>& gmem, options co
   }
   // Barrier elements and their offsets within a CTA.
   for (std::size_t a = 0; a < k.allocs.size(); ++a) {
-    smem_grain_.push_back(k.allocs[a].kind == ir::AllocKind::smem ? initial_grain(k, ir::RefBase::alloc, static_cast<int>(a), k.allocs[a].shape) : 1);
+    const bool memory_like = k.allocs[a].kind == ir::AllocKind::smem || k.allocs[a].kind == ir::AllocKind::accumulator;
+    smem_grain_.push_back(memory_like ? initial_grain(k, ir::RefBase::alloc, static_cast<int>(a), k.allocs[a].shape) : 1);
     bar_base_.push_back(bar_count_);
     auto const& al = k.allocs[a];
     if (al.kind == ir::AllocKind::barrier || al.kind == ir::AllocKind::cluster_barrier)
       bar_count_ += std::accumulate(al.shape.begin(), al.shape.end(), std::int64_t{1}, std::multiplies<>());
   }
+  smem_offset_ = ir::smem_offsets(k);
+  // wgmma plans, once per statement: both backends derive the instructions from the same one.
+  plans_.resize(k.stmts.size());
+  for (std::size_t s = 0; s < k.stmts.size(); ++s)
+    if (k.stmts[s].op == ir::StmtOp::wgmma) {
+      plans_[s] = std::make_unique<ir::wgmma::plan>(ir::wgmma::plan_of(k, k.stmts[s]));
+      has_wgmma_ = true;
+      mma_input_ = plans_[s]->ab;
+    }
   // Ops that arrive on each allocation: named in deadlock reports.
   for (std::size_t s = 0; s < k.stmts.size(); ++s) {
     auto const& st = k.stmts[s];
@@ -123,7 +134,8 @@ machine::machine(ir::Kernel const& k, std::vector<host_tensor>& gmem, options co
     for (int w = 0; w < k.warpgroups; ++w) tr_.lanes.push_back(fmt::format("wg{}", w));
     tr_.lanes.push_back("tma load");
     tr_.lanes.push_back("tma store");
-    tr_.lanes.push_back("barriers");
+    if (has_wgmma_) tr_.lanes.push_back("wgmma");
+    tr_.lanes.push_back("barriers");  // last: the barrier events find it as lanes.size() - 1
     tr_.ctas = static_cast<int>(k.grid[0] * k.grid[1] * k.grid[2]);
   }
 }
@@ -134,6 +146,8 @@ result machine::take(std::vector<host_tensor> buffers) {
   r.diagnostics = std::move(diags_);
   r.timeline = std::move(tr_);
   r.steps = time_;
+  r.mma_k = mma_k_;
+  r.mma_input = mma_input_;
   return r;
 }
 

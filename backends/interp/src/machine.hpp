@@ -11,6 +11,8 @@
 //   tiles.cpp         tile values (elementwise math, casts) and generic stores
 //   reports.cpp       diagnostics, names in messages, the op lane of the timeline
 //   engines/tma.cpp   the TMA engine: loads (multicast included), stores and their bulk groups
+//   engines/wgmma.cpp the tensor-core engine: wgmma reading SMEM through its descriptors, the
+//                     per-warpgroup register accumulators, commit/wait groups
 //
 // Happens-before is tracked with vector clocks whose components are not only the agents but
 // also every barrier element (component value = completions observed) and, per agent, the
@@ -53,6 +55,7 @@
 
 #include "program.hpp"
 #include "stagecraft/interp/interp.hpp"
+#include "stagecraft/ir/wgmma.hpp"
 
 namespace stagecraft::interp::detail {
 
@@ -146,6 +149,31 @@ struct memory {
     grain = g;
   }
   bool smem = false;
+  bool registers = false;  // a warpgroup's register accumulator: no proxy, no fence
+  // Physical placement (SMEM): `data` points at the allocation's first byte inside its CTA's
+  // one byte array. Row-major unswizzled allocations are placed element after element, which
+  // is what every fast path below assumes; a swizzled or tiled one is `mapped`: element e lives
+  // at data + byte_of(e), the address TMA and wgmma use (see machine.hpp's physical SMEM note).
+  bool mapped = false;
+  int swizzle = 0;              // bytes
+  std::uint32_t address = 0;    // the allocation's shared-window address (smem_base + offset)
+  std::int64_t tile_r = 0, tile_c = 0;  // tiling of the two innermost dimensions (0: none)
+  std::int64_t byte_of(std::int64_t elem) const {
+    const std::int64_t eb = ir::dtype_bits(dtype) / 8;
+    if (!mapped) return elem * eb;
+    const auto r = static_cast<std::int64_t>(shape.size());
+    const std::int64_t cols = shape[r - 1], rows = r >= 2 ? shape[r - 2] : 1;
+    const std::int64_t slab = elem / (rows * cols), in = elem % (rows * cols), row = in / cols, col = in % cols;
+    std::int64_t off = slab * rows * cols * eb;
+    if (tile_r > 0) {
+      // (.., R/TR, C/TC, TR, TC), as ir::wgmma::operand_layout::offset reads it
+      const std::int64_t tile = (row / tile_r) * (cols / tile_c) + col / tile_c;
+      off += (tile * tile_r * tile_c + (row % tile_r) * tile_c + col % tile_c) * eb;
+    } else {
+      off += in * eb;
+    }
+    return static_cast<std::int64_t>(ir::swizzle_address(address + static_cast<std::uint32_t>(off), swizzle)) - address;
+  }
 };
 
 // A short list of extents on the stack: regions are built for every op, so no heap.
@@ -246,7 +274,8 @@ struct barrier_state {
 // common part (issuer, clock at issue, trace and scheduling fields) and each engine's operands.
 struct async_op {
   // Which engine completes it, and in which stage: TMA load; TMA store reading SMEM, then writing GMEM.
-  enum class kind : std::uint8_t { load, store_read, store_write } what;
+  // wgmma: one wgmma statement's instructions, reading A/B from SMEM and accumulating.
+  enum class kind : std::uint8_t { load, store_read, store_write, mma } what;
   int agent = 0;  // issuer
   ir::StmtId stmt = ir::none;
   vclock vc;      // the issuer's clock at issue
@@ -262,6 +291,12 @@ struct async_op {
   std::int64_t group = 0;
   std::shared_ptr<tile_buf> staged;  // what the store read from SMEM, until it writes GMEM
   region gdst;
+  // mma: its plan, the descriptors built at issue (A: m_blocks x k_steps, row-major; B: k_steps),
+  // the operand views (for the shadows), A from registers (read at issue) and the accumulator.
+  ir::wgmma::plan const* plan = nullptr;
+  std::vector<std::uint64_t> a_desc, b_desc;
+  region a_view, b_view, acc;
+  std::int64_t acc_alloc = -1;
   std::uint64_t id = 0;
 };
 
@@ -272,6 +307,10 @@ struct group_state {
 };
 
 struct agent_state {
+  // Move-only (its accumulators own their shadows): agents_ relocates by moving.
+  agent_state() = default;
+  agent_state(agent_state&&) = default;
+  agent_state& operator=(agent_state&&) = default;
   int cta = 0;        // within the cluster
   int wg = 0;
   int pc = 0;
@@ -289,12 +328,21 @@ struct agent_state {
   ir::StmtId last_store = ir::none;         // the last TMA store it issued
   std::uint64_t began = 0;                  // when its current op started (for the trace)
   std::uint64_t priority = 0;               // pct
+  // wgmma: its accumulators (one memory per accumulator allocation, empty for the others), the
+  // clock component its wgmma groups complete on (value = groups known complete), and groups.
+  std::vector<memory> acc;
+  std::vector<std::int64_t> acc_k;          // per accumulator: K accumulated since last written generically
+  int mma_comp = -1;
+  std::int64_t mma_committed = 0, mma_waited = 0;
+  int mma_open = 0;                         // wgmmas issued since the last wgmma_commit
+  ir::StmtId last_mma = ir::none;
 };
 
 struct cta_state {
   std::array<std::int64_t, 3> pid{}, cidx{};
   int linear = 0;
   std::vector<memory> smem;             // per allocation (empty memory for non-SMEM allocations)
+  std::vector<std::byte> bytes;         // its shared memory, every allocation at ir::smem_offsets
   std::vector<barrier_state> barriers;  // all barrier elements, allocations in order
 };
 
@@ -352,7 +400,7 @@ class machine {
   void race(memory const& m, std::int64_t elem, epoch prev, const char* now, int agent, const char* what, bool prev_is_write);
   std::vector<std::int64_t> unflatten(memory const& m, std::int64_t elem) const;
   std::string comp_name(epoch e) const;
-  void check_fenced(memory const& m, std::int64_t elem, epoch w, bool copy_writes, vclock const& vc, int agent);
+  void check_fenced(memory const& m, std::int64_t elem, epoch w, bool copy_writes, vclock const& vc, int agent, const char* what);
   tile_buf acquire(std::size_t n, bool fp);
   void release(tile_buf&& t);
   tile_buf read_region(region const& g, vclock const& vc, epoch stamp, int agent, const char* what);
@@ -372,12 +420,23 @@ class machine {
   epoch epoch_of_load(async_op const& op) const;
   void trace_async(async_op const& op, int engine, const char* what);
 
+  // ---- engines/wgmma.cpp: the tensor-core engine ------------------------------------------
+  void issue_wgmma(agent_state& a, ir::Stmt const& s);
+  void wgmma_commit(agent_state& a);
+  void wgmma_wait(agent_state& a, ir::Stmt const& s);
+  bool mma_groups_done(agent_state const& a, std::int64_t n) const;
+  void wgmma_complete(async_op& op);
+  void wgmma_check_at_exit(agent_state const& a);
+  std::uint32_t view_address(region const& g) const;
+  void trace_mma(async_op const& op);
+
   // ---- tiles.cpp: tile math and generic stores ----------------------------------------------
   tile_buf value(agent_state& a, ir::ValueId id);
   bool streamable(ir::ValueId id) const;
   void postorder(ir::ValueId id, std::vector<ir::ValueId>& out) const;
   void store_streaming(agent_state& a, ir::Stmt const& s);
   void do_store(agent_state& a, ir::Stmt const& s);
+  void note_acc_read(agent_state const& a, ir::RefId rid);
 
   // ---- reports.cpp: diagnostics and the op lane ---------------------------------------------
   std::string who(agent_state const& a) const;
@@ -411,6 +470,13 @@ class machine {
   std::vector<vclock> shared_;  // read sets
   std::vector<std::vector<std::byte>> smem_pool_;
   std::vector<std::int64_t> rows_scratch_;
+  std::vector<std::int64_t> smem_offset_;           // ir::smem_offsets
+  std::vector<std::unique_ptr<ir::wgmma::plan>> plans_;  // per statement: the wgmma plan (null for others)
+  bool has_wgmma_ = false;
+  int mma_base_ = -1;                               // the first wgmma clock component (one per agent), -1: none
+  std::int64_t mma_k_ = 0;                          // the largest K an accumulator held when read
+  ir::DType mma_input_ = ir::DType::bf16;
+  std::vector<float> mma_a_, mma_b_;                // one instruction's operands, gathered
 };
 
 }  // namespace stagecraft::interp::detail

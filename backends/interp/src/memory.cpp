@@ -12,8 +12,43 @@
 
 namespace stagecraft::interp::detail {
 
+namespace {
+// One element at a time, at its physical address: swizzled and tiled SMEM (memory::mapped).
+// Such allocations are what TMA fills and wgmma reads; generic accesses to them are epilogues
+// and fix-ups, so they pay an address computation per element and the row-major path stays
+// as fast as before.
+void read_mapped(memory const& m, std::int64_t off, std::int64_t n, tile_buf& t, std::int64_t at) {
+  for (std::int64_t k = 0; k < n; ++k) {
+    std::byte const* p = m.data + m.byte_of(off + k);
+    std::uint16_t h;
+    switch (m.dtype) {
+      case ir::DType::f32: std::memcpy(t.f + at + k, p, 4); break;
+      case ir::DType::f16: std::memcpy(&h, p, 2); t.f[at + k] = f16_to_f32(h); break;
+      case ir::DType::bf16: std::memcpy(&h, p, 2); t.f[at + k] = bf16_to_f32(h); break;
+      case ir::DType::i32: { std::int32_t v; std::memcpy(&v, p, 4); t.i[at + k] = v; break; }
+      case ir::DType::u32: { std::uint32_t v; std::memcpy(&v, p, 4); t.i[at + k] = v; break; }
+      case ir::DType::i8: { std::int8_t v; std::memcpy(&v, p, 1); t.i[at + k] = v; break; }
+    }
+  }
+}
+void write_mapped(memory& m, std::int64_t off, std::int64_t n, tile_buf const& t, std::int64_t at) {
+  for (std::int64_t k = 0; k < n; ++k) {
+    std::byte* p = m.data + m.byte_of(off + k);
+    switch (m.dtype) {
+      case ir::DType::f32: std::memcpy(p, t.f + at + k, 4); break;
+      case ir::DType::f16: { const std::uint16_t h = f32_to_f16(t.f[at + k]); std::memcpy(p, &h, 2); break; }
+      case ir::DType::bf16: { const std::uint16_t h = f32_to_bf16(t.f[at + k]); std::memcpy(p, &h, 2); break; }
+      case ir::DType::i32: { const auto v = static_cast<std::int32_t>(wrap_to(ir::DType::i32, t.i[at + k])); std::memcpy(p, &v, 4); break; }
+      case ir::DType::u32: { const auto v = static_cast<std::uint32_t>(t.i[at + k]); std::memcpy(p, &v, 4); break; }
+      case ir::DType::i8: { const auto v = static_cast<std::int8_t>(wrap_to(ir::DType::i8, t.i[at + k])); std::memcpy(p, &v, 1); break; }
+    }
+  }
+}
+}  // namespace
+
 // Element I/O converts between a memory's dtype and the tile's compute type (f32 or int64).
 void read_elems(memory const& m, std::int64_t off, std::int64_t n, tile_buf& t, std::int64_t at) {
+  if (m.mapped) return read_mapped(m, off, n, t, at);
   auto const* p = m.data;
   switch (m.dtype) {
     case ir::DType::f32: std::memcpy(t.f + at, p + off * 4, static_cast<std::size_t>(n) * 4); return;
@@ -46,6 +81,7 @@ void read_elems(memory const& m, std::int64_t off, std::int64_t n, tile_buf& t, 
 }
 
 void write_elems(memory& m, std::int64_t off, std::int64_t n, tile_buf const& t, std::int64_t at) {
+  if (m.mapped) return write_mapped(m, off, n, t, at);
   auto* p = m.data;
   switch (m.dtype) {
     case ir::DType::f32: std::memcpy(p + off * 4, t.f + at, static_cast<std::size_t>(n) * 4); return;
@@ -96,11 +132,12 @@ region machine::view_of(agent_state const& a, ir::RefId rid, int cta) {
     }
     return g;
   }
-  if (k_.allocs[r.id].kind != ir::AllocKind::smem)
+  const auto kind = k_.allocs[r.id].kind;
+  if (kind != ir::AllocKind::smem && kind != ir::AllocKind::accumulator)
     report(check::unsupported, cur_op_, a,
-           fmt::format("loads and stores of {} {}{} are not modelled by the interpreter yet", ir::alloc_kind_name(k_.allocs[r.id].kind),
-                       k_.allocs[r.id].kind == ir::AllocKind::accumulator ? "acc" : "t", r.id));
-  auto& m = ctas_[cta].smem[r.id];
+           fmt::format("loads and stores of {} t{} are not modelled by the interpreter yet", ir::alloc_kind_name(kind), r.id));
+  // An accumulator is the asking warpgroup's own registers, whichever CTA is named.
+  auto& m = kind == ir::AllocKind::accumulator ? agents_[static_cast<std::size_t>(a.comp)].acc[static_cast<std::size_t>(r.id)] : ctas_[cta].smem[r.id];
   g.mem = &m;
   for (std::size_t d = 0; d < m.shape.size(); ++d) {
     if (d < r.index.size()) {
@@ -230,8 +267,8 @@ void machine::judge_write_epoch(memory const& m, std::int64_t elem, epoch w, boo
     if (!write) poison_read(m, elem, agent, what);
   } else if (!hb(w, vc)) {
     race(m, elem, w, write ? "write" : "read", agent, what, true);
-  } else if (what && w.clock != 0 && w.comp() < agents_.size()) {
-    check_fenced(m, elem, w, write, vc, agent);
+  } else if (what && !m.registers && w.clock != 0 && w.comp() < agents_.size()) {
+    check_fenced(m, elem, w, write, vc, agent, what);
   }
 }
 
@@ -264,14 +301,20 @@ epoch machine::next_read(epoch r, vclock const& vc, epoch stamp) {
 
 void machine::poison_read(memory const& m, std::int64_t elem, int agent, const char* what) {
   report(check::poison_read, cur_op_, agent,
-         fmt::format("{} reads {}[{}] (element {}), which nothing has written: SMEM starts undefined", accessor(agent, what), m.name,
-                     fmt::join(unflatten(m, elem), ", "), elem));
+         fmt::format("{} reads {}[{}] (element {}), which nothing has written: {}", accessor(agent, what), m.name,
+                     fmt::join(unflatten(m, elem), ", "), elem,
+                     m.registers ? "an accumulator starts undefined (zero it with store(acc, 0) before the first wgmma)" : "SMEM starts undefined"));
 }
 
 void machine::race(memory const& m, std::int64_t elem, epoch prev, const char* now, int agent, const char* what, bool prev_is_write) {
+  // An access racing a wgmma that has not been waited for: name the fix.
+  const bool by_mma = prev.cluster() == cluster_id() && prev.comp() < shared_reads && mma_base_ >= 0 &&
+                      static_cast<int>(prev.comp()) >= mma_base_;
   report(check::data_race, cur_op_, agent,
-         fmt::format("data race on {} {}[{}]: {} ({}) is not ordered after the earlier {} by {}", m.smem ? "SMEM" : "GMEM", m.name,
-                     fmt::join(unflatten(m, elem), ", "), accessor(agent, what), now, prev_is_write ? "write" : "read", comp_name(prev)));
+         fmt::format("data race on {} {}[{}]: {} ({}) is not ordered after the earlier {} by {}{}",
+                     m.registers ? "the accumulator" : m.smem ? "SMEM" : "GMEM", m.name, fmt::join(unflatten(m, elem), ", "),
+                     accessor(agent, what), now, prev_is_write ? "write" : "read", comp_name(prev),
+                     by_mma ? ": wait for that group with wgmma_wait before touching its accumulator or its A/B stage" : ""));
 }
 
 std::vector<std::int64_t> machine::unflatten(memory const& m, std::int64_t elem) const {
@@ -296,6 +339,8 @@ std::string machine::comp_name(epoch e) const {
     return fmt::format("the TMA load completing {} of CTA {} (completion #{})", bar_name(b), ctas_[ci].linear, e.clock);
   }
   const int s = comp - na - nb;
+  if (mma_base_ >= 0 && comp >= mma_base_)
+    return fmt::format("the wgmma group #{} issued by {} (completes at the wgmma_wait that covers it)", e.clock, who(agents_[comp - mma_base_]));
   return fmt::format("a TMA store {} issued by {} (bulk group #{})", s % 2 ? "writing GMEM" : "reading SMEM", who(agents_[s / 2]), e.clock);
 }
 
@@ -306,10 +351,15 @@ std::string machine::comp_name(epoch e) const {
 // observes its mbarrier completion, and a generic read before a refill only has to be
 // ordered before the copy's issue.) `w` is the ordinary store, which the copy (issued at
 // `vc`) is ordered after: its writer must have fenced since, and the issuer seen the fence.
-void machine::check_fenced(memory const& m, std::int64_t elem, epoch w, bool copy_writes, vclock const& vc, int agent) {
+void machine::check_fenced(memory const& m, std::int64_t elem, epoch w, bool copy_writes, vclock const& vc, int agent, const char* what) {
   auto const& f = agents_[w.comp()].fences;
   auto it = std::lower_bound(f.begin(), f.end(), w.clock);
   if (it != f.end() && *it < vc.c[w.comp()]) return;
+  if (std::strcmp(what, "a wgmma") == 0)  // the tensor core reads SMEM through the async proxy too
+    report(check::missing_fence, cur_op_, agent,
+           fmt::format("wgmma reads SMEM {}[{}] as an operand, written by {} through ordinary stores with no commit_smem() "
+                       "(fence.proxy.async) between that write and the wgmma: the tensor core may read stale data",
+                       m.name, fmt::join(unflatten(m, elem), ", "), who(agents_[w.comp()])));
   report(check::missing_fence, cur_op_, agent,
          fmt::format("the TMA engine {} {} {}[{}], written by {} through ordinary stores with no commit_smem() "
                      "(fence.proxy.async) between that write and this copy: {}",
@@ -353,6 +403,17 @@ tile_buf machine::read_region(region const& g, vclock const& vc, epoch stamp, in
 // Same-shaped boxes of the same dtype (TMA loads): row by row, no staging.
 void machine::copy_region(region const& from, region const& to) {
   const auto bytes = ir::dtype_bits(from.mem->dtype) / 8;
+  if (from.mem->mapped || to.mem->mapped) {  // swizzled or tiled SMEM: element by element, at their addresses
+    rows_scratch_.clear();
+    to.rows([&](std::int64_t off, std::int64_t, std::int64_t) { rows_scratch_.push_back(off); });
+    std::size_t r = 0;
+    from.rows([&](std::int64_t off, std::int64_t, std::int64_t len) {
+      const std::int64_t dst = rows_scratch_[r++];
+      for (std::int64_t e = 0; e < len; ++e)
+        std::memcpy(to.mem->data + to.mem->byte_of(dst + e), from.mem->data + from.mem->byte_of(off + e), static_cast<std::size_t>(bytes));
+    });
+    return;
+  }
   rows_scratch_.clear();
   to.rows([&](std::int64_t off, std::int64_t, std::int64_t) { rows_scratch_.push_back(off); });
   std::size_t r = 0;

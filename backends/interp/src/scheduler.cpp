@@ -27,13 +27,14 @@ void machine::run() {
 void machine::run_cluster(std::array<std::int64_t, 3> origin) {
   ++clusters_run_;
   shared_.clear();  // read sets of earlier clusters are never looked up again (cluster mismatch)
-  for (auto& cs : ctas_)  // recycle SMEM storage: large fresh allocations cost a page fault per 4 KiB
+  for (auto& cs : ctas_) {  // recycle SMEM storage: large fresh allocations cost a page fault per 4 KiB
+    if (!cs.bytes.empty()) smem_pool_.push_back(std::move(cs.bytes));
     for (std::size_t a = 0; a < cs.smem.size(); ++a) {
       auto& m = cs.smem[a];
-      if (!m.owned.empty()) smem_pool_.push_back(std::move(m.owned));
       // Grains refined by this cluster's accesses: the next cluster starts with them.
       if (m.sw) smem_grain_[a] = std::gcd(smem_grain_[a], m.grain);
     }
+  }
   ctas_.clear();
   agents_.clear();
   pending_.clear();
@@ -50,14 +51,26 @@ void machine::run_cluster(std::array<std::int64_t, 3> origin) {
   const int nctas = static_cast<int>(ctas_.size());
   const int nagents = nctas * k_.warpgroups;
   // Components: agents, then barrier elements of every CTA, then each agent's store sides.
-  const int ncomp = nagents + nctas * static_cast<int>(bar_count_) + 2 * nagents;
+  // Kernels with wgmma add one more per agent: its wgmma groups (value = groups known complete).
+  mma_base_ = has_wgmma_ ? nagents + nctas * static_cast<int>(bar_count_) + 2 * nagents : -1;
+  const int ncomp = nagents + nctas * static_cast<int>(bar_count_) + 2 * nagents + (has_wgmma_ ? nagents : 0);
   if (o_.checks && ncomp >= static_cast<int>(max_components))
     report(check::unsupported, -1, -1,
            fmt::format("a cluster with {} warpgroups and {} barrier elements per CTA needs {} clock components; the race checker "
                        "handles {} (run with checks off)",
                        nagents, bar_count_, ncomp, max_components - 1));
+  const auto cta_bytes = static_cast<std::size_t>(ir::smem_bytes(k_));
   for (int ci = 0; ci < nctas; ++ci) {
     auto& cs = ctas_[ci];
+    // One byte array per CTA, allocations at their ir::smem_offsets, as the hardware holds it.
+    // Recycled storage keeps the previous cluster's bytes: SMEM starts undefined (the poison
+    // check reports reads of it) and clusters run in a fixed order, so runs stay deterministic
+    // without clearing it.
+    if (!smem_pool_.empty()) {
+      cs.bytes = std::move(smem_pool_.back());
+      smem_pool_.pop_back();
+    }
+    if (cs.bytes.size() != cta_bytes) cs.bytes.assign(cta_bytes, std::byte{0});
     for (std::size_t a = 0; a < k_.allocs.size(); ++a) {
       auto const& al = k_.allocs[a];
       memory m;
@@ -66,17 +79,17 @@ void machine::run_cluster(std::array<std::int64_t, 3> origin) {
         m.dtype = al.dtype;
         m.shape = al.shape;
         const auto n = std::accumulate(al.shape.begin(), al.shape.end(), std::int64_t{1}, std::multiplies<>());
-        const auto bytes = static_cast<std::size_t>(n * ir::dtype_bits(al.dtype) / 8);
-        // Recycled storage keeps the previous cluster's bytes: SMEM starts undefined (the poison
-        // check reports reads of it) and clusters run in a fixed order, so runs stay
-        // deterministic without clearing it.
-        if (!smem_pool_.empty()) {
-          m.owned = std::move(smem_pool_.back());
-          smem_pool_.pop_back();
-        }
-        if (m.owned.size() != bytes) m.owned.assign(bytes, std::byte{0});
-        m.data = m.owned.data();
+        m.data = cs.bytes.data() + smem_offset_[a];
         m.smem = true;
+        // smem_base is 0: the generated code's dynamic SMEM is 1024-aligned, and the swizzle
+        // reads only address bits 4-9, so the same bytes move as on the GPU.
+        m.address = static_cast<std::uint32_t>(smem_offset_[a]);
+        m.swizzle = al.swizzle;
+        if (al.tiling.size() == 2 && al.shape.size() >= 2) {
+          m.tile_r = al.tiling[0];
+          m.tile_c = al.tiling[1];
+        }
+        m.mapped = m.swizzle != 0 || (m.tile_r > 0 && m.tile_c != al.shape.back());
         if (o_.checks) {
           m.grain = smem_grain_[a];
           m.allocate_shadow(static_cast<std::size_t>(n / m.grain), true);
@@ -116,6 +129,27 @@ void machine::run_cluster(std::array<std::int64_t, 3> origin) {
       a.observed.assign(static_cast<std::size_t>(bar_count_), 0);
       a.priority = static_cast<std::uint64_t>(o_.pct_depth) + rng_.below(1u << 30);
       a.began = time_;  // clusters run one after another: its first op starts now
+      if (has_wgmma_) a.mma_comp = mma_base_ + a.comp;
+      // Its register accumulators: undefined until written (the poison check reads them).
+      a.acc.resize(k_.allocs.size());
+      a.acc_k.assign(k_.allocs.size(), 0);
+      for (std::size_t al_id = 0; al_id < k_.allocs.size(); ++al_id) {
+        auto const& al = k_.allocs[al_id];
+        if (al.kind != ir::AllocKind::accumulator) continue;
+        auto& m = a.acc[al_id];
+        m.name = fmt::format("acc{}", al_id);
+        m.dtype = al.dtype;
+        m.shape = al.shape;
+        const auto n = m.elements();
+        m.owned.assign(static_cast<std::size_t>(n * ir::dtype_bits(al.dtype) / 8), std::byte{0});
+        m.data = m.owned.data();
+        m.registers = true;
+        if (o_.checks) {
+          m.grain = smem_grain_[al_id];
+          m.allocate_shadow(static_cast<std::size_t>(n / m.grain), true);
+          std::fill_n(m.sw, n / m.grain, epoch::make(0, poison, 0));
+        }
+      }
       agents_.push_back(std::move(a));
     }
   if (o_.schedule == policy::pct) {
@@ -222,6 +256,7 @@ bool machine::blocked(agent_state& a) {
     return b.completed <= seen;
   }
   if (s.op == ir::StmtOp::wait_group) return !groups_done(a, s.n, s.flag);
+  if (s.op == ir::StmtOp::wgmma_wait) return !mma_groups_done(a, s.n);
   return false;
 }
 
@@ -262,6 +297,14 @@ void machine::enqueue(async_op op) {
 
 // Completes pending_[index] on the engine that owns it.
 void machine::complete(std::size_t index) {
+  // One warpgroup's wgmmas execute in issue order (they chain on their accumulators in
+  // hardware): choosing any of them completes its agent's oldest.
+  if (pending_[index].what == async_op::kind::mma)
+    for (std::size_t j = 0; j < index; ++j)
+      if (pending_[j].what == async_op::kind::mma && pending_[j].agent == pending_[index].agent) {
+        index = j;
+        break;
+      }
   async_op op = std::move(pending_[index]);
   pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(index));
   cur_op_ = op.stmt;
@@ -269,6 +312,7 @@ void machine::complete(std::size_t index) {
     case async_op::kind::load:
     case async_op::kind::store_read:
     case async_op::kind::store_write: tma_complete(op); break;
+    case async_op::kind::mma: wgmma_complete(op); break;
   }
 }
 

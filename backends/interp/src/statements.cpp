@@ -112,6 +112,9 @@ void machine::step(int index) {
       break;
     }
     case ir::StmtOp::store: do_store(a, s); break;
+    case ir::StmtOp::wgmma: issue_wgmma(a, s); break;
+    case ir::StmtOp::wgmma_commit: wgmma_commit(a); break;
+    case ir::StmtOp::wgmma_wait: wgmma_wait(a, s); break;
     default:
       report(check::unsupported, id, a,
              fmt::format("{} is not modelled by the interpreter yet (tensor-core ops arrive with their own issue)", ir::stmt_name(s.op)));
@@ -124,6 +127,7 @@ void machine::step(int index) {
 void machine::finish(agent_state& a) {
   a.done = true;
   tma_check_stores_at_exit(a);
+  if (has_wgmma_) wgmma_check_at_exit(a);
 }
 
 }  // namespace stagecraft::interp::detail

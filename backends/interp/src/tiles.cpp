@@ -15,6 +15,7 @@ tile_buf machine::value(agent_state& a, ir::ValueId id) {
   const bool fp = ir::dtype_is_float(v.dtype);
   switch (v.op) {
     case ir::ValueOp::load: {
+      note_acc_read(a, v.ref);
       const region g = view_of(a, v.ref, a.cta);
       return read_region(g, a.vc, own_stamp(a), a.comp, nullptr);
     }
@@ -136,6 +137,7 @@ void machine::store_streaming(agent_state& a, ir::Stmt const& s) {
   for (std::size_t n = 0; n < nodes.size(); ++n) {
     auto const& v = k_.values[nodes[n]];
     if (v.op != ir::ValueOp::load) continue;
+    note_acc_read(a, v.ref);
     const region g = view_of(a, v.ref, a.cta);
     if (o_.checks) access(g, false, a.vc, own_stamp(a), a.comp, nullptr);
     leaf_mem[n] = g.mem;
@@ -154,13 +156,13 @@ void machine::store_streaming(agent_state& a, ir::Stmt const& s) {
   tile_buf row_view;  // aliases a row for read_elems / write_elems
   row_view.fp = true;
   const std::size_t root = nodes.size() - 1;
-  const bool root_in_place = dst.mem->dtype == ir::DType::f32 && k_.values[nodes[root]].op != ir::ValueOp::load;
+  const bool root_in_place = dst.mem->dtype == ir::DType::f32 && !dst.mem->mapped && k_.values[nodes[root]].op != ir::ValueOp::load;
   for (std::size_t r = 0; r < dst_rows.size(); ++r) {
     for (std::size_t n = 0; n < nodes.size(); ++n) {
       auto const& v = k_.values[nodes[n]];
       // f32 operands are used where they live and an f32 result is computed into its
       // destination: no copies for the common case.
-      if (v.op == ir::ValueOp::load && leaf_mem[n]->dtype == ir::DType::f32)
+      if (v.op == ir::ValueOp::load && leaf_mem[n]->dtype == ir::DType::f32 && !leaf_mem[n]->mapped)
         row[n] = reinterpret_cast<float*>(leaf_mem[n]->data) + leaf_rows[n][r];
       else if (n == root && root_in_place)
         row[n] = reinterpret_cast<float*>(dst.mem->data) + dst_rows[r];
@@ -171,7 +173,7 @@ void machine::store_streaming(agent_state& a, ir::Stmt const& s) {
       const float* y = v.b != ir::none ? row[index_of[v.b]] : nullptr;
       switch (v.op) {
         case ir::ValueOp::load:
-          if (leaf_mem[n]->dtype != ir::DType::f32) {
+          if (leaf_mem[n]->dtype != ir::DType::f32 || leaf_mem[n]->mapped) {
             row_view.f = out;
             read_elems(*leaf_mem[n], leaf_rows[n][r], static_cast<std::int64_t>(len), row_view, 0);
           }
@@ -200,7 +202,18 @@ void machine::store_streaming(agent_state& a, ir::Stmt const& s) {
   release(std::move(scratch));
 }
 
+// What `run` compares with a tolerance: the K an accumulator had summed when it is read.
+void machine::note_acc_read(agent_state const& a, ir::RefId rid) {
+  auto const& r = k_.refs[rid];
+  if (r.base == ir::RefBase::alloc && k_.allocs[r.id].kind == ir::AllocKind::accumulator)
+    mma_k_ = std::max(mma_k_, a.acc_k[static_cast<std::size_t>(r.id)]);
+}
+
 void machine::do_store(agent_state& a, ir::Stmt const& s) {
+  {  // a generic write starts a new sum (store(acc, 0))
+    auto const& r = k_.refs[s.refs[0]];
+    if (r.base == ir::RefBase::alloc && k_.allocs[r.id].kind == ir::AllocKind::accumulator) a.acc_k[static_cast<std::size_t>(r.id)] = 0;
+  }
   if (streamable(s.value)) return store_streaming(a, s);
   tile_buf t = value(a, s.value);
   const region g = view_of(a, s.refs[0], a.cta);

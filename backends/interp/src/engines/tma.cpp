@@ -173,6 +173,7 @@ void machine::tma_complete(async_op& op) {
       trace_async(op, 1, "store (GMEM write)");
       break;
     }
+    case async_op::kind::mma: break;  // the wgmma engine's (engines/wgmma.cpp)
   }
 }
 

@@ -49,6 +49,7 @@ enum class check : std::uint8_t {
   poison_read,         // a read of SMEM never written
   step_limit,          // the step budget ran out (a loop that does not end?)
   unsupported,         // an op this interpreter does not model yet
+  wgmma_pending_at_exit,  // a warpgroup exits with wgmma groups not committed or not waited for
 };
 const char* check_name(check c);
 
@@ -65,6 +66,11 @@ struct result {
   std::vector<diagnostic> diagnostics;
   trace timeline;
   std::uint64_t steps = 0;
+  // Kernels with wgmma: the largest K any accumulator had summed when it was read (load(acc)),
+  // and the MMA input type. Their outputs are compared with a tolerance derived from these
+  // (mma_tolerance), data movement stays bit exact. 0: no accumulator result was read.
+  std::int64_t mma_k = 0;
+  ir::DType mma_input = ir::DType::bf16;
   bool ok() const { return diagnostics.empty(); }
 };
 
@@ -91,5 +97,25 @@ exploration explore(ir::Kernel const& k, std::vector<host_tensor> const& buffers
 
 // The GMEM parameters a kernel writes (its outputs), by index.
 std::vector<int> written_params(ir::Kernel const& k);
+
+// How far the output of a kernel that runs wgmma may be from its reference, computed exactly
+// (in double) on the same inputs. Tensor cores (and the interpreter, docs/interpreter.md) sum
+// in f32 in an order of their own, so MMA outputs get a bound derived from the K the
+// accumulators summed and the input type; everything else stays bit exact.
+//   bound(ref) = (K * 2^-23 + u_in) * K * max|x|^2 + ulp_out(ref)
+// K * 2^-23: one f32 rounding (truncating hardware: up to one ulp) per product added, each of
+// a partial sum at most K * max|x|^2 (max|x|: the largest input magnitude over every GMEM
+// parameter the kernel only reads); u_in: 0 for bf16/f16 inputs (the reference multiplies the
+// same values), 2^-9 for f32 read as tf32 (two 10-bit truncations); ulp_out: one unit in the
+// last place of the output type at |ref| (the output's own rounding may differ by one).
+struct mma_tolerance {
+  std::int64_t k = 0;
+  ir::DType input = ir::DType::bf16;
+  double max_input = 0;
+  double bound(double reference, ir::DType output) const;
+};
+// The tolerance of a run of `k` on `inputs`, or none when the kernel has no wgmma or no
+// accumulator result was read (its outputs are then compared bit exactly).
+std::optional<mma_tolerance> tolerance_of(ir::Kernel const& k, result const& r, std::vector<host_tensor> const& inputs);
 
 }  // namespace stagecraft::interp

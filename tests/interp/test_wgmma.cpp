@@ -1,0 +1,240 @@
+// wgmma in the interpreter: the numbers (gemm_small and small GEMMs over every operand layout
+// the descriptors describe, within the documented MMA tolerance, under every policy), and that
+// the operands really are read through the descriptors: a kernel whose wgmma reads an operand
+// in the wrong major order (its descriptor mode flipped in the IR) gives a wrong answer here,
+// as it would on the GPU.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include <stagecraft/interp/interp.hpp>
+#include <stagecraft/registry.hpp>
+#include <stagecraft/stagecraft.hpp>
+
+#include "inputs.hpp"
+
+using namespace stagecraft;
+using interp::policy;
+
+namespace {
+
+// The first output element outside the MMA bound, as text ("" when every one is within it).
+std::string outside_bound(ir::Kernel const& k, interp::result const& r, std::vector<host_tensor> const& in,
+                          std::vector<host_tensor> const& expected) {
+  const auto tol = interp::tolerance_of(k, r, in);
+  if (!tol) return "no MMA tolerance: the run read no accumulator";
+  for (int p : interp::written_params(k))
+    for (std::int64_t i = 0; i < r.buffers[p].elements(); ++i) {
+      const double got = r.buffers[p].get(i), want = expected[p].get(i), bound = tol->bound(want, r.buffers[p].dtype);
+      if (!(std::abs(got - want) <= bound))
+        return k.params[p].name + "[" + std::to_string(i) + "] = " + std::to_string(got) + ", reference " + std::to_string(want) +
+               ", bound " + std::to_string(bound);
+    }
+  return "";
+}
+
+// C = A * B^T for A (M, K), B (N, K) as stored, in double.
+void gemm_abt(std::vector<host_tensor>& t, double scale_a = 1.0) {
+  const std::int64_t M = t[0].shape[0], K = t[0].shape[1], N = t[1].shape[0];
+  for (std::int64_t i = 0; i < M; ++i)
+    for (std::int64_t j = 0; j < N; ++j) {
+      double s = 0;
+      for (std::int64_t x = 0; x < K; ++x) s += scale_a * t[0].get(i * K + x) * t[1].get(j * K + x);
+      t[2].set(i * N + j, s);
+    }
+}
+
+// One CTA, C (64, 64) = A (64, K) * B^T, A and B K-major in (64, 32) tiles with a 64-byte
+// swizzle, four K steps through one stage. Each step also waits for more groups than were
+// committed (a no-op) before the wait that matters.
+ir::Kernel swizzle64() {
+  return lower(kernel<sm_90a>(
+      "wg_swizzle64", grid(1), threads(1_c), gmem<bf16>("a", shape(64_c, 128_c)), gmem<bf16>("b", shape(64_c, 128_c)),
+      gmem<f32>("c", shape(64_c, 64_c)), smem<bf16>(shape(64_c, 32_c), swizzle(64_c)), smem<bf16>(shape(64_c, 32_c), swizzle(64_c)),
+      smem<f32>(shape(64_c, 64_c)), barrier(arrivals(2_c)), accumulator<f32>(shape(64_c, 64_c)),
+      [](auto a, auto b, auto c, auto as, auto bs, auto cs, auto loaded, auto acc) {
+        auto load_step = [&](auto j) { return seq(copy_gmem_to_smem(a.block(0_c, j), as, loaded), copy_gmem_to_smem(b.block(0_c, j), bs, loaded)); };
+        return seq(wgmma_wait(2_c), store(acc, 0.0f), load_step(0_c),
+                   for_(range(4_c),
+                        [&](auto j) {
+                          return seq(barrier_wait(loaded), wgmma(acc, as, transpose(bs)), wgmma_commit(), wgmma_wait(5_c), wgmma_wait(0_c),
+                                     if_(j + 1_c < 4_c, load_step(j + 1_c)));
+                        }),
+                   store(cs, load(acc)), commit_smem(), copy_smem_to_gmem(cs, c.block(0_c, 0_c)), commit_smem_to_gmem_group(),
+                   wait_smem_to_gmem(0_c));
+      }));
+}
+
+// C (64, 64) = A (64, 64) * B (64, 64) with B stored (K, N): an MN-major B (128-byte swizzle),
+// and A K-major in (64, 16) tiles with a 32-byte swizzle, four K steps of 16.
+ir::Kernel mn_major_b() {
+  return lower(kernel<sm_90a>(
+      "wg_mn_major_b", grid(1), threads(1_c), gmem<bf16>("a", shape(64_c, 64_c)), gmem<bf16>("b", shape(64_c, 64_c)),
+      gmem<f32>("c", shape(64_c, 64_c)), smem<bf16>(shape(64_c, 16_c), swizzle(32_c)), smem<bf16>(shape(16_c, 64_c), swizzle(128_c)),
+      smem<f32>(shape(64_c, 64_c)), barrier(arrivals(2_c)), accumulator<f32>(shape(64_c, 64_c)),
+      [](auto a, auto b, auto c, auto as, auto bs, auto cs, auto loaded, auto acc) {
+        auto load_step = [&](auto j) { return seq(copy_gmem_to_smem(a.block(0_c, j), as, loaded), copy_gmem_to_smem(b.block(j, 0_c), bs, loaded)); };
+        return seq(store(acc, 0.0f), load_step(0_c),
+                   for_(range(4_c),
+                        [&](auto j) {
+                          return seq(barrier_wait(loaded), wgmma(acc, as, bs), wgmma_commit(), wgmma_wait(0_c), if_(j + 1_c < 4_c, load_step(j + 1_c)));
+                        }),
+                   store(cs, load(acc)), commit_smem(), copy_smem_to_gmem(cs, c.block(0_c, 0_c)), commit_smem_to_gmem_group(),
+                   wait_smem_to_gmem(0_c));
+      }));
+}
+
+// Unswizzled operands tiled in 8 x 16-byte core matrices; A from registers (2a, computed from
+// SMEM) in one variant; in another, A overwritten by an ordinary store before the wait (a race).
+enum class cm { smem_a, register_a, store_under_wgmma };
+template <cm Mode>
+ir::Kernel core_matrices() {
+  constexpr bool ARegs = Mode == cm::register_a;
+  return lower(kernel<sm_90a>(
+      ARegs ? "wg_core_matrices_regs" : "wg_core_matrices", grid(1), threads(1_c), gmem<bf16>("a", shape(64_c, 64_c)),
+      gmem<bf16>("b", shape(64_c, 64_c)), gmem<f32>("c", shape(64_c, 64_c)), smem<bf16>(shape(64_c, 64_c), tiling(8_c, 8_c)),
+      smem<bf16>(shape(64_c, 64_c), tiling(8_c, 8_c)), smem<f32>(shape(64_c, 64_c)), barrier(arrivals(2_c)),
+      accumulator<f32>(shape(64_c, 64_c)),
+      [](auto a, auto b, auto c, auto as, auto bs, auto cs, auto loaded, auto acc) {
+        auto mma = [&] {
+          if constexpr (ARegs) return wgmma(acc, load(as) + load(as), transpose(bs));
+          else return wgmma(acc, as, transpose(bs));
+        }();
+        auto wait = [&] {
+          if constexpr (Mode == cm::store_under_wgmma) return seq(store(as, load(bs)), wgmma_wait(0_c));
+          else return wgmma_wait(0_c);
+        }();
+        return seq(store(acc, 0.0f), copy_gmem_to_smem(a.block(0_c, 0_c), as, loaded), copy_gmem_to_smem(b.block(0_c, 0_c), bs, loaded),
+                   barrier_wait(loaded), mma, wgmma_commit(), wait, store(cs, load(acc)), commit_smem(),
+                   copy_smem_to_gmem(cs, c.block(0_c, 0_c)), commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
+      }));
+}
+
+ir::StmtId the_wgmma(ir::Kernel const& k) {
+  for (std::size_t s = 0; s < k.stmts.size(); ++s)
+    if (k.stmts[s].op == ir::StmtOp::wgmma) return static_cast<ir::StmtId>(s);
+  FAIL("no wgmma in " << k.name);
+  return ir::none;
+}
+
+void run_everywhere(ir::Kernel const& k, std::vector<host_tensor> const& in, std::vector<host_tensor> const& expected, int pct_schedules) {
+  for (auto p : {policy::eager, policy::lazy}) {
+    INFO(k.name << ", policy " << interp::policy_name(p));
+    const auto r = interp::run(k, in, {.schedule = p});
+    INFO((r.ok() ? std::string() : r.diagnostics.front().message));
+    REQUIRE(r.ok());
+    CHECK(outside_bound(k, r, in, expected) == "");
+  }
+  for (int s = 0; s < pct_schedules; ++s) {
+    INFO(k.name << ", policy pct --seed " << s);
+    const auto r = interp::run(k, in, {.schedule = policy::pct, .seed = static_cast<std::uint64_t>(s)});
+    INFO((r.ok() ? std::string() : r.diagnostics.front().message));
+    REQUIRE(r.ok());
+    REQUIRE(outside_bound(k, r, in, expected) == "");
+  }
+}
+
+}  // namespace
+
+TEST_CASE("gemm_small is within the MMA tolerance at 256^3, 512^3 and 128x384x192 under eager, lazy and 50 PCT schedules", "[interp][wgmma]") {
+  auto const& e = registry::global().find("gemm_small");
+  for (auto [M, N, K] : {std::array<std::int64_t, 3>{256, 256, 256}, {512, 512, 512}, {128, 384, 192}}) {
+    INFO("M=" << M << " N=" << N << " K=" << K);
+    const auto vals = registry::resolve(e, {{"M", M}, {"N", N}, {"K", K}});
+    const auto k = e.build(vals);
+    const auto in = testing::random_buffers(k, 8);
+    auto expected = in;
+    e.reference(expected, vals);
+    run_everywhere(k, in, expected, 50);
+    const auto r = interp::run(k, in);
+    const auto tol = interp::tolerance_of(k, r, in);
+    REQUIRE(tol.has_value());
+    CHECK(tol->k == K);  // the accumulator summed the whole K before the epilogue read it
+    CHECK(tol->input == ir::DType::bf16);
+  }
+}
+
+TEST_CASE("wgmma reads every operand layout its descriptors describe", "[interp][wgmma]") {
+  SECTION("K-major, 64-byte swizzle, four K steps; waits for more groups than committed are no-ops") {
+    const auto k = swizzle64();
+    const auto in = testing::random_buffers(k, 3);
+    auto expected = in;
+    gemm_abt(expected);
+    run_everywhere(k, in, expected, 20);
+  }
+  SECTION("MN-major B (128-byte swizzle), A with a 32-byte swizzle") {
+    const auto k = mn_major_b();
+    const auto in = testing::random_buffers(k, 4);
+    auto expected = in;
+    for (std::int64_t i = 0; i < 64; ++i)  // C = A * B, B stored (K, N)
+      for (std::int64_t j = 0; j < 64; ++j) {
+        double s = 0;
+        for (std::int64_t x = 0; x < 64; ++x) s += in[0].get(i * 64 + x) * in[1].get(x * 64 + j);
+        expected[2].set(i * 64 + j, s);
+      }
+    run_everywhere(k, in, expected, 20);
+  }
+  SECTION("unswizzled core-matrix tiling") {
+    const auto k = core_matrices<cm::smem_a>();
+    const auto in = testing::random_buffers(k, 5);
+    auto expected = in;
+    gemm_abt(expected);
+    run_everywhere(k, in, expected, 20);
+  }
+  SECTION("A from registers") {
+    const auto k = core_matrices<cm::register_a>();
+    const auto in = testing::random_buffers(k, 6);
+    auto expected = in;
+    gemm_abt(expected, 2.0);
+    run_everywhere(k, in, expected, 20);
+  }
+}
+
+// The mutation check of the descriptor path: the same kernel with one operand's descriptor
+// mode flipped (K-major <-> MN-major, bit 0 of Stmt::transpose for A, bit 1 for B) still
+// verifies (64 x 64 tiles fit both ways) but reads the transposed operand, and the comparison
+// must catch it. gemm_small's A is flipped in its own IR; the core-matrix kernel's B too.
+TEST_CASE("a wgmma whose operand is read in the wrong major order gives a wrong answer the tolerance check catches", "[interp][wgmma]") {
+  auto const& e = registry::global().find("gemm_small");
+  const auto vals = registry::resolve(e, {{"M", 128}, {"N", 128}, {"K", 128}});
+  auto k = e.build(vals);
+  const auto in = testing::random_buffers(k, 9);
+  auto expected = in;
+  e.reference(expected, vals);
+  {
+    const auto r = interp::run(k, in);
+    REQUIRE(r.ok());
+    REQUIRE(outside_bound(k, r, in, expected) == "");  // the unmutated kernel passes
+  }
+  k.stmts[static_cast<std::size_t>(the_wgmma(k))].transpose ^= 1;
+  REQUIRE_NOTHROW(ir::verify(k));
+  {
+    const auto r = interp::run(k, in);
+    REQUIRE(r.ok());
+    CHECK(outside_bound(k, r, in, expected) != "");
+  }
+  auto cm = core_matrices<cm::smem_a>();
+  const auto cin = testing::random_buffers(cm, 10);
+  auto cexp = cin;
+  gemm_abt(cexp);
+  cm.stmts[static_cast<std::size_t>(the_wgmma(cm))].transpose ^= 2;
+  const auto r = interp::run(cm, cin);
+  REQUIRE(r.ok());
+  CHECK(outside_bound(cm, r, cin, cexp) != "");
+}
+
+TEST_CASE("an ordinary store into A while the wgmma reading it is in flight is a data race", "[interp][wgmma]") {
+  const auto k = core_matrices<cm::store_under_wgmma>();
+  for (auto p : {policy::eager, policy::lazy}) {
+    INFO("policy " << interp::policy_name(p));
+    const auto r = interp::run(k, testing::random_buffers(k, 12), {.schedule = p});
+    REQUIRE(r.diagnostics.size() == 1);
+    CHECK(r.diagnostics[0].kind == interp::check::data_race);
+    // Eager has landed the wgmma, whose read the store then meets; lazy lands it after the
+    // store, and the wgmma meets the store's write.
+    CHECK_THAT(r.diagnostics[0].message, Catch::Matchers::Contains("data race on SMEM s0["));
+    CHECK_THAT(r.diagnostics[0].message,
+               Catch::Matchers::Contains(p == policy::eager ? "warpgroup 0 of CTA (0, 0, 0) (write) is not ordered after the earlier read by the wgmma group #1 issued by warpgroup 0 of CTA (0, 0, 0)"
+                                                            : "a wgmma (read) is not ordered after the earlier write by warpgroup 0 of CTA (0, 0, 0)"));
+  }
+}

@@ -11,6 +11,10 @@
 
 #include "stagecraft/ir/types.hpp"
 
+namespace stagecraft::ir {
+struct Kernel;
+}
+
 namespace stagecraft {
 
 struct host_tensor {

@@ -10,7 +10,7 @@
 using namespace stagecraft;
 
 namespace {
-std::vector<host_tensor> seeded_inputs(ir::Kernel const& k, unsigned seed) {
+std::vector<host_tensor> lesson_inputs(ir::Kernel const& k, unsigned seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> dist(-2, 2);
   std::vector<host_tensor> out;
@@ -38,7 +38,7 @@ TEST_CASE("every correct lesson is clean and right under eager, lazy and 100 PCT
   for (auto const* l : lesson_registry::global().all()) {
     INFO("lesson " << l->number << " " << l->slug);
     const auto k = l->build();
-    const auto inputs = seeded_inputs(k, 100 + l->number);
+    const auto inputs = lesson_inputs(k, 100 + l->number);
     auto expected = inputs;
     l->reference(expected);
     for (auto p : {interp::policy::eager, interp::policy::lazy}) {
@@ -62,7 +62,7 @@ TEST_CASE("every buggy twin gets the diagnostic its lesson names", "[lessons]") 
       CHECK(!t.fix.empty());
       const auto k = t.build();
       // A twin that needs a preemption names pct: the first failing schedule of 50 must show it.
-      const auto inputs = seeded_inputs(k, 7);
+      const auto inputs = lesson_inputs(k, 7);
       const auto ex = interp::explore(k, inputs, {.schedule = policy_of(t.policy), .seed = 1}, t.policy == "pct" ? 50 : 1);
       auto const r = ex.failure ? *ex.failure : interp::run(k, inputs, {.schedule = policy_of(t.policy)});
       REQUIRE_FALSE(r.ok());

@@ -142,7 +142,7 @@ TEST_CASE("an arrival after generic reads of the stage keeps its warpgroup barri
   auto const& e = registry::global().find("ws_copy");
   const auto g = nvrtc::generate(e.build(registry::resolve(e, {})));
   std::size_t arrivals = 0;
-  for (auto at = g.source.find(": barrier_arrive\n"); at != std::string::npos; at = g.source.find(": barrier_arrive\n", at + 1)) {
+  for (auto at = g.source.find(": barrier_arrive on "); at != std::string::npos; at = g.source.find(": barrier_arrive on ", at + 1)) {
     ++arrivals;
     const auto next = g.source.find('\n', g.source.find('\n', at) + 1);
     CHECK_THAT(g.source.substr(at, next - at), Contains("sc::wg_sync(wg);"));

@@ -63,6 +63,7 @@ ir::Kernel hopper_catalog(marks& at) {
                    at(__LINE__, for_(range(2_c), [&](auto j) { return at(__LINE__, if_(j == 0_c, at(__LINE__, store(acc, 0.0f)))); })),
                    at(__LINE__, if_(program_id() == 0_c, at(__LINE__, barrier_arrive(full)), at(__LINE__, commit_smem()))),
                    at(__LINE__, wgmma(acc, a, b)),
+                   at(__LINE__, wgmma_commit()),
                    at(__LINE__, wgmma_wait(0_c)),
                    at(__LINE__, store(b, cast<f16>(load(acc)))),
                    at(__LINE__, commit_smem()),

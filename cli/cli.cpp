@@ -199,25 +199,11 @@ interp::policy parse_policy(std::string const& p) {
   throw usage_error(fmt::format("unknown policy '{}' (eager, lazy, random, pct)", p));
 }
 
-#ifdef STAGECRAFT_HAVE_CUDA_RUNTIME
-// The driver, NVRTC and a device stagecraft generates code for, or why not (then exit 3).
-std::optional<std::string> gpu_unusable(cuda::status const& st) {
-  if (!st.available) return st.reason;
-  if (!st.target) return st.unsupported;
-  try {
-    nvrtc::library_path();
-  } catch (nvrtc::unavailable const& e) {
-    return std::string(e.what());
-  }
-  return std::nullopt;
-}
-#endif
-
 // `run --backend gpu`: JIT, launch, and check against the reference and the interpreter.
 int run_on_gpu(kernel_entry const& e, param_values const& values, ir::Kernel const& k, run_flags const& f) {
 #ifdef STAGECRAFT_HAVE_CUDA_RUNTIME
   const auto st = cuda::driver_status();
-  if (auto why = gpu_unusable(st)) {
+  if (auto why = cuda::unusable(st)) {
     fmt::print("{}: {}\n", e.name, *why);
     return exit_no_driver;
   }
@@ -266,7 +252,7 @@ int device_report() {
     return exit_no_driver;
   }
   fmt::print("device 0: {}, compute capability {}.{}, {} SMs\n", st.device, st.compute_major, st.compute_minor, st.multiprocessors);
-  if (auto why = gpu_unusable(st)) {
+  if (auto why = cuda::unusable(st)) {
     fmt::print("{}\n", *why);
     return exit_no_driver;
   }

@@ -18,17 +18,8 @@ namespace {
 
 constexpr std::uint64_t input_seed = 20261201;
 
-std::vector<host_tensor> random_inputs(ir::Kernel const& k, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> dist(-4.0f, 4.0f);
-  std::vector<host_tensor> t;
-  for (auto const& p : k.params) {
-    auto h = host_tensor::zeros(p.dtype, p.shape);
-    for (std::int64_t i = 0; i < h.elements(); ++i) h.set(i, dist(rng));
-    t.push_back(std::move(h));
-  }
-  return t;
-}
+// The CLI's seeded inputs (floats in [-2, 2), never all zeros).
+std::vector<host_tensor> random_inputs(ir::Kernel const& k, std::uint64_t seed) { return seeded_inputs(k, seed); }
 
 zoo::entry const& entry_of(std::string const& name) {
   for (auto const& e : zoo::mma_all())

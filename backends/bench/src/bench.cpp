@@ -143,16 +143,6 @@ struct walker {
 };
 
 #ifdef STAGECRAFT_HAVE_CUDA_RUNTIME
-std::optional<std::string> gpu_unusable(cuda::status const& st) {
-  if (!st.available) return st.reason;
-  if (!st.target) return st.unsupported;
-  try {
-    nvrtc::library_path();
-  } catch (nvrtc::unavailable const& e) {
-    return std::string(e.what());
-  }
-  return std::nullopt;
-}
 
 double median(std::vector<float> v) {
   std::sort(v.begin(), v.end());
@@ -264,7 +254,7 @@ report run(kernel_entry const& e, options const& o) {
   } else {
 #ifdef STAGECRAFT_HAVE_CUDA_RUNTIME
     const auto st = cuda::driver_status();
-    if (auto why = gpu_unusable(st)) throw no_device(*why);
+    if (auto why = cuda::unusable(st)) throw no_device(*why);
     rep.device = fmt::format("{} ({}, {} SMs)", st.device, ir::target_name(*st.target), st.multiprocessors);
 #else
     throw no_device("no CUDA driver available: this build has no CUDA toolkit (configure found none)");

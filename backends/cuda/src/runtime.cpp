@@ -202,6 +202,17 @@ std::optional<ir::Target> target_for(int major, int minor) {
   return std::nullopt;
 }
 
+std::optional<std::string> unusable(status const& st) {
+  if (!st.available) return st.reason;
+  if (!st.target) return st.unsupported;
+  try {
+    nvrtc::library_path();
+  } catch (nvrtc::unavailable const& e) {
+    return std::string(e.what());
+  }
+  return std::nullopt;
+}
+
 status driver_status() { return load().st; }
 
 namespace {

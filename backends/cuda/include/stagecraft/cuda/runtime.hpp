@@ -36,6 +36,10 @@ std::optional<ir::Target> target_for(int compute_major, int compute_minor);
 // Loads the driver once and initialises it; never throws.
 status driver_status();
 
+// Why code cannot run on device 0 (no driver, a device stagecraft generates nothing for, no
+// NVRTC), or nullopt when it can: what `run --backend gpu` and `bench` report before exit 3.
+std::optional<std::string> unusable(status const& st);
+
 // A driver call failed (the message has the driver's words and the op); the launch did not
 // give a result.
 struct error : std::runtime_error {

@@ -640,16 +640,16 @@ int main(int argc, char** argv, registry const& kernels) {
         detail::explore_request req{.policy = rf.policy, .seed = rf.seed, .input_seed = rf.input_seed, .explore = rf.explore,
                                     .pct_depth = rf.pct_depth, .checks = !rf.no_checks, .results = *results_file};
         if (shard_text) req.shard = detail::parse_shard(*shard_text);
-        std::vector<std::pair<kernel_entry const*, param_values>> todo;
+        std::vector<std::pair<kernel_entry const*, param_values>> selected;
         if (run_all) {
           if (!kernel_name.empty() || !sets.empty()) throw usage_error("run --all takes no kernel name and no --set");
-          for (auto const* e : kernels.all()) todo.emplace_back(e, registry::resolve(*e, {}));
+          for (auto const* e : kernels.all()) selected.emplace_back(e, registry::resolve(*e, {}));
         } else {
           if (kernel_name.empty()) throw usage_error("run: name a kernel (see `stagecraft list`) or pass --all");
           auto const& e = kernels.find(kernel_name);
-          todo.emplace_back(&e, registry::resolve(e, parse_sets(sets)));
+          selected.emplace_back(&e, registry::resolve(e, parse_sets(sets)));
         }
-        return detail::run_explore_records(todo, req);
+        return detail::run_explore_records(selected, req);
       }
       if (run_all) {
         if (!kernel_name.empty() || !sets.empty()) throw usage_error("run --all takes no kernel name and no --set");

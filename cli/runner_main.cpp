@@ -38,15 +38,15 @@ int run_one(stagecraft::kernel_entry const& e) {
 int main(int argc, char** argv) {
   using namespace stagecraft;
   try {
-    std::vector<kernel_entry const*> todo;
-    for (int i = 1; i < argc; ++i) todo.push_back(&registry::global().find(argv[i]));
-    if (todo.empty()) todo = registry::global().all();
-    if (todo.empty()) {
+    std::vector<kernel_entry const*> selected;
+    for (int i = 1; i < argc; ++i) selected.push_back(&registry::global().find(argv[i]));
+    if (selected.empty()) selected = registry::global().all();
+    if (selected.empty()) {
       fmt::print(stderr, "{}: no kernel is linked into this runner\n", argv[0]);
       return cli::exit_usage;
     }
     int worst = cli::exit_ok;
-    for (auto const* e : todo)
+    for (auto const* e : selected)
       if (int rc = run_one(*e); rc != cli::exit_ok && worst == cli::exit_ok) worst = rc;
     return worst;
   } catch (usage_error const& err) {

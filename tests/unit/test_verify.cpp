@@ -426,3 +426,39 @@ TEST_CASE("the printer terminates on statement cycles in unverified IR", "[verif
   REQUIRE_THROWS_WITH(ir::verify(k), Contains("is used twice in the tree"));
   CHECK_THAT(ir::print(k), Contains("reached twice"));
 }
+
+TEST_CASE("what the verifier accepts prints, hashes and generates in time linear in its expansion", "[verify][contract]") {
+  // The largest kernel the verifier lets through: statements whose tile values each expand to
+  // 4095 nodes, until all of them together reach max_expanded_nodes. Printing built every
+  // subtree's text and copied it into its parent's, once per level: fuzz_ir timed out on one.
+  auto k = tiny();
+  k.values.push_back({ir::ValueOp::scalar, ir::DType::f32, {64}});
+  k.values.back().scalar = 0.5;
+  for (int i = 0; i < 11; ++i) {
+    const auto v = static_cast<ir::ValueId>(k.values.size() - 1);
+    k.values.push_back({i % 2 ? ir::ValueOp::add : ir::ValueOp::mul, ir::DType::f32, {64}, v, v});
+  }
+  const auto big = static_cast<ir::ValueId>(k.values.size() - 1);
+  k.refs.push_back({ir::RefBase::param, 0, {}, {add(k, ir::Expr{ExprOp::constant, 0})}, {64}});
+  const auto per_store = 4095 + 1;  // the value, then the block coordinate of the reference
+  for (std::int64_t n = 0; (n + 1) * per_store <= ir::max_expanded_nodes; ++n) {
+    ir::Stmt st{StmtOp::store};
+    st.refs = {0};
+    st.value = big;
+    const auto id = add(k, st);
+    k.stmts[k.body].body.push_back(id);
+  }
+  REQUIRE_NOTHROW(ir::verify(k));
+  const auto listing = ir::print(k);
+  // One line per store, each with 2^11 scalars: the whole expansion is printed, nothing elided.
+  CHECK(listing.size() > static_cast<std::size_t>(ir::max_expanded_nodes / per_store) * 2048 * 5);
+  CHECK_THAT(listing, !Contains("..."));
+  CHECK(ir::hash(k) == ir::hash(k));
+  // One store more is past the budget, and the verifier says so.
+  ir::Stmt st{StmtOp::store};
+  st.refs = {0};
+  st.value = big;
+  const auto id = add(k, st);
+  k.stmts[k.body].body.push_back(id);
+  REQUIRE_THROWS_WITH(ir::verify(k), Contains("expand to past 65536 nodes"));
+}

@@ -5,6 +5,7 @@
 // second hand-written serialisation) means the printer and the cache key cannot disagree about
 // what matters.
 #include <algorithm>
+#include <iterator>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -79,59 +80,114 @@ class Printer {
   // named: allocations by the user's names (diagnostics); otherwise by number (the listing).
   explicit Printer(Kernel const& k, bool named = false) : k_(k), named_(named) {}
 
+  // Each of these appends to one buffer: building every subtree's text and copying it into its
+  // parent's made printing quadratic in the depth, and a large verified kernel timed out.
   std::string expr(ExprId id) const {
-    if (id < 0 || id >= static_cast<ExprId>(k_.exprs.size())) return fmt::format("?e{}", id);
+    std::string o;
+    put_expr(id, o);
+    return o;
+  }
+  std::string ref(RefId id) const {
+    std::string o;
+    put_ref(id, o);
+    return o;
+  }
+  std::string value(ValueId id) const {
+    std::string o;
+    put_value(id, o);
+    return o;
+  }
+
+  void put_expr(ExprId id, std::string& o) const {
+    auto out = std::back_inserter(o);
+    if (id < 0 || id >= static_cast<ExprId>(k_.exprs.size())) return void(fmt::format_to(out, "?e{}", id));
     const guard g(*this);
-    if (g.exhausted()) return fmt::format("e{}...", id);
+    if (g.exhausted()) return void(fmt::format_to(out, "e{}...", id));
     auto const& e = k_.exprs[id];
     switch (e.op) {
-      case ExprOp::constant: return fmt::format("{}", e.value);
-      case ExprOp::var: return fmt::format("v{}", e.value);
-      case ExprOp::program_id: return fmt::format("program_id.{}", axis_name(e.value));
-      case ExprOp::cluster_idx: return fmt::format("cluster_idx.{}", axis_name(e.value));
-      case ExprOp::thread_id: return "thread_id";
-      case ExprOp::min: case ExprOp::max: return fmt::format("{}({}, {})", expr_op_name(e.op), expr(e.a), expr(e.b));
-      case ExprOp::lnot: return fmt::format("!{}", operand(e.a));
+      case ExprOp::constant: return void(fmt::format_to(out, "{}", e.value));
+      case ExprOp::var: return void(fmt::format_to(out, "v{}", e.value));
+      case ExprOp::program_id: return void(fmt::format_to(out, "program_id.{}", axis_name(e.value)));
+      case ExprOp::cluster_idx: return void(fmt::format_to(out, "cluster_idx.{}", axis_name(e.value)));
+      case ExprOp::thread_id: o += "thread_id"; return;
+      case ExprOp::min: case ExprOp::max:
+        o += expr_op_name(e.op) + "(";
+        put_expr(e.a, o);
+        o += ", ";
+        put_expr(e.b, o);
+        o += ')';
+        return;
+      case ExprOp::lnot:
+        o += '!';
+        put_operand(e.a, o);
+        return;
       case ExprOp::add: case ExprOp::sub: case ExprOp::mul: case ExprOp::div: case ExprOp::mod: case ExprOp::lt: case ExprOp::le:
       case ExprOp::gt: case ExprOp::ge: case ExprOp::eq: case ExprOp::ne: case ExprOp::land: case ExprOp::lor:
-        return fmt::format("{} {} {}", operand(e.a), expr_op_name(e.op), operand(e.b));
+        put_operand(e.a, o);
+        o += ' ' + expr_op_name(e.op) + ' ';
+        put_operand(e.b, o);
+        return;
     }
-    return expr_op_name(e.op);
+    o += expr_op_name(e.op);
   }
 
-  std::string ref(RefId id) const {
-    if (id == none) return "<registers>";
-    if (id < 0 || id >= static_cast<RefId>(k_.refs.size())) return fmt::format("?r{}", id);
+  void put_ref(RefId id, std::string& o) const {
+    auto out = std::back_inserter(o);
+    if (id == none) return void(o += "<registers>");
+    if (id < 0 || id >= static_cast<RefId>(k_.refs.size())) return void(fmt::format_to(out, "?r{}", id));
     auto const& r = k_.refs[id];
-    std::vector<std::string> idx;
+    auto coords = [&](std::vector<ExprId> const& es, const char* sep) {
+      for (std::size_t i = 0; i < es.size(); ++i) {
+        if (i) o += sep;
+        put_expr(es[i], o);
+      }
+    };
     if (r.base == RefBase::param) {
-      for (auto b : r.block) idx.push_back(expr(b));
       auto name = r.id >= 0 && r.id < static_cast<int>(k_.params.size()) ? k_.params[r.id].name : fmt::format("?param{}", r.id);
-      return fmt::format("{}.block[{}]({})", name, fmt::join(idx, ", "), fmt::join(r.shape, "x"));
+      o += name + ".block[";
+      coords(r.block, ", ");
+      fmt::format_to(out, "]({})", fmt::join(r.shape, "x"));
+      return;
     }
-    for (auto i : r.index) idx.push_back(expr(i));
-    auto const name = named_ ? alloc_name(k_, r.id) : numbered_name(k_, r.id);
-    if (idx.empty()) return name;
-    return fmt::format("{}[{}]", name, fmt::join(idx, "]["));
+    o += named_ ? alloc_name(k_, r.id) : numbered_name(k_, r.id);
+    if (r.index.empty()) return;
+    o += '[';
+    coords(r.index, "][");
+    o += ']';
   }
 
-  std::string value(ValueId id) const {
-    if (id < 0 || id >= static_cast<ValueId>(k_.values.size())) return fmt::format("?t{}", id);
+  void put_value(ValueId id, std::string& o) const {
+    auto out = std::back_inserter(o);
+    if (id < 0 || id >= static_cast<ValueId>(k_.values.size())) return void(fmt::format_to(out, "?t{}", id));
     const guard g(*this);
-    if (g.exhausted()) return fmt::format("t{}...", id);
+    if (g.exhausted()) return void(fmt::format_to(out, "t{}...", id));
     auto const& v = k_.values[id];
+    auto call1 = [&](std::string head, ValueId a) {
+      o += head;
+      put_value(a, o);
+      o += ')';
+    };
     switch (v.op) {
-      case ValueOp::load: return fmt::format("load({})", ref(v.ref));
-      case ValueOp::load_tmem: return fmt::format("async_load_tmem({})", ref(v.ref));
-      case ValueOp::scalar: return fmt::format("{}:{}", v.scalar, dtype_name(v.dtype));
-      case ValueOp::neg: return fmt::format("-{}", vop(v.a));
-      case ValueOp::exp: return fmt::format("exp({})", value(v.a));
-      case ValueOp::cast: return fmt::format("cast<{}>({})", dtype_name(v.dtype), value(v.a));
-      case ValueOp::min: case ValueOp::max: return fmt::format("{}({}, {})", value_op_name(v.op), value(v.a), value(v.b));
+      case ValueOp::load: o += "load("; put_ref(v.ref, o); o += ')'; return;
+      case ValueOp::load_tmem: o += "async_load_tmem("; put_ref(v.ref, o); o += ')'; return;
+      case ValueOp::scalar: return void(fmt::format_to(out, "{}:{}", v.scalar, dtype_name(v.dtype)));
+      case ValueOp::neg: o += '-'; put_vop(v.a, o); return;
+      case ValueOp::exp: return call1("exp(", v.a);
+      case ValueOp::cast: return call1(fmt::format("cast<{}>(", dtype_name(v.dtype)), v.a);
+      case ValueOp::min: case ValueOp::max:
+        o += value_op_name(v.op) + "(";
+        put_value(v.a, o);
+        o += ", ";
+        put_value(v.b, o);
+        o += ')';
+        return;
       case ValueOp::add: case ValueOp::sub: case ValueOp::mul: case ValueOp::div:
-        return fmt::format("{} {} {}", vop(v.a), value_op_name(v.op), vop(v.b));
+        put_vop(v.a, o);
+        o += ' ' + value_op_name(v.op) + ' ';
+        put_vop(v.b, o);
+        return;
     }
-    return value_op_name(v.op);
+    o += value_op_name(v.op);
   }
 
   // One statement as the user called it: `barrier_wait(full[v0 % 2])`.
@@ -245,17 +301,20 @@ class Printer {
   mutable std::size_t stmts_printed_ = 0;
 
   static RefId at(Stmt const& s, std::size_t i) { return i < s.refs.size() ? s.refs[i] : none; }
-  std::string operand(ExprId id) const {
-    if (id >= 0 && id < static_cast<ExprId>(k_.exprs.size()) && expr_is_binary(k_.exprs[id].op) && k_.exprs[id].op != ExprOp::min &&
-        k_.exprs[id].op != ExprOp::max)
-      return "(" + expr(id) + ")";
-    return expr(id);
+  // A binary operand in parentheses (min and max print as calls, which need none).
+  void put_operand(ExprId id, std::string& o) const {
+    const bool paren = id >= 0 && id < static_cast<ExprId>(k_.exprs.size()) && expr_is_binary(k_.exprs[id].op) &&
+                       k_.exprs[id].op != ExprOp::min && k_.exprs[id].op != ExprOp::max;
+    if (paren) o += '(';
+    put_expr(id, o);
+    if (paren) o += ')';
   }
-  std::string vop(ValueId id) const {
-    if (id >= 0 && id < static_cast<ValueId>(k_.values.size()) && value_is_binary(k_.values[id].op) && k_.values[id].op != ValueOp::min &&
-        k_.values[id].op != ValueOp::max)
-      return "(" + value(id) + ")";
-    return value(id);
+  void put_vop(ValueId id, std::string& o) const {
+    const bool paren = id >= 0 && id < static_cast<ValueId>(k_.values.size()) && value_is_binary(k_.values[id].op) &&
+                       k_.values[id].op != ValueOp::min && k_.values[id].op != ValueOp::max;
+    if (paren) o += '(';
+    put_value(id, o);
+    if (paren) o += ')';
   }
   std::int64_t bytes(RefId id) const {
     if (id < 0 || id >= static_cast<RefId>(k_.refs.size())) return 0;

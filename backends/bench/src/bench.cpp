@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include "stagecraft/interp/interp.hpp"
+#include "stagecraft/ir/eval.hpp"
 #ifdef STAGECRAFT_HAVE_CUDA_RUNTIME
 #include "stagecraft/cuda/runtime.hpp"
 #include "stagecraft/nvrtc/nvrtc.hpp"
@@ -52,36 +53,21 @@ struct walker {
   std::vector<std::int64_t> vars;
   work w;
 
+  // The work model follows the kernel's control flow: its index arithmetic is the interpreter's
+  // (a division by zero, which the interpreter reports, counts as 0 here).
   std::int64_t eval(ir::ExprId id) {
-    auto const& e = k.exprs[id];
-    switch (e.op) {
-      case ir::ExprOp::constant: return e.value;
-      case ir::ExprOp::var: return vars[static_cast<std::size_t>(e.value)];
-      case ir::ExprOp::program_id: return pid[static_cast<std::size_t>(e.value)];
-      case ir::ExprOp::cluster_idx: return cidx[static_cast<std::size_t>(e.value)];
-      case ir::ExprOp::thread_id: return wg;
-      case ir::ExprOp::lnot: return !eval(e.a);
-      default: break;
-    }
-    const auto x = eval(e.a), y = eval(e.b);
-    switch (e.op) {
-      case ir::ExprOp::add: return x + y;
-      case ir::ExprOp::sub: return x - y;
-      case ir::ExprOp::mul: return x * y;
-      case ir::ExprOp::div: return y ? x / y : 0;
-      case ir::ExprOp::mod: return y ? x % y : 0;
-      case ir::ExprOp::min: return std::min(x, y);
-      case ir::ExprOp::max: return std::max(x, y);
-      case ir::ExprOp::lt: return x < y;
-      case ir::ExprOp::le: return x <= y;
-      case ir::ExprOp::gt: return x > y;
-      case ir::ExprOp::ge: return x >= y;
-      case ir::ExprOp::eq: return x == y;
-      case ir::ExprOp::ne: return x != y;
-      case ir::ExprOp::land: return x && y;
-      case ir::ExprOp::lor: return x || y;
-      default: return 0;
-    }
+    return ir::eval_index(
+        k, id,
+        [&](ir::Expr const& e) -> std::int64_t {
+          switch (e.op) {
+            case ir::ExprOp::var: return vars[static_cast<std::size_t>(e.value)];
+            case ir::ExprOp::program_id: return pid[static_cast<std::size_t>(e.value)];
+            case ir::ExprOp::cluster_idx: return cidx[static_cast<std::size_t>(e.value)];
+            case ir::ExprOp::thread_id: return wg;
+            default: return e.value;
+          }
+        },
+        [] {});
   }
 
   void value(ir::ValueId v) {

@@ -5,46 +5,24 @@
 #include <fmt/format.h>
 
 #include "machine.hpp"
+#include "stagecraft/ir/eval.hpp"
 
 namespace stagecraft::interp::detail {
 
 std::int64_t machine::eval(agent_state const& a, ir::ExprId id) {
-  auto const& e = k_.exprs[id];
   auto const& cs = ctas_[a.cta];
-  switch (e.op) {
-    case ir::ExprOp::constant: return e.value;
-    case ir::ExprOp::var: return a.vars[e.value];
-    case ir::ExprOp::program_id: return cs.pid[e.value];
-    case ir::ExprOp::cluster_idx: return cs.cidx[e.value];
-    case ir::ExprOp::thread_id: return a.wg;
-    case ir::ExprOp::lnot: return !eval(a, e.a);
-    default: break;
-  }
-  const auto x = eval(a, e.a), y = eval(a, e.b);
-  // Index arithmetic is 64-bit two's complement, as the generated code's `long long` on the
-  // GPU wraps: overflow (and INT64_MIN / -1) wraps here too instead of being undefined.
-  const auto ux = static_cast<std::uint64_t>(x), uy = static_cast<std::uint64_t>(y);
-  switch (e.op) {
-    case ir::ExprOp::add: return static_cast<std::int64_t>(ux + uy);
-    case ir::ExprOp::sub: return static_cast<std::int64_t>(ux - uy);
-    case ir::ExprOp::mul: return static_cast<std::int64_t>(ux * uy);
-    case ir::ExprOp::div:
-    case ir::ExprOp::mod:
-      if (y == 0) report(check::index_out_of_range, cur_op_, a, "an index expression divides by zero");
-      if (y == -1) return e.op == ir::ExprOp::div ? static_cast<std::int64_t>(std::uint64_t{0} - ux) : 0;
-      return e.op == ir::ExprOp::div ? x / y : x % y;
-    case ir::ExprOp::min: return std::min(x, y);
-    case ir::ExprOp::max: return std::max(x, y);
-    case ir::ExprOp::lt: return x < y;
-    case ir::ExprOp::le: return x <= y;
-    case ir::ExprOp::gt: return x > y;
-    case ir::ExprOp::ge: return x >= y;
-    case ir::ExprOp::eq: return x == y;
-    case ir::ExprOp::ne: return x != y;
-    case ir::ExprOp::land: return x && y;
-    case ir::ExprOp::lor: return x || y;
-    default: return 0;
-  }
+  return ir::eval_index(
+      k_, id,
+      [&](ir::Expr const& e) -> std::int64_t {
+        switch (e.op) {
+          case ir::ExprOp::var: return a.vars[e.value];
+          case ir::ExprOp::program_id: return cs.pid[e.value];
+          case ir::ExprOp::cluster_idx: return cs.cidx[e.value];
+          case ir::ExprOp::thread_id: return a.wg;
+          default: return e.value;  // a constant
+        }
+      },
+      [&] { report(check::index_out_of_range, cur_op_, a, "an index expression divides by zero"); });
 }
 
 // Runs control instructions until the agent stands on an op (or ends).

@@ -1,0 +1,56 @@
+// Index expressions evaluated on the host: one definition of their arithmetic for every backend
+// that evaluates them (the interpreter, the bench's work model), so they cannot drift apart.
+//
+//   ir::eval_index(k, id, [&](ir::Expr const& leaf) { ... }, [&] { /* division by zero */ });
+//
+// Arithmetic is 64-bit two's complement, as the generated code's `long long` wraps on the GPU:
+// overflow and INT64_MIN / -1 wrap here too instead of being undefined. A division or modulo by
+// zero calls `div_by_zero` (which may report and return, or throw) and then yields 0.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+
+#include "stagecraft/ir/kernel.hpp"
+
+namespace stagecraft::ir {
+
+// leaf(e): the value of a constant, var, program_id, cluster_idx or thread_id node.
+template <class Leaf, class DivByZero>
+std::int64_t eval_index(Kernel const& k, ExprId id, Leaf&& leaf, DivByZero&& div_by_zero) {
+  auto const& e = k.exprs[id];
+  auto sub = [&](ExprId c) { return eval_index(k, c, leaf, div_by_zero); };
+  switch (e.op) {
+    case ExprOp::constant: case ExprOp::var: case ExprOp::program_id: case ExprOp::cluster_idx: case ExprOp::thread_id:
+      return leaf(e);
+    case ExprOp::lnot: return !sub(e.a);
+    default: break;
+  }
+  const auto x = sub(e.a), y = sub(e.b);
+  const auto ux = static_cast<std::uint64_t>(x), uy = static_cast<std::uint64_t>(y);
+  switch (e.op) {
+    case ExprOp::add: return static_cast<std::int64_t>(ux + uy);
+    case ExprOp::sub: return static_cast<std::int64_t>(ux - uy);
+    case ExprOp::mul: return static_cast<std::int64_t>(ux * uy);
+    case ExprOp::div:
+    case ExprOp::mod:
+      if (y == 0) {
+        div_by_zero();
+        return 0;
+      }
+      if (y == -1) return e.op == ExprOp::div ? static_cast<std::int64_t>(std::uint64_t{0} - ux) : 0;
+      return e.op == ExprOp::div ? x / y : x % y;
+    case ExprOp::min: return std::min(x, y);
+    case ExprOp::max: return std::max(x, y);
+    case ExprOp::lt: return x < y;
+    case ExprOp::le: return x <= y;
+    case ExprOp::gt: return x > y;
+    case ExprOp::ge: return x >= y;
+    case ExprOp::eq: return x == y;
+    case ExprOp::ne: return x != y;
+    case ExprOp::land: return x && y;
+    case ExprOp::lor: return x || y;
+    default: return 0;
+  }
+}
+
+}  // namespace stagecraft::ir

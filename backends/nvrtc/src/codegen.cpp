@@ -35,6 +35,7 @@ const char* ctype(ir::DType t) {
     case ir::DType::i32: return "int";
     case ir::DType::u32: return "unsigned";
     case ir::DType::i8: return "signed char";
+    case ir::DType::e4m3: case ir::DType::e5m2: return "unsigned char";  // bit patterns, as f16/bf16 are
   }
   return "?";
 }
@@ -337,6 +338,8 @@ class emitter {
       switch (v.dtype) {
         case ir::DType::f16: return fmt::format("sc::round_f16({})", x);
         case ir::DType::bf16: return fmt::format("sc::round_bf16({})", x);
+        case ir::DType::e4m3: return fmt::format("sc::round_e4m3({})", x);
+        case ir::DType::e5m2: return fmt::format("sc::round_e5m2({})", x);
         case ir::DType::i32: return fmt::format("static_cast<long long>(static_cast<int>({}))", x);
         case ir::DType::u32: return fmt::format("static_cast<long long>(static_cast<unsigned>({}))", x);
         case ir::DType::i8: return fmt::format("static_cast<long long>(static_cast<signed char>({}))", x);
@@ -358,6 +361,8 @@ class emitter {
         const std::string x = o != leaf_override_.end() ? o->second : element(v.ref, i);
         if (dt == ir::DType::f16) return fmt::format("sc::f16_to_f32({})", x);
         if (dt == ir::DType::bf16) return fmt::format("sc::bf16_to_f32({})", x);
+        if (dt == ir::DType::e4m3) return fmt::format("sc::e4m3_to_f32({})", x);
+        if (dt == ir::DType::e5m2) return fmt::format("sc::e5m2_to_f32({})", x);
         return fp ? fmt::format("static_cast<float>({})", x) : fmt::format("static_cast<long long>({})", x);
       }
       case ir::ValueOp::scalar: return round(fp ? float_literal(v.scalar) : fmt::format("{}LL", static_cast<long long>(v.scalar)));
@@ -416,6 +421,8 @@ class emitter {
     switch (dt) {
       case ir::DType::f16: return fmt::format("sc::f32_to_f16({})", x);
       case ir::DType::bf16: return fmt::format("sc::f32_to_bf16({})", x);
+      case ir::DType::e4m3: return fmt::format("sc::f32_to_e4m3({})", x);
+      case ir::DType::e5m2: return fmt::format("sc::f32_to_e5m2({})", x);
       default: return fmt::format("static_cast<{}>({})", ctype(dt), x);
     }
   }

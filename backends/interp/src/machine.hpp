@@ -479,6 +479,7 @@ class machine {
   int mma_base_ = -1;                               // the first wgmma clock component (one per agent), -1: none
   std::int64_t mma_k_ = 0;                          // the largest K an accumulator held when read
   ir::DType mma_input_ = ir::DType::bf16;
+  ir::DType mma_accumulator_ = ir::DType::f32;
   std::vector<float> mma_a_, mma_b_;                // one instruction's operands, gathered
 };
 

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include <stagecraft/interp/interp.hpp>
+#include <stagecraft/ir/fp8.hpp>
 #include <stagecraft/registry.hpp>
 #include <stagecraft/stagecraft.hpp>
 

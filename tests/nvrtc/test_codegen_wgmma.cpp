@@ -166,7 +166,7 @@ TEST_CASE("gemm_fp8: k32 instructions of kind .e4m3.e4m3, no transpose immediate
   auto const& e = registry::global().find("gemm_fp8");
   const auto g = nvrtc::generate(e.build(registry::resolve(e, {})));
   // (64, 256) f32 per consumer: 128 registers per thread.
-  CHECK_THAT(g.source, Contains("float acc8[128];"));
+  CHECK_THAT(g.source, Contains("float acc5[128];"));
   // fp8 kinds have no transpose operands: scale-d, then imm-scale-a and imm-scale-b only.
   CHECK_THAT(g.source, Contains("wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3 {%0, %1,") && Contains("%127}, %128, %129, p, 1, 1;"));
   CHECK_THAT(g.source, !Contains("k16") && !Contains("p, 1, 1, 0, 0"));
@@ -183,13 +183,13 @@ TEST_CASE("f16 accumulators: two elements per 32-bit register, \"+r\" D operands
   auto const& e = registry::global().find("gemm_fp8");
   const auto g = nvrtc::generate(e.build(registry::resolve(e, {{"acc", 16}})));
   // (64, 256) f16: 128 elements per thread in 64 registers.
-  CHECK_THAT(g.source, Contains("unsigned acc8[64];"));
+  CHECK_THAT(g.source, Contains("unsigned acc5[64];"));
   CHECK_THAT(g.source, Contains("wgmma.mma_async.sync.aligned.m64n256k32.f16.e4m3.e4m3 {%0, %1,") && Contains("%63}, %64, %65, p, 1, 1;"));
-  CHECK_THAT(g.source, Contains("\"+r\"(acc8[63])") && !Contains("(acc8[64])") && !Contains("\"+f\"(acc8"));
+  CHECK_THAT(g.source, Contains("\"+r\"(acc5[63])") && !Contains("(acc5[64])") && !Contains("\"+f\"(acc5"));
   // Zeroing writes a register (an element pair) at a time; the epilogue reads element e of the fragment.
-  CHECK_THAT(g.source, Contains("acc8[(mb * 128 + i) / 2] = sc::pack_f16("));
-  CHECK_THAT(g.source, Contains("sc::acc_f16(acc8, mb * 128 + i)"));
-  CHECK_THAT(g.source, Contains("sc::reg_fence(acc8[r])"));
+  CHECK_THAT(g.source, Contains("acc5[(mb * 128 + i) / 2] = sc::pack_f16("));
+  CHECK_THAT(g.source, Contains("sc::acc_f16(acc5, mb * 128 + i)"));
+  CHECK_THAT(g.source, Contains("sc::reg_fence(acc5[r])"));
 }
 
 TEST_CASE("fp8 inputs pair freely: e4m3 x e5m2 is kind .e4m3.e5m2; fp8 loads and stores convert through the prelude", "[codegen][wgmma][fp8]") {

@@ -31,6 +31,10 @@ static inline schost::thread_regs* sc_host_regs() { return *sc_host_api->current
 struct alignas(16) uint4 {
   unsigned x, y, z, w;
 };
+// Accumulator fragment stores write f32 element pairs as one 8-byte access.
+struct alignas(8) uint2 {
+  unsigned x, y;
+};
 
 // CUDA's min/max have overloads for every pair of integer types; the usual conversions pick one.
 template <class A, class B>

@@ -56,39 +56,38 @@ plan plan_of(Kernel const& k, Stmt const& s) {
     return o;
   };
 
-  const operand b = view(s.refs[2], (s.transpose & 2) ? Major::k : Major::mn, "B");
-  p.b_type = b.dtype;
-  p.b = b.layout;
-  const std::int64_t b_k = (s.transpose & 2) ? b.cols : b.rows, b_n = (s.transpose & 2) ? b.rows : b.cols;
-  std::int64_t a_m = 0, a_k = 0;
-  DType a_type;
-  if (s.refs[1] == none) {
-    if (s.transpose & 1) fail("A comes from registers, which cannot be transposed");
-    auto const& v = k.values[s.value];
-    if (v.shape.size() != 2) fail(fmt::format("A from registers must be a 2-D tile, but it is ({})", fmt::join(v.shape, ", ")));
-    p.a_in_registers = true;
-    a_type = v.dtype;
-    a_m = v.shape[0];
-    a_k = v.shape[1];
-    if (dtype_bits(a_type) != 16) fail(fmt::format("A from registers must have a 16-bit type, but it is {}", dtype_name(a_type)));
-  } else {
-    const operand a = view(s.refs[1], (s.transpose & 1) ? Major::mn : Major::k, "A");
-    p.a = a.layout;
-    a_type = a.dtype;
-    a_m = (s.transpose & 1) ? a.cols : a.rows;
-    a_k = (s.transpose & 1) ? a.rows : a.cols;
-  }
-  p.a_type = a_type;
-  if (!input_pair(a_type, p.b_type)) {
-    if (dtype_is_fp8(a_type) || dtype_is_fp8(p.b_type))
-      fail(fmt::format("an fp8 operand pairs only with an fp8 one (e4m3 or e5m2), but A is {} and B is {}", dtype_name(a_type), dtype_name(p.b_type)));
-    if (a_type != p.b_type)
-      fail(fmt::format("Expected dtypes to match but A had type {} and B had type {}", dtype_name(a_type), dtype_name(p.b_type)));
+  // Types first, in the front end's order: which layouts are describable depends on the type.
+  p.b_type = k.allocs[k.refs[s.refs[2]].id].dtype;
+  p.a_type = s.refs[1] == none ? k.values[s.value].dtype : k.allocs[k.refs[s.refs[1]].id].dtype;
+  if (!input_pair(p.a_type, p.b_type)) {
+    if (dtype_is_fp8(p.a_type) || dtype_is_fp8(p.b_type))
+      fail(fmt::format("an fp8 operand pairs only with an fp8 one (e4m3 or e5m2), but A is {} and B is {}", dtype_name(p.a_type), dtype_name(p.b_type)));
+    if (p.a_type != p.b_type)
+      fail(fmt::format("Expected dtypes to match but A had type {} and B had type {}", dtype_name(p.a_type), dtype_name(p.b_type)));
     fail(fmt::format("wgmma takes f16, bf16, f32 (as tf32), e4m3 or e5m2 inputs, but got {}", dtype_name(p.b_type)));
   }
   if (!accumulator_for(p.b_type, p.acc))
     fail(fmt::format("{} inputs accumulate in {}, but the accumulator is {}", dtype_name(p.b_type),
                      accumulator_for(p.b_type, DType::f16) ? "f32 or f16" : "f32", dtype_name(p.acc)));
+
+  const operand b = view(s.refs[2], (s.transpose & 2) ? Major::k : Major::mn, "B");
+  p.b = b.layout;
+  const std::int64_t b_k = (s.transpose & 2) ? b.cols : b.rows, b_n = (s.transpose & 2) ? b.rows : b.cols;
+  std::int64_t a_m = 0, a_k = 0;
+  if (s.refs[1] == none) {
+    if (s.transpose & 1) fail("A comes from registers, which cannot be transposed");
+    auto const& v = k.values[s.value];
+    if (v.shape.size() != 2) fail(fmt::format("A from registers must be a 2-D tile, but it is ({})", fmt::join(v.shape, ", ")));
+    p.a_in_registers = true;
+    a_m = v.shape[0];
+    a_k = v.shape[1];
+    if (dtype_bits(p.a_type) != 16) fail(fmt::format("A from registers must have a 16-bit type, but it is {}", dtype_name(p.a_type)));
+  } else {
+    const operand a = view(s.refs[1], (s.transpose & 1) ? Major::mn : Major::k, "A");
+    p.a = a.layout;
+    a_m = (s.transpose & 1) ? a.cols : a.rows;
+    a_k = (s.transpose & 1) ? a.rows : a.cols;
+  }
   if (a_m != p.m || b_n != p.n || a_k != b_k)
     fail(fmt::format("Expected shapes to match: D(M, N) += A(M, K) * B(K, N), but got D ({}, {}), A ({}, {}), B ({}, {})", p.m, p.n, a_m, a_k,
                      b_k, b_n));

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# The SASS of gemm_hopper: does the CUBIN NVRTC builds really issue tensor-core instructions
-# (HGMMA, Hopper's wgmma) and TMA (UTMALDG/UTMASTG)? nvdisasm comes from the
+# The SASS of the GEMMs: does the CUBIN NVRTC builds really issue tensor-core instructions
+# (HGMMA, Hopper's wgmma; QGMMA for gemm_fp8) and TMA (UTMALDG/UTMASTG)? nvdisasm comes from the
 # nvidia-cuda-nvdisasm PyPI wheel, installed into build/sass-venv by this script (not by the
 # product, which never needs it). Runs without a GPU.
 #   usage: bench/sass_check.sh [OUTDIR]     (default: build/sass; a build with the CLI in
 #                                           $STAGECRAFT_BUILD_DIR or ./build)
-# Exit: 0 HGMMA found, 1 not found or a step failed.
+# Exit: 0 HGMMA/QGMMA found in each, 1 not found or a step failed.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${STAGECRAFT_BUILD_DIR:-$here/build}
@@ -27,16 +27,19 @@ fi
 echo "nvdisasm: $nvdisasm ($("$nvdisasm" --version | tail -1))"
 
 fails=0
-for spec in "gemm_hopper" "gemm_small"; do
+# Hopper's SASS names the tensor-core op by input kind: HGMMA for f16/bf16/tf32, QGMMA for fp8.
+for spec in "gemm_hopper:HGMMA" "gemm_small:HGMMA" "gemm_fp8:QGMMA"; do
+  op=${spec#*:}
+  spec=${spec%%:*}
   "$cli" ptx "$spec" --cubin "$out/$spec.cubin" -o "$out/$spec.ptx"
   "$nvdisasm" "$out/$spec.cubin" > "$out/$spec.sass"
-  hgmma=$(grep -c 'HGMMA' "$out/$spec.sass" || true)
+  hgmma=$(grep -c "$op" "$out/$spec.sass" || true)
   tma=$(grep -c -E 'UTMALDG|UTMASTG' "$out/$spec.sass" || true)
   instr=$(grep -c -E '^\s+/\*[0-9a-f]{4}\*/' "$out/$spec.sass" || true)
   local_mem=$(grep -c -E '\b(LDL|STL)\b' "$out/$spec.sass" || true)
-  echo "$spec: $instr instructions, $hgmma HGMMA, $tma TMA (UTMALDG/UTMASTG), $local_mem local-memory (LDL/STL); $out/$spec.sass"
-  grep -m3 'HGMMA' "$out/$spec.sass" | sed 's/^ */  /' | cut -c1-150
-  [ "$hgmma" -gt 0 ] || { echo "sass_check: $spec has no HGMMA"; fails=1; }
+  echo "$spec: $instr instructions, $hgmma $op, $tma TMA (UTMALDG/UTMASTG), $local_mem local-memory (LDL/STL); $out/$spec.sass"
+  grep -m3 "$op" "$out/$spec.sass" | sed 's/^ */  /' | cut -c1-150
+  [ "$hgmma" -gt 0 ] || { echo "sass_check: $spec has no $op"; fails=1; }
   [ "$local_mem" -eq 0 ] || { echo "sass_check: $spec touches local memory"; fails=1; }
 done
 exit $fails

@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include "stagecraft/host/tensor.hpp"
+#include "stagecraft/ir/fp8.hpp"
 #include "stagecraft/ir/kernel.hpp"
 
 namespace stagecraft {
@@ -53,6 +54,8 @@ double host_tensor::get(std::int64_t i) const {
     case ir::DType::i32: return as<std::int32_t>()[i];
     case ir::DType::u32: return as<std::uint32_t>()[i];
     case ir::DType::i8: return as<std::int8_t>()[i];
+    case ir::DType::e4m3: return ir::e4m3_to_f32(as<std::uint8_t>()[i]);
+    case ir::DType::e5m2: return ir::e5m2_to_f32(as<std::uint8_t>()[i]);
   }
   return 0;
 }
@@ -77,6 +80,8 @@ std::int64_t first_difference(host_tensor const& a, host_tensor const& b) {
     }
     case ir::DType::f16: return first(a.as<std::uint16_t>(), b.as<std::uint16_t>(), [](std::uint16_t h) { return (h & 0x7fffu) > 0x7c00u; });
     case ir::DType::bf16: return first(a.as<std::uint16_t>(), b.as<std::uint16_t>(), [](std::uint16_t h) { return (h & 0x7fffu) > 0x7f80u; });
+    case ir::DType::e4m3: return first(a.as<std::uint8_t>(), b.as<std::uint8_t>(), [](std::uint8_t q) { return (q & 0x7fu) == 0x7fu; });
+    case ir::DType::e5m2: return first(a.as<std::uint8_t>(), b.as<std::uint8_t>(), [](std::uint8_t q) { return (q & 0x7fu) > 0x7cu; });
     default: break;
   }
   const auto elem = static_cast<std::size_t>(ir::dtype_bits(a.dtype) / 8);
@@ -104,6 +109,9 @@ void host_tensor::set(std::int64_t i, double v) {
     case ir::DType::i32: as<std::int32_t>()[i] = wrap<std::int32_t>(v); return;
     case ir::DType::u32: as<std::uint32_t>()[i] = wrap<std::uint32_t>(v); return;
     case ir::DType::i8: as<std::int8_t>()[i] = wrap<std::int8_t>(v); return;
+    // Through f32 as on the GPU (cast<e4m3>() of an f32 tile): the double rounds to f32 first.
+    case ir::DType::e4m3: as<std::uint8_t>()[i] = ir::f32_to_e4m3(static_cast<float>(v)); return;
+    case ir::DType::e5m2: as<std::uint8_t>()[i] = ir::f32_to_e5m2(static_cast<float>(v)); return;
   }
 }
 

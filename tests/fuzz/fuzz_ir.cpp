@@ -50,6 +50,11 @@ bool small_enough_to_interpret(ir::Kernel const& k) {
 // the verifier checks first, so few reach the backends. Three times in four the kernel is
 // decoded, given a few small semantic edits (an id, an extent, an op, a statement copied into
 // another body) and re-encoded; otherwise libFuzzer mutates the bytes.
+// Any dtype the IR has, the fp8 ones included (ir::last_dtype follows the enum).
+template <class R>
+ir::DType any_dtype(R& rng) {
+  return static_cast<ir::DType>(rng() % (static_cast<unsigned>(ir::last_dtype) + 1));
+}
 template <class R>
 std::int64_t tweak(std::int64_t v, R& rng) {
   const auto u = static_cast<std::uint64_t>(v);  // wrapping: the edit itself must not be UB
@@ -112,7 +117,7 @@ void mutate_one(ir::Kernel& k, R& rng) {
         case 0: if (!a.shape.empty()) { auto& x = a.shape[rng() % a.shape.size()]; x = tweak(x, rng); } break;
         case 1: a.swizzle = std::array{0, 32, 64, 128}[rng() % 4]; break;
         case 2: a.arrivals = static_cast<int>(tweak(a.arrivals, rng)); break;
-        case 3: a.dtype = static_cast<ir::DType>(rng() % 6); break;
+        case 3: a.dtype = any_dtype(rng); break;
         case 4: a.orders_tensor_core = !a.orders_tensor_core; break;
         default: a.collective_axes = rng() % 2 ? std::vector<int>{} : std::vector<int>{static_cast<int>(rng() % 3)}; break;
       }
@@ -121,7 +126,7 @@ void mutate_one(ir::Kernel& k, R& rng) {
     case 5: {  // a parameter
       if (k.params.empty()) return;
       auto& p = k.params[pick(k.params.size())];
-      if (rng() % 3 == 0) p.dtype = static_cast<ir::DType>(rng() % 6);
+      if (rng() % 3 == 0) p.dtype = any_dtype(rng);
       else if (!p.shape.empty()) { auto& x = p.shape[rng() % p.shape.size()]; x = tweak(x, rng); }
       return;
     }
@@ -142,7 +147,7 @@ void mutate_one(ir::Kernel& k, R& rng) {
       switch (rng() % 5) {
         case 0: v.op = static_cast<ir::ValueOp>(rng() % 12); break;
         case 1: v.scalar = static_cast<double>(tweak(std::abs(v.scalar) < 1e15 ? static_cast<std::int64_t>(v.scalar) : 0, rng)); break;
-        case 2: v.dtype = static_cast<ir::DType>(rng() % 6); break;
+        case 2: v.dtype = any_dtype(rng); break;
         case 3: v.a = any_of(k.values.size()); break;
         default: v.ref = any_of(k.refs.size()); break;
       }

@@ -18,6 +18,7 @@
 #include "../zoo/zoo.hpp"
 #include "stagecraft/hostexec/hostexec.hpp"
 #include "stagecraft/interp/interp.hpp"
+#include "stagecraft/ir/fp8.hpp"
 #include "stagecraft/registry.hpp"
 #include "stagecraft/stagecraft.hpp"
 
@@ -139,6 +140,70 @@ TEST_CASE("host: every example equals the interpreter and the reference under 5 
     check_schedules(k, inputs, ir.buffers, "the interpreter and the reference", &host_s);
     std::printf("%-18s %12.4f %12.4f %8.1f\n", e->name.c_str(), interp_s, host_s, host_s / interp_s);
   }
+}
+
+// The generated code's fp8 conversions (the prelude's STAGECRAFT_FP8_FN, compiled here as the
+// host backend compiles the GPU's text) against the interpreter's and ir/fp8.hpp's: f32 ->
+// e4m3, f32 -> e5m2 of products, and e4m3 -> f32, on values from fp8's subnormals to far beyond
+// its largest finite value, bit for bit.
+TEST_CASE("host: fp8 casts and stores in generated code equal the interpreter's, bit for bit", "[host][fp8]") {
+  const auto k = lower(kernel<sm_90a>(
+      "fp8_convert", grid(1), threads(1_c), gmem<f32>("x", shape(64_c, 64_c)), gmem<e4m3>("q", shape(64_c, 64_c)),
+      gmem<e5m2>("r", shape(64_c, 64_c)), gmem<f32>("y", shape(64_c, 64_c)), smem<f32>(shape(64_c, 64_c)), smem<e4m3>(shape(64_c, 64_c)),
+      smem<e5m2>(shape(64_c, 64_c)), smem<f32>(shape(64_c, 64_c)), barrier(arrivals(1_c)),
+      [](auto x, auto q, auto r, auto y, auto xs, auto qs, auto rs, auto ys, auto bar) {
+        return seq(copy_gmem_to_smem(x.block(0_c, 0_c), xs, bar), barrier_wait(bar), store(qs, cast<e4m3>(load(xs))),
+                   store(rs, cast<e5m2>(load(xs) * 2.0f)), store(ys, cast<f32>(load(qs))), commit_smem(), copy_smem_to_gmem(qs, q.block(0_c, 0_c)),
+                   copy_smem_to_gmem(rs, r.block(0_c, 0_c)), copy_smem_to_gmem(ys, y.block(0_c, 0_c)), commit_smem_to_gmem_group(),
+                   wait_smem_to_gmem(0_c));
+      }));
+  auto inputs = random_inputs(k, input_seed);
+  std::mt19937_64 rng(input_seed);
+  std::uniform_real_distribution<float> mant(-1.0f, 1.0f);
+  auto& x = inputs[0];
+  for (std::int64_t i = 0; i < x.elements(); ++i) {
+    // Every fp8 value and the midpoints next to it (ties), then random magnitudes 2^-20 .. 2^20.
+    const auto b = static_cast<unsigned char>(i % 256);
+    if (i < 512) x.set(i, ir::e4m3_to_f32(b) * (i < 256 ? 1.0f : 1.0625f));
+    else if (i < 1024) x.set(i, ir::e5m2_to_f32(b) * (i < 768 ? 0.5f : 0.5625f));
+    else x.set(i, std::ldexp(mant(rng), static_cast<int>(rng() % 41) - 20));
+  }
+  auto expected = inputs;
+  for (std::int64_t i = 0; i < x.elements(); ++i) {
+    const float v = x.as<float>()[i];
+    expected[1].as<std::uint8_t>()[i] = ir::f32_to_e4m3(v);
+    expected[2].as<std::uint8_t>()[i] = ir::f32_to_e5m2(v * 2.0f);
+    expected[3].as<float>()[i] = ir::e4m3_to_f32(ir::f32_to_e4m3(v));
+  }
+  const auto ir_run = interp::run(k, inputs, {.schedule = interp::policy::eager});
+  REQUIRE(ir_run.ok());
+  REQUIRE(first_difference(k, ir_run.buffers, expected).empty());
+  check_schedules(k, inputs, expected, "the interpreter and ir/fp8.hpp");
+}
+
+// An f16 accumulator in generated code is N/4 32-bit registers per m64 block, element pairs
+// packed (sc::pack_f16) and unpacked (sc::acc_f16): written from SMEM, scaled in place, read
+// back, it must hold exactly what the interpreter's f16 accumulator holds.
+TEST_CASE("host: an f16 accumulator's packed registers hold what the interpreter's f16 accumulator holds", "[host][fp8]") {
+  const auto k = lower(kernel<sm_90a>(
+      "f16_acc_roundtrip", grid(1), threads(1_c), gmem<f16>("x", shape(128_c, 64_c)), gmem<f32>("y", shape(128_c, 64_c)),
+      smem<f16>(shape(128_c, 64_c)), smem<f32>(shape(128_c, 64_c)), barrier(arrivals(1_c)), accumulator<f16>(shape(128_c, 64_c)),
+      [](auto x, auto y, auto xs, auto ys, auto bar, auto acc) {
+        return seq(copy_gmem_to_smem(x.block(0_c, 0_c), xs, bar), barrier_wait(bar), store(acc, load(xs)), store(acc, load(acc) * 3.0f),
+                   store(acc, load(acc) + 1.0f),  // an odd number of writes: a swapped pair cannot swap back
+                   store(ys, cast<f32>(load(acc))), commit_smem(), copy_smem_to_gmem(ys, y.block(0_c, 0_c)), commit_smem_to_gmem_group(),
+                   wait_smem_to_gmem(0_c));
+      }));
+  const auto g = nvrtc::generate(k);
+  REQUIRE_THAT(g.source, Contains("unsigned acc3[32];") && Contains("sc::pack_f16(") && Contains("sc::acc_f16(acc3, "));
+  const auto inputs = random_inputs(k, input_seed);
+  auto expected = inputs;
+  for (std::int64_t i = 0; i < inputs[0].elements(); ++i)
+    expected[1].as<float>()[i] = f16_to_f32(f32_to_f16(f16_to_f32(f32_to_f16(static_cast<float>(inputs[0].get(i)) * 3.0f)) + 1.0f));
+  const auto ir_run = interp::run(k, inputs, {.schedule = interp::policy::eager});
+  REQUIRE(ir_run.ok());
+  REQUIRE(first_difference(k, ir_run.buffers, expected).empty());
+  check_schedules(k, inputs, expected, "the interpreter and f16 arithmetic");
 }
 
 TEST_CASE("host: the zoo's fixed kernels (multicast, clusters, warp specialisation) equal their references", "[host]") {

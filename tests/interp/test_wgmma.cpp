@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include <stagecraft/interp/interp.hpp>
+#include <stagecraft/ir/fp8.hpp>
 #include <stagecraft/registry.hpp>
 #include <stagecraft/stagecraft.hpp>
 
@@ -152,6 +153,66 @@ TEST_CASE("gemm_small is within the MMA tolerance at 256^3, 512^3 and 128x384x19
     CHECK(tol->k == K);  // the accumulator summed the whole K before the epilogue read it
     CHECK(tol->input == ir::DType::bf16);
   }
+}
+
+TEST_CASE("gemm_fp8 is within the MMA tolerance at 256^3, 512^3 and 256x512x384 under eager, lazy and 50 PCT schedules", "[interp][wgmma][fp8]") {
+  auto const& e = registry::global().find("gemm_fp8");
+  for (auto [M, N, K, acc] : {std::array<std::int64_t, 4>{256, 256, 256, 32}, {512, 512, 512, 32}, {256, 512, 384, 32}, {256, 256, 256, 16}}) {
+    INFO("M=" << M << " N=" << N << " K=" << K << " acc=" << acc);
+    const auto vals = registry::resolve(e, {{"M", M}, {"N", N}, {"K", K}, {"acc", acc}});
+    const auto k = e.build(vals);
+    const auto in = testing::random_buffers(k, 9);
+    REQUIRE(in[0].dtype == ir::DType::e4m3);
+    auto expected = in;
+    e.reference(expected, vals);
+    run_everywhere(k, in, expected, 50);
+    const auto r = interp::run(k, in);
+    const auto tol = interp::tolerance_of(k, r, in);
+    REQUIRE(tol.has_value());
+    CHECK(tol->k == K);
+    CHECK(tol->input == ir::DType::e4m3);
+    CHECK(tol->accumulator == (acc == 16 ? ir::DType::f16 : ir::DType::f32));
+    // The interpreter itself is far inside the (hardware-sized) fp8 bound: its f32 accumulator of
+    // exact fp8 products ends at most one bf16 ulp from the reference's rounding of the exact sum.
+    if (acc == 32)
+      for (std::int64_t i = 0; i < r.buffers[2].elements(); ++i) {
+        const double want = expected[2].get(i);
+        REQUIRE(std::abs(r.buffers[2].get(i) - want) <= std::ldexp(std::abs(want), -7) + 1e-30);
+      }
+  }
+}
+
+// One m64n64k32 instruction on hand-placed fp8 bytes: which pattern goes with which operand, and
+// e4m3 against e5m2, checked against products computed here from the formats.
+TEST_CASE("wgmma decodes e4m3 and e5m2 operands by their own format, A and B each", "[interp][wgmma][fp8]") {
+  const auto k = lower(kernel<sm_90a>(
+      "wg_mixed_fp8", grid(1), threads(1_c), gmem<e4m3>("a", shape(64_c, 32_c)), gmem<e5m2>("b", shape(64_c, 32_c)), gmem<f32>("c", shape(64_c, 64_c)),
+      smem<e4m3>(shape(64_c, 32_c), swizzle(32_c)), smem<e5m2>(shape(64_c, 32_c), swizzle(32_c)), smem<f32>(shape(64_c, 64_c)),
+      barrier(arrivals(2_c)), accumulator<f32>(shape(64_c, 64_c)),
+      [](auto a, auto b, auto c, auto as, auto bs, auto cs, auto loaded, auto acc) {
+        return seq(store(acc, 0.0f), copy_gmem_to_smem(a.block(0_c, 0_c), as, loaded), copy_gmem_to_smem(b.block(0_c, 0_c), bs, loaded),
+                   barrier_wait(loaded), wgmma(acc, as, transpose(bs)), wgmma_commit(), wgmma_wait(0_c), store(cs, load(acc)), commit_smem(),
+                   copy_smem_to_gmem(cs, c.block(0_c, 0_c)), commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
+      }));
+  auto in = testing::random_buffers(k, 12);
+  // Patterns whose value differs between the formats (0x40: 2 in e4m3, 2 in e5m2; 0x44: 3 vs 4).
+  for (std::int64_t i = 0; i < 64 * 32; ++i) {
+    in[0].as<std::uint8_t>()[i] = static_cast<std::uint8_t>(0x30 + i % 23);
+    in[1].as<std::uint8_t>()[i] = static_cast<std::uint8_t>(0x30 + i % 17);
+  }
+  auto expected = in;
+  for (std::int64_t i = 0; i < 64; ++i)
+    for (std::int64_t j = 0; j < 64; ++j) {
+      double s = 0;
+      for (std::int64_t x = 0; x < 32; ++x)
+        s += static_cast<double>(ir::e4m3_to_f32(in[0].as<std::uint8_t>()[i * 32 + x])) * ir::e5m2_to_f32(in[1].as<std::uint8_t>()[j * 32 + x]);
+      expected[2].set(i * 64 + j, s);
+    }
+  const auto r = interp::run(k, in);
+  REQUIRE(r.ok());
+  // 32 products of short mantissas: exact in f32, so the sum is exact.
+  CHECK(r.buffers[2].bytes == expected[2].bytes);
+  run_everywhere(k, in, expected, 10);
 }
 
 TEST_CASE("wgmma reads every operand layout its descriptors describe", "[interp][wgmma]") {

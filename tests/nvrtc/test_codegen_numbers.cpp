@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include <array>
+#include <bit>
 #include <numeric>
 #include <regex>
 
@@ -419,4 +420,26 @@ TEST_CASE("the prelude's swizzle is the PTX ISA's 32/64/128-byte swizzle pattern
   const std::string prelude = nvrtc::detail::prelude;
   CHECK(count(prelude, STAGECRAFT_PRELUDE_STR(STAGECRAFT_SWIZZLE_FN(__device__ __forceinline__))) == 1);
   CHECK(count(prelude, "unsigned swz(") == 1);
+}
+
+namespace host_prelude {
+STAGECRAFT_FP8_FN(constexpr, std::bit_cast<unsigned>, std::bit_cast<float>)
+}
+
+TEST_CASE("the prelude's fp8 conversions are the ones the interpreter and host tensors use", "[codegen][numbers][fp8]") {
+  // The very tokens NVRTC compiles, instantiated here, agree with ir::'s on every pattern and on
+  // f32 values around every fp8 value (tests/unit/test_fp8.cpp checks ir::'s against the formats).
+  for (unsigned b = 0; b < 256; ++b) {
+    const auto q = static_cast<unsigned char>(b);
+    INFO("pattern " << b);
+    REQUIRE(std::bit_cast<unsigned>(host_prelude::e4m3_to_f32(q)) == std::bit_cast<unsigned>(ir::e4m3_to_f32(q)));
+    REQUIRE(std::bit_cast<unsigned>(host_prelude::e5m2_to_f32(q)) == std::bit_cast<unsigned>(ir::e5m2_to_f32(q)));
+    for (float x : {ir::e4m3_to_f32(q), ir::e5m2_to_f32(q), ir::e4m3_to_f32(q) * 1.0625f, ir::e5m2_to_f32(q) * 1.1f}) {
+      REQUIRE(host_prelude::f32_to_e4m3(x) == ir::f32_to_e4m3(x));
+      REQUIRE(host_prelude::f32_to_e5m2(x) == ir::f32_to_e5m2(x));
+    }
+  }
+  const std::string prelude = nvrtc::detail::prelude;
+  CHECK(count(prelude, STAGECRAFT_PRELUDE_STR(STAGECRAFT_FP8_FN(__device__ __forceinline__, __float_as_uint, __uint_as_float))) == 1);
+  CHECK(count(prelude, "unsigned char f32_to_e4m3(") == 1);
 }

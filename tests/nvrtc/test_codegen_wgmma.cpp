@@ -161,3 +161,47 @@ TEST_CASE("gemm_hopper's 2x1 cluster: A multicast to both CTAs, stages released 
   const auto one = nvrtc::generate(e.build(registry::resolve(e, {{"cluster", 1}})));
   CHECK_THAT(one.source, !Contains("sc::tma_load_multicast(") && !Contains("sc::cluster_sync();") && !Contains("sc::mbar_arrive_remote("));
 }
+
+TEST_CASE("gemm_fp8: k32 instructions of kind .e4m3.e4m3, no transpose immediates, 128-byte K-major descriptors", "[codegen][wgmma][fp8]") {
+  auto const& e = registry::global().find("gemm_fp8");
+  const auto g = nvrtc::generate(e.build(registry::resolve(e, {})));
+  // (64, 256) f32 per consumer: 128 registers per thread.
+  CHECK_THAT(g.source, Contains("float acc5[128];"));
+  // fp8 kinds have no transpose operands: scale-d, then imm-scale-a and imm-scale-b only.
+  CHECK_THAT(g.source, Contains("wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3 {%0, %1,") && Contains("%127}, %128, %129, p, 1, 1;"));
+  CHECK_THAT(g.source, !Contains("k16") && !Contains("p, 1, 1, 0, 0"));
+  CHECK(count(g.source, "wgmma.mma_async.sync.aligned") % 4 == 0);  // K = 128 per stage: four k32 steps
+  // 128 fp8 elements are one 128-byte swizzle row: the same descriptor as bf16's 64, K steps 32 bytes apart.
+  CHECK(count(g.source, "0x4000004000010000ull") > 0);
+  for (int ks = 0; ks < 4; ++ks) CHECK_THAT(g.source, Contains(fmt::format("((b_addr + {}u) >> 4 & 0x3FFFu)", 32 * ks)));
+  CHECK_THAT(g.source, !Contains("((b_addr + 128u)"));
+  // Operands are copied by TMA as bytes; GMEM parameters are the bit patterns.
+  CHECK_THAT(g.source, Contains("unsigned char* __restrict__ p_a"));
+}
+
+TEST_CASE("f16 accumulators: two elements per 32-bit register, \"+r\" D operands, packed and unpacked through the prelude", "[codegen][wgmma][fp8]") {
+  auto const& e = registry::global().find("gemm_fp8");
+  const auto g = nvrtc::generate(e.build(registry::resolve(e, {{"acc", 16}})));
+  // (64, 256) f16: 128 elements per thread in 64 registers.
+  CHECK_THAT(g.source, Contains("unsigned acc5[64];"));
+  CHECK_THAT(g.source, Contains("wgmma.mma_async.sync.aligned.m64n256k32.f16.e4m3.e4m3 {%0, %1,") && Contains("%63}, %64, %65, p, 1, 1;"));
+  CHECK_THAT(g.source, Contains("\"+r\"(acc5[63])") && !Contains("(acc5[64])") && !Contains("\"+f\"(acc5"));
+  // Zeroing writes a register (an element pair) at a time; the epilogue reads element e of the fragment.
+  CHECK_THAT(g.source, Contains("acc5[(mb * 128 + i) / 2] = sc::pack_f16("));
+  CHECK_THAT(g.source, Contains("sc::acc_f16(acc5, mb * 128 + i)"));
+  CHECK_THAT(g.source, Contains("sc::reg_fence(acc5[r])"));
+}
+
+TEST_CASE("fp8 inputs pair freely: e4m3 x e5m2 is kind .e4m3.e5m2; fp8 loads and stores convert through the prelude", "[codegen][wgmma][fp8]") {
+  const auto k = lower(kernel<sm_90a>(
+      "mixed_fp8", grid(1), threads(1_c), gmem<e5m2>("c", shape(64_c, 64_c)), smem<e4m3>(shape(64_c, 64_c), swizzle(64_c)),
+      smem<e5m2>(shape(64_c, 64_c), swizzle(64_c)), smem<e5m2>(shape(64_c, 64_c)), accumulator<f32>(shape(64_c, 64_c)),
+      [](auto c, auto a, auto b, auto cs, auto acc) {
+        return seq(store(acc, 0.0f), wgmma(acc, a, transpose(b)), wgmma_commit(), wgmma_wait(0_c), store(cs, cast<e5m2>(load(acc))), commit_smem(),
+                   store(a, cast<e4m3>(load(b) * 2.0f)), copy_smem_to_gmem(cs, c.block(0_c, 0_c)), commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
+      }));
+  const auto g = nvrtc::generate(k);
+  CHECK(count(g.source, "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e5m2") == 2);  // K = 64: two k32 steps
+  CHECK_THAT(g.source, Contains("sc::f32_to_e5m2(") && Contains("sc::e5m2_to_f32(") && Contains("sc::f32_to_e4m3("));
+  CHECK_THAT(g.source, Contains("sc::round_e5m2(") || Contains("sc::f32_to_e5m2(sc::"));
+}

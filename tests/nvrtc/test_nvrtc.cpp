@@ -267,7 +267,7 @@ TEST_CASE("multiplies and adds round separately, as in the interpreter: no fused
 
 TEST_CASE("wgmma kernels: wgmma.mma_async in the PTX, no spills and no serialized wgmma in ptxas' report", "[nvrtc][wgmma]") {
   const nvrtc::options o{.memory_cache = false, .disk_cache = false};
-  for (std::string name : {"gemm_small", "gemm_hopper"}) {
+  for (std::string name : {"gemm_small", "gemm_hopper", "gemm_fp8"}) {
     auto const& e = registry::global().find(name);
     for (auto const& p : e.params)
       for (auto v : p.allowed) {  // every ring depth, the rest at their defaults

@@ -219,6 +219,13 @@ TEST_CASE("the verifier rejects enum values out of range", "[verify][contract]")
     k.params[0].dtype = static_cast<ir::DType>(9);
     REQUIRE_THROWS_WITH(ir::verify(k), Contains("parameter 'x' has unknown dtype 9"));
   }
+  SECTION("the last dtype is known, the next one is not (the range follows ir::last_dtype)") {
+    k.params[0].dtype = ir::DType::e5m2;
+    REQUIRE_NOTHROW(ir::verify(k));
+    const int next = static_cast<int>(ir::last_dtype) + 1;
+    k.params[0].dtype = static_cast<ir::DType>(next);
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("parameter 'x' has unknown dtype " + std::to_string(next)));
+  }
   SECTION("a target") {
     k.target = static_cast<ir::Target>(5);
     REQUIRE_THROWS_WITH(ir::verify(k), Contains("unknown target 5"));

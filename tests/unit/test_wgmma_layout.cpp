@@ -116,6 +116,8 @@ TEST_CASE("wgmma descriptors denote the bytes TMA and stores write, for every de
     check_denotes_storage(describe(16, 128, 32, 0, 0, 0, 64, Major::k), base, 64);
     check_denotes_storage(describe(16, 64, 16, 0, 0, 0, 32, Major::k), base, 64);
     check_denotes_storage(describe(32, 64, 32, 0, 0, 0, 128, Major::k), base, 64);   // tf32
+    check_denotes_storage(describe(8, 64, 128, 0, 0, 0, 128, Major::k), base, 64);   // fp8: 128 elements per 128-byte row
+    check_denotes_storage(describe(8, 256, 32, 0, 0, 0, 32, Major::k), base, 256);
   }
   SECTION("K-major, tiled along K in swizzle atoms") {
     check_denotes_storage(describe(16, 128, 256, 2, 128, 64, 128, Major::k), base, 64);
@@ -139,6 +141,7 @@ TEST_CASE("wgmma layouts it cannot describe, with the reason", "[wgmma][unit]") 
   using wg::Major;
   CHECK(describe(16, 64, 64, 0, 0, 0, 0, Major::k).error == LayoutError::unswizzled_plain);
   CHECK(describe(32, 32, 64, 0, 0, 0, 128, Major::mn).error == LayoutError::mn_major_type);
+  CHECK(describe(8, 32, 128, 0, 0, 0, 128, Major::mn).error == LayoutError::mn_major_type);    // fp8 is K-major only
   CHECK(describe(16, 64, 128, 0, 0, 0, 128, Major::k).error == LayoutError::bad_tiling);        // rows of 256 B
   CHECK(describe(16, 128, 64, 2, 16, 64, 128, Major::k).error == LayoutError::bad_tiling);      // 16-row tiles: groups not uniform
   CHECK(describe(16, 4, 64, 0, 0, 0, 128, Major::k).error == LayoutError::rows_not_groups);
@@ -172,4 +175,50 @@ TEST_CASE("the verifier rejects a wgmma whose operand layout cannot be described
   for (auto& a : k.allocs)
     if (a.kind == ir::AllocKind::smem && a.shape.size() == 3 && a.shape[1] == 64) a.swizzle = 0;  // A without its swizzle
   REQUIRE_THROWS_WITH(ir::verify(k), Catch::Matchers::Contains("op #12 (wgmma): A (bf16 [64, 64], swizzle 0 B): an unswizzled wgmma operand"));
+}
+
+TEST_CASE("wgmma plan of gemm_fp8: k32 instructions of kind .e4m3.e4m3; f16 D; e4m3 against e5m2", "[wgmma][unit][fp8]") {
+  auto const& e = registry::global().find("gemm_fp8");
+  for (std::int64_t acc : {32, 16}) {
+    ir::Kernel k = e.build(registry::resolve(e, {{"acc", acc}}));
+    int found = 0;
+    for (auto const& s : k.stmts) {
+      if (s.op != ir::StmtOp::wgmma) continue;
+      ++found;
+      const auto p = wg::plan_of(k, s);
+      CHECK(p.shape_suffix() == (acc == 32 ? "m64n256k32.f32.e4m3.e4m3" : "m64n256k32.f16.e4m3.e4m3"));
+      CHECK(p.ik == 32);
+      CHECK(p.k_steps() == 4);      // K = 128 per stage
+      CHECK(p.b_start(3) == 96);    // k32 steps move 32 bytes along the 128-byte swizzled row
+      CHECK(p.b.sbo == 1024);
+    }
+    CHECK(found >= 1);
+    // B's allocation read as e5m2 instead: the mixed kind.
+    for (auto& a : k.allocs)
+      if (a.kind == ir::AllocKind::smem && a.shape.size() == 3 && a.shape[1] == 256) a.dtype = ir::DType::e5m2;
+    for (auto const& s : k.stmts)
+      if (s.op == ir::StmtOp::wgmma) CHECK_THAT(wg::plan_of(k, s).shape_suffix(), Catch::Matchers::EndsWith(".e4m3.e5m2"));
+  }
+}
+
+// plan_of is the verifier's wgmma rule (called directly: the edits below also break other rules,
+// such as the TMA copies' dtypes, that the verifier would report first).
+TEST_CASE("the verifier's wgmma plan rejects fp8 paired with a 16-bit type and fp8 into a bf16 accumulator", "[wgmma][verify][fp8]") {
+  auto const& e = registry::global().find("gemm_fp8");
+  auto plan_all = [](ir::Kernel const& k) {
+    for (auto const& s : k.stmts)
+      if (s.op == ir::StmtOp::wgmma) (void)wg::plan_of(k, s);
+  };
+  SECTION("B as bf16") {
+    ir::Kernel k = e.build(registry::resolve(e, {}));
+    for (auto& a : k.allocs)
+      if (a.kind == ir::AllocKind::smem && a.shape.size() == 3 && a.shape[1] == 256) a.dtype = ir::DType::bf16;
+    REQUIRE_THROWS_WITH(plan_all(k), Catch::Matchers::Contains("(wgmma): an fp8 operand pairs only with an fp8 one (e4m3 or e5m2), but A is e4m3 and B is bf16"));
+  }
+  SECTION("a bf16 accumulator") {
+    ir::Kernel k = e.build(registry::resolve(e, {}));
+    for (auto& a : k.allocs)
+      if (a.kind == ir::AllocKind::accumulator) a.dtype = ir::DType::bf16;
+    REQUIRE_THROWS_WITH(plan_all(k), Catch::Matchers::Contains("(wgmma): e4m3 inputs accumulate in f32 or f16, but the accumulator is bf16"));
+  }
 }

@@ -33,6 +33,7 @@ const char* storage_type(ir::DType t) {
     case ir::DType::i32: return "int";
     case ir::DType::u32: return "unsigned";
     case ir::DType::i8: return "signed char";
+    case ir::DType::e4m3: case ir::DType::e5m2: return "unsigned char";
   }
   return "void";
 }

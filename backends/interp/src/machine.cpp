@@ -119,7 +119,8 @@ machine::machine(ir::Kernel const& k, std::vector<host_tensor>& gmem, options co
     if (k.stmts[s].op == ir::StmtOp::wgmma) {
       plans_[s] = std::make_unique<ir::wgmma::plan>(ir::wgmma::plan_of(k, k.stmts[s]));
       has_wgmma_ = true;
-      mma_input_ = plans_[s]->ab;
+      mma_input_ = plans_[s]->b_type;
+      mma_accumulator_ = plans_[s]->acc;
     }
   // Ops that arrive on each allocation: named in deadlock reports.
   for (std::size_t s = 0; s < k.stmts.size(); ++s) {
@@ -148,6 +149,7 @@ result machine::take(std::vector<host_tensor> buffers) {
   r.steps = time_;
   r.mma_k = mma_k_;
   r.mma_input = mma_input_;
+  r.mma_accumulator = mma_accumulator_;
   return r;
 }
 

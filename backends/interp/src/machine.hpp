@@ -55,6 +55,7 @@
 
 #include "program.hpp"
 #include "stagecraft/interp/interp.hpp"
+#include "stagecraft/ir/fp8.hpp"
 #include "stagecraft/ir/wgmma.hpp"
 
 namespace stagecraft::interp::detail {
@@ -239,6 +240,8 @@ inline float round_to(ir::DType t, float v) {
   switch (t) {
     case ir::DType::f16: return f16_to_f32(f32_to_f16(v));
     case ir::DType::bf16: return bf16_to_f32(f32_to_bf16(v));
+    case ir::DType::e4m3: return ir::round_e4m3(v);
+    case ir::DType::e5m2: return ir::round_e5m2(v);
     default: return v;
   }
 }
@@ -476,6 +479,7 @@ class machine {
   int mma_base_ = -1;                               // the first wgmma clock component (one per agent), -1: none
   std::int64_t mma_k_ = 0;                          // the largest K an accumulator held when read
   ir::DType mma_input_ = ir::DType::bf16;
+  ir::DType mma_accumulator_ = ir::DType::f32;
   std::vector<float> mma_a_, mma_b_;                // one instruction's operands, gathered
 };
 

@@ -9,7 +9,9 @@
 // distributed over the warpgroup's 128 threads, element i to lane i % 128, except where a
 // register accumulator is involved: an accumulator is a per-thread array in the wgmma D fragment
 // layout (ir::wgmma::accumulator_element), and a store that writes or reads one walks that
-// fragment, every thread computing the elements it holds.
+// fragment, every thread computing the elements it holds. An f16 accumulator packs the
+// fragment's element pairs (2j, 2j + 1) into 32-bit register j, low half first, as wgmma's .f16
+// D does.
 #include "stagecraft/nvrtc/codegen.hpp"
 
 #include <algorithm>
@@ -35,6 +37,7 @@ const char* ctype(ir::DType t) {
     case ir::DType::i32: return "int";
     case ir::DType::u32: return "unsigned";
     case ir::DType::i8: return "signed char";
+    case ir::DType::e4m3: case ir::DType::e5m2: return "unsigned char";  // bit patterns, as f16/bf16 are
   }
   return "?";
 }
@@ -95,9 +98,9 @@ class emitter {
       if (al.kind == ir::AllocKind::smem && !al.tiling.empty())
         throw unsupported(fmt::format("kernel '{}': allocation {} uses tiling({}), which the NVRTC backend does not lay out yet",
                                       k_.name, ir::alloc_name(k_, static_cast<int>(a)), fmt::join(al.tiling, ", ")));
-      if (al.kind == ir::AllocKind::accumulator &&
-          (al.dtype != ir::DType::f32 || al.shape.size() != 2 || al.shape[0] % 64 != 0 || al.shape[1] % 8 != 0))
-        throw unsupported(fmt::format("kernel '{}': accumulator {} ({} [{}]): the NVRTC backend generates f32 accumulators of (64 m, 8 n) "
+      if (al.kind == ir::AllocKind::accumulator && ((al.dtype != ir::DType::f32 && al.dtype != ir::DType::f16) || al.shape.size() != 2 ||
+                                                    al.shape[0] % 64 != 0 || al.shape[1] % 8 != 0))
+        throw unsupported(fmt::format("kernel '{}': accumulator {} ({} [{}]): the NVRTC backend generates f32 or f16 accumulators of (64 m, 8 n) "
                                       "fragments", k_.name, ir::alloc_name(k_, static_cast<int>(a)), ir::dtype_name(al.dtype), fmt::join(al.shape, ", ")));
       const bool is_barrier = al.kind == ir::AllocKind::barrier || al.kind == ir::AllocKind::cluster_barrier;
       bar_first_.push_back(is_barrier ? bar_index : -1);
@@ -178,8 +181,8 @@ class emitter {
       auto const& al = k_.allocs[a];
       if (al.kind != ir::AllocKind::accumulator) continue;
       // Indexed only by constants once the fragment loops are unrolled, so it lives in registers.
-      h += fmt::format("  float acc{}[{}];  // ({}, {}) {} accumulator: {} m64 block(s) x {} registers per thread\n", a, acc_registers(a),
-                       al.shape[0], al.shape[1], ir::dtype_name(al.dtype), al.shape[0] / 64, al.shape[1] / 2);
+      h += fmt::format("  {} acc{}[{}];  // ({}, {}) {} accumulator: {} m64 block(s) x {} registers per thread\n", acc_f16(a) ? "unsigned" : "float",
+                       a, acc_registers(a), al.shape[0], al.shape[1], ir::dtype_name(al.dtype), al.shape[0] / 64, acc_registers(a) / (al.shape[0] / 64));
     }
     if (bar_elements_ > 0) {
       h += "  if (threadIdx.x == 0) {\n";
@@ -255,7 +258,11 @@ class emitter {
     auto const& r = k_.refs[rid];
     return r.base == ir::RefBase::alloc && k_.allocs[r.id].kind == ir::AllocKind::accumulator;
   }
-  std::int64_t acc_registers(std::size_t a) const { return k_.allocs[a].shape[0] / 64 * (k_.allocs[a].shape[1] / 2); }
+  bool acc_f16(std::size_t a) const { return k_.allocs[a].dtype == ir::DType::f16; }
+  // 32-bit registers per thread: N/2 elements per m64 block, two of them per register in f16.
+  std::int64_t acc_registers(std::size_t a) const {
+    return k_.allocs[a].shape[0] / 64 * (k_.allocs[a].shape[1] / (acc_f16(a) ? 4 : 2));
+  }
   // The accumulator a store walks the fragment of: its destination, else the first it loads; -1: none.
   int fragment_acc(ir::Stmt const& s) const {
     if (is_acc(s.refs[0])) return k_.refs[s.refs[0]].id;
@@ -337,6 +344,8 @@ class emitter {
       switch (v.dtype) {
         case ir::DType::f16: return fmt::format("sc::round_f16({})", x);
         case ir::DType::bf16: return fmt::format("sc::round_bf16({})", x);
+        case ir::DType::e4m3: return fmt::format("sc::round_e4m3({})", x);
+        case ir::DType::e5m2: return fmt::format("sc::round_e5m2({})", x);
         case ir::DType::i32: return fmt::format("static_cast<long long>(static_cast<int>({}))", x);
         case ir::DType::u32: return fmt::format("static_cast<long long>(static_cast<unsigned>({}))", x);
         case ir::DType::i8: return fmt::format("static_cast<long long>(static_cast<signed char>({}))", x);
@@ -351,6 +360,7 @@ class emitter {
           // walk is at is one of this thread's registers.
           if (fragment_index_.empty())
             throw unsupported(fmt::format("kernel '{}': accumulator a{} is read outside a store or wgmma that walks its fragment", k_.name, r.id));
+          if (acc_f16(static_cast<std::size_t>(r.id))) return fmt::format("sc::acc_f16(acc{}, {})", r.id, fragment_index_);
           return fmt::format("acc{}[{}]", r.id, fragment_index_);
         }
         const auto dt = r.base == ir::RefBase::param ? k_.params[r.id].dtype : k_.allocs[r.id].dtype;
@@ -358,6 +368,8 @@ class emitter {
         const std::string x = o != leaf_override_.end() ? o->second : element(v.ref, i);
         if (dt == ir::DType::f16) return fmt::format("sc::f16_to_f32({})", x);
         if (dt == ir::DType::bf16) return fmt::format("sc::bf16_to_f32({})", x);
+        if (dt == ir::DType::e4m3) return fmt::format("sc::e4m3_to_f32({})", x);
+        if (dt == ir::DType::e5m2) return fmt::format("sc::e5m2_to_f32({})", x);
         return fp ? fmt::format("static_cast<float>({})", x) : fmt::format("static_cast<long long>({})", x);
       }
       case ir::ValueOp::scalar: return round(fp ? float_literal(v.scalar) : fmt::format("{}LL", static_cast<long long>(v.scalar)));
@@ -416,6 +428,8 @@ class emitter {
     switch (dt) {
       case ir::DType::f16: return fmt::format("sc::f32_to_f16({})", x);
       case ir::DType::bf16: return fmt::format("sc::f32_to_bf16({})", x);
+      case ir::DType::e4m3: return fmt::format("sc::f32_to_e4m3({})", x);
+      case ir::DType::e5m2: return fmt::format("sc::f32_to_e5m2({})", x);
       default: return fmt::format("static_cast<{}>({})", ctype(dt), x);
     }
   }
@@ -523,7 +537,10 @@ class emitter {
     // 16-byte chunks; a GMEM row of even length keeps pairs on pair boundaries).
     const bool pairs = !to_registers && pairs_adjacent() &&
                        (r.base == ir::RefBase::alloc || k_.params[r.id].shape.back() % 2 == 0);
-    const int step = pairs ? 2 : 1;
+    // An f16 accumulator is written a register (two elements) at a time.
+    const bool packed = to_registers && acc_f16(static_cast<std::size_t>(a));
+    if (packed && !pairs_adjacent()) unsupported_op(id, "an f16 accumulator whose fragment does not keep element pairs adjacent");
+    const int step = pairs || packed ? 2 : 1;
     line(fmt::format("{{  // op #{}: store over the fragment of a{} ({}, {}): {} block(s) x {} elements per thread{}", id, a, shape[0], shape[1], blocks,
                      regs, pairs ? ", two at a time" : ""));
     line("  #pragma unroll");
@@ -534,7 +551,11 @@ class emitter {
     line(fmt::format("      const long long f = static_cast<long long>(64 * mb + e.row) * {} + e.col;", shape[1]));
     line("      (void)f;  // unused when nothing but the accumulator is addressed");
     fragment_index_ = fmt::format("mb * {} + i", regs);
-    if (to_registers) {
+    if (packed) {
+      const std::string lo = value(s.value, "f");
+      fragment_index_ = fmt::format("mb * {} + i + 1", regs);
+      line(fmt::format("      acc{}[(mb * {} + i) / 2] = sc::pack_f16({}, {});", a, regs, lo, value(s.value, "(f + 1)")));
+    } else if (to_registers) {
       line(fmt::format("      acc{}[mb * {} + i] = {};", a, regs, value(s.value, "f")));
     } else if (!pairs) {
       line(fmt::format("      {} = {};", element(s.refs[0], "f"), store_conv(dt, value(s.value, "f"))));
@@ -584,8 +605,10 @@ class emitter {
     const ir::wgmma::plan p = ir::wgmma::plan_of(k_, s);
     const int acc = k_.refs[s.refs[0]].id;
     if (!k_.refs[s.refs[0]].index.empty()) unsupported_op(id, fmt::format("an indexed view of accumulator a{}", acc));
-    const std::int64_t regs = p.n / 2;
-    const bool sixteen = ir::dtype_bits(p.ab) == 16;
+    // 32-bit D registers per m64 block: N/2 f32 elements, or N/2 f16 elements two to a register.
+    const bool d_f16 = p.acc == ir::DType::f16;
+    const std::int64_t regs = p.n / (d_f16 ? 4 : 2);
+    const bool sixteen = ir::dtype_bits(p.b_type) == 16;  // only 16-bit kinds take the transpose immediates
     line(fmt::format("{{  // op #{}: wgmma, {} m64 block(s) x {} k step(s) of {}", id, p.m_blocks(), p.k_steps(), p.shape_suffix()));
     // Generic SMEM stores of other lanes must be complete before the tensor core reads (their
     // proxy fence is commit_smem(), the kernel's own).
@@ -627,7 +650,7 @@ class emitter {
             }
             const std::string f = fmt::format("(static_cast<long long>({} + sc::a_element(lane, {}).row) * {} + {} + sc::a_element(lane, {}).col)", 64 * mb, i,
                                               p.k, 16 * ks, i);
-            elem[i] = store_conv(p.ab, value(s.value, f));
+            elem[i] = store_conv(p.a_type, value(s.value, f));
             fragment_index_.clear();
           }
           line("    const unsigned ra[4] = {");
@@ -644,7 +667,7 @@ class emitter {
         }
         const std::int64_t next = regs + (p.a_in_registers ? 4 : 1);
         std::string outs;
-        for (std::int64_t r = 0; r < regs; ++r) outs += fmt::format("{}\"+f\"(acc{}[{}])", r ? ", " : "", acc, mb * regs + r);
+        for (std::int64_t r = 0; r < regs; ++r) outs += fmt::format("{}\"+{}\"(acc{}[{}])", r ? ", " : "", d_f16 ? 'r' : 'f', acc, mb * regs + r);
         // scale-d is 1: D accumulates (a kernel zeroes its accumulator with store(acc, 0)).
         line(fmt::format("    asm volatile(\"{{\\n .reg .pred p;\\n setp.ne.b32 p, %{}, 0;\\n wgmma.mma_async.sync.aligned.{} {{{}}}, {}, %{}, p, 1, 1{}{};\\n}}\"",
                          next + 1, p.shape_suffix(), d, a_operand, next, imm_a, imm_b));

@@ -8,6 +8,8 @@
 #include "stagecraft/ir/swizzle.hpp"
 // ... and so do the wgmma register fragment layouts (stagecraft/ir/wgmma.hpp).
 #include "stagecraft/ir/wgmma.hpp"
+// ... and the fp8 conversions (stagecraft/ir/fp8.hpp).
+#include "stagecraft/ir/fp8.hpp"
 
 #define STAGECRAFT_PRELUDE_STR_(...) #__VA_ARGS__
 #define STAGECRAFT_PRELUDE_STR(...) STAGECRAFT_PRELUDE_STR_(__VA_ARGS__)
@@ -164,6 +166,7 @@ __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.a
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
 template <int N> __device__ __forceinline__ void wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(N) : "memory"); }
 __device__ __forceinline__ void reg_fence(float& r) { asm volatile("" : "+f"(r) :: "memory"); }
+__device__ __forceinline__ void reg_fence(unsigned& r) { asm volatile("" : "+r"(r) :: "memory"); }
 
 // conversions (round to nearest even), 16-bit types stored as their bit patterns
 __device__ __forceinline__ float f16_to_f32(unsigned short h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
@@ -176,12 +179,22 @@ __device__ __forceinline__ unsigned short f32_to_bf16(float f) { unsigned short 
 __device__ __forceinline__ float bf16_to_f32(unsigned short h) { return __uint_as_float(static_cast<unsigned>(h) << 16); }
 __device__ __forceinline__ float round_f16(float f) { return f16_to_f32(f32_to_f16(f)); }
 __device__ __forceinline__ float round_bf16(float f) { return bf16_to_f32(f32_to_bf16(f)); }
+// f16 accumulators: fragment element e is the (e % 2) half of register e / 2 (wgmma's .f16 D).
+// e is a constant once the fragment loops are unrolled, so the array stays in registers.
+__device__ __forceinline__ float acc_f16(const unsigned* acc, int e) {
+  return f16_to_f32(static_cast<unsigned short>(e % 2 ? acc[e / 2] >> 16 : acc[e / 2] & 0xFFFFu));
+}
+__device__ __forceinline__ unsigned pack_f16(float lo, float hi) {
+  return static_cast<unsigned>(f32_to_f16(lo)) | static_cast<unsigned>(f32_to_f16(hi)) << 16;
+}
 // integer tile division: by zero gives -1 (div.s32's result, and the interpreter's), not C++ UB
 __device__ __forceinline__ long long idiv(long long n, long long d) { return d == 0 ? -1LL : n / d; }
 
 // shared-window byte address -> swizzled address (16-byte chunks XOR bits 7.. of the address). TMA
 // swizzles by the absolute SMEM address, so callers pass smem_base + offset, not the offset.
 )PTX" STAGECRAFT_PRELUDE_STR(STAGECRAFT_SWIZZLE_FN(__device__ __forceinline__)) R"PTX(
+// e4m3 / e5m2 <-> f32, round to nearest even with saturation (cuda_fp8's __NV_SATFINITE).
+)PTX" STAGECRAFT_PRELUDE_STR(STAGECRAFT_FP8_FN(__device__ __forceinline__, __float_as_uint, __uint_as_float)) R"PTX(
 // wgmma register fragments: (row, col) of element i of thread t of the warpgroup.
 )PTX" STAGECRAFT_PRELUDE_STR(STAGECRAFT_WGMMA_FRAGMENT_FN(__device__ __forceinline__)) R"PTX(
 // ---- end of portable ----

@@ -32,7 +32,7 @@ bool is_identifier(std::string const& s) {
 }
 
 // Enums arrive from memory that may hold any byte: range-check before switching on them.
-bool valid(DType t) { return static_cast<unsigned>(t) <= static_cast<unsigned>(DType::i8); }
+bool valid(DType t) { return static_cast<unsigned>(t) <= static_cast<unsigned>(last_dtype); }
 bool valid(Target t) { return static_cast<unsigned>(t) <= static_cast<unsigned>(Target::sm_100a); }
 bool valid(AllocKind k) { return static_cast<unsigned>(k) <= static_cast<unsigned>(AllocKind::accumulator); }
 bool valid(RefBase b) { return static_cast<unsigned>(b) <= static_cast<unsigned>(RefBase::alloc); }

@@ -9,8 +9,8 @@
 namespace stagecraft::ir::wgmma {
 
 std::string plan::shape_suffix() const {
-  return fmt::format("m64n{}k{}.{}.{}.{}", n, ik, dtype_name(acc), ab == DType::f32 ? "tf32" : dtype_name(ab),
-                     ab == DType::f32 ? "tf32" : dtype_name(ab));
+  auto ptx = [](DType t) { return t == DType::f32 ? "tf32" : dtype_name(t); };
+  return fmt::format("m64n{}k{}.{}.{}.{}", n, ik, dtype_name(acc), ptx(a_type), ptx(b_type));
 }
 
 namespace {
@@ -56,42 +56,46 @@ plan plan_of(Kernel const& k, Stmt const& s) {
     return o;
   };
 
+  // Types first, in the front end's order: which layouts are describable depends on the type.
+  p.b_type = k.allocs[k.refs[s.refs[2]].id].dtype;
+  p.a_type = s.refs[1] == none ? k.values[s.value].dtype : k.allocs[k.refs[s.refs[1]].id].dtype;
+  if (!input_pair(p.a_type, p.b_type)) {
+    if (dtype_is_fp8(p.a_type) || dtype_is_fp8(p.b_type))
+      fail(fmt::format("an fp8 operand pairs only with an fp8 one (e4m3 or e5m2), but A is {} and B is {}", dtype_name(p.a_type), dtype_name(p.b_type)));
+    if (p.a_type != p.b_type)
+      fail(fmt::format("Expected dtypes to match but A had type {} and B had type {}", dtype_name(p.a_type), dtype_name(p.b_type)));
+    fail(fmt::format("wgmma takes f16, bf16, f32 (as tf32), e4m3 or e5m2 inputs, but got {}", dtype_name(p.b_type)));
+  }
+  if (!accumulator_for(p.b_type, p.acc))
+    fail(fmt::format("{} inputs accumulate in {}, but the accumulator is {}", dtype_name(p.b_type),
+                     accumulator_for(p.b_type, DType::f16) ? "f32 or f16" : "f32", dtype_name(p.acc)));
+
   const operand b = view(s.refs[2], (s.transpose & 2) ? Major::k : Major::mn, "B");
-  p.ab = b.dtype;
   p.b = b.layout;
   const std::int64_t b_k = (s.transpose & 2) ? b.cols : b.rows, b_n = (s.transpose & 2) ? b.rows : b.cols;
   std::int64_t a_m = 0, a_k = 0;
-  DType a_type;
   if (s.refs[1] == none) {
     if (s.transpose & 1) fail("A comes from registers, which cannot be transposed");
     auto const& v = k.values[s.value];
     if (v.shape.size() != 2) fail(fmt::format("A from registers must be a 2-D tile, but it is ({})", fmt::join(v.shape, ", ")));
     p.a_in_registers = true;
-    a_type = v.dtype;
     a_m = v.shape[0];
     a_k = v.shape[1];
-    if (dtype_bits(a_type) != 16) fail(fmt::format("A from registers must have a 16-bit type, but it is {}", dtype_name(a_type)));
+    if (dtype_bits(p.a_type) != 16) fail(fmt::format("A from registers must have a 16-bit type, but it is {}", dtype_name(p.a_type)));
   } else {
     const operand a = view(s.refs[1], (s.transpose & 1) ? Major::mn : Major::k, "A");
     p.a = a.layout;
-    a_type = a.dtype;
     a_m = (s.transpose & 1) ? a.cols : a.rows;
     a_k = (s.transpose & 1) ? a.rows : a.cols;
   }
-  if (a_type != p.ab) fail(fmt::format("Expected dtypes to match but A had type {} and B had type {}", dtype_name(a_type), dtype_name(p.ab)));
-  const bool f16_in = p.ab == DType::f16 || p.ab == DType::bf16;
-  if (!(f16_in || p.ab == DType::f32)) fail(fmt::format("wgmma takes f16, bf16 or f32 (as tf32) inputs here, but got {}", dtype_name(p.ab)));
-  if (!(p.acc == DType::f32 || (p.acc == DType::f16 && p.ab == DType::f16)))
-    fail(fmt::format("{} inputs accumulate in {}, but the accumulator is {}", dtype_name(p.ab), p.ab == DType::f16 ? "f32 or f16" : "f32",
-                     dtype_name(p.acc)));
   if (a_m != p.m || b_n != p.n || a_k != b_k)
     fail(fmt::format("Expected shapes to match: D(M, N) += A(M, K) * B(K, N), but got D ({}, {}), A ({}, {}), B ({}, {})", p.m, p.n, a_m, a_k,
                      b_k, b_n));
   p.k = a_k;
-  p.ik = instr_k(dtype_bits(p.ab));
+  p.ik = instr_k(dtype_bits(p.b_type));
   if (p.m % 64 != 0 || p.n % 8 != 0 || p.n < 8 || p.n > 256 || p.k % p.ik != 0)
     fail(fmt::format("shape not supported: M = {} must be a multiple of 64, N = {} a multiple of 8 up to 256, K = {} a multiple of {} for {}", p.m,
-                     p.n, p.k, p.ik, dtype_name(p.ab)));
+                     p.n, p.k, p.ik, dtype_name(p.b_type)));
   return p;
 }
 

@@ -11,8 +11,9 @@
 // wrong bytes here exactly as on the GPU. A from registers is the tile value, read at issue.
 //
 // Numerics (docs/interpreter.md): per instruction, the ik products of each output element are
-// summed exactly in double (bf16/f16 products are exact there, tf32 ones too) and added to the
-// f32 accumulator with one rounding. K-step by K-step, in issue order.
+// summed exactly in double (bf16/f16/fp8 products are exact there, tf32 ones too) and added to
+// the f32 accumulator with one rounding (f16 accumulators: one f16 rounding). K-step by K-step,
+// in issue order. Hardware fp8 accumulation keeps fewer bits than f32; mma_tolerance allows it.
 //
 // Ordering: the reads of A/B and the accumulator update are stamped "agent a's wgmma group
 // g+1"; the agent's clock takes that component only at the wgmma_wait that covers the group,
@@ -30,10 +31,12 @@
 namespace stagecraft::interp::detail {
 
 namespace {
-// What the tensor core multiplies: bf16/f16 as they are, f32 operands as tf32 (the low 13
-// mantissa bits are not read).
+// What the tensor core multiplies: bf16/f16/e4m3/e5m2 as they are, f32 operands as tf32 (the
+// low 13 mantissa bits are not read).
 float operand_value(ir::DType t, std::byte const* p) {
   switch (t) {
+    case ir::DType::e4m3: return ir::e4m3_to_f32(static_cast<unsigned char>(*p));
+    case ir::DType::e5m2: return ir::e5m2_to_f32(static_cast<unsigned char>(*p));
     case ir::DType::bf16: { std::uint16_t h; std::memcpy(&h, p, 2); return bf16_to_f32(h); }
     case ir::DType::f16: { std::uint16_t h; std::memcpy(&h, p, 2); return f16_to_f32(h); }
     default: {
@@ -129,15 +132,16 @@ void machine::wgmma_complete(async_op& op) {
     access(op.acc, true, op.vc, stamp, a.comp, "a wgmma");   // ... and writes it
   }
   auto const& smem = ctas_[a.cta].bytes;
-  const int bits = ir::dtype_bits(p.ab), eb = bits / 8;
+  // A and B have the same width (input_pair), though e4m3 and e5m2 may face each other.
+  const int bits = ir::dtype_bits(p.b_type), eb = bits / 8;
   const std::int64_t ik = p.ik, n = p.n;
-  auto fetch = [&](std::uint32_t addr, const char* role, std::int64_t mn, std::int64_t k) {
+  auto fetch = [&](std::uint32_t addr, ir::DType t, const char* role, std::int64_t mn, std::int64_t k) {
     if (static_cast<std::size_t>(addr) + static_cast<std::size_t>(eb) > smem.size())
       report(check::index_out_of_range, op.stmt, a,
              fmt::format("wgmma ({}) reads {} element ({}, {}) at shared address {}, beyond the CTA's {} bytes of SMEM: its descriptor "
                          "denotes bytes outside every allocation",
                          p.shape_suffix(), role, mn, k, addr, smem.size()));
-    return operand_value(p.ab, smem.data() + addr);
+    return operand_value(t, smem.data() + addr);
   };
   mma_a_.resize(static_cast<std::size_t>(64 * ik));
   mma_b_.resize(static_cast<std::size_t>(n * ik));
@@ -146,7 +150,7 @@ void machine::wgmma_complete(async_op& op) {
     const auto bd = ir::wgmma::decode(op.b_desc[static_cast<std::size_t>(ks)]);
     for (std::int64_t j = 0; j < n; ++j)
       for (std::int64_t k = 0; k < ik; ++k)
-        mma_b_[static_cast<std::size_t>(j * ik + k)] = fetch(ir::wgmma::element_address(bd, p.b.major, bits, j, k), "B", j, ks * ik + k);
+        mma_b_[static_cast<std::size_t>(j * ik + k)] = fetch(ir::wgmma::element_address(bd, p.b.major, bits, j, k), p.b_type, "B", j, ks * ik + k);
     for (std::int64_t mb = 0; mb < p.m_blocks(); ++mb) {
       if (p.a_in_registers) {
         for (std::int64_t i = 0; i < 64; ++i)
@@ -156,7 +160,7 @@ void machine::wgmma_complete(async_op& op) {
         const auto ad = ir::wgmma::decode(op.a_desc[static_cast<std::size_t>(mb * p.k_steps() + ks)]);
         for (std::int64_t i = 0; i < 64; ++i)
           for (std::int64_t k = 0; k < ik; ++k)
-            mma_a_[static_cast<std::size_t>(i * ik + k)] = fetch(ir::wgmma::element_address(ad, p.a.major, bits, i, k), "A", 64 * mb + i, ks * ik + k);
+            mma_a_[static_cast<std::size_t>(i * ik + k)] = fetch(ir::wgmma::element_address(ad, p.a.major, bits, i, k), p.a_type, "A", 64 * mb + i, ks * ik + k);
       }
       for (std::int64_t i = 0; i < 64; ++i) {
         float const* ar = mma_a_.data() + i * ik;

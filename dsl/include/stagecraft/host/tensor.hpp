@@ -45,7 +45,7 @@ struct host_tensor {
   }
 
   // Element i as a double / set from a double, with the dtype's rounding (RNE for f16/bf16,
-  // wrap-around for integers).
+  // wrap-around for integers, RNE with saturation for e4m3/e5m2).
   double get(std::int64_t i) const;
   void set(std::int64_t i, double v);
 
@@ -58,6 +58,7 @@ struct host_tensor {
       case ir::DType::i32: return std::is_same_v<T, std::int32_t>;
       case ir::DType::u32: return std::is_same_v<T, std::uint32_t>;
       case ir::DType::i8: return std::is_same_v<T, std::int8_t>;
+      case ir::DType::e4m3: case ir::DType::e5m2: return std::is_same_v<T, std::uint8_t>;
     }
     return false;
   }

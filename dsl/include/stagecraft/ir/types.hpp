@@ -5,19 +5,23 @@
 
 namespace stagecraft::ir {
 
-enum class DType : std::uint8_t { f32, f16, bf16, i32, u32, i8 };
+// Appended only: the numeric values are in serialized IR (tests/fuzz/ir_codec.cpp) and hashes.
+// e4m3/e5m2: the OCP 8-bit floats wgmma multiplies (stagecraft/ir/fp8.hpp), stored as bytes.
+enum class DType : std::uint8_t { f32, f16, bf16, i32, u32, i8, e4m3, e5m2 };
+inline constexpr DType last_dtype = DType::e5m2;
 
 constexpr int dtype_bits(DType t) {
   switch (t) {
     case DType::f32: case DType::i32: case DType::u32: return 32;
     case DType::f16: case DType::bf16: return 16;
-    case DType::i8: return 8;
+    case DType::i8: case DType::e4m3: case DType::e5m2: return 8;
   }
   return 0;
 }
 constexpr bool dtype_is_float(DType t) {
-  return t == DType::f32 || t == DType::f16 || t == DType::bf16;
+  return t == DType::f32 || t == DType::f16 || t == DType::bf16 || t == DType::e4m3 || t == DType::e5m2;
 }
+constexpr bool dtype_is_fp8(DType t) { return t == DType::e4m3 || t == DType::e5m2; }
 constexpr const char* dtype_name(DType t) {
   switch (t) {
     case DType::f32: return "f32";
@@ -26,6 +30,8 @@ constexpr const char* dtype_name(DType t) {
     case DType::i32: return "i32";
     case DType::u32: return "u32";
     case DType::i8: return "i8";
+    case DType::e4m3: return "e4m3";
+    case DType::e5m2: return "e5m2";
   }
   return "?";
 }

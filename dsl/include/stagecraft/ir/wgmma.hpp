@@ -32,8 +32,20 @@ namespace stagecraft::ir::wgmma {
 // MN-major: its M or N dimension is (A stored (K, M), B stored (K, N)).
 enum class Major : std::uint8_t { k, mn };
 
-// Elements of K one instruction consumes: 32 bytes of them.
+// Elements of K one instruction consumes: 32 bytes of them (k16 for 16-bit types, k8 for tf32,
+// k32 for fp8).
 constexpr int instr_k(int bits) { return 256 / bits; }
+
+// The input pairs wgmma has (PTX ISA, wgmma.mma_async .atype/.btype): the same 16-bit or tf32
+// type on both sides, or any two of e4m3/e5m2.
+constexpr bool input_pair(DType a, DType b) {
+  if (dtype_is_fp8(a) || dtype_is_fp8(b)) return dtype_is_fp8(a) && dtype_is_fp8(b);
+  return a == b && (a == DType::f16 || a == DType::bf16 || a == DType::f32);
+}
+// The accumulators an input type allows: f32 always; f16 for f16 and fp8 inputs.
+constexpr bool accumulator_for(DType in, DType acc) {
+  return acc == DType::f32 || (acc == DType::f16 && (in == DType::f16 || dtype_is_fp8(in)));
+}
 
 // Why a layout cannot be described, as a code the front end turns into a compile error.
 enum class LayoutError : std::uint8_t {
@@ -236,7 +248,8 @@ namespace stagecraft::ir::wgmma {
 // One wgmma statement as the instructions it issues: M/64 x K/instr_k of them, each
 // m64nNk<instr_k>. Built from a verified kernel; both backends iterate over it.
 struct plan {
-  DType ab = DType::bf16, acc = DType::f32;
+  // A and B have one type, except e4m3 and e5m2, which pair freely (kind .e4m3.e5m2 etc.).
+  DType a_type = DType::bf16, b_type = DType::bf16, acc = DType::f32;
   std::int64_t m = 0, n = 0, k = 0;
   int ik = 16;
   bool a_in_registers = false;
@@ -246,7 +259,7 @@ struct plan {
   // Byte offsets (from the operand view's first byte) where instruction (mb, ks) reads.
   std::int64_t a_start(std::int64_t mb, std::int64_t ks) const { return a.start(64 * mb, ks * ik); }
   std::int64_t b_start(std::int64_t ks) const { return b.start(0, ks * ik); }
-  // "m64n256k16.f32.bf16.bf16"
+  // "m64n256k16.f32.bf16.bf16", "m64n128k32.f32.e4m3.e5m2"
   std::string shape_suffix() const;
 };
 

@@ -19,11 +19,13 @@ namespace stagecraft {
 
 namespace detail {
 // D(M, N) += A(M, K) * B(K, N): shapes and dtypes common to both tensor-core generations.
-template <diag::fixed_string Op, class Acc, class A, class B, long long MinM, long long MaxN, long long NStep>
+// Fp8: the instruction also takes e4m3/e5m2 operands, in any pairing (wgmma's .e4m3.e5m2 etc.).
+template <diag::fixed_string Op, class Acc, class A, class B, long long MinM, long long MaxN, long long NStep, bool Fp8 = false>
 constexpr bool check_mma_operands() {
   using AD = typename A::dtype_t;
   using BD = typename B::dtype_t;
   using CD = typename Acc::dtype_t;
+  constexpr bool a_fp8 = ir::dtype_is_fp8(AD::code), b_fp8 = ir::dtype_is_fp8(BD::code);
   using Ad = typename A::static_dims;
   using Bd = typename B::static_dims;
   using Cd = typename Acc::static_dims;
@@ -31,22 +33,26 @@ constexpr bool check_mma_operands() {
     STAGECRAFT_ERROR("MMA operands are 2-D views", Op << ": MMA operands are 2-D views, but got A " << Ad{} << ", B " << Bd{}
                                                       << ", D " << Cd{});
     return false;
-  } else if constexpr (!std::is_same_v<AD, BD>) {
+  } else if constexpr (Fp8 && a_fp8 != b_fp8) {
+    STAGECRAFT_ERROR("an fp8 operand pairs only with an fp8 one",
+                     Op << ": an fp8 operand pairs only with an fp8 one (e4m3 or e5m2), but A is " << dtype_name<AD>() << " and B is "
+                        << dtype_name<BD>());
+    return false;
+  } else if constexpr (!std::is_same_v<AD, BD> && !(Fp8 && a_fp8)) {
     STAGECRAFT_ERROR("Expected dtypes to match but A had type T and B had type U",
                      Op << ": Expected dtypes to match but A had type " << dtype_name<AD>() << " and B had type "
                         << dtype_name<BD>());
     return false;
   } else if constexpr (!(std::is_same_v<AD, f16> || std::is_same_v<AD, bf16> || std::is_same_v<AD, i8> ||
-                         std::is_same_v<AD, f32>)) {
+                         std::is_same_v<AD, f32> || (Fp8 && a_fp8))) {
     STAGECRAFT_ERROR("MMA inputs are f16, bf16, f32 (as tf32) or i8",
                      Op << ": MMA inputs are f16, bf16, f32 (as tf32) or i8, but got " << dtype_name<AD>());
     return false;
-  } else if constexpr (std::is_same_v<AD, i8> ? !std::is_same_v<CD, i32>
-                                              : !(std::is_same_v<CD, f32> || (std::is_same_v<CD, f16> && std::is_same_v<AD, f16>))) {
+  } else if constexpr (std::is_same_v<AD, i8> ? !std::is_same_v<CD, i32> : !ir::wgmma::accumulator_for(AD::code, CD::code)) {
     STAGECRAFT_ERROR("MMA accumulator dtype does not fit the inputs",
                      Op << ": " << dtype_name<AD>() << " inputs accumulate in "
-                        << (std::is_same_v<AD, i8> ? "i32" : (std::is_same_v<AD, f16> ? "f32 or f16" : "f32")) << ", but the accumulator is "
-                        << dtype_name<CD>());
+                        << (std::is_same_v<AD, i8> ? "i32" : (ir::wgmma::accumulator_for(AD::code, ir::DType::f16) ? "f32 or f16" : "f32"))
+                        << ", but the accumulator is " << dtype_name<CD>());
     return false;
   } else if constexpr (Ad::values[0] != Cd::values[0] || Bd::values[1] != Cd::values[1] || Ad::values[1] != Bd::values[0]) {
     STAGECRAFT_ERROR("Expected shapes to match: D(M, N) += A(M, K) * B(K, N)",
@@ -183,7 +189,7 @@ auto wgmma(Acc const& acc, A const& a, B const& b, src_loc loc = src_loc::curren
     return stmt<>{};
   } else if constexpr (!detail::check_space<"wgmma", "B must be a SMEM reference", B, operand_kind::smem, operand_kind::smem_transposed>()) {
     return stmt<>{};
-  } else if constexpr (!detail::check_mma_operands<"wgmma", Acc, A, B, 64, 256, 8>()) {
+  } else if constexpr (!detail::check_mma_operands<"wgmma", Acc, A, B, 64, 256, 8, true>()) {
     return stmt<>{};
   } else if constexpr (kind_of<A> == operand_kind::tile && A::dtype_t::bits != 16) {
     STAGECRAFT_ERROR("wgmma: A from registers must have a 16-bit type",

@@ -67,10 +67,12 @@ struct result {
   trace timeline;
   std::uint64_t steps = 0;
   // Kernels with wgmma: the largest K any accumulator had summed when it was read (load(acc)),
-  // and the MMA input type. Their outputs are compared with a tolerance derived from these
-  // (mma_tolerance), data movement stays bit exact. 0: no accumulator result was read.
+  // the MMA input type (B's) and the accumulator type. Their outputs are compared with a
+  // tolerance derived from these (mma_tolerance), data movement stays bit exact. 0: no
+  // accumulator result was read.
   std::int64_t mma_k = 0;
   ir::DType mma_input = ir::DType::bf16;
+  ir::DType mma_accumulator = ir::DType::f32;
   bool ok() const { return diagnostics.empty(); }
 };
 
@@ -102,15 +104,20 @@ std::vector<int> written_params(ir::Kernel const& k);
 // (in double) on the same inputs. Tensor cores (and the interpreter, docs/interpreter.md) sum
 // in f32 in an order of their own, so MMA outputs get a bound derived from the K the
 // accumulators summed and the input type; everything else stays bit exact.
-//   bound(ref) = (K * 2^-23 + u_in) * K * max|x|^2 + ulp_out(ref)
+//   bound(ref) = (K * 2^-23 + K/ik * u_step + u_in) * K * max|x|^2 + ulp_out(ref)
 // K * 2^-23: one f32 rounding (truncating hardware: up to one ulp) per product added, each of
 // a partial sum at most K * max|x|^2 (max|x|: the largest input magnitude over every GMEM
-// parameter the kernel only reads); u_in: 0 for bf16/f16 inputs (the reference multiplies the
-// same values), 2^-9 for f32 read as tf32 (two 10-bit truncations); ulp_out: one unit in the
-// last place of the output type at |ref| (the output's own rounding may differ by one).
+// parameter the kernel only reads). K/ik * u_step: one narrower rounding per instruction (ik
+// products): u_step = 2^-10 for f16 accumulators; 2^-13 for f32 accumulators of fp8 inputs,
+// whose hardware accumulation keeps about 14 bits (DeepSeek-V3 report, section 3.3.2: up to 2 %
+// relative error at K = 4096 on H800, i.e. 128 k32 steps of 2^-13); 0 otherwise. u_in: 0 for
+// bf16, f16 and fp8 inputs (the reference multiplies the same values), 2^-9 for f32 read as
+// tf32 (two 10-bit truncations); ulp_out: one unit in the last place of the output type at
+// |ref| (the output's own rounding may differ by one).
 struct mma_tolerance {
   std::int64_t k = 0;
   ir::DType input = ir::DType::bf16;
+  ir::DType accumulator = ir::DType::f32;
   double max_input = 0;
   double bound(double reference, ir::DType output) const;
 };

@@ -1,0 +1,86 @@
+// C = A * B^T, e4m3 in, f32 (or f16) accumulate, bf16 out: gemm_hopper's warp-specialized pipeline on
+// Hopper's fp8 tensor cores.
+//
+// Each CTA owns a 128 x 256 tile of C. Warpgroup 0 streams 128-wide K slices of A (128 x 128, as
+// two 64-row halves) and B (256 x 128) through an S-deep ring of 128-byte swizzled stages with
+// TMA: 128 fp8 elements are one 128-byte swizzle row, so a slice is the same 48 KB a bf16
+// slice of 64 is, and each consumer's wgmma over it is 4 instructions of m64n256k32 (kind
+// .e4m3.e4m3). fp8 operands are K-major only, so both are stored (rows, K) and B is read as
+// transpose(b). The epilogue rounds the f32 accumulators to bf16 in SMEM and stores with TMA.
+//
+// Numerics: the interpreter sums each instruction's 32 exact products in double and adds them
+// to f32; the hardware's fp8 accumulation keeps fewer bits, which interp::mma_tolerance allows
+// for fp8 inputs (docs/interpreter.md).
+#include <string>
+
+#include <stagecraft/registry.hpp>
+#include <stagecraft/stagecraft.hpp>
+
+namespace stagecraft::examples {
+namespace {
+
+constexpr long long BM = 128, BN = 256, BK = 128;
+
+// Acc: f32, or f16 (fp8 kinds also accumulate in f16: half the registers, two per 32-bit one).
+template <long long S, class Acc>
+auto gemm_fp8(std::int64_t M, std::int64_t N, std::int64_t K) {
+  auto a = gmem<e4m3>("a", shape(M / 64, 64_c, K));                              // (m / 64, m % 64, k)
+  auto b = gmem<e4m3>("b", shape(N, K));                                         // (n, k): C = A * B^T
+  auto c = gmem<bf16>("c", shape(M, N));                                         // (m, n)
+  auto as = smem<e4m3>(shape(int_c<S>, 2_c, 64_c, int_c<BK>), swizzle(128_c));  // (stage, half, m, k), K-major
+  auto bs = smem<e4m3>(shape(int_c<S>, int_c<BN>, int_c<BK>), swizzle(128_c));  // (stage, n, k), K-major
+  auto cs = smem<bf16>(shape(2_c, 64_c, int_c<BN>));                             // each consumer's half of the C tile
+  return kernel<sm_90a>(
+      "gemm_fp8", grid(N / BN, M / BM), threads(3_c), a, b, c, as, bs, cs,
+      barrier(arrivals(2_c), count(int_c<S>)),  // ready[stage]: A and B landed
+      barrier(arrivals(2_c), count(int_c<S>)),  // consumed[stage]: both consumers are done
+      accumulator<Acc>(shape(64_c, int_c<BN>)),  // each consumer's own (m, n)
+      [K](auto a, auto b, auto c, auto as, auto bs, auto cs, auto ready, auto consumed, auto acc) {
+        auto n = program_id(0_c);
+        auto m = program_id(1_c);
+        return emit_pipeline_warp_specialized<S, 2>(
+            K / BK, ready, consumed,
+            ins(in(a, as, [&](auto k) { return a.block(m, 0_c, k); }), in(b, bs, [&](auto k) { return b.block(n, k); })),
+            [&](auto, auto half, auto a_k, auto b_k) {  // a_k: (2, 64, 128), b_k: (256, 128)
+              return seq(wgmma(acc, a_k[half], transpose(b_k)), wgmma_commit(), wgmma_wait(0_c));
+            },
+            [&](auto) { return store(acc, 0.0f); },
+            [&](auto half) {
+              return seq(store(cs[half], cast<bf16>(load(acc))), commit_smem(), copy_smem_to_gmem(cs[half], c.block(m * 2_c + half, n)),
+                         commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
+            });
+      });
+}
+
+STAGECRAFT_REGISTER(kernel_entry{
+    .name = "gemm_fp8",
+    .summary = "C = A * B^T (e4m3 in, f32 or f16 accumulate, bf16 out): 128x256x128 tiles, S-stage TMA ring, 1 producer + 2 wgmma consumer warpgroups",
+    .params = {{.name = "M", .default_value = 256, .help = "rows of A and C (a multiple of 128)", .min = 128, .multiple_of = 128},
+               {.name = "N", .default_value = 256, .help = "rows of B, columns of C (a multiple of 256)", .min = 256, .multiple_of = 256},
+               {.name = "K", .default_value = 256, .help = "the reduced dimension (a multiple of 128)", .min = 128, .multiple_of = 128},
+               {.name = "stages", .default_value = 3, .help = "pipeline stages (48 KB of SMEM each)", .allowed = {2, 3}},
+               {.name = "acc", .default_value = 32, .help = "accumulator bits: 32 (f32) or 16 (f16)", .allowed = {32, 16}}},
+    .build =
+        [](param_values const& p) {
+          return dispatch<2, 3>(p.at("stages"), [&](auto S) {
+            constexpr long long s = decltype(S)::value;
+            if (p.at("acc") == 16) return lower(gemm_fp8<s, f16>(p.at("M"), p.at("N"), p.at("K")));
+            return lower(gemm_fp8<s, f32>(p.at("M"), p.at("N"), p.at("K")));
+          });
+        },
+    .reference =
+        [](std::vector<host_tensor>& t, param_values const& p) {
+          const std::int64_t M = p.at("M"), N = p.at("N"), K = p.at("K");
+          auto const& a = t[0];
+          auto const& b = t[1];
+          for (std::int64_t i = 0; i < M; ++i)
+            for (std::int64_t j = 0; j < N; ++j) {
+              double sum = 0;
+              for (std::int64_t k = 0; k < K; ++k) sum += a.get(i * K + k) * b.get(j * K + k);
+              t[2].set(i * N + j, sum);
+            }
+        },
+});
+
+}  // namespace
+}  // namespace stagecraft::examples

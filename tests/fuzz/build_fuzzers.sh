@@ -35,7 +35,7 @@ lib_sources=(dsl/src/tree.cpp dsl/src/ir/lower.cpp dsl/src/ir/verify.cpp dsl/src
              dsl/src/lessons.cpp backends/interp/src/program.cpp backends/interp/src/machine.cpp backends/interp/src/trace.cpp
              backends/interp/src/views.cpp backends/interp/src/scheduler.cpp backends/interp/src/statements.cpp
              backends/interp/src/mbarrier.cpp backends/interp/src/memory.cpp backends/interp/src/tiles.cpp
-             backends/interp/src/reports.cpp backends/interp/src/engines/tma.cpp backends/interp/src/engines/wgmma.cpp backends/interp/src/tolerance.cpp
+             backends/interp/src/reports.cpp backends/interp/src/engines/tma.cpp backends/interp/src/engines/wgmma.cpp backends/interp/src/engines/tcgen05.cpp backends/interp/src/tolerance.cpp
              backends/interp/src/names.cpp
              backends/nvrtc/src/codegen.cpp tests/fuzz/ir_codec.cpp)
 # The CLI's bench and merge subcommands, with the model's machine table generated as CMake does.

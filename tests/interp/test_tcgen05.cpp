@@ -4,6 +4,7 @@
 // IR, hence in the instruction descriptor) gives a wrong answer here, as it would on the GPU.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 #include <stagecraft/interp/interp.hpp>
@@ -134,6 +135,29 @@ TEST_CASE("a tcgen05 MMA whose B is read in the other major order gives a wrong 
   const auto r = interp::run(k, in);
   REQUIRE(r.ok());
   CHECK(outside_bound(k, r, in, expected) != "");
+}
+
+TEST_CASE("a tcgen05_commit_arrive with no MMA before it arrives at once", "[interp][tcgen05]") {
+  // Nothing to wait for: the commit is an arrival. Its clock still carries the (empty) MMA stream.
+  const auto k = lower(kernel<sm_100a>("tc_commit_only", grid(2), threads(2_c), barrier(arrivals(1_c), orders_tensor_core), [](auto done) {
+    return if_(thread_id() == 0_c, tcgen05_commit_arrive(done), barrier_wait(done));
+  }));
+  for (auto p : {policy::eager, policy::lazy, policy::pct}) {
+    const auto r = interp::run(k, {}, {.schedule = p, .trace = true});
+    INFO((r.ok() ? std::string() : r.diagnostics.front().message));
+    CHECK(r.ok());
+    // The commits complete on the tcgen05 engine's lane, one per CTA.
+    auto const& lanes = r.timeline.lanes;
+    const auto lane = std::find(lanes.begin(), lanes.end(), "tcgen05") - lanes.begin();
+    REQUIRE(lane < static_cast<std::ptrdiff_t>(lanes.size()));
+    int commits = 0;
+    for (auto const& e : r.timeline.events)
+      if (e.label.rfind("tcgen05 commit", 0) == 0) {
+        CHECK(e.lane == lane);
+        ++commits;
+      }
+    CHECK(commits == 2);
+  }
 }
 
 TEST_CASE("ordinary stores into a tcgen05 operand need commit_smem() before the MMA", "[interp][tcgen05]") {

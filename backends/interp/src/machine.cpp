@@ -130,6 +130,9 @@ machine::machine(ir::Kernel const& k, std::vector<host_tensor>& gmem, options co
       has_tcgen05_ = true;
       mma_input_ = tc_plans_[s]->ab;
     }
+  // A commit with no MMA before it is legal (it arrives at once) and needs the MMA stream too.
+  for (auto const& st : k.stmts)
+    if (st.op == ir::StmtOp::tcgen05_commit_arrive) has_tcgen05_ = true;
   tmem_col_ = ir::tcgen05::tmem_columns_of(k);
   // Ops that arrive on each allocation: named in deadlock reports.
   for (std::size_t s = 0; s < k.stmts.size(); ++s) {

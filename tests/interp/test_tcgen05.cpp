@@ -53,7 +53,7 @@ void run_everywhere(ir::Kernel const& k, std::vector<host_tensor> const& in, std
 // C (128, 64) = A (128, K) * B^T, B (64, K) as stored, one stage, one thread: `T` bf16 or f32
 // (kind::tf32), K-major with a 128-byte swizzle (64 bf16 or 32 f32 per row). Prologue option:
 // double A in place with ordinary stores before the MMA, with or without commit_smem().
-enum class prologue { none, scale_fenced, scale_unfenced };
+enum class prologue { none, scale_fenced, scale_unfenced, mma_with_barrier };
 template <class T, prologue P = prologue::none>
 ir::Kernel one_cta(const char* name) {
   constexpr long long KT = 128 / (T::bits / 8);  // K per swizzled row
@@ -66,6 +66,7 @@ ir::Kernel one_cta(const char* name) {
           auto fill = seq(copy_gmem_to_smem(a.block(0_c, j), as, loaded), copy_gmem_to_smem(b.block(0_c, j), bs, loaded), barrier_wait(loaded));
           auto mma = seq(tcgen05_mma(d, as, transpose(bs), j > 0_c), tcgen05_commit_arrive(done), barrier_wait(done));
           if constexpr (P == prologue::none) return seq(fill, mma);
+          else if constexpr (P == prologue::mma_with_barrier) return seq(fill, tcgen05_mma(d, as, transpose(bs), done, j > 0_c), barrier_wait(done));
           else if constexpr (P == prologue::scale_fenced) return seq(fill, store(as, load(as) + load(as)), commit_smem(), mma);
           else return seq(fill, store(as, load(as) + load(as)), mma);
         });
@@ -135,6 +136,14 @@ TEST_CASE("a tcgen05 MMA whose B is read in the other major order gives a wrong 
   const auto r = interp::run(k, in);
   REQUIRE(r.ok());
   CHECK(outside_bound(k, r, in, expected) != "");
+}
+
+TEST_CASE("tcgen05_mma(d, a, b, bar, accumulate) is the MMA followed by its commit to bar", "[interp][tcgen05]") {
+  const auto k = one_cta<bf16, prologue::mma_with_barrier>("tc_mma_bar");
+  const auto in = testing::random_buffers(k, 8);
+  auto expected = in;
+  gemm_abt(expected);
+  run_everywhere(k, in, expected, 20);
 }
 
 TEST_CASE("a tcgen05_commit_arrive with no MMA before it arrives at once", "[interp][tcgen05]") {

@@ -143,8 +143,8 @@ constexpr std::uint32_t tmem_column(std::uint32_t addr) { return addr & 0xFFFFu;
 struct tmem_coord {
   int lane, column;
 };
-// Register r of thread t (0..127 of the warpgroup) after tcgen05.ld.32x32b, relative to the
-// address the load names (lane 0 of the warp's sub-partition is added by the warp).
+// Where register r of thread t (0..127 of the warpgroup) comes from when each warp w loads D
+// with tcgen05.ld.32x32b at lane 32 w of D's address: TMEM lane and column relative to D.
 constexpr tmem_coord ld_32x32b(int thread, int reg) { return {32 * (thread / 32) + thread % 32, reg}; }
 
 }  // namespace stagecraft::ir::tcgen05

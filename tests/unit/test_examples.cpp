@@ -12,7 +12,7 @@ using Catch::Matchers::Contains;
 TEST_CASE("the bundled examples are registered", "[examples]") {
   std::vector<std::string> names;
   for (auto const* e : registry::global().all()) names.push_back(e->name);
-  CHECK(names == std::vector<std::string>{"add_one", "batched_square", "double_buffer", "gemm_fp8", "gemm_hopper", "gemm_small", "handoff", "multicast_scale", "pipelined_add", "row_block_sum", "scale_store", "strip_pipelines", "swizzle_scale", "swizzled_widen", "ws_copy"});
+  CHECK(names == std::vector<std::string>{"add_one", "batched_square", "double_buffer", "gemm_blackwell", "gemm_fp8", "gemm_hopper", "gemm_small", "handoff", "multicast_scale", "pipelined_add", "row_block_sum", "scale_store", "strip_pipelines", "swizzle_scale", "swizzled_widen", "ws_copy"});
 }
 
 TEST_CASE("every example lowers and verifies for every type-level parameter value", "[examples]") {
@@ -43,6 +43,9 @@ TEST_CASE("examples use the ops they are about", "[examples]") {
                                       Contains("multicast over cluster axes (0)") && Contains("barrier_arrive cb4[v1 % 3]"));
   CHECK_THAT(text("gemm_fp8"), Contains("param a: gmem e4m3[") && Contains("smem s1: e4m3[3, 256, 128] swizzle=128") &&
                                    Contains("accumulator acc5: f32[64, 256]") && Contains("cast<bf16>(load(acc5))"));
+  CHECK_THAT(text("gemm_blackwell"), Contains("warpgroups=3") && Contains("tmem t6: f32[128, 256]") &&
+                                         Contains("tcgen05_mma t6 (accumulate if v1 > 0) += s0[v1 % 3] * s1[v1 % 3]^T") &&
+                                         Contains("tcgen05_commit_arrive b4[v1 % 3]") && Contains("store s2 <- cast<bf16>(async_load_tmem(t6))"));
   CHECK_THAT(text("scale_store"), Contains("commit_smem_to_gmem_group") && Contains("wait_smem_to_gmem 2 read_only"));
 }
 

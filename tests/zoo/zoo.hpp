@@ -59,6 +59,13 @@ ir::Kernel wgmma_no_fence(variant v = variant::buggy);      // generic stores in
 ir::Kernel wgmma_exit_pending(variant v = variant::buggy);  // a padding CTA exits with its wgmma group in flight
 ir::Kernel release_before_wgmma_wait(variant v = variant::buggy);  // warp-specialized consumer releases its stage before wgmma_wait
 
+// ---- Blackwell tensor cores (zoo_tcgen05.cpp): tcgen05's asynchrony and TMEM ------------------
+ir::Kernel refill_before_commit(variant v = variant::buggy);     // stage freed by barrier_arrive, not the MMA's commit
+ir::Kernel tmem_read_before_commit(variant v = variant::buggy);  // epilogue signalled by barrier_arrive, reads TMEM early
+ir::Kernel mma_over_tmem_load(variant v = variant::buggy);       // next tile's MMA overwrites D the epilogue still reads
+ir::Kernel commit_count(variant v = variant::buggy);             // `done` expects 2 arrivals, one commit arrives
+ir::Kernel tmem_dealloc_pending(variant v = variant::buggy);     // a padding CTA exits (frees TMEM) without waiting its MMAs
+
 // The whole zoo, for sweeps over every kernel.
 struct entry {
   const char* name;            // the kernel's name (as in its diagnostics)
@@ -72,5 +79,7 @@ std::vector<entry> const& all();
 // code generator's host backend. Their fixed twins' outputs come from wgmma, so they are
 // compared with interp::tolerance_of, not bit for bit.
 std::vector<entry> const& mma_all();
+// The Blackwell exhibits, compared like mma_all()'s.
+std::vector<entry> const& tcgen05_all();
 
 }  // namespace stagecraft::zoo

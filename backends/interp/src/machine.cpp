@@ -36,6 +36,7 @@ const char* check_name(check c) {
     case check::step_limit: return "step-limit";
     case check::unsupported: return "unsupported";
     case check::wgmma_pending_at_exit: return "wgmma-pending-at-exit";
+    case check::tcgen05_pending_at_dealloc: return "tcgen05-pending-at-dealloc";
   }
   return "?";
 }
@@ -105,7 +106,8 @@ machine::machine(ir::Kernel const& k, std::vector<host_tensor>& gmem, options co
   }
   // Barrier elements and their offsets within a CTA.
   for (std::size_t a = 0; a < k.allocs.size(); ++a) {
-    const bool memory_like = k.allocs[a].kind == ir::AllocKind::smem || k.allocs[a].kind == ir::AllocKind::accumulator;
+    const bool memory_like = k.allocs[a].kind == ir::AllocKind::smem || k.allocs[a].kind == ir::AllocKind::accumulator ||
+                             k.allocs[a].kind == ir::AllocKind::tmem;
     smem_grain_.push_back(memory_like ? initial_grain(k, ir::RefBase::alloc, static_cast<int>(a), k.allocs[a].shape) : 1);
     bar_base_.push_back(bar_count_);
     auto const& al = k.allocs[a];
@@ -122,12 +124,24 @@ machine::machine(ir::Kernel const& k, std::vector<host_tensor>& gmem, options co
       mma_input_ = plans_[s]->b_type;
       mma_accumulator_ = plans_[s]->acc;
     }
+  tc_plans_.resize(k.stmts.size());
+  for (std::size_t s = 0; s < k.stmts.size(); ++s)
+    if (k.stmts[s].op == ir::StmtOp::tcgen05_mma) {
+      tc_plans_[s] = std::make_unique<ir::tcgen05::plan>(ir::tcgen05::plan_of(k, k.stmts[s]));
+      has_tcgen05_ = true;
+      mma_input_ = tc_plans_[s]->ab;
+    }
+  // A commit with no MMA before it is legal (it arrives at once) and needs the MMA stream too.
+  for (auto const& st : k.stmts)
+    if (st.op == ir::StmtOp::tcgen05_commit_arrive) has_tcgen05_ = true;
+  tmem_col_ = ir::tcgen05::tmem_columns_of(k);
   // Ops that arrive on each allocation: named in deadlock reports.
   for (std::size_t s = 0; s < k.stmts.size(); ++s) {
     auto const& st = k.stmts[s];
     auto note = [&](ir::RefId r) { arrivers_[k.refs[r].id].push_back(static_cast<int>(s)); };
     if (st.op == ir::StmtOp::copy_gmem_to_smem) note(st.refs[2]);
     if (st.op == ir::StmtOp::barrier_arrive || st.op == ir::StmtOp::tcgen05_commit_arrive) note(st.refs[0]);
+    if (st.op == ir::StmtOp::tcgen05_mma && st.refs.size() == 4) note(st.refs[3]);
   }
   if (o_.trace) {
     tr_.kernel = k.name;
@@ -136,6 +150,7 @@ machine::machine(ir::Kernel const& k, std::vector<host_tensor>& gmem, options co
     tr_.lanes.push_back("tma load");
     tr_.lanes.push_back("tma store");
     if (has_wgmma_) tr_.lanes.push_back("wgmma");
+    if (has_tcgen05_) tr_.lanes.push_back("tcgen05");
     tr_.lanes.push_back("barriers");  // last: the barrier events find it as lanes.size() - 1
     tr_.ctas = static_cast<int>(k.grid[0] * k.grid[1] * k.grid[2]);
   }

@@ -13,6 +13,8 @@
 //   engines/tma.cpp   the TMA engine: loads (multicast included), stores and their bulk groups
 //   engines/wgmma.cpp the tensor-core engine: wgmma reading SMEM through its descriptors, the
 //                     per-warpgroup register accumulators, commit/wait groups
+//   engines/tcgen05.cpp the Blackwell tensor-core engine: tcgen05_mma through its instruction and
+//                     SMEM descriptors into TMEM, tcgen05_commit_arrive, TMEM's life time
 //
 // Happens-before is tracked with vector clocks whose components are not only the agents but
 // also every barrier element (component value = completions observed) and, per agent, the
@@ -56,6 +58,7 @@
 #include "program.hpp"
 #include "stagecraft/interp/interp.hpp"
 #include "stagecraft/ir/fp8.hpp"
+#include "stagecraft/ir/tcgen05.hpp"
 #include "stagecraft/ir/wgmma.hpp"
 
 namespace stagecraft::interp::detail {
@@ -151,6 +154,7 @@ struct memory {
   }
   bool smem = false;
   bool registers = false;  // a warpgroup's register accumulator: no proxy, no fence
+  bool tmem = false;       // a CTA's TMEM allocation: (lane, column), written by tcgen05 MMAs only
   // Physical placement (SMEM): `data` points at the allocation's first byte inside its CTA's
   // one byte array. Row-major unswizzled allocations are placed element after element, which
   // is what every fast path below assumes; a swizzled or tiled one is `mapped`: element e lives
@@ -278,7 +282,9 @@ struct barrier_state {
 struct async_op {
   // Which engine completes it, and in which stage: TMA load; TMA store reading SMEM, then writing GMEM.
   // wgmma: one wgmma statement's instructions, reading A/B from SMEM and accumulating.
-  enum class kind : std::uint8_t { load, store_read, store_write, mma } what;
+  // tc_mma: one tcgen05_mma statement's instructions into TMEM; tc_commit: a tcgen05 commit's
+  // arrival, once every earlier tcgen05 op of its issuer has completed.
+  enum class kind : std::uint8_t { load, store_read, store_write, mma, tc_mma, tc_commit } what;
   int agent = 0;  // issuer
   ir::StmtId stmt = ir::none;
   vclock vc;      // the issuer's clock at issue
@@ -300,6 +306,13 @@ struct async_op {
   std::vector<std::uint64_t> a_desc, b_desc;
   region a_view, b_view, acc;
   std::int64_t acc_alloc = -1;
+  // tc_mma: its plan, the instruction descriptor and D's TMEM address (group: the MMA's
+  // sequence number in its issuer's tcgen05 stream); tc_commit: group = MMAs it covers, the
+  // barrier at bar_elem of CTA bar_cta.
+  ir::tcgen05::plan const* tc_plan = nullptr;
+  std::uint32_t idesc = 0, d_addr = 0;
+  bool accumulate = false;
+  int bar_cta = -1;
   std::uint64_t id = 0;
 };
 
@@ -339,12 +352,15 @@ struct agent_state {
   std::int64_t mma_committed = 0, mma_waited = 0;
   int mma_open = 0;                         // wgmmas issued since the last wgmma_commit
   ir::StmtId last_mma = ir::none;
+  // tcgen05: MMAs issued (the mma_comp value of the newest), and how many a commit covers.
+  std::int64_t tc_issued = 0, tc_committed = 0;
 };
 
 struct cta_state {
   std::array<std::int64_t, 3> pid{}, cidx{};
   int linear = 0;
-  std::vector<memory> smem;             // per allocation (empty memory for non-SMEM allocations)
+  std::vector<memory> smem;             // per allocation: SMEM, and TMEM (own storage); empty for others
+  std::vector<std::int64_t> tmem_k;     // per TMEM allocation: K its D has summed since an MMA overwrote it
   std::vector<std::byte> bytes;         // its shared memory, every allocation at ir::smem_offsets
   std::vector<barrier_state> barriers;  // all barrier elements, allocations in order
 };
@@ -433,6 +449,13 @@ class machine {
   std::uint32_t view_address(region const& g) const;
   void trace_mma(async_op const& op);
 
+  // ---- engines/tcgen05.cpp: the Blackwell tensor-core engine ----------------------------------
+  void issue_tcgen05_mma(agent_state& a, ir::Stmt const& s);
+  void tcgen05_commit(agent_state& a, ir::RefId bar);
+  void tcgen05_complete(async_op& op);
+  void tcgen05_check_at_exit(agent_state const& a);
+  void note_tmem_read(agent_state const& a, ir::RefId rid);
+
   // ---- tiles.cpp: tile math and generic stores ----------------------------------------------
   tile_buf value(agent_state& a, ir::ValueId id);
   bool streamable(ir::ValueId id) const;
@@ -476,7 +499,10 @@ class machine {
   std::vector<std::int64_t> smem_offset_;           // ir::smem_offsets
   std::vector<std::unique_ptr<ir::wgmma::plan>> plans_;  // per statement: the wgmma plan (null for others)
   bool has_wgmma_ = false;
-  int mma_base_ = -1;                               // the first wgmma clock component (one per agent), -1: none
+  std::vector<std::unique_ptr<ir::tcgen05::plan>> tc_plans_;  // per statement: the tcgen05_mma plan (null for others)
+  std::vector<std::int64_t> tmem_col_;              // per allocation: its first TMEM column (-1: not TMEM)
+  bool has_tcgen05_ = false;
+  int mma_base_ = -1;                               // the first wgmma/tcgen05 clock component (one per agent), -1: none
   std::int64_t mma_k_ = 0;                          // the largest K an accumulator held when read
   ir::DType mma_input_ = ir::DType::bf16;
   ir::DType mma_accumulator_ = ir::DType::f32;

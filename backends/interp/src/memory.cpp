@@ -149,7 +149,7 @@ region machine::view_of(agent_state const& a, ir::RefId rid, int cta) {
     return g;
   }
   const auto kind = k_.allocs[r.id].kind;
-  if (kind != ir::AllocKind::smem && kind != ir::AllocKind::accumulator)
+  if (kind != ir::AllocKind::smem && kind != ir::AllocKind::accumulator && kind != ir::AllocKind::tmem)
     report(check::unsupported, cur_op_, a,
            fmt::format("loads and stores of {} t{} are not modelled by the interpreter yet", ir::alloc_kind_name(kind), r.id));
   // An accumulator is the asking warpgroup's own registers, whichever CTA is named.
@@ -319,18 +319,29 @@ void machine::poison_read(memory const& m, std::int64_t elem, int agent, const c
   report(check::poison_read, cur_op_, agent,
          fmt::format("{} reads {}[{}] (element {}), which nothing has written: {}", accessor(agent, what), m.name,
                      fmt::join(unflatten(m, elem), ", "), elem,
-                     m.registers ? "an accumulator starts undefined (zero it with store(acc, 0) before the first wgmma)" : "SMEM starts undefined"));
+                     m.registers ? "an accumulator starts undefined (zero it with store(acc, 0) before the first wgmma)"
+                     : m.tmem    ? "TMEM starts undefined: the first tcgen05_mma into it must not accumulate (pass k > 0 as its accumulate "
+                                   "condition), and async_load_tmem must wait for the barrier its tcgen05_commit_arrive arrives on"
+                                 : "SMEM starts undefined"));
 }
 
 void machine::race(memory const& m, std::int64_t elem, epoch prev, const char* now, int agent, const char* what, bool prev_is_write) {
   // An access racing a wgmma that has not been waited for: name the fix.
   const bool by_mma = prev.cluster() == cluster_id() && prev.comp() < shared_reads && mma_base_ >= 0 &&
                       static_cast<int>(prev.comp()) >= mma_base_;
+  // A tcgen05 MMA overwriting D that an epilogue's async_load_tmem read: the reverse hand-off.
+  const bool mma_over_load = has_tcgen05_ && m.tmem && !prev_is_write && !by_mma && what && std::strcmp(what, "a tcgen05 MMA") == 0;
+  const char* hint = !by_mma ? ""
+                     : has_tcgen05_ ? ": wait on the barrier that a tcgen05_commit_arrive after that MMA arrives on before reading its TMEM or "
+                                      "refilling its SMEM operands"
+                                    : ": wait for that group with wgmma_wait before touching its accumulator or its A/B stage";
+  if (mma_over_load)
+    hint = ": the MMA overwrites D while that async_load_tmem may still be reading it; the reader must arrive on a barrier the MMA "
+           "issuer waits for before it issues into the same TMEM";
   report(check::data_race, cur_op_, agent,
          fmt::format("data race on {} {}[{}]: {} ({}) is not ordered after the earlier {} by {}{}",
-                     m.registers ? "the accumulator" : m.smem ? "SMEM" : "GMEM", m.name, fmt::join(unflatten(m, elem), ", "),
-                     accessor(agent, what), now, prev_is_write ? "write" : "read", comp_name(prev),
-                     by_mma ? ": wait for that group with wgmma_wait before touching its accumulator or its A/B stage" : ""));
+                     m.registers ? "the accumulator" : m.tmem ? "TMEM" : m.smem ? "SMEM" : "GMEM", m.name, fmt::join(unflatten(m, elem), ", "),
+                     accessor(agent, what), now, prev_is_write ? "write" : "read", comp_name(prev), hint));
 }
 
 std::vector<std::int64_t> machine::unflatten(memory const& m, std::int64_t elem) const {
@@ -355,6 +366,9 @@ std::string machine::comp_name(epoch e) const {
     return fmt::format("the TMA load completing {} of CTA {} (completion #{})", bar_name(b), ctas_[ci].linear, e.clock);
   }
   const int s = comp - na - nb;
+  if (mma_base_ >= 0 && comp >= mma_base_ && has_tcgen05_)
+    return fmt::format("tcgen05 MMA #{} issued by {} (known complete only through the barrier a later tcgen05_commit_arrive arrives on)",
+                       e.clock, who(agents_[comp - mma_base_]));
   if (mma_base_ >= 0 && comp >= mma_base_)
     return fmt::format("the wgmma group #{} issued by {} (completes at the wgmma_wait that covers it)", e.clock, who(agents_[comp - mma_base_]));
   return fmt::format("a TMA store {} issued by {} (bulk group #{})", s % 2 ? "writing GMEM" : "reading SMEM", who(agents_[s / 2]), e.clock);
@@ -371,11 +385,11 @@ void machine::check_fenced(memory const& m, std::int64_t elem, epoch w, bool cop
   auto const& f = agents_[w.comp()].fences;
   auto it = std::lower_bound(f.begin(), f.end(), w.clock);
   if (it != f.end() && *it < vc.c[w.comp()]) return;
-  if (std::strcmp(what, "a wgmma") == 0)  // the tensor core reads SMEM through the async proxy too
+  if (std::strcmp(what, "a wgmma") == 0 || std::strcmp(what, "a tcgen05 MMA") == 0)  // the tensor core reads SMEM through the async proxy too
     report(check::missing_fence, cur_op_, agent,
-           fmt::format("wgmma reads SMEM {}[{}] as an operand, written by {} through ordinary stores with no commit_smem() "
-                       "(fence.proxy.async) between that write and the wgmma: the tensor core may read stale data",
-                       m.name, fmt::join(unflatten(m, elem), ", "), who(agents_[w.comp()])));
+           fmt::format("{} reads SMEM {}[{}] as an operand, written by {} through ordinary stores with no commit_smem() "
+                       "(fence.proxy.async) between that write and the MMA: the tensor core may read stale data",
+                       what[2] == 'w' ? "wgmma" : "tcgen05_mma", m.name, fmt::join(unflatten(m, elem), ", "), who(agents_[w.comp()])));
   report(check::missing_fence, cur_op_, agent,
          fmt::format("the TMA engine {} {} {}[{}], written by {} through ordinary stores with no commit_smem() "
                      "(fence.proxy.async) between that write and this copy: {}",

@@ -52,8 +52,11 @@ void machine::run_cluster(std::array<std::int64_t, 3> origin) {
   const int nagents = nctas * k_.warpgroups;
   // Components: agents, then barrier elements of every CTA, then each agent's store sides.
   // Kernels with wgmma add one more per agent: its wgmma groups (value = groups known complete).
-  mma_base_ = has_wgmma_ ? nagents + nctas * static_cast<int>(bar_count_) + 2 * nagents : -1;
-  const int ncomp = nagents + nctas * static_cast<int>(bar_count_) + 2 * nagents + (has_wgmma_ ? nagents : 0);
+  // Kernels with tcgen05 use the same per-agent component for their MMA stream (value = MMAs
+  // known complete); a kernel targets one architecture, so never both.
+  const bool mma = has_wgmma_ || has_tcgen05_;
+  mma_base_ = mma ? nagents + nctas * static_cast<int>(bar_count_) + 2 * nagents : -1;
+  const int ncomp = nagents + nctas * static_cast<int>(bar_count_) + 2 * nagents + (mma ? nagents : 0);
   if (o_.checks && ncomp >= static_cast<int>(max_components))
     report(check::unsupported, -1, -1,
            fmt::format("a cluster with {} warpgroups and {} barrier elements per CTA needs {} clock components; the race checker "
@@ -71,6 +74,7 @@ void machine::run_cluster(std::array<std::int64_t, 3> origin) {
       smem_pool_.pop_back();
     }
     if (cs.bytes.size() != cta_bytes) cs.bytes.assign(cta_bytes, std::byte{0});
+    cs.tmem_k.assign(k_.allocs.size(), 0);
     for (std::size_t a = 0; a < k_.allocs.size(); ++a) {
       auto const& al = k_.allocs[a];
       memory m;
@@ -90,6 +94,21 @@ void machine::run_cluster(std::array<std::int64_t, 3> origin) {
           m.tile_c = al.tiling[1];
         }
         m.mapped = m.swizzle != 0 || (m.tile_r > 0 && m.tile_c != al.shape.back());
+        if (o_.checks) {
+          m.grain = smem_grain_[a];
+          m.allocate_shadow(static_cast<std::size_t>(n / m.grain), true);
+          std::fill_n(m.sw, n / m.grain, epoch::make(0, poison, 0));
+        }
+      } else if (al.kind == ir::AllocKind::tmem) {
+        // TMEM is allocated at the CTA's start and freed at its exit (the front end has no
+        // alloc/dealloc statements): undefined until an MMA writes it, like SMEM.
+        m.name = ir::alloc_name(k_, static_cast<int>(a));
+        m.dtype = al.dtype;
+        m.shape = al.shape;
+        const auto n = m.elements();
+        m.owned.assign(static_cast<std::size_t>(n * ir::dtype_bits(al.dtype) / 8), std::byte{0});
+        m.data = m.owned.data();
+        m.tmem = true;
         if (o_.checks) {
           m.grain = smem_grain_[a];
           m.allocate_shadow(static_cast<std::size_t>(n / m.grain), true);
@@ -129,7 +148,7 @@ void machine::run_cluster(std::array<std::int64_t, 3> origin) {
       a.observed.assign(static_cast<std::size_t>(bar_count_), 0);
       a.priority = static_cast<std::uint64_t>(o_.pct_depth) + rng_.below(1u << 30);
       a.began = time_;  // clusters run one after another: its first op starts now
-      if (has_wgmma_) a.mma_comp = mma_base_ + a.comp;
+      if (mma) a.mma_comp = mma_base_ + a.comp;
       // Its register accumulators: undefined until written (the poison check reads them).
       a.acc.resize(k_.allocs.size());
       a.acc_k.assign(k_.allocs.size(), 0);
@@ -298,10 +317,12 @@ void machine::enqueue(async_op op) {
 // Completes pending_[index] on the engine that owns it.
 void machine::complete(std::size_t index) {
   // One warpgroup's wgmmas execute in issue order (they chain on their accumulators in
-  // hardware): choosing any of them completes its agent's oldest.
-  if (pending_[index].what == async_op::kind::mma)
+  // hardware): choosing any of them completes its agent's oldest. Likewise one thread's tcgen05
+  // ops, which is what lets a commit arrive only after every MMA issued before it.
+  auto stream = [](async_op::kind w) { return w == async_op::kind::tc_mma || w == async_op::kind::tc_commit ? 2 : w == async_op::kind::mma ? 1 : 0; };
+  if (const int st = stream(pending_[index].what); st != 0)
     for (std::size_t j = 0; j < index; ++j)
-      if (pending_[j].what == async_op::kind::mma && pending_[j].agent == pending_[index].agent) {
+      if (stream(pending_[j].what) == st && pending_[j].agent == pending_[index].agent) {
         index = j;
         break;
       }
@@ -313,6 +334,8 @@ void machine::complete(std::size_t index) {
     case async_op::kind::store_read:
     case async_op::kind::store_write: tma_complete(op); break;
     case async_op::kind::mma: wgmma_complete(op); break;
+    case async_op::kind::tc_mma:
+    case async_op::kind::tc_commit: tcgen05_complete(op); break;
   }
 }
 

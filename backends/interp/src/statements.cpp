@@ -93,6 +93,8 @@ void machine::step(int index) {
     case ir::StmtOp::wgmma: issue_wgmma(a, s); break;
     case ir::StmtOp::wgmma_commit: wgmma_commit(a); break;
     case ir::StmtOp::wgmma_wait: wgmma_wait(a, s); break;
+    case ir::StmtOp::tcgen05_mma: issue_tcgen05_mma(a, s); break;
+    case ir::StmtOp::tcgen05_commit_arrive: tcgen05_commit(a, s.refs[0]); break;
     default:
       report(check::unsupported, id, a,
              fmt::format("{} is not modelled by the interpreter yet (tensor-core ops arrive with their own issue)", ir::stmt_name(s.op)));
@@ -106,6 +108,7 @@ void machine::finish(agent_state& a) {
   a.done = true;
   tma_check_stores_at_exit(a);
   if (has_wgmma_) wgmma_check_at_exit(a);
+  if (has_tcgen05_) tcgen05_check_at_exit(a);
 }
 
 }  // namespace stagecraft::interp::detail

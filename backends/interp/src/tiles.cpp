@@ -56,8 +56,14 @@ tile_buf machine::value(agent_state& a, ir::ValueId id) {
       }
       return t;
     }
-    case ir::ValueOp::load_tmem:
-      report(check::unsupported, cur_op_, a, "async_load_tmem is not modelled by the interpreter yet (tensor-core ops arrive with their own issue)");
+    case ir::ValueOp::load_tmem: {
+      // tcgen05.ld.32x32b then tcgen05.wait::ld: thread t of the warpgroup reads lane t
+      // (ir::tcgen05::ld_32x32b), so the warpgroup's tile is D row for row. The wait is part of
+      // the value, so the read is complete before the agent's next op.
+      note_tmem_read(a, v.ref);
+      const region g = view_of(a, v.ref, a.cta);
+      return read_region(g, a.vc, own_stamp(a), a.comp, nullptr);
+    }
     default: break;
   }
   // Binary: a scalar operand is applied as a constant, not materialised as a tile.

@@ -20,7 +20,7 @@ double mma_tolerance::bound(double reference, ir::DType output) const {
 }
 
 std::optional<mma_tolerance> tolerance_of(ir::Kernel const& k, result const& r, std::vector<host_tensor> const& inputs) {
-  const bool mma = std::any_of(k.stmts.begin(), k.stmts.end(), [](ir::Stmt const& s) { return s.op == ir::StmtOp::wgmma; });
+  const bool mma = std::any_of(k.stmts.begin(), k.stmts.end(), [](ir::Stmt const& s) { return s.op == ir::StmtOp::wgmma || s.op == ir::StmtOp::tcgen05_mma; });
   if (!mma || r.mma_k == 0) return std::nullopt;
   mma_tolerance t;
   t.k = r.mma_k;

@@ -265,8 +265,9 @@ class Printer {
                                   s.transpose & 1 ? "^T" : "", ref(at(s, 2)), s.transpose & 2 ? "^T" : "");
         break;
       case StmtOp::tcgen05_mma:
-        out += line + fmt::format("tcgen05_mma {} {}= {} * {}{}\n", ref(at(s, 0)), s.e0 == none ? "" : fmt::format("(accumulate if {}) +", expr(s.e0)),
-                                  ref(at(s, 1)), ref(at(s, 2)), s.refs.size() > 3 ? fmt::format("  then arrive on {}", ref(at(s, 3))) : "");
+        out += line + fmt::format("tcgen05_mma {} {}= {}{} * {}{}{}\n", ref(at(s, 0)), s.e0 == none ? "" : fmt::format("(accumulate if {}) +", expr(s.e0)),
+                                  ref(at(s, 1)), s.transpose & 1 ? "^T" : "", ref(at(s, 2)), s.transpose & 2 ? "^T" : "",
+                                  s.refs.size() > 3 ? fmt::format("  then arrive on {}", ref(at(s, 3))) : "");
         break;
       default: {
         std::vector<std::string> ops;

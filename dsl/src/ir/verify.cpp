@@ -19,6 +19,7 @@
 #include <fmt/ranges.h>
 
 #include "stagecraft/ir/kernel.hpp"
+#include "stagecraft/ir/tcgen05.hpp"
 #include "stagecraft/ir/wgmma.hpp"
 
 namespace stagecraft::ir {
@@ -497,7 +498,8 @@ class Verifier {
     if (!uses_n && x.n != 0) fail_at(s, "carries n = {}, which it does not use", x.n);
     if (x.op != StmtOp::wait_group && x.flag) fail_at(s, "carries a flag, which it does not use");
     if (x.op != StmtOp::copy_gmem_to_smem && !x.axes.empty()) fail_at(s, "has multicast axes, which only copy_gmem_to_smem takes");
-    if (x.op != StmtOp::wgmma && x.transpose != 0) fail_at(s, "carries transpose bits, which only wgmma takes");
+    if (x.op != StmtOp::wgmma && x.op != StmtOp::tcgen05_mma && x.transpose != 0)
+      fail_at(s, "carries transpose bits, which only wgmma and tcgen05_mma take");
     if (x.transpose > 3) fail_at(s, "transpose = {}, but only bits 0 (A) and 1 (B) exist", x.transpose);
     for (auto c : x.body)
       if (c < 0 || c >= static_cast<StmtId>(k_.stmts.size())) fail_at(s, "refers to statement {}, which does not exist", c);
@@ -585,6 +587,7 @@ class Verifier {
           alloc_of(s, k_.refs[x.refs[2]], {AllocKind::smem}, "B");
           if (x.refs.size() == 4) barrier_operand(s, x.refs[3], true);
           need_expr(x.e0, "an accumulate condition");
+          (void)tcgen05::plan_of(k_, x);  // shapes, dtypes and operand layouts the instruction can describe
         } else {
           need_refs(1);
           barrier_operand(s, x.refs[0], true);

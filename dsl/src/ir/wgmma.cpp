@@ -13,15 +13,26 @@ std::string plan::shape_suffix() const {
   return fmt::format("m64n{}k{}.{}.{}.{}", n, ik, dtype_name(acc), ptx(a_type), ptx(b_type));
 }
 
-namespace {
-
-struct operand {
-  DType dtype;
-  std::int64_t rows = 0, cols = 0;
-  operand_layout layout;
-};
-
-}  // namespace
+smem_operand smem_operand_of(Kernel const& k, StmtId id, RefId rid, Major major, const char* op, const char* role) {
+  auto fail = [&](std::string const& what) {
+    throw VerifyError(fmt::format("kernel '{}': op #{} ({}): {}", k.name, id, op, what));
+  };
+  auto const& r = k.refs[rid];
+  auto const& al = k.allocs[r.id];
+  if (al.shape.size() != r.index.size() + 2)
+    fail(fmt::format("{} must be a 2-D view of its SMEM allocation, but it has {} dimension(s) ({})", role,
+                     al.shape.size() - r.index.size(), fmt::join(r.shape, ", ")));
+  smem_operand o{al.dtype, al.shape[al.shape.size() - 2], al.shape.back(), {}};
+  const int tr = static_cast<int>(al.tiling.size());
+  if (tr > 2) fail(fmt::format("{}: a tiling over more than the operand's two dimensions ({}) cannot be read by {}", role, fmt::join(al.tiling, ", "), op));
+  const std::int64_t t_r = tr == 2 ? al.tiling[0] : o.rows, t_c = tr >= 1 ? al.tiling.back() : o.cols;
+  o.layout = describe(dtype_bits(al.dtype), o.rows, o.cols, tr == 0 ? 0 : 2, t_r, t_c, al.swizzle, major);
+  if (tr == 1) o.layout.error = LayoutError::bad_tiling;
+  if (o.layout.error != LayoutError::none)
+    fail(fmt::format("{} ({} [{}], swizzle {} B{}): {}", role, dtype_name(al.dtype), fmt::join(r.shape, ", "), al.swizzle,
+                     al.tiling.empty() ? "" : fmt::format(", tiling ({})", fmt::join(al.tiling, ", ")), layout_error_text(o.layout.error)));
+  return o;
+}
 
 plan plan_of(Kernel const& k, Stmt const& s) {
   const auto id = static_cast<StmtId>(&s - k.stmts.data());
@@ -38,23 +49,7 @@ plan plan_of(Kernel const& k, Stmt const& s) {
   p.m = acc.shape[0];
   p.n = acc.shape[1];
   // A and B as views: (rows, cols) of the allocation's trailing dimensions, read transposed or not.
-  auto view = [&](RefId rid, Major major, const char* role) -> operand {
-    auto const& r = k.refs[rid];
-    auto const& al = k.allocs[r.id];
-    if (al.shape.size() != r.index.size() + 2)
-      fail(fmt::format("{} must be a 2-D view of its SMEM allocation, but it has {} dimension(s) ({})", role,
-                       al.shape.size() - r.index.size(), fmt::join(r.shape, ", ")));
-    operand o{al.dtype, al.shape[al.shape.size() - 2], al.shape.back(), {}};
-    const int tr = static_cast<int>(al.tiling.size());
-    if (tr > 2) fail(fmt::format("{}: a tiling over more than the operand's two dimensions ({}) cannot be read by wgmma", role, fmt::join(al.tiling, ", ")));
-    const std::int64_t t_r = tr == 2 ? al.tiling[0] : o.rows, t_c = tr >= 1 ? al.tiling.back() : o.cols;
-    o.layout = describe(dtype_bits(al.dtype), o.rows, o.cols, tr == 0 ? 0 : 2, t_r, t_c, al.swizzle, major);
-    if (tr == 1) o.layout.error = LayoutError::bad_tiling;
-    if (o.layout.error != LayoutError::none)
-      fail(fmt::format("{} ({} [{}], swizzle {} B{}): {}", role, dtype_name(al.dtype), fmt::join(r.shape, ", "), al.swizzle,
-                       al.tiling.empty() ? "" : fmt::format(", tiling ({})", fmt::join(al.tiling, ", ")), layout_error_text(o.layout.error)));
-    return o;
-  };
+  auto view = [&](RefId rid, Major major, const char* role) { return smem_operand_of(k, id, rid, major, "wgmma", role); };
 
   // Types first, in the front end's order: which layouts are describable depends on the type.
   p.b_type = k.allocs[k.refs[s.refs[2]].id].dtype;
@@ -70,7 +65,7 @@ plan plan_of(Kernel const& k, Stmt const& s) {
     fail(fmt::format("{} inputs accumulate in {}, but the accumulator is {}", dtype_name(p.b_type),
                      accumulator_for(p.b_type, DType::f16) ? "f32 or f16" : "f32", dtype_name(p.acc)));
 
-  const operand b = view(s.refs[2], (s.transpose & 2) ? Major::k : Major::mn, "B");
+  const smem_operand b = view(s.refs[2], (s.transpose & 2) ? Major::k : Major::mn, "B");
   p.b = b.layout;
   const std::int64_t b_k = (s.transpose & 2) ? b.cols : b.rows, b_n = (s.transpose & 2) ? b.rows : b.cols;
   std::int64_t a_m = 0, a_k = 0;
@@ -83,7 +78,7 @@ plan plan_of(Kernel const& k, Stmt const& s) {
     a_k = v.shape[1];
     if (dtype_bits(p.a_type) != 16) fail(fmt::format("A from registers must have a 16-bit type, but it is {}", dtype_name(p.a_type)));
   } else {
-    const operand a = view(s.refs[1], (s.transpose & 1) ? Major::mn : Major::k, "A");
+    const smem_operand a = view(s.refs[1], (s.transpose & 1) ? Major::mn : Major::k, "A");
     p.a = a.layout;
     a_m = (s.transpose & 1) ? a.cols : a.rows;
     a_k = (s.transpose & 1) ? a.rows : a.cols;

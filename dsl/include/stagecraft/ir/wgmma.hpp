@@ -263,6 +263,17 @@ struct plan {
   std::string shape_suffix() const;
 };
 
+// An SMEM operand of statement `id` as the tensor core reads it: the (rows, cols) of the
+// allocation's two trailing dimensions (the ref fixes the others) and their layout read `major`.
+// Throws VerifyError "kernel 'k': op #id (op): role ..." when the layout cannot be described.
+// Shared by wgmma and tcgen05 (ir/tcgen05.hpp), whose SMEM operands are the same canonical layouts.
+struct smem_operand {
+  DType dtype;
+  std::int64_t rows = 0, cols = 0;
+  operand_layout layout;
+};
+smem_operand smem_operand_of(Kernel const& k, std::int32_t id, std::int32_t rid, Major major, const char* op, const char* role);
+
 // The plan of wgmma statement `s` of `k`; throws VerifyError naming the kernel and op when an
 // operand layout cannot be described (IR built by hand: the front end rejects these).
 plan plan_of(Kernel const& k, Stmt const& s);

@@ -4,7 +4,7 @@
 //   wgmma(acc, a[s], transpose(b[s])); wgmma_commit(); wgmma_wait(0_c);
 //       // acc: accumulator<f32>(shape(64_c, 256_c)); a[s]: (64, 64) bf16, b[s]: (256, 64) bf16,
 //       // both swizzle(128_c): acc(M, N) += A(M, K) * B(N, K)^T, the usual K-major GEMM
-//   tcgen05_mma(d_tmem, a_smem, b_smem, mma_done, k > 0);    // mma_done: orders_tensor_core
+//   tcgen05_mma(d_tmem, a_smem, transpose(b_smem), mma_done, k > 0);  // mma_done: orders_tensor_core
 //   tcgen05_commit_arrive(mma_done); auto d = async_load_tmem(d_tmem);
 #pragma once
 #include "stagecraft/expr/tile.hpp"
@@ -235,9 +235,10 @@ auto tcgen05_mma(src_loc loc, Acc const& acc, A const& a, B const& b, Rest const
     else STAGECRAFT_ERROR("tcgen05_mma: the accumulator must be a TMEM reference",
                           "tcgen05_mma: the accumulator must be a TMEM reference, but got " << detail::kind_name(kind_of<Acc>));
     return stmt<>{};
-  } else if constexpr (!detail::check_space<"tcgen05_mma", "A must be a SMEM or TMEM reference", A, operand_kind::smem, operand_kind::tmem>()) {
+  } else if constexpr (!detail::check_space<"tcgen05_mma", "A must be a SMEM or TMEM reference", A, operand_kind::smem,
+                                              operand_kind::smem_transposed, operand_kind::tmem>()) {
     return stmt<>{};
-  } else if constexpr (kind_of<B> != operand_kind::smem) {
+  } else if constexpr (kind_of<B> != operand_kind::smem && kind_of<B> != operand_kind::smem_transposed) {
     if constexpr (is_barrier_like<B>) STAGECRAFT_REJECT_BARRIER_AS_ARRAY(B);
     else STAGECRAFT_ERROR("tcgen05_mma: B must be a SMEM reference",
                           "tcgen05_mma: B must be a SMEM reference, but got " << detail::kind_name(kind_of<B>));
@@ -253,6 +254,8 @@ auto tcgen05_mma(src_loc loc, Acc const& acc, A const& a, B const& b, Rest const
     } else {
       auto const& accumulate = std::get<sizeof...(Rest) - 1>(args);
       tree::op_extra extra;
+      // As for wgmma: which operands are read M/N-major is the transpose bits (ir::tcgen05::plan_of).
+      extra.transpose = static_cast<std::uint8_t>((kind_of<A> == operand_kind::smem_transposed ? 1 : 0) | (kind_of<B> == operand_kind::smem_transposed ? 2 : 0));
       if constexpr (std::is_same_v<Last, bool>) extra.e0 = tree::make_expr(ir::ExprOp::constant, accumulate ? 1 : 0);
       else extra.e0 = node_of(accumulate);
       if constexpr (sizeof...(Rest) == 2) {

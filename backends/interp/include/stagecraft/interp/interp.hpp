@@ -50,6 +50,7 @@ enum class check : std::uint8_t {
   step_limit,          // the step budget ran out (a loop that does not end?)
   unsupported,         // an op this interpreter does not model yet
   wgmma_pending_at_exit,  // a warpgroup exits with wgmma groups not committed or not waited for
+  tcgen05_pending_at_dealloc,  // TMEM freed (at CTA exit) under an MMA in flight, or MMAs no commit covers
 };
 const char* check_name(check c);
 
@@ -66,10 +67,10 @@ struct result {
   std::vector<diagnostic> diagnostics;
   trace timeline;
   std::uint64_t steps = 0;
-  // Kernels with wgmma: the largest K any accumulator had summed when it was read (load(acc)),
-  // the MMA input type (B's) and the accumulator type. Their outputs are compared with a
-  // tolerance derived from these (mma_tolerance), data movement stays bit exact. 0: no
-  // accumulator result was read.
+  // Kernels with wgmma or tcgen05: the largest K any accumulator (or TMEM D) had summed when it
+  // was read (load(acc), async_load_tmem), the MMA input type (B's) and the accumulator type.
+  // Their outputs are compared with a tolerance derived from these (mma_tolerance), data
+  // movement stays bit exact. 0: no accumulator result was read.
   std::int64_t mma_k = 0;
   ir::DType mma_input = ir::DType::bf16;
   ir::DType mma_accumulator = ir::DType::f32;

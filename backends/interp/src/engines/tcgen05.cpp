@@ -1,0 +1,223 @@
+// The Blackwell tensor-core engine (tcgen05.mma.cta_group::1 on sm_100a): one tcgen05_mma
+// statement is the K / ik instructions of its ir::tcgen05::plan, issued by one agent (the
+// kernel's MMA thread) into TMEM; tcgen05_commit_arrive(bar) arrives on `bar` once every tcgen05
+// op that agent issued before it has completed. See machine.hpp for how an engine plugs in.
+//
+// Operands are read the way the tensor core reads them: at issue each instruction gets the
+// 32-bit instruction descriptor (plan::idesc), D's TMEM address and the sm_100 SMEM
+// descriptors (ir::tcgen05::encode_smem of the operand's shared-window address plus
+// plan::a_start / b_start) the code generator emits; at completion the engine decodes those bits
+// again and takes M, N, the operand types and major-ness from the instruction descriptor, the
+// column of D from the TMEM address, and every A and B element from the CTA's SMEM bytes at
+// ir::wgmma::element_address of the decoded SMEM descriptor. A wrong descriptor therefore
+// computes the wrong thing here exactly as on the GPU.
+//
+// Numerics (docs/interpreter.md): as wgmma's, per instruction the ik products of each output
+// element are summed exactly in double and added to the f32 D with one rounding; the first
+// instruction of a statement whose accumulate condition is false overwrites D instead.
+//
+// Ordering: MMA #i of an agent (its i-th) reads A/B and reads/writes D stamped "agent a's
+// tcgen05 stream, i", and is ordered after MMA #i-1 (they chain on D in hardware) and its own
+// read of D. A commit
+// issued after n MMAs arrives with that component at n, so whoever waits on its barrier is
+// ordered after all of them, and nobody else is: reading TMEM, refilling a stage, or issuing an
+// MMA over D an epilogue still reads, without that barrier in between, is a race.
+//
+// TMEM's life time: the front end has no alloc/dealloc statements, so each CTA's TMEM
+// allocations are allocated at its start (undefined contents) and freed when its last agent
+// exits; an MMA that no agent of the CTA is then ordered after is reported, as is an agent
+// exiting with MMAs that no commit covers (nothing could ever learn that they completed).
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "../machine.hpp"
+
+namespace stagecraft::interp::detail {
+
+namespace tc = ir::tcgen05;
+
+namespace {
+// What the tensor core multiplies: 16-bit types as they are, f32 read as tf32 (the low 13
+// mantissa bits are not read).
+float operand_value(ir::DType t, std::byte const* p) {
+  switch (t) {
+    case ir::DType::bf16: { std::uint16_t h; std::memcpy(&h, p, 2); return bf16_to_f32(h); }
+    case ir::DType::f16: { std::uint16_t h; std::memcpy(&h, p, 2); return f16_to_f32(h); }
+    default: {
+      std::uint32_t u;
+      std::memcpy(&u, p, 4);
+      u &= ~0x1FFFu;
+      float f;
+      std::memcpy(&f, &u, 4);
+      return f;
+    }
+  }
+}
+}  // namespace
+
+void machine::issue_tcgen05_mma(agent_state& a, ir::Stmt const& s) {
+  auto const& p = *tc_plans_[static_cast<std::size_t>(cur_op_)];
+  async_op op{async_op::kind::tc_mma};
+  op.agent = a.comp;
+  op.stmt = cur_op_;
+  op.tc_plan = &p;
+  op.acc_alloc = k_.refs[s.refs[0]].id;
+  op.acc = view_of(a, s.refs[0], a.cta);
+  op.a_view = view_of(a, s.refs[1], a.cta);
+  op.b_view = view_of(a, s.refs[2], a.cta);
+  const std::uint32_t a_addr = view_address(op.a_view), b_addr = view_address(op.b_view);
+  for (std::int64_t ks = 0; ks < p.k_steps(); ++ks) {
+    op.a_desc.push_back(tc::encode_smem(a_addr + static_cast<std::uint32_t>(p.a_start(ks)), p.a));
+    op.b_desc.push_back(tc::encode_smem(b_addr + static_cast<std::uint32_t>(p.b_start(ks)), p.b));
+  }
+  op.idesc = p.idesc;
+  op.d_addr = tc::tmem_address(0, static_cast<std::uint32_t>(tmem_col_[static_cast<std::size_t>(op.acc_alloc)]));
+  op.accumulate = eval(a, s.e0) != 0;
+  op.group = ++a.tc_issued;
+  op.vc = a.vc;
+  // Its own stamp included: the MMA reads D and then writes it (and is after MMA #group - 1).
+  op.vc.c[a.mma_comp] = static_cast<std::uint32_t>(op.group);
+  a.last_mma = cur_op_;
+  ++a.vc.c[a.comp];
+  enqueue(std::move(op));
+  if (s.refs.size() == 4) tcgen05_commit(a, s.refs[3]);  // tcgen05_mma(d, a, b, bar, acc): the MMA, then its commit
+}
+
+// tcgen05.commit.mbarrier::arrive::one: an arrival that waits for the issuer's earlier MMAs.
+void machine::tcgen05_commit(agent_state& a, ir::RefId bar) {
+  auto& b = barrier_of(a, bar);
+  async_op op{async_op::kind::tc_commit};
+  op.agent = a.comp;
+  op.stmt = cur_op_;
+  op.bar_cta = a.cta;
+  op.bar_elem = &b - ctas_[a.cta].barriers.data();
+  op.group = a.tc_issued;
+  op.vc = a.vc;
+  op.vc.c[a.mma_comp] = static_cast<std::uint32_t>(op.group);
+  a.tc_committed = a.tc_issued;
+  ++a.vc.c[a.comp];
+  enqueue(std::move(op));
+}
+
+void machine::note_tmem_read(agent_state const& a, ir::RefId rid) {
+  mma_k_ = std::max(mma_k_, ctas_[a.cta].tmem_k[static_cast<std::size_t>(k_.refs[rid].id)]);
+}
+
+void machine::tcgen05_complete(async_op& op) {
+  auto& a = agents_[op.agent];
+  if (op.what == async_op::kind::tc_commit) {
+    auto& b = ctas_[op.bar_cta].barriers[static_cast<std::size_t>(op.bar_elem)];
+    if (o_.trace)
+      tr_.events.push_back({trace_event::kind::async, op.issued, time_, ctas_[a.cta].linear, k_.warpgroups + 2, op.stmt,
+                            fmt::format("tcgen05 commit #{}: MMAs 1..{} of {} complete, arrive on {}", op.stmt, op.group, who(a), bar_name(b))});
+    arrive(b, op.vc, a);
+    return;
+  }
+  auto const& p = *op.tc_plan;
+  auto bad = [&](std::string const& what) {
+    report(check::unsupported, op.stmt, a, fmt::format("tcgen05_mma ({}) was issued with {}", p.shape_suffix(), what));
+  };
+  // Everything the instruction does comes from its bits.
+  if (op.idesc & tc::reserved_bits) bad(fmt::format("instruction descriptor {:#010x}, whose reserved bits are set", op.idesc));
+  const auto id = tc::decode(op.idesc);
+  ir::DType a_type{}, b_type{};
+  if (id.sparse || id.saturate || id.negate_a || id.negate_b || id.max_shift != 0)
+    bad(fmt::format("instruction descriptor {:#010x}: sparsity, saturation, negation or a maximum shift, which are not modelled", op.idesc));
+  if (!tc::ab_type(p.kind, id.a_format, a_type) || !tc::ab_type(p.kind, id.b_format, b_type) || a_type != b_type || id.d_format != 1)
+    bad(fmt::format("instruction descriptor {:#010x}: A format {}, B format {}, D format {} are not an f32-accumulating {} MMA", op.idesc,
+                    id.a_format, id.b_format, id.d_format, tc::kind_name(p.kind)));
+  if (id.m != 128 || id.n < 16 || id.n > 256 || id.n % 16 != 0)
+    bad(fmt::format("instruction descriptor {:#010x}: M = {}, N = {}, not a cta_group::1 shape with M = 128", op.idesc, id.m, id.n));
+  auto& d = *op.acc.mem;
+  const auto lane0 = static_cast<std::int64_t>(tc::tmem_lane(op.d_addr)), col = static_cast<std::int64_t>(tc::tmem_column(op.d_addr));
+  const std::int64_t col0 = tmem_col_[static_cast<std::size_t>(op.acc_alloc)], cols = d.shape[1];
+  if (lane0 != 0 || col < col0 || col + id.n > col0 + cols)
+    bad(fmt::format("D at TMEM address {:#x} (lane {}, column {}): N = {} columns from there leave {} (columns [{}, {}))", op.d_addr, lane0, col,
+                    id.n, d.name, col0, col0 + cols));
+  const std::int64_t m = id.m, n = id.n, ik = p.ik, jc = col - col0;
+  const int bits = ir::dtype_bits(a_type), eb = bits / 8;
+
+  const epoch stamp = epoch::make(static_cast<std::uint32_t>(op.group), static_cast<std::uint32_t>(a.mma_comp), cluster_id());
+  if (o_.checks) {
+    // The shadows of the operand views: the bytes a correct descriptor denotes. A descriptor
+    // that reads elsewhere shows up as wrong numbers, which the tolerance check catches.
+    access(op.a_view, false, op.vc, stamp, a.comp, "a tcgen05 MMA");
+    access(op.b_view, false, op.vc, stamp, a.comp, "a tcgen05 MMA");
+    if (op.accumulate) access(op.acc, false, op.vc, stamp, a.comp, "a tcgen05 MMA");
+    access(op.acc, true, op.vc, stamp, a.comp, "a tcgen05 MMA");
+  }
+  auto const& smem = ctas_[a.cta].bytes;
+  auto fetch = [&](std::uint32_t addr, const char* role, std::int64_t mn, std::int64_t k) {
+    if (static_cast<std::size_t>(addr) + static_cast<std::size_t>(eb) > smem.size())
+      report(check::index_out_of_range, op.stmt, a,
+             fmt::format("tcgen05_mma ({}) reads {} element ({}, {}) at shared address {}, beyond the CTA's {} bytes of SMEM: its descriptor "
+                         "denotes bytes outside every allocation",
+                         p.shape_suffix(), role, mn, k, addr, smem.size()));
+    return operand_value(a_type, smem.data() + addr);
+  };
+  auto descriptor = [&](std::uint64_t bits_, const char* role) {
+    const auto s = tc::decode_smem(bits_);
+    if (s.error != tc::SmemDescError::none) bad(fmt::format("{} descriptor {:#018x}: {}", role, bits_, tc::smem_desc_error_text(s.error)));
+    return s.d;
+  };
+  mma_a_.resize(static_cast<std::size_t>(m * ik));
+  mma_b_.resize(static_cast<std::size_t>(n * ik));
+  auto* dv = reinterpret_cast<float*>(d.data);
+  for (std::size_t ks = 0; ks < op.a_desc.size(); ++ks) {
+    const auto ad = descriptor(op.a_desc[ks], "A"), bd = descriptor(op.b_desc[ks], "B");
+    const auto kbase = static_cast<std::int64_t>(ks) * ik;
+    for (std::int64_t j = 0; j < n; ++j)
+      for (std::int64_t k = 0; k < ik; ++k)
+        mma_b_[static_cast<std::size_t>(j * ik + k)] = fetch(ir::wgmma::element_address(bd, id.b_major, bits, j, k), "B", j, kbase + k);
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t k = 0; k < ik; ++k)
+        mma_a_[static_cast<std::size_t>(i * ik + k)] = fetch(ir::wgmma::element_address(ad, id.a_major, bits, i, k), "A", i, kbase + k);
+    const bool add = op.accumulate || ks > 0;  // enable-input-d: only the first instruction may overwrite
+    for (std::int64_t i = 0; i < m; ++i) {
+      float const* ar = mma_a_.data() + i * ik;
+      float* row = dv + (lane0 + i) * cols + jc;  // row i of D is TMEM lane i
+      for (std::int64_t j = 0; j < n; ++j) {
+        float const* br = mma_b_.data() + j * ik;
+        double sum = 0;
+        for (std::int64_t k = 0; k < ik; ++k) sum += static_cast<double>(ar[k]) * static_cast<double>(br[k]);
+        row[j] = static_cast<float>((add ? static_cast<double>(row[j]) : 0.0) + sum);
+      }
+    }
+  }
+  auto& kk = ctas_[a.cta].tmem_k[static_cast<std::size_t>(op.acc_alloc)];
+  kk = (op.accumulate ? kk : 0) + p.k;
+  if (o_.trace)
+    tr_.events.push_back({trace_event::kind::async, op.issued, time_, ctas_[a.cta].linear, k_.warpgroups + 2, op.stmt,
+                          fmt::format("tcgen05_mma #{}: {} x {} into {}{} (MMA #{} of {})", op.stmt, op.a_desc.size(), p.shape_suffix(), d.name,
+                                      op.accumulate ? " (accumulate)" : "", op.group, who(a))});
+}
+
+// At an agent's exit: its MMAs must all be covered by a commit. At its CTA's exit, which frees
+// the CTA's TMEM: some agent of the CTA must be ordered after the completion of every MMA (have
+// waited, directly or transitively, on a barrier a commit after it arrived on). Judged on the
+// clocks, not on whether the scheduler happened to have completed the MMA: on the GPU the CTA
+// may well get there first.
+void machine::tcgen05_check_at_exit(agent_state const& a) {
+  if (a.tc_issued > a.tc_committed)
+    report(check::tcgen05_pending_at_dealloc, a.last_mma, a,
+           fmt::format("{} exits with {} tcgen05 MMA(s) that no tcgen05_commit_arrive follows: nothing can learn that they completed, so "
+                       "their TMEM can be neither read nor freed safely (end with tcgen05_commit_arrive on a barrier the readers wait for)",
+                       who(a), a.tc_issued - a.tc_committed));
+  for (auto const& other : agents_)
+    if (other.cta == a.cta && !other.done) return;
+  for (auto const& issuer : agents_) {
+    if (issuer.cta != a.cta || issuer.tc_issued == 0) continue;
+    std::uint32_t seen = 0;
+    for (auto const& y : agents_)
+      if (y.cta == a.cta) seen = std::max(seen, y.vc.c[static_cast<std::size_t>(issuer.mma_comp)]);
+    if (seen < issuer.tc_issued)
+      report(check::tcgen05_pending_at_dealloc, issuer.last_mma, issuer,
+             fmt::format("every warpgroup of CTA {} has exited, which frees its TMEM, but none waited for tcgen05 MMA #{} of the {} issued by {}: "
+                         "it may still be writing TMEM when it is freed (wait on the barrier its tcgen05_commit_arrive arrives on before the end)",
+                         ctas_[a.cta].linear, seen + 1, issuer.tc_issued, who(issuer)));
+  }
+}
+
+}  // namespace stagecraft::interp::detail

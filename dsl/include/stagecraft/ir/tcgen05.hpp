@@ -1,0 +1,183 @@
+// tcgen05 (Blackwell 5th-generation tensor cores): the one description of an MMA that every
+// backend uses, as ir/wgmma.hpp is for Hopper.
+//
+// The verifier builds a plan with plan_of(); the code generator would emit the 32-bit
+// instruction descriptor plan::idesc and the SMEM descriptors encode_smem() builds; the
+// interpreter decodes those very bits (decode_idesc, decode_smem) and reads each operand
+// element from ir::wgmma::element_address(), i.e. from the bytes the tensor core would read.
+// A wrong descriptor is then the same wrong answer on the CPU as on the GPU.
+//
+// Facts used, as read (PTX ISA 9.x, section 9.7.16.4 "Matrix descriptors"; the same fields as
+// CUTLASS's cute::UMMA::InstrDescriptor and Mojo's gpu.mma_sm100.MMASmemDescriptor):
+//   instruction descriptor, .kind::f16 and .kind::tf32 (Table "Instruction descriptor format"):
+//     bits 0-1 sparsity selector, 2 sparsity (dense 0), 3 saturate (integer kinds only),
+//     4-5 D type (F16 0, F32 1), 6 reserved, 7-9 A type, 10-12 B type
+//     (kind::f16: F16 0, BF16 1; kind::tf32: TF32 2), 13 negate A, 14 negate B,
+//     15 transpose A, 16 transpose B (0: K-major, 1: M/N-major), 17-22 N >> 3, 23 reserved,
+//     24-28 M >> 4, 29 reserved, 30-31 maximum shift (.ws only, 0 otherwise).
+//   SMEM matrix descriptor ("Shared memory descriptor"): bits 0-13 start >> 4, 16-29 LBO >> 4,
+//     32-45 SBO >> 4, 46-48 fixed 0b001 (the sm_100 version), 49-51 base offset, 52 LBO mode
+//     (0 relative; 1 absolute, 48-byte K tiles only), 53-60 zero, 61-63 swizzle
+//     (0 none, 1 128 B with 32 B atoms, 2 128 B, 4 64 B, 6 32 B).
+//   The canonical layouts the descriptor denotes are wgmma's (ir/wgmma.hpp). And the 3-bit
+//   swizzle field at 61-63 holding 2/4/6 is wgmma's 2-bit field at 62-63 holding 1/2/3, bit for
+//   bit: an sm_100 descriptor is wgmma's with the version bit 46 set, which is how it is built.
+//   TMEM addresses: bits 31-16 lane, 15-0 column (32-bit columns).
+//   D of cta_group::1, M = 128 ("Data path layout organization", layout D): row i of D is TMEM
+//     lane i, column j is the column at the address's column + j (f32: one column each).
+//   tcgen05.ld.32x32b.xN: thread t of the warpgroup (warp w = t / 32) reads lane 32 w + t % 32,
+//     register r holds column r; a warp reaches only its own 32-lane sub-partition.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "stagecraft/ir/types.hpp"
+#include "stagecraft/ir/wgmma.hpp"
+
+namespace stagecraft::ir::tcgen05 {
+
+using wgmma::Major;
+
+// The MMA kinds modelled: 16-bit inputs and tf32 (f32 in SMEM), both into f32.
+enum class Kind : std::uint8_t { f16, tf32 };
+constexpr const char* kind_name(Kind k) { return k == Kind::f16 ? "kind::f16" : "kind::tf32"; }
+
+// ---- the 32-bit instruction descriptor -------------------------------------------------------
+struct instr_desc {
+  int sparsity_selector = 0;
+  bool sparse = false;
+  bool saturate = false;
+  int d_format = 1;  // F32
+  int a_format = 1, b_format = 1;  // BF16 (kind::f16)
+  bool negate_a = false, negate_b = false;
+  Major a_major = Major::k, b_major = Major::k;
+  int n = 0, m = 0;
+  int max_shift = 0;
+};
+
+constexpr std::uint32_t encode(instr_desc const& d) {
+  return (static_cast<std::uint32_t>(d.sparsity_selector) & 3u) | (std::uint32_t{d.sparse} << 2) | (std::uint32_t{d.saturate} << 3) |
+         ((static_cast<std::uint32_t>(d.d_format) & 3u) << 4) | ((static_cast<std::uint32_t>(d.a_format) & 7u) << 7) |
+         ((static_cast<std::uint32_t>(d.b_format) & 7u) << 10) | (std::uint32_t{d.negate_a} << 13) | (std::uint32_t{d.negate_b} << 14) |
+         (std::uint32_t{d.a_major == Major::mn} << 15) | (std::uint32_t{d.b_major == Major::mn} << 16) |
+         ((static_cast<std::uint32_t>(d.n >> 3) & 0x3Fu) << 17) | ((static_cast<std::uint32_t>(d.m >> 4) & 0x1Fu) << 24) |
+         ((static_cast<std::uint32_t>(d.max_shift) & 3u) << 30);
+}
+constexpr instr_desc decode(std::uint32_t b) {
+  instr_desc d;
+  d.sparsity_selector = static_cast<int>(b & 3u);
+  d.sparse = (b >> 2) & 1u;
+  d.saturate = (b >> 3) & 1u;
+  d.d_format = static_cast<int>((b >> 4) & 3u);
+  d.a_format = static_cast<int>((b >> 7) & 7u);
+  d.b_format = static_cast<int>((b >> 10) & 7u);
+  d.negate_a = (b >> 13) & 1u;
+  d.negate_b = (b >> 14) & 1u;
+  d.a_major = ((b >> 15) & 1u) ? Major::mn : Major::k;
+  d.b_major = ((b >> 16) & 1u) ? Major::mn : Major::k;
+  d.n = static_cast<int>((b >> 17) & 0x3Fu) << 3;
+  d.m = static_cast<int>((b >> 24) & 0x1Fu) << 4;
+  d.max_shift = static_cast<int>((b >> 30) & 3u);
+  return d;
+}
+// Bits the table marks reserved (6, 23, 29): a descriptor with any set is malformed.
+constexpr std::uint32_t reserved_bits = (1u << 6) | (1u << 23) | (1u << 29);
+
+// Operand and accumulator type codes of the kinds modelled; -1: the kind has no such type.
+constexpr int ab_format(Kind k, DType t) {
+  if (k == Kind::tf32) return t == DType::f32 ? 2 : -1;
+  return t == DType::f16 ? 0 : t == DType::bf16 ? 1 : -1;
+}
+constexpr int d_format(DType t) { return t == DType::f32 ? 1 : t == DType::f16 ? 0 : -1; }
+// What the tensor core reads a format code of `k` as: the DType the interpreter converts from.
+// false: the code is not one of the kind's.
+constexpr bool ab_type(Kind k, int format, DType& out) {
+  if (k == Kind::tf32) {
+    if (format != 2) return false;
+    out = DType::f32;
+    return true;
+  }
+  if (format != 0 && format != 1) return false;
+  out = format == 0 ? DType::f16 : DType::bf16;
+  return true;
+}
+
+// ---- the 64-bit SMEM matrix descriptor (sm_100) ----------------------------------------------
+constexpr std::uint64_t version_bits = std::uint64_t{1} << 46;
+
+constexpr std::uint64_t encode_smem(wgmma::descriptor const& d) { return wgmma::encode(d) | version_bits; }
+constexpr std::uint64_t encode_smem(std::uint32_t addr, wgmma::operand_layout const& l) { return wgmma::encode(addr, l) | version_bits; }
+
+// Why a descriptor's bits do not describe a canonical layout the tensor core reads.
+enum class SmemDescError : std::uint8_t { none, version, lbo_absolute, swizzle_mode, reserved };
+constexpr const char* smem_desc_error_text(SmemDescError e) {
+  switch (e) {
+    case SmemDescError::none: return "";
+    case SmemDescError::version: return "bits 46-48 must hold the sm_100 descriptor version 0b001 (a Hopper wgmma descriptor?)";
+    case SmemDescError::lbo_absolute: return "bit 52 selects the absolute leading-dimension mode, which only 48-byte K tiles use";
+    case SmemDescError::swizzle_mode: return "bits 61-63 hold a swizzle mode other than none, 128 B, 64 B or 32 B";
+    case SmemDescError::reserved: return "bits 14-15, 30-31 or 53-60 must be zero";
+  }
+  return "?";
+}
+struct smem_desc {
+  wgmma::descriptor d;
+  SmemDescError error = SmemDescError::none;
+};
+constexpr smem_desc decode_smem(std::uint64_t bits) {
+  smem_desc s{wgmma::decode(bits), SmemDescError::none};
+  const auto mode = (bits >> 61) & 7u;
+  if (((bits >> 46) & 7u) != 1u) s.error = SmemDescError::version;
+  else if ((bits >> 52) & 1u) s.error = SmemDescError::lbo_absolute;
+  else if (mode != 0 && mode != 2 && mode != 4 && mode != 6) s.error = SmemDescError::swizzle_mode;
+  else if (bits & ((std::uint64_t{3} << 14) | (std::uint64_t{3} << 30) | (std::uint64_t{0xFF} << 53))) s.error = SmemDescError::reserved;
+  return s;
+}
+
+// ---- TMEM addresses and the tcgen05.ld 32x32b data path -----------------------------------------
+constexpr std::uint32_t tmem_address(std::uint32_t lane, std::uint32_t column) { return (lane << 16) | (column & 0xFFFFu); }
+constexpr std::uint32_t tmem_lane(std::uint32_t addr) { return addr >> 16; }
+constexpr std::uint32_t tmem_column(std::uint32_t addr) { return addr & 0xFFFFu; }
+
+struct tmem_coord {
+  int lane, column;
+};
+// Where register r of thread t (0..127 of the warpgroup) comes from when each warp w loads D
+// with tcgen05.ld.32x32b at lane 32 w of D's address: TMEM lane and column relative to D.
+constexpr tmem_coord ld_32x32b(int thread, int reg) { return {32 * (thread / 32) + thread % 32, reg}; }
+
+}  // namespace stagecraft::ir::tcgen05
+
+namespace stagecraft::ir {
+struct Kernel;
+struct Stmt;
+}
+
+namespace stagecraft::ir::tcgen05 {
+
+// One tcgen05_mma statement as the instructions it issues: K / ik of them, each
+// tcgen05.mma.cta_group::1.<kind> with M = 128 and the statement's N, chained on D in TMEM.
+struct plan {
+  Kind kind = Kind::f16;
+  DType ab = DType::bf16, d = DType::f32;
+  std::int64_t m = 0, n = 0, k = 0;
+  int ik = 16;
+  wgmma::operand_layout a, b;
+  std::uint32_t idesc = 0;  // the instruction descriptor every instruction of the statement takes
+  std::int64_t k_steps() const { return k / ik; }
+  std::int64_t a_start(std::int64_t ks) const { return a.start(0, ks * ik); }
+  std::int64_t b_start(std::int64_t ks) const { return b.start(0, ks * ik); }
+  // "kind::f16 m128n256k16 bf16"
+  std::string shape_suffix() const;
+};
+
+// The plan of tcgen05_mma statement `s` of `k`; throws VerifyError naming the kernel and op when
+// the operands are not an MMA this description models.
+plan plan_of(Kernel const& k, Stmt const& s);
+
+// The first TMEM column of each TMEM allocation (-1 for other allocations): allocations lie
+// one after another in declaration order (the 512-column budget is checked by the verifier).
+std::vector<std::int64_t> tmem_columns_of(Kernel const& k);
+
+}  // namespace stagecraft::ir::tcgen05

@@ -1,0 +1,89 @@
+// tcgen05 plans: the instructions one tcgen05_mma statement issues, their instruction
+// descriptor, and the layouts of the SMEM operands (ir::wgmma's canonical layouts).
+#include "stagecraft/ir/tcgen05.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "stagecraft/ir/kernel.hpp"
+
+namespace stagecraft::ir::tcgen05 {
+
+std::string plan::shape_suffix() const {
+  return fmt::format("{} m{}n{}k{} {}", kind_name(kind), m, n, ik, kind == Kind::tf32 ? "tf32" : dtype_name(ab));
+}
+
+plan plan_of(Kernel const& k, Stmt const& s) {
+  const auto id = static_cast<StmtId>(&s - k.stmts.data());
+  auto fail = [&](std::string const& what) -> plan {
+    throw VerifyError(fmt::format("kernel '{}': op #{} (tcgen05_mma): {}", k.name, id, what));
+  };
+  if (s.op != StmtOp::tcgen05_mma || (s.refs.size() != 3 && s.refs.size() != 4))
+    return fail("not a tcgen05_mma statement with 3 or 4 memory operands");
+  auto const& d_ref = k.refs[s.refs[0]];
+  auto const& d = k.allocs[d_ref.id];
+  if (d.kind != AllocKind::tmem || d.shape.size() != 2 || !d_ref.index.empty())
+    return fail("D is a whole TMEM allocation (lanes, columns)");
+  if (k.allocs[k.refs[s.refs[1]].id].kind == AllocKind::tmem)
+    return fail("A from TMEM (the .kind::f16 A-in-TMEM form) is not modelled yet: keep A in SMEM");
+
+  plan p;
+  p.d = d.dtype;
+  p.m = d.shape[0];
+  p.n = d.shape[1];
+  auto view = [&](RefId rid, Major major, const char* role) { return wgmma::smem_operand_of(k, id, rid, major, "tcgen05_mma", role); };
+  // As wgmma: B stored (K, N) is N-major; transpose(b) of an (N, K) buffer is K-major.
+  const wgmma::smem_operand b = view(s.refs[2], (s.transpose & 2) ? Major::k : Major::mn, "B");
+  const wgmma::smem_operand a = view(s.refs[1], (s.transpose & 1) ? Major::mn : Major::k, "A");
+  p.a = a.layout;
+  p.b = b.layout;
+  p.ab = b.dtype;
+  const std::int64_t a_m = (s.transpose & 1) ? a.cols : a.rows, a_k = (s.transpose & 1) ? a.rows : a.cols;
+  const std::int64_t b_k = (s.transpose & 2) ? b.cols : b.rows, b_n = (s.transpose & 2) ? b.rows : b.cols;
+  if (a.dtype != b.dtype)
+    fail(fmt::format("Expected dtypes to match but A had type {} and B had type {}", dtype_name(a.dtype), dtype_name(b.dtype)));
+  p.kind = p.ab == DType::f32 ? Kind::tf32 : Kind::f16;
+  if (ab_format(p.kind, p.ab) < 0)
+    fail(fmt::format("the kinds modelled take f16, bf16 (kind::f16) or f32 read as tf32 (kind::tf32), but A and B are {}", dtype_name(p.ab)));
+  if (p.d != DType::f32) fail(fmt::format("D accumulates in f32 here, but the TMEM allocation is {}", dtype_name(p.d)));
+  if (a_m != p.m || b_n != p.n || a_k != b_k)
+    fail(fmt::format("Expected shapes to match: D(M, N) += A(M, K) * B(K, N), but got D ({}, {}), A ({}, {}), B ({}, {})", p.m, p.n, a_m, a_k,
+                     b_k, b_n));
+  p.k = a_k;
+  p.ik = wgmma::instr_k(dtype_bits(p.ab));
+  // cta_group::1 with M = 128 is the shape whose D layout is one row per lane; M = 64 puts D in
+  // half the lanes of each sub-partition, which nothing here models.
+  if (p.m != 128 || p.n % 16 != 0 || p.n < 16 || p.n > 256 || p.k % p.ik != 0)
+    fail(fmt::format("shape not supported: M = {} must be 128 (cta_group::1, one row of D per TMEM lane), N = {} a multiple of 16 in [16, 256], "
+                     "K = {} a multiple of {} for {}",
+                     p.m, p.n, p.k, p.ik, dtype_name(p.ab)));
+  // A K-major swizzled A spans all 128 rows in one instruction: its 8-row groups must be evenly
+  // strided over them, which tiles of fewer rows laid side by side along K are not.
+  if (p.a.major == Major::k && p.a.swizzle != 0 && p.a.tile_rows != 8 && p.a.tile_rows < p.a.rows && p.a.cols / p.a.tile_cols > 1)
+    fail(fmt::format("A's tiling ({}, {}) puts its 8-row groups unevenly over the 128 rows one instruction reads: tile whole rows "
+                     "(tiling(128, ...)) or 8-row groups",
+                     p.a.tile_rows, p.a.tile_cols));
+  instr_desc idesc;
+  idesc.d_format = d_format(p.d);
+  idesc.a_format = idesc.b_format = ab_format(p.kind, p.ab);
+  idesc.a_major = p.a.major;
+  idesc.b_major = p.b.major;
+  idesc.m = static_cast<int>(p.m);
+  idesc.n = static_cast<int>(p.n);
+  p.idesc = encode(idesc);
+  return p;
+}
+
+std::vector<std::int64_t> tmem_columns_of(Kernel const& k) {
+  std::vector<std::int64_t> out(k.allocs.size(), -1);
+  std::int64_t next = 0;
+  for (std::size_t a = 0; a < k.allocs.size(); ++a) {
+    auto const& al = k.allocs[a];
+    if (al.kind != AllocKind::tmem || al.shape.size() != 2) continue;
+    out[a] = next;
+    next += al.shape[1] * dtype_bits(al.dtype) / 32;
+  }
+  return out;
+}
+
+}  // namespace stagecraft::ir::tcgen05

@@ -1,0 +1,96 @@
+// C = A * B^T, bf16 in, f32 accumulate (in TMEM), bf16 out: the warp-specialized Blackwell GEMM.
+//
+// Each CTA owns a 128 x BN tile of C (BN = 256 by default). Three roles, one warpgroup each:
+//   - the producer streams 64-wide K slices of A (128 x 64) and B (BN x 64) through an S-deep
+//     ring of 128-byte swizzled stages with TMA (the generated code issues them from one thread);
+//   - the MMA issuer waits for a stage, issues one tcgen05_mma over it (4 instructions of
+//     kind::f16 m128nBNk16, D in TMEM) and frees the stage with tcgen05_commit_arrive(empty[s]),
+//     which arrives only once those MMAs have read it; after the last K slice it commits to
+//     `done`, which arrives once D is complete;
+//   - the epilogue waits on `done`, reads D from TMEM (async_load_tmem: tcgen05.ld 32x32b, warp w
+//     reading lanes 32w..32w+31, i.e. rows of the tile), rounds to bf16 into SMEM and stores the
+//     tile with TMA.
+// Unlike the Hopper GEMM the accumulator is nobody's registers: the MMA warpgroup never touches
+// it, and the stage is released by the tensor core's own completion, not by a thread.
+#include <string>
+
+#include <stagecraft/registry.hpp>
+#include <stagecraft/stagecraft.hpp>
+
+namespace stagecraft::examples {
+namespace {
+
+constexpr long long BM = 128, BK = 64;
+
+template <long long S, long long BN>
+auto gemm_blackwell(std::int64_t M, std::int64_t N, std::int64_t K) {
+  return kernel<sm_100a>(
+      "gemm_blackwell", grid(N / BN, M / BM), threads(3_c),
+      gmem<bf16>("a", shape(M, K)),                                            // (m, k)
+      gmem<bf16>("b", shape(N, K)),                                            // (n, k): C = A * B^T
+      gmem<bf16>("c", shape(M, N)),                                            // (m, n)
+      smem<bf16>(shape(int_c<S>, int_c<BM>, int_c<BK>), swizzle(128_c)),       // as: (stage, m, k), K-major
+      smem<bf16>(shape(int_c<S>, int_c<BN>, int_c<BK>), swizzle(128_c)),       // bs: (stage, n, k), K-major
+      smem<bf16>(shape(int_c<BM>, int_c<BN>)),                                 // cs: the epilogue's staging tile
+      barrier(arrivals(2_c), count(int_c<S>)),                                 // full[stage]: A and B landed
+      barrier(arrivals(1_c), count(int_c<S>), orders_tensor_core),             // empty[stage]: the MMAs reading it completed
+      barrier(arrivals(1_c), orders_tensor_core),                              // done: D is complete
+      tmem<f32>(shape(128_c, int_c<BN>)),                                      // d: (m, n) in BN TMEM columns
+      [K](auto a, auto b, auto c, auto as, auto bs, auto cs, auto full, auto empty, auto done, auto d) {
+        auto n = program_id(0_c);
+        auto m = program_id(1_c);
+        const std::int64_t steps = K / BK;
+        auto producer = for_(range(steps), [&](auto j) {
+          auto s = stage<S>(j);
+          return seq(if_(j >= int_c<S>, barrier_wait(empty[s])),  // the MMAs of step j - S have read the stage
+                     copy_gmem_to_smem(a.block(m, j), as[s], full[s]), copy_gmem_to_smem(b.block(n, j), bs[s], full[s]));
+        });
+        auto mma = seq(for_(range(steps),
+                            [&](auto j) {
+                              auto s = stage<S>(j);
+                              return seq(barrier_wait(full[s]), tcgen05_mma(d, as[s], transpose(bs[s]), j > 0_c),
+                                         tcgen05_commit_arrive(empty[s]));
+                            }),
+                       tcgen05_commit_arrive(done));
+        auto epilogue = seq(barrier_wait(done), store(cs, cast<bf16>(async_load_tmem(d))), commit_smem(), copy_smem_to_gmem(cs, c.block(m, n)),
+                            commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
+        return if_(thread_id() == 0_c, producer, if_(thread_id() == 1_c, mma, epilogue));
+      });
+}
+
+STAGECRAFT_REGISTER(kernel_entry{
+    .name = "gemm_blackwell",
+    .summary = "C = A * B^T (bf16 in, f32 accumulate in TMEM, bf16 out) on sm_100a: 128xBN tiles, S-stage TMA ring, one tcgen05_mma issuer, "
+               "a TMEM-reading epilogue",
+    .params = {{.name = "M", .default_value = 256, .help = "rows of A and C (a multiple of 128)", .min = 128, .multiple_of = 128},
+               {.name = "N", .default_value = 256, .help = "rows of B, columns of C (a multiple of BN)", .min = 64, .multiple_of = 64},
+               {.name = "K", .default_value = 256, .help = "the reduced dimension (a multiple of 64)", .min = 64, .multiple_of = 64},
+               {.name = "BN", .default_value = 256, .help = "columns of C per CTA: TMEM columns of D", .allowed = {64, 128, 256}},
+               {.name = "stages", .default_value = 3, .help = "pipeline stages", .allowed = {2, 3}}},
+    .build =
+        [](param_values const& p) {
+          const auto N = p.at("N"), bn = p.at("BN");
+          if (N % bn != 0)
+            throw usage_error("gemm_blackwell: N=" + std::to_string(N) + " must be a multiple of BN=" + std::to_string(bn) + " (whole tiles of C)");
+          return dispatch<2, 3>(p.at("stages"), [&](auto S) {
+            return dispatch<64, 128, 256>(bn, [&](auto B) {
+              return lower(gemm_blackwell<decltype(S)::value, decltype(B)::value>(p.at("M"), N, p.at("K")));
+            });
+          });
+        },
+    .reference =
+        [](std::vector<host_tensor>& t, param_values const& p) {
+          const std::int64_t M = p.at("M"), N = p.at("N"), K = p.at("K");
+          auto const& a = t[0];
+          auto const& b = t[1];
+          for (std::int64_t i = 0; i < M; ++i)
+            for (std::int64_t j = 0; j < N; ++j) {
+              double sum = 0;
+              for (std::int64_t k = 0; k < K; ++k) sum += a.get(i * K + k) * b.get(j * K + k);
+              t[2].set(i * N + j, sum);
+            }
+        },
+});
+
+}  // namespace
+}  // namespace stagecraft::examples

@@ -1,0 +1,204 @@
+// ir::tcgen05: the Blackwell MMA description both backends share, checked against the PTX ISA's
+// descriptor tables (values worked out by hand from them) and against itself (an sm_100 SMEM
+// descriptor must denote exactly the bytes where TMA and stores put each element).
+#include <catch2/catch.hpp>
+
+#include <random>
+#include <set>
+
+#include <stagecraft/ir/tcgen05.hpp>
+#include <stagecraft/stagecraft.hpp>
+
+using namespace stagecraft;
+namespace tc = stagecraft::ir::tcgen05;
+namespace wg = stagecraft::ir::wgmma;
+
+TEST_CASE("tcgen05 instruction descriptor: fields at the PTX ISA's bit positions", "[tcgen05][unit]") {
+  // kind::f16, bf16 x bf16 -> f32, both K-major, M = 128, N = 256:
+  // D F32 (1 << 4) | A BF16 (1 << 7) | B BF16 (1 << 10) | N >> 3 = 32 at 17 | M >> 4 = 8 at 24.
+  tc::instr_desc d;
+  d.d_format = tc::d_format(ir::DType::f32);
+  d.a_format = d.b_format = tc::ab_format(tc::Kind::f16, ir::DType::bf16);
+  d.m = 128;
+  d.n = 256;
+  CHECK(tc::encode(d) == 0x08400490u);
+  // kind::tf32, B N-major (transpose B, bit 16), M = 128, N = 64: TF32 = 2 for A (7) and B (10).
+  tc::instr_desc t;
+  t.a_format = t.b_format = tc::ab_format(tc::Kind::tf32, ir::DType::f32);
+  t.b_major = wg::Major::mn;
+  t.m = 128;
+  t.n = 64;
+  CHECK(tc::encode(t) == 0x08110910u);
+  // f16 inputs are format 0, and A M-major is bit 15.
+  tc::instr_desc h = d;
+  h.a_format = h.b_format = tc::ab_format(tc::Kind::f16, ir::DType::f16);
+  h.a_major = wg::Major::mn;
+  CHECK(tc::encode(h) == 0x08408010u);
+  CHECK((tc::encode(d) & tc::reserved_bits) == 0);
+}
+
+TEST_CASE("tcgen05 instruction descriptor: decode inverts encode for every field", "[tcgen05][unit]") {
+  std::mt19937 rng(20261201);
+  for (int i = 0; i < 2000; ++i) {
+    tc::instr_desc d;
+    d.sparsity_selector = static_cast<int>(rng() % 4);
+    d.sparse = rng() % 2;
+    d.saturate = rng() % 2;
+    d.d_format = static_cast<int>(rng() % 4);
+    d.a_format = static_cast<int>(rng() % 8);
+    d.b_format = static_cast<int>(rng() % 8);
+    d.negate_a = rng() % 2;
+    d.negate_b = rng() % 2;
+    d.a_major = rng() % 2 ? wg::Major::mn : wg::Major::k;
+    d.b_major = rng() % 2 ? wg::Major::mn : wg::Major::k;
+    d.n = static_cast<int>(rng() % 64) * 8;
+    d.m = static_cast<int>(rng() % 32) * 16;
+    d.max_shift = static_cast<int>(rng() % 4);
+    const auto bits = tc::encode(d);
+    CHECK((bits & tc::reserved_bits) == 0);
+    const auto e = tc::decode(bits);
+    CHECK(e.sparsity_selector == d.sparsity_selector);
+    CHECK(e.sparse == d.sparse);
+    CHECK(e.saturate == d.saturate);
+    CHECK(e.d_format == d.d_format);
+    CHECK(e.a_format == d.a_format);
+    CHECK(e.b_format == d.b_format);
+    CHECK(e.negate_a == d.negate_a);
+    CHECK(e.negate_b == d.negate_b);
+    CHECK(e.a_major == d.a_major);
+    CHECK(e.b_major == d.b_major);
+    CHECK(e.n == d.n);
+    CHECK(e.m == d.m);
+    CHECK(e.max_shift == d.max_shift);
+    CHECK(tc::encode(e) == bits);
+  }
+}
+
+TEST_CASE("tcgen05 format codes: the kinds' tables, and nothing else", "[tcgen05][unit]") {
+  ir::DType t{};
+  CHECK((tc::ab_type(tc::Kind::f16, 0, t) && t == ir::DType::f16));
+  CHECK((tc::ab_type(tc::Kind::f16, 1, t) && t == ir::DType::bf16));
+  CHECK((tc::ab_type(tc::Kind::tf32, 2, t) && t == ir::DType::f32));
+  CHECK_FALSE(tc::ab_type(tc::Kind::f16, 2, t));
+  CHECK_FALSE(tc::ab_type(tc::Kind::tf32, 1, t));
+  CHECK(tc::ab_format(tc::Kind::f16, ir::DType::f32) == -1);
+  CHECK(tc::d_format(ir::DType::f16) == 0);
+  CHECK(tc::d_format(ir::DType::i32) == -1);
+}
+
+TEST_CASE("tcgen05 SMEM descriptor: wgmma's fields plus the sm_100 version, swizzle codes 2/4/6 at 61-63", "[tcgen05][unit]") {
+  // A (128, 64) bf16 K-major operand, 128-byte swizzle, at shared address 0x400:
+  // start 0x40 | LBO 1 at 16 | SBO 1024 >> 4 = 64 at 32 | version 1 at 46 | 128 B = 2 at 61.
+  const auto l = wg::describe(16, 128, 64, 0, 0, 0, 128, wg::Major::k);
+  REQUIRE(l.error == wg::LayoutError::none);
+  CHECK(tc::encode_smem(0x400, l) == 0x4000404000010040ull);
+  for (int sw : {0, 32, 64, 128}) {
+    wg::descriptor d{0x1230, 0x80, 0x400, 0, sw};
+    const auto bits = tc::encode_smem(d);
+    const int mode = static_cast<int>((bits >> 61) & 7);
+    CHECK(mode == (sw == 128 ? 2 : sw == 64 ? 4 : sw == 32 ? 6 : 0));
+    const auto back = tc::decode_smem(bits);
+    CHECK(back.error == tc::SmemDescError::none);
+    CHECK(back.d.start == d.start);
+    CHECK(back.d.lbo == d.lbo);
+    CHECK(back.d.sbo == d.sbo);
+    CHECK(back.d.swizzle == sw);
+  }
+}
+
+TEST_CASE("tcgen05 SMEM descriptor: malformed bits are named", "[tcgen05][unit]") {
+  const wg::descriptor d{0x400, 16, 1024, 0, 128};
+  CHECK(tc::decode_smem(wg::encode(d)).error == tc::SmemDescError::version);  // a Hopper descriptor
+  CHECK(tc::decode_smem(tc::encode_smem(d) | (1ull << 52)).error == tc::SmemDescError::lbo_absolute);
+  CHECK(tc::decode_smem(tc::encode_smem(d) | (1ull << 61)).error == tc::SmemDescError::swizzle_mode);  // 128 B with 32 B atoms
+  CHECK(tc::decode_smem(tc::encode_smem(d) | (1ull << 55)).error == tc::SmemDescError::reserved);
+  CHECK(std::string(tc::smem_desc_error_text(tc::SmemDescError::version)).find("0b001") != std::string::npos);
+}
+
+TEST_CASE("tcgen05 SMEM descriptor: 128 rows of every swizzle denote the stored bytes", "[tcgen05][unit]") {
+  // One instruction reads all 128 rows of A: element (m, k) through the descriptor of K step ks
+  // must be the stored element (m, 16 ks + k) at the layout's (swizzled) offset.
+  for (int sw : {32, 64, 128}) {
+    const std::int64_t cols = sw / 2;  // one swizzle atom of bf16 along K
+    const auto l = wg::describe(16, 128, cols, 0, 0, 0, sw, wg::Major::k);
+    REQUIRE(l.error == wg::LayoutError::none);
+    const std::uint32_t base = 2048;
+    for (std::int64_t ks = 0; ks < cols / 16; ++ks) {
+      const auto d = tc::decode_smem(tc::encode_smem(base + static_cast<std::uint32_t>(l.start(0, ks * 16)), l));
+      REQUIRE(d.error == tc::SmemDescError::none);
+      for (std::int64_t m = 0; m < 128; ++m)
+        for (std::int64_t k = 0; k < 16; ++k) {
+          const auto want = ir::swizzle_address(base + static_cast<std::uint32_t>(l.offset(m, ks * 16 + k)), sw);
+          REQUIRE(wg::element_address(d.d, wg::Major::k, 16, m, k) == want);
+        }
+    }
+  }
+}
+
+TEST_CASE("tcgen05.ld 32x32b: warp w reads lanes 32w..32w+31, register r is column r", "[tcgen05][unit]") {
+  // The PTX ISA's 32x32b data-path figure: one lane per thread, consecutive columns per register.
+  std::set<std::pair<int, int>> seen;
+  for (int t = 0; t < 128; ++t)
+    for (int r = 0; r < 8; ++r) {
+      const auto c = tc::ld_32x32b(t, r);
+      CHECK(c.lane / 32 == t / 32);  // a warp stays in its sub-partition
+      CHECK(c.lane == t);
+      CHECK(c.column == r);
+      seen.insert({c.lane, c.column});
+    }
+  CHECK(seen.size() == 128 * 8);
+  CHECK(tc::tmem_lane(tc::tmem_address(96, 300)) == 96);
+  CHECK(tc::tmem_column(tc::tmem_address(96, 300)) == 300);
+  CHECK(tc::tmem_address(1, 2) == 0x10002u);
+}
+
+namespace {
+template <long long M, bool TransposeB>
+ir::Kernel mma_kernel() {
+  return lower(kernel<sm_100a>("k", grid(1), threads(1_c), tmem<f32>(shape(int_c<M>, 128_c)), smem<bf16>(shape(int_c<M>, 64_c), swizzle(128_c)),
+                               smem<bf16>(shape(128_c, 64_c), swizzle(128_c)), barrier(arrivals(1_c), orders_tensor_core),
+                               [](auto d, auto a, auto b, auto done) {
+                                 if constexpr (TransposeB) return seq(tcgen05_mma(d, a, transpose(b), done, false), barrier_wait(done));
+                                 else return seq(tcgen05_mma(d, a, b, done, false), barrier_wait(done));
+                               }));
+}
+}  // namespace
+
+TEST_CASE("tcgen05 plan: the instruction descriptor derived from the types", "[tcgen05][unit]") {
+  const auto k = mma_kernel<128, true>();
+  const auto& s = *std::find_if(k.stmts.begin(), k.stmts.end(), [](auto const& x) { return x.op == ir::StmtOp::tcgen05_mma; });
+  const auto p = tc::plan_of(k, s);
+  CHECK(p.kind == tc::Kind::f16);
+  CHECK(p.m == 128);
+  CHECK(p.n == 128);
+  CHECK(p.k == 64);
+  CHECK(p.k_steps() == 4);
+  CHECK(p.a.major == wg::Major::k);
+  CHECK(p.b.major == wg::Major::k);
+  // bf16 -> f32, K-major, M = 128 (8 at 24), N = 128 (16 at 17)
+  CHECK(p.idesc == 0x08200490u);
+  CHECK(p.b_start(1) == 32);  // the next 16 bf16 of K: 32 bytes along the swizzled row
+  CHECK(p.shape_suffix() == "kind::f16 m128n128k16 bf16");
+  CHECK(tc::tmem_columns_of(k)[0] == 0);
+}
+
+TEST_CASE("tcgen05 plan: operands the instruction cannot read are verifier errors naming the op", "[tcgen05][unit]") {
+  using Catch::Matchers::Contains;
+  auto k = mma_kernel<128, true>();
+  REQUIRE_NOTHROW(ir::verify(k));
+  auto plain = k;
+  plain.allocs[1].swizzle = 0;  // A with neither swizzle nor core-matrix tiling
+  CHECK_THROWS_WITH(ir::verify(plain), Contains("kernel 'k'") && Contains("(tcgen05_mma): A") && Contains("core matrices"));
+  auto f16_d = k;
+  f16_d.allocs[0].dtype = ir::DType::f16;
+  CHECK_THROWS_WITH(ir::verify(f16_d), Contains("(tcgen05_mma): D accumulates in f32"));
+  // A in (64, 64) tiles side by side along K cannot be read by one 128-row instruction.
+  auto tiled = k;
+  const auto mma = std::find_if(k.stmts.begin(), k.stmts.end(), [](auto const& x) { return x.op == ir::StmtOp::tcgen05_mma; });
+  for (int operand : {1, 2}) {
+    tiled.allocs[static_cast<std::size_t>(operand)].shape = {128, 128};
+    tiled.allocs[static_cast<std::size_t>(operand)].tiling = {64, 64};
+    tiled.refs[static_cast<std::size_t>(mma->refs[static_cast<std::size_t>(operand)])].shape = {128, 128};
+  }
+  CHECK_THROWS_WITH(ir::verify(tiled), Contains("unevenly"));
+}

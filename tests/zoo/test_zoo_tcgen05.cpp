@@ -1,0 +1,146 @@
+// The Blackwell exhibits of the bug zoo (zoo_tcgen05.cpp): each buggy kernel is one diagnostic
+// of the intended kind, naming the kernel, the op and the fix; each fixed twin runs clean under
+// eager, lazy and 20 PCT schedules and computes C = A * B^T within the MMA tolerance.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <string>
+
+#include "zoo.hpp"
+
+using namespace stagecraft;
+using Catch::Matchers::Contains;
+using interp::check;
+using interp::policy;
+
+namespace {
+
+constexpr std::uint64_t input_seed = 20261201;
+
+zoo::entry const& entry_of(std::string const& name) {
+  for (auto const& e : zoo::tcgen05_all())
+    if (name == e.name) return e;
+  FAIL("no tcgen05 zoo kernel named " << name);
+  throw;
+}
+
+interp::diagnostic the_diagnostic(std::string const& name, policy p, check expected, int op) {
+  auto const& e = entry_of(name);
+  const auto k = e.build(zoo::variant::buggy);
+  interp::options o;
+  o.schedule = p;
+  const auto r = interp::run(k, seeded_inputs(k, input_seed), o);
+  std::string all;
+  for (auto const& d : r.diagnostics) all += d.message + "\n";
+  INFO("policy " << interp::policy_name(p) << ", diagnostics:\n" << all);
+  REQUIRE(r.diagnostics.size() == 1);
+  auto const& d = r.diagnostics.front();
+  REQUIRE(std::string(interp::check_name(d.kind)) == interp::check_name(expected));
+  CHECK_THAT(d.message, Contains("kernel '" + name + "'"));
+  CHECK(d.op == op);
+  CHECK_THAT(d.message, Contains("op #" + std::to_string(op) + " ("));
+  return d;
+}
+
+void fixed_twin_is_clean(std::string const& name) {
+  auto const& e = entry_of(name);
+  const auto k = e.build(zoo::variant::fixed);
+  REQUIRE(k.name == name);
+  const auto in = seeded_inputs(k, input_seed);
+  auto expected = in;
+  e.reference(expected);
+  for (auto p : {policy::eager, policy::lazy}) {
+    INFO("fixed twin of " << name << ", policy " << interp::policy_name(p));
+    interp::options o;
+    o.schedule = p;
+    const auto r = interp::run(k, in, o);
+    INFO((r.ok() ? std::string() : r.diagnostics.front().message));
+    REQUIRE(r.ok());
+    const auto tol = interp::tolerance_of(k, r, in);
+    REQUIRE(tol.has_value());
+    CHECK(tol->k == k.params[0].shape[1]);  // D summed the whole K before async_load_tmem read it
+    for (int q : interp::written_params(k))
+      for (std::int64_t i = 0; i < r.buffers[q].elements(); ++i) {
+        const double got = r.buffers[q].get(i), want = expected[q].get(i);
+        if (!(std::abs(got - want) <= tol->bound(want, r.buffers[q].dtype))) {
+          FAIL_CHECK(k.params[q].name << "[" << i << "] = " << got << ", reference " << want);
+          return;
+        }
+      }
+  }
+  interp::options o;
+  o.schedule = policy::pct;
+  const auto x = interp::explore(k, in, o, 20);
+  INFO("pct: " << (x.failure ? x.failure->diagnostics.front().message : std::string("clean")));
+  CHECK(x.schedules == 20);
+  CHECK_FALSE(x.failing_seed.has_value());
+}
+
+}  // namespace
+
+TEST_CASE("zoo (tcgen05): every exhibit is named as its kernel, and the checks it promises are covered", "[zoo][tcgen05]") {
+  std::vector<check> covered;
+  for (auto const& e : zoo::tcgen05_all()) {
+    INFO(e.name);
+    CHECK(e.build(zoo::variant::buggy).name == e.name);
+    CHECK(e.build(zoo::variant::fixed).name == e.name);
+    covered.push_back(e.expected);
+  }
+  for (check c : {check::data_race, check::deadlock, check::tcgen05_pending_at_dealloc}) {
+    INFO(interp::check_name(c));
+    CHECK(std::find(covered.begin(), covered.end(), c) != covered.end());
+  }
+}
+
+TEST_CASE("zoo: a stage freed before the MMA reading it commits lets the refill race the tensor core", "[zoo][tcgen05][data_race]") {
+  const std::string name = "zoo_refill_before_commit";
+  for (auto p : {policy::eager, policy::lazy}) {
+    const auto d = the_diagnostic(name, p, check::data_race, 6);  // the producer's refill of `as` (s0)
+    CHECK_THAT(d.message, Contains("data race on SMEM s0[0, 0]") && Contains("by tcgen05 MMA #1 issued by warpgroup 1 of CTA (0, 0, 0)") &&
+                              Contains("tcgen05_commit_arrive"));
+  }
+  fixed_twin_is_clean(name);
+}
+
+TEST_CASE("zoo: TMEM read before the commit barrier races with (or finds nothing from) the MMA", "[zoo][tcgen05][data_race]") {
+  const std::string name = "zoo_tmem_read_before_commit";
+  // Eager lands the MMA at issue: the epilogue's read finds its write unordered.
+  auto d = the_diagnostic(name, policy::eager, check::data_race, 25);  // store(cs, async_load_tmem(d))
+  CHECK_THAT(d.message, Contains("data race on TMEM t7[0, 0]") && Contains("(read) is not ordered after the earlier write by tcgen05 MMA #1") &&
+                            Contains("tcgen05_commit_arrive"));
+  // Lazy leaves it in flight: TMEM is still undefined when the epilogue reads it.
+  d = the_diagnostic(name, policy::lazy, check::poison_read, 25);
+  CHECK_THAT(d.message, Contains("TMEM starts undefined"));
+  fixed_twin_is_clean(name);
+}
+
+TEST_CASE("zoo: an MMA into TMEM that the epilogue still reads is a race on TMEM", "[zoo][tcgen05][data_race]") {
+  const std::string name = "zoo_mma_over_tmem_load";
+  for (auto p : {policy::eager, policy::lazy}) {
+    const auto d = the_diagnostic(name, p, check::data_race, 15);  // the second tile's tcgen05_mma
+    CHECK_THAT(d.message, Contains("data race on TMEM t7[0, 0]: a tcgen05 MMA (write) is not ordered after the earlier read by warpgroup 2 of CTA (0, 0, 0)") &&
+                              Contains("the reader must arrive on a barrier the MMA issuer waits for"));
+  }
+  fixed_twin_is_clean(name);
+}
+
+TEST_CASE("zoo: an orders_tensor_core barrier expecting more commits than arrive deadlocks, naming the commit", "[zoo][tcgen05][deadlock]") {
+  const std::string name = "zoo_commit_count";
+  for (auto p : {policy::eager, policy::lazy}) {
+    const auto d = the_diagnostic(name, p, check::deadlock, 22);  // the epilogue's barrier_wait(done)
+    CHECK_THAT(d.message, Contains("barrier_wait b5[0]: waits for completion #1 (phase 0); arrivals 1/2") &&
+                              Contains("ops that could still arrive: #19 tcgen05_commit_arrive"));
+  }
+  fixed_twin_is_clean(name);
+}
+
+TEST_CASE("zoo: a CTA that exits (freeing TMEM) with nobody waiting for its MMAs is reported", "[zoo][tcgen05][tcgen05_pending_at_dealloc]") {
+  const std::string name = "zoo_tmem_dealloc_pending";
+  for (auto p : {policy::eager, policy::lazy}) {
+    const auto d = the_diagnostic(name, p, check::tcgen05_pending_at_dealloc, 17);  // the MMA nobody waited for
+    CHECK_THAT(d.message, Contains("every warpgroup of CTA 1 has exited, which frees its TMEM, but none waited for tcgen05 MMA #1 of the 1 issued by "
+                                   "warpgroup 1 of CTA (1, 0, 0)"));
+    CHECK(d.cta == 1);
+  }
+  fixed_twin_is_clean(name);
+}

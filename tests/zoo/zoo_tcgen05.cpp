@@ -1,0 +1,142 @@
+// The bug zoo's Blackwell exhibits (zoo.hpp): the mistakes of tcgen05's asynchrony. Each is a
+// warp-specialized C = A * B^T (bf16 in, f32 out) on sm_100a: warpgroup 0 loads A (128, 64) and
+// B (64, 64) K slices with TMA into one stage, warpgroup 1 issues tcgen05_mma into a (128, 64)
+// TMEM accumulator, warpgroup 2 is the epilogue reading TMEM (async_load_tmem) and storing C
+// through SMEM with TMA. Its fixed twin differs by exactly the line the comment names.
+#include <stagecraft/stagecraft.hpp>
+
+#include "zoo.hpp"
+
+namespace stagecraft::zoo {
+namespace {
+
+// The knobs are the mistakes: how the MMA thread frees the stage and signals the epilogue,
+// whether it waits for the epilogue to be done with D before the next tile, how many arrivals
+// `done` expects, and whether padding CTAs skip the epilogue altogether.
+struct knobs {
+  bool commit_release = true;   // empty: tcgen05_commit_arrive (false: barrier_arrive right after the MMA)
+  bool commit_done = true;      // done: tcgen05_commit_arrive (false: barrier_arrive)
+  bool wait_tmem_empty = true;  // before tile t > 0, wait until the epilogue has read D
+  bool pad_skips_wait = false;  // CTAs past the first skip the epilogue, its wait included
+};
+
+template <knobs Kn, long long DoneArrivals>
+ir::Kernel ws_gemm(const char* name, std::int64_t K, std::int64_t tiles, std::int64_t ctas) {
+  const std::int64_t steps = K / 64, N = 64 * tiles;
+  return lower(kernel<sm_100a>(
+      name, grid(ctas), threads(3_c),
+      gmem<bf16>("a", shape(128_c, K)),                     // (m, k)
+      gmem<bf16>("b", shape(N, K)),                         // (n, k)
+      gmem<f32>("c", shape(128_c, N)),                      // (m, n)
+      smem<bf16>(shape(128_c, 64_c), swizzle(128_c)),       // as
+      smem<bf16>(shape(64_c, 64_c), swizzle(128_c)),        // bs
+      smem<f32>(shape(128_c, 64_c)),                        // cs: the epilogue's staging tile
+      barrier(arrivals(2_c)),                               // full: A and B landed
+      barrier(arrivals(1_c), orders_tensor_core),           // empty: the MMA reading the stage completed
+      barrier(arrivals(int_c<DoneArrivals>), orders_tensor_core),  // done: D of a tile is complete
+      barrier(arrivals(1_c)),                               // tmem_empty: the epilogue has read D
+      tmem<f32>(shape(128_c, 64_c)),                        // d
+      [&](auto a, auto b, auto c, auto as, auto bs, auto cs, auto full, auto empty, auto done, auto tmem_empty, auto d) {
+        auto producer = for_(range(tiles), [&](auto t) {
+          return for_(range(steps), [&](auto j) {
+            return seq(if_(t * steps + j > 0_c, barrier_wait(empty)), copy_gmem_to_smem(a.block(0_c, j), as, full),
+                       copy_gmem_to_smem(b.block(t, j), bs, full));
+          });
+        });
+        auto mma = for_(range(tiles), [&](auto t) {
+          auto k_loop = for_(range(steps), [&](auto j) {
+            auto issue = seq(barrier_wait(full), tcgen05_mma(d, as, transpose(bs), j > 0_c));
+            if constexpr (Kn.commit_release) return seq(issue, tcgen05_commit_arrive(empty));
+            else return seq(issue, barrier_arrive(empty));
+          });
+          auto signal = [&] {
+            if constexpr (Kn.commit_done) return tcgen05_commit_arrive(done);
+            else return barrier_arrive(done);
+          }();
+          if constexpr (Kn.wait_tmem_empty) return seq(if_(t > 0_c, barrier_wait(tmem_empty)), k_loop, signal);
+          else return seq(k_loop, signal);
+        });
+        auto epilogue = for_(range(tiles), [&](auto t) {
+          auto rest = seq(store(cs, async_load_tmem(d)), barrier_arrive(tmem_empty), commit_smem(), copy_smem_to_gmem(cs, c.block(0_c, t)),
+                          commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
+          if constexpr (Kn.pad_skips_wait) return if_(program_id() < 1_c, seq(barrier_wait(done), rest));
+          else return seq(barrier_wait(done), if_(program_id() < 1_c, rest));
+        });
+        return if_(thread_id() == 0_c, producer, if_(thread_id() == 1_c, mma, epilogue));
+      }));
+}
+
+// MISTAKE: the MMA thread frees the stage with a plain barrier_arrive(empty) right after issuing
+// the MMA: the producer's refill may land while the tensor core still reads A and B.
+// FIX: tcgen05_commit_arrive(empty), which arrives once the MMA has completed.
+ir::Kernel build_refill_before_commit(variant v) {
+  if (v == variant::buggy) return ws_gemm<knobs{.commit_release = false}, 1>("zoo_refill_before_commit", 128, 1, 1);
+  return ws_gemm<knobs{}, 1>("zoo_refill_before_commit", 128, 1, 1);
+}
+
+// MISTAKE: the MMA thread tells the epilogue that D is ready with a plain barrier_arrive(done)
+// after issuing the last MMA: the epilogue's async_load_tmem reads TMEM the MMAs still write.
+// FIX: tcgen05_commit_arrive(done).
+ir::Kernel build_tmem_read_before_commit(variant v) {
+  if (v == variant::buggy) return ws_gemm<knobs{.commit_done = false}, 1>("zoo_tmem_read_before_commit", 64, 1, 1);
+  return ws_gemm<knobs{}, 1>("zoo_tmem_read_before_commit", 64, 1, 1);
+}
+
+// Two tiles of C per CTA through one TMEM accumulator.
+// MISTAKE: the MMA thread starts the second tile without waiting for the epilogue to have read
+// the first one's D: its MMA overwrites TMEM under the epilogue's async_load_tmem.
+// FIX: barrier_wait(tmem_empty) before every tile but the first.
+ir::Kernel build_mma_over_tmem_load(variant v) {
+  if (v == variant::buggy) return ws_gemm<knobs{.wait_tmem_empty = false}, 1>("zoo_mma_over_tmem_load", 64, 2, 1);
+  return ws_gemm<knobs{}, 1>("zoo_mma_over_tmem_load", 64, 2, 1);
+}
+
+// MISTAKE: `done` is declared with arrivals(2) (one per K step, as if every MMA committed to
+// it), but one tcgen05_commit_arrive follows the whole K loop: the epilogue waits forever.
+// FIX: arrivals(1_c).
+ir::Kernel build_commit_count(variant v) {
+  if (v == variant::buggy) return ws_gemm<knobs{}, 2>("zoo_commit_count", 128, 1, 1);
+  return ws_gemm<knobs{}, 1>("zoo_commit_count", 128, 1, 1);
+}
+
+// Two CTAs compute the same tile; only CTA 0 stores it (CTA 1 is padding).
+// MISTAKE: the padding CTA skips the epilogue and its wait on `done` with it: the CTA ends, and
+// frees its TMEM, while nothing has waited for its MMAs to complete.
+// FIX: every CTA waits on `done`; only the store is skipped.
+ir::Kernel build_tmem_dealloc_pending(variant v) {
+  if (v == variant::buggy) return ws_gemm<knobs{.pad_skips_wait = true}, 1>("zoo_tmem_dealloc_pending", 64, 1, 2);
+  return ws_gemm<knobs{}, 1>("zoo_tmem_dealloc_pending", 64, 1, 2);
+}
+
+void ref_gemm(std::vector<host_tensor>& t) {  // a (128, K), b (N, K), c = a * b^T
+  const std::int64_t K = t[0].shape[1], N = t[1].shape[0];
+  auto c = t[2].as<float>();
+  for (std::int64_t i = 0; i < 128; ++i)
+    for (std::int64_t j = 0; j < N; ++j) {
+      double s = 0;
+      for (std::int64_t k = 0; k < K; ++k) s += t[0].get(i * K + k) * t[1].get(j * K + k);
+      c[i * N + j] = static_cast<float>(s);
+    }
+}
+
+}  // namespace
+
+ir::Kernel refill_before_commit(variant v) { return build_refill_before_commit(v); }
+ir::Kernel tmem_read_before_commit(variant v) { return build_tmem_read_before_commit(v); }
+ir::Kernel mma_over_tmem_load(variant v) { return build_mma_over_tmem_load(v); }
+ir::Kernel commit_count(variant v) { return build_commit_count(v); }
+ir::Kernel tmem_dealloc_pending(variant v) { return build_tmem_dealloc_pending(v); }
+
+std::vector<entry> const& tcgen05_all() {
+  using interp::check;
+  static const std::vector<entry> zoo{
+      {"zoo_refill_before_commit", check::data_race, refill_before_commit, ref_gemm},
+      {"zoo_tmem_read_before_commit", check::data_race, tmem_read_before_commit, ref_gemm},
+      {"zoo_mma_over_tmem_load", check::data_race, mma_over_tmem_load, ref_gemm},
+      {"zoo_commit_count", check::deadlock, commit_count, ref_gemm},
+      {"zoo_tmem_dealloc_pending", check::tcgen05_pending_at_dealloc, tmem_dealloc_pending, ref_gemm},
+  };
+  return zoo;
+}
+
+}  // namespace stagecraft::zoo

@@ -195,12 +195,21 @@ int main(int argc, char** argv) {
               "check");
   auto const& e = registry::global().find("gemm_hopper");
   int failures = 0;
+  // A shared by multicast in a 2x1 cluster, and not; then persistent: one CTA per SM (an even
+  // count: whole clusters), each looping over tiles. The cluster column reads "2/132" there.
+  const std::int64_t persistent = st.multiprocessors / 2 * 2;
+  struct config {
+    std::int64_t cluster, ctas;
+  };
+  std::vector<config> configs{{2, 0}, {1, 0}};
+  if (persistent >= 2) configs.push_back({2, persistent});
   for (const std::int64_t n : sizes)
-  for (const std::int64_t cl : {2, 1}) {  // A shared by multicast in a 2x1 cluster, and not
-    const std::int64_t M = n, N = n, K = n;
+  for (const config cfg : configs) {
+    const std::int64_t M = n, N = n, K = n, cl = cfg.cluster;
+    const std::string label = cfg.ctas ? std::to_string(cl) + "/" + std::to_string(cfg.ctas) : std::to_string(cl);
     ir::Kernel k;
     try {
-      k = e.build(registry::resolve(e, {{"M", M}, {"N", N}, {"K", K}, {"cluster", cl}}));
+      k = e.build(registry::resolve(e, {{"M", M}, {"N", N}, {"K", K}, {"cluster", cl}, {"ctas", cfg.ctas}}));
     } catch (std::exception const& x) {
       std::printf("%-6lld %s\n", static_cast<long long>(n), x.what());
       ++failures;
@@ -246,7 +255,7 @@ int main(int argc, char** argv) {
         }
       }
     const double flop = 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
-    std::printf("%-6lld %7lld %10.3f %10.1f %10.3f %10.1f %7.1f%% %12.4g %s\n", static_cast<long long>(n), static_cast<long long>(cl), ours,
+    std::printf("%-6lld %7s %10.3f %10.1f %10.3f %10.1f %7.1f%% %12.4g %s\n", static_cast<long long>(n), label.c_str(), ours,
                 flop / ours / 1e9, theirs, flop / theirs / 1e9, 100.0 * theirs / ours, worst, bad == 0 ? "ok" : "MISMATCH");
     std::printf("       registers %d, spills %d B; worst error %.2f of its tolerance\n", c.registers, c.spill_bytes, worst_ratio);
     if (bad) {

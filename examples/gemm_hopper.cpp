@@ -1,14 +1,28 @@
-// C = A * B^T, bf16 in, f32 accumulate, bf16 out: the warp-specialized Hopper GEMM.
+// C = A * B^T, bf16 in, f32 accumulate, bf16 out: the warp-specialized, persistent Hopper GEMM.
 //
-// Each CTA owns a 128 x 256 tile of C; by default two CTAs form a cluster that shares A (below). Warpgroup 0 (the producer) streams 64-wide K slices of A
-// (128 x 64, as two 64-row halves) and B (256 x 64) through an S-deep ring of 128-byte swizzled
-// stages with TMA; warpgroups 1 and 2 (the consumers) each own one 64-row half of the tile and
-// a 64 x 256 f32 accumulator in registers (128 per thread). Per stage a consumer issues one wgmma
-// over the slice (4 instructions of m64n256k16), waits for it and releases the stage to the
-// producer. The epilogue rounds to bf16 into SMEM, and one TMA store per consumer writes it out.
+// An output tile is 128 x 256; by default two CTAs form a cluster that computes two neighbouring
+// tiles along N and shares their A tile (below). Warpgroup 0 (the producer) streams 64-wide K
+// slices of A (128 x 64, as two 64-row halves) and B (256 x 64) through an S-deep ring of
+// 128-byte swizzled stages with TMA; warpgroups 1 and 2 (the consumers) each own one 64-row half
+// of the tile and a 64 x 256 f32 accumulator in registers (128 per thread).
+//
+// Consumers keep one wgmma group in flight: per step they issue the wgmma over the stage (4
+// instructions of m64n256k16), commit it, and wgmma_wait(1) -- which returns once the group of
+// the *previous* step has finished -- then release that previous stage to the producer. The
+// tensor core therefore always has the next group queued while the consumer waits; releasing
+// the current stage there instead would let its refill land under a running wgmma (the zoo's
+// zoo_release_under_wait1). The last stage of a tile is released after wgmma_wait(0).
+//
+// Persistent: the grid has `ctas` CTAs (0: one per tile), and cluster c computes cluster tiles
+// c, c + clusters, c + 2 clusters, ... The ring's stage and phase follow one step counter that
+// runs on across tiles (step = tile_iteration * K/64 + k), so the producer prefetches the next
+// tile's first stages while the consumers finish the current one. The epilogue rounds to bf16
+// into SMEM and issues one TMA store per consumer; the next tile's epilogue waits only until
+// that store has read SMEM, so the store overlaps the next tile's main loop.
 //
 // A is declared (M/64, 64, K) -- the same bytes as (M, K) -- so that one TMA box lands as a
 // (2, 64, 64) stage whose halves the two consumers index (as in ws_copy).
+#include <algorithm>
 #include <string>
 
 #include <stagecraft/registry.hpp>
@@ -19,52 +33,63 @@ namespace {
 
 constexpr long long BM = 128, BN = 256, BK = 64;
 
-// The CTA's work, with the pipeline's barriers given. Cl = 1: the library's warp-specialized
-// pipeline. Cl = 2: the two CTAs of a 2x1 cluster (neighbours along N) need the same A tile, so
-// each loads one 64-row half with a multicast TMA copy that lands in both CTAs; a stage may then
-// be refilled only when the consumers of *both* CTAs are done with it, so `consumed` is a cluster
-// barrier (each consumer's arrival reaches both CTAs: 2 x 2 per phase). The library's pipeline
-// issues CTA-local copies and releases, so this one is written out.
+// Cl = 2: the two CTAs of a 2x1 cluster (neighbours along N) need the same A tile, so each
+// loads one 64-row half with a multicast TMA copy that lands in both CTAs; a stage may then be
+// refilled only when the consumers of *both* CTAs are done with it, so `consumed` is a cluster
+// barrier (each consumer's arrival reaches both CTAs: 2 x 2 per phase).
 template <long long S, long long Cl>
-auto gemm_body(std::int64_t K) {
-  return [K](auto a, auto b, auto c, auto as, auto bs, auto cs, auto ready, auto consumed, auto acc) {
-    auto n = program_id(0_c);
-    auto m = program_id(1_c);
-    const std::int64_t steps = K / BK;
-    auto mma = [&](auto half, auto a_k, auto b_k) {  // a_k: (2, 64, 64), b_k: (256, 64)
-      return seq(wgmma(acc, a_k[half], transpose(b_k)), wgmma_commit(), wgmma_wait(0_c));
+auto gemm_body(std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t clusters) {
+  return [=](auto a, auto b, auto c, auto as, auto bs, auto cs, auto ready, auto consumed, auto acc) {
+    const std::int64_t steps = K / BK, tiles_n = N / (BN * Cl), tiles = M / BM * tiles_n;
+    // Every CTA runs the loop over its tiles to the same bound, the most any cluster gets, and
+    // skips the iterations past the last tile: a trip count the JIT knows keeps ptxas' register
+    // allocation what it is for one tile, where a per-CTA bound (blockIdx-derived) made the
+    // consumers, 128 accumulator registers each, spill.
+    const std::int64_t rounds = (tiles + clusters - 1) / clusters;
+    auto me = program_id(0_c) / int_c<Cl>;                       // this CTA's cluster
+    auto tile = [&](auto i) { return me + i * clusters; };        // its i-th cluster tile
+    auto m = [&](auto i) { return tile(i) / tiles_n; };
+    auto n = [&](auto i) { return tile(i) % tiles_n * int_c<Cl> + program_id(0_c) % int_c<Cl>; };
+    auto step = [&](auto i, auto k) { return i * steps + k; };     // runs on across tiles
+
+    auto load_a = [&](auto i, auto k, auto s) {
+      if constexpr (Cl == 1) return copy_gmem_to_smem(a.block(m(i), 0_c, k), as[s], ready[s]);
+      else return copy_gmem_to_smem(a.block(m(i), 0_c, k), as[s], ready[s], collective_axes(0_c));
     };
-    auto zero = [&](auto) { return store(acc, 0.0f); };
-    auto epilogue = [&](auto half) {
-      return seq(store(cs[half], cast<bf16>(load(acc))), commit_smem(), copy_smem_to_gmem(cs[half], c.block(m * 2_c + half, n)),
-                 commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
-    };
-    if constexpr (Cl == 1) {
-      return emit_pipeline_warp_specialized<S, 2>(
-          steps, ready, consumed,
-          ins(in(a, as, [&](auto k) { return a.block(m, 0_c, k); }), in(b, bs, [&](auto k) { return b.block(n, k); })),
-          [&](auto, auto half, auto a_k, auto b_k) { return mma(half, a_k, b_k); }, zero, epilogue);
-    } else {
-      auto producer = for_(range(steps), [&](auto j) {
-        auto s = stage<S>(j);
-        return seq(if_(j >= int_c<S>, barrier_wait(consumed[s])),  // both CTAs released step j - S
-                   copy_gmem_to_smem(a.block(m, 0_c, j), as[s], ready[s], collective_axes(0_c)),
-                   copy_gmem_to_smem(b.block(n, j), bs[s], ready[s]));
-      });
-      auto consumer = [&](auto half) {
-        auto loop = for_(range(steps), [&](auto j) {
-          auto s = stage<S>(j);
-          return seq(barrier_wait(ready[s]), mma(half, as[s], bs[s]), barrier_arrive(consumed[s]));
+    // One flat loop over the CTA's steps: the producer runs on 40 registers (setmaxnreg), and a
+    // nested tile loop's extra 64-bit counters made ptxas spill there.
+    auto producer = for_(range(rounds * steps), [&](auto g) {
+      auto i = g / steps, k = g % steps;
+      auto s = stage<S>(g);
+      return if_(tile(i) < tiles, seq(if_(g >= int_c<S>, barrier_wait(consumed[s])),  // every consumer released step g - S
+                                      load_a(i, k, s), copy_gmem_to_smem(b.block(n(i), k), bs[s], ready[s])));
+    });
+
+    auto consumer = [&](auto half) {
+      return for_(range(rounds), [&](auto i) {
+        auto k_loop = for_(range(steps), [&](auto k) {
+          auto g = step(i, k);
+          auto s = stage<S>(g);
+          auto previous = s.advance(int_c<S - 1>);  // the stage of step g - 1
+          return seq(barrier_wait(ready[s]), wgmma(acc, as[s][half], transpose(bs[s])), wgmma_commit(),
+                     wgmma_wait(1_c),  // step g - 1's group is done: its stage is free, this one still runs
+                     if_(k > 0_c, barrier_arrive(consumed[previous])));
         });
-        return seq(zero(half), loop, epilogue(half));
-      };
-      return if_(thread_id() == 0_c, producer, seq(if_(thread_id() == 1_c, consumer(0_c)), if_(thread_id() == 2_c, consumer(1_c))));
-    }
+        auto last = stage<S>(step(i, steps - 1));
+        return if_(tile(i) < tiles,
+                   seq(store(acc, 0.0f), k_loop, wgmma_wait(0_c), barrier_arrive(consumed[last]),
+                       wait_smem_to_gmem(0_c, read_only),  // the previous tile's store has read cs
+                       store(cs[half], cast<bf16>(load(acc))), commit_smem(),
+                       copy_smem_to_gmem(cs[half], c.block(m(i) * 2_c + half, n(i))), commit_smem_to_gmem_group()));
+      });
+    };
+    return if_(thread_id() == 0_c, producer,
+               seq(if_(thread_id() == 1_c, consumer(0_c)), if_(thread_id() == 2_c, consumer(1_c)), wait_smem_to_gmem(0_c)));
   };
 }
 
 template <long long S, long long Cl>
-auto gemm_hopper(std::int64_t M, std::int64_t N, std::int64_t K) {
+auto gemm_hopper(std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t ctas) {
   auto a = gmem<bf16>("a", shape(M / 64, 64_c, K));                        // (m / 64, m % 64, k)
   auto b = gmem<bf16>("b", shape(N, K));                                   // (n, k): C = A * B^T
   auto c = gmem<bf16>("c", shape(M, N));                                   // (m, n)
@@ -73,34 +98,43 @@ auto gemm_hopper(std::int64_t M, std::int64_t N, std::int64_t K) {
   auto cs = smem<bf16>(shape(2_c, 64_c, int_c<BN>));                       // each consumer's half of the C tile
   auto ready = barrier(arrivals(2_c), count(int_c<S>));                    // ready[stage]: A and B landed
   auto acc = accumulator<f32>(shape(64_c, int_c<BN>));                     // each consumer's own (m, n)
+  auto body = gemm_body<S, Cl>(M, N, K, ctas / Cl);
   if constexpr (Cl == 1)
-    return kernel<sm_90a>("gemm_hopper", grid(N / BN, M / BM), threads(3_c), a, b, c, as, bs, cs, ready,
+    return kernel<sm_90a>("gemm_hopper", grid(ctas), threads(3_c), a, b, c, as, bs, cs, ready,
                           barrier(arrivals(2_c), count(int_c<S>)),  // consumed[stage]: both consumers are done
-                          acc, gemm_body<S, Cl>(K));
+                          acc, body);
   else
-    return kernel<sm_90a>("gemm_hopper", grid(N / BN, M / BM), threads(3_c), cluster(2_c), a, b, c, as, bs, cs, ready,
+    return kernel<sm_90a>("gemm_hopper", grid(ctas), threads(3_c), cluster(2_c), a, b, c, as, bs, cs, ready,
                           cluster_barrier(collective_axes(0_c), arrivals(2_c), count(int_c<S>)),  // consumed: both CTAs' consumers
-                          acc, gemm_body<S, Cl>(K));
+                          acc, body);
 }
 
 STAGECRAFT_REGISTER(kernel_entry{
     .name = "gemm_hopper",
-    .summary = "C = A * B^T (bf16 in, f32 accumulate, bf16 out): 128x256x64 tiles, S-stage TMA ring, 1 producer + 2 wgmma consumer warpgroups",
+    .summary = "C = A * B^T (bf16 in, f32 accumulate, bf16 out): 128x256x64 tiles, S-stage TMA ring, 1 producer + 2 wgmma consumer "
+               "warpgroups keeping one wgmma group in flight, persistent over tiles",
     .params = {{.name = "M", .default_value = 256, .help = "rows of A and C (a multiple of 128)", .min = 128, .multiple_of = 128},
                {.name = "N", .default_value = 512, .help = "rows of B, columns of C (a multiple of 256; of 512 with cluster=2)", .min = 256,
                 .multiple_of = 256},
                {.name = "K", .default_value = 256, .help = "the reduced dimension (a multiple of 64)", .min = 64, .multiple_of = 64},
                {.name = "stages", .default_value = 3, .help = "pipeline stages (48 KB of SMEM each)", .allowed = {2, 3}},
-               {.name = "cluster", .default_value = 2, .help = "CTAs per cluster along N, sharing A by multicast", .allowed = {1, 2}}},
+               {.name = "cluster", .default_value = 2, .help = "CTAs per cluster along N, sharing A by multicast", .allowed = {1, 2}},
+               {.name = "ctas", .default_value = 0, .help = "CTAs in the grid, each looping over output tiles (e.g. 132, the SMs of an H100 SXM); "
+                "0: one per tile; more than the tiles: one per tile", .min = 0}},
     .build =
         [](param_values const& p) {
-          const auto N = p.at("N"), cl = p.at("cluster");
+          const auto M = p.at("M"), N = p.at("N"), cl = p.at("cluster"), ctas = p.at("ctas");
           if (N % (BN * cl) != 0)
             throw usage_error("gemm_hopper: N=" + std::to_string(N) + " must be a multiple of " + std::to_string(BN * cl) + " with cluster=" +
                               std::to_string(cl) + " (whole clusters of 256-column tiles)");
+          if (ctas % cl != 0)
+            throw usage_error("gemm_hopper: ctas=" + std::to_string(ctas) + " must be a multiple of cluster=" + std::to_string(cl) +
+                              " (the grid is whole clusters)");
+          const std::int64_t tile_ctas = M / BM * (N / BN);  // one CTA per output tile
+          const std::int64_t grid_ctas = ctas == 0 ? tile_ctas : std::min(ctas, tile_ctas);
           return dispatch<2, 3>(p.at("stages"), [&](auto S) {
             return dispatch<1, 2>(cl, [&](auto C) {
-              return lower(gemm_hopper<decltype(S)::value, decltype(C)::value>(p.at("M"), N, p.at("K")));
+              return lower(gemm_hopper<decltype(S)::value, decltype(C)::value>(M, N, p.at("K"), grid_ctas));
             });
           });
         },

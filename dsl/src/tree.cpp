@@ -3,37 +3,85 @@
 
 namespace stagecraft::tree {
 
-ExprP make_expr(ir::ExprOp op, std::int64_t value, ExprP a, ExprP b) {
-  return std::make_shared<const Expr>(Expr{op, value, std::move(a), std::move(b)});
+namespace {
+template <class T>
+node<T> make_node(T&& v) {
+  return node<T>(new node_block<T>{{1}, std::move(v)});
+}
+template <class T>
+void retain_block(node_block<T>* p) noexcept {
+  if (p) p->refs.fetch_add(1, std::memory_order_relaxed);
+}
+template <class T>
+void release_block(node_block<T>* p) noexcept {
+  // acq_rel: the last owner sees every write made through the others before it deletes.
+  if (p && p->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete p;
+}
+}  // namespace
+
+void retain(node_block<Expr>* p) noexcept { retain_block(p); }
+void retain(node_block<Value>* p) noexcept { retain_block(p); }
+void retain(node_block<Stmt>* p) noexcept { retain_block(p); }
+void release(node_block<Expr>* p) noexcept { release_block(p); }
+void release(node_block<Value>* p) noexcept { release_block(p); }
+void release(node_block<Stmt>* p) noexcept { release_block(p); }
+
+ExprP make_expr(ir::ExprOp op, std::int64_t value, ExprP a, ExprP b) noexcept {
+  return make_node(Expr{op, value, std::move(a), std::move(b)});
 }
 
-Ref ref_root(Base base, int id, ir::DType dt, dims_view shape) {
-  return Ref{base, id, {}, {}, std::vector<std::int64_t>(shape.begin(), shape.end()), dt};
-}
-Ref ref_root(Base base, int id, ir::DType dt, std::span<const std::int64_t> shape) {
-  return Ref{base, id, {}, {}, std::vector<std::int64_t>(shape.begin(), shape.end()), dt};
+Ref::Ref() noexcept = default;
+Ref::Ref(Base base_, int id_, ir::DType dtype_, std::vector<std::int64_t> shape_) noexcept
+    : base(base_), id(id_), shape(std::move(shape_)), dtype(dtype_) {}
+Ref::Ref(Ref const&) noexcept = default;
+Ref::Ref(Ref&&) noexcept = default;
+Ref& Ref::operator=(Ref const&) noexcept = default;
+Ref& Ref::operator=(Ref&&) noexcept = default;
+Ref::~Ref() = default;
+
+op_extra::~op_extra() = default;
+
+KernelDesc::KernelDesc() noexcept = default;
+KernelDesc::KernelDesc(KernelDesc const&) noexcept = default;
+KernelDesc::KernelDesc(KernelDesc&&) noexcept = default;
+KernelDesc& KernelDesc::operator=(KernelDesc const&) noexcept = default;
+KernelDesc& KernelDesc::operator=(KernelDesc&&) noexcept = default;
+KernelDesc::~KernelDesc() = default;
+
+void add_param(KernelDesc& d, ParamDecl p) noexcept { d.params.push_back(std::move(p)); }
+void add_alloc(KernelDesc& d, AllocDecl a, const char* name, src_loc loc) noexcept {
+  d.allocs.push_back(std::move(a));
+  d.alloc_names.push_back(name);
+  d.alloc_locs.push_back(loc);
 }
 
-Ref ref_indexed(Ref const& r, ExprP index, ExprP offset, bool drop_front) {
+Ref ref_root(Base base, int id, ir::DType dt, dims_view shape) noexcept {
+  return Ref{base, id, dt, std::vector<std::int64_t>(shape.begin(), shape.end())};
+}
+Ref ref_root(Base base, int id, ir::DType dt, std::span<const std::int64_t> shape) noexcept {
+  return Ref{base, id, dt, std::vector<std::int64_t>(shape.begin(), shape.end())};
+}
+
+Ref ref_indexed(Ref const& r, ExprP index, ExprP offset, bool drop_front) noexcept {
   Ref out = r;
   out.index.push_back(offset ? make_expr(ir::ExprOp::add, 0, std::move(offset), std::move(index)) : std::move(index));
   if (drop_front && !out.shape.empty()) out.shape.erase(out.shape.begin());
   return out;
 }
 
-Ref ref_element(Ref const& r, int remaining_rank, ExprP offset) {
+Ref ref_element(Ref const& r, int remaining_rank, ExprP offset) noexcept {
   Ref out = r;
   for (int d = 0; d < remaining_rank; ++d) out.index.push_back(d == 0 && offset ? offset : make_expr(ir::ExprOp::constant, 0));
   return out;
 }
 
-Ref ref_block(Ref const& r, std::initializer_list<ExprP> coords) {
+Ref ref_block(Ref const& r, std::initializer_list<ExprP> coords) noexcept {
   Ref out = r;
   out.block.assign(coords.begin(), coords.end());
   return out;
 }
 
-Ref ref_sized(Ref const& r, dims_view shape) {
+Ref ref_sized(Ref const& r, dims_view shape) noexcept {
   Ref out = r;
   out.shape.assign(shape.begin(), shape.end());
   return out;
@@ -43,20 +91,20 @@ namespace {
 std::vector<std::int64_t> to_vector(dims_view d) { return {d.begin(), d.end()}; }
 }  // namespace
 
-ValueP value_unary(ir::ValueOp op, ir::DType dt, dims_view shape, ValueP a) {
-  return std::make_shared<const Value>(Value{op, dt, to_vector(shape), std::move(a), {}, {}, 0});
+ValueP value_unary(ir::ValueOp op, ir::DType dt, dims_view shape, ValueP a) noexcept {
+  return make_node(Value{op, dt, to_vector(shape), std::move(a), {}, {}, 0});
 }
-ValueP value_binary(ir::ValueOp op, ir::DType dt, dims_view shape, ValueP a, ValueP b) {
-  return std::make_shared<const Value>(Value{op, dt, to_vector(shape), std::move(a), std::move(b), {}, 0});
+ValueP value_binary(ir::ValueOp op, ir::DType dt, dims_view shape, ValueP a, ValueP b) noexcept {
+  return make_node(Value{op, dt, to_vector(shape), std::move(a), std::move(b), {}, 0});
 }
-ValueP value_scalar(ir::DType dt, dims_view shape, double v) {
-  return std::make_shared<const Value>(Value{ir::ValueOp::scalar, dt, to_vector(shape), {}, {}, {}, v});
+ValueP value_scalar(ir::DType dt, dims_view shape, double v) noexcept {
+  return make_node(Value{ir::ValueOp::scalar, dt, to_vector(shape), {}, {}, {}, v});
 }
-ValueP value_load(ir::ValueOp op, ir::DType dt, dims_view shape, Ref const& r) {
-  return std::make_shared<const Value>(Value{op, dt, to_vector(shape), {}, {}, r, 0});
+ValueP value_load(ir::ValueOp op, ir::DType dt, dims_view shape, Ref const& r) noexcept {
+  return make_node(Value{op, dt, to_vector(shape), {}, {}, r, 0});
 }
 
-StmtP stmt_op(ir::StmtOp op, src_loc loc, std::initializer_list<Ref const*> refs, op_extra const& extra) {
+StmtP stmt_op(ir::StmtOp op, src_loc loc, std::initializer_list<Ref const*> refs, op_extra const& extra) noexcept {
   Stmt s{op};
   s.loc = loc;
   for (auto const* r : refs) s.refs.push_back(r ? *r : Ref{});
@@ -66,32 +114,32 @@ StmtP stmt_op(ir::StmtOp op, src_loc loc, std::initializer_list<Ref const*> refs
   s.flag = extra.flag;
   s.transpose = extra.transpose;
   s.axes.assign(extra.axes.begin(), extra.axes.end());
-  return std::make_shared<const Stmt>(std::move(s));
+  return make_node(std::move(s));
 }
 
-StmtP stmt_seq(std::initializer_list<StmtP const*> body) {
+StmtP stmt_seq(std::initializer_list<StmtP const*> body) noexcept {
   Stmt s{ir::StmtOp::seq};
   for (auto const* b : body) s.body.push_back(*b);
-  return std::make_shared<const Stmt>(std::move(s));
+  return make_node(std::move(s));
 }
 
-StmtP stmt_for(int var, ExprP lo, ExprP hi, StmtP body, src_loc loc) {
+StmtP stmt_for(int var, ExprP lo, ExprP hi, StmtP body, src_loc loc) noexcept {
   Stmt s{ir::StmtOp::for_};
   s.loc = loc;
   s.var = var;
   s.e0 = std::move(lo);
   s.e1 = std::move(hi);
   s.body = {std::move(body)};
-  return std::make_shared<const Stmt>(std::move(s));
+  return make_node(std::move(s));
 }
 
-StmtP stmt_if(ExprP cond, StmtP then_, StmtP else_, src_loc loc) {
+StmtP stmt_if(ExprP cond, StmtP then_, StmtP else_, src_loc loc) noexcept {
   Stmt s{ir::StmtOp::if_};
   s.loc = loc;
   s.e0 = std::move(cond);
   s.body = {std::move(then_)};
   if (else_) s.body.push_back(std::move(else_));
-  return std::make_shared<const Stmt>(std::move(s));
+  return make_node(std::move(s));
 }
 
 }  // namespace stagecraft::tree

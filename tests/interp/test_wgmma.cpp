@@ -215,6 +215,33 @@ TEST_CASE("wgmma decodes e4m3 and e5m2 operands by their own format, A and B eac
   run_everywhere(k, in, expected, 10);
 }
 
+TEST_CASE("gemm_hopper is within the MMA tolerance under eager, lazy and PCT schedules, one CTA per tile and persistent", "[interp][wgmma]") {
+  // The consumers keep one wgmma group in flight (wgmma_wait(1), then release the previous
+  // stage); persistent CTAs carry the ring's stage and phase from tile to tile. The persistent
+  // sizes leave the tiles uneven across CTAs: 4 cluster tiles over 3 clusters (2, 1, 1), and 6
+  // tiles over 4 CTAs (2, 2, 1, 1), so a CTA that runs one tile fewer than its neighbours, or
+  // a phase that goes wrong at the second tile, shows.
+  auto const& e = registry::global().find("gemm_hopper");
+  struct config {
+    param_values set;
+    std::int64_t ctas;  // of the grid it must build
+    int pct;
+  };
+  for (auto const& [set, ctas, pct] : {config{{}, 4, 50},
+                                       config{{{"M", 256}, {"N", 1024}, {"K", 192}, {"stages", 2}, {"cluster", 2}, {"ctas", 6}}, 6, 50},
+                                       config{{{"M", 384}, {"N", 512}, {"K", 128}, {"stages", 3}, {"cluster", 1}, {"ctas", 4}}, 4, 20}}) {
+    const auto vals = registry::resolve(e, set);
+    INFO("M=" << vals.at("M") << " N=" << vals.at("N") << " K=" << vals.at("K") << " stages=" << vals.at("stages") << " cluster=" << vals.at("cluster")
+              << " ctas=" << vals.at("ctas"));
+    const auto k = e.build(vals);
+    CHECK(k.grid[0] * k.grid[1] * k.grid[2] == ctas);
+    const auto in = testing::random_buffers(k, 11);
+    auto expected = in;
+    e.reference(expected, vals);
+    run_everywhere(k, in, expected, pct);
+  }
+}
+
 TEST_CASE("wgmma reads every operand layout its descriptors describe", "[interp][wgmma]") {
   SECTION("K-major, 64-byte swizzle, four K steps; waits for more groups than committed are no-ops") {
     const auto k = swizzle64();

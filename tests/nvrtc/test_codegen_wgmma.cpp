@@ -129,9 +129,12 @@ TEST_CASE("warp specialization: a one-warp producer that gives registers to the 
   const std::string inc = "sc::setmaxnreg_inc<232>();";  // the consumers' first statement
   const auto first = g.source.find_first_not_of(' ', consumers + std::string("} else {\n").size());
   CHECK(g.source.compare(first, inc.size(), inc) == 0);
-  // Only the epilogue's generic stores need the warpgroup barrier: before each consumer's TMA
-  // store, and after its wait for it. The K loop's arrivals follow wgmma_wait and need none.
-  CHECK(count(g.source, "sc::wg_sync(wg);") == 4);
+  // Only the epilogue's generic stores need the warpgroup barrier: per consumer, after the wait
+  // for its previous tile's store to have read `cs` (before writing it again) and before its
+  // TMA store; and once after the last wait for the stores. The K loop's arrivals follow
+  // wgmma_wait and need none, however many tiles a persistent CTA runs.
+  CHECK(count(g.source, "sc::wg_sync(wg);") == 5);
+  CHECK(count(g.source, "sc::wgmma_wait<1>();") == 2);  // one group in flight in each consumer's K loop
   // The epilogue stores bf16 pairs (registers i, i + 1 are row neighbours): 64 stores per thread, not 128.
   CHECK(count(g.source, "*reinterpret_cast<unsigned*>(&*reinterpret_cast<unsigned short*>(smem + ") == 2);
   CHECK_THAT(g.source, Contains("for (int i = 0; i < 128; i += 2) {") && Contains("acc5[mb * 128 + i + 1]"));

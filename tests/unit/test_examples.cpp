@@ -38,9 +38,13 @@ TEST_CASE("examples use the ops they are about", "[examples]") {
   CHECK_THAT(text("handoff"), Contains("arrivals=2") && Contains("if thread_id == 0") && Contains("barrier_arrive"));
   CHECK_THAT(text("batched_square"), Contains("barrier b1: [2, 2]") && Contains("(1x64x64)"));
   CHECK_THAT(text("double_buffer"), Contains("cast<f16>"));
-  CHECK_THAT(text("gemm_hopper"), Contains("warpgroups=3") && Contains("accumulator acc5: f32[64, 256]") && Contains("wgmma acc5 += s0[v1 % 3][0] * s1[v1 % 3]^T") &&
+  // The ring's step runs on across a CTA's tiles (v1 * 4 + v2); after wgmma_wait 1 a consumer
+  // releases the previous step's stage (+ 2 mod 3), and the tile's last after wgmma_wait 0.
+  CHECK_THAT(text("gemm_hopper"), Contains("warpgroups=3") && Contains("accumulator acc5: f32[64, 256]") &&
+                                      Contains("wgmma acc5 += s0[((v1 * 4) + v2) % 3][0] * s1[((v1 * 4) + v2) % 3]^T") &&
                                       Contains("store s2[1] <- cast<bf16>(load(acc5))") && Contains("cluster=(2)") &&
-                                      Contains("multicast over cluster axes (0)") && Contains("barrier_arrive cb4[v1 % 3]"));
+                                      Contains("multicast over cluster axes (0)") && Contains("wgmma_wait 1") &&
+                                      Contains("barrier_arrive cb4[(((v1 * 4) + v2) + 2) % 3]") && Contains("barrier_arrive cb4[((v1 * 4) + 3) % 3]"));
   CHECK_THAT(text("gemm_fp8"), Contains("param a: gmem e4m3[") && Contains("smem s1: e4m3[3, 256, 128] swizzle=128") &&
                                    Contains("accumulator acc5: f32[64, 256]") && Contains("cast<bf16>(load(acc5))"));
   CHECK_THAT(text("gemm_blackwell"), Contains("warpgroups=3") && Contains("tmem t6: f32[128, 256]") &&

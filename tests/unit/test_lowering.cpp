@@ -237,3 +237,31 @@ TEST_CASE("the verifier rejects TMA boxes over 256 elements per dimension", "[lo
   REQUIRE_THROWS_WITH(ir::verify(k), Contains("kernel 'big_box': op #1 (copy_gmem_to_smem): a TMA box has at most 256 elements per dimension, "
                                               "but the box (512, 16) has 512 in dimension 0"));
 }
+
+TEST_CASE("the front end's tree is cheap for a kernel TU to copy and drop: one-pointer handles, noexcept builders", "[lowering]") {
+  // What keeps kernel TUs quick to compile (docs/codegen.md, compile time): every op copies and
+  // drops handles and Refs, and those must be a call, not inlined shared_ptr or vector teardown
+  // with an exception landing pad around each.
+  using namespace stagecraft::tree;
+  CHECK(sizeof(ExprP) == sizeof(void*));
+  CHECK(sizeof(StmtP) == sizeof(void*));
+  CHECK(noexcept(make_expr(ir::ExprOp::constant, 1)));
+  CHECK(noexcept(stmt_op(ir::StmtOp::commit_smem, src_loc{})));
+  CHECK(noexcept(ref_indexed(std::declval<Ref const&>(), ExprP{}, ExprP{}, true)));
+  CHECK(std::is_nothrow_copy_constructible_v<Ref>);
+  CHECK(std::is_nothrow_copy_constructible_v<ExprP>);
+  // Shared nodes outlive the handle they were made through, and die with the last one.
+  ExprP sum;
+  {
+    const ExprP seven = make_expr(ir::ExprOp::constant, 7);
+    ExprP copy = seven;
+    sum = make_expr(ir::ExprOp::add, 0, seven, std::move(copy));
+    CHECK_FALSE(static_cast<bool>(copy));  // moved from: empty
+  }
+  REQUIRE(static_cast<bool>(sum));
+  CHECK(sum->a->value == 7);
+  CHECK(&*sum->a == &*sum->b);  // one node, two owners
+  ExprP other = sum;
+  sum = ExprP{};
+  CHECK(other->op == ir::ExprOp::add);
+}

@@ -151,3 +151,18 @@ TEST_CASE("zoo: a consumer that releases its stage before wgmma_wait lets the pr
   }
   fixed_twin_is_clean(name);
 }
+
+TEST_CASE("zoo: after wgmma_wait(1), releasing the stage just issued lets its refill race the group still reading it", "[zoo][wgmma][data_race]") {
+  // op #5: the producer's refill of `as` (s0) for step 2, into the stage step 0's wgmma (group
+  // #1) may still read: wgmma_wait(1) after issuing it left that very group in flight. The
+  // fixed twin releases the previous step's stage after wgmma_wait(1), the last after
+  // wgmma_wait(0), and is clean under every schedule: the interpreter counts wait(1) as
+  // "every group but the newest is done", neither more (that would hide this race) nor less.
+  const std::string name = "zoo_release_under_wait1";
+  for (auto p : {policy::eager, policy::lazy}) {
+    const auto d = the_diagnostic(name, p, 5);
+    CHECK_THAT(d.message, Contains("data race on SMEM s0[0") && Contains("by the wgmma group #1 issued by warpgroup 1 of CTA (0, 0, 0)") &&
+                              Contains("wait for that group with wgmma_wait"));
+  }
+  fixed_twin_is_clean(name);
+}

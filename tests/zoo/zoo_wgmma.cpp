@@ -158,6 +158,52 @@ struct make_release_before_wgmma_wait {
   }
 };
 
+// Warp-specialized with a two-stage ring, and the consumer keeps one wgmma group in flight as
+// gemm_hopper's do: issue the step's wgmma, commit, wgmma_wait(1) -- which only promises that
+// the *previous* step's group is done.
+// MISTAKE: after wgmma_wait(1) the consumer releases the stage it has just issued the wgmma
+// for (empty[s]), as it would after wgmma_wait(0): that group may still be reading it while
+// the producer's refill lands there.
+// FIX: release the previous step's stage (empty[s - 1]) after wgmma_wait(1), and the last
+// step's after the final wgmma_wait(0).
+template <bool Bug>
+struct make_release_under_wait1 {
+  ir::Kernel operator()() const {
+    const std::int64_t K = 384, steps = K / 64;
+    return lower(kernel<sm_90a>(
+        "zoo_release_under_wait1", grid(1), threads(2_c),
+        gmem<bf16>("a", shape(64_c, K)),                       // (m, k)
+        gmem<bf16>("b", shape(64_c, K)),                       // (n, k)
+        gmem<f32>("c", shape(64_c, 64_c)),                     // (m, n)
+        smem<bf16>(shape(2_c, 64_c, 64_c), swizzle(128_c)),    // as: (stage, m, k)
+        smem<bf16>(shape(2_c, 64_c, 64_c), swizzle(128_c)),    // bs: (stage, n, k)
+        smem<f32>(shape(64_c, 64_c)),                          // cs
+        barrier(arrivals(2_c), count(2_c)),                    // full[stage]: A and B landed
+        barrier(arrivals(1_c), count(2_c)),                    // empty[stage]: the consumer is done with it
+        accumulator<f32>(shape(64_c, 64_c)),                   // acc (the consumer's)
+        [&](auto a, auto b, auto c, auto as, auto bs, auto cs, auto full, auto empty, auto acc) {
+          auto producer = for_(range(steps), [&](auto j) {
+            auto s = stage<2>(j);
+            return seq(if_(j >= 2_c, barrier_wait(empty[s])), copy_gmem_to_smem(a.block(0_c, j), as[s], full[s]),
+                       copy_gmem_to_smem(b.block(0_c, j), bs[s], full[s]));
+          });
+          auto consumer_step = for_(range(steps), [&](auto j) {
+            auto s = stage<2>(j);
+            auto mma = seq(barrier_wait(full[s]), wgmma(acc, as[s], transpose(bs[s])), wgmma_commit(), wgmma_wait(1_c));
+            if constexpr (Bug) return seq(mma, barrier_arrive(empty[s]));
+            else return seq(mma, if_(j > 0_c, barrier_arrive(empty[s.advance(1_c)])));  // the stage of step j - 1
+          });
+          auto drain = [&] {
+            if constexpr (Bug) return wgmma_wait(0_c);
+            else return seq(wgmma_wait(0_c), barrier_arrive(empty[stage<2>(as_index(steps - 1))]));
+          };
+          auto consumer = seq(store(acc, 0.0f), consumer_step, drain(), store(cs, load(acc)), commit_smem(),
+                              copy_smem_to_gmem(cs, c.block(0_c, 0_c)), commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
+          return if_(thread_id() == 0_c, producer, consumer);
+        }));
+  }
+};
+
 void ref_gemm(std::vector<host_tensor>& t, double scale_a) {  // a (64, K), b (64, K), c = a * b^T
   const std::int64_t K = t[0].shape[1];
   auto c = t[2].as<float>();
@@ -178,6 +224,7 @@ ir::Kernel acc_before_wait(variant v) { return build<make_acc_before_wait>(v); }
 ir::Kernel wgmma_no_fence(variant v) { return build<make_wgmma_no_fence>(v); }
 ir::Kernel wgmma_exit_pending(variant v) { return build<make_wgmma_exit_pending>(v); }
 ir::Kernel release_before_wgmma_wait(variant v) { return build<make_release_before_wgmma_wait>(v); }
+ir::Kernel release_under_wait1(variant v) { return build<make_release_under_wait1>(v); }
 
 std::vector<entry> const& mma_all() {
   using interp::check;
@@ -187,6 +234,7 @@ std::vector<entry> const& mma_all() {
       {"zoo_wgmma_no_fence", check::missing_fence, wgmma_no_fence, ref_gemm2},
       {"zoo_wgmma_exit_pending", check::wgmma_pending_at_exit, wgmma_exit_pending, ref_gemm1},
       {"zoo_release_before_wgmma_wait", check::data_race, release_before_wgmma_wait, ref_gemm1},
+      {"zoo_release_under_wait1", check::data_race, release_under_wait1, ref_gemm1},
   };
   return zoo;
 }

@@ -343,12 +343,10 @@ template <target Target, class... Args>
     int params = 0, allocs = 0;
     auto one = [&](auto const& x) {
       if constexpr (detail::is_param_decl<decltype(x)>) {
-        desc.params.push_back(x.decl());
+        tree::add_param(desc, x.decl());
         return detail::make_ref(x, params++);
       } else {
-        desc.allocs.push_back(x.decl());
-        desc.alloc_names.push_back(x.info.name);
-        desc.alloc_locs.push_back(x.info.loc);
+        tree::add_alloc(desc, x.decl(), x.info.name, x.info.loc);
         return detail::make_ref(x, allocs++);
       }
     };

@@ -93,6 +93,13 @@ class Lowering {
 
 }  // namespace
 
+Kernel::Kernel() = default;
+Kernel::Kernel(Kernel const&) = default;
+Kernel::Kernel(Kernel&&) noexcept = default;
+Kernel& Kernel::operator=(Kernel const&) = default;
+Kernel& Kernel::operator=(Kernel&&) noexcept = default;
+Kernel::~Kernel() = default;
+
 Kernel lower(tree::KernelDesc const& d) {
   Kernel k;
   k.name = d.name;

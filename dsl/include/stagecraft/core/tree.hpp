@@ -10,7 +10,6 @@
 #include <atomic>
 #include <cstdint>
 #include <initializer_list>
-#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -23,9 +22,51 @@ namespace stagecraft::tree {
 struct Expr;
 struct Value;
 struct Stmt;
-using ExprP = std::shared_ptr<const Expr>;
-using ValueP = std::shared_ptr<const Value>;
-using StmtP = std::shared_ptr<const Stmt>;
+
+// A node lives in a block with its reference count; `node<T>` is the shared, immutable handle.
+template <class T>
+struct node_block {
+  std::atomic<int> refs;
+  T value;
+};
+// Out of line (tree.cpp) for the three node types. A kernel TU copies and drops handles at every
+// op it writes; with std::shared_ptr each drop expanded into an inline atomic decrement, a
+// branch to the disposer and an exception cleanup path, in every op template a kernel
+// instantiates: most of the optimised code of a kernel TU. Here a drop is one call.
+void retain(node_block<Expr>* p) noexcept;
+void retain(node_block<Value>* p) noexcept;
+void retain(node_block<Stmt>* p) noexcept;
+void release(node_block<Expr>* p) noexcept;
+void release(node_block<Value>* p) noexcept;
+void release(node_block<Stmt>* p) noexcept;
+
+template <class T>
+class node {
+ public:
+  node() noexcept = default;
+  node(std::nullptr_t) noexcept {}
+  // Takes over a block made with refs = 1 (tree.cpp's builders).
+  explicit node(node_block<T>* adopt) noexcept : p_(adopt) {}
+  node(node const& o) noexcept : p_(o.p_) { retain(p_); }
+  node(node&& o) noexcept : p_(o.p_) { o.p_ = nullptr; }
+  node& operator=(node o) noexcept {
+    node_block<T>* t = p_;
+    p_ = o.p_;
+    o.p_ = t;
+    return *this;
+  }
+  ~node() { release(p_); }
+
+  T const* operator->() const noexcept { return &p_->value; }
+  T const& operator*() const noexcept { return p_->value; }
+  explicit operator bool() const noexcept { return p_ != nullptr; }
+
+ private:
+  node_block<T>* p_ = nullptr;
+};
+using ExprP = node<Expr>;
+using ValueP = node<Value>;
+using StmtP = node<Stmt>;
 
 struct Expr {
   ir::ExprOp op;
@@ -37,6 +78,11 @@ enum class Base : std::uint8_t { param, alloc };
 
 // A reference to memory: a parameter or allocation, the leading dimensions fixed by indexing,
 // and for GMEM the block coordinates (in units of the block shape).
+//
+// Every typed reference (a view, a block, a barrier slot) holds one of these by value and every
+// op copies and drops a few, so its special members are defined out of line in tree.cpp: inlined,
+// each copy or destruction is three vectors and their shared pointers, expanded again in every
+// op template a kernel instantiates, which is most of a kernel TU's optimised code.
 struct Ref {
   Base base = Base::alloc;
   int id = -1;
@@ -44,6 +90,14 @@ struct Ref {
   std::vector<ExprP> block;
   std::vector<std::int64_t> shape;  // of the referenced region
   ir::DType dtype = ir::DType::f32;
+
+  Ref() noexcept;
+  Ref(Base base, int id, ir::DType dtype, std::vector<std::int64_t> shape) noexcept;
+  Ref(Ref const&) noexcept;
+  Ref(Ref&&) noexcept;
+  Ref& operator=(Ref const&) noexcept;
+  Ref& operator=(Ref&&) noexcept;
+  ~Ref();
 };
 
 struct Value {
@@ -73,6 +127,8 @@ struct Stmt {
 using ParamDecl = ir::Param;
 using AllocDecl = ir::Alloc;
 
+// Filled field by field in kernel(...) for every kernel a TU builds: out-of-line special members
+// and appends (below) keep its vectors' code in the library.
 struct KernelDesc {
   std::string name;
   ir::Target target;
@@ -88,7 +144,16 @@ struct KernelDesc {
   std::vector<src_loc> alloc_locs;       // parallel to allocs
   src_loc loc;                           // of the kernel(...) call
   StmtP body;
+
+  KernelDesc() noexcept;
+  KernelDesc(KernelDesc const&) noexcept;
+  KernelDesc(KernelDesc&&) noexcept;
+  KernelDesc& operator=(KernelDesc const&) noexcept;
+  KernelDesc& operator=(KernelDesc&&) noexcept;
+  ~KernelDesc();
 };
+void add_param(KernelDesc& d, ParamDecl p) noexcept;
+void add_alloc(KernelDesc& d, AllocDecl a, const char* name, src_loc loc) noexcept;
 
 // Variables get a process-unique raw id when their loop is built; lowering renumbers them in
 // binding order, so the IR (and its hash) does not depend on how many kernels were built before.
@@ -99,24 +164,28 @@ inline int fresh_var_id() {
 
 // ---- builders -------------------------------------------------------------------------------
 // Compiled once in the IR library: the typed front end only passes pointers and spans, so a
-// kernel translation unit generates little code per operation it instantiates.
+// kernel translation unit generates little code per operation it instantiates. They, and Ref's
+// and KernelDesc's copies, are noexcept: all they can throw is bad_alloc while building a tree
+// of a few hundred nodes, where terminating is as good as unwinding. Without it every op a
+// kernel writes needs an exception landing pad that drops each live temporary handle; those
+// pads were a quarter of a kernel TU's optimised code and of its compile time.
 using dims_view = std::span<const long long>;
 
-ExprP make_expr(ir::ExprOp op, std::int64_t value = 0, ExprP a = {}, ExprP b = {});
+ExprP make_expr(ir::ExprOp op, std::int64_t value = 0, ExprP a = {}, ExprP b = {}) noexcept;
 
-Ref ref_root(Base base, int id, ir::DType dt, dims_view shape);
-Ref ref_root(Base base, int id, ir::DType dt, std::span<const std::int64_t> shape);
+Ref ref_root(Base base, int id, ir::DType dt, dims_view shape) noexcept;
+Ref ref_root(Base base, int id, ir::DType dt, std::span<const std::int64_t> shape) noexcept;
 // r[index] (+ offset, a pending barrier slice start); drops the first extent unless a barrier.
-Ref ref_indexed(Ref const& r, ExprP index, ExprP offset, bool drop_front);
+Ref ref_indexed(Ref const& r, ExprP index, ExprP offset, bool drop_front) noexcept;
 // A barrier reference whose remaining dimensions all have extent 1: index them with 0.
-Ref ref_element(Ref const& r, int remaining_rank, ExprP offset);
-Ref ref_block(Ref const& r, std::initializer_list<ExprP> coords);
-Ref ref_sized(Ref const& r, dims_view shape);
+Ref ref_element(Ref const& r, int remaining_rank, ExprP offset) noexcept;
+Ref ref_block(Ref const& r, std::initializer_list<ExprP> coords) noexcept;
+Ref ref_sized(Ref const& r, dims_view shape) noexcept;
 
-ValueP value_unary(ir::ValueOp op, ir::DType dt, dims_view shape, ValueP a);
-ValueP value_binary(ir::ValueOp op, ir::DType dt, dims_view shape, ValueP a, ValueP b);
-ValueP value_scalar(ir::DType dt, dims_view shape, double v);
-ValueP value_load(ir::ValueOp op, ir::DType dt, dims_view shape, Ref const& r);
+ValueP value_unary(ir::ValueOp op, ir::DType dt, dims_view shape, ValueP a) noexcept;
+ValueP value_binary(ir::ValueOp op, ir::DType dt, dims_view shape, ValueP a, ValueP b) noexcept;
+ValueP value_scalar(ir::DType dt, dims_view shape, double v) noexcept;
+ValueP value_load(ir::ValueOp op, ir::DType dt, dims_view shape, Ref const& r) noexcept;
 
 // The address of an operand, temporaries included (they live to the end of the full expression).
 inline Ref const* ptr(Ref const& r) { return &r; }
@@ -128,12 +197,13 @@ struct op_extra {
   bool flag = false;
   std::span<const int> axes;
   std::uint8_t transpose = 0;
+  ~op_extra();  // out of line, as Ref's; still an aggregate, so ops pass {.n = 2}
 };
 // A leaf statement; a null entry in `refs` is an operand that is not in memory (registers).
 // The location is required: every op must say where the user wrote it.
-StmtP stmt_op(ir::StmtOp op, src_loc loc, std::initializer_list<Ref const*> refs = {}, op_extra const& extra = {});
-StmtP stmt_seq(std::initializer_list<StmtP const*> body);
-StmtP stmt_for(int var, ExprP lo, ExprP hi, StmtP body, src_loc loc);
-StmtP stmt_if(ExprP cond, StmtP then_, StmtP else_, src_loc loc);
+StmtP stmt_op(ir::StmtOp op, src_loc loc, std::initializer_list<Ref const*> refs = {}, op_extra const& extra = {}) noexcept;
+StmtP stmt_seq(std::initializer_list<StmtP const*> body) noexcept;
+StmtP stmt_for(int var, ExprP lo, ExprP hi, StmtP body, src_loc loc) noexcept;
+StmtP stmt_if(ExprP cond, StmtP then_, StmtP else_, src_loc loc) noexcept;
 
 }  // namespace stagecraft::tree

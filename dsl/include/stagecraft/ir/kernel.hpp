@@ -133,6 +133,15 @@ struct Kernel {
   int num_vars = 0;
   DebugInfo debug;
   friend bool operator==(Kernel const&, Kernel const&) = default;
+
+  // Out of line (lower.cpp): every kernel TU returns kernels from its registry entry, and the
+  // implicit members would expand the teardown of all six arenas and the debug info there.
+  Kernel();
+  Kernel(Kernel const&);
+  Kernel(Kernel&&) noexcept;
+  Kernel& operator=(Kernel const&);
+  Kernel& operator=(Kernel&&) noexcept;
+  ~Kernel();
 };
 
 // Where an IR element is, for messages: statements are numbered in pre-order ("op #7"), the

@@ -7,6 +7,8 @@
 //   tcgen05_mma(d_tmem, a_smem, transpose(b_smem), mma_done, k > 0);  // mma_done: orders_tensor_core
 //   tcgen05_commit_arrive(mma_done); auto d = async_load_tmem(d_tmem);
 #pragma once
+#include <tuple>
+
 #include "stagecraft/expr/tile.hpp"
 #include "stagecraft/memory/barrier.hpp"
 #include "stagecraft/memory/smem.hpp"

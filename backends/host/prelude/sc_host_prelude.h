@@ -46,6 +46,7 @@ inline std::common_type_t<A, B> max(A a, B b) {
 
 inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, sizeof f); return f; }
 inline float __uint_as_float(unsigned u) { float f; std::memcpy(&f, &u, sizeof f); return f; }
+inline unsigned __float_as_uint(float f) { unsigned u; std::memcpy(&u, &f, sizeof u); return u; }
 // cvt.rzi.s32.f32 / cvt.rzi.u32.f32: truncate, saturate, NaN -> 0.
 inline int __float2int_rz(float f) {
   if (std::isnan(f)) return 0;

@@ -52,6 +52,9 @@ ValueP value_binary(ir::ValueOp op, ir::DType dt, dims_view shape, ValueP a, Val
 ValueP value_scalar(ir::DType dt, dims_view shape, double v) {
   return std::make_shared<const Value>(Value{ir::ValueOp::scalar, dt, to_vector(shape), {}, {}, {}, v});
 }
+ValueP value_axis(ir::ValueOp op, ir::DType dt, dims_view shape, ValueP a, int axis) {
+  return std::make_shared<const Value>(Value{op, dt, to_vector(shape), std::move(a), {}, {}, static_cast<double>(axis)});
+}
 ValueP value_load(ir::ValueOp op, ir::DType dt, dims_view shape, Ref const& r) {
   return std::make_shared<const Value>(Value{op, dt, to_vector(shape), {}, {}, r, 0});
 }

@@ -44,7 +44,8 @@ std::string expr_op_name(ExprOp op) {
 }
 
 std::string value_op_name(ValueOp op) {
-  static constexpr const char* names[] = {"load", "async_load_tmem", "scalar", "+", "-", "*", "/", "min", "max", "neg", "exp", "cast"};
+  static constexpr const char* names[] = {"load", "async_load_tmem", "scalar", "+", "-", "*", "/", "min", "max", "neg", "exp", "cast",
+                                               "exp2", "log", "rsqrt", "tanh", "abs", "sum", "max", "min", "broadcast", "iota"};
   const auto i = static_cast<std::size_t>(op);
   return i < std::size(names) ? names[i] : fmt::format("?value_op{}", i);
 }
@@ -172,7 +173,16 @@ class Printer {
       case ValueOp::load_tmem: o += "async_load_tmem("; put_ref(v.ref, o); o += ')'; return;
       case ValueOp::scalar: return void(fmt::format_to(out, "{}:{}", v.scalar, dtype_name(v.dtype)));
       case ValueOp::neg: o += '-'; put_vop(v.a, o); return;
-      case ValueOp::exp: return call1("exp(", v.a);
+      case ValueOp::exp: case ValueOp::exp2: case ValueOp::log: case ValueOp::rsqrt: case ValueOp::tanh: case ValueOp::abs:
+        return call1(value_op_name(v.op) + "(", v.a);
+      // The axis is part of the op (the front end's spelling), the shape says what the result is.
+      case ValueOp::reduce_sum: case ValueOp::reduce_max: case ValueOp::reduce_min:
+        return call1(fmt::format("{}<{}>(", value_op_name(v.op), v.scalar), v.a);
+      case ValueOp::broadcast:
+        fmt::format_to(out, "broadcast<{}>(", v.scalar);
+        put_value(v.a, o);
+        return void(fmt::format_to(out, ", ({}))", fmt::join(v.shape, ", ")));
+      case ValueOp::iota: return void(fmt::format_to(out, "iota<{}>:{}({})", v.scalar, dtype_name(v.dtype), fmt::join(v.shape, ", ")));
       case ValueOp::cast: return call1(fmt::format("cast<{}>(", dtype_name(v.dtype)), v.a);
       case ValueOp::min: case ValueOp::max:
         o += value_op_name(v.op) + "(";

@@ -52,7 +52,7 @@ struct Value {
   std::vector<std::int64_t> shape;
   ValueP a, b;
   Ref ref;            // load, load_tmem
-  double scalar = 0;  // scalar
+  double scalar = 0;  // scalar: the value; reductions, broadcast, iota: the axis
 };
 
 struct Stmt {
@@ -116,6 +116,8 @@ Ref ref_sized(Ref const& r, dims_view shape);
 ValueP value_unary(ir::ValueOp op, ir::DType dt, dims_view shape, ValueP a);
 ValueP value_binary(ir::ValueOp op, ir::DType dt, dims_view shape, ValueP a, ValueP b);
 ValueP value_scalar(ir::DType dt, dims_view shape, double v);
+// Reductions, broadcast (operand a) and iota (no operand): the axis travels in `scalar`.
+ValueP value_axis(ir::ValueOp op, ir::DType dt, dims_view shape, ValueP a, int axis);
 ValueP value_load(ir::ValueOp op, ir::DType dt, dims_view shape, Ref const& r);
 
 // The address of an operand, temporaries included (they live to the end of the full expression).

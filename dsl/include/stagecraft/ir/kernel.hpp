@@ -67,7 +67,7 @@ struct Value {
   std::vector<std::int64_t> shape;
   ValueId a = none, b = none;
   RefId ref = none;  // load, load_tmem
-  double scalar = 0;
+  double scalar = 0;  // scalar: the value; reductions, broadcast, iota: the axis (types.hpp)
   friend bool operator==(Value const&, Value const&) = default;
 };
 

@@ -76,10 +76,22 @@ enum class ExprOp : std::uint8_t {
 constexpr bool expr_is_binary(ExprOp op) { return op >= ExprOp::add && op <= ExprOp::lor; }
 
 // Tile (value) expressions: what a warpgroup computes in registers.
+// New ops go at the end: the fuzz corpus encodes them by number.
+//   reduce_*: a (rank r+1) -> rank r, axis `scalar` removed; summed in f32 (or 64-bit integers)
+//             from index 0 upward, rounded to the dtype once.
+//   broadcast: a (rank r) -> rank r+1, axis `scalar` inserted with the extent of the result's.
+//   iota: a leaf, every element its coordinate along axis `scalar`.
 enum class ValueOp : std::uint8_t {
   load, load_tmem, scalar, add, sub, mul, div, min, max, neg, exp, cast,
+  exp2, log, rsqrt, tanh, abs, reduce_sum, reduce_max, reduce_min, broadcast, iota,
 };
+inline constexpr int value_op_count = static_cast<int>(ValueOp::iota) + 1;
 constexpr bool value_is_binary(ValueOp op) { return op >= ValueOp::add && op <= ValueOp::max; }
+constexpr bool value_is_reduction(ValueOp op) { return op >= ValueOp::reduce_sum && op <= ValueOp::reduce_min; }
+// The ops whose `scalar` is an axis (an integer below the rank of the larger shape).
+constexpr bool value_has_axis(ValueOp op) { return value_is_reduction(op) || op == ValueOp::broadcast || op == ValueOp::iota; }
+// Element-wise transcendentals and abs: one operand, same dtype and shape (stagecraft/ir/math.hpp).
+constexpr bool value_is_math(ValueOp op) { return op == ValueOp::exp || (op >= ValueOp::exp2 && op <= ValueOp::abs); }
 
 // Statements: the operation catalog of DESIGN.md section 4.
 enum class StmtOp : std::uint8_t {

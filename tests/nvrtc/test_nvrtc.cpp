@@ -302,11 +302,17 @@ TEST_CASE("tile ops (math, reductions, broadcast, iota, fills) compile for sm_90
     const auto r = nvrtc::compile(c.kernel, ir::Target::sm_90a, o);
     CHECK(r.spill_bytes == 0);
     CHECK(r.registers > 0);
-    std::printf("%-12s sm_90a: %d registers per thread, %lld spill bytes\n", c.name, r.registers, static_cast<long long>(r.spill_bytes));
+    std::printf("%-12s sm_90a: %d registers per thread, %d spill bytes\n", c.name, r.registers, r.spill_bytes);
     // expf/exp2f/logf/rsqrtf/tanhf lower to these MUFU approximations; the prelude's functions
     // are plain f32 arithmetic (stagecraft/ir/math.hpp), the interpreter's own.
     for (const char* approx : {"ex2.approx", "lg2.approx", "rsqrt.approx", "tanh.approx"}) CHECK_THAT(r.ptx, !Contains(approx));
     CHECK_THAT(r.ptx, !Contains("fma.rn.f32"));
   }
   CHECK_THAT(nvrtc::compile(testing::tile_ops::math_kernel(), ir::Target::sm_90a, o).ptx, Contains("sqrt.rn.f32") && Contains("div.rn.f32"));
+  // The softmax example: TMA ring in and out, the shared exp, no approximation either.
+  auto const& e = registry::global().find("softmax_rows");
+  const auto r = nvrtc::compile(e.build(registry::resolve(e, {})), ir::Target::sm_90a, o);
+  std::printf("%-12s sm_90a: %d registers per thread, %d spill bytes\n", "softmax_rows", r.registers, r.spill_bytes);
+  CHECK(r.spill_bytes == 0);
+  CHECK_THAT(r.ptx, !Contains("ex2.approx") && Contains("cp.async.bulk.tensor"));
 }

@@ -53,6 +53,7 @@ double host_tensor::get(std::int64_t i) const {
     case ir::DType::i32: return as<std::int32_t>()[i];
     case ir::DType::u32: return as<std::uint32_t>()[i];
     case ir::DType::i8: return as<std::int8_t>()[i];
+    case ir::DType::pred: return as<std::uint8_t>()[i] != 0;
   }
   return 0;
 }
@@ -104,6 +105,7 @@ void host_tensor::set(std::int64_t i, double v) {
     case ir::DType::i32: as<std::int32_t>()[i] = wrap<std::int32_t>(v); return;
     case ir::DType::u32: as<std::uint32_t>()[i] = wrap<std::uint32_t>(v); return;
     case ir::DType::i8: as<std::int8_t>()[i] = wrap<std::int8_t>(v); return;
+    case ir::DType::pred: as<std::uint8_t>()[i] = v != 0; return;
   }
 }
 

@@ -55,6 +55,9 @@ ValueP value_scalar(ir::DType dt, dims_view shape, double v) {
 ValueP value_axis(ir::ValueOp op, ir::DType dt, dims_view shape, ValueP a, int axis) {
   return std::make_shared<const Value>(Value{op, dt, to_vector(shape), std::move(a), {}, {}, static_cast<double>(axis)});
 }
+ValueP value_ternary(ir::ValueOp op, ir::DType dt, dims_view shape, ValueP a, ValueP b, ValueP c) {
+  return std::make_shared<const Value>(Value{op, dt, to_vector(shape), std::move(a), std::move(b), {}, 0, std::move(c)});
+}
 ValueP value_load(ir::ValueOp op, ir::DType dt, dims_view shape, Ref const& r) {
   return std::make_shared<const Value>(Value{op, dt, to_vector(shape), {}, {}, r, 0});
 }

@@ -112,7 +112,7 @@ void mutate_one(ir::Kernel& k, R& rng) {
         case 0: if (!a.shape.empty()) { auto& x = a.shape[rng() % a.shape.size()]; x = tweak(x, rng); } break;
         case 1: a.swizzle = std::array{0, 32, 64, 128}[rng() % 4]; break;
         case 2: a.arrivals = static_cast<int>(tweak(a.arrivals, rng)); break;
-        case 3: a.dtype = static_cast<ir::DType>(rng() % 6); break;
+        case 3: a.dtype = static_cast<ir::DType>(rng() % (static_cast<int>(ir::DType::pred) + 1)); break;
         case 4: a.orders_tensor_core = !a.orders_tensor_core; break;
         default: a.collective_axes = rng() % 2 ? std::vector<int>{} : std::vector<int>{static_cast<int>(rng() % 3)}; break;
       }
@@ -121,7 +121,7 @@ void mutate_one(ir::Kernel& k, R& rng) {
     case 5: {  // a parameter
       if (k.params.empty()) return;
       auto& p = k.params[pick(k.params.size())];
-      if (rng() % 3 == 0) p.dtype = static_cast<ir::DType>(rng() % 6);
+      if (rng() % 3 == 0) p.dtype = static_cast<ir::DType>(rng() % (static_cast<int>(ir::DType::pred) + 1));
       else if (!p.shape.empty()) { auto& x = p.shape[rng() % p.shape.size()]; x = tweak(x, rng); }
       return;
     }
@@ -139,10 +139,11 @@ void mutate_one(ir::Kernel& k, R& rng) {
     case 7: {  // a tile value
       if (k.values.empty()) return;
       auto& v = k.values[pick(k.values.size())];
-      switch (rng() % 5) {
+      switch (rng() % 6) {
         case 0: v.op = static_cast<ir::ValueOp>(rng() % ir::value_op_count); break;
+        case 5: v.c = any_of(k.values.size()); break;
         case 1: v.scalar = static_cast<double>(tweak(std::abs(v.scalar) < 1e15 ? static_cast<std::int64_t>(v.scalar) : 0, rng)); break;
-        case 2: v.dtype = static_cast<ir::DType>(rng() % 6); break;
+        case 2: v.dtype = static_cast<ir::DType>(rng() % (static_cast<int>(ir::DType::pred) + 1)); break;
         case 3: v.a = any_of(k.values.size()); break;
         default: v.ref = any_of(k.refs.size()); break;
       }

@@ -92,3 +92,39 @@ TEST_CASE("tile ops: the verifier rejects a reduction whose axis or shape does n
     REQUIRE_THROWS_WITH(ir::verify(bad), Contains("has axis 0.5, expected an integer"));
   }
 }
+
+TEST_CASE("tile ops: masks stay in registers and are only made by comparisons; select and fma take three operands", "[interp][tile_ops]") {
+  auto k = testing::tile_ops::select_kernel();
+  {
+    auto bad = k;
+    bad.params[3].dtype = ir::DType::pred;
+    REQUIRE_THROWS_WITH(ir::verify(bad), Contains("parameter 'causal' has dtype pred, a register mask with no memory layout"));
+  }
+  std::size_t cmp = 0, sel = 0;
+  for (std::size_t i = 0; i < k.values.size(); ++i) {
+    if (ir::value_is_compare(k.values[i].op) && !cmp) cmp = i;
+    if (k.values[i].op == ir::ValueOp::select && !sel) sel = i;
+  }
+  REQUIRE(cmp > 0);
+  REQUIRE(sel > 0);
+  {
+    auto bad = k;
+    bad.values[cmp].dtype = ir::DType::i32;  // a comparison must give a mask
+    REQUIRE_THROWS_WITH(ir::verify(bad), Contains("is a comparison of dtype i32, expected pred"));
+  }
+  {
+    auto bad = k;
+    bad.values[sel].a = bad.values[sel].b;  // the condition is the f32 value, not a mask
+    REQUIRE_THROWS_WITH(ir::verify(bad), Contains("(select): Expected a pred mask and two f32 operands"));
+  }
+  {
+    auto bad = k;
+    bad.values[cmp].c = 0;  // a binary op with a third operand
+    REQUIRE_THROWS_WITH(ir::verify(bad), Contains("has a third operand, but takes at most two"));
+  }
+  {
+    auto bad = k;
+    bad.values[sel].c = ir::none;
+    REQUIRE_THROWS_WITH(ir::verify(bad), Contains("(select) refers to value -1"));
+  }
+}

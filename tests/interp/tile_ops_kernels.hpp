@@ -68,6 +68,27 @@ inline ir::Kernel iota_kernel() {
                               }));
 }
 
+// Masks: a causal mask from iota, comparisons of floats (NaN included) and integers, select with
+// a scalar, masks counted through cast, and fma.
+inline ir::Kernel select_kernel() {
+  auto s = shape(64_c, 32_c);
+  return lower(kernel<sm_90a>(
+      "tile_select", grid(1), threads(1_c), gmem<f32>("x", s), gmem<f32>("z", s), gmem<i32>("xi", s), gmem<f32>("causal", s), gmem<i32>("masks", s),
+      gmem<f32>("fused", s), gmem<i32>("picked", s), gmem<f32>("nan_masked", s),
+      [s](auto x, auto z, auto xi, auto causal, auto masks, auto fused, auto picked, auto nan_masked) {
+        auto t = [&](auto g) { return g.tile(s, 0_c, 0_c); };
+        auto X = load(t(x));
+        auto Z = load(t(z));
+        auto I = load(t(xi));
+        auto counted = cast<i32>(X < Z) + cast<i32>(X <= 0.5f) * 2 + cast<i32>(X > Z) * 4 + cast<i32>(X >= Z) * 8 + cast<i32>(I == 7) * 16 +
+                       cast<i32>(I != 0) * 32;
+        auto q = X / Z;  // 0 / 0 somewhere makes a NaN, which != itself
+        return seq(store(t(causal), select(iota<0>(s) >= iota<1>(s), X, -1e30f)), store(t(masks), counted),
+                   store(t(fused), fma(X, Z, 0.25f)), store(t(picked), select(I > 0, I, I * -3)),
+                   store(t(nan_masked), select(q != q, full<f32>(s, -1.0f), q)));
+      }));
+}
+
 inline float f(host_tensor const& t, std::int64_t i) { return static_cast<float>(t.get(i)); }
 
 inline std::vector<case_t> all() {
@@ -122,6 +143,20 @@ inline std::vector<case_t> all() {
                        b[4].set(i, static_cast<double>(static_cast<std::int8_t>(r * 3)));  // wraps like i8 arithmetic
                      }
                  }});
+  out.push_back({"tile_select", select_kernel(), [](std::vector<host_tensor>& b) {
+                   for (std::int64_t r = 0; r < rows; ++r)
+                     for (std::int64_t c = 0; c < cols; ++c) {
+                       const auto i = r * cols + c;
+                       const float x = f(b[0], i), z = f(b[1], i);
+                       const auto xi = static_cast<std::int64_t>(b[2].get(i));
+                       b[3].set(i, r >= c ? x : -1e30f);
+                       b[4].set(i, static_cast<double>((x < z) + (x <= 0.5f) * 2 + (x > z) * 4 + (x >= z) * 8 + (xi == 7) * 16 + (xi != 0) * 32));
+                       b[5].set(i, std::fma(x, z, 0.25f));
+                       b[6].set(i, static_cast<double>(xi > 0 ? xi : xi * -3));
+                       const float q = x / z;
+                       b[7].set(i, q != q ? -1.0f : q);
+                     }
+                 }});
   return out;
 }
 
@@ -135,8 +170,12 @@ inline std::vector<host_tensor> inputs(ir::Kernel const& k, std::uint64_t seed) 
   for (auto const& p : k.params) {
     auto t = host_tensor::zeros(p.dtype, p.shape);
     for (std::int64_t i = 0; i < t.elements(); ++i) {
-      if (!ir::dtype_is_float(p.dtype)) t.set(i, integer(rng));
+      if (!ir::dtype_is_float(p.dtype)) t.set(i, i % 37 == 0 ? 7 : i % 41 == 0 ? 0 : integer(rng));
       else if (p.name == "p") t.set(i, std::exp2(expo(rng)));
+      else if (p.name == "z" && i % 29 == 0) t.set(i, 0.0);  // x / 0 (and 0 / 0 where x is 0 too)
+      else if (p.name == "x" && i % 58 == 0) t.set(i, 0.0);
+      else if (p.name == "z" && i % 31 == 0) t.set(i, 0.5);    // x == z somewhere: the <= / >= edges
+      else if (p.name == "x" && i % 31 == 0) t.set(i, 0.5);
       else t.set(i, real(rng));
     }
     out.push_back(std::move(t));

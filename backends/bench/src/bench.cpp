@@ -100,6 +100,7 @@ struct walker {
     }
     value(x.a);
     value(x.b);
+    value(x.c);
   }
 
   void stmt(ir::StmtId id) {

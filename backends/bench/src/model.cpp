@@ -96,6 +96,7 @@ void value_bytes(ir::Kernel const& k, ir::ValueId v, double& smem, double& gmem,
     flops += static_cast<double>(product(x.shape));
   value_bytes(k, x.a, smem, gmem, flops);
   value_bytes(k, x.b, smem, gmem, flops);
+  value_bytes(k, x.c, smem, gmem, flops);
 }
 
 struct replayer {

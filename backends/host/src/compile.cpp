@@ -33,6 +33,7 @@ const char* storage_type(ir::DType t) {
     case ir::DType::i32: return "int";
     case ir::DType::u32: return "unsigned";
     case ir::DType::i8: return "signed char";
+    case ir::DType::pred: return "unsigned char";  // never a parameter (the verifier's rule)
   }
   return "void";
 }

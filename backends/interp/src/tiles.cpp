@@ -57,7 +57,7 @@ tile_buf machine::value(agent_state& a, ir::ValueId id) {
             const float f = x.f[i];
             const double lo = v.dtype == ir::DType::u32 ? 0.0 : v.dtype == ir::DType::i8 ? -128.0 : -2147483648.0;
             const double hi = v.dtype == ir::DType::u32 ? 4294967295.0 : v.dtype == ir::DType::i8 ? 127.0 : 2147483647.0;
-            t.i[i] = std::isnan(f) ? 0 : static_cast<std::int64_t>(std::clamp(std::trunc(static_cast<double>(f)), lo, hi));
+            t.i[i] = wrap_to(v.dtype, std::isnan(f) ? 0 : static_cast<std::int64_t>(std::clamp(std::trunc(static_cast<double>(f)), lo, hi)));
           } else {
             t.i[i] = wrap_to(v.dtype, x.i[i]);
           }
@@ -135,6 +135,42 @@ tile_buf machine::value(agent_state& a, ir::ValueId id) {
       }
       return t;
     }
+    case ir::ValueOp::lt: case ir::ValueOp::le: case ir::ValueOp::gt: case ir::ValueOp::ge: case ir::ValueOp::eq: case ir::ValueOp::ne: {
+      tile_buf x = value(a, v.a), y = value(a, v.b);
+      tile_buf t = acquire(n, false);
+      auto holds = [op = v.op](auto p, auto q) {
+        switch (op) {
+          case ir::ValueOp::lt: return p < q;
+          case ir::ValueOp::le: return p <= q;
+          case ir::ValueOp::gt: return p > q;
+          case ir::ValueOp::ge: return p >= q;
+          case ir::ValueOp::eq: return p == q;
+          default: return p != q;  // NaN != NaN holds, as IEEE (and setp.neu) has it
+        }
+      };
+      for (std::size_t i = 0; i < n; ++i) t.i[i] = x.fp ? holds(x.f[i], y.f[i]) : holds(x.i[i], y.i[i]);
+      release(std::move(x));
+      release(std::move(y));
+      return t;
+    }
+    case ir::ValueOp::select: {
+      tile_buf m = value(a, v.a), x = value(a, v.b), y = value(a, v.c);
+      for (std::size_t i = 0; i < n; ++i) {
+        if (m.i[i] != 0) continue;
+        if (fp) x.f[i] = y.f[i];
+        else x.i[i] = y.i[i];
+      }
+      release(std::move(m));
+      release(std::move(y));
+      return x;
+    }
+    case ir::ValueOp::fma: {
+      tile_buf x = value(a, v.a), y = value(a, v.b), z = value(a, v.c);
+      for (std::size_t i = 0; i < n; ++i) x.f[i] = round_to(v.dtype, std::fma(x.f[i], y.f[i], z.f[i]));
+      release(std::move(y));
+      release(std::move(z));
+      return x;
+    }
     case ir::ValueOp::load_tmem:
       report(check::unsupported, cur_op_, a, "async_load_tmem is not modelled by the interpreter yet (tensor-core ops arrive with their own issue)");
     default: break;
@@ -198,6 +234,7 @@ bool machine::streamable(ir::ValueId id) const {
     // Shapes change along the way: rows of the result are not rows of the operands.
     case ir::ValueOp::reduce_sum: case ir::ValueOp::reduce_max: case ir::ValueOp::reduce_min: case ir::ValueOp::broadcast:
     case ir::ValueOp::iota:
+    case ir::ValueOp::select: case ir::ValueOp::fma:  // three operands: the row walk takes two
       return false;
     case ir::ValueOp::cast: return ir::dtype_is_float(k_.values[v.a].dtype) && streamable(v.a);
     case ir::ValueOp::load_tmem: return false;
@@ -209,6 +246,7 @@ void machine::postorder(ir::ValueId id, std::vector<ir::ValueId>& out) const {
   auto const& v = k_.values[id];
   if (v.a != ir::none) postorder(v.a, out);
   if (v.b != ir::none) postorder(v.b, out);
+  if (v.c != ir::none) postorder(v.c, out);
   out.push_back(id);
 }
 

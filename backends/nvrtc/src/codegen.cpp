@@ -35,6 +35,7 @@ const char* ctype(ir::DType t) {
     case ir::DType::i32: return "int";
     case ir::DType::u32: return "unsigned";
     case ir::DType::i8: return "signed char";
+    case ir::DType::pred: return "unsigned char";  // never in memory (the verifier's rule); named for completeness
   }
   return "?";
 }
@@ -340,6 +341,7 @@ class emitter {
         case ir::DType::i32: return fmt::format("static_cast<long long>(static_cast<int>({}))", x);
         case ir::DType::u32: return fmt::format("static_cast<long long>(static_cast<unsigned>({}))", x);
         case ir::DType::i8: return fmt::format("static_cast<long long>(static_cast<signed char>({}))", x);
+        case ir::DType::pred: return fmt::format("static_cast<long long>(({}) != 0)", x);
         default: return x;
       }
     };
@@ -381,6 +383,13 @@ class emitter {
         const auto [len, inner] = around_axis(v.shape, static_cast<std::size_t>(v.scalar));
         return value(v.a, fmt::format("((static_cast<long long>({0}) / {1}LL) * {2}LL + static_cast<long long>({0}) % {2}LL)", i, len * inner, inner));
       }
+      case ir::ValueOp::lt: case ir::ValueOp::le: case ir::ValueOp::gt: case ir::ValueOp::ge: case ir::ValueOp::eq: case ir::ValueOp::ne: {
+        static constexpr const char* sym[] = {"<", "<=", ">", ">=", "==", "!="};
+        return fmt::format("(({}) {} ({}) ? 1LL : 0LL)", value(v.a, i), sym[static_cast<int>(v.op) - static_cast<int>(ir::ValueOp::lt)], value(v.b, i));
+      }
+      case ir::ValueOp::select: return fmt::format("(({}) != 0 ? {} : {})", value(v.a, i), value(v.b, i), value(v.c, i));
+      // One rounding, as std::fma in the interpreter (--fmad=false leaves explicit fmaf alone).
+      case ir::ValueOp::fma: return round(fmt::format("fmaf({}, {}, {})", value(v.a, i), value(v.b, i), value(v.c, i)));
       case ir::ValueOp::reduce_sum: case ir::ValueOp::reduce_max: case ir::ValueOp::reduce_min: {
         // The thread that owns output element i folds its operand elements itself, from index 0
         // upward (the interpreter's order, so the sums agree bit for bit): operands are read from
@@ -446,7 +455,7 @@ class emitter {
   bool moves_elements(ir::ValueId id) const {
     auto const& v = k_.values[id];
     if (ir::value_is_reduction(v.op) || v.op == ir::ValueOp::broadcast) return true;
-    return (v.a != ir::none && moves_elements(v.a)) || (v.b != ir::none && moves_elements(v.b));
+    return (v.a != ir::none && moves_elements(v.a)) || (v.b != ir::none && moves_elements(v.b)) || (v.c != ir::none && moves_elements(v.c));
   }
   // Inside a walk of an accumulator's fragment an accumulator element is this thread's register
   // at the walk's position, whatever index is asked for: an op that reads other elements than
@@ -467,6 +476,7 @@ class emitter {
     if (v.op == ir::ValueOp::load) out.push_back(id);
     if (v.a != ir::none) loads_of(v.a, out);
     if (v.b != ir::none) loads_of(v.b, out);
+    if (v.c != ir::none) loads_of(v.c, out);
   }
 
   int widest_load(ir::ValueId id) const {
@@ -478,6 +488,7 @@ class emitter {
     }
     if (v.a != ir::none) w = std::max(w, widest_load(v.a));
     if (v.b != ir::none) w = std::max(w, widest_load(v.b));
+    if (v.c != ir::none) w = std::max(w, widest_load(v.c));
     return w;
   }
 

@@ -45,7 +45,8 @@ std::string expr_op_name(ExprOp op) {
 
 std::string value_op_name(ValueOp op) {
   static constexpr const char* names[] = {"load", "async_load_tmem", "scalar", "+", "-", "*", "/", "min", "max", "neg", "exp", "cast",
-                                               "exp2", "log", "rsqrt", "tanh", "abs", "sum", "max", "min", "broadcast", "iota"};
+                                               "exp2", "log", "rsqrt", "tanh", "abs", "sum", "max", "min", "broadcast", "iota",
+                                               "<", "<=", ">", ">=", "==", "!=", "select", "fma"};
   const auto i = static_cast<std::size_t>(op);
   return i < std::size(names) ? names[i] : fmt::format("?value_op{}", i);
 }
@@ -191,6 +192,16 @@ class Printer {
         put_value(v.b, o);
         o += ')';
         return;
+      case ValueOp::select: case ValueOp::fma:
+        o += value_op_name(v.op) + "(";
+        put_value(v.a, o);
+        o += ", ";
+        put_value(v.b, o);
+        o += ", ";
+        put_value(v.c, o);
+        o += ')';
+        return;
+      case ValueOp::lt: case ValueOp::le: case ValueOp::gt: case ValueOp::ge: case ValueOp::eq: case ValueOp::ne:
       case ValueOp::add: case ValueOp::sub: case ValueOp::mul: case ValueOp::div:
         put_vop(v.a, o);
         o += ' ' + value_op_name(v.op) + ' ';
@@ -320,8 +331,9 @@ class Printer {
     if (paren) o += ')';
   }
   void put_vop(ValueId id, std::string& o) const {
-    const bool paren = id >= 0 && id < static_cast<ValueId>(k_.values.size()) && value_is_binary(k_.values[id].op) &&
-                       k_.values[id].op != ValueOp::min && k_.values[id].op != ValueOp::max;
+    const bool paren = id >= 0 && id < static_cast<ValueId>(k_.values.size()) &&
+                       ((value_is_binary(k_.values[id].op) && k_.values[id].op != ValueOp::min && k_.values[id].op != ValueOp::max) ||
+                        value_is_compare(k_.values[id].op));
     if (paren) o += '(';
     put_value(id, o);
     if (paren) o += ')';

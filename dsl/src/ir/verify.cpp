@@ -32,7 +32,7 @@ bool is_identifier(std::string const& s) {
 }
 
 // Enums arrive from memory that may hold any byte: range-check before switching on them.
-bool valid(DType t) { return static_cast<unsigned>(t) <= static_cast<unsigned>(DType::i8); }
+bool valid(DType t) { return static_cast<unsigned>(t) <= static_cast<unsigned>(DType::pred); }
 bool valid(Target t) { return static_cast<unsigned>(t) <= static_cast<unsigned>(Target::sm_100a); }
 bool valid(AllocKind k) { return static_cast<unsigned>(k) <= static_cast<unsigned>(AllocKind::accumulator); }
 bool valid(RefBase b) { return static_cast<unsigned>(b) <= static_cast<unsigned>(RefBase::alloc); }
@@ -186,6 +186,7 @@ class Verifier {
     for (std::size_t j = 0; j < i; ++j)
       if (k_.params[j].name == p.name) fail("two parameters are named '{}'", p.name);
     if (!valid(p.dtype)) fail("parameter '{}' has unknown dtype {}", p.name, static_cast<int>(p.dtype));
+    if (p.dtype == DType::pred) fail("parameter '{}' has dtype pred, a register mask with no memory layout (store cast<i32>(mask))", p.name);
     if (p.shape.empty() || p.shape.size() > max_param_rank)
       fail("parameter '{}' has rank {}, expected 1 to {}", p.name, p.shape.size(), max_param_rank);
     if (p.dynamic.size() != p.shape.size()) fail("parameter '{}': {} dynamic flags for rank {}", p.name, p.dynamic.size(), p.shape.size());
@@ -200,6 +201,7 @@ class Verifier {
     auto const& a = k_.allocs[i];
     if (!valid(a.kind)) fail("allocation {} has unknown kind {}", i, static_cast<int>(a.kind));
     if (!valid(a.dtype)) fail("allocation {} ({}) has unknown dtype {}", i, alloc_kind_name(a.kind), static_cast<int>(a.dtype));
+    if (a.dtype == DType::pred) fail("allocation {} ({}) has dtype pred, a register mask with no memory layout (store cast<i32>(mask))", i, alloc_kind_name(a.kind));
     const char* kind = alloc_kind_name(a.kind);
     if (a.shape.empty() || a.shape.size() > static_cast<std::size_t>(max_alloc_rank))
       fail("allocation {} ({}) has rank {}, expected 1 to {}", i, kind, a.shape.size(), max_alloc_rank);
@@ -297,6 +299,7 @@ class Verifier {
       auto const& v = k_.values[i];
       mark(value_user_, v.a, value_user_[i]);
       mark(value_user_, v.b, value_user_[i]);
+      mark(value_user_, v.c, value_user_[i]);
       mark(ref_user_, v.ref, value_user_[i]);
     }
     for (std::size_t i = 0; i < k_.refs.size(); ++i) {
@@ -426,8 +429,13 @@ class Verifier {
       if (c < 0 || c >= id) fail("tile value {} ({}) refers to value {}, which is not defined before it", id, name, c);
       return k_.values[c];
     };
-    if (leaf && (v.a != none || v.b != none)) fail("tile value {} ({}) has operands, but takes none", id, name);
-    if (!leaf && !binary && v.b != none) fail("tile value {} ({}) has a second operand, but takes one", id, name);
+    const bool compare = value_is_compare(v.op), ternary = value_is_ternary(v.op);
+    if (leaf && (v.a != none || v.b != none || v.c != none)) fail("tile value {} ({}) has operands, but takes none", id, name);
+    if (!leaf && !binary && !compare && !ternary && v.b != none) fail("tile value {} ({}) has a second operand, but takes one", id, name);
+    if (!ternary && v.c != none) fail("tile value {} ({}) has a third operand, but takes at most two", id, name);
+    // Masks are 0 or 1: only comparisons make them, select reads them, cast turns them into numbers.
+    if (v.dtype == DType::pred && !compare && v.op != ValueOp::scalar && v.op != ValueOp::cast && v.op != ValueOp::broadcast)
+      fail("tile value {} ({}) computes a pred tile, but only comparisons, casts, fills and broadcasts give masks", id, name);
     if ((v.op == ValueOp::load || v.op == ValueOp::load_tmem) != (v.ref != none))
       fail("tile value {} ({}) {} a memory reference", id, name, v.ref == none ? "needs" : "has");
     if (v.op != ValueOp::scalar && !value_has_axis(v.op) && v.scalar != 0) fail("tile value {} ({}) carries a scalar, which it does not use", id, name);
@@ -466,11 +474,30 @@ class Verifier {
       }
     } else if (v.op == ValueOp::iota) {
       (void)axis_of(v.shape.size());
+    } else if (compare) {
+      auto const& a = sub(v.a);
+      auto const& b = sub(v.b);
+      if (a.dtype != b.dtype || a.shape != v.shape || b.shape != v.shape || a.dtype == DType::pred)
+        fail("tile value {} ({}): Expected a comparison of two non-pred tiles of shape ({}), got {}({}) and {}({})", id, name,
+             fmt::join(v.shape, ", "), dtype_name(a.dtype), fmt::join(a.shape, ", "), dtype_name(b.dtype), fmt::join(b.shape, ", "));
+      if (v.dtype != DType::pred) fail("tile value {} ({}) is a comparison of dtype {}, expected pred", id, name, dtype_name(v.dtype));
+    } else if (ternary) {
+      auto const& a = sub(v.a);
+      auto const& b = sub(v.b);
+      auto const& c = sub(v.c);
+      const bool select = v.op == ValueOp::select;
+      if ((select ? a.dtype != DType::pred : a.dtype != v.dtype) || b.dtype != v.dtype || c.dtype != v.dtype || a.shape != v.shape ||
+          b.shape != v.shape || c.shape != v.shape)
+        fail("tile value {} ({}): Expected {} and two {} operands of shape ({}), got {}({}), {}({}) and {}({})", id, name,
+             select ? "a pred mask" : "three", dtype_name(v.dtype), fmt::join(v.shape, ", "), dtype_name(a.dtype), fmt::join(a.shape, ", "),
+             dtype_name(b.dtype), fmt::join(b.shape, ", "), dtype_name(c.dtype), fmt::join(c.shape, ", "));
+      if (v.dtype == DType::pred) fail("tile value {} ({}) of pred tiles: combine masks with comparisons of their casts", id, name);
+      if (!select && !dtype_is_float(v.dtype)) fail("tile value {}: fma of an integer tile", id);
     } else if (binary) {
       auto const& a = sub(v.a);
       auto const& b = sub(v.b);
-      if (a.dtype != v.dtype || b.dtype != v.dtype || a.shape != v.shape || b.shape != v.shape)
-        fail("tile value {} ({}): Expected dtypes and shapes to match, got {}({}) and {}({})", id, name, dtype_name(a.dtype),
+      if (a.dtype != v.dtype || b.dtype != v.dtype || a.shape != v.shape || b.shape != v.shape || v.dtype == DType::pred)
+        fail("tile value {} ({}): Expected dtypes and shapes to match (and not pred), got {}({}) and {}({})", id, name, dtype_name(a.dtype),
              fmt::join(a.shape, ", "), dtype_name(b.dtype), fmt::join(b.shape, ", "));
     } else if (value_is_reduction(v.op) || v.op == ValueOp::broadcast) {
       auto const& a = sub(v.a);
@@ -490,7 +517,7 @@ class Verifier {
     }
     std::int64_t size = leaf_size;
     int depth = 1;
-    for (ValueId c : {v.a, v.b}) {
+    for (ValueId c : {v.a, v.b, v.c}) {
       if (c == none) continue;
       size += value_size_[c];
       depth = std::max(depth, value_depth_[c] + 1);

@@ -21,6 +21,8 @@ using bf16 = dtype_tag<ir::DType::bf16, 16, std::uint16_t, true>;
 using i32 = dtype_tag<ir::DType::i32, 32, std::int32_t, false>;
 using u32 = dtype_tag<ir::DType::u32, 32, std::uint32_t, false>;
 using i8 = dtype_tag<ir::DType::i8, 8, std::int8_t, false>;
+// Masks: what comparisons give and select takes. Registers only (no gmem/smem of pred).
+using pred = dtype_tag<ir::DType::pred, 8, std::uint8_t, false>;
 
 template <class T>
 struct is_dtype_t : std::false_type {};

@@ -53,6 +53,7 @@ struct Value {
   ValueP a, b;
   Ref ref;            // load, load_tmem
   double scalar = 0;  // scalar: the value; reductions, broadcast, iota: the axis
+  ValueP c;           // select, fma: the third operand
 };
 
 struct Stmt {
@@ -118,6 +119,7 @@ ValueP value_binary(ir::ValueOp op, ir::DType dt, dims_view shape, ValueP a, Val
 ValueP value_scalar(ir::DType dt, dims_view shape, double v);
 // Reductions, broadcast (operand a) and iota (no operand): the axis travels in `scalar`.
 ValueP value_axis(ir::ValueOp op, ir::DType dt, dims_view shape, ValueP a, int axis);
+ValueP value_ternary(ir::ValueOp op, ir::DType dt, dims_view shape, ValueP a, ValueP b, ValueP c);
 ValueP value_load(ir::ValueOp op, ir::DType dt, dims_view shape, Ref const& r);
 
 // The address of an operand, temporaries included (they live to the end of the full expression).

@@ -43,9 +43,11 @@ tree::ValueP value_node(T const& v, ir::DType dt, tree::dims_view shape) {
   else return tree::value_scalar(dt, shape, static_cast<double>(v));
 }
 
-// Binary tile operations: checks, then one node. Scalars broadcast to the tile.
+// Binary tile operations: checks, then one node. Scalars broadcast to the tile. Comparisons
+// give a pred tile (a mask) of the operands' shape; masks themselves are no numbers.
 template <diag::fixed_string Op, ir::ValueOp Code, class A, class B>
 auto tile_binary(A const& a, B const& b) {
+  constexpr bool compare = ir::value_is_compare(Code);
   if constexpr (is_barrier_like<A> || is_barrier_like<B>) {
     STAGECRAFT_REJECT_BARRIER_AS_ARRAY(std::conditional_t<is_barrier_like<A>, A, B>);
     return tile<f32, any_dims>{};
@@ -55,33 +57,40 @@ auto tile_binary(A const& a, B const& b) {
     using T = std::conditional_t<is_tile<A>, A, B>;
     using DT = typename T::dtype_t;
     using D = typename T::static_dims;
-    if constexpr (is_tile<A> && is_tile<B>) {
-      using DA = typename A::dtype_t;
-      using DB = typename B::dtype_t;
-      if constexpr (!std::is_same_v<DA, DB>) {
-        STAGECRAFT_ERROR("Expected dtypes to match but lhs had type T and rhs had type U",
-                         Op << ": Expected dtypes to match but lhs had type " << dtype_name<DA>() << " and rhs had type "
-                            << dtype_name<DB>() << " (convert one with cast<T>(...))");
-        return T{};
-      } else if constexpr (!std::is_same_v<typename A::static_dims, typename B::static_dims>) {
-        STAGECRAFT_ERROR("Expected shapes to match, but lhs had shape S and rhs had shape T",
-                         Op << ": Expected shapes to match, but lhs had shape " << typename A::static_dims{}
-                            << " and rhs had shape " << typename B::static_dims{});
-        return T{};
-      }
-    }
-    if constexpr (!(is_tile<A> || scalar<A>) || !(is_tile<B> || scalar<B>)) {
-      STAGECRAFT_ERROR_T(T, "tile arithmetic takes tiles and scalars");
-      return T{};
+    using R = std::conditional_t<compare, tile<pred, D, T::static_info>, T>;
+    if constexpr (std::is_same_v<DT, pred>) {
+      STAGECRAFT_ERROR("a pred tile is a mask, not a number", Op << ": a pred tile is a mask, not a number (select(mask, a, b) uses it, cast<i32>(mask) counts it)");
+      return tile<f32, any_dims>{};  // stands in, so the mistake is reported once
     } else {
-      constexpr info I = [] {
-        info i{};
-        if constexpr (is_tile<A>) i = i | A::static_info;
-        if constexpr (is_tile<B>) i = i | B::static_info;
-        return i;
-      }();
-      constexpr tree::dims_view shape = D::values;
-      return tile<DT, D, I>{tree::value_binary(Code, DT::code, shape, value_node(a, DT::code, shape), value_node(b, DT::code, shape))};
+      if constexpr (is_tile<A> && is_tile<B>) {
+        using DA = typename A::dtype_t;
+        using DB = typename B::dtype_t;
+        if constexpr (!std::is_same_v<DA, DB>) {
+          STAGECRAFT_ERROR("Expected dtypes to match but lhs had type T and rhs had type U",
+                           Op << ": Expected dtypes to match but lhs had type " << dtype_name<DA>() << " and rhs had type "
+                              << dtype_name<DB>() << " (convert one with cast<T>(...))");
+          return R{};
+        } else if constexpr (!std::is_same_v<typename A::static_dims, typename B::static_dims>) {
+          STAGECRAFT_ERROR("Expected shapes to match, but lhs had shape S and rhs had shape T",
+                           Op << ": Expected shapes to match, but lhs had shape " << typename A::static_dims{}
+                              << " and rhs had shape " << typename B::static_dims{});
+          return R{};
+        }
+      }
+      if constexpr (!(is_tile<A> || scalar<A>) || !(is_tile<B> || scalar<B>)) {
+        STAGECRAFT_ERROR_T(T, "tile arithmetic takes tiles and scalars");
+        return R{};
+      } else {
+        constexpr info I = [] {
+          info i{};
+          if constexpr (is_tile<A>) i = i | A::static_info;
+          if constexpr (is_tile<B>) i = i | B::static_info;
+          return i;
+        }();
+        constexpr tree::dims_view shape = D::values;
+        using RD = std::conditional_t<compare, pred, DT>;
+        return tile<RD, D, I>{tree::value_binary(Code, RD::code, shape, value_node(a, DT::code, shape), value_node(b, DT::code, shape))};
+      }
     }
   }
 }
@@ -100,7 +109,23 @@ STAGECRAFT_TILE_BINOP(+, "operator+", add)
 STAGECRAFT_TILE_BINOP(-, "operator-", sub)
 STAGECRAFT_TILE_BINOP(*, "operator*", mul)
 STAGECRAFT_TILE_BINOP(/, "operator/", div)
+// Comparisons: a pred tile (a mask), 1 where the comparison holds. iota<0>(s) >= iota<1>(s) is the
+// causal mask; select(mask, a, b) applies one.
 #undef STAGECRAFT_TILE_BINOP
+// The class-type test comes first: is_tile itself compares enums, which must not find these.
+#define STAGECRAFT_TILE_COMPARE(op, name, code)                                              \
+  template <class A, class B>                                                                \
+    requires(std::is_class_v<A> || std::is_class_v<B>) && detail::tile_operands<A, B>        \
+  auto operator op(A const& a, B const& b) {                  \
+    return detail::tile_binary<name, ir::ValueOp::code>(a, b); \
+  }
+STAGECRAFT_TILE_COMPARE(<, "operator<", lt)
+STAGECRAFT_TILE_COMPARE(<=, "operator<=", le)
+STAGECRAFT_TILE_COMPARE(>, "operator>", gt)
+STAGECRAFT_TILE_COMPARE(>=, "operator>=", ge)
+STAGECRAFT_TILE_COMPARE(==, "operator==", eq)
+STAGECRAFT_TILE_COMPARE(!=, "operator!=", ne)
+#undef STAGECRAFT_TILE_COMPARE
 
 template <class A, class B>
   requires detail::tile_operands<A, B>
@@ -308,6 +333,107 @@ auto full(S const&, V const& value) {
     } else {
       return tile<DT, D>{tree::value_scalar(DT::code, D::values, static_cast<double>(value))};
     }
+  }
+}
+
+namespace detail {
+// The first tile among the operands (it gives dtype and shape; scalars take them), or void.
+template <class... T>
+struct first_tile {
+  using type = void;
+};
+template <class T, class... R>
+struct first_tile<T, R...> {
+  using type = std::conditional_t<is_tile<T>, T, typename first_tile<R...>::type>;
+};
+template <class T, class Ref>
+constexpr bool fits_ref() {
+  if constexpr (is_tile<T>)
+    return std::is_same_v<typename T::dtype_t, typename Ref::dtype_t> && std::is_same_v<typename T::static_dims, typename Ref::static_dims>;
+  else
+    return true;
+}
+template <class T, class Ref>
+constexpr bool fits = fits_ref<T, Ref>();
+template <class T>
+constexpr bool operand_ok = is_tile<T> || scalar<T>;
+template <class DT, class D, class T>
+tree::ValueP operand(T const& v) {
+  if constexpr (is_tile<T>) return v.node;
+  else return tree::value_scalar(DT::code, D::values, static_cast<double>(v));
+}
+template <class T>
+constexpr info operand_info() {
+  if constexpr (is_tile<T>) return T::static_info;
+  else return info{};
+}
+template <class... T>
+constexpr info infos() {
+  return (operand_info<T>() | ...);
+}
+template <class T>
+struct is_mask : std::false_type {};
+template <class D, info I>
+struct is_mask<tile<pred, D, I>> : std::true_type {};
+}  // namespace detail
+
+// Elementwise mask ? a : b. a and b are tiles of one dtype and the mask's shape, or scalars
+// (which take the other's dtype); the mask is a pred tile, what comparisons give.
+template <class M, class A, class B>
+auto select(M const& mask, A const& a, B const& b) {
+  using T = typename detail::first_tile<A, B>::type;
+  if constexpr (error_tile<M>) {
+    return tile<f32, any_dims>{};
+  } else if constexpr (!detail::is_mask<M>::value) {
+    STAGECRAFT_ERROR_T(M, "select(mask, a, b): the mask is a pred tile (what a comparison gives)");
+    return tile<f32, any_dims>{};
+  } else if constexpr (std::is_void_v<T> || !detail::operand_ok<A> || !detail::operand_ok<B>) {
+    STAGECRAFT_ERROR_T(M, "select(mask, a, b): a and b are tiles or scalars, at least one a tile (it gives the dtype)");
+    return tile<f32, any_dims>{};
+  } else if constexpr (error_tile<T>) {
+    return T{};
+  } else if constexpr (!detail::fits<A, T> || !detail::fits<B, T>) {
+    STAGECRAFT_ERROR("select(mask, a, b): Expected a and b to match, but a had type T and shape S and b had type U and shape V",
+                     "select(mask, a, b): Expected a and b to match, but a had type " << dtype_name<typename A::dtype_t>() << " and shape "
+                                                                                       << typename A::static_dims{} << " and b had type "
+                                                                                       << dtype_name<typename B::dtype_t>() << " and shape "
+                                                                                       << typename B::static_dims{});
+    return T{};
+  } else if constexpr (!std::is_same_v<typename M::static_dims, typename T::static_dims>) {
+    STAGECRAFT_ERROR("select(mask, a, b): the mask has shape S, but the values have shape T",
+                     "select(mask, a, b): the mask has shape " << typename M::static_dims{} << ", but the values have shape "
+                                                                << typename T::static_dims{} << " (broadcast<Axis>(...) one of them)");
+    return T{};
+  } else {
+    using DT = typename T::dtype_t;
+    using D = typename T::static_dims;
+    return tile<DT, D, detail::infos<M, A, B>()>{
+        tree::value_ternary(ir::ValueOp::select, DT::code, D::values, mask.node, detail::operand<DT, D>(a), detail::operand<DT, D>(b))};
+  }
+}
+
+// a * b + c with one rounding (fmaf on the GPU, std::fma in the interpreter: the same bits).
+// Floating-point tiles of one dtype and shape, or scalars, at least one a tile.
+template <class A, class B, class C>
+auto fma(A const& a, B const& b, C const& c) {
+  using T = typename detail::first_tile<A, B, C>::type;
+  if constexpr (std::is_void_v<T> || !detail::operand_ok<A> || !detail::operand_ok<B> || !detail::operand_ok<C>) {
+    STAGECRAFT_ERROR_T(A, "fma(a, b, c) takes tiles and scalars, at least one a tile");
+    return tile<f32, any_dims>{};
+  } else if constexpr (error_tile<T>) {
+    return T{};
+  } else if constexpr (!detail::fits<A, T> || !detail::fits<B, T> || !detail::fits<C, T>) {
+    STAGECRAFT_ERROR_T(T, "fma(a, b, c): Expected the tiles to match in dtype and shape (convert with cast<T>(...))");
+    return T{};
+  } else if constexpr (!T::dtype_t::is_float) {
+    STAGECRAFT_ERROR("fma(a, b, c) needs floating-point tiles, but got T",
+                     "fma(a, b, c) needs floating-point tiles, but got " << dtype_name<typename T::dtype_t>());
+    return T{};
+  } else {
+    using DT = typename T::dtype_t;
+    using D = typename T::static_dims;
+    return tile<DT, D, detail::infos<A, B, C>()>{tree::value_ternary(ir::ValueOp::fma, DT::code, D::values, detail::operand<DT, D>(a),
+                                                                     detail::operand<DT, D>(b), detail::operand<DT, D>(c))};
   }
 }
 

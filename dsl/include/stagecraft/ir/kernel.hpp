@@ -68,6 +68,7 @@ struct Value {
   ValueId a = none, b = none;
   RefId ref = none;  // load, load_tmem
   double scalar = 0;  // scalar: the value; reductions, broadcast, iota: the axis (types.hpp)
+  ValueId c = none;  // select, fma: the third operand (last, so aggregate initialisers keep their order)
   friend bool operator==(Value const&, Value const&) = default;
 };
 

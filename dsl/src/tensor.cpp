@@ -56,6 +56,7 @@ double host_tensor::get(std::int64_t i) const {
     case ir::DType::i8: return as<std::int8_t>()[i];
     case ir::DType::e4m3: return ir::e4m3_to_f32(as<std::uint8_t>()[i]);
     case ir::DType::e5m2: return ir::e5m2_to_f32(as<std::uint8_t>()[i]);
+    case ir::DType::pred: return as<std::uint8_t>()[i] != 0;
   }
   return 0;
 }
@@ -112,6 +113,7 @@ void host_tensor::set(std::int64_t i, double v) {
     // Through f32 as on the GPU (cast<e4m3>() of an f32 tile): the double rounds to f32 first.
     case ir::DType::e4m3: as<std::uint8_t>()[i] = ir::f32_to_e4m3(static_cast<float>(v)); return;
     case ir::DType::e5m2: as<std::uint8_t>()[i] = ir::f32_to_e5m2(static_cast<float>(v)); return;
+    case ir::DType::pred: as<std::uint8_t>()[i] = v != 0; return;
   }
 }
 

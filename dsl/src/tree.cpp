@@ -100,6 +100,12 @@ ValueP value_binary(ir::ValueOp op, ir::DType dt, dims_view shape, ValueP a, Val
 ValueP value_scalar(ir::DType dt, dims_view shape, double v) noexcept {
   return make_node(Value{ir::ValueOp::scalar, dt, to_vector(shape), {}, {}, {}, v});
 }
+ValueP value_axis(ir::ValueOp op, ir::DType dt, dims_view shape, ValueP a, int axis) noexcept {
+  return make_node(Value{op, dt, to_vector(shape), std::move(a), {}, {}, static_cast<double>(axis)});
+}
+ValueP value_ternary(ir::ValueOp op, ir::DType dt, dims_view shape, ValueP a, ValueP b, ValueP c) noexcept {
+  return make_node(Value{op, dt, to_vector(shape), std::move(a), std::move(b), {}, 0, std::move(c)});
+}
 ValueP value_load(ir::ValueOp op, ir::DType dt, dims_view shape, Ref const& r) noexcept {
   return make_node(Value{op, dt, to_vector(shape), {}, {}, r, 0});
 }

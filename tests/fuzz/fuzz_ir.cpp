@@ -144,8 +144,9 @@ void mutate_one(ir::Kernel& k, R& rng) {
     case 7: {  // a tile value
       if (k.values.empty()) return;
       auto& v = k.values[pick(k.values.size())];
-      switch (rng() % 5) {
-        case 0: v.op = static_cast<ir::ValueOp>(rng() % 12); break;
+      switch (rng() % 6) {
+        case 0: v.op = static_cast<ir::ValueOp>(rng() % ir::value_op_count); break;
+        case 5: v.c = any_of(k.values.size()); break;
         case 1: v.scalar = static_cast<double>(tweak(std::abs(v.scalar) < 1e15 ? static_cast<std::int64_t>(v.scalar) : 0, rng)); break;
         case 2: v.dtype = any_dtype(rng); break;
         case 3: v.a = any_of(k.values.size()); break;

@@ -144,6 +144,9 @@ std::string encode(ir::Kernel const& k) {
   });
   w.s(k.body);
   w.s(k.num_vars);
+  // Third operands (select, fma) last: corpus entries written before they existed end above,
+  // and decode with none.
+  w.list(k.values, [&](ir::Value const& v) { w.s(v.c); });
   return w.take();
 }
 
@@ -217,6 +220,8 @@ ir::Kernel decode(std::uint8_t const* data, std::size_t size) {
   });
   k.body = r.s32();
   k.num_vars = r.s32();
+  const auto third = r.ints32();
+  for (std::size_t i = 0; i < third.size() && i < k.values.size(); ++i) k.values[i].c = third[i];
   return k;
 }
 

@@ -15,6 +15,7 @@
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
+#include "../interp/tile_ops_kernels.hpp"
 #include "../zoo/zoo.hpp"
 #include "stagecraft/hostexec/hostexec.hpp"
 #include "stagecraft/interp/interp.hpp"
@@ -452,4 +453,28 @@ TEST_CASE("host: a wgmma kernel is refused by name, not handed to the host compi
   const auto k = example("gemm_small");
   REQUIRE_THROWS_AS(hostexec::compile(k), nvrtc::unsupported);
   REQUIRE_THROWS_WITH(hostexec::compile(k), Contains("kernel 'gemm_small', op #") && Contains("(wgmma): the tensor core is not modelled by the host backend"));
+}
+
+TEST_CASE("host: the tile ops' generated code (prelude math, reductions, broadcasts, iota) equals the interpreter bit for bit", "[host][tile_ops]") {
+  // The host compiler builds the NVRTC prelude's own text: the stringified math of
+  // stagecraft/ir/math.hpp the GPU runs, against the interpreter's instantiation of it.
+  for (auto& c : testing::tile_ops::all()) {
+    const auto inputs = testing::tile_ops::inputs(c.kernel, input_seed);
+    auto want = inputs;
+    c.reference(want);
+    const auto ir = interp::run(c.kernel, inputs, {.schedule = interp::policy::eager});
+    REQUIRE(ir.ok());
+    REQUIRE(first_difference(c.kernel, ir.buffers, want).empty());
+    check_schedules(c.kernel, inputs, ir.buffers, "the interpreter");
+  }
+}
+
+TEST_CASE("host: a reduction folded in another order than the interpreter's is caught", "[host][tile_ops]") {
+  // Summing from the last element down rounds differently: the order is part of the op.
+  const auto k = testing::tile_ops::reduce_kernel();
+  const auto inputs = testing::tile_ops::inputs(k, input_seed);
+  const auto ir = interp::run(k, inputs, {.schedule = interp::policy::eager});
+  REQUIRE(ir.ok());
+  const auto c = planted(k, "const long long rj0 = rb0 + rk0 * 1LL;", "const long long rj0 = rb0 + (31 - rk0) * 1LL;");
+  CHECK_THAT(caught(c, k, inputs, ir.buffers, 1), Contains("wrong result"));
 }

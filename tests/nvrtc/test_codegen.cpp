@@ -7,6 +7,8 @@
 #include <stagecraft/registry.hpp>
 #include <stagecraft/stagecraft.hpp>
 
+#include "../interp/tile_ops_kernels.hpp"
+
 using namespace stagecraft;
 using Catch::Matchers::Contains;
 
@@ -161,4 +163,33 @@ TEST_CASE("hand-built TMA views that start inside a swizzle pattern are refused,
   k.refs[copy.refs[1]].index[0] = static_cast<ir::ExprId>(k.exprs.size() - 1);  // stage 1: 512 bytes in
   REQUIRE_THROWS_WITH(nvrtc::generate(k), Contains("op #1 (copy_gmem_to_smem)") && Contains("known to start only on 512-byte boundaries") &&
                                               Contains("TMA needs 1024-byte aligned SMEM addresses with a 128-byte swizzle"));
+}
+
+TEST_CASE("tile math calls the prelude's copy of stagecraft/ir/math.hpp, never CUDA's expf", "[codegen][tile_ops]") {
+  const auto g = nvrtc::generate(testing::tile_ops::math_kernel());
+  // The prelude defines them (from the macro the interpreter instantiates) ...
+  for (const char* def : {"float math_exp(float x)", "float math_exp2(float x)", "float math_log(float x)", "float math_rsqrt(float x)",
+                          "float math_tanh(float x)", "float math_abs(float x)"})
+    CHECK_THAT(g.source, Contains(def));
+  // ... and the kernel body calls them.
+  const auto body = g.source.substr(g.source.find("// ---- end of prelude ----"));
+  for (const char* call : {"sc::math_exp(", "sc::math_exp2(", "sc::math_log(", "sc::math_rsqrt(", "sc::math_tanh(", "sc::math_abs("})
+    CHECK_THAT(body, Contains(call));
+  for (const char* cuda : {"expf(", "exp2f(", "logf(", "rsqrtf(", "tanhf("}) CHECK_THAT(body, !Contains(cuda));
+}
+
+TEST_CASE("reductions fold in the owning thread with no exchange; a reduction of a register accumulator is refused by name", "[codegen][tile_ops]") {
+  const auto g = nvrtc::generate(testing::tile_ops::reduce_kernel());
+  const auto body = g.source.substr(g.source.find("// ---- end of prelude ----"));
+  CHECK_THAT(body, Contains("for (long long rk0 = 0; rk0 < 32LL; ++rk0)"));  // a row of 32
+  CHECK_THAT(body, Contains("for (long long rk0 = 0; rk0 < 64LL; ++rk0)"));  // a column of 64
+  CHECK_THAT(body, !Contains("__shfl") && !Contains("bar.sync 1"));
+  // S - rowmax(S) on a wgmma accumulator, the softmax step: the fragment walk has each element
+  // in one register, the row's others in other threads' (warp shuffles, not generated yet).
+  const auto acc = lower(kernel<sm_90a>("acc_rowmax", grid(1), threads(1_c), gmem<f32>("y", shape(64_c, 64_c)), accumulator<f32>(shape(64_c, 64_c)),
+                                        [](auto y, auto a) {
+                                          auto s = load(a);
+                                          return seq(store(a, 0.0f), store(y.tile(shape(64_c, 64_c), 0_c, 0_c), s - broadcast<1>(max<1>(s), s)));
+                                        }));
+  REQUIRE_THROWS_WITH(nvrtc::generate(acc), Contains("kernel 'acc_rowmax'") && Contains("(broadcast) reads accumulator a0 at other elements than its own"));
 }

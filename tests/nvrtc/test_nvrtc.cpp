@@ -13,6 +13,8 @@
 #include <stagecraft/registry.hpp>
 #include <stagecraft/stagecraft.hpp>
 
+#include "../interp/tile_ops_kernels.hpp"
+
 using namespace stagecraft;
 using Catch::Matchers::Contains;
 
@@ -292,4 +294,34 @@ TEST_CASE("wgmma kernels: wgmma.mma_async in the PTX, no spills and no serialize
         }
       }
   }
+}
+
+TEST_CASE("tile ops (math, reductions, broadcast, iota, fills) compile for sm_90a with no spills, on the shared math and not CUDA's approximations",
+          "[nvrtc][tile_ops]") {
+  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  for (auto& c : testing::tile_ops::all()) {
+    INFO("kernel " << c.name);
+    const auto r = nvrtc::compile(c.kernel, ir::Target::sm_90a, o);
+    CHECK(r.spill_bytes == 0);
+    CHECK(r.registers > 0);
+    std::printf("%-12s sm_90a: %d registers per thread, %d spill bytes\n", c.name, r.registers, r.spill_bytes);
+    // expf/exp2f/logf/rsqrtf/tanhf lower to these MUFU approximations; the prelude's functions
+    // are plain f32 arithmetic (stagecraft/ir/math.hpp), the interpreter's own.
+    for (const char* approx : {"ex2.approx", "lg2.approx", "rsqrt.approx", "tanh.approx"}) CHECK_THAT(r.ptx, !Contains(approx));
+    // No contraction (--fmad=false); only the explicit fma(a, b, c) of tile_select fuses.
+    if (std::string(c.name) == "tile_select") CHECK_THAT(r.ptx, Contains("fma.rn.f32") && Contains("setp."));
+    else CHECK_THAT(r.ptx, !Contains("fma.rn.f32"));
+  }
+  CHECK_THAT(nvrtc::compile(testing::tile_ops::math_kernel(), ir::Target::sm_90a, o).ptx, Contains("sqrt.rn.f32") && Contains("div.rn.f32"));
+  // What the check guards against: the same kernel on CUDA's expf (the generator before the
+  // shared math) compiles to ex2.approx.
+  auto g = nvrtc::generate(testing::tile_ops::math_kernel());
+  for (std::size_t at; (at = g.source.find("sc::math_exp(")) != std::string::npos;) g.source.replace(at, 13, "expf(");
+  CHECK_THAT(nvrtc::compile_generated(std::move(g), ir::Target::sm_90a).ptx, Contains("ex2.approx"));
+  // The softmax example: TMA ring in and out, the shared exp, no approximation either.
+  auto const& e = registry::global().find("softmax_rows");
+  const auto r = nvrtc::compile(e.build(registry::resolve(e, {})), ir::Target::sm_90a, o);
+  std::printf("%-12s sm_90a: %d registers per thread, %d spill bytes\n", "softmax_rows", r.registers, r.spill_bytes);
+  CHECK(r.spill_bytes == 0);
+  CHECK_THAT(r.ptx, !Contains("ex2.approx") && Contains("cp.async.bulk.tensor"));
 }

@@ -78,13 +78,15 @@ struct walker {
       return;
     }
     if (x.op == ir::ValueOp::load_tmem || x.op == ir::ValueOp::scalar) return;
-    if (x.op != ir::ValueOp::cast) {
+    // A reduction does one operation per operand element; broadcast and iota only place values.
+    if (x.op != ir::ValueOp::cast && x.op != ir::ValueOp::broadcast && x.op != ir::ValueOp::iota) {
       double n = 1;
-      for (auto d : x.shape) n *= static_cast<double>(d);
+      for (auto d : ir::value_is_reduction(x.op) ? k.values[x.a].shape : x.shape) n *= static_cast<double>(d);
       w.flops += n;
     }
     value(x.a);
     value(x.b);
+    value(x.c);
   }
 
   void stmt(ir::StmtId id) {

@@ -30,6 +30,7 @@ void read_mapped(memory const& m, std::int64_t off, std::int64_t n, tile_buf& t,
       case ir::DType::i8: { std::int8_t v; std::memcpy(&v, p, 1); t.i[at + k] = v; break; }
       case ir::DType::e4m3: t.f[at + k] = ir::e4m3_to_f32(static_cast<unsigned char>(*p)); break;
       case ir::DType::e5m2: t.f[at + k] = ir::e5m2_to_f32(static_cast<unsigned char>(*p)); break;
+      case ir::DType::pred: { std::uint8_t v; std::memcpy(&v, p, 1); t.i[at + k] = v != 0; break; }  // never memory (verifier)
     }
   }
 }
@@ -45,6 +46,7 @@ void write_mapped(memory& m, std::int64_t off, std::int64_t n, tile_buf const& t
       case ir::DType::i8: { const auto v = static_cast<std::int8_t>(wrap_to(ir::DType::i8, t.i[at + k])); std::memcpy(p, &v, 1); break; }
       case ir::DType::e4m3: *p = static_cast<std::byte>(ir::f32_to_e4m3(t.f[at + k])); break;
       case ir::DType::e5m2: *p = static_cast<std::byte>(ir::f32_to_e5m2(t.f[at + k])); break;
+      case ir::DType::pred: { const std::uint8_t v = t.i[at + k] != 0; std::memcpy(p, &v, 1); break; }
     }
   }
 }
@@ -87,6 +89,11 @@ void read_elems(memory const& m, std::int64_t off, std::int64_t n, tile_buf& t, 
       else for (std::int64_t k = 0; k < n; ++k) t.f[at + k] = ir::e5m2_to_f32(q[k]);
       return;
     }
+    case ir::DType::pred: {  // no memory has it (the verifier's rule): one byte, 0 or 1, for completeness
+      auto const* v = reinterpret_cast<std::uint8_t const*>(p) + off;
+      for (std::int64_t k = 0; k < n; ++k) t.i[at + k] = v[k] != 0;
+      return;
+    }
   }
 }
 
@@ -124,6 +131,11 @@ void write_elems(memory& m, std::int64_t off, std::int64_t n, tile_buf const& t,
       auto* q = reinterpret_cast<unsigned char*>(p) + off;
       if (m.dtype == ir::DType::e4m3) for (std::int64_t k = 0; k < n; ++k) q[k] = ir::f32_to_e4m3(t.f[at + k]);
       else for (std::int64_t k = 0; k < n; ++k) q[k] = ir::f32_to_e5m2(t.f[at + k]);
+      return;
+    }
+    case ir::DType::pred: {
+      auto* v = reinterpret_cast<std::uint8_t*>(p) + off;
+      for (std::int64_t k = 0; k < n; ++k) v[k] = t.i[at + k] != 0;
       return;
     }
   }

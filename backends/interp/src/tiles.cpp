@@ -5,8 +5,28 @@
 #include <numeric>
 
 #include "machine.hpp"
+#include "stagecraft/ir/math.hpp"
 
 namespace stagecraft::interp::detail {
+namespace {
+// The shared implementations (stagecraft/ir/math.hpp): what NVRTC's prelude compiles too.
+float unary(ir::ValueOp op, float x) {
+  switch (op) {
+    case ir::ValueOp::neg: return -x;
+    case ir::ValueOp::exp: return ir::math_exp(x);
+    case ir::ValueOp::exp2: return ir::math_exp2(x);
+    case ir::ValueOp::log: return ir::math_log(x);
+    case ir::ValueOp::rsqrt: return ir::math_rsqrt(x);
+    case ir::ValueOp::tanh: return ir::math_tanh(x);
+    case ir::ValueOp::abs: return ir::math_abs(x);
+    default: return x;
+  }
+}
+// One step of a reduction: fmaxf/fminf semantics (a NaN operand loses), as on the GPU.
+float fold(ir::ValueOp op, float r, float y) {
+  return op == ir::ValueOp::reduce_sum ? r + y : op == ir::ValueOp::reduce_max ? std::fmax(r, y) : std::fmin(r, y);
+}
+}  // namespace
 
 // A tile value, computed whole (the path for integer tiles and anything not streamable).
 tile_buf machine::value(agent_state& a, ir::ValueId id) {
@@ -37,7 +57,7 @@ tile_buf machine::value(agent_state& a, ir::ValueId id) {
             const float f = x.f[i];
             const double lo = v.dtype == ir::DType::u32 ? 0.0 : v.dtype == ir::DType::i8 ? -128.0 : -2147483648.0;
             const double hi = v.dtype == ir::DType::u32 ? 4294967295.0 : v.dtype == ir::DType::i8 ? 127.0 : 2147483647.0;
-            t.i[i] = std::isnan(f) ? 0 : static_cast<std::int64_t>(std::clamp(std::trunc(static_cast<double>(f)), lo, hi));
+            t.i[i] = wrap_to(v.dtype, std::isnan(f) ? 0 : static_cast<std::int64_t>(std::clamp(std::trunc(static_cast<double>(f)), lo, hi)));
           } else {
             t.i[i] = wrap_to(v.dtype, x.i[i]);
           }
@@ -47,12 +67,14 @@ tile_buf machine::value(agent_state& a, ir::ValueId id) {
       return t;
     }
     case ir::ValueOp::neg:
-    case ir::ValueOp::exp: {
+    case ir::ValueOp::exp: case ir::ValueOp::exp2: case ir::ValueOp::log: case ir::ValueOp::rsqrt: case ir::ValueOp::tanh:
+    case ir::ValueOp::abs: {
       tile_buf t = value(a, v.a);
       if (t.fp) {
-        for (std::size_t i = 0; i < n; ++i) t.f[i] = round_to(v.dtype, v.op == ir::ValueOp::neg ? -t.f[i] : std::exp(t.f[i]));
+        for (std::size_t i = 0; i < n; ++i) t.f[i] = round_to(v.dtype, unary(v.op, t.f[i]));
       } else {
-        for (std::size_t i = 0; i < n; ++i) t.i[i] = wrap_to(v.dtype, -t.i[i]);
+        const bool neg = v.op == ir::ValueOp::neg;
+        for (std::size_t i = 0; i < n; ++i) t.i[i] = wrap_to(v.dtype, neg || t.i[i] < 0 ? -t.i[i] : t.i[i]);
       }
       return t;
     }
@@ -63,6 +85,99 @@ tile_buf machine::value(agent_state& a, ir::ValueId id) {
       note_tmem_read(a, v.ref);
       const region g = view_of(a, v.ref, a.cta);
       return read_region(g, a.vc, own_stamp(a), a.comp, nullptr);
+    }
+    case ir::ValueOp::reduce_sum: case ir::ValueOp::reduce_max: case ir::ValueOp::reduce_min: {
+      // (outer, len, inner) around the axis; each output element folds its len inputs from
+      // index 0 upward, in f32 or 64 bits, and rounds once: what the generated code does too.
+      auto const& in = k_.values[v.a].shape;
+      const auto axis = static_cast<std::size_t>(v.scalar);
+      const auto len = static_cast<std::size_t>(in[axis]);
+      std::size_t inner = 1;
+      for (std::size_t d = axis + 1; d < in.size(); ++d) inner *= static_cast<std::size_t>(in[d]);
+      tile_buf x = value(a, v.a);
+      tile_buf t = acquire(n, fp);
+      for (std::size_t o = 0; o < n; ++o) {
+        const std::size_t base = (o / inner) * len * inner + o % inner;
+        if (fp) {
+          float r = x.f[base];
+          for (std::size_t k = 1; k < len; ++k) r = fold(v.op, r, x.f[base + k * inner]);
+          t.f[o] = round_to(v.dtype, r);
+        } else {
+          std::int64_t r = x.i[base];
+          for (std::size_t k = 1; k < len; ++k) {
+            const std::int64_t y = x.i[base + k * inner];
+            r = v.op == ir::ValueOp::reduce_sum ? static_cast<std::int64_t>(static_cast<std::uint64_t>(r) + static_cast<std::uint64_t>(y))
+                : v.op == ir::ValueOp::reduce_max ? std::max(r, y) : std::min(r, y);
+          }
+          t.i[o] = wrap_to(v.dtype, r);
+        }
+      }
+      release(std::move(x));
+      return t;
+    }
+    case ir::ValueOp::broadcast: {
+      const auto axis = static_cast<std::size_t>(v.scalar);
+      const auto len = static_cast<std::size_t>(v.shape[axis]);
+      std::size_t inner = 1;
+      for (std::size_t d = axis + 1; d < v.shape.size(); ++d) inner *= static_cast<std::size_t>(v.shape[d]);
+      tile_buf x = value(a, v.a);
+      tile_buf t = acquire(n, fp);
+      for (std::size_t o = 0; o < n; ++o) {
+        const std::size_t from = (o / (len * inner)) * inner + o % inner;
+        if (fp) t.f[o] = x.f[from];
+        else t.i[o] = x.i[from];
+      }
+      release(std::move(x));
+      return t;
+    }
+    case ir::ValueOp::iota: {
+      const auto axis = static_cast<std::size_t>(v.scalar);
+      const auto len = static_cast<std::size_t>(v.shape[axis]);
+      std::size_t inner = 1;
+      for (std::size_t d = axis + 1; d < v.shape.size(); ++d) inner *= static_cast<std::size_t>(v.shape[d]);
+      tile_buf t = acquire(n, fp);
+      for (std::size_t o = 0; o < n; ++o) {
+        const auto c = static_cast<std::int64_t>((o / inner) % len);
+        if (fp) t.f[o] = round_to(v.dtype, static_cast<float>(c));
+        else t.i[o] = wrap_to(v.dtype, c);
+      }
+      return t;
+    }
+    case ir::ValueOp::lt: case ir::ValueOp::le: case ir::ValueOp::gt: case ir::ValueOp::ge: case ir::ValueOp::eq: case ir::ValueOp::ne: {
+      tile_buf x = value(a, v.a), y = value(a, v.b);
+      tile_buf t = acquire(n, false);
+      auto holds = [op = v.op](auto p, auto q) {
+        switch (op) {
+          case ir::ValueOp::lt: return p < q;
+          case ir::ValueOp::le: return p <= q;
+          case ir::ValueOp::gt: return p > q;
+          case ir::ValueOp::ge: return p >= q;
+          case ir::ValueOp::eq: return p == q;
+          default: return p != q;  // NaN != NaN holds, as IEEE (and setp.neu) has it
+        }
+      };
+      for (std::size_t i = 0; i < n; ++i) t.i[i] = x.fp ? holds(x.f[i], y.f[i]) : holds(x.i[i], y.i[i]);
+      release(std::move(x));
+      release(std::move(y));
+      return t;
+    }
+    case ir::ValueOp::select: {
+      tile_buf m = value(a, v.a), x = value(a, v.b), y = value(a, v.c);
+      for (std::size_t i = 0; i < n; ++i) {
+        if (m.i[i] != 0) continue;
+        if (fp) x.f[i] = y.f[i];
+        else x.i[i] = y.i[i];
+      }
+      release(std::move(m));
+      release(std::move(y));
+      return x;
+    }
+    case ir::ValueOp::fma: {
+      tile_buf x = value(a, v.a), y = value(a, v.b), z = value(a, v.c);
+      for (std::size_t i = 0; i < n; ++i) x.f[i] = round_to(v.dtype, std::fma(x.f[i], y.f[i], z.f[i]));
+      release(std::move(y));
+      release(std::move(z));
+      return x;
     }
     default: break;
   }
@@ -119,7 +234,14 @@ bool machine::streamable(ir::ValueId id) const {
   if (!ir::dtype_is_float(v.dtype)) return false;
   switch (v.op) {
     case ir::ValueOp::load: case ir::ValueOp::scalar: return true;
-    case ir::ValueOp::neg: case ir::ValueOp::exp: return streamable(v.a);
+    case ir::ValueOp::neg: case ir::ValueOp::exp: case ir::ValueOp::exp2: case ir::ValueOp::log: case ir::ValueOp::rsqrt:
+    case ir::ValueOp::tanh: case ir::ValueOp::abs:
+      return streamable(v.a);
+    // Shapes change along the way: rows of the result are not rows of the operands.
+    case ir::ValueOp::reduce_sum: case ir::ValueOp::reduce_max: case ir::ValueOp::reduce_min: case ir::ValueOp::broadcast:
+    case ir::ValueOp::iota:
+    case ir::ValueOp::select: case ir::ValueOp::fma:  // three operands: the row walk takes two
+      return false;
     case ir::ValueOp::cast: return ir::dtype_is_float(k_.values[v.a].dtype) && streamable(v.a);
     case ir::ValueOp::load_tmem: return false;
     default: return streamable(v.a) && streamable(v.b);
@@ -130,6 +252,7 @@ void machine::postorder(ir::ValueId id, std::vector<ir::ValueId>& out) const {
   auto const& v = k_.values[id];
   if (v.a != ir::none) postorder(v.a, out);
   if (v.b != ir::none) postorder(v.b, out);
+  if (v.c != ir::none) postorder(v.c, out);
   out.push_back(id);
 }
 
@@ -192,7 +315,10 @@ void machine::store_streaming(agent_state& a, ir::Stmt const& s) {
         case ir::ValueOp::min: for (std::size_t i = 0; i < len; ++i) out[i] = std::fmin(x[i], y[i]); break;
         case ir::ValueOp::max: for (std::size_t i = 0; i < len; ++i) out[i] = std::fmax(x[i], y[i]); break;
         case ir::ValueOp::neg: for (std::size_t i = 0; i < len; ++i) out[i] = -x[i]; break;
-        case ir::ValueOp::exp: for (std::size_t i = 0; i < len; ++i) out[i] = std::exp(x[i]); break;
+        case ir::ValueOp::exp: case ir::ValueOp::exp2: case ir::ValueOp::log: case ir::ValueOp::rsqrt: case ir::ValueOp::tanh:
+        case ir::ValueOp::abs:
+          for (std::size_t i = 0; i < len; ++i) out[i] = unary(v.op, x[i]);
+          break;
         case ir::ValueOp::cast: std::copy_n(x, len, out); break;
         default: break;
       }

@@ -38,6 +38,7 @@ const char* ctype(ir::DType t) {
     case ir::DType::u32: return "unsigned";
     case ir::DType::i8: return "signed char";
     case ir::DType::e4m3: case ir::DType::e5m2: return "unsigned char";  // bit patterns, as f16/bf16 are
+    case ir::DType::pred: return "unsigned char";  // never in memory (the verifier's rule); named for completeness
   }
   return "?";
 }
@@ -349,6 +350,7 @@ class emitter {
         case ir::DType::i32: return fmt::format("static_cast<long long>(static_cast<int>({}))", x);
         case ir::DType::u32: return fmt::format("static_cast<long long>(static_cast<unsigned>({}))", x);
         case ir::DType::i8: return fmt::format("static_cast<long long>(static_cast<signed char>({}))", x);
+        case ir::DType::pred: return fmt::format("static_cast<long long>(({}) != 0)", x);
         default: return x;
       }
     };
@@ -374,7 +376,57 @@ class emitter {
       }
       case ir::ValueOp::scalar: return round(fp ? float_literal(v.scalar) : fmt::format("{}LL", static_cast<long long>(v.scalar)));
       case ir::ValueOp::neg: return round(fmt::format("(-{})", value(v.a, i)));
-      case ir::ValueOp::exp: return round(fmt::format("expf({})", value(v.a, i)));
+      case ir::ValueOp::exp: case ir::ValueOp::exp2: case ir::ValueOp::log: case ir::ValueOp::rsqrt: case ir::ValueOp::tanh:
+        // The prelude's copies of stagecraft/ir/math.hpp, not CUDA's expf & co: the interpreter
+        // computes the same bits (docs/interpreter.md, numerics).
+        return round(fmt::format("sc::math_{}({})", ir::value_op_name(v.op), value(v.a, i)));
+      case ir::ValueOp::abs: {
+        const std::string x = value(v.a, i);
+        return round(fp ? fmt::format("sc::math_abs({})", x) : fmt::format("([](long long y) {{ return y < 0 ? -y : y; }}({}))", x));
+      }
+      case ir::ValueOp::iota: {
+        const auto [len, inner] = around_axis(v.shape, static_cast<std::size_t>(v.scalar));
+        const std::string c = fmt::format("((static_cast<long long>({}) / {}LL) % {}LL)", i, inner, len);
+        return round(fp ? fmt::format("static_cast<float>({})", c) : c);
+      }
+      case ir::ValueOp::broadcast: {
+        // Element i of the result is element (i / (len * inner)) * inner + i % inner of the operand.
+        no_fragment_below(id);
+        const auto [len, inner] = around_axis(v.shape, static_cast<std::size_t>(v.scalar));
+        return value(v.a, fmt::format("((static_cast<long long>({0}) / {1}LL) * {2}LL + static_cast<long long>({0}) % {2}LL)", i, len * inner, inner));
+      }
+      case ir::ValueOp::lt: case ir::ValueOp::le: case ir::ValueOp::gt: case ir::ValueOp::ge: case ir::ValueOp::eq: case ir::ValueOp::ne: {
+        static constexpr const char* sym[] = {"<", "<=", ">", ">=", "==", "!="};
+        return fmt::format("(({}) {} ({}) ? 1LL : 0LL)", value(v.a, i), sym[static_cast<int>(v.op) - static_cast<int>(ir::ValueOp::lt)], value(v.b, i));
+      }
+      case ir::ValueOp::select: return fmt::format("(({}) != 0 ? {} : {})", value(v.a, i), value(v.b, i), value(v.c, i));
+      // One rounding, as std::fma in the interpreter (--fmad=false leaves explicit fmaf alone).
+      case ir::ValueOp::fma: return round(fmt::format("fmaf({}, {}, {})", value(v.a, i), value(v.b, i), value(v.c, i)));
+      case ir::ValueOp::reduce_sum: case ir::ValueOp::reduce_max: case ir::ValueOp::reduce_min: {
+        // The thread that owns output element i folds its operand elements itself, from index 0
+        // upward (the interpreter's order, so the sums agree bit for bit): operands are read from
+        // memory at any index, so no element crosses lanes and there is nothing to exchange.
+        // The identities leave the first element as it is: -0 + x == x, fmaxf(NaN, x) == x.
+        no_fragment_below(id);
+        auto const& in = k_.values[v.a].shape;
+        const auto [len, inner] = around_axis(in, static_cast<std::size_t>(v.scalar));
+        const int n = reduction_depth_++;
+        const char* type = fp ? "float" : "long long";
+        const std::string init = fp ? (v.op == ir::ValueOp::reduce_sum ? "-0.0f" : "__int_as_float(0x7fc00000)")
+                                    : (v.op == ir::ValueOp::reduce_sum ? "0LL" : v.op == ir::ValueOp::reduce_max ? "(-9223372036854775807LL - 1)" : "9223372036854775807LL");
+        const std::string j = fmt::format("rj{}", n);
+        const std::string x = value(v.a, j);
+        std::string step;
+        switch (v.op) {
+          case ir::ValueOp::reduce_sum: step = fp ? fmt::format("r{0} = r{0} + {1};", n, x) : fmt::format("r{0} = static_cast<long long>(static_cast<unsigned long long>(r{0}) + static_cast<unsigned long long>({1}));", n, x); break;
+          case ir::ValueOp::reduce_max: step = fmt::format("r{0} = {2}(r{0}, {1});", n, x, fp ? "fmaxf" : "max"); break;
+          default: step = fmt::format("r{0} = {2}(r{0}, {1});", n, x, fp ? "fminf" : "min"); break;
+        }
+        --reduction_depth_;
+        return round(fmt::format("([&]() {{ const long long rb{0} = (static_cast<long long>({1}) / {3}LL) * {4}LL + static_cast<long long>({1}) % {3}LL; {2} r{0} = {5}; "
+                                 "for (long long rk{0} = 0; rk{0} < {6}LL; ++rk{0}) {{ const long long {7} = rb{0} + rk{0} * {3}LL; {8} }} return r{0}; }}())",
+                                 n, i, type, inner, len * inner, init, len, j, step));
+      }
       case ir::ValueOp::cast: {
         const bool from_fp = ir::dtype_is_float(k_.values[v.a].dtype);
         const std::string x = value(v.a, i);
@@ -405,11 +457,38 @@ class emitter {
     }
   }
 
+  // (extent, product of the extents after it) of axis `axis` of `shape`: element i's coordinate
+  // along the axis is (i / inner) % extent in a row-major tile.
+  static std::pair<std::int64_t, std::int64_t> around_axis(std::vector<std::int64_t> const& shape, std::size_t axis) {
+    std::int64_t inner = 1;
+    for (std::size_t d = axis + 1; d < shape.size(); ++d) inner *= shape[d];
+    return {shape[axis], inner};
+  }
+  bool moves_elements(ir::ValueId id) const {
+    auto const& v = k_.values[id];
+    if (ir::value_is_reduction(v.op) || v.op == ir::ValueOp::broadcast) return true;
+    return (v.a != ir::none && moves_elements(v.a)) || (v.b != ir::none && moves_elements(v.b)) || (v.c != ir::none && moves_elements(v.c));
+  }
+  // Inside a walk of an accumulator's fragment an accumulator element is this thread's register
+  // at the walk's position, whatever index is asked for: an op that reads other elements than
+  // the one it computes cannot take one. (Row reductions of a wgmma accumulator need warp
+  // shuffles over its fragment layout; not generated yet.)
+  void no_fragment_below(ir::ValueId id) const {
+    std::vector<ir::ValueId> leaves;
+    loads_of(id, leaves);
+    for (auto l : leaves)
+      if (is_acc(k_.values[l].ref))
+        throw unsupported(fmt::format("kernel '{}': tile value {} ({}) reads accumulator a{} at other elements than its own; reductions and "
+                                      "broadcasts of register accumulators are not generated yet (store the accumulator to SMEM first)",
+                                      k_.name, id, ir::value_op_name(k_.values[id].op), k_.refs[k_.values[l].ref].id));
+  }
+
   void loads_of(ir::ValueId id, std::vector<ir::ValueId>& out) const {
     auto const& v = k_.values[id];
     if (v.op == ir::ValueOp::load) out.push_back(id);
     if (v.a != ir::none) loads_of(v.a, out);
     if (v.b != ir::none) loads_of(v.b, out);
+    if (v.c != ir::none) loads_of(v.c, out);
   }
 
   int widest_load(ir::ValueId id) const {
@@ -421,6 +500,7 @@ class emitter {
     }
     if (v.a != ir::none) w = std::max(w, widest_load(v.a));
     if (v.b != ir::none) w = std::max(w, widest_load(v.b));
+    if (v.c != ir::none) w = std::max(w, widest_load(v.c));
     return w;
   }
 
@@ -933,6 +1013,9 @@ class emitter {
         };
         check_ref(s.refs[0]);
         for (auto l : leaves) check_ref(k_.values[l].ref);
+        // A reduction or broadcast reads its operands at other indices than the store's: no
+        // operand row is the destination's, so none is read as the destination's vector.
+        if (moves_elements(s.value)) same_width = false;
         if (!aligned) v = 1;
         if (dirty_) line(fmt::format("sc::wg_sync(wg);  // op #{}: an earlier store may have touched these bytes from other lanes", id));
         dirty_ = true;
@@ -1004,6 +1087,7 @@ class emitter {
   std::vector<tensor_map_spec> maps_;
   std::map<int, int> map_of_;
   std::map<ir::ValueId, std::string> leaf_override_;  // loads already read as 16-byte vectors
+  mutable int reduction_depth_ = 0;  // names the variables of nested reductions apart
   mutable std::map<std::pair<ir::StmtId, bool>, char> loop_head_memo_;  // 0 unknown, 1 false, 2 true
   mutable std::map<std::pair<ir::StmtId, bool>, char> touch_head_memo_;  // the same for acc_touched_
   bool acc_touched_ = true;          // ordinary code touched accumulator registers since the last wgmma.fence

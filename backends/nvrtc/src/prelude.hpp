@@ -6,7 +6,9 @@
 // The swizzle macro lives in the IR headers: the interpreter and the wgmma addressing use the same
 // tokens (see stagecraft/ir/swizzle.hpp).
 #include "stagecraft/ir/swizzle.hpp"
-// ... and so do the wgmma register fragment layouts (stagecraft/ir/wgmma.hpp).
+// ... and so do the wgmma register fragment layouts (stagecraft/ir/wgmma.hpp) and the
+// transcendentals of tile math (stagecraft/ir/math.hpp, the numerics policy).
+#include "stagecraft/ir/math.hpp"
 #include "stagecraft/ir/wgmma.hpp"
 // ... and the fp8 conversions (stagecraft/ir/fp8.hpp).
 #include "stagecraft/ir/fp8.hpp"
@@ -197,6 +199,8 @@ __device__ __forceinline__ long long idiv(long long n, long long d) { return d =
 )PTX" STAGECRAFT_PRELUDE_STR(STAGECRAFT_FP8_FN(__device__ __forceinline__, __float_as_uint, __uint_as_float)) R"PTX(
 // wgmma register fragments: (row, col) of element i of thread t of the warpgroup.
 )PTX" STAGECRAFT_PRELUDE_STR(STAGECRAFT_WGMMA_FRAGMENT_FN(__device__ __forceinline__)) R"PTX(
+// exp, exp2, log, rsqrt, tanh in IEEE f32 operations only: the interpreter's very functions.
+)PTX" STAGECRAFT_PRELUDE_STR(STAGECRAFT_MATH_FN(__device__ __forceinline__, __float_as_uint, __uint_as_float, sqrtf)) R"PTX(
 // ---- end of portable ----
 }  // namespace sc
 // ---- end of prelude ----

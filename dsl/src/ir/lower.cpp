@@ -52,6 +52,7 @@ class Lowering {
     Value x{v->op, v->dtype, v->shape};
     if (v->a) x.a = value(v->a);
     if (v->b) x.b = value(v->b);
+    if (v->c) x.c = value(v->c);
     if (v->op == ValueOp::load || v->op == ValueOp::load_tmem) x.ref = ref(v->ref);
     x.scalar = v->scalar;
     k_.values.push_back(std::move(x));

@@ -44,7 +44,9 @@ std::string expr_op_name(ExprOp op) {
 }
 
 std::string value_op_name(ValueOp op) {
-  static constexpr const char* names[] = {"load", "async_load_tmem", "scalar", "+", "-", "*", "/", "min", "max", "neg", "exp", "cast"};
+  static constexpr const char* names[] = {"load", "async_load_tmem", "scalar", "+", "-", "*", "/", "min", "max", "neg", "exp", "cast",
+                                               "exp2", "log", "rsqrt", "tanh", "abs", "sum", "max", "min", "broadcast", "iota",
+                                               "<", "<=", ">", ">=", "==", "!=", "select", "fma"};
   const auto i = static_cast<std::size_t>(op);
   return i < std::size(names) ? names[i] : fmt::format("?value_op{}", i);
 }
@@ -172,7 +174,16 @@ class Printer {
       case ValueOp::load_tmem: o += "async_load_tmem("; put_ref(v.ref, o); o += ')'; return;
       case ValueOp::scalar: return void(fmt::format_to(out, "{}:{}", v.scalar, dtype_name(v.dtype)));
       case ValueOp::neg: o += '-'; put_vop(v.a, o); return;
-      case ValueOp::exp: return call1("exp(", v.a);
+      case ValueOp::exp: case ValueOp::exp2: case ValueOp::log: case ValueOp::rsqrt: case ValueOp::tanh: case ValueOp::abs:
+        return call1(value_op_name(v.op) + "(", v.a);
+      // The axis is part of the op (the front end's spelling), the shape says what the result is.
+      case ValueOp::reduce_sum: case ValueOp::reduce_max: case ValueOp::reduce_min:
+        return call1(fmt::format("{}<{}>(", value_op_name(v.op), v.scalar), v.a);
+      case ValueOp::broadcast:
+        fmt::format_to(out, "broadcast<{}>(", v.scalar);
+        put_value(v.a, o);
+        return void(fmt::format_to(out, ", ({}))", fmt::join(v.shape, ", ")));
+      case ValueOp::iota: return void(fmt::format_to(out, "iota<{}>:{}({})", v.scalar, dtype_name(v.dtype), fmt::join(v.shape, ", ")));
       case ValueOp::cast: return call1(fmt::format("cast<{}>(", dtype_name(v.dtype)), v.a);
       case ValueOp::min: case ValueOp::max:
         o += value_op_name(v.op) + "(";
@@ -181,6 +192,16 @@ class Printer {
         put_value(v.b, o);
         o += ')';
         return;
+      case ValueOp::select: case ValueOp::fma:
+        o += value_op_name(v.op) + "(";
+        put_value(v.a, o);
+        o += ", ";
+        put_value(v.b, o);
+        o += ", ";
+        put_value(v.c, o);
+        o += ')';
+        return;
+      case ValueOp::lt: case ValueOp::le: case ValueOp::gt: case ValueOp::ge: case ValueOp::eq: case ValueOp::ne:
       case ValueOp::add: case ValueOp::sub: case ValueOp::mul: case ValueOp::div:
         put_vop(v.a, o);
         o += ' ' + value_op_name(v.op) + ' ';
@@ -311,8 +332,9 @@ class Printer {
     if (paren) o += ')';
   }
   void put_vop(ValueId id, std::string& o) const {
-    const bool paren = id >= 0 && id < static_cast<ValueId>(k_.values.size()) && value_is_binary(k_.values[id].op) &&
-                       k_.values[id].op != ValueOp::min && k_.values[id].op != ValueOp::max;
+    const bool paren = id >= 0 && id < static_cast<ValueId>(k_.values.size()) &&
+                       ((value_is_binary(k_.values[id].op) && k_.values[id].op != ValueOp::min && k_.values[id].op != ValueOp::max) ||
+                        value_is_compare(k_.values[id].op));
     if (paren) o += '(';
     put_value(id, o);
     if (paren) o += ')';

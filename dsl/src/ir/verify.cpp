@@ -38,7 +38,7 @@ bool valid(Target t) { return static_cast<unsigned>(t) <= static_cast<unsigned>(
 bool valid(AllocKind k) { return static_cast<unsigned>(k) <= static_cast<unsigned>(AllocKind::accumulator); }
 bool valid(RefBase b) { return static_cast<unsigned>(b) <= static_cast<unsigned>(RefBase::alloc); }
 bool valid(ExprOp op) { return static_cast<unsigned>(op) <= static_cast<unsigned>(ExprOp::lnot); }
-bool valid(ValueOp op) { return static_cast<unsigned>(op) <= static_cast<unsigned>(ValueOp::cast); }
+bool valid(ValueOp op) { return static_cast<unsigned>(op) < static_cast<unsigned>(value_op_count); }
 bool valid(StmtOp op) { return static_cast<unsigned>(op) <= static_cast<unsigned>(StmtOp::tcgen05_commit_arrive); }
 
 // The product of extents, or nullopt when it does not fit in 63 bits (or an extent is < 1).
@@ -187,6 +187,7 @@ class Verifier {
     for (std::size_t j = 0; j < i; ++j)
       if (k_.params[j].name == p.name) fail("two parameters are named '{}'", p.name);
     if (!valid(p.dtype)) fail("parameter '{}' has unknown dtype {}", p.name, static_cast<int>(p.dtype));
+    if (p.dtype == DType::pred) fail("parameter '{}' has dtype pred, a register mask with no memory layout (store cast<i32>(mask))", p.name);
     if (p.shape.empty() || p.shape.size() > max_param_rank)
       fail("parameter '{}' has rank {}, expected 1 to {}", p.name, p.shape.size(), max_param_rank);
     if (p.dynamic.size() != p.shape.size()) fail("parameter '{}': {} dynamic flags for rank {}", p.name, p.dynamic.size(), p.shape.size());
@@ -201,6 +202,7 @@ class Verifier {
     auto const& a = k_.allocs[i];
     if (!valid(a.kind)) fail("allocation {} has unknown kind {}", i, static_cast<int>(a.kind));
     if (!valid(a.dtype)) fail("allocation {} ({}) has unknown dtype {}", i, alloc_kind_name(a.kind), static_cast<int>(a.dtype));
+    if (a.dtype == DType::pred) fail("allocation {} ({}) has dtype pred, a register mask with no memory layout (store cast<i32>(mask))", i, alloc_kind_name(a.kind));
     const char* kind = alloc_kind_name(a.kind);
     if (a.shape.empty() || a.shape.size() > static_cast<std::size_t>(max_alloc_rank))
       fail("allocation {} ({}) has rank {}, expected 1 to {}", i, kind, a.shape.size(), max_alloc_rank);
@@ -298,6 +300,7 @@ class Verifier {
       auto const& v = k_.values[i];
       mark(value_user_, v.a, value_user_[i]);
       mark(value_user_, v.b, value_user_[i]);
+      mark(value_user_, v.c, value_user_[i]);
       mark(ref_user_, v.ref, value_user_[i]);
     }
     for (std::size_t i = 0; i < k_.refs.size(); ++i) {
@@ -420,18 +423,34 @@ class Verifier {
       fail("tile value {} ({}) has rank {}, expected at most {}", id, name, v.shape.size(), max_alloc_rank);
     if (auto n = checked_product(v.shape, 8); !n || *n > max_gmem_bytes)
       fail("tile value {} ({}) has shape ({}): every extent must be at least 1, and the tile not too large", id, name, fmt::join(v.shape, ", "));
-    const bool leaf = v.op == ValueOp::load || v.op == ValueOp::load_tmem || v.op == ValueOp::scalar;
+    const bool leaf = v.op == ValueOp::load || v.op == ValueOp::load_tmem || v.op == ValueOp::scalar || v.op == ValueOp::iota;
     std::int64_t leaf_size = 1;  // a load's expansion includes its index expressions
     const bool binary = value_is_binary(v.op);
     auto sub = [&](ValueId c) -> Value const& {
       if (c < 0 || c >= id) fail("tile value {} ({}) refers to value {}, which is not defined before it", id, name, c);
       return k_.values[c];
     };
-    if (leaf && (v.a != none || v.b != none)) fail("tile value {} ({}) has operands, but takes none", id, name);
-    if (!leaf && !binary && v.b != none) fail("tile value {} ({}) has a second operand, but takes one", id, name);
+    const bool compare = value_is_compare(v.op), ternary = value_is_ternary(v.op);
+    if (leaf && (v.a != none || v.b != none || v.c != none)) fail("tile value {} ({}) has operands, but takes none", id, name);
+    if (!leaf && !binary && !compare && !ternary && v.b != none) fail("tile value {} ({}) has a second operand, but takes one", id, name);
+    if (!ternary && v.c != none) fail("tile value {} ({}) has a third operand, but takes at most two", id, name);
+    // Masks are 0 or 1: only comparisons make them, select reads them, cast turns them into numbers.
+    if (v.dtype == DType::pred && !compare && v.op != ValueOp::scalar && v.op != ValueOp::cast && v.op != ValueOp::broadcast)
+      fail("tile value {} ({}) computes a pred tile, but only comparisons, casts, fills and broadcasts give masks", id, name);
     if ((v.op == ValueOp::load || v.op == ValueOp::load_tmem) != (v.ref != none))
       fail("tile value {} ({}) {} a memory reference", id, name, v.ref == none ? "needs" : "has");
-    if (v.op != ValueOp::scalar && v.scalar != 0) fail("tile value {} ({}) carries a scalar, which it does not use", id, name);
+    if (v.op != ValueOp::scalar && !value_has_axis(v.op) && v.scalar != 0) fail("tile value {} ({}) carries a scalar, which it does not use", id, name);
+    // An axis indexes the larger of the operand's and the result's shapes (the operand's for a
+    // reduction, the result's for broadcast and iota).
+    auto axis_of = [&](std::size_t rank) -> std::size_t {
+      if (!(v.scalar >= 0 && v.scalar < static_cast<double>(rank)) || v.scalar != std::floor(v.scalar))
+        fail("tile value {} ({}) has axis {}, expected an integer in [0, {})", id, name, v.scalar, rank);
+      return static_cast<std::size_t>(v.scalar);
+    };
+    auto without = [](std::vector<std::int64_t> s, std::size_t axis) {
+      s.erase(s.begin() + static_cast<std::ptrdiff_t>(axis));
+      return s;
+    };
     if (v.op == ValueOp::load || v.op == ValueOp::load_tmem) {
       if (v.ref < 0 || v.ref >= static_cast<RefId>(k_.refs.size())) fail("tile value {} ({}) reads memory reference {}, which does not exist", id, name, v.ref);
       auto const& r = k_.refs[v.ref];
@@ -454,21 +473,52 @@ class Verifier {
       } else if (!(v.scalar >= -0x1p63 && v.scalar < 0x1p63)) {
         fail("tile value {}: the scalar {} does not convert to a 64-bit integer", id, v.scalar);
       }
+    } else if (v.op == ValueOp::iota) {
+      (void)axis_of(v.shape.size());
+    } else if (compare) {
+      auto const& a = sub(v.a);
+      auto const& b = sub(v.b);
+      if (a.dtype != b.dtype || a.shape != v.shape || b.shape != v.shape || a.dtype == DType::pred)
+        fail("tile value {} ({}): Expected a comparison of two non-pred tiles of shape ({}), got {}({}) and {}({})", id, name,
+             fmt::join(v.shape, ", "), dtype_name(a.dtype), fmt::join(a.shape, ", "), dtype_name(b.dtype), fmt::join(b.shape, ", "));
+      if (v.dtype != DType::pred) fail("tile value {} ({}) is a comparison of dtype {}, expected pred", id, name, dtype_name(v.dtype));
+    } else if (ternary) {
+      auto const& a = sub(v.a);
+      auto const& b = sub(v.b);
+      auto const& c = sub(v.c);
+      const bool select = v.op == ValueOp::select;
+      if ((select ? a.dtype != DType::pred : a.dtype != v.dtype) || b.dtype != v.dtype || c.dtype != v.dtype || a.shape != v.shape ||
+          b.shape != v.shape || c.shape != v.shape)
+        fail("tile value {} ({}): Expected {} and two {} operands of shape ({}), got {}({}), {}({}) and {}({})", id, name,
+             select ? "a pred mask" : "three", dtype_name(v.dtype), fmt::join(v.shape, ", "), dtype_name(a.dtype), fmt::join(a.shape, ", "),
+             dtype_name(b.dtype), fmt::join(b.shape, ", "), dtype_name(c.dtype), fmt::join(c.shape, ", "));
+      if (v.dtype == DType::pred) fail("tile value {} ({}) of pred tiles: combine masks with comparisons of their casts", id, name);
+      if (!select && !dtype_is_float(v.dtype)) fail("tile value {}: fma of an integer tile", id);
     } else if (binary) {
       auto const& a = sub(v.a);
       auto const& b = sub(v.b);
-      if (a.dtype != v.dtype || b.dtype != v.dtype || a.shape != v.shape || b.shape != v.shape)
-        fail("tile value {} ({}): Expected dtypes and shapes to match, got {}({}) and {}({})", id, name, dtype_name(a.dtype),
+      if (a.dtype != v.dtype || b.dtype != v.dtype || a.shape != v.shape || b.shape != v.shape || v.dtype == DType::pred)
+        fail("tile value {} ({}): Expected dtypes and shapes to match (and not pred), got {}({}) and {}({})", id, name, dtype_name(a.dtype),
              fmt::join(a.shape, ", "), dtype_name(b.dtype), fmt::join(b.shape, ", "));
+    } else if (value_is_reduction(v.op) || v.op == ValueOp::broadcast) {
+      auto const& a = sub(v.a);
+      const bool reduce = value_is_reduction(v.op);
+      auto const& wide = reduce ? a.shape : v.shape;
+      auto const& narrow = reduce ? v.shape : a.shape;
+      if (wide.size() < 2) fail("tile value {} ({}) needs a tile of rank at least 2 on its wide side, got ({})", id, name, fmt::join(wide, ", "));
+      if (without(wide, axis_of(wide.size())) != narrow)
+        fail("tile value {} ({}<{}>) maps shape ({}) to ({}), which is not that axis removed or inserted", id, name, v.scalar,
+             fmt::join(a.shape, ", "), fmt::join(v.shape, ", "));
+      if (a.dtype != v.dtype) fail("tile value {} ({}) changes the dtype", id, name);
     } else {
       auto const& a = sub(v.a);
       if (a.shape != v.shape) fail("tile value {} ({}) changes the shape", id, name);
       if (v.op != ValueOp::cast && a.dtype != v.dtype) fail("tile value {} ({}) changes the dtype", id, name);
-      if (v.op == ValueOp::exp && !dtype_is_float(v.dtype)) fail("tile value {}: exp of an integer tile", id);
+      if (value_is_math(v.op) && v.op != ValueOp::abs && !dtype_is_float(v.dtype)) fail("tile value {}: {} of an integer tile", id, name);
     }
     std::int64_t size = leaf_size;
     int depth = 1;
-    for (ValueId c : {v.a, v.b}) {
+    for (ValueId c : {v.a, v.b, v.c}) {
       if (c == none) continue;
       size += value_size_[c];
       depth = std::max(depth, value_depth_[c] + 1);

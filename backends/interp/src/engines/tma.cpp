@@ -173,7 +173,10 @@ void machine::tma_complete(async_op& op) {
       trace_async(op, 1, "store (GMEM write)");
       break;
     }
-    case async_op::kind::mma: break;  // the wgmma engine's (engines/wgmma.cpp)
+    case async_op::kind::mma:  // the wgmma engine's (engines/wgmma.cpp)
+    case async_op::kind::tc_mma:
+    case async_op::kind::tc_commit:  // the tcgen05 engine's (engines/tcgen05.cpp)
+      break;
   }
 }
 

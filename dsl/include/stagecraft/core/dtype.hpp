@@ -24,6 +24,8 @@ using i8 = dtype_tag<ir::DType::i8, 8, std::int8_t, false>;
 // The 8-bit floats of Hopper's fp8 tensor cores, stored as their bit patterns (ir/fp8.hpp).
 using e4m3 = dtype_tag<ir::DType::e4m3, 8, std::uint8_t, true>;
 using e5m2 = dtype_tag<ir::DType::e5m2, 8, std::uint8_t, true>;
+// Masks: what comparisons give and select takes. Registers only (no gmem/smem of pred).
+using pred = dtype_tag<ir::DType::pred, 8, std::uint8_t, false>;
 
 template <class T>
 struct is_dtype_t : std::false_type {};

@@ -106,7 +106,8 @@ struct Value {
   std::vector<std::int64_t> shape;
   ValueP a, b;
   Ref ref;            // load, load_tmem
-  double scalar = 0;  // scalar
+  double scalar = 0;  // scalar: the value; reductions, broadcast, iota: the axis
+  ValueP c;           // select, fma: the third operand
 };
 
 struct Stmt {
@@ -186,6 +187,9 @@ ValueP value_unary(ir::ValueOp op, ir::DType dt, dims_view shape, ValueP a) noex
 ValueP value_binary(ir::ValueOp op, ir::DType dt, dims_view shape, ValueP a, ValueP b) noexcept;
 ValueP value_scalar(ir::DType dt, dims_view shape, double v) noexcept;
 ValueP value_load(ir::ValueOp op, ir::DType dt, dims_view shape, Ref const& r) noexcept;
+// Reductions, broadcast (operand a) and iota (no operand): the axis travels in `scalar`.
+ValueP value_axis(ir::ValueOp op, ir::DType dt, dims_view shape, ValueP a, int axis) noexcept;
+ValueP value_ternary(ir::ValueOp op, ir::DType dt, dims_view shape, ValueP a, ValueP b, ValueP c) noexcept;
 
 // The address of an operand, temporaries included (they live to the end of the full expression).
 inline Ref const* ptr(Ref const& r) { return &r; }

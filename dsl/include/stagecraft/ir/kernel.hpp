@@ -67,7 +67,8 @@ struct Value {
   std::vector<std::int64_t> shape;
   ValueId a = none, b = none;
   RefId ref = none;  // load, load_tmem
-  double scalar = 0;
+  double scalar = 0;  // scalar: the value; reductions, broadcast, iota: the axis (types.hpp)
+  ValueId c = none;  // select, fma: the third operand (last, so aggregate initialisers keep their order)
   friend bool operator==(Value const&, Value const&) = default;
 };
 

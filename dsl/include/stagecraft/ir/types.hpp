@@ -7,14 +7,16 @@ namespace stagecraft::ir {
 
 // Appended only: the numeric values are in serialized IR (tests/fuzz/ir_codec.cpp) and hashes.
 // e4m3/e5m2: the OCP 8-bit floats wgmma multiplies (stagecraft/ir/fp8.hpp), stored as bytes.
-enum class DType : std::uint8_t { f32, f16, bf16, i32, u32, i8, e4m3, e5m2 };
-inline constexpr DType last_dtype = DType::e5m2;
+// pred: a mask (comparisons, select's condition), 0 or 1; it lives in registers only (no
+// parameter or allocation has it).
+enum class DType : std::uint8_t { f32, f16, bf16, i32, u32, i8, e4m3, e5m2, pred };
+inline constexpr DType last_dtype = DType::pred;
 
 constexpr int dtype_bits(DType t) {
   switch (t) {
     case DType::f32: case DType::i32: case DType::u32: return 32;
     case DType::f16: case DType::bf16: return 16;
-    case DType::i8: case DType::e4m3: case DType::e5m2: return 8;
+    case DType::i8: case DType::e4m3: case DType::e5m2: case DType::pred: return 8;
   }
   return 0;
 }
@@ -32,6 +34,7 @@ constexpr const char* dtype_name(DType t) {
     case DType::i8: return "i8";
     case DType::e4m3: return "e4m3";
     case DType::e5m2: return "e5m2";
+    case DType::pred: return "pred";
   }
   return "?";
 }
@@ -82,10 +85,28 @@ enum class ExprOp : std::uint8_t {
 constexpr bool expr_is_binary(ExprOp op) { return op >= ExprOp::add && op <= ExprOp::lor; }
 
 // Tile (value) expressions: what a warpgroup computes in registers.
+// New ops go at the end: the fuzz corpus encodes them by number.
+//   reduce_*: a (rank r+1) -> rank r, axis `scalar` removed; summed in f32 (or 64-bit integers)
+//             from index 0 upward, rounded to the dtype once.
+//   broadcast: a (rank r) -> rank r+1, axis `scalar` inserted with the extent of the result's.
+//   iota: a leaf, every element its coordinate along axis `scalar`.
+//   lt ... ne: a, b of one dtype and shape -> a pred tile of that shape.
+//   select: c ? a : b elementwise, spelled (a = mask, b = if true, c = if false).
+//   fma: a * b + c rounded once (floating point).
 enum class ValueOp : std::uint8_t {
   load, load_tmem, scalar, add, sub, mul, div, min, max, neg, exp, cast,
+  exp2, log, rsqrt, tanh, abs, reduce_sum, reduce_max, reduce_min, broadcast, iota,
+  lt, le, gt, ge, eq, ne, select, fma,
 };
+inline constexpr int value_op_count = static_cast<int>(ValueOp::fma) + 1;
+constexpr bool value_is_compare(ValueOp op) { return op >= ValueOp::lt && op <= ValueOp::ne; }
+constexpr bool value_is_ternary(ValueOp op) { return op == ValueOp::select || op == ValueOp::fma; }
 constexpr bool value_is_binary(ValueOp op) { return op >= ValueOp::add && op <= ValueOp::max; }
+constexpr bool value_is_reduction(ValueOp op) { return op >= ValueOp::reduce_sum && op <= ValueOp::reduce_min; }
+// The ops whose `scalar` is an axis (an integer below the rank of the larger shape).
+constexpr bool value_has_axis(ValueOp op) { return value_is_reduction(op) || op == ValueOp::broadcast || op == ValueOp::iota; }
+// Element-wise transcendentals and abs: one operand, same dtype and shape (stagecraft/ir/math.hpp).
+constexpr bool value_is_math(ValueOp op) { return op == ValueOp::exp || (op >= ValueOp::exp2 && op <= ValueOp::abs); }
 
 // Statements: the operation catalog of DESIGN.md section 4.
 enum class StmtOp : std::uint8_t {

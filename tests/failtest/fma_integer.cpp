@@ -1,0 +1,20 @@
+// expect: fma\(a, b, c\) needs floating-point tiles, but got i32
+// fma on the integer tile.
+#include <stagecraft/stagecraft.hpp>
+using namespace stagecraft;
+
+auto make() {
+  auto s = shape(64_c, 32_c);
+  return kernel<sm_90a>("k", grid(1), threads(1_c), gmem<f32>("x", s), gmem<i32>("xi", s), gmem<f32>("v", shape(64_c)), [s](auto x, auto xi, auto v) {
+    auto X = load(x.tile(s, 0_c, 0_c));
+    auto I = load(xi.tile(s, 0_c, 0_c));
+    (void)I;
+    (void)v;
+#ifdef STAGECRAFT_KO
+    return store(xi.tile(s, 0_c, 0_c), fma(I, I, 1));
+#else
+    return store(x.tile(s, 0_c, 0_c), fma(X, X, 1.0f));
+#endif
+  });
+}
+int main() { (void)lower(make()); }

@@ -1,0 +1,19 @@
+// expect: log\(x\) takes a tile
+// log of the block index, not of a tile built from it.
+#include <stagecraft/stagecraft.hpp>
+using namespace stagecraft;
+
+auto make() {
+  auto s = shape(64_c, 32_c);
+  return kernel<sm_90a>("k", grid(1), threads(1_c), gmem<f32>("x", s), gmem<i32>("xi", s), gmem<f32>("v", shape(64_c)), [s](auto x, auto xi, auto v) {
+    auto X = load(x.tile(s, 0_c, 0_c));
+    auto I = load(xi.tile(s, 0_c, 0_c));
+    (void)I;
+#ifdef STAGECRAFT_KO
+    return store(x.tile(s, 0_c, 0_c), X + log(program_id()));
+#else
+    return store(x.tile(s, 0_c, 0_c), X + log(full<f32>(s, 2.0f)));
+#endif
+  });
+}
+int main() { (void)lower(make()); }

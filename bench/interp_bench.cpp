@@ -20,9 +20,10 @@ using namespace stagecraft;
 
 
 int main(int argc, char** argv) {
-  const std::int64_t n = argc > 1 ? std::atoll(argv[1]) : 4096;
   auto const& e = registry::global().find("add_one");
-  const auto vals = registry::resolve(e, {{"M", n}, {"N", n}, {"K", 4}, {"splits", 2}});
+  const auto vals = bench::sized_params(argc, argv, 4096, "interp_bench [n [no-checks]]   (an n x n add_one, n a multiple of 128; default 4096)",
+                                        [&](std::int64_t n) { return registry::resolve(e, {{"M", n}, {"N", n}, {"K", 4}, {"splits", 2}}); });
+  const std::int64_t n = vals.at("M");
   const ir::Kernel k = e.build(vals);
   std::vector<host_tensor> inputs;
   std::mt19937 rng(2026);

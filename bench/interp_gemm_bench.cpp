@@ -16,9 +16,10 @@
 using namespace stagecraft;
 
 int main(int argc, char** argv) {
-  const std::int64_t n = argc > 1 ? std::atoll(argv[1]) : 512;
   auto const& e = registry::global().find("gemm_small");
-  const auto vals = registry::resolve(e, {{"M", n}, {"N", n}, {"K", n}});
+  const auto vals = bench::sized_params(argc, argv, 512, "interp_gemm_bench [n]   (M = N = K = n, a multiple of 128; default 512)",
+                                        [&](std::int64_t n) { return registry::resolve(e, {{"M", n}, {"N", n}, {"K", n}}); });
+  const std::int64_t n = vals.at("M");
   const ir::Kernel k = e.build(vals);
   std::vector<host_tensor> inputs;
   std::mt19937 rng(2026);

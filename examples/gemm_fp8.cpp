@@ -16,6 +16,8 @@
 #include <stagecraft/registry.hpp>
 #include <stagecraft/stagecraft.hpp>
 
+#include "gemm_reference.hpp"
+
 namespace stagecraft::examples {
 namespace {
 
@@ -68,18 +70,7 @@ STAGECRAFT_REGISTER(kernel_entry{
             return lower(gemm_fp8<s, f32>(p.at("M"), p.at("N"), p.at("K")));
           });
         },
-    .reference =
-        [](std::vector<host_tensor>& t, param_values const& p) {
-          const std::int64_t M = p.at("M"), N = p.at("N"), K = p.at("K");
-          auto const& a = t[0];
-          auto const& b = t[1];
-          for (std::int64_t i = 0; i < M; ++i)
-            for (std::int64_t j = 0; j < N; ++j) {
-              double sum = 0;
-              for (std::int64_t k = 0; k < K; ++k) sum += a.get(i * K + k) * b.get(j * K + k);
-              t[2].set(i * N + j, sum);
-            }
-        },
+    .reference = gemm_abt_reference,
 });
 
 }  // namespace

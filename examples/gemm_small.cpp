@@ -9,6 +9,8 @@
 #include <stagecraft/registry.hpp>
 #include <stagecraft/stagecraft.hpp>
 
+#include "gemm_reference.hpp"
+
 namespace stagecraft::examples {
 namespace {
 
@@ -53,19 +55,7 @@ STAGECRAFT_REGISTER(kernel_entry{
             return lower(gemm_small<decltype(S)::value, 128>(p.at("M"), p.at("N"), p.at("K")));
           });
         },
-    .reference =
-        [](std::vector<host_tensor>& t, param_values const& p) {
-          const std::int64_t M = p.at("M"), N = p.at("N"), K = p.at("K");
-          auto const& a = t[0];
-          auto const& b = t[1];
-          auto c = t[2].as<float>();
-          for (std::int64_t i = 0; i < M; ++i)
-            for (std::int64_t j = 0; j < N; ++j) {
-              double sum = 0;
-              for (std::int64_t k = 0; k < K; ++k) sum += a.get(i * K + k) * b.get(j * K + k);
-              c[i * N + j] = static_cast<float>(sum);
-            }
-        },
+    .reference = gemm_abt_reference,
 });
 
 }  // namespace

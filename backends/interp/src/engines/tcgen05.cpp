@@ -38,24 +38,6 @@ namespace stagecraft::interp::detail {
 
 namespace tc = ir::tcgen05;
 
-namespace {
-// What the tensor core multiplies: 16-bit types as they are, f32 read as tf32 (the low 13
-// mantissa bits are not read).
-float operand_value(ir::DType t, std::byte const* p) {
-  switch (t) {
-    case ir::DType::bf16: { std::uint16_t h; std::memcpy(&h, p, 2); return bf16_to_f32(h); }
-    case ir::DType::f16: { std::uint16_t h; std::memcpy(&h, p, 2); return f16_to_f32(h); }
-    default: {
-      std::uint32_t u;
-      std::memcpy(&u, p, 4);
-      u &= ~0x1FFFu;
-      float f;
-      std::memcpy(&f, &u, 4);
-      return f;
-    }
-  }
-}
-}  // namespace
 
 void machine::issue_tcgen05_mma(agent_state& a, ir::Stmt const& s) {
   auto const& p = *tc_plans_[static_cast<std::size_t>(cur_op_)];
@@ -155,7 +137,7 @@ void machine::tcgen05_complete(async_op& op) {
              fmt::format("tcgen05_mma ({}) reads {} element ({}, {}) at shared address {}, beyond the CTA's {} bytes of SMEM: its descriptor "
                          "denotes bytes outside every allocation",
                          p.shape_suffix(), role, mn, k, addr, smem.size()));
-    return operand_value(a_type, smem.data() + addr);
+    return mma_operand_value(a_type, smem.data() + addr);
   };
   auto descriptor = [&](std::uint64_t bits_, const char* role) {
     const auto s = tc::decode_smem(bits_);

@@ -30,10 +30,9 @@
 
 namespace stagecraft::interp::detail {
 
-namespace {
-// What the tensor core multiplies: bf16/f16/e4m3/e5m2 as they are, f32 operands as tf32 (the
+// What the tensor cores (wgmma and tcgen05) multiply: bf16/f16/e4m3/e5m2 as they are, f32 operands as tf32 (the
 // low 13 mantissa bits are not read).
-float operand_value(ir::DType t, std::byte const* p) {
+float mma_operand_value(ir::DType t, std::byte const* p) {
   switch (t) {
     case ir::DType::e4m3: return ir::e4m3_to_f32(static_cast<unsigned char>(*p));
     case ir::DType::e5m2: return ir::e5m2_to_f32(static_cast<unsigned char>(*p));
@@ -49,7 +48,6 @@ float operand_value(ir::DType t, std::byte const* p) {
     }
   }
 }
-}  // namespace
 
 // The shared-window address of an SMEM view's first byte (smem_base 0). A view fixes leading
 // dimensions only, and tiled storage keeps each (rows, cols) slab contiguous, so the slab
@@ -141,7 +139,7 @@ void machine::wgmma_complete(async_op& op) {
              fmt::format("wgmma ({}) reads {} element ({}, {}) at shared address {}, beyond the CTA's {} bytes of SMEM: its descriptor "
                          "denotes bytes outside every allocation",
                          p.shape_suffix(), role, mn, k, addr, smem.size()));
-    return operand_value(t, smem.data() + addr);
+    return mma_operand_value(t, smem.data() + addr);
   };
   mma_a_.resize(static_cast<std::size_t>(64 * ik));
   mma_b_.resize(static_cast<std::size_t>(n * ik));

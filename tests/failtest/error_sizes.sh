@@ -4,7 +4,7 @@
 #   bytes, lines   the compiler's full output (what lands on the user's screen)
 #   key            does the first `error:` line say what is wrong?
 #                  yes  it matches the case's `// expect:` regex, numbers included
-#                  text it matches it with each number replaced by a placeholder (the
+#                  text it matches it with each number replaced by a marker (the
 #                       static_assert literal, e.g. "num_barriers = N"; the numbers follow in
 #                       the very next note)
 #                  no   the first error is something else (a cascade, a library internal)

@@ -38,7 +38,6 @@ namespace stagecraft::interp::detail {
 
 namespace tc = ir::tcgen05;
 
-
 void machine::issue_tcgen05_mma(agent_state& a, ir::Stmt const& s) {
   auto const& p = *tc_plans_[static_cast<std::size_t>(cur_op_)];
   async_op op{async_op::kind::tc_mma};

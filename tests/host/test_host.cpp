@@ -125,8 +125,8 @@ TEST_CASE("host: every example equals the interpreter and the reference under 5 
   for (auto const* e : registry::global().all()) {
     const auto values = registry::resolve(*e, {});
     const auto k = e->build(values);
-    // The host backend refuses wgmma kernels by name (tested below): it has no tensor-core model;
-    // tcgen05 kernels have no code generation yet.
+    // The host backend refuses wgmma and tcgen05 kernels by name (tested below): it has no
+    // tensor-core model.
     if (std::any_of(k.stmts.begin(), k.stmts.end(), [](ir::Stmt const& s) { return s.op == ir::StmtOp::wgmma || s.op == ir::StmtOp::tcgen05_mma; })) continue;
     const auto inputs = random_inputs(k, input_seed);
     auto expected = inputs;
@@ -453,6 +453,14 @@ TEST_CASE("host: a wgmma kernel is refused by name, not handed to the host compi
   const auto k = example("gemm_small");
   REQUIRE_THROWS_AS(hostexec::compile(k), nvrtc::unsupported);
   REQUIRE_THROWS_WITH(hostexec::compile(k), Contains("kernel 'gemm_small', op #") && Contains("(wgmma): the tensor core is not modelled by the host backend"));
+}
+
+TEST_CASE("host: a tcgen05 kernel is refused by name, not handed to the host compiler", "[host]") {
+  // The NVRTC backend generates gemm_blackwell now: its tcgen05 inline PTX (and TMEM) has no host model.
+  const auto k = example("gemm_blackwell");
+  REQUIRE_THROWS_AS(hostexec::compile(k), nvrtc::unsupported);
+  REQUIRE_THROWS_WITH(hostexec::compile(k), Contains("kernel 'gemm_blackwell', op #") &&
+                                                Contains("(tcgen05_mma): the tensor core is not modelled by the host backend"));
 }
 
 TEST_CASE("host: the tile ops' generated code (prelude math, reductions, broadcasts, iota) equals the interpreter bit for bit", "[host][tile_ops]") {

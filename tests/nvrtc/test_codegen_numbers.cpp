@@ -12,6 +12,7 @@
 #include <numeric>
 #include <regex>
 
+#include <stagecraft/ir/tcgen05.hpp>
 #include <stagecraft/nvrtc/codegen.hpp>
 #include <stagecraft/registry.hpp>
 #include <stagecraft/stagecraft.hpp>
@@ -113,6 +114,13 @@ void check_multicast(ir::Kernel const& k, ir::Stmt const& s, std::string const& 
 }
 
 // The op's barrier element lives in its allocation's SMEM: its address starts at that offset.
+// The instruction descriptor's fields, decoded by hand from the PTX ISA's table (bits 17-22 N >> 3,
+// 24-28 M >> 4), not by the encoder under test.
+struct tc_shape {
+  std::int64_t m, n;
+};
+tc_shape tc_fields(ir::tcgen05::plan const& p) { return {((p.idesc >> 24) & 0x1F) << 4, ((p.idesc >> 17) & 0x3F) << 3}; }
+
 void check_barrier_address(ir::Kernel const& k, ir::RefId bar, std::string const& text) {
   const auto alloc = k.refs[bar].id;
   CHECK(count(text, "(smem_base + " + std::to_string(ir::smem_offsets(k)[alloc]) + "u + 8u * static_cast<unsigned>(") == 1);
@@ -223,6 +231,39 @@ void check_numbers(ir::Kernel const& k) {
       case ir::StmtOp::barrier_arrive:
         check_barrier_address(k, s.refs[0], text);
         break;
+      case ir::StmtOp::tcgen05_mma: {
+        // K / ik instructions, each with the plan's instruction descriptor, D's TMEM column, the
+        // SMEM descriptors' constant bits (ir::tcgen05's encoding, version bit included) and
+        // the k step's start offset; only the first takes the statement's accumulate flag.
+        const auto p = ir::tcgen05::plan_of(k, s);
+        const auto d = tc_fields(p);
+        CHECK(d.m == 128);
+        CHECK(d.n == p.n);
+        const std::regex re(R"(sc::tc_mma_(f16|tf32)\(tmem_base \+ (\d+)u, 0x([0-9a-f]{16})ull \| \(\(a_addr \+ (\d+)u\) >> 4 & 0x3FFFu\), )"
+                            R"(0x([0-9a-f]{16})ull \| \(\(b_addr \+ (\d+)u\) >> 4 & 0x3FFFu\), 0x([0-9a-f]{8})u, (acc|1u)\);)");
+        auto m = all_matches(text, re);
+        REQUIRE(static_cast<std::int64_t>(m.size()) == p.k_steps());
+        const auto column = ir::tcgen05::tmem_columns_of(k)[static_cast<std::size_t>(k.refs[s.refs[0]].id)];
+        for (std::int64_t ks = 0; ks < p.k_steps(); ++ks) {
+          auto const& x = m[static_cast<std::size_t>(ks)];
+          INFO("k step " << ks);
+          CHECK(x[1] == (p.kind == ir::tcgen05::Kind::tf32 ? "tf32" : "f16"));
+          CHECK(std::stoll(x[2]) == column);
+          CHECK(std::stoull(x[3], nullptr, 16) == ir::tcgen05::encode_smem(0, p.a));
+          CHECK(std::stoll(x[4]) == p.a_start(ks));
+          CHECK(std::stoull(x[5], nullptr, 16) == ir::tcgen05::encode_smem(0, p.b));
+          CHECK(std::stoll(x[6]) == p.b_start(ks));
+          CHECK(std::stoul(x[7], nullptr, 16) == p.idesc);
+          CHECK(x[8] == (ks == 0 ? "acc" : "1u"));
+        }
+        CHECK(count(text, "if (lane == 0) {") == 1);  // one thread issues
+        if (s.refs.size() == 4) check_barrier_address(k, s.refs[3], text);
+        break;
+      }
+      case ir::StmtOp::tcgen05_commit_arrive:
+        CHECK(count(text, "if (lane == 0) sc::tc_commit(") == 1);  // the thread that issued the MMAs
+        check_barrier_address(k, s.refs[0], text);
+        break;
       case ir::StmtOp::commit_group:
         CHECK(count(text, "sc::bulk_commit();") == 1);
         ++commits;
@@ -272,6 +313,14 @@ void check_numbers(ir::Kernel const& k) {
           return al.kind == ir::AllocKind::barrier || al.kind == ir::AllocKind::cluster_barrier;
         })));
 
+  // TMEM: one allocation of all columns rounded up to a power of two >= 32, freed before exit.
+  if (const auto cols = ir::tmem_columns(k); cols > 0) {
+    const auto n = std::max<std::int64_t>(32, static_cast<std::int64_t>(std::bit_ceil(static_cast<std::uint64_t>(cols))));
+    CHECK(count(g.source, "    sc::tmem_alloc(smem_base + ") == 1);
+    CHECK(count(g.source, "u, " + std::to_string(n) + "u);\n    sc::tmem_relinquish();") == 1);
+    CHECK(count(g.source, "sc::tmem_dealloc(tmem_base, " + std::to_string(n) + "u);") == 1);
+    CHECK(g.source.find("sc::tmem_dealloc(") > g.source.rfind("sc::tc_mma_"));
+  }
   // No fence, flip or group commit outside the ops that own one.
   CHECK(count(body, "sc::fence_proxy_async();") == fences);
   CHECK(count(body, "^= 1ull << ") == waits);
@@ -332,7 +381,6 @@ ir::Kernel swizzled() {
 TEST_CASE("every example's generated source carries the IR's numbers, op by op", "[codegen][numbers]") {
   for (auto const* e : registry::global().all()) {
     INFO("example " << e->name);
-    if (e->name == "gemm_blackwell") continue;  // no tcgen05 code generation yet
     check_numbers(e->build(registry::resolve(*e, {})));
   }
 }
@@ -342,7 +390,6 @@ TEST_CASE("every ring depth of the pipelined examples carries the IR's numbers",
   for (auto const* e : registry::global().all())
     for (auto const& p : e->params)
       for (auto depth : p.allowed) {
-        if (e->name == "gemm_blackwell") continue;  // no tcgen05 code generation yet
         INFO("example " << e->name << " " << p.name << "=" << depth);
         check_numbers(e->build(registry::resolve(*e, {{p.name, depth}})));
       }

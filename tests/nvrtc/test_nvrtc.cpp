@@ -2,6 +2,7 @@
 // valid), carries the instructions the op catalog promises, spills nothing, and is cached.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -41,9 +42,9 @@ TEST_CASE("every example compiles through NVRTC for sm_90a and sm_100a, with the
   const nvrtc::options o{.memory_cache = false, .disk_cache = false};
   for (auto const* e : registry::global().all()) {
     auto k = e->build(registry::resolve(*e, {}));
-    if (uses(k, ir::StmtOp::tcgen05_mma)) continue;  // no tcgen05 code generation yet
     for (auto t : {ir::Target::sm_90a, ir::Target::sm_100a}) {
       if (t == ir::Target::sm_100a && uses(k, ir::StmtOp::wgmma)) continue;  // wgmma is Hopper's alone
+      if (t == ir::Target::sm_90a && uses(k, ir::StmtOp::tcgen05_mma)) continue;  // and tcgen05 Blackwell's
       INFO("kernel " << e->name << " on " << ir::target_name(t));
       k.target = t;
       const auto c = nvrtc::compile(k, t, o);
@@ -61,6 +62,18 @@ TEST_CASE("every example compiles through NVRTC for sm_90a and sm_100a, with the
       if (uses(k, ir::StmtOp::commit_smem)) CHECK_THAT(c.ptx, Contains("fence.proxy.async.shared::cta"));
       if (arrives_on(k, ir::AllocKind::barrier)) CHECK_THAT(c.ptx, Contains("mbarrier.arrive.release.cta.shared::cta.b64"));
       if (arrives_on(k, ir::AllocKind::cluster_barrier)) CHECK_THAT(c.ptx, Contains("mbarrier.arrive.release.cluster.shared::cluster.b64"));
+      if (ir::tmem_columns(k) > 0)  // TMEM's life: allocated by one warp, the permit given up, freed before exit; the fences
+        CHECK_THAT(c.ptx, Contains("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32") &&
+                              Contains("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned") &&
+                              Contains("tcgen05.dealloc.cta_group::1.sync.aligned.b32") && Contains("tcgen05.fence::before_thread_sync") &&
+                              Contains("tcgen05.fence::after_thread_sync"));
+      else
+        CHECK_THAT(c.ptx, !Contains("tcgen05"));
+      if (uses(k, ir::StmtOp::tcgen05_mma)) CHECK_THAT(c.ptx, Contains("tcgen05.mma.cta_group::1.kind::"));
+      if (uses(k, ir::StmtOp::tcgen05_commit_arrive))
+        CHECK_THAT(c.ptx, Contains("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64"));
+      if (std::any_of(k.values.begin(), k.values.end(), [](ir::Value const& v) { return v.op == ir::ValueOp::load_tmem; }))
+        CHECK_THAT(c.ptx, Contains("tcgen05.ld.sync.aligned.32x32b.x") && Contains("tcgen05.wait::ld.sync.aligned"));
     }
   }
 }
@@ -181,9 +194,9 @@ TEST_CASE("watchdog waits compile for every example with no spills and name thei
   const nvrtc::options o{.codegen = {.watchdog_ms = 1500}, .memory_cache = false, .disk_cache = false};
   for (auto const* e : registry::global().all()) {
     auto k = e->build(registry::resolve(*e, {}));
-    if (uses(k, ir::StmtOp::tcgen05_mma)) continue;  // no tcgen05 code generation yet
     for (auto t : {ir::Target::sm_90a, ir::Target::sm_100a}) {
       if (t == ir::Target::sm_100a && uses(k, ir::StmtOp::wgmma)) continue;  // wgmma is Hopper's alone
+      if (t == ir::Target::sm_90a && uses(k, ir::StmtOp::tcgen05_mma)) continue;  // and tcgen05 Blackwell's
       INFO("kernel " << e->name << " on " << ir::target_name(t));
       k.target = t;
       const auto c = nvrtc::compile(k, t, o);
@@ -324,4 +337,62 @@ TEST_CASE("tile ops (math, reductions, broadcast, iota, fills) compile for sm_90
   std::printf("%-12s sm_90a: %d registers per thread, %d spill bytes\n", "softmax_rows", r.registers, r.spill_bytes);
   CHECK(r.spill_bytes == 0);
   CHECK_THAT(r.ptx, !Contains("ex2.approx") && Contains("cp.async.bulk.tensor"));
+}
+
+namespace {
+// C (128, 64) = A (128, 64) * B^T in one warpgroup: `T` bf16 (kind::f16) or f32 (kind::tf32).
+template <class T>
+ir::Kernel tc_one_cta(const char* name) {
+  constexpr long long KT = 128 / (T::bits / 8);  // K per 128-byte swizzled row
+  return lower(kernel<sm_100a>(
+      name, grid(1), threads(1_c), gmem<T>("a", shape(128_c, int_c<KT>)), gmem<T>("b", shape(64_c, int_c<KT>)), gmem<f32>("c", shape(128_c, 64_c)),
+      smem<T>(shape(128_c, int_c<KT>), swizzle(128_c)), smem<T>(shape(64_c, int_c<KT>), swizzle(128_c)), smem<f32>(shape(128_c, 64_c)),
+      barrier(arrivals(2_c)), barrier(arrivals(1_c), orders_tensor_core), tmem<f32>(shape(128_c, 64_c)),
+      [](auto a, auto b, auto c, auto as, auto bs, auto cs, auto loaded, auto done, auto d) {
+        return seq(copy_gmem_to_smem(a.block(0_c, 0_c), as, loaded), copy_gmem_to_smem(b.block(0_c, 0_c), bs, loaded), barrier_wait(loaded),
+                   tcgen05_mma(d, as, transpose(bs), done, 0_c > 1_c), barrier_wait(done), store(cs, async_load_tmem(d) * 2.0f), commit_smem(),
+                   copy_smem_to_gmem(cs, c.block(0_c, 0_c)), commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
+      }));
+}
+std::size_t occurrences(std::string const& text, std::string const& what) {
+  std::size_t n = 0;
+  for (auto p = text.find(what); p != std::string::npos; p = text.find(what, p + what.size())) ++n;
+  return n;
+}
+}  // namespace
+
+TEST_CASE("tcgen05: gemm_blackwell at every tile width and ring depth, and kind::tf32, compile for sm_100a with no spills", "[nvrtc][tcgen05]") {
+  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  auto const& e = registry::global().find("gemm_blackwell");
+  for (long long bn : {64, 128, 256})
+    for (long long stages : {2, 3}) {
+      INFO("BN=" << bn << " stages=" << stages);
+      const auto k = e.build(registry::resolve(e, {{"BN", bn}, {"N", 256}, {"stages", stages}}));
+      const auto c = nvrtc::compile(k, ir::Target::sm_100a, o);
+      CHECK(c.spill_bytes == 0);
+      // The 4 k16 instructions of one 64-wide K slice, once per K slice NVVM unrolled the loop into.
+      const auto mmas = occurrences(c.ptx, "tcgen05.mma.cta_group::1.kind::f16");
+      CHECK(mmas >= 4);
+      CHECK(mmas % 4 == 0);
+      CHECK(occurrences(c.code.source, "sc::tc_mma_f16(") == 4);
+      CHECK(occurrences(c.ptx, "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32") == 1);
+      CHECK(occurrences(c.ptx, "tcgen05.dealloc.cta_group::1.sync.aligned.b32") == 1);
+      CHECK(occurrences(c.ptx, "tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned") == 1);
+      CHECK(occurrences(c.ptx, "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64") >= 2);  // a stage's and `done`'s
+      CHECK(occurrences(c.ptx, "tcgen05.ld.sync.aligned.32x32b.x32.b32") == 1);  // in the epilogue's column loop
+      CHECK(occurrences(c.ptx, "tcgen05.wait::ld.sync.aligned") == 1);
+      // BN f32 columns of D, allocated as exactly that (already a power of two >= 32).
+      CHECK_THAT(c.code.source, Contains("sc::tmem_alloc(smem_base + ") && Contains("u, " + std::to_string(bn) + "u);\n    sc::tmem_relinquish();") &&
+                                    Contains("sc::tmem_dealloc(tmem_base, " + std::to_string(bn) + "u);"));
+    }
+  for (auto const& k : {tc_one_cta<bf16>("tc5_bf16"), tc_one_cta<f32>("tc5_tf32")}) {
+    INFO("kernel " << k.name);
+    const auto c = nvrtc::compile(k, ir::Target::sm_100a, o);
+    CHECK(c.spill_bytes == 0);
+    const bool tf32 = k.name == "tc5_tf32";
+    // K = 64 bf16 (k16) or 32 f32 (k8): 4 instructions either way, the first one overwriting D.
+    CHECK(occurrences(c.ptx, tf32 ? "tcgen05.mma.cta_group::1.kind::tf32" : "tcgen05.mma.cta_group::1.kind::f16") == 4);
+    CHECK(occurrences(c.code.source, tf32 ? "sc::tc_mma_tf32(" : "sc::tc_mma_f16(") == 4);
+    CHECK_THAT(c.code.source, Contains("sc::tmem_ld_32x32b_x32(") && Contains("sc::tmem_dealloc(tmem_base, 64u);"));
+  }
 }

@@ -26,6 +26,7 @@
 
 #include "prelude.hpp"
 #include "stagecraft/ir/wgmma.hpp"
+#include "tcgen05.hpp"
 
 namespace stagecraft::nvrtc {
 namespace {
@@ -67,15 +68,18 @@ class emitter {
   generated run() {
     layout();
     collect_maps();
+    tc_ = tcgen05_gen::uses_tcgen05(k_);
+    if (tc_) tmem_ = tcgen05_gen::plan_tmem(k_, smem_end_);
     generated g;
     g.entry = entry_name(k_.name);
     g.maps = maps_;
-    g.smem_bytes = smem_end_;
+    g.smem_bytes = tc_ ? tcgen05_gen::smem_bytes(tmem_) : smem_end_;
     g.block_threads = 128 * k_.warpgroups;
     g.options = o_;
     std::string body;
     stmt(k_.body, 1, body);
-    std::string head = std::string(detail::prelude) + header();
+    std::string head = tc_ ? tcgen05_gen::prelude_head() + detail::prelude + tcgen05_gen::prelude_tail() + header()
+                           : std::string(detail::prelude) + header();
     for (auto& o : spans_) o.begin += head.size(), o.end += head.size();
     std::sort(spans_.begin(), spans_.end(), [](op_span const& a, op_span const& b) { return a.op < b.op; });
     g.ops = std::move(spans_);
@@ -200,13 +204,16 @@ class emitter {
       // The watchdog's report names the completion a wait is for, so it counts them.
       if (o_.watchdog_ms) h += fmt::format("  unsigned completions[{}] = {{}};\n", bar_elements_);
     }
+    if (tc_) h += tcgen05_gen::alloc_before_sync(k_, tmem_);
     h += k_.cluster_rank > 0 ? "  sc::cluster_sync();  // peers' barriers are initialised before anyone arrives on them\n"
                              : "  __syncthreads();\n";
+    if (tc_) h += tcgen05_gen::after_first_sync(tmem_);
     return h;
   }
   std::string footer() const {
     // A CTA must not exit (and release its SMEM) while cluster peers may still arrive on it.
-    return k_.cluster_rank > 0 ? "  sc::cluster_sync();\n}\n" : "}\n";
+    const std::string tmem = tc_ ? tcgen05_gen::dealloc_at_exit(tmem_) : "";
+    return tmem + (k_.cluster_rank > 0 ? "  sc::cluster_sync();\n}\n" : "}\n");
   }
 
   // ---- index expressions (64-bit) --------------------------------------------------------------
@@ -437,7 +444,12 @@ class emitter {
         if (v.dtype == ir::DType::i8) return fmt::format("static_cast<long long>(max(-128, min(127, __float2int_rz({}))))", x);
         return round(fmt::format("static_cast<long long>({}({}))", v.dtype == ir::DType::u32 ? "__float2uint_rz" : "__float2int_rz", x));
       }
-      case ir::ValueOp::load_tmem: throw unsupported(fmt::format("kernel '{}': async_load_tmem is not generated yet (tensor-core issue)", k_.name));
+      case ir::ValueOp::load_tmem: {
+        // Only inside a store from TMEM (tcgen05_gen::tmem_store), which names the registers.
+        auto o = leaf_override_.find(id);
+        if (o == leaf_override_.end()) throw unsupported(fmt::format("kernel '{}': async_load_tmem outside a store of it", k_.name));
+        return o->second;
+      }
       default: break;
     }
     const std::string a = value(v.a, i), b = value(v.b, i);
@@ -991,6 +1003,12 @@ class emitter {
           fragment_store(id, a, ind, out);
           return;
         }
+        if (tcgen05_gen::reads_tmem(k_, s.value)) {
+          if (dirty_) line(fmt::format("sc::wg_sync(wg);  // op #{}: an earlier store may have touched these bytes from other lanes", id));
+          dirty_ = true;
+          tcgen05_gen::tmem_store(tc_context(), id, ind, out);
+          return;
+        }
         const auto n = product(r.shape);
         // Each thread takes v consecutive elements (16 bytes of the widest type involved): v
         // elements never cross a row (the innermost extents are multiples of v) and start on a
@@ -1054,8 +1072,15 @@ class emitter {
           if (k_.allocs[a].kind == ir::AllocKind::accumulator) pin_registers(static_cast<int>(a), ind, out);
         return;
       case ir::StmtOp::tcgen05_mma:
+        // The tensor core reads SMEM through the async proxy: other lanes' generic stores must be
+        // done (their proxy fence is the kernel's own commit_smem()).
+        sync_before_issue(line);
+        dirty_ = false;
+        tcgen05_gen::mma(tc_context(), id, ind, out);
+        return;
       case ir::StmtOp::tcgen05_commit_arrive:
-        unsupported_op(id, "a tensor-core op (it arrives with the tensor-core issue)");
+        tcgen05_gen::commit(tc_context(), id, s.refs[0], ind, out);
+        return;
     }
   }
 
@@ -1073,8 +1098,17 @@ class emitter {
     return false;
   }
 
+  tcgen05_gen::context tc_context() {
+    return {k_, offsets_, tmem_, [this](ir::ExprId e) { return expr(e); }, [this](ir::RefId r) { return bar_addr(r); },
+            [this](ir::RefId r) { return view_offset(r); }, [this](ir::RefId r, std::string const& i) { return element(r, i); },
+            [this](ir::ValueId v, std::string const& i) { return value(v, i); },
+            [this](ir::DType t, std::string const& x) { return store_conv(t, x); }, leaf_override_};
+  }
+
   ir::Kernel const& k_;
   codegen_options o_;
+  bool tc_ = false;  // tensor memory or tcgen05 ops: tcgen05.cpp's hooks apply
+  tcgen05_gen::tmem_plan tmem_;
   std::vector<std::int64_t> offsets_, bar_first_;
   // A barrier array as comments and the watchdog's report name it: the user's name, else b<N>
   // (cluster barriers included, as this backend has always printed them).

@@ -28,18 +28,36 @@ struct alignas(64) tmap_t { unsigned long long word[16]; };  // CUtensorMap: 128
 
 __device__ __forceinline__ unsigned smem_addr(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
 
+// Thread barriers that may order tensor-core work (a TMEM load before the MMA that overwrites it,
+// an MMA before the load of its result): in kernels with tensor memory (the generated source
+// defines SC_TCGEN05) each one is preceded by tcgen05.fence::before_thread_sync and followed by
+// tcgen05.fence::after_thread_sync, so user code never needs to write them.
+__device__ __forceinline__ void tc_before_sync() {
+#ifdef SC_TCGEN05
+  asm volatile("tcgen05.fence::before_thread_sync;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void tc_after_sync() {
+#ifdef SC_TCGEN05
+  asm volatile("tcgen05.fence::after_thread_sync;" ::: "memory");
+#endif
+}
+
 // mbarrier
 __device__ __forceinline__ void mbar_init(unsigned bar, unsigned count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(bar), "r"(count) : "memory");
 }
 __device__ __forceinline__ void mbar_fence_init() { asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); }
 __device__ __forceinline__ void mbar_arrive(unsigned bar) {
+  tc_before_sync();
   asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];" :: "r"(bar) : "memory");
 }
 __device__ __forceinline__ void mbar_arrive_expect_tx(unsigned bar, unsigned bytes) {
+  tc_before_sync();
   asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;" :: "r"(bar), "r"(bytes) : "memory");
 }
 __device__ __forceinline__ void mbar_arrive_remote(unsigned bar, unsigned cta_rank) {
+  tc_before_sync();
   asm volatile("{\n .reg .b32 remote;\n mapa.shared::cluster.u32 remote, %0, %1;\n"
                " mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}" :: "r"(bar), "r"(cta_rank) : "memory");
 }
@@ -57,8 +75,14 @@ template <bool Cluster> __device__ __forceinline__ bool mbar_try_wait(unsigned b
                  : "=r"(done) : "r"(bar), "r"(parity) : "memory");
   return done != 0;
 }
-__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) { while (!mbar_try_wait<false>(bar, parity)) {} }
-__device__ __forceinline__ void mbar_wait_cluster(unsigned bar, unsigned parity) { while (!mbar_try_wait<true>(bar, parity)) {} }
+__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
+  while (!mbar_try_wait<false>(bar, parity)) {}
+  tc_after_sync();
+}
+__device__ __forceinline__ void mbar_wait_cluster(unsigned bar, unsigned parity) {
+  while (!mbar_try_wait<true>(bar, parity)) {}
+  tc_after_sync();
+}
 
 // The watchdog (codegen_options::watchdog_ms): the first thread of the grid whose wait runs out
 // prints one report, then every thread that runs out traps, which ends the launch with an error
@@ -80,10 +104,12 @@ __device__ __noinline__ void watchdog_trap(const char* kernel, int op, const cha
 template <bool Cluster>
 __device__ __forceinline__ void mbar_wait_watchdog(unsigned bar, unsigned parity, const char* kernel, int op, const char* name,
                                                    long long elem, unsigned completion, unsigned long long limit_ns) {
-  if (mbar_try_wait<Cluster>(bar, parity)) return;
-  const unsigned long long start = globaltimer();
-  while (!mbar_try_wait<Cluster>(bar, parity))
-    if (globaltimer() - start > limit_ns) watchdog_trap(kernel, op, name, elem, completion, parity, limit_ns);
+  if (!mbar_try_wait<Cluster>(bar, parity)) {
+    const unsigned long long start = globaltimer();
+    while (!mbar_try_wait<Cluster>(bar, parity))
+      if (globaltimer() - start > limit_ns) watchdog_trap(kernel, op, name, elem, completion, parity, limit_ns);
+  }
+  tc_after_sync();
 }
 
 // proxies and groups
@@ -91,7 +117,11 @@ __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.
 // Every state space: for kernels whose TMA copies read or write GMEM they also write with
 // ordinary stores (a generic st.global is not ordered with the async proxy otherwise).
 __device__ __forceinline__ void fence_proxy_async_all() { asm volatile("fence.proxy.async;" ::: "memory"); }
-__device__ __forceinline__ void wg_sync(int wg) { asm volatile("bar.sync %0, 128;" :: "r"(wg + 1) : "memory"); }
+__device__ __forceinline__ void wg_sync(int wg) {
+  tc_before_sync();
+  asm volatile("bar.sync %0, 128;" :: "r"(wg + 1) : "memory");
+  tc_after_sync();
+}
 // One thread of the (converged) warp: the issuer of TMA loads and arrivals.
 __device__ __forceinline__ bool elect_one() {
   unsigned elected;
@@ -115,7 +145,9 @@ __device__ __forceinline__ unsigned cluster_ctaid(int axis) {
   return v;
 }
 __device__ __forceinline__ void cluster_sync() {
+  tc_before_sync();
   asm volatile("barrier.cluster.arrive.release.aligned;\n barrier.cluster.wait.acquire.aligned;" ::: "memory");
+  tc_after_sync();
 }
 
 // TMA: coordinates innermost first, in elements

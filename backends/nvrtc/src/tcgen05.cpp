@@ -1,0 +1,214 @@
+// tcgen05 code generation for sm_100a; see tcgen05.hpp for what the generated code does.
+//
+// PTX used (PTX ISA 8.6+, section 9.7.16 "TensorCore 5th Generation Family Instructions"):
+//   tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [slot], ncols;   (one warp)
+//   tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;
+//   tcgen05.dealloc.cta_group::1.sync.aligned.b32 taddr, ncols;             (the same warp)
+//   tcgen05.mma.cta_group::1.kind::{f16,tf32} [d], adesc, bdesc, idesc, enable_input_d;
+//   tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [bar];
+//   tcgen05.ld.sync.aligned.32x32b.x{16,32}.b32 {r...}, [taddr];  tcgen05.wait::ld.sync.aligned;
+//   tcgen05.fence::before_thread_sync / ::after_thread_sync.
+// ncols of alloc and dealloc: a power of two in [32, 512]. A warp of a warpgroup reaches only
+// its own 32-lane sub-partition of TMEM: warp w of the warpgroup loads lanes 32 (w % 4) + ...
+#include "tcgen05.hpp"
+
+#include <bit>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "stagecraft/ir/tcgen05.hpp"
+#include "stagecraft/nvrtc/codegen.hpp"
+
+namespace stagecraft::nvrtc::tcgen05_gen {
+
+namespace tc = ir::tcgen05;
+
+namespace {
+
+bool tmem_alloc(ir::Kernel const& k, ir::RefId r) {
+  return k.refs[r].base == ir::RefBase::alloc && k.allocs[k.refs[r].id].kind == ir::AllocKind::tmem;
+}
+
+[[noreturn]] void refuse(ir::Kernel const& k, ir::StmtId s, std::string const& what) {
+  throw unsupported(fmt::format("kernel '{}', op #{} ({}): {} is not supported by the NVRTC backend yet", k.name, s,
+                                ir::stmt_name(k.stmts[s].op), what));
+}
+
+// The load_tmem leaves of a tile value, and the ordinary loads beside them.
+void leaves(ir::Kernel const& k, ir::ValueId id, std::vector<ir::ValueId>& tmem, std::vector<ir::ValueId>& loads) {
+  auto const& v = k.values[id];
+  if (v.op == ir::ValueOp::load_tmem) tmem.push_back(id);
+  if (v.op == ir::ValueOp::load) loads.push_back(id);
+  for (auto c : {v.a, v.b, v.c})
+    if (c != ir::none) leaves(k, c, tmem, loads);
+}
+
+// A tcgen05.ld of `n` columns (32-bit registers) into float r[n], with its wait in the same asm
+// statement: the compiler cannot read a register before the wait, since no output exists before.
+std::string ld_wrapper(int n) {
+  std::string regs, outs;
+  for (int i = 0; i < n; ++i) {
+    regs += fmt::format("{}%{}", i ? ", " : "", i);
+    outs += fmt::format("{}\"=f\"(r[{}])", i ? ", " : "", i);
+  }
+  return fmt::format("__device__ __forceinline__ void tmem_ld_32x32b_x{0}(unsigned taddr, float (&r)[{0}]) {{\n"
+                     "  asm volatile(\"tcgen05.ld.sync.aligned.32x32b.x{0}.b32 {{{1}}}, [%{0}];\\n tcgen05.wait::ld.sync.aligned;\"\n"
+                     "               : {2} : \"r\"(taddr) : \"memory\");\n}}\n",
+                     n, regs, outs);
+}
+
+}  // namespace
+
+bool uses_tcgen05(ir::Kernel const& k) {
+  for (auto const& a : k.allocs)
+    if (a.kind == ir::AllocKind::tmem) return true;
+  for (auto const& s : k.stmts)
+    if (s.op == ir::StmtOp::tcgen05_mma || s.op == ir::StmtOp::tcgen05_commit_arrive) return true;
+  return false;
+}
+
+tmem_plan plan_tmem(ir::Kernel const& k, std::int64_t smem_end) {
+  tmem_plan t;
+  t.columns = ir::tmem_columns(k);
+  t.alloc_columns = t.columns == 0 ? 0 : std::max<std::int64_t>(32, static_cast<std::int64_t>(std::bit_ceil(static_cast<std::uint64_t>(t.columns))));
+  t.slot = (smem_end + 7) / 8 * 8;
+  t.first_column = tc::tmem_columns_of(k);
+  return t;
+}
+
+std::int64_t smem_bytes(tmem_plan const& t) { return t.alloc_columns ? t.slot + 8 : t.slot; }
+
+std::string prelude_head() {
+  return "// tensor memory in use: the prelude's thread barriers carry the tcgen05 fences\n#define SC_TCGEN05 1\n";
+}
+
+std::string prelude_tail() {
+  std::string p = "// ---- tcgen05 (sm_100a) ----\nnamespace sc {\n";
+  p += "__device__ __forceinline__ void tmem_alloc(unsigned slot, unsigned ncols) {\n"
+       "  asm volatile(\"tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], %1;\" :: \"r\"(slot), \"r\"(ncols) : \"memory\");\n}\n";
+  p += "__device__ __forceinline__ void tmem_relinquish() { asm volatile(\"tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;\" ::: \"memory\"); }\n";
+  p += "__device__ __forceinline__ void tmem_dealloc(unsigned taddr, unsigned ncols) {\n"
+       "  asm volatile(\"tcgen05.dealloc.cta_group::1.sync.aligned.b32 %0, %1;\" :: \"r\"(taddr), \"r\"(ncols) : \"memory\");\n}\n";
+  // enable_input_d false: D = A * B (the first instruction of a non-accumulating statement).
+  for (const char* kind : {"f16", "tf32"})
+    p += fmt::format("__device__ __forceinline__ void tc_mma_{0}(unsigned d, unsigned long long a, unsigned long long b, unsigned idesc, unsigned acc) {{\n"
+                     "  asm volatile(\"{{\\n .reg .pred p;\\n setp.ne.b32 p, %4, 0;\\n tcgen05.mma.cta_group::1.kind::{0} [%0], %1, %2, %3, p;\\n}}\"\n"
+                     "               :: \"r\"(d), \"l\"(a), \"l\"(b), \"r\"(idesc), \"r\"(acc) : \"memory\");\n}}\n",
+                     kind);
+  // Arrives on the barrier once every tcgen05 op this thread issued before it has completed.
+  p += "__device__ __forceinline__ void tc_commit(unsigned bar) {\n"
+       "  asm volatile(\"tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%0];\" :: \"r\"(bar) : \"memory\");\n}\n";
+  p += ld_wrapper(16) + ld_wrapper(32);
+  p += "}  // namespace sc\n// ---- end of tcgen05 ----\n";
+  return p;
+}
+
+std::string alloc_before_sync(ir::Kernel const& k, tmem_plan const& t) {
+  if (!t.alloc_columns) return "";
+  std::string h = fmt::format("  // TMEM: {} column(s) for {}, allocated as {} (a power of two >= 32), by warp 0; its address lands at SMEM {}\n",
+                              t.columns, k.name, t.alloc_columns, t.slot);
+  h += fmt::format("  if (threadIdx.x < 32) {{\n    sc::tmem_alloc(smem_base + {}u, {}u);\n    sc::tmem_relinquish();\n  }}\n", t.slot, t.alloc_columns);
+  h += "  sc::tc_before_sync();\n";
+  return h;
+}
+
+std::string after_first_sync(tmem_plan const& t) {
+  if (!t.alloc_columns) return "";
+  return fmt::format("  sc::tc_after_sync();\n  const unsigned tmem_base = *reinterpret_cast<volatile unsigned*>(smem + {});\n", t.slot);
+}
+
+std::string dealloc_at_exit(tmem_plan const& t) {
+  if (!t.alloc_columns) return "";
+  // Every thread's TMEM loads and every MMA are complete (each was waited for through a
+  // barrier the program orders before its end); the barrier makes that true of all threads.
+  return fmt::format("  sc::tc_before_sync();\n  __syncthreads();\n  if (threadIdx.x < 32) {{\n    sc::tc_after_sync();\n"
+                     "    sc::tmem_dealloc(tmem_base, {}u);  // free the TMEM before exit\n  }}\n",
+                     t.alloc_columns);
+}
+
+void mma(context const& c, ir::StmtId id, std::string const& ind, std::string& out) {
+  auto const& k = c.k;
+  auto const& s = k.stmts[id];
+  auto line = [&](std::string const& t) { out += ind + t + "\n"; };
+  const tc::plan p = tc::plan_of(k, s);
+  if (tmem_alloc(k, s.refs[1])) refuse(k, id, "A from TMEM");
+  const int d = k.refs[s.refs[0]].id;
+  const char* fn = p.kind == tc::Kind::tf32 ? "sc::tc_mma_tf32" : "sc::tc_mma_f16";
+  auto address = [&](ir::RefId rid) { return fmt::format("smem_base + {}u + {}", c.offsets[k.refs[rid].id], c.view_offset(rid)); };
+  line(fmt::format("{{  // op #{}: tcgen05_mma, {} instruction(s) of {}, D at TMEM column {}, issued by one thread", id, p.k_steps(), p.shape_suffix(),
+                   c.tmem.first_column[d]));
+  line("  if (lane == 0) {");
+  line(fmt::format("    const unsigned a_addr = {};", address(s.refs[1])));
+  line(fmt::format("    const unsigned b_addr = {};", address(s.refs[2])));
+  line(fmt::format("    const unsigned acc = ({}) != 0 ? 1u : 0u;", c.expr(s.e0)));
+  // The descriptors' constant bits are ir::tcgen05's encoding of the layout at address 0; the
+  // start address (bits 0-13, address >> 4) is the only field that varies.
+  const std::uint64_t da = tc::encode_smem(0, p.a), db = tc::encode_smem(0, p.b);
+  for (std::int64_t ks = 0; ks < p.k_steps(); ++ks)
+    line(fmt::format("    {}(tmem_base + {}u, 0x{:016x}ull | ((a_addr + {}u) >> 4 & 0x3FFFu), 0x{:016x}ull | ((b_addr + {}u) >> 4 & 0x3FFFu), 0x{:08x}u, {});",
+                     fn, c.tmem.first_column[d], da, p.a_start(ks), db, p.b_start(ks), p.idesc, ks == 0 ? "acc" : "1u"));
+  line("  }");
+  if (s.refs.size() == 4) commit(c, id, s.refs[3], ind + "  ", out);  // tcgen05_mma(d, a, b, bar, acc): the MMA, then its commit
+  line("}");
+}
+
+void commit(context const& c, ir::StmtId id, ir::RefId bar, std::string const& ind, std::string& out) {
+  // The thread that issued the MMAs: a commit tracks its own thread's earlier tcgen05 ops.
+  out += ind + fmt::format("if (lane == 0) sc::tc_commit({});  // op #{}: tcgen05.commit, arrives once this thread's MMAs completed\n",
+                           c.bar_addr(bar), id);
+}
+
+bool reads_tmem(ir::Kernel const& k, ir::ValueId v) {
+  std::vector<ir::ValueId> tmem, loads;
+  leaves(k, v, tmem, loads);
+  return !tmem.empty();
+}
+
+void tmem_store(context const& c, ir::StmtId id, std::string const& ind, std::string& out) {
+  auto const& k = c.k;
+  auto const& s = k.stmts[id];
+  auto line = [&](std::string const& t) { out += ind + t + "\n"; };
+  std::vector<ir::ValueId> tmem, loads;
+  leaves(k, s.value, tmem, loads);
+  // One TMEM tile whose row i is lane i: thread `lane` of the warpgroup holds row `lane` (the
+  // 32x32b shape), so every operand is addressed at that row and the same column.
+  const auto& t0 = k.refs[k.values[tmem[0]].ref];
+  auto const& al = k.allocs[t0.id];
+  if (al.dtype != ir::DType::f32 || al.shape.size() != 2 || al.shape[0] != 128 || !t0.index.empty())
+    refuse(k, id, fmt::format("async_load_tmem of {} ({} [{}]): loads of whole f32 TMEM allocations of 128 lanes", ir::alloc_name(k, t0.id),
+                              ir::dtype_name(al.dtype), fmt::join(al.shape, ", ")));
+  for (auto l : tmem)
+    if (k.values[l].ref != k.values[tmem[0]].ref) refuse(k, id, "a store reading two TMEM allocations");
+  auto const& shape = al.shape;
+  auto same_shape = [&](ir::RefId r, const char* role) {
+    if (k.refs[r].shape != shape)
+      refuse(k, id, fmt::format("a store mixing TMEM {} ({}) with {} of shape ({}) (every operand must have the TMEM tile's shape)",
+                                ir::alloc_name(k, t0.id), fmt::join(shape, ", "), role, fmt::join(k.refs[r].shape, ", ")));
+  };
+  same_shape(s.refs[0], "a destination");
+  for (auto l : loads) same_shape(k.values[l].ref, "a load");
+  const std::int64_t n = shape[1];
+  const int chunk = n % 32 == 0 ? 32 : n % 16 == 0 ? 16 : 0;
+  if (!chunk) refuse(k, id, fmt::format("async_load_tmem of {} with {} columns (loads move 16 or 32 columns at a time)", ir::alloc_name(k, t0.id), n));
+  auto const& r = k.refs[s.refs[0]];
+  const auto dt = r.base == ir::RefBase::param ? k.params[r.id].dtype : k.allocs[r.id].dtype;
+  line(fmt::format("{{  // op #{}: store from TMEM {} ({}, {}): thread `lane` loads row `lane` (its warp's lanes), {} columns at a time", id,
+                   ir::alloc_name(k, t0.id), shape[0], n, chunk));
+  line(fmt::format("  const unsigned row_addr = tmem_base + (static_cast<unsigned>(lane / 32 * 32) << 16) + {}u;", c.tmem.first_column[t0.id]));
+  line("  #pragma unroll 1");
+  line(fmt::format("  for (int c0 = 0; c0 < {}; c0 += {}) {{", n, chunk));
+  line(fmt::format("    float tr[{}];", chunk));
+  line(fmt::format("    sc::tmem_ld_32x32b_x{}(row_addr + static_cast<unsigned>(c0), tr);", chunk));
+  line("    #pragma unroll");
+  line(fmt::format("    for (int j = 0; j < {}; ++j) {{", chunk));
+  line(fmt::format("      const long long f = static_cast<long long>(lane) * {} + c0 + j;", n));
+  for (auto l : tmem) c.leaf_override[l] = "tr[j]";
+  line(fmt::format("      {} = {};", c.element(s.refs[0], "f"), c.store_conv(dt, c.value(s.value, "f"))));
+  for (auto l : tmem) c.leaf_override.erase(l);
+  line("    }");
+  line("  }");
+  line("}");
+}
+
+}  // namespace stagecraft::nvrtc::tcgen05_gen

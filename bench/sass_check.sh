@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The SASS of the GEMMs: does the CUBIN NVRTC builds really issue tensor-core instructions
-# (HGMMA, Hopper's wgmma; QGMMA for gemm_fp8) and TMA (UTMALDG/UTMASTG)? nvdisasm comes from the
+# (HGMMA, Hopper's wgmma; QGMMA for gemm_fp8; UTCHMMA, Blackwell's tcgen05.mma of 16-bit inputs,
+# for gemm_blackwell on sm_100a) and TMA (UTMALDG/UTMASTG)? nvdisasm comes from the
 # nvidia-cuda-nvdisasm PyPI wheel, installed into build/sass-venv by this script (not by the
 # product, which never needs it). Runs without a GPU.
 #   usage: bench/sass_check.sh [OUTDIR]     (default: build/sass; a build with the CLI in
 #                                           $STAGECRAFT_BUILD_DIR or ./build)
-# Exit: 0 HGMMA/QGMMA found in each, 1 not found or a step failed.
+# Exit: 0 the tensor-core instruction found in each, 1 not found or a step failed.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${STAGECRAFT_BUILD_DIR:-$here/build}
@@ -28,10 +29,14 @@ echo "nvdisasm: $nvdisasm ($("$nvdisasm" --version | tail -1))"
 
 fails=0
 # Hopper's SASS names the tensor-core op by input kind: HGMMA for f16/bf16/tf32, QGMMA for fp8.
-for spec in "gemm_hopper:HGMMA" "gemm_small:HGMMA" "gemm_fp8:QGMMA"; do
+# Blackwell's tcgen05.mma kind::f16 is UTCHMMA (the "UTC" family: the unified tensor core; also
+# UTCBAR for tcgen05.commit); TMEM loads are LDTM.
+for spec in "gemm_hopper:HGMMA:sm_90a" "gemm_small:HGMMA:sm_90a" "gemm_fp8:QGMMA:sm_90a" "gemm_blackwell:UTCHMMA:sm_100a"; do
+  arch=${spec##*:}
+  spec=${spec%:*}
   op=${spec#*:}
   spec=${spec%%:*}
-  "$cli" ptx "$spec" --cubin "$out/$spec.cubin" -o "$out/$spec.ptx"
+  "$cli" ptx "$spec" --arch "$arch" --cubin "$out/$spec.cubin" -o "$out/$spec.ptx"
   "$nvdisasm" "$out/$spec.cubin" > "$out/$spec.sass"
   hgmma=$(grep -c "$op" "$out/$spec.sass" || true)
   tma=$(grep -c -E 'UTMALDG|UTMASTG' "$out/$spec.sass" || true)
@@ -41,5 +46,14 @@ for spec in "gemm_hopper:HGMMA" "gemm_small:HGMMA" "gemm_fp8:QGMMA"; do
   grep -m3 "$op" "$out/$spec.sass" | sed 's/^ */  /' | cut -c1-150
   [ "$hgmma" -gt 0 ] || { echo "sass_check: $spec has no $op"; fails=1; }
   [ "$local_mem" -eq 0 ] || { echo "sass_check: $spec touches local memory"; fails=1; }
+  if [ "$arch" = sm_100a ]; then
+    # tcgen05.commit is UTCBAR, tcgen05.ld LDTM, tcgen05.alloc/dealloc UTCATOMSWS (an atomic on
+    # the TMEM allocation bitmap).
+    commits=$(grep -c 'UTCBAR' "$out/$spec.sass" || true)
+    loads=$(grep -c 'LDTM' "$out/$spec.sass" || true)
+    allocs=$(grep -c 'UTCATOMSWS' "$out/$spec.sass" || true)
+    echo "$spec: $commits UTCBAR (tcgen05.commit), $loads LDTM (tcgen05.ld), $allocs UTCATOMSWS (TMEM alloc/dealloc)"
+    [ "$commits" -gt 0 ] && [ "$loads" -gt 0 ] && [ "$allocs" -gt 0 ] || { echo "sass_check: $spec lacks a tcgen05 commit, TMEM load or allocation"; fails=1; }
+  fi
 done
 exit $fails

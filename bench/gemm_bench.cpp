@@ -1,7 +1,10 @@
-// gemm_hopper against cuBLAS (cublasLt, the library's own choice of kernel) in the same process,
-// on the same inputs: bf16 A (M, K), B (N, K), C = A * B^T in bf16 with f32 accumulation, at
-// 2048^3, 4096^3 and 8192^3 (or the sizes given), with and without the 2x1 cluster. Our C is checked against cuBLAS's element by
-// element; then both are timed (median of batched launches) and the ratio printed.
+// gemm_hopper (on a Hopper GPU) and gemm_blackwell (on a Blackwell GPU) against cuBLAS (cublasLt,
+// the library's own choice of kernel) in the same process, on the same inputs: bf16 A (M, K),
+// B (N, K), C = A * B^T in bf16 with f32 accumulation, at 2048^3, 4096^3 and 8192^3 (or the sizes
+// given); gemm_hopper with and without the 2x1 cluster and persistent, gemm_blackwell at 128 and
+// 256 columns per CTA. A kernel for another architecture than device 0's is skipped with a line
+// saying so. Our C is checked against cuBLAS's element by element; then both are timed (median
+// of batched launches) and the ratio printed.
 //
 // Tolerance, per element: both results are f32 sums rounded once to bf16 (at most 2^-8 relative
 // each), and f32 sums of K products in different orders differ by about sqrt(K) * 2^-24 * sum |a b|
@@ -177,11 +180,36 @@ int main(int argc, char** argv) {
     std::printf("%s\n", st.reason.c_str());
     return 3;
   }
-  if (st.target != ir::Target::sm_90a) {
-    std::printf("gemm_bench: gemm_hopper is an sm_90a kernel; device 0 (%s) is not a Hopper GPU%s%s\n", st.device.c_str(),
-                st.unsupported.empty() ? "" : ": ", st.unsupported.c_str());
-    return 3;
+  // Each kernel with the configurations it is measured in: a label and its parameters.
+  struct config {
+    std::string label;
+    param_values params;
+  };
+  struct bench_kernel {
+    const char* name;
+    ir::Target target;
+    const char* gpu;
+    std::vector<config> configs;
+  };
+  // gemm_hopper: A shared by multicast in a 2x1 cluster, and not; then persistent: one CTA per SM
+  // (an even count: whole clusters), each looping over tiles. The label reads "2/132" there.
+  std::vector<config> hopper{{"cl 2", {{"cluster", 2}, {"ctas", 0}}}, {"cl 1", {{"cluster", 1}, {"ctas", 0}}}};
+  if (const std::int64_t persistent = st.multiprocessors / 2 * 2; persistent >= 2)
+    hopper.push_back({"cl 2/" + std::to_string(persistent), {{"cluster", 2}, {"ctas", persistent}}});
+  const std::vector<bench_kernel> kernels{
+      {"gemm_hopper", ir::Target::sm_90a, "Hopper", hopper},
+      {"gemm_blackwell", ir::Target::sm_100a, "Blackwell", {{"BN 256", {{"BN", 256}}}, {"BN 128", {{"BN", 128}}}}},
+  };
+  int runnable = 0;
+  for (auto const& bk : kernels) {
+    if (st.target == bk.target) {
+      ++runnable;
+      continue;
+    }
+    std::printf("gemm_bench: %s is an %s kernel; device 0 (%s) is not a %s GPU%s%s: skipped\n", bk.name, ir::target_name(bk.target),
+                st.device.c_str(), bk.gpu, st.unsupported.empty() ? "" : ": ", st.unsupported.c_str());
   }
+  if (runnable == 0) return 3;
   std::vector<std::int64_t> sizes;
   for (int i = 1; i < argc; ++i) sizes.push_back(std::atoll(argv[i]));
   if (sizes.empty()) sizes = {2048, 4096, 8192};
@@ -190,26 +218,23 @@ int main(int argc, char** argv) {
     std::printf("gemm_bench: %s: nothing to compare with\n", lt.reason.c_str());
     return 1;
   }
-  std::printf("%s (sm_90a), cuBLASLt from %s; C = A * B^T, bf16 in and out, f32 accumulation\n", st.device.c_str(), lt.path.c_str());
-  std::printf("%-6s %7s %10s %10s %10s %10s %8s %12s %s\n", "size", "cluster", "ours ms", "TFLOP/s", "cuBLAS ms", "TFLOP/s", "ratio", "max |diff|",
-              "check");
-  auto const& e = registry::global().find("gemm_hopper");
+  std::printf("%s (%s), cuBLASLt from %s; C = A * B^T, bf16 in and out, f32 accumulation\n", st.device.c_str(), ir::target_name(*st.target),
+              lt.path.c_str());
+  std::printf("%-6s %-15s %-12s %10s %10s %10s %10s %8s %12s %s\n", "size", "kernel", "config", "ours ms", "TFLOP/s", "cuBLAS ms", "TFLOP/s", "ratio",
+              "max |diff|", "check");
   int failures = 0;
-  // A shared by multicast in a 2x1 cluster, and not; then persistent: one CTA per SM (an even
-  // count: whole clusters), each looping over tiles. The cluster column reads "2/132" there.
-  const std::int64_t persistent = st.multiprocessors / 2 * 2;
-  struct config {
-    std::int64_t cluster, ctas;
-  };
-  std::vector<config> configs{{2, 0}, {1, 0}};
-  if (persistent >= 2) configs.push_back({2, persistent});
+  for (auto const& bk : kernels) {
+  if (st.target != bk.target) continue;
+  auto const& e = registry::global().find(bk.name);
   for (const std::int64_t n : sizes)
-  for (const config cfg : configs) {
-    const std::int64_t M = n, N = n, K = n, cl = cfg.cluster;
-    const std::string label = cfg.ctas ? std::to_string(cl) + "/" + std::to_string(cfg.ctas) : std::to_string(cl);
+  for (auto const& cfg : bk.configs) {
+    const std::int64_t M = n, N = n, K = n;
+    const std::string& label = cfg.label;
     ir::Kernel k;
     try {
-      k = e.build(registry::resolve(e, {{"M", M}, {"N", N}, {"K", K}, {"cluster", cl}, {"ctas", cfg.ctas}}));
+      auto p = cfg.params;
+      p.insert({{"M", M}, {"N", N}, {"K", K}});
+      k = e.build(registry::resolve(e, p));
     } catch (std::exception const& x) {
       std::printf("%-6lld %s\n", static_cast<long long>(n), x.what());
       ++failures;
@@ -224,7 +249,7 @@ int main(int argc, char** argv) {
     cuda::device_memory da(a.bytes.size()), db(b.bytes.size()), dc(c_bytes), dref(c_bytes);
     da.upload(bytes_of(a));
     db.upload(bytes_of(b));
-    const auto c = nvrtc::compile(k, ir::Target::sm_90a);
+    const auto c = nvrtc::compile(k, bk.target);
     const std::uintptr_t ptrs[] = {da.address(), db.address(), dc.address()};
     lt_gemm ref(lt, M, N, K);
     const int batch = n >= 8192 ? 5 : 20;
@@ -255,7 +280,7 @@ int main(int argc, char** argv) {
         }
       }
     const double flop = 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
-    std::printf("%-6lld %7s %10.3f %10.1f %10.3f %10.1f %7.1f%% %12.4g %s\n", static_cast<long long>(n), label.c_str(), ours,
+    std::printf("%-6lld %-15s %-12s %10.3f %10.1f %10.3f %10.1f %7.1f%% %12.4g %s\n", static_cast<long long>(n), bk.name, label.c_str(), ours,
                 flop / ours / 1e9, theirs, flop / theirs / 1e9, 100.0 * theirs / ours, worst, bad == 0 ? "ok" : "MISMATCH");
     std::printf("       registers %d, spills %d B; worst error %.2f of its tolerance\n", c.registers, c.spill_bytes, worst_ratio);
     if (bad) {
@@ -263,6 +288,7 @@ int main(int argc, char** argv) {
                   static_cast<long long>(first_bad / N), static_cast<long long>(first_bad % N), got.get(first_bad), want.get(first_bad));
       ++failures;
     }
+  }
   }
   return failures ? 1 : 0;
 }

@@ -26,7 +26,7 @@ if [ -x "$here/bin/stagecraft" ]; then
 else
   b=${STAGECRAFT_BUILD_DIR:-$here/../build}
   bin=$(mktemp -d)
-  for f in cli/stagecraft tests/gpu_tests bench/gemm_bench; do [ -x "$b/$f" ] && ln -s "$(cd "$b" && pwd)/$f" "$bin/"; done
+  for f in cli/stagecraft tests/gpu_tests bench/gemm_bench bench/attention_bench; do [ -x "$b/$f" ] && ln -s "$(cd "$b" && pwd)/$f" "$bin/"; done
   layout="build $b"
 fi
 cli=$bin/stagecraft
@@ -229,7 +229,20 @@ if wanted gemm && [ -x "$bin/gemm_bench" ]; then
 elif wanted gemm; then
   record gemm skip 0 "gemm_bench is not in this bundle or build"
 fi
-wanted attention && record attention skip 0 "not built yet (attention benchmark against cuDNN: the attention issue)"
+# attention_hopper against cuDNN's fused attention at S = 1k..16k, D = 128, causal and not, both
+# checked on sampled rows against a double-precision reference
+if wanted attention && [ -x "$bin/attention_bench" ]; then
+  if step attention 240 "$bin/attention_bench"; then
+    table=$(awk '$1 ~ /^[0-9]+$/ && NF >= 10 {printf "S=%s causal=%s: %s TFLOP/s = %s of cuDNN (%s TFLOP/s, %s); ", $1, $2, $5, $8, $7, $10}' "$log")
+    case $rc in
+      0) record attention pass "$step_s" "${table% ; }" ;;
+      3) record attention skip "$step_s" "$(last_line "$log")" ;;
+      *) record attention FAIL "$step_s" "exit $rc: ${table:-$(last_line "$log")}" ;;
+    esac
+  fi
+elif wanted attention; then
+  record attention skip 0 "attention_bench is not in this bundle or build (it is built only where cuDNN 9 was found)"
+fi
 
 # 7. the SASS of one kernel, kept for reading
 if wanted sass; then

@@ -17,6 +17,8 @@ cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSTAGECRAFT_PO
 grep -q '^STAGECRAFT_NVRTC_HEADER_DIR:PATH=/' "$build/CMakeCache.txt" \
   || { echo "gpu_bundle: no CUDA toolkit headers found at configure time: the bundle would have no GPU path" >&2; exit 1; }
 binaries=(cli/stagecraft tests/gpu_tests bench/gpu_bench bench/gemm_bench)
+# attention_bench exists only where cuDNN 9 was found at configure time (it dlopens libcudnn).
+grep -q '^STAGECRAFT_CUDNN_LIBRARY:FILEPATH=/' "$build/CMakeCache.txt" && binaries+=(bench/attention_bench)
 cmake --build "$build" -j "$(nproc)" --target "${binaries[@]##*/}"
 
 rm -rf "$out"

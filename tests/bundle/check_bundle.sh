@@ -60,6 +60,9 @@ expect "stagecraft run --backend gpu, empty environment" 3 "no CUDA driver avail
 expect "stagecraft run (interpreter), empty environment" 0 "verdict: correct" "${e[@]}" "$bundle/bin/stagecraft" run handoff --policy pct --seed 2
 expect "gpu_bench, empty environment" 3 "no CUDA driver available" "${e[@]}" "$bundle/bin/gpu_bench"
 expect "gemm_bench, empty environment" 3 "no CUDA driver available" "${e[@]}" "$bundle/bin/gemm_bench"
+if [ -x "$bundle/bin/attention_bench" ]; then
+  expect "attention_bench, empty environment" 3 "no CUDA driver available" "${e[@]}" "$bundle/bin/attention_bench"
+fi
 # Without a driver the GPU tests skip: exit 77, CTest's SKIP_RETURN_CODE (tests/gpu/main.cpp).
 expect "gpu_tests, empty environment" 77 "skipped: no CUDA driver available" "${e[@]}" "$bundle/bin/gpu_tests" -s
 
@@ -88,6 +91,7 @@ else
   expect "chroot: stagecraft ptx without NVRTC" 3 "NVRTC not available" "${ce[@]}" "${c[@]}" ptx add_one -o /tmp/a.ptx
   expect "chroot: gpu_bench" 3 "no CUDA driver available" "${ce[@]}" "$chroot_bin" "$root" /bundle/bin/gpu_bench
   expect "chroot: gemm_bench" 3 "no CUDA driver available" "${ce[@]}" "$chroot_bin" "$root" /bundle/bin/gemm_bench
+  [ -x "$bundle/bin/attention_bench" ] && expect "chroot: attention_bench" 3 "no CUDA driver available" "${ce[@]}" "$chroot_bin" "$root" /bundle/bin/attention_bench
 
   # Add only the CUDA toolkit's library folder (as a lent machine has it, somewhere): NVRTC is
   # found through CUDA_HOME and the bundle generates and compiles PTX.

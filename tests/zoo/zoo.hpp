@@ -67,6 +67,11 @@ ir::Kernel mma_over_tmem_load(variant v = variant::buggy);       // next tile's 
 ir::Kernel commit_count(variant v = variant::buggy);             // `done` expects 2 arrivals, one commit arrives
 ir::Kernel tmem_dealloc_pending(variant v = variant::buggy);     // a padding CTA exits (frees TMEM) without waiting its MMAs
 
+// ---- attention (zoo_attention.cpp): warpgroups sharing softmax statistics and a V ring ----------
+ir::Kernel running_max_race(variant v = variant::buggy);        // rescaling warpgroup reads the running max while it is updated
+ir::Kernel v_released_before_wait(variant v = variant::buggy);  // V stage released after P*V's commit, before its wgmma_wait
+ir::Kernel exchange_before_barrier(variant v = variant::buggy); // row-reduction halves read before the exchange barrier's wait
+
 // The whole zoo, for sweeps over every kernel.
 struct entry {
   const char* name;            // the kernel's name (as in its diagnostics)
@@ -82,5 +87,8 @@ std::vector<entry> const& all();
 std::vector<entry> const& mma_all();
 // The Blackwell exhibits, compared like mma_all()'s.
 std::vector<entry> const& tcgen05_all();
+// The attention exhibits. zoo_v_released_before_wait's output comes from wgmma (MMA tolerance);
+// the other two are compared bit for bit.
+std::vector<entry> const& attention_all();
 
 }  // namespace stagecraft::zoo

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include <stagecraft/interp/interp.hpp>
+#include <stagecraft/ir/tile_view.hpp>
 
 #include "tile_ops_kernels.hpp"
 
@@ -126,5 +127,49 @@ TEST_CASE("tile ops: masks stay in registers and are only made by comparisons; s
     auto bad = k;
     bad.values[sel].c = ir::none;
     REQUIRE_THROWS_WITH(ir::verify(bad), Contains("(select) refers to value -1"));
+  }
+}
+
+TEST_CASE("tile views: the verifier rejects a view it cannot decode, naming the value and why", "[interp][tile_ops]") {
+  auto k = testing::tile_ops::view_kernel();
+  auto first = [&](ir::ValueOp op) {
+    for (std::size_t i = 0; i < k.values.size(); ++i)
+      if (k.values[i].op == op) return i;
+    return std::size_t{0};
+  };
+  const auto perm = first(ir::ValueOp::permute), re = first(ir::ValueOp::reshape), sl = first(ir::ValueOp::slice);
+  REQUIRE(perm > 0);
+  REQUIRE(re > 0);
+  REQUIRE(sl > 0);
+  const auto id = [](std::size_t i) { return "tile value " + std::to_string(i); };
+  {
+    auto bad = k;
+    bad.values[perm].scalar = ir::pack_permutation({0, 0});  // axis 0 twice
+    REQUIRE_THROWS_WITH(ir::verify(bad), Contains(id(perm) + " (permute, parameter 0)") && Contains("not a permutation of the axes"));
+  }
+  {
+    auto bad = k;
+    bad.values[perm].scalar = ir::pack_permutation({0, 1});  // the identity, but the result is (32, 64) of a (64, 32)
+    REQUIRE_THROWS_WITH(ir::verify(bad), Contains("of (64, 32) as (32, 64) is no view: the result's extents are not the operand's, permuted"));
+  }
+  {
+    auto bad = k;
+    bad.values[re].shape = {4, 16, 16};  // half the elements
+    REQUIRE_THROWS_WITH(ir::verify(bad), Contains(id(re) + " (reshape") && Contains("the element counts differ"));
+  }
+  {
+    auto bad = k;
+    bad.values[sl].scalar = ir::pack_slice(1, 20);  // columns 20 .. 35 of 32
+    REQUIRE_THROWS_WITH(ir::verify(bad), Contains(id(sl) + " (slice, parameter 161)") && Contains("the slice runs past the end of the axis"));
+  }
+  {
+    auto bad = k;
+    bad.values[sl].scalar = -8;
+    REQUIRE_THROWS_WITH(ir::verify(bad), Contains("its parameter is not a non-negative integer"));
+  }
+  {
+    auto bad = k;
+    bad.values[sl].dtype = ir::DType::i32;
+    REQUIRE_THROWS_WITH(ir::verify(bad), Contains(id(sl) + " (slice) changes the dtype"));
   }
 }

@@ -7,6 +7,7 @@
 
 #include <stagecraft/interp/interp.hpp>
 #include <stagecraft/ir/tile_view.hpp>
+#include <stagecraft/registry.hpp>
 
 #include "tile_ops_kernels.hpp"
 
@@ -172,4 +173,20 @@ TEST_CASE("tile views: the verifier rejects a view it cannot decode, naming the 
     bad.values[sl].dtype = ir::DType::i32;
     REQUIRE_THROWS_WITH(ir::verify(bad), Contains(id(sl) + " (slice) changes the dtype"));
   }
+}
+
+TEST_CASE("tile views: a transposed tile stored twice through SMEM is the input again, under 50 PCT schedules", "[interp][tile_ops]") {
+  // Independent of any reference: transpose is its own inverse, and the transpose example's
+  // block walk (TMA in, SMEM transpose, TMA out) covers every element once.
+  auto const& e = registry::global().find("transpose");
+  const auto vals = registry::resolve(e, {{"M", 64}, {"N", 96}, {"K", 3}});
+  const auto k = e.build(vals);
+  auto in = testing::tile_ops::inputs(k, 5);
+  auto r = interp::run(k, in, {});
+  REQUIRE(r.ok());
+  for (std::int64_t row = 0; row < 64; ++row)
+    for (std::int64_t col = 0; col < 96; ++col) REQUIRE(r.buffers[1].get(col * 64 + row) == in[0].get(row * 96 + col));
+  auto ex = interp::explore(k, in, {.schedule = interp::policy::pct, .seed = 3}, 50);
+  REQUIRE(ex.schedules == 50);
+  REQUIRE_FALSE(ex.failing_seed);
 }

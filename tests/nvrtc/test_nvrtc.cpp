@@ -325,3 +325,16 @@ TEST_CASE("tile ops (math, reductions, broadcast, iota, fills) compile for sm_90
   CHECK(r.spill_bytes == 0);
   CHECK_THAT(r.ptx, !Contains("ex2.approx") && Contains("cp.async.bulk.tensor"));
 }
+
+TEST_CASE("the transpose and layernorm_rows examples compile for sm_90a with no spills", "[nvrtc][tile_ops]") {
+  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  for (const char* name : {"transpose", "layernorm_rows"}) {
+    INFO(name);
+    auto const& e = registry::global().find(name);
+    const auto r = nvrtc::compile(e.build(registry::resolve(e, {})), ir::Target::sm_90a, o);
+    std::printf("%-14s sm_90a: %d registers per thread, %d spill bytes\n", name, r.registers, r.spill_bytes);
+    CHECK(r.spill_bytes == 0);
+    CHECK(r.registers > 0);
+    CHECK_THAT(r.ptx, Contains("cp.async.bulk.tensor") && !Contains("rsqrt.approx"));
+  }
+}

@@ -106,6 +106,9 @@ ValueP value_axis(ir::ValueOp op, ir::DType dt, dims_view shape, ValueP a, int a
 ValueP value_ternary(ir::ValueOp op, ir::DType dt, dims_view shape, ValueP a, ValueP b, ValueP c) noexcept {
   return make_node(Value{op, dt, to_vector(shape), std::move(a), std::move(b), {}, 0, std::move(c)});
 }
+ValueP value_view(ir::ValueOp op, ir::DType dt, dims_view shape, ValueP a, double param) noexcept {
+  return make_node(Value{op, dt, to_vector(shape), std::move(a), {}, {}, param});
+}
 ValueP value_load(ir::ValueOp op, ir::DType dt, dims_view shape, Ref const& r) noexcept {
   return make_node(Value{op, dt, to_vector(shape), {}, {}, r, 0});
 }

@@ -11,6 +11,8 @@
 #include <stagecraft/ir/math.hpp>
 #include <stagecraft/stagecraft.hpp>
 
+#include "tile_view_kernels.hpp"
+
 namespace stagecraft::testing::tile_ops {
 
 constexpr std::int64_t rows = 64, cols = 32;
@@ -157,6 +159,7 @@ inline std::vector<case_t> all() {
                        b[7].set(i, q != q ? -1.0f : q);
                      }
                  }});
+  out.push_back({"tile_views", view_kernel(), view_reference});
   return out;
 }
 

@@ -194,3 +194,54 @@ TEST_CASE("reductions fold in the owning thread with no exchange; a reduction of
                                         }));
   REQUIRE_THROWS_WITH(nvrtc::generate(acc), Contains("kernel 'acc_rowmax'") && Contains("(broadcast) reads accumulator a0 at other elements than its own"));
 }
+
+namespace {
+std::size_t occurrences(std::string const& s, std::string const& what) {
+  std::size_t n = 0;
+  for (auto at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+  return n;
+}
+std::string kernel_body(ir::Kernel const& k) {
+  const auto g = nvrtc::generate(k);
+  return g.source.substr(g.source.find("// ---- end of prelude ----"));
+}
+}  // namespace
+
+TEST_CASE("layouts: the transpose example is the one layout conversion, in the conflict-free order; element-wise examples have none",
+          "[codegen][tile_ops]") {
+  auto body = [](const char* name) {
+    auto const& e = registry::global().find(name);
+    return kernel_body(e.build(registry::resolve(e, {})));
+  };
+  // One store, written in the transpose32 order and marked as the conversion it is.
+  const auto t = body("transpose");
+  CHECK(occurrences(t, "layout conversion") == 1);
+  CHECK(occurrences(t, "sc::transpose32_element(lane, u)") == 1);
+  // The tiles of softmax_rows and layernorm_rows are all row-major over the warpgroup: each
+  // thread computes the elements it stores, reading operands where they are; nothing is converted.
+  for (const char* name : {"softmax_rows", "layernorm_rows"}) {
+    INFO(name);
+    const auto b = body(name);
+    CHECK(occurrences(b, "layout conversion") == 0);
+    CHECK_THAT(b, !Contains("__shfl") && !Contains("transpose32"));
+  }
+}
+
+TEST_CASE("views read their operand at the element they name; only a swizzled 32 x 32 SMEM transpose takes the transpose32 order",
+          "[codegen][tile_ops]") {
+  const auto b = kernel_body(testing::tile_ops::view_kernel());
+  // GMEM operands: the generic row-major order, the view as index arithmetic of the operand read.
+  CHECK_THAT(b, !Contains("transpose32") && !Contains("layout conversion"));
+  // transpose of (64, 32): result axis 1 (64 long) walks the operand's rows, 32 elements apart.
+  CHECK_THAT(b, Contains("% 64LL) * 32LL"));
+  // A transpose between plain (unswizzled) SMEM tiles keeps the generic order: its banks are
+  // not the ones the order was counted for.
+  auto make = [](auto... sw) {
+    return lower(kernel<sm_90a>("plain_transpose", grid(1), threads(1_c), gmem<f32>("x", shape(32_c, 32_c)), smem<f32>(shape(32_c, 32_c), sw...),
+                                smem<f32>(shape(32_c, 32_c), sw...), barrier(arrivals(1_c)), [](auto x, auto a, auto o, auto full) {
+                                  return seq(copy_gmem_to_smem(x.block(0_c, 0_c), a, full), barrier_wait(full), store(o, transpose(load(a))));
+                                }));
+  };
+  CHECK_THAT(kernel_body(make()), !Contains("transpose32"));
+  CHECK_THAT(kernel_body(make(swizzle(128_c))), Contains("sc::transpose32_element(lane, u)"));
+}

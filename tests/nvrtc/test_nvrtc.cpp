@@ -394,5 +394,16 @@ TEST_CASE("tcgen05: gemm_blackwell at every tile width and ring depth, and kind:
     CHECK(occurrences(c.ptx, tf32 ? "tcgen05.mma.cta_group::1.kind::tf32" : "tcgen05.mma.cta_group::1.kind::f16") == 4);
     CHECK(occurrences(c.code.source, tf32 ? "sc::tc_mma_tf32(" : "sc::tc_mma_f16(") == 4);
     CHECK_THAT(c.code.source, Contains("sc::tmem_ld_32x32b_x32(") && Contains("sc::tmem_dealloc(tmem_base, 64u);"));
+
+TEST_CASE("the transpose and layernorm_rows examples compile for sm_90a with no spills", "[nvrtc][tile_ops]") {
+  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  for (const char* name : {"transpose", "layernorm_rows"}) {
+    INFO(name);
+    auto const& e = registry::global().find(name);
+    const auto r = nvrtc::compile(e.build(registry::resolve(e, {})), ir::Target::sm_90a, o);
+    std::printf("%-14s sm_90a: %d registers per thread, %d spill bytes\n", name, r.registers, r.spill_bytes);
+    CHECK(r.spill_bytes == 0);
+    CHECK(r.registers > 0);
+    CHECK_THAT(r.ptx, Contains("cp.async.bulk.tensor") && !Contains("rsqrt.approx"));
   }
 }

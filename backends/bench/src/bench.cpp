@@ -78,8 +78,8 @@ struct walker {
       return;
     }
     if (x.op == ir::ValueOp::load_tmem || x.op == ir::ValueOp::scalar) return;
-    // A reduction does one operation per operand element; broadcast and iota only place values.
-    if (x.op != ir::ValueOp::cast && x.op != ir::ValueOp::broadcast && x.op != ir::ValueOp::iota) {
+    // A reduction does one operation per operand element; broadcasts, iotas and views only place values.
+    if (x.op != ir::ValueOp::cast && !ir::value_only_places(x.op)) {
       double n = 1;
       for (auto d : ir::value_is_reduction(x.op) ? k.values[x.a].shape : x.shape) n *= static_cast<double>(d);
       w.flops += n;

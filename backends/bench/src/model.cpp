@@ -90,9 +90,9 @@ void value_bytes(ir::Kernel const& k, ir::ValueId v, double& smem, double& gmem,
     if (x.ref != ir::none) (k.refs[x.ref].base == ir::RefBase::param ? gmem : smem) += ref_bytes(k, x.ref);
     return;
   }
-  // A reduction does one operation per operand element; broadcast and iota only place values.
+  // A reduction does one operation per operand element; broadcasts, iotas and views only place values.
   if (ir::value_is_reduction(x.op)) flops += static_cast<double>(product(k.values[x.a].shape));
-  else if (x.op != ir::ValueOp::scalar && x.op != ir::ValueOp::cast && x.op != ir::ValueOp::broadcast && x.op != ir::ValueOp::iota)
+  else if (x.op != ir::ValueOp::scalar && x.op != ir::ValueOp::cast && !ir::value_only_places(x.op))
     flops += static_cast<double>(product(x.shape));
   value_bytes(k, x.a, smem, gmem, flops);
   value_bytes(k, x.b, smem, gmem, flops);

@@ -6,6 +6,7 @@
 
 #include "machine.hpp"
 #include "stagecraft/ir/math.hpp"
+#include "stagecraft/ir/tile_view.hpp"
 
 namespace stagecraft::interp::detail {
 namespace {
@@ -143,6 +144,22 @@ tile_buf machine::value(agent_state& a, ir::ValueId id) {
       }
       return t;
     }
+    case ir::ValueOp::permute: case ir::ValueOp::reshape: case ir::ValueOp::slice: {
+      // A gather by the shared decoding (ir/tile_view.hpp), which the code generator also emits.
+      const auto view = *ir::decode_tile_view(v.op, v.scalar, v.shape, k_.values[v.a].shape).view;
+      tile_buf x = value(a, v.a);
+      tile_buf t = acquire(n, fp);
+      const auto inner = ir::row_major_strides(v.shape);
+      for (std::size_t o = 0; o < n; ++o) {
+        auto from = view.offset;
+        for (std::size_t d = 0; d < v.shape.size(); ++d)
+          from += ((static_cast<std::int64_t>(o) / inner[d]) % v.shape[d]) * view.stride[d];
+        if (fp) t.f[o] = x.f[from];
+        else t.i[o] = x.i[from];
+      }
+      release(std::move(x));
+      return t;
+    }
     case ir::ValueOp::lt: case ir::ValueOp::le: case ir::ValueOp::gt: case ir::ValueOp::ge: case ir::ValueOp::eq: case ir::ValueOp::ne: {
       tile_buf x = value(a, v.a), y = value(a, v.b);
       tile_buf t = acquire(n, false);
@@ -239,7 +256,7 @@ bool machine::streamable(ir::ValueId id) const {
       return streamable(v.a);
     // Shapes change along the way: rows of the result are not rows of the operands.
     case ir::ValueOp::reduce_sum: case ir::ValueOp::reduce_max: case ir::ValueOp::reduce_min: case ir::ValueOp::broadcast:
-    case ir::ValueOp::iota:
+    case ir::ValueOp::iota: case ir::ValueOp::permute: case ir::ValueOp::reshape: case ir::ValueOp::slice:
     case ir::ValueOp::select: case ir::ValueOp::fma:  // three operands: the row walk takes two
       return false;
     case ir::ValueOp::cast: return ir::dtype_is_float(k_.values[v.a].dtype) && streamable(v.a);

@@ -25,6 +25,7 @@
 #include <fmt/ranges.h>
 
 #include "prelude.hpp"
+#include "stagecraft/ir/tile_view.hpp"
 #include "stagecraft/ir/wgmma.hpp"
 #include "tcgen05.hpp"
 
@@ -402,6 +403,18 @@ class emitter {
         const auto [len, inner] = around_axis(v.shape, static_cast<std::size_t>(v.scalar));
         return value(v.a, fmt::format("((static_cast<long long>({0}) / {1}LL) * {2}LL + static_cast<long long>({0}) % {2}LL)", i, len * inner, inner));
       }
+      case ir::ValueOp::permute: case ir::ValueOp::reshape: case ir::ValueOp::slice: {
+        // No instruction: the operand is read at the element the view names (ir/tile_view.hpp),
+        // so a transpose, reshape or slice costs only the address arithmetic of that read.
+        no_fragment_below(id);
+        const auto view = *ir::decode_tile_view(v.op, v.scalar, v.shape, k_.values[v.a].shape).view;
+        const auto inner = ir::row_major_strides(v.shape);
+        if (v.op == ir::ValueOp::reshape) return value(v.a, i);  // row-major order kept: the same flat index
+        std::string from = fmt::format("{}LL", view.offset);
+        for (std::size_t d = 0; d < v.shape.size(); ++d)
+          if (v.shape[d] > 1) from += fmt::format(" + ((static_cast<long long>({}) / {}LL) % {}LL) * {}LL", i, inner[d], v.shape[d], view.stride[d]);
+        return value(v.a, "(" + from + ")");
+      }
       case ir::ValueOp::lt: case ir::ValueOp::le: case ir::ValueOp::gt: case ir::ValueOp::ge: case ir::ValueOp::eq: case ir::ValueOp::ne: {
         static constexpr const char* sym[] = {"<", "<=", ">", ">=", "==", "!="};
         return fmt::format("(({}) {} ({}) ? 1LL : 0LL)", value(v.a, i), sym[static_cast<int>(v.op) - static_cast<int>(ir::ValueOp::lt)], value(v.b, i));
@@ -476,9 +489,38 @@ class emitter {
     for (std::size_t d = axis + 1; d < shape.size(); ++d) inner *= shape[d];
     return {shape[axis], inner};
   }
+  // A 32 x 32 SMEM tile of 4-byte elements, 128-byte swizzled: one side of transpose32.
+  bool transpose32_view(ir::RefId rid) const {
+    auto const& r = k_.refs[rid];
+    if (r.base != ir::RefBase::alloc) return false;
+    auto const& al = k_.allocs[r.id];
+    return al.kind == ir::AllocKind::smem && al.swizzle == 128 && ir::dtype_bits(al.dtype) == 32 && r.shape == std::vector<std::int64_t>{32, 32};
+  }
+  // store(out, f(transpose(load(in)))) with both views transpose32 tiles: written in the order of
+  // ir/transpose_order.hpp. Any order is correct (each element is computed where it is stored);
+  // this one is the one without bank conflicts.
+  bool transpose32(ir::Stmt const& s) const {
+    if (!transpose32_view(s.refs[0])) return false;
+    bool found = false;
+    std::vector<ir::ValueId> stack{s.value};
+    while (!stack.empty()) {
+      auto const& v = k_.values[stack.back()];
+      stack.pop_back();
+      if (v.op == ir::ValueOp::permute && v.shape.size() == 2 && k_.values[v.a].op == ir::ValueOp::load &&
+          transpose32_view(k_.values[v.a].ref))
+        found = true;
+      else if (ir::value_is_reduction(v.op) || v.op == ir::ValueOp::broadcast || ir::value_is_view(v.op))
+        return false;  // other element movements: their banks are not counted for this order
+      for (auto c : {v.a, v.b, v.c})
+        if (c != ir::none) stack.push_back(c);
+    }
+    return found;
+  }
   bool moves_elements(ir::ValueId id) const {
     auto const& v = k_.values[id];
-    if (ir::value_is_reduction(v.op) || v.op == ir::ValueOp::broadcast) return true;
+    // A reshape keeps every element's flat index, so v consecutive elements of the result are v
+    // consecutive elements of its operand: it may take part in a vector load.
+    if (ir::value_is_reduction(v.op) || v.op == ir::ValueOp::broadcast || v.op == ir::ValueOp::permute || v.op == ir::ValueOp::slice) return true;
     return (v.a != ir::none && moves_elements(v.a)) || (v.b != ir::none && moves_elements(v.b)) || (v.c != ir::none && moves_elements(v.c));
   }
   // Inside a walk of an accumulator's fragment an accumulator element is this thread's register
@@ -1007,6 +1049,18 @@ class emitter {
           if (dirty_) line(fmt::format("sc::wg_sync(wg);  // op #{}: an earlier store may have touched these bytes from other lanes", id));
           dirty_ = true;
           tcgen05_gen::tmem_store(tc_context(), id, ind, out);
+          return;
+        }
+        if (transpose32(s)) {
+          // A layout conversion, and the only one the generator makes: the destination is written
+          // in the order of ir/transpose_order.hpp (why, banks counted, is there), not row-major.
+          if (dirty_) line(fmt::format("sc::wg_sync(wg);  // op #{}: an earlier store may have touched these bytes from other lanes", id));
+          dirty_ = true;
+          line(fmt::format("#pragma unroll\n{}for (int u = 0; u < 8; ++u) {{  // op #{}: store; layout conversion: transpose32 order, "
+                           "bank-conflict free on both sides", ind, id));
+          line("  const int i = sc::transpose32_element(lane, u);");
+          line(fmt::format("  {} = {};", element(s.refs[0], "i"), store_conv(dt, value(s.value, "i"))));
+          line("}");
           return;
         }
         const auto n = product(r.shape);

@@ -12,6 +12,8 @@
 #include "stagecraft/ir/wgmma.hpp"
 // ... and the fp8 conversions (stagecraft/ir/fp8.hpp).
 #include "stagecraft/ir/fp8.hpp"
+// ... and the conflict-free transpose order (stagecraft/ir/transpose_order.hpp).
+#include "stagecraft/ir/transpose_order.hpp"
 
 #define STAGECRAFT_PRELUDE_STR_(...) #__VA_ARGS__
 #define STAGECRAFT_PRELUDE_STR(...) STAGECRAFT_PRELUDE_STR_(__VA_ARGS__)
@@ -231,6 +233,8 @@ __device__ __forceinline__ long long idiv(long long n, long long d) { return d =
 )PTX" STAGECRAFT_PRELUDE_STR(STAGECRAFT_FP8_FN(__device__ __forceinline__, __float_as_uint, __uint_as_float)) R"PTX(
 // wgmma register fragments: (row, col) of element i of thread t of the warpgroup.
 )PTX" STAGECRAFT_PRELUDE_STR(STAGECRAFT_WGMMA_FRAGMENT_FN(__device__ __forceinline__)) R"PTX(
+// The bank-conflict-free order of a 32 x 32 transpose between 128-byte swizzled SMEM tiles.
+)PTX" STAGECRAFT_PRELUDE_STR(STAGECRAFT_TRANSPOSE32_FN(__device__ __forceinline__)) R"PTX(
 // exp, exp2, log, rsqrt, tanh in IEEE f32 operations only: the interpreter's very functions.
 )PTX" STAGECRAFT_PRELUDE_STR(STAGECRAFT_MATH_FN(__device__ __forceinline__, __float_as_uint, __uint_as_float, sqrtf)) R"PTX(
 // ---- end of portable ----

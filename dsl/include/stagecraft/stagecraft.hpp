@@ -7,6 +7,7 @@
 #include "stagecraft/expr/index.hpp"
 #include "stagecraft/expr/stage.hpp"
 #include "stagecraft/expr/tile.hpp"
+#include "stagecraft/expr/view.hpp"
 #include "stagecraft/kernel.hpp"
 #include "stagecraft/lower.hpp"
 #include "stagecraft/memory/barrier.hpp"

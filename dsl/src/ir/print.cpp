@@ -46,7 +46,8 @@ std::string expr_op_name(ExprOp op) {
 std::string value_op_name(ValueOp op) {
   static constexpr const char* names[] = {"load", "async_load_tmem", "scalar", "+", "-", "*", "/", "min", "max", "neg", "exp", "cast",
                                                "exp2", "log", "rsqrt", "tanh", "abs", "sum", "max", "min", "broadcast", "iota",
-                                               "<", "<=", ">", ">=", "==", "!=", "select", "fma"};
+                                               "<", "<=", ">", ">=", "==", "!=", "select", "fma",
+                                               "permute", "reshape", "slice"};
   const auto i = static_cast<std::size_t>(op);
   return i < std::size(names) ? names[i] : fmt::format("?value_op{}", i);
 }
@@ -158,6 +159,10 @@ class Printer {
     o += ']';
   }
 
+  // A view's packed parameter (ir/tile_view.hpp); rejected IR may carry any double, which must
+  // still print (converting NaN or 1e300 to an integer would be undefined).
+  static std::int64_t view_code(double x) { return x >= 0 && x < 0x1p53 ? static_cast<std::int64_t>(x) : -1; }
+
   void put_value(ValueId id, std::string& o) const {
     auto out = std::back_inserter(o);
     if (id < 0 || id >= static_cast<ValueId>(k_.values.size())) return void(fmt::format_to(out, "?t{}", id));
@@ -184,6 +189,24 @@ class Printer {
         put_value(v.a, o);
         return void(fmt::format_to(out, ", ({}))", fmt::join(v.shape, ", ")));
       case ValueOp::iota: return void(fmt::format_to(out, "iota<{}>:{}({})", v.scalar, dtype_name(v.dtype), fmt::join(v.shape, ", ")));
+      // Views in the front end's spelling; the parameters are decoded as ir/tile_view.hpp packs them.
+      case ValueOp::permute: {
+        const auto code = view_code(v.scalar);
+        std::vector<std::int64_t> perm;
+        for (std::size_t d = 0; d < v.shape.size(); ++d) perm.push_back((code >> (3 * d)) & 7);
+        return call1(fmt::format("permute<{}>(", fmt::join(perm, ", ")), v.a);
+      }
+      case ValueOp::reshape:
+        o += "reshape(";
+        put_value(v.a, o);
+        return void(fmt::format_to(out, ", ({}))", fmt::join(v.shape, ", ")));
+      case ValueOp::slice: {
+        const auto code = view_code(v.scalar);
+        const auto axis = static_cast<std::size_t>(code & 7);
+        fmt::format_to(out, "slice<{}>(", axis);
+        put_value(v.a, o);
+        return void(fmt::format_to(out, ", {}, {})", code >> 3, axis < v.shape.size() ? v.shape[axis] : 0));
+      }
       case ValueOp::cast: return call1(fmt::format("cast<{}>(", dtype_name(v.dtype)), v.a);
       case ValueOp::min: case ValueOp::max:
         o += value_op_name(v.op) + "(";

@@ -20,6 +20,7 @@
 
 #include "stagecraft/ir/kernel.hpp"
 #include "stagecraft/ir/tcgen05.hpp"
+#include "stagecraft/ir/tile_view.hpp"
 #include "stagecraft/ir/wgmma.hpp"
 
 namespace stagecraft::ir {
@@ -435,11 +436,12 @@ class Verifier {
     if (!leaf && !binary && !compare && !ternary && v.b != none) fail("tile value {} ({}) has a second operand, but takes one", id, name);
     if (!ternary && v.c != none) fail("tile value {} ({}) has a third operand, but takes at most two", id, name);
     // Masks are 0 or 1: only comparisons make them, select reads them, cast turns them into numbers.
-    if (v.dtype == DType::pred && !compare && v.op != ValueOp::scalar && v.op != ValueOp::cast && v.op != ValueOp::broadcast)
-      fail("tile value {} ({}) computes a pred tile, but only comparisons, casts, fills and broadcasts give masks", id, name);
+    if (v.dtype == DType::pred && !compare && v.op != ValueOp::scalar && v.op != ValueOp::cast && v.op != ValueOp::broadcast &&
+        !value_is_view(v.op))
+      fail("tile value {} ({}) computes a pred tile, but only comparisons, casts, fills, broadcasts and views give masks", id, name);
     if ((v.op == ValueOp::load || v.op == ValueOp::load_tmem) != (v.ref != none))
       fail("tile value {} ({}) {} a memory reference", id, name, v.ref == none ? "needs" : "has");
-    if (v.op != ValueOp::scalar && !value_has_axis(v.op) && v.scalar != 0) fail("tile value {} ({}) carries a scalar, which it does not use", id, name);
+    if (v.op != ValueOp::scalar && !value_has_axis(v.op) && !value_is_view(v.op) && v.scalar != 0) fail("tile value {} ({}) carries a scalar, which it does not use", id, name);
     // An axis indexes the larger of the operand's and the result's shapes (the operand's for a
     // reduction, the result's for broadcast and iota).
     auto axis_of = [&](std::size_t rank) -> std::size_t {
@@ -500,6 +502,12 @@ class Verifier {
       if (a.dtype != v.dtype || b.dtype != v.dtype || a.shape != v.shape || b.shape != v.shape || v.dtype == DType::pred)
         fail("tile value {} ({}): Expected dtypes and shapes to match (and not pred), got {}({}) and {}({})", id, name, dtype_name(a.dtype),
              fmt::join(a.shape, ", "), dtype_name(b.dtype), fmt::join(b.shape, ", "));
+    } else if (value_is_view(v.op)) {
+      auto const& a = sub(v.a);
+      if (a.dtype != v.dtype) fail("tile value {} ({}) changes the dtype", id, name);
+      if (auto d = decode_tile_view(v.op, v.scalar, v.shape, a.shape); !d.view)
+        fail("tile value {} ({}, parameter {}) of ({}) as ({}) is no view: {}", id, name, v.scalar, fmt::join(a.shape, ", "),
+             fmt::join(v.shape, ", "), d.error);
     } else if (value_is_reduction(v.op) || v.op == ValueOp::broadcast) {
       auto const& a = sub(v.a);
       const bool reduce = value_is_reduction(v.op);

@@ -190,6 +190,8 @@ ValueP value_load(ir::ValueOp op, ir::DType dt, dims_view shape, Ref const& r) n
 // Reductions, broadcast (operand a) and iota (no operand): the axis travels in `scalar`.
 ValueP value_axis(ir::ValueOp op, ir::DType dt, dims_view shape, ValueP a, int axis) noexcept;
 ValueP value_ternary(ir::ValueOp op, ir::DType dt, dims_view shape, ValueP a, ValueP b, ValueP c) noexcept;
+// Views (permute, reshape, slice of operand a): the packed parameter of ir/tile_view.hpp in `scalar`.
+ValueP value_view(ir::ValueOp op, ir::DType dt, dims_view shape, ValueP a, double param) noexcept;
 
 // The address of an operand, temporaries included (they live to the end of the full expression).
 inline Ref const* ptr(Ref const& r) { return &r; }

@@ -93,18 +93,27 @@ constexpr bool expr_is_binary(ExprOp op) { return op >= ExprOp::add && op <= Exp
 //   lt ... ne: a, b of one dtype and shape -> a pred tile of that shape.
 //   select: c ? a : b elementwise, spelled (a = mask, b = if true, c = if false).
 //   fma: a * b + c rounded once (floating point).
+//   permute, reshape, slice: views (ir/tile_view.hpp): every result element is one operand
+//             element, at an affine function of the result's coordinates. permute's `scalar`
+//             packs the permutation (result axis d is operand axis (scalar >> 3d) & 7), slice's
+//             the axis and the start (axis + 8 * start); reshape keeps the row-major order.
 enum class ValueOp : std::uint8_t {
   load, load_tmem, scalar, add, sub, mul, div, min, max, neg, exp, cast,
   exp2, log, rsqrt, tanh, abs, reduce_sum, reduce_max, reduce_min, broadcast, iota,
   lt, le, gt, ge, eq, ne, select, fma,
+  permute, reshape, slice,
 };
-inline constexpr int value_op_count = static_cast<int>(ValueOp::fma) + 1;
+inline constexpr int value_op_count = static_cast<int>(ValueOp::slice) + 1;
 constexpr bool value_is_compare(ValueOp op) { return op >= ValueOp::lt && op <= ValueOp::ne; }
 constexpr bool value_is_ternary(ValueOp op) { return op == ValueOp::select || op == ValueOp::fma; }
 constexpr bool value_is_binary(ValueOp op) { return op >= ValueOp::add && op <= ValueOp::max; }
 constexpr bool value_is_reduction(ValueOp op) { return op >= ValueOp::reduce_sum && op <= ValueOp::reduce_min; }
 // The ops whose `scalar` is an axis (an integer below the rank of the larger shape).
 constexpr bool value_has_axis(ValueOp op) { return value_is_reduction(op) || op == ValueOp::broadcast || op == ValueOp::iota; }
+// Views of one operand: no arithmetic, only a new place for every element (ir/tile_view.hpp).
+constexpr bool value_is_view(ValueOp op) { return op >= ValueOp::permute && op <= ValueOp::slice; }
+// Ops that only place values (no arithmetic to count): broadcasts, iotas and views.
+constexpr bool value_only_places(ValueOp op) { return op == ValueOp::broadcast || op == ValueOp::iota || value_is_view(op); }
 // Element-wise transcendentals and abs: one operand, same dtype and shape (stagecraft/ir/math.hpp).
 constexpr bool value_is_math(ValueOp op) { return op == ValueOp::exp || (op >= ValueOp::exp2 && op <= ValueOp::abs); }
 

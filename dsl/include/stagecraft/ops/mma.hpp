@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "stagecraft/expr/tile.hpp"
+#include "stagecraft/expr/view.hpp"
 #include "stagecraft/memory/barrier.hpp"
 #include "stagecraft/memory/smem.hpp"
 #include "stagecraft/memory/tmem.hpp"
@@ -162,11 +163,15 @@ struct transposed_smem {
   tree::Ref ref;
 };
 
+// transpose(tile) of a register tile is the other transpose, a view of its elements
+// (expr/view.hpp): one name, as in NumPy, whatever the operand lives in.
 template <class V>
 auto transpose(V const& v) {
-  if constexpr (kind_of<V> != operand_kind::smem) {
+  if constexpr (is_tile<V>) {
+    return detail::transpose_tile(v);
+  } else if constexpr (kind_of<V> != operand_kind::smem) {
     if constexpr (is_barrier_like<V>) STAGECRAFT_REJECT_BARRIER_AS_ARRAY(V);
-    else STAGECRAFT_ERROR("transpose(view) takes a 2-D SMEM view", "transpose(view) takes a 2-D SMEM view, but got " << detail::kind_name(kind_of<V>));
+    else STAGECRAFT_ERROR("transpose(x) takes a register tile or a 2-D SMEM view", "transpose(x) takes a register tile or a 2-D SMEM view, but got " << detail::kind_name(kind_of<V>));
     return stmt<>{};
   } else if constexpr (V::static_dims::rank != 2) {
     STAGECRAFT_ERROR("transpose(view) takes a 2-D SMEM view",

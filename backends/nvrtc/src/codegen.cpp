@@ -845,6 +845,42 @@ class emitter {
     return -1;
   }
 
+  // The four registers of A from registers for m block mb, k step ks of wgmma `id`.
+  void register_a(ir::StmtId id, ir::wgmma::plan const& p, std::int64_t mb, std::int64_t ks, std::string& out, std::string const& ind) {
+    auto const& s = k_.stmts[id];
+    auto line = [&](std::string const& t) { out += ind + t + "\n"; };
+    auto const& v = k_.values[s.value];
+    std::vector<std::string> elem(8);
+    for (int i = 0; i < 8; ++i) {
+      // A's element i is in row half a_row_half(i) of the thread's D rows: row vectors
+      // broadcast into A read that register.
+      if (const int h = a_row_half(i); h >= 0) row_mb_ = fmt::format("{}", mb), row_half_ = fmt::format("{}", h), walk_rows_ = v.shape[0];
+      std::vector<ir::ValueId> direct;
+      direct_loads_of(s.value, direct);
+      for (auto l : direct) {
+        auto const& r = k_.refs[k_.values[l].ref];
+        if (!is_acc(k_.values[l].ref)) continue;
+        auto const& sh = k_.allocs[r.id].shape;
+        const int j = sh == v.shape ? a_from_accumulator(sh[1], i, ks) : -1;
+        if (j < 0)
+          unsupported_op(id, fmt::format("A from registers computed from accumulator a{} ({}), which is not A's shape ({})", r.id, fmt::join(sh, ", "),
+                                         fmt::join(v.shape, ", ")));
+        fragment_index_ = fmt::format("{}", mb * (sh[1] / 2) + j);
+      }
+      const std::string f = fmt::format("(static_cast<long long>({} + sc::a_element(lane, {}).row) * {} + {} + sc::a_element(lane, {}).col)", 64 * mb, i,
+                                        p.k, 16 * ks, i);
+      elem[i] = store_conv(p.a_type, value(s.value, f));
+      fragment_index_.clear();
+      row_mb_.clear(), row_half_.clear();
+    }
+    line(fmt::format("  unsigned ra{}_{}[4] = {{  // A of m block {}, k step {}", mb, ks, mb, ks));
+    for (int r = 0; r < 4; ++r)
+      line(fmt::format("    static_cast<unsigned>({}) | static_cast<unsigned>({}) << 16{}", elem[2 * r], elem[2 * r + 1], r < 3 ? "," : ""));
+    line("  };");
+    line("  #pragma unroll");
+    line(fmt::format("  for (int r = 0; r < 4; ++r) sc::reg_fence(ra{}_{}[r]);", mb, ks));
+  }
+
   void emit_wgmma(ir::StmtId id, std::string const& ind, std::string& out) {
     auto const& s = k_.stmts[id];
     auto line = [&](std::string const& t) { out += ind + t + "\n"; };
@@ -860,6 +896,12 @@ class emitter {
     // proxy fence is commit_smem(), the kernel's own).
     if (dirty_) line("  sc::wg_sync(wg);");
     dirty_ = reads_memory_into_a(s);
+    // A from registers is computed for every instruction before the fence: registers a wgmma
+    // reads must be written before wgmma.fence, or ptxas injects a warpgroup.arrive per
+    // instruction (C7519), which inside a warpgroup's branch serializes them (C7520).
+    if (p.a_in_registers)
+      for (std::int64_t mb = 0; mb < p.m_blocks(); ++mb)
+        for (std::int64_t ks = 0; ks < p.k_steps(); ++ks) register_a(id, p, mb, ks, out, ind);
     if (acc_touched_ || p.a_in_registers) {
       pin_registers(acc, ind + "  ", out);
       line("  sc::wgmma_fence();  // ordinary code touched these registers since the last wgmma");
@@ -879,38 +921,8 @@ class emitter {
         line(fmt::format("    const unsigned long long db = 0x{:016x}ull | ((b_addr + {}u) >> 4 & 0x3FFFu);", ir::wgmma::descriptor_constant(p.b), p.b_start(ks)));
         std::string a_operand, a_inputs;
         if (p.a_in_registers) {
-          auto const& v = k_.values[s.value];
-          std::vector<ir::ValueId> leaves;
-          loads_of(s.value, leaves);
-          std::vector<std::string> elem(8);
-          for (int i = 0; i < 8; ++i) {
-            // A's element i is in row half a_row_half(i) of the thread's D rows: row vectors
-            // broadcast into A read that register.
-            if (const int h = a_row_half(i); h >= 0) row_mb_ = fmt::format("{}", mb), row_half_ = fmt::format("{}", h), walk_rows_ = v.shape[0];
-            std::vector<ir::ValueId> direct;
-            direct_loads_of(s.value, direct);
-            for (auto l : direct) {
-              auto const& r = k_.refs[k_.values[l].ref];
-              if (!is_acc(k_.values[l].ref)) continue;
-              auto const& sh = k_.allocs[r.id].shape;
-              const int j = sh == v.shape ? a_from_accumulator(sh[1], i, ks) : -1;
-              if (j < 0)
-                unsupported_op(id, fmt::format("A from registers computed from accumulator a{} ({}), which is not A's shape ({})", r.id, fmt::join(sh, ", "),
-                                               fmt::join(v.shape, ", ")));
-              fragment_index_ = fmt::format("{}", mb * (sh[1] / 2) + j);
-            }
-            const std::string f = fmt::format("(static_cast<long long>({} + sc::a_element(lane, {}).row) * {} + {} + sc::a_element(lane, {}).col)", 64 * mb, i,
-                                              p.k, 16 * ks, i);
-            elem[i] = store_conv(p.a_type, value(s.value, f));
-            fragment_index_.clear();
-            row_mb_.clear(), row_half_.clear();
-          }
-          line("    const unsigned ra[4] = {");
-          for (int r = 0; r < 4; ++r)
-            line(fmt::format("      static_cast<unsigned>({}) | static_cast<unsigned>({}) << 16{}", elem[2 * r], elem[2 * r + 1], r < 3 ? "," : ""));
-          line("    };");
           a_operand = fmt::format("{{%{}, %{}, %{}, %{}}}", regs, regs + 1, regs + 2, regs + 3);
-          a_inputs = "\"r\"(ra[0]), \"r\"(ra[1]), \"r\"(ra[2]), \"r\"(ra[3]), ";
+          a_inputs = fmt::format("\"r\"(ra{0}_{1}[0]), \"r\"(ra{0}_{1}[1]), \"r\"(ra{0}_{1}[2]), \"r\"(ra{0}_{1}[3]), ", mb, ks);
         } else {
           line(fmt::format("    const unsigned long long da = 0x{:016x}ull | ((a_addr + {}u) >> 4 & 0x3FFFu);", ir::wgmma::descriptor_constant(p.a),
                            p.a_start(mb, ks)));
@@ -967,11 +979,14 @@ class emitter {
   // registers are shared: 128 x 40 for the producer, the rest split evenly (multiples of 8, as
   // setmaxnreg wants). Only with three or more warpgroups: with two, ptxas may already give each
   // thread 255, and an "inc" below the current count is undefined.
+  // The watchdog's bounded waits (%globaltimer, the report's printf) take the producer past 40
+  // (ws_copy's spilled once setmaxnreg took effect), so it gets 56 there.
   std::pair<int, int> register_split() const {
     const int w = k_.warpgroups;
     if (w < 3) return {0, 0};
-    const int rest = std::min(240, (65536 - 128 * 40) / (128 * (w - 1)) / 8 * 8);
-    return {40, rest};
+    const int producer = o_.watchdog_ms ? 56 : 40;
+    const int rest = std::min(240, (65536 - 128 * producer) / (128 * (w - 1)) / 8 * 8);
+    return {producer, rest};
   }
 
   // Lane 0 issues TMA copies and arrivals for its warpgroup, after the other lanes' generic

@@ -15,6 +15,7 @@
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
+#include "../interp/row_state_kernels.hpp"
 #include "../interp/tile_ops_kernels.hpp"
 #include "../zoo/zoo.hpp"
 #include "stagecraft/hostexec/hostexec.hpp"
@@ -485,4 +486,44 @@ TEST_CASE("host: a reduction folded in another order than the interpreter's is c
   REQUIRE(ir.ok());
   const auto c = planted(k, "const long long rj0 = rb0 + rk0 * 1LL;", "const long long rj0 = rb0 + (31 - rk0) * 1LL;");
   CHECK_THAT(caught(c, k, inputs, ir.buffers, 1), Contains("wrong result"));
+}
+
+TEST_CASE("host: row reductions and broadcasts of wgmma accumulators (quad shuffles) compute the online softmax of the fragment-order reference",
+          "[host][tile_ops][row_state]") {
+  // The host runs the generated code: every thread folds its fragment registers of a row, then
+  // two __shfl_xor_sync with its quad. Its row sums are associated (p0 + p1) + (p2 + p3), so it
+  // must equal the reference in that association bit for bit; the interpreter's left-to-right
+  // sums differ from it only by that rounding, and its maxima and minima not at all.
+  namespace rs = testing::row_state;
+  const auto k = rs::online_softmax_kernel();
+  const auto inputs = rs::inputs(k, input_seed);
+  auto by_quad = inputs, in_order = inputs;
+  rs::reference(by_quad, rs::sum_by_quad);
+  rs::reference(in_order, rs::sum_in_order);
+  check_schedules(k, inputs, by_quad, "the fragment-order reference");
+  const auto ir = interp::run(k, inputs, {.schedule = interp::policy::eager});
+  REQUIRE(ir.ok());
+  REQUIRE(first_difference(k, ir.buffers, in_order).empty());
+  CHECK(ir.buffers[2].bytes == by_quad[2].bytes);  // m_out: a max does not depend on the order
+  CHECK(ir.buffers[5].bytes == by_quad[5].bytes);  // row_min
+  CHECK(ir.buffers[4].bytes != by_quad[4].bytes);  // row_sum: the orders do round differently here
+  for (int p : {1, 3, 4})
+    for (std::int64_t i = 0; i < by_quad[p].elements(); ++i) {
+      const double a = ir.buffers[p].get(i), b = by_quad[p].get(i);
+      INFO(k.params[p].name << "[" << i << "]: interpreter " << a << ", generated " << b);
+      // 64 terms: 64 eps times the sum of magnitudes, at most 64 x 6 (row_sum) or 3 x 64 (l);
+      // y = O / l is a ratio of two such sums of positive terms, so relatively as close.
+      REQUIRE(std::abs(a - b) <= 64 * std::ldexp(1.0, -23) * (p == 1 ? 2.0 : 384.0));
+    }
+}
+
+TEST_CASE("host: a row reduction whose butterfly skips a lane of the quad is caught", "[host][tile_ops][row_state]") {
+  // xor 4 pairs the quad with the next quad (another row): the sums, maxima and softmax go wrong.
+  namespace rs = testing::row_state;
+  const auto k = rs::online_softmax_kernel();
+  const auto inputs = rs::inputs(k, input_seed);
+  auto want = inputs;
+  rs::reference(want, rs::sum_by_quad);
+  const auto c = planted(k, "__shfl_xor_sync(0xffffffffu, r0, 2)", "__shfl_xor_sync(0xffffffffu, r0, 4)");
+  CHECK_THAT(caught(c, k, inputs, want, 1), Contains("wrong result"));
 }

@@ -9,6 +9,7 @@
 #include <stagecraft/ir/tile_view.hpp>
 #include <stagecraft/registry.hpp>
 
+#include "row_state_kernels.hpp"
 #include "tile_ops_kernels.hpp"
 
 using namespace stagecraft;
@@ -198,4 +199,73 @@ TEST_CASE("tile views: a transposed tile stored twice through SMEM is the input 
   auto ex = interp::explore(k, in, {.schedule = interp::policy::pct, .seed = 3}, 50);
   REQUIRE(ex.schedules == 50);
   REQUIRE_FALSE(ex.failing_seed);
+}
+
+TEST_CASE("row state in accumulators: an online softmax over three blocks equals its reference bit for bit under eager, lazy and 50 PCT schedules",
+          "[interp][tile_ops][row_state]") {
+  const auto k = testing::row_state::online_softmax_kernel();
+  for (std::uint64_t seed : {1u, 2u}) {
+    INFO("input seed " << seed);
+    const auto in = testing::row_state::inputs(k, seed);
+    auto want = in;
+    testing::row_state::reference(want, testing::row_state::sum_in_order);
+    for (auto p : {interp::policy::eager, interp::policy::lazy}) {
+      auto r = interp::run(k, in, {.schedule = p});
+      for (auto const& d : r.diagnostics) UNSCOPED_INFO(d.message);
+      REQUIRE(r.ok());
+      INFO("policy " << interp::policy_name(p));
+      CHECK(first_difference(k, r.buffers, want).empty());
+    }
+  }
+  auto ex = interp::explore(k, testing::row_state::inputs(k, 1), {.schedule = interp::policy::pct, .seed = 77}, 50);
+  REQUIRE(ex.schedules == 50);
+  REQUIRE_FALSE(ex.failing_seed);
+}
+
+TEST_CASE("row state in accumulators: a row vector read before it is written is reported, naming op and element", "[interp][tile_ops][row_state]") {
+  // The running max must be initialised before the first block: without store(m, -1e30f) the
+  // first max(m, max<1>(S)) reads registers nothing wrote.
+  auto s = shape(64_c, 64_c);
+  auto r = shape(64_c);
+  const auto k = lower(kernel<sm_90a>("acc_rowmax_uninit", grid(1), threads(1_c), gmem<f32>("x", s), gmem<f32>("y", r), accumulator<f32>("S", s),
+                                      accumulator<f32>("m", r), [=](auto x, auto y, auto S, auto m) {
+                                        return seq(store(S, load(x.tile(s, 0_c, 0_c))), store(m, max(load(m), max<1>(load(S)))),
+                                                   store(y.tile(r, 0_c), load(m)));
+                                      }));
+  const auto in = testing::row_state::inputs(k, 1);
+  const auto res = interp::run(k, in, {.schedule = interp::policy::eager});
+  REQUIRE_FALSE(res.ok());
+  CHECK_THAT(res.diagnostics.front().message, Contains("poison-read: kernel 'acc_rowmax_uninit', op #2 (store)") && Contains("reads acc1[0]"));
+}
+
+TEST_CASE("row state in accumulators: one attention block step (wgmma S, online softmax, P V from registers) is within the bf16 P bound",
+          "[interp][tile_ops][row_state][wgmma]") {
+  // P is rounded to bf16 for the second wgmma while l sums the f32 P: each O element is off by
+  // at most 2^-8 sum_j p_j |v_j| / l <= 2^-8 max|V|, plus f32 accumulation and exp2's ulp
+  // (2^-12 max|V| covers them for K = 64 and |q|, |k| <= 1).
+  const auto k = testing::row_state::attention_block_kernel();
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  std::vector<host_tensor> in;
+  for (auto const& p : k.params) {
+    auto t = host_tensor::zeros(p.dtype, p.shape);
+    for (std::int64_t i = 0; i < t.elements(); ++i) t.set(i, unit(rng));
+    in.push_back(std::move(t));
+  }
+  auto want = in;
+  testing::row_state::attention_block_reference(want);
+  double vmax = 0;
+  for (std::int64_t i = 0; i < in[2].elements(); ++i) vmax = std::max(vmax, std::abs(in[2].get(i)));
+  const double bound = vmax * (std::ldexp(1.0, -8) + std::ldexp(1.0, -12));
+  auto check = [&](interp::result const& r) {
+    for (auto const& d : r.diagnostics) UNSCOPED_INFO(d.message);
+    REQUIRE(r.ok());
+    double worst = 0;
+    for (std::int64_t i = 0; i < want[3].elements(); ++i) worst = std::max(worst, std::abs(r.buffers[3].get(i) - want[3].get(i)));
+    INFO("largest error " << worst << ", bound " << bound);
+    CHECK(worst <= bound);
+    CHECK(worst > 0);  // P really is rounded: an exact match would mean the bound tests nothing
+  };
+  for (auto p : {interp::policy::eager, interp::policy::lazy}) check(interp::run(k, in, {.schedule = p}));
+  for (std::uint64_t s = 0; s < 50; ++s) check(interp::run(k, in, {.schedule = interp::policy::pct, .seed = s}));
 }

@@ -7,6 +7,7 @@
 #include <stagecraft/registry.hpp>
 #include <stagecraft/stagecraft.hpp>
 
+#include "../interp/row_state_kernels.hpp"
 #include "../interp/tile_ops_kernels.hpp"
 
 using namespace stagecraft;
@@ -19,7 +20,10 @@ TEST_CASE("every example generates a kernel with its tensor maps and shared memo
     const auto g = nvrtc::generate(k);
     const bool tmem = ir::tmem_columns(k) > 0;
     CHECK(g.entry == "stagecraft_" + e->name);
-    CHECK_THAT(g.source, Contains("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(128 * k.warpgroups) + ") " + g.entry + "("));
+    // Kernels that move registers between warpgroups (setmaxnreg) run one CTA per SM.
+    const bool moves_registers = g.source.find("sc::setmaxnreg_dec<") != std::string::npos;
+    CHECK_THAT(g.source, Contains("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(128 * k.warpgroups) + (moves_registers ? ", 1" : "") +
+                                  ") " + g.entry + "("));
     // A kernel with TMEM also asks for the 8-byte slot tcgen05.alloc writes its address to.
     CHECK(g.smem_bytes == (tmem ? (ir::smem_bytes(k) + 7) / 8 * 8 + 8 : ir::smem_bytes(k)));
     CHECK(g.block_threads == 128 * k.warpgroups);
@@ -179,20 +183,60 @@ TEST_CASE("tile math calls the prelude's copy of stagecraft/ir/math.hpp, never C
   for (const char* cuda : {"expf(", "exp2f(", "logf(", "rsqrtf(", "tanhf("}) CHECK_THAT(body, !Contains(cuda));
 }
 
-TEST_CASE("reductions fold in the owning thread with no exchange; a reduction of a register accumulator is refused by name", "[codegen][tile_ops]") {
+TEST_CASE("reductions fold in the owning thread with no exchange", "[codegen][tile_ops]") {
   const auto g = nvrtc::generate(testing::tile_ops::reduce_kernel());
   const auto body = g.source.substr(g.source.find("// ---- end of prelude ----"));
   CHECK_THAT(body, Contains("for (long long rk0 = 0; rk0 < 32LL; ++rk0)"));  // a row of 32
   CHECK_THAT(body, Contains("for (long long rk0 = 0; rk0 < 64LL; ++rk0)"));  // a column of 64
   CHECK_THAT(body, !Contains("__shfl") && !Contains("bar.sync 1"));
-  // S - rowmax(S) on a wgmma accumulator, the softmax step: the fragment walk has each element
-  // in one register, the row's others in other threads' (warp shuffles, not generated yet).
+}
+
+TEST_CASE("a row reduction of a wgmma accumulator is a fold of the thread's registers and two quad shuffles; a row broadcast moves nothing",
+          "[codegen][tile_ops][row_state]") {
+  // S - rowmax(S) on a wgmma accumulator, the softmax step (refused before row reductions of
+  // accumulators were generated: "reads accumulator a0 at other elements than its own").
   const auto acc = lower(kernel<sm_90a>("acc_rowmax", grid(1), threads(1_c), gmem<f32>("y", shape(64_c, 64_c)), accumulator<f32>(shape(64_c, 64_c)),
                                         [](auto y, auto a) {
                                           auto s = load(a);
                                           return seq(store(a, 0.0f), store(y.tile(shape(64_c, 64_c), 0_c, 0_c), s - broadcast<1>(max<1>(s), s)));
                                         }));
-  REQUIRE_THROWS_WITH(nvrtc::generate(acc), Contains("kernel 'acc_rowmax'") && Contains("(broadcast) reads accumulator a0 at other elements than its own"));
+  const auto body = [](nvrtc::generated const& g) { return g.source.substr(g.source.find("// ---- end of prelude ----")); };
+  const auto b = body(nvrtc::generate(acc));
+  CHECK_THAT(b, Contains("__shfl_xor_sync(0xffffffffu, r0, 1)") && Contains("__shfl_xor_sync(0xffffffffu, r0, 2)"));
+  CHECK_THAT(b, !Contains("rk0") && !Contains("bar.sync"));  // no index-order fold, no SMEM exchange
+  // 64 columns: 16 registers of the row per thread (4j + 2h + b), the last one j = 7, b = 1.
+  CHECK_THAT(b, Contains("acc0[(mb) * 32 + (29 + 2 * (i / 2 % 2))]"));
+
+  // The online-softmax state: row vectors are 2 registers per m64 block, read at the walk's row.
+  const auto g = nvrtc::generate(testing::row_state::online_softmax_kernel());
+  const auto src = body(g);
+  CHECK_THAT(src, Contains("float acc2[2];") && Contains("float acc4[2];") && Contains("float acc0[32];"));
+  CHECK_THAT(src, Contains("acc4[(mb) * 2 + (h)]") && Contains("acc3[(mb) * 2 + (i / 2 % 2)]"));
+  CHECK_THAT(src, Contains("if (sc::accumulator_element(lane, 0).col == 0)"));  // one lane of a quad stores a row
+  CHECK_THAT(src, !Contains("bar.sync") && !Contains("rk0"));
+
+  // P = exp2(S - m) as wgmma's register A: m is read at A's row, no data moves for it either.
+  const auto att = body(nvrtc::generate(testing::row_state::attention_block_kernel()));
+  CHECK_THAT(att, Contains("__shfl_xor_sync(0xffffffffu, r0, 2)") && Contains("acc7[(0) * 2 + (1)]") && Contains("{%32, %33, %34, %35}"));
+}
+
+TEST_CASE("reads of an accumulator that need other layouts than the D fragment's rows are refused by name", "[codegen][tile_ops][row_state]") {
+  auto s = shape(64_c, 64_c);
+  // A column reduction crosses all 128 threads (not generated); so does a column broadcast.
+  const auto col = lower(kernel<sm_90a>("acc_colsum", grid(1), threads(1_c), gmem<f32>("y", shape(64_c)), accumulator<f32>(s),
+                                        [](auto y, auto a) { return seq(store(a, 0.0f), store(y.tile(shape(64_c), 0_c), sum<0>(load(a)))); }));
+  REQUIRE_THROWS_WITH(nvrtc::generate(col), Contains("kernel 'acc_colsum'") && Contains("(sum) reads accumulator a0 at other elements than its own") &&
+                                                Contains("not along the rows of the D fragment"));
+  const auto colb = lower(kernel<sm_90a>("acc_colbcast", grid(1), threads(1_c), gmem<f32>("y", s), accumulator<f32>(s), accumulator<f32>(shape(64_c)),
+                                         [s](auto y, auto a, auto r) {
+                                           return seq(store(a, 0.0f), store(r, 1.0f), store(y.tile(s, 0_c, 0_c), load(a) + broadcast<0>(load(r), s)));
+                                         }));
+  REQUIRE_THROWS_WITH(nvrtc::generate(colb), Contains("kernel 'acc_colbcast'") && Contains("(broadcast) reads accumulator a1 at other elements than its own"));
+  // A row vector read where no fragment row is being walked (a plain (64, 64) SMEM store is
+  // not: it has no accumulator of that shape to walk) is a named refusal too.
+  const auto lone = lower(kernel<sm_90a>("acc_rowvec_f16", grid(1), threads(1_c), accumulator<f16>(shape(64_c)),
+                                         [](auto r) { return store(r, 0.0f); }));
+  REQUIRE_THROWS_WITH(nvrtc::generate(lone), Contains("kernel 'acc_rowvec_f16'") && Contains("f32 row vectors"));
 }
 
 namespace {

@@ -9,11 +9,13 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 
 #include <stagecraft/nvrtc/nvrtc.hpp>
 #include <stagecraft/registry.hpp>
 #include <stagecraft/stagecraft.hpp>
 
+#include "../interp/row_state_kernels.hpp"
 #include "../interp/tile_ops_kernels.hpp"
 
 using namespace stagecraft;
@@ -406,4 +408,35 @@ TEST_CASE("the transpose and layernorm_rows examples compile for sm_90a with no 
     CHECK(r.registers > 0);
     CHECK_THAT(r.ptx, Contains("cp.async.bulk.tensor") && !Contains("rsqrt.approx"));
   }
+
+TEST_CASE("row state and attention: sm_90a with no spills, quad shuffles for row reductions, wgmma with a register A operand", "[nvrtc][row_state]") {
+  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  // wgmma's A from registers is a brace group of four 32-bit registers before the B descriptor.
+  const std::regex register_a(R"(wgmma\.mma_async\.sync\.aligned\.m64n64k16\.f32\.bf16\.bf16\s*\{[^}]*\},\s*\{%r\d+, %r\d+, %r\d+, %r\d+\},\s*%rd\d+)");
+  for (auto const& k : {testing::row_state::online_softmax_kernel(), testing::row_state::attention_block_kernel()}) {
+    const auto c = nvrtc::compile(k, ir::Target::sm_90a, o);
+    INFO(k.name << "\n" << c.log);
+    std::printf("%-20s sm_90a: %d registers per thread, %d spill bytes\n", k.name.c_str(), c.registers, c.spill_bytes);
+    CHECK(c.spill_bytes == 0);
+    CHECK_THAT(c.ptx, Contains("shfl.sync.bfly.b32") && !Contains(".local") && !Contains("bar.sync 1"));
+    if (k.name == "acc_attention_block") CHECK(std::regex_search(c.ptx, register_a));
+    // A from registers written before wgmma.fence: ptxas injects no warpgroup.arrive (C7519).
+    CHECK_THAT(c.log, !Contains("C7519") && !Contains("serialized"));
+  }
+  auto const& e = registry::global().find("attention_hopper");
+  for (std::int64_t D : {64, 128})
+    for (std::int64_t causal : {0, 1}) {
+      const auto k = e.build(registry::resolve(e, {{"D", D}, {"causal", causal}}));
+      const auto c = nvrtc::compile(k, ir::Target::sm_90a, o);
+      INFO("attention_hopper D=" << D << " causal=" << causal << "\n" << c.log);
+      std::printf("attention_hopper D=%lld causal=%lld sm_90a: %d registers per thread, %d spill bytes\n", static_cast<long long>(D),
+                  static_cast<long long>(causal), c.registers, c.spill_bytes);
+      CHECK(c.spill_bytes == 0);
+      // Each consumer's wgmmas run inside its warpgroup's branch: an injected warpgroup.arrive
+      // there serializes them (C7520); setmaxnreg needs a known register count at entry (C7508).
+      CHECK_THAT(c.log, !Contains("serialized") && !Contains("setmaxnreg") && !Contains("C7519"));
+      CHECK_THAT(c.ptx, !Contains(".local") && Contains("shfl.sync.bfly.b32") && Contains("setmaxnreg.inc.sync.aligned.u32"));
+      CHECK(std::regex_search(c.ptx, register_a));
+      if (causal) CHECK_THAT(c.ptx, Contains("selp.f32") || Contains("setp."));
+    }
 }

@@ -51,6 +51,8 @@ struct api {
   unsigned short (*f32_to_f16)(float);
   float (*f16_to_f32)(unsigned short);
   unsigned short (*f32_to_bf16)(float);
+  // shfl.sync.bfly.b32 (twice for 64 bits) over all 32 lanes: the bits lane ^ lane_mask passed.
+  unsigned long long (*shfl_xor)(unsigned long long bits, int lane_mask);
 };
 
 }  // namespace schost

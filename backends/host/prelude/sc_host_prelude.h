@@ -48,6 +48,18 @@ inline std::common_type_t<A, B> max(A a, B b) {
   return static_cast<T>(a) < static_cast<T>(b) ? static_cast<T>(b) : static_cast<T>(a);
 }
 
+// Row reductions of a wgmma accumulator combine a quad's lanes with butterfly shuffles.
+template <class T>
+inline T __shfl_xor_sync(unsigned, T v, int lane_mask) {
+  static_assert(sizeof(T) <= 8, "__shfl_xor_sync: at most 64 bits");
+  unsigned long long bits = 0;
+  std::memcpy(&bits, &v, sizeof v);
+  bits = sc_host_api->shfl_xor(bits, lane_mask);
+  T r;
+  std::memcpy(&r, &bits, sizeof r);
+  return r;
+}
+
 inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, sizeof f); return f; }
 inline float __uint_as_float(unsigned u) { float f; std::memcpy(&f, &u, sizeof f); return f; }
 inline unsigned __float_as_uint(float f) { unsigned u; std::memcpy(&u, &f, sizeof u); return u; }

@@ -159,6 +159,8 @@ struct cta_t {
   std::vector<unsigned char> async_smem;  // what the async proxy (TMA stores) reads
   std::unordered_map<unsigned, mbarrier> bars;  // by SMEM offset
   std::array<counting_barrier, 16> named;
+  std::vector<counting_barrier> warps;       // shfl.sync: every lane of the warp takes part
+  std::vector<unsigned long long> shuffled;  // each thread's value in the shuffle under way
   int first_thread = 0, live = 0;
   bool started = false, exited = false;
   bool generic_dirty = false;  // a thread may have written SMEM since the last fence.proxy.async
@@ -209,7 +211,7 @@ struct thread_t {
   ctx::fiber fib, back;
   enum class state : std::uint8_t { unborn, ready, running, blocked, done } st = state::unborn;
   // What a blocked thread waits for, for deadlock reports.
-  enum class waits : std::uint8_t { nothing, mbar, named, cluster, bulk } on = waits::nothing;
+  enum class waits : std::uint8_t { nothing, mbar, named, cluster, bulk, warp } on = waits::nothing;
   unsigned wait_a = 0, wait_b = 0;
   std::vector<std::vector<int>> groups;  // committed bulk groups, oldest first
   std::vector<int> open;                 // bulk ops not committed yet
@@ -315,6 +317,22 @@ class machine {
       m.fail(failure::protocol, fmt::format("{}: bar.sync {}, {}: the id must be below 16 and the count a multiple of 32 up to the CTA's {} threads",
                                             m.who(), id, threads, block));
     m.count_in(c.named[id], threads, thread_t::waits::named, id, "bar.sync");
+  }
+  // Every lane publishes its value, the warp meets, each reads its partner's, the warp meets
+  // again so no lane overwrites a value before its partner has read it. A lane that never
+  // comes (divergence) is a deadlock, as on the GPU, where shfl.sync with a full mask hangs.
+  static unsigned long long api_shfl_xor(unsigned long long bits, int lane_mask) {
+    auto& m = *active;
+    m.preempt();
+    auto& c = m.ctas_[m.me().cta];
+    const unsigned t = m.me().regs.tid.x, warp = t / 32;
+    if (lane_mask < 0 || lane_mask >= 32 || m.block_threads() % 32 != 0)
+      m.fail(failure::protocol, fmt::format("{}: shfl.sync.bfly with lane mask {} (must be 0..31, in whole warps)", m.who(), lane_mask));
+    c.shuffled[t] = bits;
+    m.count_in(c.warps[warp], 32, thread_t::waits::warp, warp, "shfl.sync");
+    const unsigned long long got = m.ctas_[m.me().cta].shuffled[t ^ static_cast<unsigned>(lane_mask)];
+    m.count_in(m.ctas_[m.me().cta].warps[warp], 32, thread_t::waits::warp, warp, "shfl.sync");
+    return got;
   }
   static void api_cluster_sync() {
     auto& m = *active;
@@ -521,6 +539,7 @@ class machine {
     api_.f32_to_f16 = &api_f32_to_f16;
     api_.f16_to_f32 = &api_f16_to_f32;
     api_.f32_to_bf16 = &api_f32_to_bf16;
+    api_.shfl_xor = &api_shfl_xor;
     c_.mod->bind(&api_);
   }
 
@@ -533,6 +552,8 @@ class machine {
       c.async_smem.assign(c.smem.size(), 0xff);
       c.started = true;
       c.live = static_cast<int>(block_threads());
+      c.warps.assign((block_threads() + 31) / 32, counting_barrier{});
+      c.shuffled.assign(block_threads(), 0);
       for (int t = c.first_thread; t < c.first_thread + static_cast<int>(block_threads()); ++t) {
         threads_[t].regs.smem = c.smem.data();
         threads_[t].fib = ctx::fiber(std::allocator_arg, ctx::protected_fixedsize_stack(fiber_stack), [this, t](ctx::fiber&& back) {
@@ -989,6 +1010,11 @@ class machine {
         case thread_t::waits::cluster: {
           auto const& cb = clusters_[ctas_[th.cta].cluster].sync;
           what = fmt::format("wait(s) in barrier.cluster: {} of {} threads of the cluster arrived", cb.arrived, cb.expected);
+          break;
+        }
+        case thread_t::waits::warp: {
+          auto const& cb = ctas_[th.cta].warps[th.wait_a];
+          what = fmt::format("wait(s) in shfl.sync of warp {}: {} of 32 lanes arrived", th.wait_a, cb.arrived);
           break;
         }
         case thread_t::waits::bulk:

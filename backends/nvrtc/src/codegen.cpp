@@ -104,8 +104,11 @@ class emitter {
       if (al.kind == ir::AllocKind::smem && !al.tiling.empty())
         throw unsupported(fmt::format("kernel '{}': allocation {} uses tiling({}), which the NVRTC backend does not lay out yet",
                                       k_.name, ir::alloc_name(k_, static_cast<int>(a)), fmt::join(al.tiling, ", ")));
-      if (al.kind == ir::AllocKind::accumulator && ((al.dtype != ir::DType::f32 && al.dtype != ir::DType::f16) || al.shape.size() != 2 ||
-                                                    al.shape[0] % 64 != 0 || al.shape[1] % 8 != 0))
+      if (al.kind == ir::AllocKind::accumulator && al.shape.size() == 1 && (al.dtype != ir::DType::f32 || al.shape[0] % 64 != 0))
+        throw unsupported(fmt::format("kernel '{}': row-vector accumulator {} ({} [{}]): the NVRTC backend generates f32 row vectors of 64 m rows",
+                                      k_.name, ir::alloc_name(k_, static_cast<int>(a)), ir::dtype_name(al.dtype), fmt::join(al.shape, ", ")));
+      if (al.kind == ir::AllocKind::accumulator && al.shape.size() != 1 &&
+          ((al.dtype != ir::DType::f32 && al.dtype != ir::DType::f16) || al.shape.size() != 2 || al.shape[0] % 64 != 0 || al.shape[1] % 8 != 0))
         throw unsupported(fmt::format("kernel '{}': accumulator {} ({} [{}]): the NVRTC backend generates f32 or f16 accumulators of (64 m, 8 n) "
                                       "fragments", k_.name, ir::alloc_name(k_, static_cast<int>(a)), ir::dtype_name(al.dtype), fmt::join(al.shape, ", ")));
       const bool is_barrier = al.kind == ir::AllocKind::barrier || al.kind == ir::AllocKind::cluster_barrier;
@@ -178,7 +181,11 @@ class emitter {
     std::vector<std::string> params;
     for (std::size_t i = 0; i < maps_.size(); ++i) params.push_back(fmt::format("const __grid_constant__ sc::tmap_t tmap{}", i));
     for (auto const& p : k_.params) params.push_back(fmt::format("{}* __restrict__ p_{}", ctype(p.dtype), p.name));
-    std::string h = fmt::format("\nextern \"C\" __global__ void __launch_bounds__({}) {}({}) {{\n", 128 * k_.warpgroups,
+    // With setmaxnreg, ptxas must know the register count at entry: one CTA per SM fixes it
+    // (without it ptxas may report "setmaxnreg ignored; unable to determine register count at
+    // entry" and cap every thread at 65536 / threads).
+    const bool split = register_split().first != 0 && std::any_of(k_.stmts.begin(), k_.stmts.end(), [&](ir::Stmt const& s) { return producer_branch(s); });
+    std::string h = fmt::format("\nextern \"C\" __global__ void __launch_bounds__({}{}) {}({}) {{\n", 128 * k_.warpgroups, split ? ", 1" : "",
                                 entry_name(k_.name), fmt::join(params, ", "));
     h += "  SC_DYNAMIC_SMEM(smem);\n";
     h += "  const int wg = static_cast<int>(threadIdx.x) / 128;\n  const int lane = static_cast<int>(threadIdx.x) % 128;\n";
@@ -187,6 +194,11 @@ class emitter {
       auto const& al = k_.allocs[a];
       if (al.kind != ir::AllocKind::accumulator) continue;
       // Indexed only by constants once the fragment loops are unrolled, so it lives in registers.
+      if (al.shape.size() == 1) {
+        h += fmt::format("  float acc{}[{}];  // ({}) f32 row vector: the 2 rows of each m64 block this thread's D fragment holds\n", a, acc_registers(a),
+                         al.shape[0]);
+        continue;
+      }
       h += fmt::format("  {} acc{}[{}];  // ({}, {}) {} accumulator: {} m64 block(s) x {} registers per thread\n", acc_f16(a) ? "unsigned" : "float",
                        a, acc_registers(a), al.shape[0], al.shape[1], ir::dtype_name(al.dtype), al.shape[0] / 64, acc_registers(a) / (al.shape[0] / 64));
     }
@@ -270,6 +282,7 @@ class emitter {
   bool acc_f16(std::size_t a) const { return k_.allocs[a].dtype == ir::DType::f16; }
   // 32-bit registers per thread: N/2 elements per m64 block, two of them per register in f16.
   std::int64_t acc_registers(std::size_t a) const {
+    if (k_.allocs[a].shape.size() == 1) return k_.allocs[a].shape[0] / 64 * 2;
     return k_.allocs[a].shape[0] / 64 * (k_.allocs[a].shape[1] / (acc_f16(a) ? 4 : 2));
   }
   // The accumulator a store walks the fragment of: its destination, else the first it loads; -1: none.
@@ -366,6 +379,14 @@ class emitter {
       case ir::ValueOp::load: {
         auto const& r = k_.refs[v.ref];
         if (is_acc(v.ref)) {
+          // A row vector: the register of the row the walk is at (both halves of a quad's rows
+          // are in every lane of the quad, so no lane needs another's).
+          if (k_.allocs[r.id].shape.size() == 1) {
+            if (row_mb_.empty())
+              throw unsupported(fmt::format("kernel '{}': row-vector accumulator a{} is read outside a store or wgmma that walks the D fragment's rows",
+                                            k_.name, r.id));
+            return fmt::format("acc{}[({}) * 2 + ({})]", r.id, row_mb_, row_half_);
+          }
           // Only reached inside a walk of a fragment (the callers check shapes): the element the
           // walk is at is one of this thread's registers.
           if (fragment_index_.empty())
@@ -399,7 +420,10 @@ class emitter {
       }
       case ir::ValueOp::broadcast: {
         // Element i of the result is element (i / (len * inner)) * inner + i % inner of the operand.
-        no_fragment_below(id);
+        // A row vector spread along a fragment's rows is the thread's own register for the row
+        // the walk is at: no data moves.
+        if (reads_accumulator(v.a) && !(in_row_walk(v.shape) && v.scalar == 1))
+          refuse_exchange(id, "a broadcast that is not a row vector spread along the columns of the D fragment being walked");
         const auto [len, inner] = around_axis(v.shape, static_cast<std::size_t>(v.scalar));
         return value(v.a, fmt::format("((static_cast<long long>({0}) / {1}LL) * {2}LL + static_cast<long long>({0}) % {2}LL)", i, len * inner, inner));
       }
@@ -427,8 +451,9 @@ class emitter {
         // upward (the interpreter's order, so the sums agree bit for bit): operands are read from
         // memory at any index, so no element crosses lanes and there is nothing to exchange.
         // The identities leave the first element as it is: -0 + x == x, fmaxf(NaN, x) == x.
-        no_fragment_below(id);
         auto const& in = k_.values[v.a].shape;
+        if (v.scalar == 1 && in_row_walk(in)) return round(fragment_fold(v));
+        if (reads_accumulator(v.a)) refuse_exchange(id, "a reduction that is not along the rows of the D fragment being walked");
         const auto [len, inner] = around_axis(in, static_cast<std::size_t>(v.scalar));
         const int n = reduction_depth_++;
         const char* type = fp ? "float" : "long long";
@@ -525,16 +550,90 @@ class emitter {
   }
   // Inside a walk of an accumulator's fragment an accumulator element is this thread's register
   // at the walk's position, whatever index is asked for: an op that reads other elements than
-  // the one it computes cannot take one. (Row reductions of a wgmma accumulator need warp
-  // shuffles over its fragment layout; not generated yet.)
-  void no_fragment_below(ir::ValueId id) const {
+  // the one it computes can take one only in the two forms the D layout makes cheap, a row
+  // reduction (fragment_fold) and a row broadcast (the thread's own row register).
+  bool reads_accumulator(ir::ValueId id) const {
     std::vector<ir::ValueId> leaves;
     loads_of(id, leaves);
+    return std::any_of(leaves.begin(), leaves.end(), [&](ir::ValueId l) { return is_acc(k_.values[l].ref); });
+  }
+  // Whether a (rows, cols) tile lines up with the D fragment rows being walked.
+  bool in_row_walk(std::vector<std::int64_t> const& shape) const {
+    return !row_mb_.empty() && shape.size() == 2 && shape[0] == walk_rows_ && shape[1] % 8 == 0;
+  }
+  [[noreturn]] void refuse_exchange(ir::ValueId id, const char* what) const {
+    std::vector<ir::ValueId> leaves;
+    loads_of(id, leaves);
+    int a = -1;
     for (auto l : leaves)
-      if (is_acc(k_.values[l].ref))
-        throw unsupported(fmt::format("kernel '{}': tile value {} ({}) reads accumulator a{} at other elements than its own; reductions and "
-                                      "broadcasts of register accumulators are not generated yet (store the accumulator to SMEM first)",
-                                      k_.name, id, ir::value_op_name(k_.values[id].op), k_.refs[k_.values[l].ref].id));
+      if (is_acc(k_.values[l].ref)) a = k_.refs[k_.values[l].ref].id;
+    throw unsupported(fmt::format("kernel '{}': tile value {} ({}) reads accumulator a{} at other elements than its own in {}; only row reductions "
+                                  "(sum/max/min<1>) and row broadcasts (broadcast<1>) inside a walk of the D fragment are generated "
+                                  "(store the accumulator to SMEM first)",
+                                  k_.name, id, ir::value_op_name(k_.values[id].op), a, what));
+  }
+
+  // The D fragment puts row r of an m64 block in the 4 lanes of one quad (lanes 4q .. 4q + 3 of
+  // a warp), each holding n/4 of its columns in registers 4j + 2h + {0, 1} (h: which of the
+  // thread's two rows). A row reduction folds the thread's registers in that order, then
+  // combines the quad with two butterfly shuffles (xor 1, xor 2): every lane ends with the same
+  // bits, since the combination is ((p0 + p1) + (p2 + p3)) in each, up to commutation. This is
+  // another association than the interpreter's left-to-right fold: max and min agree bit for
+  // bit; sums agree within the bound docs/codegen.md gives. rows_by_quad() checks the
+  // description these register and lane numbers are read from.
+  std::string fragment_fold(ir::Value const& v) const {
+    if (!rows_by_quad()) throw unsupported(fmt::format("kernel '{}': the D fragment layout does not keep each row within a quad", k_.name));
+    auto const& in = k_.values[v.a].shape;
+    const bool fp = ir::dtype_is_float(v.dtype);
+    const int n = reduction_depth_++;
+    const char* type = fp ? "float" : "long long";
+    const std::string init = fp ? (v.op == ir::ValueOp::reduce_sum ? "-0.0f" : "__int_as_float(0x7fc00000)")
+                                : (v.op == ir::ValueOp::reduce_sum ? "0LL" : v.op == ir::ValueOp::reduce_max ? "(-9223372036854775807LL - 1)" : "9223372036854775807LL");
+    auto combine = [&](std::string const& x) {
+      switch (v.op) {
+        case ir::ValueOp::reduce_sum:
+          return fp ? fmt::format("r{0} = r{0} + {1};", n, x)
+                    : fmt::format("r{0} = static_cast<long long>(static_cast<unsigned long long>(r{0}) + static_cast<unsigned long long>({1}));", n, x);
+        case ir::ValueOp::reduce_max: return fmt::format("r{0} = {2}(r{0}, {1});", n, x, fp ? "fmaxf" : "max");
+        default: return fmt::format("r{0} = {2}(r{0}, {1});", n, x, fp ? "fminf" : "min");
+      }
+    };
+    const std::int64_t regs = in[1] / 2;  // f32 registers per m64 block of an (M, in[1]) fragment
+    std::string body = fmt::format("{} r{} = {};", type, n, init);
+    const std::string saved = fragment_index_;
+    for (std::int64_t j = 0; j < in[1] / 8; ++j)
+      for (int b = 0; b < 2; ++b) {
+        const std::string reg = fmt::format("({} + 2 * ({}))", 4 * j + b, row_half_);
+        fragment_index_ = fmt::format("({}) * {} + {}", row_mb_, regs, reg);
+        const std::string f = fmt::format("(static_cast<long long>(64 * ({0}) + sc::accumulator_element(lane, {1}).row) * {2}LL + sc::accumulator_element(lane, {1}).col)",
+                                          row_mb_, reg, in[1]);
+        body += " " + combine(value(v.a, f));
+      }
+    fragment_index_ = saved;
+    for (int x : {1, 2}) body += " " + combine(fmt::format("__shfl_xor_sync(0xffffffffu, r{}, {})", n, x));
+    --reduction_depth_;
+    return fmt::format("([&]() {{ {} return r{}; }}())", body, n);
+  }
+  // Checked on the one description: register i holds a row of half i / 2 % 2 (the row register
+  // 2h holds); the lanes of a quad hold the same rows; the quad's registers of a row cover its
+  // columns exactly once.
+  static bool rows_by_quad() {
+    constexpr int cols = 256, regs = cols / 2;
+    for (int t = 0; t < 128; ++t)
+      for (int h = 0; h < 2; ++h) {
+        std::vector<int> seen(cols, 0);
+        for (int q = 0; q < 4; ++q) {
+          const int u = (t & ~3) | q;
+          if (ir::wgmma::accumulator_element(u, 2 * h).row != ir::wgmma::accumulator_element(t, 2 * h).row) return false;
+          for (int i = 0; i < regs; ++i) {
+            const auto e = ir::wgmma::accumulator_element(u, i);
+            if (e.row != ir::wgmma::accumulator_element(u, 2 * (i / 2 % 2)).row) return false;
+            if (i / 2 % 2 == h) ++seen[e.col];
+          }
+        }
+        if (std::any_of(seen.begin(), seen.end(), [](int c) { return c != 1; })) return false;
+      }
+    return true;
   }
 
   void loads_of(ir::ValueId id, std::vector<ir::ValueId>& out) const {
@@ -647,18 +746,8 @@ class emitter {
   void fragment_store(ir::StmtId id, int a, std::string const& ind, std::string& out) {
     auto const& s = k_.stmts[id];
     auto line = [&](std::string const& t) { out += ind + t + "\n"; };
-    auto const& shape = k_.allocs[a].shape;
-    auto check = [&](ir::RefId rid, const char* role) {
-      auto const& r = k_.refs[rid];
-      if (is_acc(rid) && !r.index.empty()) unsupported_op(id, fmt::format("an indexed view of accumulator a{}", r.id));
-      if (r.shape != shape)
-        unsupported_op(id, fmt::format("a store mixing accumulator a{} ({}) with {} of shape ({}) (every operand must have the accumulator's shape)",
-                                       a, fmt::join(shape, ", "), role, fmt::join(r.shape, ", ")));
-    };
-    check(s.refs[0], "a destination");
-    std::vector<ir::ValueId> leaves;
-    loads_of(s.value, leaves);
-    for (auto l : leaves) check(k_.values[l].ref, "a load");
+    auto const& shape = k_.refs[s.refs[0]].shape;
+    if (!check_walk_operands(id, a, shape)) return row_store(id, a, ind, out);
     const bool to_registers = is_acc(s.refs[0]);
     acc_touched_ = true;
     if (dirty_) line(fmt::format("sc::wg_sync(wg);  // op #{}: an earlier store may have touched these bytes from other lanes", id));
@@ -685,6 +774,8 @@ class emitter {
     line(fmt::format("      const long long f = static_cast<long long>(64 * mb + e.row) * {} + e.col;", shape[1]));
     line("      (void)f;  // unused when nothing but the accumulator is addressed");
     fragment_index_ = fmt::format("mb * {} + i", regs);
+    // Register i is in the thread's row i / 2 % 2 of the block (rows_by_quad checks it).
+    row_mb_ = "mb", row_half_ = "i / 2 % 2", walk_rows_ = shape[0];
     if (packed) {
       const std::string lo = value(s.value, "f");
       fragment_index_ = fmt::format("mb * {} + i + 1", regs);
@@ -703,6 +794,70 @@ class emitter {
       line(fmt::format("      *reinterpret_cast<{0}*>(&{1}) = *reinterpret_cast<const {0}*>(out);", pair_type, element(s.refs[0], "f")));
     }
     fragment_index_.clear();
+    row_mb_.clear(), row_half_.clear();
+    line("    }");
+    line("  }");
+    line("}");
+  }
+  // The operands a fragment walk of a store addresses at the element it is at (all but those
+  // under a reduction or broadcast, which fragment_fold and the row registers place) must have
+  // the walked shape. False: the destination is a row vector, walked by row_store.
+  bool check_walk_operands(ir::StmtId id, int a, std::vector<std::int64_t> const& shape) const {
+    auto const& s = k_.stmts[id];
+    auto check = [&](ir::RefId rid, const char* role) {
+      auto const& r = k_.refs[rid];
+      if (is_acc(rid) && !r.index.empty()) unsupported_op(id, fmt::format("an indexed view of accumulator a{}", r.id));
+      if (r.shape != shape)
+        unsupported_op(id, fmt::format("a store mixing accumulator a{} ({}) with {} of shape ({}) (every operand must have the {}'s shape)", a,
+                                       fmt::join(shape, ", "), role, fmt::join(r.shape, ", "), is_acc(s.refs[0]) ? "accumulator" : "destination"));
+    };
+    const bool rows = shape.size() == 1;
+    if (rows ? shape[0] % 64 != 0 : shape.size() != 2 || shape[0] % 64 != 0 || shape[1] % 8 != 0)
+      unsupported_op(id, fmt::format("a store of shape ({}) involving accumulator a{} (a walk of the D fragment covers (64 m, 8 n) tiles or "
+                                     "(64 m) row vectors)", fmt::join(shape, ", "), a));
+    check(s.refs[0], "a destination");
+    std::vector<ir::ValueId> leaves;
+    direct_loads_of(s.value, leaves);
+    for (auto l : leaves) check(k_.values[l].ref, "a load");
+    return !rows;
+  }
+  void direct_loads_of(ir::ValueId id, std::vector<ir::ValueId>& out) const {
+    auto const& v = k_.values[id];
+    if (v.op == ir::ValueOp::load) out.push_back(id);
+    if (ir::value_is_reduction(v.op) || v.op == ir::ValueOp::broadcast) return;
+    for (auto c : {v.a, v.b, v.c})
+      if (c != ir::none) direct_loads_of(c, out);
+  }
+  // A store of shape (M) that involves an accumulator: every thread computes the rows its D
+  // fragment holds, two per m64 block; the four lanes of a quad compute the same row (the
+  // shuffles of a row reduction need all of them), and one of them writes it to memory.
+  void row_store(ir::StmtId id, int a, std::string const& ind, std::string& out) {
+    auto const& s = k_.stmts[id];
+    auto line = [&](std::string const& t) { out += ind + t + "\n"; };
+    auto const& r = k_.refs[s.refs[0]];
+    const auto rows = r.shape[0];
+    const bool to_registers = is_acc(s.refs[0]);
+    const auto dt = r.base == ir::RefBase::param ? k_.params[r.id].dtype : k_.allocs[r.id].dtype;
+    acc_touched_ = true;
+    if (dirty_) line(fmt::format("sc::wg_sync(wg);  // op #{}: an earlier store may have touched these bytes from other lanes", id));
+    dirty_ = touches_memory(s);
+    line(fmt::format("{{  // op #{}: store over the D fragment's rows ({}) of a{}: {} block(s) x 2 rows per thread", id, rows, a, rows / 64));
+    line("  #pragma unroll");
+    line(fmt::format("  for (int mb = 0; mb < {}; ++mb) {{", rows / 64));
+    line("    #pragma unroll");
+    line("    for (int h = 0; h < 2; ++h) {");
+    line("      const long long f = 64 * mb + sc::accumulator_element(lane, 2 * h).row;");
+    line("      (void)f;  // unused when nothing but registers is addressed");
+    row_mb_ = "mb", row_half_ = "h", walk_rows_ = rows;
+    const std::string x = value(s.value, "f");
+    row_mb_.clear(), row_half_.clear();
+    line(fmt::format("      const auto x = {};", x));
+    if (to_registers) {
+      line(fmt::format("      acc{}[mb * 2 + h] = x;", r.id));
+    } else {
+      // The lane holding the row's column 0: one per quad.
+      line(fmt::format("      if (sc::accumulator_element(lane, 0).col == 0) {} = {};", element(s.refs[0], "f"), store_conv(dt, "x")));
+    }
     line("    }");
     line("  }");
     line("}");
@@ -733,6 +888,53 @@ class emitter {
     return -1;
   }
 
+  // The row (0 or 1) of the thread's D fragment rows that holds A-from-registers element i, in
+  // every thread; -1: none does.
+  static int a_row_half(int i) {
+    for (int h = 0; h < 2; ++h) {
+      bool all = true;
+      for (int t = 0; t < 128 && all; ++t) all = ir::wgmma::a_element(t, i).row == ir::wgmma::accumulator_element(t, 2 * h).row;
+      if (all) return h;
+    }
+    return -1;
+  }
+
+  // The four registers of A from registers for m block mb, k step ks of wgmma `id`.
+  void register_a(ir::StmtId id, ir::wgmma::plan const& p, std::int64_t mb, std::int64_t ks, std::string& out, std::string const& ind) {
+    auto const& s = k_.stmts[id];
+    auto line = [&](std::string const& t) { out += ind + t + "\n"; };
+    auto const& v = k_.values[s.value];
+    std::vector<std::string> elem(8);
+    for (int i = 0; i < 8; ++i) {
+      // A's element i is in row half a_row_half(i) of the thread's D rows: row vectors
+      // broadcast into A read that register.
+      if (const int h = a_row_half(i); h >= 0) row_mb_ = fmt::format("{}", mb), row_half_ = fmt::format("{}", h), walk_rows_ = v.shape[0];
+      std::vector<ir::ValueId> direct;
+      direct_loads_of(s.value, direct);
+      for (auto l : direct) {
+        auto const& r = k_.refs[k_.values[l].ref];
+        if (!is_acc(k_.values[l].ref)) continue;
+        auto const& sh = k_.allocs[r.id].shape;
+        const int j = sh == v.shape ? a_from_accumulator(sh[1], i, ks) : -1;
+        if (j < 0)
+          unsupported_op(id, fmt::format("A from registers computed from accumulator a{} ({}), which is not A's shape ({})", r.id, fmt::join(sh, ", "),
+                                         fmt::join(v.shape, ", ")));
+        fragment_index_ = fmt::format("{}", mb * (sh[1] / 2) + j);
+      }
+      const std::string f = fmt::format("(static_cast<long long>({} + sc::a_element(lane, {}).row) * {} + {} + sc::a_element(lane, {}).col)", 64 * mb, i,
+                                        p.k, 16 * ks, i);
+      elem[i] = store_conv(p.a_type, value(s.value, f));
+      fragment_index_.clear();
+      row_mb_.clear(), row_half_.clear();
+    }
+    line(fmt::format("  unsigned ra{}_{}[4] = {{  // A of m block {}, k step {}", mb, ks, mb, ks));
+    for (int r = 0; r < 4; ++r)
+      line(fmt::format("    static_cast<unsigned>({}) | static_cast<unsigned>({}) << 16{}", elem[2 * r], elem[2 * r + 1], r < 3 ? "," : ""));
+    line("  };");
+    line("  #pragma unroll");
+    line(fmt::format("  for (int r = 0; r < 4; ++r) sc::reg_fence(ra{}_{}[r]);", mb, ks));
+  }
+
   void emit_wgmma(ir::StmtId id, std::string const& ind, std::string& out) {
     auto const& s = k_.stmts[id];
     auto line = [&](std::string const& t) { out += ind + t + "\n"; };
@@ -748,6 +950,12 @@ class emitter {
     // proxy fence is commit_smem(), the kernel's own).
     if (dirty_) line("  sc::wg_sync(wg);");
     dirty_ = reads_memory_into_a(s);
+    // A from registers is computed for every instruction before the fence: registers a wgmma
+    // reads must be written before wgmma.fence, or ptxas injects a warpgroup.arrive per
+    // instruction (C7519), which inside a warpgroup's branch serializes them (C7520).
+    if (p.a_in_registers)
+      for (std::int64_t mb = 0; mb < p.m_blocks(); ++mb)
+        for (std::int64_t ks = 0; ks < p.k_steps(); ++ks) register_a(id, p, mb, ks, out, ind);
     if (acc_touched_ || p.a_in_registers) {
       pin_registers(acc, ind + "  ", out);
       line("  sc::wgmma_fence();  // ordinary code touched these registers since the last wgmma");
@@ -767,32 +975,8 @@ class emitter {
         line(fmt::format("    const unsigned long long db = 0x{:016x}ull | ((b_addr + {}u) >> 4 & 0x3FFFu);", ir::wgmma::descriptor_constant(p.b), p.b_start(ks)));
         std::string a_operand, a_inputs;
         if (p.a_in_registers) {
-          auto const& v = k_.values[s.value];
-          std::vector<ir::ValueId> leaves;
-          loads_of(s.value, leaves);
-          std::vector<std::string> elem(8);
-          for (int i = 0; i < 8; ++i) {
-            for (auto l : leaves) {
-              auto const& r = k_.refs[k_.values[l].ref];
-              if (!is_acc(k_.values[l].ref)) continue;
-              auto const& sh = k_.allocs[r.id].shape;
-              const int j = sh == v.shape ? a_from_accumulator(sh[1], i, ks) : -1;
-              if (j < 0)
-                unsupported_op(id, fmt::format("A from registers computed from accumulator a{} ({}), which is not A's shape ({})", r.id, fmt::join(sh, ", "),
-                                               fmt::join(v.shape, ", ")));
-              fragment_index_ = fmt::format("{}", mb * (sh[1] / 2) + j);
-            }
-            const std::string f = fmt::format("(static_cast<long long>({} + sc::a_element(lane, {}).row) * {} + {} + sc::a_element(lane, {}).col)", 64 * mb, i,
-                                              p.k, 16 * ks, i);
-            elem[i] = store_conv(p.a_type, value(s.value, f));
-            fragment_index_.clear();
-          }
-          line("    const unsigned ra[4] = {");
-          for (int r = 0; r < 4; ++r)
-            line(fmt::format("      static_cast<unsigned>({}) | static_cast<unsigned>({}) << 16{}", elem[2 * r], elem[2 * r + 1], r < 3 ? "," : ""));
-          line("    };");
           a_operand = fmt::format("{{%{}, %{}, %{}, %{}}}", regs, regs + 1, regs + 2, regs + 3);
-          a_inputs = "\"r\"(ra[0]), \"r\"(ra[1]), \"r\"(ra[2]), \"r\"(ra[3]), ";
+          a_inputs = fmt::format("\"r\"(ra{0}_{1}[0]), \"r\"(ra{0}_{1}[1]), \"r\"(ra{0}_{1}[2]), \"r\"(ra{0}_{1}[3]), ", mb, ks);
         } else {
           line(fmt::format("    const unsigned long long da = 0x{:016x}ull | ((a_addr + {}u) >> 4 & 0x3FFFu);", ir::wgmma::descriptor_constant(p.a),
                            p.a_start(mb, ks)));
@@ -849,11 +1033,14 @@ class emitter {
   // registers are shared: 128 x 40 for the producer, the rest split evenly (multiples of 8, as
   // setmaxnreg wants). Only with three or more warpgroups: with two, ptxas may already give each
   // thread 255, and an "inc" below the current count is undefined.
+  // The watchdog's bounded waits (%globaltimer, the report's printf) take the producer past 40
+  // (ws_copy's spilled once setmaxnreg took effect), so it gets 56 there.
   std::pair<int, int> register_split() const {
     const int w = k_.warpgroups;
     if (w < 3) return {0, 0};
-    const int rest = std::min(240, (65536 - 128 * 40) / (128 * (w - 1)) / 8 * 8);
-    return {40, rest};
+    const int producer = o_.watchdog_ms ? 56 : 40;
+    const int rest = std::min(240, (65536 - 128 * producer) / (128 * (w - 1)) / 8 * 8);
+    return {producer, rest};
   }
 
   // Lane 0 issues TMA copies and arrivals for its warpgroup, after the other lanes' generic
@@ -1179,7 +1366,11 @@ class emitter {
   mutable std::map<std::pair<ir::StmtId, bool>, char> loop_head_memo_;  // 0 unknown, 1 false, 2 true
   mutable std::map<std::pair<ir::StmtId, bool>, char> touch_head_memo_;  // the same for acc_touched_
   bool acc_touched_ = true;          // ordinary code touched accumulator registers since the last wgmma.fence
-  std::string fragment_index_;       // inside a fragment walk: the register index of its element
+  mutable std::string fragment_index_;  // inside a fragment walk: the register index of its element
+  // Inside a walk of the D fragment's rows (a store's fragment or row walk, a wgmma's A): the
+  // m64 block and the thread's row (0 or 1) of the element, as C++ expressions, and the rows walked.
+  std::string row_mb_, row_half_;
+  std::int64_t walk_rows_ = 0;
   bool dirty_ = false;  // a store ran since this warpgroup's last sc::wg_sync (see after())
   std::vector<op_span> spans_;  // offsets into the body until run() places them in the source
 };

@@ -62,8 +62,10 @@ namespace detail {
 template <dtype DT, class Shape>
 auto make_accumulator(decl_info info) {
   using D = typename Shape::static_dims;
-  if constexpr (!D::all_static || D::rank != 2)
-    STAGECRAFT_ERROR_T(D, "accumulator<T>(shape(m, n)): a wgmma accumulator is 2-D with static extents");
+  // 1-D: a row vector, one value per row of a (m, n) accumulator, held where that row's fragment
+  // is (per-row state of an online softmax: running max and sum).
+  if constexpr (!D::all_static || (D::rank != 2 && D::rank != 1))
+    STAGECRAFT_ERROR_T(D, "accumulator<T>(shape(m, n)): a wgmma accumulator is 2-D (or a 1-D row vector, shape(m)) with static extents");
   else if constexpr (D::values[0] % 64 != 0)
     STAGECRAFT_ERROR("a wgmma accumulator has a multiple of 64 rows",
                      "a wgmma accumulator has a multiple of 64 rows (one warpgroup instruction covers 64), but got "

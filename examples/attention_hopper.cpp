@@ -1,0 +1,202 @@
+// O = softmax(Q K^T / sqrt(D) + mask) V, bf16 in and out: a FlashAttention-3-style forward pass
+// for sm_90a.
+//
+// Q, K, V and O are (B * S, D), row b * S + position. A CTA takes 128 query rows of one of the B
+// (batch x head) slices: warpgroup 0 (the producer) loads its Q tile once, then streams 64-key
+// blocks of K and V through a 2-stage ring of 128-byte swizzled stages with TMA (K and V on their
+// own barriers, so S = Q K^T starts before V has landed); warpgroups 1 and 2 (the consumers) each
+// own a 64-row slice of the Q tile and, per key block,
+//
+//   S  = Q K^T                         wgmma, both operands in SMEM, f32 D fragment
+//   L  = S * log2(e) / sqrt(D)         (causal: on the diagonal block, select(col <= row, L, -1e30))
+//   m' = max(m, max<1>(L))             row reduction of the fragment: registers + 2 quad shuffles
+//   S := P = exp2(L - broadcast<1>(m'))   in S's own registers
+//   l  = l * exp2(m - m') + sum<1>(P)
+//   O  = O * broadcast<1>(exp2(m - m')) + P V   P straight from S's registers as wgmma's A
+//
+// m, m' and l are row-vector accumulators (accumulator<f32>(shape(64_c))): each thread holds the
+// two rows of the D fragment it owns, so the broadcasts read its own registers and nothing but
+// the two shuffles of a row reduction moves between lanes. The exponentials are exp2 of
+// log2(e)-prescaled logits, the shared implementation (stagecraft/ir/math.hpp).
+//
+// Causal: query row r sees keys k <= r. The consumer whose 64 rows start at key block `diag`
+// computes the blocks below it unmasked in its loop, then the diagonal block, masked by iota,
+// compare and select with a static triangle (rows and keys start at the same offset there), and
+// skips the block above it (every P would be 0); it still waits for and releases that stage, so
+// its barrier phases stay in step with the producer's. The producer stops at the CTA's last
+// visible block.
+//
+// D = 128 is two 64-column chunks (one swizzle row each): S sums two wgmmas, O is two (64, 64)
+// accumulators fed by the same P.
+#include <cmath>
+#include <string>
+#include <utility>
+
+#include <stagecraft/host/tensor.hpp>
+#include <stagecraft/ir/math.hpp>
+#include <stagecraft/registry.hpp>
+#include <stagecraft/stagecraft.hpp>
+
+namespace stagecraft::examples {
+namespace {
+
+constexpr long long BQ = 128, BKV = 64, STAGES = 2;
+
+// seq(f(int_c<0>), ..., f(int_c<N - 1>)): one statement per head-dimension chunk.
+template <long long N, class F>
+auto each(F const& f) {
+  return [&]<long long... I>(std::integer_sequence<long long, I...>) { return seq(f(int_c<I>)...); }(std::make_integer_sequence<long long, N>{});
+}
+
+template <long long D, bool Causal>
+auto attention_hopper(std::int64_t B, std::int64_t S) {
+  constexpr long long DC = D / 64;  // 64-column chunks of the head dimension
+  const std::int64_t q_tiles = S / BQ, kv_blocks = S / BKV;
+  const float scale = static_cast<float>(1.4426950408889634 / std::sqrt(static_cast<double>(D)));
+  auto tile = shape(64_c, 64_c);
+  auto body = [=](auto q, auto k, auto v, auto o, auto qs, auto ks, auto vs, auto q_full, auto k_full, auto v_full, auto consumed, auto Sacc,
+                  auto O0, auto O1, auto m, auto mn, auto l) {
+    auto O = [&](auto c) {
+      if constexpr (decltype(c)::value == 0) return O0;
+      else return O1;
+    };
+    auto cta = program_id(0_c);
+    auto q_tile = cta % q_tiles;                          // which 128 rows of the slice
+    auto kv_row = cta / q_tiles * kv_blocks;              // the slice's first 64-row block of K and V
+    // Causal: the CTA's rows end in key block 2 q_tile + 1; the blocks after it are not loaded.
+    auto needed = [&](auto j, auto const& what) {
+      if constexpr (Causal) return if_(j < q_tile * 2_c + 2_c, what);
+      else return what;
+    };
+
+    auto producer = seq(each<2>([&](auto h) { return each<DC>([&](auto c) { return copy_gmem_to_smem(q.block(cta * 2_c + h, c), qs[h][c], q_full[0_c]); }); }),
+                        for_(range(kv_blocks), [&](auto j) {
+                          auto s = stage<STAGES>(j);
+                          return needed(j, seq(if_(j >= int_c<STAGES>, barrier_wait(consumed[s])),
+                                                     each<DC>([&](auto c) { return copy_gmem_to_smem(k.block(kv_row + j, c), ks[s][c], k_full[s]); }),
+                                                     each<DC>([&](auto c) { return copy_gmem_to_smem(v.block(kv_row + j, c), vs[s][c], v_full[s]); })));
+                        }));
+
+    auto consumer = [&](auto h) {
+      auto diag = q_tile * 2_c + h;  // the key block that starts at this consumer's first row
+      // S = Q K^T for stage s.
+      auto scores = [&](auto s) {
+        return seq(store(Sacc, 0.0f), each<DC>([&](auto c) { return wgmma(Sacc, qs[h][c], transpose(ks[s][c])); }), wgmma_commit(), wgmma_wait(0_c));
+      };
+      // The online softmax and O += P V. P overwrites S in its own registers: computed once,
+      // then summed and fed to every P V wgmma (a tile value is recomputed wherever it is used;
+      // a register store is not).
+      auto update = [&](auto s) {
+        auto L = load(Sacc) * scale;
+        auto alpha = exp2(load(m) - load(mn));
+        auto P = load(Sacc);
+        return seq(store(mn, max(load(m), max<1>(L))), store(Sacc, exp2(L - broadcast<1>(load(mn), tile))), store(l, load(l) * alpha + sum<1>(P)),
+                   each<DC>([&](auto c) { return store(O(c), load(O(c)) * broadcast<1>(alpha, tile)); }), barrier_wait(v_full[s]),
+                   each<DC>([&](auto c) { return wgmma(O(c), cast<bf16>(P), vs[s][c]); }), wgmma_commit(), wgmma_wait(0_c), store(m, load(mn)));
+      };
+      auto block = [&](auto j) {
+        auto s = stage<STAGES>(j);
+        return seq(barrier_wait(k_full[s]), scores(s), update(s), barrier_arrive(consumed[s]));
+      };
+      auto blocks = [&] {
+        if constexpr (Causal) {
+          // The diagonal block after the loop, so the triangle (a constant of lane and register)
+          // is not hoisted out of the loop into 32 live registers: rows and keys start at the
+          // same offset there, key c is visible to row r when c <= r (-1e30 * scale still
+          // underflows exp2 to 0). Consumer 0 then releases the block after it, all masked.
+          auto sd = stage<STAGES>(diag);
+          auto diagonal = seq(barrier_wait(k_full[sd]), scores(sd), store(Sacc, select(iota<1>(tile) <= iota<0>(tile), load(Sacc), -1e30f)), update(sd),
+                              barrier_arrive(consumed[sd]));
+          auto below = for_(range(kv_blocks), [&](auto j) { return if_(j < diag, block(j)); });
+          if constexpr (decltype(h)::value == 0) {
+            auto sn = stage<STAGES>(diag + 1_c);
+            return seq(below, diagonal, barrier_wait(k_full[sn]), barrier_wait(v_full[sn]), barrier_arrive(consumed[sn]));
+          } else {
+            return seq(below, diagonal);
+          }
+        } else {
+          return for_(range(kv_blocks), [&](auto j) { return block(j); });
+        }
+      };
+      return seq(barrier_wait(q_full[0_c]), store(m, -1e30f), store(mn, -1e30f), store(l, 0.0f), each<DC>([&](auto c) { return store(O(c), 0.0f); }),
+                 blocks(),
+                 each<DC>([&](auto c) { return store(o.tile(tile, cta * 2_c + h, c), cast<bf16>(load(O(c)) / broadcast<1>(load(l), tile))); }));
+    };
+    return if_(thread_id() == 0_c, producer, seq(if_(thread_id() == 1_c, consumer(0_c)), if_(thread_id() == 2_c, consumer(1_c))));
+  };
+  auto rows = shape(B * S, int_c<D>);
+  return kernel<sm_90a>("attention_hopper", grid(B * q_tiles), threads(3_c), gmem<bf16>("Q", rows), gmem<bf16>("K", rows), gmem<bf16>("V", rows),
+                        gmem<bf16>("O", rows),
+                        smem<bf16>(shape(2_c, int_c<DC>, 64_c, 64_c), swizzle(128_c)),                  // qs: (consumer, chunk, row, d)
+                        smem<bf16>(shape(int_c<STAGES>, int_c<DC>, 64_c, 64_c), swizzle(128_c)),        // ks: (stage, chunk, key, d)
+                        smem<bf16>(shape(int_c<STAGES>, int_c<DC>, 64_c, 64_c), swizzle(128_c)),        // vs: (stage, chunk, key, d)
+                        barrier(arrivals(int_c<2 * DC>), count(1_c)),                          // both Q slices landed
+                        barrier(arrivals(int_c<DC>), count(int_c<STAGES>)),                    // k_full[stage]
+                        barrier(arrivals(int_c<DC>), count(int_c<STAGES>)),                    // v_full[stage]
+                        barrier(arrivals(2_c), count(int_c<STAGES>)),                        // both consumers are done with a stage
+                        accumulator<f32>("S", tile), accumulator<f32>("O0", tile), accumulator<f32>("O1", tile),
+                        accumulator<f32>("m", shape(64_c)), accumulator<f32>("m_new", shape(64_c)), accumulator<f32>("l", shape(64_c)), body);
+}
+
+// The kernel's algorithm in double: the same 64-key blocks, running max and sum, P rounded to
+// bf16 where the kernel rounds it (the P V operand; l sums the unrounded P), O / l rounded to
+// bf16. What is left between the two is f32 against double arithmetic and the wgmma
+// accumulation order, which the MMA tolerance bounds (docs/interpreter.md); a bf16 P that rounds
+// the other way in the kernel moves an output by at most 2^-8 |v| p / l.
+void attention_reference(std::vector<host_tensor>& t, param_values const& p) {
+  const std::int64_t B = p.at("B"), S = p.at("S"), D = p.at("D");
+  const bool causal = p.at("causal") != 0;
+  const double scale = 1.4426950408889634 / std::sqrt(static_cast<double>(D));
+  auto at = [&](int i, std::int64_t row, std::int64_t c) { return t[i].get(row * D + c); };
+  std::vector<double> L(BKV), o(D);
+  for (std::int64_t b = 0; b < B; ++b)
+    for (std::int64_t r = 0; r < S; ++r) {
+      const std::int64_t qr = b * S + r;
+      double m = -1e30, l = 0;
+      std::fill(o.begin(), o.end(), 0.0);
+      for (std::int64_t j = 0; j * BKV <= (causal ? r : S - 1); ++j) {
+        double mx = -1e30;
+        for (std::int64_t c = 0; c < BKV; ++c) {
+          const std::int64_t key = j * BKV + c;
+          double dot = 0;
+          for (std::int64_t d = 0; d < D; ++d) dot += at(0, qr, d) * at(1, b * S + key, d);
+          L[c] = causal && key > r ? -1e30 : dot * static_cast<double>(static_cast<float>(scale));
+          mx = std::max(mx, L[c]);
+        }
+        const double mn = std::max(m, mx), alpha = std::exp2(m - mn);
+        double sum = 0;
+        for (std::int64_t d = 0; d < D; ++d) o[d] *= alpha;
+        for (std::int64_t c = 0; c < BKV; ++c) {
+          const double pf = std::exp2(L[c] - mn);
+          sum += pf;
+          const double pb = bf16_to_f32(f32_to_bf16(static_cast<float>(pf)));
+          for (std::int64_t d = 0; d < D; ++d) o[d] += pb * at(2, b * S + j * BKV + c, d);
+        }
+        l = l * alpha + sum;
+        m = mn;
+      }
+      for (std::int64_t d = 0; d < D; ++d) t[3].set(qr * D + d, o[d] / l);
+    }
+}
+
+STAGECRAFT_REGISTER(kernel_entry{
+    .name = "attention_hopper",
+    .summary = "O = softmax(Q K^T / sqrt(D) + mask) V (bf16, (B*S, D)): Q resident, K/V through a 2-stage TMA ring from a producer warpgroup, "
+               "2 consumer warpgroups with online softmax in registers and P V from registers",
+    .params = {{.name = "B", .default_value = 1, .help = "batch x heads", .min = 1},
+               {.name = "S", .default_value = 256, .help = "sequence length (a multiple of 128)", .min = 128, .multiple_of = 128},
+               {.name = "D", .default_value = 64, .help = "head dimension", .allowed = {64, 128}},
+               {.name = "causal", .default_value = 0, .help = "1: query r sees keys <= r", .allowed = {0, 1}, .min = 0}},
+    .build =
+        [](param_values const& p) {
+          return dispatch<64, 128>(p.at("D"), [&](auto D) {
+            return dispatch<0, 1>(p.at("causal"), [&](auto C) {
+              return lower(attention_hopper<decltype(D)::value, decltype(C)::value == 1>(p.at("B"), p.at("S")));
+            });
+          });
+        },
+    .reference = attention_reference,
+});
+
+}  // namespace
+}  // namespace stagecraft::examples

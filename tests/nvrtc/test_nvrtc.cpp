@@ -396,6 +396,8 @@ TEST_CASE("tcgen05: gemm_blackwell at every tile width and ring depth, and kind:
     CHECK(occurrences(c.ptx, tf32 ? "tcgen05.mma.cta_group::1.kind::tf32" : "tcgen05.mma.cta_group::1.kind::f16") == 4);
     CHECK(occurrences(c.code.source, tf32 ? "sc::tc_mma_tf32(" : "sc::tc_mma_f16(") == 4);
     CHECK_THAT(c.code.source, Contains("sc::tmem_ld_32x32b_x32(") && Contains("sc::tmem_dealloc(tmem_base, 64u);"));
+  }
+}
 
 TEST_CASE("the transpose and layernorm_rows examples compile for sm_90a with no spills", "[nvrtc][tile_ops]") {
   const nvrtc::options o{.memory_cache = false, .disk_cache = false};
@@ -408,6 +410,7 @@ TEST_CASE("the transpose and layernorm_rows examples compile for sm_90a with no 
     CHECK(r.registers > 0);
     CHECK_THAT(r.ptx, Contains("cp.async.bulk.tensor") && !Contains("rsqrt.approx"));
   }
+}
 
 TEST_CASE("row state and attention: sm_90a with no spills, quad shuffles for row reductions, wgmma with a register A operand", "[nvrtc][row_state]") {
   const nvrtc::options o{.memory_cache = false, .disk_cache = false};

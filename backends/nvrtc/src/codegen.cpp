@@ -430,7 +430,7 @@ class emitter {
       case ir::ValueOp::permute: case ir::ValueOp::reshape: case ir::ValueOp::slice: {
         // No instruction: the operand is read at the element the view names (ir/tile_view.hpp),
         // so a transpose, reshape or slice costs only the address arithmetic of that read.
-        no_fragment_below(id);
+        if (reads_accumulator(v.a)) refuse_exchange(id, "a view (permute, reshape or slice) of the D fragment");
         const auto view = *ir::decode_tile_view(v.op, v.scalar, v.shape, k_.values[v.a].shape).view;
         const auto inner = ir::row_major_strides(v.shape);
         if (v.op == ir::ValueOp::reshape) return value(v.a, i);  // row-major order kept: the same flat index

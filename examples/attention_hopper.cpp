@@ -134,7 +134,8 @@ auto attention_hopper(std::int64_t B, std::int64_t S) {
                         barrier(arrivals(int_c<DC>), count(int_c<STAGES>)),                    // k_full[stage]
                         barrier(arrivals(int_c<DC>), count(int_c<STAGES>)),                    // v_full[stage]
                         barrier(arrivals(2_c), count(int_c<STAGES>)),                        // both consumers are done with a stage
-                        accumulator<f32>("S", tile), accumulator<f32>("O0", tile), accumulator<f32>("O1", tile),
+                        accumulator<f32>("S", tile), accumulator<f32>("O0", tile),
+                        accumulator<f32>("O1", tile),  // columns 64..127 of O when D = 128; untouched (no registers) at D = 64
                         accumulator<f32>("m", shape(64_c)), accumulator<f32>("m_new", shape(64_c)), accumulator<f32>("l", shape(64_c)), body);
 }
 

@@ -332,7 +332,7 @@ ir::Kernel swizzled() {
 TEST_CASE("every example's generated source carries the IR's numbers, op by op", "[codegen][numbers]") {
   for (auto const* e : registry::global().all()) {
     INFO("example " << e->name);
-    if (e->name == "gemm_blackwell") continue;  // no tcgen05 code generation yet
+    if (e->name == "gemm_blackwell" || e->name == "gemm_blackwell_2cta") continue;  // no tcgen05 code generation yet
     check_numbers(e->build(registry::resolve(*e, {})));
   }
 }
@@ -342,7 +342,7 @@ TEST_CASE("every ring depth of the pipelined examples carries the IR's numbers",
   for (auto const* e : registry::global().all())
     for (auto const& p : e->params)
       for (auto depth : p.allowed) {
-        if (e->name == "gemm_blackwell") continue;  // no tcgen05 code generation yet
+        if (e->name == "gemm_blackwell" || e->name == "gemm_blackwell_2cta") continue;  // no tcgen05 code generation yet
         INFO("example " << e->name << " " << p.name << "=" << depth);
         check_numbers(e->build(registry::resolve(*e, {{p.name, depth}})));
       }

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include <stagecraft/interp/interp.hpp>
+#include <stagecraft/ir/tcgen05.hpp>
 #include <stagecraft/registry.hpp>
 #include <stagecraft/stagecraft.hpp>
 
@@ -158,5 +159,143 @@ TEST_CASE("ordinary stores into a tcgen05 operand need commit_smem() before the 
     CHECK(r.diagnostics.front().kind == interp::check::missing_fence);
     CHECK_THAT(r.diagnostics.front().message,
                Contains("tcgen05_mma reads SMEM s0[0, 0] as an operand, written by warpgroup 0 of CTA (0, 0, 0) through ordinary stores with no commit_smem()"));
+  }
+}
+
+// ---- the CTA pair (cta_group::2) ----------------------------------------------------------------
+
+TEST_CASE("gemm_blackwell_2cta is within the MMA tolerance at 256^3 and 512x384x192 under eager, lazy and 50 PCT schedules", "[interp][tcgen05][pair]") {
+  auto const& e = registry::global().find("gemm_blackwell_2cta");
+  struct size {
+    std::int64_t M, N, K, BN, stages;
+  };
+  for (auto [M, N, K, BN, S] : {size{256, 256, 256, 256, 3}, size{512, 384, 192, 128, 2}, size{256, 128, 320, 64, 3}}) {
+    INFO("M=" << M << " N=" << N << " K=" << K << " BN=" << BN << " stages=" << S);
+    const auto vals = registry::resolve(e, {{"M", M}, {"N", N}, {"K", K}, {"BN", BN}, {"stages", S}});
+    const auto k = e.build(vals);
+    const auto in = testing::random_buffers(k, 11);
+    auto expected = in;
+    e.reference(expected, vals);
+    run_everywhere(k, in, expected, 50);
+    const auto r = interp::run(k, in);
+    const auto tol = interp::tolerance_of(k, r, in);
+    REQUIRE(tol.has_value());
+    CHECK(tol->k == K);  // both CTAs' D summed the whole K: the odd CTA's TMEM is accounted too
+  }
+}
+
+TEST_CASE("gemm_blackwell_2cta's pair MMA is m256 with the whole N, and its plan reads one CTA's half of B", "[interp][tcgen05][pair]") {
+  auto const& e = registry::global().find("gemm_blackwell_2cta");
+  const auto k = e.build(registry::resolve(e, {}));
+  int mmas = 0;
+  for (auto const& s : k.stmts)
+    if (s.op == ir::StmtOp::tcgen05_mma) {
+      ++mmas;
+      const auto p = ir::tcgen05::plan_of(k, s);
+      CHECK(p.cta_group == 2);
+      CHECK(p.m == 256);
+      CHECK(p.n == 256);
+      CHECK(p.b.rows * p.b.cols == 128 * 64);  // B's (128, 64) stage in each CTA
+      CHECK(p.idesc == 0x10400490u);           // bf16 -> f32, K-major A and B, N >> 3 = 32 at 17, M >> 4 = 16 at 24
+      CHECK(p.shape_suffix() == "cta_group::2 kind::f16 m256n256k16 bf16");
+    }
+  CHECK(mmas == 1);
+}
+
+namespace {
+// One pair, two K slices, one warpgroup per CTA: each CTA loads its A rows and B half, arrives on
+// the pair barrier; the even CTA issues the pair MMA and commits to `done` in both CTAs; both read
+// their rows of D. The bugs are each a hand-off across the pair done wrong.
+enum class pair_bug { none, no_pair_wait, odd_reads_early, odd_issues, odd_exits_early };
+template <pair_bug Bug>
+ir::Kernel pair_kernel(const char* name) {
+  return lower(kernel<sm_100a>(
+      name, grid(2), threads(1_c), cluster(2_c), gmem<bf16>("a", shape(256_c, 128_c)), gmem<bf16>("b", shape(128_c, 128_c)),
+      gmem<f32>("c", shape(256_c, 128_c)), smem<bf16>(shape(128_c, 64_c), swizzle(128_c)), smem<bf16>(shape(64_c, 64_c), swizzle(128_c)),
+      smem<f32>(shape(128_c, 128_c)), barrier(arrivals(2_c)), cluster_barrier(collective_axes(0_c), arrivals(1_c)),
+      barrier(arrivals(1_c), orders_tensor_core), tmem<f32>(shape(128_c, 128_c)),
+      [](auto a, auto b, auto c, auto as, auto bs, auto cs, auto loaded, auto pair, auto done, auto d) {
+        auto half = cluster_idx(0_c);
+        auto issuer = [&] {
+          if constexpr (Bug == pair_bug::odd_issues) return half == 1_c;
+          else return half == 0_c;
+        }();
+        auto step = for_(range(2_c), [&](auto j) {
+          auto mma = seq(tcgen05_mma_2cta(d, as, transpose(bs), j > 0_c), tcgen05_commit_arrive_2cta(done));
+          auto handoff = [&] {
+            if constexpr (Bug == pair_bug::no_pair_wait) return seq(barrier_arrive(pair), if_(issuer, mma));
+            else return seq(barrier_arrive(pair), if_(issuer, seq(barrier_wait(pair), mma)));
+          }();
+          return seq(if_(j > 0_c, barrier_wait(done)),  // the previous MMA read both CTAs' stages
+                     copy_gmem_to_smem(a.block(program_id(0_c), j), as, loaded), copy_gmem_to_smem(b.block(half, j), bs, loaded),
+                     barrier_wait(loaded), handoff);
+        });
+        auto epilogue = seq(store(cs, async_load_tmem(d)), commit_smem(), copy_smem_to_gmem(cs, c.block(program_id(0_c), 0_c)),
+                            commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
+        if constexpr (Bug == pair_bug::odd_reads_early) return seq(step, if_(half == 0_c, barrier_wait(done)), epilogue);
+        else if constexpr (Bug == pair_bug::odd_exits_early) return seq(step, if_(half == 0_c, seq(barrier_wait(done), epilogue)));
+        else return seq(step, barrier_wait(done), epilogue);
+      }));
+}
+}  // namespace
+
+TEST_CASE("a pair MMA reads both CTAs' halves and writes both CTAs' TMEM", "[interp][tcgen05][pair]") {
+  const auto k = pair_kernel<pair_bug::none>("pair");
+  const auto in = testing::random_buffers(k, 12);
+  auto expected = in;
+  gemm_abt(expected);
+  run_everywhere(k, in, expected, 30);
+  // The pair's halves are where the instruction reads them: B's halves swapped between the CTAs
+  // (the odd CTA loading the first, the even the second) swaps D's column halves.
+  auto swapped = in;
+  for (std::int64_t r = 0; r < 128; ++r)
+    for (std::int64_t x = 0; x < 128; ++x) swapped[1].set(r * 128 + x, in[1].get(((r + 64) % 128) * 128 + x));
+  const auto r = interp::run(k, swapped);
+  REQUIRE(r.ok());
+  CHECK(outside_bound(k, r, swapped, expected) != "");
+  CHECK_THAT(ir::print(k), Contains("tcgen05_mma_2cta") && Contains("tcgen05_commit_arrive_2cta"));
+}
+
+TEST_CASE("pair hand-offs done wrong are diagnosed: MMA before the odd CTA's halves landed, TMEM read before the commit", "[interp][tcgen05][pair]") {
+  {
+    const auto k = pair_kernel<pair_bug::no_pair_wait>("pair_no_wait");
+    for (auto p : {policy::eager, policy::lazy}) {
+      const auto r = interp::run(k, testing::random_buffers(k, 13), {.schedule = p});
+      INFO(interp::policy_name(p));
+      REQUIRE(r.diagnostics.size() == 1);
+      const auto kind = r.diagnostics.front().kind;
+      CHECK((kind == interp::check::data_race || kind == interp::check::poison_read));
+      // In the odd CTA's SMEM: the even CTA's own halves it waited for.
+      CHECK_THAT(r.diagnostics.front().message, Contains("op #12 (tcgen05_mma_2cta)") && Contains("TMA load completing b3[0] of CTA 1"));
+    }
+  }
+  const auto k = pair_kernel<pair_bug::odd_reads_early>("pair_read_early");
+  for (auto p : {policy::eager, policy::lazy}) {
+    const auto r = interp::run(k, testing::random_buffers(k, 14), {.schedule = p});
+    INFO(interp::policy_name(p));
+    REQUIRE(r.diagnostics.size() == 1);
+    const auto kind = r.diagnostics.front().kind;
+    CHECK((kind == interp::check::data_race || kind == interp::check::poison_read));
+    CHECK_THAT(r.diagnostics.front().message, Contains("TMEM") && Contains("tcgen05"));
+  }
+}
+
+TEST_CASE("a pair MMA issued by the odd CTA is reported, naming the CTA and the fix", "[interp][tcgen05][pair]") {
+  const auto k = pair_kernel<pair_bug::odd_issues>("pair_odd_issuer");
+  const auto r = interp::run(k, testing::random_buffers(k, 15));
+  REQUIRE(r.diagnostics.size() == 1);
+  CHECK(r.diagnostics.front().kind == interp::check::tcgen05_pair_issuer);
+  CHECK_THAT(r.diagnostics.front().message, Contains("tcgen05_mma_2cta issued by warpgroup 0 of CTA (1, 0, 0)") &&
+                                                Contains("cluster index along axis 0 is 1, odd") && Contains("cluster_idx(0_c) % 2_c == 0_c"));
+}
+
+TEST_CASE("the odd CTA exiting (freeing its TMEM) before the pair's MMAs are known complete is reported", "[interp][tcgen05][pair]") {
+  const auto k = pair_kernel<pair_bug::odd_exits_early>("pair_exit_early");
+  for (auto p : {policy::eager, policy::lazy}) {
+    const auto r = interp::run(k, testing::random_buffers(k, 16), {.schedule = p});
+    INFO(interp::policy_name(p));
+    REQUIRE(r.diagnostics.size() == 1);
+    CHECK(r.diagnostics.front().kind == interp::check::tcgen05_pending_at_dealloc);
+    CHECK_THAT(r.diagnostics.front().message, Contains("CTA 1") && Contains("exited"));
   }
 }

@@ -42,6 +42,17 @@ TEST_CASE("tensor maps are one per parameter, box and swizzle", "[codegen]") {
   CHECK(g.maps[0].swizzle == 0);
 }
 
+TEST_CASE("the CTA pair's MMA (cta_group::2) is refused by name until the generator emits it", "[codegen][tcgen05]") {
+  // A generator that knows only cta_group::1 would emit the pair's m256 instruction descriptor in
+  // a tcgen05.mma.cta_group::1 and a commit that reaches one CTA: PTX that compiles and computes
+  // garbage. Until tcgen05_mma_2cta is generated, generating gemm_blackwell_2cta must throw.
+  auto const& e = registry::global().find("gemm_blackwell_2cta");
+  const auto k = e.build(registry::resolve(e, {}));
+  REQUIRE_THROWS_AS(nvrtc::generate(k), nvrtc::unsupported);
+  REQUIRE_THROWS_WITH(nvrtc::generate(k), Contains("kernel 'gemm_blackwell_2cta'") && Contains("tcgen05_mma") &&
+                                              Contains("not supported by the NVRTC backend yet"));
+}
+
 TEST_CASE("ops the backend cannot express yet are named, not miscompiled", "[codegen]") {
   // SMEM tiled with tiling(...): a layout the generator does not lay out yet.
   auto k = lower(kernel<sm_90a>("tiled", grid(1), threads(1_c), smem<f16>(shape(64_c, 64_c), tiling(8_c, 8_c)),

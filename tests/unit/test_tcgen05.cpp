@@ -202,3 +202,67 @@ TEST_CASE("tcgen05 plan: operands the instruction cannot read are verifier error
   }
   CHECK_THROWS_WITH(ir::verify(tiled), Contains("unevenly"));
 }
+
+TEST_CASE("tcgen05 instruction descriptor of the pair: M = 256 is 16 at bit 24", "[tcgen05][unit][pair]") {
+  // cta_group::2, bf16 x bf16 -> f32, K-major, M = 256, N = 256: 0x10 | 0x80 | 0x400 | 32 << 17 | 16 << 24.
+  tc::instr_desc d;
+  d.a_format = d.b_format = tc::ab_format(tc::Kind::f16, ir::DType::bf16);
+  d.m = 256;
+  d.n = 256;
+  CHECK(tc::encode(d) == 0x10400490u);
+  CHECK(tc::decode(0x10400490u).m == 256);
+}
+
+namespace {
+// The pair's MMA over one stage: D (128, 128) per CTA, A (128, 64), B's half (64, 64).
+ir::Kernel pair_mma_kernel() {
+  return lower(kernel<sm_100a>("p", grid(2), threads(1_c), cluster(2_c), tmem<f32>(shape(128_c, 128_c)),
+                               smem<bf16>(shape(128_c, 64_c), swizzle(128_c)), smem<bf16>(shape(64_c, 64_c), swizzle(128_c)),
+                               barrier(arrivals(1_c), orders_tensor_core), [](auto d, auto a, auto b, auto done) {
+                                 return seq(if_(cluster_idx(0_c) == 0_c, tcgen05_mma_2cta(d, a, transpose(b), done, false)), barrier_wait(done));
+                               }));
+}
+ir::Stmt& the_mma(ir::Kernel& k) {
+  return *std::find_if(k.stmts.begin(), k.stmts.end(), [](auto const& x) { return x.op == ir::StmtOp::tcgen05_mma; });
+}
+}  // namespace
+
+TEST_CASE("tcgen05 pair plan: M = 256 over the pair, B's half per CTA, and the CTA group is IR (printed, hashed, verified)", "[tcgen05][unit][pair]") {
+  using Catch::Matchers::Contains;
+  auto k = pair_mma_kernel();
+  REQUIRE_NOTHROW(ir::verify(k));
+  const auto p = tc::plan_of(k, the_mma(k));
+  CHECK(p.cta_group == 2);
+  CHECK(p.m == 256);
+  CHECK(p.n == 128);
+  CHECK(p.b.rows == 64);  // one CTA's half of N
+  CHECK(p.idesc == 0x10200490u);  // M >> 4 = 16 at 24, N >> 3 = 16 at 17
+  CHECK_THAT(ir::print(k), Contains("tcgen05_mma_2cta"));
+
+  // The CTA group changes the meaning, so it changes the hash and the listing.
+  auto single = k;
+  the_mma(single).n = 0;
+  CHECK(ir::hash(single) != ir::hash(k));
+  // ...and a single-CTA MMA over B's half is the shape mismatch it is.
+  CHECK_THROWS_WITH(ir::verify(single), Contains("(tcgen05_mma): Expected shapes to match"));
+
+  auto bad_group = k;
+  the_mma(bad_group).n = 3;
+  CHECK_THROWS_WITH(ir::verify(bad_group), Contains("(tcgen05_mma): n = 3 names no CTA group"));
+
+  auto no_cluster = k;
+  no_cluster.cluster = {1, 1, 1};
+  no_cluster.cluster_rank = 0;
+  CHECK_THROWS_AS(ir::verify(no_cluster), ir::ConfigError);
+  CHECK_THROWS_WITH(ir::verify(no_cluster), Contains("kernel 'p'") && Contains("(tcgen05_mma_2cta): a pair MMA (cta_group::2)") &&
+                                                Contains("cluster has extent 1 there"));
+
+  // One CTA group per kernel: a cta_group::1 commit after the pair's MMA.
+  auto mixed = k;
+  ir::Stmt commit{ir::StmtOp::tcgen05_commit_arrive};
+  commit.refs = {the_mma(k).refs[3]};
+  mixed.stmts.push_back(commit);
+  const auto id = static_cast<ir::StmtId>(mixed.stmts.size() - 1);
+  mixed.stmts[static_cast<std::size_t>(mixed.body)].body.push_back(id);
+  CHECK_THROWS_WITH(ir::verify(mixed), Contains("mixes cta_group::2"));
+}

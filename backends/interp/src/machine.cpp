@@ -37,6 +37,7 @@ const char* check_name(check c) {
     case check::unsupported: return "unsupported";
     case check::wgmma_pending_at_exit: return "wgmma-pending-at-exit";
     case check::tcgen05_pending_at_dealloc: return "tcgen05-pending-at-dealloc";
+    case check::tcgen05_pair_issuer: return "tcgen05-pair-issuer";
   }
   return "?";
 }

@@ -317,6 +317,10 @@ struct async_op {
   std::uint32_t idesc = 0, d_addr = 0;
   bool accumulate = false;
   int bar_cta = -1;
+  // cta_group::2: the odd CTA of the pair, whose SMEM holds the second halves of A and B and
+  // whose TMEM receives D's rows 128-255 (the views there), and which a commit also arrives in.
+  int pair_cta = -1;
+  region a_view2, b_view2, acc2;
   std::uint64_t id = 0;
 };
 
@@ -358,6 +362,7 @@ struct agent_state {
   ir::StmtId last_mma = ir::none;
   // tcgen05: MMAs issued (the mma_comp value of the newest), and how many a commit covers.
   std::int64_t tc_issued = 0, tc_committed = 0;
+  int tc_peer = -1;  // the pair's other CTA once it issued a pair MMA (whose TMEM those write too)
 };
 
 struct cta_state {
@@ -459,6 +464,7 @@ class machine {
   void tcgen05_complete(async_op& op);
   void tcgen05_check_at_exit(agent_state const& a);
   void note_tmem_read(agent_state const& a, ir::RefId rid);
+  int pair_peer(agent_state const& a, const char* op);
 
   // ---- tiles.cpp: tile math and generic stores ----------------------------------------------
   tile_buf value(agent_state& a, ir::ValueId id);

@@ -30,7 +30,7 @@ std::string machine::bar_name(barrier_state const& b) const {
 
 void machine::report(check c, int op, int agent, std::string const& text) {
   // The user's line and the op as they wrote it close every message about an op.
-  diagnostic d{c, fmt::format("{}: kernel '{}'{}: {}{}", check_name(c), k_.name, op >= 0 ? fmt::format(", op #{} ({})", op, ir::stmt_name(k_.stmts[op].op)) : "", text,
+  diagnostic d{c, fmt::format("{}: kernel '{}'{}: {}{}", check_name(c), k_.name, op >= 0 ? fmt::format(", op #{} ({})", op, ir::stmt_name(k_.stmts[op])) : "", text,
                               op >= 0 ? ir::at_source(k_, op) : ""), op};
   if (agent >= 0 && agent < static_cast<int>(agents_.size())) {
     d.cta = ctas_[agents_[agent].cta].linear;
@@ -53,7 +53,7 @@ std::string machine::op_label(agent_state const& a, ir::StmtId id) {
     return fmt::format("barrier_wait {} for completion #{}", bar_name(b), a.observed[static_cast<std::size_t>(&b - ctas_[a.cta].barriers.data())]);
   }
   if (s.op == ir::StmtOp::barrier_arrive) return fmt::format("barrier_arrive {}", bar_name(barrier_of(a, s.refs[0])));
-  return ir::stmt_name(s.op);
+  return ir::stmt_name(s);
 }
 
 }  // namespace stagecraft::interp::detail

@@ -294,13 +294,13 @@ void machine::deadlock() {
       auto& b = barrier_of(a, s.refs[0]);
       const auto seen = a.observed[static_cast<std::size_t>(&b - ctas_[a.cta].barriers.data())];
       std::vector<std::string> ops;
-      for (int o : arrivers_[b.alloc]) ops.push_back(fmt::format("#{} {}", o, ir::stmt_name(k_.stmts[o].op)));
+      for (int o : arrivers_[b.alloc]) ops.push_back(fmt::format("#{} {}", o, ir::stmt_name(k_.stmts[o])));
       msg += fmt::format("\n  {} at op #{} barrier_wait {}: waits for completion #{} (phase {}); arrivals {}/{}, tx bytes pending {}; "
                          "ops that could still arrive: {}{}",
                          who(a), id, bar_name(b), seen + 1, seen, b.expected - b.pending, b.expected, b.tx,
                          ops.empty() ? std::string("none") : fmt::format("{}", fmt::join(ops, ", ")), where(id));
     } else {
-      msg += fmt::format("\n  {} at op #{} {}{}", who(a), id, ir::stmt_name(s.op), where(id));
+      msg += fmt::format("\n  {} at op #{} {}{}", who(a), id, ir::stmt_name(s), where(id));
     }
   }
   report(check::deadlock, first_op, first_agent, msg);

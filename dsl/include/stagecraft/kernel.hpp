@@ -177,6 +177,13 @@ constexpr int grid_axis_out_of_bounds(info const& I) {
   return -1;
 }
 
+// The cluster's extent along axis 0, where the CTA pairs of cta_group::2 lie (1: no cluster).
+template <class C>
+constexpr long long pair_extent() {
+  if constexpr (std::is_void_v<C>) return 1;
+  else return C::static_dims::values[0];
+}
+
 // The first grid axis whose static extent the cluster's does not divide (-1: none, or run-time).
 template <class G, class C>
 constexpr int grid_not_multiple_of_cluster() {
@@ -204,6 +211,17 @@ constexpr bool check_kernel() {
     STAGECRAFT_ERROR("tcgen05 is a Blackwell instruction: it needs a kernel<sm_100a>, this kernel targets sm_90a (use wgmma)",
                      "tcgen05 instructions (tcgen05_mma, tcgen05_commit_arrive, async_load_tmem) need a kernel<sm_100a>, but this kernel targets "
                          << Target::name << " (use wgmma)");
+    return false;
+  } else if constexpr ((I.features & uses_tcgen05_pair) && (I.features & uses_tcgen05_single)) {
+    STAGECRAFT_ERROR("every tcgen05 MMA and commit of a kernel uses one CTA group: this kernel mixes the pair ops with single-CTA ones",
+                     "every tcgen05 MMA and commit of a kernel uses one CTA group (PTX: one .cta_group per kernel): this kernel mixes the pair ops "
+                     "(tcgen05_mma_2cta, tcgen05_commit_arrive_2cta) with single-CTA ones (tcgen05_mma, tcgen05_commit_arrive)");
+    return false;
+  } else if constexpr ((I.features & uses_tcgen05_pair) && pair_extent<Cluster>() % 2 != 0) {
+    STAGECRAFT_ERROR("a pair MMA (cta_group::2) needs a cluster with an even extent along axis 0, the CTA pair",
+                     "a pair MMA (tcgen05_mma_2cta / tcgen05_commit_arrive_2cta: cta_group::2) runs on the two CTAs of a pair, cluster "
+                     "ranks 2p and 2p + 1 along axis 0, but the cluster of this kernel has extent "
+                         << pair_extent<Cluster>() << " there (declare cluster(2_c))");
     return false;
   } else if constexpr (tmem_cols > 0 && Target::code != ir::Target::sm_100a) {
     STAGECRAFT_ERROR("TMEM exists on Blackwell only", "TMEM exists on Blackwell only: tmem<T>(...) needs a kernel<sm_100a>, but this kernel targets " << Target::name);

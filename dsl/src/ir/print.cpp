@@ -36,6 +36,11 @@ std::string stmt_name(StmtOp op) {
   return "?";
 }
 
+std::string stmt_name(Stmt const& s) {
+  const bool pair = (s.op == StmtOp::tcgen05_mma || s.op == StmtOp::tcgen05_commit_arrive) && s.n == 2;
+  return stmt_name(s.op) + (pair ? "_2cta" : "");
+}
+
 std::string expr_op_name(ExprOp op) {
   static constexpr const char* names[] = {"const", "var", "program_id", "cluster_idx", "thread_id", "+", "-", "*", "/", "%",
                                           "min", "max", "<", "<=", ">", ">=", "==", "!=", "&&", "||", "!"};
@@ -259,8 +264,9 @@ class Printer {
       default:
         for (auto r : s.refs) args.push_back(ref(r));
     }
-    return fmt::format("{}({})", stmt_name(s.op), fmt::join(args, ", "));
+    return fmt::format("{}({})", stmt_name(s), fmt::join(args, ", "));
   }
+
 
   // annotate: each line ends with the statement's source location, as a comment.
   void stmt(StmtId id, int depth, std::string& out, bool annotate = false) const {
@@ -309,14 +315,14 @@ class Printer {
                                   s.transpose & 1 ? "^T" : "", ref(at(s, 2)), s.transpose & 2 ? "^T" : "");
         break;
       case StmtOp::tcgen05_mma:
-        out += line + fmt::format("tcgen05_mma {} {}= {}{} * {}{}{}\n", ref(at(s, 0)), s.e0 == none ? "" : fmt::format("(accumulate if {}) +", expr(s.e0)),
+        out += line + fmt::format("{} {} {}= {}{} * {}{}{}\n", stmt_name(s), ref(at(s, 0)), s.e0 == none ? "" : fmt::format("(accumulate if {}) +", expr(s.e0)),
                                   ref(at(s, 1)), s.transpose & 1 ? "^T" : "", ref(at(s, 2)), s.transpose & 2 ? "^T" : "",
                                   s.refs.size() > 3 ? fmt::format("  then arrive on {}", ref(at(s, 3))) : "");
         break;
       default: {
         std::vector<std::string> ops;
         for (auto r : s.refs) ops.push_back(ref(r));
-        out += line + fmt::format("{}{}{}\n", stmt_name(s.op), ops.empty() ? "" : " ", fmt::join(ops, ", "));
+        out += line + fmt::format("{}{}{}\n", stmt_name(s), ops.empty() ? "" : " ", fmt::join(ops, ", "));
       }
     }
     if (annotate && static_cast<std::size_t>(id) < k_.debug.stmts.size()) {

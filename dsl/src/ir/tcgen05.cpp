@@ -10,7 +10,7 @@
 namespace stagecraft::ir::tcgen05 {
 
 std::string plan::shape_suffix() const {
-  return fmt::format("{} m{}n{}k{} {}", kind_name(kind), m, n, ik, kind == Kind::tf32 ? "tf32" : dtype_name(ab));
+  return fmt::format("{}{} m{}n{}k{} {}", cta_group == 2 ? "cta_group::2 " : "", kind_name(kind), m, n, ik, kind == Kind::tf32 ? "tf32" : dtype_name(ab));
 }
 
 plan plan_of(Kernel const& k, Stmt const& s) {
@@ -28,8 +28,9 @@ plan plan_of(Kernel const& k, Stmt const& s) {
     return fail("A from TMEM (the .kind::f16 A-in-TMEM form) is not modelled yet: keep A in SMEM");
 
   plan p;
+  p.cta_group = s.n == 2 ? 2 : 1;
   p.d = d.dtype;
-  p.m = d.shape[0];
+  p.m = d.shape[0];  // this CTA's rows; the pair's instruction covers both CTAs' (below)
   p.n = d.shape[1];
   auto view = [&](RefId rid, Major major, const char* role) { return wgmma::smem_operand_of(k, id, rid, major, "tcgen05_mma", role); };
   // As wgmma: B stored (K, N) is N-major; transpose(b) of an (N, K) buffer is K-major.
@@ -46,17 +47,23 @@ plan plan_of(Kernel const& k, Stmt const& s) {
   if (ab_format(p.kind, p.ab) < 0)
     fail(fmt::format("the kinds modelled take f16, bf16 (kind::f16) or f32 read as tf32 (kind::tf32), but A and B are {}", dtype_name(p.ab)));
   if (p.d != DType::f32) fail(fmt::format("D accumulates in f32 here, but the TMEM allocation is {}", dtype_name(p.d)));
-  if (a_m != p.m || b_n != p.n || a_k != b_k)
+  if (p.cta_group == 1 && (a_m != p.m || b_n != p.n || a_k != b_k))
     fail(fmt::format("Expected shapes to match: D(M, N) += A(M, K) * B(K, N), but got D ({}, {}), A ({}, {}), B ({}, {})", p.m, p.n, a_m, a_k,
                      b_k, b_n));
+  if (p.cta_group == 2 && (a_m != p.m || 2 * b_n != p.n || a_k != b_k))
+    fail(fmt::format("Expected the shapes in each CTA to be D(M, N), A(M, K) and half of B, (K, N / 2), but got D ({}, {}), A ({}, {}), B ({}, {})",
+                     p.m, p.n, a_m, a_k, b_k, b_n));
   p.k = a_k;
   p.ik = wgmma::instr_k(dtype_bits(p.ab));
+  const std::int64_t cta_m = p.m;
+  if (p.cta_group == 2) p.m = 2 * cta_m;
   // cta_group::1 with M = 128 is the shape whose D layout is one row per lane; M = 64 puts D in
   // half the lanes of each sub-partition, which nothing here models.
-  if (p.m != 128 || p.n % 16 != 0 || p.n < 16 || p.n > 256 || p.k % p.ik != 0)
-    fail(fmt::format("shape not supported: M = {} must be 128 (cta_group::1, one row of D per TMEM lane), N = {} a multiple of 16 in [16, 256], "
+  if (cta_m != 128 || p.n % 16 != 0 || p.n < 16 || p.n > 256 || p.k % p.ik != 0)
+    fail(fmt::format("shape not supported: M = {} must be {} ({}, one row of D per TMEM lane), N = {} a multiple of 16 in [16, 256], "
                      "K = {} a multiple of {} for {}",
-                     p.m, p.n, p.k, p.ik, dtype_name(p.ab)));
+                     p.m, p.cta_group == 2 ? "256 over the pair, 128 in each CTA" : "128", p.cta_group == 2 ? "cta_group::2" : "cta_group::1",
+                     p.n, p.k, p.ik, dtype_name(p.ab)));
   // A K-major swizzled A spans all 128 rows in one instruction: its 8-row groups must be evenly
   // strided over them, which tiles of fewer rows laid side by side along K are not.
   if (p.a.major == Major::k && p.a.swizzle != 0 && p.a.tile_rows != 8 && p.a.tile_rows < p.a.rows && p.a.cols / p.a.tile_cols > 1)

@@ -141,7 +141,7 @@ class Verifier {
     // usage error) in parentheses.
     std::string at = at_source(k_, s);
     if constexpr (std::is_same_v<E, ConfigError>) at = " (" + at.substr(at.find("at ")) + ")";
-    throw E(fmt::format("kernel '{}': op #{} ({}): {}{}", k_.name, s, stmt_name(k_.stmts[s].op),
+    throw E(fmt::format("kernel '{}': op #{} ({}): {}{}", k_.name, s, stmt_name(k_.stmts[s]),
                         fmt::format(f, std::forward<A>(a)...), at));
   }
 
@@ -552,7 +552,7 @@ class Verifier {
     if (x.op != StmtOp::for_ && x.e1 != none) fail_at(s, "has a second index expression ({}), which it does not use", x.e1);
     const bool uses_value = x.op == StmtOp::store || x.op == StmtOp::wgmma;
     if (!uses_value && x.value != none) fail_at(s, "has a tile value ({}), which it does not use", x.value);
-    const bool uses_n = x.op == StmtOp::wait_group || x.op == StmtOp::wgmma_wait;
+    const bool uses_n = x.op == StmtOp::wait_group || x.op == StmtOp::wgmma_wait || x.op == StmtOp::tcgen05_mma || x.op == StmtOp::tcgen05_commit_arrive;
     if (!uses_n && x.n != 0) fail_at(s, "carries n = {}, which it does not use", x.n);
     if (x.op != StmtOp::wait_group && x.flag) fail_at(s, "carries a flag, which it does not use");
     if (x.op != StmtOp::copy_gmem_to_smem && !x.axes.empty()) fail_at(s, "has multicast axes, which only copy_gmem_to_smem takes");
@@ -638,6 +638,16 @@ class Verifier {
       case StmtOp::tcgen05_mma:
       case StmtOp::tcgen05_commit_arrive:
         if (k_.target != Target::sm_100a) fail_at<ConfigError>(s, "tcgen05 is a Blackwell instruction, but the kernel targets {}", target_name(k_.target));
+        if (x.n != 0 && x.n != 2) fail_at(s, "n = {} names no CTA group: 0 is cta_group::1, 2 is cta_group::2", x.n);
+        if (x.n == 2 && k_.cluster[0] % 2 != 0)
+          fail_at<ConfigError>(s, "a pair MMA (cta_group::2) runs on the two CTAs of a pair, cluster ranks 2p and 2p + 1 along axis 0, but the "
+                                  "kernel's cluster has extent {} there (declare cluster(2_c))",
+                               k_.cluster[0]);
+        // PTX: one .cta_group for every tcgen05 instruction of a kernel.
+        if (tc_group_ < 0) tc_group_ = static_cast<int>(x.n);
+        else if (tc_group_ != x.n)
+          fail_at<ConfigError>(s, "every tcgen05 MMA and commit of a kernel uses one CTA group (PTX: one .cta_group per kernel): this kernel "
+                                  "mixes cta_group::2 (tcgen05_mma_2cta, tcgen05_commit_arrive_2cta) with cta_group::1");
         if (x.op == StmtOp::tcgen05_mma) {
           if (x.refs.size() != 3 && x.refs.size() != 4) fail_at(s, "takes 3 or 4 memory operands, got {}", x.refs.size());
           alloc_of(s, k_.refs[x.refs[0]], {AllocKind::tmem}, "the accumulator");
@@ -650,6 +660,8 @@ class Verifier {
           need_refs(1);
           barrier_operand(s, x.refs[0], true);
         }
+        if (x.n == 2 && k_.allocs[k_.refs[x.refs.back()].id].kind == AllocKind::cluster_barrier && (x.op == StmtOp::tcgen05_commit_arrive || x.refs.size() == 4))
+          fail_at(s, "a pair commit arrives on a barrier(...) of each CTA of the pair, not on a cluster_barrier");
         return;
     }
   }
@@ -784,6 +796,7 @@ class Verifier {
   std::int64_t expanded_ = 0;
   std::vector<StmtId> expr_user_, ref_user_, value_user_;
   StmtId context_ = none;
+  int tc_group_ = -1;  // the CTA group (ir::Stmt::n) of the first tcgen05 MMA or commit, -1: none yet
 };
 
 }  // namespace

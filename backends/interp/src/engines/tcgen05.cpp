@@ -1,4 +1,4 @@
-// The Blackwell tensor-core engine (tcgen05.mma.cta_group::1 on sm_100a): one tcgen05_mma
+// The Blackwell tensor-core engine (tcgen05.mma.cta_group::1 and ::2 on sm_100a): one tcgen05_mma
 // statement is the K / ik instructions of its ir::tcgen05::plan, issued by one agent (the
 // kernel's MMA thread) into TMEM; tcgen05_commit_arrive(bar) arrives on `bar` once every tcgen05
 // op that agent issued before it has completed. See machine.hpp for how an engine plugs in.
@@ -22,6 +22,13 @@
 // issued after n MMAs arrives with that component at n, so whoever waits on its barrier is
 // ordered after all of them, and nobody else is: reading TMEM, refilling a stage, or issuing an
 // MMA over D an epilogue still reads, without that barrier in between, is a race.
+//
+// The pair (cta_group::2, tcgen05_mma_2cta): issued by the even CTA of a cluster's pair along
+// axis 0, one instruction reads A's rows and B's columns from both CTAs' SMEM at the descriptor's
+// offset and writes D's rows 0-127 into the issuer's TMEM, 128-255 into the odd CTA's; the pair
+// commit arrives on the same barrier element in both CTAs. Its accesses in the odd CTA carry the
+// issuer's stamp, so that CTA's refills and TMEM reads are ordered only through its own barrier,
+// which the commit's multicast arrival reaches, and its exit is judged against the issuer's MMAs.
 //
 // TMEM's life time: the front end has no alloc/dealloc statements, so each CTA's TMEM
 // allocations are allocated at its start (undefined contents) and freed when its last agent
@@ -48,6 +55,13 @@ void machine::issue_tcgen05_mma(agent_state& a, ir::Stmt const& s) {
   op.acc = view_of(a, s.refs[0], a.cta);
   op.a_view = view_of(a, s.refs[1], a.cta);
   op.b_view = view_of(a, s.refs[2], a.cta);
+  if (p.cta_group == 2) {
+    op.pair_cta = pair_peer(a, "tcgen05_mma_2cta");
+    op.acc2 = view_of(a, s.refs[0], op.pair_cta);
+    op.a_view2 = view_of(a, s.refs[1], op.pair_cta);
+    op.b_view2 = view_of(a, s.refs[2], op.pair_cta);
+    a.tc_peer = op.pair_cta;
+  }
   const std::uint32_t a_addr = view_address(op.a_view), b_addr = view_address(op.b_view);
   for (std::int64_t ks = 0; ks < p.k_steps(); ++ks) {
     op.a_desc.push_back(tc::encode_smem(a_addr + static_cast<std::uint32_t>(p.a_start(ks)), p.a));
@@ -66,13 +80,33 @@ void machine::issue_tcgen05_mma(agent_state& a, ir::Stmt const& s) {
   if (s.refs.size() == 4) tcgen05_commit(a, s.refs[3]);  // tcgen05_mma(d, a, b, bar, acc): the MMA, then its commit
 }
 
+// The other CTA of `a`'s pair: cluster index x ^ 1 along axis 0, the rest the same. Only the
+// even CTA issues the pair's MMAs: the odd one's are not an instruction the hardware defines.
+int machine::pair_peer(agent_state const& a, const char* op) {
+  auto const& me = ctas_[a.cta].cidx;
+  if (me[0] % 2 != 0)
+    report(check::tcgen05_pair_issuer, cur_op_, a,
+           fmt::format("{} issued by {}, whose cluster index along axis 0 is {}, odd: a pair MMA is issued by the pair's even CTA, which "
+                       "reads both CTAs' halves (guard it with if_(cluster_idx(0_c) % 2_c == 0_c, ...))",
+                       op, who(a), me[0]));
+  for (std::size_t c = 0; c < ctas_.size(); ++c)
+    if (ctas_[c].cidx[0] == (me[0] ^ 1) && ctas_[c].cidx[1] == me[1] && ctas_[c].cidx[2] == me[2]) return static_cast<int>(c);
+  report(check::tcgen05_pair_issuer, cur_op_, a, fmt::format("{} issued by {}, which has no pair CTA in its cluster", op, who(a)));
+}
+
 // tcgen05.commit.mbarrier::arrive::one: an arrival that waits for the issuer's earlier MMAs.
+// The pair's (cta_group::2, multicast to both CTAs): one arrival on the same element in each.
 void machine::tcgen05_commit(agent_state& a, ir::RefId bar) {
   auto& b = barrier_of(a, bar);
   async_op op{async_op::kind::tc_commit};
   op.agent = a.comp;
   op.stmt = cur_op_;
   op.bar_cta = a.cta;
+  if (k_.stmts[static_cast<std::size_t>(cur_op_)].n == 2) {
+    auto const& me = ctas_[a.cta].cidx;
+    for (std::size_t c = 0; c < ctas_.size(); ++c)
+      if (ctas_[c].cidx[0] == (me[0] ^ 1) && ctas_[c].cidx[1] == me[1] && ctas_[c].cidx[2] == me[2]) op.pair_cta = static_cast<int>(c);
+  }
   op.bar_elem = &b - ctas_[a.cta].barriers.data();
   op.group = a.tc_issued;
   op.vc = a.vc;
@@ -92,8 +126,10 @@ void machine::tcgen05_complete(async_op& op) {
     auto& b = ctas_[op.bar_cta].barriers[static_cast<std::size_t>(op.bar_elem)];
     if (o_.trace)
       tr_.events.push_back({trace_event::kind::async, op.issued, time_, ctas_[a.cta].linear, k_.warpgroups + 2, op.stmt,
-                            fmt::format("tcgen05 commit #{}: MMAs 1..{} of {} complete, arrive on {}", op.stmt, op.group, who(a), bar_name(b))});
+                            fmt::format("tcgen05 commit #{}: MMAs 1..{} of {} complete, arrive on {}{}", op.stmt, op.group, who(a), bar_name(b),
+                                        op.pair_cta >= 0 ? " in both CTAs of the pair" : "")});
     arrive(b, op.vc, a);
+    if (op.pair_cta >= 0) arrive(ctas_[op.pair_cta].barriers[static_cast<std::size_t>(op.bar_elem)], op.vc, a);
     return;
   }
   auto const& p = *op.tc_plan;
@@ -109,8 +145,10 @@ void machine::tcgen05_complete(async_op& op) {
   if (!tc::ab_type(p.kind, id.a_format, a_type) || !tc::ab_type(p.kind, id.b_format, b_type) || a_type != b_type || id.d_format != 1)
     bad(fmt::format("instruction descriptor {:#010x}: A format {}, B format {}, D format {} are not an f32-accumulating {} MMA", op.idesc,
                     id.a_format, id.b_format, id.d_format, tc::kind_name(p.kind)));
-  if (id.m != 128 || id.n < 16 || id.n > 256 || id.n % 16 != 0)
-    bad(fmt::format("instruction descriptor {:#010x}: M = {}, N = {}, not a cta_group::1 shape with M = 128", op.idesc, id.m, id.n));
+  const bool pair = op.pair_cta >= 0;
+  if (id.m != (pair ? 256 : 128) || id.n < 16 || id.n > 256 || id.n % 16 != 0)
+    bad(fmt::format("instruction descriptor {:#010x}: M = {}, N = {}, not a {} shape with M = {}", op.idesc, id.m, id.n,
+                    pair ? "cta_group::2" : "cta_group::1", pair ? 256 : 128));
   auto& d = *op.acc.mem;
   const auto lane0 = static_cast<std::int64_t>(tc::tmem_lane(op.d_addr)), col = static_cast<std::int64_t>(tc::tmem_column(op.d_addr));
   const std::int64_t col0 = tmem_col_[static_cast<std::size_t>(op.acc_alloc)], cols = d.shape[1];
@@ -118,8 +156,15 @@ void machine::tcgen05_complete(async_op& op) {
     bad(fmt::format("D at TMEM address {:#x} (lane {}, column {}): N = {} columns from there leave {} (columns [{}, {}))", op.d_addr, lane0, col,
                     id.n, d.name, col0, col0 + cols));
   const std::int64_t m = id.m, n = id.n, ik = p.ik, jc = col - col0;
+  // Rows of D (and of A) per CTA, and columns of B per CTA: the pair splits M and B's N in two.
+  const std::int64_t cta_m = pair ? m / 2 : m, cta_n = pair ? n / 2 : n;
   const int bits = ir::dtype_bits(a_type), eb = bits / 8;
 
+  if (pair && std::none_of(agents_.begin(), agents_.end(), [&](agent_state const& y) { return y.cta == op.pair_cta && !y.done; }))
+    report(check::tcgen05_pending_at_dealloc, op.stmt, a,
+           fmt::format("tcgen05_mma_2cta #{} of {} writes D's rows 128-255 into the TMEM of CTA {}, but every warpgroup of that CTA has "
+                       "exited, which freed it: the odd CTA must wait on the barrier the pair's commit arrives on before it ends",
+                       op.group, who(a), ctas_[op.pair_cta].linear));
   const epoch stamp = epoch::make(static_cast<std::uint32_t>(op.group), static_cast<std::uint32_t>(a.mma_comp), cluster_id());
   if (o_.checks) {
     // The shadows of the operand views: the bytes a correct descriptor denotes. A descriptor
@@ -128,9 +173,18 @@ void machine::tcgen05_complete(async_op& op) {
     access(op.b_view, false, op.vc, stamp, a.comp, "a tcgen05 MMA");
     if (op.accumulate) access(op.acc, false, op.vc, stamp, a.comp, "a tcgen05 MMA");
     access(op.acc, true, op.vc, stamp, a.comp, "a tcgen05 MMA");
+    if (pair) {  // the odd CTA's halves, under the same stamp: one instruction reads and writes both
+      access(op.a_view2, false, op.vc, stamp, a.comp, "a tcgen05 MMA");
+      access(op.b_view2, false, op.vc, stamp, a.comp, "a tcgen05 MMA");
+      if (op.accumulate) access(op.acc2, false, op.vc, stamp, a.comp, "a tcgen05 MMA");
+      access(op.acc2, true, op.vc, stamp, a.comp, "a tcgen05 MMA");
+    }
   }
-  auto const& smem = ctas_[a.cta].bytes;
-  auto fetch = [&](std::uint32_t addr, const char* role, std::int64_t mn, std::int64_t k) {
+  // The SMEM descriptor's address is a CTA-local shared-window address: in the pair, the same
+  // bits name the same offset in each CTA's SMEM, the first half of the rows (A) or columns (B)
+  // in the even CTA and the second half in the odd one.
+  auto fetch = [&](int cta, std::uint32_t addr, const char* role, std::int64_t mn, std::int64_t k) {
+    auto const& smem = ctas_[static_cast<std::size_t>(cta)].bytes;
     if (static_cast<std::size_t>(addr) + static_cast<std::size_t>(eb) > smem.size())
       report(check::index_out_of_range, op.stmt, a,
              fmt::format("tcgen05_mma ({}) reads {} element ({}, {}) at shared address {}, beyond the CTA's {} bytes of SMEM: its descriptor "
@@ -138,6 +192,7 @@ void machine::tcgen05_complete(async_op& op) {
                          p.shape_suffix(), role, mn, k, addr, smem.size()));
     return mma_operand_value(a_type, smem.data() + addr);
   };
+  const int cta0 = a.cta, cta1 = pair ? op.pair_cta : a.cta;
   auto descriptor = [&](std::uint64_t bits_, const char* role) {
     const auto s = tc::decode_smem(bits_);
     if (s.error != tc::SmemDescError::none) bad(fmt::format("{} descriptor {:#018x}: {}", role, bits_, tc::smem_desc_error_text(s.error)));
@@ -145,20 +200,22 @@ void machine::tcgen05_complete(async_op& op) {
   };
   mma_a_.resize(static_cast<std::size_t>(m * ik));
   mma_b_.resize(static_cast<std::size_t>(n * ik));
-  auto* dv = reinterpret_cast<float*>(d.data);
+  float* dv[2] = {reinterpret_cast<float*>(d.data), pair ? reinterpret_cast<float*>(op.acc2.mem->data) : nullptr};
   for (std::size_t ks = 0; ks < op.a_desc.size(); ++ks) {
     const auto ad = descriptor(op.a_desc[ks], "A"), bd = descriptor(op.b_desc[ks], "B");
     const auto kbase = static_cast<std::int64_t>(ks) * ik;
     for (std::int64_t j = 0; j < n; ++j)
       for (std::int64_t k = 0; k < ik; ++k)
-        mma_b_[static_cast<std::size_t>(j * ik + k)] = fetch(ir::wgmma::element_address(bd, id.b_major, bits, j, k), "B", j, kbase + k);
+        mma_b_[static_cast<std::size_t>(j * ik + k)] =
+            fetch(j < cta_n ? cta0 : cta1, ir::wgmma::element_address(bd, id.b_major, bits, j % cta_n, k), "B", j, kbase + k);
     for (std::int64_t i = 0; i < m; ++i)
       for (std::int64_t k = 0; k < ik; ++k)
-        mma_a_[static_cast<std::size_t>(i * ik + k)] = fetch(ir::wgmma::element_address(ad, id.a_major, bits, i, k), "A", i, kbase + k);
+        mma_a_[static_cast<std::size_t>(i * ik + k)] =
+            fetch(i < cta_m ? cta0 : cta1, ir::wgmma::element_address(ad, id.a_major, bits, i % cta_m, k), "A", i, kbase + k);
     const bool add = op.accumulate || ks > 0;  // enable-input-d: only the first instruction may overwrite
     for (std::int64_t i = 0; i < m; ++i) {
       float const* ar = mma_a_.data() + i * ik;
-      float* row = dv + (lane0 + i) * cols + jc;  // row i of D is TMEM lane i
+      float* row = dv[i / cta_m] + (lane0 + i % cta_m) * cols + jc;  // row i of D is lane i % 128 of CTA i / 128 of the pair
       for (std::int64_t j = 0; j < n; ++j) {
         float const* br = mma_b_.data() + j * ik;
         double sum = 0;
@@ -167,8 +224,12 @@ void machine::tcgen05_complete(async_op& op) {
       }
     }
   }
-  auto& kk = ctas_[a.cta].tmem_k[static_cast<std::size_t>(op.acc_alloc)];
-  kk = (op.accumulate ? kk : 0) + p.k;
+  auto summed = [&](int c) {
+    auto& kk = ctas_[static_cast<std::size_t>(c)].tmem_k[static_cast<std::size_t>(op.acc_alloc)];
+    kk = (op.accumulate ? kk : 0) + p.k;
+  };
+  summed(cta0);
+  if (pair) summed(cta1);
   if (o_.trace)
     tr_.events.push_back({trace_event::kind::async, op.issued, time_, ctas_[a.cta].linear, k_.warpgroups + 2, op.stmt,
                           fmt::format("tcgen05_mma #{}: {} x {} into {}{} (MMA #{} of {})", op.stmt, op.a_desc.size(), p.shape_suffix(), d.name,
@@ -188,8 +249,9 @@ void machine::tcgen05_check_at_exit(agent_state const& a) {
                        who(a), a.tc_issued - a.tc_committed));
   for (auto const& other : agents_)
     if (other.cta == a.cta && !other.done) return;
+  // A pair MMA writes the odd CTA's TMEM too: its exit is judged against the even CTA's issuer.
   for (auto const& issuer : agents_) {
-    if (issuer.cta != a.cta || issuer.tc_issued == 0) continue;
+    if ((issuer.cta != a.cta && issuer.tc_peer != a.cta) || issuer.tc_issued == 0) continue;
     std::uint32_t seen = 0;
     for (auto const& y : agents_)
       if (y.cta == a.cta) seen = std::max(seen, y.vc.c[static_cast<std::size_t>(issuer.mma_comp)]);

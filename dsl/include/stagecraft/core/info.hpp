@@ -12,6 +12,10 @@ namespace stagecraft {
 enum feature : unsigned {
   uses_wgmma = 1u << 0,    // Hopper only
   uses_tcgen05 = 1u << 1,  // Blackwell only
+  // Which CTA group the kernel's tcgen05 MMAs and commits use: PTX requires one .cta_group for
+  // every tcgen05 instruction of a kernel, and cta_group::2 needs the CTA pair of a cluster.
+  uses_tcgen05_single = 1u << 2,
+  uses_tcgen05_pair = 1u << 3,
 };
 
 struct info {

@@ -83,7 +83,9 @@ struct Stmt {
   ExprId e0 = none, e1 = none;  // for_: [lo, hi); if_: condition; tcgen05_mma: accumulate
   std::vector<RefId> refs;
   ValueId value = none;
-  std::int64_t n = 0;     // wait_group, wgmma_wait
+  // wait_group, wgmma_wait: groups allowed pending. tcgen05_mma, tcgen05_commit_arrive: the CTA
+  // group, 2 for cta_group::2 over the cluster's CTA pair, 0 for cta_group::1 (the default).
+  std::int64_t n = 0;
   bool flag = false;      // wait_group: read_only
   std::vector<int> axes;  // copy_gmem_to_smem: multicast cluster axes
   // wgmma: which SMEM operands are read transposed. Views are stored (rows, cols), cols
@@ -148,6 +150,8 @@ struct Kernel {
 // Where an IR element is, for messages: statements are numbered in pre-order ("op #7"), the
 // same numbers the printer shows.
 std::string stmt_name(StmtOp op);
+// The name the user called the statement by: tcgen05_mma_2cta for a cta_group::2 tcgen05_mma.
+std::string stmt_name(Stmt const& s);
 std::string expr_op_name(ExprOp op);
 std::string value_op_name(ValueOp op);
 

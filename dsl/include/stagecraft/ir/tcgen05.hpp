@@ -25,6 +25,10 @@
 //   TMEM addresses: bits 31-16 lane, 15-0 column (32-bit columns).
 //   D of cta_group::1, M = 128 ("Data path layout organization", layout D): row i of D is TMEM
 //     lane i, column j is the column at the address's column + j (f32: one column each).
+//   D of cta_group::2, M = 256 (layout A of the same section): rows 0-127 are lanes 0-127 of the
+//     even CTA of the pair, rows 128-255 lanes 0-127 of the odd one; A is split the same way, and
+//     B by columns: N / 2 in each CTA ("each CTA provides (K, N / 2)"). The commit that tracks
+//     them is tcgen05.commit.cta_group::2...multicast::cluster with a mask naming both CTAs.
 //   tcgen05.ld.32x32b.xN: thread t of the warpgroup (warp w = t / 32) reads lane 32 w + t % 32,
 //     register r holds column r; a warp reaches only its own 32-lane sub-partition.
 #pragma once
@@ -157,8 +161,14 @@ struct Stmt;
 namespace stagecraft::ir::tcgen05 {
 
 // One tcgen05_mma statement as the instructions it issues: K / ik of them, each
-// tcgen05.mma.cta_group::1.<kind> with M = 128 and the statement's N, chained on D in TMEM.
+// tcgen05.mma.cta_group::<cta_group>.<kind> with the statement's M and N, chained on D in TMEM.
+// cta_group 1: M = 128, this CTA's A (M, K) and B (K, N). cta_group 2 (the pair, issued by the
+// even CTA): M = 256; each CTA holds A's 128 rows of its own and N / 2 of B's columns (CTA 0 the
+// first half) at the same SMEM offsets, which is why one pair of SMEM descriptors serves both,
+// and receives its 128 rows of D, the whole N, in its own TMEM at the same address. `a` and `b`
+// describe one CTA's part.
 struct plan {
+  int cta_group = 1;
   Kind kind = Kind::f16;
   DType ab = DType::bf16, d = DType::f32;
   std::int64_t m = 0, n = 0, k = 0;

@@ -23,7 +23,10 @@ namespace stagecraft {
 namespace detail {
 // D(M, N) += A(M, K) * B(K, N): shapes and dtypes common to both tensor-core generations.
 // Fp8: the instruction also takes e4m3/e5m2 operands, in any pairing (wgmma's .e4m3.e5m2 etc.).
-template <diag::fixed_string Op, class Acc, class A, class B, long long MinM, long long MaxN, long long NStep, bool Fp8 = false>
+// BSplit = 2: a cta_group::2 MMA, where each CTA of the pair holds N / 2 of B's columns and
+// the whole N of its D rows.
+template <diag::fixed_string Op, class Acc, class A, class B, long long MinM, long long MaxN, long long NStep, bool Fp8 = false,
+          long long BSplit = 1>
 constexpr bool check_mma_operands() {
   using AD = typename A::dtype_t;
   using BD = typename B::dtype_t;
@@ -57,10 +60,15 @@ constexpr bool check_mma_operands() {
                         << (std::is_same_v<AD, i8> ? "i32" : (ir::wgmma::accumulator_for(AD::code, ir::DType::f16) ? "f32 or f16" : "f32"))
                         << ", but the accumulator is " << dtype_name<CD>());
     return false;
-  } else if constexpr (Ad::values[0] != Cd::values[0] || Bd::values[1] != Cd::values[1] || Ad::values[1] != Bd::values[0]) {
+  } else if constexpr (BSplit == 1 && (Ad::values[0] != Cd::values[0] || Bd::values[1] != Cd::values[1] || Ad::values[1] != Bd::values[0])) {
     STAGECRAFT_ERROR("Expected shapes to match: D(M, N) += A(M, K) * B(K, N)",
                      Op << ": Expected shapes to match: D(M, N) += A(M, K) * B(K, N), but got D " << Cd{} << ", A " << Ad{}
                         << ", B " << Bd{});
+    return false;
+  } else if constexpr (BSplit != 1 && (Ad::values[0] != Cd::values[0] || Bd::values[1] * BSplit != Cd::values[1] || Ad::values[1] != Bd::values[0])) {
+    STAGECRAFT_ERROR("Expected the shapes in each CTA to be D(M, N), A(M, K) and half of B, (K, N / 2)",
+                     Op << ": Expected the shapes in each CTA to be D(M, N), A(M, K) and half of B, (K, N / 2), but got D " << Cd{} << ", A "
+                        << Ad{} << ", B " << Bd{});
     return false;
   } else if constexpr (Cd::values[0] % MinM != 0 || Cd::values[1] % NStep != 0 || Cd::values[1] > MaxN ||
                        Ad::values[1] % (256 / AD::bits) != 0) {
@@ -74,13 +82,20 @@ constexpr bool check_mma_operands() {
   }
 }
 
-template <diag::fixed_string Op, class B>
+template <diag::fixed_string Op, class B, int Group = 1>
 constexpr bool check_mma_barrier() {
   if constexpr (!check_barrier_operand<Op, B>()) {
     return false;
   } else if constexpr (!B::orders_tc) {
     STAGECRAFT_ERROR("MMA barrier must have orders_tensor_core set to True.",
                      Op << ": MMA barrier must have orders_tensor_core set to True. (declare it with barrier(..., orders_tensor_core))");
+    return false;
+  } else if constexpr (Group == 2 && kind_of<std::remove_cvref_t<B>> == operand_kind::cluster_barrier) {
+    // The commit's multicast already reaches the same element in both CTAs: a cluster barrier,
+    // whose every arrival goes to all its CTAs, would count each twice.
+    STAGECRAFT_ERROR("a pair commit arrives on a barrier(...) of each CTA of the pair, not on a cluster_barrier",
+                     Op << ": a pair commit arrives on a barrier(...) of each CTA of the pair, not on a cluster_barrier (declare it with "
+                           "barrier(..., orders_tensor_core))");
     return false;
   } else {
     return true;
@@ -233,24 +248,42 @@ auto wgmma_wait(N, src_loc loc = src_loc::current()) {
 
 // ---- Blackwell -------------------------------------------------------------------------------
 namespace detail {
-template <class Acc, class A, class B, class... Rest>
+// Group 1: tcgen05.mma.cta_group::1, this CTA's SMEM into its TMEM. Group 2: cta_group::2 over the
+// CTA pair of a cluster (cluster ranks 2p and 2p + 1 along axis 0): issued by the even CTA, it
+// reads A (each CTA's M rows) and B (each CTA's N / 2 columns) from both CTAs' SMEM at the same
+// offsets and writes each CTA's M rows of D, the whole N, into that CTA's TMEM.
+template <int Group>
+struct tcgen05_names {
+  static constexpr diag::fixed_string mma{"tcgen05_mma"}, commit{"tcgen05_commit_arrive"};
+};
+template <>
+struct tcgen05_names<2> {
+  static constexpr diag::fixed_string mma{"tcgen05_mma_2cta"}, commit{"tcgen05_commit_arrive_2cta"};
+};
+template <int Group>
+constexpr const char* tcgen05_mma_name = Group == 2 ? "tcgen05_mma_2cta" : "tcgen05_mma";
+template <int Group>
+constexpr info tcgen05_group_info = info{uses_tcgen05 | (Group == 2 ? uses_tcgen05_pair : uses_tcgen05_single)};
+
+template <int Group, class Acc, class A, class B, class... Rest>
 auto tcgen05_mma(src_loc loc, Acc const& acc, A const& a, B const& b, Rest const&... rest) {
   static_assert(sizeof...(Rest) == 1 || sizeof...(Rest) == 2,
-                "tcgen05_mma(acc_tmem, a, b[, barrier], accumulate)");
+                "tcgen05_mma(acc_tmem, a, b[, barrier], accumulate) / tcgen05_mma_2cta(acc_tmem, a, b[, barrier], accumulate)");
+  constexpr auto op = tcgen05_names<Group>::mma;
   if constexpr (kind_of<Acc> != operand_kind::tmem) {
     if constexpr (is_barrier_like<Acc>) STAGECRAFT_REJECT_BARRIER_AS_ARRAY(Acc);
     else STAGECRAFT_ERROR("tcgen05_mma: the accumulator must be a TMEM reference",
-                          "tcgen05_mma: the accumulator must be a TMEM reference, but got " << detail::kind_name(kind_of<Acc>));
+                          tcgen05_mma_name<Group> << ": the accumulator must be a TMEM reference, but got " << detail::kind_name(kind_of<Acc>));
     return stmt<>{};
-  } else if constexpr (!detail::check_space<"tcgen05_mma", "A must be a SMEM or TMEM reference", A, operand_kind::smem,
+  } else if constexpr (!detail::check_space<op, "A must be a SMEM or TMEM reference", A, operand_kind::smem,
                                               operand_kind::smem_transposed, operand_kind::tmem>()) {
     return stmt<>{};
   } else if constexpr (kind_of<B> != operand_kind::smem && kind_of<B> != operand_kind::smem_transposed) {
     if constexpr (is_barrier_like<B>) STAGECRAFT_REJECT_BARRIER_AS_ARRAY(B);
     else STAGECRAFT_ERROR("tcgen05_mma: B must be a SMEM reference",
-                          "tcgen05_mma: B must be a SMEM reference, but got " << detail::kind_name(kind_of<B>));
+                          tcgen05_mma_name<Group> << ": B must be a SMEM reference, but got " << detail::kind_name(kind_of<B>));
     return stmt<>{};
-  } else if constexpr (!detail::check_mma_operands<"tcgen05_mma", Acc, A, B, 64, 256, 16>()) {
+  } else if constexpr (!detail::check_mma_operands<op, Acc, A, B, 64, 256, 16, false, Group>()) {
     return stmt<>{};
   } else {
     auto args = std::tie(rest...);
@@ -263,21 +296,33 @@ auto tcgen05_mma(src_loc loc, Acc const& acc, A const& a, B const& b, Rest const
       tree::op_extra extra;
       // As for wgmma: which operands are read M/N-major is the transpose bits (ir::tcgen05::plan_of).
       extra.transpose = static_cast<std::uint8_t>((kind_of<A> == operand_kind::smem_transposed ? 1 : 0) | (kind_of<B> == operand_kind::smem_transposed ? 2 : 0));
+      extra.n = Group == 2 ? 2 : 0;  // ir::Stmt::n: the CTA group
       if constexpr (std::is_same_v<Last, bool>) extra.e0 = tree::make_expr(ir::ExprOp::constant, accumulate ? 1 : 0);
       else extra.e0 = node_of(accumulate);
       if constexpr (sizeof...(Rest) == 2) {
         using Bar = std::remove_cvref_t<decltype(std::get<0>(args))>;
-        if constexpr (!detail::check_mma_barrier<"tcgen05_mma", Bar>()) {
+        if constexpr (!detail::check_mma_barrier<op, Bar, Group>()) {
           return stmt<>{};
         } else {
-          return detail::make_stmt<detail::info_of_operands<A, B, Bar>() | info{uses_tcgen05}>(tree::stmt_op(
+          return detail::make_stmt<detail::info_of_operands<A, B, Bar>() | tcgen05_group_info<Group>>(tree::stmt_op(
               ir::StmtOp::tcgen05_mma, loc, {&acc.ref, &a.ref, &b.ref, tree::ptr(detail::barrier_element(std::get<0>(args)))}, extra));
         }
       } else {
-        return detail::make_stmt<detail::info_of_operands<A, B>() | info{uses_tcgen05}>(
+        return detail::make_stmt<detail::info_of_operands<A, B>() | tcgen05_group_info<Group>>(
             tree::stmt_op(ir::StmtOp::tcgen05_mma, loc, {&acc.ref, &a.ref, &b.ref}, extra));
       }
     }
+  }
+}
+
+template <int Group, class Bar>
+auto tcgen05_commit_arrive(Bar const& bar, src_loc loc) {
+  constexpr auto op = tcgen05_names<Group>::commit;
+  if constexpr (!detail::check_mma_barrier<op, Bar, Group>()) {
+    return stmt<>{};
+  } else {
+    return detail::make_stmt<detail::info_of_operands<Bar>() | tcgen05_group_info<Group>>(
+        tree::stmt_op(ir::StmtOp::tcgen05_commit_arrive, loc, {tree::ptr(detail::barrier_element(bar))}, {.n = Group == 2 ? 2 : 0}));
   }
 }
 }  // namespace detail
@@ -285,23 +330,40 @@ auto tcgen05_mma(src_loc loc, Acc const& acc, A const& a, B const& b, Rest const
 // tcgen05_mma(acc_tmem, a, b[, barrier], accumulate)
 template <class Acc, class A, class B, class Accumulate>
 auto tcgen05_mma(Acc const& acc, A const& a, B const& b, Accumulate const& accumulate, src_loc loc = src_loc::current()) {
-  return detail::tcgen05_mma(loc, acc, a, b, accumulate);
+  return detail::tcgen05_mma<1>(loc, acc, a, b, accumulate);
 }
 template <class Acc, class A, class B, class Bar, class Accumulate>
   requires(!std::is_same_v<Accumulate, src_loc>)
 auto tcgen05_mma(Acc const& acc, A const& a, B const& b, Bar const& bar, Accumulate const& accumulate, src_loc loc = src_loc::current()) {
-  return detail::tcgen05_mma(loc, acc, a, b, bar, accumulate);
+  return detail::tcgen05_mma<1>(loc, acc, a, b, bar, accumulate);
+}
+
+// tcgen05_mma_2cta(acc_tmem, a, b[, barrier], accumulate): the pair MMA (cta_group::2). Every
+// operand is this CTA's half: acc (128, N) and a (128, K) its rows, b (K, N / 2) its columns.
+// Only the pair's even CTA issues it (if_(cluster_idx(0_c) % 2_c == 0_c, ...)); the kernel needs
+// a cluster whose axis 0 has an even extent.
+template <class Acc, class A, class B, class Accumulate>
+auto tcgen05_mma_2cta(Acc const& acc, A const& a, B const& b, Accumulate const& accumulate, src_loc loc = src_loc::current()) {
+  return detail::tcgen05_mma<2>(loc, acc, a, b, accumulate);
+}
+template <class Acc, class A, class B, class Bar, class Accumulate>
+  requires(!std::is_same_v<Accumulate, src_loc>)
+auto tcgen05_mma_2cta(Acc const& acc, A const& a, B const& b, Bar const& bar, Accumulate const& accumulate,
+                      src_loc loc = src_loc::current()) {
+  return detail::tcgen05_mma<2>(loc, acc, a, b, bar, accumulate);
 }
 
 // Arrive on `bar` once every earlier tcgen05 op of this thread has completed.
 template <class Bar>
 auto tcgen05_commit_arrive(Bar const& bar, src_loc loc = src_loc::current()) {
-  if constexpr (!detail::check_mma_barrier<"tcgen05_commit_arrive", Bar>()) {
-    return stmt<>{};
-  } else {
-    return detail::make_stmt<detail::info_of_operands<Bar>() | info{uses_tcgen05}>(
-        tree::stmt_op(ir::StmtOp::tcgen05_commit_arrive, loc, {tree::ptr(detail::barrier_element(bar))}));
-  }
+  return detail::tcgen05_commit_arrive<1>(bar, loc);
+}
+// The pair's commit (tcgen05.commit.cta_group::2 ... multicast::cluster, mask: both CTAs of the
+// pair): once this thread's earlier pair MMAs have completed, one arrival on `bar` in each CTA
+// of the pair, the same barrier element in both.
+template <class Bar>
+auto tcgen05_commit_arrive_2cta(Bar const& bar, src_loc loc = src_loc::current()) {
+  return detail::tcgen05_commit_arrive<2>(bar, loc);
 }
 
 // tcgen05.ld: TMEM to registers.

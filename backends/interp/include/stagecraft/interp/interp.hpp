@@ -51,6 +51,7 @@ enum class check : std::uint8_t {
   unsupported,         // an op this interpreter does not model yet
   wgmma_pending_at_exit,  // a warpgroup exits with wgmma groups not committed or not waited for
   tcgen05_pending_at_dealloc,  // TMEM freed (at CTA exit) under an MMA in flight, or MMAs no commit covers
+  tcgen05_pair_issuer,         // a pair MMA (cta_group::2) issued by the odd CTA of its pair
 };
 const char* check_name(check c);
 

@@ -1,0 +1,99 @@
+// C = A * B^T, bf16 in, f32 accumulate (in TMEM), bf16 out: the Blackwell GEMM over a CTA pair.
+//
+// A cluster of 2 along grid axis 0 is one pair, and the pair owns a 256 x BN tile of C: one
+// tcgen05_mma_2cta (cta_group::2, m256nBNk16) computes all of it. Each CTA holds its half of
+// both operands, at the same SMEM offsets: A's 128 rows of its own, and BN / 2 of B's rows (the
+// even CTA the first half); each CTA's TMEM receives its 128 rows of D, the whole BN. So each CTA
+// streams half of the B tile the pair needs: the pair reads B once where two gemm_blackwell CTAs
+// would each read all of it.
+//
+// Roles, one warpgroup each, in both CTAs:
+//   - the producer streams A (128 x 64) and its half of B (BN/2 x 64) through an S-deep ring with
+//     TMA, completing this CTA's full[s];
+//   - the relay waits for full[s] and arrives on pair_full[s], a cluster barrier: each CTA's
+//     arrival reaches both, so pair_full[s] completes in the even CTA once both halves landed.
+//     The even CTA's relay then issues the pair's MMA over the stage and frees it with
+//     tcgen05_commit_arrive_2cta(empty[s]), whose multicast arrives on empty[s] in both CTAs once
+//     the MMA has read both halves; after the last K slice it commits to done (both CTAs);
+//   - the epilogue waits on its CTA's done, reads its 128 rows of D from TMEM, rounds to bf16 and
+//     stores them with TMA.
+// The odd CTA's TMEM and SMEM are read and written by an instruction issued in the other CTA: its
+// producer refills a stage and its epilogue reads D only after its own barrier received the commit.
+#include <string>
+
+#include <stagecraft/registry.hpp>
+#include <stagecraft/stagecraft.hpp>
+
+#include "gemm_reference.hpp"
+
+namespace stagecraft::examples {
+namespace {
+
+constexpr long long BM = 128, BK = 64;  // BM: rows of one CTA; the pair's tile has 2 BM
+
+template <long long S, long long BN>
+auto gemm_blackwell_2cta(std::int64_t M, std::int64_t N, std::int64_t K) {
+  constexpr long long HN = BN / 2;  // B's rows (C's columns) each CTA holds
+  return kernel<sm_100a>(
+      "gemm_blackwell_2cta", grid(M / BM, N / BN), threads(3_c), cluster(2_c),
+      gmem<bf16>("a", shape(M, K)),                                            // (m, k)
+      gmem<bf16>("b", shape(N, K)),                                            // (n, k): C = A * B^T
+      gmem<bf16>("c", shape(M, N)),                                            // (m, n)
+      smem<bf16>(shape(int_c<S>, int_c<BM>, int_c<BK>), swizzle(128_c)),       // as: (stage, m, k), this CTA's rows
+      smem<bf16>(shape(int_c<S>, int_c<HN>, int_c<BK>), swizzle(128_c)),       // bs: (stage, n, k), this CTA's half of B
+      smem<bf16>(shape(int_c<BM>, int_c<BN>)),                                 // cs: the epilogue's staging tile
+      barrier(arrivals(2_c), count(int_c<S>)),                                 // full[stage]: this CTA's A and B landed
+      cluster_barrier(collective_axes(0_c), arrivals(1_c), count(int_c<S>)),   // pair_full[stage]: both CTAs' halves landed (one relay each)
+      barrier(arrivals(1_c), count(int_c<S>), orders_tensor_core),             // empty[stage]: the pair MMA reading it completed
+      barrier(arrivals(1_c), orders_tensor_core),                              // done: this CTA's rows of D are complete
+      tmem<f32>(shape(128_c, int_c<BN>)),                                      // d: this CTA's (m, n) in BN TMEM columns
+      [K](auto a, auto b, auto c, auto as, auto bs, auto cs, auto full, auto pair_full, auto empty, auto done, auto d) {
+        auto m = program_id(0_c);  // this CTA's 128-row block: the pair's tile is blocks 2p and 2p + 1
+        auto n = program_id(1_c);
+        auto half = cluster_idx(0_c);  // 0: the even CTA, which issues
+        const std::int64_t steps = K / BK;
+        auto producer = for_(range(steps), [&](auto j) {
+          auto s = stage<S>(j);
+          return seq(if_(j >= int_c<S>, barrier_wait(empty[s])),  // the pair MMA of step j - S has read the stage
+                     copy_gmem_to_smem(a.block(m, j), as[s], full[s]),
+                     copy_gmem_to_smem(b.block(n * 2_c + half, j), bs[s], full[s]));
+        });
+        auto relay = for_(range(steps), [&](auto j) {
+          auto s = stage<S>(j);
+          return seq(barrier_wait(full[s]), barrier_arrive(pair_full[s]),
+                     if_(half == 0_c, seq(barrier_wait(pair_full[s]), tcgen05_mma_2cta(d, as[s], transpose(bs[s]), j > 0_c),
+                                          tcgen05_commit_arrive_2cta(empty[s]))));
+        });
+        auto mma = seq(relay, if_(half == 0_c, tcgen05_commit_arrive_2cta(done)));
+        auto epilogue = seq(barrier_wait(done), store(cs, cast<bf16>(async_load_tmem(d))), commit_smem(), copy_smem_to_gmem(cs, c.block(m, n)),
+                            commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
+        return if_(thread_id() == 0_c, producer, if_(thread_id() == 1_c, mma, epilogue));
+      });
+}
+
+STAGECRAFT_REGISTER(kernel_entry{
+    .name = "gemm_blackwell_2cta",
+    .summary = "C = A * B^T (bf16 in, f32 accumulate in TMEM, bf16 out) on sm_100a over CTA pairs: 256xBN tiles, one tcgen05_mma_2cta "
+               "(cta_group::2) issuer per pair, each CTA holding half of A and B, multicast commits",
+    .params = {{.name = "M", .default_value = 256, .help = "rows of A and C (a multiple of 256: whole pairs)", .min = 256, .multiple_of = 256},
+               {.name = "N", .default_value = 256, .help = "rows of B, columns of C (a multiple of BN)", .min = 64, .multiple_of = 64},
+               {.name = "K", .default_value = 256, .help = "the reduced dimension (a multiple of 64)", .min = 64, .multiple_of = 64},
+               {.name = "BN", .default_value = 256, .help = "columns of C per pair tile: TMEM columns of D in each CTA", .allowed = {64, 128, 256}},
+               {.name = "stages", .default_value = 3, .help = "pipeline stages", .allowed = {2, 3}}},
+    .build =
+        [](param_values const& p) {
+          const auto N = p.at("N"), bn = p.at("BN");
+          if (N % bn != 0)
+            throw usage_error("gemm_blackwell_2cta: N=" + std::to_string(N) + " must be a multiple of BN=" + std::to_string(bn) +
+                              " (whole tiles of C)");
+          return dispatch<2, 3>(p.at("stages"), [&](auto S) {
+            return dispatch<64, 128, 256>(bn, [&](auto B) {
+              return lower(gemm_blackwell_2cta<decltype(S)::value, decltype(B)::value>(p.at("M"), N, p.at("K")));
+            });
+          });
+        },
+    .reference = gemm_abt_reference,
+});
+
+}  // namespace
+}  // namespace stagecraft::examples

@@ -192,13 +192,14 @@ int main(int argc, char** argv) {
     std::vector<config> configs;
   };
   // gemm_hopper: A shared by multicast in a 2x1 cluster, and not; then persistent: one CTA per SM
-  // (an even count: whole clusters), each looping over tiles. The label reads "2/132" there.
-  std::vector<config> hopper{{"cl 2", {{"cluster", 2}, {"ctas", 0}}}, {"cl 1", {{"cluster", 1}, {"ctas", 0}}}};
+  // (an even count: whole clusters), each looping over tiles. The label reads "cl2/132" there.
+  // Labels are one word: bench/gpu_check.sh reads the table by columns.
+  std::vector<config> hopper{{"cl2", {{"cluster", 2}, {"ctas", 0}}}, {"cl1", {{"cluster", 1}, {"ctas", 0}}}};
   if (const std::int64_t persistent = st.multiprocessors / 2 * 2; persistent >= 2)
-    hopper.push_back({"cl 2/" + std::to_string(persistent), {{"cluster", 2}, {"ctas", persistent}}});
+    hopper.push_back({"cl2/" + std::to_string(persistent), {{"cluster", 2}, {"ctas", persistent}}});
   const std::vector<bench_kernel> kernels{
       {"gemm_hopper", ir::Target::sm_90a, "Hopper", hopper},
-      {"gemm_blackwell", ir::Target::sm_100a, "Blackwell", {{"BN 256", {{"BN", 256}}}, {"BN 128", {{"BN", 128}}}}},
+      {"gemm_blackwell", ir::Target::sm_100a, "Blackwell", {{"BN256", {{"BN", 256}}}, {"BN128", {{"BN", 128}}}}},
   };
   int runnable = 0;
   for (auto const& bk : kernels) {

@@ -215,11 +215,11 @@ if wanted calibrate; then
   fi
 fi
 
-# 6. tensor-core benchmarks: gemm_hopper against cuBLAS at 2048^3, 4096^3 and 8192^3, checked
-#    element by element against cuBLAS's result
+# 6. tensor-core benchmarks: gemm_hopper (on Hopper) or gemm_blackwell (on Blackwell) against
+#    cuBLAS at 2048^3, 4096^3 and 8192^3, checked element by element against cuBLAS's result
 if wanted gemm && [ -x "$bin/gemm_bench" ]; then
   if step gemm 180 "$bin/gemm_bench"; then
-    table=$(awk '$1 ~ /^[0-9]+$/ && NF >= 9 {printf "%s^3 cluster %s: %s TFLOP/s = %s of cuBLAS (%s); ", $1, $2, $4, $7, $9}' "$log")
+    table=$(awk '$1 ~ /^[0-9]+$/ && NF >= 10 {printf "%s^3 %s %s: %s TFLOP/s = %s of cuBLAS (%s); ", $1, $2, $3, $5, $8, $10}' "$log")
     case $rc in
       0) record gemm pass "$step_s" "${table% ; }" ;;
       3) record gemm skip "$step_s" "$(last_line "$log")" ;;

@@ -8,8 +8,8 @@
 //     which arrives only once those MMAs have read it; after the last K slice it commits to
 //     `done`, which arrives once D is complete;
 //   - the epilogue waits on `done`, reads D from TMEM (async_load_tmem: tcgen05.ld 32x32b, warp w
-//     reading lanes 32w..32w+31, i.e. rows of the tile), rounds to bf16 into SMEM and stores the
-//     tile with TMA.
+//     reading lanes 32w..32w+31, i.e. rows of the tile), rounds to bf16 into SMEM, frees the TMEM
+//     (tmem_dealloc) and stores the tile with TMA.
 // Unlike the Hopper GEMM the accumulator is nobody's registers: the MMA warpgroup never touches
 // it, and the stage is released by the tensor core's own completion, not by a thread.
 #include <string>
@@ -54,8 +54,9 @@ auto gemm_blackwell(std::int64_t M, std::int64_t N, std::int64_t K) {
                                          tcgen05_commit_arrive(empty[s]));
                             }),
                        tcgen05_commit_arrive(done));
-        auto epilogue = seq(barrier_wait(done), store(cs, cast<bf16>(async_load_tmem(d))), commit_smem(), copy_smem_to_gmem(cs, c.block(m, n)),
-                            commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
+        // D is read: the epilogue frees its TMEM at once (every MMA into it completed before `done`).
+        auto epilogue = seq(barrier_wait(done), store(cs, cast<bf16>(async_load_tmem(d))), tmem_dealloc(d), commit_smem(),
+                            copy_smem_to_gmem(cs, c.block(m, n)), commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
         return if_(thread_id() == 0_c, producer, if_(thread_id() == 1_c, mma, epilogue));
       });
 }

@@ -65,7 +65,7 @@ auto gemm_blackwell_2cta(std::int64_t M, std::int64_t N, std::int64_t K) {
                                           tcgen05_commit_arrive_2cta(empty[s]))));
         });
         auto mma = seq(relay, if_(half == 0_c, tcgen05_commit_arrive_2cta(done)));
-        auto epilogue = seq(barrier_wait(done), store(cs, cast<bf16>(async_load_tmem(d))), commit_smem(), copy_smem_to_gmem(cs, c.block(m, n)),
+        auto epilogue = seq(barrier_wait(done), store(cs, cast<bf16>(async_load_tmem(d))), tmem_dealloc(d), commit_smem(), copy_smem_to_gmem(cs, c.block(m, n)),
                             commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
         return if_(thread_id() == 0_c, producer, if_(thread_id() == 1_c, mma, epilogue));
       });

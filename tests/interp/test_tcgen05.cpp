@@ -45,8 +45,8 @@ ir::Kernel one_cta(const char* name) {
           else if constexpr (P == prologue::scale_fenced) return seq(fill, store(as, load(as) + load(as)), commit_smem(), mma);
           else return seq(fill, store(as, load(as) + load(as)), mma);
         });
-        return seq(step, store(cs, async_load_tmem(d)), commit_smem(), copy_smem_to_gmem(cs, c.block(0_c, 0_c)), commit_smem_to_gmem_group(),
-                   wait_smem_to_gmem(0_c));
+        return seq(step, store(cs, async_load_tmem(d)), tmem_dealloc(d), commit_smem(), copy_smem_to_gmem(cs, c.block(0_c, 0_c)),
+                   commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
       }));
 }
 

@@ -18,14 +18,14 @@ TEST_CASE("every example generates a kernel with its tensor maps and shared memo
     INFO("kernel " << e->name);
     const auto k = e->build(registry::resolve(*e, {}));
     const auto g = nvrtc::generate(k);
-    const bool tmem = ir::tmem_columns(k) > 0;
+    const auto tmem = std::count_if(k.allocs.begin(), k.allocs.end(), [](ir::Alloc const& a) { return a.kind == ir::AllocKind::tmem; });
     CHECK(g.entry == "stagecraft_" + e->name);
     // Kernels that move registers between warpgroups (setmaxnreg) run one CTA per SM.
     const bool moves_registers = g.source.find("sc::setmaxnreg_dec<") != std::string::npos;
     CHECK_THAT(g.source, Contains("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(128 * k.warpgroups) + (moves_registers ? ", 1" : "") +
                                   ") " + g.entry + "("));
-    // A kernel with TMEM also asks for the 8-byte slot tcgen05.alloc writes its address to.
-    CHECK(g.smem_bytes == (tmem ? (ir::smem_bytes(k) + 7) / 8 * 8 + 8 : ir::smem_bytes(k)));
+    // A kernel with TMEM also asks for the 4-byte slots its tcgen05.allocs write the addresses to.
+    CHECK(g.smem_bytes == (tmem ? (ir::smem_bytes(k) + 7) / 8 * 8 + (4 * tmem + 7) / 8 * 8 : ir::smem_bytes(k)));
     CHECK(g.block_threads == 128 * k.warpgroups);
     CHECK_THAT(g.source, Contains("sc::mbar_init(") && Contains("sc::mbar_fence_init()") && Contains("sc::mbar_wait("));
     for (std::size_t m = 0; m < g.maps.size(); ++m) CHECK_THAT(g.source, Contains("const __grid_constant__ sc::tmap_t tmap" + std::to_string(m)));

@@ -171,7 +171,7 @@ void check_numbers(ir::Kernel const& k) {
     span_of[o.op] = &o;
   }
 
-  std::size_t fences = 0, waits = 0, commits = 0;
+  std::size_t fences = 0, waits = 0, commits = 0, deallocs = 0;
   for (std::size_t i = 0; i < k.stmts.size(); ++i) {
     auto const& s = k.stmts[i];
     if (s.op == ir::StmtOp::seq) continue;
@@ -239,16 +239,16 @@ void check_numbers(ir::Kernel const& k) {
         const auto d = tc_fields(p);
         CHECK(d.m == 128);
         CHECK(d.n == p.n);
-        const std::regex re(R"(sc::tc_mma_(f16|tf32)\(tmem_base \+ (\d+)u, 0x([0-9a-f]{16})ull \| \(\(a_addr \+ (\d+)u\) >> 4 & 0x3FFFu\), )"
+        const std::regex re(R"(sc::tc_mma_(f16|tf32)\(tmem(\d+), 0x([0-9a-f]{16})ull \| \(\(a_addr \+ (\d+)u\) >> 4 & 0x3FFFu\), )"
                             R"(0x([0-9a-f]{16})ull \| \(\(b_addr \+ (\d+)u\) >> 4 & 0x3FFFu\), 0x([0-9a-f]{8})u, (acc|1u)\);)");
         auto m = all_matches(text, re);
         REQUIRE(static_cast<std::int64_t>(m.size()) == p.k_steps());
-        const auto column = ir::tcgen05::tmem_columns_of(k)[static_cast<std::size_t>(k.refs[s.refs[0]].id)];
+        const auto d_alloc = k.refs[s.refs[0]].id;
         for (std::int64_t ks = 0; ks < p.k_steps(); ++ks) {
           auto const& x = m[static_cast<std::size_t>(ks)];
           INFO("k step " << ks);
           CHECK(x[1] == (p.kind == ir::tcgen05::Kind::tf32 ? "tf32" : "f16"));
-          CHECK(std::stoll(x[2]) == column);
+          CHECK(std::stoll(x[2]) == d_alloc);  // D's own allocation's address
           CHECK(std::stoull(x[3], nullptr, 16) == ir::tcgen05::encode_smem(0, p.a));
           CHECK(std::stoll(x[4]) == p.a_start(ks));
           CHECK(std::stoull(x[5], nullptr, 16) == ir::tcgen05::encode_smem(0, p.b));
@@ -264,6 +264,15 @@ void check_numbers(ir::Kernel const& k) {
         CHECK(count(text, "if (lane == 0) sc::tc_commit(") == 1);  // the thread that issued the MMAs
         check_barrier_address(k, s.refs[0], text);
         break;
+      case ir::StmtOp::tmem_dealloc: {
+        // The warpgroup's barrier, then its first warp frees exactly what was allocated.
+        auto const& al = k.allocs[static_cast<std::size_t>(k.refs[s.refs[0]].id)];
+        const auto cols = ir::tmem_alloc_columns(al.shape[1] * ir::dtype_bits(al.dtype) / 32);
+        CHECK(count(text, "sc::wg_sync(wg);") == 1);
+        CHECK(count(text, "if (lane < 32) sc::tmem_dealloc(tmem" + std::to_string(k.refs[s.refs[0]].id) + ", " + std::to_string(cols) + "u);") == 1);
+        ++deallocs;
+        break;
+      }
       case ir::StmtOp::commit_group:
         CHECK(count(text, "sc::bulk_commit();") == 1);
         ++commits;
@@ -313,18 +322,32 @@ void check_numbers(ir::Kernel const& k) {
           return al.kind == ir::AllocKind::barrier || al.kind == ir::AllocKind::cluster_barrier;
         })));
 
-  // TMEM: one allocation of all columns rounded up to a power of two >= 32, freed before exit.
-  if (const auto cols = ir::tmem_columns(k); cols > 0) {
-    const auto n = std::max<std::int64_t>(32, static_cast<std::int64_t>(std::bit_ceil(static_cast<std::uint64_t>(cols))));
-    CHECK(count(g.source, "    sc::tmem_alloc(smem_base + ") == 1);
-    CHECK(count(g.source, "u, " + std::to_string(n) + "u);\n    sc::tmem_relinquish();") == 1);
-    CHECK(count(g.source, "sc::tmem_dealloc(tmem_base, " + std::to_string(n) + "u);") == 1);
-    CHECK(g.source.find("sc::tmem_dealloc(") > g.source.rfind("sc::tc_mma_"));
+  // TMEM: one tcgen05.alloc per allocation, its columns rounded up to a power of two >= 32,
+  // largest first, then the permit given up; freed only where a tmem_dealloc says.
+  std::int64_t previous = 512;
+  std::size_t allocs = 0;
+  for (auto const& m : all_matches(g.source, std::regex(R"(    sc::tmem_alloc\(smem_base \+ (\d+)u, (\d+)u\);  // (\S+) )"))) {
+    const auto n = std::stoll(m[2]);
+    CHECK(n <= previous);
+    previous = n;
+    ++allocs;
   }
+  std::size_t tmem_allocs = 0;
+  for (std::size_t a = 0; a < k.allocs.size(); ++a) {
+    auto const& al = k.allocs[a];
+    if (al.kind != ir::AllocKind::tmem) continue;
+    ++tmem_allocs;
+    const auto n = ir::tmem_alloc_columns(al.shape[1] * ir::dtype_bits(al.dtype) / 32);
+    CHECK(count(g.source, "u, " + std::to_string(n) + "u);  // " + ir::alloc_name(k, static_cast<int>(a)) + " ") == 1);
+    CHECK(count(g.source, "const unsigned tmem" + std::to_string(a) + " = ") == 1);
+  }
+  CHECK(allocs == tmem_allocs);
+  CHECK(count(g.source, "sc::tmem_relinquish();") == (tmem_allocs ? 1u : 0u));
   // No fence, flip or group commit outside the ops that own one.
   CHECK(count(body, "sc::fence_proxy_async();") == fences);
   CHECK(count(body, "^= 1ull << ") == waits);
   CHECK(count(body, "sc::bulk_commit();") == commits);
+  CHECK(count(body, "sc::tmem_dealloc(") == deallocs);
 }
 
 // Multicast of one 128x64 f32 block over the given cluster axes (and a 2x2x2 cluster).

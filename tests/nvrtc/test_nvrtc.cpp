@@ -352,7 +352,7 @@ ir::Kernel tc_one_cta(const char* name) {
       barrier(arrivals(2_c)), barrier(arrivals(1_c), orders_tensor_core), tmem<f32>(shape(128_c, 64_c)),
       [](auto a, auto b, auto c, auto as, auto bs, auto cs, auto loaded, auto done, auto d) {
         return seq(copy_gmem_to_smem(a.block(0_c, 0_c), as, loaded), copy_gmem_to_smem(b.block(0_c, 0_c), bs, loaded), barrier_wait(loaded),
-                   tcgen05_mma(d, as, transpose(bs), done, 0_c > 1_c), barrier_wait(done), store(cs, async_load_tmem(d) * 2.0f), commit_smem(),
+                   tcgen05_mma(d, as, transpose(bs), done, 0_c > 1_c), barrier_wait(done), store(cs, async_load_tmem(d) * 2.0f), tmem_dealloc(d), commit_smem(),
                    copy_smem_to_gmem(cs, c.block(0_c, 0_c)), commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
       }));
 }
@@ -384,8 +384,8 @@ TEST_CASE("tcgen05: gemm_blackwell at every tile width and ring depth, and kind:
       CHECK(occurrences(c.ptx, "tcgen05.ld.sync.aligned.32x32b.x32.b32") == 1);  // in the epilogue's column loop
       CHECK(occurrences(c.ptx, "tcgen05.wait::ld.sync.aligned") == 1);
       // BN f32 columns of D, allocated as exactly that (already a power of two >= 32).
-      CHECK_THAT(c.code.source, Contains("sc::tmem_alloc(smem_base + ") && Contains("u, " + std::to_string(bn) + "u);\n    sc::tmem_relinquish();") &&
-                                    Contains("sc::tmem_dealloc(tmem_base, " + std::to_string(bn) + "u);"));
+      CHECK_THAT(c.code.source, Contains("sc::tmem_alloc(smem_base + ") && Contains("u, " + std::to_string(bn) + "u);  // t6 (128, ") &&
+                                    Contains("sc::tmem_relinquish();") && Contains("if (lane < 32) sc::tmem_dealloc(tmem6, " + std::to_string(bn) + "u);"));
     }
   for (auto const& k : {tc_one_cta<bf16>("tc5_bf16"), tc_one_cta<f32>("tc5_tf32")}) {
     INFO("kernel " << k.name);
@@ -395,7 +395,7 @@ TEST_CASE("tcgen05: gemm_blackwell at every tile width and ring depth, and kind:
     // K = 64 bf16 (k16) or 32 f32 (k8): 4 instructions either way, the first one overwriting D.
     CHECK(occurrences(c.ptx, tf32 ? "tcgen05.mma.cta_group::1.kind::tf32" : "tcgen05.mma.cta_group::1.kind::f16") == 4);
     CHECK(occurrences(c.code.source, tf32 ? "sc::tc_mma_tf32(" : "sc::tc_mma_f16(") == 4);
-    CHECK_THAT(c.code.source, Contains("sc::tmem_ld_32x32b_x32(") && Contains("sc::tmem_dealloc(tmem_base, 64u);"));
+    CHECK_THAT(c.code.source, Contains("sc::tmem_ld_32x32b_x32(") && Contains("sc::tmem_dealloc(tmem5, 64u);"));
   }
 }
 

@@ -126,9 +126,10 @@ TEST_CASE("the whole op catalog lowers: Blackwell tcgen05 with TMEM and clusters
       cluster_barrier(collective_axes(0_c), arrivals(2_c)), [](auto a, auto as, auto bs, auto d, auto out, auto loaded, auto mma, auto peers) {
         return seq(copy_gmem_to_smem(a.block(program_id(), 0_c), as, loaded[0_c], collective_axes(0_c)), barrier_wait(loaded[0_c]),
                    tcgen05_mma(d, as, bs, mma, false), tcgen05_commit_arrive(mma), barrier_wait(mma),
-                   store(out, cast<bf16>(async_load_tmem(d))), barrier_arrive(peers), barrier_wait(peers));
+                   store(out, cast<bf16>(async_load_tmem(d))), tmem_dealloc(d), barrier_arrive(peers), barrier_wait(peers));
       }));
   auto text = ir::print(k);
+  CHECK_THAT(text, Contains("tmem_dealloc t2"));
   CHECK_THAT(text, Contains("cluster=(2)"));
   CHECK_THAT(text, Contains("multicast over cluster axes (0)"));
   CHECK_THAT(text, Contains("tcgen05_mma t2 (accumulate if 0) += s0 * s1  then arrive on b5[0]"));

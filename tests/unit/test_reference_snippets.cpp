@@ -162,7 +162,9 @@ auto blackwell_mma() {
                    tcgen05_mma(acc, as, bs, false),      // false: overwrite, do not accumulate
                    tcgen05_commit_arrive(mma_done),      // arrives when the MMA has completed
                    barrier_wait(mma_done),
-                   store(ds, async_load_tmem(acc)), commit_smem(),
+                   store(ds, async_load_tmem(acc)),
+                   tmem_dealloc(acc),                    // D is read: free its TMEM
+                   commit_smem(),
                    copy_smem_to_gmem(ds, d.block(0_c, 0_c)), commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
       });
 }

@@ -158,8 +158,8 @@ ir::Kernel mma_kernel() {
   return lower(kernel<sm_100a>("k", grid(1), threads(1_c), tmem<f32>(shape(int_c<M>, 128_c)), smem<bf16>(shape(int_c<M>, 64_c), swizzle(128_c)),
                                smem<bf16>(shape(128_c, 64_c), swizzle(128_c)), barrier(arrivals(1_c), orders_tensor_core),
                                [](auto d, auto a, auto b, auto done) {
-                                 if constexpr (TransposeB) return seq(tcgen05_mma(d, a, transpose(b), done, false), barrier_wait(done));
-                                 else return seq(tcgen05_mma(d, a, b, done, false), barrier_wait(done));
+                                 if constexpr (TransposeB) return seq(tcgen05_mma(d, a, transpose(b), done, false), barrier_wait(done), tmem_dealloc(d));
+                                 else return seq(tcgen05_mma(d, a, b, done, false), barrier_wait(done), tmem_dealloc(d));
                                }));
 }
 }  // namespace

@@ -127,12 +127,18 @@ TEST_CASE("the verifier's budgets hold to the unit: at the limit accepted, one u
   }
   SECTION("TMEM columns") {
     auto k = lower(kernel<sm_100a>("tmem_edge", grid(1), threads(1_c), gmem<f32>("y", shape(128, 256)), tmem<f32>(shape(128_c, 256_c)),
-                                   tmem<f32>(shape(128_c, 256_c)), [](auto y, auto acc, auto) {
-                                     return store(y.tile(shape(128_c, 256_c), 0_c, 0_c), async_load_tmem(acc));
+                                   tmem<f32>(shape(128_c, 256_c)), [](auto y, auto acc, auto other) {
+                                     return seq(store(y.tile(shape(128_c, 256_c), 0_c, 0_c), async_load_tmem(acc)), tmem_dealloc(acc), tmem_dealloc(other));
                                    }));
     CHECK_NOTHROW(ir::verify(k));
+    // 288 columns take a 512-column allocation (a power of two): 768 in all.
     k.allocs[1].shape = {128, 288};
-    REQUIRE_THROWS_WITH(ir::verify(k), Contains("tmem_columns=544 > max_tmem_columns=512"));
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("tmem_columns=768 > max_tmem_columns=512"));
+    // 96 columns round up to 128: 256 + 128.
+    k.allocs[1].shape = {128, 96};
+    CHECK(ir::tmem_columns(k) == 384);
+    k.allocs[1].shape = {128, 8};  // the smallest allocation is 32 columns
+    CHECK(ir::tmem_columns(k) == 288);
   }
   SECTION("TMA box dimensions") {
     auto k = lower(kernel<sm_90a>("box_edge", grid(1), threads(1_c), gmem<f32>("x", shape(256_c, 4_c)), smem<f32>(shape(256_c, 4_c)),
@@ -468,4 +474,47 @@ TEST_CASE("what the verifier accepts prints, hashes and generates in time linear
   const auto id = add(k, st);
   k.stmts[k.body].body.push_back(id);
   REQUIRE_THROWS_WITH(ir::verify(k), Contains("expand to past 65536 nodes"));
+}
+
+namespace {
+// One warpgroup: an MMA into TMEM d, its commit waited for, d read; `Free` places the dealloc.
+enum class free_at { nowhere, end, before_read, in_loop, in_loop_last, twice };
+template <free_at Free>
+ir::Kernel tmem_life(const char* name) {
+  return lower(kernel<sm_100a>(
+      name, grid(1), threads(1_c), smem<bf16>(shape(128_c, 64_c), swizzle(128_c)), smem<bf16>(shape(64_c, 64_c), swizzle(128_c)),
+      smem<f32>(shape(128_c, 64_c)), barrier(arrivals(1_c), orders_tensor_core), tmem<f32>("d", shape(128_c, 64_c)),
+      [](auto as, auto bs, auto cs, auto done, auto d) {
+        auto mma = seq(tcgen05_mma(d, as, transpose(bs), done, false), barrier_wait(done));
+        auto read = store(cs, async_load_tmem(d));
+        if constexpr (Free == free_at::nowhere) return seq(mma, read);
+        else if constexpr (Free == free_at::end) return seq(mma, read, tmem_dealloc(d));
+        else if constexpr (Free == free_at::before_read) return seq(mma, tmem_dealloc(d), read);
+        else if constexpr (Free == free_at::in_loop) return for_(range(2_c), [&](auto) { return seq(mma, read, tmem_dealloc(d)); });
+        else if constexpr (Free == free_at::in_loop_last) return for_(range(2_c), [&](auto j) { return seq(mma, read, if_(j == 1_c, tmem_dealloc(d))); });
+        else return seq(mma, read, tmem_dealloc(d), tmem_dealloc(d));
+      }));
+}
+}  // namespace
+
+TEST_CASE("TMEM lifetimes the statement tree shows: never freed, freed in a loop, used or freed again after its dealloc", "[verify][tcgen05]") {
+  // The fixed twin of each: freed once, after the last use (also as the last iteration's if_).
+  CHECK_NOTHROW(tmem_life<free_at::end>("tmem_ok"));
+  CHECK_NOTHROW(tmem_life<free_at::in_loop_last>("tmem_ok_last"));
+  CHECK_THROWS_WITH(tmem_life<free_at::nowhere>("tmem_leak"),
+                    Contains("kernel 'tmem_leak': TMEM allocation d is never freed: add tmem_dealloc(d) once every tcgen05_mma into it"));
+  CHECK_THROWS_WITH(tmem_life<free_at::before_read>("tmem_early"),
+                    Contains("kernel 'tmem_early': op #") && Contains("(store): uses TMEM d after op #") && Contains("(tmem_dealloc) freed it"));
+  CHECK_THROWS_WITH(tmem_life<free_at::in_loop>("tmem_loop"),
+                    Contains("(tmem_dealloc): frees TMEM d inside the loop op #") && Contains("whose next iteration would free it again"));
+  CHECK_THROWS_WITH(tmem_life<free_at::twice>("tmem_twice"), Contains("(tmem_dealloc): uses TMEM d after op #"));
+  // tmem_dealloc frees a TMEM allocation (hand-built IR: the front end's types already say so).
+  auto k = tmem_life<free_at::end>("tmem_operand");
+  for (auto& s : k.stmts)
+    if (s.op == ir::StmtOp::tcgen05_mma) {
+      const auto smem_ref = s.refs[1];
+      for (auto& t : k.stmts)
+        if (t.op == ir::StmtOp::tmem_dealloc) t.refs[0] = smem_ref;
+    }
+  CHECK_THROWS_WITH(ir::verify(k), Contains("(tmem_dealloc): the operand must be a tmem reference, but it is a smem"));
 }

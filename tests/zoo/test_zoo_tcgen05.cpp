@@ -80,7 +80,7 @@ TEST_CASE("zoo (tcgen05): every exhibit is named as its kernel, and the checks i
     CHECK(e.build(zoo::variant::fixed).name == e.name);
     covered.push_back(e.expected);
   }
-  for (check c : {check::data_race, check::deadlock, check::tcgen05_pending_at_dealloc}) {
+  for (check c : {check::data_race, check::deadlock, check::tcgen05_pending_at_dealloc, check::tmem_use_after_dealloc, check::tmem_not_freed}) {
     INFO(interp::check_name(c));
     CHECK(std::find(covered.begin(), covered.end(), c) != covered.end());
   }
@@ -99,11 +99,11 @@ TEST_CASE("zoo: a stage freed before the MMA reading it commits lets the refill 
 TEST_CASE("zoo: TMEM read before the commit barrier races with (or finds nothing from) the MMA", "[zoo][tcgen05][data_race]") {
   const std::string name = "zoo_tmem_read_before_commit";
   // Eager lands the MMA at issue: the epilogue's read finds its write unordered.
-  auto d = the_diagnostic(name, policy::eager, check::data_race, 25);  // store(cs, async_load_tmem(d))
+  auto d = the_diagnostic(name, policy::eager, check::data_race, 26);  // store(cs, async_load_tmem(d))
   CHECK_THAT(d.message, Contains("data race on TMEM t7[0, 0]") && Contains("(read) is not ordered after the earlier write by tcgen05 MMA #1") &&
                             Contains("tcgen05_commit_arrive"));
   // Lazy leaves it in flight: TMEM is still undefined when the epilogue reads it.
-  d = the_diagnostic(name, policy::lazy, check::poison_read, 25);
+  d = the_diagnostic(name, policy::lazy, check::poison_read, 26);
   CHECK_THAT(d.message, Contains("TMEM starts undefined"));
   fixed_twin_is_clean(name);
 }
@@ -121,19 +121,38 @@ TEST_CASE("zoo: an MMA into TMEM that the epilogue still reads is a race on TMEM
 TEST_CASE("zoo: an orders_tensor_core barrier expecting more commits than arrive deadlocks, naming the commit", "[zoo][tcgen05][deadlock]") {
   const std::string name = "zoo_commit_count";
   for (auto p : {policy::eager, policy::lazy}) {
-    const auto d = the_diagnostic(name, p, check::deadlock, 22);  // the epilogue's barrier_wait(done)
+    const auto d = the_diagnostic(name, p, check::deadlock, 23);  // the epilogue's barrier_wait(done)
     CHECK_THAT(d.message, Contains("barrier_wait b5[0]: waits for completion #1 (phase 0); arrivals 1/2") &&
                               Contains("ops that could still arrive: #19 tcgen05_commit_arrive"));
   }
   fixed_twin_is_clean(name);
 }
 
-TEST_CASE("zoo: a CTA that exits (freeing TMEM) with nobody waiting for its MMAs is reported", "[zoo][tcgen05][tcgen05_pending_at_dealloc]") {
+TEST_CASE("zoo: freeing TMEM that an MMA nobody waited for may still write is reported", "[zoo][tcgen05][tcgen05_pending_at_dealloc]") {
   const std::string name = "zoo_tmem_dealloc_pending";
   for (auto p : {policy::eager, policy::lazy}) {
-    const auto d = the_diagnostic(name, p, check::tcgen05_pending_at_dealloc, 17);  // the MMA nobody waited for
-    CHECK_THAT(d.message, Contains("every warpgroup of CTA 1 has exited, which frees its TMEM, but none waited for tcgen05 MMA #1 of the 1 issued by "
-                                   "warpgroup 1 of CTA (1, 0, 0)"));
+    const auto d = the_diagnostic(name, p, check::tcgen05_pending_at_dealloc, 21);  // the MMA warpgroup's tmem_dealloc
+    CHECK_THAT(d.message, Contains("warpgroup 1 of CTA (0, 0, 0) frees TMEM t7 while tcgen05 MMA #1 of warpgroup 1 of CTA (0, 0, 0) into it may "
+                                   "still be writing it"));
+  }
+  fixed_twin_is_clean(name);
+}
+
+TEST_CASE("zoo: an MMA into TMEM that the epilogue has freed is a use after dealloc", "[zoo][tcgen05][tmem_use_after_dealloc]") {
+  const std::string name = "zoo_tmem_use_after_dealloc";
+  for (auto p : {policy::eager, policy::lazy}) {
+    const auto d = the_diagnostic(name, p, check::tmem_use_after_dealloc, 8);  // the second tile's tcgen05_mma
+    CHECK_THAT(d.message, Contains("warpgroup 0 of CTA (0, 0, 0) issues a tcgen05_mma into TMEM t6 after op #15 (tmem_dealloc) by warpgroup 1 "
+                                   "of CTA (0, 0, 0) freed it"));
+  }
+  fixed_twin_is_clean(name);
+}
+
+TEST_CASE("zoo: a CTA that exits without freeing its TMEM is reported, naming the dealloc that did not run", "[zoo][tcgen05][tmem_not_freed]") {
+  const std::string name = "zoo_tmem_not_freed";
+  for (auto p : {policy::eager, policy::lazy}) {
+    const auto d = the_diagnostic(name, p, check::tmem_not_freed, 15);  // the tmem_dealloc CTA 1 skips
+    CHECK_THAT(d.message, Contains("every warpgroup of CTA 1 has exited, but no tmem_dealloc freed its TMEM t6 (op #15 did not run in it)"));
     CHECK(d.cta == 1);
   }
   fixed_twin_is_clean(name);

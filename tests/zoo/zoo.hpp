@@ -65,7 +65,9 @@ ir::Kernel refill_before_commit(variant v = variant::buggy);     // stage freed 
 ir::Kernel tmem_read_before_commit(variant v = variant::buggy);  // epilogue signalled by barrier_arrive, reads TMEM early
 ir::Kernel mma_over_tmem_load(variant v = variant::buggy);       // next tile's MMA overwrites D the epilogue still reads
 ir::Kernel commit_count(variant v = variant::buggy);             // `done` expects 2 arrivals, one commit arrives
-ir::Kernel tmem_dealloc_pending(variant v = variant::buggy);     // a padding CTA exits (frees TMEM) without waiting its MMAs
+ir::Kernel tmem_dealloc_pending(variant v = variant::buggy);     // the MMA warpgroup frees D without waiting for its MMAs
+ir::Kernel tmem_use_after_dealloc(variant v = variant::buggy);   // an MMA into TMEM the epilogue has freed
+ir::Kernel tmem_not_freed(variant v = variant::buggy);           // a CTA exits with its TMEM allocated
 
 // ---- attention (zoo_attention.cpp): warpgroups sharing softmax statistics and a V ring ----------
 ir::Kernel running_max_race(variant v = variant::buggy);        // rescaling warpgroup reads the running max while it is updated

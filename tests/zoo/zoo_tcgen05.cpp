@@ -12,12 +12,12 @@ namespace {
 
 // The knobs are the mistakes: how the MMA thread frees the stage and signals the epilogue,
 // whether it waits for the epilogue to be done with D before the next tile, how many arrivals
-// `done` expects, and whether padding CTAs skip the epilogue altogether.
+// `done` expects, and who frees D.
 struct knobs {
   bool commit_release = true;   // empty: tcgen05_commit_arrive (false: barrier_arrive right after the MMA)
   bool commit_done = true;      // done: tcgen05_commit_arrive (false: barrier_arrive)
   bool wait_tmem_empty = true;  // before tile t > 0, wait until the epilogue has read D
-  bool pad_skips_wait = false;  // CTAs past the first skip the epilogue, its wait included
+  bool mma_frees = false;       // the MMA warpgroup frees D after its last commit (true), or the epilogue after its last read
 };
 
 template <knobs Kn, long long DoneArrivals>
@@ -59,10 +59,53 @@ ir::Kernel ws_gemm(const char* name, std::int64_t K, std::int64_t tiles, std::in
         auto epilogue = for_(range(tiles), [&](auto t) {
           auto rest = seq(store(cs, async_load_tmem(d)), barrier_arrive(tmem_empty), commit_smem(), copy_smem_to_gmem(cs, c.block(0_c, t)),
                           commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
-          if constexpr (Kn.pad_skips_wait) return if_(program_id() < 1_c, seq(barrier_wait(done), rest));
-          else return seq(barrier_wait(done), if_(program_id() < 1_c, rest));
+          return seq(barrier_wait(done), if_(program_id() < 1_c, rest));
         });
-        return if_(thread_id() == 0_c, producer, if_(thread_id() == 1_c, mma, epilogue));
+        // The epilogue frees D once it has read the last tile (every MMA into it completed before `done`).
+        if constexpr (Kn.mma_frees) return if_(thread_id() == 0_c, producer, if_(thread_id() == 1_c, seq(mma, tmem_dealloc(d)), epilogue));
+        else return if_(thread_id() == 0_c, producer, if_(thread_id() == 1_c, mma, seq(epilogue, tmem_dealloc(d))));
+      }));
+}
+
+// TMEM's lifetime, in two warpgroups: warpgroup 0 loads one K slice of A and B per tile and
+// issues the tile's MMA into D; warpgroup 1 reads D, arrives on `read` (the MMA warpgroup waits
+// for it before the next tile's MMA into D) and stores the tile. Every CTA computes the same
+// C; each stores its own copy. The knobs: after which tile the epilogue frees D, and whether
+// only CTA 0 frees it.
+struct lifetime_knobs {
+  long long free_after_tile = 1;
+  bool only_cta0_frees = false;
+};
+
+template <lifetime_knobs Kn>
+ir::Kernel tmem_lifetime_gemm(const char* name, std::int64_t ctas) {
+  return lower(kernel<sm_100a>(
+      name, grid(ctas), threads(2_c),
+      gmem<bf16>("a", shape(128_c, 64_c)),                  // (m, k)
+      gmem<bf16>("b", shape(128_c, 64_c)),                  // (n, k): two tiles of 64 rows
+      gmem<f32>("c", shape(128 * ctas, 128)),               // (m, n) per CTA
+      smem<bf16>(shape(128_c, 64_c), swizzle(128_c)),       // as
+      smem<bf16>(shape(64_c, 64_c), swizzle(128_c)),        // bs
+      smem<f32>(shape(128_c, 64_c)),                        // cs
+      barrier(arrivals(2_c)),                               // loaded
+      barrier(arrivals(1_c), orders_tensor_core),           // done: the tile's MMA completed
+      barrier(arrivals(1_c)),                               // read: the epilogue has read D (and freed what it frees)
+      tmem<f32>(shape(128_c, 64_c)),                        // d
+      [&](auto a, auto b, auto c, auto as, auto bs, auto cs, auto loaded, auto done, auto read, auto d) {
+        auto mma = for_(range(2_c), [&](auto t) {
+          return seq(if_(t > 0_c, barrier_wait(read)), copy_gmem_to_smem(a.block(0_c, 0_c), as, loaded),
+                     copy_gmem_to_smem(b.block(t, 0_c), bs, loaded), barrier_wait(loaded), tcgen05_mma(d, as, transpose(bs), false),
+                     tcgen05_commit_arrive(done));
+        });
+        auto frees = [&](auto t) {
+          if constexpr (Kn.only_cta0_frees) return (t == int_c<Kn.free_after_tile>) && (program_id() == 0_c);
+          else return t == int_c<Kn.free_after_tile>;
+        };
+        auto epilogue = for_(range(2_c), [&](auto t) {
+          return seq(barrier_wait(done), store(cs, async_load_tmem(d)), if_(frees(t), tmem_dealloc(d)), barrier_arrive(read), commit_smem(),
+                     copy_smem_to_gmem(cs, c.block(program_id(), t)), commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
+        });
+        return if_(thread_id() == 0_c, mma, epilogue);
       }));
 }
 
@@ -99,13 +142,42 @@ ir::Kernel build_commit_count(variant v) {
   return ws_gemm<knobs{}, 1>("zoo_commit_count", 128, 1, 1);
 }
 
-// Two CTAs compute the same tile; only CTA 0 stores it (CTA 1 is padding).
-// MISTAKE: the padding CTA skips the epilogue and its wait on `done` with it: the CTA ends, and
-// frees its TMEM, while nothing has waited for its MMAs to complete.
-// FIX: every CTA waits on `done`; only the store is skipped.
+// MISTAKE: the MMA warpgroup frees D as soon as it has issued its last MMA and the commit: the
+// tensor core may still be writing it (and the epilogue has not read it yet). A commit arrives
+// for whoever waits on its barrier; the issuer itself has not waited.
+// FIX: the epilogue frees D after reading it, ordered after the MMAs by its wait on `done`.
 ir::Kernel build_tmem_dealloc_pending(variant v) {
-  if (v == variant::buggy) return ws_gemm<knobs{.pad_skips_wait = true}, 1>("zoo_tmem_dealloc_pending", 64, 1, 2);
-  return ws_gemm<knobs{}, 1>("zoo_tmem_dealloc_pending", 64, 1, 2);
+  if (v == variant::buggy) return ws_gemm<knobs{.mma_frees = true}, 1>("zoo_tmem_dealloc_pending", 64, 1, 1);
+  return ws_gemm<knobs{}, 1>("zoo_tmem_dealloc_pending", 64, 1, 1);
+}
+
+// MISTAKE: the epilogue frees D after reading the first tile, but the MMA warpgroup computes the
+// second tile into it: its tcgen05_mma, ordered after the dealloc through `read`, uses freed TMEM.
+// FIX: free D after the last tile (if_(t == 1_c, tmem_dealloc(d))).
+ir::Kernel build_tmem_use_after_dealloc(variant v) {
+  if (v == variant::buggy) return tmem_lifetime_gemm<lifetime_knobs{.free_after_tile = 0}>("zoo_tmem_use_after_dealloc", 1);
+  return tmem_lifetime_gemm<lifetime_knobs{}>("zoo_tmem_use_after_dealloc", 1);
+}
+
+// Two CTAs, each computing and storing its own copy of C.
+// MISTAKE: the epilogue frees D only in CTA 0 (program_id() == 0 in the dealloc's condition):
+// CTA 1 exits with its TMEM still allocated, which the hardware forbids.
+// FIX: every CTA frees D.
+ir::Kernel build_tmem_not_freed(variant v) {
+  if (v == variant::buggy) return tmem_lifetime_gemm<lifetime_knobs{.only_cta0_frees = true}>("zoo_tmem_not_freed", 2);
+  return tmem_lifetime_gemm<lifetime_knobs{}>("zoo_tmem_not_freed", 2);
+}
+
+// C (128 ctas, 128) = A (128, 64) * B^T for every CTA's block of rows.
+void ref_lifetime(std::vector<host_tensor>& t) {
+  const std::int64_t rows = t[2].shape[0];
+  auto c = t[2].as<float>();
+  for (std::int64_t i = 0; i < rows; ++i)
+    for (std::int64_t j = 0; j < 128; ++j) {
+      double s = 0;
+      for (std::int64_t k = 0; k < 64; ++k) s += t[0].get(i % 128 * 64 + k) * t[1].get(j * 64 + k);
+      c[i * 128 + j] = static_cast<float>(s);
+    }
 }
 
 void ref_gemm(std::vector<host_tensor>& t) {  // a (128, K), b (N, K), c = a * b^T
@@ -126,6 +198,8 @@ ir::Kernel tmem_read_before_commit(variant v) { return build_tmem_read_before_co
 ir::Kernel mma_over_tmem_load(variant v) { return build_mma_over_tmem_load(v); }
 ir::Kernel commit_count(variant v) { return build_commit_count(v); }
 ir::Kernel tmem_dealloc_pending(variant v) { return build_tmem_dealloc_pending(v); }
+ir::Kernel tmem_use_after_dealloc(variant v) { return build_tmem_use_after_dealloc(v); }
+ir::Kernel tmem_not_freed(variant v) { return build_tmem_not_freed(v); }
 
 std::vector<entry> const& tcgen05_all() {
   using interp::check;
@@ -135,6 +209,8 @@ std::vector<entry> const& tcgen05_all() {
       {"zoo_mma_over_tmem_load", check::data_race, mma_over_tmem_load, ref_gemm},
       {"zoo_commit_count", check::deadlock, commit_count, ref_gemm},
       {"zoo_tmem_dealloc_pending", check::tcgen05_pending_at_dealloc, tmem_dealloc_pending, ref_gemm},
+      {"zoo_tmem_use_after_dealloc", check::tmem_use_after_dealloc, tmem_use_after_dealloc, ref_lifetime},
+      {"zoo_tmem_not_freed", check::tmem_not_freed, tmem_not_freed, ref_lifetime},
   };
   return zoo;
 }

@@ -38,6 +38,8 @@ const char* check_name(check c) {
     case check::wgmma_pending_at_exit: return "wgmma-pending-at-exit";
     case check::tcgen05_pending_at_dealloc: return "tcgen05-pending-at-dealloc";
     case check::tcgen05_pair_issuer: return "tcgen05-pair-issuer";
+    case check::tmem_use_after_dealloc: return "tmem-use-after-dealloc";
+    case check::tmem_not_freed: return "tmem-not-freed";
   }
   return "?";
 }
@@ -134,7 +136,7 @@ machine::machine(ir::Kernel const& k, std::vector<host_tensor>& gmem, options co
     }
   // A commit with no MMA before it is legal (it arrives at once) and needs the MMA stream too.
   for (auto const& st : k.stmts)
-    if (st.op == ir::StmtOp::tcgen05_commit_arrive) has_tcgen05_ = true;
+    if (st.op == ir::StmtOp::tcgen05_commit_arrive || st.op == ir::StmtOp::tmem_dealloc) has_tcgen05_ = true;
   tmem_col_ = ir::tcgen05::tmem_columns_of(k);
   // Ops that arrive on each allocation: named in deadlock reports.
   for (std::size_t s = 0; s < k.stmts.size(); ++s) {

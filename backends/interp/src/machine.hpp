@@ -370,6 +370,11 @@ struct cta_state {
   int linear = 0;
   std::vector<memory> smem;             // per allocation: SMEM, and TMEM (own storage); empty for others
   std::vector<std::int64_t> tmem_k;     // per TMEM allocation: K its D has summed since an MMA overwrote it
+  // Per TMEM allocation: the tmem_dealloc that freed it and its agent (none / -1: live), and
+  // the newest MMA into it of each issuing agent (agent index, its sequence number).
+  std::vector<ir::StmtId> tmem_freed_by;
+  std::vector<int> tmem_freer;
+  std::vector<std::vector<std::pair<int, std::int64_t>>> tmem_mmas;
   std::vector<std::byte> bytes;         // its shared memory, every allocation at ir::smem_offsets
   std::vector<barrier_state> barriers;  // all barrier elements, allocations in order
 };
@@ -465,6 +470,8 @@ class machine {
   void tcgen05_check_at_exit(agent_state const& a);
   void note_tmem_read(agent_state const& a, ir::RefId rid);
   int pair_peer(agent_state const& a, const char* op);
+  void tmem_dealloc(agent_state& a, ir::Stmt const& s);
+  void tmem_live(agent_state const& a, ir::RefId rid, const char* use);  // use after dealloc is reported
 
   // ---- tiles.cpp: tile math and generic stores ----------------------------------------------
   tile_buf value(agent_state& a, ir::ValueId id);

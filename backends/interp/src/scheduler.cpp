@@ -75,6 +75,9 @@ void machine::run_cluster(std::array<std::int64_t, 3> origin) {
     }
     if (cs.bytes.size() != cta_bytes) cs.bytes.assign(cta_bytes, std::byte{0});
     cs.tmem_k.assign(k_.allocs.size(), 0);
+    cs.tmem_freed_by.assign(k_.allocs.size(), ir::none);
+    cs.tmem_freer.assign(k_.allocs.size(), -1);
+    cs.tmem_mmas.assign(k_.allocs.size(), {});
     for (std::size_t a = 0; a < k_.allocs.size(); ++a) {
       auto const& al = k_.allocs[a];
       memory m;

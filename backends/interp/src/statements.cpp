@@ -95,6 +95,7 @@ void machine::step(int index) {
     case ir::StmtOp::wgmma_wait: wgmma_wait(a, s); break;
     case ir::StmtOp::tcgen05_mma: issue_tcgen05_mma(a, s); break;
     case ir::StmtOp::tcgen05_commit_arrive: tcgen05_commit(a, s.refs[0]); break;
+    case ir::StmtOp::tmem_dealloc: tmem_dealloc(a, s); break;
     default:
       report(check::unsupported, id, a,
              fmt::format("{} is not modelled by the interpreter yet (tensor-core ops arrive with their own issue)", ir::stmt_name(s.op)));

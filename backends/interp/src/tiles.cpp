@@ -83,6 +83,7 @@ tile_buf machine::value(agent_state& a, ir::ValueId id) {
       // tcgen05.ld.32x32b then tcgen05.wait::ld: thread t of the warpgroup reads lane t
       // (ir::tcgen05::ld_32x32b), so the warpgroup's tile is D row for row. The wait is part of
       // the value, so the read is complete before the agent's next op.
+      tmem_live(a, v.ref, "async_load_tmem reads");
       note_tmem_read(a, v.ref);
       const region g = view_of(a, v.ref, a.cta);
       return read_region(g, a.vc, own_stamp(a), a.comp, nullptr);

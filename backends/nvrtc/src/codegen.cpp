@@ -74,7 +74,7 @@ class emitter {
     generated g;
     g.entry = entry_name(k_.name);
     g.maps = maps_;
-    g.smem_bytes = tc_ ? tcgen05_gen::smem_bytes(tmem_) : smem_end_;
+    g.smem_bytes = tc_ ? tmem_.smem_end : smem_end_;
     g.block_threads = 128 * k_.warpgroups;
     g.options = o_;
     std::string body;
@@ -220,13 +220,12 @@ class emitter {
     if (tc_) h += tcgen05_gen::alloc_before_sync(k_, tmem_);
     h += k_.cluster_rank > 0 ? "  sc::cluster_sync();  // peers' barriers are initialised before anyone arrives on them\n"
                              : "  __syncthreads();\n";
-    if (tc_) h += tcgen05_gen::after_first_sync(tmem_);
+    if (tc_) h += tcgen05_gen::after_first_sync(k_, tmem_);
     return h;
   }
   std::string footer() const {
     // A CTA must not exit (and release its SMEM) while cluster peers may still arrive on it.
-    const std::string tmem = tc_ ? tcgen05_gen::dealloc_at_exit(tmem_) : "";
-    return tmem + (k_.cluster_rank > 0 ? "  sc::cluster_sync();\n}\n" : "}\n");
+    return k_.cluster_rank > 0 ? "  sc::cluster_sync();\n}\n" : "}\n";
   }
 
   // ---- index expressions (64-bit) --------------------------------------------------------------
@@ -695,7 +694,9 @@ class emitter {
       case ir::StmtOp::copy_gmem_to_smem:
       case ir::StmtOp::copy_smem_to_gmem:
       case ir::StmtOp::barrier_arrive:
-      case ir::StmtOp::wait_group: return false;  // these start with sc::wg_sync
+      case ir::StmtOp::wait_group:
+      case ir::StmtOp::tcgen05_mma:
+      case ir::StmtOp::tmem_dealloc: return false;  // these start with sc::wg_sync
       default: return d;
     }
   }
@@ -1321,6 +1322,10 @@ class emitter {
         return;
       case ir::StmtOp::tcgen05_commit_arrive:
         tcgen05_gen::commit(tc_context(), id, s.refs[0], ind, out);
+        return;
+      case ir::StmtOp::tmem_dealloc:
+        tcgen05_gen::dealloc(tc_context(), id, ind, out);
+        dirty_ = false;  // it starts with the warpgroup's barrier
         return;
     }
   }

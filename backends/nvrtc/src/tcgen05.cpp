@@ -12,7 +12,7 @@
 // its own 32-lane sub-partition of TMEM: warp w of the warpgroup loads lanes 32 (w % 4) + ...
 #include "tcgen05.hpp"
 
-#include <bit>
+#include <algorithm>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -70,14 +70,23 @@ bool uses_tcgen05(ir::Kernel const& k) {
 
 tmem_plan plan_tmem(ir::Kernel const& k, std::int64_t smem_end) {
   tmem_plan t;
-  t.columns = ir::tmem_columns(k);
-  t.alloc_columns = t.columns == 0 ? 0 : std::max<std::int64_t>(32, static_cast<std::int64_t>(std::bit_ceil(static_cast<std::uint64_t>(t.columns))));
-  t.slot = (smem_end + 7) / 8 * 8;
-  t.first_column = tc::tmem_columns_of(k);
+  t.columns.assign(k.allocs.size(), 0);
+  t.slot.assign(k.allocs.size(), -1);
+  for (std::size_t a = 0; a < k.allocs.size(); ++a) {
+    auto const& al = k.allocs[a];
+    if (al.kind != ir::AllocKind::tmem || al.shape.size() != 2) continue;
+    t.columns[a] = ir::tmem_alloc_columns(al.shape[1] * ir::dtype_bits(al.dtype) / 32);
+    t.order.push_back(static_cast<int>(a));
+  }
+  std::stable_sort(t.order.begin(), t.order.end(), [&](int x, int y) { return t.columns[static_cast<std::size_t>(x)] > t.columns[static_cast<std::size_t>(y)]; });
+  t.smem_end = (smem_end + 7) / 8 * 8;
+  for (int a : t.order) t.slot[static_cast<std::size_t>(a)] = t.smem_end, t.smem_end += 4;
+  if (!t.order.empty()) t.smem_end = (t.smem_end + 7) / 8 * 8;
+  else t.smem_end = smem_end;
   return t;
 }
 
-std::int64_t smem_bytes(tmem_plan const& t) { return t.alloc_columns ? t.slot + 8 : t.slot; }
+std::string tmem_var(int alloc) { return fmt::format("tmem{}", alloc); }
 
 std::string prelude_head() {
   return "// tensor memory in use: the prelude's thread barriers carry the tcgen05 fences\n#define SC_TCGEN05 1\n";
@@ -105,39 +114,40 @@ std::string prelude_tail() {
 }
 
 std::string alloc_before_sync(ir::Kernel const& k, tmem_plan const& t) {
-  if (!t.alloc_columns) return "";
-  std::string h = fmt::format("  // TMEM: {} column(s) for {}, allocated as {} (a power of two >= 32), by warp 0; its address lands at SMEM {}\n",
-                              t.columns, k.name, t.alloc_columns, t.slot);
-  h += fmt::format("  if (threadIdx.x < 32) {{\n    sc::tmem_alloc(smem_base + {}u, {}u);\n    sc::tmem_relinquish();\n  }}\n", t.slot, t.alloc_columns);
-  h += "  sc::tc_before_sync();\n";
+  if (t.order.empty()) return "";
+  std::string h = "  // TMEM, allocated by warp 0, largest first; each address lands in its SMEM slot\n  if (threadIdx.x < 32) {\n";
+  for (int a : t.order) {
+    auto const& al = k.allocs[static_cast<std::size_t>(a)];
+    h += fmt::format("    sc::tmem_alloc(smem_base + {}u, {}u);  // {} ({}, {}) {}\n", t.slot[static_cast<std::size_t>(a)], t.columns[static_cast<std::size_t>(a)],
+                     ir::alloc_name(k, a), al.shape[0], al.shape[1], ir::dtype_name(al.dtype));
+  }
+  h += "    sc::tmem_relinquish();\n  }\n  sc::tc_before_sync();\n";
   return h;
 }
 
-std::string after_first_sync(tmem_plan const& t) {
-  if (!t.alloc_columns) return "";
-  return fmt::format("  sc::tc_after_sync();\n  const unsigned tmem_base = *reinterpret_cast<volatile unsigned*>(smem + {});\n", t.slot);
-}
-
-std::string dealloc_at_exit(tmem_plan const& t) {
-  if (!t.alloc_columns) return "";
-  // Every thread's TMEM loads and every MMA are complete (each was waited for through a
-  // barrier the program orders before its end); the barrier makes that true of all threads.
-  return fmt::format("  sc::tc_before_sync();\n  __syncthreads();\n  if (threadIdx.x < 32) {{\n    sc::tc_after_sync();\n"
-                     "    sc::tmem_dealloc(tmem_base, {}u);  // free the TMEM before exit\n  }}\n",
-                     t.alloc_columns);
+std::string after_first_sync(ir::Kernel const& k, tmem_plan const& t) {
+  if (t.order.empty()) return "";
+  std::string h = "  sc::tc_after_sync();\n";
+  for (int a : t.order)
+    h += fmt::format("  const unsigned {} = *reinterpret_cast<volatile unsigned*>(smem + {});  // {}\n", tmem_var(a), t.slot[static_cast<std::size_t>(a)],
+                     ir::alloc_name(k, a));
+  return h;
 }
 
 void mma(context const& c, ir::StmtId id, std::string const& ind, std::string& out) {
   auto const& k = c.k;
   auto const& s = k.stmts[id];
   auto line = [&](std::string const& t) { out += ind + t + "\n"; };
+  // The pair's m256 descriptor in a cta_group::1 instruction, committed to one CTA, would compile
+  // and compute garbage: refused until the pair is generated.
+  if (s.n == 2) refuse(k, id, "the CTA pair's MMA (cta_group::2)");
   const tc::plan p = tc::plan_of(k, s);
   if (tmem_alloc(k, s.refs[1])) refuse(k, id, "A from TMEM");
   const int d = k.refs[s.refs[0]].id;
   const char* fn = p.kind == tc::Kind::tf32 ? "sc::tc_mma_tf32" : "sc::tc_mma_f16";
   auto address = [&](ir::RefId rid) { return fmt::format("smem_base + {}u + {}", c.offsets[k.refs[rid].id], c.view_offset(rid)); };
-  line(fmt::format("{{  // op #{}: tcgen05_mma, {} instruction(s) of {}, D at TMEM column {}, issued by one thread", id, p.k_steps(), p.shape_suffix(),
-                   c.tmem.first_column[d]));
+  line(fmt::format("{{  // op #{}: tcgen05_mma, {} instruction(s) of {} into {}, issued by one thread", id, p.k_steps(), p.shape_suffix(),
+                   ir::alloc_name(k, d)));
   line("  if (lane == 0) {");
   line(fmt::format("    const unsigned a_addr = {};", address(s.refs[1])));
   line(fmt::format("    const unsigned b_addr = {};", address(s.refs[2])));
@@ -146,17 +156,28 @@ void mma(context const& c, ir::StmtId id, std::string const& ind, std::string& o
   // start address (bits 0-13, address >> 4) is the only field that varies.
   const std::uint64_t da = tc::encode_smem(0, p.a), db = tc::encode_smem(0, p.b);
   for (std::int64_t ks = 0; ks < p.k_steps(); ++ks)
-    line(fmt::format("    {}(tmem_base + {}u, 0x{:016x}ull | ((a_addr + {}u) >> 4 & 0x3FFFu), 0x{:016x}ull | ((b_addr + {}u) >> 4 & 0x3FFFu), 0x{:08x}u, {});",
-                     fn, c.tmem.first_column[d], da, p.a_start(ks), db, p.b_start(ks), p.idesc, ks == 0 ? "acc" : "1u"));
+    line(fmt::format("    {}({}, 0x{:016x}ull | ((a_addr + {}u) >> 4 & 0x3FFFu), 0x{:016x}ull | ((b_addr + {}u) >> 4 & 0x3FFFu), 0x{:08x}u, {});",
+                     fn, tmem_var(d), da, p.a_start(ks), db, p.b_start(ks), p.idesc, ks == 0 ? "acc" : "1u"));
   line("  }");
   if (s.refs.size() == 4) commit(c, id, s.refs[3], ind + "  ", out);  // tcgen05_mma(d, a, b, bar, acc): the MMA, then its commit
   line("}");
 }
 
 void commit(context const& c, ir::StmtId id, ir::RefId bar, std::string const& ind, std::string& out) {
+  if (c.k.stmts[id].n == 2) refuse(c.k, id, "the CTA pair's commit (cta_group::2, multicast)");
   // The thread that issued the MMAs: a commit tracks its own thread's earlier tcgen05 ops.
   out += ind + fmt::format("if (lane == 0) sc::tc_commit({});  // op #{}: tcgen05.commit, arrives once this thread's MMAs completed\n",
                            c.bar_addr(bar), id);
+}
+
+void dealloc(context const& c, ir::StmtId id, std::string const& ind, std::string& out) {
+  auto const& k = c.k;
+  const int t = k.refs[k.stmts[id].refs[0]].id;
+  // The warpgroup's barrier carries the tcgen05 fences: every lane's TMEM loads are ordered
+  // before the dealloc. Other warpgroups' uses are ordered by the kernel's own barriers.
+  out += ind + fmt::format("// op #{}: tmem_dealloc {} ({} columns)\n", id, ir::alloc_name(k, t), c.tmem.columns[static_cast<std::size_t>(t)]);
+  out += ind + "sc::wg_sync(wg);\n";
+  out += ind + fmt::format("if (lane < 32) sc::tmem_dealloc({}, {}u);\n", tmem_var(t), c.tmem.columns[static_cast<std::size_t>(t)]);
 }
 
 bool reads_tmem(ir::Kernel const& k, ir::ValueId v) {
@@ -195,7 +216,7 @@ void tmem_store(context const& c, ir::StmtId id, std::string const& ind, std::st
   const auto dt = r.base == ir::RefBase::param ? k.params[r.id].dtype : k.allocs[r.id].dtype;
   line(fmt::format("{{  // op #{}: store from TMEM {} ({}, {}): thread `lane` loads row `lane` (its warp's lanes), {} columns at a time", id,
                    ir::alloc_name(k, t0.id), shape[0], n, chunk));
-  line(fmt::format("  const unsigned row_addr = tmem_base + (static_cast<unsigned>(lane / 32 * 32) << 16) + {}u;", c.tmem.first_column[t0.id]));
+  line(fmt::format("  const unsigned row_addr = {} + (static_cast<unsigned>(lane / 32 * 32) << 16);", tmem_var(t0.id)));
   line("  #pragma unroll 1");
   line(fmt::format("  for (int c0 = 0; c0 < {}; c0 += {}) {{", n, chunk));
   line(fmt::format("    float tr[{}];", chunk));

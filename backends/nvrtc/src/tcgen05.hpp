@@ -2,16 +2,18 @@
 // main emitter (codegen.cpp) calls these hooks; everything Blackwell-specific lives here.
 //
 // What the generated code does, in execution order:
-//   - warp 0 allocates all of the kernel's TMEM with one tcgen05.alloc (the column count rounded
-//     up to the hardware's rule: a power of two, at least 32), which writes the TMEM address to
-//     a 4-byte SMEM slot after the kernel's own SMEM; warp 0 then gives up the CTA's allocation
-//     permit, and every thread reads the address after the kernel's first thread barrier;
+//   - warp 0 allocates each TMEM allocation with its own tcgen05.alloc (the column count rounded
+//     up to the hardware's rule: a power of two, at least 32; largest first, as the hardware
+//     wants allocations in non-increasing size), each writing its TMEM address to a 4-byte SMEM
+//     slot after the kernel's own SMEM; warp 0 then gives up the CTA's allocation permit, and
+//     every thread reads the addresses after the kernel's first thread barrier;
 //   - one thread (lane 0 of the issuing warpgroup) issues each tcgen05_mma as its plan's K / ik
 //     instructions, with the instruction descriptor and SMEM descriptors of ir::tcgen05 (the
 //     encoder the interpreter decodes), and each tcgen05_commit_arrive as tcgen05.commit;
 //   - a store of async_load_tmem(d) has every warp of the warpgroup load its 32 lanes of D with
 //     tcgen05.ld.32x32b (32 columns at a time) and wait for them, then store as any tile;
-//   - before exit every thread fences and meets at a barrier, and warp 0 frees the TMEM.
+//   - tmem_dealloc(t), where the user wrote it: the warpgroup meets at its barrier (its lanes'
+//     TMEM loads done, fenced), then its first warp frees t with tcgen05.dealloc.
 // The tcgen05.fence::before_thread_sync / after_thread_sync pairs sit inside the prelude's
 // thread-barrier wrappers (mbarrier arrive and wait, bar.sync, cluster barrier), compiled in when
 // the source defines SC_TCGEN05: the generator puts them around every thread barrier of a
@@ -30,26 +32,24 @@ namespace stagecraft::nvrtc::tcgen05_gen {
 // Whether the kernel uses tensor memory or tcgen05 ops at all (then the hooks below apply).
 bool uses_tcgen05(ir::Kernel const& k);
 
-// The TMEM the kernel allocates, and where its address is kept.
+// The TMEM the kernel allocates, and where the addresses are kept.
 struct tmem_plan {
-  std::int64_t columns = 0;        // columns the allocations need (ir::tmem_columns)
-  std::int64_t alloc_columns = 0;  // what tcgen05.alloc asks for: a power of two >= 32
-  std::int64_t slot = 0;           // SMEM offset of the 4-byte slot tcgen05.alloc writes
-  std::vector<std::int64_t> first_column;  // per allocation (-1: not TMEM)
+  std::vector<std::int64_t> columns;  // per allocation: what its tcgen05.alloc asks for (0: not TMEM)
+  std::vector<std::int64_t> slot;     // per allocation: SMEM offset of the 4-byte slot its address lands in
+  std::vector<int> order;             // the TMEM allocations in allocation order: largest first
+  std::int64_t smem_end = 0;          // dynamic SMEM the kernel requests: its own, then the slots
 };
 tmem_plan plan_tmem(ir::Kernel const& k, std::int64_t smem_end);
-// Dynamic SMEM the kernel requests: its own plus the address slot.
-std::int64_t smem_bytes(tmem_plan const& t);
+// The generated name of allocation a's TMEM address.
+std::string tmem_var(int alloc);
 
 // Text before the prelude (the switch for its fences), and the tcgen05 wrappers after it.
 std::string prelude_head();
 std::string prelude_tail();
 
-// Kernel head: the allocation (before the first thread barrier) and the address read (after it).
+// Kernel head: the allocations (before the first thread barrier) and the address reads (after it).
 std::string alloc_before_sync(ir::Kernel const& k, tmem_plan const& t);
-std::string after_first_sync(tmem_plan const& t);
-// Kernel tail: every thread done with TMEM, then warp 0 frees it.
-std::string dealloc_at_exit(tmem_plan const& t);
+std::string after_first_sync(ir::Kernel const& k, tmem_plan const& t);
 
 // What the hooks need from the main emitter: its names for expressions, barriers, views and
 // tile values.
@@ -68,6 +68,7 @@ struct context {
 
 void mma(context const& c, ir::StmtId id, std::string const& ind, std::string& out);
 void commit(context const& c, ir::StmtId id, ir::RefId bar, std::string const& ind, std::string& out);
+void dealloc(context const& c, ir::StmtId id, std::string const& ind, std::string& out);
 // Whether tile value v reads TMEM (async_load_tmem): a store of it is a tmem_store.
 bool reads_tmem(ir::Kernel const& k, ir::ValueId v);
 void tmem_store(context const& c, ir::StmtId id, std::string const& ind, std::string& out);

@@ -32,6 +32,7 @@ std::string stmt_name(StmtOp op) {
     case StmtOp::wgmma_wait: return "wgmma_wait";
     case StmtOp::tcgen05_mma: return "tcgen05_mma";
     case StmtOp::tcgen05_commit_arrive: return "tcgen05_commit_arrive";
+    case StmtOp::tmem_dealloc: return "tmem_dealloc";
   }
   return "?";
 }

@@ -40,7 +40,7 @@ bool valid(AllocKind k) { return static_cast<unsigned>(k) <= static_cast<unsigne
 bool valid(RefBase b) { return static_cast<unsigned>(b) <= static_cast<unsigned>(RefBase::alloc); }
 bool valid(ExprOp op) { return static_cast<unsigned>(op) <= static_cast<unsigned>(ExprOp::lnot); }
 bool valid(ValueOp op) { return static_cast<unsigned>(op) < static_cast<unsigned>(value_op_count); }
-bool valid(StmtOp op) { return static_cast<unsigned>(op) <= static_cast<unsigned>(StmtOp::tcgen05_commit_arrive); }
+bool valid(StmtOp op) { return static_cast<unsigned>(op) <= static_cast<unsigned>(StmtOp::tmem_dealloc); }
 
 // The product of extents, or nullopt when it does not fit in 63 bits (or an extent is < 1).
 std::optional<std::int64_t> checked_product(std::vector<std::int64_t> const& v, std::int64_t times = 1) {
@@ -107,6 +107,7 @@ class Verifier {
     context_ = none;
     for (std::size_t i = 0; i < k_.stmts.size(); ++i) stmt_fields(static_cast<StmtId>(i));
     tree();
+    tmem_lifetimes();
     for (std::size_t i = 0; i < k_.exprs.size(); ++i)
       if (k_.exprs[i].op == ExprOp::var && k_.exprs[i].value >= k_.num_vars)
         fail("index expression {} reads variable v{}, but the kernel has {} variables", i, k_.exprs[i].value, k_.num_vars);
@@ -663,6 +664,12 @@ class Verifier {
         if (x.n == 2 && k_.allocs[k_.refs[x.refs.back()].id].kind == AllocKind::cluster_barrier && (x.op == StmtOp::tcgen05_commit_arrive || x.refs.size() == 4))
           fail_at(s, "a pair commit arrives on a barrier(...) of each CTA of the pair, not on a cluster_barrier");
         return;
+      case StmtOp::tmem_dealloc:
+        if (k_.target != Target::sm_100a) fail_at<ConfigError>(s, "TMEM exists on Blackwell only, but the kernel targets {}", target_name(k_.target));
+        need_refs(1);
+        alloc_of(s, k_.refs[x.refs[0]], {AllocKind::tmem}, "the operand");
+        if (!k_.refs[x.refs[0]].index.empty()) fail_at(s, "frees a whole TMEM allocation, not a view of one");
+        return;
     }
   }
 
@@ -759,6 +766,97 @@ class Verifier {
       if (!seen[i]) fail("statement #{} is not reachable from the body", i);
   }
 
+  // ---- TMEM lifetimes: what the statement tree shows (the interpreter checks the rest) ----------
+  // Every TMEM allocation is freed by a tmem_dealloc; none is freed inside a loop that may run it
+  // twice; nothing that follows a dealloc in the same sequence (run by the same warpgroups after
+  // it) uses the allocation. Runs after tree(): nesting is bounded, so recursion is. What each
+  // value and statement touches is one bit per TMEM allocation (the 512-column budget, checked
+  // before, leaves at most 16), computed in one pass over each arena: linear however shared.
+  void tmem_lifetimes() {
+    std::vector<StmtId> dealloc_of(k_.allocs.size(), none);
+    std::vector<int> bit(k_.allocs.size(), -1);
+    int bits = 0;
+    for (std::size_t a = 0; a < k_.allocs.size(); ++a)
+      if (k_.allocs[a].kind == AllocKind::tmem && bits < 32) bit[a] = bits++;
+    if (bits == 0) return;
+    for (std::size_t i = 0; i < k_.stmts.size(); ++i)
+      if (k_.stmts[i].op == StmtOp::tmem_dealloc) dealloc_of[static_cast<std::size_t>(k_.refs[k_.stmts[i].refs[0]].id)] = static_cast<StmtId>(i);
+    for (std::size_t a = 0; a < k_.allocs.size(); ++a)
+      if (bit[a] >= 0 && dealloc_of[a] == none) {
+        const auto l = alloc_where(k_, static_cast<int>(a));
+        throw VerifyError(fmt::format("kernel '{}': TMEM allocation {} is never freed: add tmem_dealloc({}) once every tcgen05_mma into it and every "
+                                      "async_load_tmem of it is done (a kernel frees all its TMEM before it exits){}",
+                                      k_.name, alloc_name(k_, static_cast<int>(a)), alloc_name(k_, static_cast<int>(a)),
+                                      l.empty() ? std::string() : fmt::format("\n  at {}: tmem {}", l, alloc_name(k_, static_cast<int>(a)))));
+      }
+    auto ref_bit = [&](RefId r) -> std::uint32_t {
+      if (r == none || k_.refs[r].base != RefBase::alloc || bit[static_cast<std::size_t>(k_.refs[r].id)] < 0) return 0;
+      return 1u << bit[static_cast<std::size_t>(k_.refs[r].id)];
+    };
+    std::vector<std::uint32_t> value_mask(k_.values.size(), 0);
+    for (std::size_t i = 0; i < k_.values.size(); ++i) {
+      auto const& v = k_.values[i];
+      if (v.op == ValueOp::load_tmem) value_mask[i] |= ref_bit(v.ref);
+      for (auto c : {v.a, v.b, v.c})
+        if (c != none) value_mask[i] |= value_mask[static_cast<std::size_t>(c)];
+    }
+    // Statements are not ordered children-first: fold bodies in a post-order walk of the tree.
+    stmt_tmem_.assign(k_.stmts.size(), 0);
+    fold_tmem(k_.body, value_mask, ref_bit);
+    tmem_bit_ = std::move(bit);
+    std::vector<StmtId> freed(k_.allocs.size(), none);
+    lifetime_walk(k_.body, none, freed);
+  }
+  template <class F>
+  std::uint32_t fold_tmem(StmtId s, std::vector<std::uint32_t> const& value_mask, F const& ref_bit) {
+    auto const& x = k_.stmts[s];
+    std::uint32_t m = x.value != none ? value_mask[static_cast<std::size_t>(x.value)] : 0;
+    for (auto r : x.refs) m |= ref_bit(r);
+    for (auto c : x.body) m |= fold_tmem(c, value_mask, ref_bit);
+    return stmt_tmem_[static_cast<std::size_t>(s)] = m;
+  }
+  bool runs_once(Stmt const& loop) const {
+    auto const& lo = k_.exprs[loop.e0];
+    auto const& hi = k_.exprs[loop.e1];
+    return lo.op == ExprOp::constant && hi.op == ExprOp::constant && hi.value - lo.value <= 1;
+  }
+  // loop: the innermost loop around s that may run more than once with s on every iteration
+  // (none: no such loop). freed[a]: the dealloc of a that every path to s has run.
+  void lifetime_walk(StmtId s, StmtId loop, std::vector<StmtId>& freed) const {
+    auto const& x = k_.stmts[s];
+    if (x.op != StmtOp::seq)
+      for (std::size_t a = 0; a < k_.allocs.size(); ++a)
+        if (freed[a] != none && tmem_bit_[a] >= 0 && (stmt_tmem_[static_cast<std::size_t>(s)] >> tmem_bit_[a] & 1u))
+          fail_at(s, "uses TMEM {} after op #{} (tmem_dealloc) freed it: free it after its last use", alloc_name(k_, static_cast<int>(a)), freed[a]);
+    switch (x.op) {
+      case StmtOp::tmem_dealloc:
+        if (loop != none)
+          fail_at(s, "frees TMEM {} inside the loop op #{}, whose next iteration would free it again: free it after the loop",
+                  alloc_name(k_, k_.refs[x.refs[0]].id), loop);
+        freed[static_cast<std::size_t>(k_.refs[x.refs[0]].id)] = s;
+        return;
+      case StmtOp::seq:
+        for (auto c : x.body) lifetime_walk(c, loop, freed);
+        return;
+      case StmtOp::for_: {
+        // What the body frees is freed after the loop only if it runs; inside, once per iteration.
+        auto inner = freed;
+        lifetime_walk(x.body[0], runs_once(x) ? loop : s, inner);
+        return;
+      }
+      case StmtOp::if_: {
+        // A branch's dealloc frees on that path only, and a loop may take it once (the last
+        // iteration's): the interpreter judges what follows and how often it runs.
+        for (auto c : x.body) {
+          auto inner = freed;
+          lifetime_walk(c, none, inner);
+        }
+        return;
+      }
+      default: return;
+    }
+  }
+
   void in_scope(StmtId s, var_set const& vars) const {
     for (auto v : vars)
       if (v >= k_.num_vars || !in_scope_[static_cast<std::size_t>(v)]) fail_at(s, "uses index variable v{} outside the loop that binds it", v);
@@ -797,6 +895,8 @@ class Verifier {
   std::vector<StmtId> expr_user_, ref_user_, value_user_;
   StmtId context_ = none;
   int tc_group_ = -1;  // the CTA group (ir::Stmt::n) of the first tcgen05 MMA or commit, -1: none yet
+  std::vector<std::uint32_t> stmt_tmem_;  // tmem_lifetimes: the TMEM allocations each statement touches, a bit each
+  std::vector<int> tmem_bit_;             // per allocation: its bit (-1: not TMEM)
 };
 
 }  // namespace
@@ -848,13 +948,20 @@ std::int64_t smem_bytes(Kernel const& k) {
   return lay_out_smem(k, [](std::int64_t) {});
 }
 
+std::int64_t tmem_alloc_columns(std::int64_t columns) {
+  std::int64_t n = 32;
+  while (n < columns && n < huge) n *= 2;
+  return n;
+}
+
 std::int64_t tmem_columns(Kernel const& k) {
   std::int64_t cols = 0;
   for (auto const& a : k.allocs)
     if (a.kind == AllocKind::tmem && a.shape.size() == 2) {
       std::int64_t c;
       if (a.shape[1] < 0 || __builtin_mul_overflow(a.shape[1], std::int64_t{dtype_bits(a.dtype)}, &c)) return huge;
-      cols = std::min(cols + c / 32, huge);
+      // What tcgen05.alloc hands out for it: a power of two, at least 32 columns.
+      cols = std::min(cols + tmem_alloc_columns(c / 32), huge);
     }
   return cols;
 }

@@ -30,10 +30,14 @@
 // issuer's stamp, so that CTA's refills and TMEM reads are ordered only through its own barrier,
 // which the commit's multicast arrival reaches, and its exit is judged against the issuer's MMAs.
 //
-// TMEM's life time: the front end has no alloc/dealloc statements, so each CTA's TMEM
-// allocations are allocated at its start (undefined contents) and freed when its last agent
-// exits; an MMA that no agent of the CTA is then ordered after is reported, as is an agent
-// exiting with MMAs that no commit covers (nothing could ever learn that they completed).
+// TMEM's life time: each CTA's TMEM allocations exist from its start (undefined contents) until
+// the tmem_dealloc that frees each (every TMEM allocation has one: the verifier's rule). The
+// dealloc is a write of the whole allocation by its agent, so a TMEM load of another agent not
+// ordered before it is a race; an MMA into it that the freeing agent is not ordered after
+// (through the barrier of a commit after it) is tcgen05-pending-at-dealloc. Any use after it,
+// a second dealloc included, is tmem-use-after-dealloc, and a CTA whose agents have all exited
+// with an allocation not freed is tmem-not-freed. An agent exiting with MMAs that no commit
+// covers is reported as well (nothing could ever learn that they completed).
 #include <algorithm>
 #include <cstring>
 
@@ -45,7 +49,41 @@ namespace stagecraft::interp::detail {
 
 namespace tc = ir::tcgen05;
 
+void machine::tmem_live(agent_state const& a, ir::RefId rid, const char* use) {
+  auto const& cta = ctas_[a.cta];
+  const int alloc = k_.refs[rid].id;
+  const auto by = cta.tmem_freed_by[static_cast<std::size_t>(alloc)];
+  if (by == ir::none) return;
+  report(check::tmem_use_after_dealloc, cur_op_, a,
+         fmt::format("{} {} TMEM {} after op #{} (tmem_dealloc) by {} freed it: free TMEM only after its last use (every MMA into it "
+                     "completed, every async_load_tmem of it done)",
+                     who(a), use, ir::alloc_name(k_, alloc), by, who(agents_[static_cast<std::size_t>(cta.tmem_freer[static_cast<std::size_t>(alloc)])])));
+}
+
+void machine::tmem_dealloc(agent_state& a, ir::Stmt const& s) {
+  tmem_live(a, s.refs[0], "frees");
+  auto& cta = ctas_[a.cta];
+  const int alloc = k_.refs[s.refs[0]].id;
+  // Every MMA into it must be known complete here: this agent waited on a barrier a commit
+  // after it arrived on (its clock holds the MMA's stream position).
+  for (auto const& [issuer, group] : cta.tmem_mmas[static_cast<std::size_t>(alloc)]) {
+    auto const& is = agents_[static_cast<std::size_t>(issuer)];
+    if (a.vc.c[static_cast<std::size_t>(is.mma_comp)] < group)
+      report(check::tcgen05_pending_at_dealloc, cur_op_, a,
+             fmt::format("{} frees TMEM {} while tcgen05 MMA #{} of {} into it may still be writing it: wait on the barrier its "
+                         "tcgen05_commit_arrive arrives on before the tmem_dealloc",
+                         who(a), ir::alloc_name(k_, alloc), group, who(is)));
+  }
+  // The dealloc ends every access: any load or MMA of another agent not ordered before it races.
+  if (o_.checks) access(view_of(a, s.refs[0], a.cta), true, a.vc, own_stamp(a), a.comp, nullptr);
+  cta.tmem_freed_by[static_cast<std::size_t>(alloc)] = cur_op_;
+  cta.tmem_freer[static_cast<std::size_t>(alloc)] = static_cast<int>(&a - agents_.data());
+  ++a.vc.c[a.comp];
+}
+
 void machine::issue_tcgen05_mma(agent_state& a, ir::Stmt const& s) {
+  tmem_live(a, s.refs[0], "issues a tcgen05_mma into");
+  if (k_.allocs[k_.refs[s.refs[1]].id].kind == ir::AllocKind::tmem) tmem_live(a, s.refs[1], "issues a tcgen05_mma reading A from");
   auto const& p = *tc_plans_[static_cast<std::size_t>(cur_op_)];
   async_op op{async_op::kind::tc_mma};
   op.agent = a.comp;
@@ -75,6 +113,13 @@ void machine::issue_tcgen05_mma(agent_state& a, ir::Stmt const& s) {
   // Its own stamp included: the MMA reads D and then writes it (and is after MMA #group - 1).
   op.vc.c[a.mma_comp] = static_cast<std::uint32_t>(op.group);
   a.last_mma = cur_op_;
+  {
+    auto& mmas = ctas_[a.cta].tmem_mmas[static_cast<std::size_t>(op.acc_alloc)];
+    const int self = static_cast<int>(&a - agents_.data());
+    auto it = std::find_if(mmas.begin(), mmas.end(), [&](auto const& m) { return m.first == self; });
+    if (it == mmas.end()) mmas.push_back({self, op.group});
+    else it->second = op.group;
+  }
   ++a.vc.c[a.comp];
   enqueue(std::move(op));
   if (s.refs.size() == 4) tcgen05_commit(a, s.refs[3]);  // tcgen05_mma(d, a, b, bar, acc): the MMA, then its commit
@@ -236,11 +281,8 @@ void machine::tcgen05_complete(async_op& op) {
                                       op.accumulate ? " (accumulate)" : "", op.group, who(a))});
 }
 
-// At an agent's exit: its MMAs must all be covered by a commit. At its CTA's exit, which frees
-// the CTA's TMEM: some agent of the CTA must be ordered after the completion of every MMA (have
-// waited, directly or transitively, on a barrier a commit after it arrived on). Judged on the
-// clocks, not on whether the scheduler happened to have completed the MMA: on the GPU the CTA
-// may well get there first.
+// At an agent's exit: its MMAs must all be covered by a commit. At its CTA's exit: every TMEM
+// allocation must have been freed by its tmem_dealloc (whose own check saw the MMAs complete).
 void machine::tcgen05_check_at_exit(agent_state const& a) {
   if (a.tc_issued > a.tc_committed)
     report(check::tcgen05_pending_at_dealloc, a.last_mma, a,
@@ -249,9 +291,10 @@ void machine::tcgen05_check_at_exit(agent_state const& a) {
                        who(a), a.tc_issued - a.tc_committed));
   for (auto const& other : agents_)
     if (other.cta == a.cta && !other.done) return;
-  // A pair MMA writes the odd CTA's TMEM too: its exit is judged against the even CTA's issuer.
+  // A pair MMA writes the odd CTA's TMEM too, which that CTA's own tmem_dealloc does not see (it
+  // checks the MMAs its CTA issued): the odd CTA's exit is judged against the even CTA's issuer.
   for (auto const& issuer : agents_) {
-    if ((issuer.cta != a.cta && issuer.tc_peer != a.cta) || issuer.tc_issued == 0) continue;
+    if (issuer.cta == a.cta || issuer.tc_peer != a.cta || issuer.tc_issued == 0) continue;
     std::uint32_t seen = 0;
     for (auto const& y : agents_)
       if (y.cta == a.cta) seen = std::max(seen, y.vc.c[static_cast<std::size_t>(issuer.mma_comp)]);
@@ -260,6 +303,18 @@ void machine::tcgen05_check_at_exit(agent_state const& a) {
              fmt::format("every warpgroup of CTA {} has exited, which frees its TMEM, but none waited for tcgen05 MMA #{} of the {} issued by {}: "
                          "it may still be writing TMEM when it is freed (wait on the barrier its tcgen05_commit_arrive arrives on before the end)",
                          ctas_[a.cta].linear, seen + 1, issuer.tc_issued, who(issuer)));
+  }
+  auto const& cta = ctas_[a.cta];
+  for (std::size_t t = 0; t < k_.allocs.size(); ++t) {
+    if (k_.allocs[t].kind != ir::AllocKind::tmem || cta.tmem_freed_by[t] != ir::none) continue;
+    // The verifier guarantees a dealloc exists: name it, it is the op that did not run here.
+    ir::StmtId dealloc = ir::none;
+    for (std::size_t i = 0; i < k_.stmts.size(); ++i)
+      if (k_.stmts[i].op == ir::StmtOp::tmem_dealloc && k_.refs[k_.stmts[i].refs[0]].id == static_cast<int>(t)) dealloc = static_cast<ir::StmtId>(i);
+    report(check::tmem_not_freed, dealloc, a,
+           fmt::format("every warpgroup of CTA {} has exited, but no tmem_dealloc freed its TMEM {}{}: a kernel frees all its TMEM before it "
+                       "exits (run the tmem_dealloc on every path, in every CTA)",
+                       cta.linear, ir::alloc_name(k_, static_cast<int>(t)), dealloc == ir::none ? "" : fmt::format(" (op #{} did not run in it)", dealloc)));
   }
 }
 

@@ -74,7 +74,7 @@ struct Value {
 
 // Operand order per op (refs):
 //   copy_gmem_to_smem: [gmem block, smem view, barrier]   copy_smem_to_gmem: [smem view, gmem block]
-//   barrier_arrive/wait, tcgen05_commit_arrive: [barrier] store: [dst] (value: the tile)
+//   barrier_arrive/wait, tcgen05_commit_arrive: [barrier] store: [dst] (value: the tile) tmem_dealloc: [tmem]
 //   wgmma: [acc, a or none (then value: register A), b] (transpose: bit 0 A, bit 1 B)  tcgen05_mma: [acc, a, b, barrier?] (e0: accumulate)
 struct Stmt {
   StmtOp op;
@@ -193,6 +193,9 @@ std::uint64_t hash(Kernel const& k);
 // those not in SMEM: TMEM, register accumulators), and the total.
 std::vector<std::int64_t> smem_offsets(Kernel const& k);
 std::int64_t smem_bytes(Kernel const& k);
+// TMEM columns the kernel's allocations take, each rounded up as tcgen05.alloc rounds it
+// (tmem_alloc_columns: a power of two, at least 32).
 std::int64_t tmem_columns(Kernel const& k);
+std::int64_t tmem_alloc_columns(std::int64_t columns);
 
 }  // namespace stagecraft::ir

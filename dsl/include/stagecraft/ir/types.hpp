@@ -125,6 +125,7 @@ enum class StmtOp : std::uint8_t {
   store,
   wgmma, wgmma_commit, wgmma_wait,
   tcgen05_mma, tcgen05_commit_arrive,
+  tmem_dealloc,
 };
 
 // What a name in memory is: a GMEM parameter or a scratch allocation.

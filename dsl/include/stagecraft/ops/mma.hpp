@@ -366,6 +366,23 @@ auto tcgen05_commit_arrive_2cta(Bar const& bar, src_loc loc = src_loc::current()
   return detail::tcgen05_commit_arrive<2>(bar, loc);
 }
 
+// tcgen05.dealloc: free a TMEM allocation. Every TMEM allocation is freed exactly once, by the
+// warpgroup that runs this, after every MMA into it has completed (waited for through its
+// commit's barrier) and every async_load_tmem of it is done; nothing uses it afterwards. The
+// verifier rejects what the statement tree shows (no dealloc, a dealloc in a loop, a use after
+// it in the same sequence), the interpreter the rest.
+template <class T>
+auto tmem_dealloc(T const& t, src_loc loc = src_loc::current()) {
+  if constexpr (kind_of<T> != operand_kind::tmem) {
+    if constexpr (is_barrier_like<T>) STAGECRAFT_REJECT_BARRIER_AS_ARRAY(T);
+    else STAGECRAFT_ERROR("tmem_dealloc: expected a TMEM allocation",
+                          "tmem_dealloc: expected a TMEM allocation, but got " << detail::kind_name(kind_of<T>));
+    return stmt<>{};
+  } else {
+    return detail::make_stmt<info{uses_tcgen05}>(tree::stmt_op(ir::StmtOp::tmem_dealloc, loc, {&t.ref}));
+  }
+}
+
 // tcgen05.ld: TMEM to registers.
 template <class T>
 auto async_load_tmem(T const& t) {

@@ -52,6 +52,8 @@ enum class check : std::uint8_t {
   wgmma_pending_at_exit,  // a warpgroup exits with wgmma groups not committed or not waited for
   tcgen05_pending_at_dealloc,  // TMEM freed (at CTA exit) under an MMA in flight, or MMAs no commit covers
   tcgen05_pair_issuer,         // a pair MMA (cta_group::2) issued by the odd CTA of its pair
+  tmem_use_after_dealloc,      // TMEM used (MMA, async_load_tmem, tmem_dealloc) after a tmem_dealloc freed it
+  tmem_not_freed,              // a CTA exits with TMEM that no tmem_dealloc freed
 };
 const char* check_name(check c);
 

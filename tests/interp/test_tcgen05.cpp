@@ -230,10 +230,10 @@ ir::Kernel pair_kernel(const char* name) {
                      copy_gmem_to_smem(a.block(program_id(0_c), j), as, loaded), copy_gmem_to_smem(b.block(half, j), bs, loaded),
                      barrier_wait(loaded), handoff);
         });
-        auto epilogue = seq(store(cs, async_load_tmem(d)), commit_smem(), copy_smem_to_gmem(cs, c.block(program_id(0_c), 0_c)),
+        auto epilogue = seq(store(cs, async_load_tmem(d)), tmem_dealloc(d), commit_smem(), copy_smem_to_gmem(cs, c.block(program_id(0_c), 0_c)),
                             commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
         if constexpr (Bug == pair_bug::odd_reads_early) return seq(step, if_(half == 0_c, barrier_wait(done)), epilogue);
-        else if constexpr (Bug == pair_bug::odd_exits_early) return seq(step, if_(half == 0_c, seq(barrier_wait(done), epilogue)));
+        else if constexpr (Bug == pair_bug::odd_exits_early) return seq(step, if_(half == 0_c, seq(barrier_wait(done), epilogue), tmem_dealloc(d)));
         else return seq(step, barrier_wait(done), epilogue);
       }));
 }

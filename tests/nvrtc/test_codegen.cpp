@@ -15,6 +15,7 @@ using Catch::Matchers::Contains;
 
 TEST_CASE("every example generates a kernel with its tensor maps and shared memory", "[codegen]") {
   for (auto const* e : registry::global().all()) {
+    if (e->name == "gemm_blackwell_2cta") continue;  // the CTA pair (cta_group::2) is not generated yet: refused by name, see test_codegen.cpp
     INFO("kernel " << e->name);
     const auto k = e->build(registry::resolve(*e, {}));
     const auto g = nvrtc::generate(k);

@@ -43,6 +43,7 @@ bool arrives_on(ir::Kernel const& k, ir::AllocKind kind) {
 TEST_CASE("every example compiles through NVRTC for sm_90a and sm_100a, with the promised instructions and no spills", "[nvrtc]") {
   const nvrtc::options o{.memory_cache = false, .disk_cache = false};
   for (auto const* e : registry::global().all()) {
+    if (e->name == "gemm_blackwell_2cta") continue;  // the CTA pair (cta_group::2) is not generated yet: refused by name, see test_codegen.cpp
     auto k = e->build(registry::resolve(*e, {}));
     for (auto t : {ir::Target::sm_90a, ir::Target::sm_100a}) {
       if (t == ir::Target::sm_100a && uses(k, ir::StmtOp::wgmma)) continue;  // wgmma is Hopper's alone
@@ -195,6 +196,7 @@ TEST_CASE("a damaged disk cache entry is recompiled, never served", "[nvrtc]") {
 TEST_CASE("watchdog waits compile for every example with no spills and name their barrier", "[nvrtc]") {
   const nvrtc::options o{.codegen = {.watchdog_ms = 1500}, .memory_cache = false, .disk_cache = false};
   for (auto const* e : registry::global().all()) {
+    if (e->name == "gemm_blackwell_2cta") continue;  // the CTA pair (cta_group::2) is not generated yet: refused by name, see test_codegen.cpp
     auto k = e->build(registry::resolve(*e, {}));
     for (auto t : {ir::Target::sm_90a, ir::Target::sm_100a}) {
       if (t == ir::Target::sm_100a && uses(k, ir::StmtOp::wgmma)) continue;  // wgmma is Hopper's alone

@@ -219,7 +219,7 @@ ir::Kernel pair_mma_kernel() {
   return lower(kernel<sm_100a>("p", grid(2), threads(1_c), cluster(2_c), tmem<f32>(shape(128_c, 128_c)),
                                smem<bf16>(shape(128_c, 64_c), swizzle(128_c)), smem<bf16>(shape(64_c, 64_c), swizzle(128_c)),
                                barrier(arrivals(1_c), orders_tensor_core), [](auto d, auto a, auto b, auto done) {
-                                 return seq(if_(cluster_idx(0_c) == 0_c, tcgen05_mma_2cta(d, a, transpose(b), done, false)), barrier_wait(done));
+                                 return seq(if_(cluster_idx(0_c) == 0_c, tcgen05_mma_2cta(d, a, transpose(b), done, false)), barrier_wait(done), tmem_dealloc(d));
                                }));
 }
 ir::Stmt& the_mma(ir::Kernel& k) {

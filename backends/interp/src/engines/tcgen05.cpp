@@ -113,8 +113,11 @@ void machine::issue_tcgen05_mma(agent_state& a, ir::Stmt const& s) {
   // Its own stamp included: the MMA reads D and then writes it (and is after MMA #group - 1).
   op.vc.c[a.mma_comp] = static_cast<std::uint32_t>(op.group);
   a.last_mma = cur_op_;
-  {
-    auto& mmas = ctas_[a.cta].tmem_mmas[static_cast<std::size_t>(op.acc_alloc)];
+  // Every CTA whose TMEM this MMA writes (the pair's odd CTA too) must be ordered after it
+  // before it frees that TMEM.
+  for (int cta : {a.cta, p.cta_group == 2 ? op.pair_cta : -1}) {
+    if (cta < 0) continue;
+    auto& mmas = ctas_[static_cast<std::size_t>(cta)].tmem_mmas[static_cast<std::size_t>(op.acc_alloc)];
     const int self = static_cast<int>(&a - agents_.data());
     auto it = std::find_if(mmas.begin(), mmas.end(), [&](auto const& m) { return m.first == self; });
     if (it == mmas.end()) mmas.push_back({self, op.group});

@@ -254,11 +254,14 @@ namespace detail {
 // offsets and writes each CTA's M rows of D, the whole N, into that CTA's TMEM.
 template <int Group>
 struct tcgen05_names {
-  static constexpr diag::fixed_string mma{"tcgen05_mma"}, commit{"tcgen05_commit_arrive"};
+  // One declarator each: the two deduce different fixed_string sizes, which clang refuses in one.
+  static constexpr diag::fixed_string mma{"tcgen05_mma"};
+  static constexpr diag::fixed_string commit{"tcgen05_commit_arrive"};
 };
 template <>
 struct tcgen05_names<2> {
-  static constexpr diag::fixed_string mma{"tcgen05_mma_2cta"}, commit{"tcgen05_commit_arrive_2cta"};
+  static constexpr diag::fixed_string mma{"tcgen05_mma_2cta"};
+  static constexpr diag::fixed_string commit{"tcgen05_commit_arrive_2cta"};
 };
 template <int Group>
 constexpr const char* tcgen05_mma_name = Group == 2 ? "tcgen05_mma_2cta" : "tcgen05_mma";

@@ -43,7 +43,6 @@ bool arrives_on(ir::Kernel const& k, ir::AllocKind kind) {
 TEST_CASE("every example compiles through NVRTC for sm_90a and sm_100a, with the promised instructions and no spills", "[nvrtc]") {
   const nvrtc::options o{.memory_cache = false, .disk_cache = false};
   for (auto const* e : registry::global().all()) {
-    if (e->name == "gemm_blackwell_2cta") continue;  // the CTA pair (cta_group::2) is not generated yet: refused by name, see test_codegen.cpp
     auto k = e->build(registry::resolve(*e, {}));
     for (auto t : {ir::Target::sm_90a, ir::Target::sm_100a}) {
       if (t == ir::Target::sm_100a && uses(k, ir::StmtOp::wgmma)) continue;  // wgmma is Hopper's alone
@@ -65,16 +64,23 @@ TEST_CASE("every example compiles through NVRTC for sm_90a and sm_100a, with the
       if (uses(k, ir::StmtOp::commit_smem)) CHECK_THAT(c.ptx, Contains("fence.proxy.async.shared::cta"));
       if (arrives_on(k, ir::AllocKind::barrier)) CHECK_THAT(c.ptx, Contains("mbarrier.arrive.release.cta.shared::cta.b64"));
       if (arrives_on(k, ir::AllocKind::cluster_barrier)) CHECK_THAT(c.ptx, Contains("mbarrier.arrive.release.cluster.shared::cluster.b64"));
+      // One .cta_group for every tcgen05 instruction: 2 in a kernel with the pair's MMA.
+      const std::string group = std::any_of(k.stmts.begin(), k.stmts.end(), [](ir::Stmt const& s) { return s.op == ir::StmtOp::tcgen05_mma && s.n == 2; })
+                                    ? "cta_group::2"
+                                    : "cta_group::1";
       if (ir::tmem_columns(k) > 0)  // TMEM's life: allocated by one warp, the permit given up, freed before exit; the fences
-        CHECK_THAT(c.ptx, Contains("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32") &&
-                              Contains("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned") &&
-                              Contains("tcgen05.dealloc.cta_group::1.sync.aligned.b32") && Contains("tcgen05.fence::before_thread_sync") &&
+        CHECK_THAT(c.ptx, Contains("tcgen05.alloc." + group + ".sync.aligned.shared::cta.b32") &&
+                              Contains("tcgen05.relinquish_alloc_permit." + group + ".sync.aligned") &&
+                              Contains("tcgen05.dealloc." + group + ".sync.aligned.b32") && Contains("tcgen05.fence::before_thread_sync") &&
                               Contains("tcgen05.fence::after_thread_sync"));
       else
         CHECK_THAT(c.ptx, !Contains("tcgen05"));
-      if (uses(k, ir::StmtOp::tcgen05_mma)) CHECK_THAT(c.ptx, Contains("tcgen05.mma.cta_group::1.kind::"));
+      if (uses(k, ir::StmtOp::tcgen05_mma)) CHECK_THAT(c.ptx, Contains("tcgen05.mma." + group + ".kind::"));
       if (uses(k, ir::StmtOp::tcgen05_commit_arrive))
-        CHECK_THAT(c.ptx, Contains("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64"));
+        CHECK_THAT(c.ptx, Contains("tcgen05.commit." + group + ".mbarrier::arrive::one.shared::cluster." +
+                                   (group == "cta_group::2" ? "multicast::cluster.b64" : "b64")));
+      const std::string other = group == "cta_group::2" ? "cta_group::1" : "cta_group::2";
+      CHECK_THAT(c.ptx, !Contains("tcgen05.alloc." + other) && !Contains("tcgen05.mma." + other) && !Contains("tcgen05.commit." + other));
       if (std::any_of(k.values.begin(), k.values.end(), [](ir::Value const& v) { return v.op == ir::ValueOp::load_tmem; }))
         CHECK_THAT(c.ptx, Contains("tcgen05.ld.sync.aligned.32x32b.x") && Contains("tcgen05.wait::ld.sync.aligned"));
     }
@@ -196,7 +202,6 @@ TEST_CASE("a damaged disk cache entry is recompiled, never served", "[nvrtc]") {
 TEST_CASE("watchdog waits compile for every example with no spills and name their barrier", "[nvrtc]") {
   const nvrtc::options o{.codegen = {.watchdog_ms = 1500}, .memory_cache = false, .disk_cache = false};
   for (auto const* e : registry::global().all()) {
-    if (e->name == "gemm_blackwell_2cta") continue;  // the CTA pair (cta_group::2) is not generated yet: refused by name, see test_codegen.cpp
     auto k = e->build(registry::resolve(*e, {}));
     for (auto t : {ir::Target::sm_90a, ir::Target::sm_100a}) {
       if (t == ir::Target::sm_100a && uses(k, ir::StmtOp::wgmma)) continue;  // wgmma is Hopper's alone
@@ -399,6 +404,30 @@ TEST_CASE("tcgen05: gemm_blackwell at every tile width and ring depth, and kind:
     CHECK(occurrences(c.code.source, tf32 ? "sc::tc_mma_tf32(" : "sc::tc_mma_f16(") == 4);
     CHECK_THAT(c.code.source, Contains("sc::tmem_ld_32x32b_x32(") && Contains("sc::tmem_dealloc(tmem5, 64u);"));
   }
+}
+
+TEST_CASE("tcgen05: gemm_blackwell_2cta (cta_group::2) at every tile width and ring depth compiles for sm_100a with no spills", "[nvrtc][tcgen05]") {
+  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  auto const& e = registry::global().find("gemm_blackwell_2cta");
+  for (long long bn : {64, 128, 256})
+    for (long long stages : {2, 3}) {
+      INFO("BN=" << bn << " stages=" << stages);
+      const auto k = e.build(registry::resolve(e, {{"BN", bn}, {"N", 256}, {"stages", stages}}));
+      const auto c = nvrtc::compile(k, ir::Target::sm_100a, o);
+      CHECK(c.spill_bytes == 0);
+      // The even CTA's 4 k16 instructions of a K slice, once per K slice NVVM unrolled into.
+      const auto mmas = occurrences(c.ptx, "tcgen05.mma.cta_group::2.kind::f16");
+      CHECK(mmas >= 4);
+      CHECK(mmas % 4 == 0);
+      // Collective over the pair: each CTA's one warp allocates, gives up the permit and frees.
+      CHECK(occurrences(c.ptx, "tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32") == 1);
+      CHECK(occurrences(c.ptx, "tcgen05.relinquish_alloc_permit.cta_group::2.sync.aligned") == 1);
+      CHECK(occurrences(c.ptx, "tcgen05.dealloc.cta_group::2.sync.aligned.b32") == 1);
+      // empty[s]'s and done's commits, each reaching the barrier in both CTAs of the pair.
+      CHECK(occurrences(c.ptx, "tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64") >= 2);
+      CHECK(occurrences(c.ptx, "tcgen05.ld.sync.aligned.32x32b.x32.b32") == 1);  // each CTA reads its own rows of D
+      CHECK_THAT(c.ptx, !Contains("cta_group::1"));
+    }
 }
 
 TEST_CASE("the transpose and layernorm_rows examples compile for sm_90a with no spills", "[nvrtc][tile_ops]") {

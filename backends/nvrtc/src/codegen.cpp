@@ -79,7 +79,7 @@ class emitter {
     g.options = o_;
     std::string body;
     stmt(k_.body, 1, body);
-    std::string head = tc_ ? tcgen05_gen::prelude_head() + detail::prelude + tcgen05_gen::prelude_tail() + header()
+    std::string head = tc_ ? tcgen05_gen::prelude_head() + detail::prelude + tcgen05_gen::prelude_tail(tmem_.cta_group) + header()
                            : std::string(detail::prelude) + header();
     for (auto& o : spans_) o.begin += head.size(), o.end += head.size();
     std::sort(spans_.begin(), spans_.end(), [](op_span const& a, op_span const& b) { return a.op < b.op; });

@@ -1,15 +1,21 @@
 // tcgen05 code generation for sm_100a; see tcgen05.hpp for what the generated code does.
 //
-// PTX used (PTX ISA 8.6+, section 9.7.16 "TensorCore 5th Generation Family Instructions"):
-//   tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [slot], ncols;   (one warp)
-//   tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;
-//   tcgen05.dealloc.cta_group::1.sync.aligned.b32 taddr, ncols;             (the same warp)
-//   tcgen05.mma.cta_group::1.kind::{f16,tf32} [d], adesc, bdesc, idesc, enable_input_d;
+// PTX used (PTX ISA 8.6+, section 9.7.16 "TensorCore 5th Generation Family Instructions"), G the
+// kernel's one CTA group (2 where it uses the pair's MMA, else 1: PTX allows one per kernel):
+//   tcgen05.alloc.cta_group::G.sync.aligned.shared::cta.b32 [slot], ncols;   (one warp per CTA)
+//   tcgen05.relinquish_alloc_permit.cta_group::G.sync.aligned;
+//   tcgen05.dealloc.cta_group::G.sync.aligned.b32 taddr, ncols;             (one warp per CTA)
+//   tcgen05.mma.cta_group::G.kind::{f16,tf32} [d], adesc, bdesc, idesc, enable_input_d;
 //   tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [bar];
+//   tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [bar], ctaMask;
 //   tcgen05.ld.sync.aligned.32x32b.x{16,32}.b32 {r...}, [taddr];  tcgen05.wait::ld.sync.aligned;
 //   tcgen05.fence::before_thread_sync / ::after_thread_sync.
 // ncols of alloc and dealloc: a power of two in [32, 512]. A warp of a warpgroup reaches only
 // its own 32-lane sub-partition of TMEM: warp w of the warpgroup loads lanes 32 (w % 4) + ...
+// The pair (cta_group::2): alloc and dealloc are collective over the CTA pair, one warp of EACH
+// CTA taking part, which every CTA's warp 0 (alloc) and the freeing warpgroup's first warp
+// (dealloc) are, since both CTAs run the same code; that is also what gives both CTAs the same
+// TMEM address, the one the even CTA's MMA names for both halves of D.
 #include "tcgen05.hpp"
 
 #include <algorithm>
@@ -60,6 +66,13 @@ std::string ld_wrapper(int n) {
 
 }  // namespace
 
+int cta_group(ir::Kernel const& k) {
+  // The verifier has already refused a kernel that mixes the groups (one .cta_group per kernel).
+  for (auto const& s : k.stmts)
+    if ((s.op == ir::StmtOp::tcgen05_mma || s.op == ir::StmtOp::tcgen05_commit_arrive) && s.n == 2) return 2;
+  return 1;
+}
+
 bool uses_tcgen05(ir::Kernel const& k) {
   for (auto const& a : k.allocs)
     if (a.kind == ir::AllocKind::tmem) return true;
@@ -70,6 +83,7 @@ bool uses_tcgen05(ir::Kernel const& k) {
 
 tmem_plan plan_tmem(ir::Kernel const& k, std::int64_t smem_end) {
   tmem_plan t;
+  t.cta_group = cta_group(k);
   t.columns.assign(k.allocs.size(), 0);
   t.slot.assign(k.allocs.size(), -1);
   for (std::size_t a = 0; a < k.allocs.size(); ++a) {
@@ -92,22 +106,31 @@ std::string prelude_head() {
   return "// tensor memory in use: the prelude's thread barriers carry the tcgen05 fences\n#define SC_TCGEN05 1\n";
 }
 
-std::string prelude_tail() {
-  std::string p = "// ---- tcgen05 (sm_100a) ----\nnamespace sc {\n";
-  p += "__device__ __forceinline__ void tmem_alloc(unsigned slot, unsigned ncols) {\n"
-       "  asm volatile(\"tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], %1;\" :: \"r\"(slot), \"r\"(ncols) : \"memory\");\n}\n";
-  p += "__device__ __forceinline__ void tmem_relinquish() { asm volatile(\"tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;\" ::: \"memory\"); }\n";
-  p += "__device__ __forceinline__ void tmem_dealloc(unsigned taddr, unsigned ncols) {\n"
-       "  asm volatile(\"tcgen05.dealloc.cta_group::1.sync.aligned.b32 %0, %1;\" :: \"r\"(taddr), \"r\"(ncols) : \"memory\");\n}\n";
+std::string prelude_tail(int group) {
+  std::string p = fmt::format("// ---- tcgen05 (sm_100a), cta_group::{} ----\nnamespace sc {{\n", group);
+  p += fmt::format("__device__ __forceinline__ void tmem_alloc(unsigned slot, unsigned ncols) {{\n"
+                   "  asm volatile(\"tcgen05.alloc.cta_group::{}.sync.aligned.shared::cta.b32 [%0], %1;\" :: \"r\"(slot), \"r\"(ncols) : \"memory\");\n}}\n",
+                   group);
+  p += fmt::format("__device__ __forceinline__ void tmem_relinquish() {{ asm volatile(\"tcgen05.relinquish_alloc_permit.cta_group::{}.sync.aligned;\" ::: \"memory\"); }}\n",
+                   group);
+  p += fmt::format("__device__ __forceinline__ void tmem_dealloc(unsigned taddr, unsigned ncols) {{\n"
+                   "  asm volatile(\"tcgen05.dealloc.cta_group::{}.sync.aligned.b32 %0, %1;\" :: \"r\"(taddr), \"r\"(ncols) : \"memory\");\n}}\n",
+                   group);
   // enable_input_d false: D = A * B (the first instruction of a non-accumulating statement).
   for (const char* kind : {"f16", "tf32"})
     p += fmt::format("__device__ __forceinline__ void tc_mma_{0}(unsigned d, unsigned long long a, unsigned long long b, unsigned idesc, unsigned acc) {{\n"
-                     "  asm volatile(\"{{\\n .reg .pred p;\\n setp.ne.b32 p, %4, 0;\\n tcgen05.mma.cta_group::1.kind::{0} [%0], %1, %2, %3, p;\\n}}\"\n"
+                     "  asm volatile(\"{{\\n .reg .pred p;\\n setp.ne.b32 p, %4, 0;\\n tcgen05.mma.cta_group::{1}.kind::{0} [%0], %1, %2, %3, p;\\n}}\"\n"
                      "               :: \"r\"(d), \"l\"(a), \"l\"(b), \"r\"(idesc), \"r\"(acc) : \"memory\");\n}}\n",
-                     kind);
-  // Arrives on the barrier once every tcgen05 op this thread issued before it has completed.
-  p += "__device__ __forceinline__ void tc_commit(unsigned bar) {\n"
-       "  asm volatile(\"tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%0];\" :: \"r\"(bar) : \"memory\");\n}\n";
+                     kind, group);
+  // Arrives on the barrier once every tcgen05 op this thread issued before it has completed. The
+  // pair's commit arrives on the barrier at the same SMEM offset in each CTA of ctaMask.
+  if (group == 1)
+    p += "__device__ __forceinline__ void tc_commit(unsigned bar) {\n"
+         "  asm volatile(\"tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%0];\" :: \"r\"(bar) : \"memory\");\n}\n";
+  else
+    p += "__device__ __forceinline__ void tc_commit_pair(unsigned bar, unsigned short cta_mask) {\n"
+         "  asm volatile(\"tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [%0], %1;\"\n"
+         "               :: \"r\"(bar), \"h\"(cta_mask) : \"memory\");\n}\n";
   p += ld_wrapper(16) + ld_wrapper(32);
   p += "}  // namespace sc\n// ---- end of tcgen05 ----\n";
   return p;
@@ -138,9 +161,10 @@ void mma(context const& c, ir::StmtId id, std::string const& ind, std::string& o
   auto const& k = c.k;
   auto const& s = k.stmts[id];
   auto line = [&](std::string const& t) { out += ind + t + "\n"; };
-  // The pair's m256 descriptor in a cta_group::1 instruction, committed to one CTA, would compile
-  // and compute garbage: refused until the pair is generated.
-  if (s.n == 2) refuse(k, id, "the CTA pair's MMA (cta_group::2)");
+  // The pair's instruction (cta_group::2, where the user's program lets only the even CTA reach
+  // it) takes the same operands as a single CTA's: plan_of's idesc says M = 256, and the SMEM
+  // descriptors and the TMEM address are this CTA's, which the hardware applies in the odd CTA
+  // too (its halves of A and B sit at the same offsets, its D at the same TMEM address).
   const tc::plan p = tc::plan_of(k, s);
   if (tmem_alloc(k, s.refs[1])) refuse(k, id, "A from TMEM");
   const int d = k.refs[s.refs[0]].id;
@@ -164,10 +188,21 @@ void mma(context const& c, ir::StmtId id, std::string const& ind, std::string& o
 }
 
 void commit(context const& c, ir::StmtId id, ir::RefId bar, std::string const& ind, std::string& out) {
-  if (c.k.stmts[id].n == 2) refuse(c.k, id, "the CTA pair's commit (cta_group::2, multicast)");
+  auto const& k = c.k;
   // The thread that issued the MMAs: a commit tracks its own thread's earlier tcgen05 ops.
-  out += ind + fmt::format("if (lane == 0) sc::tc_commit({});  // op #{}: tcgen05.commit, arrives once this thread's MMAs completed\n",
-                           c.bar_addr(bar), id);
+  if (k.stmts[id].n != 2) {
+    out += ind + fmt::format("if (lane == 0) sc::tc_commit({});  // op #{}: tcgen05.commit, arrives once this thread's MMAs completed\n",
+                             c.bar_addr(bar), id);
+    return;
+  }
+  // The pair's CTAs are cluster ranks 2p and 2p + 1 (x-fastest ranks, an even extent along axis
+  // 0: the verifier's rule), so the mask is two adjacent bits at the even CTA's rank.
+  auto const& cl = k.cluster;
+  out += ind + fmt::format("if (lane == 0) {{  // op #{}: tcgen05.commit of the pair, arrives in both CTAs once this thread's MMAs completed\n", id);
+  out += ind + fmt::format("  const unsigned pair_rank = (sc::cluster_ctaid(0) & ~1u) + {}u * sc::cluster_ctaid(1) + {}u * sc::cluster_ctaid(2);\n", cl[0],
+                           cl[0] * cl[1]);
+  out += ind + fmt::format("  sc::tc_commit_pair({}, static_cast<unsigned short>(0x3u << pair_rank));\n", c.bar_addr(bar));
+  out += ind + "}\n";
 }
 
 void dealloc(context const& c, ir::StmtId id, std::string const& ind, std::string& out) {

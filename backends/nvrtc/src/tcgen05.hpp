@@ -18,6 +18,11 @@
 // thread-barrier wrappers (mbarrier arrive and wait, bar.sync, cluster barrier), compiled in when
 // the source defines SC_TCGEN05: the generator puts them around every thread barrier of a
 // kernel that uses tensor memory, and the user never writes one.
+// A kernel with the pair's MMA (tcgen05_mma_2cta) does all of this with .cta_group::2 (PTX: one
+// CTA group per kernel): both CTAs of the pair allocate and free collectively (warp 0 of each
+// allocates, the freeing warp of each frees), the even CTA's thread issues the m256 MMA with the
+// same descriptors, and every commit multicasts its arrival to the barrier of both CTAs. TMEM
+// loads are unchanged: each CTA reads its own 128 rows of D.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -31,6 +36,8 @@ namespace stagecraft::nvrtc::tcgen05_gen {
 
 // Whether the kernel uses tensor memory or tcgen05 ops at all (then the hooks below apply).
 bool uses_tcgen05(ir::Kernel const& k);
+// The kernel's one CTA group: 2 where it issues the pair's MMAs or commits, else 1.
+int cta_group(ir::Kernel const& k);
 
 // The TMEM the kernel allocates, and where the addresses are kept.
 struct tmem_plan {
@@ -38,14 +45,16 @@ struct tmem_plan {
   std::vector<std::int64_t> slot;     // per allocation: SMEM offset of the 4-byte slot its address lands in
   std::vector<int> order;             // the TMEM allocations in allocation order: largest first
   std::int64_t smem_end = 0;          // dynamic SMEM the kernel requests: its own, then the slots
+  int cta_group = 1;                  // every tcgen05 op's .cta_group (cta_group() above)
 };
 tmem_plan plan_tmem(ir::Kernel const& k, std::int64_t smem_end);
 // The generated name of allocation a's TMEM address.
 std::string tmem_var(int alloc);
 
-// Text before the prelude (the switch for its fences), and the tcgen05 wrappers after it.
+// Text before the prelude (the switch for its fences), and the tcgen05 wrappers after it, each
+// instruction with the kernel's CTA group.
 std::string prelude_head();
-std::string prelude_tail();
+std::string prelude_tail(int cta_group);
 
 // Kernel head: the allocations (before the first thread barrier) and the address reads (after it).
 std::string alloc_before_sync(ir::Kernel const& k, tmem_plan const& t);

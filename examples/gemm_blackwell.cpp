@@ -1,17 +1,23 @@
-// C = A * B^T, bf16 in, f32 accumulate (in TMEM), bf16 out: the warp-specialized Blackwell GEMM.
+// C = A * B^T, bf16 or fp8 in, f32 accumulate (in TMEM), bf16 out: the warp-specialized Blackwell
+// GEMM.
 //
 // Each CTA owns a 128 x BN tile of C (BN = 256 by default). Three roles, one warpgroup each:
-//   - the producer streams 64-wide K slices of A (128 x 64) and B (BN x 64) through an S-deep
-//     ring of 128-byte swizzled stages with TMA (the generated code issues them from one thread);
+//   - the producer streams K slices of A (128 x BK) and B (BN x BK) through an S-deep ring of
+//     128-byte swizzled stages with TMA (the generated code issues them from one thread); BK is
+//     one 128-byte swizzle row: 64 bf16 or 128 fp8 elements, so a stage holds the same bytes;
 //   - the MMA issuer waits for a stage, issues one tcgen05_mma over it (4 instructions of
-//     kind::f16 m128nBNk16, D in TMEM) and frees the stage with tcgen05_commit_arrive(empty[s]),
-//     which arrives only once those MMAs have read it; after the last K slice it commits to
-//     `done`, which arrives once D is complete;
+//     kind::f16 m128nBNk16 for bf16, of kind::f8f6f4 m128nBNk32 for e4m3/e5m2; D in TMEM) and
+//     frees the stage with tcgen05_commit_arrive(empty[s]), which arrives only once those MMAs
+//     have read it; after the last K slice it commits to `done`, which arrives once D is complete;
 //   - the epilogue waits on `done`, reads D from TMEM (async_load_tmem: tcgen05.ld 32x32b, warp w
 //     reading lanes 32w..32w+31, i.e. rows of the tile), rounds to bf16 into SMEM, frees the TMEM
 //     (tmem_dealloc) and stores the tile with TMA.
 // Unlike the Hopper GEMM the accumulator is nobody's registers: the MMA warpgroup never touches
 // it, and the stage is released by the tensor core's own completion, not by a thread.
+//
+// fp8 (parameter fp8 = 1: e4m3 A and B; 2: e4m3 A, e5m2 B): kind::f8f6f4 reads each operand in
+// its own format, named by the instruction descriptor; the interpreter's MMA tolerance for fp8
+// inputs allows for the hardware's narrower accumulation, as for gemm_fp8 (docs/interpreter.md).
 #include <string>
 
 #include <stagecraft/registry.hpp>
@@ -22,17 +28,19 @@
 namespace stagecraft::examples {
 namespace {
 
-constexpr long long BM = 128, BK = 64;
+constexpr long long BM = 128;
 
-template <long long S, long long BN>
+// TA, TB: bf16 and bf16, or each of e4m3/e5m2. BK: K per stage, one 128-byte row.
+template <long long S, long long BN, class TA = bf16, class TB = bf16>
 auto gemm_blackwell(std::int64_t M, std::int64_t N, std::int64_t K) {
+  constexpr long long BK = 128 * 8 / TA::bits;
   return kernel<sm_100a>(
       "gemm_blackwell", grid(N / BN, M / BM), threads(3_c),
-      gmem<bf16>("a", shape(M, K)),                                            // (m, k)
-      gmem<bf16>("b", shape(N, K)),                                            // (n, k): C = A * B^T
+      gmem<TA>("a", shape(M, K)),                                              // (m, k)
+      gmem<TB>("b", shape(N, K)),                                              // (n, k): C = A * B^T
       gmem<bf16>("c", shape(M, N)),                                            // (m, n)
-      smem<bf16>(shape(int_c<S>, int_c<BM>, int_c<BK>), swizzle(128_c)),       // as: (stage, m, k), K-major
-      smem<bf16>(shape(int_c<S>, int_c<BN>, int_c<BK>), swizzle(128_c)),       // bs: (stage, n, k), K-major
+      smem<TA>(shape(int_c<S>, int_c<BM>, int_c<BK>), swizzle(128_c)),         // as: (stage, m, k), K-major
+      smem<TB>(shape(int_c<S>, int_c<BN>, int_c<BK>), swizzle(128_c)),         // bs: (stage, n, k), K-major
       smem<bf16>(shape(int_c<BM>, int_c<BN>)),                                 // cs: the epilogue's staging tile
       barrier(arrivals(2_c), count(int_c<S>)),                                 // full[stage]: A and B landed
       barrier(arrivals(1_c), count(int_c<S>), orders_tensor_core),             // empty[stage]: the MMAs reading it completed
@@ -63,21 +71,29 @@ auto gemm_blackwell(std::int64_t M, std::int64_t N, std::int64_t K) {
 
 STAGECRAFT_REGISTER(kernel_entry{
     .name = "gemm_blackwell",
-    .summary = "C = A * B^T (bf16 in, f32 accumulate in TMEM, bf16 out) on sm_100a: 128xBN tiles, S-stage TMA ring, one tcgen05_mma issuer, "
-               "a TMEM-reading epilogue",
+    .summary = "C = A * B^T (bf16 or fp8 in, f32 accumulate in TMEM, bf16 out) on sm_100a: 128xBN tiles, S-stage TMA ring, one tcgen05_mma "
+               "issuer, a TMEM-reading epilogue",
     .params = {{.name = "M", .default_value = 256, .help = "rows of A and C (a multiple of 128)", .min = 128, .multiple_of = 128},
                {.name = "N", .default_value = 256, .help = "rows of B, columns of C (a multiple of BN)", .min = 64, .multiple_of = 64},
-               {.name = "K", .default_value = 256, .help = "the reduced dimension (a multiple of 64)", .min = 64, .multiple_of = 64},
+               {.name = "K", .default_value = 256, .help = "the reduced dimension (a multiple of 64; of 128 with fp8)", .min = 64, .multiple_of = 64},
                {.name = "BN", .default_value = 256, .help = "columns of C per CTA: TMEM columns of D", .allowed = {64, 128, 256}},
-               {.name = "stages", .default_value = 3, .help = "pipeline stages", .allowed = {2, 3}}},
+               {.name = "stages", .default_value = 3, .help = "pipeline stages", .allowed = {2, 3}},
+               {.name = "fp8", .default_value = 0, .help = "input types: 0 bf16 A and B (kind::f16); 1 e4m3 A and B, 2 e4m3 A and e5m2 B (kind::f8f6f4)",
+                .allowed = {0, 1, 2}, .min = 0}},
     .build =
         [](param_values const& p) {
-          const auto N = p.at("N"), bn = p.at("BN");
+          const auto N = p.at("N"), K = p.at("K"), bn = p.at("BN"), fp8 = p.at("fp8");
           if (N % bn != 0)
             throw usage_error("gemm_blackwell: N=" + std::to_string(N) + " must be a multiple of BN=" + std::to_string(bn) + " (whole tiles of C)");
+          if (fp8 != 0 && K % 128 != 0)
+            throw usage_error("gemm_blackwell: K=" + std::to_string(K) + " must be a multiple of 128 with fp8=" + std::to_string(fp8) +
+                              " (a stage is 128 fp8 elements of K: one 128-byte swizzled row)");
           return dispatch<2, 3>(p.at("stages"), [&](auto S) {
             return dispatch<64, 128, 256>(bn, [&](auto B) {
-              return lower(gemm_blackwell<decltype(S)::value, decltype(B)::value>(p.at("M"), N, p.at("K")));
+              constexpr long long s = decltype(S)::value, b = decltype(B)::value;
+              if (fp8 == 1) return lower(gemm_blackwell<s, b, e4m3, e4m3>(p.at("M"), N, K));
+              if (fp8 == 2) return lower(gemm_blackwell<s, b, e4m3, e5m2>(p.at("M"), N, K));
+              return lower(gemm_blackwell<s, b>(p.at("M"), N, K));
             });
           });
         },

@@ -1,4 +1,4 @@
-// C = A * B^T, bf16 in, f32 accumulate (in TMEM), bf16 out: the Blackwell GEMM over a CTA pair.
+// C = A * B^T, bf16 or fp8 in, f32 accumulate (in TMEM), bf16 out: the Blackwell GEMM over a CTA pair.
 //
 // A cluster of 2 along grid axis 0 is one pair, and the pair owns a 256 x BN tile of C: one
 // tcgen05_mma_2cta (cta_group::2, m256nBNk16) computes all of it. Each CTA holds its half of
@@ -19,6 +19,8 @@
 //     stores them with TMA.
 // The odd CTA's TMEM and SMEM are read and written by an instruction issued in the other CTA: its
 // producer refills a stage and its epilogue reads D only after its own barrier received the commit.
+// fp8 = 1 (e4m3 A and B) or 2 (e4m3 A, e5m2 B): kind::f8f6f4, m256nBNk32, with 128-wide K slices
+// (one 128-byte swizzled row, as 64 bf16 are), as in gemm_blackwell.
 #include <string>
 
 #include <stagecraft/registry.hpp>
@@ -29,18 +31,20 @@
 namespace stagecraft::examples {
 namespace {
 
-constexpr long long BM = 128, BK = 64;  // BM: rows of one CTA; the pair's tile has 2 BM
+constexpr long long BM = 128;  // rows of one CTA; the pair's tile has 2 BM
 
-template <long long S, long long BN>
+// TA, TB: bf16 and bf16, or each of e4m3/e5m2. BK: K per stage, one 128-byte row.
+template <long long S, long long BN, class TA = bf16, class TB = bf16>
 auto gemm_blackwell_2cta(std::int64_t M, std::int64_t N, std::int64_t K) {
   constexpr long long HN = BN / 2;  // B's rows (C's columns) each CTA holds
+  constexpr long long BK = 128 * 8 / TA::bits;
   return kernel<sm_100a>(
       "gemm_blackwell_2cta", grid(M / BM, N / BN), threads(3_c), cluster(2_c),
-      gmem<bf16>("a", shape(M, K)),                                            // (m, k)
-      gmem<bf16>("b", shape(N, K)),                                            // (n, k): C = A * B^T
+      gmem<TA>("a", shape(M, K)),                                              // (m, k)
+      gmem<TB>("b", shape(N, K)),                                              // (n, k): C = A * B^T
       gmem<bf16>("c", shape(M, N)),                                            // (m, n)
-      smem<bf16>(shape(int_c<S>, int_c<BM>, int_c<BK>), swizzle(128_c)),       // as: (stage, m, k), this CTA's rows
-      smem<bf16>(shape(int_c<S>, int_c<HN>, int_c<BK>), swizzle(128_c)),       // bs: (stage, n, k), this CTA's half of B
+      smem<TA>(shape(int_c<S>, int_c<BM>, int_c<BK>), swizzle(128_c)),         // as: (stage, m, k), this CTA's rows
+      smem<TB>(shape(int_c<S>, int_c<HN>, int_c<BK>), swizzle(128_c)),         // bs: (stage, n, k), this CTA's half of B
       smem<bf16>(shape(int_c<BM>, int_c<BN>)),                                 // cs: the epilogue's staging tile
       barrier(arrivals(2_c), count(int_c<S>)),                                 // full[stage]: this CTA's A and B landed
       cluster_barrier(collective_axes(0_c), arrivals(1_c), count(int_c<S>)),   // pair_full[stage]: both CTAs' halves landed (one relay each)
@@ -73,22 +77,30 @@ auto gemm_blackwell_2cta(std::int64_t M, std::int64_t N, std::int64_t K) {
 
 STAGECRAFT_REGISTER(kernel_entry{
     .name = "gemm_blackwell_2cta",
-    .summary = "C = A * B^T (bf16 in, f32 accumulate in TMEM, bf16 out) on sm_100a over CTA pairs: 256xBN tiles, one tcgen05_mma_2cta "
+    .summary = "C = A * B^T (bf16 or fp8 in, f32 accumulate in TMEM, bf16 out) on sm_100a over CTA pairs: 256xBN tiles, one tcgen05_mma_2cta "
                "(cta_group::2) issuer per pair, each CTA holding half of A and B, multicast commits",
     .params = {{.name = "M", .default_value = 256, .help = "rows of A and C (a multiple of 256: whole pairs)", .min = 256, .multiple_of = 256},
                {.name = "N", .default_value = 256, .help = "rows of B, columns of C (a multiple of BN)", .min = 64, .multiple_of = 64},
-               {.name = "K", .default_value = 256, .help = "the reduced dimension (a multiple of 64)", .min = 64, .multiple_of = 64},
+               {.name = "K", .default_value = 256, .help = "the reduced dimension (a multiple of 64; of 128 with fp8)", .min = 64, .multiple_of = 64},
                {.name = "BN", .default_value = 256, .help = "columns of C per pair tile: TMEM columns of D in each CTA", .allowed = {64, 128, 256}},
-               {.name = "stages", .default_value = 3, .help = "pipeline stages", .allowed = {2, 3}}},
+               {.name = "stages", .default_value = 3, .help = "pipeline stages", .allowed = {2, 3}},
+               {.name = "fp8", .default_value = 0, .help = "input types: 0 bf16 A and B (kind::f16); 1 e4m3 A and B, 2 e4m3 A and e5m2 B (kind::f8f6f4)",
+                .allowed = {0, 1, 2}, .min = 0}},
     .build =
         [](param_values const& p) {
-          const auto N = p.at("N"), bn = p.at("BN");
+          const auto N = p.at("N"), K = p.at("K"), bn = p.at("BN"), fp8 = p.at("fp8");
           if (N % bn != 0)
             throw usage_error("gemm_blackwell_2cta: N=" + std::to_string(N) + " must be a multiple of BN=" + std::to_string(bn) +
                               " (whole tiles of C)");
+          if (fp8 != 0 && K % 128 != 0)
+            throw usage_error("gemm_blackwell_2cta: K=" + std::to_string(K) + " must be a multiple of 128 with fp8=" + std::to_string(fp8) +
+                              " (a stage is 128 fp8 elements of K: one 128-byte swizzled row)");
           return dispatch<2, 3>(p.at("stages"), [&](auto S) {
             return dispatch<64, 128, 256>(bn, [&](auto B) {
-              return lower(gemm_blackwell_2cta<decltype(S)::value, decltype(B)::value>(p.at("M"), N, p.at("K")));
+              constexpr long long s = decltype(S)::value, b = decltype(B)::value;
+              if (fp8 == 1) return lower(gemm_blackwell_2cta<s, b, e4m3, e4m3>(p.at("M"), N, K));
+              if (fp8 == 2) return lower(gemm_blackwell_2cta<s, b, e4m3, e5m2>(p.at("M"), N, K));
+              return lower(gemm_blackwell_2cta<s, b>(p.at("M"), N, K));
             });
           });
         },

@@ -5,12 +5,12 @@ using namespace stagecraft;
 
 auto make() {
   return kernel<sm_100a>("k", grid(4), threads(1_c), tmem<f32>(shape(128_c, 128_c)), smem<f32>(shape(128_c, 128_c)),
-                         smem<f16>(shape(128_c, 64_c)), smem<f16>(shape(64_c, 128_c)),
+                         smem<f16>(shape(128_c, 64_c), swizzle(128_c)), smem<f16>(shape(128_c, 64_c), swizzle(128_c)),
                          barrier(arrivals(1_c), count(1_c), orders_tensor_core), [](auto acc, auto c, auto a, auto b, auto done) {
 #ifdef STAGECRAFT_KO
-                           auto mma = tcgen05_mma(c, a, b, done, false);
+                           auto mma = tcgen05_mma(c, a, transpose(b), done, false);
 #else
-                           auto mma = tcgen05_mma(acc, a, b, done, false);
+                           auto mma = tcgen05_mma(acc, a, transpose(b), done, false);
 #endif
                            return seq(mma, barrier_wait(done), store(c, async_load_tmem(acc)));
                          });

@@ -10,10 +10,10 @@ using target_t = sm_100a;
 #endif
 
 auto make() {
-  return kernel<target_t>("k", grid(4), threads(1_c), tmem<f32>(shape(128_c, 128_c)), smem<f16>(shape(128_c, 64_c)),
-                          smem<f16>(shape(64_c, 128_c)), barrier(arrivals(1_c), count(1_c), orders_tensor_core),
+  return kernel<target_t>("k", grid(4), threads(1_c), tmem<f32>(shape(128_c, 128_c)), smem<f16>(shape(128_c, 64_c), swizzle(128_c)),
+                          smem<f16>(shape(128_c, 64_c), swizzle(128_c)), barrier(arrivals(1_c), count(1_c), orders_tensor_core),
                           [](auto acc, auto a, auto b, auto done) {
-                            return seq(tcgen05_mma(acc, a, b, done, false), barrier_wait(done));
+                            return seq(tcgen05_mma(acc, a, transpose(b), done, false), barrier_wait(done));
                           });
 }
 int main() { (void)lower(make()); }

@@ -1,4 +1,4 @@
-// expect: wgmma: B \(e5m2 \(32, 64\), swizzle 64 B, tiling \(\)\): an operand layout wgmma cannot describe: MN-major wgmma operands
+// expect: wgmma: B \(e5m2 \(32, 64\), swizzle 64 B, tiling \(\)\): an operand layout wgmma cannot describe: MN-major MMA operands
 // An fp8 B given as a (K, N) buffer is MN-major, which only 16-bit types have: store it (N, K), read transpose(b).
 #include <stagecraft/stagecraft.hpp>
 using namespace stagecraft;

@@ -1,4 +1,4 @@
-// expect: wgmma: A \(bf16 \(64, 64\), swizzle 0 B, tiling \(\)\): an operand layout wgmma cannot describe: an unswizzled wgmma operand must be tiled in core matrices
+// expect: wgmma: A \(bf16 \(64, 64\), swizzle 0 B, tiling \(\)\): an operand layout wgmma cannot describe: an unswizzled MMA operand must be tiled in core matrices
 // A plain row-major A: its rows are 128 bytes apart, but without a swizzle wgmma reads 16-byte core-matrix rows.
 #include <stagecraft/stagecraft.hpp>
 using namespace stagecraft;

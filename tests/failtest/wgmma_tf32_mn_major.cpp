@@ -1,4 +1,4 @@
-// expect: wgmma: B \(f32 \(32, 32\), swizzle 128 B, tiling \(\)\): an operand layout wgmma cannot describe: MN-major wgmma operands
+// expect: wgmma: B \(f32 \(32, 32\), swizzle 128 B, tiling \(\)\): an operand layout wgmma cannot describe: MN-major MMA operands
 // tf32 B given as a (K, N) buffer: MN-major, which only 16-bit types have; transpose() of an (N, K) buffer is K-major.
 #include <stagecraft/stagecraft.hpp>
 using namespace stagecraft;

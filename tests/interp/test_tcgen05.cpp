@@ -299,3 +299,142 @@ TEST_CASE("the odd CTA exiting (freeing its TMEM) before the pair's MMAs are kno
     CHECK_THAT(r.diagnostics.front().message, Contains("CTA 1") && Contains("exited"));
   }
 }
+
+// ---- kind::f8f6f4 (e4m3 / e5m2) -------------------------------------------------------------------
+
+TEST_CASE("gemm_blackwell with fp8 (kind::f8f6f4, e4m3 x e4m3 and e4m3 x e5m2) is within the MMA tolerance at 256^3 and two non-square sizes under "
+          "eager, lazy and 50 PCT schedules",
+          "[interp][tcgen05][fp8]") {
+  auto const& e = registry::global().find("gemm_blackwell");
+  struct size {
+    std::int64_t M, N, K, BN, stages;
+  };
+  for (std::int64_t fp8 : {1, 2})
+    for (auto [M, N, K, BN, S] : {size{256, 256, 256, 256, 3}, size{384, 512, 384, 256, 2}, size{128, 384, 640, 128, 3}}) {
+      INFO("fp8=" << fp8 << " M=" << M << " N=" << N << " K=" << K << " BN=" << BN << " stages=" << S);
+      const auto vals = registry::resolve(e, {{"M", M}, {"N", N}, {"K", K}, {"BN", BN}, {"stages", S}, {"fp8", fp8}});
+      const auto k = e.build(vals);
+      REQUIRE(k.params[0].dtype == ir::DType::e4m3);
+      REQUIRE(k.params[1].dtype == (fp8 == 1 ? ir::DType::e4m3 : ir::DType::e5m2));
+      const auto in = testing::random_buffers(k, 13);
+      auto expected = in;
+      e.reference(expected, vals);
+      run_everywhere(k, in, expected, 50);
+      const auto r = interp::run(k, in);
+      const auto tol = interp::tolerance_of(k, r, in);
+      REQUIRE(tol.has_value());
+      CHECK(tol->k == K);
+      CHECK(ir::dtype_is_fp8(tol->input));  // the fp8 bound: the hardware's narrower fp8 accumulation
+    }
+}
+
+TEST_CASE("gemm_blackwell: fp8 with K not a multiple of 128 is a usage error naming both", "[interp][tcgen05][fp8]") {
+  auto const& e = registry::global().find("gemm_blackwell");
+  CHECK_THROWS_WITH(e.build(registry::resolve(e, {{"K", 192}, {"fp8", 1}})), Contains("K=192 must be a multiple of 128 with fp8=1"));
+}
+
+namespace {
+// C (128, 64) = A (128, 256) * B over two 128-wide K slices, one thread: A e4m3 K-major, B `TB`
+// stored (64, 256) and read as transpose(b) (K-major), or stored (256, 64) and read MN-major
+// (C = A * B). 128-byte swizzled A; B's rows are 128 bytes (K-major) or 64 (MN-major, swizzle 64).
+template <class TB, bool KMajorB>
+ir::Kernel fp8_cta(const char* name) {
+  constexpr long long BR = KMajorB ? 64 : 256, BC = KMajorB ? 256 : 64, SR = KMajorB ? 64 : 128, SC = KMajorB ? 128 : 64;
+  return lower(kernel<sm_100a>(
+      name, grid(1), threads(1_c), gmem<e4m3>("a", shape(128_c, 256_c)), gmem<TB>("b", shape(int_c<BR>, int_c<BC>)), gmem<f32>("c", shape(128_c, 64_c)),
+      smem<e4m3>(shape(128_c, 128_c), swizzle(128_c)), smem<TB>(shape(int_c<SR>, int_c<SC>), swizzle(int_c<SC>)), smem<f32>(shape(128_c, 64_c)),
+      barrier(arrivals(2_c)), barrier(arrivals(1_c), orders_tensor_core), tmem<f32>(shape(128_c, 64_c)),
+      [](auto a, auto b, auto c, auto as, auto bs, auto cs, auto loaded, auto done, auto d) {
+        auto step = for_(range(2_c), [&](auto j) {
+          auto b_slice = [&] {
+            if constexpr (KMajorB) return b.block(0_c, j);
+            else return b.block(j, 0_c);
+          }();
+          auto fill = seq(copy_gmem_to_smem(a.block(0_c, j), as, loaded), copy_gmem_to_smem(b_slice, bs, loaded), barrier_wait(loaded));
+          if constexpr (KMajorB) return seq(fill, tcgen05_mma(d, as, transpose(bs), done, j > 0_c), barrier_wait(done));
+          else return seq(fill, tcgen05_mma(d, as, bs, done, j > 0_c), barrier_wait(done));
+        });
+        return seq(step, store(cs, async_load_tmem(d)), tmem_dealloc(d), commit_smem(), copy_smem_to_gmem(cs, c.block(0_c, 0_c)),
+                   commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
+      }));
+}
+
+// C = A * op(B): B^T when B is stored (N, K), B itself when stored (K, N).
+void fp8_reference(std::vector<host_tensor>& t, bool k_major_b) {
+  for (std::int64_t i = 0; i < 128; ++i)
+    for (std::int64_t j = 0; j < 64; ++j) {
+      double s = 0;
+      for (std::int64_t x = 0; x < 256; ++x) s += t[0].get(i * 256 + x) * t[1].get(k_major_b ? j * 256 + x : x * 64 + j);
+      t[2].set(i * 64 + j, s);
+    }
+}
+}  // namespace
+
+TEST_CASE("tcgen05 kind::f8f6f4 reads A and B each in its own format, K-major and MN-major, within the fp8 tolerance", "[interp][tcgen05][fp8]") {
+  const auto k_mixed = fp8_cta<e5m2, true>("f8_mixed");
+  const auto k_mn = fp8_cta<e5m2, false>("f8_mn");
+  const auto k_same = fp8_cta<e4m3, false>("f8_e4m3_mn");
+  for (auto const* k : {&k_mixed, &k_mn, &k_same}) {
+    INFO(k->name);
+    const bool k_major_b = k == &k_mixed;
+    auto in = testing::random_buffers(*k, 21);
+    // Bytes whose values differ between the formats (0x44: 3 in e4m3, 4 in e5m2; 0x38: 1 vs 0.5),
+    // so reading either operand in the other's format is a wrong answer.
+    for (std::int64_t i = 0; i < in[0].elements(); ++i) in[0].as<std::uint8_t>()[i] = static_cast<std::uint8_t>((0x30 + i % 23) | (i % 7 == 0 ? 0x80 : 0));
+    for (std::int64_t i = 0; i < in[1].elements(); ++i) in[1].as<std::uint8_t>()[i] = static_cast<std::uint8_t>((0x30 + i % 17) | (i % 5 == 0 ? 0x80 : 0));
+    auto expected = in;
+    fp8_reference(expected, k_major_b);
+    run_everywhere(*k, in, expected, 20);
+    const auto r = interp::run(*k, in);
+    CHECK(interp::tolerance_of(*k, r, in)->input == k->params[1].dtype);
+  }
+}
+
+TEST_CASE("a tcgen05 kind::f8f6f4 MMA whose instruction descriptor names the wrong format gives a wrong answer the tolerance catches", "[interp][tcgen05][fp8]") {
+  // B holds e5m2 bytes; the same kernel with B typed e4m3 issues B format 0 instead of 1, and the
+  // engine, which decodes the operands by the descriptor's codes, reads the bytes as e4m3.
+  auto k = fp8_cta<e5m2, true>("f8_wrong_format");
+  auto in = testing::random_buffers(k, 22);
+  auto expected = in;
+  fp8_reference(expected, true);
+  REQUIRE(outside_bound(k, interp::run(k, in), in, expected) == "");
+  const auto mma = std::find_if(k.stmts.begin(), k.stmts.end(), [](auto const& s) { return s.op == ir::StmtOp::tcgen05_mma; });
+  const auto before = ir::tcgen05::plan_of(k, *mma).idesc;
+  k.params[1].dtype = ir::DType::e4m3;
+  k.allocs[static_cast<std::size_t>(k.refs[static_cast<std::size_t>(mma->refs[2])].id)].dtype = ir::DType::e4m3;
+  REQUIRE_NOTHROW(ir::verify(k));
+  CHECK(ir::tcgen05::plan_of(k, *mma).idesc == (before & ~(7u << 10)));  // only B's format code changed: E5M2 1 -> E4M3 0
+  auto retyped = in;
+  retyped[1].dtype = ir::DType::e4m3;  // the same bytes
+  const auto r = interp::run(k, retyped);
+  REQUIRE(r.ok());
+  CHECK(outside_bound(k, r, retyped, expected) != "");
+}
+
+TEST_CASE("gemm_blackwell_2cta with fp8 (cta_group::2 kind::f8f6f4) is within the MMA tolerance at 256^3 and 512x384x256 under eager, lazy and 50 PCT "
+          "schedules",
+          "[interp][tcgen05][pair][fp8]") {
+  auto const& e = registry::global().find("gemm_blackwell_2cta");
+  struct size {
+    std::int64_t M, N, K, BN, stages;
+  };
+  for (std::int64_t fp8 : {1, 2})
+    for (auto [M, N, K, BN, S] : {size{256, 256, 256, 256, 3}, size{512, 384, 256, 128, 2}}) {
+      INFO("fp8=" << fp8 << " M=" << M << " N=" << N << " K=" << K << " BN=" << BN << " stages=" << S);
+      const auto vals = registry::resolve(e, {{"M", M}, {"N", N}, {"K", K}, {"BN", BN}, {"stages", S}, {"fp8", fp8}});
+      const auto k = e.build(vals);
+      const auto in = testing::random_buffers(k, 17);
+      auto expected = in;
+      e.reference(expected, vals);
+      run_everywhere(k, in, expected, 50);
+      const auto r = interp::run(k, in);
+      const auto tol = interp::tolerance_of(k, r, in);
+      REQUIRE(tol.has_value());
+      CHECK(tol->k == K);
+      for (auto const& s : k.stmts)
+        if (s.op == ir::StmtOp::tcgen05_mma) {
+          const auto p = ir::tcgen05::plan_of(k, s);
+          CHECK(p.shape_suffix() == "cta_group::2 kind::f8f6f4 m256n" + std::to_string(BN) + "k32 e4m3." + (fp8 == 1 ? "e4m3" : "e5m2"));
+        }
+    }
+}

@@ -239,7 +239,7 @@ void check_numbers(ir::Kernel const& k) {
         const auto d = tc_fields(p);
         CHECK(d.m == (s.n == 2 ? 256 : 128));  // the pair's instruction covers both CTAs' rows
         CHECK(d.n == p.n);
-        const std::regex re(R"(sc::tc_mma_(f16|tf32)\(tmem(\d+), 0x([0-9a-f]{16})ull \| \(\(a_addr \+ (\d+)u\) >> 4 & 0x3FFFu\), )"
+        const std::regex re(R"(sc::tc_mma_(f16|tf32|f8f6f4)\(tmem(\d+), 0x([0-9a-f]{16})ull \| \(\(a_addr \+ (\d+)u\) >> 4 & 0x3FFFu\), )"
                             R"(0x([0-9a-f]{16})ull \| \(\(b_addr \+ (\d+)u\) >> 4 & 0x3FFFu\), 0x([0-9a-f]{8})u, (acc|1u)\);)");
         auto m = all_matches(text, re);
         REQUIRE(static_cast<std::int64_t>(m.size()) == p.k_steps());
@@ -247,7 +247,7 @@ void check_numbers(ir::Kernel const& k) {
         for (std::int64_t ks = 0; ks < p.k_steps(); ++ks) {
           auto const& x = m[static_cast<std::size_t>(ks)];
           INFO("k step " << ks);
-          CHECK(x[1] == (p.kind == ir::tcgen05::Kind::tf32 ? "tf32" : "f16"));
+          CHECK(x[1] == (p.kind == ir::tcgen05::Kind::tf32 ? "tf32" : p.kind == ir::tcgen05::Kind::f8f6f4 ? "f8f6f4" : "f16"));
           CHECK(std::stoll(x[2]) == d_alloc);  // D's own allocation's address
           CHECK(std::stoull(x[3], nullptr, 16) == ir::tcgen05::encode_smem(0, p.a));
           CHECK(std::stoll(x[4]) == p.a_start(ks));

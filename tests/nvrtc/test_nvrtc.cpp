@@ -406,6 +406,49 @@ TEST_CASE("tcgen05: gemm_blackwell at every tile width and ring depth, and kind:
   }
 }
 
+TEST_CASE("tcgen05 kind::f8f6f4: gemm_blackwell and gemm_blackwell_2cta with e4m3 x e4m3 and e4m3 x e5m2 compile for sm_100a with no spills",
+          "[nvrtc][tcgen05][fp8]") {
+  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  for (const char* name : {"gemm_blackwell", "gemm_blackwell_2cta"})
+    for (long long fp8 : {1, 2})
+      for (long long bn : {64, 128, 256}) {
+        INFO(name << " fp8=" << fp8 << " BN=" << bn);
+        auto const& e = registry::global().find(name);
+        const auto k = e.build(registry::resolve(e, {{"BN", bn}, {"N", 256}, {"fp8", fp8}}));
+        const auto c = nvrtc::compile(k, ir::Target::sm_100a, o);
+        std::printf("%-20s fp8=%lld BN=%3lld sm_100a: %d registers per thread, %d spill bytes\n", name, fp8, bn, c.registers, c.spill_bytes);
+        CHECK(c.spill_bytes == 0);
+        const bool pair = std::string(name) == "gemm_blackwell_2cta";
+        // The 4 k32 instructions of one 128-wide K slice, once per K slice NVVM unrolled into.
+        const auto mmas = occurrences(c.ptx, pair ? "tcgen05.mma.cta_group::2.kind::f8f6f4" : "tcgen05.mma.cta_group::1.kind::f8f6f4");
+        CHECK(mmas >= 4);
+        CHECK(mmas % 4 == 0);
+        CHECK_THAT(c.ptx, !Contains("kind::f16"));
+        CHECK(occurrences(c.code.source, "sc::tc_mma_f8f6f4(") == 4);
+        // The instruction descriptor in the source: D F32, A E4M3 (0), B E4M3 (0) or E5M2 (1 << 10),
+        // K-major, N >> 3 at 17, M >> 4 at 24 (128 or the pair's 256).
+        const std::uint32_t idesc = 0x10u | (fp8 == 2 ? 1u << 10 : 0u) | static_cast<std::uint32_t>(bn >> 3) << 17 | (pair ? 16u : 8u) << 24;
+        char hex[16];
+        std::snprintf(hex, sizeof hex, "0x%08xu", idesc);
+        CHECK_THAT(c.code.source, Contains(hex));
+      }
+  // An e5m2 B stored (K, N) = (128, 64), read MN-major (transpose bit 16), 64-byte swizzle.
+  const auto k = lower(kernel<sm_100a>(
+      "tc5_fp8_mn", grid(1), threads(1_c), gmem<e4m3>("a", shape(128_c, 128_c)), gmem<e5m2>("b", shape(128_c, 64_c)), gmem<f32>("c", shape(128_c, 64_c)),
+      smem<e4m3>(shape(128_c, 128_c), swizzle(128_c)), smem<e5m2>(shape(128_c, 64_c), swizzle(64_c)), smem<f32>(shape(128_c, 64_c)),
+      barrier(arrivals(2_c)), barrier(arrivals(1_c), orders_tensor_core), tmem<f32>(shape(128_c, 64_c)),
+      [](auto a, auto b, auto c, auto as, auto bs, auto cs, auto loaded, auto done, auto d) {
+        return seq(copy_gmem_to_smem(a.block(0_c, 0_c), as, loaded), copy_gmem_to_smem(b.block(0_c, 0_c), bs, loaded), barrier_wait(loaded),
+                   tcgen05_mma(d, as, bs, done, false), barrier_wait(done), store(cs, async_load_tmem(d)), tmem_dealloc(d), commit_smem(),
+                   copy_smem_to_gmem(cs, c.block(0_c, 0_c)), commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
+      }));
+  const auto c = nvrtc::compile(k, ir::Target::sm_100a, o);
+  CHECK(c.spill_bytes == 0);
+  CHECK(occurrences(c.ptx, "tcgen05.mma.cta_group::1.kind::f8f6f4") == 4);
+  // D F32 | A E4M3 | B E5M2 (1 << 10) | B MN-major (1 << 16) | N = 64 (8 << 17) | M = 128 (8 << 24)
+  CHECK_THAT(c.code.source, Contains("0x08110410u"));
+}
+
 TEST_CASE("tcgen05: gemm_blackwell_2cta (cta_group::2) at every tile width and ring depth compiles for sm_100a with no spills", "[nvrtc][tcgen05]") {
   const nvrtc::options o{.memory_cache = false, .disk_cache = false};
   auto const& e = registry::global().find("gemm_blackwell_2cta");

@@ -174,7 +174,7 @@ TEST_CASE("the verifier rejects a wgmma whose operand layout cannot be described
   ir::Kernel k = e.build(registry::resolve(e, {}));
   for (auto& a : k.allocs)
     if (a.kind == ir::AllocKind::smem && a.shape.size() == 3 && a.shape[1] == 64) a.swizzle = 0;  // A without its swizzle
-  REQUIRE_THROWS_WITH(ir::verify(k), Catch::Matchers::Contains("op #12 (wgmma): A (bf16 [64, 64], swizzle 0 B): an unswizzled wgmma operand"));
+  REQUIRE_THROWS_WITH(ir::verify(k), Catch::Matchers::Contains("op #12 (wgmma): A (bf16 [64, 64], swizzle 0 B): an unswizzled MMA operand"));
 }
 
 TEST_CASE("wgmma plan of gemm_fp8: k32 instructions of kind .e4m3.e4m3; f16 D; e4m3 against e5m2", "[wgmma][unit][fp8]") {

@@ -132,7 +132,7 @@ machine::machine(ir::Kernel const& k, std::vector<host_tensor>& gmem, options co
     if (k.stmts[s].op == ir::StmtOp::tcgen05_mma) {
       tc_plans_[s] = std::make_unique<ir::tcgen05::plan>(ir::tcgen05::plan_of(k, k.stmts[s]));
       has_tcgen05_ = true;
-      mma_input_ = tc_plans_[s]->ab;
+      mma_input_ = tc_plans_[s]->b_type;
     }
   // A commit with no MMA before it is legal (it arrives at once) and needs the MMA stream too.
   for (auto const& st : k.stmts)

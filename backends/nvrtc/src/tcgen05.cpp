@@ -5,7 +5,7 @@
 //   tcgen05.alloc.cta_group::G.sync.aligned.shared::cta.b32 [slot], ncols;   (one warp per CTA)
 //   tcgen05.relinquish_alloc_permit.cta_group::G.sync.aligned;
 //   tcgen05.dealloc.cta_group::G.sync.aligned.b32 taddr, ncols;             (one warp per CTA)
-//   tcgen05.mma.cta_group::G.kind::{f16,tf32} [d], adesc, bdesc, idesc, enable_input_d;
+//   tcgen05.mma.cta_group::G.kind::{f16,tf32,f8f6f4} [d], adesc, bdesc, idesc, enable_input_d;
 //   tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [bar];
 //   tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [bar], ctaMask;
 //   tcgen05.ld.sync.aligned.32x32b.x{16,32}.b32 {r...}, [taddr];  tcgen05.wait::ld.sync.aligned;
@@ -117,7 +117,7 @@ std::string prelude_tail(int group) {
                    "  asm volatile(\"tcgen05.dealloc.cta_group::{}.sync.aligned.b32 %0, %1;\" :: \"r\"(taddr), \"r\"(ncols) : \"memory\");\n}}\n",
                    group);
   // enable_input_d false: D = A * B (the first instruction of a non-accumulating statement).
-  for (const char* kind : {"f16", "tf32"})
+  for (const char* kind : {"f16", "tf32", "f8f6f4"})
     p += fmt::format("__device__ __forceinline__ void tc_mma_{0}(unsigned d, unsigned long long a, unsigned long long b, unsigned idesc, unsigned acc) {{\n"
                      "  asm volatile(\"{{\\n .reg .pred p;\\n setp.ne.b32 p, %4, 0;\\n tcgen05.mma.cta_group::{1}.kind::{0} [%0], %1, %2, %3, p;\\n}}\"\n"
                      "               :: \"r\"(d), \"l\"(a), \"l\"(b), \"r\"(idesc), \"r\"(acc) : \"memory\");\n}}\n",
@@ -168,7 +168,7 @@ void mma(context const& c, ir::StmtId id, std::string const& ind, std::string& o
   const tc::plan p = tc::plan_of(k, s);
   if (tmem_alloc(k, s.refs[1])) refuse(k, id, "A from TMEM");
   const int d = k.refs[s.refs[0]].id;
-  const char* fn = p.kind == tc::Kind::tf32 ? "sc::tc_mma_tf32" : "sc::tc_mma_f16";
+  const char* fn = p.kind == tc::Kind::tf32 ? "sc::tc_mma_tf32" : p.kind == tc::Kind::f8f6f4 ? "sc::tc_mma_f8f6f4" : "sc::tc_mma_f16";
   auto address = [&](ir::RefId rid) { return fmt::format("smem_base + {}u + {}", c.offsets[k.refs[rid].id], c.view_offset(rid)); };
   line(fmt::format("{{  // op #{}: tcgen05_mma, {} instruction(s) of {} into {}, issued by one thread", id, p.k_steps(), p.shape_suffix(),
                    ir::alloc_name(k, d)));

@@ -10,7 +10,10 @@
 namespace stagecraft::ir::tcgen05 {
 
 std::string plan::shape_suffix() const {
-  return fmt::format("{}{} m{}n{}k{} {}", cta_group == 2 ? "cta_group::2 " : "", kind_name(kind), m, n, ik, kind == Kind::tf32 ? "tf32" : dtype_name(ab));
+  const std::string types = kind == Kind::tf32      ? std::string("tf32")
+                            : kind == Kind::f8f6f4 ? fmt::format("{}.{}", dtype_name(a_type), dtype_name(b_type))
+                                                   : std::string(dtype_name(a_type));
+  return fmt::format("{}{} m{}n{}k{} {}", cta_group == 2 ? "cta_group::2 " : "", kind_name(kind), m, n, ik, types);
 }
 
 plan plan_of(Kernel const& k, Stmt const& s) {
@@ -32,20 +35,26 @@ plan plan_of(Kernel const& k, Stmt const& s) {
   p.d = d.dtype;
   p.m = d.shape[0];  // this CTA's rows; the pair's instruction covers both CTAs' (below)
   p.n = d.shape[1];
-  auto view = [&](RefId rid, Major major, const char* role) { return wgmma::smem_operand_of(k, id, rid, major, "tcgen05_mma", role); };
+  // Types first, in the front end's order: which layouts are describable depends on the kind.
+  p.a_type = k.allocs[k.refs[s.refs[1]].id].dtype;
+  p.b_type = k.allocs[k.refs[s.refs[2]].id].dtype;
+  if (dtype_is_fp8(p.a_type) != dtype_is_fp8(p.b_type))
+    fail(fmt::format("an fp8 operand pairs only with an fp8 one (e4m3 or e5m2), but A is {} and B is {}", dtype_name(p.a_type), dtype_name(p.b_type)));
+  if (p.a_type != p.b_type && !dtype_is_fp8(p.a_type))
+    fail(fmt::format("Expected dtypes to match but A had type {} and B had type {}", dtype_name(p.a_type), dtype_name(p.b_type)));
+  p.kind = kind_of(p.b_type);
+  if (ab_format(p.kind, p.a_type) < 0 || ab_format(p.kind, p.b_type) < 0)
+    fail(fmt::format("the kinds modelled take f16, bf16 (kind::f16), f32 read as tf32 (kind::tf32) or e4m3/e5m2 (kind::f8f6f4), but A and B are {}",
+                     dtype_name(p.b_type)));
+  const bool mn_8bit = p.kind == Kind::f8f6f4;  // f8f6f4 reads its 8-bit operands MN-major too
+  auto view = [&](RefId rid, Major major, const char* role) { return wgmma::smem_operand_of(k, id, rid, major, "tcgen05_mma", role, mn_8bit); };
   // As wgmma: B stored (K, N) is N-major; transpose(b) of an (N, K) buffer is K-major.
   const wgmma::smem_operand b = view(s.refs[2], (s.transpose & 2) ? Major::k : Major::mn, "B");
   const wgmma::smem_operand a = view(s.refs[1], (s.transpose & 1) ? Major::mn : Major::k, "A");
   p.a = a.layout;
   p.b = b.layout;
-  p.ab = b.dtype;
   const std::int64_t a_m = (s.transpose & 1) ? a.cols : a.rows, a_k = (s.transpose & 1) ? a.rows : a.cols;
   const std::int64_t b_k = (s.transpose & 2) ? b.cols : b.rows, b_n = (s.transpose & 2) ? b.rows : b.cols;
-  if (a.dtype != b.dtype)
-    fail(fmt::format("Expected dtypes to match but A had type {} and B had type {}", dtype_name(a.dtype), dtype_name(b.dtype)));
-  p.kind = p.ab == DType::f32 ? Kind::tf32 : Kind::f16;
-  if (ab_format(p.kind, p.ab) < 0)
-    fail(fmt::format("the kinds modelled take f16, bf16 (kind::f16) or f32 read as tf32 (kind::tf32), but A and B are {}", dtype_name(p.ab)));
   if (p.d != DType::f32) fail(fmt::format("D accumulates in f32 here, but the TMEM allocation is {}", dtype_name(p.d)));
   if (p.cta_group == 1 && (a_m != p.m || b_n != p.n || a_k != b_k))
     fail(fmt::format("Expected shapes to match: D(M, N) += A(M, K) * B(K, N), but got D ({}, {}), A ({}, {}), B ({}, {})", p.m, p.n, a_m, a_k,
@@ -54,7 +63,7 @@ plan plan_of(Kernel const& k, Stmt const& s) {
     fail(fmt::format("Expected the shapes in each CTA to be D(M, N), A(M, K) and half of B, (K, N / 2), but got D ({}, {}), A ({}, {}), B ({}, {})",
                      p.m, p.n, a_m, a_k, b_k, b_n));
   p.k = a_k;
-  p.ik = wgmma::instr_k(dtype_bits(p.ab));
+  p.ik = wgmma::instr_k(dtype_bits(p.b_type));
   const std::int64_t cta_m = p.m;
   if (p.cta_group == 2) p.m = 2 * cta_m;
   // cta_group::1 with M = 128 is the shape whose D layout is one row per lane; M = 64 puts D in
@@ -63,7 +72,10 @@ plan plan_of(Kernel const& k, Stmt const& s) {
     fail(fmt::format("shape not supported: M = {} must be {} ({}, one row of D per TMEM lane), N = {} a multiple of 16 in [16, 256], "
                      "K = {} a multiple of {} for {}",
                      p.m, p.cta_group == 2 ? "256 over the pair, 128 in each CTA" : "128", p.cta_group == 2 ? "cta_group::2" : "cta_group::1",
-                     p.n, p.k, p.ik, dtype_name(p.ab)));
+                     p.n, p.k, p.ik, dtype_name(p.b_type)));
+  // PTX's N shapes for an 8-bit B read MN-major ("8bit transpose B") step by 32 in the pair: no
+  // check needed: a describable MN-major 8-bit B half has a multiple of 16 bytes of N / 2 (and the
+  // front end's TMEM allocations are powers of two >= 32 columns besides).
   // A K-major swizzled A spans all 128 rows in one instruction: its 8-row groups must be evenly
   // strided over them, which tiles of fewer rows laid side by side along K are not.
   if (p.a.major == Major::k && p.a.swizzle != 0 && p.a.tile_rows != 8 && p.a.tile_rows < p.a.rows && p.a.cols / p.a.tile_cols > 1)
@@ -72,7 +84,8 @@ plan plan_of(Kernel const& k, Stmt const& s) {
                      p.a.tile_rows, p.a.tile_cols));
   instr_desc idesc;
   idesc.d_format = d_format(p.d);
-  idesc.a_format = idesc.b_format = ab_format(p.kind, p.ab);
+  idesc.a_format = ab_format(p.kind, p.a_type);
+  idesc.b_format = ab_format(p.kind, p.b_type);
   idesc.a_major = p.a.major;
   idesc.b_major = p.b.major;
   idesc.m = static_cast<int>(p.m);

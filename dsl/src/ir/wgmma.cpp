@@ -13,7 +13,7 @@ std::string plan::shape_suffix() const {
   return fmt::format("m64n{}k{}.{}.{}.{}", n, ik, dtype_name(acc), ptx(a_type), ptx(b_type));
 }
 
-smem_operand smem_operand_of(Kernel const& k, StmtId id, RefId rid, Major major, const char* op, const char* role) {
+smem_operand smem_operand_of(Kernel const& k, StmtId id, RefId rid, Major major, const char* op, const char* role, bool mn_8bit) {
   auto fail = [&](std::string const& what) {
     throw VerifyError(fmt::format("kernel '{}': op #{} ({}): {}", k.name, id, op, what));
   };
@@ -26,7 +26,7 @@ smem_operand smem_operand_of(Kernel const& k, StmtId id, RefId rid, Major major,
   const int tr = static_cast<int>(al.tiling.size());
   if (tr > 2) fail(fmt::format("{}: a tiling over more than the operand's two dimensions ({}) cannot be read by {}", role, fmt::join(al.tiling, ", "), op));
   const std::int64_t t_r = tr == 2 ? al.tiling[0] : o.rows, t_c = tr >= 1 ? al.tiling.back() : o.cols;
-  o.layout = describe(dtype_bits(al.dtype), o.rows, o.cols, tr == 0 ? 0 : 2, t_r, t_c, al.swizzle, major);
+  o.layout = describe(dtype_bits(al.dtype), o.rows, o.cols, tr == 0 ? 0 : 2, t_r, t_c, al.swizzle, major, mn_8bit);
   if (tr == 1) o.layout.error = LayoutError::bad_tiling;
   if (o.layout.error != LayoutError::none)
     fail(fmt::format("{} ({} [{}], swizzle {} B{}): {}", role, dtype_name(al.dtype), fmt::join(r.shape, ", "), al.swizzle,

@@ -190,7 +190,9 @@ void machine::tcgen05_complete(async_op& op) {
   ir::DType a_type{}, b_type{};
   if (id.sparse || id.saturate || id.negate_a || id.negate_b || id.max_shift != 0)
     bad(fmt::format("instruction descriptor {:#010x}: sparsity, saturation, negation or a maximum shift, which are not modelled", op.idesc));
-  if (!tc::ab_type(p.kind, id.a_format, a_type) || !tc::ab_type(p.kind, id.b_format, b_type) || a_type != b_type || id.d_format != 1)
+  // kind::f8f6f4 pairs e4m3 and e5m2 freely; the other kinds take one type for both.
+  if (!tc::ab_type(p.kind, id.a_format, a_type) || !tc::ab_type(p.kind, id.b_format, b_type) ||
+      (a_type != b_type && p.kind != tc::Kind::f8f6f4) || id.d_format != 1)
     bad(fmt::format("instruction descriptor {:#010x}: A format {}, B format {}, D format {} are not an f32-accumulating {} MMA", op.idesc,
                     id.a_format, id.b_format, id.d_format, tc::kind_name(p.kind)));
   const bool pair = op.pair_cta >= 0;
@@ -206,7 +208,8 @@ void machine::tcgen05_complete(async_op& op) {
   const std::int64_t m = id.m, n = id.n, ik = p.ik, jc = col - col0;
   // Rows of D (and of A) per CTA, and columns of B per CTA: the pair splits M and B's N in two.
   const std::int64_t cta_m = pair ? m / 2 : m, cta_n = pair ? n / 2 : n;
-  const int bits = ir::dtype_bits(a_type), eb = bits / 8;
+  // Both operands of every kind have one width (f8f6f4's 8-bit pairs included): one K per instruction.
+  const int bits = ir::dtype_bits(a_type);
 
   if (pair && std::none_of(agents_.begin(), agents_.end(), [&](agent_state const& y) { return y.cta == op.pair_cta && !y.done; }))
     report(check::tcgen05_pending_at_dealloc, op.stmt, a,
@@ -232,13 +235,15 @@ void machine::tcgen05_complete(async_op& op) {
   // bits name the same offset in each CTA's SMEM, the first half of the rows (A) or columns (B)
   // in the even CTA and the second half in the odd one.
   auto fetch = [&](int cta, std::uint32_t addr, const char* role, std::int64_t mn, std::int64_t k) {
+    const ir::DType t = role[0] == 'A' ? a_type : b_type;  // each operand read in its own format
+    const auto eb = ir::dtype_bits(t) / 8;
     auto const& smem = ctas_[static_cast<std::size_t>(cta)].bytes;
     if (static_cast<std::size_t>(addr) + static_cast<std::size_t>(eb) > smem.size())
       report(check::index_out_of_range, op.stmt, a,
              fmt::format("tcgen05_mma ({}) reads {} element ({}, {}) at shared address {}, beyond the CTA's {} bytes of SMEM: its descriptor "
                          "denotes bytes outside every allocation",
                          p.shape_suffix(), role, mn, k, addr, smem.size()));
-    return mma_operand_value(a_type, smem.data() + addr);
+    return mma_operand_value(t, smem.data() + addr);
   };
   const int cta0 = a.cta, cta1 = pair ? op.pair_cta : a.cta;
   auto descriptor = [&](std::uint64_t bits_, const char* role) {

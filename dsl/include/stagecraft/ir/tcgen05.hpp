@@ -9,12 +9,21 @@
 //
 // Facts used, as read (PTX ISA 9.x, section 9.7.16.4 "Matrix descriptors"; the same fields as
 // CUTLASS's cute::UMMA::InstrDescriptor and Mojo's gpu.mma_sm100.MMASmemDescriptor):
-//   instruction descriptor, .kind::f16 and .kind::tf32 (Table "Instruction descriptor format"):
+//   instruction descriptor, .kind::f16, .kind::tf32 and .kind::f8f6f4 (Table "Instruction
+//     descriptor format for .kind::tf32, .kind::f16, .kind::f8f6f4 and .kind::i8"):
 //     bits 0-1 sparsity selector, 2 sparsity (dense 0), 3 saturate (integer kinds only),
 //     4-5 D type (F16 0, F32 1), 6 reserved, 7-9 A type, 10-12 B type
-//     (kind::f16: F16 0, BF16 1; kind::tf32: TF32 2), 13 negate A, 14 negate B,
+//     (kind::f16: F16 0, BF16 1; kind::tf32: TF32 2; kind::f8f6f4: E4M3 0, E5M2 1, E2M3 3,
+//     E3M2 4, E2M1 5, A and B chosen independently), 13 negate A, 14 negate B,
 //     15 transpose A, 16 transpose B (0: K-major, 1: M/N-major), 17-22 N >> 3, 23 reserved,
 //     24-28 M >> 4, 29 reserved, 30-31 maximum shift (.ws only, 0 otherwise).
+//   kind::f8f6f4 with 8-bit operands: K = 32 per instruction (32 bytes, as k16 for 16-bit
+//     types); the same M and N as kind::f16; transpose is allowed for A and B ("Transpose and
+//     Negate operations": yes for f8f6f4, except with the 128 B swizzle of 32 B atoms, which
+//     nothing here uses), but an 8-bit B read MN-major needs N a multiple of 16 in [16, 256]
+//     with cta_group::1 and of 32 in [32, 256] with cta_group::2 (the table of N shapes for
+//     "8bit transpose B"; every describable layout of such a B meets it). The 6- and 4-bit
+//     formats (E2M3, E3M2, E2M1) are not modelled.
 //   SMEM matrix descriptor ("Shared memory descriptor"): bits 0-13 start >> 4, 16-29 LBO >> 4,
 //     32-45 SBO >> 4, 46-48 fixed 0b001 (the sm_100 version), 49-51 base offset, 52 LBO mode
 //     (0 relative; 1 absolute, 48-byte K tiles only), 53-60 zero, 61-63 swizzle
@@ -43,9 +52,12 @@ namespace stagecraft::ir::tcgen05 {
 
 using wgmma::Major;
 
-// The MMA kinds modelled: 16-bit inputs and tf32 (f32 in SMEM), both into f32.
-enum class Kind : std::uint8_t { f16, tf32 };
-constexpr const char* kind_name(Kind k) { return k == Kind::f16 ? "kind::f16" : "kind::tf32"; }
+// The MMA kinds modelled, all into f32: 16-bit inputs, tf32 (f32 in SMEM), and fp8 (e4m3 and
+// e5m2, in any pairing: kind::f8f6f4).
+enum class Kind : std::uint8_t { f16, tf32, f8f6f4 };
+constexpr const char* kind_name(Kind k) { return k == Kind::f16 ? "kind::f16" : k == Kind::tf32 ? "kind::tf32" : "kind::f8f6f4"; }
+// The kind that takes operands of type t (t's pairing with the other operand is checked apart).
+constexpr Kind kind_of(DType t) { return t == DType::f32 ? Kind::tf32 : dtype_is_fp8(t) ? Kind::f8f6f4 : Kind::f16; }
 
 // ---- the 32-bit instruction descriptor -------------------------------------------------------
 struct instr_desc {
@@ -91,6 +103,7 @@ constexpr std::uint32_t reserved_bits = (1u << 6) | (1u << 23) | (1u << 29);
 // Operand and accumulator type codes of the kinds modelled; -1: the kind has no such type.
 constexpr int ab_format(Kind k, DType t) {
   if (k == Kind::tf32) return t == DType::f32 ? 2 : -1;
+  if (k == Kind::f8f6f4) return t == DType::e4m3 ? 0 : t == DType::e5m2 ? 1 : -1;
   return t == DType::f16 ? 0 : t == DType::bf16 ? 1 : -1;
 }
 constexpr int d_format(DType t) { return t == DType::f32 ? 1 : t == DType::f16 ? 0 : -1; }
@@ -102,8 +115,9 @@ constexpr bool ab_type(Kind k, int format, DType& out) {
     out = DType::f32;
     return true;
   }
-  if (format != 0 && format != 1) return false;
-  out = format == 0 ? DType::f16 : DType::bf16;
+  if (format != 0 && format != 1) return false;  // f8f6f4's 3-5 are the 6- and 4-bit formats
+  if (k == Kind::f8f6f4) out = format == 0 ? DType::e4m3 : DType::e5m2;
+  else out = format == 0 ? DType::f16 : DType::bf16;
   return true;
 }
 
@@ -170,7 +184,8 @@ namespace stagecraft::ir::tcgen05 {
 struct plan {
   int cta_group = 1;
   Kind kind = Kind::f16;
-  DType ab = DType::bf16, d = DType::f32;
+  // A and B have one type, except under kind::f8f6f4, where e4m3 and e5m2 pair freely.
+  DType a_type = DType::bf16, b_type = DType::bf16, d = DType::f32;
   std::int64_t m = 0, n = 0, k = 0;
   int ik = 16;
   wgmma::operand_layout a, b;
@@ -178,7 +193,7 @@ struct plan {
   std::int64_t k_steps() const { return k / ik; }
   std::int64_t a_start(std::int64_t ks) const { return a.start(0, ks * ik); }
   std::int64_t b_start(std::int64_t ks) const { return b.start(0, ks * ik); }
-  // "kind::f16 m128n256k16 bf16"
+  // "kind::f16 m128n256k16 bf16", "kind::f8f6f4 m128n256k32 e4m3.e5m2"
   std::string shape_suffix() const;
 };
 

@@ -59,20 +59,21 @@ enum class LayoutError : std::uint8_t {
 };
 
 constexpr const char* layout_error_text(LayoutError e) {
+  // Shared by wgmma and tcgen05 (whose SMEM operands are the same canonical layouts).
   switch (e) {
     case LayoutError::none: return "";
-    case LayoutError::not_2d: return "a wgmma operand is a 2-D SMEM view";
+    case LayoutError::not_2d: return "an MMA operand is a 2-D SMEM view";
     case LayoutError::unswizzled_plain:
-      return "an unswizzled wgmma operand must be tiled in core matrices (tiling(8, 16 bytes of elements)); "
+      return "an unswizzled MMA operand must be tiled in core matrices (tiling(8, 16 bytes of elements)); "
              "or declare the buffer with swizzle(32|64|128)";
     case LayoutError::bad_tiling:
-      return "wgmma reads tiles that are whole swizzle atoms (tiling(rows, swizzle*8/bits) with rows a multiple of 64, or 8) "
+      return "the tensor cores read tiles that are whole swizzle atoms (tiling(rows, swizzle*8/bits) with rows a multiple of 64, or 8) "
              "or core matrices (tiling(8, 128/bits)) without swizzle";
-    case LayoutError::rows_not_groups: return "the strided dimension of a wgmma operand must be a multiple of 8";
-    case LayoutError::k_split: return "one wgmma instruction's K (32 bytes) would straddle two tiles";
+    case LayoutError::rows_not_groups: return "the strided dimension of an MMA operand must be a multiple of 8";
+    case LayoutError::k_split: return "one MMA instruction's K (32 bytes) would straddle two tiles";
     case LayoutError::mn_major_type:
-      return "MN-major wgmma operands (A read as transpose(a), or B as a (K, N) buffer rather than transpose() of an (N, K) one) "
-             "must have a 16-bit type";
+      return "MN-major MMA operands (A read as transpose(a), or B as a (K, N) buffer rather than transpose() of an (N, K) one) "
+             "must have a 16-bit type (tcgen05's kind::f8f6f4 also reads e4m3/e5m2 MN-major; wgmma does not)";
   }
   return "?";
 }
@@ -106,9 +107,11 @@ struct operand_layout {
 };
 
 // The layout of a (rows, cols) SMEM view of an allocation with the given tiling (0 rank: none)
-// and swizzle, read `major`. Untiled arrays are one tile the size of the view.
+// and swizzle, read `major`. Untiled arrays are one tile the size of the view. mn_8bit: the
+// instruction also reads 8-bit operands MN-major (tcgen05's kind::f8f6f4; wgmma does not), in
+// the same canonical layouts, whose units are bytes.
 constexpr operand_layout describe(int bits, std::int64_t rows, std::int64_t cols, int tiling_rank, std::int64_t tile_r,
-                                  std::int64_t tile_c, int swizzle, Major major) {
+                                  std::int64_t tile_c, int swizzle, Major major, bool mn_8bit = false) {
   operand_layout l;
   l.major = major;
   l.bits = bits;
@@ -120,7 +123,7 @@ constexpr operand_layout describe(int bits, std::int64_t rows, std::int64_t cols
     return l;
   };
   if (rows <= 0 || cols <= 0) return fail(LayoutError::not_2d);
-  if (major == Major::mn && bits != 16) return fail(LayoutError::mn_major_type);
+  if (major == Major::mn && bits != 16 && !(mn_8bit && bits == 8)) return fail(LayoutError::mn_major_type);
   if (tiling_rank == 0) {
     tile_r = rows;
     tile_c = cols;
@@ -272,7 +275,8 @@ struct smem_operand {
   std::int64_t rows = 0, cols = 0;
   operand_layout layout;
 };
-smem_operand smem_operand_of(Kernel const& k, std::int32_t id, std::int32_t rid, Major major, const char* op, const char* role);
+smem_operand smem_operand_of(Kernel const& k, std::int32_t id, std::int32_t rid, Major major, const char* op, const char* role,
+                             bool mn_8bit = false);
 
 // The plan of wgmma statement `s` of `k`; throws VerifyError naming the kernel and op when an
 // operand layout cannot be described (IR built by hand: the front end rejects these).

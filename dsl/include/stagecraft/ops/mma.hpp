@@ -118,17 +118,17 @@ constexpr bool check_space() {
 // The layout wgmma reads an SMEM operand with, from its type: the one ir::wgmma::describe()
 // the verifier and both backends use.
 template <class V>
-constexpr ir::wgmma::operand_layout operand_layout_of(ir::wgmma::Major major) {
+constexpr ir::wgmma::operand_layout operand_layout_of(ir::wgmma::Major major, bool mn_8bit = false) {
   using D = typename V::static_dims;
   using L = typename V::layout_t;
   using T = typename L::tile;
   if constexpr (D::rank != 2) {
-    return ir::wgmma::describe(V::dtype_t::bits, 0, 0, 0, 0, 0, 0, major);
+    return ir::wgmma::describe(V::dtype_t::bits, 0, 0, 0, 0, 0, 0, major, mn_8bit);
   } else {
     constexpr int tr = T::rank;
     ir::wgmma::operand_layout l = ir::wgmma::describe(V::dtype_t::bits, D::values[0], D::values[1], tr == 0 ? 0 : 2,
                                                       tr == 2 ? T::values[0] : D::values[0], tr >= 1 ? T::values[tr - 1] : D::values[1],
-                                                      static_cast<int>(L::swizzle), major);
+                                                      static_cast<int>(L::swizzle), major, mn_8bit);
     if (tr == 1 || tr > 2) l.error = ir::wgmma::LayoutError::bad_tiling;
     return l;
   }
@@ -156,6 +156,28 @@ constexpr bool check_wgmma_layout() {
       STAGECRAFT_ERROR("an operand layout wgmma cannot describe",
                        Op << ": " << Role << " (" << dtype_name<typename S::dtype_t>() << " " << typename S::static_dims{} << ", swizzle "
                           << S::layout_t::swizzle << " B, tiling " << typename S::layout_t::tile{} << "): an operand layout wgmma cannot describe: "
+                          << ir::wgmma::layout_error_text(l.error));
+      return false;
+    } else {
+      return true;
+    }
+  }
+}
+
+// tcgen05's SMEM operands are wgmma's canonical layouts (ir::tcgen05::plan_of describes them with
+// the same function), except that kind::f8f6f4 also reads 8-bit operands MN-major. TMEM A has no
+// SMEM layout.
+template <diag::fixed_string Op, diag::fixed_string Role, class V, ir::wgmma::Major Major>
+constexpr bool check_tcgen05_layout() {
+  if constexpr (kind_of<V> == operand_kind::tmem) {
+    return true;
+  } else {
+    using S = typename stored_of<V>::type;
+    constexpr auto l = operand_layout_of<S>(Major, ir::dtype_is_fp8(S::dtype_t::code));
+    if constexpr (l.error != ir::wgmma::LayoutError::none) {
+      STAGECRAFT_ERROR("an operand layout tcgen05 cannot describe",
+                       Op << ": " << Role << " (" << dtype_name<typename S::dtype_t>() << " " << typename S::static_dims{} << ", swizzle "
+                          << S::layout_t::swizzle << " B, tiling " << typename S::layout_t::tile{} << "): an operand layout tcgen05 cannot describe: "
                           << ir::wgmma::layout_error_text(l.error));
       return false;
     } else {
@@ -286,7 +308,12 @@ auto tcgen05_mma(src_loc loc, Acc const& acc, A const& a, B const& b, Rest const
     else STAGECRAFT_ERROR("tcgen05_mma: B must be a SMEM reference",
                           tcgen05_mma_name<Group> << ": B must be a SMEM reference, but got " << detail::kind_name(kind_of<B>));
     return stmt<>{};
-  } else if constexpr (!detail::check_mma_operands<op, Acc, A, B, 64, 256, 16, false, Group>()) {
+  } else if constexpr (!detail::check_mma_operands<op, Acc, A, B, 64, 256, 16, true, Group>()) {  // fp8: kind::f8f6f4
+    return stmt<>{};
+  } else if constexpr (!detail::check_tcgen05_layout<op, "A", A, kind_of<A> == operand_kind::smem_transposed ? ir::wgmma::Major::mn
+                                                                                                             : ir::wgmma::Major::k>() ||
+                       !detail::check_tcgen05_layout<op, "B", B, kind_of<B> == operand_kind::smem_transposed ? ir::wgmma::Major::k
+                                                                                                             : ir::wgmma::Major::mn>()) {
     return stmt<>{};
   } else {
     auto args = std::tie(rest...);

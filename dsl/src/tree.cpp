@@ -64,8 +64,25 @@ Ref ref_root(Base base, int id, ir::DType dt, std::span<const std::int64_t> shap
 
 Ref ref_indexed(Ref const& r, ExprP index, ExprP offset, bool drop_front) noexcept {
   Ref out = r;
+  // Indexing a sub-view's first dimension counts from its origin there, and drops that origin.
+  if (drop_front && !out.block.empty()) {
+    offset = offset ? make_expr(ir::ExprOp::add, 0, std::move(offset), out.block.front()) : out.block.front();
+    out.block.erase(out.block.begin());
+  }
   out.index.push_back(offset ? make_expr(ir::ExprOp::add, 0, std::move(offset), std::move(index)) : std::move(index));
   if (drop_front && !out.shape.empty()) out.shape.erase(out.shape.begin());
+  return out;
+}
+
+Ref ref_sliced(Ref const& r, int axis, ExprP start, std::int64_t extent) noexcept {
+  Ref out = r;
+  if (out.block.empty())
+    for (std::size_t d = 0; d < out.shape.size(); ++d) out.block.push_back(make_expr(ir::ExprOp::constant, 0));
+  auto& origin = out.block[static_cast<std::size_t>(axis)];
+  // A constant 0 origin (a first slice) is replaced, so the IR of slice<0>(v, j, n) reads `j`.
+  const bool zero = origin->op == ir::ExprOp::constant && origin->value == 0;
+  origin = zero ? std::move(start) : make_expr(ir::ExprOp::add, 0, origin, std::move(start));
+  out.shape[static_cast<std::size_t>(axis)] = extent;
   return out;
 }
 

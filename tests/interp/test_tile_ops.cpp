@@ -269,3 +269,76 @@ TEST_CASE("row state in accumulators: one attention block step (wgmma S, online 
   for (auto p : {interp::policy::eager, interp::policy::lazy}) check(interp::run(k, in, {.schedule = p}));
   for (std::uint64_t s = 0; s < 50; ++s) check(interp::run(k, in, {.schedule = interp::policy::pct, .seed = s}));
 }
+
+// ---- sub-views of SMEM views (the kernels are in smem_view_kernels.hpp; tile_ops::all() runs smem_views above) ----
+
+TEST_CASE("SMEM sub-views: a run-time start past the view is reported with its numbers", "[interp][smem_views]") {
+  // range(10) is a run-time trip count: j * 16 has no static range, so the interpreter checks it.
+  const auto k = lower(kernel<sm_90a>("sub_oob", grid(1), threads(1_c), gmem<f32>("y", shape(16_c, 64_c)), smem<f32>("rows", shape(128_c, 64_c)),
+                                      [](auto y, auto buf) {
+                                        return seq(store(buf, full<f32>(shape(128_c, 64_c), 1.0f)), for_(range(10), [&](auto j) {
+                                                     return store(y.tile(shape(16_c, 64_c), 0_c, 0_c), load(slice<0>(buf, j * 16_c, 16_c)));
+                                                   }));
+                                      }));
+  const auto r = interp::run(k, testing::tile_ops::inputs(k, 4));
+  REQUIRE(r.diagnostics.size() == 1);
+  CHECK(r.diagnostics[0].kind == interp::check::index_out_of_range);
+  CHECK_THAT(r.diagnostics[0].message, Contains("kernel 'sub_oob'") && Contains("SMEM offset is out of bounds") &&
+                                           Contains("takes a sub-view of 16 elements from 128 in dimension 0 of rows, which has 128 elements"));
+}
+
+namespace {
+// A TMA store reads rows 64..127 of the view until wait_smem_to_gmem; a generic store of 8 rows
+// from `first` before that wait races it exactly when those rows overlap the sub-view.
+template <long long First>
+ir::Kernel store_under_tma_read() {
+  return lower(kernel<sm_90a>("sub_race", grid(1), threads(1_c), gmem<f32>("x", shape(128_c, 64_c)), gmem<f32>("y", shape(64_c, 64_c)),
+                              smem<f32>(shape(128_c, 64_c)), barrier(arrivals(1_c)), [](auto x, auto y, auto buf, auto full_bar) {
+                                return seq(copy_gmem_to_smem(x.block(0_c, 0_c), buf, full_bar), barrier_wait(full_bar),
+                                           copy_smem_to_gmem(slice<0>(buf, 64_c, 64_c), y.block(0_c, 0_c)), commit_smem_to_gmem_group(),
+                                           store(slice<0>(buf, int_c<First>, 8_c), full<f32>(shape(8_c, 64_c), 2.0f)), wait_smem_to_gmem(0_c));
+                              }));
+}
+}  // namespace
+
+TEST_CASE("SMEM sub-views: races are judged at the sub-view's rows", "[interp][smem_views]") {
+  for (auto p : {interp::policy::eager, interp::policy::lazy}) {
+    INFO("policy " << interp::policy_name(p));
+    const auto apart = store_under_tma_read<56>();  // rows 56..63: outside the stored half
+    const auto ra = interp::run(apart, testing::tile_ops::inputs(apart, 1), {.schedule = p});
+    for (auto const& d : ra.diagnostics) UNSCOPED_INFO(d.message);
+    CHECK(ra.ok());
+    const auto overlap = store_under_tma_read<60>();  // rows 60..67: 64..67 are being read by the TMA store
+    const auto ro = interp::run(overlap, testing::tile_ops::inputs(overlap, 1), {.schedule = p});
+    REQUIRE_FALSE(ro.diagnostics.empty());
+    CHECK(ro.diagnostics[0].kind == interp::check::data_race);
+    CHECK_THAT(ro.diagnostics[0].message, Contains("kernel 'sub_race'"));
+  }
+}
+
+TEST_CASE("SMEM sub-views: the verifier checks hand-built sub-views", "[interp][smem_views]") {
+  auto k = testing::tile_ops::smem_view_kernel();
+  ir::verify(k);
+  // The TMA store of rows 64..127 cut to their columns 0..31 as well: no dense box any more.
+  bool cut = false;
+  for (auto& s : k.stmts)
+    if (s.op == ir::StmtOp::copy_smem_to_gmem && !k.refs[s.refs[0]].block.empty()) {
+      k.refs[s.refs[0]].shape = {64, 32};
+      k.refs[s.refs[1]].shape = {64, 32};
+      cut = true;
+      break;
+    }
+  REQUIRE(cut);
+  REQUIRE_THROWS_WITH(ir::verify(k), Contains("a TMA box is dense in SMEM, but the sub-view (64, 32)"));
+  // An origin past the end.
+  auto k2 = testing::tile_ops::smem_view_kernel();
+  for (auto& r : k2.refs)
+    if (r.base == ir::RefBase::alloc && !r.block.empty() && r.shape == std::vector<std::int64_t>{128, 32}) {
+      k2.exprs.push_back({ir::ExprOp::constant, 40});
+      r.block[1] = static_cast<ir::ExprId>(k2.exprs.size() - 1);
+      cut = false;
+      break;
+    }
+  REQUIRE_FALSE(cut);
+  REQUIRE_THROWS_WITH(ir::verify(k2), Contains("SMEM offset is out of bounds: a sub-view of extent 32 from 40 in a dimension of 64"));
+}

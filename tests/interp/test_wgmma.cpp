@@ -14,6 +14,7 @@
 
 #include "inputs.hpp"
 #include "mma_runs.hpp"
+#include "smem_view_kernels.hpp"
 
 using namespace stagecraft;
 using testing::outside_bound;
@@ -298,4 +299,24 @@ TEST_CASE("an ordinary store into A while the wgmma reading it is in flight is a
                Catch::Matchers::Contains(p == policy::eager ? "warpgroup 0 of CTA (0, 0, 0) (write) is not ordered after the earlier read by the wgmma group #1 issued by warpgroup 0 of CTA (0, 0, 0)"
                                                             : "a wgmma (read) is not ordered after the earlier write by warpgroup 0 of CTA (0, 0, 0)"));
   }
+}
+
+TEST_CASE("wgmma reads B from two sub-views of one swizzled array, the K-row halves, each filled by its own TMA load", "[interp][wgmma][smem_views]") {
+  const auto k = testing::tile_ops::smem_view_wgmma_kernel();
+  const auto in = testing::random_buffers(k, 21);
+  auto expected = in;
+  testing::tile_ops::smem_view_wgmma_reference(expected);
+  run_everywhere(k, in, expected, 50);
+  // The halves are what the descriptors read: the same kernel with both wgmmas on the first half
+  // computes A * [B0; B0], which the bound must reject.
+  auto wrong = k;
+  ir::RefId first_b = ir::none;
+  for (auto& s : wrong.stmts)
+    if (s.op == ir::StmtOp::wgmma) {
+      if (first_b == ir::none) first_b = s.refs[2];
+      else s.refs[2] = first_b;
+    }
+  const auto r = interp::run(wrong, in);
+  REQUIRE(r.ok());
+  CHECK(testing::outside_bound(wrong, r, in, expected) != "");
 }

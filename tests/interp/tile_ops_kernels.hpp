@@ -11,6 +11,7 @@
 #include <stagecraft/ir/math.hpp>
 #include <stagecraft/stagecraft.hpp>
 
+#include "smem_view_kernels.hpp"
 #include "tile_view_kernels.hpp"
 
 namespace stagecraft::testing::tile_ops {
@@ -160,6 +161,7 @@ inline std::vector<case_t> all() {
                      }
                  }});
   out.push_back({"tile_views", view_kernel(), view_reference});
+  out.push_back({"smem_views", smem_view_kernel(), smem_view_reference});
   return out;
 }
 

@@ -318,6 +318,18 @@ TEST_CASE("wgmma kernels: wgmma.mma_async in the PTX, no spills and no serialize
   }
 }
 
+TEST_CASE("a wgmma whose B operands are sub-views of one swizzled array compiles for sm_90a with no spills and no serialized wgmma",
+          "[nvrtc][wgmma][smem_views]") {
+  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  const auto c = nvrtc::compile(testing::tile_ops::smem_view_wgmma_kernel(), ir::Target::sm_90a, o);
+  INFO(c.log);
+  std::printf("smem_view_wgmma sm_90a: %d registers, %d spill bytes\n", c.registers, c.spill_bytes);
+  CHECK(c.spill_bytes == 0);
+  CHECK(c.registers > 0);
+  CHECK_THAT(c.ptx, Contains("wgmma.mma_async.sync.aligned.m64n64k16") && Contains("cp.async.bulk.tensor.2d"));
+  CHECK_THAT(c.log, !Contains("serialized"));
+}
+
 TEST_CASE("tile ops (math, reductions, broadcast, iota, fills) compile for sm_90a with no spills, on the shared math and not CUDA's approximations",
           "[nvrtc][tile_ops]") {
   const nvrtc::options o{.memory_cache = false, .disk_cache = false};

@@ -266,3 +266,48 @@ TEST_CASE("the front end's tree is cheap for a kernel TU to copy and drop: one-p
   sum = ExprP{};
   CHECK(other->op == ir::ExprOp::add);
 }
+
+namespace {
+// store(y, load(v)) of one SMEM view v of a (2, 128, 64) ring: the IR of v is the load's ref.
+template <class F>
+ir::Kernel view_of_ring(F view) {
+  return lower(kernel<sm_90a>("sub", grid(1), threads(1_c), gmem<f32>("y", shape(16_c, 16_c)), smem<f32>("ring", shape(2_c, 128_c, 64_c)),
+                              [&](auto y, auto ring) { return store(y.tile(shape(16_c, 16_c), 0_c, 0_c), load(view(ring))); }));
+}
+ir::Ref const& loaded(ir::Kernel const& k) {
+  for (auto const& v : k.values)
+    if (v.op == ir::ValueOp::load) return k.refs[v.ref];
+  throw std::logic_error("no load");
+}
+std::int64_t const_of(ir::Kernel const& k, ir::ExprId e) {
+  REQUIRE(k.exprs[e].op == ir::ExprOp::constant);
+  return k.exprs[e].value;
+}
+}  // namespace
+
+TEST_CASE("SMEM sub-views lower to their origin and extents; slices compose, and an index counts from the origin", "[lowering][smem_views]") {
+  // rows 40..55 of columns 8..23 of stage 1, cut in two steps, the second relative to the first
+  const auto k = view_of_ring([](auto ring) { return slice<0>(slice<1>(slice<0>(ring[1_c], 32_c, 64_c), 8_c, 16_c), 8_c, 16_c); });
+  ir::verify(k);
+  auto const& r = loaded(k);
+  REQUIRE(r.index.size() == 1);
+  CHECK(const_of(k, r.index[0]) == 1);
+  CHECK(r.shape == std::vector<std::int64_t>{16, 16});
+  REQUIRE(r.block.size() == 2);
+  CHECK(k.exprs[r.block[0]].op == ir::ExprOp::add);  // 32 + 8: the starts add up
+  CHECK(const_of(k, r.block[1]) == 8);
+  CHECK_THAT(ir::print(k), Contains("load(s0[1].sub[32 + 8, 8](16x16))"));
+  // Indexing the sliced leading dimension of a sub-view: index 0 of the slice from stage 1 is stage 1.
+  const auto k2 = view_of_ring([](auto ring) { return slice<0>(slice<1>(slice<0>(ring, 1_c, 1_c)[0_c], 0_c, 16_c), 0_c, 16_c); });
+  ir::verify(k2);
+  auto const& r2 = loaded(k2);
+  REQUIRE(r2.index.size() == 1);
+  auto const& i0 = k2.exprs[r2.index[0]];
+  REQUIRE(i0.op == ir::ExprOp::add);
+  CHECK(const_of(k2, i0.a) + const_of(k2, i0.b) == 1);
+  CHECK(r2.shape == std::vector<std::int64_t>{16, 16});
+  // A different start is a different kernel (the JIT cache key).
+  const auto a = view_of_ring([](auto ring) { return slice<1>(slice<0>(ring[0_c], 0_c, 16_c), 0_c, 16_c); });
+  const auto b = view_of_ring([](auto ring) { return slice<1>(slice<0>(ring[0_c], 16_c, 16_c), 0_c, 16_c); });
+  CHECK(ir::hash(a) != ir::hash(b));
+}

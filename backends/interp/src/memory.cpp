@@ -176,6 +176,16 @@ region machine::view_of(agent_state const& a, ir::RefId rid, int cta) {
                            m.shape[d]));
       g.origin.push_back(i);
       g.box.push_back(1);
+    } else if (!r.block.empty()) {  // a sub-view: its origin (run-time starts checked here) and extent
+      const auto j = d - r.index.size();
+      const auto o = eval(a, r.block[j]), n = r.shape[j];
+      const bool inside = o >= 0 && o <= m.shape[d] - n;
+      if (!inside)
+        report(check::index_out_of_range, cur_op_, a,
+               fmt::format("SMEM offset is out of bounds: {} takes a sub-view of {} elements from {} in dimension {} of {}, which has {} elements", who(a),
+                           n, o, d, m.name, m.shape[d]));
+      g.origin.push_back(inside ? o : 0);  // no access outside the memory after the report
+      g.box.push_back(n);
     } else {
       g.origin.push_back(0);
       g.box.push_back(m.shape[d]);

@@ -160,11 +160,18 @@ class emitter {
     // The boundary the view is known to start on: constant indices at their offsets, others at
     // any multiple of their dimension's stride (allocations start aligned).
     std::int64_t known = tma_alignment(al), stride = product(al.shape) * ir::dtype_bits(al.dtype) / 8;
-    for (std::size_t d = 0; d < r.index.size(); ++d) {
-      stride /= al.shape[d];
-      auto const& e = k_.exprs[r.index[d]];
+    auto step = [&](ir::ExprId id) {
+      auto const& e = k_.exprs[id];
       if (e.op != ir::ExprOp::constant) known = std::gcd(known, stride);
       else if (e.value != 0) known = std::gcd(known, e.value * stride);
+    };
+    for (std::size_t d = 0; d < r.index.size(); ++d) {
+      stride /= al.shape[d];
+      step(r.index[d]);
+    }
+    for (std::size_t j = 0; j < r.block.size(); ++j) {  // a sub-view's origin moves its start too
+      stride /= al.shape[r.index.size() + j];
+      step(r.block[j]);
     }
     if (known % tma_alignment(al) != 0)
       unsupported_op(s, fmt::format("a TMA copy of a view of s{} known to start only on {}-byte boundaries (TMA needs {}-byte aligned "
@@ -317,7 +324,7 @@ class emitter {
     out += ind + fmt::format("for (int r = 0; r < {}; ++r) sc::reg_fence(acc{}[r]);\n", acc_registers(static_cast<std::size_t>(a)), a);
   }
 
-  // Byte offset of an SMEM view's first element within its allocation.
+  // Byte offset of an SMEM view's first element within its allocation (a sub-view's origin included).
   std::string view_offset(ir::RefId rid) const {
     auto const& r = k_.refs[rid];
     auto const& al = k_.allocs[r.id];
@@ -325,7 +332,27 @@ class emitter {
     for (std::size_t d = 0; d < r.index.size(); ++d) flat = fmt::format("({} * {} + {})", flat, al.shape[d], expr(r.index[d]));
     std::int64_t rest = 1;
     for (std::size_t d = r.index.size(); d < al.shape.size(); ++d) rest *= al.shape[d];
-    return fmt::format("static_cast<unsigned>({} * {})", flat, rest * ir::dtype_bits(al.dtype) / 8);
+    std::string at = fmt::format("{} * {}", flat, rest * ir::dtype_bits(al.dtype) / 8);
+    for (std::size_t j = 0; j < r.block.size(); ++j) {
+      rest /= al.shape[r.index.size() + j];
+      at += fmt::format(" + ({}) * {}", expr(r.block[j]), rest * ir::dtype_bits(al.dtype) / 8);
+    }
+    return fmt::format("static_cast<unsigned>({})", at);
+  }
+  // Element offset (a C++ expression) of element `i` (row-major over the view's shape) from the
+  // view's first element: `i` itself for a whole view, the parent's strides for a sub-view.
+  std::string view_element(ir::RefId rid, std::string const& i) const {
+    auto const& r = k_.refs[rid];
+    if (r.block.empty()) return fmt::format("({})", i);
+    auto const& al = k_.allocs[r.id];
+    std::string off = "0LL";
+    std::int64_t inner = 1, stride = 1;
+    for (int d = static_cast<int>(r.shape.size()) - 1; d >= 0; --d) {
+      if (r.shape[d] != 1) off = fmt::format("{} + ((static_cast<long long>({}) / {}) % {}) * {}", off, i, inner, r.shape[d], stride);
+      inner *= r.shape[d];
+      stride *= al.shape[r.index.size() + static_cast<std::size_t>(d)];
+    }
+    return fmt::format("({})", off);
   }
 
   // Element `i` (a C++ expression) of a view, as an lvalue of its storage type.
@@ -348,13 +375,14 @@ class emitter {
     auto const& al = k_.allocs[r.id];
     if (al.kind != ir::AllocKind::smem) throw unsupported(fmt::format("kernel '{}': only SMEM and GMEM views are generated yet", k_.name));
     const int bytes = ir::dtype_bits(al.dtype) / 8;
+    const std::string e = view_element(rid, i);
     if (al.swizzle == 0)
-      return fmt::format("*reinterpret_cast<{}*>(smem + {} + {} + static_cast<unsigned>(({}) * {}))", ctype(al.dtype), offsets_[r.id],
-                         view_offset(rid), i, bytes);
+      return fmt::format("*reinterpret_cast<{}*>(smem + {} + {} + static_cast<unsigned>({} * {}))", ctype(al.dtype), offsets_[r.id],
+                         view_offset(rid), e, bytes);
     // TMA swizzles by the absolute SMEM address (bits 4-6 XOR bits 7-9), and 32/64-byte swizzled
     // allocations are only 128-byte aligned, so swizzle the shared-window address, not the offset.
-    return fmt::format("*reinterpret_cast<{}*>(smem + (sc::swz<{}>(smem_base + {}u + {} + static_cast<unsigned>(({}) * {})) - smem_base))",
-                       ctype(al.dtype), al.swizzle, offsets_[r.id], view_offset(rid), i, bytes);
+    return fmt::format("*reinterpret_cast<{}*>(smem + (sc::swz<{}>(smem_base + {}u + {} + static_cast<unsigned>({} * {})) - smem_base))",
+                       ctype(al.dtype), al.swizzle, offsets_[r.id], view_offset(rid), e, bytes);
   }
 
   // ---- tile values: element i, computed in f32 (floats) or 64-bit integers ---------------------
@@ -1268,6 +1296,13 @@ class emitter {
           auto const& ref = k_.refs[rr];
           if (ref.shape.empty() || ref.shape.back() % v != 0) aligned = false;
           if (ref.base == ir::RefBase::param && k_.params[ref.id].shape.back() % v != 0) aligned = false;
+          // A sub-view's rows start where its origin puts them: vectors stay 16-byte aligned when
+          // the parent's rows and the column origin are multiples of v (rows then start aligned too).
+          if (ref.base == ir::RefBase::alloc && !ref.block.empty()) {
+            auto const& al = k_.allocs[ref.id];
+            auto const& col = k_.exprs[ref.block.back()];
+            if (al.shape.back() % v != 0 || col.op != ir::ExprOp::constant || col.value % v != 0) aligned = false;
+          }
           const auto t = ref.base == ir::RefBase::param ? k_.params[ref.id].dtype : k_.allocs[ref.id].dtype;
           if (ir::dtype_bits(t) / 8 != dst_width) same_width = false;
         };

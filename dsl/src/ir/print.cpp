@@ -159,10 +159,16 @@ class Printer {
       return;
     }
     o += named_ ? alloc_name(k_, r.id) : numbered_name(k_, r.id);
-    if (r.index.empty()) return;
-    o += '[';
-    coords(r.index, "][");
-    o += ']';
+    if (!r.index.empty()) {
+      o += '[';
+      coords(r.index, "][");
+      o += ']';
+    }
+    // A sub-view: its origin and extents, which the hash (of this listing) must tell apart.
+    if (r.block.empty()) return;
+    o += ".sub[";
+    coords(r.block, ", ");
+    fmt::format_to(out, "]({})", fmt::join(r.shape, "x"));
   }
 
   // A view's packed parameter (ir/tile_view.hpp); rejected IR may carry any double, which must

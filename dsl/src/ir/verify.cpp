@@ -387,14 +387,29 @@ class Verifier {
     }
     if (r.id < 0 || r.id >= static_cast<int>(k_.allocs.size())) fail("memory reference {} refers to allocation {}, which does not exist", id, r.id);
     auto const& a = k_.allocs[r.id];
-    if (!r.block.empty()) fail("memory reference {}: allocation {} is indexed, not addressed by blocks", id, r.id);
+    // `block` of an allocation's reference is a sub-view's origin (SMEM only): one offset per dimension left.
+    if (!r.block.empty() && a.kind != AllocKind::smem)
+      fail("memory reference {}: allocation {} ({}) is indexed, not addressed by blocks (only SMEM views have sub-views)", id, r.id, alloc_kind_name(a.kind));
     if (r.index.size() > a.shape.size()) fail("memory reference {} indexes allocation {} with {} indices, but it has rank {}", id, r.id, r.index.size(), a.shape.size());
     // A view's shape is what indexing leaves; a barrier reference keeps its array's shape.
     const bool is_barrier = a.kind == AllocKind::barrier || a.kind == AllocKind::cluster_barrier;
     std::vector<std::int64_t> rest(a.shape.begin() + static_cast<std::ptrdiff_t>(is_barrier ? 0 : r.index.size()), a.shape.end());
-    if (rest != r.shape)
+    if (!r.block.empty()) {
+      if (r.block.size() != rest.size() || r.shape.size() != rest.size())
+        fail("memory reference {}: a sub-view of allocation {} needs one origin and one extent per dimension its indexing leaves ({}), got {} and {}", id,
+             r.id, rest.size(), r.block.size(), r.shape.size());
+      for (std::size_t d = 0; d < rest.size(); ++d) {
+        if (r.shape[d] < 1 || r.shape[d] > rest[d])
+          fail("memory reference {}: a sub-view of allocation {} claims shape ({}), which does not fit the view ({}) it cuts", id, r.id,
+               fmt::join(r.shape, ", "), fmt::join(rest, ", "));
+        auto const& e = k_.exprs[r.block[d]];
+        if (e.op == ExprOp::constant && (e.value < 0 || e.value > rest[d] - r.shape[d]))
+          fail("memory reference {}: SMEM offset is out of bounds: a sub-view of extent {} from {} in a dimension of {}", id, r.shape[d], e.value, rest[d]);
+      }
+    } else if (rest != r.shape) {
       fail("memory reference {}: a view of allocation {} claims shape ({}), but indexing its shape ({}) leaves ({})", id, r.id,
            fmt::join(r.shape, ", "), fmt::join(a.shape, ", "), fmt::join(rest, ", "));
+    }
     for (std::size_t d = 0; d < r.index.size(); ++d) {
       auto const& e = k_.exprs[r.index[d]];
       if (e.op == ExprOp::constant && (e.value < 0 || e.value >= a.shape[d]))
@@ -654,6 +669,11 @@ class Verifier {
           alloc_of(s, k_.refs[x.refs[0]], {AllocKind::tmem}, "the accumulator");
           alloc_of(s, k_.refs[x.refs[1]], {AllocKind::smem, AllocKind::tmem}, "A");
           alloc_of(s, k_.refs[x.refs[2]], {AllocKind::smem}, "B");
+          // tcgen05 descriptors are built from whole views (backends/*/tcgen05.cpp): a sub-view has no descriptor there yet.
+          for (std::size_t i = 1; i < 3; ++i)
+            if (!k_.refs[x.refs[i]].block.empty())
+              fail_at(s, "{} is a sub-view ({}) of an SMEM view, which tcgen05_mma does not read: pass a whole view (index a stage)", i == 1 ? "A" : "B",
+                      fmt::join(k_.refs[x.refs[i]].shape, ", "));
           if (x.refs.size() == 4) barrier_operand(s, x.refs[3], true);
           need_expr(x.e0, "an accumulate condition");
           (void)tcgen05::plan_of(k_, x);  // shapes, dtypes and operand layouts the instruction can describe
@@ -687,6 +707,14 @@ class Verifier {
       fail_at(s, "Expected shapes to match, but src had shape ({}) and dst had shape ({})", fmt::join((load ? g : m).shape, ", "),
               fmt::join((load ? m : g).shape, ", "));
     if (m.shape.empty() || m.shape.size() > max_tma_rank) fail_at(s, "TMA copies are 1- to 5-dimensional, got rank {}", m.shape.size());
+    if (!m.block.empty()) {  // the front end's rules (ops/copy.hpp), for IR built by hand
+      auto const& a = k_.allocs[m.id];
+      if (!sub_view_contiguous(m))
+        fail_at(s, "a TMA box is dense in SMEM, but the sub-view ({}) of allocation {} leaves gaps between its rows", fmt::join(m.shape, ", "), m.id);
+      if (a.swizzle != 0 && m.shape.back() != a.shape.back())
+        fail_at(s, "the SMEM array is swizzled ({} B), and TMA moves whole swizzled rows, but the sub-view ({}) cuts its rows inside a swizzle atom",
+                a.swizzle, fmt::join(m.shape, ", "));
+    }
     // The view lies inside a verified allocation: its byte count cannot overflow.
     const auto bytes = std::accumulate(m.shape.begin(), m.shape.end(), std::int64_t{1}, std::multiplies<>()) * dtype_bits(ref_dtype(m)) / 8;
     if (bytes % 16 != 0 || m.shape.back() * dtype_bits(ref_dtype(m)) / 8 % 16 != 0)
@@ -696,6 +724,22 @@ class Verifier {
       if (ax < 0 || ax >= k_.cluster_rank) fail_at(s, "multicasts over cluster axis {}, but the cluster has {} dimensions", ax, k_.cluster_rank);
     if (!distinct(x.axes)) fail_at(s, "names a multicast axis twice: ({})", fmt::join(x.axes, ", "));
     tma_box(s, m.shape, x.axes);
+  }
+
+  // A sub-view's elements are one run of bytes: past its first cut dimension every dimension is
+  // whole, before it every extent is 1 (smem.hpp's contiguous_in, on the IR).
+  bool sub_view_contiguous(Ref const& r) const {
+    auto const& a = k_.allocs[r.id];
+    const std::size_t lead = r.index.size(), n = r.shape.size();
+    std::size_t cut = n;
+    for (std::size_t d = 0; d < n; ++d)
+      if (r.shape[d] != a.shape[lead + d]) {
+        cut = d;
+        break;
+      }
+    for (std::size_t d = 0; d < n; ++d)
+      if ((d < cut && r.shape[d] != 1) || (d > cut && r.shape[d] != a.shape[lead + d])) return false;
+    return true;
   }
 
   // cuTensorMapEncodeTiled takes at most 256 elements per box dimension; a multicast copy's box

@@ -23,6 +23,19 @@ smem_operand smem_operand_of(Kernel const& k, StmtId id, RefId rid, Major major,
     fail(fmt::format("{} must be a 2-D view of its SMEM allocation, but it has {} dimension(s) ({})", role,
                      al.shape.size() - r.index.size(), fmt::join(r.shape, ", ")));
   smem_operand o{al.dtype, al.shape[al.shape.size() - 2], al.shape.back(), {}};
+  if (!r.block.empty()) {
+    // A sub-view is whole rows of a swizzled view that start on a swizzle pattern (8 rows of the
+    // swizzle width): those bytes are exactly a smaller array of the same layout, at an address
+    // the hardware swizzles alike (ops/mma.hpp's rule, for IR built by hand).
+    auto const& e = k.exprs[r.block[0]];
+    const std::int64_t row_bytes = al.shape.back() * dtype_bits(al.dtype) / 8;
+    if (al.swizzle == 0 || !al.tiling.empty() || r.shape[1] != al.shape.back() || e.op != ExprOp::constant || (e.value * row_bytes) % (8 * al.swizzle) != 0)
+      fail(fmt::format("{} is the sub-view ({}) of ({}) (swizzle {} B{}): a {} descriptor describes only whole rows of a swizzled 2-D view from a "
+                       "static start on a swizzle pattern (8 rows)",
+                       role, fmt::join(r.shape, ", "), fmt::join(std::vector<std::int64_t>(al.shape.end() - 2, al.shape.end()), ", "), al.swizzle,
+                       al.tiling.empty() ? "" : fmt::format(", tiling ({})", fmt::join(al.tiling, ", ")), op));
+    o.rows = r.shape[0];
+  }
   const int tr = static_cast<int>(al.tiling.size());
   if (tr > 2) fail(fmt::format("{}: a tiling over more than the operand's two dimensions ({}) cannot be read by {}", role, fmt::join(al.tiling, ", "), op));
   const std::int64_t t_r = tr == 2 ? al.tiling[0] : o.rows, t_c = tr >= 1 ? al.tiling.back() : o.cols;

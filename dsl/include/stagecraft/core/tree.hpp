@@ -77,7 +77,8 @@ struct Expr {
 enum class Base : std::uint8_t { param, alloc };
 
 // A reference to memory: a parameter or allocation, the leading dimensions fixed by indexing,
-// and for GMEM the block coordinates (in units of the block shape).
+// and for GMEM the block coordinates (in units of the block shape); for an SMEM sub-view `block`
+// holds its origin instead, one element offset per remaining dimension (ir::Ref).
 //
 // Every typed reference (a view, a block, a barrier slot) holds one of these by value and every
 // op copies and drops a few, so its special members are defined out of line in tree.cpp: inlined,
@@ -182,6 +183,9 @@ Ref ref_indexed(Ref const& r, ExprP index, ExprP offset, bool drop_front) noexce
 Ref ref_element(Ref const& r, int remaining_rank, ExprP offset) noexcept;
 Ref ref_block(Ref const& r, std::initializer_list<ExprP> coords) noexcept;
 Ref ref_sized(Ref const& r, dims_view shape) noexcept;
+// An SMEM sub-view: `extent` elements of remaining dimension `axis` from `start` (relative to a
+// sub-view's own origin).
+Ref ref_sliced(Ref const& r, int axis, ExprP start, std::int64_t extent) noexcept;
 
 ValueP value_unary(ir::ValueOp op, ir::DType dt, dims_view shape, ValueP a) noexcept;
 ValueP value_binary(ir::ValueOp op, ir::DType dt, dims_view shape, ValueP a, ValueP b) noexcept;

@@ -51,7 +51,10 @@ struct Alloc {
 enum class RefBase : std::uint8_t { param, alloc };
 
 // A region of memory: `base[index...]` (leading dims fixed) or, for GMEM, the block at `block`
-// coordinates (in units of `shape`).
+// coordinates (in units of `shape`). An SMEM sub-view (slice<A>(view, start, extent)) is
+// `base[index...]` cut to `shape` from `block`: there one element offset per remaining dimension
+// (empty: the whole view, at 0). It keeps the allocation's strides, so only some sub-views are
+// one contiguous run of bytes (what TMA and MMA operands need; the verifier checks).
 struct Ref {
   RefBase base;
   std::int32_t id;

@@ -6,6 +6,13 @@
 //
 // Indexing drops leading dimensions: `buf[s]` of the first is a (128, 64) view. The layout
 // (tiling, swizzle) stays with every view: it decides addresses in codegen and TMA descriptors.
+//
+//   slice<0>(buf[s], 64_c, 64_c)                                   // rows 64..127: (64, 64)
+//   slice<1>(buf[s], 16_c, 32_c)                                   // columns 16..47: (128, 32)
+//   slice<0>(buf[s], j * 16_c, 16_c)                               // a start the range proves
+//
+// A sub-view keeps its parent's strides (no data moves); its type remembers the parent's extents
+// (Full), which decide whether its bytes are one contiguous run (what TMA and MMA operands need).
 #pragma once
 #include "stagecraft/core/dtype.hpp"
 #include "stagecraft/core/shape.hpp"
@@ -154,36 +161,75 @@ constexpr long long indexed_alignment() {
 }
 }  // namespace detail
 
+namespace detail {
+template <class D, int Axis, long long Extent>
+struct sub_dims;
+template <long long... S, int Axis, long long Extent>
+struct sub_dims<dims<S...>, Axis, Extent> {
+  static constexpr std::array<long long, sizeof...(S)> v{S...};
+  template <std::size_t... I>
+  static auto make(std::index_sequence<I...>) -> dims<(I == static_cast<std::size_t>(Axis) ? Extent : v[I])...>;
+  using type = decltype(make(std::make_index_sequence<sizeof...(S)>{}));
+};
+// A sub-view's elements are one contiguous run of its parent's iff every axis before the last
+// one it cuts has extent 1: rows 64..127 of (128, 64) are, columns 16..47 are not (each row is
+// cut), half of row 3, (1, 32) of (128, 64), is.
+template <class Dims, class Full>
+constexpr bool contiguous_in() {
+  if constexpr (Dims::rank != Full::rank) {
+    return true;  // the stand-in of an error already reported
+  } else {
+    int k = -1;  // the last axis that is cut
+    for (int d = 0; d < Dims::rank; ++d)
+      if (Dims::values[d] != Full::values[d]) k = d;
+    for (int d = 0; d < k; ++d)
+      if (Dims::values[d] != 1) return false;
+    return true;
+  }
+}
+template <class D>
+constexpr long long product_of() {
+  if constexpr (requires { D::product; }) return D::product;
+  else return 0;  // any_dims: an error stand-in
+}
+}  // namespace detail
+
 // Align: the byte boundary the view is known to start on (the allocation's alignment, reduced
-// by every index taken), which TMA copies check against what the hardware needs.
-template <dtype DT, class Dims, class Layout, info I, long long Align>
+// by every index taken), which TMA copies check against what the hardware needs. Full: the
+// extents of the view this one was sliced from (Dims itself when it is not a sub-view).
+template <dtype DT, class Dims, class Layout, info I, long long Align, class Full = Dims>
 struct smem_ref {
   static constexpr operand_kind kind = operand_kind::smem;
   using dtype_t = DT;
   using static_dims = Dims;
+  using full_dims = Full;
   using layout_t = Layout;
   static constexpr info static_info = I;
-  static constexpr long long bytes = Dims::product * DT::bits / 8;
+  static constexpr long long bytes = detail::product_of<Dims>() * DT::bits / 8;
   static constexpr long long start_alignment = Align;
+  static constexpr bool is_subview = !std::is_same_v<Dims, Full>;
+  static constexpr bool contiguous = detail::contiguous_in<Dims, Full>();
 
   tree::Ref ref;
 
   template <class T>
   auto operator[](T const& i) const {
     using Rest = typename dims_ops::drop_front<std::conditional_t<(Dims::rank > 0), Dims, dims<1>>>::type;
+    using FullRest = typename dims_ops::drop_front<std::conditional_t<(Dims::rank > 0), Full, dims<1>>>::type;
     if constexpr (Dims::rank == 0) {
       STAGECRAFT_ERROR_T(T, "SMEM index out of bounds: every dimension of this view is already indexed");
       return *this;
     } else if constexpr (kind_of<T> == operand_kind::barrier || kind_of<T> == operand_kind::cluster_barrier) {
       STAGECRAFT_ERROR_T(T, "SMEM arrays can only be indexed with integers or stage cursors, but got a barrier");
-      return smem_ref<DT, Rest, Layout, I, Align>{ref};
+      return smem_ref<DT, Rest, Layout, I, Align, FullRest>{ref};
     } else if constexpr (!detail::index_operand<T>) {
       STAGECRAFT_ERROR_T(T, "SMEM arrays can only be indexed with integers or stage cursors");
-      return smem_ref<DT, Rest, Layout, I, Align>{ref};
+      return smem_ref<DT, Rest, Layout, I, Align, FullRest>{ref};
     } else {
+      // An index into a sliced dimension counts from the slice's start (tree::ref_indexed adds it).
       constexpr info added = detail::check_index<"SMEM", Dims::values[0], T>();
-      constexpr long long align = detail::indexed_alignment<Align, Rest::product * DT::bits / 8, T>();
-      return smem_ref<DT, Rest, Layout, I | added, align>{tree::ref_indexed(ref, detail::index_node(i), nullptr, true)};
+      constexpr long long align = detail::indexed_alignment<Align, FullRest::product * DT::bits / 8, T>();
+      return smem_ref<DT, Rest, Layout, I | added, align, FullRest>{tree::ref_indexed(ref, detail::index_node(i), nullptr, true)};
     }
   }
   template <class T0, class... T>
@@ -192,5 +238,66 @@ struct smem_ref {
     else return (*this)[i0](i...);
   }
 };
+
+// Elements start .. start + extent - 1 of an SMEM view along Axis, the other axes whole: the
+// spelling of a register tile's slice (expr/view.hpp). The extent is static; the start is static
+// or an index expression, checked as an index is (static when its range is known, else by the
+// interpreter). A unit stride only: a strided view is no TMA box and no MMA operand.
+template <int Axis, class V, class Start, class Extent>
+  requires(kind_of<V> == operand_kind::smem)
+auto slice(V const& v, Start const& start, Extent const&) {
+  using D = typename V::static_dims;
+  using F = typename V::full_dims;
+  using DT = typename V::dtype_t;
+  // What a failed check returns: operations accept it as a view of unknown shape (any_dims), so
+  // the error reported is the only one.
+  using error_view = smem_ref<DT, any_dims, typename V::layout_t, V::static_info, V::start_alignment, any_dims>;
+  if constexpr (std::is_same_v<D, any_dims>) {
+    return v;  // a stand-in for an error already reported
+  } else if constexpr (!static_int<Extent>) {
+    STAGECRAFT_ERROR_T(Extent, "slice<Axis>(view, start, extent) of an SMEM view: the extent is a static integer (16_c), as SMEM shapes are");
+    return error_view{};
+  } else if constexpr (!index_like<Start>) {
+    STAGECRAFT_ERROR_T(Start, "slice<Axis>(view, start, extent) of an SMEM view: the start is an integer or an index expression");
+    return error_view{};
+  } else if constexpr (Axis < 0 || Axis >= D::rank) {
+    STAGECRAFT_ERROR("slice<A>(view, start, extent): axis A is out of range for an SMEM view of shape S",
+                     "slice<" << Axis << ">(view, start, extent): axis " << Axis << " is out of range for an SMEM view of shape " << D{});
+    return error_view{};
+  } else {
+    constexpr long long extent = std::remove_cvref_t<Extent>::value, dim = D::values[static_cast<std::size_t>(Axis)];
+    constexpr range_t s = range_ops::without_grid(range_of<Start>());
+    using R = typename detail::sub_dims<D, Axis, extent>::type;
+    if constexpr (extent < 1 || extent > dim) {
+      STAGECRAFT_ERROR("slice<A>(view, start, extent): the extent must be 1 to the extent of axis A",
+                       "slice<" << Axis << ">(view, start, " << extent << "): the extent must be 1 to " << dim << ", the extent of axis " << Axis
+                                << " of the SMEM view " << D{});
+      return error_view{};
+    } else if constexpr (s.known && s.nt == 0 && (s.lo < 0 || s.hi - 1 + extent > dim)) {
+      if constexpr (s.is_constant())
+        STAGECRAFT_ERROR("SMEM offset is out of bounds: slice<A>(view, start, extent) past the end of axis A",
+                         "SMEM offset is out of bounds: slice<" << Axis << ">(view, " << range_ops::without_grid(range_of<Start>()).lo << ", " << extent
+                                                               << "): elements " << range_ops::without_grid(range_of<Start>()).lo << " to "
+                                                               << (range_ops::without_grid(range_of<Start>()).lo + extent - 1) << " do not lie in axis "
+                                                               << Axis << " of the SMEM view " << D{});
+      else
+        STAGECRAFT_ERROR("SMEM offset is out of bounds: a slice start whose range reaches past the end of axis A",
+                         "SMEM offset is out of bounds: slice<" << Axis << ">(view, start, " << extent << ") with a start ranging over ["
+                                                               << range_ops::without_grid(range_of<Start>()).lo << ", "
+                                                               << range_ops::without_grid(range_of<Start>()).hi << ") reaches past axis " << Axis
+                                                               << " of the SMEM view " << D{} << " (use runtime_index(i) to check it at run time instead)");
+      return smem_ref<DT, R, typename V::layout_t, V::static_info, V::start_alignment, F>{v.ref};  // the shape asked for: no second error
+    } else {
+      // The start moves the view's first byte by start * (bytes between elements of Axis).
+      constexpr long long step = [] {
+        long long b = DT::bits / 8;
+        for (int d = Axis + 1; d < F::rank; ++d) b *= F::values[static_cast<std::size_t>(d)];
+        return b;
+      }();
+      constexpr long long align = detail::indexed_alignment<V::start_alignment, step, Start>();
+      return smem_ref<DT, R, typename V::layout_t, V::static_info, align, F>{tree::ref_sliced(v.ref, Axis, node_of(start), extent)};
+    }
+  }
+}
 
 }  // namespace stagecraft

@@ -63,8 +63,8 @@ constexpr bool check_copy() {
     STAGECRAFT_ERROR("the SMEM side of a copy must be a SMEM reference",
                      Op << ": the " << (GmemIsSrc ? "destination" : "source") << " must be a SMEM reference, but got " << kind_name(kind_of<S>));
     return false;
-  } else if constexpr (error_gmem<G>) {
-    return false;  // a stand-in for an error already reported
+  } else if constexpr (error_gmem<G> || std::is_same_v<typename S::static_dims, any_dims>) {
+    return false;  // a stand-in for an error already reported (gmem_like, slice of an SMEM view)
   } else {
     using GD = typename G::dtype_t;
     using SD = typename S::dtype_t;
@@ -104,6 +104,17 @@ constexpr bool check_copy() {
       STAGECRAFT_ERROR("TMA copies move a multiple of 16 bytes",
                        Op << ": TMA copies move a multiple of 16 bytes in total and per row, but the view " << SDims{} << " of "
                           << dtype_name<SD>() << " has " << bytes << " bytes and rows of " << row_bytes << " bytes");
+      return false;
+    } else if constexpr (!S::contiguous) {
+      // TMA writes (reads) its box densely in SMEM: a sub-view that cuts its rows has gaps.
+      STAGECRAFT_ERROR("a TMA box is dense in SMEM: a sub-view that cuts the rows of its view is not a TMA box",
+                       Op << ": a TMA box is dense in SMEM, but the sub-view " << SDims{} << " of the SMEM view " << typename S::full_dims{}
+                          << " leaves gaps between its rows (slice the leading dimension, keep the others whole)");
+      return false;
+    } else if constexpr (S::layout_t::swizzle != 0 && SDims::values[SDims::rank - 1] != S::full_dims::values[SDims::rank - 1]) {
+      STAGECRAFT_ERROR("a TMA copy of a swizzled array moves whole swizzled rows: a sub-view may not cut inside a swizzle atom",
+                       Op << ": the SMEM array is swizzled (" << S::layout_t::swizzle << " B), and TMA moves whole swizzled rows, but the sub-view "
+                          << SDims{} << " of " << typename S::full_dims{} << " cuts its rows inside a swizzle atom");
       return false;
     } else if constexpr (S::start_alignment % tma_smem_alignment<S>() != 0) {
       STAGECRAFT_ERROR("TMA copies need SMEM views that start on a 128-byte boundary, 8 rows of the swizzle for swizzled arrays",

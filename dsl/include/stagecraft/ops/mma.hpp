@@ -152,7 +152,19 @@ constexpr bool check_wgmma_layout() {
   } else {
     using S = typename stored_of<V>::type;
     constexpr auto l = operand_layout_of<S>(Major);
-    if constexpr (l.error != ir::wgmma::LayoutError::none) {
+    // A descriptor addresses its operand from one start address with the strides of its swizzle
+    // mode: a sub-view is one only when it is whole rows of a swizzled 2-D view that start on a
+    // swizzle pattern (8 rows), since the hardware swizzles by absolute address. (Unswizzled and
+    // tiled views' core matrices would have to start on an 8-row boundary the type cannot prove.)
+    if constexpr (S::is_subview && (S::static_dims::rank != 2 || S::layout_t::tile::rank != 0 || S::layout_t::swizzle == 0 || !S::contiguous ||
+                                    S::start_alignment % (8 * S::layout_t::swizzle) != 0)) {
+      STAGECRAFT_ERROR("a sub-view a wgmma descriptor cannot describe: only whole rows of a swizzled 2-D view, starting on a swizzle pattern",
+                       Op << ": " << Role << " is the sub-view " << typename S::static_dims{} << " of " << typename S::full_dims{}
+                          << " (swizzle " << S::layout_t::swizzle << " B, starting on " << S::start_alignment
+                          << "-byte boundaries): a wgmma descriptor describes only whole rows of a swizzled 2-D view that start on a swizzle "
+                             "pattern (8 rows of the swizzle width, " << 8 * S::layout_t::swizzle << " B); slice the rows, or index a stage");
+      return false;
+    } else if constexpr (l.error != ir::wgmma::LayoutError::none) {
       STAGECRAFT_ERROR("an operand layout wgmma cannot describe",
                        Op << ": " << Role << " (" << dtype_name<typename S::dtype_t>() << " " << typename S::static_dims{} << ", swizzle "
                           << S::layout_t::swizzle << " B, tiling " << typename S::layout_t::tile{} << "): an operand layout wgmma cannot describe: "

@@ -186,7 +186,14 @@ constexpr bool check_tcgen05_layout() {
   } else {
     using S = typename stored_of<V>::type;
     constexpr auto l = operand_layout_of<S>(Major, ir::dtype_is_fp8(S::dtype_t::code));
-    if constexpr (l.error != ir::wgmma::LayoutError::none) {
+    // The tcgen05 generator builds its descriptors from whole views (backends/*/tcgen05.cpp);
+    // the verifier says the same for hand-built IR.
+    if constexpr (S::is_subview) {
+      STAGECRAFT_ERROR("a sub-view tcgen05_mma does not read",
+                       Op << ": " << Role << " is the sub-view " << typename S::static_dims{} << " of " << typename S::full_dims{}
+                          << ", which tcgen05_mma does not read: pass a whole view (index a stage)");
+      return false;
+    } else if constexpr (l.error != ir::wgmma::LayoutError::none) {
       STAGECRAFT_ERROR("an operand layout tcgen05 cannot describe",
                        Op << ": " << Role << " (" << dtype_name<typename S::dtype_t>() << " " << typename S::static_dims{} << ", swizzle "
                           << S::layout_t::swizzle << " B, tiling " << typename S::layout_t::tile{} << "): an operand layout tcgen05 cannot describe: "

@@ -39,6 +39,8 @@
 #include <stagecraft/nvrtc/nvrtc.hpp>
 #include <stagecraft/registry.hpp>
 
+#include "dl.hpp"
+
 using namespace stagecraft;
 
 namespace {
@@ -75,23 +77,10 @@ cudnn_library load_cudnn() {
     if (const char* d = std::getenv(env); d && *d) tries.push_back(std::string(d) + "/lib64/libcudnn.so.9");
   tries.push_back("/usr/local/cuda/lib64/libcudnn.so.9");
   tries.push_back("libcudnn.so.9");
-  std::string errors;
-  for (auto const& t : tries) {
-    if ((c.lib = ::dlopen(t.c_str(), RTLD_NOW | RTLD_LOCAL))) {
-      c.path = t;
-      break;
-    }
-    errors += std::string(errors.empty() ? "" : "; ") + ::dlerror();
-  }
-  if (!c.lib) {
-    c.reason = "cuDNN 9 could not be loaded (" + errors + ")";
-    return c;
-  }
-  bool ok = true;
-  auto get = [&](const char* name, auto& fn) {
-    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(::dlsym(c.lib, name));
-    ok = ok && fn;
-  };
+  const auto l = bench::dl_open_first(tries, "cuDNN 9");
+  c.lib = l.handle, c.path = l.path, c.reason = l.reason;
+  if (!c.lib) return c;
+  bench::dl_symbols get(c.lib);
   get("cudnnGetVersion", c.get_version);
   get("cudnnGetErrorString", c.error_string);
   get("cudnnGetLastErrorString", c.last_error);
@@ -102,7 +91,7 @@ cudnn_library load_cudnn() {
   get("cudnnBackendGetAttribute", c.get_attribute);
   get("cudnnBackendFinalize", c.finalize);
   get("cudnnBackendExecute", c.execute);
-  if (!ok) c.reason = c.path + " lacks cuDNN backend entry points the bench needs";
+  if (!get.ok()) c.reason = c.path + " lacks cuDNN backend entry points the bench needs";
   return c;
 }
 

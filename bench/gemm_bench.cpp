@@ -29,6 +29,8 @@
 #include <stagecraft/nvrtc/nvrtc.hpp>
 #include <stagecraft/registry.hpp>
 
+#include "dl.hpp"
+
 using namespace stagecraft;
 
 namespace {
@@ -81,23 +83,10 @@ cublaslt load_cublaslt() {
     tries.push_back(std::string("libcublasLt.so.") + v);
   }
   tries.push_back("libcublasLt.so");
-  std::string errors;
-  for (auto const& t : tries) {
-    if ((lt.lib = ::dlopen(t.c_str(), RTLD_NOW | RTLD_LOCAL))) {
-      lt.path = t;
-      break;
-    }
-    errors += std::string(errors.empty() ? "" : "; ") + ::dlerror();
-  }
-  if (!lt.lib) {
-    lt.reason = "cuBLASLt could not be loaded (" + errors + ")";
-    return lt;
-  }
-  bool ok = true;
-  auto get = [&](const char* name, auto& fn) {
-    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(::dlsym(lt.lib, name));
-    ok = ok && fn;
-  };
+  const auto l = bench::dl_open_first(tries, "cuBLASLt");
+  lt.lib = l.handle, lt.path = l.path, lt.reason = l.reason;
+  if (!lt.lib) return lt;
+  bench::dl_symbols get(lt.lib);
   get("cublasLtCreate", lt.create);
   get("cublasLtMatmulDescCreate", lt.desc_create);
   get("cublasLtMatmulDescSetAttribute", lt.desc_set);
@@ -106,7 +95,7 @@ cublaslt load_cublaslt() {
   get("cublasLtMatmulPreferenceSetAttribute", lt.pref_set);
   get("cublasLtMatmulAlgoGetHeuristic", lt.heuristic);
   get("cublasLtMatmul", lt.matmul);
-  if (!ok) lt.reason = lt.path + " lacks cublasLt entry points the bench needs";
+  if (!get.ok()) lt.reason = lt.path + " lacks cublasLt entry points the bench needs";
   return lt;
 }
 

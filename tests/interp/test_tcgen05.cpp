@@ -60,27 +60,36 @@ void gemm_abt(std::vector<host_tensor>& t, double scale_a = 1.0) {  // C = A * B
     }
 }
 
+// One Blackwell GEMM at one size and parameter set: within the MMA tolerance under eager, lazy
+// and `pct` PCT schedules, with D summed over the whole K. Returns the kernel for further checks.
+struct gemm_size {
+  std::int64_t M, N, K, BN, stages;
+};
+ir::Kernel check_gemm(const char* name, gemm_size z, std::int64_t fp8, std::uint64_t seed) {
+  auto const& e = registry::global().find(name);
+  INFO(name << " fp8=" << fp8 << " M=" << z.M << " N=" << z.N << " K=" << z.K << " BN=" << z.BN << " stages=" << z.stages);
+  param_values p{{"M", z.M}, {"N", z.N}, {"K", z.K}, {"BN", z.BN}, {"stages", z.stages}};
+  if (fp8 != 0) p.insert({"fp8", fp8});
+  const auto vals = registry::resolve(e, p);
+  const auto k = e.build(vals);
+  const auto in = testing::random_buffers(k, seed);
+  auto expected = in;
+  e.reference(expected, vals);
+  run_everywhere(k, in, expected, 50);
+  const auto r = interp::run(k, in);
+  const auto tol = interp::tolerance_of(k, r, in);
+  REQUIRE(tol.has_value());
+  CHECK(tol->k == z.K);  // every CTA's D summed the whole K before the epilogue read it (the odd CTA's too)
+  // fp8: the bound of the hardware's narrower fp8 accumulation
+  CHECK((fp8 != 0 ? ir::dtype_is_fp8(tol->input) : tol->input == ir::DType::bf16));
+  return k;
+}
+
 }  // namespace
 
 TEST_CASE("gemm_blackwell is within the MMA tolerance at 256^3 and 384x512x192 under eager, lazy and 50 PCT schedules", "[interp][tcgen05]") {
-  auto const& e = registry::global().find("gemm_blackwell");
-  struct size {
-    std::int64_t M, N, K, BN, stages;
-  };
-  for (auto [M, N, K, BN, S] : {size{256, 256, 256, 256, 3}, size{384, 512, 192, 256, 2}, size{128, 384, 320, 128, 3}}) {
-    INFO("M=" << M << " N=" << N << " K=" << K << " BN=" << BN << " stages=" << S);
-    const auto vals = registry::resolve(e, {{"M", M}, {"N", N}, {"K", K}, {"BN", BN}, {"stages", S}});
-    const auto k = e.build(vals);
-    const auto in = testing::random_buffers(k, 9);
-    auto expected = in;
-    e.reference(expected, vals);
-    run_everywhere(k, in, expected, 50);
-    const auto r = interp::run(k, in);
-    const auto tol = interp::tolerance_of(k, r, in);
-    REQUIRE(tol.has_value());
-    CHECK(tol->k == K);  // D summed the whole K before the epilogue read it
-    CHECK(tol->input == ir::DType::bf16);
-  }
+  for (auto z : {gemm_size{256, 256, 256, 256, 3}, gemm_size{384, 512, 192, 256, 2}, gemm_size{128, 384, 320, 128, 3}})
+    check_gemm("gemm_blackwell", z, 0, 9);
 }
 
 TEST_CASE("gemm_blackwell: N that is not a multiple of BN is a usage error naming both", "[interp][tcgen05]") {
@@ -165,23 +174,8 @@ TEST_CASE("ordinary stores into a tcgen05 operand need commit_smem() before the 
 // ---- the CTA pair (cta_group::2) ----------------------------------------------------------------
 
 TEST_CASE("gemm_blackwell_2cta is within the MMA tolerance at 256^3 and 512x384x192 under eager, lazy and 50 PCT schedules", "[interp][tcgen05][pair]") {
-  auto const& e = registry::global().find("gemm_blackwell_2cta");
-  struct size {
-    std::int64_t M, N, K, BN, stages;
-  };
-  for (auto [M, N, K, BN, S] : {size{256, 256, 256, 256, 3}, size{512, 384, 192, 128, 2}, size{256, 128, 320, 64, 3}}) {
-    INFO("M=" << M << " N=" << N << " K=" << K << " BN=" << BN << " stages=" << S);
-    const auto vals = registry::resolve(e, {{"M", M}, {"N", N}, {"K", K}, {"BN", BN}, {"stages", S}});
-    const auto k = e.build(vals);
-    const auto in = testing::random_buffers(k, 11);
-    auto expected = in;
-    e.reference(expected, vals);
-    run_everywhere(k, in, expected, 50);
-    const auto r = interp::run(k, in);
-    const auto tol = interp::tolerance_of(k, r, in);
-    REQUIRE(tol.has_value());
-    CHECK(tol->k == K);  // both CTAs' D summed the whole K: the odd CTA's TMEM is accounted too
-  }
+  for (auto z : {gemm_size{256, 256, 256, 256, 3}, gemm_size{512, 384, 192, 128, 2}, gemm_size{256, 128, 320, 64, 3}})
+    check_gemm("gemm_blackwell_2cta", z, 0, 11);
 }
 
 TEST_CASE("gemm_blackwell_2cta's pair MMA is m256 with the whole N, and its plan reads one CTA's half of B", "[interp][tcgen05][pair]") {
@@ -305,26 +299,11 @@ TEST_CASE("the odd CTA exiting (freeing its TMEM) before the pair's MMAs are kno
 TEST_CASE("gemm_blackwell with fp8 (kind::f8f6f4, e4m3 x e4m3 and e4m3 x e5m2) is within the MMA tolerance at 256^3 and two non-square sizes under "
           "eager, lazy and 50 PCT schedules",
           "[interp][tcgen05][fp8]") {
-  auto const& e = registry::global().find("gemm_blackwell");
-  struct size {
-    std::int64_t M, N, K, BN, stages;
-  };
   for (std::int64_t fp8 : {1, 2})
-    for (auto [M, N, K, BN, S] : {size{256, 256, 256, 256, 3}, size{384, 512, 384, 256, 2}, size{128, 384, 640, 128, 3}}) {
-      INFO("fp8=" << fp8 << " M=" << M << " N=" << N << " K=" << K << " BN=" << BN << " stages=" << S);
-      const auto vals = registry::resolve(e, {{"M", M}, {"N", N}, {"K", K}, {"BN", BN}, {"stages", S}, {"fp8", fp8}});
-      const auto k = e.build(vals);
+    for (auto z : {gemm_size{256, 256, 256, 256, 3}, gemm_size{384, 512, 384, 256, 2}, gemm_size{128, 384, 640, 128, 3}}) {
+      const auto k = check_gemm("gemm_blackwell", z, fp8, 13);
       REQUIRE(k.params[0].dtype == ir::DType::e4m3);
       REQUIRE(k.params[1].dtype == (fp8 == 1 ? ir::DType::e4m3 : ir::DType::e5m2));
-      const auto in = testing::random_buffers(k, 13);
-      auto expected = in;
-      e.reference(expected, vals);
-      run_everywhere(k, in, expected, 50);
-      const auto r = interp::run(k, in);
-      const auto tol = interp::tolerance_of(k, r, in);
-      REQUIRE(tol.has_value());
-      CHECK(tol->k == K);
-      CHECK(ir::dtype_is_fp8(tol->input));  // the fp8 bound: the hardware's narrower fp8 accumulation
     }
 }
 
@@ -414,23 +393,10 @@ TEST_CASE("a tcgen05 kind::f8f6f4 MMA whose instruction descriptor names the wro
 TEST_CASE("gemm_blackwell_2cta with fp8 (cta_group::2 kind::f8f6f4) is within the MMA tolerance at 256^3 and 512x384x256 under eager, lazy and 50 PCT "
           "schedules",
           "[interp][tcgen05][pair][fp8]") {
-  auto const& e = registry::global().find("gemm_blackwell_2cta");
-  struct size {
-    std::int64_t M, N, K, BN, stages;
-  };
   for (std::int64_t fp8 : {1, 2})
-    for (auto [M, N, K, BN, S] : {size{256, 256, 256, 256, 3}, size{512, 384, 256, 128, 2}}) {
-      INFO("fp8=" << fp8 << " M=" << M << " N=" << N << " K=" << K << " BN=" << BN << " stages=" << S);
-      const auto vals = registry::resolve(e, {{"M", M}, {"N", N}, {"K", K}, {"BN", BN}, {"stages", S}, {"fp8", fp8}});
-      const auto k = e.build(vals);
-      const auto in = testing::random_buffers(k, 17);
-      auto expected = in;
-      e.reference(expected, vals);
-      run_everywhere(k, in, expected, 50);
-      const auto r = interp::run(k, in);
-      const auto tol = interp::tolerance_of(k, r, in);
-      REQUIRE(tol.has_value());
-      CHECK(tol->k == K);
+    for (auto z : {gemm_size{256, 256, 256, 256, 3}, gemm_size{512, 384, 256, 128, 2}}) {
+      const auto k = check_gemm("gemm_blackwell_2cta", z, fp8, 17);
+      const auto BN = z.BN;
       for (auto const& s : k.stmts)
         if (s.op == ir::StmtOp::tcgen05_mma) {
           const auto p = ir::tcgen05::plan_of(k, s);

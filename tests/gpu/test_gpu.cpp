@@ -114,6 +114,14 @@ TEST_CASE("the C++ API takes no device address for a workspace", "[gpu][workspac
   const std::vector<std::uintptr_t> all_three{16, 32, 48};
   REQUIRE_THROWS_WITH(cuda::launch_on_device(nvrtc::compiled{}, k, all_three),
                       Contains("'splitk_cluster' takes 2 device arrays (one per GMEM parameter that is not a workspace), got 3"));
+  // launch() and benchmark() keep a slot per parameter (the workspace's sizes its zero-fill).
+  auto buffers = seeded_inputs(k, 1);
+  buffers.pop_back();
+  REQUIRE_THROWS_WITH(cuda::launch(nvrtc::compiled{}, k, buffers),
+                      Contains("'splitk_cluster' takes 3 buffers (one per GMEM parameter, workspaces included), got 2"));
+  buffers.push_back(host_tensor::zeros(ir::DType::f32, {4}));
+  REQUIRE_THROWS_WITH(cuda::benchmark(nvrtc::compiled{}, k, buffers),
+                      Contains("'splitk_cluster': the buffer for parameter 'partials' has 16 bytes, its shape needs 131072"));
 }
 
 // On a device: the workspace is allocated, zero-filled and freed by the call, stream-ordered,

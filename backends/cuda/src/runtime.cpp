@@ -310,9 +310,21 @@ void enqueue(driver& d, nvrtc::compiled const& c, ir::Kernel const& k, CUfunctio
   check(d, d.cuLaunchKernelEx(&cfg, fn, args.data(), nullptr), fmt::format("launching '{}'", k.name));
 }
 
+// One buffer per GMEM parameter, each the parameter's size: the device arrays (and a workspace's
+// zero-fill) are sized from them.
+void check_buffers(ir::Kernel const& k, std::vector<host_tensor> const& buffers) {
+  if (buffers.size() != k.params.size())
+    throw error(fmt::format("'{}' takes {} buffers (one per GMEM parameter, workspaces included), got {}", k.name, k.params.size(), buffers.size()));
+  for (std::size_t i = 0; i < buffers.size(); ++i)
+    if (static_cast<std::int64_t>(buffers[i].bytes.size()) != host_tensor::byte_count(k.params[i].dtype, k.params[i].shape))
+      throw error(fmt::format("'{}': the buffer for parameter '{}' has {} bytes, its shape needs {}", k.name, k.params[i].name,
+                              buffers[i].bytes.size(), host_tensor::byte_count(k.params[i].dtype, k.params[i].shape)));
+}
+
 }  // namespace
 
 launch_result launch(nvrtc::compiled const& c, ir::Kernel const& k, std::vector<host_tensor> buffers, launch_options const& o) {
+  check_buffers(k, buffers);
   driver& d = usable_for(c, k);
   // Device buffers, freed on every path out.
   struct device_buffers {
@@ -510,6 +522,7 @@ timing time_launches(driver& d, bench_resources& res, timing_options const& o, s
 }  // namespace
 
 timing benchmark(nvrtc::compiled const& c, ir::Kernel const& k, std::vector<host_tensor> buffers, timing_options const& o) {
+  check_buffers(k, buffers);
   driver& d = usable_for(c, k);
   bench_resources res(d);
   std::vector<CUdeviceptr> ptrs;

@@ -126,7 +126,9 @@ void mutate_one(ir::Kernel& k, R& rng) {
     case 5: {  // a parameter
       if (k.params.empty()) return;
       auto& p = k.params[pick(k.params.size())];
-      if (rng() % 3 == 0) p.dtype = any_dtype(rng);
+      const auto c = rng() % 4;
+      if (c == 0) p.dtype = any_dtype(rng);
+      else if (c == 1) p.workspace = !p.workspace;  // kernel-owned or the caller's: every launcher must agree
       else if (!p.shape.empty()) { auto& x = p.shape[rng() % p.shape.size()]; x = tweak(x, rng); }
       return;
     }

@@ -1,5 +1,6 @@
 #include "ir_codec.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 
@@ -147,6 +148,10 @@ std::string encode(ir::Kernel const& k) {
   // Third operands (select, fma) last: corpus entries written before they existed end above,
   // and decode with none.
   w.list(k.values, [&](ir::Value const& v) { w.s(v.c); });
+  // Workspace flags after them, for the same reason, and only when there is one: the encoding
+  // of every kernel without a workspace stays what the corpus holds.
+  if (std::ranges::any_of(k.params, [](ir::Param const& p) { return p.workspace; }))
+    w.list(k.params, [&](ir::Param const& p) { w.u(p.workspace); });
   return w.take();
 }
 
@@ -222,6 +227,8 @@ ir::Kernel decode(std::uint8_t const* data, std::size_t size) {
   k.num_vars = r.s32();
   const auto third = r.ints32();
   for (std::size_t i = 0; i < third.size() && i < k.values.size(); ++i) k.values[i].c = third[i];
+  const auto workspace = r.list<bool>([&] { return r.flag(); });
+  for (std::size_t i = 0; i < workspace.size() && i < k.params.size(); ++i) k.params[i].workspace = workspace[i];
   return k;
 }
 

@@ -14,6 +14,7 @@
 #include "skip.hpp"
 
 using namespace stagecraft;
+using Catch::Matchers::Contains;
 
 TEST_CASE("examples run on the GPU and match the reference and the interpreter", "[gpu]") {
   const auto st = cuda::driver_status();
@@ -100,4 +101,54 @@ TEST_CASE("the C++ API launches on the user's device memory and stream, like lau
     mem[p]->download(got);
     CHECK(got == expected[p].bytes);
   }
+}
+
+// launch_on_device takes addresses for the caller's parameters only: a workspace is the call's
+// own (checked before the driver is asked, so it runs everywhere).
+TEST_CASE("the C++ API takes no device address for a workspace", "[gpu][workspace]") {
+  auto const& e = registry::global().find("splitk_cluster");
+  const auto k = e.build(registry::resolve(e, {}));
+  REQUIRE(k.params.size() == 3);
+  REQUIRE(k.params[2].workspace);
+  CHECK(cuda::caller_params(k) == std::vector<int>{0, 1});
+  const std::vector<std::uintptr_t> all_three{16, 32, 48};
+  REQUIRE_THROWS_WITH(cuda::launch_on_device(nvrtc::compiled{}, k, all_three),
+                      Contains("'splitk_cluster' takes 2 device arrays (one per GMEM parameter that is not a workspace), got 3"));
+  // launch() and benchmark() keep a slot per parameter (the workspace's sizes its zero-fill).
+  auto buffers = seeded_inputs(k, 1);
+  buffers.pop_back();
+  REQUIRE_THROWS_WITH(cuda::launch(nvrtc::compiled{}, k, buffers),
+                      Contains("'splitk_cluster' takes 3 buffers (one per GMEM parameter, workspaces included), got 2"));
+  buffers.push_back(host_tensor::zeros(ir::DType::f32, {4}));
+  REQUIRE_THROWS_WITH(cuda::benchmark(nvrtc::compiled{}, k, buffers),
+                      Contains("'splitk_cluster': the buffer for parameter 'partials' has 16 bytes, its shape needs 131072"));
+}
+
+// On a device: the workspace is allocated, zero-filled and freed by the call, stream-ordered,
+// and the split-K sum equals the reference bit for bit.
+TEST_CASE("the C++ API launches a kernel with a workspace on the user's memory", "[gpu][workspace]") {
+  const auto st = cuda::driver_status();
+  if (!st.available || !st.target || *st.target != ir::Target::sm_90a) {
+    test::skip(!st.available ? st.reason : st.target ? "splitk_cluster is an sm_90a kernel" : st.unsupported);
+    return;
+  }
+  auto const& e = registry::global().find("splitk_cluster");
+  const auto vals = registry::resolve(e, {});
+  const auto k = e.build(vals);
+  const auto inputs = seeded_inputs(k, 5);
+  const auto c = nvrtc::compile(k, *st.target, {.codegen = {.watchdog_ms = 2000}});
+  std::vector<std::unique_ptr<cuda::device_memory>> mem;
+  std::vector<std::uintptr_t> ptrs;
+  for (int p : cuda::caller_params(k)) {
+    mem.push_back(std::make_unique<cuda::device_memory>(inputs[p].bytes.size()));
+    mem.back()->upload(inputs[p].bytes);
+    ptrs.push_back(mem.back()->address());
+  }
+  for (int rep = 0; rep < 2; ++rep) cuda::launch_on_device(c, k, ptrs);  // the second launch finds zeros again
+  cuda::synchronize(nullptr, 20000);
+  auto expected = inputs;
+  e.reference(expected, vals);
+  std::vector<std::byte> got(inputs[1].bytes.size());
+  mem[1]->download(got);
+  CHECK(got == expected[1].bytes);
 }

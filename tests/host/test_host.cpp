@@ -17,6 +17,7 @@
 
 #include "../interp/row_state_kernels.hpp"
 #include "../interp/tile_ops_kernels.hpp"
+#include "../interp/workspace_kernels.hpp"
 #include "../zoo/zoo.hpp"
 #include "stagecraft/hostexec/hostexec.hpp"
 #include "stagecraft/interp/interp.hpp"
@@ -142,6 +143,24 @@ TEST_CASE("host: every example equals the interpreter and the reference under 5 
     // the interpreter equals the reference (above), so equal to it is equal to both
     check_schedules(k, inputs, ir.buffers, "the interpreter and the reference", &host_s);
     std::printf("%-18s %12.4f %12.4f %8.1f\n", e->name.c_str(), interp_s, host_s, host_s / interp_s);
+  }
+}
+
+// The host backend zero-fills a workspace whatever its slot holds (random here), through a plain
+// load and through a TMA load (its tensor map built over the workspace), and leaves the slot as
+// given although the generic probe overwrites its workspace.
+TEST_CASE("host: a workspace starts as zeros, through loads and TMA, and its slot comes back as given", "[host][workspace]") {
+  for (bool tma : {false, true}) {
+    const auto k = tma ? testing::workspace_probe<true>() : testing::workspace_probe<false>();
+    INFO("kernel " << k.name);
+    const auto inputs = random_inputs(k, input_seed);
+    REQUIRE(inputs[2].get(0) != 0.0);
+    auto expected = inputs;
+    expected[1] = inputs[0];  // y = 0 + x
+    check_schedules(k, inputs, expected, "y = x");
+    const auto r = hostexec::run(k, inputs);
+    REQUIRE(r.ok());
+    CHECK(r.buffers[2].bytes == inputs[2].bytes);
   }
 }
 

@@ -7,6 +7,7 @@
 #include <stagecraft/stagecraft.hpp>
 
 #include "inputs.hpp"
+#include "workspace_kernels.hpp"
 
 using namespace stagecraft;
 using Catch::Matchers::Contains;
@@ -78,5 +79,27 @@ TEST_CASE("GMEM written by a peer CTA is ordered by the cluster barrier; read be
     REQUIRE_FALSE(r.diagnostics.empty());
     CHECK(r.diagnostics[0].kind == interp::check::data_race);
     CHECK_THAT(r.diagnostics[0].message, Contains("kernel 'gmem_exchange'") && Contains("scratch"));
+  }
+}
+
+// A workspace is zero at launch whatever the caller's slot holds (the slot here is random), is
+// no output (written_params leaves it out though the kernel writes it), and its slot comes
+// back as it was given; a TMA load of it reads the zeros too.
+TEST_CASE("a workspace starts as zeros, is not an output, and its slot comes back as given", "[interp][workspace]") {
+  for (bool tma : {false, true}) {
+    const auto k = tma ? testing::workspace_probe<true>() : testing::workspace_probe<false>();
+    INFO("kernel " << k.name);
+    REQUIRE(k.params[2].workspace);
+    CHECK_THAT(ir::print(k), Contains("param w: workspace f32[64, 64]") && Contains("param x: gmem f32[64, 64]"));
+    CHECK(interp::written_params(k) == std::vector<int>{1});
+    const auto in = testing::random_buffers(k, 43);
+    REQUIRE(in[2].get(0) != 0.0);
+    for (auto p : {interp::policy::eager, interp::policy::lazy}) {
+      auto r = interp::run(k, in, {.schedule = p});
+      for (auto const& d : r.diagnostics) UNSCOPED_INFO(d.message);
+      REQUIRE(r.ok());
+      CHECK(r.buffers[1].bytes == in[0].bytes);  // y = 0 + x
+      CHECK(r.buffers[2].bytes == in[2].bytes);
+    }
   }
 }

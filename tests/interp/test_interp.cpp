@@ -76,7 +76,7 @@ TEST_CASE("every example is correct under eager, lazy, 200 pct and 100 random sc
 }
 
 TEST_CASE("pipelined examples give the reference result for every ring depth", "[interp]") {
-  for (auto name : {"add_one", "scale_store", "pipelined_add", "ws_copy", "row_block_sum", "strip_pipelines", "softmax_rows", "layernorm_rows", "transpose"}) {
+  for (auto name : {"add_one", "scale_store", "pipelined_add", "ws_copy", "row_block_sum", "strip_pipelines", "softmax_rows", "layernorm_rows", "transpose", "splitk_cluster"}) {
     auto const& e = registry::global().find(name);
     for (auto const& p : e.params) {
       if (p.allowed.empty()) continue;

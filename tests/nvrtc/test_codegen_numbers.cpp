@@ -319,8 +319,11 @@ void check_numbers(ir::Kernel const& k) {
     std::int64_t per_phase = al.arrivals;
     if (al.kind == ir::AllocKind::cluster_barrier)
       for (int ax : al.collective_axes) per_phase *= k.cluster[ax];
+    // The comment names the barrier as the user did, else by number.
+    const bool named = a < k.debug.alloc_names.size() && !k.debug.alloc_names[a].empty();
+    const std::string label = named ? k.debug.alloc_names[a] : "b" + std::to_string(a);
     CHECK(count(g.source, "for (int e = 0; e < " + std::to_string(product(al.shape)) + "; ++e) sc::mbar_init(smem_base + " +
-                              std::to_string(offsets[a]) + " + 8 * e, " + std::to_string(per_phase) + ");  // b" + std::to_string(a) + "\n") == 1);
+                              std::to_string(offsets[a]) + " + 8 * e, " + std::to_string(per_phase) + ");  // " + label + "\n") == 1);
   }
   // Every thread starts waiting for phase 0 of every element: one zeroed bit per element.
   std::int64_t elements = 0;

@@ -12,7 +12,7 @@ using Catch::Matchers::Contains;
 TEST_CASE("the bundled examples are registered", "[examples]") {
   std::vector<std::string> names;
   for (auto const* e : registry::global().all()) names.push_back(e->name);
-  CHECK(names == std::vector<std::string>{"add_one", "attention_hopper", "batched_square", "double_buffer", "gemm_blackwell", "gemm_blackwell_2cta", "gemm_fp8", "gemm_hopper", "gemm_small", "handoff", "layernorm_rows", "multicast_scale", "pipelined_add", "row_block_sum", "scale_store", "softmax_rows", "strip_pipelines", "swizzle_scale", "swizzled_widen", "transpose", "ws_copy"});
+  CHECK(names == std::vector<std::string>{"add_one", "attention_hopper", "batched_square", "double_buffer", "gemm_blackwell", "gemm_blackwell_2cta", "gemm_fp8", "gemm_hopper", "gemm_small", "handoff", "layernorm_rows", "multicast_scale", "pipelined_add", "row_block_sum", "scale_store", "softmax_rows", "splitk_cluster", "strip_pipelines", "swizzle_scale", "swizzled_widen", "transpose", "ws_copy"});
 }
 
 TEST_CASE("every example lowers and verifies for every type-level parameter value", "[examples]") {
@@ -52,6 +52,9 @@ TEST_CASE("examples use the ops they are about", "[examples]") {
                                          Contains("tcgen05_commit_arrive b4[v1 % 3]") && Contains("store s2 <- cast<bf16>(async_load_tmem(t6))"));
   CHECK_THAT(text("scale_store"), Contains("commit_smem_to_gmem_group") && Contains("wait_smem_to_gmem 2 read_only"));
   CHECK_THAT(text("transpose"), Contains("store s1[v1 % 2] <- permute<1, 0>(load(s0[v1 % 2]))") && Contains("swizzle=128"));
+  // The partials live in a kernel-owned workspace, rank 0 reads them after the cluster barrier.
+  CHECK_THAT(text("splitk_cluster"), Contains("param partials: workspace f32[512?, 64]") && Contains("cluster=(4)") &&
+                                         Contains("barrier_wait cb0[0]") && Contains("cluster_idx.x == 0"));
   CHECK_THAT(text("layernorm_rows"), Contains("rsqrt(") && Contains("broadcast<0>(load(gamma") && Contains("sum<1>("));
 }
 

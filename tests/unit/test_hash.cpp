@@ -49,6 +49,9 @@ TEST_CASE("every semantic change changes the hash", "[hash]") {
   auto wg = base;
   wg.warpgroups = 2;
   variants.push_back(wg);
+  auto ws = base;  // a parameter turned kernel-owned: the launchers no longer take it
+  ws.params[1].workspace = true;
+  variants.push_back(ws);
 
   std::set<std::uint64_t> hashes;
   for (auto const& v : variants) hashes.insert(ir::hash(v));

@@ -125,6 +125,24 @@ TEST_CASE("the verifier's budgets hold to the unit: at the limit accepted, one u
     k.allocs[0].shape = {227 * 1024 + 1};
     REQUIRE_THROWS_WITH(ir::verify(k), Contains("kernel 'smem_edge'") && Contains("smem_bytes=232449 > max_smem_bytes=232448"));
   }
+  SECTION("workspace bytes, with run-time extents: a usage error (ConfigError) naming the workspace") {
+    auto make = [](std::int64_t rows) {
+      return lower(kernel<sm_90a>("ws_edge", grid(1), threads(1_c), workspace<f32>("scratch", shape(rows, 1024)),
+                                  [](auto) { return seq(); }));
+    };
+    const std::int64_t limit_rows = ir::max_workspace_bytes / 4 / 1024;  // 1 GiB of f32 rows
+    auto k = make(limit_rows);
+    CHECK(k.params[0].workspace);
+    CHECK_NOTHROW(ir::verify(k));
+    REQUIRE_THROWS_AS(make(limit_rows + 1), ir::ConfigError);
+    REQUIRE_THROWS_WITH(make(limit_rows + 1), Contains("kernel 'ws_edge'") &&
+                                                  Contains("workspace 'scratch' of shape (262145, 1024) and dtype f32 takes 1073745920 bytes, "
+                                                           "over the workspace limit of 1073741824 bytes"));
+    // An ordinary parameter of that size is fine: the limit is the workspace's zero-fill.
+    k.params[0].shape = {limit_rows + 1, 1024};
+    k.params[0].workspace = false;
+    CHECK_NOTHROW(ir::verify(k));
+  }
   SECTION("TMEM columns") {
     auto k = lower(kernel<sm_100a>("tmem_edge", grid(1), threads(1_c), gmem<f32>("y", shape(128, 256)), tmem<f32>(shape(128_c, 256_c)),
                                    tmem<f32>(shape(128_c, 256_c)), [](auto y, auto acc, auto other) {

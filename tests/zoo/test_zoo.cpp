@@ -307,6 +307,22 @@ TEST_CASE("zoo: reading a stage before waiting on its barrier races with the TMA
   fixed_twin_is_clean(name);
 }
 
+// The user's bug from issue 10: the split-K leader reads the peer CTA's partial from the
+// kernel-owned workspace before the cluster barrier's wait. Under eager and lazy alike: the
+// race is happens-before, not the order the scheduler happened to pick.
+TEST_CASE("zoo: reading the peer's split-K partial before the cluster barrier's wait races", "[zoo][data_race]") {
+  const std::string name = "zoo_splitk_early_read";
+  for (auto p : {policy::eager, policy::lazy}) {
+    INFO("policy " << interp::policy_name(p));
+    auto r = run_under(zoo::splitk_early_read(), p);
+    auto d = the_diagnostic(r, check::data_race, name, 5);
+    // partials[128, 0]: the first element of rank 1's partial (M = 128 rows per rank).
+    require_mentions(d, {"(store)", "data race on GMEM partials[128, 0]: warpgroup 0 of CTA (0, 0, 0) (read)",
+                         "is not ordered after the earlier write by warpgroup 0 of CTA (1, 0, 0)"});
+  }
+  fixed_twin_is_clean(name);
+}
+
 TEST_CASE("zoo: rewriting a single output stage under its TMA store races", "[zoo][data_race]") {
   const std::string name = "zoo_output_reuse_no_wait";
   auto r = run_under(zoo::output_reuse_no_wait(), policy::eager);

@@ -48,6 +48,20 @@ void ref_add_two(std::vector<host_tensor>& t) {  // x, z, y: y = x + z
   auto y = t[2].as<float>();
   for (std::size_t i = 0; i < x.size(); ++i) y[i] = x[i] + z[i];
 }
+// x (M, K), y (M, 64), partials (not read): y = (sum of the first K/2 columns' 64-blocks) +
+// (sum of the others), each half summed block by block from 0, as the two CTAs do.
+void ref_splitk(std::vector<host_tensor>& t) {
+  auto x = t[0].as<float>();
+  auto y = t[1].as<float>();
+  const std::int64_t M = t[0].shape[0], K = t[0].shape[1], per_cta = K / 64 / 2;
+  for (std::int64_t r = 0; r < M; ++r)
+    for (std::int64_t c = 0; c < 64; ++c) {
+      float p[2] = {0.0f, 0.0f};
+      for (int s = 0; s < 2; ++s)
+        for (std::int64_t j = 0; j < per_cta; ++j) p[s] = p[s] + x[r * K + (s * per_cta + j) * 64 + c];
+      y[r * 64 + c] = p[0] + p[1];
+    }
+}
 void ref_scale(std::vector<host_tensor>& t) {  // x, w (128x64), y: y = x * w tiled over x
   auto x = t[0].as<float>();
   auto w = t[1].as<float>();
@@ -800,6 +814,35 @@ struct make_workspace_no_fence {
   }
 };
 
+// splitk_cluster with a cluster of 2: each CTA sums its half of x's column blocks into its
+// partial in a kernel-owned workspace and arrives on a cluster barrier; rank 0 adds both
+// partials into y.
+// MISTAKE: rank 0 adds the partials before its barrier_wait ("my own partial is done, and the
+// peer was launched with me"): nothing orders the peer's stores before rank 0's loads.
+// FIX: barrier_wait before the sum; the wait acquires what the peer's arrive released.
+template <bool Bug>
+struct make_splitk_early_read {
+  ir::Kernel operator()() const {
+    const std::int64_t M = 128, K = 256, row_blocks = M / 64, per_cta = K / 64 / 2;
+    auto t = shape(64_c, 64_c);
+    return lower(kernel<sm_90a>(
+        "zoo_splitk_early_read", grid(2_c, row_blocks), threads(1_c), cluster(2_c),
+        gmem<f32>("x", shape(M, K)),                      // (row, col)
+        gmem<f32>("y", shape(M, 64_c)),                   // (row, col)
+        workspace<f32>("partials", shape(2 * M, 64_c)),   // (rank * M + row, col)
+        cluster_barrier("summed", collective_axes(0_c), arrivals(1_c)),
+        [&](auto x, auto y, auto partials, auto summed) {
+          auto rank = cluster_idx(0_c);
+          auto rb = program_id(1_c);
+          auto mine = partials.tile(t, rank * row_blocks + rb, 0_c);
+          auto accumulate = for_(range(per_cta), [&](auto j) { return store(mine, load(mine) + load(x.tile(t, rb, rank * per_cta + j))); });
+          auto sum = if_(rank == 0_c, store(y.tile(t, rb, 0_c), load(partials.tile(t, rb, 0_c)) + load(partials.tile(t, rb + row_blocks, 0_c))));
+          if constexpr (Bug) return seq(accumulate, barrier_arrive(summed), sum, barrier_wait(summed));
+          else return seq(accumulate, barrier_arrive(summed), barrier_wait(summed), sum);
+        }));
+  }
+};
+
 // add_one (K = 2) computing in place: each stage gets x + 1 written over it, y is written from
 // the stage with ordinary stores, and the stage is refilled with step j + 2.
 // MISTAKE: no commit_smem() between the in-place stores and the refill's TMA load into the same
@@ -1001,6 +1044,7 @@ ir::Kernel read_before_wait(variant v) { return build<make_read_before_wait>(v);
 ir::Kernel output_reuse_no_wait(variant v) { return build<make_output_reuse_no_wait>(v); }
 ir::Kernel no_proxy_fence(variant v) { return build<make_no_proxy_fence>(v); }
 ir::Kernel workspace_no_fence(variant v) { return build<make_workspace_no_fence>(v); }
+ir::Kernel splitk_early_read(variant v) { return build<make_splitk_early_read>(v); }
 ir::Kernel refill_over_generic_store(variant v) { return build<make_refill_over_generic_store>(v); }
 ir::Kernel no_final_wait(variant v) { return build<make_no_final_wait>(v); }
 ir::Kernel store_never_committed(variant v) { return build<make_store_never_committed>(v); }
@@ -1026,6 +1070,7 @@ std::vector<entry> const& all() {
       {"zoo_read_before_wait", check::data_race, read_before_wait, ref_add_one},
       {"zoo_output_reuse_no_wait", check::data_race, output_reuse_no_wait, ref_scale},
       {"zoo_one_consumer_releases", check::data_race, one_consumer_releases, ref_fanout},
+      {"zoo_splitk_early_read", check::data_race, splitk_early_read, ref_splitk},
       {"zoo_no_proxy_fence", check::missing_fence, no_proxy_fence, ref_add_one},
       {"zoo_workspace_no_fence", check::missing_fence, workspace_no_fence, ref_workspace},
       {"zoo_refill_over_generic_store", check::missing_fence, refill_over_generic_store, ref_add_one},

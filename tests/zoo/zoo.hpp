@@ -37,6 +37,7 @@ ir::Kernel same_block_two_ctas(variant v = variant::buggy);     // scale_store w
 ir::Kernel read_before_wait(variant v = variant::buggy);        // add_one computing before barrier_wait
 ir::Kernel output_reuse_no_wait(variant v = variant::buggy);    // scale_store<1> rewriting its stage under the store
 ir::Kernel one_consumer_releases(variant v = variant::buggy);   // two consumers, the refill waits for one of them
+ir::Kernel splitk_early_read(variant v = variant::buggy);       // split-K rank 0 adds the peer's workspace partial before the cluster wait
 // ---- missing fence ---------------------------------------------------------------------------
 ir::Kernel no_proxy_fence(variant v = variant::buggy);     // add_one without commit_smem
 ir::Kernel workspace_no_fence(variant v = variant::buggy);  // ordinary stores into GMEM read back by TMA, no commit_smem

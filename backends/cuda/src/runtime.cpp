@@ -51,6 +51,10 @@ struct driver {
   CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent) = nullptr;
   CUresult (*cuEventDestroy)(CUevent) = nullptr;
   CUresult (*cuMemsetD32Async)(CUdeviceptr, unsigned, size_t, CUstream) = nullptr;
+  CUresult (*cuMemsetD8)(CUdeviceptr, unsigned char, size_t) = nullptr;
+  CUresult (*cuMemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream) = nullptr;
+  CUresult (*cuMemAllocAsync)(CUdeviceptr*, size_t, CUstream) = nullptr;
+  CUresult (*cuMemFreeAsync)(CUdeviceptr, CUstream) = nullptr;
   CUcontext context = nullptr;
   CUdevice device = 0;
   status st;
@@ -103,6 +107,10 @@ driver& load() {
     get("cuEventElapsedTime", d.cuEventElapsedTime);
     get("cuEventDestroy", d.cuEventDestroy);
     get("cuMemsetD32Async", d.cuMemsetD32Async);
+    get("cuMemsetD8", d.cuMemsetD8);
+    get("cuMemsetD8Async", d.cuMemsetD8Async);
+    get("cuMemAllocAsync", d.cuMemAllocAsync);
+    get("cuMemFreeAsync", d.cuMemFreeAsync);
     if (!ok) {
       d.st.reason = "no CUDA driver available: libcuda.so.1 lacks entry points stagecraft needs";
       return d;
@@ -302,9 +310,21 @@ void enqueue(driver& d, nvrtc::compiled const& c, ir::Kernel const& k, CUfunctio
   check(d, d.cuLaunchKernelEx(&cfg, fn, args.data(), nullptr), fmt::format("launching '{}'", k.name));
 }
 
+// One buffer per GMEM parameter, each the parameter's size: the device arrays (and a workspace's
+// zero-fill) are sized from them.
+void check_buffers(ir::Kernel const& k, std::vector<host_tensor> const& buffers) {
+  if (buffers.size() != k.params.size())
+    throw error(fmt::format("'{}' takes {} buffers (one per GMEM parameter, workspaces included), got {}", k.name, k.params.size(), buffers.size()));
+  for (std::size_t i = 0; i < buffers.size(); ++i)
+    if (static_cast<std::int64_t>(buffers[i].bytes.size()) != host_tensor::byte_count(k.params[i].dtype, k.params[i].shape))
+      throw error(fmt::format("'{}': the buffer for parameter '{}' has {} bytes, its shape needs {}", k.name, k.params[i].name,
+                              buffers[i].bytes.size(), host_tensor::byte_count(k.params[i].dtype, k.params[i].shape)));
+}
+
 }  // namespace
 
 launch_result launch(nvrtc::compiled const& c, ir::Kernel const& k, std::vector<host_tensor> buffers, launch_options const& o) {
+  check_buffers(k, buffers);
   driver& d = usable_for(c, k);
   // Device buffers, freed on every path out.
   struct device_buffers {
@@ -314,11 +334,17 @@ launch_result launch(nvrtc::compiled const& c, ir::Kernel const& k, std::vector<
       for (auto x : p) d.cuMemFree(x);
     }
   } dev{d, {}};
-  for (auto const& b : buffers) {
+  // Inputs are uploaded; a workspace is zero-filled on the device instead (and before every
+  // repeat), whatever its slot holds.
+  auto fill = [&](std::size_t i, char const* what) {
+    if (k.params[i].workspace) check(d, d.cuMemsetD8(dev.p[i], 0, buffers[i].bytes.size()), fmt::format("zero-filling workspace '{}'", k.params[i].name));
+    else check(d, d.cuMemcpyHtoD(dev.p[i], buffers[i].bytes.data(), buffers[i].bytes.size()), what);
+  };
+  for (std::size_t i = 0; i < buffers.size(); ++i) {
     CUdeviceptr ptr = 0;
-    check(d, d.cuMemAlloc(&ptr, std::max<std::size_t>(b.bytes.size(), 16)), "cuMemAlloc");
+    check(d, d.cuMemAlloc(&ptr, std::max<std::size_t>(buffers[i].bytes.size(), 16)), "cuMemAlloc");
     dev.p.push_back(ptr);
-    check(d, d.cuMemcpyHtoD(ptr, b.bytes.data(), b.bytes.size()), "copying an input to the device");
+    fill(i, "copying an input to the device");
   }
   const std::vector<std::uintptr_t> addrs(dev.p.begin(), dev.p.end());
   auto maps = encode_maps(d, c, k, addrs);
@@ -330,7 +356,7 @@ launch_result launch(nvrtc::compiled const& c, ir::Kernel const& k, std::vector<
   launch_result out;
   for (int rep = 0; rep < std::max(o.repeats, 1); ++rep) {
     if (rep > 0)  // every repeat starts from the same inputs
-      for (std::size_t i = 0; i < buffers.size(); ++i) check(d, d.cuMemcpyHtoD(dev.p[i], buffers[i].bytes.data(), buffers[i].bytes.size()), "resetting an input");
+      for (std::size_t i = 0; i < buffers.size(); ++i) fill(i, "resetting an input");
     check(d, d.cuEventRecord(start, nullptr), "recording an event");
     enqueue(d, c, k, fn, maps, dev.p, nullptr);
     check(d, d.cuEventRecord(stop, nullptr), "recording an event");
@@ -343,19 +369,49 @@ launch_result launch(nvrtc::compiled const& c, ir::Kernel const& k, std::vector<
   out.milliseconds = times[times.size() / 2];
   d.cuEventDestroy(start);
   d.cuEventDestroy(stop);
-  for (std::size_t i = 0; i < buffers.size(); ++i)
-    check(d, d.cuMemcpyDtoH(buffers[i].bytes.data(), dev.p[i], buffers[i].bytes.size()), "copying a result back");
+  for (std::size_t i = 0; i < buffers.size(); ++i)  // a workspace's slot comes back as given
+    if (!k.params[i].workspace) check(d, d.cuMemcpyDtoH(buffers[i].bytes.data(), dev.p[i], buffers[i].bytes.size()), "copying a result back");
   out.buffers = std::move(buffers);
   return out;
 }
 
+std::vector<int> caller_params(ir::Kernel const& k) {
+  std::vector<int> out;
+  for (std::size_t p = 0; p < k.params.size(); ++p)
+    if (!k.params[p].workspace) out.push_back(static_cast<int>(p));
+  return out;
+}
+
 void launch_on_device(nvrtc::compiled const& c, ir::Kernel const& k, std::span<const std::uintptr_t> device_ptrs, void* stream) {
-  if (device_ptrs.size() != k.params.size())
-    throw error(fmt::format("'{}' takes {} device arrays (one per GMEM parameter), got {}", k.name, k.params.size(), device_ptrs.size()));
+  const auto given = caller_params(k);
+  if (device_ptrs.size() != given.size())
+    throw error(fmt::format("'{}' takes {} device arrays (one per GMEM parameter that is not a workspace), got {}", k.name, given.size(),
+                            device_ptrs.size()));
   driver& d = usable_for(c, k);
-  auto maps = encode_maps(d, c, k, device_ptrs);
-  std::vector<CUdeviceptr> ptrs(device_ptrs.begin(), device_ptrs.end());
-  enqueue(d, c, k, function_for(d, c, k), maps, ptrs, static_cast<CUstream>(stream));
+  const auto s = static_cast<CUstream>(stream);
+  // Workspaces: stream-ordered allocation, zero-fill and free around the launch, so the call
+  // stays asynchronous and the memory lives exactly as long as the launch that uses it.
+  std::vector<CUdeviceptr> ptrs(k.params.size(), 0), owned;
+  auto free_owned = [&] {
+    for (auto p : owned) d.cuMemFreeAsync(p, s);
+  };
+  try {
+    for (std::size_t i = 0; i < given.size(); ++i) ptrs[given[i]] = device_ptrs[i];
+    for (std::size_t p = 0; p < k.params.size(); ++p) {
+      if (!k.params[p].workspace) continue;
+      const auto bytes = static_cast<std::size_t>(host_tensor::byte_count(k.params[p].dtype, k.params[p].shape));
+      check(d, d.cuMemAllocAsync(&ptrs[p], std::max<std::size_t>(bytes, 16), s), fmt::format("allocating workspace '{}'", k.params[p].name));
+      owned.push_back(ptrs[p]);
+      check(d, d.cuMemsetD8Async(ptrs[p], 0, bytes, s), fmt::format("zero-filling workspace '{}'", k.params[p].name));
+    }
+    const std::vector<std::uintptr_t> addrs(ptrs.begin(), ptrs.end());
+    auto maps = encode_maps(d, c, k, addrs);
+    enqueue(d, c, k, function_for(d, c, k), maps, ptrs, s);
+  } catch (...) {
+    free_owned();
+    throw;
+  }
+  free_owned();
 }
 
 void synchronize(void* stream, std::uint32_t deadline_ms) {
@@ -422,7 +478,7 @@ struct bench_resources {
 // The timing loop shared by kernels and copies: `enqueue_one` puts one launch on the default stream.
 template <class F>
 timing time_launches(driver& d, bench_resources& res, timing_options const& o, std::string const& what, bool watchdog, F&& enqueue_one,
-                     std::function<void()> after_first = {}) {
+                     std::function<void()> after_first = {}, std::function<void()> before_each = {}) {
   timing t;
   int l2 = 0;
   d.cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, d.device);
@@ -430,6 +486,7 @@ timing time_launches(driver& d, bench_resources& res, timing_options const& o, s
   const std::size_t flush_words = std::max<std::size_t>(t.l2_bytes * 2 / 4, 1);
   const CUdeviceptr flush = o.flush_l2 ? res.alloc(flush_words * 4) : 0;
   for (int i = 0; i < std::max(o.warmup, 1); ++i) {
+    if (before_each) before_each();
     check(d, d.cuEventRecord(res.start, nullptr), "recording an event");
     enqueue_one();
     check(d, d.cuEventRecord(res.stop, nullptr), "recording an event");
@@ -439,6 +496,7 @@ timing time_launches(driver& d, bench_resources& res, timing_options const& o, s
   const auto began = std::chrono::steady_clock::now();
   for (int rep = 0; rep < std::max(o.max_reps, 1); ++rep) {
     if (flush) check(d, d.cuMemsetD32Async(flush, static_cast<unsigned>(rep), flush_words, nullptr), "flushing the L2");
+    if (before_each) before_each();
     check(d, d.cuEventRecord(res.start, nullptr), "recording an event");
     enqueue_one();
     check(d, d.cuEventRecord(res.stop, nullptr), "recording an event");
@@ -464,22 +522,32 @@ timing time_launches(driver& d, bench_resources& res, timing_options const& o, s
 }  // namespace
 
 timing benchmark(nvrtc::compiled const& c, ir::Kernel const& k, std::vector<host_tensor> buffers, timing_options const& o) {
+  check_buffers(k, buffers);
   driver& d = usable_for(c, k);
   bench_resources res(d);
   std::vector<CUdeviceptr> ptrs;
-  for (auto const& b : buffers) {
+  for (std::size_t i = 0; i < buffers.size(); ++i) {
+    auto const& b = buffers[i];
     ptrs.push_back(res.alloc(b.bytes.size()));
-    check(d, d.cuMemcpyHtoD(ptrs.back(), b.bytes.data(), b.bytes.size()), "copying an input to the device");
+    if (!k.params[i].workspace) check(d, d.cuMemcpyHtoD(ptrs.back(), b.bytes.data(), b.bytes.size()), "copying an input to the device");
   }
   const std::vector<std::uintptr_t> addrs(ptrs.begin(), ptrs.end());
   auto maps = encode_maps(d, c, k, addrs);
   CUfunction fn = function_for(d, c, k);
+  // Every launch finds its workspaces zeroed, as a single launch does; the fill is enqueued
+  // before the start event, so it is not timed.
+  auto zero_workspaces = [&] {
+    for (std::size_t i = 0; i < buffers.size(); ++i)
+      if (k.params[i].workspace)
+        check(d, d.cuMemsetD8Async(ptrs[i], 0, buffers[i].bytes.size(), nullptr), fmt::format("zero-filling workspace '{}'", k.params[i].name));
+  };
   auto t = time_launches(
       d, res, o, "'" + k.name + "'", c.code.options.watchdog_ms > 0, [&] { enqueue(d, c, k, fn, maps, ptrs, nullptr); },
       [&] {
         for (std::size_t i = 0; i < buffers.size(); ++i)
-          check(d, d.cuMemcpyDtoH(buffers[i].bytes.data(), ptrs[i], buffers[i].bytes.size()), "copying a result back");
-      });
+          if (!k.params[i].workspace) check(d, d.cuMemcpyDtoH(buffers[i].bytes.data(), ptrs[i], buffers[i].bytes.size()), "copying a result back");
+      },
+      zero_workspaces);
   t.buffers = std::move(buffers);
   return t;
 }

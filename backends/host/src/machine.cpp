@@ -425,10 +425,13 @@ class machine {
       if (buffers_[p].dtype != k_.params[p].dtype || buffers_[p].shape != k_.params[p].shape)
         throw std::invalid_argument(fmt::format("kernel '{}': buffer {} ('{}') must be {} {}", k_.name, p, k_.params[p].name,
                                                 ir::dtype_name(k_.params[p].dtype), fmt::join(k_.params[p].shape, "x")));
-    // GMEM: 256-byte aligned copies, as cuMemAlloc gives.
-    for (auto& b : buffers_) {
+    // GMEM: 256-byte aligned copies, as cuMemAlloc gives. A workspace starts as zeros whatever
+    // its slot holds, as cuMemsetD8 leaves it on the GPU.
+    for (std::size_t p = 0; p < buffers_.size(); ++p) {
+      auto const& b = buffers_[p];
       gmem_storage_.emplace_back(b.bytes.size(), gmem_guard, gmem_guard, 256);
-      std::memcpy(gmem_storage_.back().data(), b.bytes.data(), b.bytes.size());
+      if (k_.params[p].workspace) std::memset(gmem_storage_.back().data(), 0, b.bytes.size());
+      else std::memcpy(gmem_storage_.back().data(), b.bytes.data(), b.bytes.size());
       gmem_.push_back(gmem_storage_.back().data());
     }
     // Tensor maps: the checks and the parameters of cuTensorMapEncodeTiled (cuda/runtime.cpp).
@@ -1078,8 +1081,9 @@ class machine {
   void* fault_address_ = nullptr;
 
  public:
-  void copy_back() {
-    for (std::size_t p = 0; p < buffers_.size(); ++p) std::memcpy(buffers_[p].bytes.data(), gmem_[p], buffers_[p].bytes.size());
+  void copy_back() {  // not the workspaces: their slots come back as given
+    for (std::size_t p = 0; p < buffers_.size(); ++p)
+      if (!k_.params[p].workspace) std::memcpy(buffers_[p].bytes.data(), gmem_[p], buffers_[p].bytes.size());
   }
 };
 

@@ -45,7 +45,9 @@ const char* check_name(check c) {
 }
 
 
-std::vector<int> written_params(ir::Kernel const& k) {
+namespace {
+// Every parameter a store or TMA store writes, workspaces included (they need race shadows).
+std::vector<int> stored_params(ir::Kernel const& k) {
   std::vector<bool> w(k.params.size(), false);
   auto mark = [&](ir::RefId r) {
     if (r >= 0 && k.refs[r].base == ir::RefBase::param) w[k.refs[r].id] = true;
@@ -57,6 +59,14 @@ std::vector<int> written_params(ir::Kernel const& k) {
   std::vector<int> out;
   for (std::size_t i = 0; i < w.size(); ++i)
     if (w[i]) out.push_back(static_cast<int>(i));
+  return out;
+}
+}  // namespace
+
+// The outputs: a workspace is the kernel's own scratch, never compared or copied back.
+std::vector<int> written_params(ir::Kernel const& k) {
+  auto out = stored_params(k);
+  std::erase_if(out, [&](int p) { return k.params[p].workspace; });
   return out;
 }
 
@@ -93,7 +103,7 @@ std::vector<int> read_params(ir::Kernel const& k) {
 
 machine::machine(ir::Kernel const& k, std::vector<host_tensor>& gmem, options const& o)
     : k_(k), o_(o), prog_(detail::flatten(k)), rng_{o.seed} {
-  const auto written = written_params(k), read = read_params(k);
+  const auto written = stored_params(k), read = read_params(k);
   for (std::size_t i = 0; i < k.params.size(); ++i) {
     memory m;
     m.name = k.params[i].name;
@@ -192,8 +202,18 @@ void check_inputs(ir::Kernel const& k, std::vector<host_tensor> const& buffers) 
 result run(ir::Kernel const& k, std::vector<host_tensor> buffers, options const& o) {
   ir::verify(k);
   check_inputs(k, buffers);
+  // A workspace runs on zeroed memory of the interpreter's own; the caller's slot comes back as
+  // it was given (it is neither an input nor an output).
+  std::vector<std::vector<std::byte>> given(buffers.size());
+  for (std::size_t i = 0; i < buffers.size(); ++i)
+    if (k.params[i].workspace) {
+      given[i] = std::move(buffers[i].bytes);
+      buffers[i].bytes.assign(given[i].size(), std::byte{0});
+    }
   detail::machine m(k, buffers, o);
   m.run();
+  for (std::size_t i = 0; i < buffers.size(); ++i)
+    if (k.params[i].workspace) buffers[i].bytes = std::move(given[i]);
   return m.take(std::move(buffers));
 }
 

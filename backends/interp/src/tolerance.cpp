@@ -28,7 +28,7 @@ std::optional<mma_tolerance> tolerance_of(ir::Kernel const& k, result const& r, 
   t.accumulator = r.mma_accumulator;
   const auto outs = written_params(k);
   for (std::size_t p = 0; p < inputs.size() && p < k.params.size(); ++p) {
-    if (std::find(outs.begin(), outs.end(), static_cast<int>(p)) != outs.end()) continue;
+    if (k.params[p].workspace || std::find(outs.begin(), outs.end(), static_cast<int>(p)) != outs.end()) continue;
     for (std::int64_t i = 0; i < inputs[p].elements(); ++i) t.max_input = std::max(t.max_input, std::abs(inputs[p].get(i)));
   }
   return t;

@@ -41,7 +41,9 @@ struct kernel_entry {
   std::vector<param_spec> params;
   std::function<ir::Kernel(param_values const&)> build;
   // Given every GMEM parameter's initial contents (in declaration order), writes what the
-  // kernel's outputs must hold afterwards. Inputs it does not write stay as they are.
+  // kernel's outputs must hold afterwards. Inputs it does not write stay as they are. A
+  // workspace parameter's slot is there too (indices stay parameter ids), but it is no input:
+  // a reference must not read it, and nothing compares what it holds afterwards.
   std::function<void(std::vector<host_tensor>&, param_values const&)> reference;
 };
 

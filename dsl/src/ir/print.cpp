@@ -403,7 +403,7 @@ std::string listing(Kernel const& k, bool annotate) {
     std::vector<std::string> ext;
     for (std::size_t i = 0; i < p.shape.size(); ++i)
       ext.push_back(i < p.dynamic.size() && p.dynamic[i] ? fmt::format("{}?", p.shape[i]) : fmt::format("{}", p.shape[i]));
-    out += fmt::format("  param {}: gmem {}[{}]\n", p.name, dtype_name(p.dtype), fmt::join(ext, ", "));
+    out += fmt::format("  param {}: {} {}[{}]\n", p.name, p.workspace ? "workspace" : "gmem", dtype_name(p.dtype), fmt::join(ext, ", "));
   }
   for (std::size_t i = 0; i < k.allocs.size(); ++i) {
     auto const& a = k.allocs[i];

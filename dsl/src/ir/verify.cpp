@@ -198,6 +198,9 @@ class Verifier {
     const auto bytes = checked_product(p.shape, dtype_bits(p.dtype) / 8);
     if (!bytes || *bytes > max_gmem_bytes)
       fail<ConfigError>("parameter '{}' of shape ({}) and dtype {} exceeds {} bytes", p.name, fmt::join(p.shape, ", "), dtype_name(p.dtype), max_gmem_bytes);
+    if (p.workspace && *bytes > max_workspace_bytes)
+      fail<ConfigError>("workspace '{}' of shape ({}) and dtype {} takes {} bytes, over the workspace limit of {} bytes (it is zero-filled on every launch)",
+                        p.name, fmt::join(p.shape, ", "), dtype_name(p.dtype), *bytes, max_workspace_bytes);
   }
 
   void alloc(std::size_t i) {

@@ -79,7 +79,7 @@ float bf16_to_f32(std::uint16_t h);
 
 // One host_tensor per GMEM parameter of `k`, seeded random, never all zeros: what `stagecraft
 // run --input-seed S`, the kernel runners, bench and shards all check with, so a seed names the
-// same bits everywhere.
+// same bits everywhere. A workspace parameter's slot is zeros: no launcher reads it.
 std::vector<host_tensor> seeded_inputs(ir::Kernel const& k, std::uint64_t seed);
 
 }  // namespace stagecraft

@@ -33,6 +33,9 @@ struct Param {
   DType dtype;
   std::vector<std::int64_t> shape;
   std::vector<bool> dynamic;  // extent supplied at run time (not part of the C++ type)
+  // Kernel-owned scratch (workspace<T>(name, shape)): every launcher allocates it, zero-fills it
+  // before the run and frees it after; it is neither a user input nor an output.
+  bool workspace = false;
   friend bool operator==(Param const&, Param const&) = default;
 };
 

@@ -52,6 +52,9 @@ inline constexpr int max_tma_rank = 5;
 inline constexpr int max_tma_box = 256;     // elements per dimension of one TMA box
 // GMEM parameters addressed by plain loads and stores (the interpreter's regions hold 8 extents).
 inline constexpr int max_param_rank = 8;
+// A kernel-owned workspace is zero-filled on every launch, so its bytes cost time each run: a
+// scratch this large is a mistake in its shape, not a split-K buffer.
+inline constexpr std::int64_t max_workspace_bytes = std::int64_t{1} << 30;
 
 // Bounds of the IR itself, which the verifier enforces so that every backend can walk a verified
 // kernel without overflow, deep recursion or exponential work. Far above anything the front end

@@ -4,6 +4,7 @@
 //   x.block(program_id(0), j)           // block (i, j) of whatever shape the other side has
 //   x.tile(shape(128_c, 64_c), i, j)    // the same, with the block shape given: for load/store
 //   gmem_like("y", buf_decl)            // a parameter shaped like an SMEM declaration
+//   workspace<f32>("part", shape(4_c, M)) // kernel-owned scratch: zero at launch, not an output
 #pragma once
 #include <string>
 
@@ -21,10 +22,11 @@ struct gmem_decl {
   using static_dims = Dims;
   std::string name;
   std::vector<std::int64_t> extents;
+  bool workspace = false;  // workspace<T>(...): owned by the kernel, zero at every launch
   tree::ParamDecl decl() const {
     std::vector<bool> dyn;
     for (auto v : Dims::values) dyn.push_back(v == dynamic_extent);
-    return {name, DT::code, extents, dyn};
+    return {name, DT::code, extents, dyn, workspace};
   }
 };
 
@@ -41,6 +43,38 @@ auto gmem(std::string name, Shape const& s) {
     return gmem_decl<DT, any_dims>{std::move(name), {}};  // a stand-in: its uses add no second error
   } else {
     return gmem_decl<DT, D>{std::move(name), s.vector()};
+  }
+}
+
+// GMEM scratch the kernel owns (split-K partials, cross-CTA exchange). It is addressed like a
+// gmem parameter (loads, stores, TMA copies), but no caller passes it: every launcher allocates
+// it, zero-fills it before the run and frees it after, and it is never compared as an output.
+// A static shape is checked here against ir::max_workspace_bytes; run-time extents by verify().
+template <dtype DT, class Shape>
+  requires shape_like<Shape>
+auto workspace(std::string name, Shape const& s) {
+  using D = typename Shape::static_dims;
+  constexpr long long bytes = [] {
+    long long b = DT::bits / 8;
+    for (auto v : D::values)  // run-time extents count 1 here; saturates instead of overflowing
+      if (v > 0) b = b > ir::max_workspace_bytes / v ? ir::max_workspace_bytes + 1 : b * v;
+    return b;
+  }();
+  if constexpr (DT::code == ir::DType::pred) {
+    STAGECRAFT_ERROR_T(DT, "workspace<T>(name, shape): a workspace cannot hold pred, a register mask with no memory layout (use workspace<i32> and store cast<i32>(mask))");
+    return gmem_decl<DT, any_dims>{std::move(name), {}, true};
+  } else if constexpr (D::rank < 1 || D::rank > ir::max_param_rank) {
+    STAGECRAFT_ERROR("workspace<T>(name, shape): a workspace has 1 to 8 dimensions",
+                     "workspace<T>(name, shape): a workspace has 1 to " << ir::max_param_rank << " dimensions, but the shape " << D{}
+                                                                       << " has " << D::rank);
+    return gmem_decl<DT, any_dims>{std::move(name), {}, true};
+  } else if constexpr (bytes > ir::max_workspace_bytes) {
+    STAGECRAFT_ERROR("workspace<T>(name, shape): the workspace exceeds max_workspace_bytes (it is zero-filled on every launch)",
+                     "workspace<T>(name, shape): a workspace of shape " << D{} << " and dtype " << dtype_name<DT>()
+                         << " exceeds max_workspace_bytes=" << ir::max_workspace_bytes << " (it is zero-filled on every launch)");
+    return gmem_decl<DT, any_dims>{std::move(name), {}, true};
+  } else {
+    return gmem_decl<DT, D>{std::move(name), s.vector(), true};
   }
 }
 

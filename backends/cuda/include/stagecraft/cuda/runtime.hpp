@@ -63,6 +63,8 @@ struct launch_result {
 
 // Copies the buffers to the device, encodes the tensor maps (validated first), loads the
 // CUBIN, launches with the kernel's grid, cluster and dynamic SMEM, and copies everything back.
+// A workspace parameter's device array is zero-filled (cuMemsetD8) instead of uploaded, before
+// every repeat, and not copied back: its slot in `buffers` only gives the size and comes back as given.
 // Throws cuda::error (cuda::timeout past the deadline).
 launch_result launch(nvrtc::compiled const& c, ir::Kernel const& k, std::vector<host_tensor> buffers, launch_options const& o = {});
 
@@ -71,8 +73,13 @@ launch_result launch(nvrtc::compiled const& c, ir::Kernel const& k, std::vector<
 // or a pointer from cudaMalloc/PyTorch/CuPy, as an integer). The tensor maps are encoded from the
 // kernel's parameters, the kernel is enqueued on `stream` (a CUstream; null: the default stream)
 // and the call returns: synchronise the stream yourself (or with synchronize below). The loaded
-// module is kept for the process. Throws cuda::error.
+// module is kept for the process. Throws cuda::error. Workspace parameters take no address: the
+// call allocates each on `stream` (cuMemAllocAsync), zero-fills it (cuMemsetD8Async) and frees it
+// after the launch (cuMemFreeAsync), all stream-ordered.
 void launch_on_device(nvrtc::compiled const& c, ir::Kernel const& k, std::span<const std::uintptr_t> device_ptrs, void* stream = nullptr);
+
+// The parameters launch_on_device takes an address for, by index: all but the workspaces.
+std::vector<int> caller_params(ir::Kernel const& k);
 
 // Waits for the work on `stream` with a deadline (cuda::timeout past it).
 void synchronize(void* stream = nullptr, std::uint32_t deadline_ms = 10000);

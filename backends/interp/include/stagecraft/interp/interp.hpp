@@ -101,7 +101,8 @@ struct exploration {
 // pct; eager/lazy are single schedules) and stops at the first one with a diagnostic.
 exploration explore(ir::Kernel const& k, std::vector<host_tensor> const& buffers, options base, int n);
 
-// The GMEM parameters a kernel writes (its outputs), by index.
+// The GMEM parameters a kernel writes (its outputs), by index. A workspace is not among them:
+// its contents after the run are the kernel's business, and the result holds the slot as given.
 std::vector<int> written_params(ir::Kernel const& k);
 
 // How far the output of a kernel that runs wgmma may be from its reference, computed exactly

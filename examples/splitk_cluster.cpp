@@ -1,0 +1,71 @@
+// y[r, c] = sum over j of x[r, 64 j + c], the K dimension split over the S CTAs of a cluster:
+// CTA rank s sums its K/S columns' blocks into its partial in a kernel-owned workspace, every
+// CTA arrives on a cluster barrier, and rank 0 adds the S partials and stores y.
+//
+// The workspace starts as zeros on every launch (each launcher zero-fills it), which is what
+// lets a CTA accumulate straight into its partial without a first pass. Partials are written
+// and read with generic loads and stores: the cluster barrier's arrive releases and its wait
+// acquires at cluster scope, which orders the peers' GMEM writes before rank 0 reads them.
+#include <stagecraft/registry.hpp>
+#include <stagecraft/stagecraft.hpp>
+
+#include <utility>
+
+namespace stagecraft::examples {
+namespace {
+
+template <long long S>
+auto splitk_cluster(std::int64_t M, std::int64_t K) {
+  const std::int64_t row_blocks = M / 64, per_cta = K / 64 / S;  // column blocks each CTA sums
+  auto t = shape(64_c, 64_c);
+  return kernel<sm_90a>(
+      "splitk_cluster", grid(int_c<S>, row_blocks), threads(1_c), cluster(int_c<S>),
+      gmem<f32>("x", shape(M, K)),                         // (row, col)
+      gmem<f32>("y", shape(M, 64_c)),                      // (row, col)
+      workspace<f32>("partials", shape(S * M, 64_c)),      // (rank * M + row, col): one partial per CTA rank
+      cluster_barrier("summed", collective_axes(0_c), arrivals(1_c)),  // every partial of the cluster is written
+      [&](auto x, auto y, auto partials, auto summed) {
+        auto rank = cluster_idx(0_c);
+        auto rb = program_id(1_c);
+        auto mine = partials.tile(t, rank * row_blocks + rb, 0_c);
+        auto accumulate = for_(range(per_cta), [&](auto j) { return store(mine, load(mine) + load(x.tile(t, rb, rank * per_cta + j))); });
+        // ((p0 + p1) + p2) + ...: the reference adds in the same order.
+        auto total = [&]<std::size_t... s>(std::index_sequence<s...>) {
+          return (... + load(partials.tile(t, rb + row_blocks * static_cast<std::int64_t>(s), 0_c)));
+        }(std::make_index_sequence<S>{});
+        // Every CTA waits before it exits: the arrivals land on every CTA's copy of the barrier.
+        return seq(accumulate, barrier_arrive(summed), barrier_wait(summed), if_(rank == 0_c, store(y.tile(t, rb, 0_c), total)));
+      });
+}
+
+STAGECRAFT_REGISTER(kernel_entry{
+    .name = "splitk_cluster",
+    .summary = "y = sum of x's 64-column blocks, K split over a cluster: partials in a kernel-owned workspace, a cluster barrier, rank 0 adds",
+    .params = {{.name = "M", .default_value = 128, .help = "rows", .min = 64, .multiple_of = 64},
+               {.name = "K", .default_value = 512, .help = "columns (a multiple of 64 x the cluster size)", .min = 256, .multiple_of = 256},
+               {.name = "S", .default_value = 4, .help = "CTAs per cluster, one K slice each", .allowed = {2, 4}}},
+    .build = [](param_values const& p) {
+      return dispatch<2, 4>(p.at("S"), [&](auto S) { return lower(splitk_cluster<decltype(S)::value>(p.at("M"), p.at("K"))); });
+    },
+    // t[2], the workspace, is not read: the kernel's scratch is no input, and what it holds
+    // afterwards is no output.
+    .reference =
+        [](std::vector<host_tensor>& t, param_values const& p) {
+          auto x = t[0].as<float>();
+          auto y = t[1].as<float>();
+          const auto M = p.at("M"), K = p.at("K"), S = p.at("S"), per_cta = K / 64 / S;
+          for (std::int64_t r = 0; r < M; ++r)
+            for (std::int64_t c = 0; c < 64; ++c) {
+              float total = 0.0f;
+              for (std::int64_t s = 0; s < S; ++s) {
+                float partial = 0.0f;  // the zero-filled workspace
+                for (std::int64_t j = 0; j < per_cta; ++j) partial = partial + x[r * K + (s * per_cta + j) * 64 + c];
+                total = s == 0 ? partial : total + partial;
+              }
+              y[r * 64 + c] = total;
+            }
+        },
+});
+
+}  // namespace
+}  // namespace stagecraft::examples

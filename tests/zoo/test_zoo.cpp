@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "zoo.hpp"
+#include "zoo_checks.hpp"
 
 using namespace stagecraft;
 using Catch::Matchers::Contains;
@@ -72,12 +73,7 @@ void require_mentions(interp::diagnostic const& d, std::vector<std::string> cons
 
 bool k_op_is(ir::Kernel const& k, int op, ir::StmtOp what) { return op >= 0 && k.stmts[static_cast<std::size_t>(op)].op == what; }
 
-zoo::entry const& entry_of(std::string const& name) {
-  for (auto const& e : zoo::all())
-    if (name == e.name) return e;
-  FAIL("no zoo kernel named " << name);
-  throw;  // unreachable
-}
+zoo::entry const& entry_of(std::string const& name) { return zoo::find_entry(zoo::all(), name); }
 
 // The fixed twin: no diagnostic under eager, lazy and 20 PCT schedules, and the reference
 // result under eager and lazy.

@@ -8,6 +8,7 @@
 
 #include "../interp/mma_runs.hpp"
 #include "zoo.hpp"
+#include "zoo_checks.hpp"
 
 using namespace stagecraft;
 using Catch::Matchers::Contains;
@@ -18,27 +19,11 @@ namespace {
 
 constexpr std::uint64_t input_seed = 20261201;
 
-zoo::entry const& entry_of(std::string const& name) {
-  for (auto const& e : zoo::attention_all())
-    if (name == e.name) return e;
-  FAIL("no attention zoo kernel named " << name);
-  throw;
-}
+zoo::entry const& entry_of(std::string const& name) { return zoo::find_entry(zoo::attention_all(), name); }
 
 interp::diagnostic the_diagnostic(std::string const& name, policy p, int op) {
   auto const& e = entry_of(name);
-  const auto k = e.build(zoo::variant::buggy);
-  const auto r = interp::run(k, seeded_inputs(k, input_seed), {.schedule = p});
-  std::string all;
-  for (auto const& d : r.diagnostics) all += d.message + "\n";
-  INFO("policy " << interp::policy_name(p) << ", diagnostics:\n" << all);
-  REQUIRE(r.diagnostics.size() == 1);
-  auto const& d = r.diagnostics.front();
-  REQUIRE(std::string(interp::check_name(d.kind)) == interp::check_name(e.expected));
-  CHECK_THAT(d.message, Contains("kernel '" + name + "'"));
-  CHECK(d.op == op);
-  CHECK_THAT(d.message, Contains("op #" + std::to_string(op) + " ("));
-  return d;
+  return zoo::only_diagnostic(e, p, e.expected, op, input_seed);
 }
 
 // The first element of a written parameter that differs from the reference ("" when none does).

@@ -8,6 +8,7 @@
 
 #include "../interp/mma_runs.hpp"
 #include "zoo.hpp"
+#include "zoo_checks.hpp"
 
 using namespace stagecraft;
 using Catch::Matchers::Contains;
@@ -18,29 +19,10 @@ namespace {
 
 constexpr std::uint64_t input_seed = 20261201;
 
-zoo::entry const& entry_of(std::string const& name) {
-  for (auto const& e : zoo::tcgen05_all())
-    if (name == e.name) return e;
-  FAIL("no tcgen05 zoo kernel named " << name);
-  throw;
-}
+zoo::entry const& entry_of(std::string const& name) { return zoo::find_entry(zoo::tcgen05_all(), name); }
 
 interp::diagnostic the_diagnostic(std::string const& name, policy p, check expected, int op) {
-  auto const& e = entry_of(name);
-  const auto k = e.build(zoo::variant::buggy);
-  interp::options o;
-  o.schedule = p;
-  const auto r = interp::run(k, seeded_inputs(k, input_seed), o);
-  std::string all;
-  for (auto const& d : r.diagnostics) all += d.message + "\n";
-  INFO("policy " << interp::policy_name(p) << ", diagnostics:\n" << all);
-  REQUIRE(r.diagnostics.size() == 1);
-  auto const& d = r.diagnostics.front();
-  REQUIRE(std::string(interp::check_name(d.kind)) == interp::check_name(expected));
-  CHECK_THAT(d.message, Contains("kernel '" + name + "'"));
-  CHECK(d.op == op);
-  CHECK_THAT(d.message, Contains("op #" + std::to_string(op) + " ("));
-  return d;
+  return zoo::only_diagnostic(entry_of(name), p, expected, op, input_seed);
 }
 
 void fixed_twin_is_clean(std::string const& name) {

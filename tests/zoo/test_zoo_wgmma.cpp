@@ -9,6 +9,7 @@
 
 #include "../interp/mma_runs.hpp"
 #include "zoo.hpp"
+#include "zoo_checks.hpp"
 
 using namespace stagecraft;
 using Catch::Matchers::Contains;
@@ -22,29 +23,11 @@ constexpr std::uint64_t input_seed = 20261201;
 // The CLI's seeded inputs (floats in [-2, 2), never all zeros).
 std::vector<host_tensor> random_inputs(ir::Kernel const& k, std::uint64_t seed) { return seeded_inputs(k, seed); }
 
-zoo::entry const& entry_of(std::string const& name) {
-  for (auto const& e : zoo::mma_all())
-    if (name == e.name) return e;
-  FAIL("no tensor-core zoo kernel named " << name);
-  throw;
-}
+zoo::entry const& entry_of(std::string const& name) { return zoo::find_entry(zoo::mma_all(), name); }
 
 interp::diagnostic the_diagnostic(std::string const& name, policy p, int op) {
   auto const& e = entry_of(name);
-  const auto k = e.build(zoo::variant::buggy);
-  interp::options o;
-  o.schedule = p;
-  const auto r = interp::run(k, random_inputs(k, input_seed), o);
-  std::string all;
-  for (auto const& d : r.diagnostics) all += d.message + "\n";
-  INFO("policy " << interp::policy_name(p) << ", diagnostics:\n" << all);
-  REQUIRE(r.diagnostics.size() == 1);
-  auto const& d = r.diagnostics.front();
-  REQUIRE(std::string(interp::check_name(d.kind)) == interp::check_name(e.expected));
-  CHECK_THAT(d.message, Contains("kernel '" + name + "'"));
-  CHECK(d.op == op);
-  CHECK_THAT(d.message, Contains("op #" + std::to_string(op) + " ("));
-  return d;
+  return zoo::only_diagnostic(e, p, e.expected, op, input_seed);
 }
 
 void within_tolerance(ir::Kernel const& k, interp::result const& r, std::vector<host_tensor> const& in, std::vector<host_tensor> const& expected) {

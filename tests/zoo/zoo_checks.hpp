@@ -1,0 +1,41 @@
+// What every zoo test file asks of an exhibit: find it by name, and run its buggy variant to get
+// the one diagnostic it exists for (of the expected check, naming the kernel and the op).
+#pragma once
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include <stagecraft/host/tensor.hpp>
+#include <stagecraft/interp/interp.hpp>
+
+#include "zoo.hpp"
+
+namespace stagecraft::zoo {
+
+inline entry const& find_entry(std::vector<entry> const& exhibits, std::string const& name) {
+  for (auto const& e : exhibits)
+    if (name == e.name) return e;
+  FAIL("no zoo kernel named " << name);
+  throw;  // unreachable: FAIL throws
+}
+
+// The buggy variant under policy p on seeded inputs: exactly one diagnostic, of `expected`, at op.
+inline interp::diagnostic only_diagnostic(entry const& e, interp::policy p, interp::check expected, int op, std::uint64_t input_seed) {
+  const auto k = e.build(variant::buggy);
+  interp::options o;
+  o.schedule = p;
+  const auto r = interp::run(k, seeded_inputs(k, input_seed), o);
+  std::string all;
+  for (auto const& d : r.diagnostics) all += d.message + "\n";
+  INFO(e.name << ", policy " << interp::policy_name(p) << ", diagnostics:\n" << all);
+  REQUIRE(r.diagnostics.size() == 1);
+  auto const& d = r.diagnostics.front();
+  REQUIRE(std::string(interp::check_name(d.kind)) == interp::check_name(expected));
+  CHECK_THAT(d.message, Catch::Matchers::Contains("kernel '" + std::string(e.name) + "'"));
+  CHECK(d.op == op);
+  CHECK_THAT(d.message, Catch::Matchers::Contains("op #" + std::to_string(op) + " ("));
+  return d;
+}
+
+}  // namespace stagecraft::zoo

@@ -430,7 +430,8 @@ class machine {
   // `what` names the accessor; null means the agent itself (named only when a message is built).
   std::string accessor(int agent, const char* what) const { return what ? std::string(what) : who(agents_[agent]); }
   void poison_read(memory const& m, std::int64_t elem, int agent, const char* what);
-  void race(memory const& m, std::int64_t elem, epoch prev, const char* now, int agent, const char* what, bool prev_is_write);
+  void race(memory const& m, std::int64_t elem, epoch prev, const char* now, int agent, const char* what, bool prev_is_write,
+            bool after_read_only_wait = false);
   std::vector<std::int64_t> unflatten(memory const& m, std::int64_t elem) const;
   std::string comp_name(epoch e) const;
   void check_fenced(memory const& m, std::int64_t elem, epoch w, bool copy_writes, vclock const& vc, int agent, const char* what);

@@ -304,7 +304,13 @@ void machine::judge_write_epoch(memory const& m, std::int64_t elem, epoch w, boo
   if (is_poison(w)) {
     if (!write) poison_read(m, elem, agent, what);
   } else if (!hb(w, vc)) {
-    race(m, elem, w, write ? "write" : "read", agent, what, true);
+    // A TMA store's GMEM write that the accessor is ordered after only through the store's
+    // SMEM read: a wait_smem_to_gmem(n, read_only) where the full wait was needed.
+    const int na = static_cast<int>(agents_.size()), s = static_cast<int>(w.comp()) - na - static_cast<int>(ctas_.size()) * static_cast<int>(bar_count_);
+    const bool read_only_wait = w.cluster() == cluster_id() && w.comp() < shared_reads && s >= 0 && s % 2 == 1 && s / 2 < na &&
+                                (mma_base_ < 0 || static_cast<int>(w.comp()) < mma_base_) &&
+                                vc.c[static_cast<std::size_t>(agents_[s / 2].store_r_comp)] >= w.clock;
+    race(m, elem, w, write ? "write" : "read", agent, what, true, read_only_wait);
   } else if (what && !m.registers && w.clock != 0 && w.comp() < agents_.size()) {
     check_fenced(m, elem, w, write, vc, agent, what);
   }
@@ -347,7 +353,8 @@ void machine::poison_read(memory const& m, std::int64_t elem, int agent, const c
                                  : "SMEM starts undefined"));
 }
 
-void machine::race(memory const& m, std::int64_t elem, epoch prev, const char* now, int agent, const char* what, bool prev_is_write) {
+void machine::race(memory const& m, std::int64_t elem, epoch prev, const char* now, int agent, const char* what, bool prev_is_write,
+                   bool after_read_only_wait) {
   // An access racing a wgmma that has not been waited for: name the fix.
   const bool by_mma = prev.cluster() == cluster_id() && prev.comp() < shared_reads && mma_base_ >= 0 &&
                       static_cast<int>(prev.comp()) >= mma_base_;
@@ -357,6 +364,10 @@ void machine::race(memory const& m, std::int64_t elem, epoch prev, const char* n
                      : has_tcgen05_ ? ": wait on the barrier that a tcgen05_commit_arrive after that MMA arrives on before reading its TMEM or "
                                       "refilling its SMEM operands"
                                     : ": wait for that group with wgmma_wait before touching its accumulator or its A/B stage";
+  if (after_read_only_wait)
+    hint = ": it is ordered after that store's SMEM read only (a wait_smem_to_gmem with read_only); the issuer must wait for the "
+           "whole group, wait_smem_to_gmem(n) without read_only, before the release that publishes the GMEM bytes (no proxy fence "
+           "is needed: the store's completion carries one)";
   if (mma_over_load)
     hint = ": the MMA overwrites D while that async_load_tmem may still be reading it; the reader must arrive on a barrier the MMA "
            "issuer waits for before it issues into the same TMEM";

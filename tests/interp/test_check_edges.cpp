@@ -82,6 +82,55 @@ TEST_CASE("GMEM written by a peer CTA is ordered by the cluster barrier; read be
   }
 }
 
+namespace {
+// One warpgroup sends 3x through SMEM by TMA store into scratch and reads scratch back with
+// generic loads: y = scratch + 1. The PTX ISA's "Async Proxy": a bulk copy's completion carries
+// an implicit generic-async proxy fence, so the full wait is all the read needs; the .read wait
+// (ReadOnly) only says the SMEM was read, and the load races with the store's GMEM write.
+template <bool ReadOnly>
+ir::Kernel tma_store_read_back() {
+  auto t = shape(64_c, 64_c);
+  return lower(kernel<sm_90a>("tma_read_back", grid(1), threads(1_c), gmem<f32>("x", t), gmem<f32>("scratch", t), gmem<f32>("y", t),
+                              smem<f32>(t),  // out: (row, col)
+                              [t](auto x, auto scratch, auto y, auto out) {
+                                auto wait = [] {
+                                  if constexpr (ReadOnly) return wait_smem_to_gmem(0_c, read_only);
+                                  else return wait_smem_to_gmem(0_c);
+                                }();
+                                return seq(store(out, load(x.tile(t, 0_c, 0_c)) * 3.0f), commit_smem(), copy_smem_to_gmem(out, scratch.block(0_c, 0_c)),
+                                           commit_smem_to_gmem_group(), wait, store(y.tile(t, 0_c, 0_c), load(scratch.tile(t, 0_c, 0_c)) + 1.0f),
+                                           wait_smem_to_gmem(0_c));
+                              }));
+}
+}  // namespace
+
+TEST_CASE("a TMA store's GMEM read back with loads needs the full wait and no proxy fence; after the .read wait it races",
+          "[interp][checks][proxy]") {
+  const auto k = tma_store_read_back<false>();
+  const auto in = testing::random_buffers(k, 43);
+  auto want = in;
+  for (std::int64_t i = 0; i < 64 * 64; ++i) want[2].set(i, static_cast<float>(in[0].get(i)) * 3.0f + 1.0f);
+  for (auto p : {interp::policy::eager, interp::policy::lazy}) {
+    auto r = interp::run(k, in, {.schedule = p});
+    for (auto const& d : r.diagnostics) UNSCOPED_INFO(d.message);
+    REQUIRE(r.ok());
+    CHECK(r.buffers[2].bytes == want[2].bytes);
+  }
+  auto ex = interp::explore(k, in, {.schedule = interp::policy::pct, .seed = 5}, 50);
+  CHECK_FALSE(ex.failing_seed);
+  const auto bad = tma_store_read_back<true>();
+  for (auto p : {interp::policy::eager, interp::policy::lazy}) {
+    INFO("policy " << interp::policy_name(p));
+    auto r = interp::run(bad, in, {.schedule = p});
+    REQUIRE(r.diagnostics.size() == 1);
+    INFO(r.diagnostics[0].message);
+    CHECK(r.diagnostics[0].kind == interp::check::data_race);
+    CHECK_THAT(r.diagnostics[0].message, Contains("kernel 'tma_read_back'") && Contains("data race on GMEM scratch[0, 0]"));
+    // Eager lands the write before the load, which then names the .read wait; lazy lands it after.
+    if (p == interp::policy::eager) CHECK_THAT(r.diagnostics[0].message, Contains("without read_only"));
+  }
+}
+
 // A workspace is zero at launch whatever the caller's slot holds (the slot here is random), is
 // no output (written_params leaves it out though the kernel writes it), and its slot comes
 // back as it was given; a TMA load of it reads the zeros too.

@@ -131,6 +131,58 @@ TEST_CASE("a TMA store's GMEM read back with loads needs the full wait and no pr
   }
 }
 
+namespace {
+// The other crossing between CTAs: each writes 2x its block of x into scratch with ordinary
+// stores and arrives; CTA 0 waits and TMA-loads the peer's block. The generic-to-async fence may
+// stand anywhere on the causality path from the stores to the copy: after the writer's stores
+// (Where::writer), or in the issuer after its acquire (Where::reader); a fence the issuer runs
+// before its wait (Where::too_early) has not seen the peer's stores and orders nothing.
+enum class Where { writer, reader, too_early };
+template <Where F>
+ir::Kernel peer_stores_then_tma() {
+  auto t = shape(64_c, 64_c);
+  return lower(kernel<sm_90a>("peer_tma", grid(2), threads(1_c), cluster(2_c), gmem<f32>("x", shape(128_c, 64_c)),
+                              gmem<f32>("scratch", shape(128_c, 64_c)), gmem<f32>("y", t), smem<f32>(t), barrier(arrivals(1_c)),
+                              cluster_barrier(collective_axes(0_c), arrivals(1_c)), [t](auto x, auto scratch, auto y, auto buf, auto loaded, auto done) {
+                                auto me = cluster_idx(0_c);
+                                auto write = store(scratch.tile(t, me, 0_c), load(x.tile(t, me, 0_c)) * 2.0f);
+                                auto take = seq(copy_gmem_to_smem(scratch.block(1_c, 0_c), buf, loaded), barrier_wait(loaded), store(y.tile(t, 0_c, 0_c), load(buf)));
+                                if constexpr (F == Where::writer)
+                                  return seq(write, commit_smem(), barrier_arrive(done), barrier_wait(done), if_(me == 0_c, take));
+                                else if constexpr (F == Where::reader)
+                                  return seq(write, barrier_arrive(done), barrier_wait(done), if_(me == 0_c, seq(commit_smem(), take)));
+                                else
+                                  return seq(write, barrier_arrive(done), commit_smem(), barrier_wait(done), if_(me == 0_c, take));
+                              }));
+}
+}  // namespace
+
+TEST_CASE("generic GMEM stores a peer TMA-loads: fenced by the writer or by the issuer after its acquire, not before it", "[interp][checks][proxy]") {
+  const auto in = testing::random_buffers(peer_stores_then_tma<Where::writer>(), 47);
+  auto want = in;
+  for (std::int64_t i = 0; i < 64 * 64; ++i) want[2].set(i, static_cast<float>(in[0].get(64 * 64 + i)) * 2.0f);
+  for (auto const& k : {peer_stores_then_tma<Where::writer>(), peer_stores_then_tma<Where::reader>()}) {
+    for (auto p : {interp::policy::eager, interp::policy::lazy}) {
+      INFO("kernel " << k.name << ", policy " << interp::policy_name(p));
+      auto r = interp::run(k, in, {.schedule = p});
+      for (auto const& d : r.diagnostics) UNSCOPED_INFO(d.message);
+      REQUIRE(r.ok());
+      CHECK(r.buffers[2].bytes == want[2].bytes);
+    }
+    auto ex = interp::explore(k, in, {.schedule = interp::policy::pct, .seed = 5}, 50);
+    CHECK_FALSE(ex.failing_seed);
+  }
+  const auto bad = peer_stores_then_tma<Where::too_early>();
+  for (auto p : {interp::policy::eager, interp::policy::lazy}) {
+    INFO("policy " << interp::policy_name(p));
+    auto r = interp::run(bad, in, {.schedule = p});
+    REQUIRE(r.diagnostics.size() == 1);
+    INFO(r.diagnostics[0].message);
+    CHECK(r.diagnostics[0].kind == interp::check::missing_fence);
+    CHECK_THAT(r.diagnostics[0].message, Contains("kernel 'peer_tma'") && Contains("the TMA engine reads GMEM scratch[64, 0], written by warpgroup 0 of CTA (1, 0, 0)"));
+  }
+}
+
 // A workspace is zero at launch whatever the caller's slot holds (the slot here is random), is
 // no output (written_params leaves it out though the kernel writes it), and its slot comes
 // back as it was given; a TMA load of it reads the zeros too.

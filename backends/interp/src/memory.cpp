@@ -413,11 +413,14 @@ std::string machine::comp_name(epoch e) const {
 // (The other way round needs no proxy fence: a TMA load's bytes are visible to whoever
 // observes its mbarrier completion, and a generic read before a refill only has to be
 // ordered before the copy's issue.) `w` is the ordinary store, which the copy (issued at
-// `vc`) is ordered after: its writer must have fenced since, and the issuer seen the fence.
+// `vc`) is ordered after: its writer must have fenced since, and the issuer seen the fence;
+// or the issuer itself fenced after it had seen the store, before the issue (a fence on the
+// causality path from write to copy either way: docs/interpreter.md, "GMEM between proxies").
 void machine::check_fenced(memory const& m, std::int64_t elem, epoch w, bool copy_writes, vclock const& vc, int agent, const char* what) {
   auto const& f = agents_[w.comp()].fences;
   auto it = std::lower_bound(f.begin(), f.end(), w.clock);
   if (it != f.end() && *it < vc.c[w.comp()]) return;
+  if (issuer_fence_ && issuer_fence_->c[w.comp()] >= w.clock) return;
   if (std::strcmp(what, "a wgmma") == 0 || std::strcmp(what, "a tcgen05 MMA") == 0)  // the tensor core reads SMEM through the async proxy too
     report(check::missing_fence, cur_op_, agent,
            fmt::format("{} reads SMEM {}[{}] as an operand, written by {} through ordinary stores with no commit_smem() "

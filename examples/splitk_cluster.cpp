@@ -36,14 +36,15 @@ auto splitk_cluster(std::int64_t M, std::int64_t K) {
     // Every CTA waits before it exits: the arrivals land on every CTA's copy of the barrier.
     return seq(publish, barrier_arrive(summed), barrier_wait(summed), if_(rank == 0_c, store(y.tile(t, rb, 0_c), total)));
   };
-  auto x = gmem<f32>("x", shape(M, K));                         // (row, col)
-  auto y = gmem<f32>("y", shape(M, 64_c));                      // (row, col)
-  auto partials = workspace<f32>("partials", shape(S * M, 64_c));  // (rank * M + row, col): one partial per CTA rank
-  auto summed = cluster_barrier("summed", collective_axes(0_c), arrivals(1_c));  // every partial of the cluster is written
+  // The declarations both variants share; the TMA one adds its SMEM tile.
+  auto x_decl = gmem<f32>("x", shape(M, K));                               // (row, col)
+  auto y_decl = gmem<f32>("y", shape(M, 64_c));                            // (row, col)
+  auto partials_decl = workspace<f32>("partials", shape(S * M, 64_c));     // (rank * M + row, col): one partial per CTA rank
+  auto summed_decl = cluster_barrier("summed", collective_axes(0_c), arrivals(1_c));  // every partial of the cluster is written
   if constexpr (Tma) {
-    return kernel<sm_90a>("splitk_cluster", grid(int_c<S>, row_blocks), threads(1_c), cluster(int_c<S>), x, y, partials,
+    return kernel<sm_90a>("splitk_cluster", grid(int_c<S>, row_blocks), threads(1_c), cluster(int_c<S>), x_decl, y_decl, partials_decl,
                           smem<f32>(shape(64_c, 64_c)),  // sum: (row, col), the partial on its way out
-                          summed, [&](auto x, auto y, auto partials, auto sum, auto summed) {
+                          summed_decl, [&](auto x, auto y, auto partials, auto sum, auto summed) {
                             // SMEM starts undefined: zeroed as the workspace is. The full wait (not
                             // read_only) is what lets the arrive release the store's GMEM bytes.
                             return body(x, y, partials, summed, [&](auto add_into, auto row_block) {
@@ -52,7 +53,7 @@ auto splitk_cluster(std::int64_t M, std::int64_t K) {
                             });
                           });
   } else {
-    return kernel<sm_90a>("splitk_cluster", grid(int_c<S>, row_blocks), threads(1_c), cluster(int_c<S>), x, y, partials, summed,
+    return kernel<sm_90a>("splitk_cluster", grid(int_c<S>, row_blocks), threads(1_c), cluster(int_c<S>), x_decl, y_decl, partials_decl, summed_decl,
                           [&](auto x, auto y, auto partials, auto summed) {
                             return body(x, y, partials, summed, [&](auto add_into, auto row_block) { return add_into(partials.tile(t, row_block, 0_c)); });
                           });

@@ -380,7 +380,10 @@ TEST_CASE("host: the zoo's buggy kernels go wrong on the host too", "[host]") {
     const auto inputs = random_inputs(k, input_seed);
     auto expected = inputs;
     z.reference(expected);
-    CHECK_FALSE(caught(hostexec::compile(k), k, inputs, expected, 10).empty());
+    const auto why = caught(hostexec::compile(k), k, inputs, expected, 10);
+    CHECK_FALSE(why.empty());
+    // The .read wait before the peer's generic read: the GMEM write lands late, a wrong sum.
+    if (std::string(z.name) == "zoo_tma_store_then_generic_read") CHECK_THAT(why, Contains("wrong result"));
   }
 }
 

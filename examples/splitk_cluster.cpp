@@ -6,6 +6,12 @@
 // lets a CTA accumulate straight into its partial without a first pass. Partials are written
 // and read with generic loads and stores: the cluster barrier's arrive releases and its wait
 // acquires at cluster scope, which orders the peers' GMEM writes before rank 0 reads them.
+//
+// tma = 1: each CTA sums in an SMEM tile instead and sends its partial out with a TMA store.
+// The store crosses proxies (async write, generic reads by rank 0), and what orders it is the
+// full bulk-group wait before the arrive: the completion of a cp.async.bulk carries an implicit
+// generic-async proxy fence (PTX ISA, "Async Proxy"), so no fence.proxy.async is needed, but
+// wait_smem_to_gmem(0_c, read_only) would only say the SMEM was read (zoo_tma_store_then_generic_read).
 #include <stagecraft/registry.hpp>
 #include <stagecraft/stagecraft.hpp>
 
@@ -14,28 +20,44 @@
 namespace stagecraft::examples {
 namespace {
 
-template <long long S>
+template <long long S, bool Tma>
 auto splitk_cluster(std::int64_t M, std::int64_t K) {
   const std::int64_t row_blocks = M / 64, per_cta = K / 64 / S;  // column blocks each CTA sums
   auto t = shape(64_c, 64_c);
-  return kernel<sm_90a>(
-      "splitk_cluster", grid(int_c<S>, row_blocks), threads(1_c), cluster(int_c<S>),
-      gmem<f32>("x", shape(M, K)),                         // (row, col)
-      gmem<f32>("y", shape(M, 64_c)),                      // (row, col)
-      workspace<f32>("partials", shape(S * M, 64_c)),      // (rank * M + row, col): one partial per CTA rank
-      cluster_barrier("summed", collective_axes(0_c), arrivals(1_c)),  // every partial of the cluster is written
-      [&](auto x, auto y, auto partials, auto summed) {
-        auto rank = cluster_idx(0_c);
-        auto rb = program_id(1_c);
-        auto mine = partials.tile(t, rank * row_blocks + rb, 0_c);
-        auto accumulate = for_(range(per_cta), [&](auto j) { return store(mine, load(mine) + load(x.tile(t, rb, rank * per_cta + j))); });
-        // ((p0 + p1) + p2) + ...: the reference adds in the same order.
-        auto total = [&]<std::size_t... s>(std::index_sequence<s...>) {
-          return (... + load(partials.tile(t, rb + row_blocks * static_cast<std::int64_t>(s), 0_c)));
-        }(std::make_index_sequence<S>{});
-        // Every CTA waits before it exits: the arrivals land on every CTA's copy of the barrier.
-        return seq(accumulate, barrier_arrive(summed), barrier_wait(summed), if_(rank == 0_c, store(y.tile(t, rb, 0_c), total)));
-      });
+  auto body = [&](auto x, auto y, auto partials, auto summed, auto out) {
+    auto rank = cluster_idx(0_c);
+    auto rb = program_id(1_c);
+    auto add_into = [&](auto v) { return for_(range(per_cta), [&](auto j) { return store(v, load(v) + load(x.tile(t, rb, rank * per_cta + j))); }); };
+    auto publish = out(add_into, rank * row_blocks + rb);
+    // ((p0 + p1) + p2) + ...: the reference adds in the same order.
+    auto total = [&]<std::size_t... s>(std::index_sequence<s...>) {
+      return (... + load(partials.tile(t, rb + row_blocks * static_cast<std::int64_t>(s), 0_c)));
+    }(std::make_index_sequence<S>{});
+    // Every CTA waits before it exits: the arrivals land on every CTA's copy of the barrier.
+    return seq(publish, barrier_arrive(summed), barrier_wait(summed), if_(rank == 0_c, store(y.tile(t, rb, 0_c), total)));
+  };
+  // The declarations both variants share; the TMA one adds its SMEM tile.
+  auto x_decl = gmem<f32>("x", shape(M, K));                               // (row, col)
+  auto y_decl = gmem<f32>("y", shape(M, 64_c));                            // (row, col)
+  auto partials_decl = workspace<f32>("partials", shape(S * M, 64_c));     // (rank * M + row, col): one partial per CTA rank
+  auto summed_decl = cluster_barrier("summed", collective_axes(0_c), arrivals(1_c));  // every partial of the cluster is written
+  if constexpr (Tma) {
+    return kernel<sm_90a>("splitk_cluster", grid(int_c<S>, row_blocks), threads(1_c), cluster(int_c<S>), x_decl, y_decl, partials_decl,
+                          smem<f32>(shape(64_c, 64_c)),  // sum: (row, col), the partial on its way out
+                          summed_decl, [&](auto x, auto y, auto partials, auto sum, auto summed) {
+                            // SMEM starts undefined: zeroed as the workspace is. The full wait (not
+                            // read_only) is what lets the arrive release the store's GMEM bytes.
+                            return body(x, y, partials, summed, [&](auto add_into, auto row_block) {
+                              return seq(store(sum, 0.0f), add_into(sum), commit_smem(), copy_smem_to_gmem(sum, partials.block(row_block, 0_c)),
+                                         commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
+                            });
+                          });
+  } else {
+    return kernel<sm_90a>("splitk_cluster", grid(int_c<S>, row_blocks), threads(1_c), cluster(int_c<S>), x_decl, y_decl, partials_decl, summed_decl,
+                          [&](auto x, auto y, auto partials, auto summed) {
+                            return body(x, y, partials, summed, [&](auto add_into, auto row_block) { return add_into(partials.tile(t, row_block, 0_c)); });
+                          });
+  }
 }
 
 STAGECRAFT_REGISTER(kernel_entry{
@@ -43,9 +65,12 @@ STAGECRAFT_REGISTER(kernel_entry{
     .summary = "y = sum of x's 64-column blocks, K split over a cluster: partials in a kernel-owned workspace, a cluster barrier, rank 0 adds",
     .params = {{.name = "M", .default_value = 128, .help = "rows", .min = 64, .multiple_of = 64},
                {.name = "K", .default_value = 512, .help = "columns (a multiple of 64 x the cluster size)", .min = 256, .multiple_of = 256},
-               {.name = "S", .default_value = 4, .help = "CTAs per cluster, one K slice each", .allowed = {2, 4}}},
+               {.name = "S", .default_value = 4, .help = "CTAs per cluster, one K slice each", .allowed = {2, 4}},
+               {.name = "tma", .default_value = 0, .help = "1: partials go out by TMA store from SMEM; 0: generic stores", .allowed = {0, 1}, .min = 0}},
     .build = [](param_values const& p) {
-      return dispatch<2, 4>(p.at("S"), [&](auto S) { return lower(splitk_cluster<decltype(S)::value>(p.at("M"), p.at("K"))); });
+      return dispatch<2, 4>(p.at("S"), [&](auto S) {
+        return dispatch<0, 1>(p.at("tma"), [&](auto T) { return lower(splitk_cluster<decltype(S)::value, decltype(T)::value == 1>(p.at("M"), p.at("K"))); });
+      });
     },
     // t[2], the workspace, is not read: the kernel's scratch is no input, and what it holds
     // afterwards is no output.

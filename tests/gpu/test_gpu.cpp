@@ -133,22 +133,27 @@ TEST_CASE("the C++ API launches a kernel with a workspace on the user's memory",
     return;
   }
   auto const& e = registry::global().find("splitk_cluster");
-  const auto vals = registry::resolve(e, {});
-  const auto k = e.build(vals);
-  const auto inputs = seeded_inputs(k, 5);
-  const auto c = nvrtc::compile(k, *st.target, {.codegen = {.watchdog_ms = 2000}});
-  std::vector<std::unique_ptr<cuda::device_memory>> mem;
-  std::vector<std::uintptr_t> ptrs;
-  for (int p : cuda::caller_params(k)) {
-    mem.push_back(std::make_unique<cuda::device_memory>(inputs[p].bytes.size()));
-    mem.back()->upload(inputs[p].bytes);
-    ptrs.push_back(mem.back()->address());
+  // tma=1: the partials go out by TMA store, published by the full bulk wait and the cluster
+  // barrier with no GMEM proxy fence (docs/interpreter.md, "GMEM between proxies and CTAs").
+  for (std::int64_t tma : {0, 1}) {
+    INFO("tma=" << tma);
+    const auto vals = registry::resolve(e, {{"tma", tma}});
+    const auto k = e.build(vals);
+    const auto inputs = seeded_inputs(k, 5);
+    const auto c = nvrtc::compile(k, *st.target, {.codegen = {.watchdog_ms = 2000}});
+    std::vector<std::unique_ptr<cuda::device_memory>> mem;
+    std::vector<std::uintptr_t> ptrs;
+    for (int p : cuda::caller_params(k)) {
+      mem.push_back(std::make_unique<cuda::device_memory>(inputs[p].bytes.size()));
+      mem.back()->upload(inputs[p].bytes);
+      ptrs.push_back(mem.back()->address());
+    }
+    for (int rep = 0; rep < 2; ++rep) cuda::launch_on_device(c, k, ptrs);  // the second launch finds zeros again
+    cuda::synchronize(nullptr, 20000);
+    auto expected = inputs;
+    e.reference(expected, vals);
+    std::vector<std::byte> got(inputs[1].bytes.size());
+    mem[1]->download(got);
+    CHECK(got == expected[1].bytes);
   }
-  for (int rep = 0; rep < 2; ++rep) cuda::launch_on_device(c, k, ptrs);  // the second launch finds zeros again
-  cuda::synchronize(nullptr, 20000);
-  auto expected = inputs;
-  e.reference(expected, vals);
-  std::vector<std::byte> got(inputs[1].bytes.size());
-  mem[1]->download(got);
-  CHECK(got == expected[1].bytes);
 }

@@ -82,6 +82,107 @@ TEST_CASE("GMEM written by a peer CTA is ordered by the cluster barrier; read be
   }
 }
 
+namespace {
+// One warpgroup sends 3x through SMEM by TMA store into scratch and reads scratch back with
+// generic loads: y = scratch + 1. The PTX ISA's "Async Proxy": a bulk copy's completion carries
+// an implicit generic-async proxy fence, so the full wait is all the read needs; the .read wait
+// (ReadOnly) only says the SMEM was read, and the load races with the store's GMEM write.
+template <bool ReadOnly>
+ir::Kernel tma_store_read_back() {
+  auto t = shape(64_c, 64_c);
+  return lower(kernel<sm_90a>("tma_read_back", grid(1), threads(1_c), gmem<f32>("x", t), gmem<f32>("scratch", t), gmem<f32>("y", t),
+                              smem<f32>(t),  // out: (row, col)
+                              [t](auto x, auto scratch, auto y, auto out) {
+                                auto wait = [] {
+                                  if constexpr (ReadOnly) return wait_smem_to_gmem(0_c, read_only);
+                                  else return wait_smem_to_gmem(0_c);
+                                }();
+                                return seq(store(out, load(x.tile(t, 0_c, 0_c)) * 3.0f), commit_smem(), copy_smem_to_gmem(out, scratch.block(0_c, 0_c)),
+                                           commit_smem_to_gmem_group(), wait, store(y.tile(t, 0_c, 0_c), load(scratch.tile(t, 0_c, 0_c)) + 1.0f),
+                                           wait_smem_to_gmem(0_c));
+                              }));
+}
+}  // namespace
+
+TEST_CASE("a TMA store's GMEM read back with loads needs the full wait and no proxy fence; after the .read wait it races",
+          "[interp][checks][proxy]") {
+  const auto k = tma_store_read_back<false>();
+  const auto in = testing::random_buffers(k, 43);
+  auto want = in;
+  for (std::int64_t i = 0; i < 64 * 64; ++i) want[2].set(i, static_cast<float>(in[0].get(i)) * 3.0f + 1.0f);
+  for (auto p : {interp::policy::eager, interp::policy::lazy}) {
+    auto r = interp::run(k, in, {.schedule = p});
+    for (auto const& d : r.diagnostics) UNSCOPED_INFO(d.message);
+    REQUIRE(r.ok());
+    CHECK(r.buffers[2].bytes == want[2].bytes);
+  }
+  auto ex = interp::explore(k, in, {.schedule = interp::policy::pct, .seed = 5}, 50);
+  CHECK_FALSE(ex.failing_seed);
+  const auto bad = tma_store_read_back<true>();
+  for (auto p : {interp::policy::eager, interp::policy::lazy}) {
+    INFO("policy " << interp::policy_name(p));
+    auto r = interp::run(bad, in, {.schedule = p});
+    REQUIRE(r.diagnostics.size() == 1);
+    INFO(r.diagnostics[0].message);
+    CHECK(r.diagnostics[0].kind == interp::check::data_race);
+    CHECK_THAT(r.diagnostics[0].message, Contains("kernel 'tma_read_back'") && Contains("data race on GMEM scratch[0, 0]"));
+    // Eager lands the write before the load, which then names the .read wait; lazy lands it after.
+    if (p == interp::policy::eager) CHECK_THAT(r.diagnostics[0].message, Contains("without read_only"));
+  }
+}
+
+namespace {
+// The other crossing between CTAs: each writes 2x its block of x into scratch with ordinary
+// stores and arrives; CTA 0 waits and TMA-loads the peer's block. The generic-to-async fence may
+// stand anywhere on the causality path from the stores to the copy: after the writer's stores
+// (Where::writer), or in the issuer after its acquire (Where::reader); a fence the issuer runs
+// before its wait (Where::too_early) has not seen the peer's stores and orders nothing.
+enum class Where { writer, reader, too_early };
+template <Where F>
+ir::Kernel peer_stores_then_tma() {
+  auto t = shape(64_c, 64_c);
+  return lower(kernel<sm_90a>("peer_tma", grid(2), threads(1_c), cluster(2_c), gmem<f32>("x", shape(128_c, 64_c)),
+                              gmem<f32>("scratch", shape(128_c, 64_c)), gmem<f32>("y", t), smem<f32>(t), barrier(arrivals(1_c)),
+                              cluster_barrier(collective_axes(0_c), arrivals(1_c)), [t](auto x, auto scratch, auto y, auto buf, auto loaded, auto done) {
+                                auto me = cluster_idx(0_c);
+                                auto write = store(scratch.tile(t, me, 0_c), load(x.tile(t, me, 0_c)) * 2.0f);
+                                auto take = seq(copy_gmem_to_smem(scratch.block(1_c, 0_c), buf, loaded), barrier_wait(loaded), store(y.tile(t, 0_c, 0_c), load(buf)));
+                                if constexpr (F == Where::writer)
+                                  return seq(write, commit_smem(), barrier_arrive(done), barrier_wait(done), if_(me == 0_c, take));
+                                else if constexpr (F == Where::reader)
+                                  return seq(write, barrier_arrive(done), barrier_wait(done), if_(me == 0_c, seq(commit_smem(), take)));
+                                else
+                                  return seq(write, barrier_arrive(done), commit_smem(), barrier_wait(done), if_(me == 0_c, take));
+                              }));
+}
+}  // namespace
+
+TEST_CASE("generic GMEM stores a peer TMA-loads: fenced by the writer or by the issuer after its acquire, not before it", "[interp][checks][proxy]") {
+  const auto in = testing::random_buffers(peer_stores_then_tma<Where::writer>(), 47);
+  auto want = in;
+  for (std::int64_t i = 0; i < 64 * 64; ++i) want[2].set(i, static_cast<float>(in[0].get(64 * 64 + i)) * 2.0f);
+  for (auto const& k : {peer_stores_then_tma<Where::writer>(), peer_stores_then_tma<Where::reader>()}) {
+    for (auto p : {interp::policy::eager, interp::policy::lazy}) {
+      INFO("kernel " << k.name << ", policy " << interp::policy_name(p));
+      auto r = interp::run(k, in, {.schedule = p});
+      for (auto const& d : r.diagnostics) UNSCOPED_INFO(d.message);
+      REQUIRE(r.ok());
+      CHECK(r.buffers[2].bytes == want[2].bytes);
+    }
+    auto ex = interp::explore(k, in, {.schedule = interp::policy::pct, .seed = 5}, 50);
+    CHECK_FALSE(ex.failing_seed);
+  }
+  const auto bad = peer_stores_then_tma<Where::too_early>();
+  for (auto p : {interp::policy::eager, interp::policy::lazy}) {
+    INFO("policy " << interp::policy_name(p));
+    auto r = interp::run(bad, in, {.schedule = p});
+    REQUIRE(r.diagnostics.size() == 1);
+    INFO(r.diagnostics[0].message);
+    CHECK(r.diagnostics[0].kind == interp::check::missing_fence);
+    CHECK_THAT(r.diagnostics[0].message, Contains("kernel 'peer_tma'") && Contains("the TMA engine reads GMEM scratch[64, 0], written by warpgroup 0 of CTA (1, 0, 0)"));
+  }
+}
+
 // A workspace is zero at launch whatever the caller's slot holds (the slot here is random), is
 // no output (written_params leaves it out though the kernel writes it), and its slot comes
 // back as it was given; a TMA load of it reads the zeros too.

@@ -17,6 +17,7 @@
 
 #include "../interp/row_state_kernels.hpp"
 #include "../interp/tile_ops_kernels.hpp"
+#include "../zoo/zoo.hpp"
 
 using namespace stagecraft;
 using Catch::Matchers::Contains;
@@ -84,6 +85,47 @@ TEST_CASE("every example compiles through NVRTC for sm_90a and sm_100a, with the
       if (std::any_of(k.values.begin(), k.values.end(), [](ir::Value const& v) { return v.op == ir::ValueOp::load_tmem; }))
         CHECK_THAT(c.ptx, Contains("tcgen05.ld.sync.aligned.32x32b.x") && Contains("tcgen05.wait::ld.sync.aligned"));
     }
+  }
+}
+
+// GMEM crossing proxies between the CTAs of a cluster (docs/codegen.md, "Proxy fences"). A TMA
+// store read by a peer's generic loads: the issuing lane's full bulk wait (no .read), then the
+// warpgroup barrier, then the release, and no fence.proxy.async for GMEM (the store's completion
+// carries one). Ordinary stores read by a peer's TMA load: the writers' unqualified
+// fence.proxy.async before the release.
+TEST_CASE("GMEM handed between CTAs across proxies: the full bulk wait before the release, the unqualified fence for generic writes",
+          "[nvrtc][proxy]") {
+  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  auto before = [](std::string const& ptx, std::string const& a, std::string const& b) {
+    const auto i = ptx.find(a), j = ptx.find(b);
+    return i != std::string::npos && j != std::string::npos && i < j;
+  };
+  auto const& e = registry::global().find("splitk_cluster");
+  for (std::int64_t S : {2, 4}) {
+    INFO("splitk_cluster tma=1 S=" << S);
+    const auto c = nvrtc::compile(e.build(registry::resolve(e, {{"tma", 1}, {"S", S}})), ir::Target::sm_90a, o);
+    CHECK(c.spill_bytes == 0);
+    CHECK(before(c.ptx, "cp.async.bulk.wait_group 0;", "mbarrier.arrive.release.cluster"));
+    CHECK_THAT(c.ptx, !Contains("cp.async.bulk.wait_group.read") && !Contains("fence.proxy.async;") && !Contains("fence.proxy.async.global"));
+    CHECK_THAT(c.ptx, Contains("fence.proxy.async.shared::cta"));  // the SMEM partial's ordinary stores before the store reads them
+  }
+  {
+    INFO("zoo_tma_store_then_generic_read, both variants");
+    const auto fixed = nvrtc::compile(zoo::tma_store_then_generic_read(zoo::variant::fixed), ir::Target::sm_90a, o);
+    CHECK(fixed.spill_bytes == 0);
+    CHECK(before(fixed.ptx, "cp.async.bulk.wait_group 0;", "mbarrier.arrive.release.cluster"));
+    const auto buggy = nvrtc::compile(zoo::tma_store_then_generic_read(zoo::variant::buggy), ir::Target::sm_90a, o);
+    CHECK(before(buggy.ptx, "cp.async.bulk.wait_group.read 0;", "mbarrier.arrive.release.cluster"));
+    CHECK_THAT(buggy.ptx, !Contains("cp.async.bulk.wait_group 0;"));
+  }
+  {
+    INFO("zoo_generic_store_then_tma_read, both variants");
+    const auto fixed = nvrtc::compile(zoo::generic_store_then_tma_read(zoo::variant::fixed), ir::Target::sm_90a, o);
+    CHECK(fixed.spill_bytes == 0);
+    CHECK(before(fixed.ptx, "fence.proxy.async;", "mbarrier.arrive.release.cluster"));
+    CHECK(before(fixed.ptx, "mbarrier.arrive.release.cluster", "cp.async.bulk.tensor"));
+    const auto buggy = nvrtc::compile(zoo::generic_store_then_tma_read(zoo::variant::buggy), ir::Target::sm_90a, o);
+    CHECK_THAT(buggy.ptx, !Contains("fence.proxy.async"));
   }
 }
 

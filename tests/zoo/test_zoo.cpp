@@ -319,6 +319,28 @@ TEST_CASE("zoo: reading the peer's split-K partial before the cluster barrier's 
   fixed_twin_is_clean(name);
 }
 
+// Issue 10's open question, settled (docs/interpreter.md, "Proxy fences"): a TMA store into the
+// workspace read by a peer's generic loads needs no proxy fence, only the full bulk-group wait
+// before the release. With .read alone the store's GMEM write is ordered before nothing: rank
+// 0's read of the peer's partial races with it, under eager (where the write lands at once)
+// as under lazy, and the fixed twin (the full wait, no fence) is clean.
+TEST_CASE("zoo: a TMA store read by a peer after only a .read wait races; the full wait needs no fence", "[zoo][data_race]") {
+  const std::string name = "zoo_tma_store_then_generic_read";
+  const auto k = zoo::tma_store_then_generic_read();
+  // Eager: the peer's write landed before rank 0's read (op #12), unordered with it; the message
+  // names the .read wait as the cause.
+  auto d = the_diagnostic(run_under(k, policy::eager), check::data_race, name, 12);
+  require_mentions(d, {"data race on GMEM partials[128, 0]: warpgroup 0 of CTA (0, 0, 0) (read) is not ordered after the earlier write by "
+                       "a TMA store writing GMEM issued by warpgroup 0 of CTA (1, 0, 0) (bulk group #1)",
+                       "ordered after that store's SMEM read only", "wait_smem_to_gmem(n) without read_only", "no proxy fence is needed"});
+  // Lazy: the writes land after rank 0 has read (the .read wait let it on); the first to land,
+  // its own (op #6), overwrites what it read, unordered.
+  d = the_diagnostic(run_under(k, policy::lazy), check::data_race, name, 6);
+  CHECK(k_op_is(k, d.op, ir::StmtOp::copy_smem_to_gmem));
+  require_mentions(d, {"data race on GMEM partials[0, 0]: a TMA store (write) is not ordered after the earlier read by warpgroup 0 of CTA (0, 0, 0)"});
+  fixed_twin_is_clean(name);
+}
+
 TEST_CASE("zoo: rewriting a single output stage under its TMA store races", "[zoo][data_race]") {
   const std::string name = "zoo_output_reuse_no_wait";
   auto r = run_under(zoo::output_reuse_no_wait(), policy::eager);
@@ -374,6 +396,23 @@ TEST_CASE("zoo: a TMA load of GMEM written with ordinary stores misses the proxy
     auto d = the_diagnostic(r, check::missing_fence, name, 4);
     CHECK(k_op_is(k, d.op, ir::StmtOp::copy_gmem_to_smem));
     require_mentions(d, {"the TMA engine reads GMEM t[0, 0], written by warpgroup 0 of CTA (0, 0, 0) through ordinary stores",
+                         "no commit_smem() (fence.proxy.async)", "the copy may read stale data"});
+  }
+  fixed_twin_is_clean(name);
+}
+
+// The reverse crossing between CTAs: the peer's ordinary stores into its partial, published by
+// the cluster barrier, read by rank 0's TMA load. The barrier orders generic accesses only; the
+// writer's commit_smem() (fence.proxy.async, unqualified in this kernel) is what the fixed twin adds.
+TEST_CASE("zoo: a peer's generic partial TMA-loaded after the cluster barrier misses the proxy fence", "[zoo][missing_fence]") {
+  const std::string name = "zoo_generic_store_then_tma_read";
+  const auto k = zoo::generic_store_then_tma_read();
+  for (auto p : {policy::eager, policy::lazy}) {
+    INFO("policy " << interp::policy_name(p));
+    auto r = run_under(k, p);
+    auto d = the_diagnostic(r, check::missing_fence, name, 7);
+    CHECK(k_op_is(k, d.op, ir::StmtOp::copy_gmem_to_smem));
+    require_mentions(d, {"the TMA engine reads GMEM partials[128, 0], written by warpgroup 0 of CTA (1, 0, 0) through ordinary stores",
                          "no commit_smem() (fence.proxy.async)", "the copy may read stale data"});
   }
   fixed_twin_is_clean(name);

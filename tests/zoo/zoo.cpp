@@ -843,6 +843,85 @@ struct make_splitk_early_read {
   }
 };
 
+// zoo_splitk_early_read's kernel with the partials sent out by TMA store (splitk_cluster tma=1):
+// each CTA sums its half in SMEM, stores it into its workspace partial with one bulk group,
+// waits, and arrives; rank 0 reads both partials with generic loads after the cluster wait.
+// A TMA store's completion carries an implicit generic-async proxy fence (PTX ISA, "Async
+// Proxy"), so the crossing from the async proxy to rank 0's generic loads needs no
+// fence.proxy.async: it needs the store to be complete before the arrive releases.
+// MISTAKE: wait_smem_to_gmem(0_c, read_only) before the arrive ("the SMEM is free, so the store
+// is done"): .read only says the SMEM was read; the GMEM write may land after the release, and
+// rank 0 may add a partial that is not there yet.
+// FIX: the full wait, wait_smem_to_gmem(0_c), before barrier_arrive.
+template <bool Bug>
+struct make_tma_store_then_generic_read {
+  ir::Kernel operator()() const {
+    const std::int64_t M = 128, K = 256, row_blocks = M / 64, per_cta = K / 64 / 2;
+    auto t = shape(64_c, 64_c);
+    return lower(kernel<sm_90a>(
+        "zoo_tma_store_then_generic_read", grid(2_c, row_blocks), threads(1_c), cluster(2_c),
+        gmem<f32>("x", shape(M, K)),                      // (row, col)
+        gmem<f32>("y", shape(M, 64_c)),                   // (row, col)
+        workspace<f32>("partials", shape(2 * M, 64_c)),   // (rank * M + row, col)
+        smem<f32>(shape(64_c, 64_c)),                     // sum: (row, col), this CTA's partial
+        cluster_barrier("summed", collective_axes(0_c), arrivals(1_c)),
+        [&](auto x, auto y, auto partials, auto sum, auto summed) {
+          auto rank = cluster_idx(0_c);
+          auto rb = program_id(1_c);
+          auto accumulate = for_(range(per_cta), [&](auto j) { return store(sum, load(sum) + load(x.tile(t, rb, rank * per_cta + j))); });
+          auto send = seq(store(sum, 0.0f), accumulate, commit_smem(), copy_smem_to_gmem(sum, partials.block(rank * row_blocks + rb, 0_c)),
+                          commit_smem_to_gmem_group());
+          auto done = [&] {
+            if constexpr (Bug) return wait_smem_to_gmem(0_c, read_only);
+            else return wait_smem_to_gmem(0_c);
+          }();
+          // The peer's partial first (a + b == b + a in IEEE arithmetic): the crossing between CTAs
+          // is the one this exhibit is for.
+          auto add = if_(rank == 0_c, store(y.tile(t, rb, 0_c), load(partials.tile(t, rb + row_blocks, 0_c)) + load(partials.tile(t, rb, 0_c))));
+          return seq(send, done, barrier_arrive(summed), barrier_wait(summed), add);
+        }));
+  }
+};
+
+// The other direction: each CTA sums its half into its workspace partial with ordinary stores
+// (as zoo_splitk_early_read), arrives, and rank 0 brings both partials into SMEM by TMA after
+// the cluster wait. Generic writes read by the async proxy need fence.proxy.async between them
+// (PTX ISA, "Async Proxy": accessing a location across proxies needs a cross-proxy fence), and
+// the barrier's release/acquire orders generic accesses only.
+// MISTAKE: no commit_smem() after the partial's stores ("the cluster barrier publishes them").
+// FIX: commit_smem() before barrier_arrive: in a kernel whose TMA reads GMEM that ordinary
+// stores write, it is the unqualified fence.proxy.async, which covers GMEM.
+template <bool Bug>
+struct make_generic_store_then_tma_read {
+  ir::Kernel operator()() const {
+    const std::int64_t M = 128, K = 256, row_blocks = M / 64, per_cta = K / 64 / 2;
+    auto t = shape(64_c, 64_c);
+    return lower(kernel<sm_90a>(
+        "zoo_generic_store_then_tma_read", grid(2_c, row_blocks), threads(1_c), cluster(2_c),
+        gmem<f32>("x", shape(M, K)),                      // (row, col)
+        gmem<f32>("y", shape(M, 64_c)),                   // (row, col)
+        workspace<f32>("partials", shape(2 * M, 64_c)),   // (rank * M + row, col)
+        smem<f32>(shape(2_c, 64_c, 64_c)),                // both: (rank, row, col), rank 0's copy of the partials
+        barrier(arrivals(2_c), count(1_c)),               // loaded: both partials landed
+        cluster_barrier("summed", collective_axes(0_c), arrivals(1_c)),
+        [&](auto x, auto y, auto partials, auto both, auto loaded, auto summed) {
+          auto rank = cluster_idx(0_c);
+          auto rb = program_id(1_c);
+          auto mine = partials.tile(t, rank * row_blocks + rb, 0_c);
+          auto accumulate = for_(range(per_cta), [&](auto j) { return store(mine, load(mine) + load(x.tile(t, rb, rank * per_cta + j))); });
+          auto published = [&] {
+            if constexpr (Bug) return accumulate;
+            else return seq(accumulate, commit_smem());
+          }();
+          // The peer's partial first: the crossing between CTAs is the one this exhibit is for.
+          auto add = if_(rank == 0_c, seq(copy_gmem_to_smem(partials.block(rb + row_blocks, 0_c), both[1_c], loaded),
+                                          copy_gmem_to_smem(partials.block(rb, 0_c), both[0_c], loaded), barrier_wait(loaded),
+                                          store(y.tile(t, rb, 0_c), load(both[0_c]) + load(both[1_c]))));
+          return seq(published, barrier_arrive(summed), barrier_wait(summed), add);
+        }));
+  }
+};
+
 // add_one (K = 2) computing in place: each stage gets x + 1 written over it, y is written from
 // the stage with ordinary stores, and the stage is refilled with step j + 2.
 // MISTAKE: no commit_smem() between the in-place stores and the refill's TMA load into the same
@@ -1045,6 +1124,8 @@ ir::Kernel output_reuse_no_wait(variant v) { return build<make_output_reuse_no_w
 ir::Kernel no_proxy_fence(variant v) { return build<make_no_proxy_fence>(v); }
 ir::Kernel workspace_no_fence(variant v) { return build<make_workspace_no_fence>(v); }
 ir::Kernel splitk_early_read(variant v) { return build<make_splitk_early_read>(v); }
+ir::Kernel tma_store_then_generic_read(variant v) { return build<make_tma_store_then_generic_read>(v); }
+ir::Kernel generic_store_then_tma_read(variant v) { return build<make_generic_store_then_tma_read>(v); }
 ir::Kernel refill_over_generic_store(variant v) { return build<make_refill_over_generic_store>(v); }
 ir::Kernel no_final_wait(variant v) { return build<make_no_final_wait>(v); }
 ir::Kernel store_never_committed(variant v) { return build<make_store_never_committed>(v); }
@@ -1071,8 +1152,10 @@ std::vector<entry> const& all() {
       {"zoo_output_reuse_no_wait", check::data_race, output_reuse_no_wait, ref_scale},
       {"zoo_one_consumer_releases", check::data_race, one_consumer_releases, ref_fanout},
       {"zoo_splitk_early_read", check::data_race, splitk_early_read, ref_splitk},
+      {"zoo_tma_store_then_generic_read", check::data_race, tma_store_then_generic_read, ref_splitk},
       {"zoo_no_proxy_fence", check::missing_fence, no_proxy_fence, ref_add_one},
       {"zoo_workspace_no_fence", check::missing_fence, workspace_no_fence, ref_workspace},
+      {"zoo_generic_store_then_tma_read", check::missing_fence, generic_store_then_tma_read, ref_splitk},
       {"zoo_refill_over_generic_store", check::missing_fence, refill_over_generic_store, ref_add_one},
       {"zoo_no_final_wait", check::store_pending_at_exit, no_final_wait, ref_add_one},
       {"zoo_store_never_committed", check::store_pending_at_exit, store_never_committed, ref_add_one},

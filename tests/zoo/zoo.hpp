@@ -38,9 +38,11 @@ ir::Kernel read_before_wait(variant v = variant::buggy);        // add_one compu
 ir::Kernel output_reuse_no_wait(variant v = variant::buggy);    // scale_store<1> rewriting its stage under the store
 ir::Kernel one_consumer_releases(variant v = variant::buggy);   // two consumers, the refill waits for one of them
 ir::Kernel splitk_early_read(variant v = variant::buggy);       // split-K rank 0 adds the peer's workspace partial before the cluster wait
+ir::Kernel tma_store_then_generic_read(variant v = variant::buggy);  // split-K partials sent by TMA store, only .read waited before the arrive
 // ---- missing fence ---------------------------------------------------------------------------
 ir::Kernel no_proxy_fence(variant v = variant::buggy);     // add_one without commit_smem
 ir::Kernel workspace_no_fence(variant v = variant::buggy);  // ordinary stores into GMEM read back by TMA, no commit_smem
+ir::Kernel generic_store_then_tma_read(variant v = variant::buggy);  // split-K partials stored generically, TMA-loaded by rank 0, no commit_smem
 ir::Kernel refill_over_generic_store(variant v = variant::buggy);  // in-place add_one refilled by TMA with no commit_smem
 // ---- store pending at exit -------------------------------------------------------------------
 ir::Kernel no_final_wait(variant v = variant::buggy);          // add_one without the last wait_smem_to_gmem(0)

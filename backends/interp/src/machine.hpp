@@ -292,6 +292,7 @@ struct async_op {
   int agent = 0;  // issuer
   ir::StmtId stmt = ir::none;
   vclock vc;      // the issuer's clock at issue
+  std::shared_ptr<const vclock> fence_vc;  // the issuer's clock at its last commit_smem before the issue (none: null)
   std::uint64_t issued = 0;
   std::uint64_t priority = 0;  // pct
   // load: src (GMEM), dst per destination CTA, barrier per destination CTA (element index)
@@ -344,6 +345,7 @@ struct agent_state {
   int comp = 0, store_r_comp = 0, store_w_comp = 0;
   std::vector<std::uint32_t> observed;      // per barrier element of its CTA
   std::vector<std::uint32_t> fences;        // own clock values at commit_smem
+  std::shared_ptr<const vclock> last_fence;  // its clock at the latest commit_smem: what that fence is ordered after
   std::deque<group_state> groups;           // committed groups from groups_base on (dropped once waited for and done)
   std::int64_t groups_base = 0;             // index of groups.front()
   std::int64_t committed = 0;
@@ -430,7 +432,8 @@ class machine {
   // `what` names the accessor; null means the agent itself (named only when a message is built).
   std::string accessor(int agent, const char* what) const { return what ? std::string(what) : who(agents_[agent]); }
   void poison_read(memory const& m, std::int64_t elem, int agent, const char* what);
-  void race(memory const& m, std::int64_t elem, epoch prev, const char* now, int agent, const char* what, bool prev_is_write);
+  void race(memory const& m, std::int64_t elem, epoch prev, const char* now, int agent, const char* what, bool prev_is_write,
+            bool after_read_only_wait = false);
   std::vector<std::int64_t> unflatten(memory const& m, std::int64_t elem) const;
   std::string comp_name(epoch e) const;
   void check_fenced(memory const& m, std::int64_t elem, epoch w, bool copy_writes, vclock const& vc, int agent, const char* what);
@@ -519,6 +522,7 @@ class machine {
   std::vector<std::unique_ptr<ir::tcgen05::plan>> tc_plans_;  // per statement: the tcgen05_mma plan (null for others)
   std::vector<std::int64_t> tmem_col_;              // per allocation: its first TMEM column (-1: not TMEM)
   bool has_tcgen05_ = false;
+  vclock const* issuer_fence_ = nullptr;       // the completing op's fence_vc, for check_fenced
   int mma_base_ = -1;                               // the first wgmma/tcgen05 clock component (one per agent), -1: none
   std::int64_t mma_k_ = 0;                          // the largest K an accumulator held when read
   ir::DType mma_input_ = ir::DType::bf16;

@@ -304,7 +304,13 @@ void machine::judge_write_epoch(memory const& m, std::int64_t elem, epoch w, boo
   if (is_poison(w)) {
     if (!write) poison_read(m, elem, agent, what);
   } else if (!hb(w, vc)) {
-    race(m, elem, w, write ? "write" : "read", agent, what, true);
+    // A TMA store's GMEM write that the accessor is ordered after only through the store's
+    // SMEM read: a wait_smem_to_gmem(n, read_only) where the full wait was needed.
+    const int na = static_cast<int>(agents_.size()), s = static_cast<int>(w.comp()) - na - static_cast<int>(ctas_.size()) * static_cast<int>(bar_count_);
+    const bool read_only_wait = w.cluster() == cluster_id() && w.comp() < shared_reads && s >= 0 && s % 2 == 1 && s / 2 < na &&
+                                (mma_base_ < 0 || static_cast<int>(w.comp()) < mma_base_) &&
+                                vc.c[static_cast<std::size_t>(agents_[s / 2].store_r_comp)] >= w.clock;
+    race(m, elem, w, write ? "write" : "read", agent, what, true, read_only_wait);
   } else if (what && !m.registers && w.clock != 0 && w.comp() < agents_.size()) {
     check_fenced(m, elem, w, write, vc, agent, what);
   }
@@ -347,7 +353,8 @@ void machine::poison_read(memory const& m, std::int64_t elem, int agent, const c
                                  : "SMEM starts undefined"));
 }
 
-void machine::race(memory const& m, std::int64_t elem, epoch prev, const char* now, int agent, const char* what, bool prev_is_write) {
+void machine::race(memory const& m, std::int64_t elem, epoch prev, const char* now, int agent, const char* what, bool prev_is_write,
+                   bool after_read_only_wait) {
   // An access racing a wgmma that has not been waited for: name the fix.
   const bool by_mma = prev.cluster() == cluster_id() && prev.comp() < shared_reads && mma_base_ >= 0 &&
                       static_cast<int>(prev.comp()) >= mma_base_;
@@ -357,6 +364,10 @@ void machine::race(memory const& m, std::int64_t elem, epoch prev, const char* n
                      : has_tcgen05_ ? ": wait on the barrier that a tcgen05_commit_arrive after that MMA arrives on before reading its TMEM or "
                                       "refilling its SMEM operands"
                                     : ": wait for that group with wgmma_wait before touching its accumulator or its A/B stage";
+  if (after_read_only_wait)
+    hint = ": it is ordered after that store's SMEM read only (a wait_smem_to_gmem with read_only); the issuer must wait for the "
+           "whole group, wait_smem_to_gmem(n) without read_only, before the release that publishes the GMEM bytes (no proxy fence "
+           "is needed: the store's completion carries one)";
   if (mma_over_load)
     hint = ": the MMA overwrites D while that async_load_tmem may still be reading it; the reader must arrive on a barrier the MMA "
            "issuer waits for before it issues into the same TMEM";
@@ -402,11 +413,14 @@ std::string machine::comp_name(epoch e) const {
 // (The other way round needs no proxy fence: a TMA load's bytes are visible to whoever
 // observes its mbarrier completion, and a generic read before a refill only has to be
 // ordered before the copy's issue.) `w` is the ordinary store, which the copy (issued at
-// `vc`) is ordered after: its writer must have fenced since, and the issuer seen the fence.
+// `vc`) is ordered after: its writer must have fenced since, and the issuer seen the fence;
+// or the issuer itself fenced after it had seen the store, before the issue (a fence on the
+// causality path from write to copy either way: docs/interpreter.md, "GMEM between proxies").
 void machine::check_fenced(memory const& m, std::int64_t elem, epoch w, bool copy_writes, vclock const& vc, int agent, const char* what) {
   auto const& f = agents_[w.comp()].fences;
   auto it = std::lower_bound(f.begin(), f.end(), w.clock);
   if (it != f.end() && *it < vc.c[w.comp()]) return;
+  if (issuer_fence_ && issuer_fence_->c[w.comp()] >= w.clock) return;
   if (std::strcmp(what, "a wgmma") == 0 || std::strcmp(what, "a tcgen05 MMA") == 0)  // the tensor core reads SMEM through the async proxy too
     report(check::missing_fence, cur_op_, agent,
            fmt::format("{} reads SMEM {}[{}] as an operand, written by {} through ordinary stores with no commit_smem() "

@@ -313,6 +313,7 @@ void machine::deadlock() {
 void machine::enqueue(async_op op) {
   op.issued = time_;
   op.id = next_async_++;
+  op.fence_vc = agents_[static_cast<std::size_t>(op.agent)].last_fence;  // issued in the agent's step: its latest fence precedes the issue
   op.priority = static_cast<std::uint64_t>(o_.pct_depth) + rng_.below(1u << 30);
   pending_.push_back(std::move(op));
 }
@@ -332,6 +333,7 @@ void machine::complete(std::size_t index) {
   async_op op = std::move(pending_[index]);
   pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(index));
   cur_op_ = op.stmt;
+  issuer_fence_ = op.fence_vc.get();
   switch (op.what) {
     case async_op::kind::load:
     case async_op::kind::store_read:
@@ -340,6 +342,7 @@ void machine::complete(std::size_t index) {
     case async_op::kind::tc_mma:
     case async_op::kind::tc_commit: tcgen05_complete(op); break;
   }
+  issuer_fence_ = nullptr;
 }
 
 }  // namespace stagecraft::interp::detail

@@ -69,6 +69,7 @@ void machine::step(int index) {
     case ir::StmtOp::wait_group: tma_wait_group(a, s); break;
     case ir::StmtOp::commit_smem:  // fence.proxy.async: check_fenced (memory.cpp) looks these up
       a.fences.push_back(a.vc.c[a.comp]);
+      a.last_fence = std::make_shared<const vclock>(a.vc);
       ++a.vc.c[a.comp];
       break;
     case ir::StmtOp::barrier_arrive: {

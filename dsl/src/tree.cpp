@@ -104,6 +104,12 @@ Ref ref_sized(Ref const& r, dims_view shape) noexcept {
   return out;
 }
 
+Ref ref_strided(Ref const& r, dims_view stride) noexcept {
+  Ref out = r;
+  out.stride.assign(stride.begin(), stride.end());
+  return out;
+}
+
 namespace {
 std::vector<std::int64_t> to_vector(dims_view d) { return {d.begin(), d.end()}; }
 }  // namespace

@@ -150,8 +150,11 @@ std::string encode(ir::Kernel const& k) {
   w.list(k.values, [&](ir::Value const& v) { w.s(v.c); });
   // Workspace flags after them, for the same reason, and only when there is one: the encoding
   // of every kernel without a workspace stays what the corpus holds.
-  if (std::ranges::any_of(k.params, [](ir::Param const& p) { return p.workspace; }))
+  const bool strided = std::ranges::any_of(k.refs, [](ir::Ref const& x) { return !x.stride.empty(); });
+  if (strided || std::ranges::any_of(k.params, [](ir::Param const& p) { return p.workspace; }))
     w.list(k.params, [&](ir::Param const& p) { w.u(p.workspace); });
+  // TMA element strides of GMEM blocks after them, likewise only when some block has them.
+  if (strided) w.list(k.refs, [&](ir::Ref const& x) { w.ints(x.stride); });
   return w.take();
 }
 
@@ -229,6 +232,8 @@ ir::Kernel decode(std::uint8_t const* data, std::size_t size) {
   for (std::size_t i = 0; i < third.size() && i < k.values.size(); ++i) k.values[i].c = third[i];
   const auto workspace = r.list<bool>([&] { return r.flag(); });
   for (std::size_t i = 0; i < workspace.size() && i < k.params.size(); ++i) k.params[i].workspace = workspace[i];
+  const auto strides = r.list<std::vector<std::int64_t>>([&] { return r.ints(); });
+  for (std::size_t i = 0; i < strides.size() && i < k.refs.size(); ++i) k.refs[i].stride = strides[i];
   return k;
 }
 

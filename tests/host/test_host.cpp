@@ -568,3 +568,31 @@ TEST_CASE("host: a row reduction whose butterfly skips a lane of the quad is cau
   const auto c = planted(k, "__shfl_xor_sync(0xffffffffu, r0, 2)", "__shfl_xor_sync(0xffffffffu, r0, 4)");
   CHECK_THAT(caught(c, k, inputs, want, 1), Contains("wrong result"));
 }
+
+TEST_CASE("host: TMA element strides in the tensor map pick the rows that land; dropped or changed strides show", "[host]") {
+  // downsample_rows: y = 2 * x[::2, :]; the load's map traverses 64 rows and lands every 2nd.
+  const auto k = example("downsample_rows");
+  const auto inputs = random_inputs(k, input_seed);
+  const auto expected = reference_of("downsample_rows", inputs);
+  {
+    auto g = nvrtc::generate(k);
+    REQUIRE(g.maps[0].elem_strides == std::vector<std::int64_t>{2, 1});
+    CHECK(caught(hostexec::compile_generated(std::move(g), k), k, inputs, expected, 3).empty());
+  }
+  {
+    // Dense 32 rows from the start of each footprint: the bytes add up, the rows are wrong.
+    auto g = nvrtc::generate(k);
+    g.maps[0].elem_strides = {};
+    g.maps[0].box[0] = 32;
+    CHECK_THAT(caught(hostexec::compile_generated(std::move(g), k), k, inputs, expected, 1), Contains("wrong result"));
+  }
+  {
+    // Every 4th row of the same footprint: 16 rows land, half the bytes the barrier expects.
+    auto g = nvrtc::generate(k);
+    g.maps[0].elem_strides = {4, 1};
+    const auto r = hostexec::run(hostexec::compile_generated(std::move(g), k), k, inputs, {});
+    INFO(r.message);
+    CHECK(r.kind == hostexec::failure::deadlock);
+    CHECK_THAT(r.message, Contains("4096 tx byte(s) pending"));
+  }
+}

@@ -76,7 +76,7 @@ TEST_CASE("every example is correct under eager, lazy, 200 pct and 100 random sc
 }
 
 TEST_CASE("pipelined examples give the reference result for every ring depth", "[interp]") {
-  for (auto name : {"add_one", "scale_store", "pipelined_add", "ws_copy", "row_block_sum", "strip_pipelines", "softmax_rows", "layernorm_rows", "transpose", "splitk_cluster"}) {
+  for (auto name : {"add_one", "scale_store", "pipelined_add", "ws_copy", "row_block_sum", "strip_pipelines", "softmax_rows", "layernorm_rows", "transpose", "splitk_cluster", "downsample_rows"}) {
     auto const& e = registry::global().find(name);
     for (auto const& p : e.params) {
       if (p.allowed.empty()) continue;
@@ -378,4 +378,44 @@ TEST_CASE("a TMA store over GMEM written with ordinary stores needs commit_smem 
     CHECK(r.buffers[1].bytes == expected.bytes);
   }
   CHECK_FALSE(interp::explore(good, inputs, {.schedule = interp::policy::pct, .seed = 9}, 50).failing_seed);
+}
+
+TEST_CASE("a strided TMA load lands every stride-th row of its footprint; the same load without strides lands other rows", "[interp]") {
+  auto const& e = registry::global().find("downsample_rows");
+  for (std::int64_t R : {2, 4, 8}) {
+    INFO("R = " << R);
+    const auto vals = registry::resolve(e, {{"M", 512}, {"N", 128}, {"R", R}});
+    auto k = e.build(vals);
+    const auto inputs = testing::random_buffers(k, 23);
+    auto r = interp::run(k, inputs, {.schedule = interp::policy::lazy});
+    REQUIRE(r.ok());
+    require_matches_reference(e, vals, k, inputs, r);
+    // Strides dropped from the IR: block (i, j) is then rows [32 i, 32 i + 32), dense.
+    int strided = 0;
+    for (auto& ref : k.refs)
+      if (!ref.stride.empty()) {
+        ref.stride.clear();
+        ++strided;
+      }
+    CHECK(strided == 2);  // the prologue's load and the refill's
+    auto dense = interp::run(k, inputs, {.schedule = interp::policy::lazy});
+    REQUIRE(dense.ok());
+    auto expected = inputs;
+    e.reference(expected, vals);
+    CHECK(dense.buffers[1].bytes != expected[1].bytes);
+  }
+}
+
+TEST_CASE("a strided block past the array's footprints is reported with its strides", "[interp]") {
+  auto const& e = registry::global().find("downsample_rows");
+  auto k = e.build(registry::resolve(e, {{"M", 512}, {"N", 128}, {"R", 2}}));
+  // One CTA too many: CTA 8 of 9 addresses footprint 8 of the 512 / 64 = 8 there are.
+  k.grid[0] += 1;
+  const auto inputs = testing::random_buffers(k, 5);
+  auto r = interp::run(k, inputs, {.schedule = interp::policy::eager});
+  REQUIRE_FALSE(r.ok());
+  bool found = false;
+  for (auto const& d : r.diagnostics)
+    found = found || (d.message.find("GMEM block out of range") != std::string::npos && d.message.find("blocks of (32, 64) strided (2, 1) cover only [0, 8)") != std::string::npos);
+  CHECK(found);
 }

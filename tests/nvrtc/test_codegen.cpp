@@ -52,6 +52,24 @@ TEST_CASE("tensor maps are one per parameter, box and swizzle", "[codegen]") {
   CHECK(g.maps[0].swizzle == 0);
 }
 
+TEST_CASE("a strided TMA load gets a tensor map of its footprint with element strides, and coordinates in footprints", "[codegen]") {
+  auto const& e = registry::global().find("downsample_rows");
+  const auto g = nvrtc::generate(e.build(registry::resolve(e, {{"R", 4}})));
+  REQUIRE(g.maps.size() == 2);
+  // x: 32 rows land from a footprint of 128, every 4th; y: the plain 32x64 store.
+  CHECK(g.maps[0].param == 0);
+  CHECK(g.maps[0].box == std::vector<std::int64_t>{128, 64});
+  CHECK(g.maps[0].elem_strides == std::vector<std::int64_t>{4, 1});
+  CHECK(g.maps[1].param == 1);
+  CHECK(g.maps[1].box == std::vector<std::int64_t>{32, 64});
+  CHECK(g.maps[1].elem_strides.empty());
+  // The barrier expects the 8 KiB that land, not the 32 KiB traversed; the load's row
+  // coordinate counts footprints (128 rows), the store's blocks (32 rows).
+  CHECK_THAT(g.source, Contains("sc::mbar_arrive_expect_tx(bar, 8192u);") && !Contains("32768u"));
+  CHECK_THAT(g.source, Contains("static_cast<int>(static_cast<long long>(blockIdx.x) * 128)") &&
+                           Contains("static_cast<int>(static_cast<long long>(blockIdx.x) * 32)"));
+}
+
 TEST_CASE("the CTA pair's kernel is generated with cta_group::2 throughout and a commit multicast to both CTAs", "[codegen][tcgen05]") {
   // A generator that knew only cta_group::1 would put the pair's m256 descriptor in a
   // tcgen05.mma.cta_group::1 and commit to one CTA: PTX that compiles and computes garbage. So

@@ -149,7 +149,8 @@ void check_coordinates(ir::Kernel const& k, ir::RefId gref, std::string const& t
     std::smatch m;
     const bool is_share = d == 0 && share_rows > 0;
     REQUIRE(std::regex_match(coords[i], m, is_share ? shared : plain));
-    CHECK(std::stoll(m[2]) == g.shape[d]);
+    // A strided block's coordinates count footprints: shape * element stride.
+    CHECK(std::stoll(m[2]) == g.shape[d] * (g.stride.empty() ? 1 : g.stride[d]));
     if (is_share) CHECK(std::stoll(m[3]) == share_rows);
   }
 }
@@ -193,11 +194,15 @@ void check_numbers(ir::Kernel const& k) {
         REQUIRE(t.size() == 1);
         const auto map = std::stoul(t[0][1]);
         REQUIRE(map < g.maps.size());
+        // A strided block's box is its footprint, traversed with its element strides.
         auto box = k.refs[s.refs[0]].shape;
+        auto const& stride = k.refs[s.refs[0]].stride;
+        for (std::size_t d = 0; d < stride.size(); ++d) box[d] *= stride[d];
         std::int64_t n = 1;
         for (int ax : s.axes) n *= k.cluster[ax];
         box[0] /= n;
         CHECK(g.maps[map].box == box);
+        CHECK(g.maps[map].elem_strides == stride);
         CHECK(g.maps[map].param == k.refs[s.refs[0]].id);
         CHECK(g.maps[map].swizzle == k.allocs[k.refs[s.refs[1]].id].swizzle);
         check_coordinates(k, s.refs[0], text, s.axes.empty() ? 0 : k.refs[s.refs[0]].shape[0] / n);
@@ -216,6 +221,7 @@ void check_numbers(ir::Kernel const& k) {
         const auto map = std::stoul(t[0][1]);
         REQUIRE(map < g.maps.size());
         CHECK(g.maps[map].box == k.refs[s.refs[1]].shape);
+        CHECK(g.maps[map].elem_strides.empty());
         CHECK(g.maps[map].param == k.refs[s.refs[1]].id);
         check_coordinates(k, s.refs[1], text, 0);
         break;

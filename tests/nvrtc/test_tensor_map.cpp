@@ -61,3 +61,50 @@ TEST_CASE("each bad descriptor names its rule and values", "[tensor_map]") {
     REQUIRE_THROWS_WITH(cuda::validate(r), Contains("the box has 1 dimensions but the array has 2"));
   }
 }
+
+// The arrays cuda::launch hands cuTensorMapEncodeTiled (and the host backend encodes): innermost
+// first, byte strides of the outer dimensions, and elementStrides.
+TEST_CASE("encode_args lists the driver's arrays innermost first, element strides included", "[tensor_map]") {
+  SECTION("a plain box: every element stride 1") {
+    const auto a = cuda::encode_args(good());
+    CHECK(a.rank == 2);
+    CHECK(a.dims == std::array<std::uint64_t, 5>{4096, 4096, 0, 0, 0});
+    CHECK(a.strides == std::array<std::uint64_t, 4>{4096 * 4, 0, 0, 0});
+    CHECK(a.box == std::array<std::uint32_t, 5>{64, 128, 0, 0, 0});
+    CHECK(a.elem_strides == std::array<std::uint32_t, 5>{1, 1, 0, 0, 0});
+  }
+  SECTION("a strided 3-d box: (4, 2, 1) outermost first becomes (1, 2, 4)") {
+    // (planes, rows, cols) = (64, 512, 96) f16, box (32, 128, 32): 8 x 64 x 32 elements land.
+    cuda::tensor_map_request r{"img", ir::DType::f16, 0x20000, {64, 512, 96}, {32, 128, 32}, 0, {4, 2, 1}};
+    const auto a = cuda::encode_args(r);
+    CHECK(a.rank == 3);
+    CHECK(a.dims == std::array<std::uint64_t, 5>{96, 512, 64, 0, 0});
+    CHECK(a.strides == std::array<std::uint64_t, 4>{96 * 2, 96 * 2 * 512, 0, 0});
+    CHECK(a.box == std::array<std::uint32_t, 5>{32, 128, 32, 0, 0});
+    CHECK(a.elem_strides == std::array<std::uint32_t, 5>{1, 2, 4, 0, 0});
+  }
+  SECTION("the downsample example's maps: the load's footprint and strides, the store's plain box") {
+    // y = 2 * x[::2, :] over (512, 512): 32x64 stages, so the load traverses 64 rows.
+    cuda::tensor_map_request load{"x", ir::DType::f32, 0x10000, {512, 512}, {64, 64}, 0, {2, 1}};
+    CHECK(cuda::encode_args(load).box == std::array<std::uint32_t, 5>{64, 64, 0, 0, 0});
+    CHECK(cuda::encode_args(load).elem_strides == std::array<std::uint32_t, 5>{1, 2, 0, 0, 0});
+  }
+}
+
+TEST_CASE("bad element strides are named before the driver sees them", "[tensor_map]") {
+  auto r = good();
+  SECTION("out of 1..8") {
+    r.elem_strides = {9, 1};
+    REQUIRE_THROWS_WITH(cuda::encode_args(r), Contains("TMA descriptor for 'x'") && Contains("element stride 9 of dimension 0; TMA element strides are 1 to 8"));
+    r.elem_strides = {0, 1};
+    REQUIRE_THROWS_WITH(cuda::validate(r), Contains("element stride 0 of dimension 0"));
+  }
+  SECTION("the innermost dimension, which the driver would ignore") {
+    r.elem_strides = {1, 2};
+    REQUIRE_THROWS_WITH(cuda::validate(r), Contains("the innermost element stride is 2; TMA does not stride the innermost dimension"));
+  }
+  SECTION("one per dimension") {
+    r.elem_strides = {2};
+    REQUIRE_THROWS_WITH(cuda::validate(r), Contains("the element strides (2) have 1 dimensions but the array has 2"));
+  }
+}

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "common.hpp"
+#include <stagecraft/registry.hpp>
 
 using namespace stagecraft;
 
@@ -72,4 +73,18 @@ TEST_CASE("random scalar constants: hashes differ exactly when the constants dif
       if (other != c) CHECK(oh != h);
     seen[c] = h;
   }
+}
+
+TEST_CASE("element strides print and hash only where a block has them", "[hash]") {
+  auto const& e = registry::global().find("downsample_rows");
+  const auto k = e.build(registry::resolve(e, {}));
+  CHECK_THAT(ir::print(k), Catch::Matchers::Contains("(32x64) stride(2x1)"));
+  auto dense = k;
+  for (auto& r : dense.refs) r.stride.clear();
+  CHECK_THAT(ir::print(dense), !Catch::Matchers::Contains("stride("));
+  CHECK(ir::hash(dense) != ir::hash(k));
+  auto other = k;
+  for (auto& r : other.refs)
+    if (!r.stride.empty()) r.stride[0] = 4;
+  CHECK(ir::hash(other) != ir::hash(k));
 }

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include <stagecraft/interp/interp.hpp>
+#include <stagecraft/registry.hpp>
 
 #include "common.hpp"
 
@@ -535,4 +536,46 @@ TEST_CASE("TMEM lifetimes the statement tree shows: never freed, freed in a loop
         if (t.op == ir::StmtOp::tmem_dealloc) t.refs[0] = smem_ref;
     }
   CHECK_THROWS_WITH(ir::verify(k), Contains("(tmem_dealloc): the operand must be a tmem reference, but it is a smem"));
+}
+
+TEST_CASE("the verifier holds hand-built strided GMEM blocks to TMA's element-stride rules", "[verify]") {
+  auto const& e = registry::global().find("downsample_rows");
+  const auto base = e.build(registry::resolve(e, {}));
+  REQUIRE_NOTHROW(ir::verify(base));
+  auto k = base;
+  auto& load = first(k, ir::StmtOp::copy_gmem_to_smem);
+  auto& src = k.refs[load.refs[0]];
+  REQUIRE(src.stride == std::vector<std::int64_t>{2, 1});
+  SECTION("a stride outside 1..8") {
+    src.stride = {9, 1};
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("TMA element strides are 1 to 8, but the strides (9, 1) have 9 in dimension 0"));
+  }
+  SECTION("the innermost dimension strided") {
+    src.stride = {2, 2};
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("TMA does not stride the innermost dimension, but the strides (2, 2) end in 2"));
+  }
+  SECTION("one stride per dimension") {
+    src.stride = {2};
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("a strided block of parameter 'x' (rank 2) needs 2 element strides, got 1"));
+  }
+  SECTION("a footprint that does not divide the array: a usage error") {
+    src.stride = {3, 1};  // 96 rows do not divide 512
+    REQUIRE_THROWS_AS(ir::verify(k), ir::ConfigError);
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("the footprint (96) of the block (32, 64) with element strides (3, 1) does not divide the shape (512, 512)"));
+  }
+  SECTION("a strided TMA store") {
+    auto& store = first(k, ir::StmtOp::copy_smem_to_gmem);
+    k.refs[store.refs[1]].stride = {1, 1};
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("(copy_smem_to_gmem): takes a strided GMEM block (element strides (1, 1)), but only a TMA load"));
+  }
+  SECTION("a strided multicast") {
+    k.cluster_rank = 1;
+    k.cluster[0] = 2;
+    load.axes = {0};
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("takes a strided GMEM block (element strides (2, 1)), but only a TMA load without multicast"));
+  }
+  SECTION("strides on an SMEM view") {
+    k.refs[load.refs[1]].stride = {1, 1};
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("element strides (1, 1) belong to GMEM blocks, not to allocation"));
+  }
 }

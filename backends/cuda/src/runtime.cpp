@@ -243,18 +243,15 @@ std::vector<CUtensorMap> encode_maps(driver& d, nvrtc::compiled const& c, ir::Ke
   std::vector<CUtensorMap> maps(c.code.maps.size());
   for (std::size_t m = 0; m < maps.size(); ++m) {
     auto const& spec = c.code.maps[m];
-    validate({k.params[spec.param].name, spec.dtype, ptrs[spec.param], spec.shape, spec.box, spec.swizzle});
-    const int rank = static_cast<int>(spec.shape.size());
-    std::vector<cuuint64_t> dims(rank), strides(rank > 1 ? rank - 1 : 1);
-    std::vector<cuuint32_t> box(rank), elem_strides(rank, 1);
-    std::uint64_t stride = ir::dtype_bits(spec.dtype) / 8;
-    for (int i = 0; i < rank; ++i) {  // innermost first
-      const int d_ = rank - 1 - i;
-      dims[i] = static_cast<cuuint64_t>(spec.shape[d_]);
-      box[i] = static_cast<cuuint32_t>(spec.box[d_]);
-      if (i > 0) strides[i - 1] = stride;
-      stride *= static_cast<std::uint64_t>(spec.shape[d_]);
-    }
+    const auto a = encode_args({k.params[spec.param].name, spec.dtype, ptrs[spec.param], spec.shape, spec.box, spec.swizzle, spec.elem_strides});
+    std::array<cuuint64_t, 5> dims{};
+    std::array<cuuint64_t, 4> strides{};
+    std::array<cuuint32_t, 5> box{}, elem_strides{};
+    std::copy(a.dims.begin(), a.dims.end(), dims.begin());
+    std::copy(a.strides.begin(), a.strides.end(), strides.begin());
+    std::copy(a.box.begin(), a.box.end(), box.begin());
+    std::copy(a.elem_strides.begin(), a.elem_strides.end(), elem_strides.begin());
+    const int rank = static_cast<int>(a.rank);
     check(d,
           d.cuTensorMapEncodeTiled(&maps[m], tma_type(spec.dtype), static_cast<cuuint32_t>(rank), reinterpret_cast<void*>(ptrs[spec.param]),
                                    dims.data(), strides.data(), box.data(), elem_strides.data(), CU_TENSOR_MAP_INTERLEAVE_NONE,

@@ -31,12 +31,38 @@ void validate(tensor_map_request const& r) {
                        d - 1, stride, 16 / elem));
     if (stride >= (std::int64_t{1} << 40)) fail(fmt::format("the stride of dimension {} ({} bytes) exceeds 2^40", d - 1, stride));
   }
+  if (!r.elem_strides.empty()) {
+    if (static_cast<int>(r.elem_strides.size()) != rank)
+      fail(fmt::format("the element strides ({}) have {} dimensions but the array has {}", fmt::join(r.elem_strides, ", "), r.elem_strides.size(), rank));
+    for (int d = 0; d < rank; ++d)
+      if (r.elem_strides[d] < 1 || r.elem_strides[d] > 8)
+        fail(fmt::format("element stride {} of dimension {}; TMA element strides are 1 to 8", r.elem_strides[d], d));
+    // With interleave NONE the driver ignores the innermost stride: it would be dropped silently.
+    if (r.elem_strides[rank - 1] != 1)
+      fail(fmt::format("the innermost element stride is {}; TMA does not stride the innermost dimension", r.elem_strides[rank - 1]));
+  }
   const std::int64_t inner_bytes = r.box[rank - 1] * elem;
   if (inner_bytes % 16 != 0) fail(fmt::format("the box's inner dimension is {} bytes; it must be a multiple of 16 bytes", inner_bytes));
   if (r.swizzle != 0 && r.swizzle != 32 && r.swizzle != 64 && r.swizzle != 128)
     fail(fmt::format("swizzle must be 0, 32, 64 or 128 bytes, got {}", r.swizzle));
   if (r.swizzle != 0 && inner_bytes > r.swizzle)
     fail(fmt::format("with a {}-byte swizzle the box's inner dimension may span at most {} bytes, but it spans {}", r.swizzle, r.swizzle, inner_bytes));
+}
+
+tensor_map_args encode_args(tensor_map_request const& r) {
+  validate(r);
+  tensor_map_args a;
+  a.rank = static_cast<unsigned>(r.shape.size());
+  std::uint64_t stride = static_cast<std::uint64_t>(ir::dtype_bits(r.dtype) / 8);
+  for (unsigned i = 0; i < a.rank; ++i) {  // innermost first
+    const auto d = a.rank - 1 - i;
+    a.dims[i] = static_cast<std::uint64_t>(r.shape[d]);
+    a.box[i] = static_cast<std::uint32_t>(r.box[d]);
+    a.elem_strides[i] = r.elem_strides.empty() ? 1u : static_cast<std::uint32_t>(r.elem_strides[d]);
+    if (i > 0) a.strides[i - 1] = stride;
+    stride *= static_cast<std::uint64_t>(r.shape[d]);
+  }
+  return a;
 }
 
 }  // namespace stagecraft::cuda

@@ -28,7 +28,8 @@ struct tensor_map {
   unsigned rank, elem_bytes, swizzle, reserved;
   unsigned long long dims[5];     // innermost first, in elements
   unsigned long long strides[4];  // bytes between consecutive indices of dims 1..rank-1
-  unsigned box[5];                // innermost first, in elements
+  unsigned short box[5];          // innermost first, elements traversed (boxDim, at most 256)
+  unsigned char elem_strides[5];  // innermost first (elementStrides, 1 to 8): ceil(box / stride) land
 };
 constexpr unsigned long long tensor_map_magic = 0x70616d74736f6873ull;  // "shostmap"
 

@@ -438,20 +438,19 @@ class machine {
     maps_.resize(c_.code.maps.size());
     for (std::size_t i = 0; i < maps_.size(); ++i) {
       auto const& spec = c_.code.maps[i];
-      cuda::validate({k_.params[spec.param].name, spec.dtype, reinterpret_cast<std::uintptr_t>(gmem_[spec.param]), spec.shape, spec.box, spec.swizzle});
+      const auto a = cuda::encode_args({k_.params[spec.param].name, spec.dtype, reinterpret_cast<std::uintptr_t>(gmem_[spec.param]), spec.shape,
+                                        spec.box, spec.swizzle, spec.elem_strides});
       schost::tensor_map t{};
       t.magic = schost::tensor_map_magic;
       t.global_address = reinterpret_cast<std::uintptr_t>(gmem_[spec.param]);
-      t.rank = static_cast<unsigned>(spec.shape.size());
+      t.rank = a.rank;
       t.elem_bytes = static_cast<unsigned>(ir::dtype_bits(spec.dtype) / 8);
       t.swizzle = static_cast<unsigned>(spec.swizzle);
-      std::uint64_t stride = t.elem_bytes;
-      for (unsigned d = 0; d < t.rank; ++d) {  // innermost first
-        const auto outer = t.rank - 1 - d;
-        t.dims[d] = static_cast<unsigned long long>(spec.shape[outer]);
-        t.box[d] = static_cast<unsigned>(spec.box[outer]);
-        if (d > 0) t.strides[d - 1] = stride;
-        stride *= static_cast<std::uint64_t>(spec.shape[outer]);
+      for (unsigned d = 0; d < t.rank; ++d) {
+        t.dims[d] = a.dims[d];
+        if (d > 0) t.strides[d - 1] = a.strides[d - 1];
+        t.box[d] = static_cast<unsigned short>(a.box[d]);
+        t.elem_strides[d] = static_cast<unsigned char>(a.elem_strides[d]);
       }
       std::memcpy(maps_[i].word, &t, sizeof t);
     }
@@ -891,9 +890,16 @@ class machine {
       fail(failure::protocol, fmt::format("{}: {} is a {}d copy but its tensor map has rank {}", who(), what, rank, m.rank));
     return m;
   }
+  // Elements of dimension d that land in SMEM: ceil(boxDim / elementStride); the driver ignores
+  // the innermost stride (interleave NONE).
+  static unsigned landed(schost::tensor_map const& m, unsigned d) {
+    const unsigned st = d == 0 || m.elem_strides[d] == 0 ? 1u : m.elem_strides[d];
+    return (m.box[d] + st - 1) / st;
+  }
+  static unsigned step(schost::tensor_map const& m, unsigned d) { return d == 0 || m.elem_strides[d] == 0 ? 1u : m.elem_strides[d]; }
   static std::uint64_t box_elements(schost::tensor_map const& m) {
     std::uint64_t n = 1;
-    for (unsigned d = 0; d < m.rank; ++d) n *= m.box[d];
+    for (unsigned d = 0; d < m.rank; ++d) n *= landed(m, d);
     return n;
   }
   static std::uint64_t box_bytes(schost::tensor_map const& m) { return box_elements(m) * m.elem_bytes; }
@@ -908,7 +914,8 @@ class machine {
     return addr ^ (line * 16);
   }
 
-  // Calls f(gmem pointer or null when out of bounds, SMEM offset) for every element of a box.
+  // Calls f(gmem pointer or null when out of bounds, SMEM offset) for every element of a box
+  // that lands: with element strides, every stride-th of the traversed box, densely in SMEM.
   template <class F>
   void for_box(copy_op const& op, F&& f) const {
     auto const& m = op.map;
@@ -919,9 +926,9 @@ class machine {
       bool in = true;
       std::uint64_t g = m.global_address;
       for (unsigned d = 0; d < m.rank; ++d) {
-        i[d] = rest % m.box[d];
-        rest /= m.box[d];
-        const long long c = op.coords[d] + static_cast<long long>(i[d]);
+        i[d] = rest % landed(m, d);
+        rest /= landed(m, d);
+        const long long c = op.coords[d] + static_cast<long long>(i[d] * step(m, d));
         if (c < 0 || static_cast<unsigned long long>(c) >= m.dims[d]) in = false;
         g += static_cast<std::uint64_t>(c) * (d == 0 ? m.elem_bytes : m.strides[d - 1]);
       }

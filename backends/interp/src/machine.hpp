@@ -198,6 +198,9 @@ struct extents {
 struct region {
   memory* mem = nullptr;
   extents origin, box;
+  // A strided GMEM block's element strides (TMA elementStrides; the innermost is always 1, so
+  // rows stay contiguous); empty: 1. The box counts the elements moved, not the footprint.
+  extents step;
   std::int64_t elements() const { return std::accumulate(box.begin(), box.end(), std::int64_t{1}, std::multiplies<>()); }
   // Calls f(first element of the row (array offset), index of its first element in the box,
   // row length) for every innermost row of the box, in row-major order.
@@ -211,6 +214,8 @@ struct region {
     for (int d = r - 2; d >= 0; --d) stride[d] = stride[d + 1] * mem->shape[d + 1];
     std::int64_t off = 0;
     for (int d = 0; d < r; ++d) off += origin[d] * stride[d];
+    if (step.size() > 0)
+      for (int d = 0; d < r - 1; ++d) stride[d] *= step[static_cast<std::size_t>(d)];
     const std::int64_t len = box[r - 1];
     const std::int64_t nrows = elements() / std::max<std::int64_t>(len, 1);
     for (std::int64_t row = 0; row < nrows; ++row) {

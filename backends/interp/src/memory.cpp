@@ -149,14 +149,18 @@ region machine::view_of(agent_state const& a, ir::RefId rid, int cta) {
     auto& m = gmem_[r.id];
     g.mem = &m;
     for (auto e : r.shape) g.box.push_back(e);
+    for (auto e : r.stride) g.step.push_back(e);
     for (std::size_t d = 0; d < r.block.size(); ++d) {
       const auto c = eval(a, r.block[d]);
-      g.origin.push_back(c >= 0 && c < m.shape[d] / r.shape[d] ? c * r.shape[d] : 0);  // no overflow before the check
-      if (c < 0 || c >= m.shape[d] / r.shape[d])
+      // A strided block's coordinates count footprints: shape * stride elements.
+      const auto foot = r.shape[d] * (r.stride.empty() ? 1 : r.stride[d]);
+      g.origin.push_back(c >= 0 && c < m.shape[d] / foot ? c * foot : 0);  // no overflow before the check
+      if (c < 0 || c >= m.shape[d] / foot)
         report(check::index_out_of_range, cur_op_, a,
-               fmt::format("GMEM block out of range: {} addresses block {} of '{}' in dimension {}, but ({}) blocks of ({}) cover "
+               fmt::format("GMEM block out of range: {} addresses block {} of '{}' in dimension {}, but ({}) blocks of ({}){} cover "
                            "only [0, {}) there",
-                           who(a), c, m.name, d, fmt::join(m.shape, ", "), fmt::join(r.shape, ", "), m.shape[d] / r.shape[d]));
+                           who(a), c, m.name, d, fmt::join(m.shape, ", "), fmt::join(r.shape, ", "),
+                           r.stride.empty() ? "" : fmt::format(" strided ({})", fmt::join(r.stride, ", ")), m.shape[d] / foot));
     }
     return g;
   }

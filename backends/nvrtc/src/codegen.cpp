@@ -122,7 +122,9 @@ class emitter {
   int map_for(ir::RefId gref, ir::RefId sref, std::vector<std::int64_t> box) {
     auto const& g = k_.refs[gref];
     auto const& s = k_.refs[sref];
-    tensor_map_spec spec{g.id, k_.params[g.id].dtype, k_.params[g.id].shape, std::move(box), k_.allocs[s.id].swizzle};
+    // A strided block: the box is its footprint, traversed every stride-th element.
+    for (std::size_t d = 0; d < g.stride.size() && d < box.size(); ++d) box[d] *= g.stride[d];
+    tensor_map_spec spec{g.id, k_.params[g.id].dtype, k_.params[g.id].shape, std::move(box), k_.allocs[s.id].swizzle, g.stride};
     for (std::size_t i = 0; i < maps_.size(); ++i)
       if (maps_[i] == spec) return static_cast<int>(i);
     maps_.push_back(spec);
@@ -699,7 +701,8 @@ class emitter {
     auto const& g = k_.refs[gref];
     std::vector<std::string> c;
     for (int d = static_cast<int>(g.shape.size()) - 1; d >= 0; --d)
-      c.push_back(fmt::format("static_cast<int>({} * {}{})", expr(g.block[d]), g.shape[d], d == 0 ? row_extra : ""));
+      c.push_back(fmt::format("static_cast<int>({} * {}{})", expr(g.block[d]), g.shape[d] * (g.stride.empty() ? 1 : g.stride[d]),
+                              d == 0 ? row_extra : ""));
     return fmt::format("{{{}}}", fmt::join(c, ", "));
   }
 

@@ -156,6 +156,8 @@ class Printer {
       o += name + ".block[";
       coords(r.block, ", ");
       fmt::format_to(out, "]({})", fmt::join(r.shape, "x"));
+      // Only strided blocks print (and hash) their strides: every other listing is unchanged.
+      if (!r.stride.empty()) fmt::format_to(out, " stride({})", fmt::join(r.stride, "x"));
       return;
     }
     o += named_ ? alloc_name(k_, r.id) : numbered_name(k_, r.id);

@@ -386,8 +386,25 @@ class Verifier {
         if (r.shape[d] < 1 || p.shape[d] % r.shape[d] != 0)
           fail<ConfigError>("memory reference {}: the block shape ({}) does not divide the shape ({}) of parameter '{}'", id, fmt::join(r.shape, ", "),
                fmt::join(p.shape, ", "), p.name);
+      if (!r.stride.empty()) {  // a strided block (TMA elementStrides): the front end's rules, for IR built by hand
+        if (r.stride.size() != p.shape.size())
+          fail("memory reference {}: a strided block of parameter '{}' (rank {}) needs {} element strides, got {}", id, p.name, p.shape.size(),
+               p.shape.size(), r.stride.size());
+        for (std::size_t d = 0; d < r.stride.size(); ++d)
+          if (r.stride[d] < 1 || r.stride[d] > max_tma_element_stride)
+            fail("memory reference {}: TMA element strides are 1 to {}, but the strides ({}) have {} in dimension {}", id, max_tma_element_stride,
+                 fmt::join(r.stride, ", "), r.stride[d], d);
+        if (r.stride.back() != 1)
+          fail("memory reference {}: TMA does not stride the innermost dimension, but the strides ({}) end in {}", id, fmt::join(r.stride, ", "),
+               r.stride.back());
+        for (std::size_t d = 0; d < p.shape.size(); ++d)
+          if (p.shape[d] % (r.shape[d] * r.stride[d]) != 0)
+            fail<ConfigError>("memory reference {}: the footprint ({}) of the block ({}) with element strides ({}) does not divide the shape ({}) of parameter '{}'",
+                              id, r.shape[d] * r.stride[d], fmt::join(r.shape, ", "), fmt::join(r.stride, ", "), fmt::join(p.shape, ", "), p.name);
+      }
       return;
     }
+    if (!r.stride.empty()) fail("memory reference {}: element strides ({}) belong to GMEM blocks, not to allocation {}", id, fmt::join(r.stride, ", "), r.id);
     if (r.id < 0 || r.id >= static_cast<int>(k_.allocs.size())) fail("memory reference {} refers to allocation {}, which does not exist", id, r.id);
     auto const& a = k_.allocs[r.id];
     // `block` of an allocation's reference is a sub-view's origin (SMEM only): one offset per dimension left.
@@ -482,6 +499,9 @@ class Verifier {
       if (ref_dtype(r) != v.dtype || r.shape != v.shape)
         fail("tile value {} loads {} ({}) from memory of {} ({})", id, dtype_name(v.dtype), fmt::join(v.shape, ", "), dtype_name(ref_dtype(r)),
              fmt::join(r.shape, ", "));
+      if (!r.stride.empty())
+        fail("tile value {} loads a strided GMEM block ({}): element strides are a TMA traversal, only copy_gmem_to_smem takes them", id,
+             fmt::join(r.stride, ", "));
       value_vars_[id] = ref_vars_[v.ref];
       leaf_size = 1 + ref_size(r);
     } else if (v.op == ValueOp::scalar) {
@@ -584,6 +604,10 @@ class Verifier {
       const bool optional = x.op == StmtOp::wgmma && i == 1;  // A from registers
       if ((x.refs[i] != none || !optional) && (x.refs[i] < 0 || x.refs[i] >= static_cast<RefId>(k_.refs.size())))
         fail_at(s, "refers to memory reference {}, which does not exist", x.refs[i]);
+      // Element strides are what TMA loads traverse: a plain (non-multicast) load's source only.
+      if (x.refs[i] != none && !k_.refs[x.refs[i]].stride.empty() && !(x.op == StmtOp::copy_gmem_to_smem && i == 0 && x.axes.empty()))
+        fail_at(s, "takes a strided GMEM block (element strides ({})), but only a TMA load without multicast (copy_gmem_to_smem) traverses one",
+                fmt::join(k_.refs[x.refs[i]].stride, ", "));
     }
     for (ExprId e : {x.e0, x.e1})
       if (e != none && (e < 0 || e >= static_cast<ExprId>(k_.exprs.size()))) fail_at(s, "refers to index expression {}, which does not exist", e);
@@ -726,6 +750,11 @@ class Verifier {
     for (int ax : x.axes)
       if (ax < 0 || ax >= k_.cluster_rank) fail_at(s, "multicasts over cluster axis {}, but the cluster has {} dimensions", ax, k_.cluster_rank);
     if (!distinct(x.axes)) fail_at(s, "names a multicast axis twice: ({})", fmt::join(x.axes, ", "));
+    if (!g.stride.empty()) {  // the box TMA traverses is the footprint
+      std::vector<std::int64_t> foot(g.shape);
+      for (std::size_t d = 0; d < foot.size() && d < g.stride.size(); ++d) foot[d] *= g.stride[d];
+      tma_box(s, foot, x.axes);
+    }
     tma_box(s, m.shape, x.axes);
   }
 

@@ -209,7 +209,10 @@ void machine::trace_async(async_op const& op, int engine, const char* what) {
   // bytes, and for a load the barrier whose transaction count it completed.
   auto block = [](region const& r) {
     std::vector<std::int64_t> at(r.origin.size());
-    for (std::size_t d = 0; d < at.size(); ++d) at[d] = r.box[d] ? r.origin[d] / r.box[d] : r.origin[d];
+    for (std::size_t d = 0; d < at.size(); ++d) {
+      const auto foot = r.box[d] * (d < r.step.size() ? r.step[d] : 1);  // a strided block's footprint
+      at[d] = foot ? r.origin[d] / foot : r.origin[d];
+    }
     return fmt::format("{} block ({})", r.mem ? r.mem->name : "?", fmt::join(at, ", "));
   };
   std::string label;

@@ -91,6 +91,7 @@ struct Ref {
   std::vector<ExprP> block;
   std::vector<std::int64_t> shape;  // of the referenced region
   ir::DType dtype = ir::DType::f32;
+  std::vector<std::int64_t> stride;  // a strided GMEM block's element strides (ir::Ref); empty: 1
 
   Ref() noexcept;
   Ref(Base base, int id, ir::DType dtype, std::vector<std::int64_t> shape) noexcept;
@@ -183,6 +184,8 @@ Ref ref_indexed(Ref const& r, ExprP index, ExprP offset, bool drop_front) noexce
 Ref ref_element(Ref const& r, int remaining_rank, ExprP offset) noexcept;
 Ref ref_block(Ref const& r, std::initializer_list<ExprP> coords) noexcept;
 Ref ref_sized(Ref const& r, dims_view shape) noexcept;
+// A GMEM block that TMA traverses with these element strides (x.block(strides(...), ...)).
+Ref ref_strided(Ref const& r, dims_view stride) noexcept;
 // An SMEM sub-view: `extent` elements of remaining dimension `axis` from `start` (relative to a
 // sub-view's own origin).
 Ref ref_sliced(Ref const& r, int axis, ExprP start, std::int64_t extent) noexcept;

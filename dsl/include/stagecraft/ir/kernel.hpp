@@ -58,12 +58,17 @@ enum class RefBase : std::uint8_t { param, alloc };
 // `base[index...]` cut to `shape` from `block`: there one element offset per remaining dimension
 // (empty: the whole view, at 0). It keeps the allocation's strides, so only some sub-views are
 // one contiguous run of bytes (what TMA and MMA operands need; the verifier checks).
+// A strided GMEM block (x.block(strides(...), i, j), TMA loads only) has one element stride per
+// dimension in `stride` (cuTensorMapEncodeTiled's elementStrides): it moves `shape` elements
+// taken every stride[d]-th from a footprint of shape[d] * stride[d], and its coordinates count
+// footprints. Empty: every stride 1 (all other refs).
 struct Ref {
   RefBase base;
   std::int32_t id;
   std::vector<ExprId> index;
   std::vector<ExprId> block;
   std::vector<std::int64_t> shape;
+  std::vector<std::int64_t> stride;
   friend bool operator==(Ref const&, Ref const&) = default;
 };
 

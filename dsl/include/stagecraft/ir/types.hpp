@@ -50,6 +50,7 @@ inline constexpr std::int64_t max_cluster_portable = 8;
 inline constexpr std::int64_t max_cluster_nonportable = 16;
 inline constexpr int max_tma_rank = 5;
 inline constexpr int max_tma_box = 256;     // elements per dimension of one TMA box
+inline constexpr int max_tma_element_stride = 8;  // cuTensorMapEncodeTiled elementStrides: 1 to 8
 // GMEM parameters addressed by plain loads and stores (the interpreter's regions hold 8 extents).
 inline constexpr int max_param_rank = 8;
 // A kernel-owned workspace is zero-filled on every launch, so its bytes cost time each run: a

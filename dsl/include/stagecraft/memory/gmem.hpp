@@ -3,6 +3,7 @@
 //   gmem<f32>("x", shape(M, N))         // (row, col); M, N known at run time
 //   x.block(program_id(0), j)           // block (i, j) of whatever shape the other side has
 //   x.tile(shape(128_c, 64_c), i, j)    // the same, with the block shape given: for load/store
+//   x.block(strides(2_c, 1_c), i, j)    // every 2nd row of a (2*rows, cols) footprint: TMA loads only
 //   gmem_like("y", buf_decl)            // a parameter shaped like an SMEM declaration
 //   workspace<f32>("part", shape(4_c, M)) // kernel-owned scratch: zero at launch, not an output
 #pragma once
@@ -91,16 +92,42 @@ auto gmem_like(std::string name, Spec const&) {
   }
 }
 
-// Block Dims = void: the block shape is taken from the other side of a copy.
-template <dtype DT, class ArrayDims, class BlockDims>
+// TMA element strides (cuTensorMapEncodeTiled's elementStrides), one per dimension, outermost
+// first: x.block(strides(2_c, 1_c), i, j) moves the block's shape (taken from the SMEM side)
+// from a footprint of shape * strides, every stride-th element. Static: they go into the tensor
+// map the host encodes once per launch.
+template <class D>
+struct strides_t {
+  using static_dims = D;
+};
+template <int_like... S>
+auto strides(S const&...) {
+  using D = dims<static_value_or_dynamic<S>()...>;
+  if constexpr (!D::all_static) STAGECRAFT_ERROR_T(D, "strides(...): TMA element strides must be static (2_c, not 2): they are part of the tensor map");
+  return strides_t<D>{};
+}
+template <class T>
+struct is_strides_t : std::false_type {};
+template <class D>
+struct is_strides_t<strides_t<D>> : std::true_type {};
+
+// Block Dims = void: the block shape is taken from the other side of a copy. Strides: void, or
+// the dims of its TMA element strides (x.block(strides(...), ...)).
+template <dtype DT, class ArrayDims, class BlockDims, class Strides = void>
 struct gmem_block {
   static constexpr operand_kind kind = operand_kind::gmem_block;
   using dtype_t = DT;
   using array_dims = ArrayDims;
   using static_dims = BlockDims;
+  using element_strides = Strides;
   static constexpr info static_info = no_info;
   tree::Ref ref;  // param id, block coordinates; shape filled once known
 };
+
+// A GMEM block with TMA element strides: only copy_gmem_to_smem takes one.
+template <class T>
+concept strided_gmem = requires { typename std::remove_cvref_t<T>::element_strides; } &&
+                       !std::is_void_v<typename std::remove_cvref_t<T>::element_strides>;
 
 // A block of the stand-in parameter gmem_like returns after an error: operations skip it.
 template <class T>
@@ -116,9 +143,43 @@ struct gmem_ref {
   tree::Ref ref;  // the parameter; shape = its extents
 
   template <class... C>
+    requires(!(is_strides_t<std::remove_cvref_t<C>>::value || ...))
   auto block(C const&... c) const {
     check_coords<C...>();
     return gmem_block<DT, Dims, void>{with_coords(c...)};
+  }
+  // A strided block: the coordinates count footprints (block shape * strides) of the array.
+  template <class S, class... C>
+  auto block(strides_t<S> const&, C const&... c) const {
+    constexpr int bad = [] {  // the first stride TMA does not take (-1: none)
+      for (int d = 0; d < S::rank; ++d)
+        if (S::values[d] < 1 || S::values[d] > ir::max_tma_element_stride) return d;
+      return -1;
+    }();
+    if constexpr (std::is_same_v<Dims, any_dims> || !S::all_static) {
+      return gmem_block<DT, any_dims, void>{};  // an error already reported
+    } else if constexpr (S::rank != Dims::rank) {
+      STAGECRAFT_ERROR("x.block(strides(...), ...): a strided block needs one element stride per dimension of the array",
+                       "x.block(strides(...), ...): the strides " << S{} << " need one element stride per dimension of the array "
+                                                                  << Dims{} << " (" << Dims::rank << ")");
+      return gmem_block<DT, any_dims, void>{};
+    } else if constexpr (bad >= 0) {
+      STAGECRAFT_ERROR("x.block(strides(...), ...): TMA element strides are 1 to 8",
+                       "x.block(strides(...), ...): TMA element strides are 1 to " << ir::max_tma_element_stride << ", but the strides "
+                                                                                   << S{} << " have " << S::values[bad < 0 ? 0 : bad]
+                                                                                   << " in dimension " << bad);
+      return gmem_block<DT, any_dims, void>{};
+    } else if constexpr (S::values[S::rank - 1] != 1) {
+      // With interleave NONE the driver ignores dimension 0's (the innermost's) stride: a
+      // stride there would be silently dropped, so it is an error here.
+      STAGECRAFT_ERROR("x.block(strides(...), ...): TMA does not stride the innermost dimension: its element stride must be 1",
+                       "x.block(strides(...), ...): TMA does not stride the innermost dimension (the driver ignores it), but the strides "
+                           << S{} << " end in " << S::values[S::rank - 1] << " (keep it 1, and de-interleave the columns after the load)");
+      return gmem_block<DT, any_dims, void>{};
+    } else {
+      check_coords<C...>();
+      return gmem_block<DT, Dims, void, S>{tree::ref_strided(with_coords(c...), S::values)};
+    }
   }
   template <class Shape, class... C>
     requires shape_like<Shape>

@@ -40,6 +40,20 @@ constexpr int box_dim_too_large() {
   return -1;
 }
 
+// A strided block's footprint, the box TMA traverses: shape * strides per dimension.
+template <class G, class SDims>
+constexpr long long footprint(int d) {
+  if constexpr (strided_gmem<G>) return SDims::values[d] * G::element_strides::values[d];
+  else return SDims::values[d];
+}
+// The first dimension whose footprint exceeds the hardware's 256 elements (-1: none).
+template <class G, class SDims>
+constexpr int footprint_too_large() {
+  for (int i = 0; i < SDims::rank; ++i)
+    if (footprint<G, SDims>(i) > ir::max_tma_box) return i;
+  return -1;
+}
+
 // TMA's SMEM address alignment: 128 bytes, and for a swizzled array the whole swizzle pattern
 // (8 rows of its width, 1024 bytes for 128-byte swizzle). We require the pattern's alignment
 // rather than rely on mid-pattern starts: the hardware documents the swizzle for aligned
@@ -94,6 +108,25 @@ constexpr bool check_copy() {
     } else if constexpr (SDims::rank < 1 || SDims::rank > ir::max_tma_rank) {
       STAGECRAFT_ERROR("TMA copies are 1- to 5-dimensional", Op << ": TMA copies are 1- to 5-dimensional, but got rank " << SDims::rank);
       return false;
+    } else if constexpr (strided_gmem<G> && !GmemIsSrc) {
+      // The driver documents elementStrides as what TMA loads (ceil(boxDim / stride) elements);
+      // a store that scatters every stride-th element is not a promise it makes.
+      STAGECRAFT_ERROR("TMA element strides are for loads: copy_smem_to_gmem takes a plain block (y.block(i, j))",
+                       Op << ": TMA element strides " << typename G::element_strides{}
+                          << " are for loads (copy_gmem_to_smem): a TMA store writes a dense block (use y.block(i, j))");
+      return false;
+    } else if constexpr (strided_gmem<G> && Multicast) {
+      STAGECRAFT_ERROR("a multicast copy_gmem_to_smem takes a plain block, not a strided one",
+                       Op << ": a multicast load splits the rows of its block over the cluster, so with element strides "
+                          << typename G::element_strides{} << " it takes a plain block (x.block(i, j))");
+      return false;
+    } else if constexpr (constexpr int d = footprint_too_large<G, SDims>(); strided_gmem<G> && d >= 0) {
+      STAGECRAFT_ERROR("a strided TMA box traverses extent * stride elements, at most 256 per dimension",
+                       Op << ": a strided TMA box traverses extent * stride elements, at most " << ir::max_tma_box
+                          << " per dimension, but the view " << SDims{} << " with element strides " << typename G::element_strides{}
+                          << " traverses " << footprint<G, SDims>(footprint_too_large<G, SDims>()) << " in dimension "
+                          << footprint_too_large<G, SDims>() << " (take fewer rows per copy)");
+      return false;
     } else if constexpr (constexpr int d = box_dim_too_large<SDims, Multicast>(); d >= 0) {
       STAGECRAFT_ERROR("a TMA box has at most 256 elements per dimension",
                        Op << ": a TMA box has at most " << ir::max_tma_box << " elements per dimension, but the view " << SDims{}
@@ -130,6 +163,15 @@ constexpr bool check_copy() {
                          }()) {
       STAGECRAFT_ERROR("the block shape must divide the GMEM array's shape",
                        Op << ": the block shape " << SDims{} << " does not divide the GMEM array's shape " << ADims{});
+      return false;
+    } else if constexpr ([] {
+                           for (int i = 0; i < SDims::rank; ++i)
+                             if (ADims::values[i] >= 0 && ADims::values[i] % footprint<G, SDims>(i) != 0) return true;
+                           return false;
+                         }()) {
+      STAGECRAFT_ERROR("the footprint of a strided block (shape * strides) must divide the shape of the GMEM array",
+                       Op << ": the block " << SDims{} << " with element strides " << typename G::element_strides{}
+                          << " has a footprint that does not divide the shape of the GMEM array " << ADims{});
       return false;
     } else {
       return true;

@@ -20,6 +20,9 @@ constexpr bool check_view() {
   } else if constexpr (kind_of<V> == operand_kind::tmem) {
     STAGECRAFT_ERROR_T(V, "TMEM is not read or written with load/store: use async_load_tmem (tcgen05.ld) or tcgen05_mma");
     return false;
+  } else if constexpr (strided_gmem<V>) {
+    STAGECRAFT_ERROR_T(V, "load/store of GMEM: a strided block (x.block(strides(...), ...)) is a TMA traversal, only copy_gmem_to_smem takes it");
+    return false;
   } else if constexpr (kind_of<V> == operand_kind::gmem_block && std::is_void_v<typename V::static_dims>) {
     STAGECRAFT_ERROR_T(V, "load/store of GMEM needs a block shape: use x.tile(shape(...), i, j) instead of x.block(i, j)");
     return false;

@@ -17,8 +17,9 @@ struct tensor_map_spec {
   int param = 0;                     // which GMEM parameter it describes
   ir::DType dtype = ir::DType::f32;
   std::vector<std::int64_t> shape;   // the whole array
-  std::vector<std::int64_t> box;     // the block one copy moves
+  std::vector<std::int64_t> box;     // the GMEM box one copy traverses (its footprint when strided)
   int swizzle = 0;                   // bytes: 0, 32, 64, 128 (from the SMEM side)
+  std::vector<std::int64_t> elem_strides = {};  // TMA element strides (ir::Ref::stride); empty: 1
   friend bool operator==(tensor_map_spec const&, tensor_map_spec const&) = default;
 };
 

@@ -150,11 +150,16 @@ std::string encode(ir::Kernel const& k) {
   w.list(k.values, [&](ir::Value const& v) { w.s(v.c); });
   // Workspace flags after them, for the same reason, and only when there is one: the encoding
   // of every kernel without a workspace stays what the corpus holds.
-  const bool strided = std::ranges::any_of(k.refs, [](ir::Ref const& x) { return !x.stride.empty(); });
+  // Each later section is written when it or one after it carries something.
+  const bool transposed = std::ranges::any_of(k.stmts, [](ir::Stmt const& s) { return s.transpose != 0; });
+  const bool strided = transposed || std::ranges::any_of(k.refs, [](ir::Ref const& x) { return !x.stride.empty(); });
   if (strided || std::ranges::any_of(k.params, [](ir::Param const& p) { return p.workspace; }))
     w.list(k.params, [&](ir::Param const& p) { w.u(p.workspace); });
   // TMA element strides of GMEM blocks after them, likewise only when some block has them.
   if (strided) w.list(k.refs, [&](ir::Ref const& x) { w.ints(x.stride); });
+  // MMA operand transposes last: before them the codec dropped them, so every wgmma and tcgen05
+  // kernel decoded K-major (a different kernel from the one encoded).
+  if (transposed) w.list(k.stmts, [&](ir::Stmt const& s) { w.u(s.transpose); });
   return w.take();
 }
 
@@ -234,6 +239,8 @@ ir::Kernel decode(std::uint8_t const* data, std::size_t size) {
   for (std::size_t i = 0; i < workspace.size() && i < k.params.size(); ++i) k.params[i].workspace = workspace[i];
   const auto strides = r.list<std::vector<std::int64_t>>([&] { return r.ints(); });
   for (std::size_t i = 0; i < strides.size() && i < k.refs.size(); ++i) k.refs[i].stride = strides[i];
+  const auto transposes = r.list<std::uint8_t>([&] { return static_cast<std::uint8_t>(r.u()); });
+  for (std::size_t i = 0; i < transposes.size() && i < k.stmts.size(); ++i) k.stmts[i].transpose = transposes[i];
   return k;
 }
 

@@ -139,3 +139,14 @@ TEST_CASE("zoo: a CTA that exits without freeing its TMEM is reported, naming th
   }
   fixed_twin_is_clean(name);
 }
+
+TEST_CASE("zoo: a pair's commit that frees a multicast stage only in its own CTAs lets a refill race the other pair's MMA",
+          "[zoo][tcgen05][pair][data_race]") {
+  const std::string name = "zoo_multicast_refill_before_peer_commit";
+  for (auto p : {policy::eager, policy::lazy}) {
+    const auto d = the_diagnostic(name, p, check::data_race, 5);  // a CTA's refill of `as` (s0), multicast into the other pair
+    CHECK_THAT(d.message, Contains("data race on SMEM s0") && Contains("this multicast load writes the SMEM of CTA") &&
+                              Contains("tcgen05_commit_arrive_2cta(empty[s], collective_axes(...))"));
+  }
+  fixed_twin_is_clean(name);
+}

@@ -106,7 +106,7 @@ STAGECRAFT_REGISTER(kernel_entry{
     .summary = "C = A * B^T (bf16 or fp8 in, f32 accumulate in TMEM, bf16 out) on sm_100a over CTA pairs: 256xBN tiles, one tcgen05_mma_2cta "
                "(cta_group::2) issuer per pair, each CTA holding half of A and B, multicast commits; mc=2: two pairs per cluster share A by TMA multicast",
     .params = {{.name = "M", .default_value = 256, .help = "rows of A and C (a multiple of 256: whole pairs)", .min = 256, .multiple_of = 256},
-               {.name = "N", .default_value = 256, .help = "rows of B, columns of C (a multiple of BN)", .min = 64, .multiple_of = 64},
+               {.name = "N", .default_value = 512, .help = "rows of B, columns of C (a multiple of BN; of 2 BN with mc=2)", .min = 64, .multiple_of = 64},
                {.name = "K", .default_value = 256, .help = "the reduced dimension (a multiple of 64; of 128 with fp8)", .min = 64, .multiple_of = 64},
                {.name = "BN", .default_value = 256, .help = "columns of C per pair tile: TMEM columns of D in each CTA", .allowed = {64, 128, 256}},
                {.name = "stages", .default_value = 3, .help = "pipeline stages", .allowed = {2, 3}},

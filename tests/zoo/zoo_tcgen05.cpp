@@ -178,10 +178,9 @@ ir::Kernel build_tmem_not_freed(variant v) {
 // pair's SMEM while that pair's MMA may still read it.
 // FIX: tcgen05_commit_arrive_2cta(empty, collective_axes(1_c)) arrives in all four CTAs, and
 // empty counts both pairs (arrivals(2_c)).
-template <bool PeerCommit>
+template <bool PeerCommit, long long arrivals_per_stage = PeerCommit ? 2 : 1>
 ir::Kernel multicast_pair_gemm(const char* name, std::int64_t K) {
   const std::int64_t steps = K / 64;
-  constexpr long long arrivals_per_stage = PeerCommit ? 2 : 1;
   return lower(kernel<sm_100a>(
       name, grid(2_c, 2_c), threads(3_c), cluster(2_c, 2_c),
       gmem<bf16>("a", shape(256_c, K)),                      // (m, k)
@@ -268,6 +267,7 @@ ir::Kernel tmem_dealloc_pending(variant v) { return build_tmem_dealloc_pending(v
 ir::Kernel tmem_use_after_dealloc(variant v) { return build_tmem_use_after_dealloc(v); }
 ir::Kernel tmem_not_freed(variant v) { return build_tmem_not_freed(v); }
 ir::Kernel multicast_refill_before_peer_commit(variant v) { return build_multicast_refill_before_peer_commit(v); }
+ir::Kernel multicast_peer_commit_one_arrival() { return multicast_pair_gemm<true, 1>("zoo_multicast_peer_commit_one_arrival", 192); }
 
 std::vector<entry> const& tcgen05_all() {
   using interp::check;

@@ -385,7 +385,7 @@ auto tcgen05_commit_arrive(Bar const& bar, src_loc loc, Axes...) {
     STAGECRAFT_ERROR("a pair commit always arrives in both CTAs of its pair: its collective_axes name the other pairs' axes, 1 or 2, never 0",
                      "tcgen05_commit_arrive_2cta: a pair commit always arrives in both CTAs of its pair (cluster axis 0): its collective_axes name the axes along "
                      "which the other pairs lie whose MMAs read this pair's multicast loads, 1 or 2, never 0 (declare cluster(2_c, P) "
-                           "and multicast along axis 1)");
+                     "and multicast along axis 1)");
     return stmt<>{};
   } else {
     static constexpr std::array<int, (0 + ... + Axes::size)> axes = [] {

@@ -2,7 +2,8 @@
 // the library's own choice of kernel) in the same process, on the same inputs: bf16 A (M, K),
 // B (N, K), C = A * B^T in bf16 with f32 accumulation, at 2048^3, 4096^3 and 8192^3 (or the sizes
 // given); gemm_hopper with and without the 2x1 cluster and persistent, gemm_blackwell at 128 and
-// 256 columns per CTA, gemm_blackwell_2cta at 128 and 256 columns per CTA pair. A kernel for another architecture than device 0's is skipped with a line
+// 256 columns per CTA, gemm_blackwell_2cta at 128 and 256 columns per CTA pair, with one pair per cluster and with two sharing A
+// (mc=2). A kernel for another architecture than device 0's is skipped with a line
 // saying so. Our C is checked against cuBLAS's element by element; then both are timed (median
 // of batched launches) and the ratio printed.
 //
@@ -189,8 +190,10 @@ int main(int argc, char** argv) {
   const std::vector<bench_kernel> kernels{
       {"gemm_hopper", ir::Target::sm_90a, "Hopper", hopper},
       {"gemm_blackwell", ir::Target::sm_100a, "Blackwell", {{"BN256", {{"BN", 256}}}, {"BN128", {{"BN", 128}}}}},
-      // The CTA pair: 256 x BN tiles, one cta_group::2 MMA per pair.
-      {"gemm_blackwell_2cta", ir::Target::sm_100a, "Blackwell", {{"BN256", {{"BN", 256}}}, {"BN128", {{"BN", 128}}}}},
+      // The CTA pair: 256 x BN tiles, one cta_group::2 MMA per pair; mc2: two pairs per (2, 2)
+      // cluster sharing A by TMA multicast (N a multiple of 2 BN: every size here is).
+      {"gemm_blackwell_2cta", ir::Target::sm_100a, "Blackwell",
+       {{"BN256", {{"BN", 256}, {"mc", 1}}}, {"BN128", {{"BN", 128}, {"mc", 1}}}, {"BN256mc2", {{"BN", 256}, {"mc", 2}}}, {"BN128mc2", {{"BN", 128}, {"mc", 2}}}}},
   };
   int runnable = 0;
   for (auto const& bk : kernels) {

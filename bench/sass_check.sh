@@ -31,12 +31,19 @@ fails=0
 # Hopper's SASS names the tensor-core op by input kind: HGMMA for f16/bf16/tf32, QGMMA for fp8.
 # Blackwell's tcgen05.mma kind::f16 is UTCHMMA (the "UTC" family: the unified tensor core; also
 # UTCBAR for tcgen05.commit); TMEM loads are LDTM.
-for spec in "gemm_hopper:HGMMA:sm_90a" "gemm_small:HGMMA:sm_90a" "gemm_fp8:QGMMA:sm_90a" "gemm_blackwell:UTCHMMA:sm_100a" "gemm_blackwell_2cta:UTCHMMA:sm_100a"; do
+# A kernel may carry one parameter after `@` (gemm_blackwell_2cta@mc=2: two pairs multicasting A);
+# its files are named with `_` for `@` and `=`.
+for spec in "gemm_hopper:HGMMA:sm_90a" "gemm_small:HGMMA:sm_90a" "gemm_fp8:QGMMA:sm_90a" "gemm_blackwell:UTCHMMA:sm_100a" "gemm_blackwell_2cta:UTCHMMA:sm_100a" \
+            "gemm_blackwell_2cta@mc=2:UTCHMMA:sm_100a"; do
   arch=${spec##*:}
   spec=${spec%:*}
   op=${spec#*:}
   spec=${spec%%:*}
-  "$cli" ptx "$spec" --arch "$arch" --cubin "$out/$spec.cubin" -o "$out/$spec.ptx"
+  kernel=${spec%%@*}
+  sets=()
+  [ "$kernel" = "$spec" ] || sets=(--set "${spec#*@}")
+  spec=${spec//[@=]/_}
+  "$cli" ptx "$kernel" "${sets[@]}" --arch "$arch" --cubin "$out/$spec.cubin" -o "$out/$spec.ptx"
   "$nvdisasm" "$out/$spec.cubin" > "$out/$spec.sass"
   hgmma=$(grep -c "$op" "$out/$spec.sass" || true)
   tma=$(grep -c -E 'UTMALDG|UTMASTG' "$out/$spec.sass" || true)
@@ -52,7 +59,10 @@ for spec in "gemm_hopper:HGMMA:sm_90a" "gemm_small:HGMMA:sm_90a" "gemm_fp8:QGMMA
     commits=$(grep -c 'UTCBAR' "$out/$spec.sass" || true)
     loads=$(grep -c 'LDTM' "$out/$spec.sass" || true)
     allocs=$(grep -c 'UTCATOMSWS' "$out/$spec.sass" || true)
-    echo "$spec: $commits UTCBAR (tcgen05.commit), $loads LDTM (tcgen05.ld), $allocs UTCATOMSWS (TMEM alloc/dealloc)"
+    # The pair kernels' MMAs are UTCHMMA.2CTA; multicast TMA loads print as UTMALDG.MULTICAST.
+    pair=$(grep -c 'UTC[A-Z]*MMA\.2CTA' "$out/$spec.sass" || true)
+    mcast=$(grep -c 'UTMALDG.*MULTICAST' "$out/$spec.sass" || true)
+    echo "$spec: $commits UTCBAR (tcgen05.commit), $loads LDTM (tcgen05.ld), $allocs UTCATOMSWS (TMEM alloc/dealloc), $pair .2CTA MMA, $mcast multicast UTMALDG"
     [ "$commits" -gt 0 ] && [ "$loads" -gt 0 ] && [ "$allocs" -gt 0 ] || { echo "sass_check: $spec lacks a tcgen05 commit, TMEM load or allocation"; fails=1; }
   fi
 done

@@ -21,6 +21,18 @@
 // producer refills a stage and its epilogue reads D only after its own barrier received the commit.
 // fp8 = 1 (e4m3 A and B) or 2 (e4m3 A, e5m2 B): kind::f8f6f4, m256nBNk32, with 128-wide K slices
 // (one 128-byte swizzled row, as 64 bf16 are), as in gemm_blackwell.
+//
+// mc = 2: a cluster of (2, 2), two pairs side by side along grid axis 1, the tiles of C at the
+// same rows and adjacent columns. Both pairs read the same A rows, so each CTA loads half of its
+// 128 rows of A (64) and the TMA multicasts them into the CTA at the same place in the other pair
+// (copy_gmem_to_smem(..., collective_axes(1_c))): each CTA's as[s] fills from two CTAs' loads,
+// and the cluster reads A once where two pairs would read it twice. So a CTA's refill of stage s
+// writes into the other pair's SMEM too: it may start only once both pairs' MMAs over the stage
+// completed. Each pair's commit therefore arrives in all four CTAs
+// (tcgen05_commit_arrive_2cta(empty[s], collective_axes(1_c))) and empty[s] counts two arrivals,
+// one per pair. (CUTLASS's 2-SM kernels instead complete both CTAs' bytes on the even CTA's
+// barrier, .cta_group::2 on the load; here each CTA's full[s] counts its own bytes and the relay
+// joins the pair, as for mc = 1.) done stays the pair's own: only its MMAs write this CTA's TMEM.
 #include <string>
 
 #include <stagecraft/registry.hpp>
@@ -33,13 +45,27 @@ namespace {
 
 constexpr long long BM = 128;  // rows of one CTA; the pair's tile has 2 BM
 
-// TA, TB: bf16 and bf16, or each of e4m3/e5m2. BK: K per stage, one 128-byte row.
-template <long long S, long long BN, class TA = bf16, class TB = bf16>
+// TA, TB: bf16 and bf16, or each of e4m3/e5m2. BK: K per stage, one 128-byte row. MC: pairs per
+// cluster along grid axis 1, which share (multicast) A.
+template <long long S, long long BN, class TA = bf16, class TB = bf16, long long MC = 1>
 auto gemm_blackwell_2cta(std::int64_t M, std::int64_t N, std::int64_t K) {
   constexpr long long HN = BN / 2;  // B's rows (C's columns) each CTA holds
   constexpr long long BK = 128 * 8 / TA::bits;
+  auto pairs = [] {
+    if constexpr (MC == 1) return cluster(2_c);
+    else return cluster(2_c, int_c<MC>);
+  }();
+  // The A load and the stage's release: the pair's own, or shared with the pairs along axis 1.
+  auto load_a = [](auto src, auto dst, auto bar) {
+    if constexpr (MC == 1) return copy_gmem_to_smem(src, dst, bar);
+    else return copy_gmem_to_smem(src, dst, bar, collective_axes(1_c));  // this CTA's 128 / MC rows, into every pair
+  };
+  auto release = [](auto bar) {
+    if constexpr (MC == 1) return tcgen05_commit_arrive_2cta(bar);
+    else return tcgen05_commit_arrive_2cta(bar, collective_axes(1_c));  // every CTA whose A this pair's MMA read
+  };
   return kernel<sm_100a>(
-      "gemm_blackwell_2cta", grid(M / BM, N / BN), threads(3_c), cluster(2_c),
+      "gemm_blackwell_2cta", grid(M / BM, N / BN), threads(3_c), pairs,
       gmem<TA>("a", shape(M, K)),                                              // (m, k)
       gmem<TB>("b", shape(N, K)),                                              // (n, k): C = A * B^T
       gmem<bf16>("c", shape(M, N)),                                            // (m, n)
@@ -48,25 +74,25 @@ auto gemm_blackwell_2cta(std::int64_t M, std::int64_t N, std::int64_t K) {
       smem<bf16>(shape(int_c<BM>, int_c<BN>)),                                 // cs: the epilogue's staging tile
       barrier(arrivals(2_c), count(int_c<S>)),                                 // full[stage]: this CTA's A and B landed
       cluster_barrier(collective_axes(0_c), arrivals(1_c), count(int_c<S>)),   // pair_full[stage]: both CTAs' halves landed (one relay each)
-      barrier(arrivals(1_c), count(int_c<S>), orders_tensor_core),             // empty[stage]: the pair MMA reading it completed
+      barrier(arrivals(int_c<MC>), count(int_c<S>), orders_tensor_core),       // empty[stage]: every pair's MMA reading it completed
       barrier(arrivals(1_c), orders_tensor_core),                              // done: this CTA's rows of D are complete
       tmem<f32>(shape(128_c, int_c<BN>)),                                      // d: this CTA's (m, n) in BN TMEM columns
-      [K](auto a, auto b, auto c, auto as, auto bs, auto cs, auto full, auto pair_full, auto empty, auto done, auto d) {
+      [K, load_a, release](auto a, auto b, auto c, auto as, auto bs, auto cs, auto full, auto pair_full, auto empty, auto done, auto d) {
         auto m = program_id(0_c);  // this CTA's 128-row block: the pair's tile is blocks 2p and 2p + 1
         auto n = program_id(1_c);
         auto half = cluster_idx(0_c);  // 0: the even CTA, which issues
         const std::int64_t steps = K / BK;
         auto producer = for_(range(steps), [&](auto j) {
           auto s = stage<S>(j);
-          return seq(if_(j >= int_c<S>, barrier_wait(empty[s])),  // the pair MMA of step j - S has read the stage
-                     copy_gmem_to_smem(a.block(m, j), as[s], full[s]),
+          return seq(if_(j >= int_c<S>, barrier_wait(empty[s])),  // every pair MMA of step j - S has read the stage
+                     load_a(a.block(m, j), as[s], full[s]),
                      copy_gmem_to_smem(b.block(n * 2_c + half, j), bs[s], full[s]));
         });
         auto relay = for_(range(steps), [&](auto j) {
           auto s = stage<S>(j);
           return seq(barrier_wait(full[s]), barrier_arrive(pair_full[s]),
                      if_(half == 0_c, seq(barrier_wait(pair_full[s]), tcgen05_mma_2cta(d, as[s], transpose(bs[s]), j > 0_c),
-                                          tcgen05_commit_arrive_2cta(empty[s]))));
+                                          release(empty[s]))));
         });
         auto mma = seq(relay, if_(half == 0_c, tcgen05_commit_arrive_2cta(done)));
         auto epilogue = seq(barrier_wait(done), store(cs, cast<bf16>(async_load_tmem(d))), tmem_dealloc(d), commit_smem(), copy_smem_to_gmem(cs, c.block(m, n)),
@@ -78,29 +104,36 @@ auto gemm_blackwell_2cta(std::int64_t M, std::int64_t N, std::int64_t K) {
 STAGECRAFT_REGISTER(kernel_entry{
     .name = "gemm_blackwell_2cta",
     .summary = "C = A * B^T (bf16 or fp8 in, f32 accumulate in TMEM, bf16 out) on sm_100a over CTA pairs: 256xBN tiles, one tcgen05_mma_2cta "
-               "(cta_group::2) issuer per pair, each CTA holding half of A and B, multicast commits",
+               "(cta_group::2) issuer per pair, each CTA holding half of A and B, multicast commits; mc=2: two pairs per cluster share A by TMA multicast",
     .params = {{.name = "M", .default_value = 256, .help = "rows of A and C (a multiple of 256: whole pairs)", .min = 256, .multiple_of = 256},
-               {.name = "N", .default_value = 256, .help = "rows of B, columns of C (a multiple of BN)", .min = 64, .multiple_of = 64},
+               {.name = "N", .default_value = 512, .help = "rows of B, columns of C (a multiple of BN; of 2 BN with mc=2)", .min = 64, .multiple_of = 64},
                {.name = "K", .default_value = 256, .help = "the reduced dimension (a multiple of 64; of 128 with fp8)", .min = 64, .multiple_of = 64},
                {.name = "BN", .default_value = 256, .help = "columns of C per pair tile: TMEM columns of D in each CTA", .allowed = {64, 128, 256}},
                {.name = "stages", .default_value = 3, .help = "pipeline stages", .allowed = {2, 3}},
                {.name = "fp8", .default_value = 0, .help = "input types: 0 bf16 A and B (kind::f16); 1 e4m3 A and B, 2 e4m3 A and e5m2 B (kind::f8f6f4)",
-                .allowed = {0, 1, 2}, .min = 0}},
+                .allowed = {0, 1, 2}, .min = 0},
+               {.name = "mc", .default_value = 1, .help = "pairs per cluster along N: 1, or 2 sharing A by TMA multicast (N a multiple of 2 BN)",
+                .allowed = {1, 2}}},
     .build =
         [](param_values const& p) {
-          const auto N = p.at("N"), K = p.at("K"), bn = p.at("BN"), fp8 = p.at("fp8");
+          const auto N = p.at("N"), K = p.at("K"), bn = p.at("BN"), fp8 = p.at("fp8"), mc = p.at("mc");
           if (N % bn != 0)
             throw usage_error("gemm_blackwell_2cta: N=" + std::to_string(N) + " must be a multiple of BN=" + std::to_string(bn) +
                               " (whole tiles of C)");
+          if (N % (bn * mc) != 0)
+            throw usage_error("gemm_blackwell_2cta: N=" + std::to_string(N) + " must be a multiple of mc * BN=" + std::to_string(mc * bn) +
+                              " (whole clusters of mc=" + std::to_string(mc) + " pair tiles along N)");
           if (fp8 != 0 && K % 128 != 0)
             throw usage_error("gemm_blackwell_2cta: K=" + std::to_string(K) + " must be a multiple of 128 with fp8=" + std::to_string(fp8) +
                               " (a stage is 128 fp8 elements of K: one 128-byte swizzled row)");
           return dispatch<2, 3>(p.at("stages"), [&](auto S) {
             return dispatch<64, 128, 256>(bn, [&](auto B) {
-              constexpr long long s = decltype(S)::value, b = decltype(B)::value;
-              if (fp8 == 1) return lower(gemm_blackwell_2cta<s, b, e4m3, e4m3>(p.at("M"), N, K));
-              if (fp8 == 2) return lower(gemm_blackwell_2cta<s, b, e4m3, e5m2>(p.at("M"), N, K));
-              return lower(gemm_blackwell_2cta<s, b>(p.at("M"), N, K));
+              return dispatch<1, 2>(mc, [&](auto C) {
+                constexpr long long s = decltype(S)::value, b = decltype(B)::value, c = decltype(C)::value;
+                if (fp8 == 1) return lower(gemm_blackwell_2cta<s, b, e4m3, e4m3, c>(p.at("M"), N, K));
+                if (fp8 == 2) return lower(gemm_blackwell_2cta<s, b, e4m3, e5m2, c>(p.at("M"), N, K));
+                return lower(gemm_blackwell_2cta<s, b, bf16, bf16, c>(p.at("M"), N, K));
+              });
             });
           });
         },

@@ -1,4 +1,4 @@
-// expect: a cluster barrier or multicast copy uses cluster axis 0, but the cluster of the kernel has 0 dimensions
+// expect: a cluster barrier, multicast copy or pair commit uses cluster axis 0, but the cluster of the kernel has 0 dimensions
 // A cluster barrier in a kernel launched without cluster(...): there are no peer CTAs to arrive.
 #include <stagecraft/stagecraft.hpp>
 using namespace stagecraft;

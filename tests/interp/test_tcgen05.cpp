@@ -65,11 +65,12 @@ void gemm_abt(std::vector<host_tensor>& t, double scale_a = 1.0) {  // C = A * B
 struct gemm_size {
   std::int64_t M, N, K, BN, stages;
 };
-ir::Kernel check_gemm(const char* name, gemm_size z, std::int64_t fp8, std::uint64_t seed) {
+ir::Kernel check_gemm(const char* name, gemm_size z, std::int64_t fp8, std::uint64_t seed, std::int64_t mc = 0) {
   auto const& e = registry::global().find(name);
-  INFO(name << " fp8=" << fp8 << " M=" << z.M << " N=" << z.N << " K=" << z.K << " BN=" << z.BN << " stages=" << z.stages);
+  INFO(name << " fp8=" << fp8 << " mc=" << mc << " M=" << z.M << " N=" << z.N << " K=" << z.K << " BN=" << z.BN << " stages=" << z.stages);
   param_values p{{"M", z.M}, {"N", z.N}, {"K", z.K}, {"BN", z.BN}, {"stages", z.stages}};
   if (fp8 != 0) p.insert({"fp8", fp8});
+  if (mc != 0) p.insert({"mc", mc});
   const auto vals = registry::resolve(e, p);
   const auto k = e.build(vals);
   const auto in = testing::random_buffers(k, seed);
@@ -403,4 +404,33 @@ TEST_CASE("gemm_blackwell_2cta with fp8 (cta_group::2 kind::f8f6f4) is within th
           CHECK(p.shape_suffix() == "cta_group::2 kind::f8f6f4 m256n" + std::to_string(BN) + "k32 e4m3." + (fp8 == 1 ? "e4m3" : "e5m2"));
         }
     }
+}
+
+// mc = 2: two pairs per cluster (2, 2) along N share A; each CTA loads 64 of its 128 A rows and
+// multicasts them, and each pair's commit frees the stage in all four CTAs.
+TEST_CASE("gemm_blackwell_2cta mc=2 (two pairs multicasting A) is within the MMA tolerance at 256x512x256 and 512x256x192 under eager, lazy and 50 "
+          "PCT schedules",
+          "[interp][tcgen05][pair][multicast]") {
+  for (auto z : {gemm_size{256, 512, 256, 256, 3}, gemm_size{512, 256, 192, 128, 2}, gemm_size{256, 256, 320, 64, 3}}) {
+    const auto k = check_gemm("gemm_blackwell_2cta", z, 0, 19, 2);
+    CHECK(k.cluster[0] == 2);
+    CHECK(k.cluster[1] == 2);
+    int multicast_loads = 0, peer_commits = 0;
+    for (auto const& s : k.stmts) {
+      if (s.op == ir::StmtOp::copy_gmem_to_smem && s.axes == std::vector<int>{1}) ++multicast_loads;
+      if (s.op == ir::StmtOp::tcgen05_commit_arrive && s.n == 2 && s.axes == std::vector<int>{1}) ++peer_commits;
+    }
+    CHECK(multicast_loads == 1);  // A; B is each pair's own
+    CHECK(peer_commits == 1);     // empty[s]; done stays the pair's
+  }
+}
+
+TEST_CASE("gemm_blackwell_2cta mc=2 with fp8 is within the MMA tolerance at 256x512x256 under eager, lazy and 50 PCT schedules",
+          "[interp][tcgen05][pair][multicast][fp8]") {
+  for (std::int64_t fp8 : {1, 2}) check_gemm("gemm_blackwell_2cta", gemm_size{256, 512, 256, 256, 3}, fp8, 23, 2);
+}
+
+TEST_CASE("gemm_blackwell_2cta mc=2: N that is not a multiple of 2 BN is a usage error naming both", "[interp][tcgen05][pair][multicast]") {
+  auto const& e = registry::global().find("gemm_blackwell_2cta");
+  CHECK_THROWS_WITH(e.build(registry::resolve(e, {{"N", 256}, {"BN", 256}, {"mc", 2}})), Contains("N=256 must be a multiple of mc * BN=512"));
 }

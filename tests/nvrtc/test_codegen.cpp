@@ -94,6 +94,20 @@ TEST_CASE("the CTA pair's kernel is generated with cta_group::2 throughout and a
   CHECK(occurrences(g.source, "if (lane < 32) sc::tmem_dealloc(") == 1);
 }
 
+TEST_CASE("two pairs sharing A (gemm_blackwell_2cta mc=2): the stage's commit reaches all four CTAs, done only the pair", "[codegen][tcgen05]") {
+  // Spelled out for the (2, 2) cluster: ranks 0, 1 are pair 0 and 2, 3 pair 1; A's loads
+  // multicast between ranks x and x + 2.
+  auto const& e = registry::global().find("gemm_blackwell_2cta");
+  const auto g = nvrtc::generate(e.build(registry::resolve(e, {{"mc", 2}})));
+  CHECK(occurrences(g.source, "const unsigned pair_rank = (sc::cluster_ctaid(0) & ~1u) + 0u * sc::cluster_ctaid(1) + 4u * sc::cluster_ctaid(2);") == 1);
+  CHECK(occurrences(g.source, "static_cast<unsigned short>(0xfu << pair_rank));") == 1);  // empty[s]: both pairs
+  CHECK(occurrences(g.source, "const unsigned pair_rank = (sc::cluster_ctaid(0) & ~1u) + 2u * sc::cluster_ctaid(1) + 4u * sc::cluster_ctaid(2);") == 1);
+  CHECK(occurrences(g.source, "static_cast<unsigned short>(0x3u << pair_rank));") == 1);  // done: this pair
+  CHECK(occurrences(g.source, "mask = static_cast<unsigned short>(0x0005u << rank_base);") == 1);  // A: ranks x and x + 2
+  CHECK(occurrences(g.source, "sc::tma_load_multicast(") == 1);
+  CHECK(occurrences(g.source, "sc::tma_load(") == 1);  // B: each CTA its own half
+}
+
 TEST_CASE("ops the backend cannot express yet are named, not miscompiled", "[codegen]") {
   // SMEM tiled with tiling(...): a layout the generator does not lay out yet.
   auto k = lower(kernel<sm_90a>("tiled", grid(1), threads(1_c), smem<f16>(shape(64_c, 64_c), tiling(8_c, 8_c)),

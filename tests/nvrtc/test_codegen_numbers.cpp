@@ -269,13 +269,33 @@ void check_numbers(ir::Kernel const& k) {
       }
       case ir::StmtOp::tcgen05_commit_arrive:
         if (s.n == 2) {
-          // The pair's multicast: both CTAs, ranks 2p and 2p + 1 of the x-fastest cluster ranks.
+          // The pair's multicast: both CTAs, ranks 2p and 2p + 1 of the x-fastest cluster ranks,
+          // and with collective axes the same two in every pair along them. Every CTA of the
+          // cluster evaluates the emitted base and pattern; its mask must be the CTAs whose x / 2
+          // is its own and whose coordinates off the axes are its own.
           const auto& cl = k.cluster;
           CHECK(count(text, "if (lane == 0) {") == 1);
-          CHECK(count(text, "const unsigned pair_rank = (sc::cluster_ctaid(0) & ~1u) + " + std::to_string(cl[0]) + "u * sc::cluster_ctaid(1) + " +
-                                std::to_string(cl[0] * cl[1]) + "u * sc::cluster_ctaid(2);") == 1);
+          const std::regex base_re(R"(const unsigned pair_rank = \(sc::cluster_ctaid\(0\) & ~1u\) \+ (\d+)u \* sc::cluster_ctaid\(1\) \+ (\d+)u \* sc::cluster_ctaid\(2\);)");
+          auto bm = all_matches(text, base_re);
+          REQUIRE(bm.size() == 1);
+          auto pm = all_matches(text, std::regex(R"(static_cast<unsigned short>\(0x([0-9a-f]+)u << pair_rank\)\);)"));
+          REQUIRE(pm.size() == 1);
           CHECK(count(text, "sc::tc_commit_pair(") == 1);
-          CHECK(count(text, "static_cast<unsigned short>(0x3u << pair_rank));") == 1);
+          const std::int64_t cy = std::stoll(bm[0][1]), cz = std::stoll(bm[0][2]);
+          const unsigned pattern = static_cast<unsigned>(std::stoul(pm[0][1], nullptr, 16));
+          auto on_axes = [&](int d) { return std::find(s.axes.begin(), s.axes.end(), d) != s.axes.end(); };
+          const auto size = cl[0] * cl[1] * cl[2];
+          for (std::int64_t me = 0; me < size; ++me) {
+            const std::int64_t c[3] = {me % cl[0], me / cl[0] % cl[1], me / (cl[0] * cl[1])};
+            INFO("CTA at cluster coordinates (" << c[0] << ", " << c[1] << ", " << c[2] << ")");
+            unsigned want = 0;
+            for (std::int64_t r = 0; r < size; ++r) {
+              const std::int64_t x[3] = {r % cl[0], r / cl[0] % cl[1], r / (cl[0] * cl[1])};
+              if (x[0] / 2 == c[0] / 2 && (on_axes(1) || x[1] == c[1]) && (on_axes(2) || x[2] == c[2])) want |= 1u << r;
+            }
+            const auto rank = (c[0] & ~1LL) + cy * c[1] + cz * c[2];
+            CHECK(static_cast<unsigned short>(pattern << rank) == want);
+          }
         } else {
           CHECK(count(text, "if (lane == 0) sc::tc_commit(") == 1);  // the thread that issued the MMAs
         }

@@ -527,6 +527,25 @@ TEST_CASE("tcgen05: gemm_blackwell_2cta (cta_group::2) at every tile width and r
     }
 }
 
+TEST_CASE("tcgen05: gemm_blackwell_2cta mc=2 (two pairs multicasting A) compiles for sm_100a with no spills, multicast loads and commits",
+          "[nvrtc][tcgen05][multicast]") {
+  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  auto const& e = registry::global().find("gemm_blackwell_2cta");
+  for (long long bn : {128, 256})
+    for (long long fp8 : {0, 1}) {
+      INFO("BN=" << bn << " fp8=" << fp8);
+      const auto k = e.build(registry::resolve(e, {{"BN", bn}, {"N", 512}, {"mc", 2}, {"fp8", fp8}}));
+      const auto c = nvrtc::compile(k, ir::Target::sm_100a, o);
+      std::printf("gemm_blackwell_2cta mc=2 BN=%lld fp8=%lld sm_100a: %d registers, %d spill bytes\n", bn, fp8, c.registers, c.spill_bytes);
+      CHECK(c.spill_bytes == 0);
+      // A's load multicasts (its mask over the two pairs); B's does not.
+      CHECK(occurrences(c.ptx, "mbarrier::complete_tx::bytes.multicast::cluster") >= 1);
+      CHECK(occurrences(c.ptx, "tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64") >= 2);
+      CHECK(occurrences(c.ptx, fp8 ? "tcgen05.mma.cta_group::2.kind::f8f6f4" : "tcgen05.mma.cta_group::2.kind::f16") >= 4);
+      CHECK_THAT(c.ptx, !Contains("cta_group::1"));
+    }
+}
+
 TEST_CASE("the transpose and layernorm_rows examples compile for sm_90a with no spills", "[nvrtc][tile_ops]") {
   const nvrtc::options o{.memory_cache = false, .disk_cache = false};
   for (const char* name : {"transpose", "layernorm_rows"}) {

@@ -267,6 +267,45 @@ TEST_CASE("tcgen05 pair plan: M = 256 over the pair, B's half per CTA, and the C
   CHECK_THROWS_WITH(ir::verify(mixed), Contains("mixes cta_group::2"));
 }
 
+TEST_CASE("a pair commit's collective axes are IR: printed, hashed, and verified against the cluster", "[tcgen05][unit][pair][multicast]") {
+  using Catch::Matchers::Contains;
+  // Two pairs side by side (cluster (2, 2)); the commit also arrives in the other pair.
+  auto k = lower(kernel<sm_100a>("pp", grid(2, 2), threads(1_c), cluster(2_c, 2_c), tmem<f32>(shape(128_c, 128_c)),
+                                 smem<bf16>(shape(128_c, 64_c), swizzle(128_c)), smem<bf16>(shape(64_c, 64_c), swizzle(128_c)),
+                                 barrier(arrivals(2_c), orders_tensor_core), [](auto d, auto a, auto b, auto done) {
+                                   return seq(if_(cluster_idx(0_c) == 0_c, seq(tcgen05_mma_2cta(d, a, transpose(b), false),
+                                                                               tcgen05_commit_arrive_2cta(done, collective_axes(1_c)))),
+                                              barrier_wait(done), tmem_dealloc(d));
+                                 }));
+  REQUIRE_NOTHROW(ir::verify(k));
+  auto commit_of = [](ir::Kernel& x) -> ir::Stmt& {
+    for (auto& s : x.stmts)
+      if (s.op == ir::StmtOp::tcgen05_commit_arrive) return s;
+    FAIL("no commit");
+    throw;
+  };
+  CHECK(commit_of(k).axes == std::vector<int>{1});
+  CHECK_THAT(ir::print(k), Contains("tcgen05_commit_arrive_2cta b3[0]  also in the pairs along cluster axes (1)"));
+  auto own_pair = k;
+  commit_of(own_pair).axes.clear();
+  CHECK(ir::hash(own_pair) != ir::hash(k));  // a different mask: a different kernel
+  REQUIRE_NOTHROW(ir::verify(own_pair));
+
+  auto axis0 = k;
+  commit_of(axis0).axes = {0};
+  CHECK_THROWS_WITH(ir::verify(axis0), Contains("kernel 'pp'") && Contains("(tcgen05_commit_arrive_2cta): a pair commit arrives in the pairs along "
+                                                                          "cluster axes 1 or 2 the cluster has (2 dimensions), but names axis 0"));
+  auto axis2 = k;
+  commit_of(axis2).axes = {2};
+  CHECK_THROWS_WITH(ir::verify(axis2), Contains("but names axis 2"));
+  auto twice = k;
+  commit_of(twice).axes = {1, 1};
+  CHECK_THROWS_WITH(ir::verify(twice), Contains("names a multicast axis twice: (1, 1)"));
+  auto single = k;  // a cta_group::1 commit reaches its own CTA only: axes are meaningless there
+  commit_of(single).n = 0;
+  CHECK_THROWS_WITH(ir::verify(single), Contains("has multicast axes, which only copy_gmem_to_smem and the pair's tcgen05_commit_arrive take"));
+}
+
 // ---- kind::f8f6f4 (e4m3 / e5m2) ---------------------------------------------------------------
 
 TEST_CASE("tcgen05 kind::f8f6f4 instruction descriptor: E4M3 0 and E5M2 1 for A (bits 7-9) and B (10-12), each its own", "[tcgen05][unit][fp8]") {

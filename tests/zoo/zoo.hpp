@@ -71,6 +71,8 @@ ir::Kernel commit_count(variant v = variant::buggy);             // `done` expec
 ir::Kernel tmem_dealloc_pending(variant v = variant::buggy);     // the MMA warpgroup frees D without waiting for its MMAs
 ir::Kernel tmem_use_after_dealloc(variant v = variant::buggy);   // an MMA into TMEM the epilogue has freed
 ir::Kernel tmem_not_freed(variant v = variant::buggy);           // a CTA exits with its TMEM allocated
+ir::Kernel multicast_refill_before_peer_commit(variant v = variant::buggy);  // a pair's commit frees a multicast stage in its own CTAs only
+ir::Kernel multicast_peer_commit_one_arrival();  // both pairs' commits arrive, but the stage's barrier counts one
 
 // ---- attention (zoo_attention.cpp): warpgroups sharing softmax statistics and a V ring ----------
 ir::Kernel running_max_race(variant v = variant::buggy);        // rescaling warpgroup reads the running max while it is updated

@@ -168,6 +168,72 @@ ir::Kernel build_tmem_not_freed(variant v) {
   return tmem_lifetime_gemm<lifetime_knobs{}>("zoo_tmem_not_freed", 2);
 }
 
+// Two CTA pairs in a cluster of (2, 2) share A: C (256, 128) = A (256, K) * B (128, K)^T, each
+// pair a 256 x 64 tile (pair y: C's columns 64y..64y + 63), one stage of (128, 64) A rows and
+// (32, 64) B rows per CTA. Each CTA loads 64 of its 128 A rows and multicasts them into the CTA
+// at its place in the other pair (collective_axes(1_c)), so its refill of the stage writes the
+// other pair's SMEM too. Roles as in gemm_blackwell_2cta: producer, relay + MMA (even CTA), epilogue.
+// MISTAKE: each pair's commit frees the stage only in its own two CTAs, and empty counts one
+// arrival: a CTA refills once its own pair's MMA is done, and its multicast lands in the other
+// pair's SMEM while that pair's MMA may still read it.
+// FIX: tcgen05_commit_arrive_2cta(empty, collective_axes(1_c)) arrives in all four CTAs, and
+// empty counts both pairs (arrivals(2_c)).
+template <bool PeerCommit, long long arrivals_per_stage = PeerCommit ? 2 : 1>
+ir::Kernel multicast_pair_gemm(const char* name, std::int64_t K) {
+  const std::int64_t steps = K / 64;
+  return lower(kernel<sm_100a>(
+      name, grid(2_c, 2_c), threads(3_c), cluster(2_c, 2_c),
+      gmem<bf16>("a", shape(256_c, K)),                      // (m, k)
+      gmem<bf16>("b", shape(128_c, K)),                      // (n, k)
+      gmem<f32>("c", shape(256_c, 128_c)),                   // (m, n)
+      smem<bf16>(shape(128_c, 64_c), swizzle(128_c)),        // as: this CTA's 128 rows, half of them from the other pair's CTA
+      smem<bf16>(shape(32_c, 64_c), swizzle(128_c)),         // bs: this CTA's half of its pair's 64 B rows
+      smem<f32>(shape(128_c, 64_c)),                         // cs
+      barrier(arrivals(2_c)),                                // full: A (both shares) and B landed here
+      cluster_barrier(collective_axes(0_c), arrivals(1_c)),  // pair_full: both CTAs of the pair are full
+      barrier(arrivals(int_c<arrivals_per_stage>), orders_tensor_core),  // empty: the MMAs reading this CTA's stage completed
+      barrier(arrivals(1_c), orders_tensor_core),            // done: this CTA's rows of D
+      tmem<f32>(shape(128_c, 64_c)),                         // d
+      [&](auto a, auto b, auto c, auto as, auto bs, auto cs, auto full, auto pair_full, auto empty, auto done, auto d) {
+        auto m = program_id(0_c);
+        auto n = program_id(1_c);
+        auto half = cluster_idx(0_c);
+        auto producer = for_(range(steps), [&](auto j) {
+          return seq(if_(j > 0_c, barrier_wait(empty)), copy_gmem_to_smem(a.block(m, j), as, full, collective_axes(1_c)),
+                     copy_gmem_to_smem(b.block(n * 2_c + half, j), bs, full));
+        });
+        auto release = [&] {
+          if constexpr (PeerCommit) return tcgen05_commit_arrive_2cta(empty, collective_axes(1_c));
+          else return tcgen05_commit_arrive_2cta(empty);
+        }();
+        auto relay = for_(range(steps), [&](auto j) {
+          return seq(barrier_wait(full), barrier_arrive(pair_full),
+                     if_(half == 0_c, seq(barrier_wait(pair_full), tcgen05_mma_2cta(d, as, transpose(bs), j > 0_c), release)));
+        });
+        auto mma = seq(relay, if_(half == 0_c, tcgen05_commit_arrive_2cta(done)));
+        auto epilogue = seq(barrier_wait(done), store(cs, async_load_tmem(d)), tmem_dealloc(d), commit_smem(), copy_smem_to_gmem(cs, c.block(m, n)),
+                            commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
+        return if_(thread_id() == 0_c, producer, if_(thread_id() == 1_c, mma, epilogue));
+      }));
+}
+
+ir::Kernel build_multicast_refill_before_peer_commit(variant v) {
+  if (v == variant::buggy) return multicast_pair_gemm<false>("zoo_multicast_refill_before_peer_commit", 192);
+  return multicast_pair_gemm<true>("zoo_multicast_refill_before_peer_commit", 192);
+}
+
+// c (256, 128) = a (256, K) * b (128, K)^T.
+void ref_gemm_256(std::vector<host_tensor>& t) {
+  const std::int64_t K = t[0].shape[1];
+  auto c = t[2].as<float>();
+  for (std::int64_t i = 0; i < 256; ++i)
+    for (std::int64_t j = 0; j < 128; ++j) {
+      double s = 0;
+      for (std::int64_t k = 0; k < K; ++k) s += t[0].get(i * K + k) * t[1].get(j * K + k);
+      c[i * 128 + j] = static_cast<float>(s);
+    }
+}
+
 // C (128 ctas, 128) = A (128, 64) * B^T for every CTA's block of rows.
 void ref_lifetime(std::vector<host_tensor>& t) {
   const std::int64_t rows = t[2].shape[0];
@@ -200,6 +266,8 @@ ir::Kernel commit_count(variant v) { return build_commit_count(v); }
 ir::Kernel tmem_dealloc_pending(variant v) { return build_tmem_dealloc_pending(v); }
 ir::Kernel tmem_use_after_dealloc(variant v) { return build_tmem_use_after_dealloc(v); }
 ir::Kernel tmem_not_freed(variant v) { return build_tmem_not_freed(v); }
+ir::Kernel multicast_refill_before_peer_commit(variant v) { return build_multicast_refill_before_peer_commit(v); }
+ir::Kernel multicast_peer_commit_one_arrival() { return multicast_pair_gemm<true, 1>("zoo_multicast_peer_commit_one_arrival", 192); }
 
 std::vector<entry> const& tcgen05_all() {
   using interp::check;
@@ -211,6 +279,7 @@ std::vector<entry> const& tcgen05_all() {
       {"zoo_tmem_dealloc_pending", check::tcgen05_pending_at_dealloc, tmem_dealloc_pending, ref_gemm},
       {"zoo_tmem_use_after_dealloc", check::tmem_use_after_dealloc, tmem_use_after_dealloc, ref_lifetime},
       {"zoo_tmem_not_freed", check::tmem_not_freed, tmem_not_freed, ref_lifetime},
+      {"zoo_multicast_refill_before_peer_commit", check::data_race, multicast_refill_before_peer_commit, ref_gemm_256},
   };
   return zoo;
 }

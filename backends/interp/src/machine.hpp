@@ -528,6 +528,7 @@ class machine {
   std::vector<std::int64_t> tmem_col_;              // per allocation: its first TMEM column (-1: not TMEM)
   bool has_tcgen05_ = false;
   vclock const* issuer_fence_ = nullptr;       // the completing op's fence_vc, for check_fenced
+  int multicast_into_ = -1;  // while a multicast load lands in another CTA than its issuer's: that CTA
   int mma_base_ = -1;                               // the first wgmma/tcgen05 clock component (one per agent), -1: none
   std::int64_t mma_k_ = 0;                          // the largest K an accumulator held when read
   ir::DType mma_input_ = ir::DType::bf16;

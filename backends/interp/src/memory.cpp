@@ -375,10 +375,23 @@ void machine::race(memory const& m, std::int64_t elem, epoch prev, const char* n
   if (mma_over_load)
     hint = ": the MMA overwrites D while that async_load_tmem may still be reading it; the reader must arrive on a barrier the MMA "
            "issuer waits for before it issues into the same TMEM";
+  // A multicast refill lands in the other CTAs of its group too: the loading CTA must be ordered
+  // after their last use of the stage, not only its own CTA's.
+  std::string into;
+  if (multicast_into_ >= 0 && !by_mma && !mma_over_load)
+    into = fmt::format(": this multicast load writes the SMEM of CTA {} as well, so the loading CTA may refill the stage only after "
+                       "every reader of it there is done{}",
+                       ctas_[static_cast<std::size_t>(multicast_into_)].linear,
+                       has_tcgen05_ ? " (with CTA pairs: each pair's commit must arrive in the other pairs' CTAs too, "
+                                      "tcgen05_commit_arrive_2cta(empty[s], collective_axes(...)), with empty[s] counting one arrival per pair)"
+                                    : "");
+  else if (multicast_into_ >= 0 && by_mma && has_tcgen05_)
+    into = " (a multicast load writes the other pairs' CTAs: each pair's commit must arrive in them, tcgen05_commit_arrive_2cta(empty[s], "
+           "collective_axes(...)))";
   report(check::data_race, cur_op_, agent,
-         fmt::format("data race on {} {}[{}]: {} ({}) is not ordered after the earlier {} by {}{}",
+         fmt::format("data race on {} {}[{}]: {} ({}) is not ordered after the earlier {} by {}{}{}",
                      m.registers ? "the accumulator" : m.tmem ? "TMEM" : m.smem ? "SMEM" : "GMEM", m.name, fmt::join(unflatten(m, elem), ", "),
-                     accessor(agent, what), now, prev_is_write ? "write" : "read", comp_name(prev), hint));
+                     accessor(agent, what), now, prev_is_write ? "write" : "read", comp_name(prev), hint, into));
 }
 
 std::vector<std::int64_t> machine::unflatten(memory const& m, std::int64_t elem) const {

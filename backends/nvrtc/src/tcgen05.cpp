@@ -196,12 +196,23 @@ void commit(context const& c, ir::StmtId id, ir::RefId bar, std::string const& i
     return;
   }
   // The pair's CTAs are cluster ranks 2p and 2p + 1 (x-fastest ranks, an even extent along axis
-  // 0: the verifier's rule), so the mask is two adjacent bits at the even CTA's rank.
+  // 0: the verifier's rule), so the mask is two adjacent bits at the even CTA's rank; with
+  // collective axes, those two bits in every pair along them: the same bits at a fixed pattern
+  // of ranks over the CTA at the cluster's origin, shifted to this pair's base rank (its
+  // coordinates along the collective axes zero), a constant and one shift.
   auto const& cl = k.cluster;
-  out += ind + fmt::format("if (lane == 0) {{  // op #{}: tcgen05.commit of the pair, arrives in both CTAs once this thread's MMAs completed\n", id);
-  out += ind + fmt::format("  const unsigned pair_rank = (sc::cluster_ctaid(0) & ~1u) + {}u * sc::cluster_ctaid(1) + {}u * sc::cluster_ctaid(2);\n", cl[0],
-                           cl[0] * cl[1]);
-  out += ind + fmt::format("  sc::tc_commit_pair({}, static_cast<unsigned short>(0x3u << pair_rank));\n", c.bar_addr(bar));
+  auto const& axes = k.stmts[id].axes;
+  auto collective = [&](int d) { return std::find(axes.begin(), axes.end(), d) != axes.end(); };
+  unsigned pattern = 0;
+  for (std::int64_t r = 0; r < cl[0] * cl[1] * cl[2]; ++r) {
+    const std::int64_t x[3] = {r % cl[0], r / cl[0] % cl[1], r / (cl[0] * cl[1])};
+    if (x[0] < 2 && (collective(1) || x[1] == 0) && (collective(2) || x[2] == 0)) pattern |= 1u << r;
+  }
+  out += ind + fmt::format("if (lane == 0) {{  // op #{}: tcgen05.commit of the pair, arrives in {} once this thread's MMAs completed\n", id,
+                           axes.empty() ? "both CTAs" : fmt::format("both CTAs and the pairs along cluster axes ({})", fmt::join(axes, ", ")));
+  out += ind + fmt::format("  const unsigned pair_rank = (sc::cluster_ctaid(0) & ~1u) + {}u * sc::cluster_ctaid(1) + {}u * sc::cluster_ctaid(2);\n",
+                           collective(1) ? 0 : cl[0], collective(2) ? 0 : cl[0] * cl[1]);
+  out += ind + fmt::format("  sc::tc_commit_pair({}, static_cast<unsigned short>(0x{:x}u << pair_rank));\n", c.bar_addr(bar), pattern);
   out += ind + "}\n";
 }
 

@@ -254,7 +254,7 @@ constexpr bool check_kernel() {
     return false;
   } else if constexpr (max_axis >= cluster_rank) {
     STAGECRAFT_ERROR("collective axes name a cluster dimension the kernel does not have",
-                     "a cluster barrier or multicast copy uses cluster axis " << max_axis << ", but the cluster of the kernel has "
+                     "a cluster barrier, multicast copy or pair commit uses cluster axis " << max_axis << ", but the cluster of the kernel has "
                                                                             << cluster_rank << " dimensions (declare cluster(...))");
     return false;
   } else if constexpr (!std::is_void_v<Cluster>) {

@@ -270,6 +270,10 @@ class Printer {
         for (auto r : s.refs) args.push_back(ref(r));
         args.push_back(s.e0 == none ? "true" : expr(s.e0));
         break;
+      case StmtOp::tcgen05_commit_arrive:
+        for (auto r : s.refs) args.push_back(ref(r));
+        if (!s.axes.empty()) args.push_back(fmt::format("collective_axes({})", fmt::join(s.axes, ", ")));
+        break;
       default:
         for (auto r : s.refs) args.push_back(ref(r));
     }
@@ -331,7 +335,8 @@ class Printer {
       default: {
         std::vector<std::string> ops;
         for (auto r : s.refs) ops.push_back(ref(r));
-        out += line + fmt::format("{}{}{}\n", stmt_name(s), ops.empty() ? "" : " ", fmt::join(ops, ", "));
+        out += line + fmt::format("{}{}{}{}\n", stmt_name(s), ops.empty() ? "" : " ", fmt::join(ops, ", "),
+                                  s.axes.empty() ? "" : fmt::format("  also in the pairs along cluster axes ({})", fmt::join(s.axes, ", ")));
       }
     }
     if (annotate && static_cast<std::size_t>(id) < k_.debug.stmts.size()) {

@@ -594,7 +594,8 @@ class Verifier {
     const bool uses_n = x.op == StmtOp::wait_group || x.op == StmtOp::wgmma_wait || x.op == StmtOp::tcgen05_mma || x.op == StmtOp::tcgen05_commit_arrive;
     if (!uses_n && x.n != 0) fail_at(s, "carries n = {}, which it does not use", x.n);
     if (x.op != StmtOp::wait_group && x.flag) fail_at(s, "carries a flag, which it does not use");
-    if (x.op != StmtOp::copy_gmem_to_smem && !x.axes.empty()) fail_at(s, "has multicast axes, which only copy_gmem_to_smem takes");
+    if (x.op != StmtOp::copy_gmem_to_smem && !(x.op == StmtOp::tcgen05_commit_arrive && x.n == 2) && !x.axes.empty())
+      fail_at(s, "has multicast axes, which only copy_gmem_to_smem and the pair's tcgen05_commit_arrive take");
     if (x.op != StmtOp::wgmma && x.op != StmtOp::tcgen05_mma && x.transpose != 0)
       fail_at(s, "carries transpose bits, which only wgmma and tcgen05_mma take");
     if (x.transpose > 3) fail_at(s, "transpose = {}, but only bits 0 (A) and 1 (B) exist", x.transpose);
@@ -707,6 +708,11 @@ class Verifier {
         } else {
           need_refs(1);
           barrier_operand(s, x.refs[0], true);
+          // The pair commit's other pairs: axis 0 is the pair's own, which it always reaches.
+          for (int ax : x.axes)
+            if (ax < 1 || ax >= k_.cluster_rank)
+              fail_at(s, "a pair commit arrives in the pairs along cluster axes 1 or 2 the cluster has ({} dimensions), but names axis {}", k_.cluster_rank, ax);
+          if (!distinct(x.axes)) fail_at(s, "names a multicast axis twice: ({})", fmt::join(x.axes, ", "));
         }
         if (x.n == 2 && k_.allocs[k_.refs[x.refs.back()].id].kind == AllocKind::cluster_barrier && (x.op == StmtOp::tcgen05_commit_arrive || x.refs.size() == 4))
           fail_at(s, "a pair commit arrives on a barrier(...) of each CTA of the pair, not on a cluster_barrier");

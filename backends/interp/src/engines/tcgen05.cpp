@@ -143,17 +143,26 @@ int machine::pair_peer(agent_state const& a, const char* op) {
 }
 
 // tcgen05.commit.mbarrier::arrive::one: an arrival that waits for the issuer's earlier MMAs.
-// The pair's (cta_group::2, multicast to both CTAs): one arrival on the same element in each.
+// The pair's (cta_group::2, multicast to both CTAs): one arrival on the same element in each,
+// and with collective axes in each CTA of the pairs along them too (the same half of axis 0's
+// pair column: cluster index x / 2 equal, the other axes fixed).
 void machine::tcgen05_commit(agent_state& a, ir::RefId bar) {
   auto& b = barrier_of(a, bar);
   async_op op{async_op::kind::tc_commit};
   op.agent = a.comp;
   op.stmt = cur_op_;
   op.bar_cta = a.cta;
-  if (k_.stmts[static_cast<std::size_t>(cur_op_)].n == 2) {
+  auto const& s = k_.stmts[static_cast<std::size_t>(cur_op_)];
+  if (s.n == 2) {
     auto const& me = ctas_[a.cta].cidx;
-    for (std::size_t c = 0; c < ctas_.size(); ++c)
-      if (ctas_[c].cidx[0] == (me[0] ^ 1) && ctas_[c].cidx[1] == me[1] && ctas_[c].cidx[2] == me[2]) op.pair_cta = static_cast<int>(c);
+    std::vector<int> axes = s.axes;
+    axes.push_back(0);
+    for (int c : peers(a.cta, axes))
+      if (c != a.cta && ctas_[static_cast<std::size_t>(c)].cidx[0] / 2 == me[0] / 2) op.dst_cta.push_back(c);
+    for (int c : op.dst_cta)
+      if (ctas_[static_cast<std::size_t>(c)].cidx[0] == (me[0] ^ 1) && ctas_[static_cast<std::size_t>(c)].cidx[1] == me[1] &&
+          ctas_[static_cast<std::size_t>(c)].cidx[2] == me[2])
+        op.pair_cta = c;
   }
   op.bar_elem = &b - ctas_[a.cta].barriers.data();
   op.group = a.tc_issued;
@@ -175,9 +184,11 @@ void machine::tcgen05_complete(async_op& op) {
     if (o_.trace)
       tr_.events.push_back({trace_event::kind::async, op.issued, time_, ctas_[a.cta].linear, k_.warpgroups + 2, op.stmt,
                             fmt::format("tcgen05 commit #{}: MMAs 1..{} of {} complete, arrive on {}{}", op.stmt, op.group, who(a), bar_name(b),
-                                        op.pair_cta >= 0 ? " in both CTAs of the pair" : "")});
+                                        op.dst_cta.size() > 1   ? fmt::format(" in {} CTAs: both of the pair and the pairs along its axes", op.dst_cta.size() + 1)
+                                        : op.pair_cta >= 0 ? std::string(" in both CTAs of the pair")
+                                                           : std::string())});
     arrive(b, op.vc, a);
-    if (op.pair_cta >= 0) arrive(ctas_[op.pair_cta].barriers[static_cast<std::size_t>(op.bar_elem)], op.vc, a);
+    for (int c : op.dst_cta) arrive(ctas_[static_cast<std::size_t>(c)].barriers[static_cast<std::size_t>(op.bar_elem)], op.vc, a);
     return;
   }
   auto const& p = *op.tc_plan;

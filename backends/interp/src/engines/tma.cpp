@@ -132,7 +132,9 @@ void machine::tma_complete(async_op& op) {
       for (std::size_t d = 0; d < op.dst.size(); ++d) {
         auto& b = ctas_[op.dst_cta[d]].barriers[static_cast<std::size_t>(op.bar_elem)];
         const epoch stamp = epoch::make(b.completed + 1, static_cast<std::uint32_t>(b.comp), cluster_id());
+        multicast_into_ = op.dst_cta[d] != a.cta ? op.dst_cta[d] : -1;  // for the message of a race there
         if (o_.checks) access(op.dst[d], true, op.vc, stamp, a.comp, "a TMA load");
+        multicast_into_ = -1;
         copy_region(op.src, op.dst[d]);
         b.tx -= op.bytes;
         b.releases.join(op.vc);

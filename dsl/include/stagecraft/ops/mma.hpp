@@ -364,14 +364,42 @@ auto tcgen05_mma(src_loc loc, Acc const& acc, A const& a, B const& b, Rest const
   }
 }
 
-template <int Group, class Bar>
-auto tcgen05_commit_arrive(Bar const& bar, src_loc loc) {
+template <class Axes>
+constexpr bool names_axis_0() {
+  for (int x : Axes::array)
+    if (x == 0) return true;
+  return false;
+}
+// Axes: none, or (the pair commit only) the collective_axes(...) of the other pairs it also
+// arrives in: those whose MMAs read what this pair's CTAs multicast to them, and the reverse.
+template <int Group, class Bar, class... Axes>
+auto tcgen05_commit_arrive(Bar const& bar, src_loc loc, Axes...) {
   constexpr auto op = tcgen05_names<Group>::commit;
   if constexpr (!detail::check_mma_barrier<op, Bar, Group>()) {
     return stmt<>{};
+  } else if constexpr (!((detail::is_axes<Axes>::value) && ...)) {
+    STAGECRAFT_ERROR_T(Bar, "tcgen05_commit_arrive_2cta(bar[, collective_axes(...)]): the optional second argument names the cluster axes of the "
+                            "other pairs the commit also arrives in");
+    return stmt<>{};
+  } else if constexpr ((names_axis_0<Axes>() || ...)) {
+    STAGECRAFT_ERROR("a pair commit always arrives in both CTAs of its pair: its collective_axes name the other pairs' axes, 1 or 2, never 0",
+                     "tcgen05_commit_arrive_2cta: a pair commit always arrives in both CTAs of its pair (cluster axis 0): its collective_axes name the axes along "
+                     "which the other pairs lie whose MMAs read this pair's multicast loads, 1 or 2, never 0 (declare cluster(2_c, P) "
+                     "and multicast along axis 1)");
+    return stmt<>{};
   } else {
-    return detail::make_stmt<detail::info_of_operands<Bar>() | tcgen05_group_info<Group>>(
-        tree::stmt_op(ir::StmtOp::tcgen05_commit_arrive, loc, {tree::ptr(detail::barrier_element(bar))}, {.n = Group == 2 ? 2 : 0}));
+    static constexpr std::array<int, (0 + ... + Axes::size)> axes = [] {
+      std::array<int, (0 + ... + Axes::size)> a{};
+      if constexpr (sizeof...(Axes) == 1) a = (Axes::array, ...);
+      return a;
+    }();
+    constexpr info axes_info = [] {
+      info i{};
+      ((i.max_axis = Axes::max_axis), ...);
+      return i;
+    }();
+    return detail::make_stmt<detail::info_of_operands<Bar>() | tcgen05_group_info<Group> | axes_info>(tree::stmt_op(
+        ir::StmtOp::tcgen05_commit_arrive, loc, {tree::ptr(detail::barrier_element(bar))}, {.n = Group == 2 ? 2 : 0, .axes = axes}));
   }
 }
 }  // namespace detail
@@ -409,10 +437,18 @@ auto tcgen05_commit_arrive(Bar const& bar, src_loc loc = src_loc::current()) {
 }
 // The pair's commit (tcgen05.commit.cta_group::2 ... multicast::cluster, mask: both CTAs of the
 // pair): once this thread's earlier pair MMAs have completed, one arrival on `bar` in each CTA
-// of the pair, the same barrier element in both.
+// of the pair, the same barrier element in both. With collective_axes(1_c) (cluster(2_c, P)):
+// in every CTA of the P pairs along axis 1 as well, the 2P CTAs that multicast A into each other:
+// a stage's empty barrier there then counts one arrival per pair (arrivals(P)), so no CTA refills
+// a stage, in its SMEM or its peers', before every pair's MMA over it completed.
 template <class Bar>
 auto tcgen05_commit_arrive_2cta(Bar const& bar, src_loc loc = src_loc::current()) {
   return detail::tcgen05_commit_arrive<2>(bar, loc);
+}
+template <class Bar, class Axes>
+  requires(!std::is_same_v<Axes, src_loc>)
+auto tcgen05_commit_arrive_2cta(Bar const& bar, Axes axes, src_loc loc = src_loc::current()) {
+  return detail::tcgen05_commit_arrive<2>(bar, loc, axes);
 }
 
 // tcgen05.dealloc: free a TMEM allocation. Every TMEM allocation is freed exactly once, by the

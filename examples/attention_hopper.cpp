@@ -28,6 +28,17 @@
 //
 // D = 128 is two 64-column chunks (one swizzle row each): S sums two wgmmas, O is two (64, 64)
 // accumulators fed by the same P.
+//
+// pingpong = 1 (FlashAttention-3's warpgroup ping-pong): the consumers take turns issuing their
+// GEMM groups, so one's softmax runs while the other's wgmmas hold the tensor core. turn[h]
+// completes when consumer h may issue: it waits for it before each group (S, then P V) and,
+// once the group is committed but before waiting for it, arrives on the other's turn. Consumer
+// 1 grants the first turn. Both must take the same number of turns: in the causal kernel
+// consumer 1 computes one block more than consumer 0 (its diagonal, above consumer 0's), so
+// consumer 0 takes and passes both its turns on that block, issuing nothing; dropping that
+// hand-off deadlocks consumer 1 (zoo_pingpong_skipped_turn). FA3 does this with named barriers
+// and two GEMMs per turn (S of block j + 1 with P V of block j); here each consumer keeps one
+// group in flight, so a turn is one group.
 #include <cmath>
 #include <string>
 #include <utility>

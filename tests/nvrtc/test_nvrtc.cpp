@@ -592,7 +592,7 @@ long long count_prefix(std::vector<std::string> const& lines, std::string const&
 }
 }  // namespace
 
-TEST_CASE("attention_hopper pingpong=1: sm_90a with no spills, each consumer's wgmma group issued between a turn wait and a hand-off arrival", "[nvrtc][attention][pingpong]") {
+TEST_CASE("attention_hopper pingpong=1: sm_90a with no spills, each warpgroup's wgmma group issued between a turn wait and a hand-off arrival", "[nvrtc][attention][pingpong]") {
   const nvrtc::options o{.memory_cache = false, .disk_cache = false};
   auto const& e = registry::global().find("attention_hopper");
   for (std::int64_t D : {64, 128})

@@ -101,7 +101,7 @@ TEST_CASE("zoo: reading the other warpgroup's half of a row reduction before the
   fixed_twin_is_clean(name, true);
 }
 
-TEST_CASE("zoo: a ping-pong consumer that skips its turn hand-off on a causally skipped block deadlocks the other", "[zoo][attention][wgmma][deadlock]") {
+TEST_CASE("zoo: a ping-pong warpgroup that skips its turn hand-off on a causally skipped block deadlocks the other", "[zoo][attention][wgmma][deadlock]") {
   // op #27: consumer 1's wait for its second turn (block 1); consumer 0 arrived on turn[1] once,
   // for block 0, and has exited.
   const std::string name = "zoo_pingpong_skipped_turn";

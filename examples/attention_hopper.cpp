@@ -28,6 +28,17 @@
 //
 // D = 128 is two 64-column chunks (one swizzle row each): S sums two wgmmas, O is two (64, 64)
 // accumulators fed by the same P.
+//
+// pingpong = 1 (FlashAttention-3's warpgroup ping-pong): the consumers take turns issuing their
+// GEMM groups, so one's softmax runs while the other's wgmmas hold the tensor core. turn[h]
+// completes when consumer h may issue: it waits for it before each group (S, then P V) and,
+// once the group is committed but before waiting for it, arrives on the other's turn. Consumer
+// 1 grants the first turn. Both must take the same number of turns: in the causal kernel
+// consumer 1 computes one block more than consumer 0 (its diagonal, above consumer 0's), so
+// consumer 0 takes and passes both its turns on that block, issuing nothing; dropping that
+// hand-off deadlocks consumer 1 (zoo_pingpong_skipped_turn). FA3 does this with named barriers
+// and two GEMMs per turn (S of block j + 1 with P V of block j); here each consumer keeps one
+// group in flight, so a turn is one group.
 #include <cmath>
 #include <string>
 #include <utility>
@@ -48,14 +59,14 @@ auto each(F const& f) {
   return [&]<long long... I>(std::integer_sequence<long long, I...>) { return seq(f(int_c<I>)...); }(std::make_integer_sequence<long long, N>{});
 }
 
-template <long long D, bool Causal>
+template <long long D, bool Causal, bool PingPong>
 auto attention_hopper(std::int64_t B, std::int64_t S) {
   constexpr long long DC = D / 64;  // 64-column chunks of the head dimension
   const std::int64_t q_tiles = S / BQ, kv_blocks = S / BKV;
   const float scale = static_cast<float>(1.4426950408889634 / std::sqrt(static_cast<double>(D)));
   auto tile = shape(64_c, 64_c);
   auto body = [=](auto q, auto k, auto v, auto o, auto qs, auto ks, auto vs, auto q_full, auto k_full, auto v_full, auto consumed, auto Sacc,
-                  auto O0, auto O1, auto m, auto mn, auto l) {
+                  auto O0, auto O1, auto m, auto mn, auto l, auto... turns) {
     auto O = [&](auto c) {
       if constexpr (decltype(c)::value == 0) return O0;
       else return O1;
@@ -79,9 +90,22 @@ auto attention_hopper(std::int64_t B, std::int64_t S) {
 
     auto consumer = [&](auto h) {
       auto diag = q_tile * 2_c + h;  // the key block that starts at this consumer's first row
+      // Ping-pong: consumer h issues a GEMM group only holding the turn (a completion of
+      // turn[h]) and passes it on (arrives on turn[other]) once the group is issued, not done,
+      // so the other's GEMM queues behind its own on the tensor core while it runs its softmax.
+      constexpr long long other = 1 - decltype(h)::value;
+      auto in_turn = [&](auto const& issue) {
+        if constexpr (PingPong) {
+          auto turn = (turns, ...);
+          return seq(barrier_wait(turn[h]), issue, barrier_arrive(turn[int_c<other>]));
+        } else {
+          return issue;
+        }
+      };
       // S = Q K^T for stage s.
       auto scores = [&](auto s) {
-        return seq(store(Sacc, 0.0f), each<DC>([&](auto c) { return wgmma(Sacc, qs[h][c], transpose(ks[s][c])); }), wgmma_commit(), wgmma_wait(0_c));
+        return seq(store(Sacc, 0.0f), in_turn(seq(each<DC>([&](auto c) { return wgmma(Sacc, qs[h][c], transpose(ks[s][c])); }), wgmma_commit())),
+                   wgmma_wait(0_c));
       };
       // The online softmax and O += P V. P overwrites S in its own registers: computed once,
       // then summed and fed to every P V wgmma (a tile value is recomputed wherever it is used;
@@ -92,7 +116,8 @@ auto attention_hopper(std::int64_t B, std::int64_t S) {
         auto P = load(Sacc);
         return seq(store(mn, max(load(m), max<1>(L))), store(Sacc, exp2(L - broadcast<1>(load(mn), tile))), store(l, load(l) * alpha + sum<1>(P)),
                    each<DC>([&](auto c) { return store(O(c), load(O(c)) * broadcast<1>(alpha, tile)); }), barrier_wait(v_full[s]),
-                   each<DC>([&](auto c) { return wgmma(O(c), cast<bf16>(P), vs[s][c]); }), wgmma_commit(), wgmma_wait(0_c), store(m, load(mn)));
+                   in_turn(seq(each<DC>([&](auto c) { return wgmma(O(c), cast<bf16>(P), vs[s][c]); }), wgmma_commit())), wgmma_wait(0_c),
+                   store(m, load(mn)));
       };
       auto block = [&](auto j) {
         auto s = stage<STAGES>(j);
@@ -110,7 +135,10 @@ auto attention_hopper(std::int64_t B, std::int64_t S) {
           auto below = for_(range(kv_blocks), [&](auto j) { return if_(j < diag, block(j)); });
           if constexpr (decltype(h)::value == 0) {
             auto sn = stage<STAGES>(diag + 1_c);
-            return seq(below, diagonal, barrier_wait(k_full[sn]), barrier_wait(v_full[sn]), barrier_arrive(consumed[sn]));
+            // Ping-pong: consumer 1 computes this block, so consumer 0 still takes and passes
+            // both of its turns (S and P V), issuing nothing, or consumer 1 waits forever.
+            return seq(below, diagonal, barrier_wait(k_full[sn]), barrier_wait(v_full[sn]), barrier_arrive(consumed[sn]), in_turn(seq()),
+                       in_turn(seq()));
           } else {
             return seq(below, diagonal);
           }
@@ -118,14 +146,20 @@ auto attention_hopper(std::int64_t B, std::int64_t S) {
           return for_(range(kv_blocks), [&](auto j) { return block(j); });
         }
       };
+      // Ping-pong: consumer 0 takes the first turn, which consumer 1 grants before its first wait.
+      auto first_turn = [&] {
+        if constexpr (PingPong && decltype(h)::value == 1) return barrier_arrive((turns, ...)[0_c]);
+        else return seq();
+      };
       return seq(barrier_wait(q_full[0_c]), store(m, -1e30f), store(mn, -1e30f), store(l, 0.0f), each<DC>([&](auto c) { return store(O(c), 0.0f); }),
-                 blocks(),
+                 first_turn(), blocks(),
                  each<DC>([&](auto c) { return store(o.tile(tile, cta * 2_c + h, c), cast<bf16>(load(O(c)) / broadcast<1>(load(l), tile))); }));
     };
     return if_(thread_id() == 0_c, producer, seq(if_(thread_id() == 1_c, consumer(0_c)), if_(thread_id() == 2_c, consumer(1_c))));
   };
   auto rows = shape(B * S, int_c<D>);
-  return kernel<sm_90a>("attention_hopper", grid(B * q_tiles), threads(3_c), gmem<bf16>("Q", rows), gmem<bf16>("K", rows), gmem<bf16>("V", rows),
+  auto make = [&](auto... turn) {
+    return kernel<sm_90a>("attention_hopper", grid(B * q_tiles), threads(3_c), gmem<bf16>("Q", rows), gmem<bf16>("K", rows), gmem<bf16>("V", rows),
                         gmem<bf16>("O", rows),
                         smem<bf16>(shape(2_c, int_c<DC>, 64_c, 64_c), swizzle(128_c)),                  // qs: (consumer, chunk, row, d)
                         smem<bf16>(shape(int_c<STAGES>, int_c<DC>, 64_c, 64_c), swizzle(128_c)),        // ks: (stage, chunk, key, d)
@@ -136,7 +170,11 @@ auto attention_hopper(std::int64_t B, std::int64_t S) {
                         barrier(arrivals(2_c), count(int_c<STAGES>)),                        // both consumers are done with a stage
                         accumulator<f32>("S", tile), accumulator<f32>("O0", tile),
                         accumulator<f32>("O1", tile),  // columns 64..127 of O when D = 128; untouched (no registers) at D = 64
-                        accumulator<f32>("m", shape(64_c)), accumulator<f32>("m_new", shape(64_c)), accumulator<f32>("l", shape(64_c)), body);
+                        accumulator<f32>("m", shape(64_c)), accumulator<f32>("m_new", shape(64_c)), accumulator<f32>("l", shape(64_c)), turn..., body);
+  };
+  // pingpong = 0 declares no turn barriers: its kernel is the one without the scheme.
+  if constexpr (PingPong) return make(barrier("turn", arrivals(1_c), count(2_c)));  // turn[h]: consumer h may issue its next GEMM group
+  else return make();
 }
 
 // The kernel's algorithm in double: the same 64-key blocks, running max and sum, P rounded to
@@ -187,12 +225,19 @@ STAGECRAFT_REGISTER(kernel_entry{
     .params = {{.name = "B", .default_value = 1, .help = "batch x heads", .min = 1},
                {.name = "S", .default_value = 256, .help = "sequence length (a multiple of 128)", .min = 128, .multiple_of = 128},
                {.name = "D", .default_value = 64, .help = "head dimension", .allowed = {64, 128}},
-               {.name = "causal", .default_value = 0, .help = "1: query r sees keys <= r", .allowed = {0, 1}, .min = 0}},
+               {.name = "causal", .default_value = 0, .help = "1: query r sees keys <= r", .allowed = {0, 1}, .min = 0},
+               {.name = "pingpong",
+                .default_value = 0,
+                .help = "1: the consumers take turns issuing their GEMMs (one's softmax under the other's wgmmas)",
+                .allowed = {0, 1},
+                .min = 0}},
     .build =
         [](param_values const& p) {
           return dispatch<64, 128>(p.at("D"), [&](auto D) {
             return dispatch<0, 1>(p.at("causal"), [&](auto C) {
-              return lower(attention_hopper<decltype(D)::value, decltype(C)::value == 1>(p.at("B"), p.at("S")));
+              return dispatch<0, 1>(p.at("pingpong"), [&](auto P) {
+                return lower(attention_hopper<decltype(D)::value, decltype(C)::value == 1, decltype(P)::value == 1>(p.at("B"), p.at("S")));
+              });
             });
           });
         },

@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <string>
+#include <vector>
 
 #include <stagecraft/nvrtc/nvrtc.hpp>
 #include <stagecraft/registry.hpp>
@@ -588,5 +590,68 @@ TEST_CASE("row state and attention: sm_90a with no spills, quad shuffles for row
       CHECK_THAT(c.ptx, !Contains(".local") && Contains("shfl.sync.bfly.b32") && Contains("setmaxnreg.inc.sync.aligned.u32"));
       CHECK(std::regex_search(c.ptx, register_a));
       if (causal) CHECK_THAT(c.ptx, Contains("selp.f32") || Contains("setp."));
+    }
+}
+
+namespace {
+// The lines of PTX that start with an instruction, trimmed.
+std::vector<std::string> ptx_lines(std::string const& ptx) {
+  std::vector<std::string> out;
+  std::size_t at = 0;
+  while (at < ptx.size()) {
+    const auto end = std::min(ptx.find('\n', at), ptx.size());
+    const auto first = ptx.find_first_not_of(" \t", at);
+    if (first < end) out.push_back(ptx.substr(first, end - first));
+    at = end + 1;
+  }
+  return out;
+}
+long long count_prefix(std::vector<std::string> const& lines, std::string const& p) {
+  return std::count_if(lines.begin(), lines.end(), [&](auto const& l) { return l.starts_with(p); });
+}
+}  // namespace
+
+TEST_CASE("attention_hopper pingpong=1: sm_90a with no spills, each warpgroup's wgmma group issued between a turn wait and a hand-off arrival", "[nvrtc][attention][pingpong]") {
+  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  auto const& e = registry::global().find("attention_hopper");
+  for (std::int64_t D : {64, 128})
+    for (std::int64_t causal : {0, 1}) {
+      std::vector<std::string> lines[2];
+      for (std::int64_t pp : {0, 1}) {
+        const auto k = e.build(registry::resolve(e, {{"D", D}, {"causal", causal}, {"pingpong", pp}}));
+        const auto c = nvrtc::compile(k, ir::Target::sm_90a, o);
+        INFO("attention_hopper D=" << D << " causal=" << causal << " pingpong=" << pp << "\n" << c.log);
+        std::printf("attention_hopper D=%lld causal=%lld pingpong=%lld sm_90a: %d registers per thread, %d spill bytes\n", static_cast<long long>(D),
+                    static_cast<long long>(causal), static_cast<long long>(pp), c.registers, c.spill_bytes);
+        CHECK(c.spill_bytes == 0);
+        CHECK_THAT(c.log, !Contains("serialized") && !Contains("setmaxnreg") && !Contains("C7519"));
+        CHECK_THAT(c.ptx, !Contains(".local"));
+        lines[pp] = ptx_lines(c.ptx);
+      }
+      INFO("D=" << D << " causal=" << causal);
+      // The hand-off is after the group's commit and before its wait (the other consumer's GEMM
+      // queues behind this one's, not behind its completion): with pingpong=0 every commit is
+      // followed by its wait, with pingpong=1 by the arrival on the other's turn barrier.
+      for (std::int64_t pp : {0, 1}) {
+        auto const& L = lines[pp];
+        long long commits = 0, handed = 0;
+        for (std::size_t i = 0; i < L.size(); ++i) {
+          if (!L[i].starts_with("wgmma.commit_group")) continue;
+          ++commits;
+          for (std::size_t j = i + 1; j < L.size(); ++j)
+            if (L[j].starts_with("mbarrier.") || L[j].starts_with("wgmma.wait_group")) {
+              handed += L[j].starts_with("mbarrier.arrive.release");
+              break;
+            }
+        }
+        CHECK(commits == (causal ? 8 : 4));
+        CHECK(handed == (pp ? commits : 0));
+      }
+      // One turn wait per GEMM group (2 per block body, each consumer's loop and, causal, its
+      // diagonal block), and consumer 0's two on the skipped block; one arrival per wait, and
+      // consumer 1's first grant.
+      const long long turn_waits = causal ? 8 + 2 : 4;
+      CHECK(count_prefix(lines[1], "mbarrier.try_wait") - count_prefix(lines[0], "mbarrier.try_wait") == turn_waits);
+      CHECK(count_prefix(lines[1], "mbarrier.arrive.release") - count_prefix(lines[0], "mbarrier.arrive.release") == turn_waits + 1);
     }
 }

@@ -60,7 +60,7 @@ void fixed_twin_is_clean(std::string const& name, bool bit_exact) {
 }  // namespace
 
 TEST_CASE("zoo (attention): every exhibit is named as its kernel", "[zoo][attention]") {
-  REQUIRE(zoo::attention_all().size() == 3);
+  REQUIRE(zoo::attention_all().size() == 4);
   for (auto const& e : zoo::attention_all()) {
     INFO(e.name);
     CHECK(e.build(zoo::variant::buggy).name == e.name);
@@ -99,4 +99,15 @@ TEST_CASE("zoo: reading the other warpgroup's half of a row reduction before the
     CHECK_THAT(d.message, Contains("data race on SMEM s0[1, 0]: warpgroup 0 of CTA (0, 0, 0) (read) is not ordered after the earlier write by warpgroup 1 of CTA (0, 0, 0)"));
   }
   fixed_twin_is_clean(name, true);
+}
+
+TEST_CASE("zoo: a ping-pong warpgroup that skips its turn hand-off on a causally skipped block deadlocks the other", "[zoo][attention][wgmma][deadlock]") {
+  // op #27: consumer 1's wait for its second turn (block 1); consumer 0 arrived on turn[1] once,
+  // for block 0, and has exited.
+  const std::string name = "zoo_pingpong_skipped_turn";
+  for (auto p : {policy::eager, policy::lazy}) {
+    const auto d = the_diagnostic(name, p, 27);
+    CHECK_THAT(d.message, Contains("warpgroup 1 of CTA (0, 0, 0) at op #27 barrier_wait turn[1]: waits for completion #2 (phase 1); arrivals 0/1"));
+  }
+  fixed_twin_is_clean(name, false);
 }

@@ -74,10 +74,11 @@ ir::Kernel tmem_not_freed(variant v = variant::buggy);           // a CTA exits 
 ir::Kernel multicast_refill_before_peer_commit(variant v = variant::buggy);  // a pair's commit frees a multicast stage in its own CTAs only
 ir::Kernel multicast_peer_commit_one_arrival();  // both pairs' commits arrive, but the stage's barrier counts one
 
-// ---- attention (zoo_attention.cpp): warpgroups sharing softmax statistics and a V ring ----------
+// ---- attention (zoo_attention.cpp): warpgroups sharing softmax statistics, a V ring, a turn -----
 ir::Kernel running_max_race(variant v = variant::buggy);        // rescaling warpgroup reads the running max while it is updated
 ir::Kernel v_released_before_wait(variant v = variant::buggy);  // V stage released after P*V's commit, before its wgmma_wait
 ir::Kernel exchange_before_barrier(variant v = variant::buggy); // row-reduction halves read before the exchange barrier's wait
+ir::Kernel pingpong_skipped_turn(variant v = variant::buggy);   // a consumer skips its turn hand-off on a causally skipped block
 
 // The whole zoo, for sweeps over every kernel.
 struct entry {
@@ -94,8 +95,8 @@ std::vector<entry> const& all();
 std::vector<entry> const& mma_all();
 // The Blackwell exhibits, compared like mma_all()'s.
 std::vector<entry> const& tcgen05_all();
-// The attention exhibits. zoo_v_released_before_wait's output comes from wgmma (MMA tolerance);
-// the other two are compared bit for bit.
+// The attention exhibits. zoo_v_released_before_wait's and zoo_pingpong_skipped_turn's outputs
+// come from wgmma (MMA tolerance); the other two are compared bit for bit.
 std::vector<entry> const& attention_all();
 
 }  // namespace stagecraft::zoo

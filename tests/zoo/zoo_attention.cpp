@@ -1,7 +1,8 @@
 // The bug zoo's attention exhibits (zoo.hpp): the synchronisation mistakes of a FlashAttention-
 // style forward pass, each cut down to the few ops that make it. Two warpgroups share SMEM
-// scratch (the running row max, the halves of a row reduction) or a V ring; each fixed twin
-// differs from its buggy one by exactly the line its comment names.
+// scratch (the running row max, the halves of a row reduction), a V ring or the turn of
+// ping-pong scheduling; each fixed twin differs from its buggy one by exactly the line its
+// comment names.
 #include <cmath>
 #include <limits>
 
@@ -134,6 +135,47 @@ struct make_exchange_before_barrier {
   }
 };
 
+// Ping-pong scheduling (attention_hopper pingpong=1) cut down to the causal score blocks
+// S[h][j] = Q_h K_j^T of two consumers: consumer h owns query block h and sees key blocks
+// j <= h, so consumer 0 skips block 1. Each GEMM is issued holding the turn: wait turn[h], issue,
+// arrive on turn[other]; consumer 1 grants consumer 0 the first turn. Consumer 0 loads Q and K.
+// MISTAKE: consumer 0 skips block 1 outright, hand-off included, reasoning that it has no GEMM
+// to issue there: consumer 1's turn for its block 1 never comes (deadlock on turn[1]).
+// FIX: on a skipped block, still take the turn and pass it on: barrier_wait(turn[0]),
+// barrier_arrive(turn[1]).
+template <bool Bug>
+struct make_pingpong_skipped_turn {
+  ir::Kernel operator()() const {
+    return lower(kernel<sm_90a>(
+        "zoo_pingpong_skipped_turn", grid(1), threads(2_c),
+        gmem<bf16>("q", shape(128_c, 64_c)),                 // (query, d): block h is consumer h's
+        gmem<bf16>("k", shape(128_c, 64_c)),                 // (key, d): two 64-key blocks
+        gmem<f32>("s", shape(128_c, 128_c)),                 // (query, key): the visible score blocks
+        smem<bf16>(shape(2_c, 64_c, 64_c), swizzle(128_c)),  // qs: (consumer, query, d)
+        smem<bf16>(shape(2_c, 64_c, 64_c), swizzle(128_c)),  // ks: (block, key, d)
+        barrier(arrivals(4_c)),                              // loaded: both Q and both K blocks
+        barrier("turn", arrivals(1_c), count(2_c)),          // turn[h]: consumer h may issue
+        accumulator<f32>(shape(64_c, 64_c)),                 // acc: one score block
+        [&](auto q, auto k, auto s, auto qs, auto ks, auto loaded, auto turn, auto acc) {
+          auto consumer = [&](auto h) {
+            constexpr long long other = 1 - decltype(h)::value;
+            auto visible = [&](auto j) {
+              return seq(barrier_wait(turn[h]), store(acc, 0.0f), wgmma(acc, qs[h], transpose(ks[j])), wgmma_commit(), barrier_arrive(turn[int_c<other>]),
+                         wgmma_wait(0_c), store(s.tile(shape(64_c, 64_c), h, j), load(acc)));
+            };
+            auto skipped = [&] {
+              if constexpr (Bug) return seq();
+              else return seq(barrier_wait(turn[h]), barrier_arrive(turn[int_c<other>]));
+            };
+            return seq(barrier_wait(loaded), for_(range(2), [&](auto j) { return if_(j <= h, visible(j), skipped()); }));
+          };
+          auto loads = seq(copy_gmem_to_smem(q.block(0_c, 0_c), qs[0_c], loaded), copy_gmem_to_smem(q.block(1_c, 0_c), qs[1_c], loaded),
+                           copy_gmem_to_smem(k.block(0_c, 0_c), ks[0_c], loaded), copy_gmem_to_smem(k.block(1_c, 0_c), ks[1_c], loaded));
+          return if_(thread_id() == 0_c, seq(loads, consumer(0_c)), seq(barrier_arrive(turn[0_c]), consumer(1_c)));
+        }));
+  }
+};
+
 void ref_running_max(std::vector<host_tensor>& t) {  // x (64, 64 * blocks) -> y
   const std::int64_t cols = t[0].shape[1];
   auto x = t[0].as<float>();
@@ -160,6 +202,17 @@ void ref_pv(std::vector<host_tensor>& t) {  // p (64, kv), v (kv, 64), o = p * v
 
 // The kernel's order: each half folded from its first column, the halves' maxima and sums
 // combined as (half 0) op (half 1).
+void ref_causal_scores(std::vector<host_tensor>& t) {  // q (128, 64), k (128, 64) -> s (128, 128), blocks j <= h
+  auto s = t[2].as<float>();
+  for (std::int64_t i = 0; i < 128; ++i)
+    for (std::int64_t j = 0; j < 128; ++j) {
+      if (j / 64 > i / 64) continue;  // above the diagonal: never written
+      double d = 0;
+      for (std::int64_t c = 0; c < 64; ++c) d += t[0].get(i * 64 + c) * t[1].get(j * 64 + c);
+      s[i * 128 + j] = static_cast<float>(d);
+    }
+}
+
 void ref_split_softmax(std::vector<host_tensor>& t) {
   auto x = t[0].as<float>();
   auto y = t[1].as<float>();
@@ -185,6 +238,7 @@ void ref_split_softmax(std::vector<host_tensor>& t) {
 ir::Kernel running_max_race(variant v) { return build<make_running_max_race>(v); }
 ir::Kernel v_released_before_wait(variant v) { return build<make_v_released_before_wait>(v); }
 ir::Kernel exchange_before_barrier(variant v) { return build<make_exchange_before_barrier>(v); }
+ir::Kernel pingpong_skipped_turn(variant v) { return build<make_pingpong_skipped_turn>(v); }
 
 std::vector<entry> const& attention_all() {
   using interp::check;
@@ -192,6 +246,7 @@ std::vector<entry> const& attention_all() {
       {"zoo_running_max_race", check::data_race, running_max_race, ref_running_max},
       {"zoo_v_released_before_wait", check::data_race, v_released_before_wait, ref_pv},
       {"zoo_exchange_before_barrier", check::data_race, exchange_before_barrier, ref_split_softmax},
+      {"zoo_pingpong_skipped_turn", check::deadlock, pingpong_skipped_turn, ref_causal_scores},
   };
   return zoo;
 }

@@ -305,7 +305,9 @@ void machine::judge_write_epoch(memory const& m, std::int64_t elem, epoch w, boo
     if (!write) poison_read(m, elem, agent, what);
   } else if (!hb(w, vc)) {
     race(m, elem, w, write ? "write" : "read", agent, what, true);
-  } else if (what && !m.registers && w.clock != 0 && w.comp() < agents_.size()) {
+  } else if (what && !m.registers && !m.tmem && w.clock != 0 && w.comp() < agents_.size()) {
+    // (TMEM that store_tmem wrote is no proxy's: tcgen05.wait::st and the tcgen05 fences the
+    // generator puts at every thread barrier order it before the MMA, with the barrier itself.)
     check_fenced(m, elem, w, write, vc, agent, what);
   }
 }
@@ -360,6 +362,14 @@ void machine::race(memory const& m, std::int64_t elem, epoch prev, const char* n
   if (mma_over_load)
     hint = ": the MMA overwrites D while that async_load_tmem may still be reading it; the reader must arrive on a barrier the MMA "
            "issuer waits for before it issues into the same TMEM";
+  // A tcgen05 MMA reading A from TMEM that a store_tmem wrote, with no barrier between them.
+  if (has_tcgen05_ && m.tmem && prev_is_write && !by_mma && what && std::strcmp(what, "a tcgen05 MMA") == 0)
+    hint = ": the MMA reads TMEM that store_tmem may still be writing; the storing warpgroup must arrive on a barrier the MMA issuer "
+           "waits for before it issues the MMA";
+  // A store_tmem over columns an MMA reads (A) or writes (D) before that MMA is known complete.
+  if (by_mma && m.tmem && !what && cur_op_ != ir::none && k_.stmts[static_cast<std::size_t>(cur_op_)].op == ir::StmtOp::store)
+    hint = ": store_tmem overwrites TMEM that tcgen05 MMA may still be reading; wait on the barrier a tcgen05_commit_arrive after that MMA "
+           "arrives on before storing into it";
   report(check::data_race, cur_op_, agent,
          fmt::format("data race on {} {}[{}]: {} ({}) is not ordered after the earlier {} by {}{}",
                      m.registers ? "the accumulator" : m.tmem ? "TMEM" : m.smem ? "SMEM" : "GMEM", m.name, fmt::join(unflatten(m, elem), ", "),

@@ -31,7 +31,7 @@ fails=0
 # Hopper's SASS names the tensor-core op by input kind: HGMMA for f16/bf16/tf32, QGMMA for fp8.
 # Blackwell's tcgen05.mma kind::f16 is UTCHMMA (the "UTC" family: the unified tensor core; also
 # UTCBAR for tcgen05.commit); TMEM loads are LDTM.
-for spec in "gemm_hopper:HGMMA:sm_90a" "gemm_small:HGMMA:sm_90a" "gemm_fp8:QGMMA:sm_90a" "gemm_blackwell:UTCHMMA:sm_100a" "gemm_blackwell_2cta:UTCHMMA:sm_100a"; do
+for spec in "gemm_hopper:HGMMA:sm_90a" "gemm_small:HGMMA:sm_90a" "gemm_fp8:QGMMA:sm_90a" "gemm_blackwell:UTCHMMA:sm_100a" "gemm_blackwell_2cta:UTCHMMA:sm_100a" "gemm_blackwell_ts:UTCHMMA:sm_100a"; do
   arch=${spec##*:}
   spec=${spec%:*}
   op=${spec#*:}

@@ -404,3 +404,44 @@ TEST_CASE("gemm_blackwell_2cta with fp8 (cta_group::2 kind::f8f6f4) is within th
         }
     }
 }
+
+// A from TMEM (gemm_blackwell_ts: C = relu(A) * B^T, A stored into TMEM by store_tmem and read by
+// the [a_tmem] MMA form): the MMA decodes A from the TMEM bytes, lane i row i, two bf16 to a
+// column, so a wrong packing or column step would be a wrong answer here.
+TEST_CASE("gemm_blackwell_ts (A from TMEM) is within the MMA tolerance at 256^3 and two non-square sizes under eager, lazy and 50 PCT schedules",
+          "[interp][tcgen05][tmem_a]") {
+  for (auto z : {gemm_size{256, 256, 256, 256, 3}, gemm_size{384, 512, 192, 256, 2}, gemm_size{128, 384, 320, 128, 3}}) {
+    const auto k = check_gemm("gemm_blackwell_ts", z, 0, 23);
+    // The MMA's plan reads A from TMEM: 4 k16 instructions per 64-wide slice, 8 columns apart.
+    auto const& mma = *std::find_if(k.stmts.begin(), k.stmts.end(), [](ir::Stmt const& s) { return s.op == ir::StmtOp::tcgen05_mma; });
+    const auto p = ir::tcgen05::plan_of(k, mma);
+    CHECK(p.a_tmem);
+    CHECK(p.k_steps() == 4);
+    CHECK(p.a_column(3) == 24);
+    CHECK(ir::tcgen05::decode(p.idesc).a_major == ir::tcgen05::Major::k);
+  }
+}
+
+TEST_CASE("gemm_blackwell_ts: the ReLU is applied (the reference without it is outside the bound)", "[interp][tcgen05][tmem_a]") {
+  auto const& e = registry::global().find("gemm_blackwell_ts");
+  const auto vals = registry::resolve(e, {{"M", 128}, {"N", 256}, {"K", 128}});
+  const auto k = e.build(vals);
+  const auto in = testing::random_buffers(k, 29);
+  auto plain = in;
+  registry::global().find("gemm_blackwell").reference(plain, vals);  // C = A * B^T, no ReLU
+  const auto r = interp::run(k, in);
+  REQUIRE(r.ok());
+  CHECK(outside_bound(k, r, in, plain) != "");
+  auto relu = in;
+  e.reference(relu, vals);
+  CHECK(outside_bound(k, r, in, relu) == "");
+}
+
+TEST_CASE("A from TMEM: a transposed or fp8 A in TMEM is refused by the verifier, naming the kernel and op", "[interp][tcgen05][tmem_a]") {
+  auto const& e = registry::global().find("gemm_blackwell_ts");
+  auto k = e.build(registry::resolve(e, {}));
+  auto it = std::find_if(k.stmts.begin(), k.stmts.end(), [](ir::Stmt const& s) { return s.op == ir::StmtOp::tcgen05_mma; });
+  REQUIRE(it != k.stmts.end());
+  it->transpose |= 1;  // A read M-major: the [a_tmem] form has no such mode
+  REQUIRE_THROWS_WITH(ir::verify(k), Contains("kernel 'gemm_blackwell_ts': op #") && Contains("(tcgen05_mma): A from TMEM is a whole TMEM allocation (lanes, K), read K-major"));
+}

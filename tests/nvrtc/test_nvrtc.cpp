@@ -461,6 +461,35 @@ TEST_CASE("tcgen05 kind::f8f6f4: gemm_blackwell and gemm_blackwell_2cta with e4m
   CHECK_THAT(c.code.source, Contains("0x08110410u"));
 }
 
+TEST_CASE("tcgen05 A from TMEM: gemm_blackwell_ts at every tile width and ring depth compiles for sm_100a with tcgen05.st and the [a_tmem] MMA, no spills",
+          "[nvrtc][tcgen05][tmem_a]") {
+  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  auto const& e = registry::global().find("gemm_blackwell_ts");
+  for (long long bn : {64, 128, 256})
+    for (long long stages : {2, 3}) {
+      INFO("BN=" << bn << " stages=" << stages);
+      const auto k = e.build(registry::resolve(e, {{"BN", bn}, {"N", 256}, {"stages", stages}}));
+      const auto c = nvrtc::compile(k, ir::Target::sm_100a, o);
+      std::printf("gemm_blackwell_ts BN=%3lld stages=%lld sm_100a: %d registers per thread, %d spill bytes\n", bn, stages, c.registers, c.spill_bytes);
+      CHECK(c.spill_bytes == 0);
+      // The A-in-TMEM form: D's and A's TMEM addresses in brackets, then B's descriptor; 4 k16
+      // instructions per 64-wide K slice, and no SMEM-descriptor A form at all.
+      const auto ts = occurrences(c.ptx, "tcgen05.mma.cta_group::1.kind::f16 [%r");
+      CHECK(ts >= 4);
+      CHECK(ts % 4 == 0);
+      CHECK(occurrences(c.code.source, "sc::tc_mma_ts_f16(") == 4);
+      CHECK(occurrences(c.code.source, "sc::tc_mma_f16(") == 0);
+      CHECK_THAT(c.code.source, Contains("sc::tc_mma_ts_f16(tmem8, tmem9 + 8u, ") && Contains("sc::tc_mma_ts_f16(tmem8, tmem9 + 24u, "));
+      // store_tmem: 32 columns (64 bf16 of a row) per warp in one tcgen05.st, then its wait.
+      CHECK(occurrences(c.ptx, "tcgen05.st.sync.aligned.32x32b.x32.b32") == 1);
+      CHECK(occurrences(c.ptx, "tcgen05.wait::st.sync.aligned") == 1);
+      CHECK(occurrences(c.ptx, "tcgen05.ld.sync.aligned.32x32b.x32.b32") == 1);  // the epilogue's
+      // Two allocations, freed where the user wrote it: D (BN columns) and A (32 columns).
+      CHECK(occurrences(c.ptx, "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32") == 2);
+      CHECK_THAT(c.code.source, Contains("sc::tmem_dealloc(tmem9, 32u);") && Contains("sc::tmem_dealloc(tmem8, " + std::to_string(bn) + "u);"));
+    }
+}
+
 TEST_CASE("tcgen05: gemm_blackwell_2cta (cta_group::2) at every tile width and ring depth compiles for sm_100a with no spills", "[nvrtc][tcgen05]") {
   const nvrtc::options o{.memory_cache = false, .disk_cache = false};
   auto const& e = registry::global().find("gemm_blackwell_2cta");

@@ -69,6 +69,8 @@ ir::Kernel commit_count(variant v = variant::buggy);             // `done` expec
 ir::Kernel tmem_dealloc_pending(variant v = variant::buggy);     // the MMA warpgroup frees D without waiting for its MMAs
 ir::Kernel tmem_use_after_dealloc(variant v = variant::buggy);   // an MMA into TMEM the epilogue has freed
 ir::Kernel tmem_not_freed(variant v = variant::buggy);           // a CTA exits with its TMEM allocated
+ir::Kernel tmem_a_store_race(variant v = variant::buggy);        // store_tmem into A's columns while the MMA reading them runs
+ir::Kernel tmem_a_mma_before_store(variant v = variant::buggy);  // MMA reads A from TMEM without waiting for the store_tmem
 
 // ---- attention (zoo_attention.cpp): warpgroups sharing softmax statistics and a V ring ----------
 ir::Kernel running_max_race(variant v = variant::buggy);        // rescaling warpgroup reads the running max while it is updated

@@ -344,6 +344,9 @@ void machine::poison_read(memory const& m, std::int64_t elem, int agent, const c
          fmt::format("{} reads {}[{}] (element {}), which nothing has written: {}", accessor(agent, what), m.name,
                      fmt::join(unflatten(m, elem), ", "), elem,
                      m.registers ? "an accumulator starts undefined (zero it with store(acc, 0) before the first wgmma)"
+                     : m.tmem && what && std::strcmp(what, "a tcgen05 MMA reading A") == 0
+                         ? "A in TMEM starts undefined: store_tmem writes it, and the MMA issuer must wait on a barrier the storing warpgroup "
+                           "arrives on after the store before it issues the MMA"
                      : m.tmem    ? "TMEM starts undefined: the first tcgen05_mma into it must not accumulate (pass k > 0 as its accumulate "
                                    "condition), and async_load_tmem must wait for the barrier its tcgen05_commit_arrive arrives on"
                                  : "SMEM starts undefined"));
@@ -363,7 +366,7 @@ void machine::race(memory const& m, std::int64_t elem, epoch prev, const char* n
     hint = ": the MMA overwrites D while that async_load_tmem may still be reading it; the reader must arrive on a barrier the MMA "
            "issuer waits for before it issues into the same TMEM";
   // A tcgen05 MMA reading A from TMEM that a store_tmem wrote, with no barrier between them.
-  if (has_tcgen05_ && m.tmem && prev_is_write && !by_mma && what && std::strcmp(what, "a tcgen05 MMA") == 0)
+  if (m.tmem && prev_is_write && !by_mma && what && std::strcmp(what, "a tcgen05 MMA reading A") == 0)
     hint = ": the MMA reads TMEM that store_tmem may still be writing; the storing warpgroup must arrive on a barrier the MMA issuer "
            "waits for before it issues the MMA";
   // A store_tmem over columns an MMA reads (A) or writes (D) before that MMA is known complete.

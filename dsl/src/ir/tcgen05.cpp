@@ -62,7 +62,7 @@ plan plan_of(Kernel const& k, Stmt const& s) {
     if (p.kind != Kind::f16 && p.kind != Kind::tf32)
       fail(fmt::format("A from TMEM is modelled for kind::f16 (f16, bf16) and kind::tf32 only, but A is {} ({}): keep A in SMEM",
                        dtype_name(p.a_type), kind_name(p.kind)));
-    if (p.cta_group != 1) fail("A from TMEM is modelled for cta_group::1 only (tcgen05_mma): keep the pair's A in SMEM");
+    if (p.cta_group != 1) fail("A from TMEM is modelled for cta_group::1 only (tcgen05_mma): keep A in SMEM for the pair MMA");
     a_m = al.shape[0];
     a_k = al.shape[1];
     p.a.major = Major::k;

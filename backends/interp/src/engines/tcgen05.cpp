@@ -227,7 +227,7 @@ void machine::tcgen05_complete(async_op& op) {
   if (o_.checks) {
     // The shadows of the operand views: the bytes a correct descriptor denotes. A descriptor
     // that reads elsewhere shows up as wrong numbers, which the tolerance check catches.
-    access(op.a_view, false, op.vc, stamp, a.comp, "a tcgen05 MMA");
+    access(op.a_view, false, op.vc, stamp, a.comp, op.a_taddr.empty() ? "a tcgen05 MMA" : "a tcgen05 MMA reading A");
     access(op.b_view, false, op.vc, stamp, a.comp, "a tcgen05 MMA");
     if (op.accumulate) access(op.acc, false, op.vc, stamp, a.comp, "a tcgen05 MMA");
     access(op.acc, true, op.vc, stamp, a.comp, "a tcgen05 MMA");

@@ -336,8 +336,8 @@ auto tcgen05_mma(src_loc loc, Acc const& acc, A const& a, B const& b, Rest const
                                              << dtype_name<typename A::dtype_t>() << " (kind::f8f6f4): keep A in SMEM");
     return stmt<>{};
   } else if constexpr (kind_of<A> == operand_kind::tmem && Group == 2) {
-    STAGECRAFT_ERROR("A from TMEM is modelled for cta_group::1 only (tcgen05_mma): keep the pair's A in SMEM",
-                     "tcgen05_mma_2cta: A from TMEM is modelled for cta_group::1 only (tcgen05_mma): keep the pair's A in SMEM");
+    STAGECRAFT_ERROR("A from TMEM is modelled for cta_group::1 only (tcgen05_mma): keep A in SMEM for the pair MMA",
+                     "tcgen05_mma_2cta: A from TMEM is modelled for cta_group::1 only (tcgen05_mma): keep A in SMEM for the pair MMA");
     return stmt<>{};
   } else if constexpr (!detail::check_tcgen05_layout<op, "A", A, kind_of<A> == operand_kind::smem_transposed ? ir::wgmma::Major::mn
                                                                                                              : ir::wgmma::Major::k>() ||

@@ -159,7 +159,8 @@ TEST_CASE("zoo: store_tmem into A's TMEM columns while the MMA reading them may 
     // in flight reads `at` after the store wrote it, unordered.
     if (p == policy::eager)
       CHECK_THAT(d.message, Contains("(write) is not ordered after the earlier read by tcgen05 MMA #1") &&
-                                Contains("wait on the barrier a tcgen05_commit_arrive after that MMA arrives on before storing into it"));
+                                Contains("wait on the barrier a tcgen05_commit_arrive after that MMA arrives on before storing into it") &&
+                                Contains("store_tmem(t8, load(s0[v"));
     else
       CHECK_THAT(d.message, Contains("a tcgen05 MMA reading A (read) is not ordered after the earlier write by warpgroup 2") &&
                                 Contains("the storing warpgroup must arrive on a barrier the MMA issuer waits for"));

@@ -43,7 +43,7 @@
 //     tcgen05.st.32x32b.xN is the same map written the other way; tcgen05.wait::st makes the
 //     issuing thread wait for its stores, and, as for any tcgen05 op, another thread's (or the
 //     tensor core's) later use is ordered by wait::st, fence::before_thread_sync, a thread
-//     barrier and fence::after_thread_sync (section 9.7.16.6, "Memory consistency model").
+//     barrier and fence::after_thread_sync (the ISA's tcgen05 memory-consistency rules).
 //   A from TMEM, the [a_tmem] form of tcgen05.mma (".kind::f16 / .kind::tf32 [d], [a], b_desc,
 //     idesc, p"; CUTLASS's SM100_MMA_F16BF16_TS / SM100_MMA_TF32_TS): A must be K-major
 //     (transpose A, idesc bit 15, is 0); with M = 128, row i of A is TMEM lane i and its K

@@ -370,7 +370,9 @@ void machine::race(memory const& m, std::int64_t elem, epoch prev, const char* n
     hint = ": the MMA reads TMEM that store_tmem may still be writing; the storing warpgroup must arrive on a barrier the MMA issuer "
            "waits for before it issues the MMA";
   // A store_tmem over columns an MMA reads (A) or writes (D) before that MMA is known complete.
-  if (by_mma && m.tmem && !what && cur_op_ != ir::none && k_.stmts[static_cast<std::size_t>(cur_op_)].op == ir::StmtOp::store)
+  // (A store's reads of TMEM are async_load_tmem's, which keep the hint above: only its write.)
+  if (by_mma && m.tmem && !what && std::strcmp(now, "write") == 0 && cur_op_ != ir::none &&
+      k_.stmts[static_cast<std::size_t>(cur_op_)].op == ir::StmtOp::store)
     hint = ": store_tmem overwrites TMEM that tcgen05 MMA may still be reading; wait on the barrier a tcgen05_commit_arrive after that MMA "
            "arrives on before storing into it";
   report(check::data_race, cur_op_, agent,

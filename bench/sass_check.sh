@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The SASS of the GEMMs: does the CUBIN NVRTC builds really issue tensor-core instructions
 # (HGMMA, Hopper's wgmma; QGMMA for gemm_fp8; UTCHMMA, Blackwell's tcgen05.mma of 16-bit inputs,
-# for gemm_blackwell on sm_100a) and TMA (UTMALDG/UTMASTG)? nvdisasm comes from the
+# for gemm_blackwell on sm_100a; with a tmem[...] A operand and STTM for gemm_blackwell_ts) and
+# TMA (UTMALDG/UTMASTG)? nvdisasm comes from the
 # nvidia-cuda-nvdisasm PyPI wheel, installed into build/sass-venv by this script (not by the
 # product, which never needs it). Runs without a GPU.
 #   usage: bench/sass_check.sh [OUTDIR]     (default: build/sass; a build with the CLI in
@@ -34,7 +35,7 @@ fails=0
 # A kernel may carry one parameter after `@` (gemm_blackwell_2cta@mc=2: two pairs multicasting A);
 # its files are named with `_` for `@` and `=`.
 for spec in "gemm_hopper:HGMMA:sm_90a" "gemm_small:HGMMA:sm_90a" "gemm_fp8:QGMMA:sm_90a" "gemm_blackwell:UTCHMMA:sm_100a" "gemm_blackwell_2cta:UTCHMMA:sm_100a" \
-            "gemm_blackwell_2cta@mc=2:UTCHMMA:sm_100a"; do
+            "gemm_blackwell_2cta@mc=2:UTCHMMA:sm_100a" "gemm_blackwell_ts:UTCHMMA:sm_100a"; do
   arch=${spec##*:}
   spec=${spec%:*}
   op=${spec#*:}
@@ -64,6 +65,13 @@ for spec in "gemm_hopper:HGMMA:sm_90a" "gemm_small:HGMMA:sm_90a" "gemm_fp8:QGMMA
     mcast=$(grep -c 'UTMALDG.*MULTICAST' "$out/$spec.sass" || true)
     echo "$spec: $commits UTCBAR (tcgen05.commit), $loads LDTM (tcgen05.ld), $allocs UTCATOMSWS (TMEM alloc/dealloc), $pair .2CTA MMA, $mcast multicast UTMALDG"
     [ "$commits" -gt 0 ] && [ "$loads" -gt 0 ] && [ "$allocs" -gt 0 ] || { echo "sass_check: $spec lacks a tcgen05 commit, TMEM load or allocation"; fails=1; }
+    if [ "$spec" = gemm_blackwell_ts ]; then
+      # A from TMEM: the MMA's first operand is tmem[...] where the SMEM form has gdesc[...]; tcgen05.st is STTM.
+      ts=$(grep -c -E 'UTCHMMA tmem\[' "$out/$spec.sass" || true)
+      stores=$(grep -c 'STTM' "$out/$spec.sass" || true)
+      echo "$spec: $ts UTCHMMA with A from TMEM, $stores STTM (tcgen05.st)"
+      [ "$ts" -gt 0 ] && [ "$stores" -gt 0 ] || { echo "sass_check: $spec lacks the A-from-TMEM MMA or the TMEM store"; fails=1; }
+    fi
   fi
 done
 exit $fails

@@ -1,4 +1,4 @@
-// expect: tcgen05 instructions \(tcgen05_mma, tcgen05_commit_arrive, async_load_tmem\) need a kernel<sm_100a>, but this kernel targets sm_90a
+// expect: tcgen05 instructions \(tcgen05_mma, tcgen05_commit_arrive, async_load_tmem, store_tmem\) need a kernel<sm_100a>, but this kernel targets sm_90a
 // A Blackwell tcgen05 kernel declared for Hopper.
 #include <stagecraft/stagecraft.hpp>
 using namespace stagecraft;

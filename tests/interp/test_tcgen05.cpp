@@ -434,3 +434,79 @@ TEST_CASE("gemm_blackwell_2cta mc=2: N that is not a multiple of 2 BN is a usage
   auto const& e = registry::global().find("gemm_blackwell_2cta");
   CHECK_THROWS_WITH(e.build(registry::resolve(e, {{"N", 256}, {"BN", 256}, {"mc", 2}})), Contains("N=256 must be a multiple of mc * BN=512"));
 }
+
+// A from TMEM (gemm_blackwell_ts: C = relu(A) * B^T, A stored into TMEM by store_tmem and read by
+// the [a_tmem] MMA form): the MMA decodes A from the TMEM bytes, lane i row i, two bf16 to a
+// column, so a wrong packing or column step would be a wrong answer here.
+TEST_CASE("gemm_blackwell_ts (A from TMEM) is within the MMA tolerance at 256^3 and two non-square sizes under eager, lazy and 50 PCT schedules",
+          "[interp][tcgen05][tmem_a]") {
+  for (auto z : {gemm_size{256, 256, 256, 256, 3}, gemm_size{384, 512, 192, 256, 2}, gemm_size{128, 384, 320, 128, 3}}) {
+    const auto k = check_gemm("gemm_blackwell_ts", z, 0, 23);
+    // The MMA's plan reads A from TMEM: 4 k16 instructions per 64-wide slice, 8 columns apart.
+    auto const& mma = *std::find_if(k.stmts.begin(), k.stmts.end(), [](ir::Stmt const& s) { return s.op == ir::StmtOp::tcgen05_mma; });
+    const auto p = ir::tcgen05::plan_of(k, mma);
+    CHECK(p.a_tmem);
+    CHECK(p.k_steps() == 4);
+    CHECK(p.a_column(3) == 24);
+    CHECK(ir::tcgen05::decode(p.idesc).a_major == ir::tcgen05::Major::k);
+  }
+}
+
+TEST_CASE("gemm_blackwell_ts: the ReLU is applied (the reference without it is outside the bound)", "[interp][tcgen05][tmem_a]") {
+  auto const& e = registry::global().find("gemm_blackwell_ts");
+  const auto vals = registry::resolve(e, {{"M", 128}, {"N", 256}, {"K", 128}});
+  const auto k = e.build(vals);
+  const auto in = testing::random_buffers(k, 29);
+  auto plain = in;
+  registry::global().find("gemm_blackwell").reference(plain, vals);  // C = A * B^T, no ReLU
+  const auto r = interp::run(k, in);
+  REQUIRE(r.ok());
+  CHECK(outside_bound(k, r, in, plain) != "");
+  auto relu = in;
+  e.reference(relu, vals);
+  CHECK(outside_bound(k, r, in, relu) == "");
+}
+
+TEST_CASE("A from TMEM: a transposed or fp8 A in TMEM is refused by the verifier, naming the kernel and op", "[interp][tcgen05][tmem_a]") {
+  auto const& e = registry::global().find("gemm_blackwell_ts");
+  auto k = e.build(registry::resolve(e, {}));
+  auto it = std::find_if(k.stmts.begin(), k.stmts.end(), [](ir::Stmt const& s) { return s.op == ir::StmtOp::tcgen05_mma; });
+  REQUIRE(it != k.stmts.end());
+  it->transpose |= 1;  // A read M-major: the [a_tmem] form has no such mode
+  REQUIRE_THROWS_WITH(ir::verify(k), Contains("kernel 'gemm_blackwell_ts': op #") && Contains("(tcgen05_mma): A from TMEM is a whole TMEM allocation (lanes, K), read K-major"));
+}
+
+namespace {
+// C (128, 64) = (2 A) * B^T in one warpgroup with A doubled in registers and stored into TMEM:
+// `T` bf16 (kind::f16, two to a column) or f32 (kind::tf32, one to a column). The MMA follows the
+// store in the same warpgroup: program order (and, generated, the warpgroup's barrier) orders it.
+template <class T>
+ir::Kernel ts_one_cta(const char* name) {
+  constexpr long long KT = 128 / (T::bits / 8);  // K per 128-byte swizzled row: 32 columns of TMEM either way
+  return lower(kernel<sm_100a>(
+      name, grid(1), threads(1_c), gmem<T>("a", shape(128_c, int_c<KT>)), gmem<T>("b", shape(64_c, int_c<KT>)), gmem<f32>("c", shape(128_c, 64_c)),
+      smem<T>(shape(128_c, int_c<KT>), swizzle(128_c)), smem<T>(shape(64_c, int_c<KT>), swizzle(128_c)), smem<f32>(shape(128_c, 64_c)),
+      barrier(arrivals(2_c)), barrier(arrivals(1_c), orders_tensor_core), tmem<f32>(shape(128_c, 64_c)), tmem<T>(shape(128_c, int_c<KT>)),
+      [](auto a, auto b, auto c, auto as, auto bs, auto cs, auto loaded, auto done, auto d, auto at) {
+        return seq(copy_gmem_to_smem(a.block(0_c, 0_c), as, loaded), copy_gmem_to_smem(b.block(0_c, 0_c), bs, loaded), barrier_wait(loaded),
+                   store_tmem(at, cast<T>(load(as) * 2.0f)), tcgen05_mma(d, at, transpose(bs), done, false), barrier_wait(done),
+                   store(cs, async_load_tmem(d)), tmem_dealloc(d), tmem_dealloc(at), commit_smem(), copy_smem_to_gmem(cs, c.block(0_c, 0_c)),
+                   commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
+      }));
+}
+}  // namespace
+
+TEST_CASE("A from TMEM with bf16 (kind::f16) and f32 (kind::tf32) in one warpgroup is within the MMA tolerance under every schedule", "[interp][tcgen05][tmem_a]") {
+  for (auto const& k : {ts_one_cta<bf16>("ts_bf16"), ts_one_cta<f32>("ts_tf32")}) {
+    INFO("kernel " << k.name);
+    const auto in = testing::random_buffers(k, 31);
+    auto expected = in;
+    gemm_abt(expected, 2.0);
+    run_everywhere(k, in, expected, 20);
+    auto const& mma = *std::find_if(k.stmts.begin(), k.stmts.end(), [](ir::Stmt const& s) { return s.op == ir::StmtOp::tcgen05_mma; });
+    const auto p = ir::tcgen05::plan_of(k, mma);
+    CHECK(p.kind == (k.name == "ts_tf32" ? ir::tcgen05::Kind::tf32 : ir::tcgen05::Kind::f16));
+    CHECK(p.k_steps() == 4);
+    CHECK(p.a_column(1) == 8);  // 16 bf16 or 8 f32: 32 bytes of each row per instruction
+  }
+}

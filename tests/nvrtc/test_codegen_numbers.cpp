@@ -245,6 +245,31 @@ void check_numbers(ir::Kernel const& k) {
         const auto d = tc_fields(p);
         CHECK(d.m == (s.n == 2 ? 256 : 128));  // the pair's instruction covers both CTAs' rows
         CHECK(d.n == p.n);
+        if (p.a_tmem) {
+          // A from TMEM: D's and A's own allocations, A's column step (8 per instruction), B's
+          // descriptor, the descriptor with transpose-A 0.
+          const std::regex ts(R"(sc::tc_mma_ts_(f16|tf32)\(tmem(\d+), tmem(\d+) \+ (\d+)u, 0x([0-9a-f]{16})ull \| \(\(b_addr \+ (\d+)u\) >> 4 & 0x3FFFu\), )"
+                              R"(0x([0-9a-f]{8})u, (acc|1u)\);)");
+          auto m = all_matches(text, ts);
+          REQUIRE(static_cast<std::int64_t>(m.size()) == p.k_steps());
+          CHECK(count(text, "a_addr") == 0u);
+          for (std::int64_t ks = 0; ks < p.k_steps(); ++ks) {
+            auto const& x = m[static_cast<std::size_t>(ks)];
+            INFO("k step " << ks);
+            CHECK(x[1] == (p.kind == ir::tcgen05::Kind::tf32 ? "tf32" : "f16"));
+            CHECK(std::stoll(x[2]) == k.refs[s.refs[0]].id);
+            CHECK(std::stoll(x[3]) == k.refs[s.refs[1]].id);
+            CHECK(std::stoll(x[4]) == p.a_column(ks));
+            CHECK(std::stoull(x[5], nullptr, 16) == ir::tcgen05::encode_smem(0, p.b));
+            CHECK(std::stoll(x[6]) == p.b_start(ks));
+            CHECK(std::stoul(x[7], nullptr, 16) == p.idesc);
+            CHECK(((p.idesc >> 15) & 1u) == 0u);
+            CHECK(x[8] == (ks == 0 ? "acc" : "1u"));
+          }
+          CHECK(count(text, "if (lane == 0) {") == 1u);
+          if (s.refs.size() == 4) check_barrier_address(k, s.refs[3], text);
+          break;
+        }
         const std::regex re(R"(sc::tc_mma_(f16|tf32|f8f6f4)\(tmem(\d+), 0x([0-9a-f]{16})ull \| \(\(a_addr \+ (\d+)u\) >> 4 & 0x3FFFu\), )"
                             R"(0x([0-9a-f]{16})ull \| \(\(b_addr \+ (\d+)u\) >> 4 & 0x3FFFu\), 0x([0-9a-f]{8})u, (acc|1u)\);)");
         auto m = all_matches(text, re);

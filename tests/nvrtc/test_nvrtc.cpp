@@ -419,6 +419,21 @@ ir::Kernel tc_one_cta(const char* name) {
                    copy_smem_to_gmem(cs, c.block(0_c, 0_c)), commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
       }));
 }
+// The same with A doubled in registers and stored into TMEM (store_tmem), the MMA's [a_tmem] form.
+template <class T>
+ir::Kernel ts_one_cta(const char* name) {
+  constexpr long long KT = 128 / (T::bits / 8);
+  return lower(kernel<sm_100a>(
+      name, grid(1), threads(1_c), gmem<T>("a", shape(128_c, int_c<KT>)), gmem<T>("b", shape(64_c, int_c<KT>)), gmem<f32>("c", shape(128_c, 64_c)),
+      smem<T>(shape(128_c, int_c<KT>), swizzle(128_c)), smem<T>(shape(64_c, int_c<KT>), swizzle(128_c)), smem<f32>(shape(128_c, 64_c)),
+      barrier(arrivals(2_c)), barrier(arrivals(1_c), orders_tensor_core), tmem<f32>(shape(128_c, 64_c)), tmem<T>(shape(128_c, int_c<KT>)),
+      [](auto a, auto b, auto c, auto as, auto bs, auto cs, auto loaded, auto done, auto d, auto at) {
+        return seq(copy_gmem_to_smem(a.block(0_c, 0_c), as, loaded), copy_gmem_to_smem(b.block(0_c, 0_c), bs, loaded), barrier_wait(loaded),
+                   store_tmem(at, cast<T>(load(as) * 2.0f)), tcgen05_mma(d, at, transpose(bs), done, false), barrier_wait(done),
+                   store(cs, async_load_tmem(d)), tmem_dealloc(d), tmem_dealloc(at), commit_smem(), copy_smem_to_gmem(cs, c.block(0_c, 0_c)),
+                   commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
+      }));
+}
 std::size_t occurrences(std::string const& text, std::string const& what) {
   std::size_t n = 0;
   for (auto p = text.find(what); p != std::string::npos; p = text.find(what, p + what.size())) ++n;
@@ -503,6 +518,49 @@ TEST_CASE("tcgen05 kind::f8f6f4: gemm_blackwell and gemm_blackwell_2cta with e4m
   CHECK(occurrences(c.ptx, "tcgen05.mma.cta_group::1.kind::f8f6f4") == 4);
   // D F32 | A E4M3 | B E5M2 (1 << 10) | B MN-major (1 << 16) | N = 64 (8 << 17) | M = 128 (8 << 24)
   CHECK_THAT(c.code.source, Contains("0x08110410u"));
+}
+
+TEST_CASE("tcgen05 A from TMEM: gemm_blackwell_ts at every tile width and ring depth compiles for sm_100a with tcgen05.st and the [a_tmem] MMA, no spills",
+          "[nvrtc][tcgen05][tmem_a]") {
+  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  auto const& e = registry::global().find("gemm_blackwell_ts");
+  for (long long bn : {64, 128, 256})
+    for (long long stages : {2, 3}) {
+      INFO("BN=" << bn << " stages=" << stages);
+      const auto k = e.build(registry::resolve(e, {{"BN", bn}, {"N", 256}, {"stages", stages}}));
+      const auto c = nvrtc::compile(k, ir::Target::sm_100a, o);
+      std::printf("gemm_blackwell_ts BN=%3lld stages=%lld sm_100a: %d registers per thread, %d spill bytes\n", bn, stages, c.registers, c.spill_bytes);
+      CHECK(c.spill_bytes == 0);
+      // The A-in-TMEM form: D's and A's TMEM addresses in brackets, then B's descriptor; 4 k16
+      // instructions per 64-wide K slice, and no SMEM-descriptor A form at all.
+      const auto ts = occurrences(c.ptx, "tcgen05.mma.cta_group::1.kind::f16 [%r");
+      CHECK(ts >= 4);
+      CHECK(ts % 4 == 0);
+      CHECK(occurrences(c.code.source, "sc::tc_mma_ts_f16(") == 4);
+      CHECK(occurrences(c.code.source, "sc::tc_mma_f16(") == 0);
+      CHECK_THAT(c.code.source, Contains("sc::tc_mma_ts_f16(tmem8, tmem9 + 8u, ") && Contains("sc::tc_mma_ts_f16(tmem8, tmem9 + 24u, "));
+      // store_tmem: 32 columns (64 bf16 of a row) per warp in one tcgen05.st, then its wait.
+      CHECK(occurrences(c.ptx, "tcgen05.st.sync.aligned.32x32b.x32.b32") == 1);
+      CHECK(occurrences(c.ptx, "tcgen05.wait::st.sync.aligned") == 1);
+      CHECK(occurrences(c.ptx, "tcgen05.ld.sync.aligned.32x32b.x32.b32") == 1);  // the epilogue's
+      // Two allocations, freed where the user wrote it: D (BN columns) and A (32 columns).
+      CHECK(occurrences(c.ptx, "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32") == 2);
+      CHECK_THAT(c.code.source, Contains("sc::tmem_dealloc(tmem9, 32u);") && Contains("sc::tmem_dealloc(tmem8, " + std::to_string(bn) + "u);"));
+    }
+  for (auto const& k : {ts_one_cta<bf16>("ts_bf16"), ts_one_cta<f32>("ts_tf32")}) {
+    INFO("kernel " << k.name);
+    const auto c = nvrtc::compile(k, ir::Target::sm_100a, o);
+    CHECK(c.spill_bytes == 0);
+    const bool tf32 = k.name == "ts_tf32";
+    CHECK(occurrences(c.ptx, tf32 ? "tcgen05.mma.cta_group::1.kind::tf32 [%r" : "tcgen05.mma.cta_group::1.kind::f16 [%r") == 4);
+    CHECK(occurrences(c.ptx, "tcgen05.st.sync.aligned.32x32b.x32.b32") == 1);
+    CHECK(occurrences(c.ptx, "tcgen05.wait::st.sync.aligned") == 1);
+    // The MMA follows the store in the same warpgroup: its barrier (with the tcgen05 fences) first.
+    const auto st = c.code.source.find("sc::tmem_st_wait();"), mma = c.code.source.find(tf32 ? "sc::tc_mma_ts_tf32(" : "sc::tc_mma_ts_f16(");
+    REQUIRE(st != std::string::npos);
+    REQUIRE(mma != std::string::npos);
+    CHECK(c.code.source.substr(st, mma - st).find("sc::wg_sync(wg);") != std::string::npos);
+  }
 }
 
 TEST_CASE("tcgen05: gemm_blackwell_2cta (cta_group::2) at every tile width and ring depth compiles for sm_100a with no spills", "[nvrtc][tcgen05]") {

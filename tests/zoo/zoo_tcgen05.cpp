@@ -234,6 +234,73 @@ void ref_gemm_256(std::vector<host_tensor>& t) {
     }
 }
 
+// A from TMEM (gemm_blackwell_ts's protocol, on one tile): C (128, 64) = A (128, 128) * B^T in two
+// K slices through a 2-stage ring. Warpgroup 2 copies each A slice from SMEM into TMEM `at` with
+// store_tmem and arrives on a_full; warpgroup 1 waits on a_full, issues tcgen05_mma(d, at, ...)
+// and commits to a_free, which warpgroup 2 waits on before it overwrites `at` with the next slice.
+struct ts_knobs {
+  bool wait_a_free = true;  // the converter waits for the MMA reading `at` before storing the next slice
+  bool wait_a_full = true;  // the MMA issuer waits for the store into `at` before reading it
+};
+template <ts_knobs Kn>
+ir::Kernel ts_gemm(const char* name) {
+  constexpr long long K = 128, steps = K / 64;
+  return lower(kernel<sm_100a>(
+      name, grid(1), threads(3_c),
+      gmem<bf16>("a", shape(128_c, int_c<K>)),                // (m, k)
+      gmem<bf16>("b", shape(64_c, int_c<K>)),                 // (n, k)
+      gmem<f32>("c", shape(128_c, 64_c)),                     // (m, n)
+      smem<bf16>(shape(2_c, 128_c, 64_c), swizzle(128_c)),    // as: (stage, m, k)
+      smem<bf16>(shape(2_c, 64_c, 64_c), swizzle(128_c)),     // bs: (stage, n, k)
+      smem<f32>(shape(128_c, 64_c)),                          // cs
+      barrier(arrivals(2_c), count(2_c)),                     // full[stage]
+      barrier(arrivals(1_c), orders_tensor_core),             // a_free: the MMA reading `at` completed
+      barrier(arrivals(1_c)),                                 // a_full: `at` holds the slice
+      barrier(arrivals(1_c), orders_tensor_core),             // done
+      tmem<f32>(shape(128_c, 64_c)),                          // d
+      tmem<bf16>(shape(128_c, 64_c)),                         // at: A's K slice, 32 columns
+      [](auto a, auto b, auto c, auto as, auto bs, auto cs, auto full, auto a_free, auto a_full, auto done, auto d, auto at) {
+        // Two stages for two slices: the producer never waits, so only a_free orders the converter.
+        auto producer = for_(range(int_c<steps>), [&](auto j) {
+          return seq(copy_gmem_to_smem(a.block(0_c, j), as[j], full[j]), copy_gmem_to_smem(b.block(0_c, j), bs[j], full[j]));
+        });
+        auto mma = seq(for_(range(int_c<steps>),
+                            [&](auto j) {
+                              if constexpr (Kn.wait_a_full)
+                                return seq(barrier_wait(full[j]), barrier_wait(a_full), tcgen05_mma(d, at, transpose(bs[j]), j > 0_c),
+                                           tcgen05_commit_arrive(a_free));
+                              else
+                                return seq(barrier_wait(full[j]), tcgen05_mma(d, at, transpose(bs[j]), j > 0_c), tcgen05_commit_arrive(a_free));
+                            }),
+                       tcgen05_commit_arrive(done));
+        auto convert = for_(range(int_c<steps>), [&](auto j) {
+          if constexpr (Kn.wait_a_free)
+            return seq(barrier_wait(full[j]), if_(j > 0_c, barrier_wait(a_free)), store_tmem(at, load(as[j])), barrier_arrive(a_full));
+          else
+            return seq(barrier_wait(full[j]), store_tmem(at, load(as[j])), barrier_arrive(a_full));
+        });
+        auto epilogue = seq(barrier_wait(done), store(cs, async_load_tmem(d)), tmem_dealloc(d), tmem_dealloc(at), commit_smem(),
+                            copy_smem_to_gmem(cs, c.block(0_c, 0_c)), commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
+        return if_(thread_id() == 0_c, producer, if_(thread_id() == 1_c, mma, seq(convert, epilogue)));
+      }));
+}
+
+// MISTAKE: the converter stores the second K slice into `at` as soon as its stage lands, while
+// the first slice's MMA may still be reading those TMEM columns.
+// FIX: wait on a_free (the commit after that MMA) before store_tmem.
+ir::Kernel build_tmem_a_store_race(variant v) {
+  if (v == variant::buggy) return ts_gemm<ts_knobs{.wait_a_free = false}>("zoo_tmem_a_store_race");
+  return ts_gemm<ts_knobs{}>("zoo_tmem_a_store_race");
+}
+
+// MISTAKE: the MMA issuer waits only for B's stage, not for a_full: its MMA may read `at` before
+// (or while) the converter's store_tmem writes it.
+// FIX: barrier_wait(a_full) before the tcgen05_mma.
+ir::Kernel build_tmem_a_mma_before_store(variant v) {
+  if (v == variant::buggy) return ts_gemm<ts_knobs{.wait_a_full = false}>("zoo_tmem_a_mma_before_store");
+  return ts_gemm<ts_knobs{}>("zoo_tmem_a_mma_before_store");
+}
+
 // C (128 ctas, 128) = A (128, 64) * B^T for every CTA's block of rows.
 void ref_lifetime(std::vector<host_tensor>& t) {
   const std::int64_t rows = t[2].shape[0];
@@ -268,6 +335,8 @@ ir::Kernel tmem_use_after_dealloc(variant v) { return build_tmem_use_after_deall
 ir::Kernel tmem_not_freed(variant v) { return build_tmem_not_freed(v); }
 ir::Kernel multicast_refill_before_peer_commit(variant v) { return build_multicast_refill_before_peer_commit(v); }
 ir::Kernel multicast_peer_commit_one_arrival() { return multicast_pair_gemm<true, 1>("zoo_multicast_peer_commit_one_arrival", 192); }
+ir::Kernel tmem_a_store_race(variant v) { return build_tmem_a_store_race(v); }
+ir::Kernel tmem_a_mma_before_store(variant v) { return build_tmem_a_mma_before_store(v); }
 
 std::vector<entry> const& tcgen05_all() {
   using interp::check;
@@ -280,6 +349,8 @@ std::vector<entry> const& tcgen05_all() {
       {"zoo_tmem_use_after_dealloc", check::tmem_use_after_dealloc, tmem_use_after_dealloc, ref_lifetime},
       {"zoo_tmem_not_freed", check::tmem_not_freed, tmem_not_freed, ref_lifetime},
       {"zoo_multicast_refill_before_peer_commit", check::data_race, multicast_refill_before_peer_commit, ref_gemm_256},
+      {"zoo_tmem_a_store_race", check::data_race, tmem_a_store_race, ref_gemm},
+      {"zoo_tmem_a_mma_before_store", check::data_race, tmem_a_mma_before_store, ref_gemm},
   };
   return zoo;
 }

@@ -321,6 +321,10 @@ struct async_op {
   // barrier at bar_elem of CTA bar_cta.
   ir::tcgen05::plan const* tc_plan = nullptr;
   std::uint32_t idesc = 0, d_addr = 0;
+  // A from TMEM (the [a_tmem] form): per instruction, A's TMEM address (lane 0, its first column);
+  // empty when A is in SMEM (a_desc then). a_alloc: the TMEM allocation a_view is.
+  std::vector<std::uint32_t> a_taddr;
+  std::int64_t a_alloc = -1;
   bool accumulate = false;
   int bar_cta = -1;
   // cta_group::2: the odd CTA of the pair, whose SMEM holds the second halves of A and B and

@@ -315,7 +315,9 @@ void machine::judge_write_epoch(memory const& m, std::int64_t elem, epoch w, boo
                                 (mma_base_ < 0 || static_cast<int>(w.comp()) < mma_base_) &&
                                 vc.c[static_cast<std::size_t>(agents_[s / 2].store_r_comp)] >= w.clock;
     race(m, elem, w, write ? "write" : "read", agent, what, true, read_only_wait);
-  } else if (what && !m.registers && w.clock != 0 && w.comp() < agents_.size()) {
+  } else if (what && !m.registers && !m.tmem && w.clock != 0 && w.comp() < agents_.size()) {
+    // (TMEM that store_tmem wrote is no proxy's: tcgen05.wait::st and the tcgen05 fences the
+    // generator puts at every thread barrier order it before the MMA, with the barrier itself.)
     check_fenced(m, elem, w, write, vc, agent, what);
   }
 }
@@ -352,6 +354,9 @@ void machine::poison_read(memory const& m, std::int64_t elem, int agent, const c
          fmt::format("{} reads {}[{}] (element {}), which nothing has written: {}", accessor(agent, what), m.name,
                      fmt::join(unflatten(m, elem), ", "), elem,
                      m.registers ? "an accumulator starts undefined (zero it with store(acc, 0) before the first wgmma)"
+                     : m.tmem && what && std::strcmp(what, "a tcgen05 MMA reading A") == 0
+                         ? "A in TMEM starts undefined: store_tmem writes it, and the MMA issuer must wait on a barrier the storing warpgroup "
+                           "arrives on after the store before it issues the MMA"
                      : m.tmem    ? "TMEM starts undefined: the first tcgen05_mma into it must not accumulate (pass k > 0 as its accumulate "
                                    "condition), and async_load_tmem must wait for the barrier its tcgen05_commit_arrive arrives on"
                                  : "SMEM starts undefined"));
@@ -388,6 +393,16 @@ void machine::race(memory const& m, std::int64_t elem, epoch prev, const char* n
   else if (multicast_into_ >= 0 && by_mma && has_tcgen05_)
     into = " (a multicast load writes the other pairs' CTAs: each pair's commit must arrive in them, tcgen05_commit_arrive_2cta(empty[s], "
            "collective_axes(...)))";
+  // A tcgen05 MMA reading A from TMEM that a store_tmem wrote, with no barrier between them.
+  if (m.tmem && prev_is_write && !by_mma && what && std::strcmp(what, "a tcgen05 MMA reading A") == 0)
+    hint = ": the MMA reads TMEM that store_tmem may still be writing; the storing warpgroup must arrive on a barrier the MMA issuer "
+           "waits for before it issues the MMA";
+  // A store_tmem over columns an MMA reads (A) or writes (D) before that MMA is known complete.
+  // (A store's reads of TMEM are async_load_tmem's, which keep the hint above: only its write.)
+  if (by_mma && m.tmem && !what && std::strcmp(now, "write") == 0 && cur_op_ != ir::none &&
+      k_.stmts[static_cast<std::size_t>(cur_op_)].op == ir::StmtOp::store)
+    hint = ": store_tmem overwrites TMEM that tcgen05 MMA may still be reading; wait on the barrier a tcgen05_commit_arrive after that MMA "
+           "arrives on before storing into it";
   report(check::data_race, cur_op_, agent,
          fmt::format("data race on {} {}[{}]: {} ({}) is not ordered after the earlier {} by {}{}{}",
                      m.registers ? "the accumulator" : m.tmem ? "TMEM" : m.smem ? "SMEM" : "GMEM", m.name, fmt::join(unflatten(m, elem), ", "),

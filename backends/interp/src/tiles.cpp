@@ -364,6 +364,20 @@ void machine::do_store(agent_state& a, ir::Stmt const& s) {
     auto const& r = k_.refs[s.refs[0]];
     if (r.base == ir::RefBase::alloc && k_.allocs[r.id].kind == ir::AllocKind::accumulator) a.acc_k[static_cast<std::size_t>(r.id)] = 0;
   }
+  {  // store_tmem: tcgen05.st, then tcgen05.wait::st (the generator places it), so the write is
+     // complete before this agent's next op; thread t writes lane t, which is row t of the tile.
+    auto const& r = k_.refs[s.refs[0]];
+    if (r.base == ir::RefBase::alloc && k_.allocs[r.id].kind == ir::AllocKind::tmem) {
+      tmem_live(a, s.refs[0], "store_tmem writes");
+      ctas_[a.cta].tmem_k[static_cast<std::size_t>(r.id)] = 0;  // no MMA sum in it now
+      tile_buf t = value(a, s.value);
+      const region g = view_of(a, s.refs[0], a.cta);
+      if (o_.checks) access(g, true, a.vc, own_stamp(a), a.comp, nullptr);
+      write_region(g, t);
+      release(std::move(t));
+      return;
+    }
+  }
   if (streamable(s.value)) return store_streaming(a, s);
   tile_buf t = value(a, s.value);
   const region g = view_of(a, s.refs[0], a.cta);

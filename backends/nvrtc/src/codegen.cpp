@@ -1264,6 +1264,15 @@ class emitter {
           fragment_store(id, a, ind, out);
           return;
         }
+        if (tcgen05_gen::writes_tmem(k_, s)) {
+          // Its SMEM reads are ordinary loads: other lanes' earlier stores must be done. And each
+          // warp waits only for its own tcgen05.st: the next barrier_arrive (or MMA) must start
+          // with the warpgroup's barrier, whose tcgen05 fences order all four warps' stores.
+          if (dirty_) line(fmt::format("sc::wg_sync(wg);  // op #{}: an earlier store may have touched these bytes from other lanes", id));
+          dirty_ = true;
+          tcgen05_gen::tmem_write(tc_context(), id, ind, out);
+          return;
+        }
         if (tcgen05_gen::reads_tmem(k_, s.value)) {
           if (dirty_) line(fmt::format("sc::wg_sync(wg);  // op #{}: an earlier store may have touched these bytes from other lanes", id));
           dirty_ = true;

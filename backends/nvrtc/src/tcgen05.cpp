@@ -8,7 +8,9 @@
 //   tcgen05.mma.cta_group::G.kind::{f16,tf32,f8f6f4} [d], adesc, bdesc, idesc, enable_input_d;
 //   tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [bar];
 //   tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [bar], ctaMask;
+//   tcgen05.mma.cta_group::1.kind::{f16,tf32} [d], [a], bdesc, idesc, enable_input_d;  (A from TMEM)
 //   tcgen05.ld.sync.aligned.32x32b.x{16,32}.b32 {r...}, [taddr];  tcgen05.wait::ld.sync.aligned;
+//   tcgen05.st.sync.aligned.32x32b.x{16,32}.b32 [taddr], {r...};  tcgen05.wait::st.sync.aligned;
 //   tcgen05.fence::before_thread_sync / ::after_thread_sync.
 // ncols of alloc and dealloc: a power of two in [32, 512]. A warp of a warpgroup reaches only
 // its own 32-lane sub-partition of TMEM: warp w of the warpgroup loads lanes 32 (w % 4) + ...
@@ -62,6 +64,20 @@ std::string ld_wrapper(int n) {
                      "  asm volatile(\"tcgen05.ld.sync.aligned.32x32b.x{0}.b32 {{{1}}}, [%{0}];\\n tcgen05.wait::ld.sync.aligned;\"\n"
                      "               : {2} : \"r\"(taddr) : \"memory\");\n}}\n",
                      n, regs, outs);
+}
+
+// tcgen05.st of `n` columns from unsigned r[n]; its wait is tmem_st_wait(), once after a
+// statement's stores (the warp's stores complete in order before it returns).
+std::string st_wrapper(int n) {
+  std::string regs, ins;
+  for (int i = 0; i < n; ++i) {
+    regs += fmt::format("{}%{}", i ? ", " : "", i + 1);
+    ins += fmt::format(", \"r\"(r[{}])", i);
+  }
+  return fmt::format("__device__ __forceinline__ void tmem_st_32x32b_x{0}(unsigned taddr, const unsigned (&r)[{0}]) {{\n"
+                     "  asm volatile(\"tcgen05.st.sync.aligned.32x32b.x{0}.b32 [%0], {{{1}}};\"\n"
+                     "               :: \"r\"(taddr){2} : \"memory\");\n}}\n",
+                     n, regs, ins);
 }
 
 }  // namespace
@@ -122,6 +138,13 @@ std::string prelude_tail(int group) {
                      "  asm volatile(\"{{\\n .reg .pred p;\\n setp.ne.b32 p, %4, 0;\\n tcgen05.mma.cta_group::{1}.kind::{0} [%0], %1, %2, %3, p;\\n}}\"\n"
                      "               :: \"r\"(d), \"l\"(a), \"l\"(b), \"r\"(idesc), \"r\"(acc) : \"memory\");\n}}\n",
                      kind, group);
+  // A from TMEM (the [a_tmem] form, cta_group::1 only: ir::tcgen05::plan_of).
+  if (group == 1)
+    for (const char* kind : {"f16", "tf32"})
+      p += fmt::format("__device__ __forceinline__ void tc_mma_ts_{0}(unsigned d, unsigned a, unsigned long long b, unsigned idesc, unsigned acc) {{\n"
+                       "  asm volatile(\"{{\\n .reg .pred p;\\n setp.ne.b32 p, %4, 0;\\n tcgen05.mma.cta_group::1.kind::{0} [%0], [%1], %2, %3, p;\\n}}\"\n"
+                       "               :: \"r\"(d), \"r\"(a), \"l\"(b), \"r\"(idesc), \"r\"(acc) : \"memory\");\n}}\n",
+                       kind);
   // Arrives on the barrier once every tcgen05 op this thread issued before it has completed. The
   // pair's commit arrives on the barrier at the same SMEM offset in each CTA of ctaMask.
   if (group == 1)
@@ -131,7 +154,8 @@ std::string prelude_tail(int group) {
     p += "__device__ __forceinline__ void tc_commit_pair(unsigned bar, unsigned short cta_mask) {\n"
          "  asm volatile(\"tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [%0], %1;\"\n"
          "               :: \"r\"(bar), \"h\"(cta_mask) : \"memory\");\n}\n";
-  p += ld_wrapper(16) + ld_wrapper(32);
+  p += ld_wrapper(16) + ld_wrapper(32) + st_wrapper(16) + st_wrapper(32);
+  p += "__device__ __forceinline__ void tmem_st_wait() { asm volatile(\"tcgen05.wait::st.sync.aligned;\" ::: \"memory\"); }\n";
   p += "}  // namespace sc\n// ---- end of tcgen05 ----\n";
   return p;
 }
@@ -166,22 +190,28 @@ void mma(context const& c, ir::StmtId id, std::string const& ind, std::string& o
   // descriptors and the TMEM address are this CTA's, which the hardware applies in the odd CTA
   // too (its halves of A and B sit at the same offsets, its D at the same TMEM address).
   const tc::plan p = tc::plan_of(k, s);
-  if (tmem_alloc(k, s.refs[1])) refuse(k, id, "A from TMEM");
   const int d = k.refs[s.refs[0]].id;
   const char* fn = p.kind == tc::Kind::tf32 ? "sc::tc_mma_tf32" : p.kind == tc::Kind::f8f6f4 ? "sc::tc_mma_f8f6f4" : "sc::tc_mma_f16";
   auto address = [&](ir::RefId rid) { return fmt::format("smem_base + {}u + {}", c.offsets[k.refs[rid].id], c.view_offset(rid)); };
-  line(fmt::format("{{  // op #{}: tcgen05_mma, {} instruction(s) of {} into {}, issued by one thread", id, p.k_steps(), p.shape_suffix(),
-                   ir::alloc_name(k, d)));
+  line(fmt::format("{{  // op #{}: tcgen05_mma, {} instruction(s) of {} into {}{}, issued by one thread", id, p.k_steps(), p.shape_suffix(),
+                   ir::alloc_name(k, d), p.a_tmem ? fmt::format(", A from TMEM {}", ir::alloc_name(k, k.refs[s.refs[1]].id)) : std::string()));
   line("  if (lane == 0) {");
-  line(fmt::format("    const unsigned a_addr = {};", address(s.refs[1])));
+  if (!p.a_tmem) line(fmt::format("    const unsigned a_addr = {};", address(s.refs[1])));
   line(fmt::format("    const unsigned b_addr = {};", address(s.refs[2])));
   line(fmt::format("    const unsigned acc = ({}) != 0 ? 1u : 0u;", c.expr(s.e0)));
   // The descriptors' constant bits are ir::tcgen05's encoding of the layout at address 0; the
   // start address (bits 0-13, address >> 4) is the only field that varies.
   const std::uint64_t da = tc::encode_smem(0, p.a), db = tc::encode_smem(0, p.b);
-  for (std::int64_t ks = 0; ks < p.k_steps(); ++ks)
-    line(fmt::format("    {}({}, 0x{:016x}ull | ((a_addr + {}u) >> 4 & 0x3FFFu), 0x{:016x}ull | ((b_addr + {}u) >> 4 & 0x3FFFu), 0x{:08x}u, {});",
-                     fn, tmem_var(d), da, p.a_start(ks), db, p.b_start(ks), p.idesc, ks == 0 ? "acc" : "1u"));
+  for (std::int64_t ks = 0; ks < p.k_steps(); ++ks) {
+    // A from TMEM: its address (lane 0, first column) plus the 8 columns each instruction reads.
+    if (p.a_tmem)
+      line(fmt::format("    {}({}, {} + {}u, 0x{:016x}ull | ((b_addr + {}u) >> 4 & 0x3FFFu), 0x{:08x}u, {});",
+                       p.kind == tc::Kind::tf32 ? "sc::tc_mma_ts_tf32" : "sc::tc_mma_ts_f16", tmem_var(d), tmem_var(k.refs[s.refs[1]].id),
+                       p.a_column(ks), db, p.b_start(ks), p.idesc, ks == 0 ? "acc" : "1u"));
+    else
+      line(fmt::format("    {}({}, 0x{:016x}ull | ((a_addr + {}u) >> 4 & 0x3FFFu), 0x{:016x}ull | ((b_addr + {}u) >> 4 & 0x3FFFu), 0x{:08x}u, {});",
+                       fn, tmem_var(d), da, p.a_start(ks), db, p.b_start(ks), p.idesc, ks == 0 ? "acc" : "1u"));
+  }
   line("  }");
   if (s.refs.size() == 4) commit(c, id, s.refs[3], ind + "  ", out);  // tcgen05_mma(d, a, b, bar, acc): the MMA, then its commit
   line("}");
@@ -275,6 +305,45 @@ void tmem_store(context const& c, ir::StmtId id, std::string const& ind, std::st
   for (auto l : tmem) c.leaf_override.erase(l);
   line("    }");
   line("  }");
+  line("}");
+}
+
+bool writes_tmem(ir::Kernel const& k, ir::Stmt const& s) {
+  return s.op == ir::StmtOp::store && tmem_alloc(k, s.refs[0]);
+}
+
+void tmem_write(context const& c, ir::StmtId id, std::string const& ind, std::string& out) {
+  auto const& k = c.k;
+  auto const& s = k.stmts[id];
+  auto line = [&](std::string const& t) { out += ind + t + "\n"; };
+  const int t = k.refs[s.refs[0]].id;
+  auto const& al = k.allocs[static_cast<std::size_t>(t)];
+  const int bits = ir::dtype_bits(al.dtype);
+  if (reads_tmem(k, s.value)) refuse(k, id, "store_tmem of a value read from TMEM");
+  // 32x32b: thread `lane` of the warpgroup writes lane `lane` (its warp's sub-partition), register
+  // j of a chunk is the 32-bit column c0 + j: one f32, or two 16-bit elements, the even in the low half.
+  const std::int64_t elems = al.shape[1], per = 32 / bits, cols = elems / per;
+  const int chunk = cols % 32 == 0 ? 32 : cols % 16 == 0 ? 16 : 0;
+  if (!chunk) refuse(k, id, fmt::format("store_tmem of {} with {} columns (stores move 16 or 32 columns at a time)", ir::alloc_name(k, t), cols));
+  auto elem = [&](std::string const& f) {
+    const std::string v = c.value(s.value, f);
+    return bits == 32 ? fmt::format("__float_as_uint({})", v) : fmt::format("static_cast<unsigned>({})", c.store_conv(al.dtype, v));
+  };
+  line(fmt::format("{{  // op #{}: store_tmem into {} ({}, {}) {}: thread `lane` writes lane `lane`, {} columns at a time, then waits (tcgen05.wait::st)",
+                   id, ir::alloc_name(k, t), al.shape[0], elems, ir::dtype_name(al.dtype), chunk));
+  line(fmt::format("  const unsigned row_addr = {} + (static_cast<unsigned>(lane / 32 * 32) << 16);", tmem_var(t)));
+  line("  #pragma unroll 1");
+  line(fmt::format("  for (int c0 = 0; c0 < {}; c0 += {}) {{", cols, chunk));
+  line(fmt::format("    unsigned tr[{}];", chunk));
+  line("    #pragma unroll");
+  line(fmt::format("    for (int j = 0; j < {}; ++j) {{", chunk));
+  line(fmt::format("      const long long f = static_cast<long long>(lane) * {} + (c0 + j) * {};", elems, per));
+  if (bits == 32) line(fmt::format("      tr[j] = {};", elem("f")));
+  else line(fmt::format("      tr[j] = {} | {} << 16;", elem("f"), elem("(f + 1)")));
+  line("    }");
+  line(fmt::format("    sc::tmem_st_32x32b_x{}(row_addr + static_cast<unsigned>(c0), tr);", chunk));
+  line("  }");
+  line("  sc::tmem_st_wait();  // before any barrier that orders the stores before an MMA reading them");
   line("}");
 }
 

@@ -12,6 +12,10 @@
 //     encoder the interpreter decodes), and each tcgen05_commit_arrive as tcgen05.commit;
 //   - a store of async_load_tmem(d) has every warp of the warpgroup load its 32 lanes of D with
 //     tcgen05.ld.32x32b (32 columns at a time) and wait for them, then store as any tile;
+//   - store_tmem(t, tile) (a store into TMEM) has every warp store its 32 lanes with
+//     tcgen05.st.32x32b (32 columns at a time, 16-bit elements packed two to a column) and wait
+//     for them (tcgen05.wait::st) before the warpgroup's next op; a tcgen05_mma with A in TMEM
+//     passes A's TMEM address (the [a_tmem] form) instead of an SMEM descriptor;
 //   - tmem_dealloc(t), where the user wrote it: the warpgroup meets at its barrier (its lanes'
 //     TMEM loads done, fenced), then its first warp frees t with tcgen05.dealloc.
 // The tcgen05.fence::before_thread_sync / after_thread_sync pairs sit inside the prelude's
@@ -81,5 +85,8 @@ void dealloc(context const& c, ir::StmtId id, std::string const& ind, std::strin
 // Whether tile value v reads TMEM (async_load_tmem): a store of it is a tmem_store.
 bool reads_tmem(ir::Kernel const& k, ir::ValueId v);
 void tmem_store(context const& c, ir::StmtId id, std::string const& ind, std::string& out);
+// Whether s is a store_tmem (a store into TMEM): tcgen05.st, written by tmem_write.
+bool writes_tmem(ir::Kernel const& k, ir::Stmt const& s);
+void tmem_write(context const& c, ir::StmtId id, std::string const& ind, std::string& out);
 
 }  // namespace stagecraft::nvrtc::tcgen05_gen

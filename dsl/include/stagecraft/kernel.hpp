@@ -209,7 +209,7 @@ constexpr bool check_kernel() {
     return false;
   } else if constexpr ((I.features & uses_tcgen05) && Target::code != ir::Target::sm_100a) {
     STAGECRAFT_ERROR("tcgen05 is a Blackwell instruction: it needs a kernel<sm_100a>, this kernel targets sm_90a (use wgmma)",
-                     "tcgen05 instructions (tcgen05_mma, tcgen05_commit_arrive, async_load_tmem) need a kernel<sm_100a>, but this kernel targets "
+                     "tcgen05 instructions (tcgen05_mma, tcgen05_commit_arrive, async_load_tmem, store_tmem) need a kernel<sm_100a>, but this kernel targets "
                          << Target::name << " (use wgmma)");
     return false;
   } else if constexpr ((I.features & uses_tcgen05_pair) && (I.features & uses_tcgen05_single)) {

@@ -257,7 +257,9 @@ class Printer {
       case StmtOp::seq: return fmt::format("seq(... {} statements)", s.body.size());
       case StmtOp::for_: return fmt::format("for_(range({}, {}), [&](auto v{}) {{ ... }})", expr(s.e0), expr(s.e1), s.var);
       case StmtOp::if_: return fmt::format("if_({}, ...)", expr(s.e0));
-      case StmtOp::store: return fmt::format("store({}, {})", ref(at(s, 0)), value(s.value));
+      case StmtOp::store: {
+        return fmt::format("{}({}, {})", writes_tmem(s) ? "store_tmem" : "store", ref(at(s, 0)), value(s.value));
+      }
       case StmtOp::wait_group: return fmt::format("wait_smem_to_gmem({}{})", s.n, s.flag ? ", read_only" : "");
       case StmtOp::wgmma_wait: return fmt::format("wgmma_wait({})", s.n);
       case StmtOp::wgmma:
@@ -321,7 +323,7 @@ class Printer {
         out += line + fmt::format("wgmma_wait {}\n", s.n);
         break;
       case StmtOp::store:
-        out += line + fmt::format("store {} <- {}\n", ref(at(s, 0)), value(s.value));
+        out += line + fmt::format("{} {} <- {}\n", writes_tmem(s) ? "store_tmem" : "store", ref(at(s, 0)), value(s.value));
         break;
       case StmtOp::wgmma:
         out += line + fmt::format("wgmma {} += {}{} * {}{}\n", ref(at(s, 0)), at(s, 1) == none ? value(s.value) : ref(at(s, 1)),
@@ -366,6 +368,14 @@ class Printer {
   mutable std::size_t stmts_printed_ = 0;
 
   static RefId at(Stmt const& s, std::size_t i) { return i < s.refs.size() ? s.refs[i] : none; }
+  // A store into TMEM is the user's store_tmem.
+  bool writes_tmem(Stmt const& s) const {
+    const RefId d = at(s, 0);
+    if (d == none || d < 0 || d >= static_cast<RefId>(k_.refs.size())) return false;
+    auto const& r = k_.refs[static_cast<std::size_t>(d)];
+    return r.base == RefBase::alloc && r.id >= 0 && r.id < static_cast<int>(k_.allocs.size()) &&
+           k_.allocs[static_cast<std::size_t>(r.id)].kind == AllocKind::tmem;
+  }
   // A binary operand in parentheses (min and max print as calls, which need none).
   void put_operand(ExprId id, std::string& o) const {
     const bool paren = id >= 0 && id < static_cast<ExprId>(k_.exprs.size()) && expr_is_binary(k_.exprs[id].op) &&

@@ -27,10 +27,11 @@ plan plan_of(Kernel const& k, Stmt const& s) {
   auto const& d = k.allocs[d_ref.id];
   if (d.kind != AllocKind::tmem || d.shape.size() != 2 || !d_ref.index.empty())
     return fail("D is a whole TMEM allocation (lanes, columns)");
-  if (k.allocs[k.refs[s.refs[1]].id].kind == AllocKind::tmem)
-    return fail("A from TMEM (the .kind::f16 A-in-TMEM form) is not modelled yet: keep A in SMEM");
+  auto const& a_ref = k.refs[s.refs[1]];
+  const bool a_tmem = a_ref.base == RefBase::alloc && k.allocs[a_ref.id].kind == AllocKind::tmem;
 
   plan p;
+  p.a_tmem = a_tmem;
   p.cta_group = s.n == 2 ? 2 : 1;
   p.d = d.dtype;
   p.m = d.shape[0];  // this CTA's rows; the pair's instruction covers both CTAs' (below)
@@ -50,10 +51,27 @@ plan plan_of(Kernel const& k, Stmt const& s) {
   auto view = [&](RefId rid, Major major, const char* role) { return wgmma::smem_operand_of(k, id, rid, major, "tcgen05_mma", role, mn_8bit); };
   // As wgmma: B stored (K, N) is N-major; transpose(b) of an (N, K) buffer is K-major.
   const wgmma::smem_operand b = view(s.refs[2], (s.transpose & 2) ? Major::k : Major::mn, "B");
-  const wgmma::smem_operand a = view(s.refs[1], (s.transpose & 1) ? Major::mn : Major::k, "A");
-  p.a = a.layout;
   p.b = b.layout;
-  const std::int64_t a_m = (s.transpose & 1) ? a.cols : a.rows, a_k = (s.transpose & 1) ? a.rows : a.cols;
+  std::int64_t a_m = 0, a_k = 0;
+  if (a_tmem) {
+    // The [a_tmem] form: a whole (128, K) TMEM allocation, rows on lanes, K packed along columns,
+    // read K-major only (the ISA has no transposed A in TMEM).
+    auto const& al = k.allocs[a_ref.id];
+    if (al.shape.size() != 2 || !a_ref.index.empty() || !a_ref.block.empty() || (s.transpose & 1))
+      fail("A from TMEM is a whole TMEM allocation (lanes, K), read K-major");
+    if (p.kind != Kind::f16 && p.kind != Kind::tf32)
+      fail(fmt::format("A from TMEM is modelled for kind::f16 (f16, bf16) and kind::tf32 only, but A is {} ({}): keep A in SMEM",
+                       dtype_name(p.a_type), kind_name(p.kind)));
+    if (p.cta_group != 1) fail("A from TMEM is modelled for cta_group::1 only (tcgen05_mma): keep A in SMEM for the pair MMA");
+    a_m = al.shape[0];
+    a_k = al.shape[1];
+    p.a.major = Major::k;
+  } else {
+    const wgmma::smem_operand a = view(s.refs[1], (s.transpose & 1) ? Major::mn : Major::k, "A");
+    p.a = a.layout;
+    a_m = (s.transpose & 1) ? a.cols : a.rows;
+    a_k = (s.transpose & 1) ? a.rows : a.cols;
+  }
   const std::int64_t b_k = (s.transpose & 2) ? b.cols : b.rows, b_n = (s.transpose & 2) ? b.rows : b.cols;
   if (p.d != DType::f32) fail(fmt::format("D accumulates in f32 here, but the TMEM allocation is {}", dtype_name(p.d)));
   if (p.cta_group == 1 && (a_m != p.m || b_n != p.n || a_k != b_k))
@@ -78,7 +96,7 @@ plan plan_of(Kernel const& k, Stmt const& s) {
   // front end's TMEM allocations are powers of two >= 32 columns besides).
   // A K-major swizzled A spans all 128 rows in one instruction: its 8-row groups must be evenly
   // strided over them, which tiles of fewer rows laid side by side along K are not.
-  if (p.a.major == Major::k && p.a.swizzle != 0 && p.a.tile_rows != 8 && p.a.tile_rows < p.a.rows && p.a.cols / p.a.tile_cols > 1)
+  if (!a_tmem && p.a.major == Major::k && p.a.swizzle != 0 && p.a.tile_rows != 8 && p.a.tile_rows < p.a.rows && p.a.cols / p.a.tile_cols > 1)
     fail(fmt::format("A's tiling ({}, {}) puts its 8-row groups unevenly over the 128 rows one instruction reads: tile whole rows "
                      "(tiling(128, ...)) or 8-row groups",
                      p.a.tile_rows, p.a.tile_cols));

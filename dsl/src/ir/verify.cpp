@@ -447,6 +447,13 @@ class Verifier {
     return n;
   }
 
+  bool reads_tmem(ValueId id) const {
+    auto const& v = k_.values[static_cast<std::size_t>(id)];
+    if (v.op == ValueOp::load_tmem) return true;
+    for (auto c : {v.a, v.b, v.c})
+      if (c != none && reads_tmem(c)) return true;
+    return false;
+  }
   DType ref_dtype(Ref const& r) const { return r.base == RefBase::param ? k_.params[r.id].dtype : k_.allocs[r.id].dtype; }
   AllocKind ref_kind(Ref const& r) const { return k_.allocs[r.id].kind; }
 
@@ -651,9 +658,18 @@ class Verifier {
       case StmtOp::store: {
         need_refs(1);
         auto const& r = k_.refs[x.refs[0]];
-        if (r.base == RefBase::alloc) alloc_of(s, r, {AllocKind::smem, AllocKind::accumulator}, "the destination");
+        if (r.base == RefBase::alloc) alloc_of(s, r, {AllocKind::smem, AllocKind::accumulator, AllocKind::tmem}, "the destination");
         if (x.value == none) fail_at(s, "stores no tile value");
         auto const& v = k_.values[x.value];
+        if (r.base == RefBase::alloc && k_.allocs[r.id].kind == AllocKind::tmem) {
+          // store_tmem: tcgen05.st of a whole (128, columns) allocation, 16- or 32-bit elements.
+          if (k_.target != Target::sm_100a) fail_at<ConfigError>(s, "store_tmem writes TMEM, which exists on Blackwell only, but the kernel targets {}", target_name(k_.target));
+          if (!r.index.empty() || !r.block.empty()) fail_at(s, "store_tmem writes a whole TMEM allocation, not a view of one");
+          const int bits = dtype_bits(k_.allocs[r.id].dtype);
+          if (bits != 16 && bits != 32)
+            fail_at(s, "store_tmem writes 16- or 32-bit elements (two or one to a 32-bit TMEM column), but the TMEM allocation is {}", dtype_name(k_.allocs[r.id].dtype));
+          if (reads_tmem(x.value)) fail_at(s, "store_tmem of a value read from TMEM (a TMEM-to-TMEM copy through registers is not modelled)");
+        }
         if (v.dtype != ref_dtype(r)) fail_at(s, "Expected dtypes to match but src had type {} and dst had type {}", dtype_name(v.dtype), dtype_name(ref_dtype(r)));
         if (v.shape != r.shape)
           fail_at(s, "Expected shapes to match, but src had shape ({}) and dst had shape ({})", fmt::join(v.shape, ", "), fmt::join(r.shape, ", "));

@@ -100,9 +100,16 @@ void machine::issue_tcgen05_mma(agent_state& a, ir::Stmt const& s) {
     op.b_view2 = view_of(a, s.refs[2], op.pair_cta);
     a.tc_peer = op.pair_cta;
   }
-  const std::uint32_t a_addr = view_address(op.a_view), b_addr = view_address(op.b_view);
+  const std::uint32_t b_addr = view_address(op.b_view);
+  if (p.a_tmem) {
+    // The [a_tmem] form: A's TMEM address, the column advancing by 8 per instruction, as the
+    // generated code computes it.
+    op.a_alloc = k_.refs[s.refs[1]].id;
+    for (std::int64_t ks = 0; ks < p.k_steps(); ++ks)
+      op.a_taddr.push_back(tc::tmem_address(0, static_cast<std::uint32_t>(tmem_col_[static_cast<std::size_t>(op.a_alloc)] + p.a_column(ks))));
+  }
   for (std::int64_t ks = 0; ks < p.k_steps(); ++ks) {
-    op.a_desc.push_back(tc::encode_smem(a_addr + static_cast<std::uint32_t>(p.a_start(ks)), p.a));
+    if (!p.a_tmem) op.a_desc.push_back(tc::encode_smem(view_address(op.a_view) + static_cast<std::uint32_t>(p.a_start(ks)), p.a));
     op.b_desc.push_back(tc::encode_smem(b_addr + static_cast<std::uint32_t>(p.b_start(ks)), p.b));
   }
   op.idesc = p.idesc;
@@ -231,7 +238,7 @@ void machine::tcgen05_complete(async_op& op) {
   if (o_.checks) {
     // The shadows of the operand views: the bytes a correct descriptor denotes. A descriptor
     // that reads elsewhere shows up as wrong numbers, which the tolerance check catches.
-    access(op.a_view, false, op.vc, stamp, a.comp, "a tcgen05 MMA");
+    access(op.a_view, false, op.vc, stamp, a.comp, op.a_taddr.empty() ? "a tcgen05 MMA" : "a tcgen05 MMA reading A");
     access(op.b_view, false, op.vc, stamp, a.comp, "a tcgen05 MMA");
     if (op.accumulate) access(op.acc, false, op.vc, stamp, a.comp, "a tcgen05 MMA");
     access(op.acc, true, op.vc, stamp, a.comp, "a tcgen05 MMA");
@@ -262,20 +269,46 @@ void machine::tcgen05_complete(async_op& op) {
     if (s.error != tc::SmemDescError::none) bad(fmt::format("{} descriptor {:#018x}: {}", role, bits_, tc::smem_desc_error_text(s.error)));
     return s.d;
   };
+  // A from TMEM: row i is lane i, its K elements packed along 32-bit columns from the address's
+  // column, the lower K index in the lower bytes (ir/tcgen05.hpp). The interpreter keeps a TMEM
+  // allocation's bytes as (lane, element) row-major, which is that packing: a lane's 32-bit
+  // column c is bytes 4c..4c+3 of its row.
+  const bool a_tmem = !op.a_taddr.empty();
+  if (a_tmem && id.a_major != tc::Major::k)
+    bad(fmt::format("instruction descriptor {:#010x}: A from TMEM read M-major (bit 15), which the [a_tmem] form does not allow", op.idesc));
+  auto fetch_tmem = [&](std::uint32_t taddr, std::int64_t i, std::int64_t k) {
+    auto const& am = *op.a_view.mem;
+    const std::int64_t eb = ir::dtype_bits(a_type) / 8, row_bytes = am.shape[1] * ir::dtype_bits(am.dtype) / 8;
+    const std::int64_t c0 = tmem_col_[static_cast<std::size_t>(op.a_alloc)];
+    const std::int64_t byte = (static_cast<std::int64_t>(tc::tmem_column(taddr)) - c0) * 4 + k * eb;
+    const std::int64_t lane = static_cast<std::int64_t>(tc::tmem_lane(taddr)) + i;
+    if (byte < 0 || byte + eb > row_bytes || lane >= am.shape[0])
+      report(check::index_out_of_range, op.stmt, a,
+             fmt::format("tcgen05_mma ({}) reads A element ({}, {}) at TMEM lane {}, byte {} of column {}: outside TMEM {} (columns [{}, {}))",
+                         p.shape_suffix(), i, k, lane, byte % 4, tc::tmem_column(taddr) + static_cast<std::uint32_t>(k * eb / 4), am.name, c0,
+                         c0 + row_bytes / 4));
+    return mma_operand_value(a_type, am.data + lane * row_bytes + byte);
+  };
   mma_a_.resize(static_cast<std::size_t>(m * ik));
   mma_b_.resize(static_cast<std::size_t>(n * ik));
   float* dv[2] = {reinterpret_cast<float*>(d.data), pair ? reinterpret_cast<float*>(op.acc2.mem->data) : nullptr};
-  for (std::size_t ks = 0; ks < op.a_desc.size(); ++ks) {
-    const auto ad = descriptor(op.a_desc[ks], "A"), bd = descriptor(op.b_desc[ks], "B");
+  for (std::size_t ks = 0; ks < op.b_desc.size(); ++ks) {
+    const auto bd = descriptor(op.b_desc[ks], "B");
     const auto kbase = static_cast<std::int64_t>(ks) * ik;
     for (std::int64_t j = 0; j < n; ++j)
       for (std::int64_t k = 0; k < ik; ++k)
         mma_b_[static_cast<std::size_t>(j * ik + k)] =
             fetch(j < cta_n ? cta0 : cta1, ir::wgmma::element_address(bd, id.b_major, bits, j % cta_n, k), "B", j, kbase + k);
-    for (std::int64_t i = 0; i < m; ++i)
-      for (std::int64_t k = 0; k < ik; ++k)
-        mma_a_[static_cast<std::size_t>(i * ik + k)] =
-            fetch(i < cta_m ? cta0 : cta1, ir::wgmma::element_address(ad, id.a_major, bits, i % cta_m, k), "A", i, kbase + k);
+    if (a_tmem) {
+      for (std::int64_t i = 0; i < m; ++i)
+        for (std::int64_t k = 0; k < ik; ++k) mma_a_[static_cast<std::size_t>(i * ik + k)] = fetch_tmem(op.a_taddr[ks], i, k);
+    } else {
+      const auto ad = descriptor(op.a_desc[ks], "A");
+      for (std::int64_t i = 0; i < m; ++i)
+        for (std::int64_t k = 0; k < ik; ++k)
+          mma_a_[static_cast<std::size_t>(i * ik + k)] =
+              fetch(i < cta_m ? cta0 : cta1, ir::wgmma::element_address(ad, id.a_major, bits, i % cta_m, k), "A", i, kbase + k);
+    }
     const bool add = op.accumulate || ks > 0;  // enable-input-d: only the first instruction may overwrite
     for (std::int64_t i = 0; i < m; ++i) {
       float const* ar = mma_a_.data() + i * ik;
@@ -296,7 +329,7 @@ void machine::tcgen05_complete(async_op& op) {
   if (pair) summed(cta1);
   if (o_.trace)
     tr_.events.push_back({trace_event::kind::async, op.issued, time_, ctas_[a.cta].linear, k_.warpgroups + 2, op.stmt,
-                          fmt::format("tcgen05_mma #{}: {} x {} into {}{} (MMA #{} of {})", op.stmt, op.a_desc.size(), p.shape_suffix(), d.name,
+                          fmt::format("tcgen05_mma #{}: {} x {} into {}{} (MMA #{} of {})", op.stmt, op.b_desc.size(), p.shape_suffix(), d.name,
                                       op.accumulate ? " (accumulate)" : "", op.group, who(a))});
 }
 

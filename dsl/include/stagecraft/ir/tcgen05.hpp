@@ -40,6 +40,16 @@
 //     them is tcgen05.commit.cta_group::2...multicast::cluster with a mask naming both CTAs.
 //   tcgen05.ld.32x32b.xN: thread t of the warpgroup (warp w = t / 32) reads lane 32 w + t % 32,
 //     register r holds column r; a warp reaches only its own 32-lane sub-partition.
+//     tcgen05.st.32x32b.xN is the same map written the other way; tcgen05.wait::st makes the
+//     issuing thread wait for its stores, and, as for any tcgen05 op, another thread's (or the
+//     tensor core's) later use is ordered by wait::st, fence::before_thread_sync, a thread
+//     barrier and fence::after_thread_sync (the ISA's tcgen05 memory-consistency rules).
+//   A from TMEM, the [a_tmem] form of tcgen05.mma (".kind::f16 / .kind::tf32 [d], [a], b_desc,
+//     idesc, p"; CUTLASS's SM100_MMA_F16BF16_TS / SM100_MMA_TF32_TS): A must be K-major
+//     (transpose A, idesc bit 15, is 0); with M = 128, row i of A is TMEM lane i and its K
+//     elements lie packed along the 32-bit columns from the address's column, 32 / bits per
+//     column, the lower K index in the lower bits (bf16: k = 2c in bits 0-15, 2c + 1 in 16-31).
+//     One instruction reads K = 256 / bits elements: 8 columns, whatever the kind.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -188,7 +198,11 @@ struct plan {
   DType a_type = DType::bf16, b_type = DType::bf16, d = DType::f32;
   std::int64_t m = 0, n = 0, k = 0;
   int ik = 16;
-  wgmma::operand_layout a, b;
+  wgmma::operand_layout a, b;  // a: unused when A is in TMEM
+  // A from TMEM (the [a_tmem] form): instruction ks reads 8 columns from a_column(ks) on,
+  // relative to A's first column. cta_group::1, kind::f16 or kind::tf32 only (plan_of).
+  bool a_tmem = false;
+  std::int64_t a_column(std::int64_t ks) const { return ks * ik * dtype_bits(a_type) / 32; }
   std::uint32_t idesc = 0;  // the instruction descriptor every instruction of the statement takes
   std::int64_t k_steps() const { return k / ik; }
   std::int64_t a_start(std::int64_t ks) const { return a.start(0, ks * ik); }

@@ -329,6 +329,16 @@ auto tcgen05_mma(src_loc loc, Acc const& acc, A const& a, B const& b, Rest const
     return stmt<>{};
   } else if constexpr (!detail::check_mma_operands<op, Acc, A, B, 64, 256, 16, true, Group>()) {  // fp8: kind::f8f6f4
     return stmt<>{};
+  } else if constexpr (kind_of<A> == operand_kind::tmem && ir::dtype_is_fp8(A::dtype_t::code)) {
+    // ir::tcgen05::plan_of says the same for hand-built IR.
+    STAGECRAFT_ERROR("A from TMEM is modelled for kind::f16 (f16, bf16) and kind::tf32 only: keep A in SMEM",
+                     tcgen05_mma_name<Group> << ": A from TMEM is modelled for kind::f16 (f16, bf16) and kind::tf32 only, but A is "
+                                             << dtype_name<typename A::dtype_t>() << " (kind::f8f6f4): keep A in SMEM");
+    return stmt<>{};
+  } else if constexpr (kind_of<A> == operand_kind::tmem && Group == 2) {
+    STAGECRAFT_ERROR("A from TMEM is modelled for cta_group::1 only (tcgen05_mma): keep A in SMEM for the pair MMA",
+                     "tcgen05_mma_2cta: A from TMEM is modelled for cta_group::1 only (tcgen05_mma): keep A in SMEM for the pair MMA");
+    return stmt<>{};
   } else if constexpr (!detail::check_tcgen05_layout<op, "A", A, kind_of<A> == operand_kind::smem_transposed ? ir::wgmma::Major::mn
                                                                                                              : ir::wgmma::Major::k>() ||
                        !detail::check_tcgen05_layout<op, "B", B, kind_of<B> == operand_kind::smem_transposed ? ir::wgmma::Major::k
@@ -480,6 +490,47 @@ auto async_load_tmem(T const& t) {
     using DT = typename T::dtype_t;
     using D = typename T::static_dims;
     return tile<DT, D, info{uses_tcgen05}>{tree::value_load(ir::ValueOp::load_tmem, DT::code, D::values, t.ref)};
+  }
+}
+
+// tcgen05.st: a register tile into TMEM, the way async_load_tmem reads it (the 32x32b data path:
+// thread t of the warpgroup writes lane t, warp w reaching its lanes 32w..32w+31), so row i of
+// the tile is lane i. 16-bit elements pack two to a 32-bit column, the even one in the low half:
+// tmem<bf16>(shape(128_c, K)) takes K / 2 columns, the layout a tcgen05_mma reads A from TMEM in.
+// The generator waits for the stores (tcgen05.wait::st) before the warpgroup's next op; a
+// tcgen05_mma that reads them must be ordered after it by a barrier (barrier_arrive by this
+// warpgroup, barrier_wait by the MMA's), and the store must be ordered after every MMA still
+// reading those columns (wait on their commit's barrier first).
+template <class T, class V>
+auto store_tmem(T const& t, V const& value, src_loc loc = src_loc::current()) {
+  if constexpr (kind_of<T> != operand_kind::tmem) {
+    if constexpr (is_barrier_like<T>) STAGECRAFT_REJECT_BARRIER_AS_ARRAY(T);
+    else STAGECRAFT_ERROR("store_tmem: expected a TMEM reference", "store_tmem: expected a TMEM reference, but got " << detail::kind_name(kind_of<T>));
+    return stmt<>{};
+  } else if constexpr (!is_tile<V>) {
+    STAGECRAFT_ERROR_T(V, "store_tmem(tmem, tile): the value must be a register tile");
+    return stmt<>{};
+  } else if constexpr (error_tile<V>) {
+    return stmt<>{};  // a stand-in for an error already reported
+  } else if constexpr (!std::is_same_v<typename V::dtype_t, typename T::dtype_t>) {
+    STAGECRAFT_ERROR("store_tmem: Expected dtypes to match but the tile had type T and the TMEM allocation type U",
+                     "store_tmem: Expected dtypes to match but the tile had type " << dtype_name<typename V::dtype_t>()
+                                                                                   << " and the TMEM allocation type " << dtype_name<typename T::dtype_t>()
+                                                                                   << " (convert with cast<T>(...))");
+    return stmt<>{};
+  } else if constexpr (!std::is_same_v<typename V::static_dims, typename T::static_dims>) {
+    STAGECRAFT_ERROR("store_tmem: Expected shapes to match, but the tile had shape S and the TMEM allocation shape T",
+                     "store_tmem: Expected shapes to match, but the tile had shape " << typename V::static_dims{} << " and the TMEM allocation shape "
+                                                                                      << typename T::static_dims{} << " (row i of the tile is lane i)");
+    return stmt<>{};
+  } else if constexpr (T::dtype_t::bits != 16 && T::dtype_t::bits != 32) {
+    STAGECRAFT_ERROR("store_tmem writes 16- or 32-bit elements",
+                     "store_tmem writes 16- or 32-bit elements (two or one to a 32-bit TMEM column), but the TMEM allocation is "
+                         << dtype_name<typename T::dtype_t>());
+    return stmt<>{};
+  } else {
+    return detail::make_stmt<detail::info_of_operands<V>() | info{uses_tcgen05}>(
+        tree::stmt_op(ir::StmtOp::store, loc, {&t.ref}, {.value = value.node}));
   }
 }
 

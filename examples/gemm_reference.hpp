@@ -9,29 +9,27 @@
 
 namespace stagecraft::examples {
 
-inline void gemm_abt_reference(std::vector<host_tensor>& t, param_values const& p) {
+// C = f(A) * B^T, f applied to each element of A (the identity for the plain GEMM).
+template <class F>
+void gemm_fabt_reference(std::vector<host_tensor>& t, param_values const& p, F f) {
   const std::int64_t M = p.at("M"), N = p.at("N"), K = p.at("K");
   auto const& a = t[0];
   auto const& b = t[1];
   for (std::int64_t i = 0; i < M; ++i)
     for (std::int64_t j = 0; j < N; ++j) {
       double sum = 0;
-      for (std::int64_t k = 0; k < K; ++k) sum += a.get(i * K + k) * b.get(j * K + k);
+      for (std::int64_t k = 0; k < K; ++k) sum += f(a.get(i * K + k)) * b.get(j * K + k);
       t[2].set(i * N + j, sum);
     }
 }
 
-// C = relu(A) * B^T (gemm_blackwell_ts): A's elements clamped at 0, the rest as above.
+inline void gemm_abt_reference(std::vector<host_tensor>& t, param_values const& p) {
+  gemm_fabt_reference(t, p, [](double x) { return x; });
+}
+
+// C = relu(A) * B^T (gemm_blackwell_ts): A's elements clamped at 0.
 inline void gemm_relu_abt_reference(std::vector<host_tensor>& t, param_values const& p) {
-  const std::int64_t M = p.at("M"), N = p.at("N"), K = p.at("K");
-  auto const& a = t[0];
-  auto const& b = t[1];
-  for (std::int64_t i = 0; i < M; ++i)
-    for (std::int64_t j = 0; j < N; ++j) {
-      double sum = 0;
-      for (std::int64_t k = 0; k < K; ++k) sum += (a.get(i * K + k) > 0 ? a.get(i * K + k) : 0.0) * b.get(j * K + k);
-      t[2].set(i * N + j, sum);
-    }
+  gemm_fabt_reference(t, p, [](double x) { return x > 0 ? x : 0.0; });
 }
 
 }  // namespace stagecraft::examples

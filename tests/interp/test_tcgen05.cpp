@@ -14,6 +14,7 @@
 
 #include "inputs.hpp"
 #include "mma_runs.hpp"
+#include "tmem_a_kernels.hpp"
 
 using namespace stagecraft;
 using testing::outside_bound;
@@ -476,28 +477,9 @@ TEST_CASE("A from TMEM: a transposed or fp8 A in TMEM is refused by the verifier
   REQUIRE_THROWS_WITH(ir::verify(k), Contains("kernel 'gemm_blackwell_ts': op #") && Contains("(tcgen05_mma): A from TMEM is a whole TMEM allocation (lanes, K), read K-major"));
 }
 
-namespace {
-// C (128, 64) = (2 A) * B^T in one warpgroup with A doubled in registers and stored into TMEM:
-// `T` bf16 (kind::f16, two to a column) or f32 (kind::tf32, one to a column). The MMA follows the
-// store in the same warpgroup: program order (and, generated, the warpgroup's barrier) orders it.
-template <class T>
-ir::Kernel ts_one_cta(const char* name) {
-  constexpr long long KT = 128 / (T::bits / 8);  // K per 128-byte swizzled row: 32 columns of TMEM either way
-  return lower(kernel<sm_100a>(
-      name, grid(1), threads(1_c), gmem<T>("a", shape(128_c, int_c<KT>)), gmem<T>("b", shape(64_c, int_c<KT>)), gmem<f32>("c", shape(128_c, 64_c)),
-      smem<T>(shape(128_c, int_c<KT>), swizzle(128_c)), smem<T>(shape(64_c, int_c<KT>), swizzle(128_c)), smem<f32>(shape(128_c, 64_c)),
-      barrier(arrivals(2_c)), barrier(arrivals(1_c), orders_tensor_core), tmem<f32>(shape(128_c, 64_c)), tmem<T>(shape(128_c, int_c<KT>)),
-      [](auto a, auto b, auto c, auto as, auto bs, auto cs, auto loaded, auto done, auto d, auto at) {
-        return seq(copy_gmem_to_smem(a.block(0_c, 0_c), as, loaded), copy_gmem_to_smem(b.block(0_c, 0_c), bs, loaded), barrier_wait(loaded),
-                   store_tmem(at, cast<T>(load(as) * 2.0f)), tcgen05_mma(d, at, transpose(bs), done, false), barrier_wait(done),
-                   store(cs, async_load_tmem(d)), tmem_dealloc(d), tmem_dealloc(at), commit_smem(), copy_smem_to_gmem(cs, c.block(0_c, 0_c)),
-                   commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
-      }));
-}
-}  // namespace
 
 TEST_CASE("A from TMEM with bf16 (kind::f16) and f32 (kind::tf32) in one warpgroup is within the MMA tolerance under every schedule", "[interp][tcgen05][tmem_a]") {
-  for (auto const& k : {ts_one_cta<bf16>("ts_bf16"), ts_one_cta<f32>("ts_tf32")}) {
+  for (auto const& k : {testing::ts_one_cta<bf16>("ts_bf16"), testing::ts_one_cta<f32>("ts_tf32")}) {
     INFO("kernel " << k.name);
     const auto in = testing::random_buffers(k, 31);
     auto expected = in;

@@ -19,6 +19,7 @@
 
 #include "../interp/row_state_kernels.hpp"
 #include "../interp/tile_ops_kernels.hpp"
+#include "../interp/tmem_a_kernels.hpp"
 #include "../zoo/zoo.hpp"
 
 using namespace stagecraft;
@@ -419,21 +420,6 @@ ir::Kernel tc_one_cta(const char* name) {
                    copy_smem_to_gmem(cs, c.block(0_c, 0_c)), commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
       }));
 }
-// The same with A doubled in registers and stored into TMEM (store_tmem), the MMA's [a_tmem] form.
-template <class T>
-ir::Kernel ts_one_cta(const char* name) {
-  constexpr long long KT = 128 / (T::bits / 8);
-  return lower(kernel<sm_100a>(
-      name, grid(1), threads(1_c), gmem<T>("a", shape(128_c, int_c<KT>)), gmem<T>("b", shape(64_c, int_c<KT>)), gmem<f32>("c", shape(128_c, 64_c)),
-      smem<T>(shape(128_c, int_c<KT>), swizzle(128_c)), smem<T>(shape(64_c, int_c<KT>), swizzle(128_c)), smem<f32>(shape(128_c, 64_c)),
-      barrier(arrivals(2_c)), barrier(arrivals(1_c), orders_tensor_core), tmem<f32>(shape(128_c, 64_c)), tmem<T>(shape(128_c, int_c<KT>)),
-      [](auto a, auto b, auto c, auto as, auto bs, auto cs, auto loaded, auto done, auto d, auto at) {
-        return seq(copy_gmem_to_smem(a.block(0_c, 0_c), as, loaded), copy_gmem_to_smem(b.block(0_c, 0_c), bs, loaded), barrier_wait(loaded),
-                   store_tmem(at, cast<T>(load(as) * 2.0f)), tcgen05_mma(d, at, transpose(bs), done, false), barrier_wait(done),
-                   store(cs, async_load_tmem(d)), tmem_dealloc(d), tmem_dealloc(at), commit_smem(), copy_smem_to_gmem(cs, c.block(0_c, 0_c)),
-                   commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
-      }));
-}
 std::size_t occurrences(std::string const& text, std::string const& what) {
   std::size_t n = 0;
   for (auto p = text.find(what); p != std::string::npos; p = text.find(what, p + what.size())) ++n;
@@ -547,7 +533,7 @@ TEST_CASE("tcgen05 A from TMEM: gemm_blackwell_ts at every tile width and ring d
       CHECK(occurrences(c.ptx, "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32") == 2);
       CHECK_THAT(c.code.source, Contains("sc::tmem_dealloc(tmem9, 32u);") && Contains("sc::tmem_dealloc(tmem8, " + std::to_string(bn) + "u);"));
     }
-  for (auto const& k : {ts_one_cta<bf16>("ts_bf16"), ts_one_cta<f32>("ts_tf32")}) {
+  for (auto const& k : {testing::ts_one_cta<bf16>("ts_bf16"), testing::ts_one_cta<f32>("ts_tf32")}) {
     INFO("kernel " << k.name);
     const auto c = nvrtc::compile(k, ir::Target::sm_100a, o);
     CHECK(c.spill_bytes == 0);

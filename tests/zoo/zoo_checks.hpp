@@ -38,4 +38,18 @@ inline interp::diagnostic only_diagnostic(entry const& e, interp::policy p, inte
   return d;
 }
 
+// The buggy variant under policy p on seeded inputs: it fails, and its first diagnostic is the
+// one under test (for exhibits whose kind or wording depends on the schedule).
+inline interp::diagnostic first_diagnostic(entry const& e, interp::policy p, std::uint64_t input_seed) {
+  const auto k = e.build(variant::buggy);
+  interp::options o;
+  o.schedule = p;
+  const auto r = interp::run(k, seeded_inputs(k, input_seed), o);
+  REQUIRE_FALSE(r.ok());
+  auto const& d = r.diagnostics.front();
+  INFO(e.name << ", policy " << interp::policy_name(p) << ": " << d.message);
+  CHECK_THAT(d.message, Catch::Matchers::Contains("kernel '" + std::string(e.name) + "'"));
+  return d;
+}
+
 }  // namespace stagecraft::zoo

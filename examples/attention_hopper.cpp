@@ -147,12 +147,14 @@ auto attention_hopper(std::int64_t B, std::int64_t S) {
         }
       };
       // Ping-pong: consumer 0 takes the first turn, which consumer 1 grants before its first wait.
-      auto first_turn = [&] {
-        if constexpr (PingPong && decltype(h)::value == 1) return barrier_arrive((turns, ...)[0_c]);
+      // (The turns come in as this lambda's own pack: without ping-pong they are none, and clang
+      // checks a discarded branch that does not depend on the lambda's parameters.)
+      auto first_turn = [&](auto... turn) {
+        if constexpr (sizeof...(turn) == 1 && other == 0) return barrier_arrive((turn, ...)[0_c]);  // consumer 1
         else return seq();
       };
       return seq(barrier_wait(q_full[0_c]), store(m, -1e30f), store(mn, -1e30f), store(l, 0.0f), each<DC>([&](auto c) { return store(O(c), 0.0f); }),
-                 first_turn(), blocks(),
+                 first_turn(turns...), blocks(),
                  each<DC>([&](auto c) { return store(o.tile(tile, cta * 2_c + h, c), cast<bf16>(load(O(c)) / broadcast<1>(load(l), tile))); }));
     };
     return if_(thread_id() == 0_c, producer, seq(if_(thread_id() == 1_c, consumer(0_c)), if_(thread_id() == 2_c, consumer(1_c))));

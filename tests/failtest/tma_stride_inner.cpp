@@ -1,4 +1,4 @@
-// expect: TMA does not stride the innermost dimension \(the driver ignores it\), but the strides \(2, 2\) end in 2
+// expect: x\.block\(strides\(\.\.\.\), \.\.\.\): TMA does not stride the innermost dimension \(the driver ignores it\), but the strides \(2, 2\) end in 2
 // With interleave NONE the driver ignores the innermost element stride: asking for one is an error, not a silent dense copy.
 #include <stagecraft/stagecraft.hpp>
 using namespace stagecraft;

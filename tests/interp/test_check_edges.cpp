@@ -33,6 +33,22 @@ TEST_CASE("a tx underflow of one 16-byte unit is reported, with its byte count",
 }
 
 namespace {
+// k runs clean under eager and lazy with the buffers `outputs` equal to want's, and 50 PCT
+// schedules find nothing.
+void clean_and_exact(ir::Kernel const& k, std::vector<host_tensor> const& in, std::vector<host_tensor> const& want, std::vector<int> const& outputs) {
+  for (auto p : {interp::policy::eager, interp::policy::lazy}) {
+    INFO("kernel " << k.name << ", policy " << interp::policy_name(p));
+    auto r = interp::run(k, in, {.schedule = p});
+    for (auto const& d : r.diagnostics) UNSCOPED_INFO(d.message);
+    REQUIRE(r.ok());
+    for (int o : outputs) CHECK(r.buffers[static_cast<std::size_t>(o)].bytes == want[static_cast<std::size_t>(o)].bytes);
+  }
+  auto ex = interp::explore(k, in, {.schedule = interp::policy::pct, .seed = 5}, 50);
+  CHECK_FALSE(ex.failing_seed);
+}
+}  // namespace
+
+namespace {
 // Two CTAs of a cluster exchange partial results through GMEM (the pattern a kernel-owned
 // workspace serves, here with an ordinary parameter as the scratch): each writes 2 * its block
 // of x, arrives on a cluster barrier, and CTA 0 sums both. The cluster barrier's arrivals
@@ -63,15 +79,7 @@ TEST_CASE("GMEM written by a peer CTA is ordered by the cluster barrier; read be
     want[1].set(64 * 64 + i, b);
     want[2].set(i, a + b);
   }
-  for (auto p : {interp::policy::eager, interp::policy::lazy}) {
-    auto r = interp::run(k, in, {.schedule = p});
-    for (auto const& d : r.diagnostics) UNSCOPED_INFO(d.message);
-    REQUIRE(r.ok());
-    CHECK(r.buffers[2].bytes == want[2].bytes);
-    CHECK(r.buffers[1].bytes == want[1].bytes);
-  }
-  auto ex = interp::explore(k, in, {.schedule = interp::policy::pct, .seed = 5}, 50);
-  CHECK_FALSE(ex.failing_seed);
+  clean_and_exact(k, in, want, {2, 1});
   // The early read races under every schedule: happens-before, not the order the scheduler picked.
   const auto bad = exchange_through_gmem<true>();
   for (auto p : {interp::policy::eager, interp::policy::lazy}) {
@@ -110,14 +118,7 @@ TEST_CASE("a TMA store's GMEM read back with loads needs the full wait and no pr
   const auto in = testing::random_buffers(k, 43);
   auto want = in;
   for (std::int64_t i = 0; i < 64 * 64; ++i) want[2].set(i, static_cast<float>(in[0].get(i)) * 3.0f + 1.0f);
-  for (auto p : {interp::policy::eager, interp::policy::lazy}) {
-    auto r = interp::run(k, in, {.schedule = p});
-    for (auto const& d : r.diagnostics) UNSCOPED_INFO(d.message);
-    REQUIRE(r.ok());
-    CHECK(r.buffers[2].bytes == want[2].bytes);
-  }
-  auto ex = interp::explore(k, in, {.schedule = interp::policy::pct, .seed = 5}, 50);
-  CHECK_FALSE(ex.failing_seed);
+  clean_and_exact(k, in, want, {2});
   const auto bad = tma_store_read_back<true>();
   for (auto p : {interp::policy::eager, interp::policy::lazy}) {
     INFO("policy " << interp::policy_name(p));
@@ -161,17 +162,7 @@ TEST_CASE("generic GMEM stores a peer TMA-loads: fenced by the writer or by the 
   const auto in = testing::random_buffers(peer_stores_then_tma<Where::writer>(), 47);
   auto want = in;
   for (std::int64_t i = 0; i < 64 * 64; ++i) want[2].set(i, static_cast<float>(in[0].get(64 * 64 + i)) * 2.0f);
-  for (auto const& k : {peer_stores_then_tma<Where::writer>(), peer_stores_then_tma<Where::reader>()}) {
-    for (auto p : {interp::policy::eager, interp::policy::lazy}) {
-      INFO("kernel " << k.name << ", policy " << interp::policy_name(p));
-      auto r = interp::run(k, in, {.schedule = p});
-      for (auto const& d : r.diagnostics) UNSCOPED_INFO(d.message);
-      REQUIRE(r.ok());
-      CHECK(r.buffers[2].bytes == want[2].bytes);
-    }
-    auto ex = interp::explore(k, in, {.schedule = interp::policy::pct, .seed = 5}, 50);
-    CHECK_FALSE(ex.failing_seed);
-  }
+  for (auto const& k : {peer_stores_then_tma<Where::writer>(), peer_stores_then_tma<Where::reader>()}) clean_and_exact(k, in, want, {2});
   const auto bad = peer_stores_then_tma<Where::too_early>();
   for (auto p : {interp::policy::eager, interp::policy::lazy}) {
     INFO("policy " << interp::policy_name(p));

@@ -1,8 +1,15 @@
 // Generated code -> a host shared object: the translation unit, the compiler call, the cache.
+#include <dirent.h>
 #include <dlfcn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <csignal>
+#include <cstring>
+#include <ctime>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +23,8 @@
 #include "module.hpp"
 #include "prelude_text.hpp"
 #include "stagecraft/hostexec/hostexec.hpp"
+#include "stagecraft/nvrtc/disk_cache.hpp"
+#include "stagecraft/nvrtc/environment.hpp"
 
 namespace stagecraft::hostexec {
 namespace {
@@ -39,13 +48,7 @@ const char* storage_type(ir::DType t) {
   return "void";
 }
 
-std::uint64_t fnv(std::uint64_t h, std::string_view s) {
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
+std::uint64_t fnv(std::uint64_t h, std::string_view s) { return disk_cache::digest(s, h); }
 
 std::string compiler_of(options const& o) {
   if (!o.compiler.empty()) return o.compiler;
@@ -61,16 +64,99 @@ std::vector<std::string> flags() {
   return {"-std=c++17", "-O1", "-g0", "-shared", "-fPIC", "-fno-strict-aliasing", "-ffp-contract=off", "-fvisibility=hidden", "-w"};
 }
 
-// Same places as the NVRTC cache (nvrtc::cache_directory), in a subdirectory of its own.
-std::string cache_dir(options const& o) {
-  std::string d;
-  if (!o.cache_dir.empty()) d = o.cache_dir;
-  else if (const char* e = std::getenv("STAGECRAFT_CACHE_DIR"); e && *e) d = e;
-  else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) d = std::string(x) + "/stagecraft";
-  else if (const char* h = std::getenv("HOME"); h && *h) d = std::string(h) + "/.cache/stagecraft";
-  else d = "/tmp/stagecraft-cache";
-  return d + "/host";
+// A cached object ends with a trailer: the digest of every byte before it, then this magic. The
+// loader maps only what the ELF headers name, so the trailer changes nothing once it is checked;
+// an object that fails the check (a flipped bit, a truncation, an empty file) is rebuilt.
+constexpr std::string_view object_magic = "sc-host-object-1";
+constexpr std::size_t trailer_size = sizeof(std::uint64_t) + object_magic.size();
+
+std::string with_trailer(std::string object) {
+  const std::uint64_t h = disk_cache::digest(object);
+  object.append(reinterpret_cast<const char*>(&h), sizeof h);
+  object.append(object_magic);
+  return object;
 }
+// Empty when `file` carries a trailer that matches it, else what is wrong.
+std::string trailer_problem(std::string_view file) {
+  if (file.size() < trailer_size) return fmt::format("{} bytes, too short for an object", file.size());
+  if (file.substr(file.size() - object_magic.size()) != object_magic) return "no stagecraft trailer (truncated or overwritten)";
+  std::uint64_t want = 0;
+  std::memcpy(&want, file.data() + file.size() - trailer_size, sizeof want);
+  if (disk_cache::digest(file.substr(0, file.size() - trailer_size)) != want) return "its digest does not match its bytes (damaged)";
+  return {};
+}
+
+// The compiler as a program this machine can start: a path that is executable, or a name found
+// on PATH. Empty when there is none (an environment problem, not a code generator bug).
+std::string find_program(std::string const& name) {
+  if (name.find('/') != std::string::npos) return ::access(name.c_str(), X_OK) == 0 ? name : "";
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path ? path : "");
+  for (std::string d; std::getline(dirs, d, ':');) {
+    const auto candidate = (d.empty() ? std::string(".") : d) + "/" + name;
+    struct stat st{};
+    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return {};
+}
+
+// What in a failed compile says the machine is at fault rather than the generated code: the
+// shell's "not found" status, a signal (the OOM killer), or the tool chain's own words for a
+// missing program, a full disk or exhausted memory. Empty: the compiler rejected the code.
+std::string environment_cause(int status, std::string const& log) {
+  if (WIFSIGNALED(status)) return fmt::format("the compile was killed by signal {} (out of memory?)", WTERMSIG(status));
+  const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (rc == 127) return "the compiler could not be started (not found)";
+  if (rc > 128 && rc < 160) return fmt::format("the compiler was killed by signal {} (out of memory?)", rc - 128);
+  static const std::pair<const char*, const char*> words[] = {
+      {"No space left on device", "the disk is full"},
+      {"Disk quota exceeded", "the disk quota is exhausted"},
+      {"Read-only file system", "the file system is read-only"},
+      {"cannot execute", "a program of the tool chain is missing (the assembler 'as' or the linker, from binutils)"},
+      {"error trying to exec", "a program of the tool chain is missing (the assembler 'as' or the linker, from binutils)"},
+      {"cannot find 'ld'", "the linker is missing (binutils)"},
+      {"virtual memory exhausted", "the compiler ran out of memory"},
+      {"Cannot allocate memory", "the compiler ran out of memory"},
+      {"out of memory", "the compiler ran out of memory"},
+  };
+  for (auto const& [text, cause] : words)
+    if (log.find(text) != std::string::npos) return cause;
+  return {};
+}
+
+// A scratch directory ("build-<pid>-XXXXXX") whose compile was killed is never cleaned up by its
+// own process: the next compile removes those whose process is gone and that are older than a
+// minute (another PID namespace's live compile looks gone, but is never that old), and any
+// older than a day.
+void sweep_scratch(fs::path const& dir) {
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return;
+  const auto now = std::time(nullptr);
+  std::vector<fs::path> stale;
+  while (auto* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.rfind("build-", 0) != 0) continue;
+    struct stat st{};
+    const auto p = dir / name;
+    if (::lstat(p.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid()) continue;
+    const long pid = std::atol(name.c_str() + 6);
+    const bool gone = pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+    const auto age = now - st.st_mtime;
+    if ((gone && age > 60) || age > 24 * 3600) stale.push_back(p);
+  }
+  ::closedir(d);
+  std::error_code ec;
+  for (auto const& p : stale) fs::remove_all(p, ec);
+}
+
+// Removes a scratch directory on every way out of a compile.
+struct scratch_dir {
+  fs::path path;
+  ~scratch_dir() {
+    std::error_code ec;
+    if (!path.empty()) fs::remove_all(path, ec);
+  }
+};
 
 std::string shell_quote(std::string const& s) {
   std::string out = "'";
@@ -97,17 +183,42 @@ std::string context(std::string const& tu, std::string const& log) {
   return out;
 }
 
-std::shared_ptr<module const> load(fs::path const& so, std::string const& kernel) {
-  void* h = ::dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!h) throw compile_error(fmt::format("kernel '{}': cannot load its host object {}: {}", kernel, so.string(), ::dlerror()));
+// Loads an object whose bytes were checked through `fd`, through /proc/self/fd when the system
+// has it, so what dlopen maps is the very file that was checked, not whatever the path names
+// now. dlopen knows an object by the name it was opened with, so the descriptor stays open for
+// the life of the process (as the object does): no later object can be given that name.
+std::shared_ptr<module const> load(fs::path const& so, int fd, std::string const& kernel) {
+  const std::string pinned = fmt::format("/proc/self/fd/{}", fd);
+  void* h = ::access(pinned.c_str(), R_OK) == 0 ? ::dlopen(pinned.c_str(), RTLD_NOW | RTLD_LOCAL) : nullptr;
+  if (!h) h = ::dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    ::close(fd);
+    throw compile_error(fmt::format("kernel '{}': cannot load its host object {}: {}", kernel, so.string(), ::dlerror()));
+  }
   auto m = std::make_shared<module>();
   m->handle = h;
   m->path = so.string();
+  m->pinned_fd = fd;
   m->bind = reinterpret_cast<void (*)(const schost::api*)>(::dlsym(h, "sc_host_bind"));
   m->entry = reinterpret_cast<void (*)(const void*, void* const*)>(::dlsym(h, "sc_host_entry"));
   if (!m->bind || !m->entry)
     throw compile_error(fmt::format("kernel '{}': its host object {} lacks sc_host_bind or sc_host_entry", kernel, so.string()));
   return m;
+}
+
+// The object at `so` when it is ours and whole; null when absent or refused (a damaged or
+// foreign entry is said once, then rebuilt over).
+std::shared_ptr<module const> load_verified(fs::path const& so, std::string const& kernel) {
+  std::string why;
+  const int fd = disk_cache::open_entry(so, &why);
+  if (fd >= 0) {
+    if (const auto bytes = disk_cache::read_all(fd); !bytes) why = "unreadable";
+    else why = trailer_problem(*bytes);
+    if (why.empty()) return load(so, fd, kernel);
+    ::close(fd);
+  }
+  if (why != std::strerror(ENOENT)) disk_cache::warn_once(fmt::format("the host cache entry {} is not used ({}); rebuilding it", so.string(), why));
+  return nullptr;
 }
 
 std::mutex& cache_mutex() {
@@ -172,46 +283,67 @@ compiled compile_generated(nvrtc::generated g, ir::Kernel const& k, options cons
     c.from_cache = true;
     return c;
   }
-  const fs::path dir = cache_dir(o);
-  const fs::path so = dir / fmt::format("{:016x}.so", key);
-  std::error_code ec;
-  if (fs::exists(so, ec)) {
-    c.mod = load(so, k.name);
-    c.from_cache = true;
-    loaded()[key] = c.mod;
-    return c;
-  }
+  const auto dir = disk_cache::open(o.cache_dir, "host");
+  const fs::path so = dir.path / fmt::format("{:016x}.so", key);
+  if (dir.readable())
+    if (auto m = load_verified(so, k.name)) {
+      c.mod = m;
+      c.from_cache = true;
+      loaded()[key] = c.mod;
+      return c;
+    }
+  if (find_program(cxx).empty())
+    throw environment_error(fmt::format("kernel '{}': the host backend needs a C++ compiler, and '{}' cannot be started here (not an "
+                                        "executable path, nor a program on PATH): install g++ or set STAGECRAFT_HOST_CXX",
+                                        k.name, cxx));
   const auto t0 = std::chrono::steady_clock::now();
-  fs::create_directories(dir, ec);
-  if (ec) throw compile_error(fmt::format("kernel '{}': cannot create the host cache directory {}: {}", k.name, dir.string(), ec.message()));
-  // A private scratch directory per compile; the object is renamed into the cache, so two
-  // processes compiling the same kernel never see half a file.
-  std::string scratch_template = (dir / "build-XXXXXX").string();
+  // A private scratch directory per compile (mkdtemp: mode 0700), in the cache so the object
+  // is renamed into place without a copy; in the temporary directory when the cache may not be
+  // written, the object then loaded from there and not kept.
+  std::error_code ec;
+  fs::path parent = dir.path;
+  if (dir.writable()) sweep_scratch(dir.path);
+  else parent = fs::temp_directory_path(ec);
+  std::string scratch_template = (parent / fmt::format("build-{}-XXXXXX", ::getpid())).string();
   if (!::mkdtemp(scratch_template.data()))
-    throw compile_error(fmt::format("kernel '{}': cannot create a scratch directory under {}", k.name, dir.string()));
-  const fs::path scratch = scratch_template;
+    throw environment_error(fmt::format("kernel '{}': cannot create a scratch directory under {}: {}", k.name, parent.string(), std::strerror(errno)));
+  const scratch_dir scratch{scratch_template};
   auto write = [&](fs::path const& p, std::string_view text) {
     std::ofstream out(p, std::ios::binary);
     out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    if (!out) throw compile_error(fmt::format("kernel '{}': cannot write {}", k.name, p.string()));
+    out.close();
+    if (!out) throw environment_error(fmt::format("kernel '{}': cannot write {} (is the disk full?)", k.name, p.string()));
   };
-  write(scratch / "sc_host_abi.h", detail::abi_header);
-  write(scratch / "sc_host_prelude.h", detail::prelude_header);
-  write(scratch / "kernel.cpp", c.translation_unit);
-  const std::string full = fmt::format("cd {} && {} kernel.cpp -o kernel.so > compile.log 2>&1", shell_quote(scratch.string()), command);
-  const int rc = std::system(full.c_str());
-  if (rc != 0) {
-    const std::string log = read_all(scratch / "compile.log");
+  write(scratch.path / "sc_host_abi.h", detail::abi_header);
+  write(scratch.path / "sc_host_prelude.h", detail::prelude_header);
+  write(scratch.path / "kernel.cpp", c.translation_unit);
+  const std::string full = fmt::format("cd {} && {} kernel.cpp -o kernel.so > compile.log 2>&1", shell_quote(scratch.path.string()), command);
+  const int status = std::system(full.c_str());
+  if (status != 0) {
+    const std::string log = read_all(scratch.path / "compile.log");
+    if (auto cause = environment_cause(status, log); !cause.empty())
+      throw environment_error(fmt::format("kernel '{}': the host compiler could not build it: {}:\n{}\n{}", k.name, cause, command, log));
     throw compile_error(fmt::format(
         "internal error (a bug in stagecraft's code generator or host prelude, please report it): the host compiler rejected the "
-        "code generated for kernel '{}' (exit {}; kept in {}):\n{}\n{}\n{}",
-        k.name, rc, scratch.string(), command, log, context(c.translation_unit, log)));
+        "code generated for kernel '{}' (exit {}):\n{}\n{}\n{}",
+        k.name, WIFEXITED(status) ? WEXITSTATUS(status) : status, command, log, context(c.translation_unit, log)));
   }
-  fs::rename(scratch / "kernel.so", so, ec);
-  if (ec && !fs::exists(so)) throw compile_error(fmt::format("kernel '{}': cannot move its host object into {}: {}", k.name, so.string(), ec.message()));
-  fs::remove_all(scratch, ec);
+  const fs::path built = scratch.path / "kernel.so";
+  const std::string object = with_trailer(read_all(built));
+  if (auto error = disk_cache::write_atomically(built, object); !error.empty())
+    throw environment_error(fmt::format("kernel '{}': {}", k.name, error));
+  // Renamed into the cache, not copied: another process compiling the same kernel never sees half
+  // a file. Without a writable cache the object is loaded from the scratch directory (and goes
+  // with it: the mapping outlives the file).
+  fs::path final_path = built;
+  if (dir.writable()) {
+    if (::rename(built.c_str(), so.c_str()) != 0)
+      throw environment_error(fmt::format("kernel '{}': cannot move its host object into {}: {}", k.name, so.string(), std::strerror(errno)));
+    final_path = so;
+  }
+  c.mod = load_verified(final_path, k.name);
+  if (!c.mod) throw compile_error(fmt::format("kernel '{}': its freshly built host object {} did not verify", k.name, final_path.string()));
   c.compile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  c.mod = load(so, k.name);
   loaded()[key] = c.mod;
   return c;
 }

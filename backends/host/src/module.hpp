@@ -12,6 +12,7 @@ struct module {
   void (*bind)(const schost::api*) = nullptr;             // sc_host_bind
   void (*entry)(const void* maps, void* const* gmem) = nullptr;  // sc_host_entry: one CUDA thread
   std::string path;
+  int pinned_fd = -1;  // the checked file, open for the process's life (dlopen'ed as /proc/self/fd/N)
 };
 
 }  // namespace stagecraft::hostexec

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "library.hpp"
+#include "stagecraft/nvrtc/disk_cache.hpp"
 
 namespace stagecraft::nvrtc {
 namespace {
@@ -28,13 +29,7 @@ std::vector<const char*> compile_options(ir::Target t) {
   return {arch_option(t), "-std=c++17", "--ptxas-options=-v", "-default-device", "--extra-device-vectorization", "--fmad=false"};
 }
 
-std::uint64_t fnv(std::uint64_t h, std::string_view s) {
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
+std::uint64_t fnv(std::uint64_t h, std::string_view s) { return disk_cache::digest(s, h); }
 
 std::mutex& cache_mutex() {
   static std::mutex m;
@@ -78,49 +73,50 @@ void parse_resources(compiled& c) {
   if (std::regex_search(c.log, m, std::regex(R"(Used (\d+) registers)"))) c.registers = parse_int(m[1]);
 }
 
-// ---- disk cache: one file per key, written to a temporary name and renamed into place, so two
-// processes filling the cache at once never see half a file.
-std::filesystem::path entry_path(std::string const& dir, std::uint64_t key) { return std::filesystem::path(dir) / fmt::format("{:016x}.scjit", key); }
+// ---- disk cache: one file per key, owned by the user and put in place whole
+// (disk_cache::write_atomically), so two processes filling the cache at once never see half a
+// file and no planted link is followed. The directory rules are disk_cache::open's.
+std::filesystem::path entry_path(std::filesystem::path const& dir, std::uint64_t key) { return dir / fmt::format("{:016x}.scjit", key); }
 
-void write_blob(std::ostream& o, std::string_view s) {
+void put_blob(std::string& o, std::string_view s) {
   const std::uint64_t n = s.size();
-  o.write(reinterpret_cast<const char*>(&n), sizeof n);
-  o.write(s.data(), static_cast<std::streamsize>(n));
+  o.append(reinterpret_cast<const char*>(&n), sizeof n);
+  o.append(s);
 }
-// A length-prefixed string. The length is checked against what is left of the file before
-// anything is allocated, so a damaged header cannot ask for gigabytes.
-bool read_blob(std::istream& in, std::uint64_t& left, std::string& s) {
+// A length-prefixed string at `at`. The length is checked against what is left of the file
+// before anything is copied, so a damaged header cannot ask for gigabytes.
+bool take_blob(std::string_view file, std::size_t& at, std::string& s) {
   std::uint64_t n = 0;
-  if (left < sizeof n || !in.read(reinterpret_cast<char*>(&n), sizeof n)) return false;
-  left -= sizeof n;
-  if (n > left) return false;
-  s.resize(n);
-  if (!in.read(s.data(), static_cast<std::streamsize>(n))) return false;
-  left -= n;
+  if (file.size() - at < sizeof n) return false;
+  std::memcpy(&n, file.data() + at, sizeof n);
+  at += sizeof n;
+  if (n > file.size() - at) return false;
+  s.assign(file.substr(at, n));
+  at += n;
   return true;
 }
-// Version 2 ends with a hash of the payload: a file whose framing is intact but whose bytes are
+// Version 2 ends with a digest of the payload: a file whose framing is intact but whose bytes are
 // not what was written (a torn disk, a stray edit) is recompiled, never served.
 constexpr std::string_view magic = "stagecraft-jit-2";
 
 std::uint64_t payload_hash(compiled const& c) {
-  std::uint64_t h = fnv(14695981039346656037ull, c.ptx);
-  h = fnv(h, "|");
-  h = fnv(h, std::string_view(c.cubin.data(), c.cubin.size()));
-  return fnv(fnv(h, "|"), c.log);
+  std::uint64_t h = disk_cache::digest(c.ptx);
+  h = disk_cache::digest("|", h);
+  h = disk_cache::digest(std::string_view(c.cubin.data(), c.cubin.size()), h);
+  return disk_cache::digest(c.log, disk_cache::digest("|", h));
 }
 
-bool load_disk(std::string const& dir, compiled& c) {
-  const auto path = entry_path(dir, c.key);
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  if (ec) return false;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::uint64_t left = size;
+bool load_disk(disk_cache::directory const& dir, compiled& c) {
+  if (!dir.readable()) return false;
+  const int fd = disk_cache::open_entry(entry_path(dir.path, c.key));
+  if (fd < 0) return false;  // absent, or not a file of ours: compiled afresh and replaced
+  const auto file = disk_cache::read_all(fd);
+  ::close(fd);
+  if (!file) return false;
+  std::size_t at = 0;
   std::string head, ptx, cubin, log, hash;
-  if (!read_blob(in, left, head) || head != magic || !read_blob(in, left, ptx) || !read_blob(in, left, cubin) ||
-      !read_blob(in, left, log) || !read_blob(in, left, hash) || left != 0 || hash.size() != sizeof(std::uint64_t))
+  if (!take_blob(*file, at, head) || head != magic || !take_blob(*file, at, ptx) || !take_blob(*file, at, cubin) ||
+      !take_blob(*file, at, log) || !take_blob(*file, at, hash) || at != file->size() || hash.size() != sizeof(std::uint64_t))
     return false;
   compiled got;
   got.ptx = std::move(ptx);
@@ -135,29 +131,18 @@ bool load_disk(std::string const& dir, compiled& c) {
   return true;
 }
 
-void store_disk(std::string const& dir, compiled const& c) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return;  // a cache we cannot write is not an error
-  const auto final_path = entry_path(dir, c.key);
-  const auto tmp = final_path.string() + fmt::format(".{}.tmp", ::getpid());
-  {
-    std::ofstream o(tmp, std::ios::binary | std::ios::trunc);
-    if (!o) return;
-    write_blob(o, magic);
-    write_blob(o, c.ptx);
-    write_blob(o, std::string_view(c.cubin.data(), c.cubin.size()));
-    write_blob(o, c.log);
-    const std::uint64_t h = payload_hash(c);
-    write_blob(o, std::string_view(reinterpret_cast<const char*>(&h), sizeof h));
-    if (!o) {
-      o.close();
-      std::filesystem::remove(tmp, ec);
-      return;
-    }
-  }
-  std::filesystem::rename(tmp, final_path, ec);
-  if (ec) std::filesystem::remove(tmp, ec);
+// A cache we cannot write is not an error: the result is still returned, and the reason said once.
+void store_disk(disk_cache::directory const& dir, compiled const& c) {
+  if (!dir.writable()) return;
+  std::string file;
+  put_blob(file, magic);
+  put_blob(file, c.ptx);
+  put_blob(file, std::string_view(c.cubin.data(), c.cubin.size()));
+  put_blob(file, c.log);
+  const std::uint64_t h = payload_hash(c);
+  put_blob(file, std::string_view(reinterpret_cast<const char*>(&h), sizeof h));
+  if (auto error = disk_cache::write_atomically(entry_path(dir.path, c.key), file); !error.empty())
+    disk_cache::warn_once(fmt::format("the NVRTC cache entry was not saved: {}", error));
 }
 
 }  // namespace
@@ -179,13 +164,7 @@ std::uint64_t cache_key(ir::Kernel const& k, ir::Target target, codegen_options 
   return fnv(h, nvrtc_version());
 }
 
-std::string cache_directory(options const& o) {
-  if (!o.cache_dir.empty()) return o.cache_dir;
-  if (const char* d = std::getenv("STAGECRAFT_CACHE_DIR"); d && *d) return d;
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/stagecraft";
-  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/stagecraft";
-  return "/tmp/stagecraft-cache";
-}
+std::string cache_directory(options const& o) { return disk_cache::root(o.cache_dir).string(); }
 
 void clear_memory_cache() {
   std::lock_guard lock(cache_mutex());
@@ -242,7 +221,7 @@ compiled compile(ir::Kernel const& k, ir::Target target, options const& o) {
   // On disk the key also covers the generated source: a binary built by an older code generator
   // must never be reused (within one process the generator cannot change, so memory needs no more).
   c.key = fnv(key, c.code.source);
-  const std::string dir = cache_directory(o);
+  const auto dir = o.disk_cache ? disk_cache::open(o.cache_dir) : disk_cache::directory{};
   if (o.disk_cache && load_disk(dir, c)) {
     c.origin = compiled::source::disk_cache;
   } else {

@@ -40,7 +40,7 @@ struct options {
   codegen_options codegen;  // e.g. the watchdog; part of the cache key
   bool memory_cache = true;
   bool disk_cache = true;
-  std::string cache_dir;  // empty: $STAGECRAFT_CACHE_DIR, else $XDG_CACHE_HOME/stagecraft, else ~/.cache/stagecraft
+  std::string cache_dir;  // empty: disk_cache::root()'s rules ($STAGECRAFT_CACHE_DIR, ..., never a directory users share)
 };
 
 // "13.0" etc. These and everything below load NVRTC on first use and throw unavailable without it.

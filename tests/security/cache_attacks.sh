@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# The JIT caches against a second local user, and against a machine that lets a build down
+# (issue 24's reproductions, docs/cache.md). Needs root: it creates two throw-away users and
+# removes them at the end. Exit 77 (a CTest skip) without root or without useradd.
+#
+#   cache_attacks.sh STAGECRAFT_BINARY HOST_CXX SCENARIO
+#
+# Each scenario prints what it checks; any failed check exits 1 with the command's output.
+set -uo pipefail
+cli_built=$1 cxx=$2 scenario=$3
+[ "$(id -u)" = 0 ] || { echo "skipped: needs root (creates local users)"; exit 77; }
+command -v useradd >/dev/null && command -v runuser >/dev/null || { echo "skipped: no useradd/runuser"; exit 77; }
+
+root=$(mktemp -d /tmp/sc-security.XXXXXX)
+chmod 0755 "$root"
+users=()
+cleanup() {
+  for u in "${users[@]}"; do userdel "$u" >/dev/null 2>&1; rm -rf "/tmp/stagecraft-cache-$(id -u "$u" 2>/dev/null || echo none)"; done
+  rm -rf "$root"
+}
+trap cleanup EXIT
+# The other users run a copy of the CLI (the build tree may be private to root).
+mkdir -p "$root/bin" && cp "$cli_built" "$root/bin/stagecraft" && chmod 0755 "$root/bin" "$root/bin/stagecraft"
+cli=$root/bin/stagecraft
+make_user() {  # NAME: a user without a home directory (as cron jobs and services run)
+  local name=$1
+  userdel "$name" >/dev/null 2>&1
+  useradd -M -d /nonexistent -s /usr/sbin/nologin "$name" || { echo "skipped: useradd failed"; exit 77; }
+  users+=("$name")
+}
+as() { local u=$1; shift; runuser -u "$u" -- env -i PATH="$PATH" "$@"; }
+
+fails=0
+check() {  # WHAT COND...: COND is a shell test
+  local what=$1; shift
+  if "$@"; then echo "ok: $what"; else echo "FAILED: $what"; fails=$((fails + 1)); fi
+}
+out=$root/out.txt
+run() { "$@" >"$out" 2>&1; rc=$?; }
+says() { grep -q -- "$1" "$out"; }
+
+# A library whose constructor leaves a mark: what another user would plant as a cached object.
+plant_library() {
+  printf '#include <cstdio>\n__attribute__((constructor)) static void planted() { std::FILE* f = std::fopen("%s", "w"); if (f) std::fclose(f); }\nextern "C" void sc_host_bind(const void*) {}\nextern "C" void sc_host_entry(const void*, void* const*) {}\n' \
+    "$root/planted-code-ran" >"$root/evil.cpp"
+  "$cxx" -shared -fPIC -o "$root/evil.so" "$root/evil.cpp" || exit 1
+  chmod 0644 "$root/evil.so"
+}
+
+case $scenario in
+foreign_directory)
+  # Issue 24, reproductions 1-3: another user's (or a world-writable) cache directory is never
+  # read from, never written through.
+  make_user scsec_a
+  plant_library
+  shared=$root/shared && mkdir "$shared" && chown scsec_a "$shared" && chmod 0777 "$shared"
+  run as scsec_a STAGECRAFT_CACHE_DIR="$shared" "$cli" run add_one --backend host
+  check "the other user's own run works and fills its cache (exit $rc)" [ "$rc" = 0 ]
+  for so in "$shared"/host/*.so; do as scsec_a cp "$root/evil.so" "$so"; done
+  check "the other user planted objects" [ -n "$(ls "$shared"/host/*.so 2>/dev/null)" ]
+  run env STAGECRAFT_CACHE_DIR="$shared" "$cli" run add_one --backend host
+  cat "$out"
+  check "root's run is correct (exit $rc)" [ "$rc" = 0 ]
+  check "root's run names the directory and why it is not used" says "not using the cache directory $shared/host: it is owned by uid $(id -u scsec_a)"
+  check "the planted constructor never ran" [ ! -e "$root/planted-code-ran" ]
+  # A directory root owns but anyone may write is refused as well.
+  open=$root/open && mkdir -m 0777 "$open" && chmod 0777 "$open"
+  run env STAGECRAFT_CACHE_DIR="$open" "$cli" run add_one --backend host
+  check "a world-writable directory of root's is refused (exit $rc)" [ "$rc" = 0 ]
+  check "... by its mode" says "not using the cache directory $open/host: .*lets every user write it"
+  if "$cli" ptx add_one -o "$root/x.ptx" >/dev/null 2>&1; then
+    # Reproduction 2: links at the names a cache write would use, pointing at a file of root's.
+    victim=$root/victim.txt && echo "root's data" >"$victim" && chmod 0644 "$victim"
+    as scsec_a STAGECRAFT_CACHE_DIR="$shared" "$cli" ptx add_one -o /dev/null >/dev/null 2>&1
+    for e in "$shared"/*.scjit; do
+      for pid in $(seq $(( $$ )) $(( $$ + 400 ))); do as scsec_a ln -sf "$victim" "$e.$pid.tmp"; done
+      as scsec_a rm -f "$e"  # a miss: root would compile and write the entry
+    done
+    run env STAGECRAFT_CACHE_DIR="$shared" "$cli" ptx add_one -o "$root/x.ptx"
+    check "root's ptx through links still works (exit $rc)" [ "$rc" = 0 ]
+    check "root's file is untouched" [ "$(cat "$victim")" = "root's data" ]
+    # Reproduction 3: an entry the other user wrote is never served.
+    as scsec_a STAGECRAFT_CACHE_DIR="$shared" "$cli" ptx add_one -o /dev/null >/dev/null 2>&1
+    run env STAGECRAFT_CACHE_DIR="$shared" "$cli" ptx add_one -o "$root/y.ptx"
+    check "root's ptx compiles afresh, never '(from cache)' of another user" bash -c "! grep -q 'from cache' '$out'"
+  else
+    echo "note: no NVRTC here: the ptx reproductions (2, 3) are not run"
+  fi
+  ;;
+homeless)
+  # Reproductions 1 and 7: without HOME each user gets a cache of their own (0700), and one
+  # user's directory never locks another out.
+  make_user scsec_a
+  make_user scsec_b
+  for u in scsec_a scsec_b; do
+    run as "$u" "$cli" run add_one --backend host
+    check "$u without HOME: correct (exit $rc)" [ "$rc" = 0 ]
+    d=/tmp/stagecraft-cache-$(id -u "$u")
+    check "$u's cache is $d, its own, mode 0700" [ "$(stat -c '%U %a' "$d" 2>/dev/null)" = "$u 700" ]
+  done
+  # A directory planted at another user's per-user name is refused, and that user still runs.
+  victim_dir=/tmp/stagecraft-cache-$(id -u scsec_b)
+  rm -rf "$victim_dir"
+  as scsec_a mkdir -m 0777 "$victim_dir"
+  run as scsec_b "$cli" run add_one --backend host
+  check "a directory planted at scsec_b's name: scsec_b still runs (exit $rc)" [ "$rc" = 0 ]
+  check "... and is told why it is not used" says "not using the cache directory $victim_dir/host: it is owned by uid $(id -u scsec_a)"
+  rm -rf "$victim_dir"
+  # root without HOME uses its own home from the password database, never a shared directory.
+  run env -u HOME -u XDG_CACHE_HOME -u STAGECRAFT_CACHE_DIR "$cli" run add_one --backend host
+  check "root without HOME: correct (exit $rc)" [ "$rc" = 0 ]
+  check "root's objects are under its home" [ -n "$(ls "$(getent passwd root | cut -d: -f6)"/.cache/stagecraft/host/*.so 2>/dev/null)" ]
+  ;;
+read_only)
+  # Reproduction 7: a cache the user may not write costs the cache, not the run.
+  make_user scsec_a
+  ro=$root/ro && mkdir "$ro" && chown scsec_a "$ro"
+  as scsec_a mkdir -m 0700 "$ro/host"
+  as scsec_a chmod 0500 "$ro" "$ro/host"
+  run as scsec_a STAGECRAFT_CACHE_DIR="$ro" "$cli" run add_one --backend host
+  check "host backend with a read-only cache: correct (exit $rc)" [ "$rc" = 0 ]
+  check "... and says the cache cannot be written" says "cache directory $ro/host cannot be written"
+  check "... and leaves no scratch behind in the temporary directory" [ -z "$(find /tmp -maxdepth 1 -user scsec_a -name 'build-*' 2>/dev/null)" ]
+  ;;
+*) echo "unknown scenario $scenario"; exit 2 ;;
+esac
+[ "$fails" = 0 ] || { echo "--- last command's output:"; cat "$out"; exit 1; }
+echo "all checks passed"

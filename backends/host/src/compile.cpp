@@ -70,11 +70,9 @@ std::vector<std::string> flags() {
 constexpr std::string_view object_magic = "sc-host-object-1";
 constexpr std::size_t trailer_size = sizeof(std::uint64_t) + object_magic.size();
 
-std::string with_trailer(std::string object) {
+std::string trailer(std::string_view object) {
   const std::uint64_t h = disk_cache::digest(object);
-  object.append(reinterpret_cast<const char*>(&h), sizeof h);
-  object.append(object_magic);
-  return object;
+  return std::string(reinterpret_cast<const char*>(&h), sizeof h) + std::string(object_magic);
 }
 // Empty when `file` carries a trailer that matches it, else what is wrong.
 std::string trailer_problem(std::string_view file) {
@@ -329,9 +327,12 @@ compiled compile_generated(nvrtc::generated g, ir::Kernel const& k, options cons
         k.name, WIFEXITED(status) ? WEXITSTATUS(status) : status, command, log, context(c.translation_unit, log)));
   }
   const fs::path built = scratch.path / "kernel.so";
-  const std::string object = with_trailer(read_all(built));
-  if (auto error = disk_cache::write_atomically(built, object); !error.empty())
-    throw environment_error(fmt::format("kernel '{}': {}", k.name, error));
+  {
+    std::ofstream out(built, std::ios::binary | std::ios::app);
+    out << trailer(read_all(built));
+    out.close();
+    if (!out) throw environment_error(fmt::format("kernel '{}': cannot write {} (is the disk full?)", k.name, built.string()));
+  }
   // Renamed into the cache, not copied: another process compiling the same kernel never sees half
   // a file. Without a writable cache the object is loaded from the scratch directory (and goes
   // with it: the mapping outlives the file).

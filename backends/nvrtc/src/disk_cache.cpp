@@ -38,23 +38,39 @@ std::string passwd_home() {
 
 std::string errno_text(int e) { return std::strerror(e); }
 
-// Creates the missing directories of `p` (absolute) with mode 0700; empty or the error.
-std::string make_dirs(fs::path const& p) {
-  fs::path prefix;
-  for (auto const& part : p) {
-    prefix /= part;
-    if (::mkdir(prefix.c_str(), 0700) == 0 || errno == EEXIST) continue;
-    const int e = errno;
-    struct stat st{};
-    if (::stat(prefix.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) continue;  // e.g. EACCES on a directory that exists
-    return fmt::format("cannot create {}: {}", prefix.string(), errno_text(e));
-  }
-  return {};
-}
-
 bool writable_by_others(struct stat const& st) { return (st.st_mode & (S_IWGRP | S_IWOTH)) != 0; }
 
 std::string owner_text(uid_t uid) { return fmt::format("uid {}", uid); }
+
+// Why a directory above the cache lets someone else replace what it holds: owned by another
+// user than you or root, or writable by others without the sticky bit (as /tmp has).
+std::string ancestor_problem(fs::path const& up) {
+  struct stat st{};
+  if (::stat(up.c_str(), &st) != 0) return fmt::format("cannot inspect {}: {}", up.string(), errno_text(errno));
+  if (st.st_uid != ::geteuid() && st.st_uid != 0) return fmt::format("{} above it is owned by {}, who could replace it", up.string(), owner_text(st.st_uid));
+  if (writable_by_others(st) && !(st.st_mode & S_ISVTX))
+    return fmt::format("{} above it has mode {:04o}: others may rename or replace what it holds", up.string(), st.st_mode & 07777);
+  return {};
+}
+
+// Creates the missing directories of `p` (absolute) with mode 0700, each only inside a
+// directory no one else controls (nothing is left behind in one that will be refused); empty
+// or the reason.
+std::string make_dirs(fs::path const& p) {
+  fs::path prefix;
+  for (auto const& part : p) {
+    const fs::path parent = prefix;
+    prefix /= part;
+    struct stat st{};
+    if (::stat(prefix.c_str(), &st) == 0) {
+      if (!S_ISDIR(st.st_mode)) return fmt::format("{} is not a directory", prefix.string());
+      continue;
+    }
+    if (auto why = ancestor_problem(parent); !why.empty()) return why;
+    if (::mkdir(prefix.c_str(), 0700) != 0 && errno != EEXIST) return fmt::format("cannot create {}: {}", prefix.string(), errno_text(errno));
+  }
+  return {};
+}
 
 // Why the directory `dir` (canonical) or one above it lets someone else change what is in it.
 std::string trust_problem(fs::path const& dir) {
@@ -66,15 +82,10 @@ std::string trust_problem(fs::path const& dir) {
   if (writable_by_others(st))
     return fmt::format("its mode {:04o} lets {} write it (chmod go-w it, or choose another directory)", st.st_mode & 07777,
                        (st.st_mode & S_IWOTH) ? "every user" : "its group");
-  for (fs::path up = dir.parent_path(); ; up = up.parent_path()) {
-    if (::stat(up.c_str(), &st) != 0) return fmt::format("cannot inspect {}: {}", up.string(), errno_text(errno));
-    if (st.st_uid != me && st.st_uid != 0)
-      return fmt::format("{} above it is owned by {}, who could replace it", up.string(), owner_text(st.st_uid));
-    if (writable_by_others(st) && !(st.st_mode & S_ISVTX))
-      return fmt::format("{} above it has mode {:04o}: others may rename or replace what it holds", up.string(), st.st_mode & 07777);
-    if (up == up.parent_path()) break;
+  for (fs::path up = dir.parent_path();; up = up.parent_path()) {
+    if (auto why = ancestor_problem(up); !why.empty()) return why;
+    if (up == up.parent_path()) return {};
   }
-  return {};
 }
 
 std::mutex& warn_mutex() {
@@ -101,31 +112,43 @@ fs::path root(std::string const& explicit_dir) {
   return tmp / fmt::format("stagecraft-cache-{}", ::geteuid());
 }
 
+namespace {
+// `dir` (absolute) created where missing, then checked; empty when it may be used.
+std::string usable_problem(fs::path const& dir) {
+  if (auto why = make_dirs(dir); !why.empty()) return why;
+  std::error_code ec;
+  const fs::path real = fs::canonical(dir, ec);
+  if (ec) return fmt::format("cannot resolve it: {}", ec.message());
+  if (auto why = trust_problem(real); !why.empty()) return real == dir ? why : fmt::format("{} (it resolves to {})", why, real.string());
+  // The real directory is what gets written, but a link on the way there counts as well:
+  // whoever owns the link's directory can point it elsewhere tomorrow.
+  if (real != dir)
+    for (auto up = dir.parent_path();; up = up.parent_path()) {
+      struct stat st{};
+      if (::lstat(up.c_str(), &st) == 0 && st.st_uid != ::geteuid() && st.st_uid != 0)
+        return fmt::format("{} on its path is owned by {}, who could redirect it", up.string(), owner_text(st.st_uid));
+      if (up == up.parent_path()) break;
+    }
+  return {};
+}
+}  // namespace
+
 directory open(std::string const& explicit_dir, std::string_view sub) {
   directory d;
   std::error_code ec;
-  d.path = fs::absolute(root(explicit_dir), ec);
-  if (ec) d.path = root(explicit_dir);
-  if (!sub.empty()) d.path /= sub;
-  if (auto why = make_dirs(d.path); !why.empty()) {
-    d.refused = why;
-  } else {
-    // The real directory is what gets written, but a link on the way there counts as well:
-    // whoever owns the link's directory can point it elsewhere tomorrow.
-    const fs::path real = fs::canonical(d.path, ec);
-    if (ec) d.refused = fmt::format("cannot resolve it: {}", ec.message());
-    else if (auto why = trust_problem(real); !why.empty()) d.refused = real == d.path ? why : fmt::format("{} (it resolves to {})", why, real.string());
-    else if (auto up = d.path.parent_path(); real != d.path)
-      for (; !up.empty() && d.refused.empty(); up = up.parent_path()) {
-        struct stat st{};
-        if (::lstat(up.c_str(), &st) == 0 && st.st_uid != ::geteuid() && st.st_uid != 0)
-          d.refused = fmt::format("{} on its path is owned by {}, who could redirect it", up.string(), owner_text(st.st_uid));
-        if (up == up.parent_path()) break;
-      }
-    if (d.refused.empty() && ::access(d.path.c_str(), W_OK | X_OK) != 0) d.read_only = errno_text(errno);
+  fs::path base = fs::absolute(root(explicit_dir), ec);
+  if (ec) base = root(explicit_dir);
+  d.path = sub.empty() ? base : base / sub;
+  // The root first, so that nothing is created inside a root that is refused.
+  fs::path refused_path = base;
+  d.refused = usable_problem(base);
+  if (d.refused.empty() && !sub.empty()) {
+    refused_path = d.path;
+    d.refused = usable_problem(d.path);
   }
+  if (d.refused.empty() && ::access(d.path.c_str(), W_OK | X_OK) != 0) d.read_only = errno_text(errno);
   if (!d.refused.empty())
-    warn_once(fmt::format("not using the cache directory {}: {}; running without the cache", d.path.string(), d.refused));
+    warn_once(fmt::format("not using the cache directory {}: {}; running without the cache", refused_path.string(), d.refused));
   else if (!d.read_only.empty())
     warn_once(fmt::format("the cache directory {} cannot be written ({}); results are not cached", d.path.string(), d.read_only));
   return d;

@@ -1,10 +1,10 @@
 // Generated code -> a host shared object: the translation unit, the compiler call, the cache.
-#include <dirent.h>
 #include <dlfcn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -106,16 +106,24 @@ std::string environment_cause(int status, std::string const& log) {
   const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   if (rc == 127) return "the compiler could not be started (not found)";
   if (rc > 128 && rc < 160) return fmt::format("the compiler was killed by signal {} (out of memory?)", rc - 128);
+  // g++: "fatal error: cannot execute 'as': execvp: ..." (the quotes are typographic in a UTF-8
+  // locale): the program's name is what follows the quote.
+  for (const char* missing : {"cannot execute ", "error trying to exec "})
+    if (auto at = log.find(missing); at != std::string::npos) {
+      at += std::strlen(missing);
+      while (at < log.size() && !(std::isalnum(static_cast<unsigned char>(log[at])) || log[at] == '/')) ++at;
+      auto end = at;
+      while (end < log.size() && (std::isalnum(static_cast<unsigned char>(log[end])) || std::strchr("._+-/", log[end]))) ++end;
+      return fmt::format("the compiler cannot start '{}', a program of its tool chain (install g++ and binutils, or fix PATH)",
+                         log.substr(at, end - at));
+    }
   static const std::pair<const char*, const char*> words[] = {
       {"No space left on device", "the disk is full"},
       {"Disk quota exceeded", "the disk quota is exhausted"},
       {"Read-only file system", "the file system is read-only"},
-      {"cannot execute", "a program of the tool chain is missing (the assembler 'as' or the linker, from binutils)"},
-      {"error trying to exec", "a program of the tool chain is missing (the assembler 'as' or the linker, from binutils)"},
       {"cannot find 'ld'", "the linker is missing (binutils)"},
       {"virtual memory exhausted", "the compiler ran out of memory"},
       {"Cannot allocate memory", "the compiler ran out of memory"},
-      {"out of memory", "the compiler ran out of memory"},
   };
   for (auto const& [text, cause] : words)
     if (log.find(text) != std::string::npos) return cause;
@@ -127,23 +135,18 @@ std::string environment_cause(int status, std::string const& log) {
 // minute (another PID namespace's live compile looks gone, but is never that old), and any
 // older than a day.
 void sweep_scratch(fs::path const& dir) {
-  DIR* d = ::opendir(dir.c_str());
-  if (!d) return;
   const auto now = std::time(nullptr);
+  std::error_code ec;
   std::vector<fs::path> stale;
-  while (auto* e = ::readdir(d)) {
-    const std::string name = e->d_name;
-    if (name.rfind("build-", 0) != 0) continue;
+  for (auto const& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
     struct stat st{};
-    const auto p = dir / name;
-    if (::lstat(p.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid()) continue;
+    if (name.rfind("build-", 0) != 0 || ::lstat(e.path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid()) continue;
     const long pid = std::atol(name.c_str() + 6);
     const bool gone = pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
     const auto age = now - st.st_mtime;
-    if ((gone && age > 60) || age > 24 * 3600) stale.push_back(p);
+    if ((gone && age > 60) || age > 24 * 3600) stale.push_back(e.path());
   }
-  ::closedir(d);
-  std::error_code ec;
   for (auto const& p : stale) fs::remove_all(p, ec);
 }
 

@@ -7,7 +7,7 @@
 # product, which never needs it). Runs without a GPU.
 #   usage: bench/sass_check.sh [OUTDIR]     (default: build/sass; a build with the CLI in
 #                                           $STAGECRAFT_BUILD_DIR or ./build)
-# Exit: 0 the tensor-core instruction found in each, 1 not found or a step failed.
+# Exit: 0 the tensor-core instruction found in each, 1 not found or a step failed, 77 no nvdisasm.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${STAGECRAFT_BUILD_DIR:-$here/build}
@@ -16,16 +16,7 @@ cli=$build/cli/stagecraft
 [ -x "$cli" ] || { echo "sass_check: no $cli (build the stagecraft target first)" >&2; exit 1; }
 mkdir -p "$out"
 
-venv=$build/sass-venv
-if [ ! -x "$venv/bin/python" ]; then
-  python3 -m venv "$venv"
-fi
-nvdisasm=$(find "$venv" -type f -name nvdisasm -perm -u+x 2>/dev/null | head -1)
-if [ -z "$nvdisasm" ]; then
-  "$venv/bin/python" -m pip install --quiet nvidia-cuda-nvdisasm
-  nvdisasm=$(find "$venv" -type f -name nvdisasm -perm -u+x | head -1)
-fi
-[ -n "$nvdisasm" ] || { echo "sass_check: the nvidia-cuda-nvdisasm wheel has no nvdisasm binary" >&2; exit 1; }
+nvdisasm=$("$here/bench/nvdisasm.sh" "$build") || exit $?
 echo "nvdisasm: $nvdisasm ($("$nvdisasm" --version | tail -1))"
 
 fails=0

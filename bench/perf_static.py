@@ -1,0 +1,221 @@
+#!/usr/bin/env python3
+"""The static speed gate (CTest label perf-static; docs/bench.md "Speed without a GPU").
+
+For each kernel in the budget file: generate its CUBIN with `stagecraft ptx` (NVRTC runs ptxas),
+disassemble it with nvdisasm, find the innermost loops that issue the kernel's MMA instruction at
+least twice (a K-tile: an elect.sync retry loop wraps a single MMA, a K-tile issues several),
+and hold what it costs to the kernel's budget; a kernel with several such loops (one per role or
+code path) is held to the worst of them:
+
+  kloop       SASS instructions in that loop (per K-tile, per warp of the issuing role)
+  membar_gpu  MEMBAR of GPU or system scope in it (a CTA-scope MEMBAR is cheap; CUTLASS's own
+              sm100 loop has one)
+  cctl        cache invalidations (CCTL) in it
+  spill_bytes ptxas's spill stores + loads for the whole kernel
+
+A budget is today's count, so any change that makes the loop longer or adds a fence fails here
+with the kernel, the number and its budget; a change that makes it shorter is reported so the
+budget can be lowered with it (a ratchet). `reference` is the best public kernel of the same
+shape (CUTLASS, FlashAttention-3) and `target` what the speed issues ask for: both are printed
+as ratios, neither gates.
+
+usage: perf_static.py --cli STAGECRAFT --nvdisasm NVDISASM --budgets FILE [--out DIR] [--only NAME]
+       perf_static.py --check-sass FILE.sass --mma REGEX [--budget-json '{"kloop": N, ...}']
+Exit: 0 within every budget, 1 over a budget, 2 a step failed (no CUBIN, no loop found).
+"""
+import argparse
+import collections
+import json
+import os
+import re
+import subprocess
+import sys
+
+LABEL = re.compile(r"^\s*(\.L_x_\d+):")
+INSTR = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
+BRANCH = re.compile(r"\bBRA\S*\s+`\((\.L_x_\d+)\)")
+
+
+def instructions(sass_text):
+    """The instruction list of `nvdisasm -c` output and where each label points in it."""
+    ins, labels = [], {}
+    for line in sass_text.splitlines():
+        m = LABEL.match(line)
+        if m:
+            labels[m.group(1)] = len(ins)
+            continue
+        m = INSTR.search(line)
+        if m:
+            ins.append(m.group(2))
+    return ins, labels
+
+
+def opcode(text):
+    """The mnemonic with its modifiers, predicate guard dropped: '@!P0 BRA `(.L_x_7)' -> 'BRA'."""
+    words = text.split()
+    if words and words[0].startswith("@"):
+        words = words[1:]
+    return words[0] if words else ""
+
+
+def k_loop_spans(sass_text, mma, min_mma=2):
+    """(first, last) instruction indices of every K-loop: for each MMA instruction, the smallest
+    backward branch's range that holds it and >= min_mma MMA ops in all. A kernel has one per
+    role or code path that runs K-tiles (e.g. one per consumer warpgroup); an outer loop that
+    ptxas rotates so that its back edge lands inside a K-loop is never one of them."""
+    ins, labels = instructions(sass_text)
+    spans = []
+    for end, text in enumerate(ins):
+        m = BRANCH.search(text)
+        if not m or labels.get(m.group(1), end + 1) > end:
+            continue
+        first = labels[m.group(1)]
+        if sum(1 for t in ins[first:end + 1] if mma.search(opcode(t))) >= min_mma:
+            spans.append((first, end))
+    chosen = set()
+    for i, text in enumerate(ins):
+        if mma.search(opcode(text)):
+            holding = [s for s in spans if s[0] <= i <= s[1]]
+            if holding:
+                chosen.add(min(holding, key=lambda s: s[1] - s[0]))
+    return sorted(chosen)
+
+
+def k_loops(sass_text, mma, min_mma=2):
+    """Opcodes of each innermost MMA loop."""
+    ins, _ = instructions(sass_text)
+    return [[opcode(t) for t in ins[a:b + 1]] for a, b in k_loop_spans(sass_text, mma, min_mma)]
+
+
+def worst_of(counts):
+    """Per number, the worst loop's: every K-loop must be within budget."""
+    return {key: max(c[key] for c in counts) for key in counts[0]} | {"loops": len(counts)}
+
+
+def loop_counts(body, mma):
+    c = collections.Counter(body)
+    count = lambda rx: sum(n for op, n in c.items() if re.search(rx, op))
+    return {
+        "kloop": len(body),
+        "mma": sum(n for op, n in c.items() if mma.search(op)),
+        "membar_gpu": count(r"^MEMBAR\..*(GPU|SYS)"),
+        "membar_all": count(r"^MEMBAR"),
+        "cctl": count(r"^CCTL"),
+        "mufu_ex2": count(r"^MUFU\.EX2"),
+        "ffma": count(r"^FFMA"),
+        "bra": count(r"^BRA"),
+    }
+
+
+GATED = ("kloop", "membar_gpu", "cctl", "spill_bytes")
+
+
+def judge(name, measured, budget):
+    """Lines describing each gated number against its budget, and whether any is over."""
+    over, lines = False, []
+    for key in GATED:
+        if key not in budget or key not in measured:
+            continue
+        got, allowed = measured[key], budget[key]
+        if got > allowed:
+            over = True
+            lines.append(f"perf-static: {name}: {key} = {got} is over its budget of {allowed}")
+        elif got < allowed:
+            lines.append(f"perf-static: {name}: {key} = {got} is under its budget of {allowed}: lower the budget in the budget file")
+    return over, lines
+
+
+def ptx_summary(text):
+    """'... 168 registers, 0 spill bytes, 213040 bytes of SMEM ...' -> numbers."""
+    out = {}
+    for key, rx in (("registers", r"(\d+) registers"), ("spill_bytes", r"(\d+) spill bytes"), ("smem_bytes", r"(\d+) bytes of SMEM")):
+        m = re.search(rx, text)
+        if m:
+            out[key] = int(m.group(1))
+    return out
+
+
+def run_kernel(args, k):
+    name = k["name"]
+    tag = k.get("id", name)
+    cubin = os.path.join(args.out, tag + ".cubin")
+    cmd = [args.cli, "ptx", name, "--arch", k["arch"], "--cubin", cubin, "-o", os.path.join(args.out, tag + ".ptx")]
+    for key, value in k.get("set", {}).items():
+        cmd += ["--set", f"{key}={value}"]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"{tag}: `{' '.join(cmd)}` exited {p.returncode}:\n{p.stdout}{p.stderr}")
+    sass = subprocess.run([args.nvdisasm, "-c", cubin], capture_output=True, text=True, check=True).stdout
+    with open(os.path.join(args.out, tag + ".sass"), "w") as f:
+        f.write(sass)
+    mma = re.compile(k["mma"])
+    loops = k_loops(sass, mma)
+    if not loops:
+        raise RuntimeError(f"{tag}: no loop issues {k['mma']} twice: the K-loop was unrolled or the MMA is gone (sizes {k.get('set')})")
+    return {**worst_of([loop_counts(b, mma) for b in loops]), **ptx_summary(p.stdout + p.stderr)}
+
+
+def ratio_text(measured, k):
+    parts = []
+    for what in ("reference", "target"):
+        ref = k.get(what, {})
+        if "kloop" in ref:
+            parts.append(f"{measured['kloop'] / ref['kloop']:.2f}x the {what}'s {ref['kloop']}")
+    return "; ".join(parts)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--cli")
+    ap.add_argument("--nvdisasm")
+    ap.add_argument("--budgets")
+    ap.add_argument("--out", default="perf-static")
+    ap.add_argument("--only")
+    ap.add_argument("--check-sass")
+    ap.add_argument("--mma", default=r"^(HGMMA|QGMMA|UTC\w*MMA)")
+    ap.add_argument("--budget-json", default="{}")
+    args = ap.parse_args()
+
+    if args.check_sass:  # one disassembly against one budget (the gate's own test)
+        mma = re.compile(args.mma)
+        loops = k_loops(open(args.check_sass).read(), mma)
+        if not loops:
+            print(f"perf-static: {args.check_sass}: no loop issues {args.mma} twice")
+            return 2
+        measured = worst_of([loop_counts(b, mma) for b in loops])
+        print("measured: " + " ".join(f"{k}={v}" for k, v in measured.items()))
+        over, lines = judge(args.check_sass, measured, json.loads(args.budget_json))
+        print("\n".join(lines))
+        return 1 if over else 0
+
+    os.makedirs(args.out, exist_ok=True)
+    spec = json.load(open(args.budgets))
+    worst = 0
+    rows = []
+    for k in spec["kernels"]:
+        tag = k.get("id", k["name"])
+        if args.only and not re.search(args.only, tag):
+            continue
+        try:
+            measured = run_kernel(args, k)
+        except (RuntimeError, subprocess.CalledProcessError) as e:
+            print(f"perf-static: {e}")
+            worst = max(worst, 2)
+            continue
+        over, lines = judge(tag, measured, k["budget"])
+        worst = max(worst, 1 if over else 0)
+        print(f"{tag} ({k['arch']}, " + " ".join(f"{a}={b}" for a, b in k.get("set", {}).items()) + "): " +
+              " ".join(f"{a}={measured[a]}" for a in ("loops", "kloop", "mma", "membar_gpu", "membar_all", "cctl", "mufu_ex2", "ffma", "bra")) +
+              f", {measured.get('spill_bytes', '?')} spill bytes, {measured.get('smem_bytes', '?')} B SMEM" +
+              (f"; {ratio_text(measured, k)}" if ratio_text(measured, k) else ""))
+        for line in lines:
+            print("  " + line)
+        rows.append((tag, measured))
+    with open(os.path.join(args.out, "perf_static.json"), "w") as f:
+        json.dump({tag: m for tag, m in rows}, f, indent=1)
+    print(f"perf-static: {len(rows)} kernel(s) measured; " + ("within every budget" if worst == 0 else "FAILED"))
+    return worst
+
+
+if __name__ == "__main__":
+    sys.exit(main())

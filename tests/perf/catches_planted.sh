@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The static speed gate can fail: gemm_hopper's real SASS passes its budget, and the same SASS
+# with a GPU-scope MEMBAR, or with the dozen integer instructions of a 64-bit modulo, planted in
+# its K-loop fails it, naming the number that went over.
+#   usage: catches_planted.sh BUILD_DIR
+set -uo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+build=$1
+STAGECRAFT_BUILD_DIR=$build "$here/bench/perf_static.sh" --only '^gemm_hopper$' >/dev/null; rc=$?
+[ "$rc" = 0 ] || { echo "the gate on gemm_hopper exited $rc"; exit "$rc"; }
+sass=$build/perf-static/gemm_hopper.sass
+budget=$(python3 -c "import json,sys; print(json.dumps(next(k['budget'] for k in json.load(open(sys.argv[1]))['kernels'] if k['name'] == 'gemm_hopper')))" "$here/bench/perf_budgets.json")
+gate() { python3 "$here/bench/perf_static.py" --check-sass "$1" --mma '^HGMMA' --budget-json "$budget"; }
+# plant FILE LINE...: the lines inserted right after the K-loop's first HGMMA
+plant() {
+  local out=$1; shift
+  python3 - "$here/bench" "$sass" "$out" "$@" <<'PY'
+import re, sys
+sys.path.insert(0, sys.argv[1])
+import perf_static as ps
+src, out, extra = sys.argv[2], sys.argv[3], sys.argv[4:]
+text = open(src).read()
+first, last = ps.k_loop_spans(text, re.compile(r"^HGMMA"))[0]
+# the line of the K-loop's first HGMMA: count instruction lines as perf_static does
+lines, seen, at = text.splitlines(), -1, None
+for i, l in enumerate(lines):
+    m = ps.INSTR.search(l)
+    if m and not ps.LABEL.match(l):
+        seen += 1
+        if first <= seen <= last and ps.opcode(m.group(2)).startswith("HGMMA"):
+            at = i
+            break
+planted = [f"        /*ffff*/                   {x} ;" for x in extra]
+open(out, "w").write("\n".join(lines[:at + 1] + planted + lines[at + 1:]) + "\n")
+PY
+}
+fails=0
+expect() {  # WHAT RC REGEX FILE
+  local out; out=$(gate "$4"); local rc=$?
+  if [ "$rc" = "$2" ] && grep -qE "$3" <<<"$out"; then echo "ok: $1"; else echo "FAILED: $1 (exit $rc, wanted $2 and /$3/):"; echo "$out"; fails=1; fi
+}
+expect "the real SASS is within its budget" 0 "measured: kloop=" "$sass"
+plant "$build/perf-static/planted_membar.sass" "MEMBAR.ALL.GPU"
+expect "a planted MEMBAR.ALL.GPU fails the gate" 1 "membar_gpu = [0-9]+ is over its budget" "$build/perf-static/planted_membar.sass"
+plant "$build/perf-static/planted_modulo.sass" "IMAD.WIDE.U32 R2, R4, R5, RZ" "IMAD.HI.U32 R6, R2, R7, RZ" "IMAD R8, R6, R9, RZ" \
+  "IADD3 R10, P0, R4, -R8, RZ" "ISETP.GE.U32.AND P1, PT, R10, R9, PT" "@P1 IADD3 R10, R10, -R9, RZ" "IADD3.X R11, RZ, RZ, RZ, P0, !PT" \
+  "ISETP.GE.U32.AND P2, PT, R10, R9, PT" "@P2 IADD3 R10, R10, -R9, RZ" "LOP3.LUT R12, R10, 0x3, RZ, 0xc0, !PT"
+expect "a planted 64-bit modulo fails the gate" 1 "kloop = [0-9]+ is over its budget" "$build/perf-static/planted_modulo.sass"
+exit $fails

@@ -201,7 +201,6 @@ class stack_pool {
   bool in_guard(const void* a) const {
     return std::any_of(all_.begin(), all_.end(), [&](unsigned char* b) { return a >= b && a < b + stack_guard; });
   }
-  std::size_t mapped() const { return all_.size(); }
 
  private:
   static std::size_t total() { return fiber_stack + stack_guard; }
@@ -251,7 +250,6 @@ class smem_arena {
     }
     for (std::size_t s = slots; s > 0; --s) free_.push_back(static_cast<int>(s - 1));  // lowest first
   }
-  bool shared() const { return shared_; }
 
   // A slot for a CTA being admitted: accessible (open), its slack bytes holding the canary.
   int take() {

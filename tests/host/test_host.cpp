@@ -648,6 +648,14 @@ TEST_CASE("host: 256 CTAs of add_one run in waves, equal the reference and repla
     CHECK(a.steps == b.steps);
     CHECK(first_difference(k, a.buffers, b.buffers).empty());
   }
+  // A deadlock in the first wave says that the rest of the grid was never resident: 32 of the
+  // 256 CTAs (4096 threads) are.
+  const auto stuck = planted(k, "sc::mbar_arrive_expect_tx(bar, 32768u);", "sc::mbar_arrive_expect_tx(bar, 32784u);");
+  const auto r = hostexec::run(stuck, k, inputs, {});
+  INFO(r.message);
+  REQUIRE(r.kind == hostexec::failure::deadlock);
+  CHECK_THAT(r.message, Contains("and 224 of the 256 clusters are not resident yet: at most 32 are resident at once (the host's cap of 4096 "
+                                 "resident threads)"));
 }
 
 TEST_CASE("host: a thread that overflows its stack is reported as such, and the next run is clean", "[host][scale]") {

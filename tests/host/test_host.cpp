@@ -2,6 +2,7 @@
 // interpreter and the reference; and bugs planted in the generated source, each of which it
 // must catch (so these tests can tell a wrong number).
 #include <algorithm>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <ctime>
@@ -595,4 +596,143 @@ TEST_CASE("host: TMA element strides in the tensor map pick the rows that land; 
     CHECK(r.kind == hostexec::failure::deadlock);
     CHECK_THAT(r.message, Contains("4096 tx byte(s) pending"));
   }
+}
+
+// ---- scale: waves, pooled stacks, address-space limits ------------------------------------------
+
+namespace {
+
+// RLIMIT_AS (ulimit -v) lowered to what the process maps now plus `extra` bytes, for the scope
+// of the object; the old soft limit comes back after (the hard limit is never touched).
+class address_limit {
+ public:
+  explicit address_limit(std::size_t extra) {
+    REQUIRE(::getrlimit(RLIMIT_AS, &old_) == 0);
+    std::size_t pages = 0;
+    if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+      REQUIRE(std::fscanf(f, "%zu", &pages) == 1);
+      std::fclose(f);
+    }
+    rlimit l = old_;
+    l.rlim_cur = pages * static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)) + extra;
+    if (old_.rlim_max != RLIM_INFINITY && l.rlim_cur > old_.rlim_max) l.rlim_cur = old_.rlim_max;
+    REQUIRE(::setrlimit(RLIMIT_AS, &l) == 0);
+  }
+  ~address_limit() { ::setrlimit(RLIMIT_AS, &old_); }
+  address_limit(address_limit const&) = delete;
+  address_limit& operator=(address_limit const&) = delete;
+
+ private:
+  rlimit old_{};
+};
+
+}  // namespace
+
+TEST_CASE("host: 256 CTAs of add_one run in waves, equal the reference and replay exactly", "[host][scale]") {
+  // 256 CTAs x 128 threads: all resident at once took two mappings per fiber stack, past
+  // vm.max_map_count, and the run threw std::bad_alloc. With waves (4096 threads resident) the
+  // reference schedule and seeded ones (1: uniform, 2: lazy) finish and replay.
+  const param_values set{{"M", 32768}, {"N", 64}, {"splits", 1}};
+  const auto k = example("add_one", set);
+  REQUIRE(k.grid[0] * k.grid[1] * k.grid[2] == 256);
+  const auto inputs = random_inputs(k, input_seed);
+  const auto expected = reference_of("add_one", inputs, set);
+  const auto c = hostexec::compile(k);
+  for (std::uint64_t s : {0, 1, 2}) {
+    INFO("host seed " << s);
+    const auto a = hostexec::run(c, k, inputs, {.seed = s});
+    INFO(a.message);
+    REQUIRE(a.ok());
+    CHECK(first_difference(k, a.buffers, expected).empty());
+    const auto b = hostexec::run(c, k, inputs, {.seed = s});
+    CHECK(a.steps == b.steps);
+    CHECK(first_difference(k, a.buffers, b.buffers).empty());
+  }
+  // A deadlock in the first wave says that the rest of the grid was never resident: 32 of the
+  // 256 CTAs (4096 threads) are.
+  const auto stuck = planted(k, "sc::mbar_arrive_expect_tx(bar, 32768u);", "sc::mbar_arrive_expect_tx(bar, 32784u);");
+  const auto r = hostexec::run(stuck, k, inputs, {});
+  INFO(r.message);
+  REQUIRE(r.kind == hostexec::failure::deadlock);
+  CHECK_THAT(r.message, Contains("and 224 of the 256 clusters are not resident yet: at most 32 are resident at once (the host's cap of 4096 "
+                                 "resident threads)"));
+}
+
+TEST_CASE("host: a thread that overflows its stack is reported as such, and the next run is clean", "[host][scale]") {
+  const auto k = example("add_one");
+  const auto inputs = random_inputs(k, input_seed);
+  // Recursion planted at the kernel's start, 512 bytes a frame, far past the 128 KiB stack: it
+  // must fault in the guard pages below the stack, not run into the stack of another thread.
+  const auto c = planted(k, "SC_DYNAMIC_SMEM(smem);",
+                         "SC_DYNAMIC_SMEM(smem);\n"
+                         "  { auto deep = [](auto& self, int n) -> int { volatile char pad[512]; pad[0] = static_cast<char>(n);\n"
+                         "      return n == 0 ? 0 : self(self, n - 1) + pad[0]; };\n"
+                         "    if (deep(deep, 1 << 20) == 1) __syncthreads(); }");
+  for (std::uint64_t s : {0, 1}) {
+    const auto r = hostexec::run(c, k, inputs, {.seed = s});
+    INFO("host seed " << s << ": " << r.message);
+    REQUIRE(r.kind == hostexec::failure::memory_fault);
+    CHECK_THAT(r.message, Contains("kernel 'add_one'") && Contains("overflowed its 128 KiB stack"));
+  }
+  // The overflowing fiber is abandoned; the pooled stacks of the next runs are sound.
+  const auto expected = reference_of("add_one", inputs);
+  for (std::uint64_t s : {0, 3}) {
+    const auto r = hostexec::run(k, inputs, {.seed = s});
+    INFO(r.message);
+    REQUIRE(r.ok());
+    CHECK(first_difference(k, r.buffers, expected).empty());
+  }
+}
+
+TEST_CASE("host: under an address-space limit (ulimit -v) every SMEM offset still faults and the examples still equal the reference",
+          "[host][scale]") {
+  // With RLIMIT_AS finite and too small for a 4 GiB faulting tail per resident CTA, the CTAs'
+  // SMEM slots share one tail and only the running CTA's slot is accessible. Before, the first
+  // guarded mapping past the limit threw std::bad_alloc.
+  const auto add_one = example("add_one");
+  const auto add_inputs = random_inputs(add_one, input_seed);
+  const auto add_expected = reference_of("add_one", add_inputs);
+  const auto mc = example("multicast_scale");  // 2-CTA clusters: TMA multicast writes a peer's slot
+  const auto mc_inputs = random_inputs(mc, input_seed);
+  const auto mc_expected = reference_of("multicast_scale", mc_inputs);
+  const auto ring = zoo::out_ring_indexed_by_step(zoo::variant::buggy);
+  const auto ring_inputs = random_inputs(ring, input_seed);
+  // The planted read of the next slot: add_one's SMEM (131104 bytes) rounded up to the page is
+  // one slot, so this reads, at the same offset, the SMEM of the CTA in the next slot (CTA 1 of
+  // the 8 resident under seed 0). It must fault: that slot is not the running CTA's.
+  const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  const auto code = nvrtc::generate(add_one);
+  REQUIRE(code.smem_bytes == 131104);
+  const std::size_t slot = (static_cast<std::size_t>(code.smem_bytes) + page - 1) / page * page;
+  const auto next_slot = planted(add_one, "const uint4 raw0 = *reinterpret_cast<const uint4*>(&*reinterpret_cast<float*>(smem + 0 + ",
+                                 fmt::format("const uint4 raw0 = *reinterpret_cast<const uint4*>(&*reinterpret_cast<float*>(smem + {} + ", slot));
+  const auto c_add = hostexec::compile(add_one), c_mc = hostexec::compile(mc), c_ring = hostexec::compile(ring);
+
+  const address_limit limit(std::size_t{6} << 30);  // 8 resident CTAs would need 32 GiB of tails
+  for (std::uint64_t s = 0; s < 5; ++s) {
+    INFO("host seed " << s);
+    const auto a = hostexec::run(c_add, add_one, add_inputs, {.seed = s});
+    INFO(a.message);
+    REQUIRE(a.ok());
+    CHECK(first_difference(add_one, a.buffers, add_expected).empty());
+    const auto m = hostexec::run(c_mc, mc, mc_inputs, {.seed = s});
+    INFO(m.message);
+    REQUIRE(m.ok());
+    CHECK(first_difference(mc, m.buffers, mc_expected).empty());
+  }
+  const auto r = hostexec::run(c_ring, ring, ring_inputs, {});
+  INFO(r.message);
+  REQUIRE(r.kind == hostexec::failure::memory_fault);
+  CHECK_THAT(r.message, Contains("thread 0 (warpgroup 0, lane 0) accessed SMEM offset") && Contains("which has 98312 bytes"));
+  const auto n = hostexec::run(next_slot, add_one, add_inputs, {});
+  INFO(n.message);
+  REQUIRE(n.kind == hostexec::failure::memory_fault);
+  // Whichever thread reads first: an offset within the next slot's first stage.
+  const std::string head = "accessed SMEM offset ", tail = " of CTA (0, 0, 0), which has 131104 bytes";
+  const auto at = n.message.find(head), end = n.message.find(tail);
+  REQUIRE(at != std::string::npos);
+  REQUIRE(end != std::string::npos);
+  const auto offset = std::stoull(n.message.substr(at + head.size(), end - at - head.size()));
+  CHECK(offset >= slot);
+  CHECK(offset < slot + 32768);
 }

@@ -17,17 +17,20 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <mutex>
 #include <unordered_map>
 
 #include <boost/context/fiber.hpp>
-#include <boost/context/protected_fixedsize_stack.hpp>
+#include <boost/context/stack_context.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -56,6 +59,19 @@ namespace ctx = boost::context;
 constexpr unsigned smem_window = 0x400;  // dynamic SMEM starts 1 KiB into the window, 1024-aligned
 constexpr long long tx_limit = (1 << 20) - 1;  // the mbarrier tx-count range
 constexpr std::size_t fiber_stack = 128 * 1024;
+// Below every fiber stack: pages that fault, more than one so that a frame larger than a page
+// (a big local array) still lands in them rather than in the stack mapped below.
+constexpr std::size_t stack_guard = 32 * 1024;
+// At most this many CUDA threads are resident at once; the clusters beyond wait until earlier
+// ones retire (waves, as on a GPU, which holds only so many CTAs per SM and never promises that
+// the whole grid is resident). It bounds the fibers alive at once: each stack is two mappings
+// (vm.max_map_count is 65530) and a few touched pages, and 256 CTAs of 128 threads all at once
+// ran out of mappings.
+constexpr std::size_t max_resident_threads = 4096;
+constexpr std::size_t gib = std::size_t{1} << 30;
+
+std::size_t page_size() { return static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)); }
+std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
 
 // Thrown inside a fiber by a prelude call the hardware would not accept; caught at the fiber's
 // entry, so it unwinds the kernel's frames and ends only that thread (the run then stops).
@@ -135,7 +151,190 @@ class guarded {
 // Every shared-window offset the generated code can form is a 32-bit unsigned: all of them
 // fault when they leave the CTA's SMEM.
 constexpr std::size_t smem_guard_after = (std::size_t{1} << 32) + (std::size_t{1} << 16);
-constexpr std::size_t gmem_guard = std::size_t{1} << 30;
+// Either side of a GMEM buffer, unless an address-space limit leaves less room (`setup`).
+constexpr std::size_t gmem_guard_max = gib;
+
+// Fiber stacks, reused: when a thread ends, its stack goes back to the pool and a thread of the
+// next wave takes it, so a grid of any size maps only as many stacks as threads are resident at
+// once. Each stack is its own mapping with `stack_guard` bytes of PROT_NONE below it (as boost's
+// protected_fixedsize_stack, which this replaces), so an overflow faults and is reported. The
+// stack of a thread abandoned after a fault never comes back (its fiber cannot be unwound); it
+// stays mapped until the pool goes, with the run.
+class stack_pool {
+ public:
+  stack_pool() = default;
+  stack_pool(stack_pool const&) = delete;
+  stack_pool& operator=(stack_pool const&) = delete;
+  ~stack_pool() {
+    for (auto* b : all_) ::munmap(b, total());
+  }
+  ctx::stack_context take() {
+    unsigned char* base = nullptr;
+    if (!free_.empty()) {
+      base = free_.back();
+      free_.pop_back();
+    } else {
+      void* p = ::mmap(nullptr, total(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+      if (p == MAP_FAILED) throw std::bad_alloc();
+      base = static_cast<unsigned char*>(p);
+      if (::mprotect(base, stack_guard, PROT_NONE) != 0) {
+        ::munmap(base, total());
+        throw std::bad_alloc();
+      }
+      all_.push_back(base);
+    }
+    ctx::stack_context sc;
+    sc.size = total();
+    sc.sp = base + total();
+    return sc;
+  }
+  void give(ctx::stack_context const& sc) noexcept {
+    try {
+      free_.push_back(static_cast<unsigned char*>(sc.sp) - sc.size);
+    } catch (...) {  // no memory for the free list: unmap it instead (the pool forgets it)
+      auto* base = static_cast<unsigned char*>(sc.sp) - sc.size;
+      ::munmap(base, sc.size);
+      all_.erase(std::remove(all_.begin(), all_.end(), base), all_.end());
+    }
+  }
+  // Is `a` in the guard pages below one of the stacks (a stack overflowed)?
+  bool in_guard(const void* a) const {
+    return std::any_of(all_.begin(), all_.end(), [&](unsigned char* b) { return a >= b && a < b + stack_guard; });
+  }
+
+ private:
+  static std::size_t total() { return fiber_stack + stack_guard; }
+  std::vector<unsigned char*> all_, free_;
+};
+
+// What boost::context takes as a stack allocator (it keeps a copy in the fiber): the pool's handle.
+struct pooled_stack {
+  stack_pool* pool;
+  ctx::stack_context allocate() { return pool->take(); }
+  void deallocate(ctx::stack_context& sc) noexcept { pool->give(sc); }
+};
+
+// The resident CTAs' SMEM, one slot per CTA. Every 32-bit shared-window offset past a CTA's
+// SMEM must fault (a negative index wraps to almost 4 GiB past it), so each SMEM has a 4 GiB tail
+// of PROT_NONE. With the address space unlimited every slot is its own mapping with its own
+// tail (`separate`). Under a limit (ulimit -v: RLIMIT_AS counts PROT_NONE too) 4 GiB per
+// resident CTA does not fit, so the slots lie side by side in one region with one tail
+// (`shared`), and only the slot of the CTA whose thread runs (or whose SMEM the runtime
+// touches) is accessible: a wild offset from it into another CTA's slot faults as the tail does.
+// Opening another slot costs two mprotect calls (some microseconds per switch between CTAs),
+// which is why it is only the fallback.
+class smem_arena {
+ public:
+  static constexpr std::size_t lead = std::size_t{1} << 16;  // below SMEM: negative literal offsets
+  static constexpr std::size_t align = 1024;
+
+  smem_arena() = default;
+  smem_arena(smem_arena const&) = delete;
+  smem_arena& operator=(smem_arena const&) = delete;
+  ~smem_arena() {
+    if (region_) ::munmap(region_, region_bytes_);
+  }
+
+  // bytes: each CTA's dynamic SMEM; slots: how many CTAs are resident at most.
+  void init(std::size_t bytes, std::size_t slots, bool shared) {
+    bytes_ = bytes;
+    shared_ = shared;
+    span_ = round_up(std::max<std::size_t>(bytes, 1), page_size());
+    if (shared) {
+      region_bytes_ = lead + slots * span_ + smem_guard_after;
+      void* p = ::mmap(nullptr, region_bytes_, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+      if (p == MAP_FAILED) throw std::bad_alloc();
+      region_ = static_cast<unsigned char*>(p);
+    } else {
+      separate_.resize(slots);
+    }
+    for (std::size_t s = slots; s > 0; --s) free_.push_back(static_cast<int>(s - 1));  // lowest first
+  }
+
+  // A slot for a CTA being admitted: accessible (open), its slack bytes holding the canary.
+  int take() {
+    if (free_.empty()) throw std::logic_error("host machine: more CTAs resident than SMEM slots");
+    const int s = free_.back();
+    free_.pop_back();
+    if (shared_) {
+      open(s);
+      std::memset(data(s) + bytes_, guarded::canary, static_cast<std::size_t>(slot_end(s) - data(s)) - bytes_);
+    } else {
+      separate_[s] = guarded(bytes_, lead, smem_guard_after, align);
+    }
+    return s;
+  }
+  void give(int s) {
+    if (shared_) {
+      if (open_ == s) close();
+      // The next CTA in this slot starts from 0xff bytes anyway: let the pages go.
+      ::madvise(slot_begin(s), span_, MADV_DONTNEED);
+    } else {
+      separate_[s] = guarded();
+    }
+    free_.push_back(s);
+  }
+
+  unsigned char* data(int s) const { return shared_ ? slot_end(s) - round_up(bytes_, align) : separate_[s].data(); }
+  std::size_t size() const { return bytes_; }
+
+  // Makes slot s the accessible one (shared; separate slots always are).
+  void open(int s) {
+    if (!shared_ || open_ == s) return;
+    close();
+    if (::mprotect(slot_begin(s), span_, PROT_READ | PROT_WRITE) != 0)
+      throw std::runtime_error(fmt::format("host machine: cannot make a CTA's SMEM slot accessible (mprotect: {})", std::strerror(errno)));
+    open_ = s;
+  }
+
+  // How many slack bytes after slot s's SMEM something wrote (0: the canary is intact).
+  std::size_t slack_written(int s) {
+    if (!shared_) return separate_[s].slack_written();
+    open(s);
+    std::size_t n = 0;
+    for (auto* q = data(s) + bytes_; q < slot_end(s); ++q) n += *q != guarded::canary;
+    return n;
+  }
+
+  // The slot whose SMEM or guard `a` is in (-1: none). In a shared region that is the open
+  // slot: only its CTA was running, and every other byte of the region is its guard.
+  int owner(const void* a) const {
+    if (shared_) return region_ && a >= region_ && a < region_ + region_bytes_ ? open_ : -1;
+    for (std::size_t s = 0; s < separate_.size(); ++s)
+      if (separate_[s].contains(a)) return static_cast<int>(s);
+    return -1;
+  }
+
+ private:
+  unsigned char* slot_begin(int s) const { return region_ + lead + static_cast<std::size_t>(s) * span_; }
+  unsigned char* slot_end(int s) const { return slot_begin(s) + span_; }
+  void close() {
+    if (open_ < 0) return;
+    ::mprotect(slot_begin(open_), span_, PROT_NONE);  // cannot fail: it only narrows a mapping we own
+    open_ = -1;
+  }
+
+  std::size_t bytes_ = 0, span_ = 0;
+  bool shared_ = false;
+  std::vector<guarded> separate_;
+  unsigned char* region_ = nullptr;
+  std::size_t region_bytes_ = 0;
+  int open_ = -1;
+  std::vector<int> free_;
+};
+
+// Address space left under RLIMIT_AS (ulimit -v), SIZE_MAX when there is no limit.
+std::size_t address_space_left() {
+  rlimit rl{};
+  if (::getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return SIZE_MAX;
+  std::size_t pages = 0;  // VmSize: the first field of /proc/self/statm
+  if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+    if (std::fscanf(f, "%zu", &pages) != 1) pages = 0;
+    std::fclose(f);
+  }
+  const std::size_t used = pages * page_size();
+  return rl.rlim_cur > used ? static_cast<std::size_t>(rl.rlim_cur) - used : 0;
+}
 
 struct mbarrier {
   unsigned expected = 0, pending = 0;
@@ -155,7 +354,8 @@ struct cta_t {
   std::array<unsigned, 3> id{};
   int cluster = 0;
   unsigned rank = 0;
-  guarded smem;                     // the generic view: the kernel's own loads and stores
+  int slot = -1;                    // its slot in the SMEM arena while resident
+  unsigned char* smem = nullptr;    // the generic view: the kernel's own loads and stores
   std::vector<unsigned char> async_smem;  // what the async proxy (TMA stores) reads
   std::unordered_map<unsigned, mbarrier> bars;  // by SMEM offset
   std::array<counting_barrier, 16> named;
@@ -184,6 +384,12 @@ struct copy_op {
   std::vector<unsigned char> staged;  // stores: the bytes read from SMEM
   bool read_done = false, write_done = false;
 };
+
+// Frees a container's storage (`x = {}` keeps a vector's capacity).
+template <class T>
+void release(T& x) {
+  T().swap(x);
+}
 
 // One element between GMEM and SMEM (1, 2, 4 or 8 bytes), without a library call per element.
 inline void copy_element(unsigned char* dst, const unsigned char* src, unsigned bytes) {
@@ -305,7 +511,7 @@ class machine {
     auto& c = m.ctas_[m.me().cta];
     if (!c.generic_dirty) return;  // nothing of this CTA ran since the last fence published it
     // Only what TMA stores read needs the async view (loads write both views).
-    for (auto [off, bytes] : m.store_sources_) std::memcpy(c.async_smem.data() + off, c.smem.data() + off, bytes);
+    for (auto [off, bytes] : m.store_sources_) std::memcpy(c.async_smem.data() + off, c.smem + off, bytes);
     c.generic_dirty = false;
   }
   static void api_bar_sync(unsigned id, unsigned threads) {
@@ -425,35 +631,6 @@ class machine {
       if (buffers_[p].dtype != k_.params[p].dtype || buffers_[p].shape != k_.params[p].shape)
         throw std::invalid_argument(fmt::format("kernel '{}': buffer {} ('{}') must be {} {}", k_.name, p, k_.params[p].name,
                                                 ir::dtype_name(k_.params[p].dtype), fmt::join(k_.params[p].shape, "x")));
-    // GMEM: 256-byte aligned copies, as cuMemAlloc gives. A workspace starts as zeros whatever
-    // its slot holds, as cuMemsetD8 leaves it on the GPU.
-    for (std::size_t p = 0; p < buffers_.size(); ++p) {
-      auto const& b = buffers_[p];
-      gmem_storage_.emplace_back(b.bytes.size(), gmem_guard, gmem_guard, 256);
-      if (k_.params[p].workspace) std::memset(gmem_storage_.back().data(), 0, b.bytes.size());
-      else std::memcpy(gmem_storage_.back().data(), b.bytes.data(), b.bytes.size());
-      gmem_.push_back(gmem_storage_.back().data());
-    }
-    // Tensor maps: the checks and the parameters of cuTensorMapEncodeTiled (cuda/runtime.cpp).
-    maps_.resize(c_.code.maps.size());
-    for (std::size_t i = 0; i < maps_.size(); ++i) {
-      auto const& spec = c_.code.maps[i];
-      const auto a = cuda::encode_args({k_.params[spec.param].name, spec.dtype, reinterpret_cast<std::uintptr_t>(gmem_[spec.param]), spec.shape,
-                                        spec.box, spec.swizzle, spec.elem_strides});
-      schost::tensor_map t{};
-      t.magic = schost::tensor_map_magic;
-      t.global_address = reinterpret_cast<std::uintptr_t>(gmem_[spec.param]);
-      t.rank = a.rank;
-      t.elem_bytes = static_cast<unsigned>(ir::dtype_bits(spec.dtype) / 8);
-      t.swizzle = static_cast<unsigned>(spec.swizzle);
-      for (unsigned d = 0; d < t.rank; ++d) {
-        t.dims[d] = a.dims[d];
-        if (d > 0) t.strides[d - 1] = a.strides[d - 1];
-        t.box[d] = static_cast<unsigned short>(a.box[d]);
-        t.elem_strides[d] = static_cast<unsigned char>(a.elem_strides[d]);
-      }
-      std::memcpy(maps_[i].word, &t, sizeof t);
-    }
     // The SMEM allocations TMA stores read from: the only bytes whose async view matters.
     const auto offsets = ir::smem_offsets(k_);
     for (auto const& st : k_.stmts) {
@@ -525,6 +702,43 @@ class machine {
       wg_priority_.resize(ctas_.size() * static_cast<std::size_t>(k_.warpgroups));
       for (auto& p : wg_priority_) p = rng_.next();
     }
+    // Waves: never more than max_resident_threads' worth of whole clusters at once (at least
+    // one cluster, however large), whatever the seed drew; a grid that fits is all resident
+    // under seed 0, as before.
+    const std::size_t cluster_ctas = clusters_.empty() ? 1 : clusters_[0].ctas.size();
+    const std::size_t cluster_threads = cluster_ctas * bt;
+    resident_cap_ = std::max<std::size_t>(1, max_resident_threads / std::max<std::size_t>(1, cluster_threads));
+    resident_limit_ = std::min(resident_limit_, resident_cap_);
+    lay_out(resident_limit_ * cluster_ctas, resident_limit_ * cluster_threads);
+    // GMEM: 256-byte aligned copies, as cuMemAlloc gives. A workspace starts as zeros whatever
+    // its slot holds, as cuMemsetD8 leaves it on the GPU.
+    for (std::size_t p = 0; p < buffers_.size(); ++p) {
+      auto const& b = buffers_[p];
+      gmem_storage_.emplace_back(b.bytes.size(), gmem_guard_, gmem_guard_, 256);
+      if (k_.params[p].workspace) std::memset(gmem_storage_.back().data(), 0, b.bytes.size());
+      else std::memcpy(gmem_storage_.back().data(), b.bytes.data(), b.bytes.size());
+      gmem_.push_back(gmem_storage_.back().data());
+    }
+    // Tensor maps: the checks and the parameters of cuTensorMapEncodeTiled (cuda/runtime.cpp).
+    maps_.resize(c_.code.maps.size());
+    for (std::size_t i = 0; i < maps_.size(); ++i) {
+      auto const& spec = c_.code.maps[i];
+      const auto a = cuda::encode_args({k_.params[spec.param].name, spec.dtype, reinterpret_cast<std::uintptr_t>(gmem_[spec.param]), spec.shape,
+                                        spec.box, spec.swizzle, spec.elem_strides});
+      schost::tensor_map t{};
+      t.magic = schost::tensor_map_magic;
+      t.global_address = reinterpret_cast<std::uintptr_t>(gmem_[spec.param]);
+      t.rank = a.rank;
+      t.elem_bytes = static_cast<unsigned>(ir::dtype_bits(spec.dtype) / 8);
+      t.swizzle = static_cast<unsigned>(spec.swizzle);
+      for (unsigned d = 0; d < t.rank; ++d) {
+        t.dims[d] = a.dims[d];
+        if (d > 0) t.strides[d - 1] = a.strides[d - 1];
+        t.box[d] = static_cast<unsigned short>(a.box[d]);
+        t.elem_strides[d] = static_cast<unsigned char>(a.elem_strides[d]);
+      }
+      std::memcpy(maps_[i].word, &t, sizeof t);
+    }
     api_.current = &current_regs_;
     api_.mbar_init = &api_mbar_init;
     api_.mbar_fence_init = &api_mbar_fence_init;
@@ -545,20 +759,46 @@ class machine {
     c_.mod->bind(&api_);
   }
 
+  // Where SMEM and the GMEM guards go, for `ctas` resident CTAs and `threads` resident threads.
+  // With no address-space limit, as ever: each CTA's SMEM its own mapping with a 4 GiB tail,
+  // 1 GiB of guard either side of each GMEM buffer. Under a limit (ulimit -v), if that does not
+  // fit, the SMEM slots share one tail (smem_arena) and the GMEM guards shrink to what is left,
+  // so the run goes on with every SMEM offset still guarded and GMEM guarded less far.
+  void lay_out(std::size_t ctas, std::size_t threads) {
+    const std::size_t left = address_space_left();
+    const std::size_t smem = static_cast<std::size_t>(c_.code.smem_bytes);
+    const std::size_t span = round_up(std::max<std::size_t>(smem, 1), page_size());
+    std::size_t fixed = threads * (fiber_stack + stack_guard) + ctas * smem  // stacks, async views
+                        + (std::size_t{256} << 20);  // the run's own heap (ops, events, copies), with room to spare
+    for (auto const& b : buffers_) fixed += round_up(std::max<std::size_t>(b.bytes.size(), 1), page_size());
+    const std::size_t guards = 2 * buffers_.size();
+    const std::size_t separate = fixed + ctas * (smem_arena::lead + span + smem_guard_after) + guards * gmem_guard_max;
+    if (left == SIZE_MAX || separate <= left) {
+      smem_.init(smem, ctas, false);
+      gmem_guard_ = gmem_guard_max;
+      return;
+    }
+    smem_.init(smem, ctas, true);
+    const std::size_t shared = fixed + smem_arena::lead + ctas * span + smem_guard_after;
+    const std::size_t room = left > shared && guards > 0 ? (left - shared) / guards : 0;
+    gmem_guard_ = std::clamp(room / page_size() * page_size(), page_size(), gmem_guard_max);
+  }
+
   void admit(int cluster) {
     for (int ci : clusters_[cluster].ctas) {
       auto& c = ctas_[ci];
       // Never-written SMEM reads as NaN / all ones, so a read of it shows in the results.
-      c.smem = guarded(static_cast<std::size_t>(c_.code.smem_bytes), std::size_t{1} << 16, smem_guard_after, 1024);
-      std::memset(c.smem.data(), 0xff, c.smem.size());
-      c.async_smem.assign(c.smem.size(), 0xff);
+      c.slot = smem_.take();  // open
+      c.smem = smem_.data(c.slot);
+      std::memset(c.smem, 0xff, smem_.size());
+      c.async_smem.assign(smem_.size(), 0xff);
       c.started = true;
       c.live = static_cast<int>(block_threads());
       c.warps.assign((block_threads() + 31) / 32, counting_barrier{});
       c.shuffled.assign(block_threads(), 0);
       for (int t = c.first_thread; t < c.first_thread + static_cast<int>(block_threads()); ++t) {
-        threads_[t].regs.smem = c.smem.data();
-        threads_[t].fib = ctx::fiber(std::allocator_arg, ctx::protected_fixedsize_stack(fiber_stack), [this, t](ctx::fiber&& back) {
+        threads_[t].regs.smem = c.smem;
+        threads_[t].fib = ctx::fiber(std::allocator_arg, pooled_stack{&stacks_}, [this, t](ctx::fiber&& back) {
           threads_[t].back = std::move(back);
           try {
             c_.mod->entry(maps_.data(), gmem_.data());
@@ -580,11 +820,10 @@ class machine {
 
   // ---- the scheduler ---------------------------------------------------------------------------
   void loop() {
-    std::size_t next_cluster = 0;
     while (kind_ == failure::none) {
-      while (resident_ < resident_limit_ && next_cluster < order_.size()) admit(order_[next_cluster++]);
+      while (resident_ < resident_limit_ && next_cluster_ < order_.size()) admit(order_[next_cluster_++]);
       if (ready_.empty() && events_.empty()) {
-        if (next_cluster == order_.size() && resident_ == 0) return;
+        if (next_cluster_ == order_.size() && resident_ == 0) return;
         report_deadlock();
         return;
       }
@@ -663,6 +902,7 @@ class machine {
 
   void resume(int t) {
     auto& th = threads_[t];
+    smem_.open(ctas_[th.cta].slot);  // shared SMEM slots: only the running CTA's is accessible
     th.st = thread_t::state::running;
     current_ = t;
     current_regs_ = &th.regs;
@@ -671,7 +911,8 @@ class machine {
     if (sigsetjmp(fault_jump_, 0) != 0) {
       current_regs_ = nullptr;
       // The thread's fiber cannot be resumed or unwound: it and the scheduler continuation it
-      // holds are abandoned, never destroyed (their stack is leaked, 128 KiB).
+      // holds are abandoned, never destroyed (its stack never goes back to the pool; the pool
+      // unmaps it when the run ends).
       new ctx::fiber(std::move(th.back));
       th.st = thread_t::state::done;
       kind_ = failure::memory_fault;
@@ -693,16 +934,23 @@ class machine {
 
  private:
   std::string where(const void* a) const {
-    for (std::size_t ci = 0; ci < ctas_.size(); ++ci)
-      if (ctas_[ci].smem.contains(a))
-        return fmt::format("SMEM offset {} of CTA ({}), which has {} bytes", ctas_[ci].smem.offset_of(a), fmt::join(ctas_[ci].id, ", "),
-                           ctas_[ci].smem.size());
+    if (const int s = smem_.owner(a); s >= 0)
+      for (auto const& c : ctas_)
+        if (c.slot == s)
+          return fmt::format("SMEM offset {} of CTA ({}), which has {} bytes", static_cast<const unsigned char*>(a) - c.smem, fmt::join(c.id, ", "),
+                             smem_.size());
+    if (stacks_.in_guard(a))
+      return fmt::format("the guard pages below its stack: the thread overflowed its {} KiB stack (deep recursion or large local arrays)",
+                         fiber_stack / 1024);
     for (std::size_t p = 0; p < gmem_storage_.size(); ++p)
       if (gmem_storage_[p].contains(a)) {
         const auto off = gmem_storage_[p].offset_of(a);
         return fmt::format("byte {} of GMEM parameter '{}', which has {} bytes", off, k_.params[p].name, gmem_storage_[p].size());
       }
-    return "an address in no buffer of the kernel (a wild index, or a thread's stack overflowing)";
+    if (gmem_guard_ < gmem_guard_max)
+      return fmt::format("an address in no buffer of the kernel (a wild index; the address-space limit left {} KiB of guard either side of "
+                         "each GMEM buffer instead of {} MiB)", gmem_guard_ / 1024, gmem_guard_max >> 20);
+    return "an address in no buffer of the kernel (a wild index)";
   }
   std::string describe_fault(int t, const void* a) const {
     auto const& th = threads_[t];
@@ -760,7 +1008,12 @@ class machine {
     auto& c = ctas_[threads_[t].cta];
     if (--c.live > 0) return;
     c.exited = true;
-    check_slack(c.smem, fmt::format("the SMEM of CTA ({})", fmt::join(c.id, ", ")));
+    if (kind_ == failure::none)
+      if (const auto n = smem_.slack_written(c.slot); n > 0) {
+        kind_ = failure::memory_fault;
+        message_ = fmt::format("kernel '{}' (host, seed {}): {} byte(s) just past the end of the SMEM of CTA ({}) ({} bytes) were written", k_.name,
+                               o_.seed, n, fmt::join(c.id, ", "), smem_.size());
+      }
     if (kind_ == failure::none && (c.store_reads > 0 || c.loads_in > 0)) {
       kind_ = failure::pending_at_exit;
       message_ = fmt::format("kernel '{}' (host, seed {}): CTA ({}) exits (and releases its SMEM) while {} TMA store(s) still read it and {} TMA "
@@ -771,8 +1024,14 @@ class machine {
       --resident_;
       for (int ci : cl.ctas) {
         for (int th = ctas_[ci].first_thread; th < ctas_[ci].first_thread + static_cast<int>(block_threads()); ++th) threads_[th].fib = {};
-        ctas_[ci].smem = guarded();
-        ctas_[ci].async_smem = {};
+        smem_.give(ctas_[ci].slot);
+        ctas_[ci].slot = -1;
+        ctas_[ci].smem = nullptr;
+        // A retired CTA keeps nothing: with waves, thousands of them come and go in one run.
+        release(ctas_[ci].async_smem);
+        release(ctas_[ci].bars);
+        release(ctas_[ci].warps);
+        release(ctas_[ci].shuffled);
       }
     }
   }
@@ -952,8 +1211,9 @@ class machine {
       });
       for (int d : op.dests) {
         auto& c = ctas_[d];
+        smem_.open(c.slot);
         for (std::size_t j = 0; j < offs.size(); ++j) {
-          copy_element(&c.smem[offs[j]], &bytes[j * eb], eb);
+          copy_element(c.smem + offs[j], &bytes[j * eb], eb);
           copy_element(&c.async_smem[offs[j]], &bytes[j * eb], eb);
         }
         --c.loads_in;
@@ -985,7 +1245,7 @@ class machine {
         ++l;
       });
       op.write_done = true;
-      op.staged = {};
+      release(op.staged);
     }
     auto& t = threads_[op.issuer];
     if (t.st == thread_t::state::blocked && t.on == thread_t::waits::bulk) wake(op.issuer);
@@ -1055,6 +1315,12 @@ class machine {
       }
       text += fmt::format("\n  CTA ({}) thread(s) {} {}", fmt::join(ctas_[g.cta].id, ", "), fmt::join(ranges, ","), g.what);
     }
+    if (next_cluster_ < order_.size())
+      text += fmt::format("\n  and {} of the {} clusters are not resident yet: at most {} are resident at once ({}); a kernel that needs more "
+                          "of them co-resident deadlocks, as it may on a GPU, which does not promise that either",
+                          order_.size() - next_cluster_, order_.size(), resident_limit_,
+                          resident_limit_ == resident_cap_ ? fmt::format("the host's cap of {} resident threads", max_resident_threads)
+                                                            : std::string("as the seed drew"));
     message_ = std::move(text);
   }
 
@@ -1064,6 +1330,10 @@ class machine {
   options const& o_;
   rng rng_;
   schost::api api_{};
+  // Declared before the CTAs and threads: their fibers and SMEM go back to these.
+  stack_pool stacks_;
+  smem_arena smem_;
+  std::size_t gmem_guard_ = gmem_guard_max;
   std::vector<guarded> gmem_storage_;
   std::vector<std::pair<std::size_t, std::size_t>> store_sources_;  // (SMEM offset, bytes)
   std::vector<void*> gmem_;
@@ -1075,7 +1345,8 @@ class machine {
   std::vector<event> events_;
   std::deque<int> ready_;
   std::vector<int> order_;
-  std::size_t resident_limit_ = 1, resident_ = 0;
+  std::size_t resident_limit_ = 1, resident_ = 0, resident_cap_ = 1;
+  std::size_t next_cluster_ = 0;  // in order_: the next cluster to admit
   enum class mode : std::uint8_t { reference, uniform, lazy, priority } mode_ = mode::reference;
   double async_bias_ = 1.0;
   std::vector<std::uint64_t> wg_priority_;  // priority schedules: one per (CTA, warpgroup)

@@ -30,6 +30,7 @@
 #include "stagecraft/interp/interp.hpp"
 #include "stagecraft/lessons.hpp"
 #include "stagecraft/nvrtc/codegen.hpp"
+#include "stagecraft/nvrtc/environment.hpp"
 #ifdef STAGECRAFT_HAVE_NVRTC
 #include "stagecraft/nvrtc/nvrtc.hpp"
 #endif
@@ -39,23 +40,6 @@
 
 namespace stagecraft::cli {
 
-namespace detail {
-output_file::output_file(const char* flag, std::string path) : flag_(flag), path_(std::move(path)) {
-  if (path_.empty()) throw usage_error(fmt::format("{} needs a file name", flag));
-  f_ = std::fopen(path_.c_str(), "wb");
-  if (!f_) throw usage_error(fmt::format("cannot write '{}' ({}): {}", path_, flag, std::strerror(errno)));
-}
-output_file::~output_file() {
-  if (f_) std::fclose(f_);
-}
-void output_file::write(std::string const& text) {
-  const bool wrote = std::fwrite(text.data(), 1, text.size(), f_) == text.size() && std::fflush(f_) == 0;
-  const int err = errno;
-  const bool closed = std::fclose(f_) == 0;
-  f_ = nullptr;
-  if (!wrote || !closed) throw usage_error(fmt::format("cannot write '{}' ({}): {}", path_, flag_, std::strerror(wrote ? errno : err)));
-}
-}  // namespace detail
 
 namespace {
 
@@ -685,6 +669,9 @@ int main(int argc, char** argv, registry const& kernels) {
   } catch (ir::VerifyError const& e) {
     std::cerr << "stagecraft: internal error, the kernel does not verify: " << e.what() << "\n";
     return exit_internal;
+  } catch (environment_error const& e) {  // the machine, not the user or us: a full disk, an output we may not write
+    std::cerr << "stagecraft: " << e.what() << "\n";
+    return exit_environment;
   } catch (std::bad_alloc const&) {
     std::cerr << "stagecraft: out of host memory: choose smaller sizes (see `stagecraft list` for each kernel's parameters)\n";
     return exit_usage;

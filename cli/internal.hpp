@@ -1,5 +1,5 @@
 // What the CLI's subcommands in other files (shard.cpp, bench.cpp) share with cli.cpp: the
-// seeded inputs every run uses, the policy names, and an output file that fails early.
+// seeded inputs every run uses, the policy names, and output files written whole or not at all.
 #pragma once
 #include <cstdint>
 #include <cstdio>
@@ -27,21 +27,35 @@ std::string describe_values(param_values const& v);  // "K=4 M=512 N=1024"
 // Two output flags naming one file would leave only the last writer's bytes in it: a usage_error.
 void check_distinct(std::vector<std::pair<const char*, std::optional<std::string> const*>> const& outputs);
 
-// Opened (truncated) at construction, so a bad path fails before a long run; written once,
-// with every error checked (a full disk must not end in exit 0 with a short file).
+// An output of the CLI (--trace, --results, -o, ...), written whole or not at all, so a failed
+// or interrupted run never costs the user the file they had. The construction creates a
+// temporary beside the target (its directory, O_EXCL, the umask's permissions, or those of the
+// file it replaces), so a path that cannot be written fails before a long run without touching
+// the target; write() puts the text in it, fsyncs and renames it over the target. The temporary
+// is removed when the object dies unwritten (any error, a usage error found after the files were
+// opened) and on SIGINT, SIGTERM and SIGHUP. Streams and devices (/dev/stdout, /dev/null, a
+// FIFO) have nothing to replace and are written in place.
+// Errors: a usage_error for a path the user got wrong (no such directory, a directory, an empty
+// name); an environment_error for one the machine refuses (permissions, a read-only or full file
+// system): the CLI's exit codes 64 and 69.
 class output_file {
  public:
   output_file(const char* flag, std::string path);
   output_file(output_file const&) = delete;
   output_file& operator=(output_file const&) = delete;
   ~output_file();
-  void write(std::string const& text);
+  void write(std::string const& text);  // once
   std::string const& path() const { return path_; }
 
  private:
+  void discard() noexcept;
+
   const char* flag_;
-  std::string path_;
-  std::FILE* f_ = nullptr;
+  std::string path_;    // as the user wrote it, for messages
+  std::string target_;  // the file replaced: path_ with symbolic links followed
+  std::string temp_;    // the temporary beside target_; empty when written in place or done
+  int fd_ = -1;
+  int signal_slot_ = -1;  // where the SIGINT handler finds temp_ (-1: not registered)
 };
 
 }  // namespace stagecraft::cli::detail

@@ -58,4 +58,32 @@ class output_file {
   int signal_slot_ = -1;  // where the SIGINT handler finds temp_ (-1: not registered)
 };
 
+// `run --explore`'s clock: the --time-budget, checked between schedules, and on a terminal a
+// progress line on stderr, rewritten in place (none when stderr is a file or a pipe, so logs and
+// tests stay clean). One clock serves a whole command: `run --all`'s budget is for all kernels.
+class explore_clock {
+ public:
+  explore_clock(std::optional<double> budget_seconds, bool show_progress);
+  explore_clock(explore_clock const&) = delete;
+  explore_clock& operator=(explore_clock const&) = delete;
+  ~explore_clock() { clear(); }
+  // Whether a kernel's schedule number `done` (from 0) may start. A kernel's first schedule
+  // always runs, so every kernel gets a verdict however little budget is left.
+  bool may_run(std::int64_t done) const;
+  // After a schedule: the progress line "explore KERNEL: done/total schedules, 3.2 s".
+  void ran(std::string const& kernel, std::int64_t done, std::int64_t total);
+  void clear();  // the progress line erased, before the kernel's result lines
+  double elapsed() const;
+  std::optional<double> budget() const { return budget_; }
+  // ", after only 12 of the 1000 schedules asked (the --time-budget of 2 s ran out)" when fewer
+  // than `asked` ran, else "": the end of a verdict that covers fewer schedules than asked.
+  std::string caveat(std::int64_t ran, std::int64_t asked) const;
+
+ private:
+  std::optional<double> budget_;
+  bool progress_;
+  bool shown_ = false;  // a progress line is on the terminal
+  std::int64_t start_ns_, last_shown_ns_ = 0;
+};
+
 }  // namespace stagecraft::cli::detail

@@ -56,6 +56,7 @@ int run_explore_records(std::vector<std::pair<kernel_entry const*, param_values>
     throw usage_error(fmt::format("--seed {} --explore {}: the seeds would run past {}", base.seed, n, std::numeric_limits<std::uint64_t>::max()));
   std::optional<output_file> out;
   if (!r.results.empty()) out.emplace("--results", r.results);
+  explore_clock clock(std::nullopt, r.progress);
 
   // Everything that must be equal for shards to belong to one run.
   json config = {{"policy", interp::policy_name(base.schedule)}, {"pct_depth", base.pct_depth}, {"checks", base.checks},
@@ -71,6 +72,7 @@ int run_explore_records(std::vector<std::pair<kernel_entry const*, param_values>
     const std::int64_t first_unit = static_cast<std::int64_t>(ki) * n;
     const std::int64_t first_mine = r.shard.first_owned(first_unit) - first_unit;
     if (first_mine >= n) continue;
+    const std::int64_t share = (n - 1 - first_mine) / r.shard.count + 1;
     const auto inputs = random_inputs(k, r.input_seed);
     json rec = {{"record", "explore"}, {"kernel", e->name}, {"params", params_json(values)}, {"ran", 0}, {"failing_seed", nullptr},
                 {"diagnostic", nullptr}, {"last", nullptr}};
@@ -80,7 +82,7 @@ int run_explore_records(std::vector<std::pair<kernel_entry const*, param_values>
       interp::options o = base;
       o.seed = base.seed + static_cast<std::uint64_t>(off);
       auto res = interp::run(k, inputs, o);
-      ++ran;
+      clock.ran(e->name, ++ran, share);
       if (!res.ok()) {
         auto const& d = res.diagnostics.front();
         rec["failing_seed"] = o.seed;
@@ -99,6 +101,7 @@ int run_explore_records(std::vector<std::pair<kernel_entry const*, param_values>
         if (!bad.empty()) worst = std::max(worst, exit_wrong);
       }
     }
+    clock.clear();
     rec["ran"] = ran;
     if (said.empty()) said = rec["last"].is_null() ? "no diagnostic" : fmt::format("no diagnostic; last schedule: {}", rec["last"]["verdict"].get<std::string>());
     fmt::print("{} ({}): shard {}/{}: {} of {} schedule(s): {}\n", e->name, describe_values(values), r.shard.index, r.shard.count, ran, n, said);

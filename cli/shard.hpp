@@ -35,6 +35,7 @@ struct explore_request {
   bool checks = true;
   shard_spec shard;
   std::string results;  // JSON-lines file ("" : none)
+  bool progress = false;  // a progress line on stderr (a terminal)
 };
 
 // `run [--all | KERNEL] [--explore N] --shard i/N --results F`: this shard's schedules of every

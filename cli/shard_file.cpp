@@ -26,10 +26,26 @@ struct place {
   throw usage_error(fmt::format("merge: '{}' line {}: {}", at.path, at.line, what));
 }
 
-// A value as a message shows it: short, with its JSON type ("\"4\" (a string)").
+// A value in a message, short: the first members of the first levels. Not dump(): it recurses
+// once per level, and a line of a million '[' must not overflow the stack.
+std::string brief(json const& v, int depth = 0) {
+  if (!v.is_structured()) {
+    std::string text = v.dump();
+    return text.size() > 40 ? text.substr(0, 37) + "..." : text;
+  }
+  if (v.empty()) return v.is_array() ? "[]" : "{}";
+  if (depth == 2) return v.is_array() ? "[...]" : "{...}";
+  std::vector<std::string> parts;
+  for (auto it = v.begin(); it != v.end() && parts.size() < 3; ++it)
+    parts.push_back(v.is_object() ? fmt::format("\"{}\":{}", it.key(), brief(*it, depth + 1)) : brief(*it, depth + 1));
+  if (v.size() > 3) parts.push_back("...");
+  const std::string inside = fmt::format("{}", fmt::join(parts, ","));
+  return v.is_array() ? "[" + inside + "]" : "{" + inside + "}";
+}
+
+// A value as a message shows it, with its JSON type ("\"4\" (a string)").
 std::string shown(json const& v) {
-  std::string text = v.dump();
-  if (text.size() > 60) text = text.substr(0, 57) + "...";
+  const std::string text = brief(v);
   const std::string type = v.type_name();
   return fmt::format("{} ({} {})", text, type == "array" || type == "object" ? "an" : "a", type);
 }

@@ -102,6 +102,10 @@ cases = [
      'config.kernels[0].params.K must be an integer from -9223372036854775808 to 9223372036854775807, got "4"'),
     ("config_params_nested_wrong", "r0", lambda l: l[0]["config"]["kernels"][0].update({"K": 4}), [], 1,
      'config.kernels[0] has a field "K" that no shard writer writes'),
+    # a million levels of nesting: parsed, rejected and shown without recursing once per level
+    ("config_kernels_deep", "r0",
+     lambda l: l.__setitem__(0, json.dumps(l[0], separators=(",", ":")).replace('"kernels":[', '"kernels":[' + "[" * 10**6 + "]" * 10**6 + ",", 1)),
+     [], 1, "config.kernels[0] must be an object, got [[[...]]] (an array)"),
     ("config_kernel_twice", "r0", lambda l: l[0]["config"]["kernels"].append(l[0]["config"]["kernels"][0]), [], 1,
      "config.kernels[1] repeats config.kernels[0], kernel 'add_one'"),
     # a run's records

@@ -40,23 +40,6 @@
 
 namespace stagecraft::cli {
 
-namespace detail {
-output_file::output_file(const char* flag, std::string path) : flag_(flag), path_(std::move(path)) {
-  if (path_.empty()) throw usage_error(fmt::format("{} needs a file name", flag));
-  f_ = std::fopen(path_.c_str(), "wb");
-  if (!f_) throw usage_error(fmt::format("cannot write '{}' ({}): {}", path_, flag, std::strerror(errno)));
-}
-output_file::~output_file() {
-  if (f_) std::fclose(f_);
-}
-void output_file::write(std::string const& text) {
-  const bool wrote = std::fwrite(text.data(), 1, text.size(), f_) == text.size() && std::fflush(f_) == 0;
-  const int err = errno;
-  const bool closed = std::fclose(f_) == 0;
-  f_ = nullptr;
-  if (!wrote || !closed) throw usage_error(fmt::format("cannot write '{}' ({}): {}", path_, flag_, std::strerror(wrote ? errno : err)));
-}
-}  // namespace detail
 
 namespace {
 
@@ -143,6 +126,7 @@ struct run_flags {
   std::optional<std::string> trace_file, timeline_file;
   std::uint32_t watchdog_ms = 2000;   // --backend gpu: bounded barrier waits (0: off)
   std::uint32_t deadline_ms = 10000;  // --backend gpu: host-side deadline per launch (0: none)
+  std::optional<double> time_budget;  // --explore: seconds for all the schedules of the command
 };
 
 std::string byte_size(double bytes) {
@@ -268,7 +252,7 @@ int device_report() {
 // `run --backend host`: the CUDA C++ the code generator emits, compiled for the CPU and run with
 // every CUDA thread a fiber, under host schedule --seed (with --explore N, seeds seed..seed+N-1);
 // each schedule is checked against the reference and the interpreter.
-int run_on_host(kernel_entry const& e, param_values const& values, ir::Kernel const& k, run_flags const& f) {
+int run_on_host(kernel_entry const& e, param_values const& values, ir::Kernel const& k, run_flags const& f, detail::explore_clock const& clock) {
   const auto inputs = random_inputs(k, f.input_seed);
   hostexec::compiled c;
   try {
@@ -286,7 +270,10 @@ int run_on_host(kernel_entry const& e, param_values const& values, ir::Kernel co
   e.reference(expected, values);
   const auto by_interp = interp::run(k, inputs, {.schedule = interp::policy::eager, .checks = false});
   const auto tol = interp::tolerance_of(k, by_interp, inputs);
-  for (int i = 0; i < n; ++i) {
+  // No progress line: every schedule prints its verdict line, and a line rewritten on stderr
+  // would garble them on the terminal.
+  int i = 0;
+  for (; i < n && clock.may_run(i); ++i) {
     const std::uint64_t seed = f.seed + static_cast<std::uint64_t>(i);
     const auto r = hostexec::run(c, k, inputs, {.seed = seed});
     if (!r.ok()) {
@@ -302,15 +289,38 @@ int run_on_host(kernel_entry const& e, param_values const& values, ir::Kernel co
       return rc;
     }
   }
+  if (i < n)
+    fmt::print("verdict: correct on the {} host schedule(s) that ran (seeds {}..{}), only {} of the {} asked: the --time-budget of {:g} s ran out\n",
+               i, f.seed, f.seed + static_cast<std::uint64_t>(i) - 1, i, n, clock.budget().value_or(0));
   return exit_ok;
 }
 
-int run_kernel(kernel_entry const& e, param_values const& overrides, run_flags const& f) {
+// interp::explore with the --time-budget and the progress line: seeds base.seed, base.seed + 1,
+// ... until the first diagnostic, n schedules or the end of the budget.
+interp::exploration explore(std::string const& name, ir::Kernel const& k, std::vector<host_tensor> const& inputs, interp::options const& base,
+                            int n, detail::explore_clock& clock) {
+  interp::exploration ex;
+  for (int i = 0; i < n && clock.may_run(i); ++i) {
+    interp::options o = base;
+    o.seed = base.seed + static_cast<std::uint64_t>(i);
+    auto r = interp::run(k, inputs, o);
+    clock.ran(name, ++ex.schedules, n);
+    if (!r.ok()) {
+      ex.failing_seed = o.seed;
+      ex.failure = std::move(r);
+      break;
+    }
+  }
+  clock.clear();
+  return ex;
+}
+
+int run_kernel(kernel_entry const& e, param_values const& overrides, run_flags const& f, detail::explore_clock& clock) {
   const auto values = registry::resolve(e, overrides);
   const ir::Kernel k = registry::build(e, values);
   check_host_memory(e, values, k);
   if (f.backend == "gpu") return run_on_gpu(e, values, k, f);
-  if (f.backend == "host") return run_on_host(e, values, k, f);
+  if (f.backend == "host") return run_on_host(e, values, k, f, clock);
   if (f.backend != "interp") throw usage_error(fmt::format("unknown backend '{}' (interp, host or gpu)", f.backend));
   interp::options o;
   o.schedule = parse_policy(f.policy);
@@ -335,14 +345,21 @@ int run_kernel(kernel_entry const& e, param_values const& overrides, run_flags c
              o.checks ? "" : ", checks off");
 
   interp::result r;
+  std::string caveat;  // what a "correct" verdict does not cover
   if (f.explore > 0) {
-    auto ex = interp::explore(k, inputs, o, f.explore);
+    auto ex = explore(e.name, k, inputs, o, f.explore, clock);
     if (ex.failing_seed) {
       fmt::print("explored {} schedule(s): seed {} fails (replay: --policy {} --seed {})\n", ex.schedules, *ex.failing_seed,
                  interp::policy_name(o.schedule), *ex.failing_seed);
       r = std::move(*ex.failure);
     } else {
-      fmt::print("explored {} schedule(s) (seeds {}..{}): no diagnostic\n", ex.schedules, o.seed, o.seed + ex.schedules - 1);
+      if (ex.schedules < f.explore)
+        fmt::print("explored {} of {} schedule(s) (seeds {}..{}): no diagnostic in those; the --time-budget of {:g} s ran out before the "
+                   "other {}\n",
+                   ex.schedules, f.explore, o.seed, o.seed + ex.schedules - 1, clock.budget().value_or(0), f.explore - ex.schedules);
+      else
+        fmt::print("explored {} schedule(s) (seeds {}..{}): no diagnostic\n", ex.schedules, o.seed, o.seed + ex.schedules - 1);
+      caveat = clock.caveat(ex.schedules, f.explore);
       o.seed = o.seed + ex.schedules - 1;
       r = interp::run(k, inputs, o);  // the last schedule again, for the result check and the trace
     }
@@ -358,7 +375,7 @@ int run_kernel(kernel_entry const& e, param_values const& overrides, run_flags c
   }
   auto expected = inputs;
   e.reference(expected, values);
-  return compare_with_reference(k, r.buffers, expected, "the reference", r.steps, interp::tolerance_of(k, r, inputs));
+  return compare_with_reference(k, r.buffers, expected, "the reference", r.steps, interp::tolerance_of(k, r, inputs), caveat);
 }
 
 struct ptx_flags {
@@ -546,6 +563,8 @@ int main(int argc, char** argv, registry const& kernels) {
   run_cmd->add_option("--seed", seed_text, "schedule seed (random, pct; first seed of --explore)")->capture_default_str();
   run_cmd->add_option("--input-seed", input_seed_text, "seed of the random inputs")->capture_default_str();
   auto* explore_opt = run_cmd->add_option("--explore", rf.explore, "run up to N schedules (pct unless --policy random) and report the first failing seed");
+  run_cmd->add_option("--time-budget", rf.time_budget,
+                      "--explore: stop after this many seconds (checked between schedules), saying how many of the N ran");
   run_cmd->add_option("--pct-depth", rf.pct_depth, "PCT bug depth d (d-1 priority change points)")->capture_default_str();
   run_cmd->add_flag("--no-checks", rf.no_checks, "skip race, fence and poison checks (protocol checks stay on)");
   run_cmd->add_option("--trace", rf.trace_file, "write a Chrome/Perfetto trace (JSON)");
@@ -633,13 +652,25 @@ int main(int argc, char** argv, registry const& kernels) {
       rf.input_seed = parse_seed("--input-seed", input_seed_text);
       if (explore_opt->count() && rf.explore < 1)
         throw usage_error(fmt::format("--explore {}: the number of schedules must be at least 1", rf.explore));
+      if (rf.time_budget) {
+        if (!(*rf.time_budget > 0) || !std::isfinite(*rf.time_budget))
+          throw usage_error(fmt::format("--time-budget {}: give a positive number of seconds", *rf.time_budget));
+        if (rf.explore < 1) throw usage_error("--time-budget bounds an exploration: give --explore N too");
+        if (rf.backend == "gpu") throw usage_error("--time-budget bounds --explore, which --backend gpu does not take (one launch)");
+        // A shard that stops early leaves schedules no shard ran, and the merge would have to
+        // guess their verdict.
+        if (shard_text || results_file)
+          throw usage_error("run --results: --time-budget would leave schedules of this shard unexplored, and `merge` needs every one: "
+                            "give each shard fewer schedules (more shards, --shard i/N) instead");
+      }
       check_distinct_outputs({{"--trace", &rf.trace_file}, {"--timeline", &rf.timeline_file}, {"--results", &results_file}});
       if (shard_text || results_file) {
         if (!results_file) throw usage_error("run --shard: name the JSON-lines file with --results F (then `stagecraft merge` the shards)");
         if (rf.backend != "interp") throw usage_error(fmt::format("run --results: only the interpreter's schedules are sharded, not --backend {}", rf.backend));
         if (rf.trace_file || rf.timeline_file) throw usage_error("run --results writes no trace or timeline: run the kernel alone for those");
         detail::explore_request req{.policy = rf.policy, .seed = rf.seed, .input_seed = rf.input_seed, .explore = rf.explore,
-                                    .pct_depth = rf.pct_depth, .checks = !rf.no_checks, .results = *results_file};
+                                    .pct_depth = rf.pct_depth, .checks = !rf.no_checks, .results = *results_file,
+                                    .progress = ::isatty(STDERR_FILENO) != 0};
         if (shard_text) req.shard = detail::parse_shard(*shard_text);
         std::vector<std::pair<kernel_entry const*, param_values>> selected;
         if (run_all) {
@@ -652,15 +683,17 @@ int main(int argc, char** argv, registry const& kernels) {
         }
         return detail::run_explore_records(selected, req);
       }
+      // One clock for the whole command: `run --all`'s budget is for all its kernels together.
+      detail::explore_clock clock(rf.time_budget, ::isatty(STDERR_FILENO) != 0);
       if (run_all) {
         if (!kernel_name.empty() || !sets.empty()) throw usage_error("run --all takes no kernel name and no --set");
         if (rf.trace_file || rf.timeline_file) throw usage_error("run --all writes no trace: name one kernel");
         int worst = exit_ok;
-        for (auto const* e : kernels.all()) worst = std::max(worst, run_kernel(*e, {}, rf));
+        for (auto const* e : kernels.all()) worst = std::max(worst, run_kernel(*e, {}, rf, clock));
         return worst;
       }
       if (kernel_name.empty()) throw usage_error("run: name a kernel (see `stagecraft list`) or pass --all");
-      return run_kernel(kernels.find(kernel_name), parse_sets(sets), rf);
+      return run_kernel(kernels.find(kernel_name), parse_sets(sets), rf, clock);
     }
     return exit_ok;
   } catch (usage_error const& e) {
@@ -689,6 +722,9 @@ int main(int argc, char** argv, registry const& kernels) {
   } catch (ir::VerifyError const& e) {
     std::cerr << "stagecraft: internal error, the kernel does not verify: " << e.what() << "\n";
     return exit_internal;
+  } catch (environment_error const& e) {  // the machine, not the user or us: a full disk, an output we may not write
+    std::cerr << "stagecraft: " << e.what() << "\n";
+    return exit_environment;
   } catch (std::bad_alloc const&) {
     std::cerr << "stagecraft: out of host memory: choose smaller sizes (see `stagecraft list` for each kernel's parameters)\n";
     return exit_usage;

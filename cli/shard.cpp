@@ -32,24 +32,6 @@ int to_int(std::string const& text, std::string const& whole) {
   return v;
 }
 
-std::vector<json> read_lines(std::string const& path) {
-  std::ifstream in(path);
-  if (!in) throw usage_error(fmt::format("merge: cannot read '{}'", path));
-  std::vector<json> out;
-  std::string line;
-  for (int n = 1; std::getline(in, line); ++n) {
-    if (line.empty()) continue;
-    try {
-      out.push_back(json::parse(line));
-    } catch (json::exception const& e) {
-      throw usage_error(fmt::format("merge: '{}' line {} is not JSON ({}): is it a --results file of `run` or `bench`?", path, n, e.what()));
-    }
-  }
-  if (out.empty() || !out.front().is_object() || out.front().value("record", "") != "shard")
-    throw usage_error(fmt::format("merge: '{}' does not start with a shard header: write it with `run ... --results F` or `bench ... --results F`", path));
-  return out;
-}
-
 }  // namespace
 
 shard_spec parse_shard(std::string const& text) {
@@ -62,8 +44,6 @@ shard_spec parse_shard(std::string const& text) {
 }
 
 int run_explore_records(std::vector<std::pair<kernel_entry const*, param_values>> const& kernels, explore_request const& r) {
-  std::optional<output_file> out;
-  if (!r.results.empty()) out.emplace("--results", r.results);
   interp::options base;
   base.schedule = parse_policy(r.policy);
   base.seed = r.seed;
@@ -74,6 +54,9 @@ int run_explore_records(std::vector<std::pair<kernel_entry const*, param_values>
   const std::int64_t n = std::max(r.explore, 1);
   if (base.seed > std::numeric_limits<std::uint64_t>::max() - static_cast<std::uint64_t>(n - 1))
     throw usage_error(fmt::format("--seed {} --explore {}: the seeds would run past {}", base.seed, n, std::numeric_limits<std::uint64_t>::max()));
+  std::optional<output_file> out;
+  if (!r.results.empty()) out.emplace("--results", r.results);
+  explore_clock clock(std::nullopt, r.progress);
 
   // Everything that must be equal for shards to belong to one run.
   json config = {{"policy", interp::policy_name(base.schedule)}, {"pct_depth", base.pct_depth}, {"checks", base.checks},
@@ -85,20 +68,21 @@ int run_explore_records(std::vector<std::pair<kernel_entry const*, param_values>
   for (std::size_t ki = 0; ki < kernels.size(); ++ki) {
     auto const& [e, values] = kernels[ki];
     const ir::Kernel k = registry::build(*e, values);
-    std::vector<std::int64_t> mine;
-    for (std::int64_t off = 0; off < n; ++off)
-      if (r.shard.owns(static_cast<std::int64_t>(ki) * n + off)) mine.push_back(off);
-    if (mine.empty()) continue;
+    // This shard's schedules of the kernel: offsets first_mine, first_mine + N, ... below n.
+    const std::int64_t first_unit = static_cast<std::int64_t>(ki) * n;
+    const std::int64_t first_mine = r.shard.first_owned(first_unit) - first_unit;
+    if (first_mine >= n) continue;
+    const std::int64_t share = (n - 1 - first_mine) / r.shard.count + 1;
     const auto inputs = random_inputs(k, r.input_seed);
     json rec = {{"record", "explore"}, {"kernel", e->name}, {"params", params_json(values)}, {"ran", 0}, {"failing_seed", nullptr},
                 {"diagnostic", nullptr}, {"last", nullptr}};
-    int ran = 0;
+    std::int64_t ran = 0;
     std::string said;
-    for (auto off : mine) {
+    for (std::int64_t off = first_mine; off < n; off += r.shard.count) {
       interp::options o = base;
       o.seed = base.seed + static_cast<std::uint64_t>(off);
       auto res = interp::run(k, inputs, o);
-      ++ran;
+      clock.ran(e->name, ++ran, share);
       if (!res.ok()) {
         auto const& d = res.diagnostics.front();
         rec["failing_seed"] = o.seed;
@@ -117,6 +101,7 @@ int run_explore_records(std::vector<std::pair<kernel_entry const*, param_values>
         if (!bad.empty()) worst = std::max(worst, exit_wrong);
       }
     }
+    clock.clear();
     rec["ran"] = ran;
     if (said.empty()) said = rec["last"].is_null() ? "no diagnostic" : fmt::format("no diagnostic; last schedule: {}", rec["last"]["verdict"].get<std::string>());
     fmt::print("{} ({}): shard {}/{}: {} of {} schedule(s): {}\n", e->name, describe_values(values), r.shard.index, r.shard.count, ran, n, said);
@@ -180,42 +165,45 @@ int merge(merge_request const& req) {
   if (req.files.empty()) throw usage_error("merge: name the shard files (JSON lines written by `run --results` or `bench --results`)");
   std::optional<output_file> out;
   if (req.out) out.emplace("--output", *req.out);
-  json header;
-  std::set<int> seen;
-  std::vector<json> records;
-  for (auto const& f : req.files) {
-    auto lines = read_lines(f);
-    auto const& h = lines.front();
-    if (header.is_null()) {
-      header = h;
-    } else {
-      if (h["command"] != header["command"] || h["config"] != header["config"])
-        throw usage_error(fmt::format("merge: '{}' is a shard of another command or configuration than '{}'", f, req.files.front()));
-      if (h["of"] != header["of"])
-        throw usage_error(fmt::format("merge: '{}' is shard {}/{} but '{}' is one of {} shards", f, h["shard"].get<int>(), h["of"].get<int>(),
-                                      req.files.front(), header["of"].get<int>()));
+  std::vector<shard_file> shards;
+  std::map<int, std::string> by_index;  // shard index -> its file
+  for (auto const& path : req.files) {
+    shard_file f = read_shard_file(path);
+    const std::string where = fmt::format("merge: '{}' line {}", f.path, f.header_line);
+    if (!shards.empty()) {
+      auto const& first = shards.front();
+      if (f.command != first.command)
+        throw usage_error(fmt::format("{}: a shard of `{}`, but '{}' is one of `{}`: merge the shards of one command", where, f.command, first.path,
+                                      first.command));
+      if (f.shard.count != first.shard.count)
+        throw usage_error(fmt::format("{}: shard {}/{}, but '{}' is one of {} shards", where, f.shard.index, f.shard.count, first.path, first.shard.count));
+      if (auto d = first_difference(f.header["config"], first.header["config"], "config"))
+        throw usage_error(fmt::format("{}: {} is {}, but {} in '{}': the shards of one merge come from one run", where, d->path, d->here, d->there,
+                                      first.path));
     }
-    const int idx = h["shard"].get<int>();
-    if (!seen.insert(idx).second) throw usage_error(fmt::format("merge: shard {}/{} is given twice ('{}')", idx, h["of"].get<int>(), f));
-    records.insert(records.end(), lines.begin() + 1, lines.end());
+    if (auto [it, fresh] = by_index.emplace(f.shard.index, f.path); !fresh)
+      throw usage_error(fmt::format("{}: shard {}/{} is given twice ('{}' and '{}')", where, f.shard.index, f.shard.count, it->second, f.path));
+    shards.push_back(std::move(f));
   }
-  const int of = header["of"].get<int>();
-  if (static_cast<int>(seen.size()) != of) {
+  const int of = shards.front().shard.count;
+  if (static_cast<int>(by_index.size()) != of) {
     std::vector<int> missing;
     for (int i = 0; i < of; ++i)
-      if (!seen.count(i)) missing.push_back(i);
-    throw usage_error(fmt::format("merge: {} of {} shards given; missing: {}", seen.size(), of, fmt::join(missing, ", ")));
+      if (!by_index.count(i)) missing.push_back(i);
+    throw usage_error(fmt::format("merge: {} of {} shards given; missing: {}", by_index.size(), of, fmt::join(missing, ", ")));
   }
+  json const& header = shards.front().header;
+  std::vector<json> records;
+  for (auto& f : shards)
+    for (auto& r : f.records) records.push_back(std::move(r.value));
   // The shard count is not part of the result: one run and four shards merge to the same bytes.
   std::string lines = json{{"record", "merged"}, {"command", header["command"]}, {"config", header["config"]}}.dump() + "\n";
   int rc = exit_ok;
   if (header["command"] == "run") {
     if (req.json || req.csv || req.svg) throw usage_error("merge: --json, --csv and --svg are for `bench` shards; these are `run` shards");
     rc = merge_run(header["config"], records, lines, out.has_value());
-  } else if (header["command"] == "bench") {
+  } else {  // "bench": read_shard_file allows no other
     rc = merge_bench(header["config"], records, lines, req);
-  } else {
-    throw usage_error(fmt::format("merge: unknown command '{}' in '{}'", header["command"].dump(), req.files.front()));
   }
   if (out) out->write(lines);
   else fmt::print("{}", lines);

@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "stagecraft/registry.hpp"
 
 namespace stagecraft::cli::detail {
@@ -18,6 +20,8 @@ namespace stagecraft::cli::detail {
 struct shard_spec {
   int index = 0, count = 1;
   bool owns(std::int64_t unit) const { return unit % count == index; }
+  // The first unit at or after `from` (>= 0) that this shard owns; the next are count apart.
+  std::int64_t first_owned(std::int64_t from) const { return from + ((index - from % count) % count + count) % count; }
   bool sharded() const { return count > 1; }
 };
 // "i/N" with 0 <= i < N; a usage_error naming the text otherwise.
@@ -31,6 +35,7 @@ struct explore_request {
   bool checks = true;
   shard_spec shard;
   std::string results;  // JSON-lines file ("" : none)
+  bool progress = false;  // a progress line on stderr (a terminal)
 };
 
 // `run [--all | KERNEL] [--explore N] --shard i/N --results F`: this shard's schedules of every
@@ -46,5 +51,28 @@ struct merge_request {
   std::optional<std::string> out, json, csv, svg;
 };
 int merge(merge_request const& m);
+
+// A shard file as `merge` reads it: the header and the records, each line checked against the
+// schema its writer writes (run_explore_records; bench's shard lines and bench::point_json):
+// every field present, of its type and range, none unknown; every seed and point owned by the
+// file's shard and none missing. Anything else is a usage_error "merge: 'F' line N: what".
+struct shard_record {
+  int line = 0;
+  nlohmann::ordered_json value;
+};
+struct shard_file {
+  std::string path;
+  std::string command;  // "run" or "bench"
+  shard_spec shard;
+  nlohmann::ordered_json header;
+  int header_line = 0;
+  std::vector<shard_record> records;
+};
+shard_file read_shard_file(std::string const& path);
+// Where two shards' configurations first differ (path "config.first_seed", the values as JSON).
+struct json_difference {
+  std::string path, here, there;
+};
+std::optional<json_difference> first_difference(nlohmann::ordered_json const& here, nlohmann::ordered_json const& there, std::string const& path);
 
 }  // namespace stagecraft::cli::detail

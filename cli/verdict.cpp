@@ -44,7 +44,8 @@ std::string first_mismatch(ir::Kernel const& k, std::vector<host_tensor> const& 
 }
 
 int compare_with_reference(ir::Kernel const& k, std::vector<host_tensor> const& got_all, std::vector<host_tensor> const& expected,
-                           const char* what, std::uint64_t steps, std::optional<interp::mma_tolerance> const& tol) {
+                           const char* what, std::uint64_t steps, std::optional<interp::mma_tolerance> const& tol,
+                           std::string const& caveat) {
   std::int64_t checked = 0;
   if (tol) {  // MMA outputs: within the documented bound (interp.hpp), which run prints
     double worst = 0, worst_bound = 0, worst_ratio = -1;
@@ -69,16 +70,16 @@ int compare_with_reference(ir::Kernel const& k, std::vector<host_tensor> const& 
       }
     }
     fmt::print("verdict: correct ({} output elements within the MMA tolerance of {}: largest error {:.3g} where the bound is {:.3g}; "
-               "K = {}, {} inputs{})\n",
+               "K = {}, {} inputs{}){}\n",
                checked, what, worst, worst_bound, tol->k, tol->input == ir::DType::f32 ? "tf32" : ir::dtype_name(tol->input),
-               steps ? fmt::format("; {} steps", steps) : std::string());
+               steps ? fmt::format("; {} steps", steps) : std::string(), caveat);
     return exit_ok;
   }
   if (auto m = first_mismatch(k, got_all, expected, what, checked); !m.empty()) {
     fmt::print("verdict: wrong result: {}\n", m);
     return exit_wrong;
   }
-  fmt::print("verdict: correct ({} output elements match {}{})\n", checked, what, steps ? fmt::format("; {} steps", steps) : std::string());
+  fmt::print("verdict: correct ({} output elements match {}{}){}\n", checked, what, steps ? fmt::format("; {} steps", steps) : std::string(), caveat);
   return exit_ok;
 }
 

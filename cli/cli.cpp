@@ -702,9 +702,6 @@ int main(int argc, char** argv, registry const& kernels) {
   } catch (bench::no_device const& e) {
     std::cout << e.what() << "\n";
     return exit_no_driver;
-  } catch (environment_error const& e) {  // the machine's fault: neither the kernel's nor ours
-    std::cerr << "stagecraft: this machine cannot do it: " << e.what() << "\n";
-    return exit_environment;
   } catch (nvrtc::unsupported const& e) {
     std::cerr << "stagecraft: " << e.what() << "\n";
     return exit_usage;

@@ -139,11 +139,14 @@ template <int N> __device__ __forceinline__ void bulk_wait_read() { asm volatile
 template <int N> __device__ __forceinline__ void bulk_wait() { asm volatile("cp.async.bulk.wait_group %0;" :: "n"(N) : "memory"); }
 
 // clusters
+// A CTA's place in its cluster never changes, so the reads are not volatile: the compiler reads
+// each once, hoists it out of loops and drops the ones multiplied by 0 (ptxas emulates each read
+// of %cluster_ctaid with a dozen instructions, a float division among them).
 __device__ __forceinline__ unsigned cluster_ctaid(int axis) {
   unsigned v;
-  if (axis == 0) asm volatile("mov.u32 %0, %%cluster_ctaid.x;" : "=r"(v));
-  else if (axis == 1) asm volatile("mov.u32 %0, %%cluster_ctaid.y;" : "=r"(v));
-  else asm volatile("mov.u32 %0, %%cluster_ctaid.z;" : "=r"(v));
+  if (axis == 0) asm("mov.u32 %0, %%cluster_ctaid.x;" : "=r"(v));
+  else if (axis == 1) asm("mov.u32 %0, %%cluster_ctaid.y;" : "=r"(v));
+  else asm("mov.u32 %0, %%cluster_ctaid.z;" : "=r"(v));
   return v;
 }
 __device__ __forceinline__ void cluster_sync() {

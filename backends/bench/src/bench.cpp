@@ -286,7 +286,7 @@ report run(kernel_entry const& e, options const& o) {
         const auto st = cuda::driver_status();
         k.target = *st.target;
         ir::verify(k);
-        const auto c = nvrtc::compile(k, k.target);
+        const auto c = nvrtc::compile(k, k.target, {.codegen = {.math = o.math}});
         cuda::timing_options to{.warmup = o.warmup, .min_reps = o.min_reps, .max_reps = o.max_reps, .max_seconds = o.max_seconds,
                                 .target_spread = o.target_spread, .flush_l2 = o.flush_l2, .deadline_ms = o.deadline_ms};
         const auto t = cuda::benchmark(c, k, inputs, to);
@@ -298,7 +298,7 @@ report run(kernel_entry const& e, options const& o) {
           auto expected = inputs;
           e.reference(expected, p.values);
           // The interpreter says whether an output comes from wgmma, and the tolerance for it.
-          const auto by_interp = interp::run(k, inputs, {.schedule = interp::policy::eager, .checks = false});
+          const auto by_interp = interp::run(k, inputs, {.schedule = interp::policy::eager, .checks = false, .math = o.math});
           p.check = compare(k, t.buffers, expected, "the reference", interp::tolerance_of(k, by_interp, inputs));
         } else {
           p.check = "not checked (--no-check)";

@@ -435,9 +435,10 @@ class emitter {
       case ir::ValueOp::scalar: return round(fp ? float_literal(v.scalar) : fmt::format("{}LL", static_cast<long long>(v.scalar)));
       case ir::ValueOp::neg: return round(fmt::format("(-{})", value(v.a, i)));
       case ir::ValueOp::exp: case ir::ValueOp::exp2: case ir::ValueOp::log: case ir::ValueOp::rsqrt: case ir::ValueOp::tanh:
-        // The prelude's copies of stagecraft/ir/math.hpp, not CUDA's expf & co: the interpreter
-        // computes the same bits (docs/interpreter.md, numerics).
-        return round(fmt::format("sc::math_{}({})", ir::value_op_name(v.op), value(v.a, i)));
+        // Exact: the prelude's copies of stagecraft/ir/math.hpp, not CUDA's expf & co, so the
+        // interpreter computes the same bits (docs/interpreter.md, numerics). Fast: one SFU
+        // instruction each (sc::fast_*, the same header's fast mode).
+        return round(fmt::format("sc::{}_{}({})", o_.math == ir::math_mode::fast ? "fast" : "math", ir::value_op_name(v.op), value(v.a, i)));
       case ir::ValueOp::abs: {
         const std::string x = value(v.a, i);
         return round(fp ? fmt::format("sc::math_abs({})", x) : fmt::format("([](long long y) {{ return y < 0 ? -y : y; }}({}))", x));
@@ -529,6 +530,8 @@ class emitter {
         if (v.dtype == ir::DType::u32) return round(fmt::format("(static_cast<unsigned>({}) * static_cast<unsigned>({}))", a, b));
         return round(fmt::format("({} * {})", a, b));
       case ir::ValueOp::div:  // integer division by zero gives -1 (as div.s32 does and the interpreter models); in C++ it is UB
+        // Fast: div.full.f32 (2 ulp) instead of the correctly rounded division's Newton sequence.
+        if (fp && o_.math == ir::math_mode::fast) return round(fmt::format("sc::fast_div({}, {})", a, b));
         return round(fp ? fmt::format("({} / {})", a, b) : fmt::format("sc::idiv({}, {})", a, b));
       case ir::ValueOp::min: return round(fp ? fmt::format("fminf({}, {})", a, b) : fmt::format("min({}, {})", a, b));
       case ir::ValueOp::max: return round(fp ? fmt::format("fmaxf({}, {})", a, b) : fmt::format("max({}, {})", a, b));

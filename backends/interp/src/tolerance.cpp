@@ -32,7 +32,7 @@ std::int64_t trip_count(ir::Kernel const& k, ir::Stmt const& s) {
 
 }  // namespace
 
-double mma_tolerance::bound(double reference, ir::DType output) const {
+double mma_tolerance::bound(double reference, ir::DType output, int param) const {
   double b = 0;
   if (k > 0) {
     const double kd = static_cast<double>(k);
@@ -44,15 +44,21 @@ double mma_tolerance::bound(double reference, ir::DType output) const {
     b += (kd * std::ldexp(1.0, -23) + steps * u_step + u_in) * sum_bound + std::ldexp(std::abs(reference), -mantissa_bits(output));
   }
   if (math_units > 0) {
-    b += math_units * std::ldexp(1.0, -24) * (std::abs(reference) + math_scale) + std::ldexp(1.0, -125);
+    const double r = param >= 0 && static_cast<std::size_t>(param) < param_scale.size() ? param_scale[static_cast<std::size_t>(param)] : math_scale;
+    b += math_units * std::ldexp(1.0, -24) * (std::abs(reference) + r) + std::ldexp(1.0, -125);
     if (k == 0) b += std::ldexp(std::abs(reference), -mantissa_bits(output));  // the output's own rounding may go the other way
   }
   return b;
 }
 
+bool mma_tolerance::within(double got, double reference, ir::DType output, int param) const {
+  if (got == reference || (std::isnan(got) && std::isnan(reference))) return true;
+  return std::abs(got - reference) <= bound(reference, output, param);
+}
+
 std::string mma_tolerance::rule() const {
   std::string mma = k > 0 ? fmt::format("the MMA bound (K = {}, {} inputs, max |input| {})", k, input == ir::DType::f32 ? "tf32" : ir::dtype_name(input), max_input) : "";
-  std::string fast = math_units > 0 ? fmt::format("the fast-math bound (E = {:.4g} units of 2^-24, R = {:.4g})", math_units, math_scale) : "";
+  std::string fast = math_units > 0 ? fmt::format("the fast-math bound (E = {:.4g} units of 2^-24, R up to {:.4g})", math_units, math_scale) : "";
   if (!mma.empty() && !fast.empty()) return mma + " plus " + fast;
   return mma.empty() ? fast : mma;
 }
@@ -106,12 +112,14 @@ std::optional<mma_tolerance> tolerance_of(ir::Kernel const& k, result const& r, 
   const auto outs = written_params(k);
   if (r.math == ir::math_mode::fast) {
     t.math_units = fast_math_units(k, r.max_exp_arg);
+    t.param_scale.assign(k.params.size(), 0.0);
     for (int p : outs)
       if (static_cast<std::size_t>(p) < r.buffers.size())
         for (std::int64_t i = 0; i < r.buffers[p].elements(); ++i) {
           const double x = std::abs(r.buffers[p].get(i));
-          if (std::isfinite(x)) t.math_scale = std::max(t.math_scale, x);
+          if (std::isfinite(x)) t.param_scale[static_cast<std::size_t>(p)] = std::max(t.param_scale[static_cast<std::size_t>(p)], x);
         }
+    for (double x : t.param_scale) t.math_scale = std::max(t.math_scale, x);
   }
   if (mma && r.mma_k > 0) {
     t.k = r.mma_k;

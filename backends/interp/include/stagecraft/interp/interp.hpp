@@ -139,8 +139,9 @@ std::vector<int> written_params(ir::Kernel const& k);
 // product of the lengths of the reductions v is under (each of their terms carries the error).
 // T(s): the trip counts of the loops around s when s reads what it overwrites (an accumulation:
 // the error of one iteration is carried into the next, as the online softmax's rescaling is),
-// else 1. R: the largest |output| of the run (a normwise term: a fused multiply-add's missing
-// rounding is relative to the product, not to a result that cancellation made small).
+// else 1. E is kernel-wide: any approximation may feed any output. R: the largest |element| of
+// the output tensor in the run (a normwise term: a fused multiply-add's missing rounding is
+// relative to the product, not to a result that cancellation made small).
 // 2^-125: the .ftz instructions flush subnormal results to zero.
 struct mma_tolerance {
   std::int64_t k = 0;  // 0: no MMA part
@@ -148,8 +149,13 @@ struct mma_tolerance {
   ir::DType accumulator = ir::DType::f32;
   double max_input = 0;
   double math_units = 0;  // E of fast math mode; 0: none (exact mode, or nothing approximate)
-  double math_scale = 0;  // R
-  double bound(double reference, ir::DType output) const;
+  double math_scale = 0;  // R: the largest over every output (what bound() uses without a param)
+  std::vector<double> param_scale;  // R of each GMEM parameter, by index (0 for inputs)
+  // param: the output tensor `reference` belongs to (its own R); -1: the largest R of all.
+  double bound(double reference, ir::DType output, int param = -1) const;
+  // The comparison itself: equal values (infinities of one sign included, which |got - ref| would
+  // make NaN) and two NaNs match; otherwise |got - ref| <= bound(ref, output, param).
+  bool within(double got, double reference, ir::DType output, int param = -1) const;
   // Which rule bound() applies, with its numbers, for `run` to print.
   std::string rule() const;
 };

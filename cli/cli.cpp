@@ -656,6 +656,9 @@ int main(int argc, char** argv, registry const& kernels) {
       if (shard_text || results_file) {
         if (!results_file) throw usage_error("run --shard: name the JSON-lines file with --results F (then `stagecraft merge` the shards)");
         if (rf.backend != "interp") throw usage_error(fmt::format("run --results: only the interpreter's schedules are sharded, not --backend {}", rf.backend));
+        // Shards run the interpreter in exact mode (cli/shard.cpp): say so rather than ignore --math.
+        if (parse_math(rf.math, ir::math_mode::exact) != ir::math_mode::exact)
+          throw usage_error("run --results: sharded schedules run in exact math mode; --math fast is not sharded yet");
         if (rf.trace_file || rf.timeline_file) throw usage_error("run --results writes no trace or timeline: run the kernel alone for those");
         detail::explore_request req{.policy = rf.policy, .seed = rf.seed, .input_seed = rf.input_seed, .explore = rf.explore,
                                     .pct_depth = rf.pct_depth, .checks = !rf.no_checks, .results = *results_file};

@@ -421,10 +421,10 @@ int ptx_kernel(kernel_entry const& e, param_values const& overrides, ptx_flags c
   if (cubin) cubin->write(std::string(c.cubin.begin(), c.cubin.end()));
   if (out) out->write(c.ptx);
   else if (!source && !cubin) fmt::print("{}", c.ptx);
-  std::fprintf(stderr, "%s on %s (math %s): %zu bytes of PTX, %zu bytes of CUBIN, %d registers, %d spill bytes, %lld bytes of SMEM, %zu tensor maps (%s)\n",
-               e.name.c_str(), f.arch.c_str(), ir::math_mode_name(gopt.math), c.ptx.size(), c.cubin.size(), c.registers, c.spill_bytes,
+  std::fprintf(stderr, "%s on %s: %zu bytes of PTX, %zu bytes of CUBIN, %d registers, %d spill bytes, %lld bytes of SMEM, %zu tensor maps (%s, math %s)\n",
+               e.name.c_str(), f.arch.c_str(), c.ptx.size(), c.cubin.size(), c.registers, c.spill_bytes,
                static_cast<long long>(c.code.smem_bytes), c.code.maps.size(),
-               c.origin == nvrtc::compiled::source::compiled ? "compiled" : "from cache");
+               c.origin == nvrtc::compiled::source::compiled ? "compiled" : "from cache", ir::math_mode_name(gopt.math));
   return exit_ok;
 #else
   return exit_ok;

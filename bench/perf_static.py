@@ -142,6 +142,7 @@ def run_kernel(args, k):
     cmd = [args.cli, "ptx", name, "--arch", k["arch"], "--cubin", cubin, "-o", os.path.join(args.out, tag + ".ptx")]
     for key, value in k.get("set", {}).items():
         cmd += ["--set", f"{key}={value}"]
+    cmd += k.get("args", [])
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         raise RuntimeError(f"{tag}: `{' '.join(cmd)}` exited {p.returncode}:\n{p.stdout}{p.stderr}")

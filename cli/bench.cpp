@@ -33,6 +33,7 @@ struct bench_command_impl final : bench_command {
   int min_reps = 10, max_reps = 500;
   double max_seconds = 2.0;
   std::string input_seed_text = "1";
+  std::string math = "fast";
 
   explicit bench_command_impl(CLI::App& app) {
     cmd = app.add_subcommand("bench", "measure a kernel on the GPU, or predict it with the modelled machine, over a sweep of its parameters");
@@ -52,6 +53,7 @@ struct bench_command_impl final : bench_command {
     cmd->add_option("--max-reps", max_reps, "--backend gpu: timed launches at most")->capture_default_str();
     cmd->add_option("--max-seconds", max_seconds, "--backend gpu: time spent repeating one configuration at most")->capture_default_str();
     cmd->add_option("--input-seed", input_seed_text, "seed of the random inputs")->capture_default_str();
+    cmd->add_option("--math", math, "--backend gpu: fast (SFU approximations, FMA; what users run) or exact (the interpreter's bits)")->capture_default_str();
     cmd->add_option("--shard", shard_text, "i/N: only the sweep points p with p mod N = i; needs --results (then `stagecraft merge`)");
     cmd->add_option("--results", results_file, "write the points as JSON lines for `stagecraft merge`");
     cmd->add_flag("--calibrate", calibrate, "--backend gpu: fit the model of --machine to the measurements and report its error per point");
@@ -77,6 +79,8 @@ struct bench_command_impl final : bench_command {
       if (!o.set.emplace(n, v).second) throw usage_error(fmt::format("--set {} is given twice", n));
     }
     for (auto const& s : sweeps) o.sweep.push_back(bench::parse_sweep(s));
+    if (auto m = ir::parse_math_mode(math)) o.math = *m;
+    else throw usage_error(fmt::format("unknown --math '{}' (exact or fast)", math));
     if (backend == "gpu") o.where = bench::backend::gpu;
     else if (backend != "model") throw usage_error(fmt::format("unknown --backend '{}' for bench (gpu or model)", backend));
     o.machine = machine;

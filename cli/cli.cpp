@@ -127,7 +127,15 @@ struct run_flags {
   std::uint32_t watchdog_ms = 2000;   // --backend gpu: bounded barrier waits (0: off)
   std::uint32_t deadline_ms = 10000;  // --backend gpu: host-side deadline per launch (0: none)
   std::optional<double> time_budget;  // --explore: seconds for all the schedules of the command
+  std::string math;                   // --math exact|fast; empty: fast on the GPU, exact on the CPU backends
 };
+
+// --math: exact (bit-equal across backends) or fast (the SFU's approximations; docs/codegen.md).
+ir::math_mode parse_math(std::string const& text, ir::math_mode otherwise) {
+  if (text.empty()) return otherwise;
+  if (auto m = ir::parse_math_mode(text)) return *m;
+  throw usage_error(fmt::format("unknown --math '{}' (exact or fast)", text));
+}
 
 std::string byte_size(double bytes) {
   const char* unit[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
@@ -196,7 +204,8 @@ int run_on_gpu(kernel_entry const& e, param_values const& values, ir::Kernel con
   ir::Kernel kk = k;
   kk.target = target;
   const auto inputs = random_inputs(kk, f.input_seed);
-  const auto c = nvrtc::compile(kk, target, {.codegen = {.watchdog_ms = f.watchdog_ms}});
+  const auto math = parse_math(f.math, ir::math_mode::fast);
+  const auto c = nvrtc::compile(kk, target, {.codegen = {.watchdog_ms = f.watchdog_ms, .math = math}});
   cuda::launch_result r;
   try {
     r = cuda::launch(c, kk, inputs, {.deadline_ms = f.deadline_ms});
@@ -204,14 +213,16 @@ int run_on_gpu(kernel_entry const& e, param_values const& values, ir::Kernel con
     fmt::print("{} on {} ({}): {}\nverdict: GPU error\n", e.name, st.device, ir::target_name(target), err.what());
     return exit_gpu_error;
   }
-  fmt::print("{} on {} ({}, watchdog {}): {:.3f} ms\n", e.name, st.device, ir::target_name(target),
-             f.watchdog_ms ? fmt::format("{} ms", f.watchdog_ms) : std::string("off"), r.milliseconds);
+  fmt::print("{} on {} ({}, watchdog {}, math {}): {:.3f} ms\n", e.name, st.device, ir::target_name(target),
+             f.watchdog_ms ? fmt::format("{} ms", f.watchdog_ms) : std::string("off"), ir::math_mode_name(math), r.milliseconds);
   auto expected = inputs;
   e.reference(expected, values);
-  auto interp_result = interp::run(kk, inputs, {.schedule = interp::policy::eager, .checks = false});
+  auto interp_result = interp::run(kk, inputs, {.schedule = interp::policy::eager, .checks = false, .math = math});
   const auto tol = interp::tolerance_of(kk, interp_result, inputs);
   if (int rc = compare_with_reference(kk, r.buffers, expected, "the reference", 0, tol); rc != exit_ok) return rc;
-  return compare_with_reference(kk, r.buffers, interp_result.buffers, "the interpreter", 0, tol);
+  // Both fast runs are within the bound of the exact reference, so of each other within twice it.
+  return compare_with_reference(kk, r.buffers, interp_result.buffers, "the interpreter", 0,
+                                tol && math == ir::math_mode::fast ? std::optional(interp::between_fast_runs(*tol)) : tol);
 #else
   (void)values;
   (void)k;
@@ -254,9 +265,10 @@ int device_report() {
 // each schedule is checked against the reference and the interpreter.
 int run_on_host(kernel_entry const& e, param_values const& values, ir::Kernel const& k, run_flags const& f, detail::explore_clock const& clock) {
   const auto inputs = random_inputs(k, f.input_seed);
+  const auto math = parse_math(f.math, ir::math_mode::exact);
   hostexec::compiled c;
   try {
-    c = hostexec::compile(k);
+    c = hostexec::compile(k, {.math = math});
   } catch (hostexec::compile_error const& x) {
     std::cerr << "stagecraft: " << x.what() << "\n";
     return exit_internal;
@@ -264,12 +276,14 @@ int run_on_host(kernel_entry const& e, param_values const& values, ir::Kernel co
   const int n = std::max(1, f.explore);
   std::vector<std::string> set;
   for (auto const& [name, v] : values) set.push_back(fmt::format("{}={}", name, v));
-  fmt::print("{} ({}): inputs seeded random (--input-seed {}), host backend ({}), schedule seed(s) {}..{}\n", e.name, fmt::join(set, " "), f.input_seed,
-             c.from_cache ? "cached object" : fmt::format("compiled in {:.2f} s", c.compile_seconds), f.seed, f.seed + static_cast<std::uint64_t>(n) - 1);
+  fmt::print("{} ({}): inputs seeded random (--input-seed {}), host backend ({}, math {}), schedule seed(s) {}..{}\n", e.name, fmt::join(set, " "),
+             f.input_seed, c.from_cache ? "cached object" : fmt::format("compiled in {:.2f} s", c.compile_seconds), ir::math_mode_name(math), f.seed,
+             f.seed + static_cast<std::uint64_t>(n) - 1);
   auto expected = inputs;
   e.reference(expected, values);
-  const auto by_interp = interp::run(k, inputs, {.schedule = interp::policy::eager, .checks = false});
+  const auto by_interp = interp::run(k, inputs, {.schedule = interp::policy::eager, .checks = false, .math = math});
   const auto tol = interp::tolerance_of(k, by_interp, inputs);
+  const auto tol_interp = tol && math == ir::math_mode::fast ? std::optional(interp::between_fast_runs(*tol)) : tol;
   // No progress line: every schedule prints its verdict line, and a line rewritten on stderr
   // would garble them on the terminal.
   int i = 0;
@@ -284,7 +298,7 @@ int run_on_host(kernel_entry const& e, param_values const& values, ir::Kernel co
       fmt::print("(host schedule --seed {})\n", seed);
       return rc;
     }
-    if (int rc = compare_with_reference(k, r.buffers, by_interp.buffers, "the interpreter", r.steps, tol); rc != exit_ok) {
+    if (int rc = compare_with_reference(k, r.buffers, by_interp.buffers, "the interpreter", r.steps, tol_interp); rc != exit_ok) {
       fmt::print("(host schedule --seed {})\n", seed);
       return rc;
     }
@@ -328,6 +342,7 @@ int run_kernel(kernel_entry const& e, param_values const& overrides, run_flags c
   o.pct_depth = f.pct_depth;
   o.checks = !f.no_checks;
   o.trace = f.trace_file || f.timeline_file;
+  o.math = parse_math(f.math, ir::math_mode::exact);
   if (f.explore > 0 && (o.schedule == interp::policy::eager || o.schedule == interp::policy::lazy)) o.schedule = interp::policy::pct;
   if (o.pct_depth < 1) throw usage_error("--pct-depth must be at least 1");
   if (f.explore > 0 && o.seed > std::numeric_limits<std::uint64_t>::max() - static_cast<std::uint64_t>(f.explore - 1))
@@ -340,9 +355,9 @@ int run_kernel(kernel_entry const& e, param_values const& overrides, run_flags c
   const auto inputs = random_inputs(k, f.input_seed);
   std::vector<std::string> set;
   for (auto const& [n, v] : values) set.push_back(fmt::format("{}={}", n, v));
-  fmt::print("{} ({}): inputs seeded random (--input-seed {}), policy {}{}{}\n", e.name, fmt::join(set, " "), f.input_seed,
+  fmt::print("{} ({}): inputs seeded random (--input-seed {}), policy {}{}{}{}\n", e.name, fmt::join(set, " "), f.input_seed,
              interp::policy_name(o.schedule), o.schedule == interp::policy::random || o.schedule == interp::policy::pct ? fmt::format(" --seed {}", o.seed) : "",
-             o.checks ? "" : ", checks off");
+             o.checks ? "" : ", checks off", o.math == ir::math_mode::fast ? ", math fast" : "");
 
   interp::result r;
   std::string caveat;  // what a "correct" verdict does not cover
@@ -382,6 +397,7 @@ struct ptx_flags {
   std::string arch = "sm_90a";
   std::optional<std::string> out, cubin, source;
   std::uint32_t watchdog_ms = 0;
+  std::string math = "fast";
 };
 
 // `stagecraft ptx`: generate CUDA C++, JIT it with NVRTC (ptxas validates it) and write the
@@ -408,12 +424,13 @@ int ptx_kernel(kernel_entry const& e, param_values const& overrides, ptx_flags c
   if (f.out) out.emplace("--output", *f.out);
   if (f.cubin) cubin.emplace("--cubin", *f.cubin);
   if (f.source) source.emplace("--source", *f.source);
-  const auto gen = nvrtc::generate(k, {.watchdog_ms = f.watchdog_ms});
+  const nvrtc::codegen_options gopt{.watchdog_ms = f.watchdog_ms, .math = parse_math(f.math, ir::math_mode::fast)};
+  const auto gen = nvrtc::generate(k, gopt);
   if (source) source->write(gen.source);
 #ifdef STAGECRAFT_HAVE_NVRTC
   nvrtc::compiled c;
   try {
-    c = nvrtc::compile(k, target, {.codegen = {.watchdog_ms = f.watchdog_ms}});
+    c = nvrtc::compile(k, target, {.codegen = gopt});
   } catch (nvrtc::unavailable const& e) {
     std::fprintf(stderr, "stagecraft: %s\n", e.what());
     return exit_no_driver;
@@ -421,10 +438,10 @@ int ptx_kernel(kernel_entry const& e, param_values const& overrides, ptx_flags c
   if (cubin) cubin->write(std::string(c.cubin.begin(), c.cubin.end()));
   if (out) out->write(c.ptx);
   else if (!source && !cubin) fmt::print("{}", c.ptx);
-  std::fprintf(stderr, "%s on %s: %zu bytes of PTX, %zu bytes of CUBIN, %d registers, %d spill bytes, %lld bytes of SMEM, %zu tensor maps (%s)\n",
+  std::fprintf(stderr, "%s on %s: %zu bytes of PTX, %zu bytes of CUBIN, %d registers, %d spill bytes, %lld bytes of SMEM, %zu tensor maps (%s, math %s)\n",
                e.name.c_str(), f.arch.c_str(), c.ptx.size(), c.cubin.size(), c.registers, c.spill_bytes,
                static_cast<long long>(c.code.smem_bytes), c.code.maps.size(),
-               c.origin == nvrtc::compiled::source::compiled ? "compiled" : "from cache");
+               c.origin == nvrtc::compiled::source::compiled ? "compiled" : "from cache", ir::math_mode_name(gopt.math));
   return exit_ok;
 #else
   return exit_ok;
@@ -573,6 +590,7 @@ int main(int argc, char** argv, registry const& kernels) {
   run_cmd->add_option("--deadline-ms", rf.deadline_ms, "--backend gpu: the host gives up on a launch after this long (0: never)")
       ->capture_default_str();
   run_cmd->add_option("--timeline", rf.timeline_file, "write a self-contained HTML timeline");
+  run_cmd->add_option("--math", rf.math, "exact (bit-equal across backends; default for interp and host) or fast (SFU approximations, FMA; default for gpu)");
   std::optional<std::string> shard_text, results_file;
   run_cmd->add_option("--shard", shard_text, "i/N: run only this shard's schedules (unit u of N, kernel-major); needs --results (docs/bench.md)");
   run_cmd->add_option("--results", results_file, "write the results as JSON lines for `stagecraft merge`");
@@ -593,6 +611,7 @@ int main(int argc, char** argv, registry const& kernels) {
   ptx_cmd->add_option("--arch", pf.arch, "sm_90a or sm_100a")->capture_default_str();
   ptx_cmd->add_option("-o,--output", pf.out, "write the PTX here instead of printing it");
   ptx_cmd->add_option("--cubin", pf.cubin, "write the CUBIN here");
+  ptx_cmd->add_option("--math", pf.math, "fast (ex2/rcp/rsqrt.approx, FMA contraction) or exact (the interpreter's bits)")->capture_default_str();
   ptx_cmd->add_option("--source", pf.source, "write the generated CUDA C++ here");
   ptx_cmd->add_option("--watchdog-ms", pf.watchdog_ms, "generate bounded barrier waits that trap after this long (0: off)")
       ->capture_default_str();
@@ -667,6 +686,9 @@ int main(int argc, char** argv, registry const& kernels) {
       if (shard_text || results_file) {
         if (!results_file) throw usage_error("run --shard: name the JSON-lines file with --results F (then `stagecraft merge` the shards)");
         if (rf.backend != "interp") throw usage_error(fmt::format("run --results: only the interpreter's schedules are sharded, not --backend {}", rf.backend));
+        // Shards run the interpreter in exact mode (cli/shard.cpp): say so rather than ignore --math.
+        if (parse_math(rf.math, ir::math_mode::exact) != ir::math_mode::exact)
+          throw usage_error("run --results: sharded schedules run in exact math mode; --math fast is not sharded yet");
         if (rf.trace_file || rf.timeline_file) throw usage_error("run --results writes no trace or timeline: run the kernel alone for those");
         detail::explore_request req{.policy = rf.policy, .seed = rf.seed, .input_seed = rf.input_seed, .explore = rf.explore,
                                     .pct_depth = rf.pct_depth, .checks = !rf.no_checks, .results = *results_file,

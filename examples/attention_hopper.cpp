@@ -9,7 +9,7 @@
 //
 //   S  = Q K^T                         wgmma, both operands in SMEM, f32 D fragment
 //   L  = S * log2(e) / sqrt(D)         (causal: on the diagonal block, select(col <= row, L, -1e30))
-//   m' = max(m, max<1>(L))             row reduction of the fragment: registers + 2 quad shuffles
+//   m' = max(m, max<1>(S) * scale)     row reduction of the fragment: registers + 2 quad shuffles
 //   S := P = exp2(L - broadcast<1>(m'))   in S's own registers
 //   l  = l * exp2(m - m') + sum<1>(P)
 //   O  = O * broadcast<1>(exp2(m - m')) + P V   P straight from S's registers as wgmma's A
@@ -110,11 +110,15 @@ auto attention_hopper(std::int64_t B, std::int64_t S) {
       // The online softmax and O += P V. P overwrites S in its own registers: computed once,
       // then summed and fed to every P V wgmma (a tile value is recomputed wherever it is used;
       // a register store is not).
+      // The row max is taken of the raw scores and scaled once per row: max<1>(S) * scale is
+      // max<1>(S * scale) bit for bit (rounding is monotonic, scale > 0), and S * scale then has
+      // one use, S * scale - m', which fast mode contracts into one FFMA per element (FA3's form).
       auto update = [&](auto s) {
         auto L = load(Sacc) * scale;
         auto alpha = exp2(load(m) - load(mn));
         auto P = load(Sacc);
-        return seq(store(mn, max(load(m), max<1>(L))), store(Sacc, exp2(L - broadcast<1>(load(mn), tile))), store(l, load(l) * alpha + sum<1>(P)),
+        return seq(store(mn, max(load(m), max<1>(load(Sacc)) * scale)), store(Sacc, exp2(L - broadcast<1>(load(mn), tile))),
+                   store(l, load(l) * alpha + sum<1>(P)),
                    each<DC>([&](auto c) { return store(O(c), load(O(c)) * broadcast<1>(alpha, tile)); }), barrier_wait(v_full[s]),
                    in_turn(seq(each<DC>([&](auto c) { return wgmma(O(c), cast<bf16>(P), vs[s][c]); }), wgmma_commit())), wgmma_wait(0_c),
                    store(m, load(mn)));

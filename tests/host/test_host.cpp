@@ -11,7 +11,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <random>
+#include <optional>
 #include <set>
+#include <string>
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
@@ -735,4 +737,78 @@ TEST_CASE("host: under an address-space limit (ulimit -v) every SMEM offset stil
   const auto offset = std::stoull(n.message.substr(at + head.size(), end - at - head.size()));
   CHECK(offset >= slot);
   CHECK(offset < slot + 32768);
+}
+
+// ---- fast math mode (docs/codegen.md, "Math modes") ---------------------------------------------
+
+TEST_CASE("host: fast math mode runs the approx primitives and contraction, within the fast-math bound of the reference and of the fast interpreter",
+          "[host][fastmath]") {
+  // The tile ops (exp, exp2, log, rsqrt, tanh, a row softmax), softmax_rows and layernorm_rows,
+  // and the online softmax of row-vector accumulators (hoisted per-row rescale factors).
+  struct one {
+    std::string name;
+    ir::Kernel kernel;
+    std::vector<host_tensor> inputs, expected;
+  };
+  std::vector<one> cases;
+  for (auto& c : testing::tile_ops::all()) {
+    auto in = testing::tile_ops::inputs(c.kernel, input_seed);
+    auto want = in;
+    c.reference(want);
+    cases.push_back({c.kernel.name, c.kernel, in, want});
+  }
+  for (auto const* name : {"softmax_rows", "layernorm_rows"}) {
+    const auto k = example(name);
+    const auto in = random_inputs(k, input_seed);
+    cases.push_back({name, k, in, reference_of(name, in)});
+  }
+  {
+    namespace rs = testing::row_state;
+    const auto k = rs::online_softmax_kernel();
+    const auto in = rs::inputs(k, input_seed);
+    auto want = in;
+    rs::reference(want, rs::sum_by_quad);
+    cases.push_back({"online_softmax", k, in, want});
+  }
+  bool any_differs = false;
+  for (auto const& c : cases) {
+    INFO("kernel " << c.name);
+    const auto fast = hostexec::compile(c.kernel, {.math = ir::math_mode::fast});
+    const auto exact = hostexec::compile(c.kernel);
+    CHECK(fast.code.options.math == ir::math_mode::fast);
+    // Kernels with a transcendental or a float division call other functions in fast mode (the
+    // others differ only in the compiler's -ffp-contract flag, which is in the object's key).
+    const bool approximates = std::any_of(c.kernel.values.begin(), c.kernel.values.end(), [](ir::Value const& v) {
+      return ir::dtype_is_float(v.dtype) && ir::fast_error_units(v.op) > 0;
+    });
+    if (approximates) CHECK(fast.translation_unit != exact.translation_unit);
+    else CHECK(fast.translation_unit == exact.translation_unit);
+    CHECK_THAT(fast.translation_unit, Contains("float approx_ex2(float x)"));
+    const auto ir = interp::run(c.kernel, c.inputs, {.schedule = interp::policy::eager, .math = ir::math_mode::fast});
+    REQUIRE(ir.ok());
+    const auto tol = interp::tolerance_of(c.kernel, ir, c.inputs);
+    const auto between = tol ? std::optional(interp::between_fast_runs(*tol)) : tol;
+    for (int s = 0; s < 3; ++s) {
+      INFO("host seed " << s);
+      hostexec::options o;
+      o.seed = static_cast<std::uint64_t>(s);
+      const auto r = hostexec::run(fast, c.kernel, c.inputs, o);
+      INFO(r.message);
+      REQUIRE(r.ok());
+      for (int p : interp::written_params(c.kernel))
+        for (std::int64_t i = 0; i < r.buffers[p].elements(); ++i) {
+          const double g = r.buffers[p].get(i), w = c.expected[p].get(i), x = ir.buffers[p].get(i);
+          INFO(c.kernel.params[p].name << "[" << i << "]: host " << g << ", reference " << w << ", fast interpreter " << x);
+          if (!tol) {  // nothing approximate (no transcendental, no multiply): bit for bit
+            REQUIRE((g == w || (std::isnan(g) && std::isnan(w))));
+            continue;
+          }
+          REQUIRE(tol->within(g, w, r.buffers[p].dtype, p));
+          REQUIRE(between->within(g, x, r.buffers[p].dtype, p));
+        }
+      if (s == 0)
+        for (int p : interp::written_params(c.kernel)) any_differs = any_differs || r.buffers[p].bytes != c.expected[p].bytes;
+    }
+  }
+  CHECK(any_differs);  // the fast path computes other bits than the exact reference somewhere
 }

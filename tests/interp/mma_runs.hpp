@@ -1,5 +1,6 @@
 // What the MMA interpreter tests share: a run is correct when every output element is within the
-// documented MMA tolerance of the reference (interp::tolerance_of), under eager, lazy and PCT.
+// documented MMA tolerance of the reference (interp::tolerance_of; in fast math mode plus the
+// fast-math bound), under eager, lazy and PCT. outside_bound applies the predicate `run` applies.
 #pragma once
 #include <catch2/catch.hpp>
 
@@ -18,25 +19,28 @@ inline std::string outside_bound(ir::Kernel const& k, interp::result const& r, s
   if (!tol) return "no MMA tolerance: the run read no accumulator or TMEM";
   for (int p : interp::written_params(k))
     for (std::int64_t i = 0; i < r.buffers[p].elements(); ++i) {
-      const double got = r.buffers[p].get(i), want = expected[p].get(i), bound = tol->bound(want, r.buffers[p].dtype);
-      if (!(std::abs(got - want) <= bound))
+      const double got = r.buffers[p].get(i), want = expected[p].get(i), bound = tol->bound(want, r.buffers[p].dtype, p);
+      if (!tol->within(got, want, r.buffers[p].dtype, p))
         return k.params[p].name + "[" + std::to_string(i) + "] = " + std::to_string(got) + ", reference " + std::to_string(want) +
                ", bound " + std::to_string(bound);
     }
   return "";
 }
 
-inline void run_everywhere(ir::Kernel const& k, std::vector<host_tensor> const& in, std::vector<host_tensor> const& expected, int pct_schedules) {
+// math: the interpreter's math mode; fast runs are compared within the MMA bound plus the fast-math
+// bound (interp.hpp), which tolerance_of adds for a fast run.
+inline void run_everywhere(ir::Kernel const& k, std::vector<host_tensor> const& in, std::vector<host_tensor> const& expected, int pct_schedules,
+                           ir::math_mode math = ir::math_mode::exact) {
   for (auto p : {interp::policy::eager, interp::policy::lazy}) {
-    INFO(k.name << ", policy " << interp::policy_name(p));
-    const auto r = interp::run(k, in, {.schedule = p});
+    INFO(k.name << ", policy " << interp::policy_name(p) << ", math " << ir::math_mode_name(math));
+    const auto r = interp::run(k, in, {.schedule = p, .math = math});
     INFO((r.ok() ? std::string() : r.diagnostics.front().message));
     REQUIRE(r.ok());
     CHECK(outside_bound(k, r, in, expected) == "");
   }
   for (int s = 0; s < pct_schedules; ++s) {
-    INFO(k.name << ", policy pct --seed " << s);
-    const auto r = interp::run(k, in, {.schedule = interp::policy::pct, .seed = static_cast<std::uint64_t>(s)});
+    INFO(k.name << ", policy pct --seed " << s << ", math " << ir::math_mode_name(math));
+    const auto r = interp::run(k, in, {.schedule = interp::policy::pct, .seed = static_cast<std::uint64_t>(s), .math = math});
     INFO((r.ok() ? std::string() : r.diagnostics.front().message));
     REQUIRE(r.ok());
     REQUIRE(outside_bound(k, r, in, expected) == "");

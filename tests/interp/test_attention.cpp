@@ -1,6 +1,11 @@
 // attention_hopper in the interpreter: S = 256 at head dims 64 and 128, causal and not, within
 // the MMA tolerance of its double reference (which rounds P to bf16 where the kernel does)
 // under eager, lazy and 50 PCT schedules; and the parts of its protocol a wrong kernel breaks.
+// Fast math mode: every configuration within the MMA plus fast-math bound, and that bound
+// checked from both sides with planted outputs (softmax_rows, layernorm_rows: f32 outputs).
+#include <cmath>
+#include <string>
+
 #include <catch2/catch.hpp>
 
 #include <stagecraft/interp/interp.hpp>
@@ -78,4 +83,112 @@ TEST_CASE("attention_hopper pingpong=1: S = 256 (and 512, two query tiles), D = 
         REQUIRE(b.kernel.allocs.size() == attention(D, causal).kernel.allocs.size() + 1);  // the turn barriers
         testing::run_everywhere(b.kernel, b.inputs, b.expected, 50);
       }
+}
+
+// ---- fast math mode (docs/codegen.md, "Math modes") ---------------------------------------------
+
+TEST_CASE("attention_hopper in fast math mode: every configuration within the MMA plus fast-math bound under eager, lazy and 10 PCT schedules",
+          "[interp][attention][fastmath]") {
+  for (std::int64_t D : {64, 128})
+    for (std::int64_t causal : {0, 1})
+      for (std::int64_t pingpong : {0, 1}) {
+        INFO("D = " << D << ", causal = " << causal << ", pingpong = " << pingpong);
+        auto b = attention(D, causal, 1, 256, pingpong);
+        testing::run_everywhere(b.kernel, b.inputs, b.expected, 10, ir::math_mode::fast);
+      }
+}
+
+TEST_CASE("attention_hopper: only fast runs get the fast-math bound, on top of the same MMA bound", "[interp][attention][fastmath]") {
+  // (That the fast interpreter computes other bits than exact is shown on f32 outputs in
+  // "[fastmath]" below: attention's bf16 outputs round a 1-ulp difference of P away.)
+  auto b = attention(128, 0);
+  const auto exact = interp::run(b.kernel, b.inputs, {.schedule = interp::policy::eager});
+  const auto fast = interp::run(b.kernel, b.inputs, {.schedule = interp::policy::eager, .math = ir::math_mode::fast});
+  REQUIRE(exact.ok());
+  REQUIRE(fast.ok());
+  const auto te = interp::tolerance_of(b.kernel, exact, b.inputs);
+  const auto tf = interp::tolerance_of(b.kernel, fast, b.inputs);
+  REQUIRE(te);
+  REQUIRE(tf);
+  CHECK(te->math_units == 0);
+  CHECK(tf->math_units > 0);
+  CHECK(tf->k == te->k);  // the MMA part is the same
+}
+
+namespace {
+
+// A fast run of a registered kernel, its reference and tolerance.
+struct fast_run {
+  ir::Kernel kernel;
+  std::vector<host_tensor> inputs, expected;
+  interp::result result;
+};
+fast_run run_fast(std::string const& name, param_values const& set = {}) {
+  auto const& e = registry::global().find(name);
+  const auto values = registry::resolve(e, set);
+  fast_run f{e.build(values), {}, {}, {}};
+  f.inputs = testing::random_buffers(f.kernel, 7);
+  f.expected = f.inputs;
+  e.reference(f.expected, values);
+  f.result = interp::run(f.kernel, f.inputs, {.schedule = interp::policy::eager, .math = ir::math_mode::fast});
+  return f;
+}
+
+}  // namespace
+
+TEST_CASE("fast-math bound: an output planted 1.01 bounds from its reference fails, 0.99 bounds passes (softmax_rows, layernorm_rows)",
+          "[interp][fastmath]") {
+  // The comparison `run` makes (cli/verdict.cpp: |got - ref| <= bound(ref, dtype, param)),
+  // mirrored by testing::outside_bound, at both sides of the bound for the first output element,
+  // the largest and the smallest.
+  for (auto const* name : {"softmax_rows", "layernorm_rows"}) {
+    INFO(name);
+    auto f = run_fast(name);
+    REQUIRE(f.result.ok());
+    const auto tol = interp::tolerance_of(f.kernel, f.result, f.inputs);
+    REQUIRE(tol);
+    REQUIRE(tol->k == 0);
+    REQUIRE(tol->math_units > 0);
+    REQUIRE(testing::outside_bound(f.kernel, f.result, f.inputs, f.expected).empty());  // the honest run passes
+    // ... and is a fast run: exp2f(x * log2 e) computes other bits than the exp polynomial. (For
+    // layernorm_rows the CPU's stand-in for rsqrt.approx, 1 / sqrtf, is exact mode's rsqrt, and
+    // x86-64 without -mfma contracts nothing: the same bits, within the bound all the same.)
+    if (std::string(name) == "softmax_rows") {
+      const auto exact = interp::run(f.kernel, f.inputs, {.schedule = interp::policy::eager});
+      REQUIRE(exact.ok());
+      const auto out = static_cast<std::size_t>(interp::written_params(f.kernel).front());
+      CHECK(exact.buffers[out].bytes != f.result.buffers[out].bytes);
+    }
+    const int p = interp::written_params(f.kernel).front();
+    auto const& want = f.expected[static_cast<std::size_t>(p)];
+    REQUIRE(want.dtype == ir::DType::f32);  // the planted values are held exactly
+    std::int64_t big = 0, small = 0;
+    for (std::int64_t i = 0; i < want.elements(); ++i) {
+      if (std::abs(want.get(i)) > std::abs(want.get(big))) big = i;
+      if (std::abs(want.get(i)) < std::abs(want.get(small))) small = i;
+    }
+    for (std::int64_t i : {std::int64_t{0}, big, small})
+      for (double sign : {1.0, -1.0}) {
+        const double w = want.get(i), bound = tol->bound(w, want.dtype, p);
+        INFO("element " << i << ": reference " << w << ", bound " << bound << ", sign " << sign);
+        auto planted = f.result;
+        planted.buffers[static_cast<std::size_t>(p)].set(i, w + sign * 0.99 * bound);
+        CHECK(testing::outside_bound(f.kernel, planted, f.inputs, f.expected).empty());
+        planted.buffers[static_cast<std::size_t>(p)].set(i, w + sign * 1.01 * bound);
+        CHECK_FALSE(testing::outside_bound(f.kernel, planted, f.inputs, f.expected).empty());
+      }
+  }
+}
+
+TEST_CASE("fast-math bound: softmax_rows and layernorm_rows in fast mode are within it under eager, lazy and 10 PCT schedules; the bound is "
+          "far below the outputs' size", "[interp][fastmath]") {
+  for (auto const* name : {"softmax_rows", "layernorm_rows"}) {
+    auto f = run_fast(name);
+    REQUIRE(f.result.ok());
+    testing::run_everywhere(f.kernel, f.inputs, f.expected, 10, ir::math_mode::fast);
+    // A bound as wide as the outputs would pass anything: it must stay below 2^-8 of them.
+    const auto tol = interp::tolerance_of(f.kernel, f.result, f.inputs);
+    REQUIRE(tol);
+    CHECK(tol->math_units * std::ldexp(1.0, -24) * 2 < std::ldexp(1.0, -8));
+  }
 }

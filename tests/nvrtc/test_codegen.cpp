@@ -270,14 +270,20 @@ TEST_CASE("a row reduction of a wgmma accumulator is a fold of the thread's regi
   const auto b = body(nvrtc::generate(acc));
   CHECK_THAT(b, Contains("__shfl_xor_sync(0xffffffffu, r0, 1)") && Contains("__shfl_xor_sync(0xffffffffu, r0, 2)"));
   CHECK_THAT(b, !Contains("rk0") && !Contains("bar.sync"));  // no index-order fold, no SMEM exchange
-  // 64 columns: 16 registers of the row per thread (4j + 2h + b), the last one j = 7, b = 1.
-  CHECK_THAT(b, Contains("acc0[(mb) * 32 + (29 + 2 * (i / 2 % 2))]"));
+  // 64 columns: 16 registers of the row per thread (4j + 2h + b), the last one j = 7, b = 1;
+  // the row max is folded once per row of the thread (h), before the walk of its columns, which
+  // reads it from the per-row register (hoist_rows), not once per element.
+  CHECK_THAT(b, Contains("acc0[(mb) * 32 + (29 + 2 * (h))]") && Contains("for (int h = 0; h < 2; ++h) row0_[h] = "));
+  CHECK_THAT(b, Contains("- row0_[i / 2 % 2]") && !Contains("2 * (i / 2 % 2))]"));
 
   // The online-softmax state: row vectors are 2 registers per m64 block, read at the walk's row.
   const auto g = nvrtc::generate(testing::row_state::online_softmax_kernel());
   const auto src = body(g);
   CHECK_THAT(src, Contains("float acc2[2];") && Contains("float acc4[2];") && Contains("float acc0[32];"));
-  CHECK_THAT(src, Contains("acc4[(mb) * 2 + (h)]") && Contains("acc3[(mb) * 2 + (i / 2 % 2)]"));
+  // m_new (acc3) broadcast along O's rows is read once per row into row registers, which the
+  // walk of O's columns reads.
+  CHECK_THAT(src, Contains("acc4[(mb) * 2 + (h)]") && Contains("acc3[(mb) * 2 + (h)]") && Contains("row0_[i / 2 % 2]"));
+  CHECK_THAT(src, !Contains("acc3[(mb) * 2 + (i / 2 % 2)]"));
   CHECK_THAT(src, Contains("if (sc::accumulator_element(lane, 0).col == 0)"));  // one lane of a quad stores a row
   CHECK_THAT(src, !Contains("bar.sync") && !Contains("rk0"));
 

@@ -699,3 +699,58 @@ TEST_CASE("attention_hopper pingpong=1: sm_90a with no spills, each warpgroup's 
       CHECK(count_prefix(lines[1], "mbarrier.arrive.release") - count_prefix(lines[0], "mbarrier.arrive.release") == turn_waits + 1);
     }
 }
+
+// ---- fast math mode (docs/codegen.md, "Math modes") ---------------------------------------------
+
+TEST_CASE("nvrtc: fast math mode compiles exp, exp2, log, rsqrt, tanh and division to the SFU's approximations with FMA contraction; "
+          "exact keeps the polynomials; the cache key differs by mode", "[nvrtc][fastmath]") {
+  const auto k = testing::tile_ops::math_kernel();
+  const nvrtc::options exact{.memory_cache = false, .disk_cache = false};
+  nvrtc::options fast = exact;
+  fast.codegen.math = ir::math_mode::fast;
+  const auto e = nvrtc::compile(k, ir::Target::sm_90a, exact);
+  const auto f = nvrtc::compile(k, ir::Target::sm_90a, fast);
+  for (auto const* op : {"ex2.approx.ftz.f32", "lg2.approx.ftz.f32", "rsqrt.approx.ftz.f32", "tanh.approx.f32"}) {
+    INFO(op);
+    CHECK_THAT(f.ptx, Contains(op));
+    CHECK_THAT(e.ptx, !Contains(op));
+  }
+  CHECK(nvrtc::cache_key(k, ir::Target::sm_90a, {.math = ir::math_mode::exact}) != nvrtc::cache_key(k, ir::Target::sm_90a, {.math = ir::math_mode::fast}));
+  CHECK(e.key != f.key);
+  // 1 / l of the softmax row is a division: div.full in fast mode, the correctly rounded one in exact.
+  auto const& sm = registry::global().find("softmax_rows");
+  const auto ks = sm.build(registry::resolve(sm, {}));
+  CHECK_THAT(nvrtc::compile(ks, ir::Target::sm_90a, fast).ptx, Contains("div.full.f32") && Contains("ex2.approx.ftz.f32"));
+  CHECK_THAT(nvrtc::compile(ks, ir::Target::sm_90a, exact).ptx, !Contains("div.full.f32") && Contains("div.rn.f32"));
+  // --fmad=true: a multiply feeding an add fuses (layernorm's (x - mean) * rstd * gamma + beta).
+  auto const& ln = registry::global().find("layernorm_rows");
+  const auto kl = ln.build(registry::resolve(ln, {}));
+  CHECK_THAT(nvrtc::compile(kl, ir::Target::sm_90a, fast).ptx, Contains("fma.rn.f32"));
+  CHECK_THAT(nvrtc::compile(kl, ir::Target::sm_90a, exact).ptx, !Contains("fma.rn.f32"));
+}
+
+TEST_CASE("nvrtc: attention_hopper in fast mode: ex2.approx once per P element and once per row for the rescale (not per element), "
+          "FMA contraction, no spills; exact mode has no approximation", "[nvrtc][fastmath][attention]") {
+  auto const& e = registry::global().find("attention_hopper");
+  for (std::int64_t D : {64, 128}) {
+    INFO("D = " << D);
+    const auto k = e.build(registry::resolve(e, {{"D", D}, {"S", 4096}}));
+    nvrtc::options o{.memory_cache = false, .disk_cache = false};
+    o.codegen.math = ir::math_mode::fast;
+    const auto f = nvrtc::compile(k, ir::Target::sm_90a, o);
+    // Each consumer's key block: 32 exps of P per thread, exp2(m - m') for its 2 rows in the l
+    // update and in each of the D / 64 O rescales. Recomputing the rescale per element (the
+    // generator before hoist_rows) gives 2 x (34 + 32 D / 64): 132 and 196.
+    const std::size_t per_consumer = 32 + 2 + 2 * static_cast<std::size_t>(D / 64);
+    CHECK(occurrences(f.ptx, "ex2.approx.ftz.f32") <= 2 * per_consumer);
+    CHECK(occurrences(f.ptx, "ex2.approx.ftz.f32") >= 2 * 32);
+    CHECK_THAT(f.ptx, Contains("fma.rn.f32"));
+    CHECK(f.spill_bytes == 0);
+    std::printf("attention_hopper D=%lld fast: %d registers, %d spill bytes, %zu ex2.approx in the PTX\n", static_cast<long long>(D), f.registers,
+                f.spill_bytes, occurrences(f.ptx, "ex2.approx.ftz.f32"));
+    o.codegen.math = ir::math_mode::exact;
+    const auto x = nvrtc::compile(k, ir::Target::sm_90a, o);
+    CHECK_THAT(x.ptx, !Contains("ex2.approx"));
+    CHECK(x.spill_bytes == 0);
+  }
+}

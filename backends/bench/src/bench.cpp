@@ -30,18 +30,18 @@ std::int64_t to_int(std::string const& s, std::string const& whole) {
   return v;
 }
 
-// Bit exact, except outputs of wgmma, which are within interp::mma_tolerance of the reference.
+// Bit exact, except outputs of wgmma and of fast math mode, which are within interp::mma_tolerance's bound.
 std::string compare(ir::Kernel const& k, std::vector<host_tensor> const& got, std::vector<host_tensor> const& want, const char* what,
                     std::optional<interp::mma_tolerance> const& tol) {
   std::int64_t checked = 0;
   for (int p : interp::written_params(k))
     for (std::int64_t i = 0; i < got[p].elements(); ++i, ++checked) {
       const double g = got[p].get(i), w = want[p].get(i);
-      if (tol ? !(std::abs(g - w) <= tol->bound(w, got[p].dtype)) : !(g == w || (std::isnan(g) && std::isnan(w))))
+      if (tol ? !tol->within(g, w, got[p].dtype, p) : !(g == w || (std::isnan(g) && std::isnan(w))))
         return fmt::format("WRONG: {} element {} = {} but {} gives {}{}", k.params[p].name, i, g, what, w,
-                           tol ? fmt::format(" (MMA bound {:.3g})", tol->bound(w, got[p].dtype)) : "");
+                           tol ? fmt::format(" ({} {:.3g})", tol->rule(), tol->bound(w, got[p].dtype, p)) : "");
     }
-  return fmt::format("correct ({} elements {} {})", checked, tol ? "within the MMA tolerance of" : "match", what);
+  return fmt::format("correct ({} elements {} {})", checked, tol ? (tol->math_units > 0 ? "within " + tol->rule() + " of" : "within the MMA tolerance of") : "match", what);
 }
 
 // ---- the IR's work ----------------------------------------------------------------------------
@@ -286,7 +286,7 @@ report run(kernel_entry const& e, options const& o) {
         const auto st = cuda::driver_status();
         k.target = *st.target;
         ir::verify(k);
-        const auto c = nvrtc::compile(k, k.target);
+        const auto c = nvrtc::compile(k, k.target, {.codegen = {.math = o.math}});
         cuda::timing_options to{.warmup = o.warmup, .min_reps = o.min_reps, .max_reps = o.max_reps, .max_seconds = o.max_seconds,
                                 .target_spread = o.target_spread, .flush_l2 = o.flush_l2, .deadline_ms = o.deadline_ms};
         const auto t = cuda::benchmark(c, k, inputs, to);
@@ -298,7 +298,7 @@ report run(kernel_entry const& e, options const& o) {
           auto expected = inputs;
           e.reference(expected, p.values);
           // The interpreter says whether an output comes from wgmma, and the tolerance for it.
-          const auto by_interp = interp::run(k, inputs, {.schedule = interp::policy::eager, .checks = false});
+          const auto by_interp = interp::run(k, inputs, {.schedule = interp::policy::eager, .checks = false, .math = o.math});
           p.check = compare(k, t.buffers, expected, "the reference", interp::tolerance_of(k, by_interp, inputs));
         } else {
           p.check = "not checked (--no-check)";

@@ -22,7 +22,11 @@
 
 #include "module.hpp"
 #include "prelude_text.hpp"
+
+#define STAGECRAFT_PRELUDE_STR_(...) #__VA_ARGS__
+#define STAGECRAFT_PRELUDE_STR(...) STAGECRAFT_PRELUDE_STR_(__VA_ARGS__)
 #include "stagecraft/hostexec/hostexec.hpp"
+#include "stagecraft/ir/math.hpp"
 #include "stagecraft/nvrtc/disk_cache.hpp"
 #include "stagecraft/nvrtc/environment.hpp"
 
@@ -57,11 +61,13 @@ std::string compiler_of(options const& o) {
 }
 
 // -O1: a kernel compiles in about a second and runs far faster than unoptimised; no
-// -ffast-math and no contraction, so every multiply and add rounds on its own as on the GPU
-// (--fmad=false) and in the interpreter; no strict aliasing, as the generated code reads
-// 16-byte vectors through other types, which NVCC allows.
-std::vector<std::string> flags() {
-  return {"-std=c++17", "-O1", "-g0", "-shared", "-fPIC", "-fno-strict-aliasing", "-ffp-contract=off", "-fvisibility=hidden", "-w"};
+// -ffast-math and, in exact mode, no contraction, so every multiply and add rounds on its own as
+// on the GPU (--fmad=false) and in the interpreter; fast mode lets the compiler contract as
+// NVRTC's --fmad=true does (where the target has FMA: the bound allows either); no strict
+// aliasing, as the generated code reads 16-byte vectors through other types, which NVCC allows.
+std::vector<std::string> flags(ir::math_mode m) {
+  return {"-std=c++17", "-O1", "-g0", "-shared", "-fPIC", "-fno-strict-aliasing",
+          m == ir::math_mode::fast ? "-ffp-contract=fast" : "-ffp-contract=off", "-fvisibility=hidden", "-w"};
 }
 
 // A cached object ends with a trailer: the digest of every byte before it, then this magic. The
@@ -244,6 +250,9 @@ std::string translation_unit(nvrtc::generated const& g, ir::Kernel const& k) {
                                     k.name, portable_begin.substr(0, portable_begin.size() - 1), portable_end.substr(0, portable_end.size() - 1),
                                     prelude_end.substr(0, prelude_end.size() - 1)));
   std::string tu = "// host translation unit of kernel '" + k.name + "' (stagecraft host backend)\n#include \"sc_host_prelude.h\"\n\n";
+  tu += "// fast math mode's primitives on the CPU (stagecraft/ir/math.hpp), which the device prelude writes as PTX\nnamespace sc {\n";
+  tu += STAGECRAFT_PRELUDE_STR(STAGECRAFT_APPROX_HOST_FN(inline, __float_as_uint, __uint_as_float));
+  tu += "\n}  // namespace sc\n";
   tu += "// the device prelude's portable part, verbatim\nnamespace sc {\n";
   tu += src.substr(pb, pe + portable_end.size() - pb);
   tu += "}  // namespace sc\n\n// the generated kernel, verbatim\n";
@@ -272,7 +281,7 @@ compiled compile_generated(nvrtc::generated g, ir::Kernel const& k, options cons
   c.code = std::move(g);
   const std::string cxx = compiler_of(o);
   std::string command = shell_quote(cxx);
-  for (auto const& f : flags()) command += " " + f;
+  for (auto const& f : flags(c.code.options.math)) command += " " + f;
   std::uint64_t key = fnv(14695981039346656037ull, command);
   key = fnv(key, detail::abi_header);
   key = fnv(key, detail::prelude_header);
@@ -352,6 +361,6 @@ compiled compile_generated(nvrtc::generated g, ir::Kernel const& k, options cons
   return c;
 }
 
-compiled compile(ir::Kernel const& k, options const& o) { return compile_generated(nvrtc::generate(k), k, o); }
+compiled compile(ir::Kernel const& k, options const& o) { return compile_generated(nvrtc::generate(k, {.math = o.math}), k, o); }
 
 }  // namespace stagecraft::hostexec

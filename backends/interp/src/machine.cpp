@@ -176,6 +176,8 @@ result machine::take(std::vector<host_tensor> buffers) {
   r.timeline = std::move(tr_);
   r.steps = time_;
   r.mma_k = mma_k_;
+  r.max_exp_arg = max_exp_arg_;
+  r.math = o_.math;
   r.mma_input = mma_input_;
   r.mma_accumulator = mma_accumulator_;
   return r;

@@ -45,6 +45,7 @@
 #pragma once
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -535,6 +536,10 @@ class machine {
   int multicast_into_ = -1;  // while a multicast load lands in another CTA than its issuer's: that CTA
   int mma_base_ = -1;                               // the first wgmma/tcgen05 clock component (one per agent), -1: none
   std::int64_t mma_k_ = 0;                          // the largest K an accumulator held when read
+  float max_exp_arg_ = 0;                           // the largest |x| exp was applied to (fast mode's bound)
+  void note_exp_args(const float* x, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) max_exp_arg_ = std::fmax(max_exp_arg_, std::fabs(x[i]));
+  }
   ir::DType mma_input_ = ir::DType::bf16;
   ir::DType mma_accumulator_ = ir::DType::f32;
   std::vector<float> mma_a_, mma_b_;                // one instruction's operands, gathered

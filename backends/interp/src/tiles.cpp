@@ -10,8 +10,18 @@
 
 namespace stagecraft::interp::detail {
 namespace {
-// The shared implementations (stagecraft/ir/math.hpp): what NVRTC's prelude compiles too.
-float unary(ir::ValueOp op, float x) {
+// The shared implementations (stagecraft/ir/math.hpp): what NVRTC's prelude compiles too. Fast
+// mode: the same header's fast functions over the C library's versions of the SFU
+// instructions (STAGECRAFT_APPROX_HOST_FN), which the host backend compiles too.
+float unary(ir::ValueOp op, float x, ir::math_mode mode) {
+  if (mode == ir::math_mode::fast) switch (op) {
+      case ir::ValueOp::exp: return ir::fast_exp(x);
+      case ir::ValueOp::exp2: return ir::fast_exp2(x);
+      case ir::ValueOp::log: return ir::fast_log(x);
+      case ir::ValueOp::rsqrt: return ir::fast_rsqrt(x);
+      case ir::ValueOp::tanh: return ir::fast_tanh(x);
+      default: break;
+    }
   switch (op) {
     case ir::ValueOp::neg: return -x;
     case ir::ValueOp::exp: return ir::math_exp(x);
@@ -72,7 +82,8 @@ tile_buf machine::value(agent_state& a, ir::ValueId id) {
     case ir::ValueOp::abs: {
       tile_buf t = value(a, v.a);
       if (t.fp) {
-        for (std::size_t i = 0; i < n; ++i) t.f[i] = round_to(v.dtype, unary(v.op, t.f[i]));
+        if (v.op == ir::ValueOp::exp) note_exp_args(t.f, n);
+        for (std::size_t i = 0; i < n; ++i) t.f[i] = round_to(v.dtype, unary(v.op, t.f[i], o_.math));
       } else {
         const bool neg = v.op == ir::ValueOp::neg;
         for (std::size_t i = 0; i < n; ++i) t.i[i] = wrap_to(v.dtype, neg || t.i[i] < 0 ? -t.i[i] : t.i[i]);
@@ -335,7 +346,8 @@ void machine::store_streaming(agent_state& a, ir::Stmt const& s) {
         case ir::ValueOp::neg: for (std::size_t i = 0; i < len; ++i) out[i] = -x[i]; break;
         case ir::ValueOp::exp: case ir::ValueOp::exp2: case ir::ValueOp::log: case ir::ValueOp::rsqrt: case ir::ValueOp::tanh:
         case ir::ValueOp::abs:
-          for (std::size_t i = 0; i < len; ++i) out[i] = unary(v.op, x[i]);
+          if (v.op == ir::ValueOp::exp) note_exp_args(x, len);
+          for (std::size_t i = 0; i < len; ++i) out[i] = unary(v.op, x[i], o_.math);
           break;
         case ir::ValueOp::cast: std::copy_n(x, len, out); break;
         default: break;

@@ -435,9 +435,10 @@ class emitter {
       case ir::ValueOp::scalar: return round(fp ? float_literal(v.scalar) : fmt::format("{}LL", static_cast<long long>(v.scalar)));
       case ir::ValueOp::neg: return round(fmt::format("(-{})", value(v.a, i)));
       case ir::ValueOp::exp: case ir::ValueOp::exp2: case ir::ValueOp::log: case ir::ValueOp::rsqrt: case ir::ValueOp::tanh:
-        // The prelude's copies of stagecraft/ir/math.hpp, not CUDA's expf & co: the interpreter
-        // computes the same bits (docs/interpreter.md, numerics).
-        return round(fmt::format("sc::math_{}({})", ir::value_op_name(v.op), value(v.a, i)));
+        // Exact: the prelude's copies of stagecraft/ir/math.hpp, not CUDA's expf & co, so the
+        // interpreter computes the same bits (docs/interpreter.md, numerics). Fast: one SFU
+        // instruction each (sc::fast_*, the same header's fast mode).
+        return round(fmt::format("sc::{}_{}({})", o_.math == ir::math_mode::fast ? "fast" : "math", ir::value_op_name(v.op), value(v.a, i)));
       case ir::ValueOp::abs: {
         const std::string x = value(v.a, i);
         return round(fp ? fmt::format("sc::math_abs({})", x) : fmt::format("([](long long y) {{ return y < 0 ? -y : y; }}({}))", x));
@@ -448,6 +449,8 @@ class emitter {
         return round(fp ? fmt::format("static_cast<float>({})", c) : c);
       }
       case ir::ValueOp::broadcast: {
+        // Computed once per row before the walk of the fragment's columns (hoist_rows).
+        if (auto h = row_hoisted_.find(id); h != row_hoisted_.end() && !row_half_.empty()) return fmt::format("{}[{}]", h->second, row_half_);
         // Element i of the result is element (i / (len * inner)) * inner + i % inner of the operand.
         // A row vector spread along a fragment's rows is the thread's own register for the row
         // the walk is at: no data moves.
@@ -529,6 +532,8 @@ class emitter {
         if (v.dtype == ir::DType::u32) return round(fmt::format("(static_cast<unsigned>({}) * static_cast<unsigned>({}))", a, b));
         return round(fmt::format("({} * {})", a, b));
       case ir::ValueOp::div:  // integer division by zero gives -1 (as div.s32 does and the interpreter models); in C++ it is UB
+        // Fast: div.full.f32 (2 ulp) instead of the correctly rounded division's Newton sequence.
+        if (fp && o_.math == ir::math_mode::fast) return round(fmt::format("sc::fast_div({}, {})", a, b));
         return round(fp ? fmt::format("({} / {})", a, b) : fmt::format("sc::idiv({}, {})", a, b));
       case ir::ValueOp::min: return round(fp ? fmt::format("fminf({}, {})", a, b) : fmt::format("min({}, {})", a, b));
       case ir::ValueOp::max: return round(fp ? fmt::format("fmaxf({}, {})", a, b) : fmt::format("max({}, {})", a, b));
@@ -800,6 +805,7 @@ class emitter {
                      regs, pairs ? ", two at a time" : ""));
     line("  #pragma unroll");
     line(fmt::format("  for (int mb = 0; mb < {}; ++mb) {{", blocks));
+    hoist_rows(s.value, shape, line);
     line("    #pragma unroll");
     line(fmt::format("    for (int i = 0; i < {}; i += {}) {{", regs, step));
     line("      const sc::coord e = sc::accumulator_element(lane, i);");
@@ -827,9 +833,43 @@ class emitter {
     }
     fragment_index_.clear();
     row_mb_.clear(), row_half_.clear();
+    row_hoisted_.clear();
     line("    }");
     line("  }");
     line("}");
+  }
+  // Row vectors spread along the columns of the fragment being walked (broadcast<1> of a (rows)
+  // value: the softmax's rescale factor exp2(m - m'), a running max, 1 / l) depend on the row
+  // only, so each is computed once per row of the thread (two per m64 block) into registers
+  // before the walk, not once per element: without this, attention recomputed exp2(m - m') for
+  // every one of a row's 32 elements per 64 columns. The bits are the same either way.
+  template <class Line>
+  void hoist_rows(ir::ValueId root, std::vector<std::int64_t> const& shape, Line const& line) {
+    std::vector<ir::ValueId> found, stack{root};
+    while (!stack.empty()) {
+      const ir::ValueId id = stack.back();
+      stack.pop_back();
+      auto const& v = k_.values[id];
+      if (v.op == ir::ValueOp::broadcast && v.scalar == 1 && v.shape == shape && k_.values[v.a].shape.size() == 1) {
+        if (std::find(found.begin(), found.end(), id) == found.end()) found.push_back(id);
+        continue;
+      }
+      for (auto c : {v.a, v.b, v.c})
+        if (c != ir::none) stack.push_back(c);
+    }
+    for (auto id : found) {
+      auto const& v = k_.values[id];
+      const std::string name = fmt::format("row{}_", row_hoisted_.size());
+      row_mb_ = "mb", row_half_ = "h", walk_rows_ = shape[0];
+      // Element f / cols of the operand: the row, 64 mb + the thread's row h of the block.
+      const std::string x = value(v.a, "(64LL * mb + sc::accumulator_element(lane, 2 * h).row)");
+      line(fmt::format("    {} {}[2];  // tile value {} ({}), per row", ir::dtype_is_float(v.dtype) ? "float" : "long long", name, id,
+                       ir::value_op_name(k_.values[v.a].op)));
+      line("    #pragma unroll");
+      line(fmt::format("    for (int h = 0; h < 2; ++h) {}[h] = {};", name, x));
+      row_hoisted_[id] = name;
+    }
+    row_mb_.clear(), row_half_.clear();
   }
   // The operands a fragment walk of a store addresses at the element it is at (all but those
   // under a reduction or broadcast, which fragment_fold and the row registers place) must have
@@ -1423,6 +1463,7 @@ class emitter {
   // m64 block and the thread's row (0 or 1) of the element, as C++ expressions, and the rows walked.
   std::string row_mb_, row_half_;
   std::int64_t walk_rows_ = 0;
+  std::map<ir::ValueId, std::string> row_hoisted_;  // broadcast row vectors computed before the walk (hoist_rows)
   bool dirty_ = false;  // a store ran since this warpgroup's last sc::wg_sync (see after())
   std::vector<op_span> spans_;  // offsets into the body until run() places them in the source
 };

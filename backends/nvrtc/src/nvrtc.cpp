@@ -23,10 +23,12 @@ namespace {
 const char* arch_option(ir::Target t) { return t == ir::Target::sm_90a ? "--gpu-architecture=sm_90a" : "--gpu-architecture=sm_100a"; }
 
 // The options every compile uses; part of the cache key.
-std::vector<const char*> compile_options(ir::Target t) {
+std::vector<const char*> compile_options(ir::Target t, ir::math_mode m) {
   // --fmad=false: every multiply and add rounds on its own, as in the interpreter and the C++
   // references, so GPU results compare bit for bit.
-  return {arch_option(t), "-std=c++17", "--ptxas-options=-v", "-default-device", "--extra-device-vectorization", "--fmad=false"};
+  // Fast mode contracts a * b + c into one FFMA (one rounding fewer: within the fast bound).
+  return {arch_option(t), "-std=c++17", "--ptxas-options=-v", "-default-device", "--extra-device-vectorization",
+          m == ir::math_mode::fast ? "--fmad=true" : "--fmad=false"};
 }
 
 std::uint64_t fnv(std::uint64_t h, std::string_view s) { return disk_cache::digest(s, h); }
@@ -156,11 +158,11 @@ std::string nvrtc_version() {
 std::string library_path() { return detail::load().path; }
 
 std::uint64_t cache_key(ir::Kernel const& k, ir::Target target, codegen_options const& g) {
-  std::uint64_t h = fnv(14695981039346656037ull, fmt::format("{:016x}|{}|watchdog={}|", ir::hash(k), ir::target_name(target), g.watchdog_ms));
+  std::uint64_t h = fnv(14695981039346656037ull, fmt::format("{:016x}|{}|watchdog={}|math={}|", ir::hash(k), ir::target_name(target), g.watchdog_ms, ir::math_mode_name(g.math)));
   // The generated code spells the user's names (comments, watchdog reports), so a kernel renamed
   // must not be handed the code of its twin; its source locations appear nowhere in it.
   for (std::size_t a = 0; a < k.allocs.size(); ++a) h = fnv(h, ir::alloc_name(k, static_cast<int>(a)) + "|");
-  for (auto const* o : compile_options(target)) h = fnv(h, o);
+  for (auto const* o : compile_options(target, g.math)) h = fnv(h, o);
   return fnv(h, nvrtc_version());
 }
 
@@ -178,7 +180,7 @@ compiled compile_generated(generated code, ir::Target target) {
   c.target = target;
   nvrtcProgram prog = nullptr;
   check(lib, lib.create(&prog, c.code.source.c_str(), (c.code.entry + ".cu").c_str(), 0, nullptr, nullptr), "program creation");
-  auto opts = compile_options(target);
+  auto opts = compile_options(target, c.code.options.math);
   const nvrtcResult r = lib.compile(prog, static_cast<int>(opts.size()), opts.data());
   std::size_t n = 0;
   lib.log_size(prog, &n);

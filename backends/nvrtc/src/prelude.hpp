@@ -212,6 +212,16 @@ __device__ __forceinline__ float f16_to_f32(unsigned short h) { float f; asm("cv
 __device__ __forceinline__ unsigned short f32_to_f16(float f) { unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
 __device__ __forceinline__ unsigned short f32_to_bf16(float f) { unsigned short h; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
 
+// Fast math mode's primitives (ir/math.hpp, STAGECRAFT_FAST_MATH_FN): one SFU instruction each
+// (MUFU.EX2, MUFU.LG2, MUFU.RSQ, MUFU.TANH; div.full is a short FFMA sequence around MUFU.RCP).
+// Not volatile: they have no side effects, so the compiler may hoist, sink and merge them. The
+// host backend defines the same names with the C library (STAGECRAFT_APPROX_HOST_FN).
+__device__ __forceinline__ float approx_ex2(float x) { float y; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x)); return y; }
+__device__ __forceinline__ float approx_lg2(float x) { float y; asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x)); return y; }
+__device__ __forceinline__ float approx_rsqrt(float x) { float y; asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x)); return y; }
+__device__ __forceinline__ float approx_tanh(float x) { float y; asm("tanh.approx.f32 %0, %1;" : "=f"(y) : "f"(x)); return y; }
+__device__ __forceinline__ float approx_div(float a, float b) { float y; asm("div.full.f32 %0, %1, %2;" : "=f"(y) : "f"(a), "f"(b)); return y; }
+
 // ---- portable ----
 // Plain C++ from here to the end of the namespace: the host backend (backends/host) compiles
 // this very text, so what it checks is what the GPU runs.
@@ -240,6 +250,8 @@ __device__ __forceinline__ long long idiv(long long n, long long d) { return d =
 )PTX" STAGECRAFT_PRELUDE_STR(STAGECRAFT_TRANSPOSE32_FN(__device__ __forceinline__)) R"PTX(
 // exp, exp2, log, rsqrt, tanh in IEEE f32 operations only: the interpreter's very functions.
 )PTX" STAGECRAFT_PRELUDE_STR(STAGECRAFT_MATH_FN(__device__ __forceinline__, __float_as_uint, __uint_as_float, sqrtf)) R"PTX(
+// The same in fast mode, from the approx_* primitives (what the code generator calls with --math fast).
+)PTX" STAGECRAFT_PRELUDE_STR(STAGECRAFT_FAST_MATH_FN(__device__ __forceinline__)) R"PTX(
 // ---- end of portable ----
 }  // namespace sc
 // ---- end of prelude ----

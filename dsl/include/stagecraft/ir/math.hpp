@@ -118,11 +118,84 @@
     return math_copysign(t, x);                                                                        \
   }
 
+// ---- fast mode (docs/codegen.md, "Math modes") ---------------------------------------------------
+// What users run on a GPU: the SFU's approximations instead of the polynomials above. The
+// kernel-level functions are composed here once from five primitives, approx_ex2, approx_lg2,
+// approx_rsqrt, approx_tanh and approx_div, which each side defines its own way: the NVRTC
+// prelude as the PTX instructions (ex2.approx.ftz.f32, lg2.approx.ftz.f32, rsqrt.approx.ftz.f32,
+// tanh.approx.f32, div.full.f32), the interpreter and the host backend as the C library's
+// functions with the same flushing (STAGECRAFT_APPROX_HOST_FN below). The two sides agree within
+// the PTX ISA's stated errors (fast_error below), not bit for bit, and outputs are compared with
+// that bound (interp::math_tolerance).
+#define STAGECRAFT_FAST_MATH_FN(Q)                                                                      \
+  Q float fast_exp2(float x) { return approx_ex2(x); }                                                 \
+  /* e^x = 2^(x log2 e): one multiply (contracted into the producer's FFMA where it can be) and the   \
+     SFU; the rounding of x log2 e adds |x| 2^-24 of relative error (CUDA's __expf does the same) */ \
+  Q float fast_exp(float x) { return approx_ex2(x * 1.44269504f); }                                    \
+  Q float fast_log(float x) { return approx_lg2(x) * 0.693147181f; }                                   \
+  Q float fast_rsqrt(float x) { return approx_rsqrt(x); }                                              \
+  Q float fast_tanh(float x) { return approx_tanh(x); }                                                \
+  Q float fast_div(float a, float b) { return approx_div(a, b); }
+
+// The primitives on the CPU: the C library's correctly rounded (or nearly: glibc's exp2f, log2f,
+// tanhf are within 1 ulp) functions, with the .ftz instructions' flushing of subnormal inputs
+// and results to sign-preserving zero. exp2f, log2f, sqrtf and tanhf are the <math.h> names, in
+// the global namespace on both sides.
+#define STAGECRAFT_APPROX_HOST_FN(Q, AS_BITS, AS_FLOAT)                                                  \
+  Q float approx_ftz(float x) { return (AS_BITS(x) & 0x7f800000u) == 0u ? AS_FLOAT(AS_BITS(x) & 0x80000000u) : x; } \
+  Q float approx_ex2(float x) { return approx_ftz(::exp2f(approx_ftz(x))); }                           \
+  Q float approx_lg2(float x) { return ::log2f(approx_ftz(x)); }                                       \
+  Q float approx_rsqrt(float x) { return approx_ftz(1.0f / ::sqrtf(approx_ftz(x))); }                  \
+  Q float approx_tanh(float x) { return ::tanhf(x); }                                                  \
+  Q float approx_div(float a, float b) { return a / b; }
+
 #include <bit>
 #include <cmath>
+#include <cstdint>
+#include <math.h>  // exp2f, log2f, sqrtf, tanhf in the global namespace (STAGECRAFT_APPROX_HOST_FN)
+#include <optional>
+#include <string_view>
+
+#include "stagecraft/ir/types.hpp"
 
 namespace stagecraft::ir {
 
 STAGECRAFT_MATH_FN(inline, std::bit_cast<unsigned>, std::bit_cast<float>, std::sqrt)
+STAGECRAFT_APPROX_HOST_FN(inline, std::bit_cast<unsigned>, std::bit_cast<float>)
+STAGECRAFT_FAST_MATH_FN(inline)
+
+// How tile math is computed (DESIGN.md section 5, "two math modes"). exact: the polynomials
+// above, no contraction: interpreter, host backend and GPU agree bit for bit (the CPU backends'
+// proof of the generated code). fast: the SFU approximations and FMA contraction: what a GPU
+// user runs and benchmarks, compared within interp::math_tolerance's bound.
+enum class math_mode : std::uint8_t { exact, fast };
+constexpr const char* math_mode_name(math_mode m) { return m == math_mode::fast ? "fast" : "exact"; }
+inline std::optional<math_mode> parse_math_mode(std::string_view s) {
+  if (s == "exact") return math_mode::exact;
+  if (s == "fast") return math_mode::fast;
+  return std::nullopt;
+}
+
+// The largest relative error the PTX ISA (9.x, "Floating Point Instructions") states for the
+// instruction a fast-mode op compiles to, in units of 2^-24 (half an f32 ulp at 1), plus 2 of
+// the same units for the exact side's own rounding (the reference computes with the
+// polynomials above, correctly rounded within an ulp):
+//   ex2.approx.f32   2 ulp from the correctly rounded result, full range       -> 4 + 1 + 2
+//   lg2.approx.f32   2^-22 absolute in (0.5, 2), 2^-22 relative outside        -> 4 + 2 (taken as relative to the output's scale)
+//   rsqrt.approx.f32 2^-22.9 relative                                          -> 3 + 2
+//   tanh.approx.f32  2^-11 relative                                            -> 8192 + 2
+//   div.full.f32     2 ulp, full range                                         -> 4 + 1 + 2
+// exp adds the rounding of x log2 e: |x| 2^-24 relative, |x| the largest argument the run saw
+// (interp::result::max_exp_arg). Returns 0 for ops that round once, correctly, in both modes.
+constexpr double fast_error_units(ValueOp op) {
+  switch (op) {
+    case ValueOp::exp2: case ValueOp::exp: return 7;
+    case ValueOp::log: return 6;
+    case ValueOp::rsqrt: return 5;
+    case ValueOp::tanh: return 8194;
+    case ValueOp::div: return 7;
+    default: return 0;
+  }
+}
 
 }  // namespace stagecraft::ir

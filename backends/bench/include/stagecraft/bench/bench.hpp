@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "stagecraft/bench/model.hpp"
+#include "stagecraft/ir/math.hpp"
 #include "stagecraft/registry.hpp"
 
 namespace stagecraft::bench {
@@ -50,6 +51,9 @@ struct options {
   double target_spread = 0.02; // stop once the median's 95% interval is within this fraction
   std::uint32_t deadline_ms = 10000;
   bool check = true;           // compare the outputs with the reference once per configuration
+  // --backend gpu: what is timed (fast: the SFU approximations and FMA, what users run; the
+  // check then uses the fast-math bound) or exact (the interpreter's bits).
+  ir::math_mode math = ir::math_mode::fast;
   std::uint64_t input_seed = 1;
   int shard_index = 0, shard_count = 1;  // only points p with p % count == index
   std::function<void(std::size_t done, std::size_t total, std::string const& what)> progress;

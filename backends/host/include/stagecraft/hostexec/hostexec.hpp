@@ -29,6 +29,9 @@ struct options {
   std::uint64_t max_steps = std::uint64_t{1} << 32;
   std::string cache_dir;  // empty: as the NVRTC cache ($STAGECRAFT_CACHE_DIR, ...), under host/
   std::string compiler;   // empty: $STAGECRAFT_HOST_CXX, else the compiler stagecraft was built with
+  // compile(): the math mode the code is generated in (exact: bit-equal with the interpreter's
+  // exact mode; fast: the approx_* primitives on the CPU and contraction allowed).
+  ir::math_mode math = ir::math_mode::exact;
 };
 
 // A generated translation unit the host compiler rejected (a bug of ours, or a generated

@@ -15,6 +15,7 @@
 #include "stagecraft/host/view.hpp"
 #include "stagecraft/interp/trace.hpp"
 #include "stagecraft/ir/kernel.hpp"
+#include "stagecraft/ir/math.hpp"
 
 namespace stagecraft::interp {
 
@@ -33,6 +34,10 @@ struct options {
   bool checks = true;      // races, proxy fences, poison; the protocol checks always run
   bool trace = false;      // record the timeline
   std::uint64_t max_steps = std::uint64_t{1} << 34;
+  // exact: the shared polynomials, bit-equal with the host backend and the GPU's exact mode.
+  // fast: ir::fast_* (the C library standing in for the SFU), as the GPU's fast mode computes
+  // within the PTX ISA's errors; outputs then compared within math_tolerance's bound.
+  ir::math_mode math = ir::math_mode::exact;
 };
 
 // Each check is a distinct, named diagnostic.
@@ -77,6 +82,10 @@ struct result {
   std::int64_t mma_k = 0;
   ir::DType mma_input = ir::DType::bf16;
   ir::DType mma_accumulator = ir::DType::f32;
+  // The largest |x| any exp was applied to (the rounding of x log2 e in fast mode scales with
+  // it), and the math mode the run used.
+  double max_exp_arg = 0;
+  ir::math_mode math = ir::math_mode::exact;
   bool ok() const { return diagnostics.empty(); }
 };
 
@@ -119,15 +128,45 @@ std::vector<int> written_params(ir::Kernel const& k);
 // bf16, f16 and fp8 inputs (the reference multiplies the same values), 2^-9 for f32 read as
 // tf32 (two 10-bit truncations); ulp_out: one unit in the last place of the output type at
 // |ref| (the output's own rounding may differ by one).
+//
+// Fast math mode adds (math_units > 0; docs/codegen.md, "Math modes"):
+//   fast(ref) = E 2^-24 (|ref| + R) + 2^-125 [+ ulp_out(ref) when there is no MMA part]
+//   E = sum over the kernel's statements s that compute a tile value of
+//         T(s) * sum over the nodes v of its value of L(v) * (e(v) + [v is a multiply])
+// e(v): the PTX ISA's stated error of the instruction v compiles to, in units of 2^-24
+// (ir::fast_error_units; exp adds max|x| for the rounding of x log2 e). [v is a multiply]: one
+// unit, as --fmad=true may fuse it with the add that consumes it (one rounding fewer). L(v): the
+// product of the lengths of the reductions v is under (each of their terms carries the error).
+// T(s): the trip counts of the loops around s when s reads what it overwrites (an accumulation:
+// the error of one iteration is carried into the next, as the online softmax's rescaling is),
+// else 1. E is kernel-wide: any approximation may feed any output. R: the largest |element| of
+// the output tensor in the run (a normwise term: a fused multiply-add's missing rounding is
+// relative to the product, not to a result that cancellation made small).
+// 2^-125: the .ftz instructions flush subnormal results to zero.
 struct mma_tolerance {
-  std::int64_t k = 0;
+  std::int64_t k = 0;  // 0: no MMA part
   ir::DType input = ir::DType::bf16;
   ir::DType accumulator = ir::DType::f32;
   double max_input = 0;
-  double bound(double reference, ir::DType output) const;
+  double math_units = 0;  // E of fast math mode; 0: none (exact mode, or nothing approximate)
+  double math_scale = 0;  // R: the largest over every output (what bound() uses without a param)
+  std::vector<double> param_scale;  // R of each GMEM parameter, by index (0 for inputs)
+  // param: the output tensor `reference` belongs to (its own R); -1: the largest R of all.
+  double bound(double reference, ir::DType output, int param = -1) const;
+  // The comparison itself: equal values (infinities of one sign included, which |got - ref| would
+  // make NaN) and two NaNs match; otherwise |got - ref| <= bound(ref, output, param).
+  bool within(double got, double reference, ir::DType output, int param = -1) const;
+  // Which rule bound() applies, with its numbers, for `run` to print.
+  std::string rule() const;
 };
+using math_tolerance = mma_tolerance;
 // The tolerance of a run of `k` on `inputs`, or none when the kernel has no wgmma or no
-// accumulator result was read (its outputs are then compared bit exactly).
+// accumulator result was read and the run was exact (its outputs are then compared bit exactly).
 std::optional<mma_tolerance> tolerance_of(ir::Kernel const& k, result const& r, std::vector<host_tensor> const& inputs);
+// E of fast math mode for kernel k (see above), given the largest |x| an exp saw.
+double fast_math_units(ir::Kernel const& k, double max_exp_arg);
+// The tolerance for comparing two fast-mode results that are each within `t` of the exact
+// reference (a backend and the interpreter): the fast part doubled, the MMA part as it is.
+mma_tolerance between_fast_runs(mma_tolerance t);
 
 }  // namespace stagecraft::interp

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "stagecraft/ir/kernel.hpp"
+#include "stagecraft/ir/math.hpp"
 
 namespace stagecraft::nvrtc {
 
@@ -30,6 +31,12 @@ struct codegen_options {
   // lent GPU costs seconds, not the lease). 0: waits spin until they complete, as production
   // code does. The GPU tests and the check script turn it on (docs/gpu.md).
   std::uint32_t watchdog_ms = 0;
+  // exact: the shared polynomials (ir/math.hpp) and --fmad=false, bit-equal with the interpreter
+  // and the host backend. fast: ex2/lg2/rsqrt/tanh.approx, div.full and --fmad=true, within the
+  // bound docs/codegen.md derives from the PTX ISA's stated errors. The CLI's ptx, run --backend
+  // gpu and bench ask for fast unless told --math exact; the library's default stays exact so a
+  // caller comparing bits with the interpreter gets what it compares (part of every cache key).
+  ir::math_mode math = ir::math_mode::exact;
   friend bool operator==(codegen_options const&, codegen_options const&) = default;
 };
 

@@ -1,0 +1,16 @@
+# A run that must exit with EXIT (default 0) and print every part of EXPECT on stdout: the exit
+# code and the words are both checked, so neither can pass the test alone.
+if(NOT DEFINED EXIT)
+  set(EXIT 0)
+endif()
+execute_process(COMMAND ${CLI} ${ARGS} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL EXIT)
+  message(FATAL_ERROR "stagecraft ${ARGS}: expected exit code ${EXIT}, got '${rc}'\nstdout: ${out}\nstderr: ${err}")
+endif()
+foreach(part IN LISTS EXPECT)
+  string(FIND "${out}" "${part}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "stagecraft ${ARGS}: the output does not say '${part}':\n${out}\n${err}")
+  endif()
+endforeach()
+message(STATUS "${out}")

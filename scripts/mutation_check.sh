@@ -98,6 +98,26 @@ mutant row_bytes_unchecked $cp_ '} else if constexpr (bytes % 16 != 0 || row_byt
 mutant verifier_smem_plus_1k $vf 'if (auto s = smem_bytes(k_); s > max_smem_bytes)' 'if (auto s = smem_bytes(k_); s > max_smem_bytes + 1024)' verifier
 mutant verifier_box_plus_1 $vf 'if (e > max_tma_box)' 'if (e > max_tma_box + 1)' verifier
 
+# ...and the tensor-core numbers and bounds no test used to see (issue 24 item 9). The host
+# backend does not run wgmma or tcgen05 yet: tests/nvrtc/test_codegen_mma_numbers.cpp evaluates
+# the generated expressions for every thread against ir/wgmma.hpp and ir/tcgen05.hpp.
+tc=backends/nvrtc/src/tcgen05.cpp
+#   A float max reduction folded from 0 instead of its identity: wrong only on all-negative rows.
+mutant reduce_max_identity_zero $cg '        const std::string init = fp ? (v.op == ir::ValueOp::reduce_sum ? "-0.0f" : "__int_as_float(0x7fc00000)")' '        const std::string init = fp ? (v.op == ir::ValueOp::reduce_sum ? "-0.0f" : v.op == ir::ValueOp::reduce_max ? "0.0f" : "__int_as_float(0x7fc00000)")' codegen
+#   wgmma A from registers with each register's odd element in the low half.
+mutant wgmma_a_pack_swapped $cg 'elem[2 * r], elem[2 * r + 1], r < 3' 'elem[2 * r + 1], elem[2 * r], r < 3' codegen
+#   An M = 128 wgmma whose second m64 block reads block 0's rows of A again.
+mutant wgmma_m128_block0   $cg 'p.a_start(mb, ks)));' 'p.a_start(0, ks)));' codegen
+#   tcgen05.ld addressed in bytes instead of 32-bit columns; its lane field the warp index
+#   instead of the warp's first lane; tcgen05.st of 16-bit A with its halves swapped.
+mutant tmem_ld_column_bytes $tc 'sc::tmem_ld_32x32b_x{}(row_addr + static_cast<unsigned>(c0), tr);' 'sc::tmem_ld_32x32b_x{}(row_addr + static_cast<unsigned>(c0 * 4), tr);' codegen
+mutant tmem_ld_lane_warp_index $tc '(static_cast<unsigned>(lane / 32 * 32) << 16);", tmem_var(t0.id)' '(static_cast<unsigned>(lane / 32) << 16);", tmem_var(t0.id)' codegen
+mutant tmem_st_halves_swapped $tc 'elem("f"), elem("(f + 1)")' 'elem("(f + 1)"), elem("f")' codegen
+#   The run-time verifier accepting 544 TMEM columns (512 + the least allocation).
+mutant verifier_tmem_plus_32 $vf 'if (auto t = tmem_columns(k_); t > max_tmem_columns)' 'if (auto t = tmem_columns(k_); t > max_tmem_columns + 32)' verifier
+#   The MMA tolerance ten times looser.
+mutant mma_tolerance_10x   backends/interp/src/tolerance.cpp '  return (kd * std::ldexp(1.0, -23) + steps * u_step + u_in) * sum_bound + std::ldexp(std::abs(reference), -mantissa);' '  return 10 * ((kd * std::ldexp(1.0, -23) + steps * u_step + u_in) * sum_bound + std::ldexp(std::abs(reference), -mantissa));' interp
+
 # A known hole, kept in the list so the table shows it (expected to survive until a GPU or the
 # host execution of issue 16 item 1 runs the generated code): ordering that only running the
 # code can show.

@@ -710,8 +710,26 @@ int main(int argc, char** argv, registry const& kernels) {
       if (run_all) {
         if (!kernel_name.empty() || !sets.empty()) throw usage_error("run --all takes no kernel name and no --set");
         if (rf.trace_file || rf.timeline_file) throw usage_error("run --all writes no trace: name one kernel");
+        // Every kernel runs, whatever an earlier one did. One the backend cannot run (the host
+        // backend does not model the tensor core yet) is skipped with its reason, and counted, so
+        // a kernel that silently stops running shows in the count; it does not change the exit
+        // code, which is the worst of the kernels that ran (0 only when every one is correct).
         int worst = exit_ok;
-        for (auto const* e : kernels.all()) worst = std::max(worst, run_kernel(*e, {}, rf, clock));
+        std::size_t correct = 0, failed = 0, skipped = 0;
+        for (auto const* e : kernels.all()) {
+          int rc = exit_ok;
+          try {
+            rc = run_kernel(*e, {}, rf, clock);
+          } catch (nvrtc::unsupported const& x) {
+            fmt::print("{}: skipped: the {} backend cannot run it: {}\n", e->name, rf.backend, x.what());
+            ++skipped;
+            continue;
+          }
+          ++(rc == exit_ok ? correct : failed);
+          worst = std::max(worst, rc);
+        }
+        fmt::print("run --all ({} backend): {} kernel(s): {} correct, {} failed, {} skipped\n", rf.backend, correct + failed + skipped, correct,
+                   failed, skipped);
         return worst;
       }
       if (kernel_name.empty()) throw usage_error("run: name a kernel (see `stagecraft list`) or pass --all");

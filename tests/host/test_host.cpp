@@ -532,6 +532,32 @@ TEST_CASE("host: a reduction folded in another order than the interpreter's is c
   CHECK_THAT(caught(c, k, inputs, ir.buffers, 1), Contains("wrong result"));
 }
 
+TEST_CASE("host: a max over rows that are all negative is their largest element, in the interpreter and in the generated code", "[host][tile_ops]") {
+  // Rows of 32 random values almost always hold a positive one, so a float max whose fold started
+  // from 0 instead of its identity (the generated code starts from NaN, which fmaxf drops; -inf
+  // would do as well) would still give every row's right maximum. Here every other row is all
+  // negative: its maximum, and the softmax that subtracts it, must be the reference's.
+  auto cases = testing::tile_ops::all();
+  auto c = std::find_if(cases.begin(), cases.end(), [](auto const& t) { return std::string(t.name) == "tile_reduce"; });
+  REQUIRE(c != cases.end());
+  const auto& k = c->kernel;
+  auto inputs = testing::tile_ops::inputs(k, input_seed);
+  REQUIRE(k.params[0].name == "x");
+  REQUIRE(k.params[3].name == "row_max");
+  using testing::tile_ops::cols;
+  using testing::tile_ops::rows;
+  for (std::int64_t r = 0; r < rows; r += 2)
+    for (std::int64_t col = 0; col < cols; ++col) inputs[0].set(r * cols + col, -std::abs(inputs[0].get(r * cols + col)) - 0.5);
+  auto want = inputs;
+  c->reference(want);
+  for (std::int64_t r = 0; r < rows; r += 2) REQUIRE(want[3].get(r) < 0);  // the rows' maxima are negative: 0 would be wrong
+  const auto ir = interp::run(k, inputs, {.schedule = interp::policy::eager});
+  REQUIRE(ir.ok());
+  INFO("interpreter against the reference: " << first_difference(k, ir.buffers, want));
+  REQUIRE(first_difference(k, ir.buffers, want).empty());
+  check_schedules(k, inputs, want, "the reference");
+}
+
 TEST_CASE("host: row reductions and broadcasts of wgmma accumulators (quad shuffles) compute the online softmax of the fragment-order reference",
           "[host][tile_ops][row_state]") {
   // The host runs the generated code: every thread folds its fragment registers of a row, then

@@ -320,3 +320,55 @@ TEST_CASE("wgmma reads B from two sub-views of one swizzled array, the K-row hal
   REQUIRE(r.ok());
   CHECK(testing::outside_bound(wrong, r, in, expected) != "");
 }
+
+TEST_CASE("the MMA tolerance is the documented bound: an output just outside it is caught, just inside it is not", "[interp][wgmma][tolerance]") {
+  // Every MMA test compares through mma_tolerance::bound, so a bound grown tenfold would pass all
+  // of them. Here the bound is recomputed from its documented formula (interp.hpp,
+  // docs/interpreter.md), not read from the code under test, and a real run's output is moved to
+  // just outside and just inside it.
+  auto const& e = registry::global().find("gemm_small");
+  const param_values vals = registry::resolve(e, {{"M", 128}, {"N", 256}, {"K", 192}});
+  const auto k = e.build(vals);
+  const auto in = testing::random_buffers(k, 20261202);
+  const auto r = interp::run(k, in, {.schedule = policy::eager});
+  REQUIRE(r.ok());
+  auto want = in;
+  e.reference(want, vals);
+  REQUIRE(outside_bound(k, r, in, want) == "");
+  const auto tol = interp::tolerance_of(k, r, in);
+  REQUIRE(tol);
+  CHECK(tol->k == 192);
+  CHECK(tol->input == ir::DType::bf16);
+  CHECK(tol->accumulator == ir::DType::f32);
+  const auto outs = interp::written_params(k);
+  REQUIRE(outs.size() == 1);
+  const int out = outs[0];
+  double max_input = 0;
+  for (std::size_t p = 0; p < in.size(); ++p)
+    if (static_cast<int>(p) != out)
+      for (std::int64_t i = 0; i < in[p].elements(); ++i) max_input = std::max(max_input, std::abs(in[p].get(i)));
+  CHECK(tol->max_input == max_input);
+  REQUIRE(max_input > 0.5);  // seeded random inputs, not zeros: the bound is not its ulp term alone
+  // bf16 inputs, f32 accumulation: K * 2^-23 relative per sum of K products of at most max^2,
+  // plus one f32 ulp of the reference.
+  auto documented = [&](double ref) { return 192.0 * std::ldexp(1.0, -23) * (192.0 * max_input * max_input) + std::ldexp(std::abs(ref), -23); };
+  const auto n = r.buffers[out].elements();
+  for (std::int64_t i : {std::int64_t{0}, n / 3, n - 1}) {
+    const double ref = want[out].get(i);
+    INFO("output element " << i << ", reference " << ref << ", documented bound " << documented(ref));
+    CHECK(tol->bound(ref, ir::DType::f32) == Approx(documented(ref)).epsilon(1e-12));
+    for (double sign : {1.0, -1.0}) {
+      auto planted = r;
+      planted.buffers[out].set(i, ref + sign * 1.05 * documented(ref));
+      CHECK_THAT(outside_bound(k, planted, in, want), Catch::Matchers::StartsWith(k.params[out].name + "[" + std::to_string(i) + "]"));
+      planted.buffers[out].set(i, ref + sign * 0.95 * documented(ref));
+      CHECK(outside_bound(k, planted, in, want) == "");
+    }
+  }
+  // The other terms, at the documented numbers: fp8 inputs add 2^-13 per k32 instruction; an f16
+  // accumulator 2^-10 per k16 instruction and bounds an f16 output by its own ulp.
+  const interp::mma_tolerance fp8{.k = 4096, .input = ir::DType::e4m3, .accumulator = ir::DType::f32, .max_input = 2.0};
+  CHECK(fp8.bound(3.0, ir::DType::f32) == Approx((4096 * std::ldexp(1.0, -23) + 128 * std::ldexp(1.0, -13)) * 4096 * 4 + 3 * std::ldexp(1.0, -23)).epsilon(1e-12));
+  const interp::mma_tolerance f16acc{.k = 256, .input = ir::DType::f16, .accumulator = ir::DType::f16, .max_input = 1.0};
+  CHECK(f16acc.bound(-8.0, ir::DType::f16) == Approx((256 * std::ldexp(1.0, -23) + 16 * std::ldexp(1.0, -10)) * 256 + 8 * std::ldexp(1.0, -10)).epsilon(1e-12));
+}

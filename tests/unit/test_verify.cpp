@@ -159,6 +159,23 @@ TEST_CASE("the verifier's budgets hold to the unit: at the limit accepted, one u
     k.allocs[1].shape = {128, 8};  // the smallest allocation is 32 columns
     CHECK(ir::tmem_columns(k) == 288);
   }
+  SECTION("TMEM columns at the limit: 512 accepted, 544 (the least total over it) rejected") {
+    // Allocations are powers of two of at least 32 columns, so totals are multiples of 32 and
+    // the first one over 512 is 544: 256 + 256 + 32. 768 (above) lets a limit up to 255 columns
+    // too lenient pass; this pair pins it to the column.
+    auto k = lower(kernel<sm_100a>("tmem_limit", grid(1), threads(1_c), gmem<f32>("y", shape(128, 256)), tmem<f32>(shape(128_c, 256_c)),
+                                   tmem<f32>(shape(128_c, 128_c)), tmem<f32>(shape(128_c, 128_c)), [](auto y, auto acc, auto b, auto c) {
+                                     return seq(store(y.tile(shape(128_c, 256_c), 0_c, 0_c), async_load_tmem(acc)), tmem_dealloc(acc),
+                                                tmem_dealloc(b), tmem_dealloc(c));
+                                   }));
+    // 256 + 128 + 128: exactly the 512 columns there are.
+    CHECK(ir::tmem_columns(k) == ir::max_tmem_columns);
+    CHECK_NOTHROW(ir::verify(k));
+    k.allocs[1].shape = {128, 256};
+    k.allocs[2].shape = {128, 1};  // 256 + 256 + 32 (one column still takes 32)
+    CHECK(ir::tmem_columns(k) == 544);
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("kernel 'tmem_limit'") && Contains("tmem_columns=544 > max_tmem_columns=512"));
+  }
   SECTION("TMA box dimensions") {
     auto k = lower(kernel<sm_90a>("box_edge", grid(1), threads(1_c), gmem<f32>("x", shape(256_c, 4_c)), smem<f32>(shape(256_c, 4_c)),
                                   barrier(arrivals(1_c)), [](auto x, auto buf, auto full) {

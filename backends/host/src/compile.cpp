@@ -1,6 +1,7 @@
 // Generated code -> a host shared object: the translation unit, the compiler call, the cache.
 #include <dlfcn.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -107,7 +108,7 @@ std::string find_program(std::string const& name) {
 // What in a failed compile says the machine is at fault rather than the generated code: the
 // shell's "not found" status, a signal (the OOM killer), or the tool chain's own words for a
 // missing program, a full disk or exhausted memory. Empty: the compiler rejected the code.
-std::string environment_cause(int status, std::string const& log) {
+std::string environment_cause(int status, std::string const& log, fs::path const& scratch) {
   if (WIFSIGNALED(status)) return fmt::format("the compile was killed by signal {} (out of memory?)", WTERMSIG(status));
   const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   if (rc == 127) return "the compiler could not be started (not found)";
@@ -133,6 +134,13 @@ std::string environment_cause(int status, std::string const& log) {
   };
   for (auto const& [text, cause] : words)
     if (log.find(text) != std::string::npos) return cause;
+  // A disk that fills may leave no words at all: the compiler's own log is the first file that
+  // cannot be written. What is left on the scratch directory's file system says it.
+  struct statvfs fs_info{};
+  if (::statvfs(scratch.c_str(), &fs_info) == 0) {
+    const auto free_bytes = static_cast<unsigned long long>(fs_info.f_bavail) * fs_info.f_frsize;
+    if (free_bytes < (1ull << 20)) return fmt::format("the disk is full ({} bytes free where it builds, {})", free_bytes, scratch.string());
+  }
   return {};
 }
 
@@ -331,7 +339,7 @@ compiled compile_generated(nvrtc::generated g, ir::Kernel const& k, options cons
   const int status = std::system(full.c_str());
   if (status != 0) {
     const std::string log = read_all(scratch.path / "compile.log");
-    if (auto cause = environment_cause(status, log); !cause.empty())
+    if (auto cause = environment_cause(status, log, scratch.path); !cause.empty())
       throw environment_error(fmt::format("kernel '{}': the host compiler could not build it: {}:\n{}\n{}", k.name, cause, command, log));
     throw compile_error(fmt::format(
         "internal error (a bug in stagecraft's code generator or host prelude, please report it): the host compiler rejected the "

@@ -62,7 +62,8 @@ class field {
     object();
     for (const char* k : required)
       if (!v_.contains(k)) fail(fmt::format("{} has no \"{}\"", what(), k));
-    for (auto const& [k, _] : v_.items()) {
+    for (auto const& item : v_.items()) {
+      const std::string& k = item.key();  // not a structured binding: clang 14 cannot capture one
       const auto is = [&k](const char* x) { return k == x; };
       if (std::none_of(required.begin(), required.end(), is) && std::none_of(optional.begin(), optional.end(), is))
         fail(fmt::format("{} has a field \"{}\" that no shard writer writes", what(), k));

@@ -160,8 +160,12 @@ environment)
   run env STAGECRAFT_HOST_CXX=/nonexistent/c++ "$cli" run add_one --backend host
   check "no host compiler: exit 69 (got $rc)" [ "$rc" = 69 ] && check "... naming it" says "'/nonexistent/c++' cannot be started here"
   run env PATH=/nonexistent "$cli" run add_one --backend host --set K=2
-  check "PATH without 'as': exit 69 (got $rc)" [ "$rc" = 69 ] && check "... naming the assembler" says "the compiler cannot start 'as'"
-  check "... not called our bug" bash -c "! grep -q 'please report' '$out'"
+  if [ "$rc" = 0 ] && "$cxx" --version 2>/dev/null | grep -q clang; then
+    echo "note: $cxx assembles and links without PATH (clang's integrated assembler): the missing-'as' case does not apply"
+  else
+    check "PATH without 'as': exit 69 (got $rc)" [ "$rc" = 69 ] && check "... naming the assembler" says "the compiler cannot start 'as'"
+    check "... not called our bug" bash -c "! grep -q 'please report' '$out'"
+  fi
   if [ "$(id -u)" = 0 ] && mkdir "$root/full" && mount -t tmpfs -o size=400k,mode=0700 tmpfs "$root/full" 2>/dev/null; then
     mkdir "$root/full/host"
     avail=$(df -k "$root/full" | awk 'END {print $4}')

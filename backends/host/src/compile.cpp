@@ -109,6 +109,14 @@ std::string find_program(std::string const& name) {
 // shell's "not found" status, a signal (the OOM killer), or the tool chain's own words for a
 // missing program, a full disk or exhausted memory. Empty: the compiler rejected the code.
 std::string environment_cause(int status, std::string const& log, fs::path const& scratch) {
+  // A disk that fills may leave no words at all (the compiler's own log is the first file that
+  // cannot be written) or kill the compiler (clang aborts): what is left on the scratch
+  // directory's file system says it first.
+  struct statvfs fs_info{};
+  if (::statvfs(scratch.c_str(), &fs_info) == 0) {
+    const auto free_bytes = static_cast<unsigned long long>(fs_info.f_bavail) * fs_info.f_frsize;
+    if (free_bytes < (1ull << 20)) return fmt::format("the disk is full ({} bytes free where it builds, {})", free_bytes, scratch.string());
+  }
   if (WIFSIGNALED(status)) return fmt::format("the compile was killed by signal {} (out of memory?)", WTERMSIG(status));
   const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   if (rc == 127) return "the compiler could not be started (not found)";
@@ -134,13 +142,6 @@ std::string environment_cause(int status, std::string const& log, fs::path const
   };
   for (auto const& [text, cause] : words)
     if (log.find(text) != std::string::npos) return cause;
-  // A disk that fills may leave no words at all: the compiler's own log is the first file that
-  // cannot be written. What is left on the scratch directory's file system says it.
-  struct statvfs fs_info{};
-  if (::statvfs(scratch.c_str(), &fs_info) == 0) {
-    const auto free_bytes = static_cast<unsigned long long>(fs_info.f_bavail) * fs_info.f_frsize;
-    if (free_bytes < (1ull << 20)) return fmt::format("the disk is full ({} bytes free where it builds, {})", free_bytes, scratch.string());
-  }
   return {};
 }
 

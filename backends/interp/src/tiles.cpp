@@ -308,8 +308,13 @@ void machine::store_streaming(agent_state& a, ir::Stmt const& s) {
   // leading dimensions; GMEM blocks sit at multiples of their shape), so computing row r fully
   // before reading row r+1 reads exactly what a whole-tile load would.
   tile_buf scratch = acquire(len * nodes.size(), true);
-  std::vector<std::size_t> index_of(k_.values.size());
-  for (std::size_t n = 0; n < nodes.size(); ++n) index_of[nodes[n]] = n;
+  // A value shared by two operands appears in the post-order once per use; its first place is
+  // the one computed before every reader (a later one would be read before it is computed: a
+  // null row on the first row and the previous row's values on the others).
+  constexpr std::size_t unset = ~std::size_t{0};
+  std::vector<std::size_t> index_of(k_.values.size(), unset);
+  for (std::size_t n = 0; n < nodes.size(); ++n)
+    if (index_of[nodes[n]] == unset) index_of[nodes[n]] = n;
   std::vector<float*> row(nodes.size());
   tile_buf row_view;  // aliases a row for read_elems / write_elems
   row_view.fp = true;

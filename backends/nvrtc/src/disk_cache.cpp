@@ -226,8 +226,5 @@ std::uint64_t digest(std::string_view bytes, std::uint64_t h) {
   return h;
 }
 
-bool is_environment_errno(int e) {
-  return e == ENOSPC || e == EDQUOT || e == EROFS || e == EACCES || e == EPERM || e == ENOENT || e == ENOMEM || e == EMFILE || e == ENFILE;
-}
 
 }  // namespace stagecraft::disk_cache

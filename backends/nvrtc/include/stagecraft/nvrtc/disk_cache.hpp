@@ -56,8 +56,4 @@ std::string write_atomically(std::filesystem::path const& p, std::string_view by
 // FNV-1a, 64 bits: finds a torn, truncated or bit-flipped entry.
 std::uint64_t digest(std::string_view bytes, std::uint64_t seed = 14695981039346656037ull);
 
-// True for errno values that mean the machine, not stagecraft: a full disk or quota, a
-// read-only file system, a permission refused, a missing path.
-bool is_environment_errno(int e);
-
 }  // namespace stagecraft::disk_cache

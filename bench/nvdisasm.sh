@@ -6,7 +6,8 @@
 #   usage: bench/nvdisasm.sh BUILD_DIR
 set -euo pipefail
 venv=$1/sass-venv
-found() { find "$venv" -type f -name nvdisasm -perm -u+x 2>/dev/null | head -1; }
+# (no venv yet is not an error: under pipefail a failing find would end the script silently)
+found() { [ -d "$venv" ] || return 0; find "$venv" -type f -name nvdisasm -perm -u+x 2>/dev/null | head -1 || true; }
 nvdisasm=$(found)
 if [ -z "$nvdisasm" ]; then
   { [ -x "$venv/bin/python" ] || python3 -m venv "$venv"; } >&2 || { echo "nvdisasm.sh: python3 -m venv failed" >&2; exit 77; }

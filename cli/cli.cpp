@@ -123,6 +123,7 @@ struct run_flags {
   int explore = 0;
   int pct_depth = 3;
   bool no_checks = false;
+  bool cta_scopes = false;            // --cta-scopes: the what-if of every cluster barrier at .cta scope
   std::optional<std::string> trace_file, timeline_file;
   std::uint32_t watchdog_ms = 2000;   // --backend gpu: bounded barrier waits (0: off)
   std::uint32_t deadline_ms = 10000;  // --backend gpu: host-side deadline per launch (0: none)
@@ -333,6 +334,8 @@ int run_kernel(kernel_entry const& e, param_values const& overrides, run_flags c
   const auto values = registry::resolve(e, overrides);
   const ir::Kernel k = registry::build(e, values);
   check_host_memory(e, values, k);
+  if (f.cta_scopes && f.backend != "interp")
+    throw usage_error(fmt::format("--cta-scopes is a what-if of the interpreter's memory model; --backend {} runs the generated scopes", f.backend));
   if (f.backend == "gpu") return run_on_gpu(e, values, k, f);
   if (f.backend == "host") return run_on_host(e, values, k, f, clock);
   if (f.backend != "interp") throw usage_error(fmt::format("unknown backend '{}' (interp, host or gpu)", f.backend));
@@ -341,6 +344,8 @@ int run_kernel(kernel_entry const& e, param_values const& overrides, run_flags c
   o.seed = f.seed;
   o.pct_depth = f.pct_depth;
   o.checks = !f.no_checks;
+  o.all_cta_scopes = f.cta_scopes;
+  if (f.cta_scopes && f.no_checks) throw usage_error("--cta-scopes shows the races a weak scope leaves; it needs the checks (drop --no-checks)");
   o.trace = f.trace_file || f.timeline_file;
   o.math = parse_math(f.math, ir::math_mode::exact);
   if (f.explore > 0 && (o.schedule == interp::policy::eager || o.schedule == interp::policy::lazy)) o.schedule = interp::policy::pct;
@@ -355,9 +360,10 @@ int run_kernel(kernel_entry const& e, param_values const& overrides, run_flags c
   const auto inputs = random_inputs(k, f.input_seed);
   std::vector<std::string> set;
   for (auto const& [n, v] : values) set.push_back(fmt::format("{}={}", n, v));
-  fmt::print("{} ({}): inputs seeded random (--input-seed {}), policy {}{}{}{}\n", e.name, fmt::join(set, " "), f.input_seed,
+  fmt::print("{} ({}): inputs seeded random (--input-seed {}), policy {}{}{}{}{}\n", e.name, fmt::join(set, " "), f.input_seed,
              interp::policy_name(o.schedule), o.schedule == interp::policy::random || o.schedule == interp::policy::pct ? fmt::format(" --seed {}", o.seed) : "",
-             o.checks ? "" : ", checks off", o.math == ir::math_mode::fast ? ", math fast" : "");
+             o.checks ? "" : ", checks off", o.math == ir::math_mode::fast ? ", math fast" : "",
+             o.all_cta_scopes ? ", every cluster barrier at .cta scope (what-if)" : "");
 
   interp::result r;
   std::string caveat;  // what a "correct" verdict does not cover
@@ -584,6 +590,9 @@ int main(int argc, char** argv, registry const& kernels) {
                       "--explore: stop after this many seconds (checked between schedules), saying how many of the N ran");
   run_cmd->add_option("--pct-depth", rf.pct_depth, "PCT bug depth d (d-1 priority change points)")->capture_default_str();
   run_cmd->add_flag("--no-checks", rf.no_checks, "skip race, fence and poison checks (protocol checks stay on)");
+  run_cmd->add_flag("--cta-scopes", rf.cta_scopes,
+                    "interp: what if every cluster barrier arrived and waited at .cta scope? (the races a weak scope would leave; "
+                    "the generated code's scopes come from ir::cluster_barrier_scope, docs/interpreter.md)");
   run_cmd->add_option("--trace", rf.trace_file, "write a Chrome/Perfetto trace (JSON)");
   run_cmd->add_option("--watchdog-ms", rf.watchdog_ms, "--backend gpu: a barrier wait longer than this traps with a report (0: off)")
       ->capture_default_str();

@@ -56,7 +56,7 @@ mutant expect_tx_minus_16  $cg 'sc::mbar_arrive_expect_tx(bar, {}u);", bytes' 's
 mutant bulk_wait_n_plus_1  $cg 's.flag ? "_read" : "", s.n, id' 's.flag ? "_read" : "", s.n + 1, id' codegen
 mutant swizzle_bits        $swz 'if constexpr (Bytes == 128) return o ^ (((o >> 7) & 7u) << 4);' 'if constexpr (Bytes == 128) return o ^ (((o >> 6) & 7u) << 4);' codegen
 mutant multicast_mask      $cg 'if (origin) pattern |= 1u << r;' 'if (origin) pattern |= 1u << (r + 1);' codegen
-mutant parity_never_flips  $cg 'line("  parity[e / 64] ^= 1ull << (e % 64);");' 'line("  parity[e / 64] ^= 0ull << (e % 64);");' codegen
+mutant parity_never_flips  $cg 'line(fmt::format("  {} ^= 1u << (e % 32);", word));' 'line(fmt::format("  {} ^= 0u << (e % 32);", word));' codegen
 mutant pct_no_change_points $ms 'if (!change_points_.empty() && time_ >= change_points_.back()) {' 'if (false && !change_points_.empty() && time_ >= change_points_.back()) {' interp
 mutant seed_ignored        $mc 'prog_(detail::flatten(k)), rng_{o.seed} {' 'prog_(detail::flatten(k)), rng_{0} {' interp
 mutant explore_same_seed   $mc 'o.seed = base.seed + static_cast<std::uint64_t>(i);' 'o.seed = base.seed;' interp
@@ -65,11 +65,11 @@ mutant smem_budget_plus_1k $kh '} else if constexpr (smem > ir::max_smem_bytes) 
 # More of the same kind: numbers in the generated code...
 mutant bulk_wait_read_inverted $cg 's.flag ? "_read" : "", s.n, id' 's.flag ? "" : "_read", s.n, id' codegen
 mutant fence_dropped       $cg 'line(fmt::format("sc::fence_proxy_async{}();  // op #{}", gmem_cross_proxy() ? "_all" : "", id));' 'line(fmt::format("// sc::fence_proxy_async{}() dropped  // op #{}", gmem_cross_proxy() ? "_all" : "", id));' codegen
-mutant parity_wrong_bit    $cg 'line("  parity[e / 64] ^= 1ull << (e % 64);");' 'line("  parity[e / 64] ^= 1ull << ((e + 1) % 64);");' codegen
+mutant parity_wrong_bit    $cg 'line(fmt::format("  {} ^= 1u << (e % 32);", word));' 'line(fmt::format("  {} ^= 1u << ((e + 1) % 32);", word));' codegen
 mutant multicast_share_bytes $cg 'const auto share_bytes = bytes / n;' 'const auto share_bytes = bytes / n / 2;' codegen
 mutant multicast_pos_stride $cg 'if (collective(d)) pos_step *= cl[d];' 'if (collective(d)) pos_step *= cl[d] + 1;' codegen
 mutant swizzle_64_bits     $swz 'else if constexpr (Bytes == 64) return o ^ (((o >> 7) & 3u) << 4);' 'else if constexpr (Bytes == 64) return o ^ (((o >> 7) & 7u) << 4);' codegen
-mutant parity_starts_at_one $cg 'unsigned long long parity[{}] = {{}};' 'unsigned long long parity[{}] = {{~0ull}};' codegen
+mutant parity_starts_at_one $cg 'unsigned parity[{}] = {{}};' 'unsigned parity[{}] = {{~0u}};' codegen
 mutant barrier_address_skew $cg 'return fmt::format("(smem_base + {}u + 8u * static_cast<unsigned>({} - {}))", offsets_[r.id], bar_index(rid), bar_first_[r.id]);' 'return fmt::format("(smem_base + {}u + 8u * static_cast<unsigned>({} - {}))", offsets_[r.id] + 8, bar_index(rid), bar_first_[r.id]);' codegen
 mutant mbar_init_count     $cg 'const int per_phase = al.arrivals * (al.kind == ir::AllocKind::cluster_barrier ? group_size(al.collective_axes) : 1);' 'const int per_phase = al.arrivals;' codegen
 mutant multicast_box_whole $cg '          box[0] /= n;' '          box[0] /= 1;' codegen

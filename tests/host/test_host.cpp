@@ -306,7 +306,7 @@ TEST_CASE("host: a parity bit never flipped reads stages before they land", "[ho
   const auto k = example("add_one");
   const auto inputs = random_inputs(k, input_seed);
   const auto expected = reference_of("add_one", inputs);
-  const auto c = planted(k, "parity[e / 64] ^= 1ull << (e % 64);", "");
+  const auto c = planted(k, "parity[0] ^= 1u << (e % 32);", "");
   CHECK_FALSE(caught(c, k, inputs, expected, 10).empty());
 }
 
@@ -451,7 +451,9 @@ TEST_CASE("host: a cluster barrier needs every peer's arrival and an .acquire.cl
   CHECK_THAT(cta_scope.message, Contains("with .acquire.cta, but peers arrive on it with .release.cluster") && Contains("mbarrier cb"));
 
   // arriving on one's own CTA only: the barrier expects 2 arrivals and gets 1
-  const auto own_only = hostexec::run(planted(k, "sc::mbar_arrive_remote(", "if (r == static_cast<int>(sc::cluster_ctaid(0))) sc::mbar_arrive_remote("), k, inputs, {});
+  // (a .cluster barrier: the kernel stores y generically, ir/scopes.hpp)
+  const auto own_only =
+      hostexec::run(planted(k, "sc::mbar_arrive_remote<true>(", "if (r == static_cast<int>(sc::cluster_ctaid(0))) sc::mbar_arrive_remote<true>("), k, inputs, {});
   INFO(own_only.message);
   CHECK(own_only.kind == hostexec::failure::deadlock);
   CHECK_THAT(own_only.message, Contains("mbarrier cb") && Contains("with 1 of 2 arrival(s)"));

@@ -356,3 +356,27 @@ TEST_CASE("views read their operand at the element they name; only a swizzled 32
   CHECK_THAT(kernel_body(make()), !Contains("transpose32"));
   CHECK_THAT(kernel_body(make(swizzle(128_c))), Contains("sc::transpose32_element(lane, u)"));
 }
+
+TEST_CASE("cluster barriers arrive and wait at the scope ir::cluster_barrier_scope picks, and the source says why", "[codegen][scopes]") {
+  auto source = [](std::string const& name, param_values set, nvrtc::codegen_options o = {}) {
+    auto const& e = registry::global().find(name);
+    return nvrtc::generate(e.build(registry::resolve(e, set)), o).source;
+  };
+  SECTION("gemm_hopper: the consumers' releases of a multicast stage are .release.cta, the producer's waits .acquire.cta") {
+    for (unsigned watchdog : {0u, 2000u}) {
+      const auto s = source("gemm_hopper", {{"cluster", 2}}, {.watchdog_ms = watchdog});
+      CHECK(occurrences(s, "sc::mbar_arrive_remote<false>(") > 0);
+      CHECK(occurrences(s, "sc::mbar_arrive_remote<true>(") == 0);
+      CHECK(occurrences(s, "sc::mbar_wait_cluster(") == 0);
+      CHECK(occurrences(s, "sc::mbar_wait_watchdog<true>(") == 0);
+      CHECK_THAT(s, Contains(".cta scope, as its arrivals order only asynchronous accesses"));
+    }
+  }
+  SECTION("splitk_cluster: partials published with generic stores need .release.cluster and .acquire.cluster") {
+    const auto s = source("splitk_cluster", {});
+    CHECK(occurrences(s, "sc::mbar_arrive_remote<true>(") > 0);
+    CHECK(occurrences(s, "sc::mbar_arrive_remote<false>(") == 0);
+    CHECK(occurrences(s, "sc::mbar_wait_cluster(") > 0);
+    CHECK_THAT(s, Contains("summed: .cluster scope, as op #") && Contains("GMEM 'partials'"));
+  }
+}

@@ -276,8 +276,17 @@ int check_a_from_registers(ir::Kernel const& k, std::string const& text) {
 void check_smem_wgmma(ir::Kernel const& k, ir::Stmt const& s, std::string const& text) {
   const auto p = ir::wgmma::plan_of(k, s);
   REQUIRE_FALSE(p.a_in_registers);
-  const std::regex instr(R"(\{  // m block (\d+), k step (\d+)\n\s*const unsigned long long db = 0x([0-9a-f]{16})ull \| \(\(b_addr \+ (\d+)u\) >> 4 & 0x3FFFu\);\n)"
-                         R"(\s*const unsigned long long da = 0x([0-9a-f]{16})ull \| \(\(a_addr \+ (\d+)u\) >> 4 & 0x3FFFu\);\n[^\n]*\n\s*: ([^\n]*)\n)");
+  // Each operand's descriptor is built once (its constant bits OR the start address >> 4); an
+  // instruction adds its step, which must be its byte offset >> 4.
+  auto base = [&](const char* name, const char* addr) {
+    auto b = all_matches(text, std::regex(std::string(R"(const unsigned long long )") + name + R"(0 = 0x([0-9a-f]{16})ull \| \()" + addr +
+                                          R"( >> 4 & 0x3FFFu\);)"));
+    REQUIRE(b.size() == 1);
+    return std::stoull(b[0][1], nullptr, 16);
+  };
+  const std::uint64_t a0 = base("da", "a_addr"), b0 = base("db", "b_addr");
+  const std::regex instr(R"(\{  // m block (\d+), k step (\d+)\n\s*const unsigned long long db = db0 \+ (\d+)ull;  // \+ (\d+) B\n)"
+                         R"(\s*const unsigned long long da = da0 \+ (\d+)ull;  // \+ (\d+) B\n[^\n]*\n\s*: ([^\n]*)\n)");
   auto m = all_matches(text, instr);
   REQUIRE(static_cast<std::int64_t>(m.size()) == p.m_blocks() * p.k_steps());
   const int abits = ir::dtype_bits(p.a_type), bbits = ir::dtype_bits(p.b_type);
@@ -292,8 +301,10 @@ void check_smem_wgmma(ir::Kernel const& k, ir::Stmt const& s, std::string const&
     const std::int64_t mb = std::stoll(x[1]), ks = std::stoll(x[2]);
     INFO("m block " << mb << ", k step " << ks);
     seen.insert({mb, ks});
-    const auto db = ir::wgmma::decode(std::stoull(x[3], nullptr, 16) | ((std::stoull(x[4]) >> 4) & 0x3FFFu));
-    const auto da = ir::wgmma::decode(std::stoull(x[5], nullptr, 16) | ((std::stoull(x[6]) >> 4) & 0x3FFFu));
+    REQUIRE(std::stoull(x[3]) == std::stoull(x[4]) >> 4);
+    REQUIRE(std::stoull(x[5]) == std::stoull(x[6]) >> 4);
+    const auto db = ir::wgmma::decode(b0 + std::stoull(x[3]));
+    const auto da = ir::wgmma::decode(a0 + std::stoull(x[5]));
     for (std::int64_t kk = 0; kk < p.ik; ++kk) {
       for (std::int64_t mm = 0; mm < 64; ++mm) {
         INFO("A element (" << 64 * mb + mm << ", " << 16 * ks + kk << ")");

@@ -12,6 +12,9 @@
 #include <numeric>
 #include <regex>
 
+#include <fmt/format.h>
+
+#include <stagecraft/ir/scopes.hpp>
 #include <stagecraft/ir/tcgen05.hpp>
 #include <stagecraft/nvrtc/codegen.hpp>
 #include <stagecraft/registry.hpp>
@@ -248,8 +251,9 @@ void check_numbers(ir::Kernel const& k) {
         if (p.a_tmem) {
           // A from TMEM: D's and A's own allocations, A's column step (8 per instruction), B's
           // descriptor, the descriptor with transpose-A 0.
-          const std::regex ts(R"(sc::tc_mma_ts_(f16|tf32)\(tmem(\d+), tmem(\d+) \+ (\d+)u, 0x([0-9a-f]{16})ull \| \(\(b_addr \+ (\d+)u\) >> 4 & 0x3FFFu\), )"
-                              R"(0x([0-9a-f]{8})u, (acc|1u)\);)");
+          const std::regex ts(R"(sc::tc_mma_ts_(f16|tf32)\(tmem(\d+), tmem(\d+) \+ (\d+)u, db0 \+ (\d+)ull, )"
+                              R"(0x([0-9a-f]{8})u, (acc|1u)\);  // B \+ (\d+) B)");
+          CHECK(count(text, fmt::format("const unsigned long long db0 = 0x{:016x}ull | (b_addr >> 4 & 0x3FFFu);", ir::tcgen05::encode_smem(0, p.b))) == 1);
           auto m = all_matches(text, ts);
           REQUIRE(static_cast<std::int64_t>(m.size()) == p.k_steps());
           CHECK(count(text, "a_addr") == 0u);
@@ -260,18 +264,19 @@ void check_numbers(ir::Kernel const& k) {
             CHECK(std::stoll(x[2]) == k.refs[s.refs[0]].id);
             CHECK(std::stoll(x[3]) == k.refs[s.refs[1]].id);
             CHECK(std::stoll(x[4]) == p.a_column(ks));
-            CHECK(std::stoull(x[5], nullptr, 16) == ir::tcgen05::encode_smem(0, p.b));
-            CHECK(std::stoll(x[6]) == p.b_start(ks));
-            CHECK(std::stoul(x[7], nullptr, 16) == p.idesc);
+            CHECK(std::stoll(x[5]) == p.b_start(ks) / 16);
+            CHECK(std::stoll(x[8]) == p.b_start(ks));
+            CHECK(std::stoul(x[6], nullptr, 16) == p.idesc);
             CHECK(((p.idesc >> 15) & 1u) == 0u);
-            CHECK(x[8] == (ks == 0 ? "acc" : "1u"));
+            CHECK(x[7] == (ks == 0 ? "acc" : "1u"));
           }
           CHECK(count(text, "if (lane == 0) {") == 1u);
           if (s.refs.size() == 4) check_barrier_address(k, s.refs[3], text);
           break;
         }
-        const std::regex re(R"(sc::tc_mma_(f16|tf32|f8f6f4)\(tmem(\d+), 0x([0-9a-f]{16})ull \| \(\(a_addr \+ (\d+)u\) >> 4 & 0x3FFFu\), )"
-                            R"(0x([0-9a-f]{16})ull \| \(\(b_addr \+ (\d+)u\) >> 4 & 0x3FFFu\), 0x([0-9a-f]{8})u, (acc|1u)\);)");
+        const std::regex re(R"(sc::tc_mma_(f16|tf32|f8f6f4)\(tmem(\d+), da0 \+ (\d+)ull, db0 \+ (\d+)ull, 0x([0-9a-f]{8})u, (acc|1u)\);  // A \+ (\d+) B, B \+ (\d+) B)");
+        CHECK(count(text, fmt::format("const unsigned long long da0 = 0x{:016x}ull | (a_addr >> 4 & 0x3FFFu);", ir::tcgen05::encode_smem(0, p.a))) == 1);
+        CHECK(count(text, fmt::format("const unsigned long long db0 = 0x{:016x}ull | (b_addr >> 4 & 0x3FFFu);", ir::tcgen05::encode_smem(0, p.b))) == 1);
         auto m = all_matches(text, re);
         REQUIRE(static_cast<std::int64_t>(m.size()) == p.k_steps());
         const auto d_alloc = k.refs[s.refs[0]].id;
@@ -280,12 +285,12 @@ void check_numbers(ir::Kernel const& k) {
           INFO("k step " << ks);
           CHECK(x[1] == (p.kind == ir::tcgen05::Kind::tf32 ? "tf32" : p.kind == ir::tcgen05::Kind::f8f6f4 ? "f8f6f4" : "f16"));
           CHECK(std::stoll(x[2]) == d_alloc);  // D's own allocation's address
-          CHECK(std::stoull(x[3], nullptr, 16) == ir::tcgen05::encode_smem(0, p.a));
-          CHECK(std::stoll(x[4]) == p.a_start(ks));
-          CHECK(std::stoull(x[5], nullptr, 16) == ir::tcgen05::encode_smem(0, p.b));
-          CHECK(std::stoll(x[6]) == p.b_start(ks));
-          CHECK(std::stoul(x[7], nullptr, 16) == p.idesc);
-          CHECK(x[8] == (ks == 0 ? "acc" : "1u"));
+          CHECK(std::stoll(x[3]) == p.a_start(ks) / 16);  // the descriptor's start field counts 16 bytes
+          CHECK(std::stoll(x[7]) == p.a_start(ks));
+          CHECK(std::stoll(x[4]) == p.b_start(ks) / 16);
+          CHECK(std::stoll(x[8]) == p.b_start(ks));
+          CHECK(std::stoul(x[5], nullptr, 16) == p.idesc);
+          CHECK(x[6] == (ks == 0 ? "acc" : "1u"));
         }
         // One thread issues (and a fused commit of the pair opens its own block for the mask).
         CHECK(count(text, "if (lane == 0) {") == (s.n == 2 && s.refs.size() == 4 ? 2u : 1u));
@@ -345,13 +350,19 @@ void check_numbers(ir::Kernel const& k) {
         break;
       case ir::StmtOp::barrier_wait: {
         // One element e; the wait reads e's parity bit (as p), then flips exactly that bit, once.
-        CHECK(count(text, "const long long e = ") == 1);
-        CHECK(count(text, "const unsigned p = static_cast<unsigned>((parity[e / 64] >> (e % 64)) & 1ull);") == 1);
-        const bool cluster = k.allocs[k.refs[s.refs[0]].id].kind == ir::AllocKind::cluster_barrier;
+        // The bits are 32-bit words; with up to 32 elements the one word is named directly.
+        std::int64_t all = 0;
+        for (auto const& al : k.allocs)
+          if (al.kind == ir::AllocKind::barrier || al.kind == ir::AllocKind::cluster_barrier) all += product(al.shape);
+        const std::string word = all <= 32 ? "parity[0]" : "parity[e / 32]";
+        CHECK(count(text, "const unsigned e = static_cast<unsigned>(") == 1);
+        CHECK(count(text, "const unsigned p = (" + word + " >> (e % 32)) & 1u;") == 1);
+        // an .acquire.cluster wait exactly where the barrier's scope is .cluster (ir/scopes.hpp)
+        const bool cluster = !ir::cluster_barrier_scope(k, k.refs[s.refs[0]].id).cta;
         auto m = all_matches(text, std::regex(R"(sc::mbar_wait(_cluster)?\(.*, p\);)"));
         REQUIRE(m.size() == 1);
         CHECK(m[0][1].matched == cluster);
-        CHECK(count(text, "parity[e / 64] ^= 1ull << (e % 64);") == 1);
+        CHECK(count(text, word + " ^= 1u << (e % 32);") == 1);
         check_barrier_address(k, s.refs[0], text);
         CHECK(count(text, "parity[") == 2);
         ++waits;
@@ -380,8 +391,8 @@ void check_numbers(ir::Kernel const& k) {
   std::int64_t elements = 0;
   for (auto const& al : k.allocs)
     if (al.kind == ir::AllocKind::barrier || al.kind == ir::AllocKind::cluster_barrier) elements += product(al.shape);
-  if (elements > 0) CHECK(count(g.source, "unsigned long long parity[" + std::to_string((elements + 63) / 64) + "] = {};") == 1);
-  CHECK(count(g.source, "unsigned long long parity[") == (elements > 0 ? 1u : 0u));
+  if (elements > 0) CHECK(count(g.source, "unsigned parity[" + std::to_string((elements + 31) / 32) + "] = {};") == 1);
+  CHECK(count(g.source, "unsigned parity[") == (elements > 0 ? 1u : 0u));
   CHECK(count(g.source, "sc::mbar_init(smem_base") ==
         static_cast<std::size_t>(std::count_if(k.allocs.begin(), k.allocs.end(), [](auto const& al) {
           return al.kind == ir::AllocKind::barrier || al.kind == ir::AllocKind::cluster_barrier;
@@ -410,7 +421,7 @@ void check_numbers(ir::Kernel const& k) {
   CHECK(count(g.source, "sc::tmem_relinquish();") == (tmem_allocs ? 1u : 0u));
   // No fence, flip or group commit outside the ops that own one.
   CHECK(count(body, "sc::fence_proxy_async();") == fences);
-  CHECK(count(body, "^= 1ull << ") == waits);
+  CHECK(count(body, "^= 1u << ") == waits);
   CHECK(count(body, "sc::bulk_commit();") == commits);
   CHECK(count(body, "sc::tmem_dealloc(") == deallocs);
 }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include <stagecraft/ir/scopes.hpp>
 #include <stagecraft/nvrtc/nvrtc.hpp>
 #include <stagecraft/registry.hpp>
 #include <stagecraft/stagecraft.hpp>
@@ -67,7 +68,15 @@ TEST_CASE("every example compiles through NVRTC for sm_90a and sm_100a, with the
         CHECK_THAT(c.ptx, Contains("bulk_group") && Contains("cp.async.bulk.commit_group") && Contains("cp.async.bulk.wait_group"));
       if (uses(k, ir::StmtOp::commit_smem)) CHECK_THAT(c.ptx, Contains("fence.proxy.async.shared::cta"));
       if (arrives_on(k, ir::AllocKind::barrier)) CHECK_THAT(c.ptx, Contains("mbarrier.arrive.release.cta.shared::cta.b64"));
-      if (arrives_on(k, ir::AllocKind::cluster_barrier)) CHECK_THAT(c.ptx, Contains("mbarrier.arrive.release.cluster.shared::cluster.b64"));
+      // A cluster barrier's arrivals at the scope ir::cluster_barrier_scope gives it; only a
+      // .cluster one needs .acquire.cluster waits (and pays a MEMBAR.GPU per arrival for it).
+      if (arrives_on(k, ir::AllocKind::cluster_barrier)) {
+        bool strong = false;
+        for (std::size_t a = 0; a < k.allocs.size(); ++a)
+          if (k.allocs[a].kind == ir::AllocKind::cluster_barrier) strong = strong || !ir::cluster_barrier_scope(k, static_cast<int>(a)).cta;
+        CHECK_THAT(c.ptx, Contains(strong ? "mbarrier.arrive.release.cluster.shared::cluster.b64" : "mbarrier.arrive.release.cta.shared::cluster.b64"));
+        if (!strong) CHECK_THAT(c.ptx, !Contains("mbarrier.arrive.release.cluster") && !Contains("acquire.cluster"));
+      }
       // One .cta_group for every tcgen05 instruction: 2 in a kernel with the pair's MMA.
       const std::string group = std::any_of(k.stmts.begin(), k.stmts.end(), [](ir::Stmt const& s) { return s.op == ir::StmtOp::tcgen05_mma && s.n == 2; })
                                     ? "cta_group::2"

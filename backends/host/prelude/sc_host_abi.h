@@ -40,7 +40,7 @@ struct api {
   void (*mbar_init)(unsigned bar, unsigned count);
   void (*mbar_fence_init)();
   void (*mbar_arrive)(unsigned bar, unsigned expect_tx_bytes);
-  void (*mbar_arrive_remote)(unsigned bar, unsigned cta_rank);
+  void (*mbar_arrive_remote)(unsigned bar, unsigned cta_rank, int cluster_scope);  // 1: .release.cluster
   void (*mbar_wait)(unsigned bar, unsigned parity, int cluster_scope);
   void (*fence_proxy_async)();
   void (*bar_sync)(unsigned id, unsigned threads);

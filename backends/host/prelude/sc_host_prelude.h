@@ -93,7 +93,7 @@ inline void mbar_arrive_expect_tx(unsigned bar, unsigned bytes) {
   // a zero expect_tx is a plain arrival on the hardware too
   sc_host_api->mbar_arrive(bar, bytes);
 }
-inline void mbar_arrive_remote(unsigned bar, unsigned cta_rank) { sc_host_api->mbar_arrive_remote(bar, cta_rank); }
+template <bool Cluster> inline void mbar_arrive_remote(unsigned bar, unsigned cta_rank) { sc_host_api->mbar_arrive_remote(bar, cta_rank, Cluster); }
 inline void mbar_wait(unsigned bar, unsigned parity) { sc_host_api->mbar_wait(bar, parity, 0); }
 inline void mbar_wait_cluster(unsigned bar, unsigned parity) { sc_host_api->mbar_wait(bar, parity, 1); }
 

@@ -477,7 +477,7 @@ class machine {
     // consumer releasing a stage it has yet to read must be able to lose that race).
     m.preempt();
   }
-  static void api_mbar_arrive_remote(unsigned bar, unsigned rank) {
+  static void api_mbar_arrive_remote(unsigned bar, unsigned rank, int cluster_scope) {
     auto& m = *active;
     m.preempt();
     auto const& cl = m.clusters_[m.ctas_[m.me().cta].cluster];
@@ -488,7 +488,7 @@ class machine {
     if (m.ctas_[target].exited)
       m.fail(failure::protocol, fmt::format("{}: remote arrival on {} of CTA rank {}, which has already exited", m.who(), m.bar_name(target, bar), rank));
     auto& b = m.bar_at(target, bar, true);
-    m.arrive(target, bar, b, true);
+    m.arrive(target, bar, b, cluster_scope != 0);
     m.preempt();
   }
   static void api_mbar_wait(unsigned bar, unsigned parity, int cluster_scope) {

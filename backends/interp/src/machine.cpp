@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "machine.hpp"
+#include "stagecraft/ir/scopes.hpp"
 
 namespace stagecraft::interp {
 
@@ -128,6 +129,8 @@ machine::machine(ir::Kernel const& k, std::vector<host_tensor>& gmem, options co
       bar_count_ += std::accumulate(al.shape.begin(), al.shape.end(), std::int64_t{1}, std::multiplies<>());
   }
   smem_offset_ = ir::smem_offsets(k);
+  for (std::size_t a = 0; a < k.allocs.size(); ++a)
+    cta_scope_.push_back(o.all_cta_scopes || ir::cluster_barrier_scope(k, static_cast<int>(a)).cta);
   // wgmma plans, once per statement: both backends derive the instructions from the same one.
   plans_.resize(k.stmts.size());
   for (std::size_t s = 0; s < k.stmts.size(); ++s)

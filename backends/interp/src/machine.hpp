@@ -535,6 +535,8 @@ class machine {
   vclock const* issuer_fence_ = nullptr;       // the completing op's fence_vc, for check_fenced
   int multicast_into_ = -1;  // while a multicast load lands in another CTA than its issuer's: that CTA
   int mma_base_ = -1;                               // the first wgmma/tcgen05 clock component (one per agent), -1: none
+  std::vector<char> cta_scope_;                     // per allocation: arrivals at .cta scope (ir::cluster_barrier_scope)
+  vclock async_part(vclock const& vc) const;        // what a .cta arrival carries to a peer CTA (mbarrier.cpp)
   std::int64_t mma_k_ = 0;                          // the largest K an accumulator held when read
   float max_exp_arg_ = 0;                           // the largest |x| exp was applied to (fast mode's bound)
   void note_exp_args(const float* x, std::size_t n) {

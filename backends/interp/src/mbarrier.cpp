@@ -38,6 +38,20 @@ void machine::arrive(barrier_state& b, vclock const& vc, agent_state const& who_
   try_complete(b, who_.comp);
 }
 
+// A .release.cta arrival on a peer CTA's barrier is not morally strong with that CTA's threads:
+// it carries no generic access (no agent's own component) and no bulk store's GMEM writes (a
+// peer's generic read of them needs a .cluster release). What it still orders is what has
+// completed asynchronously and is known to this thread: operand reads of the wgmma/tcgen05
+// groups it waited for, TMA loads whose landing it observed, bulk stores' SMEM reads it waited for.
+vclock machine::async_part(vclock const& vc) const {
+  vclock out = vc;
+  for (auto const& g : agents_) {
+    out.c[static_cast<std::size_t>(g.comp)] = 0;
+    out.c[static_cast<std::size_t>(g.store_w_comp)] = 0;
+  }
+  return out;
+}
+
 // The barrier lane of the timeline: every arrival and every landing of TMA bytes, with the
 // state it leaves (what a learner watches a phase fill up with).
 void machine::trace_barrier(barrier_state const& b, std::string label) {

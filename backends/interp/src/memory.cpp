@@ -373,7 +373,20 @@ void machine::race(memory const& m, std::int64_t elem, epoch prev, const char* n
                      : has_tcgen05_ ? ": wait on the barrier that a tcgen05_commit_arrive after that MMA arrives on before reading its TMEM or "
                                       "refilling its SMEM operands"
                                     : ": wait for that group with wgmma_wait before touching its accumulator or its A/B stage";
-  if (after_read_only_wait)
+  // The earlier access's agent, when it was a generic one or a bulk store's GMEM write (the two
+  // kinds a .cta-scoped arrival does not carry to a peer CTA).
+  const int na = static_cast<int>(agents_.size());
+  int prev_agent = -1;
+  if (prev.cluster() == cluster_id() && prev.comp() != shared_reads) {
+    if (static_cast<int>(prev.comp()) < na) prev_agent = static_cast<int>(prev.comp());
+    for (auto const& g : agents_)
+      if (g.store_w_comp == static_cast<int>(prev.comp())) prev_agent = g.comp;
+  }
+  std::vector<std::string> weak;  // the cluster barriers at .cta scope, when the race crosses CTAs
+  if (prev_agent >= 0 && agent >= 0 && agent < na && agents_[prev_agent].cta != agents_[agent].cta)
+    for (std::size_t al = 0; al < k_.allocs.size(); ++al)
+      if (k_.allocs[al].kind == ir::AllocKind::cluster_barrier && cta_scope_[al]) weak.push_back(ir::alloc_name(k_, static_cast<int>(al)));
+  if (after_read_only_wait && weak.empty())
     hint = ": it is ordered after that store's SMEM read only (a wait_smem_to_gmem with read_only); the issuer must wait for the "
            "whole group, wait_smem_to_gmem(n) without read_only, before the release that publishes the GMEM bytes (no proxy fence "
            "is needed: the store's completion carries one)";
@@ -403,10 +416,18 @@ void machine::race(memory const& m, std::int64_t elem, epoch prev, const char* n
       k_.stmts[static_cast<std::size_t>(cur_op_)].op == ir::StmtOp::store)
     hint = ": store_tmem overwrites TMEM that tcgen05 MMA may still be reading; wait on the barrier a tcgen05_commit_arrive after that MMA "
            "arrives on before storing into it";
+  // Another CTA's generic access or bulk-store write, in a kernel whose cluster barriers arrive
+  // at .cta scope: say that the scope is why (--cta-scopes, or a case ir::cluster_barrier_scope missed).
+  std::string scope;
+  if (!weak.empty())
+    scope = fmt::format(" (the two CTAs synchronize through {}, which arrive{} at .cta scope{}: such an arrival orders only completed "
+                        "asynchronous accesses for a peer CTA, never generic loads and stores or bulk stores' GMEM writes; .cluster scope "
+                        "would order this one)",
+                        fmt::join(weak, ", "), weak.size() == 1 ? "s" : "", o_.all_cta_scopes ? " under --cta-scopes" : "");
   report(check::data_race, cur_op_, agent,
-         fmt::format("data race on {} {}[{}]: {} ({}) is not ordered after the earlier {} by {}{}{}",
+         fmt::format("data race on {} {}[{}]: {} ({}) is not ordered after the earlier {} by {}{}{}{}",
                      m.registers ? "the accumulator" : m.tmem ? "TMEM" : m.smem ? "SMEM" : "GMEM", m.name, fmt::join(unflatten(m, elem), ", "),
-                     accessor(agent, what), now, prev_is_write ? "write" : "read", comp_name(prev), hint, into));
+                     accessor(agent, what), now, prev_is_write ? "write" : "read", comp_name(prev), hint, into, scope));
 }
 
 std::vector<std::int64_t> machine::unflatten(memory const& m, std::int64_t elem) const {

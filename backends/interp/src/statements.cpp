@@ -1,6 +1,7 @@
 // Agents executing their program: index expressions, control flow (which costs no scheduler
 // step), and the dispatch of each IR statement to the part of the machine that models it.
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -76,7 +77,14 @@ void machine::step(int index) {
       auto& b = barrier_of(a, s.refs[0]);
       auto const& al = k_.allocs[b.alloc];
       if (al.kind == ir::AllocKind::cluster_barrier) {
-        for (int peer : peers(a.cta, al.collective_axes)) arrive(ctas_[peer].barriers[&b - ctas_[a.cta].barriers.data()], a.vc, a);
+        // At .cta scope an arrival orders, for a peer CTA, only what has already completed
+        // asynchronously (ir/scopes.hpp); its own CTA gets the full release.
+        const bool weak = cta_scope_[b.alloc] != 0;
+        std::optional<vclock> async_only;
+        for (int peer : peers(a.cta, al.collective_axes)) {
+          if (weak && peer != a.cta && !async_only) async_only = async_part(a.vc);
+          arrive(ctas_[peer].barriers[&b - ctas_[a.cta].barriers.data()], weak && peer != a.cta ? *async_only : a.vc, a);
+        }
       } else {
         arrive(b, a.vc, a);
       }

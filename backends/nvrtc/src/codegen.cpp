@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -25,6 +26,7 @@
 #include <fmt/ranges.h>
 
 #include "prelude.hpp"
+#include "stagecraft/ir/scopes.hpp"
 #include "stagecraft/ir/tile_view.hpp"
 #include "stagecraft/ir/wgmma.hpp"
 #include "tcgen05.hpp"
@@ -68,6 +70,7 @@ class emitter {
 
   generated run() {
     layout();
+    loop_ranges();
     collect_maps();
     tc_ = tcgen05_gen::uses_tcgen05(k_);
     if (tc_) tmem_ = tcgen05_gen::plan_tmem(k_, smem_end_);
@@ -114,6 +117,7 @@ class emitter {
       const bool is_barrier = al.kind == ir::AllocKind::barrier || al.kind == ir::AllocKind::cluster_barrier;
       bar_first_.push_back(is_barrier ? bar_index : -1);
       if (is_barrier) bar_index += product(al.shape);
+      scopes_.push_back(ir::cluster_barrier_scope(k_, static_cast<int>(a)));
     }
     bar_elements_ = bar_index;
   }
@@ -219,10 +223,13 @@ class emitter {
         const int per_phase = al.arrivals * (al.kind == ir::AllocKind::cluster_barrier ? group_size(al.collective_axes) : 1);
         h += fmt::format("    for (int e = 0; e < {}; ++e) sc::mbar_init(smem_base + {} + 8 * e, {});  // {}\n", product(al.shape), offsets_[a],
                          per_phase, bar_label(static_cast<int>(a)));
+        if (al.kind == ir::AllocKind::cluster_barrier)
+          h += fmt::format("    // {}: .{} scope, as {}\n", bar_label(static_cast<int>(a)), scopes_[a].cta ? "cta" : "cluster", scopes_[a].why);
       }
       h += "    sc::mbar_fence_init();\n  }\n";
-      // One parity bit per barrier element and thread: the phase it waits for next.
-      h += fmt::format("  unsigned long long parity[{}] = {{}};\n", (bar_elements_ + 63) / 64);
+      // One parity bit per barrier element and thread: the phase it waits for next (32-bit words:
+      // with up to 32 barrier elements a single register).
+      h += fmt::format("  unsigned parity[{}] = {{}};\n", (bar_elements_ + 31) / 32);
       // The watchdog's report names the completion a wait is for, so it counts them.
       if (o_.watchdog_ms) h += fmt::format("  unsigned completions[{}] = {{}};\n", bar_elements_);
     }
@@ -237,10 +244,94 @@ class emitter {
     return k_.cluster_rank > 0 ? "  sc::cluster_sync();\n}\n" : "}\n";
   }
 
+  // ---- value ranges of index expressions -------------------------------------------------------
+  // Index expressions are 64-bit (the IR's integers), but a ring slot `g % S` or a tile `t / n`
+  // of small non-negative values costs a dozen 64-bit instructions where 32-bit unsigned
+  // arithmetic needs three. So each expression's range is bounded from what is static: grid and
+  // cluster extents, warpgroups, constants and the bounds of the loops around it; where both
+  // operands of / or % are known to lie in [0, 2^31), the division is emitted in 32 bits (the
+  // same value), and a loop whose bounds fit in an int counts in one.
+  struct interval {
+    std::int64_t lo, hi;
+  };
+  using range_t = std::optional<interval>;
+  static range_t make_range(__int128 lo, __int128 hi) {
+    constexpr __int128 min = std::numeric_limits<std::int64_t>::min(), max = std::numeric_limits<std::int64_t>::max();
+    if (lo < min || hi > max) return std::nullopt;
+    return interval{static_cast<std::int64_t>(lo), static_cast<std::int64_t>(hi)};
+  }
+  static bool fits_u31(range_t r) { return r && r->lo >= 0 && r->hi <= std::numeric_limits<std::int32_t>::max(); }
+  static bool fits_i32(range_t r) {
+    return r && r->lo >= std::numeric_limits<std::int32_t>::min() && r->hi <= std::numeric_limits<std::int32_t>::max();
+  }
+  range_t range(ir::ExprId id) const {
+    auto& memo = range_memo_[static_cast<std::size_t>(id)];
+    if (!memo.first) memo = {true, compute_range(id)};
+    return memo.second;
+  }
+  range_t compute_range(ir::ExprId id) const {
+    auto const& e = k_.exprs[id];
+    switch (e.op) {
+      case ir::ExprOp::constant: return interval{e.value, e.value};
+      case ir::ExprOp::var:
+        return e.value >= 0 && static_cast<std::size_t>(e.value) < var_range_.size() ? var_range_[static_cast<std::size_t>(e.value)] : std::nullopt;
+      case ir::ExprOp::program_id: return e.value >= 0 && e.value < 3 ? range_t(interval{0, k_.grid[static_cast<std::size_t>(e.value)] - 1}) : std::nullopt;
+      case ir::ExprOp::cluster_idx: return e.value >= 0 && e.value < 3 ? range_t(interval{0, k_.cluster[static_cast<std::size_t>(e.value)] - 1}) : std::nullopt;
+      case ir::ExprOp::thread_id: return interval{0, k_.warpgroups - 1};
+      case ir::ExprOp::lt: case ir::ExprOp::le: case ir::ExprOp::gt: case ir::ExprOp::ge: case ir::ExprOp::eq: case ir::ExprOp::ne:
+      case ir::ExprOp::land: case ir::ExprOp::lor: case ir::ExprOp::lnot: return interval{0, 1};
+      default: break;
+    }
+    const auto a = range(e.a), b = range(e.b);
+    if (!a || !b) return std::nullopt;
+    const __int128 al = a->lo, ah = a->hi, bl = b->lo, bh = b->hi;
+    switch (e.op) {
+      case ir::ExprOp::add: return make_range(al + bl, ah + bh);
+      case ir::ExprOp::sub: return make_range(al - bh, ah - bl);
+      case ir::ExprOp::mul: {
+        const __int128 c[] = {al * bl, al * bh, ah * bl, ah * bh};
+        return make_range(*std::min_element(std::begin(c), std::end(c)), *std::max_element(std::begin(c), std::end(c)));
+      }
+      case ir::ExprOp::div:  // truncation is monotonic in the dividend for a positive divisor
+        if (bl <= 0) return std::nullopt;
+        return make_range(std::min(al / bl, al / bh), std::max(ah / bl, ah / bh));
+      case ir::ExprOp::mod:
+        if (bl <= 0 || al < 0) return std::nullopt;
+        return make_range(0, std::min(ah, bh - 1));
+      case ir::ExprOp::min: return make_range(std::min(al, bl), std::min(ah, bh));
+      case ir::ExprOp::max: return make_range(std::max(al, bl), std::max(ah, bh));
+      default: return std::nullopt;
+    }
+  }
+  // Every loop variable's range, outer loops first (a loop's bounds name only the variables of
+  // the loops around it); the memo is dropped as each one is learnt.
+  void loop_ranges() {
+    var_range_.assign(static_cast<std::size_t>(std::max(k_.num_vars, 0)), std::nullopt);
+    range_memo_.assign(k_.exprs.size(), {false, std::nullopt});
+    std::function<void(ir::StmtId)> walk = [&](ir::StmtId id) {
+      if (id == ir::none) return;
+      auto const& s = k_.stmts[id];
+      if (s.op == ir::StmtOp::for_ && s.var >= 0 && static_cast<std::size_t>(s.var) < var_range_.size()) {
+        const auto lo = range(s.e0), hi = range(s.e1);
+        if (lo && hi && hi->hi > lo->lo) var_range_[static_cast<std::size_t>(s.var)] = interval{lo->lo, hi->hi - 1};
+        range_memo_.assign(k_.exprs.size(), {false, std::nullopt});
+      }
+      for (auto c : s.body) walk(c);
+    };
+    walk(k_.body);
+  }
+
   // ---- index expressions (64-bit) --------------------------------------------------------------
   std::string expr(ir::ExprId id) const {
     auto const& e = k_.exprs[id];
     auto bin = [&](const char* op) { return fmt::format("({} {} {})", expr(e.a), op, expr(e.b)); };
+    // both operands in [0, 2^31): the same quotient or remainder from 32-bit unsigned arithmetic
+    auto narrow = [&](const char* op) {
+      if (!fits_u31(range(e.a)) || !fits_u31(range(e.b)) || range(e.b)->lo == 0) return bin(op);
+      auto const& d = k_.exprs[e.b];
+      const auto divisor = d.op == ir::ExprOp::constant ? fmt::format("{}u", d.value) : fmt::format("static_cast<unsigned>({})", expr(e.b));
+      return fmt::format("static_cast<long long>(static_cast<unsigned>({}) {} {})", expr(e.a), op, divisor);
+    };
     switch (e.op) {
       // -9223372036854775808LL is not a literal (the minus applies to a value LL cannot hold).
       case ir::ExprOp::constant:
@@ -252,8 +343,8 @@ class emitter {
       case ir::ExprOp::add: return bin("+");
       case ir::ExprOp::sub: return bin("-");
       case ir::ExprOp::mul: return bin("*");
-      case ir::ExprOp::div: return bin("/");
-      case ir::ExprOp::mod: return bin("%");
+      case ir::ExprOp::div: return narrow("/");
+      case ir::ExprOp::mod: return narrow("%");
       case ir::ExprOp::min: return fmt::format("min({}, {})", expr(e.a), expr(e.b));
       case ir::ExprOp::max: return fmt::format("max({}, {})", expr(e.a), expr(e.b));
       case ir::ExprOp::lt: return bin("<");
@@ -1036,6 +1127,12 @@ class emitter {
     auto address = [&](ir::RefId rid) { return fmt::format("smem_base + {}u + {}", offsets_[k_.refs[rid].id], view_offset(rid)); };
     if (!p.a_in_registers) line(fmt::format("  const unsigned a_addr = {};", address(s.refs[1])));
     line(fmt::format("  const unsigned b_addr = {};", address(s.refs[2])));
+    // Each operand's descriptor is built once; an instruction's is that plus its start offset
+    // >> 4 (ir::wgmma::descriptor_step: an add, where rebuilding it costs a shift, two logic ops
+    // and a move per instruction).
+    if (!p.a_in_registers)
+      line(fmt::format("  const unsigned long long da0 = 0x{:016x}ull | (a_addr >> 4 & 0x3FFFu);", ir::wgmma::descriptor_constant(p.a)));
+    line(fmt::format("  const unsigned long long db0 = 0x{:016x}ull | (b_addr >> 4 & 0x3FFFu);", ir::wgmma::descriptor_constant(p.b)));
     // Registers d of the instruction, then its other operands.
     std::string d;
     for (std::int64_t r = 0; r < regs; ++r) d += fmt::format("{}%{}", r ? ", " : "", r);
@@ -1044,14 +1141,13 @@ class emitter {
     for (std::int64_t mb = 0; mb < p.m_blocks(); ++mb) {
       for (std::int64_t ks = 0; ks < p.k_steps(); ++ks) {
         line(fmt::format("  {{  // m block {}, k step {}", mb, ks));
-        line(fmt::format("    const unsigned long long db = 0x{:016x}ull | ((b_addr + {}u) >> 4 & 0x3FFFu);", ir::wgmma::descriptor_constant(p.b), p.b_start(ks)));
+        line(fmt::format("    const unsigned long long db = db0 + {}ull;  // + {} B", ir::wgmma::descriptor_step(p.b_start(ks)), p.b_start(ks)));
         std::string a_operand, a_inputs;
         if (p.a_in_registers) {
           a_operand = fmt::format("{{%{}, %{}, %{}, %{}}}", regs, regs + 1, regs + 2, regs + 3);
           a_inputs = fmt::format("\"r\"(ra{0}_{1}[0]), \"r\"(ra{0}_{1}[1]), \"r\"(ra{0}_{1}[2]), \"r\"(ra{0}_{1}[3]), ", mb, ks);
         } else {
-          line(fmt::format("    const unsigned long long da = 0x{:016x}ull | ((a_addr + {}u) >> 4 & 0x3FFFu);", ir::wgmma::descriptor_constant(p.a),
-                           p.a_start(mb, ks)));
+          line(fmt::format("    const unsigned long long da = da0 + {}ull;  // + {} B", ir::wgmma::descriptor_step(p.a_start(mb, ks)), p.a_start(mb, ks)));
           a_operand = fmt::format("%{}", regs);
           a_inputs = "\"l\"(da), ";
         }
@@ -1140,7 +1236,11 @@ class emitter {
       case ir::StmtOp::for_: {
         const bool head = loop_head(id, dirty_);
         const bool touched = touch_loop_head(id, acc_touched_);
-        line(fmt::format("for (long long v{0} = {1}, v{0}_end = {2}; v{0} < v{0}_end; ++v{0}) {{  // op #{3}", s.var, expr(s.e0), expr(s.e1), id));
+        if (fits_i32(range(s.e0)) && fits_i32(range(s.e1)))  // an int counter: one 32-bit add and compare per trip
+          line(fmt::format("for (int v{0} = static_cast<int>({1}), v{0}_end = static_cast<int>({2}); v{0} < v{0}_end; ++v{0}) {{  // op #{3}", s.var,
+                           expr(s.e0), expr(s.e1), id));
+        else
+          line(fmt::format("for (long long v{0} = {1}, v{0}_end = {2}; v{0} < v{0}_end; ++v{0}) {{  // op #{3}", s.var, expr(s.e0), expr(s.e1), id));
         dirty_ = head;
         acc_touched_ = touched;
         stmt(s.body[0], depth + 1, out);
@@ -1270,8 +1370,8 @@ class emitter {
           line(fmt::format("  for (int r = 0; r < {}; ++r) {{", k_.cluster[0] * k_.cluster[1] * k_.cluster[2]));
           line(fmt::format("    const int x = r % {0}, y = r / {0} % {1}, z = r / ({0} * {1});", k_.cluster[0], k_.cluster[1]));
           line(fmt::format("    (void)x; (void)y; (void)z;"));
-          line(fmt::format("    if ({}) sc::mbar_arrive_remote({}, static_cast<unsigned>(r));", same.empty() ? std::string("true") : fmt::format("{}", fmt::join(same, " && ")),
-                           bar_addr(s.refs[0])));
+          line(fmt::format("    if ({}) sc::mbar_arrive_remote<{}>({}, static_cast<unsigned>(r));",
+                           same.empty() ? std::string("true") : fmt::format("{}", fmt::join(same, " && ")), !scopes_[r.id].cta, bar_addr(s.refs[0])));
           line("  }");
           line("}");
         } else {
@@ -1282,18 +1382,20 @@ class emitter {
       }
       case ir::StmtOp::barrier_wait: {
         auto const& r = k_.refs[s.refs[0]];
-        const bool cluster = k_.allocs[r.id].kind == ir::AllocKind::cluster_barrier;
+        const bool cluster = !scopes_[r.id].cta;  // an .acquire.cluster wait
         line(fmt::format("{{  // op #{}: barrier_wait on {}", id, bar_label(r.id)));
-        line(fmt::format("  const long long e = {};", bar_index(s.refs[0])));
-        line("  const unsigned p = static_cast<unsigned>((parity[e / 64] >> (e % 64)) & 1ull);");
+        // unsigned: a barrier element's number is small and never negative (the interpreter checks it)
+        line(fmt::format("  const unsigned e = static_cast<unsigned>({});", bar_index(s.refs[0])));
+        const std::string word = bar_elements_ <= 32 ? "parity[0]" : "parity[e / 32]";
+        line(fmt::format("  const unsigned p = ({} >> (e % 32)) & 1u;", word));
         if (o_.watchdog_ms) {
           // e counts every barrier element of the CTA; the report names the array's own element.
-          line(fmt::format("  sc::mbar_wait_watchdog<{}>({}, p, \"{}\", {}, \"{}\", e - {}, completions[e]++, {}ull);", cluster, bar_addr(s.refs[0]),
+          line(fmt::format("  sc::mbar_wait_watchdog<{}>({}, p, \"{}\", {}, \"{}\", static_cast<long long>(e) - {}, completions[e]++, {}ull);", cluster, bar_addr(s.refs[0]),
                            k_.name, id, bar_label(r.id), bar_first_[r.id], std::uint64_t{o_.watchdog_ms} * 1000000));
         } else {
           line(fmt::format("  sc::mbar_wait{}({}, p);", cluster ? "_cluster" : "", bar_addr(s.refs[0])));
         }
-        line("  parity[e / 64] ^= 1ull << (e % 64);");
+        line(fmt::format("  {} ^= 1u << (e % 32);", word));
         line("}");
         return;
       }
@@ -1443,6 +1545,9 @@ class emitter {
   bool tc_ = false;  // tensor memory or tcgen05 ops: tcgen05.cpp's hooks apply
   tcgen05_gen::tmem_plan tmem_;
   std::vector<std::int64_t> offsets_, bar_first_;
+  std::vector<ir::barrier_scope> scopes_;  // per allocation: the scope of its arrivals and waits
+  std::vector<range_t> var_range_;         // per loop variable: its values, when static
+  mutable std::vector<std::pair<bool, range_t>> range_memo_;  // per expression: (known, range)
   // A barrier array as comments and the watchdog's report name it: the user's name, else b<N>
   // (cluster barriers included, as this backend has always printed them).
   std::string bar_label(int alloc) const {

@@ -58,15 +58,21 @@ __device__ __forceinline__ void mbar_arrive_expect_tx(unsigned bar, unsigned byt
   tc_before_sync();
   asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;" :: "r"(bar), "r"(bytes) : "memory");
 }
-__device__ __forceinline__ void mbar_arrive_remote(unsigned bar, unsigned cta_rank) {
+// Cluster: .release.cluster, which publishes the thread's generic writes to the peer (a
+// MEMBAR.GPU in SASS); otherwise .release.cta, enough when the arrival only says that asynchronous
+// accesses have completed (ir::cluster_barrier_scope decides which).
+template <bool Cluster> __device__ __forceinline__ void mbar_arrive_remote(unsigned bar, unsigned cta_rank) {
   tc_before_sync();
-  asm volatile("{\n .reg .b32 remote;\n mapa.shared::cluster.u32 remote, %0, %1;\n"
-               " mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}" :: "r"(bar), "r"(cta_rank) : "memory");
+  if constexpr (Cluster)
+    asm volatile("{\n .reg .b32 remote;\n mapa.shared::cluster.u32 remote, %0, %1;\n"
+                 " mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}" :: "r"(bar), "r"(cta_rank) : "memory");
+  else
+    asm volatile("{\n .reg .b32 remote;\n mapa.shared::cluster.u32 remote, %0, %1;\n"
+                 " mbarrier.arrive.release.cta.shared::cluster.b64 _, [remote];\n}" :: "r"(bar), "r"(cta_rank) : "memory");
 }
 // One bounded probe of the phase with the given parity (the hardware may suspend the thread for a
-// while inside it). Cluster barriers are arrived on by peer CTAs with .release.cluster; only an
-// .acquire.cluster wait synchronizes with those (a .cta-scoped acquire is not morally strong
-// with them).
+// while inside it). A cluster barrier whose peers arrive with .release.cluster is waited on with
+// .acquire.cluster: a .cta-scoped acquire is not morally strong with those releases.
 template <bool Cluster> __device__ __forceinline__ bool mbar_try_wait(unsigned bar, unsigned parity) {
   unsigned done;
   if constexpr (Cluster)

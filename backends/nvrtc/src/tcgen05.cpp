@@ -26,6 +26,7 @@
 #include <fmt/ranges.h>
 
 #include "stagecraft/ir/tcgen05.hpp"
+#include "stagecraft/ir/wgmma.hpp"
 #include "stagecraft/nvrtc/codegen.hpp"
 
 namespace stagecraft::nvrtc::tcgen05_gen {
@@ -201,16 +202,21 @@ void mma(context const& c, ir::StmtId id, std::string const& ind, std::string& o
   line(fmt::format("    const unsigned acc = ({}) != 0 ? 1u : 0u;", c.expr(s.e0)));
   // The descriptors' constant bits are ir::tcgen05's encoding of the layout at address 0; the
   // start address (bits 0-13, address >> 4) is the only field that varies.
+  // Built once per operand; each instruction adds its start offset >> 4 (ir::wgmma::descriptor_step:
+  // the start field is the same as wgmma's).
   const std::uint64_t da = tc::encode_smem(0, p.a), db = tc::encode_smem(0, p.b);
+  if (!p.a_tmem) line(fmt::format("    const unsigned long long da0 = 0x{:016x}ull | (a_addr >> 4 & 0x3FFFu);", da));
+  line(fmt::format("    const unsigned long long db0 = 0x{:016x}ull | (b_addr >> 4 & 0x3FFFu);", db));
   for (std::int64_t ks = 0; ks < p.k_steps(); ++ks) {
     // A from TMEM: its address (lane 0, first column) plus the 8 columns each instruction reads.
     if (p.a_tmem)
-      line(fmt::format("    {}({}, {} + {}u, 0x{:016x}ull | ((b_addr + {}u) >> 4 & 0x3FFFu), 0x{:08x}u, {});",
-                       p.kind == tc::Kind::tf32 ? "sc::tc_mma_ts_tf32" : "sc::tc_mma_ts_f16", tmem_var(d), tmem_var(k.refs[s.refs[1]].id),
-                       p.a_column(ks), db, p.b_start(ks), p.idesc, ks == 0 ? "acc" : "1u"));
+      line(fmt::format("    {}({}, {} + {}u, db0 + {}ull, 0x{:08x}u, {});  // B + {} B", p.kind == tc::Kind::tf32 ? "sc::tc_mma_ts_tf32" : "sc::tc_mma_ts_f16",
+                       tmem_var(d), tmem_var(k.refs[s.refs[1]].id), p.a_column(ks), ir::wgmma::descriptor_step(p.b_start(ks)), p.idesc,
+                       ks == 0 ? "acc" : "1u", p.b_start(ks)));
     else
-      line(fmt::format("    {}({}, 0x{:016x}ull | ((a_addr + {}u) >> 4 & 0x3FFFu), 0x{:016x}ull | ((b_addr + {}u) >> 4 & 0x3FFFu), 0x{:08x}u, {});",
-                       fn, tmem_var(d), da, p.a_start(ks), db, p.b_start(ks), p.idesc, ks == 0 ? "acc" : "1u"));
+      line(fmt::format("    {}({}, da0 + {}ull, db0 + {}ull, 0x{:08x}u, {});  // A + {} B, B + {} B", fn, tmem_var(d),
+                       ir::wgmma::descriptor_step(p.a_start(ks)), ir::wgmma::descriptor_step(p.b_start(ks)), p.idesc, ks == 0 ? "acc" : "1u",
+                       p.a_start(ks), p.b_start(ks)));
   }
   line("  }");
   if (s.refs.size() == 4) commit(c, id, s.refs[3], ind + "  ", out);  // tcgen05_mma(d, a, b, bar, acc): the MMA, then its commit

@@ -197,6 +197,12 @@ constexpr std::uint64_t encode(std::uint32_t addr, operand_layout const& l) {
 }
 // The constant part the generated code ORs the run-time address into.
 constexpr std::uint64_t descriptor_constant(operand_layout const& l) { return encode(0, l); }
+// What an instruction's start offset adds to its operand's descriptor: encode(addr + offset, l)
+// == encode(addr, l) + descriptor_step(offset) when addr and offset are multiples of 16 (every
+// operand and step is) and addr + offset < 256 KiB, the start field's reach (SMEM is 228 KiB),
+// so the 14-bit field never carries into the next. Both backends' descriptors obey it (tcgen05's
+// start field is the same).
+constexpr std::uint64_t descriptor_step(std::int64_t offset) { return static_cast<std::uint64_t>(offset) >> 4; }
 
 // The shared-window address the tensor core reads for element (mn, k) of one instruction's
 // operand (mn < 64 for A, < N for B; k < instr_k), given the descriptor it was issued with.

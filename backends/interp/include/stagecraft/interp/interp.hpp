@@ -38,6 +38,11 @@ struct options {
   // fast: ir::fast_* (the C library standing in for the SFU), as the GPU's fast mode computes
   // within the PTX ISA's errors; outputs then compared within math_tolerance's bound.
   ir::math_mode math = ir::math_mode::exact;
+  // What if every cluster barrier arrived and waited at .cta scope, whatever
+  // ir::cluster_barrier_scope decides? Shows what a weak scope leaves unordered (a kernel that
+  // needs .cluster then reports the race its GPU run could have). Off: the rule's scopes, which
+  // are the ones the code generator emits.
+  bool all_cta_scopes = false;
 };
 
 // Each check is a distinct, named diagnostic.

@@ -1,0 +1,87 @@
+// Barrier scopes (ir/scopes.hpp): which cluster barriers arrive and wait at .cta scope, and the
+// interpreter's model of that scope. A .cta arrival carries only completed asynchronous accesses
+// to a peer CTA, so a kernel that needs .cluster shows a race when forced to .cta
+// (options::all_cta_scopes), and the rule must never pick .cta for such a kernel.
+#include <catch2/catch.hpp>
+
+#include <stagecraft/interp/interp.hpp>
+#include <stagecraft/ir/scopes.hpp>
+#include <stagecraft/registry.hpp>
+#include <stagecraft/stagecraft.hpp>
+
+#include "inputs.hpp"
+
+using namespace stagecraft;
+using Catch::Matchers::Contains;
+
+namespace {
+
+ir::Kernel build(std::string const& name, param_values set = {}) {
+  auto const& e = registry::global().find(name);
+  return e.build(registry::resolve(e, set));
+}
+
+// The scope of the kernel's only cluster barrier.
+ir::barrier_scope scope_of(ir::Kernel const& k) {
+  int found = -1;
+  for (std::size_t a = 0; a < k.allocs.size(); ++a)
+    if (k.allocs[a].kind == ir::AllocKind::cluster_barrier) {
+      REQUIRE(found < 0);
+      found = static_cast<int>(a);
+    }
+  REQUIRE(found >= 0);
+  return ir::cluster_barrier_scope(k, found);
+}
+
+}  // namespace
+
+TEST_CASE("a consumer release that orders only tensor-core reads and TMA landings is .cta; generic GMEM or a bulk-write wait needs .cluster",
+          "[interp][scopes]") {
+  SECTION("gemm_hopper: the consumers' releases of a multicast stage") {
+    const auto s = scope_of(build("gemm_hopper", {{"cluster", 2}}));
+    CHECK(s.cta);
+    CHECK_THAT(s.why, Contains("only asynchronous accesses"));
+  }
+  SECTION("gemm_blackwell_2cta: the relay of landed TMA halves to the pair's issuer") { CHECK(scope_of(build("gemm_blackwell_2cta")).cta); }
+  SECTION("splitk_cluster: partials written with generic stores, read by rank 0") {
+    const auto s = scope_of(build("splitk_cluster", {{"tma", 0}}));
+    CHECK_FALSE(s.cta);
+    CHECK_THAT(s.why, Contains("op #") && Contains("writes GMEM 'partials'"));
+  }
+  SECTION("splitk_cluster tma=1: partials sent by TMA stores, waited for in full before the arrive") {
+    const auto s = scope_of(build("splitk_cluster", {{"tma", 1}}));
+    CHECK_FALSE(s.cta);
+    // rank 0's generic store of y decides first (rule (a) looks at the whole kernel); the full
+    // bulk wait before the arrive would too
+    CHECK_THAT(s.why, Contains("writes GMEM 'y'"));
+  }
+  SECTION("a CTA barrier is always .cta") {
+    const auto k = build("pipelined_add");
+    for (std::size_t a = 0; a < k.allocs.size(); ++a)
+      if (k.allocs[a].kind == ir::AllocKind::barrier) CHECK(ir::cluster_barrier_scope(k, static_cast<int>(a)).cta);
+  }
+}
+
+TEST_CASE("the interpreter models .cta scope: forced on splitk_cluster it leaves the peers' partials unordered, and names the scope",
+          "[interp][scopes]") {
+  for (std::int64_t tma : {0, 1}) {
+    INFO("tma=" << tma);
+    const auto k = build("splitk_cluster", {{"tma", tma}});
+    const auto inputs = testing::random_buffers(k, 7);
+    for (auto p : {interp::policy::eager, interp::policy::lazy}) {
+      CHECK(interp::run(k, inputs, {.schedule = p}).ok());  // the rule's .cluster: ordered
+      const auto r = interp::run(k, inputs, {.schedule = p, .all_cta_scopes = true});
+      REQUIRE_FALSE(r.ok());
+      CHECK(r.diagnostics[0].kind == interp::check::data_race);
+      CHECK_THAT(r.diagnostics[0].message, Contains("partials") && Contains("at .cta scope under --cta-scopes"));
+    }
+  }
+}
+
+TEST_CASE("gemm_hopper at .cta scope stays race free under eager, lazy and PCT schedules", "[interp][scopes]") {
+  const auto k = build("gemm_hopper", {{"cluster", 2}, {"K", 192}});
+  const auto inputs = testing::random_buffers(k, 3);
+  for (auto p : {interp::policy::eager, interp::policy::lazy}) CHECK(interp::run(k, inputs, {.schedule = p}).ok());
+  auto ex = interp::explore(k, inputs, {.schedule = interp::policy::pct, .seed = 11}, 20);
+  CHECK_FALSE(ex.failing_seed);
+}

@@ -35,10 +35,13 @@ TEST_CASE("every example generates a kernel with its tensor maps and shared memo
     // A kernel with TMEM also asks for the 4-byte slots its tcgen05.allocs write the addresses to.
     CHECK(g.smem_bytes == (tmem ? (ir::smem_bytes(k) + 7) / 8 * 8 + (4 * tmem + 7) / 8 * 8 : ir::smem_bytes(k)));
     CHECK(g.block_threads == 128 * k.warpgroups);
-    // A kernel whose only barrier is a cluster barrier waits with the cluster-scope acquire.
+    // A kernel whose only barrier is a cluster barrier waits with an mbarrier wait (the
+    // cluster-scope acquire where ir::cluster_barrier_scope says .cluster).
     CHECK_THAT(g.source, Contains("sc::mbar_init(") && Contains("sc::mbar_fence_init()") &&
                              (Contains("sc::mbar_wait(") || Contains("sc::mbar_wait_cluster(")));
     for (std::size_t m = 0; m < g.maps.size(); ++m) CHECK_THAT(g.source, Contains("const __grid_constant__ sc::tmap_t tmap" + std::to_string(m)));
+    // and each map is prefetched into the descriptor cache once, at the start
+    CHECK(occurrences(g.source, "sc::prefetch_tmap(&tmap") == g.maps.size());
   }
 }
 

@@ -212,3 +212,17 @@ TEST_CASE("fp8 inputs pair freely: e4m3 x e5m2 is kind .e4m3.e5m2; fp8 loads and
   CHECK_THAT(g.source, Contains("sc::f32_to_e5m2(") && Contains("sc::e5m2_to_f32(") && Contains("sc::f32_to_e4m3("));
   CHECK_THAT(g.source, Contains("sc::round_e5m2(") || Contains("sc::f32_to_e5m2(sc::"));
 }
+
+TEST_CASE("the epilogue rounds each accumulator pair to bf16 once, in one instruction", "[codegen][wgmma]") {
+  // cast<bf16>(load(acc)) stored to a bf16 tile: cvt.rn.bf16x2.f32 per pair (the same bits as
+  // two roundings; rounding the rounded value again, as the generic path did, changes nothing
+  // and cost two F2F and an IMAD per element).
+  auto const& e = registry::global().find("gemm_hopper");
+  const auto g = nvrtc::generate(e.build(registry::resolve(e, {})));
+  const auto at = g.source.find("store over the fragment of a5 (64, 256): 1 block(s) x 128 elements per thread, two at a time");
+  REQUIRE(at != std::string::npos);
+  const auto store = g.source.substr(at, g.source.find("sc::fence_proxy_async();", at) - at);
+  CHECK(count(store, "= sc::f32x2_to_bf16x2(acc5[mb * 128 + i], acc5[mb * 128 + i + 1]);") == 1);
+  CHECK(count(store, "sc::round_bf16(") == 0);
+  CHECK(count(store, "sc::f32_to_bf16(") == 0);
+}

@@ -63,7 +63,8 @@ TEST_CASE("every example compiles through NVRTC for sm_90a and sm_100a, with the
       CHECK_THAT(c.ptx, Contains("mbarrier.init.shared::cta.b64") && Contains("mbarrier.try_wait.parity") &&
                             Contains("fence.mbarrier_init.release.cluster"));
       if (uses(k, ir::StmtOp::copy_gmem_to_smem))
-        CHECK_THAT(c.ptx, Contains("cp.async.bulk.tensor") && Contains("mbarrier.arrive.expect_tx") && Contains("complete_tx::bytes"));
+        CHECK_THAT(c.ptx, Contains("cp.async.bulk.tensor") && Contains("mbarrier.arrive.expect_tx") && Contains("complete_tx::bytes") &&
+                              Contains("prefetch.tensormap"));
       if (uses(k, ir::StmtOp::copy_smem_to_gmem))
         CHECK_THAT(c.ptx, Contains("bulk_group") && Contains("cp.async.bulk.commit_group") && Contains("cp.async.bulk.wait_group"));
       if (uses(k, ir::StmtOp::commit_smem)) CHECK_THAT(c.ptx, Contains("fence.proxy.async.shared::cta"));

@@ -118,6 +118,7 @@ inline unsigned cluster_ctaid(int axis) {
 }
 inline void cluster_sync() { sc_host_api->cluster_sync(); }
 
+inline void prefetch_tmap(const tmap_t*) {}  // a cache hint: nothing to do on the CPU
 inline void tma_load(unsigned dst, const tmap_t* map, unsigned bar, int rank, const int* c) {
   sc_host_api->tma_load(dst, map, bar, 0u, 0, rank, c);
 }
@@ -129,4 +130,7 @@ inline void tma_store(const tmap_t* map, unsigned src, int rank, const int* c) {
 inline float f16_to_f32(unsigned short h) { return sc_host_api->f16_to_f32(h); }
 inline unsigned short f32_to_f16(float f) { return sc_host_api->f32_to_f16(f); }
 inline unsigned short f32_to_bf16(float f) { return sc_host_api->f32_to_bf16(f); }
+// the device's cvt.rn.{bf16,f16}x2.f32: lo in bits 0-15
+inline unsigned f32x2_to_bf16x2(float lo, float hi) { return f32_to_bf16(lo) | static_cast<unsigned>(f32_to_bf16(hi)) << 16; }
+inline unsigned f32x2_to_f16x2(float lo, float hi) { return f32_to_f16(lo) | static_cast<unsigned>(f32_to_f16(hi)) << 16; }
 }  // namespace sc

@@ -203,6 +203,12 @@ class emitter {
     h += "  SC_DYNAMIC_SMEM(smem);\n";
     h += "  const int wg = static_cast<int>(threadIdx.x) / 128;\n  const int lane = static_cast<int>(threadIdx.x) % 128;\n";
     h += "  const unsigned smem_base = sc::smem_addr(smem);\n";
+    // Every tensor map into the descriptor cache at once, by one thread (prefetch.tensormap).
+    if (!maps_.empty()) {
+      h += "  if (threadIdx.x == 0) {";
+      for (std::size_t i = 0; i < maps_.size(); ++i) h += fmt::format(" sc::prefetch_tmap(&tmap{});", i);
+      h += " }\n";
+    }
     for (std::size_t a = 0; a < k_.allocs.size(); ++a) {
       auto const& al = k_.allocs[a];
       if (al.kind != ir::AllocKind::accumulator) continue;
@@ -916,11 +922,23 @@ class emitter {
     } else {
       const int bytes = ir::dtype_bits(dt) / 8;
       const char* pair_type = bytes == 4 ? "uint2" : bytes == 2 ? "unsigned" : "unsigned short";
-      line(fmt::format("      alignas(8) {} out[2];", ctype(dt)));
-      line(fmt::format("      out[0] = {};", store_conv(dt, value(s.value, "f"))));
-      fragment_index_ = fmt::format("mb * {} + i + 1", regs);
-      line(fmt::format("      out[1] = {};", store_conv(dt, value(s.value, "(f + 1)"))));
-      line(fmt::format("      *reinterpret_cast<{0}*>(&{1}) = *reinterpret_cast<const {0}*>(out);", pair_type, element(s.refs[0], "f")));
+      // cast<bf16>(x) stored as bf16 is one rounding of x (rounding a value that already is a
+      // bf16 changes nothing), and a 16-bit pair converts in one instruction.
+      auto const& v = k_.values[s.value];
+      const bool half = dt == ir::DType::bf16 || dt == ir::DType::f16;
+      const ir::ValueId stored = half && v.op == ir::ValueOp::cast && v.dtype == dt && k_.values[v.a].dtype == ir::DType::f32 ? v.a : s.value;
+      if (half) {
+        const std::string lo = value(stored, "f");
+        fragment_index_ = fmt::format("mb * {} + i + 1", regs);
+        line(fmt::format("      *reinterpret_cast<unsigned*>(&{}) = sc::f32x2_to_{}x2({}, {});", element(s.refs[0], "f"), ir::dtype_name(dt), lo,
+                         value(stored, "(f + 1)")));
+      } else {
+        line(fmt::format("      alignas(8) {} out[2];", ctype(dt)));
+        line(fmt::format("      out[0] = {};", store_conv(dt, value(stored, "f"))));
+        fragment_index_ = fmt::format("mb * {} + i + 1", regs);
+        line(fmt::format("      out[1] = {};", store_conv(dt, value(stored, "(f + 1)"))));
+        line(fmt::format("      *reinterpret_cast<{0}*>(&{1}) = *reinterpret_cast<const {0}*>(out);", pair_type, element(s.refs[0], "f")));
+      }
     }
     fragment_index_.clear();
     row_mb_.clear(), row_half_.clear();

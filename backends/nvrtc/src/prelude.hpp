@@ -161,6 +161,12 @@ __device__ __forceinline__ void cluster_sync() {
   tc_after_sync();
 }
 
+// Brings a tensor map (a __grid_constant__ parameter) into the descriptor cache before the first
+// copy needs it, so that copy does not wait on a fetch of its 128 bytes.
+__device__ __forceinline__ void prefetch_tmap(const tmap_t* map) {
+  asm volatile("prefetch.tensormap [%0];" :: "l"(reinterpret_cast<unsigned long long>(map)) : "memory");
+}
+
 // TMA: coordinates innermost first, in elements
 __device__ __forceinline__ void tma_load(unsigned dst, const tmap_t* map, unsigned bar, int rank, const int* c) {
   const unsigned long long m = reinterpret_cast<unsigned long long>(map);
@@ -217,6 +223,9 @@ __device__ __forceinline__ void reg_fence(unsigned& r) { asm volatile("" : "+r"(
 __device__ __forceinline__ float f16_to_f32(unsigned short h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
 __device__ __forceinline__ unsigned short f32_to_f16(float f) { unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
 __device__ __forceinline__ unsigned short f32_to_bf16(float f) { unsigned short h; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
+// Two elements in one instruction (F2FP), lo in bits 0-15: the same bits as two conversions.
+__device__ __forceinline__ unsigned f32x2_to_bf16x2(float lo, float hi) { unsigned d; asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(hi), "f"(lo)); return d; }
+__device__ __forceinline__ unsigned f32x2_to_f16x2(float lo, float hi) { unsigned d; asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(hi), "f"(lo)); return d; }
 
 // Fast math mode's primitives (ir/math.hpp, STAGECRAFT_FAST_MATH_FN): one SFU instruction each
 // (MUFU.EX2, MUFU.LG2, MUFU.RSQ, MUFU.TANH; div.full is a short FFMA sequence around MUFU.RCP).

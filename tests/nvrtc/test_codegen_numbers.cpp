@@ -270,7 +270,7 @@ void check_numbers(ir::Kernel const& k) {
             CHECK(((p.idesc >> 15) & 1u) == 0u);
             CHECK(x[7] == (ks == 0 ? "acc" : "1u"));
           }
-          CHECK(count(text, "if (lane == 0) {") == 1u);
+          CHECK(count(text, "if (lane < 32 && sc::elect_one()) {") == 1u);
           if (s.refs.size() == 4) check_barrier_address(k, s.refs[3], text);
           break;
         }
@@ -293,7 +293,7 @@ void check_numbers(ir::Kernel const& k) {
           CHECK(x[6] == (ks == 0 ? "acc" : "1u"));
         }
         // One thread issues (and a fused commit of the pair opens its own block for the mask).
-        CHECK(count(text, "if (lane == 0) {") == (s.n == 2 && s.refs.size() == 4 ? 2u : 1u));
+        CHECK(count(text, "if (lane < 32 && sc::elect_one()) {") == (s.n == 2 && s.refs.size() == 4 ? 2u : 1u));
         if (s.refs.size() == 4) check_barrier_address(k, s.refs[3], text);
         break;
       }
@@ -304,7 +304,7 @@ void check_numbers(ir::Kernel const& k) {
           // cluster evaluates the emitted base and pattern; its mask must be the CTAs whose x / 2
           // is its own and whose coordinates off the axes are its own.
           const auto& cl = k.cluster;
-          CHECK(count(text, "if (lane == 0) {") == 1);
+          CHECK(count(text, "if (lane < 32 && sc::elect_one()) {") == 1);
           const std::regex base_re(R"(const unsigned pair_rank = \(sc::cluster_ctaid\(0\) & ~1u\) \+ (\d+)u \* sc::cluster_ctaid\(1\) \+ (\d+)u \* sc::cluster_ctaid\(2\);)");
           auto bm = all_matches(text, base_re);
           REQUIRE(bm.size() == 1);
@@ -327,7 +327,7 @@ void check_numbers(ir::Kernel const& k) {
             CHECK(static_cast<unsigned short>(pattern << rank) == want);
           }
         } else {
-          CHECK(count(text, "if (lane == 0) sc::tc_commit(") == 1);  // the thread that issued the MMAs
+          CHECK(count(text, "if (lane < 32 && sc::elect_one()) sc::tc_commit(") == 1);  // the thread that issued the MMAs
         }
         check_barrier_address(k, s.refs[0], text);
         break;

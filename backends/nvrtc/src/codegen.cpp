@@ -28,6 +28,7 @@
 #include "prelude.hpp"
 #include "stagecraft/ir/scopes.hpp"
 #include "stagecraft/ir/tile_view.hpp"
+#include "stagecraft/ir/udiv_magic.hpp"
 #include "stagecraft/ir/wgmma.hpp"
 #include "tcgen05.hpp"
 
@@ -335,6 +336,14 @@ class emitter {
     auto narrow = [&](const char* op) {
       if (!fits_u31(range(e.a)) || !fits_u31(range(e.b)) || range(e.b)->lo == 0) return bin(op);
       auto const& d = k_.exprs[e.b];
+      // a constant that is not a power of two: a multiply and a shift (ir/udiv_magic.hpp says
+      // why and why it is exact); NVVM's own masks and shifts are best for powers of two
+      if (d.op == ir::ExprOp::constant && !std::has_single_bit(static_cast<std::uint64_t>(d.value))) {
+        const auto magic = ir::udiv_magic_of(static_cast<std::uint32_t>(d.value));
+        const auto x = fmt::format("static_cast<unsigned>({})", expr(e.a));
+        const auto q = fmt::format("static_cast<unsigned>(static_cast<unsigned long long>({}) * 0x{:x}ull >> {})", x, magic.multiplier, magic.shift);
+        return op[0] == '/' ? fmt::format("static_cast<long long>({})", q) : fmt::format("static_cast<long long>({} - {} * {}u)", x, q, d.value);
+      }
       const auto divisor = d.op == ir::ExprOp::constant ? fmt::format("{}u", d.value) : fmt::format("static_cast<unsigned>({})", expr(e.b));
       return fmt::format("static_cast<long long>(static_cast<unsigned>({}) {} {})", expr(e.a), op, divisor);
     };

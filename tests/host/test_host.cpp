@@ -840,3 +840,19 @@ TEST_CASE("host: fast math mode runs the approx primitives and contraction, with
   }
   CHECK(any_differs);  // the fast path computes other bits than the exact reference somewhere
 }
+
+TEST_CASE("host: named barriers hand a tile between warpgroups, and the missing first arrival deadlocks naming bar.sync's id", "[host][named_barrier]") {
+  const auto fixed = zoo::named_no_initial_arrive(zoo::variant::fixed);
+  const auto inputs = random_inputs(fixed, input_seed);
+  auto expected = inputs;
+  for (std::int64_t i = 0; i < inputs[0].elements(); ++i) expected[1].set(i, static_cast<float>(inputs[0].get(i)) * 2.0f + 1.0f);
+  check_schedules(fixed, inputs, expected, "the reference");
+  // User ids 0 (full) and 1 (empty) are hardware ids 9 and 10: each warpgroup's 128 threads wait
+  // on the barrier the other would arrive at after its own wait.
+  const auto buggy = zoo::named_no_initial_arrive(zoo::variant::buggy);
+  const auto r = hostexec::run(buggy, inputs, {});
+  INFO(r.message);
+  REQUIRE(r.kind == hostexec::failure::deadlock);
+  CHECK_THAT(r.message, Contains("kernel 'zoo_named_no_initial_arrive'") && Contains("wait(s) in bar.sync 10, 256: 128 of 256 threads arrived") &&
+                            Contains("wait(s) in bar.sync 9, 256: 128 of 256 threads arrived"));
+}

@@ -764,3 +764,19 @@ TEST_CASE("nvrtc: attention_hopper in fast mode: ex2.approx once per P element a
     CHECK(x.spill_bytes == 0);
   }
 }
+
+TEST_CASE("named barriers: bar.sync / bar.arrive with the mapped hardware id and the count, static ids as immediates", "[nvrtc][named_barrier]") {
+  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  // zoo_named_no_initial_arrive's fixed twin: user ids 0 (full) and 1 (empty) are hardware ids 9 and 10.
+  const auto c = nvrtc::compile(zoo::named_no_initial_arrive(zoo::variant::fixed), ir::Target::sm_90a, o);
+  CHECK(c.spill_bytes == 0);
+  CHECK_THAT(c.ptx, Contains("bar.sync 10, 256;") && Contains("bar.arrive 9, 256;") && Contains("bar.sync 9, 256;") &&
+                        Contains("bar.arrive 10, 256;"));
+  // A run-time id (one barrier per warpgroup, FA3's scheduler barriers) is a register operand.
+  const auto k = lower(kernel<sm_90a>("named_runtime_id", grid(1), threads(2_c), [](auto...) {
+    return seq(named_barrier_arrive(thread_id(), 128_c), named_barrier_sync(thread_id(), 128_c));
+  }));
+  const auto r = nvrtc::compile(k, ir::Target::sm_90a, o);
+  CHECK(std::regex_search(r.ptx, std::regex(R"(bar\.arrive %r\d+, 128;)")));
+  CHECK(std::regex_search(r.ptx, std::regex(R"(bar\.sync %r\d+, 128;)")));
+}

@@ -128,6 +128,21 @@ TEST_CASE("zoo: every check has an exhibit, named as its kernel", "[zoo]") {
 
 // ---- deadlock ---------------------------------------------------------------------------------
 
+TEST_CASE("zoo: a named-barrier ping-pong without the first \"empty\" arrival deadlocks, naming both barriers", "[zoo][deadlock]") {
+  const std::string name = "zoo_named_no_initial_arrive";
+  auto r = run_under(zoo::named_no_initial_arrive(), policy::eager);
+  REQUIRE(r.diagnostics.size() == 1);
+  auto const& d = r.diagnostics.front();
+  CHECK(d.kind == check::deadlock);
+  // Each warpgroup waits on the barrier the other one would arrive at after its own wait.
+  require_mentions(d, {"kernel '" + name + "'",
+                       "warpgroup 0 of CTA (0, 0, 0) at op #", "named_barrier_sync: waits at named barrier 1 (bar 10) for phase 0 to complete: "
+                       "128/256 threads arrived (warpgroup 0 of CTA (0, 0, 0) at op #",
+                       "warpgroup 1 of CTA (0, 0, 0) at op #", "waits at named barrier 0 (bar 9) for phase 0 to complete: 128/256 threads arrived "
+                       "(warpgroup 1 of CTA (0, 0, 0) at op #"});
+  fixed_twin_is_clean(name);
+}
+
 TEST_CASE("zoo: release inside the producer's branch deadlocks on a 2-arrival barrier", "[zoo][deadlock]") {
   const std::string name = "zoo_release_in_branch";
   auto r = run_under(zoo::release_in_branch(), policy::eager);

@@ -42,6 +42,9 @@ void ref_handoff(std::vector<host_tensor>& t) {  // x, z, y: y = 2x + z
   auto y = t[2].as<float>();
   for (std::size_t i = 0; i < x.size(); ++i) y[i] = x[i] * 2.0f + z[i];
 }
+void ref_double_plus_one(std::vector<host_tensor>& t) {  // x, y: y = 2x + 1
+  for (std::int64_t i = 0; i < t[0].elements(); ++i) t[1].set(i, static_cast<float>(t[0].get(i)) * 2.0f + 1.0f);
+}
 void ref_add_two(std::vector<host_tensor>& t) {  // x, z, y: y = x + z
   auto x = t[0].as<float>();
   auto z = t[1].as<float>();
@@ -232,6 +235,42 @@ struct make_double_wait {
                        commit_smem_to_gmem_group());
           });
           return if_(thread_id() == 0_c, producer, seq(consumer, wait_smem_to_gmem(0_c)));
+        }));
+  }
+};
+
+// A FlashAttention-3-style hand-off through one SMEM tile with named barriers instead of
+// mbarriers: warpgroup 0 writes buf = 2x for each 64-column block, warpgroup 1 writes
+// y = buf + 1. Named barrier 0 says "buf is full" (producer arrives, consumer syncs), named
+// barrier 1 says "buf is empty" (consumer arrives, producer syncs), both counting 256 threads.
+// MISTAKE: nobody says "empty" before the first block: the producer's first
+// named_barrier_sync(1) waits for the consumer, which waits on barrier 0 for a block that is
+// never written. Each barrier has 128 of its 256 threads.
+// FIX: the consumer arrives on barrier 1 once before its loop (FA3's consumers do this at
+// start-up), so the producer's first sync completes.
+template <bool Bug>
+struct make_named_no_initial_arrive {
+  ir::Kernel operator()() const {
+    const std::int64_t M = 128, N = 256, steps = N / 64;  // 4 blocks per CTA: buf is reused
+    return lower(kernel<sm_90a>(
+        "zoo_named_no_initial_arrive", grid(M / 64), threads(2_c),
+        gmem<f32>("x", shape(M, N)),   // (row, col)
+        gmem<f32>("y", shape(M, N)),   // (row, col)
+        smem<f32>(shape(64_c, 64_c)),  // buf: (row, col), one block in flight
+        [&](auto x, auto y, auto buf) {
+          auto row = program_id();
+          auto full = 0_c;   // named barrier: buf holds a block
+          auto empty = 1_c;  // named barrier: buf may be overwritten
+          auto produce = for_(range(steps), [&](auto j) {
+            return seq(named_barrier_sync(empty, 256_c), store(buf, load(x.tile(shape(64_c, 64_c), row, j)) * 2.0f),
+                       named_barrier_arrive(full, 256_c));
+          });
+          auto consume_loop = for_(range(steps), [&](auto j) {
+            return seq(named_barrier_sync(full, 256_c), store(y.tile(shape(64_c, 64_c), row, j), load(buf) + 1.0f),
+                       named_barrier_arrive(empty, 256_c));
+          });
+          if constexpr (Bug) return if_(thread_id() == 0_c, produce, consume_loop);
+          else return if_(thread_id() == 0_c, produce, seq(named_barrier_arrive(empty, 256_c), consume_loop));
         }));
   }
 };
@@ -1110,6 +1149,7 @@ struct make_stored_wrong_stage {
 ir::Kernel release_in_branch(variant v) { return build<make_release_in_branch>(v); }
 ir::Kernel short_prologue(variant v) { return build<make_short_prologue>(v); }
 ir::Kernel double_wait(variant v) { return build<make_double_wait>(v); }
+ir::Kernel named_no_initial_arrive(variant v) { return build<make_named_no_initial_arrive>(v); }
 ir::Kernel one_ring_barrier(variant v) { return build<make_one_ring_barrier>(v); }
 ir::Kernel single_release(variant v) { return build<make_single_release>(v); }
 ir::Kernel shared_barrier(variant v) { return build<make_shared_barrier>(v); }
@@ -1139,6 +1179,7 @@ std::vector<entry> const& all() {
       {"zoo_release_in_branch", check::deadlock, release_in_branch, ref_fanout},
       {"zoo_short_prologue", check::deadlock, short_prologue, ref_add_one},
       {"zoo_double_wait", check::deadlock, double_wait, ref_handoff},
+      {"zoo_named_no_initial_arrive", check::deadlock, named_no_initial_arrive, ref_double_plus_one},
       {"zoo_one_ring_barrier", check::missed_phase, one_ring_barrier, ref_add_one},
       {"zoo_single_release", check::missed_phase, single_release, ref_handoff},
       {"zoo_shared_barrier", check::over_arrival, shared_barrier, ref_add_two},

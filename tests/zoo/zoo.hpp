@@ -20,6 +20,7 @@ enum class variant { buggy, fixed };
 ir::Kernel release_in_branch(variant v = variant::buggy);  // 2-arrival release done by one warpgroup only
 ir::Kernel short_prologue(variant v = variant::buggy);     // add_one prefetching K-1 stages
 ir::Kernel double_wait(variant v = variant::buggy);        // handoff consumer waiting once per arrival
+ir::Kernel named_no_initial_arrive(variant v = variant::buggy);  // named-barrier ping-pong, no "empty" arrival before the first block
 // ---- missed phase ----------------------------------------------------------------------------
 ir::Kernel one_ring_barrier(variant v = variant::buggy);   // add_one with one barrier for the whole ring
 ir::Kernel single_release(variant v = variant::buggy);     // handoff with one `consumed` barrier for two stages

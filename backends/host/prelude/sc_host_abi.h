@@ -54,6 +54,7 @@ struct api {
   unsigned short (*f32_to_bf16)(float);
   // shfl.sync.bfly.b32 (twice for 64 bits) over all 32 lanes: the bits lane ^ lane_mask passed.
   unsigned long long (*shfl_xor)(unsigned long long bits, int lane_mask);
+  void (*bar_arrive)(unsigned id, unsigned threads);  // bar.arrive: counted like bar.sync, does not wait
 };
 
 }  // namespace schost

@@ -103,6 +103,10 @@ inline void fence_proxy_async() { sc_host_api->fence_proxy_async(); }
 // that the GMEM fence is there.
 inline void fence_proxy_async_all() { sc_host_api->fence_proxy_async(); }
 inline void wg_sync(int wg) { sc_host_api->bar_sync(static_cast<unsigned>(wg + 1), 128u); }
+template <unsigned Id, unsigned N> inline void named_bar_sync() { sc_host_api->bar_sync(Id, N); }
+template <unsigned Id, unsigned N> inline void named_bar_arrive() { sc_host_api->bar_arrive(Id, N); }
+template <unsigned N> inline void named_bar_sync(unsigned id) { sc_host_api->bar_sync(id, N); }
+template <unsigned N> inline void named_bar_arrive(unsigned id) { sc_host_api->bar_arrive(id, N); }
 inline void bulk_commit() { sc_host_api->bulk_commit(); }
 // elect.sync: the host elects each warp's first lane.
 inline bool elect_one() { return threadIdx.x % 32u == 0u; }

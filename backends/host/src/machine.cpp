@@ -524,6 +524,16 @@ class machine {
                                             m.who(), id, threads, block));
     m.count_in(c.named[id], threads, thread_t::waits::named, id, "bar.sync");
   }
+  static void api_bar_arrive(unsigned id, unsigned threads) {
+    auto& m = *active;
+    m.preempt();
+    auto& c = m.ctas_[m.me().cta];
+    const unsigned block = m.block_threads();
+    if (id >= 16 || threads == 0 || threads % 32 != 0 || threads > block)
+      m.fail(failure::protocol, fmt::format("{}: bar.arrive {}, {}: the id must be below 16 and the count a multiple of 32 up to the CTA's {} threads",
+                                            m.who(), id, threads, block));
+    m.count_in(c.named[id], threads, thread_t::waits::named, id, "bar.arrive", false);
+  }
   // Every lane publishes its value, the warp meets, each reads its partner's, the warp meets
   // again so no lane overwrites a value before its partner has read it. A lane that never
   // comes (divergence) is a deadlock, as on the GPU, where shfl.sync with a full mask hangs.
@@ -747,6 +757,7 @@ class machine {
     api_.mbar_wait = &api_mbar_wait;
     api_.fence_proxy_async = &api_fence_proxy_async;
     api_.bar_sync = &api_bar_sync;
+    api_.bar_arrive = &api_bar_arrive;
     api_.bulk_commit = &api_bulk_commit;
     api_.bulk_wait = &api_bulk_wait;
     api_.cluster_sync = &api_cluster_sync;
@@ -1122,7 +1133,8 @@ class machine {
   }
 
   // bar.sync id (or the cluster barrier, id ~0u): the last of `threads` arrivals releases all.
-  void count_in(counting_barrier& cb, unsigned threads, thread_t::waits on, unsigned id, const char* what) {
+  // wait = false: bar.arrive, which counts itself in and goes on.
+  void count_in(counting_barrier& cb, unsigned threads, thread_t::waits on, unsigned id, const char* what, bool wait = true) {
     if (cb.arrived == 0) cb.expected = threads;
     else if (cb.expected != threads)
       fail(failure::protocol, fmt::format("{}: {}{} with {} threads while others wait on it with {}", who(), what,
@@ -1134,6 +1146,7 @@ class machine {
       cb.waiters.clear();
       return;
     }
+    if (!wait) return;
     const auto gen = cb.generation;
     cb.waiters.push_back(current_);
     while (cb.generation == gen) block(on, id, threads);

@@ -41,6 +41,7 @@ const char* check_name(check c) {
     case check::tcgen05_pair_issuer: return "tcgen05-pair-issuer";
     case check::tmem_use_after_dealloc: return "tmem-use-after-dealloc";
     case check::tmem_not_freed: return "tmem-not-freed";
+    case check::named_barrier_count_mismatch: return "named-barrier-count-mismatch";
   }
   return "?";
 }

@@ -375,6 +375,24 @@ struct agent_state {
   // tcgen05: MMAs issued (the mma_comp value of the newest), and how many a commit covers.
   std::int64_t tc_issued = 0, tc_committed = 0;
   int tc_peer = -1;  // the pair's other CTA once it issued a pair MMA (whose TMEM those write too)
+  // named_barrier_sync takes two steps: the arrival, then (once its phase completes) the
+  // acquire. Between them: the barrier's id (-1: not in a sync), the phase it waits for and, once
+  // that phase completes, the clock it releases.
+  int nb_id = -1;
+  std::uint32_t nb_phase = 0;
+  vclock nb_join;
+};
+
+// A CTA's named barrier (bar.sync / bar.arrive id): the phase open now, counted in threads (a
+// warpgroup arrives with 128), the count its first arrival named (0: nobody has arrived), the
+// clocks of everyone who arrived (what each bar.sync of the phase acquires), and who arrived (for
+// the deadlock and mismatch reports). Hardware barriers hold no phase number; `completed`
+// tells a waiter that its phase is over.
+struct named_barrier_state {
+  std::int64_t arrived = 0, expected = 0;
+  std::uint32_t completed = 0;
+  vclock releases;
+  std::vector<std::pair<int, ir::StmtId>> arrivers;  // agent index, op
 };
 
 struct cta_state {
@@ -389,6 +407,7 @@ struct cta_state {
   std::vector<std::vector<std::pair<int, std::int64_t>>> tmem_mmas;
   std::vector<std::byte> bytes;         // its shared memory, every allocation at ir::smem_offsets
   std::vector<barrier_state> barriers;  // all barrier elements, allocations in order
+  std::array<named_barrier_state, ir::max_named_barriers> named;
 };
 
 class machine {
@@ -485,6 +504,14 @@ class machine {
   int pair_peer(agent_state const& a, const char* op);
   void tmem_dealloc(agent_state& a, ir::Stmt const& s);
   void tmem_live(agent_state const& a, ir::RefId rid, const char* use);  // use after dealloc is reported
+
+  // ---- named_barrier.cpp: bar.sync / bar.arrive -----------------------------------------------
+  // Returns true when the op is done (an arrival, or a sync whose phase has completed); false
+  // when a sync has arrived and waits (the agent stays on the op).
+  bool named_barrier(agent_state& a, ir::Stmt const& s);
+  bool named_barrier_blocked(agent_state const& a) const;
+  std::string named_barrier_deadlock(agent_state const& a) const;
+  std::string named_barrier_label(agent_state const& a, ir::Stmt const& s);
 
   // ---- tiles.cpp: tile math and generic stores ----------------------------------------------
   tile_buf value(agent_state& a, ir::ValueId id);

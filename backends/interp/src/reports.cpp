@@ -53,6 +53,7 @@ std::string machine::op_label(agent_state const& a, ir::StmtId id) {
     return fmt::format("barrier_wait {} for completion #{}", bar_name(b), a.observed[static_cast<std::size_t>(&b - ctas_[a.cta].barriers.data())]);
   }
   if (s.op == ir::StmtOp::barrier_arrive) return fmt::format("barrier_arrive {}", bar_name(barrier_of(a, s.refs[0])));
+  if (s.op == ir::StmtOp::named_barrier_sync || s.op == ir::StmtOp::named_barrier_arrive) return named_barrier_label(a, s);
   return ir::stmt_name(s);
 }
 

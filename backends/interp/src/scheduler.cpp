@@ -136,6 +136,8 @@ void machine::run_cluster(std::array<std::int64_t, 3> origin) {
       }
     }
   }
+  for (auto& cs : ctas_)
+    for (auto& nb : cs.named) nb.releases.c.assign(ncomp, 0);
   for (int ci = 0; ci < nctas; ++ci)
     for (int w = 0; w < k_.warpgroups; ++w) {
       agent_state a;
@@ -277,6 +279,7 @@ bool machine::blocked(agent_state& a) {
                          who(a), seen + 1, bar_name(b), seen, b.completed, seen + 1, seen + 3));
     return b.completed <= seen;
   }
+  if (s.op == ir::StmtOp::named_barrier_sync) return named_barrier_blocked(a);
   if (s.op == ir::StmtOp::wait_group) return !groups_done(a, s.n, s.flag);
   if (s.op == ir::StmtOp::wgmma_wait) return !mma_groups_done(a, s.n);
   return false;
@@ -302,6 +305,8 @@ void machine::deadlock() {
                          "ops that could still arrive: {}{}",
                          who(a), id, bar_name(b), seen + 1, seen, b.expected - b.pending, b.expected, b.tx,
                          ops.empty() ? std::string("none") : fmt::format("{}", fmt::join(ops, ", ")), where(id));
+    } else if (s.op == ir::StmtOp::named_barrier_sync) {
+      msg += fmt::format("\n  {} at op #{} named_barrier_sync: {}{}", who(a), id, named_barrier_deadlock(a), where(id));
     } else {
       msg += fmt::format("\n  {} at op #{} {}{}", who(a), id, ir::stmt_name(s), where(id));
     }

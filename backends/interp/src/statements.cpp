@@ -105,6 +105,12 @@ void machine::step(int index) {
     case ir::StmtOp::tcgen05_mma: issue_tcgen05_mma(a, s); break;
     case ir::StmtOp::tcgen05_commit_arrive: tcgen05_commit(a, s.refs[0]); break;
     case ir::StmtOp::tmem_dealloc: tmem_dealloc(a, s); break;
+    case ir::StmtOp::named_barrier_sync:
+    case ir::StmtOp::named_barrier_arrive:
+      // A sync that arrived stays on its op until its phase completes (blocked() asks), and its
+      // op then spans the wait in the trace: began is left at the arrival.
+      if (!named_barrier(a, s)) return;
+      break;
     default:
       report(check::unsupported, id, a,
              fmt::format("{} is not modelled by the interpreter yet (tensor-core ops arrive with their own issue)", ir::stmt_name(s.op)));

@@ -839,6 +839,7 @@ class emitter {
       case ir::StmtOp::wait_group:
       case ir::StmtOp::tcgen05_mma:
       case ir::StmtOp::tmem_dealloc: return false;  // these start with sc::wg_sync
+      case ir::StmtOp::named_barrier_sync: return false;  // every lane of the warpgroup meets there
       default: return d;
     }
   }
@@ -1543,6 +1544,22 @@ class emitter {
         tcgen05_gen::dealloc(tc_context(), id, ind, out);
         dirty_ = false;  // it starts with the warpgroup's barrier
         return;
+      case ir::StmtOp::named_barrier_sync:
+      case ir::StmtOp::named_barrier_arrive: {
+        // User id u is hardware id first_named_barrier + u (ir/types.hpp): 0 is __syncthreads and
+        // 1..8 are sc::wg_sync's. Every thread of the warpgroup runs it, no elected lane.
+        const bool sync = s.op == ir::StmtOp::named_barrier_sync;
+        const char* fn = sync ? "sc::named_bar_sync" : "sc::named_bar_arrive";
+        auto const& e = k_.exprs[s.e0];
+        if (e.op == ir::ExprOp::constant)
+          line(fmt::format("{}<{}u, {}u>();  // op #{}: {}({}, {})", fn, ir::first_named_barrier + e.value, s.n, id, ir::stmt_name(s.op), e.value, s.n));
+        else
+          line(fmt::format("{}<{}u>(static_cast<unsigned>({}) + {}u);  // op #{}: {}", fn, s.n, expr(s.e0), ir::first_named_barrier, id,
+                           ir::stmt_name(s.op)));
+        // A sync is a barrier for this warpgroup's lanes too: their stores are ordered with what follows.
+        if (sync) dirty_ = false;
+        return;
+      }
     }
   }
 

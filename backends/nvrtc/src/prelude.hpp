@@ -130,6 +130,28 @@ __device__ __forceinline__ void wg_sync(int wg) {
   asm volatile("bar.sync %0, 128;" :: "r"(wg + 1) : "memory");
   tc_after_sync();
 }
+// Named barriers (the DSL's named_barrier_sync/arrive): hardware id and thread count, every
+// thread of each participating warpgroup executing them (bar.sync counts 32 per warp). A static
+// id and count go into the instruction as immediates (BAR.SYNC 0xc, 0x100 in SASS).
+// bar.arrive releases (a later bar.sync of the phase acquires) but does not wait.
+template <unsigned Id, unsigned N> __device__ __forceinline__ void named_bar_sync() {
+  tc_before_sync();
+  asm volatile("bar.sync %0, %1;" :: "n"(Id), "n"(N) : "memory");
+  tc_after_sync();
+}
+template <unsigned Id, unsigned N> __device__ __forceinline__ void named_bar_arrive() {
+  tc_before_sync();
+  asm volatile("bar.arrive %0, %1;" :: "n"(Id), "n"(N) : "memory");
+}
+template <unsigned N> __device__ __forceinline__ void named_bar_sync(unsigned id) {
+  tc_before_sync();
+  asm volatile("bar.sync %0, %1;" :: "r"(id), "n"(N) : "memory");
+  tc_after_sync();
+}
+template <unsigned N> __device__ __forceinline__ void named_bar_arrive(unsigned id) {
+  tc_before_sync();
+  asm volatile("bar.arrive %0, %1;" :: "r"(id), "n"(N) : "memory");
+}
 // One thread of the (converged) warp: the issuer of TMA loads and arrivals.
 __device__ __forceinline__ bool elect_one() {
   unsigned elected;

@@ -232,6 +232,11 @@ constexpr bool check_kernel() {
                          << " warpgroups, but an index derived from thread_id() stays in bounds only for up to "
                          << I.max_threads);
     return false;
+  } else if constexpr (I.named_barrier_threads > NT * ir::named_barrier_granule) {
+    STAGECRAFT_ERROR("a named barrier counts more threads than the kernel has: its phase could never complete",
+                     "a named barrier counts " << I.named_barrier_threads << " threads, but the kernel has num_threads = " << NT
+                         << " warpgroups (" << NT * ir::named_barrier_granule << " threads): its phase could never complete");
+    return false;
   } else if constexpr (constexpr int ga = grid_axis_out_of_bounds<GridDims>(I); ga >= 0) {
     if constexpr (ga < GridDims::rank && GridDims::values[ga < GridDims::rank ? ga : 0] < 0)
       STAGECRAFT_ERROR("Offset is out of bounds: a barrier or SMEM index derived from program_id() needs a static grid extent",

@@ -18,5 +18,6 @@
 #include "stagecraft/ops/copy.hpp"
 #include "stagecraft/ops/load_store.hpp"
 #include "stagecraft/ops/mma.hpp"
+#include "stagecraft/ops/named_barrier.hpp"
 #include "stagecraft/ops/stmt.hpp"
 #include "stagecraft/pipeline/emit_pipeline.hpp"

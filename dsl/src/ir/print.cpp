@@ -33,6 +33,8 @@ std::string stmt_name(StmtOp op) {
     case StmtOp::tcgen05_mma: return "tcgen05_mma";
     case StmtOp::tcgen05_commit_arrive: return "tcgen05_commit_arrive";
     case StmtOp::tmem_dealloc: return "tmem_dealloc";
+    case StmtOp::named_barrier_sync: return "named_barrier_sync";
+    case StmtOp::named_barrier_arrive: return "named_barrier_arrive";
   }
   return "?";
 }
@@ -262,6 +264,8 @@ class Printer {
       }
       case StmtOp::wait_group: return fmt::format("wait_smem_to_gmem({}{})", s.n, s.flag ? ", read_only" : "");
       case StmtOp::wgmma_wait: return fmt::format("wgmma_wait({})", s.n);
+      case StmtOp::named_barrier_sync:
+      case StmtOp::named_barrier_arrive: return fmt::format("{}({}, {})", stmt_name(s), s.e0 == none ? "?" : expr(s.e0), s.n);
       case StmtOp::wgmma:
         return fmt::format("wgmma({}, {}, {})", ref(at(s, 0)), at(s, 1) == none ? value(s.value) : ref(at(s, 1)), ref(at(s, 2)));
       case StmtOp::copy_gmem_to_smem:

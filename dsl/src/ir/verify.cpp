@@ -40,7 +40,7 @@ bool valid(AllocKind k) { return static_cast<unsigned>(k) <= static_cast<unsigne
 bool valid(RefBase b) { return static_cast<unsigned>(b) <= static_cast<unsigned>(RefBase::alloc); }
 bool valid(ExprOp op) { return static_cast<unsigned>(op) <= static_cast<unsigned>(ExprOp::lnot); }
 bool valid(ValueOp op) { return static_cast<unsigned>(op) < static_cast<unsigned>(value_op_count); }
-bool valid(StmtOp op) { return static_cast<unsigned>(op) <= static_cast<unsigned>(StmtOp::tmem_dealloc); }
+bool valid(StmtOp op) { return static_cast<unsigned>(op) <= static_cast<unsigned>(last_stmt_op); }
 
 // The product of extents, or nullopt when it does not fit in 63 bits (or an extent is < 1).
 std::optional<std::int64_t> checked_product(std::vector<std::int64_t> const& v, std::int64_t times = 1) {
@@ -593,12 +593,13 @@ class Verifier {
     const bool control = x.op == StmtOp::seq || x.op == StmtOp::for_ || x.op == StmtOp::if_;
     if (!control && !x.body.empty()) fail_at(s, "has {} child statements, but takes none", x.body.size());
     if (x.op != StmtOp::for_ && x.var != none) fail_at(s, "binds variable v{}, but only loops bind variables", x.var);
-    const bool uses_e0 = x.op == StmtOp::for_ || x.op == StmtOp::if_ || x.op == StmtOp::tcgen05_mma;
+    const bool named = x.op == StmtOp::named_barrier_sync || x.op == StmtOp::named_barrier_arrive;
+    const bool uses_e0 = x.op == StmtOp::for_ || x.op == StmtOp::if_ || x.op == StmtOp::tcgen05_mma || named;
     if (!uses_e0 && x.e0 != none) fail_at(s, "has an index expression ({}), which it does not use", x.e0);
     if (x.op != StmtOp::for_ && x.e1 != none) fail_at(s, "has a second index expression ({}), which it does not use", x.e1);
     const bool uses_value = x.op == StmtOp::store || x.op == StmtOp::wgmma;
     if (!uses_value && x.value != none) fail_at(s, "has a tile value ({}), which it does not use", x.value);
-    const bool uses_n = x.op == StmtOp::wait_group || x.op == StmtOp::wgmma_wait || x.op == StmtOp::tcgen05_mma || x.op == StmtOp::tcgen05_commit_arrive;
+    const bool uses_n = x.op == StmtOp::wait_group || x.op == StmtOp::wgmma_wait || x.op == StmtOp::tcgen05_mma || x.op == StmtOp::tcgen05_commit_arrive || named;
     if (!uses_n && x.n != 0) fail_at(s, "carries n = {}, which it does not use", x.n);
     if (x.op != StmtOp::wait_group && x.flag) fail_at(s, "carries a flag, which it does not use");
     if (x.op != StmtOp::copy_gmem_to_smem && !(x.op == StmtOp::tcgen05_commit_arrive && x.n == 2) && !x.axes.empty())
@@ -650,6 +651,21 @@ class Verifier {
         need_refs(0);
         if (x.n < 0 || x.n > 63) fail_at(s, "n must be in [0, 63], got {}", x.n);
         return;
+      case StmtOp::named_barrier_sync:
+      case StmtOp::named_barrier_arrive: {
+        need_refs(0);
+        need_expr(x.e0, "a barrier id");
+        // The front end checks these statically (ops/named_barrier.hpp); hand-built and decoded
+        // IR meets the same rules here, with the same words.
+        const std::int64_t total = std::int64_t{k_.warpgroups} * named_barrier_granule;
+        if (x.n <= 0 || x.n % named_barrier_granule != 0 || x.n > total)
+          fail_at(s, "counts {} threads, but a named barrier's thread count must be a positive multiple of {} (whole warpgroups take "
+                  "part) and at most the kernel's {} threads ({} warpgroups)", x.n, named_barrier_granule, total, k_.warpgroups);
+        if (auto const& e = k_.exprs[x.e0]; e.op == ExprOp::constant && (e.value < 0 || e.value >= max_named_barriers))
+          fail_at(s, "uses named barrier id {}, but ids are 0 to {} (hardware ids {} to 15; 0 is __syncthreads and 1 to {} are the "
+                  "warpgroups' own barriers)", e.value, max_named_barriers - 1, first_named_barrier, first_named_barrier - 1);
+        return;
+      }
       case StmtOp::barrier_arrive:
       case StmtOp::barrier_wait:
         need_refs(1);

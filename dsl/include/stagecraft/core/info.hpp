@@ -27,12 +27,15 @@ struct info {
   // Per grid axis, the largest extent for which every program_id()-derived index is in bounds
   // (0: no such index). A plain array keeps the types in diagnostics short.
   long long max_grid[3] = {0, 0, 0};
+  // The most threads any named barrier of the body counts (0: none): the kernel must have them.
+  long long named_barrier_threads = 0;
 
   friend constexpr info operator|(info a, info b) {
     info r{a.features | b.features, a.max_threads < b.max_threads ? a.max_threads : b.max_threads,
            a.max_axis > b.max_axis ? a.max_axis : b.max_axis};
     for (int i = 0; i < 3; ++i)
       r.max_grid[i] = a.max_grid[i] == 0 ? b.max_grid[i] : b.max_grid[i] == 0 || a.max_grid[i] < b.max_grid[i] ? a.max_grid[i] : b.max_grid[i];
+    r.named_barrier_threads = a.named_barrier_threads > b.named_barrier_threads ? a.named_barrier_threads : b.named_barrier_threads;
     return r;
   }
   friend constexpr bool operator==(info, info) = default;

@@ -48,6 +48,13 @@ inline constexpr std::int64_t max_tmem_columns = 512;              // per SM, 12
 inline constexpr std::int64_t max_warpgroups = 8;              // 1024 threads per CTA
 inline constexpr std::int64_t max_cluster_portable = 8;
 inline constexpr std::int64_t max_cluster_nonportable = 16;
+// Named barriers (bar.sync / bar.arrive ids): the hardware has 16 per CTA. Id 0 is
+// __syncthreads and ids 1..max_warpgroups are the generated code's per-warpgroup barrier
+// (prelude wg_sync: bar.sync wg + 1, 128), so user id u is hardware id first_named_barrier + u,
+// the same in every kernel (what SASS shows does not depend on the kernel's warpgroup count).
+inline constexpr int first_named_barrier = 1 + static_cast<int>(max_warpgroups);
+inline constexpr int max_named_barriers = 16 - first_named_barrier;  // user ids 0..6
+inline constexpr int named_barrier_granule = 128;  // threads: a warpgroup, the unit that runs a statement
 inline constexpr int max_tma_rank = 5;
 inline constexpr int max_tma_box = 256;     // elements per dimension of one TMA box
 inline constexpr int max_tma_element_stride = 8;  // cuTensorMapEncodeTiled elementStrides: 1 to 8
@@ -130,7 +137,11 @@ enum class StmtOp : std::uint8_t {
   wgmma, wgmma_commit, wgmma_wait,
   tcgen05_mma, tcgen05_commit_arrive,
   tmem_dealloc,
+  // bar.sync / bar.arrive on a CTA named barrier: e0 the user's id (an index expression), n the
+  // thread count (a multiple of 128: every warpgroup's 128 threads take part).
+  named_barrier_sync, named_barrier_arrive,
 };
+inline constexpr StmtOp last_stmt_op = StmtOp::named_barrier_arrive;
 
 // What a name in memory is: a GMEM parameter or a scratch allocation.
 enum class AllocKind : std::uint8_t { smem, barrier, cluster_barrier, tmem, accumulator };

@@ -64,6 +64,7 @@ enum class check : std::uint8_t {
   tcgen05_pair_issuer,         // a pair MMA (cta_group::2) issued by the odd CTA of its pair
   tmem_use_after_dealloc,      // TMEM used (MMA, async_load_tmem, tmem_dealloc) after a tmem_dealloc freed it
   tmem_not_freed,              // a CTA exits with TMEM that no tmem_dealloc freed
+  named_barrier_count_mismatch,  // participants of one named-barrier phase name different thread counts
 };
 const char* check_name(check c);
 

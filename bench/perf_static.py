@@ -12,6 +12,9 @@ code path) is held to the worst of them:
               sm100 loop has one)
   cctl        cache invalidations (CCTL) in it
   spill_bytes ptxas's spill stores + loads for the whole kernel
+  smem_extra_wavefronts  SMEM wavefronts per warp the epilogue stores (wgmma fragments into SMEM)
+              take beyond the conflict-free count, summed over those stores (the generator's
+              count from each lane's address, printed by `stagecraft ptx`; 0 is ideal)
 
 A budget is today's count, so any change that makes the loop longer or adds a fence fails here
 with the kernel, the number and its budget; a change that makes it shorter is reported so the
@@ -107,7 +110,7 @@ def loop_counts(body, mma):
     }
 
 
-GATED = ("kloop", "membar_gpu", "cctl", "spill_bytes")
+GATED = ("kloop", "membar_gpu", "cctl", "spill_bytes", "smem_extra_wavefronts")
 
 
 def judge(name, measured, budget):
@@ -132,6 +135,11 @@ def ptx_summary(text):
         m = re.search(rx, text)
         if m:
             out[key] = int(m.group(1))
+    # 'op #25 stores a wgmma fragment into s2: ..., 512 SMEM wavefronts per warp (ideal 64)'
+    stores = re.findall(r"stores a wgmma fragment into .*?(\d+) SMEM wavefronts per warp \(ideal (\d+)\)", text)
+    out["smem_extra_wavefronts"] = sum(int(a) - int(b) for a, b in stores)
+    out["smem_wavefronts"] = sum(int(a) for a, _ in stores)
+    out["smem_ideal_wavefronts"] = sum(int(b) for _, b in stores)
     return out
 
 
@@ -208,6 +216,8 @@ def main():
         print(f"{tag} ({k['arch']}, " + " ".join(f"{a}={b}" for a, b in k.get("set", {}).items()) + "): " +
               " ".join(f"{a}={measured[a]}" for a in ("loops", "kloop", "mma", "membar_gpu", "membar_all", "cctl", "mufu_ex2", "ffma", "bra")) +
               f", {measured.get('spill_bytes', '?')} spill bytes, {measured.get('smem_bytes', '?')} B SMEM" +
+              (f", epilogue SMEM wavefronts {measured['smem_wavefronts']} per warp (ideal {measured['smem_ideal_wavefronts']})"
+               if measured.get("smem_wavefronts") else "") +
               (f"; {ratio_text(measured, k)}" if ratio_text(measured, k) else ""))
         for line in lines:
             print("  " + line)

@@ -36,4 +36,8 @@ fi
 gen=()
 command -v ninja >/dev/null && gen=(-G Ninja)
 cmake -S "$here" -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=${STAGECRAFT_BUILD_TYPE:-RelWithDebInfo}
-cmake --build "$build" -j "$(nproc)"
+# Arguments name the targets to build (the main job builds only the CLI, which links the
+# examples); none: everything, tests and benchmarks included.
+targets=()
+[ $# -gt 0 ] && targets=(--target "$@")
+cmake --build "$build" -j "$(nproc)" "${targets[@]}"

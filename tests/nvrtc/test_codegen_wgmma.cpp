@@ -226,3 +226,32 @@ TEST_CASE("the epilogue rounds each accumulator pair to bf16 once, in one instru
   CHECK(count(store, "sc::round_bf16(") == 0);
   CHECK(count(store, "sc::f32_to_bf16(") == 0);
 }
+
+TEST_CASE("the generator counts each epilogue store's SMEM wavefronts from the addresses it computes", "[codegen][wgmma][banks]") {
+  // gemm_hopper's consumers store their (64, 256) bf16 halves of C into an unswizzled tile: a
+  // warp's 32-bit pair stores hit 8 rows 512 bytes apart on the same banks, 8 ways (the audit's
+  // 512 wavefronts per warp where 64 suffice), 64 stores per thread.
+  auto const& e = registry::global().find("gemm_hopper");
+  const auto g = nvrtc::generate(e.build(registry::resolve(e, {})));
+  REQUIRE(g.banks.size() == 2);  // one store per consumer
+  for (auto const& b : g.banks) {
+    CHECK(b.accesses == 64);
+    CHECK(b.width == 4);
+    CHECK(b.wavefronts == 512);
+    CHECK(b.ideal == 64);
+    CHECK(b.slabs_aligned);
+  }
+  // a 128-byte swizzled (64, 64) bf16 destination: the swizzle spreads the 8 rows over 8 chunks
+  auto k = lower(kernel<sm_90a>("swizzled_epilogue", grid(1), threads(1_c), gmem<bf16>("c", shape(64, 64)),
+                                smem<bf16>(shape(64_c, 64_c), swizzle(128_c)), smem<bf16>(shape(64_c, 64_c), swizzle(128_c)),
+                                smem<bf16>(shape(64_c, 64_c), swizzle(128_c)), accumulator<f32>(shape(64_c, 64_c)),
+                                [](auto c, auto a, auto b, auto out, auto acc) {
+                                  return seq(store(acc, 0.0f), wgmma(acc, a, transpose(b)), wgmma_commit(), wgmma_wait(0_c),
+                                             store(out, cast<bf16>(load(acc))), commit_smem(), copy_smem_to_gmem(out, c.block(0_c, 0_c)),
+                                             commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
+                                }));
+  const auto s = nvrtc::generate(k);
+  REQUIRE(s.banks.size() == 1);
+  CHECK(s.banks[0].wavefronts == s.banks[0].ideal);
+  CHECK(s.banks[0].ideal == 16);  // 16 pair stores per thread, 128 bytes per warp each
+}

@@ -15,6 +15,7 @@
 #include "stagecraft/nvrtc/codegen.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <functional>
@@ -26,6 +27,8 @@
 #include <fmt/ranges.h>
 
 #include "prelude.hpp"
+#include "stagecraft/ir/banks.hpp"
+#include "stagecraft/ir/swizzle.hpp"
 #include "stagecraft/ir/scopes.hpp"
 #include "stagecraft/ir/tile_view.hpp"
 #include "stagecraft/ir/udiv_magic.hpp"
@@ -88,6 +91,7 @@ class emitter {
     for (auto& o : spans_) o.begin += head.size(), o.end += head.size();
     std::sort(spans_.begin(), spans_.end(), [](op_span const& a, op_span const& b) { return a.op < b.op; });
     g.ops = std::move(spans_);
+    g.banks = std::move(banks_);
     g.source = std::move(head) + body + footer();
     return g;
   }
@@ -887,6 +891,49 @@ class emitter {
   // store(acc, v), or a store whose value loads an accumulator: every thread computes the elements
   // of its own fragment, (64 * mb + row, col) for each m64 block mb and register i. Every operand
   // is addressed at that element, so all of them must have the accumulator's (M, N) shape.
+  // The bank conflicts of a fragment store into SMEM: each lane's address as element() computes
+  // it (view at index 0, the allocation's swizzle applied to its offset: smem_base is 1024-byte
+  // aligned), instruction by instruction, for each of the four warps.
+  void count_banks(ir::StmtId id, std::int64_t blocks, std::int64_t regs, int step, int width) {
+    auto const& s = k_.stmts[id];
+    auto const& r = k_.refs[s.refs[0]];
+    auto const& al = k_.allocs[r.id];
+    const int bytes = ir::dtype_bits(al.dtype) / 8;
+    // element i of the view -> element offset in the allocation (view_element, on the host)
+    auto offset_of = [&](std::int64_t i) {
+      if (r.block.empty()) return i;
+      std::int64_t off = 0, inner = 1, stride = 1;
+      for (int d = static_cast<int>(r.shape.size()) - 1; d >= 0; --d) {
+        off += (i / inner) % r.shape[d] * stride;
+        inner *= r.shape[d];
+        stride *= al.shape[r.index.size() + static_cast<std::size_t>(d)];
+      }
+      return off;
+    };
+    std::int64_t slab = 1;
+    for (std::size_t d = r.index.size(); d < al.shape.size(); ++d) slab *= al.shape[d];
+    store_banks b{.op = id, .target = ir::alloc_name(k_, r.id), .accesses = blocks * (regs / step), .width = width};
+    b.slabs_aligned = slab * bytes % (al.swizzle ? 1024 : 128) == 0;
+    for (int warp = 0; warp < 4; ++warp) {
+      ir::wavefronts all;
+      for (std::int64_t mb = 0; mb < blocks; ++mb)
+        for (std::int64_t i = 0; i < regs; i += step) {
+          std::array<std::uint32_t, 32> addr{};
+          for (int lane = 0; lane < 32; ++lane) {
+            const auto e = ir::wgmma::accumulator_element(32 * warp + lane, static_cast<int>(i));
+            const std::int64_t f = (64 * mb + e.row) * r.shape.back() + e.col;
+            addr[static_cast<std::size_t>(lane)] =
+                ir::swizzle_address(static_cast<std::uint32_t>(offsets_[r.id] + offset_of(f) * bytes), al.swizzle);
+          }
+          const auto w = ir::smem_wavefronts(addr, width);
+          all.actual += w.actual, all.ideal += w.ideal;
+        }
+      b.wavefronts = std::max(b.wavefronts, all.actual);
+      b.ideal = std::max(b.ideal, all.ideal);
+    }
+    banks_.push_back(b);
+  }
+
   void fragment_store(ir::StmtId id, int a, std::string const& ind, std::string& out) {
     auto const& s = k_.stmts[id];
     auto line = [&](std::string const& t) { out += ind + t + "\n"; };
@@ -908,6 +955,7 @@ class emitter {
     const bool packed = to_registers && acc_f16(static_cast<std::size_t>(a));
     if (packed && !pairs_adjacent()) unsupported_op(id, "an f16 accumulator whose fragment does not keep element pairs adjacent");
     const int step = pairs || packed ? 2 : 1;
+    if (!to_registers && r.base == ir::RefBase::alloc) count_banks(id, blocks, regs, step, ir::dtype_bits(dt) / 8 * step);
     line(fmt::format("{{  // op #{}: store over the fragment of a{} ({}, {}): {} block(s) x {} elements per thread{}", id, a, shape[0], shape[1], blocks,
                      regs, pairs ? ", two at a time" : ""));
     line("  #pragma unroll");
@@ -1590,6 +1638,7 @@ class emitter {
   tcgen05_gen::tmem_plan tmem_;
   std::vector<std::int64_t> offsets_, bar_first_;
   std::vector<ir::barrier_scope> scopes_;  // per allocation: the scope of its arrivals and waits
+  std::vector<store_banks> banks_;         // the fragment stores' bank conflicts (count_banks)
   std::vector<range_t> var_range_;         // per loop variable: its values, when static
   mutable std::vector<std::pair<bool, range_t>> range_memo_;  // per expression: (known, range)
   // A barrier array as comments and the watchdog's report name it: the user's name, else b<N>

@@ -49,6 +49,21 @@ struct op_span {
   std::size_t begin = 0, end = 0;
 };
 
+// The SMEM bank conflicts of a store the generator maps to threads itself (a store over a
+// wgmma accumulator's fragment: the epilogues), from the addresses its code computes for each
+// lane (ir::smem_wavefronts), per warp for the whole store. The view is taken at index 0; its
+// other slabs have the same pattern when they are multiples of 128 bytes (1024 swizzled), which
+// `assumed` says was not checked otherwise.
+struct store_banks {
+  int op = -1;
+  std::string target;              // the SMEM allocation's name
+  std::int64_t accesses = 0;       // store instructions per thread
+  int width = 0;                   // bytes per lane per instruction
+  std::int64_t wavefronts = 0;     // per warp, all its instructions, the worst warp
+  std::int64_t ideal = 0;          // the same bytes without a conflict
+  bool slabs_aligned = true;       // every slab of the allocation starts on the same bank pattern
+};
+
 struct generated {
   std::string entry;                 // the extern "C" symbol: "stagecraft_" + the kernel name
   std::string source;                // a complete NVRTC translation unit
@@ -57,6 +72,7 @@ struct generated {
   int block_threads = 128;           // 128 x warpgroups
   codegen_options options;
   std::vector<op_span> ops;          // every op but seq, by op number
+  std::vector<store_banks> banks;    // every fragment store into SMEM, in op order
 };
 
 // Something the IR says that this backend cannot express (yet); names the kernel and op.

@@ -1,3 +1,4 @@
+#include "stagecraft/ir/protocol_error.hpp"
 #include "stagecraft/cli.hpp"
 
 #include <sys/resource.h>
@@ -332,7 +333,17 @@ interp::exploration explore(std::string const& name, ir::Kernel const& k, std::v
 
 int run_kernel(kernel_entry const& e, param_values const& overrides, run_flags const& f, detail::explore_clock& clock) {
   const auto values = registry::resolve(e, overrides);
-  const ir::Kernel k = registry::build(e, values);
+  std::optional<ir::Kernel> built;
+  try {
+    built.emplace(registry::build(e, values));
+  } catch (ir::ProtocolError const& err) {  // the user's protocol mistake, found before any run: a verdict like the interpreter's
+    std::vector<std::string> set;
+    for (auto const& [n, v] : values) set.push_back(fmt::format("{}={}", n, v));
+    fmt::print("{} ({}): not run\n{}\nverdict: protocol error ({}, found by the verifier before the run)\n", e.name, fmt::join(set, " "), err.what(),
+               err.check);
+    return exit_protocol;
+  }
+  const ir::Kernel& k = *built;
   check_host_memory(e, values, k);
   if (f.cta_scopes && f.backend != "interp")
     throw usage_error(fmt::format("--cta-scopes is a what-if of the interpreter's memory model; --backend {} runs the generated scopes", f.backend));
@@ -770,6 +781,9 @@ int main(int argc, char** argv, registry const& kernels) {
   } catch (ir::ConfigError const& e) {  // a kernel retargeted for the GPU, verified again by a backend
     std::cerr << "stagecraft: " << e.what() << "\n";
     return exit_usage;
+  } catch (ir::ProtocolError const& e) {  // the user's kernel breaks the protocol (show, ptx, ... build it too)
+    std::cerr << "stagecraft: protocol error (" << e.check << "): " << e.what() << "\n";
+    return exit_protocol;
   } catch (ir::VerifyError const& e) {
     std::cerr << "stagecraft: internal error, the kernel does not verify: " << e.what() << "\n";
     return exit_internal;

@@ -5,11 +5,13 @@
 // the CLI with every backend (docs/edit_loop.md).
 //   <runner> [kernel ...]     (no names: every kernel linked in)
 #include <exception>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "stagecraft/ir/protocol_error.hpp"
 #include "stagecraft/cli.hpp"
 #include "stagecraft/interp/interp.hpp"
 #include "verdict.hpp"
@@ -19,7 +21,14 @@ namespace {
 int run_one(stagecraft::kernel_entry const& e) {
   using namespace stagecraft;
   const auto values = registry::resolve(e, {});
-  const ir::Kernel k = registry::build(e, values);
+  std::optional<ir::Kernel> built;
+  try {
+    built.emplace(registry::build(e, values));
+  } catch (ir::ProtocolError const& err) {  // the user's mistake, as the CLI reports it (exit 2, not 70)
+    fmt::print("{}: not run\n{}\nverdict: protocol error ({}, found by the verifier before the run)\n", e.name, err.what(), err.check);
+    return cli::exit_protocol;
+  }
+  const ir::Kernel& k = *built;
   const auto inputs = cli::random_inputs(k, 1);
   const interp::result r = interp::run(k, inputs);
   fmt::print("{}: interpreter, policy eager, inputs seeded random (--input-seed 1)\n", e.name);

@@ -48,9 +48,14 @@ param_values registry::resolve(kernel_entry const& e, param_values const& overri
       throw usage_error(fmt::format("kernel '{}' has no parameter '{}' (parameters: {})", e.name, name,
                                     names.empty() ? std::string("none") : fmt::format("{}", fmt::join(names, ", "))));
     }
-    if (!it->allowed.empty() && std::find(it->allowed.begin(), it->allowed.end(), value) == it->allowed.end())
-      throw usage_error(fmt::format("kernel '{}': {}={} is not one of the values it is built for ({})", e.name, name, value,
-                                    fmt::join(it->allowed, ", ")));
+    // A listed set of values is the whole rule: .min's default of 1 must not reject a listed 0.
+    if (!it->allowed.empty()) {
+      if (std::find(it->allowed.begin(), it->allowed.end(), value) == it->allowed.end())
+        throw usage_error(fmt::format("kernel '{}': {}={} is not one of the values it is built for ({})", e.name, name, value,
+                                      fmt::join(it->allowed, ", ")));
+      v[name] = value;
+      continue;
+    }
     if (value < it->min || value > it->max)
       throw usage_error(fmt::format("kernel '{}': {}={} is outside [{}, {}]", e.name, name, value, it->min, it->max));
     if (value % it->multiple_of != 0)

@@ -38,6 +38,32 @@ ir::Kernel mma() {
                               }));
 }
 
+// One Blackwell tcgen05 MMA, C = A * B^T (128x64x64), whose author forgot tmem_dealloc: a
+// protocol mistake in the user's kernel (exit 2), not a bug in the library (exit 70).
+ir::Kernel tmem_gemm(bool frees) {
+  return lower(kernel<sm_100a>(
+      "tmem_gemm", grid(1), threads(1_c), gmem<bf16>("a", shape(128_c, 64_c)), gmem<bf16>("b", shape(64_c, 64_c)),
+      gmem<f32>("c", shape(128_c, 64_c)), smem<bf16>(shape(128_c, 64_c), swizzle(128_c)), smem<bf16>(shape(64_c, 64_c), swizzle(128_c)),
+      smem<f32>(shape(128_c, 64_c)), barrier(arrivals(2_c)), barrier(arrivals(1_c), orders_tensor_core), tmem<f32>(shape(128_c, 64_c)),
+      [&](auto a, auto b, auto c, auto as, auto bs, auto cs, auto loaded, auto done, auto d) {
+        auto read = seq(barrier_wait(done), store(cs, async_load_tmem(d)));
+        auto out = seq(commit_smem(), copy_smem_to_gmem(cs, c.block(0_c, 0_c)), commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
+        auto mma = seq(copy_gmem_to_smem(a.block(0_c, 0_c), as, loaded), copy_gmem_to_smem(b.block(0_c, 0_c), bs, loaded), barrier_wait(loaded),
+                       tcgen05_mma(d, as, transpose(bs), false), tcgen05_commit_arrive(done));
+        if (frees) return seq(mma, read, tmem_dealloc(d), out);
+        return seq(mma, read, out);  // MISTAKE: no tmem_dealloc(d)
+      }));
+}
+
+void gemm_abt(std::vector<host_tensor>& t, param_values const&) {
+  for (std::int64_t m = 0; m < 128; ++m)
+    for (std::int64_t n = 0; n < 64; ++n) {
+      double acc = 0;
+      for (std::int64_t k = 0; k < 64; ++k) acc += t[0].get(m * 64 + k) * t[1].get(n * 64 + k);
+      t[2].set(m * 64 + n, acc);
+    }
+}
+
 void plus_one(std::vector<host_tensor>& t, param_values const&) {
   auto x = t[0].as<float>();
   auto y = t[1].as<float>();
@@ -67,6 +93,11 @@ registry user_kernels() {
          .params = {},
          .build = [](param_values const&) { return mma(); },
          .reference = [](std::vector<host_tensor>&, param_values const&) {}});
+  r.add({.name = "tmem_gemm",
+         .summary = "one tcgen05 MMA into TMEM; frees=0 forgets tmem_dealloc",
+         .params = {{.name = "frees", .default_value = 0, .help = "1: the kernel frees its TMEM", .allowed = {0, 1}}},
+         .build = [](param_values const& p) { return tmem_gemm(p.at("frees") != 0); },
+         .reference = gemm_abt});
   return r;
 }
 

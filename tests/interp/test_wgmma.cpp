@@ -7,6 +7,8 @@
 
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include <stagecraft/interp/interp.hpp>
 #include <stagecraft/ir/fp8.hpp>
 #include <stagecraft/registry.hpp>
@@ -77,12 +79,12 @@ ir::Kernel mn_major_b() {
 
 // Unswizzled operands tiled in 8 x 16-byte core matrices; A from registers (2a, computed from
 // SMEM) in one variant; in another, A overwritten by an ordinary store before the wait (a race).
-enum class cm { smem_a, register_a, store_under_wgmma };
+enum class cm { smem_a, register_a, store_under_wgmma, no_commit };
 template <cm Mode>
 ir::Kernel core_matrices() {
   constexpr bool ARegs = Mode == cm::register_a;
   return lower(kernel<sm_90a>(
-      ARegs ? "wg_core_matrices_regs" : "wg_core_matrices", grid(1), threads(1_c), gmem<bf16>("a", shape(64_c, 64_c)),
+      ARegs ? "wg_core_matrices_regs" : Mode == cm::no_commit ? "wg_no_commit" : "wg_core_matrices", grid(1), threads(1_c), gmem<bf16>("a", shape(64_c, 64_c)),
       gmem<bf16>("b", shape(64_c, 64_c)), gmem<f32>("c", shape(64_c, 64_c)), smem<bf16>(shape(64_c, 64_c), tiling(8_c, 8_c)),
       smem<bf16>(shape(64_c, 64_c), tiling(8_c, 8_c)), smem<f32>(shape(64_c, 64_c)), barrier(arrivals(2_c)),
       accumulator<f32>(shape(64_c, 64_c)),
@@ -95,8 +97,12 @@ ir::Kernel core_matrices() {
           if constexpr (Mode == cm::store_under_wgmma) return seq(store(as, load(bs)), wgmma_wait(0_c));
           else return wgmma_wait(0_c);
         }();
+        auto issue = [&] {
+          if constexpr (Mode == cm::no_commit) return mma;  // MISTAKE: the wgmma's group is never closed (no wgmma_commit())
+          else return seq(mma, wgmma_commit());
+        }();
         return seq(store(acc, 0.0f), copy_gmem_to_smem(a.block(0_c, 0_c), as, loaded), copy_gmem_to_smem(b.block(0_c, 0_c), bs, loaded),
-                   barrier_wait(loaded), mma, wgmma_commit(), wait, store(cs, load(acc)), commit_smem(),
+                   barrier_wait(loaded), issue, wait, store(cs, load(acc)), commit_smem(),
                    copy_smem_to_gmem(cs, c.block(0_c, 0_c)), commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
       }));
 }
@@ -299,6 +305,26 @@ TEST_CASE("an ordinary store into A while the wgmma reading it is in flight is a
                Catch::Matchers::Contains(p == policy::eager ? "warpgroup 0 of CTA (0, 0, 0) (write) is not ordered after the earlier read by the wgmma group #1 issued by warpgroup 0 of CTA (0, 0, 0)"
                                                             : "a wgmma (read) is not ordered after the earlier write by warpgroup 0 of CTA (0, 0, 0)"));
   }
+}
+
+TEST_CASE("a wgmma never committed: the diagnostic says so and names it, not only that a wgmma_wait is missing", "[interp][wgmma]") {
+  // Issue 27 item 5: wgmma, wgmma_wait(0_c) without wgmma_commit() was told to wait with
+  // wgmma_wait, which it does; the wait covers nothing because the group was never committed.
+  const auto k = core_matrices<cm::no_commit>();
+  const auto op = the_wgmma(k);
+  for (auto p : {policy::eager, policy::lazy}) {
+    INFO("policy " << interp::policy_name(p));
+    const auto r = interp::run(k, testing::random_buffers(k, 27), {.schedule = p});
+    REQUIRE(!r.diagnostics.empty());
+    INFO(r.diagnostics[0].message);
+    CHECK_THAT(r.diagnostics[0].message, Catch::Matchers::Contains(fmt::format("op #{} (wgmma", op)) &&
+                                             Catch::Matchers::Contains("was never committed") &&
+                                             Catch::Matchers::Contains("put wgmma_commit() after the wgmma, before the wgmma_wait") ||
+                                             Catch::Matchers::Contains("put wgmma_commit() after the wgmma, then wgmma_wait(0_c)"));
+  }
+  // Its twin with the commit is correct (no diagnostic).
+  const auto ok = core_matrices<cm::smem_a>();
+  CHECK(interp::run(ok, testing::random_buffers(ok, 27)).diagnostics.empty());
 }
 
 TEST_CASE("wgmma reads B from two sub-views of one swizzled array, the K-row halves, each filled by its own TMA load", "[interp][wgmma][smem_views]") {

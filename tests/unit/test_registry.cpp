@@ -83,3 +83,29 @@ TEST_CASE("the verifier reports launch configurations and shapes it cannot run a
   } catch (ir::VerifyError const&) {
   }
 }
+
+TEST_CASE("a parameter's allowed values are its whole rule: 0 needs no .min = 0 beside them", "[registry]") {
+  // Issue 27 item 3: `.allowed = {0, 1}` alone rejected 0 (the default .min = 1 still applied).
+  auto build = [](param_values const&) -> ir::Kernel { throw ir::ConfigError("not built in this test"); };
+  kernel_entry e{.name = "k",
+                 .summary = "",
+                 .params = {{.name = "flag", .default_value = 1, .help = "", .allowed = {0, 1}},
+                            {.name = "neg", .default_value = -3, .help = "", .allowed = {-3, 5, 1000}},
+                            {.name = "both", .default_value = 0, .help = "", .allowed = {0, 2}, .min = 0},
+                            {.name = "M", .default_value = 64, .help = "", .min = 64, .multiple_of = 64}},
+                 .build = build,
+                 .reference = {}};
+  CHECK(registry::resolve(e, {{"flag", 0}}).at("flag") == 0);
+  CHECK(registry::resolve(e, {{"flag", 1}}).at("flag") == 1);
+  CHECK(registry::resolve(e, {{"neg", -3}}).at("neg") == -3);
+  CHECK(registry::resolve(e, {{"neg", 5}}).at("neg") == 5);   // not a multiple of anything, no range
+  CHECK(registry::resolve(e, {{"both", 0}}).at("both") == 0);  // the older spelling keeps working
+  REQUIRE_THROWS_WITH(registry::resolve(e, {{"flag", 2}}), Contains("flag=2 is not one of the values it is built for (0, 1)"));
+  REQUIRE_THROWS_WITH(registry::resolve(e, {{"neg", 4}}), Contains("neg=4 is not one of the values it is built for (-3, 5, 1000)"));
+  // Without .allowed the range and the multiple still apply.
+  REQUIRE_THROWS_WITH(registry::resolve(e, {{"M", 0}}), Contains("M=0 is outside [64,"));
+  REQUIRE_THROWS_WITH(registry::resolve(e, {{"M", 96}}), Contains("M=96 must be a multiple of 64"));
+  // The examples that spell both keep accepting 0.
+  CHECK(registry::resolve(registry::global().find("splitk_cluster"), {{"tma", 0}}).at("tma") == 0);
+  CHECK(registry::resolve(registry::global().find("splitk_cluster"), {{"tma", 1}}).at("tma") == 1);
+}

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include <stagecraft/ir/protocol_error.hpp>
 #include <stagecraft/interp/interp.hpp>
 #include <stagecraft/registry.hpp>
 
@@ -544,6 +545,21 @@ TEST_CASE("TMEM lifetimes the statement tree shows: never freed, freed in a loop
   CHECK_THROWS_WITH(tmem_life<free_at::in_loop>("tmem_loop"),
                     Contains("(tmem_dealloc): frees TMEM d inside the loop op #") && Contains("whose next iteration would free it again"));
   CHECK_THROWS_WITH(tmem_life<free_at::twice>("tmem_twice"), Contains("(tmem_dealloc): uses TMEM d after op #"));
+  // Each is the user's protocol mistake (the CLI's exit 2), not malformed IR (exit 70), and says which check.
+  auto check_of = [](auto make) -> std::string {
+    try {
+      make();
+    } catch (ir::ProtocolError const& e) {
+      return e.check;
+    } catch (std::exception const&) {
+      return "not a ProtocolError";
+    }
+    return "nothing thrown";
+  };
+  CHECK(check_of([] { tmem_life<free_at::nowhere>("tmem_leak"); }) == "tmem-not-freed");
+  CHECK(check_of([] { tmem_life<free_at::before_read>("tmem_early"); }) == "tmem-use-after-dealloc");
+  CHECK(check_of([] { tmem_life<free_at::in_loop>("tmem_loop"); }) == "tmem-dealloc-in-loop");
+  CHECK(check_of([] { tmem_life<free_at::twice>("tmem_twice"); }) == "tmem-use-after-dealloc");
   // tmem_dealloc frees a TMEM allocation (hand-built IR: the front end's types already say so).
   auto k = tmem_life<free_at::end>("tmem_operand");
   for (auto& s : k.stmts)

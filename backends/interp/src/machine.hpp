@@ -561,6 +561,7 @@ class machine {
   bool has_tcgen05_ = false;
   vclock const* issuer_fence_ = nullptr;       // the completing op's fence_vc, for check_fenced
   int multicast_into_ = -1;  // while a multicast load lands in another CTA than its issuer's: that CTA
+  std::int64_t completing_wgmma_group_ = -1;  // while a wgmma lands (its accesses): its group, for race()'s hint
   int mma_base_ = -1;                               // the first wgmma/tcgen05 clock component (one per agent), -1: none
   std::vector<char> cta_scope_;                     // per allocation: arrivals at .cta scope (ir::cluster_barrier_scope)
   vclock async_part(vclock const& vc) const;        // what a .cta arrival carries to a peer CTA (mbarrier.cpp)

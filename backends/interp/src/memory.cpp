@@ -373,6 +373,27 @@ void machine::race(memory const& m, std::int64_t elem, epoch prev, const char* n
                      : has_tcgen05_ ? ": wait on the barrier that a tcgen05_commit_arrive after that MMA arrives on before reading its TMEM or "
                                       "refilling its SMEM operands"
                                     : ": wait for that group with wgmma_wait before touching its accumulator or its A/B stage";
+  // A wgmma whose group was never closed: wgmma_wait waits only for committed groups, so the
+  // wait the author wrote is there but covers nothing. Say so, naming the wgmma.
+  std::string uncommitted;
+  // The earlier access was the wgmma's (an access after it races it), or this one is (it lands
+  // after an access the author meant to order before it).
+  agent_state const* issuer = nullptr;
+  std::int64_t group = -1;
+  if (by_mma && !has_tcgen05_) {
+    issuer = &agents_[static_cast<int>(prev.comp()) - mma_base_];
+    group = static_cast<std::int64_t>(prev.clock) - 1;
+  } else if (completing_wgmma_group_ >= 0 && agent >= 0 && agent < static_cast<int>(agents_.size())) {
+    issuer = &agents_[agent];
+    group = completing_wgmma_group_;
+  }
+  if (issuer) {
+    if (issuer->mma_committed <= group && issuer->last_mma != ir::none)
+      uncommitted = fmt::format(": op #{} ({}) was never committed: wgmma_wait(n) waits only for groups that wgmma_commit() closed, so put "
+                                "wgmma_commit() after the wgmma, before the wgmma_wait",
+                                issuer->last_mma, ir::describe(k_, issuer->last_mma));
+  }
+  if (!uncommitted.empty()) hint = uncommitted.c_str();
   // The earlier access's agent, when it was a generic one or a bulk store's GMEM write (the two
   // kinds a .cta-scoped arrival does not carry to a peer CTA).
   const int na = static_cast<int>(agents_.size());

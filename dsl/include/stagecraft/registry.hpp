@@ -27,7 +27,10 @@ struct param_spec {
   std::string name;
   std::int64_t default_value;
   std::string help;
-  std::vector<std::int64_t> allowed;  // if not empty: the only values (type-level parameters)
+  // If not empty: the only values (type-level parameters), and the whole rule: min, max and
+  // multiple_of then apply to nothing (`.allowed = {0, 1}` accepts 0 without `.min = 0`).
+  std::vector<std::int64_t> allowed;
+  // For a parameter without `allowed`: the range and the step its values must keep.
   std::int64_t min = 1;
   std::int64_t max = std::numeric_limits<std::int32_t>::max();
   std::int64_t multiple_of = 1;

@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "stagecraft/ir/protocol_error.hpp"
 #include "stagecraft/ir/kernel.hpp"
 #include "stagecraft/ir/tcgen05.hpp"
 #include "stagecraft/ir/tile_view.hpp"
@@ -135,6 +136,10 @@ class Verifier {
     }
     return k_.debug.kernel.line > 0 ? fmt::format("\n  at {}:{}: kernel '{}'", k_.debug.kernel.file, k_.debug.kernel.line, k_.name)
                                     : std::string();
+  }
+  // A protocol mistake the statement tree shows (ProtocolError): the op's line as fail_at gives it.
+  [[noreturn]] void protocol_at(StmtId s, char const* check, std::string const& what) const {
+    throw ProtocolError(fmt::format("kernel '{}': op #{} ({}): {}{}", k_.name, s, stmt_name(k_.stmts[s]), what, at_source(k_, s)), check);
   }
   template <class E = VerifyError, class... A>
   [[noreturn]] void fail_at(StmtId s, fmt::format_string<A...> f, A&&... a) const {
@@ -898,10 +903,11 @@ class Verifier {
     for (std::size_t a = 0; a < k_.allocs.size(); ++a)
       if (bit[a] >= 0 && dealloc_of[a] == none) {
         const auto l = alloc_where(k_, static_cast<int>(a));
-        throw VerifyError(fmt::format("kernel '{}': TMEM allocation {} is never freed: add tmem_dealloc({}) once every tcgen05_mma into it and every "
-                                      "async_load_tmem of it is done (a kernel frees all its TMEM before it exits){}",
-                                      k_.name, alloc_name(k_, static_cast<int>(a)), alloc_name(k_, static_cast<int>(a)),
-                                      l.empty() ? std::string() : fmt::format("\n  at {}: tmem {}", l, alloc_name(k_, static_cast<int>(a)))));
+        throw ProtocolError(fmt::format("kernel '{}': TMEM allocation {} is never freed: add tmem_dealloc({}) once every tcgen05_mma into it and every "
+                                        "async_load_tmem of it is done (a kernel frees all its TMEM before it exits){}",
+                                        k_.name, alloc_name(k_, static_cast<int>(a)), alloc_name(k_, static_cast<int>(a)),
+                                        l.empty() ? std::string() : fmt::format("\n  at {}: tmem {}", l, alloc_name(k_, static_cast<int>(a)))),
+                            "tmem-not-freed");
       }
     auto ref_bit = [&](RefId r) -> std::uint32_t {
       if (r == none || k_.refs[r].base != RefBase::alloc || bit[static_cast<std::size_t>(k_.refs[r].id)] < 0) return 0;
@@ -941,12 +947,14 @@ class Verifier {
     if (x.op != StmtOp::seq)
       for (std::size_t a = 0; a < k_.allocs.size(); ++a)
         if (freed[a] != none && tmem_bit_[a] >= 0 && (stmt_tmem_[static_cast<std::size_t>(s)] >> tmem_bit_[a] & 1u))
-          fail_at(s, "uses TMEM {} after op #{} (tmem_dealloc) freed it: free it after its last use", alloc_name(k_, static_cast<int>(a)), freed[a]);
+          protocol_at(s, "tmem-use-after-dealloc", fmt::format("uses TMEM {} after op #{} (tmem_dealloc) freed it: free it after its last use",
+                                                              alloc_name(k_, static_cast<int>(a)), freed[a]));
     switch (x.op) {
       case StmtOp::tmem_dealloc:
         if (loop != none)
-          fail_at(s, "frees TMEM {} inside the loop op #{}, whose next iteration would free it again: free it after the loop",
-                  alloc_name(k_, k_.refs[x.refs[0]].id), loop);
+          protocol_at(s, "tmem-dealloc-in-loop",
+                      fmt::format("frees TMEM {} inside the loop op #{}, whose next iteration would free it again: free it after the loop",
+                                  alloc_name(k_, k_.refs[x.refs[0]].id), loop));
         freed[static_cast<std::size_t>(k_.refs[x.refs[0]].id)] = s;
         return;
       case StmtOp::seq:

@@ -124,10 +124,12 @@ void machine::wgmma_complete(async_op& op) {
   if (o_.checks) {
     // The shadows of the operand views: the bytes a correct descriptor denotes. A descriptor
     // that reads elsewhere shows up as wrong numbers, which the tolerance check catches.
+    completing_wgmma_group_ = op.group;
     if (!p.a_in_registers) access(op.a_view, false, op.vc, stamp, a.comp, "a wgmma");
     access(op.b_view, false, op.vc, stamp, a.comp, "a wgmma");
     access(op.acc, false, op.vc, stamp, a.comp, "a wgmma");  // D += A*B reads D ...
     access(op.acc, true, op.vc, stamp, a.comp, "a wgmma");   // ... and writes it
+    completing_wgmma_group_ = -1;
   }
   auto const& smem = ctas_[a.cta].bytes;
   // A and B have the same width (input_pair), though e4m3 and e5m2 may face each other.
@@ -188,7 +190,10 @@ void machine::wgmma_complete(async_op& op) {
 void machine::wgmma_check_at_exit(agent_state const& a) {
   if (a.mma_open > 0)
     report(check::wgmma_pending_at_exit, a.last_mma, a,
-           fmt::format("{} exits with {} wgmma(s) never committed (wgmma_commit) nor waited for (wgmma_wait)", who(a), a.mma_open));
+           fmt::format("{} exits with {} wgmma(s) never committed (wgmma_commit) nor waited for (wgmma_wait): op #{} ({}) was never "
+                       "committed, and wgmma_wait(n) waits only for groups that wgmma_commit() closed: put wgmma_commit() after the "
+                       "wgmma, then wgmma_wait(0_c)",
+                       who(a), a.mma_open, a.last_mma, ir::describe(k_, a.last_mma)));
   if (a.mma_waited < a.mma_committed)
     report(check::wgmma_pending_at_exit, a.last_mma, a,
            fmt::format("{} exits with {} wgmma group(s) not waited for: the tensor core may still be reading their SMEM and writing "

@@ -29,6 +29,12 @@
 #include <mutex>
 #include <unordered_map>
 
+#if __has_include(<sanitizer/asan_interface.h>)
+#include <sanitizer/asan_interface.h>  // ASAN_UNPOISON_MEMORY_REGION: a no-op without AddressSanitizer
+#endif
+#ifndef ASAN_UNPOISON_MEMORY_REGION
+#define ASAN_UNPOISON_MEMORY_REGION(addr, size) ((void)(addr), (void)(size))
+#endif
 #include <boost/context/fiber.hpp>
 #include <boost/context/stack_context.hpp>
 #include <fmt/format.h>
@@ -165,8 +171,15 @@ class stack_pool {
   stack_pool() = default;
   stack_pool(stack_pool const&) = delete;
   stack_pool& operator=(stack_pool const&) = delete;
+  // A fiber's stack keeps the redzones AddressSanitizer poisoned for the frames it was in when
+  // it last switched away; ASan does not clear them when the stack is reused or unmapped, so
+  // the next user of those addresses (another fiber, or an SMEM arena mapped there later) would
+  // be reported as a stack-buffer underflow. Unpoison whenever a stack is given back or freed.
   ~stack_pool() {
-    for (auto* b : all_) ::munmap(b, total());
+    for (auto* b : all_) {
+      ASAN_UNPOISON_MEMORY_REGION(b + stack_guard, total() - stack_guard);
+      ::munmap(b, total());
+    }
   }
   ctx::stack_context take() {
     unsigned char* base = nullptr;
@@ -189,6 +202,7 @@ class stack_pool {
     return sc;
   }
   void give(ctx::stack_context const& sc) noexcept {
+    ASAN_UNPOISON_MEMORY_REGION(static_cast<unsigned char*>(sc.sp) - sc.size + stack_guard, sc.size - stack_guard);
     try {
       free_.push_back(static_cast<unsigned char*>(sc.sp) - sc.size);
     } catch (...) {  // no memory for the free list: unmap it instead (the pool forgets it)
@@ -801,6 +815,7 @@ class machine {
       // Never-written SMEM reads as NaN / all ones, so a read of it shows in the results.
       c.slot = smem_.take();  // open
       c.smem = smem_.data(c.slot);
+      ASAN_UNPOISON_MEMORY_REGION(c.smem, smem_.size());  // stale fiber-stack poison (stack_pool says why)
       std::memset(c.smem, 0xff, smem_.size());
       c.async_smem.assign(smem_.size(), 0xff);
       c.started = true;

@@ -528,26 +528,19 @@ class machine {
     for (auto [off, bytes] : m.store_sources_) std::memcpy(c.async_smem.data() + off, c.smem + off, bytes);
     c.generic_dirty = false;
   }
-  static void api_bar_sync(unsigned id, unsigned threads) {
+  // bar.sync waits for the phase, bar.arrive counts itself in and goes on; same rules for both.
+  static void named_bar(unsigned id, unsigned threads, const char* what, bool wait) {
     auto& m = *active;
     m.preempt();
     auto& c = m.ctas_[m.me().cta];
     const unsigned block = m.block_threads();
     if (id >= 16 || threads == 0 || threads % 32 != 0 || threads > block)
-      m.fail(failure::protocol, fmt::format("{}: bar.sync {}, {}: the id must be below 16 and the count a multiple of 32 up to the CTA's {} threads",
-                                            m.who(), id, threads, block));
-    m.count_in(c.named[id], threads, thread_t::waits::named, id, "bar.sync");
+      m.fail(failure::protocol, fmt::format("{}: {} {}, {}: the id must be below 16 and the count a multiple of 32 up to the CTA's {} threads",
+                                            m.who(), what, id, threads, block));
+    m.count_in(c.named[id], threads, thread_t::waits::named, id, what, wait);
   }
-  static void api_bar_arrive(unsigned id, unsigned threads) {
-    auto& m = *active;
-    m.preempt();
-    auto& c = m.ctas_[m.me().cta];
-    const unsigned block = m.block_threads();
-    if (id >= 16 || threads == 0 || threads % 32 != 0 || threads > block)
-      m.fail(failure::protocol, fmt::format("{}: bar.arrive {}, {}: the id must be below 16 and the count a multiple of 32 up to the CTA's {} threads",
-                                            m.who(), id, threads, block));
-    m.count_in(c.named[id], threads, thread_t::waits::named, id, "bar.arrive", false);
-  }
+  static void api_bar_sync(unsigned id, unsigned threads) { named_bar(id, threads, "bar.sync", true); }
+  static void api_bar_arrive(unsigned id, unsigned threads) { named_bar(id, threads, "bar.arrive", false); }
   // Every lane publishes its value, the warp meets, each reads its partner's, the warp meets
   // again so no lane overwrites a value before its partner has read it. A lane that never
   // comes (divergence) is a deadlock, as on the GPU, where shfl.sync with a full mask hangs.

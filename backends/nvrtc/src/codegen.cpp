@@ -453,18 +453,35 @@ class emitter {
   }
   // Element offset (a C++ expression) of element `i` (row-major over the view's shape) from the
   // view's first element: `i` itself for a whole view, the parent's strides for a sub-view.
-  std::string view_element(ir::RefId rid, std::string const& i) const {
+  // A sub-view's dimensions as (elements inside it, extent, stride in the parent), innermost
+  // first, extent-1 dimensions left out: element i sits at sum((i / inner) % extent * stride).
+  struct view_dim {
+    std::int64_t inner, extent, stride;
+  };
+  std::vector<view_dim> view_dims(ir::RefId rid) const {
     auto const& r = k_.refs[rid];
-    if (r.block.empty()) return fmt::format("({})", i);
     auto const& al = k_.allocs[r.id];
-    std::string off = "0LL";
+    std::vector<view_dim> dims;
     std::int64_t inner = 1, stride = 1;
     for (int d = static_cast<int>(r.shape.size()) - 1; d >= 0; --d) {
-      if (r.shape[d] != 1) off = fmt::format("{} + ((static_cast<long long>({}) / {}) % {}) * {}", off, i, inner, r.shape[d], stride);
+      if (r.shape[d] != 1) dims.push_back({inner, r.shape[d], stride});
       inner *= r.shape[d];
       stride *= al.shape[r.index.size() + static_cast<std::size_t>(d)];
     }
+    return dims;
+  }
+  std::string view_element(ir::RefId rid, std::string const& i) const {
+    if (k_.refs[rid].block.empty()) return fmt::format("({})", i);
+    std::string off = "0LL";
+    for (auto const& d : view_dims(rid)) off = fmt::format("{} + ((static_cast<long long>({}) / {}) % {}) * {}", off, i, d.inner, d.extent, d.stride);
     return fmt::format("({})", off);
+  }
+  // The same on the host, for a known i (count_banks).
+  std::int64_t view_element(ir::RefId rid, std::int64_t i) const {
+    if (k_.refs[rid].block.empty()) return i;
+    std::int64_t off = 0;
+    for (auto const& d : view_dims(rid)) off += i / d.inner % d.extent * d.stride;
+    return off;
   }
 
   // Element `i` (a C++ expression) of a view, as an lvalue of its storage type.
@@ -899,17 +916,6 @@ class emitter {
     auto const& r = k_.refs[s.refs[0]];
     auto const& al = k_.allocs[r.id];
     const int bytes = ir::dtype_bits(al.dtype) / 8;
-    // element i of the view -> element offset in the allocation (view_element, on the host)
-    auto offset_of = [&](std::int64_t i) {
-      if (r.block.empty()) return i;
-      std::int64_t off = 0, inner = 1, stride = 1;
-      for (int d = static_cast<int>(r.shape.size()) - 1; d >= 0; --d) {
-        off += (i / inner) % r.shape[d] * stride;
-        inner *= r.shape[d];
-        stride *= al.shape[r.index.size() + static_cast<std::size_t>(d)];
-      }
-      return off;
-    };
     std::int64_t slab = 1;
     for (std::size_t d = r.index.size(); d < al.shape.size(); ++d) slab *= al.shape[d];
     store_banks b{.op = id, .target = ir::alloc_name(k_, r.id), .accesses = blocks * (regs / step), .width = width};
@@ -923,7 +929,7 @@ class emitter {
             const auto e = ir::wgmma::accumulator_element(32 * warp + lane, static_cast<int>(i));
             const std::int64_t f = (64 * mb + e.row) * r.shape.back() + e.col;
             addr[static_cast<std::size_t>(lane)] =
-                ir::swizzle_address(static_cast<std::uint32_t>(offsets_[r.id] + offset_of(f) * bytes), al.swizzle);
+                ir::swizzle_address(static_cast<std::uint32_t>(offsets_[r.id] + view_element(s.refs[0], f) * bytes), al.swizzle);
           }
           const auto w = ir::smem_wavefronts(addr, width);
           all.actual += w.actual, all.ideal += w.ideal;
@@ -1294,9 +1300,8 @@ class emitter {
   // protect nothing: wgmma reads are complete once lane 0's own wgmma_wait has returned, and
   // barrier waits are every lane's own.
   // TMA loads and arrivals carry no per-thread state (bulk groups do: TMA stores, their commits
-  // and waits stay with lane 0), so they are issued by the thread elect.sync picks in the
-  // warpgroup's first warp: a warp-uniform branch, then one elected lane, as CUTLASS issues them.
-  static constexpr const char* issuer = "lane < 32 && sc::elect_one()";
+  // and waits stay with lane 0), so they are issued by the elected thread (tcgen05.hpp).
+  static constexpr const char* issuer = elected_issuer;
   template <class Line>
   void sync_before_issue(Line const& line) const {
     if (dirty_) line("sc::wg_sync(wg);");

@@ -119,14 +119,6 @@ tmem_plan plan_tmem(ir::Kernel const& k, std::int64_t smem_end) {
 
 std::string tmem_var(int alloc) { return fmt::format("tmem{}", alloc); }
 
-// The one thread that issues a role's MMAs and their commits (a commit tracks its own thread's
-// earlier tcgen05 ops, so both need the same one): lane 0 of the role's first warp, chosen by
-// elect.sync. ptxas knows elect.sync's predicate selects a single lane and issues each UTCHMMA
-// once; under `lane == 0` it could not, and wrapped every one in a loop over the active lanes
-// (ELECT, PLOP3, BRA.U.ANY: about 6 SASS per MMA). elect.sync picks the lowest active lane, and
-// the role's first warp is converged at each issue, so it is lane 0 each time.
-constexpr const char* issuer = "lane < 32 && sc::elect_one()";
-
 std::string prelude_head() {
   return "// tensor memory in use: the prelude's thread barriers carry the tcgen05 fences\n#define SC_TCGEN05 1\n";
 }
@@ -204,7 +196,7 @@ void mma(context const& c, ir::StmtId id, std::string const& ind, std::string& o
   auto address = [&](ir::RefId rid) { return fmt::format("smem_base + {}u + {}", c.offsets[k.refs[rid].id], c.view_offset(rid)); };
   line(fmt::format("{{  // op #{}: tcgen05_mma, {} instruction(s) of {} into {}{}, issued by one thread", id, p.k_steps(), p.shape_suffix(),
                    ir::alloc_name(k, d), p.a_tmem ? fmt::format(", A from TMEM {}", ir::alloc_name(k, k.refs[s.refs[1]].id)) : std::string()));
-  line(fmt::format("  if ({}) {{", issuer));
+  line(fmt::format("  if ({}) {{", elected_issuer));
   if (!p.a_tmem) line(fmt::format("    const unsigned a_addr = {};", address(s.refs[1])));
   line(fmt::format("    const unsigned b_addr = {};", address(s.refs[2])));
   line(fmt::format("    const unsigned acc = ({}) != 0 ? 1u : 0u;", c.expr(s.e0)));
@@ -235,7 +227,7 @@ void commit(context const& c, ir::StmtId id, ir::RefId bar, std::string const& i
   auto const& k = c.k;
   // The thread that issued the MMAs: a commit tracks its own thread's earlier tcgen05 ops.
   if (k.stmts[id].n != 2) {
-    out += ind + fmt::format("if ({}) sc::tc_commit({});  // op #{}: tcgen05.commit, arrives once this thread's MMAs completed\n", issuer,
+    out += ind + fmt::format("if ({}) sc::tc_commit({});  // op #{}: tcgen05.commit, arrives once this thread's MMAs completed\n", elected_issuer,
                              c.bar_addr(bar), id);
     return;
   }
@@ -252,7 +244,7 @@ void commit(context const& c, ir::StmtId id, ir::RefId bar, std::string const& i
     const std::int64_t x[3] = {r % cl[0], r / cl[0] % cl[1], r / (cl[0] * cl[1])};
     if (x[0] < 2 && (collective(1) || x[1] == 0) && (collective(2) || x[2] == 0)) pattern |= 1u << r;
   }
-  out += ind + fmt::format("if ({}) {{  // op #{}: tcgen05.commit of the pair, arrives in {} once this thread's MMAs completed\n", issuer, id,
+  out += ind + fmt::format("if ({}) {{  // op #{}: tcgen05.commit of the pair, arrives in {} once this thread's MMAs completed\n", elected_issuer, id,
                            axes.empty() ? "both CTAs" : fmt::format("both CTAs and the pairs along cluster axes ({})", fmt::join(axes, ", ")));
   out += ind + fmt::format("  const unsigned pair_rank = (sc::cluster_ctaid(0) & ~1u) + {}u * sc::cluster_ctaid(1) + {}u * sc::cluster_ctaid(2);\n",
                            collective(1) ? 0 : cl[0], collective(2) ? 0 : cl[0] * cl[1]);

@@ -36,6 +36,16 @@
 
 #include "stagecraft/ir/kernel.hpp"
 
+namespace stagecraft::nvrtc {
+// The one thread that issues a warpgroup's TMA loads, arrivals, tcgen05 MMAs and their commits:
+// lane 0 of its first warp, chosen by elect.sync inside a warp-uniform branch, as CUTLASS issues
+// them. ptxas knows elect.sync's predicate selects a single lane, so it issues each UTCHMMA once
+// (under `lane == 0` it wrapped every one in an ELECT/BRA.U.ANY loop over the active lanes).
+// elect.sync picks the lowest active lane and the first warp is converged at each issue, so it
+// is the same thread every time: a tcgen05 commit tracks its own thread's earlier MMAs.
+inline constexpr const char* elected_issuer = "lane < 32 && sc::elect_one()";
+}  // namespace stagecraft::nvrtc
+
 namespace stagecraft::nvrtc::tcgen05_gen {
 
 // Whether the kernel uses tensor memory or tcgen05 ops at all (then the hooks below apply).

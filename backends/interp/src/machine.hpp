@@ -203,6 +203,25 @@ struct region {
   // rows stay contiguous); empty: 1. The box counts the elements moved, not the footprint.
   extents step;
   std::int64_t elements() const { return std::accumulate(box.begin(), box.end(), std::int64_t{1}, std::multiplies<>()); }
+  // The part of a GMEM block inside its array (a TMA box may overhang the end; every origin is
+  // at most the extent, see view_of): per dimension, the elements whose coordinate is in range.
+  region inside() const {
+    region g = *this;
+    for (std::size_t d = 0; d < box.size(); ++d) {
+      const std::int64_t avail = std::max<std::int64_t>(mem->shape[d] - origin[d], 0);
+      const std::int64_t st = step.size() > 0 ? step[d] : 1;
+      g.box[d] = std::min(box[d], (avail + st - 1) / st);
+    }
+    return g;
+  }
+  // The same-shaped corner of an SMEM view for a GMEM box `g` cut by inside(): the view's trailing
+  // dimensions are the block's (leading ones are indexed stages of extent 1).
+  region leading(region const& g) const {
+    region s = *this;
+    const std::size_t lead = box.size() - g.box.size();
+    for (std::size_t d = 0; d < g.box.size(); ++d) s.box[lead + d] = g.box[d];
+    return s;
+  }
   // Calls f(first element of the row (array offset), index of its first element in the box,
   // row length) for every innermost row of the box, in row-major order.
   template <class F>
@@ -443,7 +462,10 @@ class machine {
 
   // ---- memory.cpp: views, accesses and their checks -----------------------------------------
   // `vc` orders an access; `stamp` is what it leaves behind.
-  region view_of(agent_state const& a, ir::RefId rid, int cta);
+  // How a GMEM block is used: generic loads and stores tile their array exactly (the verifier's
+  // rule); a TMA box may overhang the end, and a store's may lie wholly outside (writing nothing).
+  enum class gmem_use : std::uint8_t { generic, tma_load, tma_store };
+  region view_of(agent_state const& a, ir::RefId rid, int cta, gmem_use use = gmem_use::generic);
   bool hb(epoch e, vclock const& vc) const;
   std::uint32_t cluster_id() const { return static_cast<std::uint32_t>(clusters_run_ % max_clusters); }
   static bool is_poison(epoch e) { return e.clock == 0 && e.comp() == poison; }
@@ -471,6 +493,8 @@ class machine {
   tile_buf read_region(region const& g, vclock const& vc, epoch stamp, int agent, const char* what);
   void copy_region(region const& from, region const& to);
   void write_region(region const& g, tile_buf const& t);
+  tile_buf gather(region const& g);  // read_region without the access check
+  void fill_zero(region const& g);
 
   // ---- engines/tma.cpp: the TMA engine ------------------------------------------------------
   void issue_load(agent_state& a, ir::Stmt const& s);

@@ -142,7 +142,7 @@ void write_elems(memory& m, std::int64_t off, std::int64_t n, tile_buf const& t,
 }
 
 // The region a ref names: a GMEM block or an SMEM view in CTA `cta`, run-time indices checked.
-region machine::view_of(agent_state const& a, ir::RefId rid, int cta) {
+region machine::view_of(agent_state const& a, ir::RefId rid, int cta, gmem_use use) {
   auto const& r = k_.refs[rid];
   region g;
   if (r.base == ir::RefBase::param) {
@@ -152,15 +152,20 @@ region machine::view_of(agent_state const& a, ir::RefId rid, int cta) {
     for (auto e : r.stride) g.step.push_back(e);
     for (std::size_t d = 0; d < r.block.size(); ++d) {
       const auto c = eval(a, r.block[d]);
-      // A strided block's coordinates count footprints: shape * stride elements.
+      // A strided block's coordinates count footprints: shape * stride elements. A TMA box
+      // may overhang the end (ceil), a generic block may not (the verifier makes them equal).
       const auto foot = r.shape[d] * (r.stride.empty() ? 1 : r.stride[d]);
-      g.origin.push_back(c >= 0 && c < m.shape[d] / foot ? c * foot : 0);  // no overflow before the check
-      if (c < 0 || c >= m.shape[d] / foot)
+      const auto blocks = use == gmem_use::generic ? m.shape[d] / foot : (m.shape[d] + foot - 1) / foot;
+      const bool in_range = c >= 0 && c < blocks;
+      // no overflow before the check; a store's box wholly past the end writes nothing
+      g.origin.push_back(in_range ? c * foot : c >= blocks && use == gmem_use::tma_store ? m.shape[d] : 0);
+      if (c < 0 || (c >= blocks && use != gmem_use::tma_store))
         report(check::index_out_of_range, cur_op_, a,
                fmt::format("GMEM block out of range: {} addresses block {} of '{}' in dimension {}, but ({}) blocks of ({}){} cover "
-                           "only [0, {}) there",
+                           "only [0, {}) there{}",
                            who(a), c, m.name, d, fmt::join(m.shape, ", "), fmt::join(r.shape, ", "),
-                           r.stride.empty() ? "" : fmt::format(" strided ({})", fmt::join(r.stride, ", ")), m.shape[d] / foot));
+                           r.stride.empty() ? "" : fmt::format(" strided ({})", fmt::join(r.stride, ", ")), blocks,
+                           use == gmem_use::tma_load && c >= 0 ? " (the TMA box would lie wholly outside the array and load only its fill)" : ""));
     }
     return g;
   }
@@ -217,7 +222,7 @@ bool machine::hb(epoch e, vclock const& vc) const {
 // go element by element, judging an epoch only where it changes.
 void machine::access(region const& g, bool write, vclock const& vc, epoch stamp, int agent_for_msg, const char* what) {
   auto& m = *g.mem;
-  if (!m.sw) return;
+  if (!m.sw || g.elements() == 0) return;  // (an overhanging box's empty part: nothing touched)
   fit(g);
   epoch memo_in{~0u, ~0u}, memo_out{};  // the last read epoch transformed by next_read
   auto next_for = [&](epoch r) {
@@ -535,9 +540,22 @@ void machine::release(tile_buf&& t) {
 
 tile_buf machine::read_region(region const& g, vclock const& vc, epoch stamp, int agent, const char* what) {
   if (o_.checks) access(g, false, vc, stamp, agent, what);
+  return gather(g);
+}
+
+tile_buf machine::gather(region const& g) {
   tile_buf t = acquire(static_cast<std::size_t>(g.elements()), ir::dtype_is_float(g.mem->dtype));
-  g.rows([&](std::int64_t off, std::int64_t at, std::int64_t len) { read_elems(*g.mem, off, len, t, at); });
+  if (g.elements() > 0) g.rows([&](std::int64_t off, std::int64_t at, std::int64_t len) { read_elems(*g.mem, off, len, t, at); });
   return t;
+}
+
+// What TMA writes where an overhanging box lies outside its array: zeros of the element type.
+void machine::fill_zero(region const& g) {
+  tile_buf z = acquire(static_cast<std::size_t>(g.elements()), ir::dtype_is_float(g.mem->dtype));
+  if (z.fp) std::fill_n(z.f, z.n, 0.0f);
+  else std::fill_n(z.i, z.n, std::int64_t{0});
+  write_region(g, z);
+  release(std::move(z));
 }
 
 // Same-shaped boxes of the same dtype (TMA loads): row by row, no staging.
@@ -563,6 +581,7 @@ void machine::copy_region(region const& from, region const& to) {
 }
 
 void machine::write_region(region const& g, tile_buf const& t) {
+  if (g.elements() == 0) return;
   g.rows([&](std::int64_t off, std::int64_t at, std::int64_t len) { write_elems(*g.mem, off, len, t, at); });
 }
 

@@ -387,9 +387,11 @@ class Verifier {
       if (r.block.size() != p.shape.size() || r.shape.size() != p.shape.size())
         fail("memory reference {}: a block of parameter '{}' (rank {}) needs {} coordinates and extents, got {} and {}", id, p.name,
              p.shape.size(), p.shape.size(), r.block.size(), r.shape.size());
+      // A block may overhang its array's end: TMA fills the outside on loads and drops it on
+      // stores (generic loads and stores must tile it exactly: whole_blocks). The box must fit.
       for (std::size_t d = 0; d < p.shape.size(); ++d)
-        if (r.shape[d] < 1 || p.shape[d] % r.shape[d] != 0)
-          fail<ConfigError>("memory reference {}: the block shape ({}) does not divide the shape ({}) of parameter '{}'", id, fmt::join(r.shape, ", "),
+        if (r.shape[d] < 1 || r.shape[d] > p.shape[d])
+          fail<ConfigError>("memory reference {}: the block shape ({}) is larger than the shape ({}) of parameter '{}'", id, fmt::join(r.shape, ", "),
                fmt::join(p.shape, ", "), p.name);
       if (!r.stride.empty()) {  // a strided block (TMA elementStrides): the front end's rules, for IR built by hand
         if (r.stride.size() != p.shape.size())
@@ -403,8 +405,8 @@ class Verifier {
           fail("memory reference {}: TMA does not stride the innermost dimension, but the strides ({}) end in {}", id, fmt::join(r.stride, ", "),
                r.stride.back());
         for (std::size_t d = 0; d < p.shape.size(); ++d)
-          if (p.shape[d] % (r.shape[d] * r.stride[d]) != 0)
-            fail<ConfigError>("memory reference {}: the footprint ({}) of the block ({}) with element strides ({}) does not divide the shape ({}) of parameter '{}'",
+          if (r.shape[d] * r.stride[d] > p.shape[d])
+            fail<ConfigError>("memory reference {}: the footprint ({}) of the block ({}) with element strides ({}) is larger than the shape ({}) of parameter '{}'",
                               id, r.shape[d] * r.stride[d], fmt::join(r.shape, ", "), fmt::join(r.stride, ", "), fmt::join(p.shape, ", "), p.name);
       }
       return;
@@ -462,6 +464,22 @@ class Verifier {
   DType ref_dtype(Ref const& r) const { return r.base == RefBase::param ? k_.params[r.id].dtype : k_.allocs[r.id].dtype; }
   AllocKind ref_kind(Ref const& r) const { return k_.allocs[r.id].kind; }
 
+  // A generic load or store of a GMEM block has no bounds check on the GPU (the addresses are
+  // block * shape): its blocks must tile the parameter exactly. Only TMA copies may overhang.
+  // `s`: the statement to name (a store); a load's value names its user itself (context_).
+  void whole_blocks(RefId id, const char* what, StmtId s = none) const {
+    auto const& r = k_.refs[id];
+    if (r.base != RefBase::param) return;
+    auto const& p = k_.params[r.id];
+    for (std::size_t d = 0; d < p.shape.size() && d < r.shape.size(); ++d)
+      if (p.shape[d] % r.shape[d] != 0) {
+        const auto msg = fmt::format("the block shape ({}) does not divide the shape ({}) of parameter '{}' ({} has no bounds check: only TMA "
+                                     "copies may overhang the array)", fmt::join(r.shape, ", "), fmt::join(p.shape, ", "), p.name, what);
+        if (s != none) fail_at<ConfigError>(s, "{}", msg);
+        fail<ConfigError>("memory reference {}: {}", id, msg);
+      }
+  }
+
   void value(ValueId id) {
     auto const& v = k_.values[id];
     if (!valid(v.op)) fail("tile value {} has unknown op {}", id, static_cast<int>(v.op));
@@ -514,6 +532,7 @@ class Verifier {
       if (!r.stride.empty())
         fail("tile value {} loads a strided GMEM block ({}): element strides are a TMA traversal, only copy_gmem_to_smem takes them", id,
              fmt::join(r.stride, ", "));
+      if (v.op == ValueOp::load) whole_blocks(v.ref, "a generic load");
       value_vars_[id] = ref_vars_[v.ref];
       leaf_size = 1 + ref_size(r);
     } else if (v.op == ValueOp::scalar) {
@@ -691,6 +710,7 @@ class Verifier {
             fail_at(s, "store_tmem writes 16- or 32-bit elements (two or one to a 32-bit TMEM column), but the TMEM allocation is {}", dtype_name(k_.allocs[r.id].dtype));
           if (reads_tmem(x.value)) fail_at(s, "store_tmem of a value read from TMEM (a TMEM-to-TMEM copy through registers is not modelled)");
         }
+        whole_blocks(x.refs[0], "a generic store", s);
         if (v.dtype != ref_dtype(r)) fail_at(s, "Expected dtypes to match but src had type {} and dst had type {}", dtype_name(v.dtype), dtype_name(ref_dtype(r)));
         if (v.shape != r.shape)
           fail_at(s, "Expected shapes to match, but src had shape ({}) and dst had shape ({})", fmt::join(v.shape, ", "), fmt::join(r.shape, ", "));
@@ -777,6 +797,18 @@ class Verifier {
       fail_at(s, "Expected shapes to match, but src had shape ({}) and dst had shape ({})", fmt::join((load ? g : m).shape, ", "),
               fmt::join((load ? m : g).shape, ", "));
     if (m.shape.empty() || m.shape.size() > max_tma_rank) fail_at(s, "TMA copies are 1- to 5-dimensional, got rank {}", m.shape.size());
+    {  // cuTensorMapEncodeTiled's globalStrides: every row of the array starts on a 16-byte boundary
+      auto const& p = k_.params[g.id];
+      std::int64_t stride = dtype_bits(p.dtype) / 8;
+      for (std::size_t d = p.shape.size(); d-- > 1;) {
+        stride *= p.shape[d];
+        if (stride % 16 != 0)
+          fail_at<ConfigError>(s, "TMA addresses parameter '{}' of shape ({}) and dtype {} in rows of 16-byte units, but its dimension {} "
+                               "steps {} bytes (make dimension {}'s extent a multiple of {})",
+                               p.name, fmt::join(p.shape, ", "), dtype_name(p.dtype), d - 1, stride, d,
+                               16 / std::gcd<std::int64_t>(16, stride / p.shape[d]));
+      }
+    }
     if (!m.block.empty()) {  // the front end's rules (ops/copy.hpp), for IR built by hand
       auto const& a = k_.allocs[m.id];
       if (!sub_view_contiguous(m))

@@ -44,7 +44,7 @@ void machine::issue_load(agent_state& a, ir::Stmt const& s) {
   async_op op{async_op::kind::load};
   op.agent = a.comp;
   op.stmt = cur_op_;
-  op.src = view_of(a, s.refs[0], a.cta);
+  op.src = view_of(a, s.refs[0], a.cta, gmem_use::tma_load);
   const auto bytes = op.src.elements() * ir::dtype_bits(op.src.mem->dtype) / 8;
   std::vector<int> dests = s.axes.empty() ? std::vector<int>{a.cta} : peers(a.cta, s.axes);
   if (!s.axes.empty()) {
@@ -72,7 +72,7 @@ void machine::issue_load(agent_state& a, ir::Stmt const& s) {
   }
   op.bar_elem = elem;
   op.bytes = op.src.elements() * ir::dtype_bits(op.src.mem->dtype) / 8;
-  b.tx += bytes;  // arrive.expect_tx: the whole destination block, from its type
+  b.tx += bytes;  // arrive.expect_tx: the whole destination block, from its type (an overhanging box's fill counts too)
   if (b.tx > tx_limit)
     report(check::tx_underflow, cur_op_, a,
            fmt::format("tx-count out of range on {}: phase {} now expects {} bytes, beyond the mbarrier's limit of {} "
@@ -89,7 +89,10 @@ void machine::issue_store(agent_state& a, ir::Stmt const& s) {
   op.agent = a.comp;
   op.stmt = cur_op_;
   op.src = view_of(a, s.refs[0], a.cta);
-  op.gdst = view_of(a, s.refs[1], a.cta);
+  // A box that overhangs the array writes only its part inside (wholly outside: nothing). The
+  // engine reads the whole SMEM box, but what it reads for the outside is dropped: only the
+  // part inside is checked (never-written padding that is dropped is no poison read).
+  op.gdst = view_of(a, s.refs[1], a.cta, gmem_use::tma_store).inside();
   op.group = a.committed;  // the open group
   op.vc = a.vc;
   ++a.open.reads_pending;
@@ -127,15 +130,19 @@ void machine::tma_complete(async_op& op) {
   auto& a = agents_[op.agent];
   switch (op.what) {
     case async_op::kind::load: {
-      // Read the GMEM source, then land in every destination and complete its bytes.
-      if (o_.checks) access(op.src, false, op.vc, epoch_of_load(op), a.comp, "a TMA load");
+      // Read the GMEM source, then land in every destination and complete its bytes. The part
+      // of an overhanging box outside the array lands as zeros (OOB_FILL_NONE).
+      const region src = op.src.inside();
+      const bool partial = src.elements() != op.src.elements();
+      if (o_.checks && src.elements() > 0) access(src, false, op.vc, epoch_of_load(op), a.comp, "a TMA load");
       for (std::size_t d = 0; d < op.dst.size(); ++d) {
         auto& b = ctas_[op.dst_cta[d]].barriers[static_cast<std::size_t>(op.bar_elem)];
         const epoch stamp = epoch::make(b.completed + 1, static_cast<std::uint32_t>(b.comp), cluster_id());
         multicast_into_ = op.dst_cta[d] != a.cta ? op.dst_cta[d] : -1;  // for the message of a race there
         if (o_.checks) access(op.dst[d], true, op.vc, stamp, a.comp, "a TMA load");
         multicast_into_ = -1;
-        copy_region(op.src, op.dst[d]);
+        if (partial) fill_zero(op.dst[d]);
+        if (src.elements() > 0) copy_region(src, op.dst[d].leading(src));
         b.tx -= op.bytes;
         b.releases.join(op.vc);
         trace_barrier(b, fmt::format("{}: {} B landed, {} tx bytes and {} arrival(s) pending", bar_name(b), op.bytes, b.tx, b.pending));
@@ -150,16 +157,16 @@ void machine::tma_complete(async_op& op) {
       if (o_.schedule == policy::eager) {
         // Eager completes the write right after the read with nothing in between: copy
         // SMEM to GMEM directly (same bytes, same checks, no staging).
-        if (o_.checks) access(op.src, false, op.vc, stamp, a.comp, "a TMA store");
+        if (o_.checks && op.gdst.elements() > 0) access(op.src.leading(op.gdst), false, op.vc, stamp, a.comp, "a TMA store");
         trace_async(op, 1, "store (SMEM read)");
         const epoch wstamp = epoch::make(static_cast<std::uint32_t>(op.group + 1), static_cast<std::uint32_t>(a.store_w_comp), cluster_id());
-        if (o_.checks) access(op.gdst, true, op.vc, wstamp, a.comp, "a TMA store");
-        copy_region(op.src, op.gdst);
+        if (o_.checks && op.gdst.elements() > 0) access(op.gdst, true, op.vc, wstamp, a.comp, "a TMA store");
+        if (op.gdst.elements() > 0) copy_region(op.src.leading(op.gdst), op.gdst);
         --group_of(a, op.group).writes_pending;
         trace_async(op, 1, "store (GMEM write)");
         break;
       }
-      op.staged = std::make_shared<tile_buf>(read_region(op.src, op.vc, stamp, a.comp, "a TMA store"));
+      op.staged = std::make_shared<tile_buf>(read_region(op.src.leading(op.gdst), op.vc, stamp, a.comp, "a TMA store"));
       op.what = async_op::kind::store_write;
       trace_async(op, 1, "store (SMEM read)");
       op.issued = time_;
@@ -168,7 +175,7 @@ void machine::tma_complete(async_op& op) {
     }
     case async_op::kind::store_write: {
       const epoch stamp = epoch::make(static_cast<std::uint32_t>(op.group + 1), static_cast<std::uint32_t>(a.store_w_comp), cluster_id());
-      if (o_.checks) access(op.gdst, true, op.vc, stamp, a.comp, "a TMA store");
+      if (o_.checks && op.gdst.elements() > 0) access(op.gdst, true, op.vc, stamp, a.comp, "a TMA store");
       write_region(op.gdst, *op.staged);
       release(std::move(*op.staged));
       --group_of(a, op.group).writes_pending;

@@ -157,21 +157,16 @@ constexpr bool check_copy() {
                           << "-byte boundaries (give the view more rows, or pad the array)");
       return false;
     } else if constexpr ([] {
+                           // A block may overhang its array (TMA fills what lies outside on a
+                           // load and drops it on a store), but the box itself must fit in it.
                            for (int i = 0; i < SDims::rank; ++i)
-                             if (ADims::values[i] >= 0 && ADims::values[i] % SDims::values[i] != 0) return true;
+                             if (ADims::values[i] >= 0 && ADims::values[i] < footprint<G, SDims>(i)) return true;
                            return false;
                          }()) {
-      STAGECRAFT_ERROR("the block shape must divide the GMEM array's shape",
-                       Op << ": the block shape " << SDims{} << " does not divide the GMEM array's shape " << ADims{});
-      return false;
-    } else if constexpr ([] {
-                           for (int i = 0; i < SDims::rank; ++i)
-                             if (ADims::values[i] >= 0 && ADims::values[i] % footprint<G, SDims>(i) != 0) return true;
-                           return false;
-                         }()) {
-      STAGECRAFT_ERROR("the footprint of a strided block (shape * strides) must divide the shape of the GMEM array",
-                       Op << ": the block " << SDims{} << " with element strides " << typename G::element_strides{}
-                          << " has a footprint that does not divide the shape of the GMEM array " << ADims{});
+      STAGECRAFT_ERROR("a TMA box (a strided block's footprint) may overhang the GMEM array but not exceed its extent",
+                       Op << ": the box " << SDims{} << (strided_gmem<G> ? " with its element strides" : "")
+                          << " is larger than the GMEM array " << ADims{}
+                          << " in some dimension (a block may overhang the array's end, but a TMA box may not exceed its extent)");
       return false;
     } else {
       return true;

@@ -60,6 +60,11 @@ template <int_like Hi>
 auto range(Hi hi) {
   return range_spec<constant<0>, Hi>{{}, hi};
 }
+template <index_like Hi>
+  requires(!int_like<Hi>)
+auto range(Hi hi) {  // a run-time bound (an index expression: a CTA's share of the steps)
+  return range_spec<constant<0>, Hi>{{}, hi};
+}
 template <index_like Lo, index_like Hi>
 auto range(Lo lo, Hi hi) {
   return range_spec<Lo, Hi>{lo, hi};

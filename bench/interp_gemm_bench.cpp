@@ -17,7 +17,7 @@ using namespace stagecraft;
 
 int main(int argc, char** argv) {
   auto const& e = registry::global().find("gemm_small");
-  const auto vals = bench::sized_params(argc, argv, 512, "interp_gemm_bench [n]   (M = N = K = n, a multiple of 128; default 512)",
+  const auto vals = bench::sized_params(argc, argv, 512, "interp_gemm_bench [n]   (M = N = K = n, at least 128 and a multiple of 8; default 512)",
                                         [&](std::int64_t n) { return registry::resolve(e, {{"M", n}, {"N", n}, {"K", n}}); });
   const std::int64_t n = vals.at("M");
   const ir::Kernel k = e.build(vals);

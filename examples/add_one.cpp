@@ -1,11 +1,14 @@
 // y = x + 1 over an (M, N) f32 array, pipelined.
 //
 // CTA (i, c) owns the 128-row strip i and the c-th of `splits` column ranges; it streams that
-// range as 128x64 blocks through a K-deep ring of SMEM stages. Each step waits for its stage,
+// range as 128x64 blocks through a K-deep ring of SMEM stages. Any M and N work: the last strip
+// and the last column block may overhang the array (TMA loads fill the outside with zeros, the
+// stores drop it), and the last column range may be shorter than the others. Each step waits for its stage,
 // adds one in place, stores it back with TMA and, once the store of the step D before it has
 // read its stage, refills that stage with the block K steps ahead. Everything the hardware
 // needs to know (bytes per copy, which barrier, which phase) follows from the types and the
 // stage cursor.
+#include <fmt/format.h>
 #include <stagecraft/registry.hpp>
 #include <stagecraft/stagecraft.hpp>
 
@@ -14,19 +17,20 @@ namespace {
 
 template <long long K>
 auto add_one(std::int64_t M, std::int64_t N, std::int64_t splits) {
-  const std::int64_t steps = N / 64 / splits;  // blocks per CTA
+  const std::int64_t blocks = (N + 63) / 64, per = (blocks + splits - 1) / splits;  // column blocks: all, per CTA
   // A stage is refilled D steps after its store was issued: 1 lets the store of step j overlap
   // the refill of step j-1's stage; a single stage has nothing to overlap with.
   constexpr long long D = K > 1 ? 1 : 0;
   return kernel<sm_90a>(
-      "add_one", grid(M / 128, splits), threads(1_c),
+      "add_one", grid((M + 127) / 128, splits), threads(1_c),
       gmem<f32>("x", shape(M, N)),             // (row, col)
       gmem<f32>("y", shape(M, N)),             // (row, col)
       smem<f32>(shape(int_c<K>, 128_c, 64_c)),  // (stage, row, col)
       barrier(arrivals(1_c), count(int_c<K>)),  // full[stage]: the stage's block has landed
       [&](auto x, auto y, auto buf, auto full) {
         auto row = program_id(0_c);
-        auto col = [&](auto j) { return program_id(1_c) * steps + j; };
+        auto col = [&](auto j) { return program_id(1_c) * per + j; };
+        auto steps = max(0_c, min(per, blocks - program_id(1_c) * per));  // this CTA's blocks: the last range may be short or empty
         auto prologue = for_(range(int_c<K>), [&](auto j) {
           auto s = stage<K>(j);
           return if_(j < steps, copy_gmem_to_smem(x.block(row, col(j)), buf[s], full[s]));
@@ -50,15 +54,16 @@ auto add_one(std::int64_t M, std::int64_t N, std::int64_t splits) {
 STAGECRAFT_REGISTER(kernel_entry{
     .name = "add_one",
     .summary = "y = x + 1; each CTA streams 128x64 f32 blocks through a K-deep TMA ring",
-    .params = {{.name = "M", .default_value = 512, .help = "rows", .min = 128, .multiple_of = 128},
-               {.name = "N", .default_value = 1024, .help = "columns", .min = 64, .multiple_of = 64},
+    .params = {{.name = "M", .default_value = 512, .help = "rows (any; the last strip may overhang)", .min = 128},
+               {.name = "N", .default_value = 1024, .help = "columns (TMA rows are whole 16-byte units: a multiple of 4)", .min = 64, .multiple_of = 4},
                {.name = "K", .default_value = 4, .help = "ring depth (stages)", .allowed = {1, 2, 3, 4, 5, 6}},
                {.name = "splits", .default_value = 2, .help = "CTAs per row strip (grid y)", .min = 1, .max = 64}},
     .build =
         [](param_values const& p) {
           const auto M = p.at("M"), N = p.at("N"), splits = p.at("splits");
-          if (N % (64 * splits) != 0)
-            throw usage_error("add_one: N must be a multiple of 64 * splits (each CTA streams whole 64-column blocks)");
+          if ((N + 63) / 64 < splits)
+            throw usage_error(fmt::format("add_one: splits = {} CTAs per row strip, but N = {} has only {} column blocks of 64 (take splits <= {})",
+                                          splits, N, (N + 63) / 64, (N + 63) / 64));
           return dispatch<1, 2, 3, 4, 5, 6>(p.at("K"), [&](auto K) { return lower(add_one<decltype(K)::value>(M, N, splits)); });
         },
     .reference =

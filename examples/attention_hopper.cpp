@@ -1,8 +1,8 @@
 // O = softmax(Q K^T / sqrt(D) + mask) V, bf16 in and out: a FlashAttention-3-style forward pass
 // for sm_90a.
 //
-// Q, K, V and O are (B * S, D), row b * S + position. A CTA takes 128 query rows of one of the B
-// (batch x head) slices: warpgroup 0 (the producer) loads its Q tile once, then streams 64-key
+// Q, K, V and O are (B, S, D): batch x head, position, head dimension. A CTA takes 128 query rows
+// of one of the B slices: warpgroup 0 (the producer) loads its Q tile once, then streams 64-key
 // blocks of K and V through a 2-stage ring of 128-byte swizzled stages with TMA (K and V on their
 // own barriers, so S = Q K^T starts before V has landed); warpgroups 1 and 2 (the consumers) each
 // own a 64-row slice of the Q tile and, per key block,
@@ -28,6 +28,14 @@
 //
 // D = 128 is two 64-column chunks (one swizzle row each): S sums two wgmmas, O is two (64, 64)
 // accumulators fed by the same P.
+//
+// Any S: a slice is its own TMA dimension, so the last query tile and key block may overhang it
+// and TMA fills what lies past S with zeros, never the next slice's rows. The keys past S in the
+// last block are masked (select(key < S, L, -1e30): a zero-filled key would score 0, not -inf);
+// causal needs no extra mask (those keys lie after every row). O goes out through the consumer's
+// Q slice in SMEM (free once its last wgmma is waited for) by a TMA store, which drops the rows
+// past S. A consumer whose 64 rows lie wholly past S (the second of the last tile) loads the last
+// Q block instead, computes rows nobody stores, and stores nothing.
 //
 // pingpong = 1 (FlashAttention-3's warpgroup ping-pong): the consumers take turns issuing their
 // GEMM groups, so one's softmax runs while the other's wgmmas hold the tensor core. turn[h]
@@ -59,10 +67,14 @@ auto each(F const& f) {
   return [&]<long long... I>(std::integer_sequence<long long, I...>) { return seq(f(int_c<I>)...); }(std::make_integer_sequence<long long, N>{});
 }
 
-template <long long D, bool Causal, bool PingPong>
+// Tail: S % 64 != 0 (non-causal only): the last key block is peeled off the loop and masked. A
+// template parameter, so that a whole last block adds no code (and no masked copy of the block
+// after the loop) to the kernel every S that 64 divides runs.
+template <long long D, bool Causal, bool PingPong, bool Tail = false>
 auto attention_hopper(std::int64_t B, std::int64_t S) {
   constexpr long long DC = D / 64;  // 64-column chunks of the head dimension
-  const std::int64_t q_tiles = S / BQ, kv_blocks = S / BKV;
+  const std::int64_t q_tiles = (S + BQ - 1) / BQ, kv_blocks = (S + BKV - 1) / BKV;
+  const std::int64_t tail = S - (kv_blocks - 1) * BKV;  // keys in the last block: 1 to 64
   const float scale = static_cast<float>(1.4426950408889634 / std::sqrt(static_cast<double>(D)));
   auto tile = shape(64_c, 64_c);
   auto body = [=](auto q, auto k, auto v, auto o, auto qs, auto ks, auto vs, auto q_full, auto k_full, auto v_full, auto consumed, auto Sacc,
@@ -73,19 +85,20 @@ auto attention_hopper(std::int64_t B, std::int64_t S) {
     };
     auto cta = program_id(0_c);
     auto q_tile = cta % q_tiles;                          // which 128 rows of the slice
-    auto kv_row = cta / q_tiles * kv_blocks;              // the slice's first 64-row block of K and V
+    auto slice = cta / q_tiles;                           // which of the B slices
     // Causal: the CTA's rows end in key block 2 q_tile + 1; the blocks after it are not loaded.
     auto needed = [&](auto j, auto const& what) {
       if constexpr (Causal) return if_(j < q_tile * 2_c + 2_c, what);
       else return what;
     };
 
-    auto producer = seq(each<2>([&](auto h) { return each<DC>([&](auto c) { return copy_gmem_to_smem(q.block(cta * 2_c + h, c), qs[h][c], q_full[0_c]); }); }),
+    auto q_block = [&](auto h) { return min(q_tile * 2_c + h, kv_blocks - 1); };  // (a wholly outside one: the last)
+    auto producer = seq(each<2>([&](auto h) { return each<DC>([&](auto c) { return copy_gmem_to_smem(q.block(slice, q_block(h), c), qs[h][c], q_full[0_c]); }); }),
                         for_(range(kv_blocks), [&](auto j) {
                           auto s = stage<STAGES>(j);
                           return needed(j, seq(if_(j >= int_c<STAGES>, barrier_wait(consumed[s])),
-                                                     each<DC>([&](auto c) { return copy_gmem_to_smem(k.block(kv_row + j, c), ks[s][c], k_full[s]); }),
-                                                     each<DC>([&](auto c) { return copy_gmem_to_smem(v.block(kv_row + j, c), vs[s][c], v_full[s]); })));
+                                                     each<DC>([&](auto c) { return copy_gmem_to_smem(k.block(slice, j, c), ks[s][c], k_full[s]); }),
+                                                     each<DC>([&](auto c) { return copy_gmem_to_smem(v.block(slice, j, c), vs[s][c], v_full[s]); })));
                         }));
 
     auto consumer = [&](auto h) {
@@ -104,7 +117,7 @@ auto attention_hopper(std::int64_t B, std::int64_t S) {
       };
       // S = Q K^T for stage s.
       auto scores = [&](auto s) {
-        return seq(store(Sacc, 0.0f), in_turn(seq(each<DC>([&](auto c) { return wgmma(Sacc, qs[h][c], transpose(ks[s][c])); }), wgmma_commit())),
+        return seq(store(Sacc, 0.0f), in_turn(seq(each<DC>([&](auto c) { return wgmma(Sacc, qs[h][c][0_c], transpose(ks[s][c][0_c])); }), wgmma_commit())),
                    wgmma_wait(0_c));
       };
       // The online softmax and O += P V. P overwrites S in its own registers: computed once,
@@ -120,34 +133,45 @@ auto attention_hopper(std::int64_t B, std::int64_t S) {
         return seq(store(mn, max(load(m), max<1>(load(Sacc)) * scale)), store(Sacc, exp2(L - broadcast<1>(load(mn), tile))),
                    store(l, load(l) * alpha + sum<1>(P)),
                    each<DC>([&](auto c) { return store(O(c), load(O(c)) * broadcast<1>(alpha, tile)); }), barrier_wait(v_full[s]),
-                   in_turn(seq(each<DC>([&](auto c) { return wgmma(O(c), cast<bf16>(P), vs[s][c]); }), wgmma_commit())), wgmma_wait(0_c),
+                   in_turn(seq(each<DC>([&](auto c) { return wgmma(O(c), cast<bf16>(P), vs[s][c][0_c]); }), wgmma_commit())), wgmma_wait(0_c),
                    store(m, load(mn)));
       };
-      auto block = [&](auto j) {
+      // One key block; `mask` rewrites the raw scores before the softmax (nothing, the causal
+      // triangle, or the keys past S of the last block).
+      auto block_with = [&](auto j, auto const& mask) {
         auto s = stage<STAGES>(j);
-        return seq(barrier_wait(k_full[s]), scores(s), update(s), barrier_arrive(consumed[s]));
+        return seq(barrier_wait(k_full[s]), scores(s), mask(), update(s), barrier_arrive(consumed[s]));
       };
+      auto block = [&](auto j) { return block_with(j, [] { return seq(); }); };
       auto blocks = [&] {
         if constexpr (Causal) {
           // The diagonal block after the loop, so the triangle (a constant of lane and register)
           // is not hoisted out of the loop into 32 live registers: rows and keys start at the
           // same offset there, key c is visible to row r when c <= r (-1e30 * scale still
           // underflows exp2 to 0). Consumer 0 then releases the block after it, all masked.
-          auto sd = stage<STAGES>(diag);
-          auto diagonal = seq(barrier_wait(k_full[sd]), scores(sd), store(Sacc, select(iota<1>(tile) <= iota<0>(tile), load(Sacc), -1e30f)), update(sd),
-                              barrier_arrive(consumed[sd]));
+          // Keys past S lie after every row: the triangle masks them too. With S % 128 in
+          // (0, 64], the last tile has no block after consumer 0's diagonal, and consumer 1's
+          // rows lie wholly past S: its loop takes every block, and it has no diagonal.
+          auto diagonal = block_with(diag, [&] { return store(Sacc, select(iota<1>(tile) <= iota<0>(tile), load(Sacc), -1e30f)); });
           auto below = for_(range(kv_blocks), [&](auto j) { return if_(j < diag, block(j)); });
           if constexpr (decltype(h)::value == 0) {
             auto sn = stage<STAGES>(diag + 1_c);
             // Ping-pong: consumer 1 computes this block, so consumer 0 still takes and passes
             // both of its turns (S and P V), issuing nothing, or consumer 1 waits forever.
-            return seq(below, diagonal, barrier_wait(k_full[sn]), barrier_wait(v_full[sn]), barrier_arrive(consumed[sn]), in_turn(seq()),
-                       in_turn(seq()));
+            return seq(below, diagonal,
+                       if_(diag + 1_c < kv_blocks, seq(barrier_wait(k_full[sn]), barrier_wait(v_full[sn]), barrier_arrive(consumed[sn]), in_turn(seq()),
+                                                       in_turn(seq()))));
           } else {
-            return seq(below, diagonal);
+            return seq(below, if_(diag < kv_blocks, diagonal));
           }
         } else {
-          return for_(range(kv_blocks), [&](auto j) { return block(j); });
+          if constexpr (Tail) {
+            // Keys past S in the last block (TMA's zero fill) would score 0: mask them to -1e30.
+            auto last = block_with(kv_blocks - 1, [&] { return store(Sacc, select(iota<1>(tile) < tail, load(Sacc), -1e30f)); });
+            return seq(for_(range(kv_blocks - 1), [&](auto j) { return block(j); }), last);
+          } else {
+            return for_(range(kv_blocks), [&](auto j) { return block(j); });
+          }
         }
       };
       // Ping-pong: consumer 0 takes the first turn, which consumer 1 grants before its first wait.
@@ -159,17 +183,22 @@ auto attention_hopper(std::int64_t B, std::int64_t S) {
       };
       return seq(barrier_wait(q_full[0_c]), store(m, -1e30f), store(mn, -1e30f), store(l, 0.0f), each<DC>([&](auto c) { return store(O(c), 0.0f); }),
                  first_turn(turns...), blocks(),
-                 each<DC>([&](auto c) { return store(o.tile(tile, cta * 2_c + h, c), cast<bf16>(load(O(c)) / broadcast<1>(load(l), tile))); }));
+                 // O / l through this consumer's Q slice (its wgmmas are all waited for) and out
+                 // by TMA, which drops the rows past S.
+                 each<DC>([&](auto c) { return store(qs[h][c][0_c], cast<bf16>(load(O(c)) / broadcast<1>(load(l), tile))); }), commit_smem(),
+                 each<DC>([&](auto c) { return copy_smem_to_gmem(qs[h][c], o.block(slice, q_tile * 2_c + h, c)); }), commit_smem_to_gmem_group(),
+                 wait_smem_to_gmem(0_c, read_only));
     };
     return if_(thread_id() == 0_c, producer, seq(if_(thread_id() == 1_c, consumer(0_c)), if_(thread_id() == 2_c, consumer(1_c))));
   };
-  auto rows = shape(B * S, int_c<D>);
+  auto rows = shape(B, S, int_c<D>);  // (slice, position, d)
   auto make = [&](auto... turn) {
     return kernel<sm_90a>("attention_hopper", grid(B * q_tiles), threads(3_c), gmem<bf16>("Q", rows), gmem<bf16>("K", rows), gmem<bf16>("V", rows),
                         gmem<bf16>("O", rows),
-                        smem<bf16>(shape(2_c, int_c<DC>, 64_c, 64_c), swizzle(128_c)),                  // qs: (consumer, chunk, row, d)
-                        smem<bf16>(shape(int_c<STAGES>, int_c<DC>, 64_c, 64_c), swizzle(128_c)),        // ks: (stage, chunk, key, d)
-                        smem<bf16>(shape(int_c<STAGES>, int_c<DC>, 64_c, 64_c), swizzle(128_c)),        // vs: (stage, chunk, key, d)
+                        // (the unit dimension is the slice of a (1, 64, 64) TMA box)
+                        smem<bf16>(shape(2_c, int_c<DC>, 1_c, 64_c, 64_c), swizzle(128_c)),             // qs: (consumer, chunk, 1, row, d)
+                        smem<bf16>(shape(int_c<STAGES>, int_c<DC>, 1_c, 64_c, 64_c), swizzle(128_c)),   // ks: (stage, chunk, 1, key, d)
+                        smem<bf16>(shape(int_c<STAGES>, int_c<DC>, 1_c, 64_c, 64_c), swizzle(128_c)),   // vs: (stage, chunk, 1, key, d)
                         barrier(arrivals(int_c<2 * DC>), count(1_c)),                          // both Q slices landed
                         barrier(arrivals(int_c<DC>), count(int_c<STAGES>)),                    // k_full[stage]
                         barrier(arrivals(int_c<DC>), count(int_c<STAGES>)),                    // v_full[stage]
@@ -203,9 +232,14 @@ void attention_reference(std::vector<host_tensor>& t, param_values const& p) {
         double mx = -1e30;
         for (std::int64_t c = 0; c < BKV; ++c) {
           const std::int64_t key = j * BKV + c;
+          if (key >= S || (causal && key > r)) {  // past the slice (the kernel's tail mask) or after the row
+            L[c] = -1e30;
+            mx = std::max(mx, L[c]);
+            continue;
+          }
           double dot = 0;
           for (std::int64_t d = 0; d < D; ++d) dot += at(0, qr, d) * at(1, b * S + key, d);
-          L[c] = causal && key > r ? -1e30 : dot * static_cast<double>(static_cast<float>(scale));
+          L[c] = dot * static_cast<double>(static_cast<float>(scale));
           mx = std::max(mx, L[c]);
         }
         const double mn = std::max(m, mx), alpha = std::exp2(m - mn);
@@ -215,6 +249,7 @@ void attention_reference(std::vector<host_tensor>& t, param_values const& p) {
           const double pf = std::exp2(L[c] - mn);
           sum += pf;
           const double pb = bf16_to_f32(f32_to_bf16(static_cast<float>(pf)));
+          if (j * BKV + c >= S) continue;  // P = 0 there, and V is the fill
           for (std::int64_t d = 0; d < D; ++d) o[d] += pb * at(2, b * S + j * BKV + c, d);
         }
         l = l * alpha + sum;
@@ -229,7 +264,7 @@ STAGECRAFT_REGISTER(kernel_entry{
     .summary = "O = softmax(Q K^T / sqrt(D) + mask) V (bf16, (B*S, D)): Q resident, K/V through a 2-stage TMA ring from a producer warpgroup, "
                "2 consumer warpgroups with online softmax in registers and P V from registers",
     .params = {{.name = "B", .default_value = 1, .help = "batch x heads", .min = 1},
-               {.name = "S", .default_value = 256, .help = "sequence length (a multiple of 128)", .min = 128, .multiple_of = 128},
+               {.name = "S", .default_value = 256, .help = "sequence length (any)", .min = 64},
                {.name = "D", .default_value = 64, .help = "head dimension", .allowed = {64, 128}},
                {.name = "causal", .default_value = 0, .help = "1: query r sees keys <= r", .allowed = {0, 1}, .min = 0},
                {.name = "pingpong",
@@ -242,7 +277,11 @@ STAGECRAFT_REGISTER(kernel_entry{
           return dispatch<64, 128>(p.at("D"), [&](auto D) {
             return dispatch<0, 1>(p.at("causal"), [&](auto C) {
               return dispatch<0, 1>(p.at("pingpong"), [&](auto P) {
-                return lower(attention_hopper<decltype(D)::value, decltype(C)::value == 1, decltype(P)::value == 1>(p.at("B"), p.at("S")));
+                constexpr long long d = decltype(D)::value;
+                constexpr bool causal = decltype(C)::value == 1, pingpong = decltype(P)::value == 1;
+                // (causal masks the keys past S with the triangle: no tail variant)
+                if (!causal && p.at("S") % BKV != 0) return lower(attention_hopper<d, causal, pingpong, !causal>(p.at("B"), p.at("S")));
+                return lower(attention_hopper<d, causal, pingpong>(p.at("B"), p.at("S")));
               });
             });
           });

@@ -35,7 +35,7 @@ template <long long S, long long BN, class TA = bf16, class TB = bf16>
 auto gemm_blackwell(std::int64_t M, std::int64_t N, std::int64_t K) {
   constexpr long long BK = 128 * 8 / TA::bits;
   return kernel<sm_100a>(
-      "gemm_blackwell", grid(N / BN, M / BM), threads(3_c),
+      "gemm_blackwell", grid((N + BN - 1) / BN, (M + BM - 1) / BM), threads(3_c),
       gmem<TA>("a", shape(M, K)),                                              // (m, k)
       gmem<TB>("b", shape(N, K)),                                              // (n, k): C = A * B^T
       gmem<bf16>("c", shape(M, N)),                                            // (m, n)
@@ -49,7 +49,7 @@ auto gemm_blackwell(std::int64_t M, std::int64_t N, std::int64_t K) {
       [K](auto a, auto b, auto c, auto as, auto bs, auto cs, auto full, auto empty, auto done, auto d) {
         auto n = program_id(0_c);
         auto m = program_id(1_c);
-        const std::int64_t steps = K / BK;
+        const std::int64_t steps = (K + BK - 1) / BK;  // edge tiles overhang: TMA's zero fill adds nothing, C's store drops it
         auto producer = for_(range(steps), [&](auto j) {
           auto s = stage<S>(j);
           return seq(if_(j >= int_c<S>, barrier_wait(empty[s])),  // the MMAs of step j - S have read the stage
@@ -73,9 +73,9 @@ STAGECRAFT_REGISTER(kernel_entry{
     .name = "gemm_blackwell",
     .summary = "C = A * B^T (bf16 or fp8 in, f32 accumulate in TMEM, bf16 out) on sm_100a: 128xBN tiles, S-stage TMA ring, one tcgen05_mma "
                "issuer, a TMEM-reading epilogue",
-    .params = {{.name = "M", .default_value = 256, .help = "rows of A and C (a multiple of 128)", .min = 128, .multiple_of = 128},
-               {.name = "N", .default_value = 256, .help = "rows of B, columns of C (a multiple of BN)", .min = 64, .multiple_of = 64},
-               {.name = "K", .default_value = 256, .help = "the reduced dimension (a multiple of 64; of 128 with fp8)", .min = 64, .multiple_of = 64},
+    .params = {{.name = "M", .default_value = 256, .help = "rows of A and C (any)", .min = 128},
+               {.name = "N", .default_value = 256, .help = "rows of B, columns of C (at least BN; bf16 rows of 16-byte TMA units: a multiple of 8)", .min = 64, .multiple_of = 8},
+               {.name = "K", .default_value = 256, .help = "the reduced dimension (a multiple of 8, at least 64; with fp8 a multiple of 16, at least 128)", .min = 64, .multiple_of = 8},
                {.name = "BN", .default_value = 256, .help = "columns of C per CTA: TMEM columns of D", .allowed = {64, 128, 256}},
                {.name = "stages", .default_value = 3, .help = "pipeline stages", .allowed = {2, 3}},
                {.name = "fp8", .default_value = 0, .help = "input types: 0 bf16 A and B (kind::f16); 1 e4m3 A and B, 2 e4m3 A and e5m2 B (kind::f8f6f4)",
@@ -83,11 +83,11 @@ STAGECRAFT_REGISTER(kernel_entry{
     .build =
         [](param_values const& p) {
           const auto N = p.at("N"), K = p.at("K"), bn = p.at("BN"), fp8 = p.at("fp8");
-          if (N % bn != 0)
-            throw usage_error("gemm_blackwell: N=" + std::to_string(N) + " must be a multiple of BN=" + std::to_string(bn) + " (whole tiles of C)");
-          if (fp8 != 0 && K % 128 != 0)
-            throw usage_error("gemm_blackwell: K=" + std::to_string(K) + " must be a multiple of 128 with fp8=" + std::to_string(fp8) +
-                              " (a stage is 128 fp8 elements of K: one 128-byte swizzled row)");
+          if (N < bn)
+            throw usage_error("gemm_blackwell: N=" + std::to_string(N) + " must be at least BN=" + std::to_string(bn) + " (a TMA box of B may overhang N, not exceed it)");
+          if (fp8 != 0 && (K % 16 != 0 || K < 128))
+            throw usage_error("gemm_blackwell: K=" + std::to_string(K) + " must be a multiple of 16 and at least 128 with fp8=" + std::to_string(fp8) +
+                              " (a stage is 128 fp8 elements of K: one 128-byte swizzled row; TMA rows are 16-byte units)");
           return dispatch<2, 3>(p.at("stages"), [&](auto S) {
             return dispatch<64, 128, 256>(bn, [&](auto B) {
               constexpr long long s = decltype(S)::value, b = decltype(B)::value;

@@ -43,6 +43,8 @@
 namespace stagecraft::examples {
 namespace {
 
+constexpr std::int64_t ceil_to(std::int64_t x, std::int64_t m) { return (x + m - 1) / m * m; }
+
 constexpr long long BM = 128;  // rows of one CTA; the pair's tile has 2 BM
 
 // TA, TB: bf16 and bf16, or each of e4m3/e5m2. BK: K per stage, one 128-byte row. MC: pairs per
@@ -65,7 +67,7 @@ auto gemm_blackwell_2cta(std::int64_t M, std::int64_t N, std::int64_t K) {
     else return tcgen05_commit_arrive_2cta(bar, collective_axes(1_c));  // every CTA whose A this pair's MMA read
   };
   return kernel<sm_100a>(
-      "gemm_blackwell_2cta", grid(M / BM, N / BN), threads(3_c), pairs,
+      "gemm_blackwell_2cta", grid(ceil_to((M + BM - 1) / BM, 2), ceil_to((N + BN - 1) / BN, MC)), threads(3_c), pairs,
       gmem<TA>("a", shape(M, K)),                                              // (m, k)
       gmem<TB>("b", shape(N, K)),                                              // (n, k): C = A * B^T
       gmem<bf16>("c", shape(M, N)),                                            // (m, n)
@@ -77,16 +79,21 @@ auto gemm_blackwell_2cta(std::int64_t M, std::int64_t N, std::int64_t K) {
       barrier(arrivals(int_c<MC>), count(int_c<S>), orders_tensor_core),       // empty[stage]: every pair's MMA reading it completed
       barrier(arrivals(1_c), orders_tensor_core),                              // done: this CTA's rows of D are complete
       tmem<f32>(shape(128_c, int_c<BN>)),                                      // d: this CTA's (m, n) in BN TMEM columns
-      [K, load_a, release](auto a, auto b, auto c, auto as, auto bs, auto cs, auto full, auto pair_full, auto empty, auto done, auto d) {
+      [M, N, K, load_a, release](auto a, auto b, auto c, auto as, auto bs, auto cs, auto full, auto pair_full, auto empty, auto done, auto d) {
         auto m = program_id(0_c);  // this CTA's 128-row block: the pair's tile is blocks 2p and 2p + 1
         auto n = program_id(1_c);
         auto half = cluster_idx(0_c);  // 0: the even CTA, which issues
-        const std::int64_t steps = K / BK;
+        // Partial tiles: edge tiles overhang A, B and C (TMA fills the loads' outside with zeros,
+        // which add nothing, and C's store drops it). A CTA whose A rows or B half lie wholly
+        // past the end (the odd CTA of the last pair, the second half of a narrow last tile)
+        // loads the last block instead -- a load wholly outside is a runaway index to the
+        // interpreter -- and its D rows are never stored: its store lies wholly outside.
+        const std::int64_t steps = (K + BK - 1) / BK, blocks_m = (M + BM - 1) / BM, halves_n = (N + HN - 1) / HN;
         auto producer = for_(range(steps), [&](auto j) {
           auto s = stage<S>(j);
           return seq(if_(j >= int_c<S>, barrier_wait(empty[s])),  // every pair MMA of step j - S has read the stage
-                     load_a(a.block(m, j), as[s], full[s]),
-                     copy_gmem_to_smem(b.block(n * 2_c + half, j), bs[s], full[s]));
+                     load_a(a.block(min(m, blocks_m - 1), j), as[s], full[s]),
+                     copy_gmem_to_smem(b.block(min(n * 2_c + half, halves_n - 1), j), bs[s], full[s]));
         });
         auto relay = for_(range(steps), [&](auto j) {
           auto s = stage<S>(j);
@@ -105,9 +112,9 @@ STAGECRAFT_REGISTER(kernel_entry{
     .name = "gemm_blackwell_2cta",
     .summary = "C = A * B^T (bf16 or fp8 in, f32 accumulate in TMEM, bf16 out) on sm_100a over CTA pairs: 256xBN tiles, one tcgen05_mma_2cta "
                "(cta_group::2) issuer per pair, each CTA holding half of A and B, multicast commits; mc=2: two pairs per cluster share A by TMA multicast",
-    .params = {{.name = "M", .default_value = 256, .help = "rows of A and C (a multiple of 256: whole pairs)", .min = 256, .multiple_of = 256},
-               {.name = "N", .default_value = 512, .help = "rows of B, columns of C (a multiple of BN; of 2 BN with mc=2)", .min = 64, .multiple_of = 64},
-               {.name = "K", .default_value = 256, .help = "the reduced dimension (a multiple of 64; of 128 with fp8)", .min = 64, .multiple_of = 64},
+    .params = {{.name = "M", .default_value = 256, .help = "rows of A and C (any)", .min = 128},
+               {.name = "N", .default_value = 512, .help = "rows of B, columns of C (at least BN; bf16 rows of 16-byte TMA units: a multiple of 8)", .min = 64, .multiple_of = 8},
+               {.name = "K", .default_value = 256, .help = "the reduced dimension (a multiple of 8, at least 64; with fp8 a multiple of 16, at least 128)", .min = 64, .multiple_of = 8},
                {.name = "BN", .default_value = 256, .help = "columns of C per pair tile: TMEM columns of D in each CTA", .allowed = {64, 128, 256}},
                {.name = "stages", .default_value = 3, .help = "pipeline stages", .allowed = {2, 3}},
                {.name = "fp8", .default_value = 0, .help = "input types: 0 bf16 A and B (kind::f16); 1 e4m3 A and B, 2 e4m3 A and e5m2 B (kind::f8f6f4)",
@@ -117,15 +124,12 @@ STAGECRAFT_REGISTER(kernel_entry{
     .build =
         [](param_values const& p) {
           const auto N = p.at("N"), K = p.at("K"), bn = p.at("BN"), fp8 = p.at("fp8"), mc = p.at("mc");
-          if (N % bn != 0)
-            throw usage_error("gemm_blackwell_2cta: N=" + std::to_string(N) + " must be a multiple of BN=" + std::to_string(bn) +
-                              " (whole tiles of C)");
-          if (N % (bn * mc) != 0)
-            throw usage_error("gemm_blackwell_2cta: N=" + std::to_string(N) + " must be a multiple of mc * BN=" + std::to_string(mc * bn) +
-                              " (whole clusters of mc=" + std::to_string(mc) + " pair tiles along N)");
-          if (fp8 != 0 && K % 128 != 0)
-            throw usage_error("gemm_blackwell_2cta: K=" + std::to_string(K) + " must be a multiple of 128 with fp8=" + std::to_string(fp8) +
-                              " (a stage is 128 fp8 elements of K: one 128-byte swizzled row)");
+          if (N < bn)
+            throw usage_error("gemm_blackwell_2cta: N=" + std::to_string(N) + " must be at least BN=" + std::to_string(bn) +
+                              " (a TMA box of C may overhang N, not exceed it)");
+          if (fp8 != 0 && (K % 16 != 0 || K < 128))
+            throw usage_error("gemm_blackwell_2cta: K=" + std::to_string(K) + " must be a multiple of 16 and at least 128 with fp8=" + std::to_string(fp8) +
+                              " (a stage is 128 fp8 elements of K: one 128-byte swizzled row; TMA rows are 16-byte units)");
           return dispatch<2, 3>(p.at("stages"), [&](auto S) {
             return dispatch<64, 128, 256>(bn, [&](auto B) {
               return dispatch<1, 2>(mc, [&](auto C) {

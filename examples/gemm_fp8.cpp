@@ -7,6 +7,8 @@
 // slice of 64 is, and each consumer's wgmma over it is 4 instructions of m64n256k32 (kind
 // .e4m3.e4m3). fp8 operands are K-major only, so both are stored (rows, K) and B is read as
 // transpose(b). The epilogue rounds the f32 accumulators to bf16 in SMEM and stores with TMA.
+// Any M, N, K (N a multiple of 8 and K of 16: TMA rows are 16-byte units): edge tiles overhang,
+// TMA fills A's and B's outside with zeros and C's stores drop it, as in gemm_hopper.
 //
 // Numerics: the interpreter sums each instruction's 32 exact products in double and adds them
 // to f32; the hardware's fp8 accumulation keeps fewer bits, which interp::mma_tolerance allows
@@ -26,14 +28,14 @@ constexpr long long BM = 128, BN = 256, BK = 128;
 // Acc: f32, or f16 (fp8 kinds also accumulate in f16: half the registers, two per 32-bit one).
 template <long long S, class Acc>
 auto gemm_fp8(std::int64_t M, std::int64_t N, std::int64_t K) {
-  auto a = gmem<e4m3>("a", shape(M / 64, 64_c, K));                              // (m / 64, m % 64, k)
+  auto a = gmem<e4m3>("a", shape(M, K));                                         // (m, k)
   auto b = gmem<e4m3>("b", shape(N, K));                                         // (n, k): C = A * B^T
   auto c = gmem<bf16>("c", shape(M, N));                                         // (m, n)
-  auto as = smem<e4m3>(shape(int_c<S>, 2_c, 64_c, int_c<BK>), swizzle(128_c));  // (stage, half, m, k), K-major
+  auto as = smem<e4m3>(shape(int_c<S>, int_c<BM>, int_c<BK>), swizzle(128_c));  // (stage, m, k), K-major: a consumer's half is 64 rows
   auto bs = smem<e4m3>(shape(int_c<S>, int_c<BN>, int_c<BK>), swizzle(128_c));  // (stage, n, k), K-major
   auto cs = smem<bf16>(shape(2_c, 64_c, int_c<BN>));                             // each consumer's half of the C tile
   return kernel<sm_90a>(
-      "gemm_fp8", grid(N / BN, M / BM), threads(3_c), a, b, c, as, bs, cs,
+      "gemm_fp8", grid((N + BN - 1) / BN, (M + BM - 1) / BM), threads(3_c), a, b, c, as, bs, cs,
       barrier(arrivals(2_c), count(int_c<S>)),  // ready[stage]: A and B landed
       barrier(arrivals(2_c), count(int_c<S>)),  // consumed[stage]: both consumers are done
       accumulator<Acc>(shape(64_c, int_c<BN>)),  // each consumer's own (m, n)
@@ -41,10 +43,10 @@ auto gemm_fp8(std::int64_t M, std::int64_t N, std::int64_t K) {
         auto n = program_id(0_c);
         auto m = program_id(1_c);
         return emit_pipeline_warp_specialized<S, 2>(
-            K / BK, ready, consumed,
-            ins(in(a, as, [&](auto k) { return a.block(m, 0_c, k); }), in(b, bs, [&](auto k) { return b.block(n, k); })),
-            [&](auto, auto half, auto a_k, auto b_k) {  // a_k: (2, 64, 128), b_k: (256, 128)
-              return seq(wgmma(acc, a_k[half], transpose(b_k)), wgmma_commit(), wgmma_wait(0_c));
+            (K + BK - 1) / BK, ready, consumed,  // edge tiles overhang: TMA's zero fill adds nothing, C's store drops it
+            ins(in(a, as, [&](auto k) { return a.block(m, k); }), in(b, bs, [&](auto k) { return b.block(n, k); })),
+            [&](auto, auto half, auto a_k, auto b_k) {  // a_k: (128, 128), b_k: (256, 128)
+              return seq(wgmma(acc, slice<0>(a_k, half * 64_c, 64_c), transpose(b_k)), wgmma_commit(), wgmma_wait(0_c));
             },
             [&](auto) { return store(acc, 0.0f); },
             [&](auto half) {
@@ -57,9 +59,9 @@ auto gemm_fp8(std::int64_t M, std::int64_t N, std::int64_t K) {
 STAGECRAFT_REGISTER(kernel_entry{
     .name = "gemm_fp8",
     .summary = "C = A * B^T (e4m3 in, f32 or f16 accumulate, bf16 out): 128x256x128 tiles, S-stage TMA ring, 1 producer + 2 wgmma consumer warpgroups",
-    .params = {{.name = "M", .default_value = 256, .help = "rows of A and C (a multiple of 128)", .min = 128, .multiple_of = 128},
-               {.name = "N", .default_value = 256, .help = "rows of B, columns of C (a multiple of 256)", .min = 256, .multiple_of = 256},
-               {.name = "K", .default_value = 256, .help = "the reduced dimension (a multiple of 128)", .min = 128, .multiple_of = 128},
+    .params = {{.name = "M", .default_value = 256, .help = "rows of A and C (any)", .min = 128},
+               {.name = "N", .default_value = 256, .help = "rows of B, columns of C (bf16 rows of 16-byte TMA units: a multiple of 8)", .min = 256, .multiple_of = 8},
+               {.name = "K", .default_value = 256, .help = "the reduced dimension (e4m3 rows of 16-byte TMA units: a multiple of 16)", .min = 128, .multiple_of = 16},
                {.name = "stages", .default_value = 3, .help = "pipeline stages (48 KB of SMEM each)", .allowed = {2, 3}},
                {.name = "acc", .default_value = 32, .help = "accumulator bits: 32 (f32) or 16 (f16)", .allowed = {32, 16}}},
     .build =

@@ -20,8 +20,12 @@
 // into SMEM and issues one TMA store per consumer; the next tile's epilogue waits only until
 // that store has read SMEM, so the store overlaps the next tile's main loop.
 //
-// A is declared (M/64, 64, K) -- the same bytes as (M, K) -- so that one TMA box lands as a
-// (2, 64, 64) stage whose halves the two consumers index (as in ws_copy).
+// One TMA box of A lands as a (128, 64) stage; each consumer's wgmma reads its 64-row half as a
+// sub-view (slice<0>), which starts 8 KB in: a whole number of 1024-byte swizzle patterns.
+//
+// Any M, N, K (N and K multiples of 8: TMA rows are 16-byte units): edge tiles overhang their
+// arrays. TMA fills A's and B's outside with zeros, which add nothing, and the stores of C drop
+// what lies outside (a consumer half wholly past M stores nothing).
 #include <algorithm>
 #include <string>
 
@@ -42,7 +46,12 @@ constexpr long long BM = 128, BN = 256, BK = 64;
 template <long long S, long long Cl>
 auto gemm_body(std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t clusters) {
   return [=](auto a, auto b, auto c, auto as, auto bs, auto cs, auto ready, auto consumed, auto acc) {
-    const std::int64_t steps = K / BK, tiles_n = N / (BN * Cl), tiles = M / BM * tiles_n;
+    // Partial tiles: the last K slice, M tile and N tile may overhang their arrays (TMA fills
+    // A's and B's outside with zeros, which add nothing, and C's stores drop it). With a cluster
+    // of two, the second CTA's N tile may lie wholly past N: it loads the last B tile instead (a
+    // load wholly outside is a runaway index to the interpreter), and its store writes nothing.
+    const std::int64_t steps = (K + BK - 1) / BK, blocks_n = (N + BN - 1) / BN, tiles_n = (blocks_n + Cl - 1) / Cl,
+                       tiles = (M + BM - 1) / BM * tiles_n;
     // Every CTA runs the loop over its tiles to the same bound, the most any cluster gets, and
     // skips the iterations past the last tile: a trip count the JIT knows keeps ptxas' register
     // allocation what it is for one tile, where a per-CTA bound (blockIdx-derived) made the
@@ -55,8 +64,8 @@ auto gemm_body(std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t clus
     auto step = [&](auto i, auto k) { return i * steps + k; };     // runs on across tiles
 
     auto load_a = [&](auto i, auto k, auto s) {
-      if constexpr (Cl == 1) return copy_gmem_to_smem(a.block(m(i), 0_c, k), as[s], ready[s]);
-      else return copy_gmem_to_smem(a.block(m(i), 0_c, k), as[s], ready[s], collective_axes(0_c));
+      if constexpr (Cl == 1) return copy_gmem_to_smem(a.block(m(i), k), as[s], ready[s]);
+      else return copy_gmem_to_smem(a.block(m(i), k), as[s], ready[s], collective_axes(0_c));
     };
     // One flat loop over the CTA's steps: the producer runs on 40 registers (setmaxnreg), and a
     // nested tile loop's extra 64-bit counters made ptxas spill there.
@@ -64,7 +73,7 @@ auto gemm_body(std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t clus
       auto i = g / steps, k = g % steps;
       auto s = stage<S>(g);
       return if_(tile(i) < tiles, seq(if_(g >= int_c<S>, barrier_wait(consumed[s])),  // every consumer released step g - S
-                                      load_a(i, k, s), copy_gmem_to_smem(b.block(n(i), k), bs[s], ready[s])));
+                                      load_a(i, k, s), copy_gmem_to_smem(b.block(min(n(i), blocks_n - 1), k), bs[s], ready[s])));
     });
 
     auto consumer = [&](auto half) {
@@ -73,7 +82,7 @@ auto gemm_body(std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t clus
           auto g = step(i, k);
           auto s = stage<S>(g);
           auto previous = s.advance(int_c<S - 1>);  // the stage of step g - 1
-          return seq(barrier_wait(ready[s]), wgmma(acc, as[s][half], transpose(bs[s])), wgmma_commit(),
+          return seq(barrier_wait(ready[s]), wgmma(acc, slice<0>(as[s], half * 64_c, 64_c), transpose(bs[s])), wgmma_commit(),
                      wgmma_wait(1_c),  // step g - 1's group is done: its stage is free, this one still runs
                      if_(k > 0_c, barrier_arrive(consumed[previous])));
         });
@@ -92,10 +101,10 @@ auto gemm_body(std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t clus
 
 template <long long S, long long Cl>
 auto gemm_hopper(std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t ctas) {
-  auto a = gmem<bf16>("a", shape(M / 64, 64_c, K));                        // (m / 64, m % 64, k)
+  auto a = gmem<bf16>("a", shape(M, K));                                   // (m, k)
   auto b = gmem<bf16>("b", shape(N, K));                                   // (n, k): C = A * B^T
   auto c = gmem<bf16>("c", shape(M, N));                                   // (m, n)
-  auto as = smem<bf16>(shape(int_c<S>, 2_c, 64_c, int_c<BK>), swizzle(128_c));   // (stage, half, m, k), K-major
+  auto as = smem<bf16>(shape(int_c<S>, int_c<BM>, int_c<BK>), swizzle(128_c));   // (stage, m, k), K-major: a consumer's half is 64 rows
   auto bs = smem<bf16>(shape(int_c<S>, int_c<BN>, int_c<BK>), swizzle(128_c));  // (stage, n, k), K-major
   auto cs = smem<bf16>(shape(2_c, 64_c, int_c<BN>));                       // each consumer's half of the C tile
   auto ready = barrier(arrivals(2_c), count(int_c<S>));                    // ready[stage]: A and B landed
@@ -115,10 +124,10 @@ STAGECRAFT_REGISTER(kernel_entry{
     .name = "gemm_hopper",
     .summary = "C = A * B^T (bf16 in, f32 accumulate, bf16 out): 128x256x64 tiles, S-stage TMA ring, 1 producer + 2 wgmma consumer "
                "warpgroups keeping one wgmma group in flight, persistent over tiles",
-    .params = {{.name = "M", .default_value = 256, .help = "rows of A and C (a multiple of 128)", .min = 128, .multiple_of = 128},
-               {.name = "N", .default_value = 512, .help = "rows of B, columns of C (a multiple of 256; of 512 with cluster=2)", .min = 256,
-                .multiple_of = 256},
-               {.name = "K", .default_value = 256, .help = "the reduced dimension (a multiple of 64)", .min = 64, .multiple_of = 64},
+    .params = {{.name = "M", .default_value = 256, .help = "rows of A and C (any)", .min = 128},
+               {.name = "N", .default_value = 512, .help = "rows of B, columns of C (bf16 rows of 16-byte TMA units: a multiple of 8)", .min = 256,
+                .multiple_of = 8},
+               {.name = "K", .default_value = 256, .help = "the reduced dimension (a multiple of 8, as N)", .min = 64, .multiple_of = 8},
                {.name = "stages", .default_value = 3, .help = "pipeline stages (48 KB of SMEM each)", .allowed = {2, 3}},
                {.name = "cluster", .default_value = 2, .help = "CTAs per cluster along N, sharing A by multicast", .allowed = {1, 2}},
                {.name = "ctas", .default_value = 0, .help = "CTAs in the grid, each looping over output tiles (e.g. 132, the SMs of an H100 SXM); "
@@ -126,13 +135,10 @@ STAGECRAFT_REGISTER(kernel_entry{
     .build =
         [](param_values const& p) {
           const auto M = p.at("M"), N = p.at("N"), cl = p.at("cluster"), ctas = p.at("ctas");
-          if (N % (BN * cl) != 0)
-            throw usage_error("gemm_hopper: N=" + std::to_string(N) + " must be a multiple of " + std::to_string(BN * cl) + " with cluster=" +
-                              std::to_string(cl) + " (whole clusters of 256-column tiles)");
           if (ctas % cl != 0)
             throw usage_error("gemm_hopper: ctas=" + std::to_string(ctas) + " must be a multiple of cluster=" + std::to_string(cl) +
                               " (the grid is whole clusters)");
-          const std::int64_t tile_ctas = M / BM * (N / BN);  // one CTA per output tile
+          const std::int64_t tile_ctas = (M + BM - 1) / BM * ((N + BN * cl - 1) / (BN * cl) * cl);  // one CTA per output tile, whole clusters
           const std::int64_t grid_ctas = ctas == 0 ? tile_ctas : std::min(ctas, tile_ctas);
           return dispatch<2, 3>(p.at("stages"), [&](auto S) {
             return dispatch<1, 2>(cl, [&](auto C) {

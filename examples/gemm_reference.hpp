@@ -1,6 +1,5 @@
 // The reference every GEMM example is checked against: C = A * B^T, summed in double and
-// rounded once into C's type. Tensors in declaration order: a (M, K), b (N, K), c (M, N), however
-// a kernel shapes them (gemm_hopper declares A as (M / 64, 64, K): the same bytes).
+// rounded once into C's type. Tensors in declaration order: a (M, K), b (N, K), c (M, N).
 #pragma once
 #include <cstdint>
 #include <vector>

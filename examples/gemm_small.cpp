@@ -4,6 +4,9 @@
 // B (BN x 64) through an S-deep ring of 128-byte swizzled stages; each step is one wgmma over the
 // slice (4 instructions of k16), committed and waited before its stage is refilled. The
 // accumulator lives in the warpgroup's registers; the epilogue stores it through SMEM with TMA.
+// Any M, N, K (K a multiple of 8 and N of 4: TMA rows are 16-byte units): the last K slice
+// overhangs A and B, and TMA fills both with zeros, which add nothing; the edge blocks of C
+// overhang it, and the store drops what lies outside.
 #include <cmath>
 
 #include <stagecraft/registry.hpp>
@@ -17,7 +20,7 @@ namespace {
 template <long long S, long long BN>
 auto gemm_small(std::int64_t M, std::int64_t N, std::int64_t K) {
   return kernel<sm_90a>(
-      "gemm_small", grid(N / BN, M / 64), threads(1_c),
+      "gemm_small", grid((N + BN - 1) / BN, (M + 63) / 64), threads(1_c),
       gmem<bf16>("a", shape(M, K)),                             // (m, k)
       gmem<bf16>("b", shape(N, K)),                             // (n, k): C = A * B^T
       gmem<f32>("c", shape(M, N)),                              // (m, n)
@@ -30,7 +33,7 @@ auto gemm_small(std::int64_t M, std::int64_t N, std::int64_t K) {
         auto n = program_id(0_c);
         auto m = program_id(1_c);
         return seq(store(acc, 0.0f),
-                   emit_pipeline<S>(K / 64, full,
+                   emit_pipeline<S>((K + 63) / 64, full,
                                     ins(in(a, as, [&](auto k) { return a.block(m, k); }),
                                         in(b, bs, [&](auto k) { return b.block(n, k); })),
                                     outs(),
@@ -45,9 +48,9 @@ auto gemm_small(std::int64_t M, std::int64_t N, std::int64_t K) {
 STAGECRAFT_REGISTER(kernel_entry{
     .name = "gemm_small",
     .summary = "C = A * B^T (bf16 in, f32 out) on one warpgroup: an S-deep TMA ring feeding wgmma",
-    .params = {{.name = "M", .default_value = 256, .help = "rows of A and C", .min = 64, .multiple_of = 64},
-               {.name = "N", .default_value = 256, .help = "rows of B, columns of C", .min = 128, .multiple_of = 128},
-               {.name = "K", .default_value = 256, .help = "the reduced dimension", .min = 64, .multiple_of = 64},
+    .params = {{.name = "M", .default_value = 256, .help = "rows of A and C (any)", .min = 64},
+               {.name = "N", .default_value = 256, .help = "rows of B, columns of C (C's rows are 16-byte TMA units: a multiple of 4)", .min = 128, .multiple_of = 4},
+               {.name = "K", .default_value = 256, .help = "the reduced dimension (bf16 rows of 16-byte units: a multiple of 8)", .min = 64, .multiple_of = 8},
                {.name = "S", .default_value = 2, .help = "pipeline stages", .allowed = {1, 2, 3, 4}}},
     .build =
         [](param_values const& p) {

@@ -20,7 +20,7 @@ constexpr std::int64_t cols = 128, block_rows = 16, blocks_per_cta = 4;
 template <long long K>
 auto softmax_rows(std::int64_t M) {
   return kernel<sm_90a>(
-      "softmax_rows", grid(M / (block_rows * blocks_per_cta)), threads(1_c),
+      "softmax_rows", grid((M + block_rows * blocks_per_cta - 1) / (block_rows * blocks_per_cta)), threads(1_c),
       gmem<f32>("x", shape(M, 128_c)), gmem<f32>("y", shape(M, 128_c)),  // (row, col)
       smem<f32>(shape(int_c<K>, 16_c, 128_c)),  // xs: (stage, row, col)
       smem<f32>(shape(int_c<K>, 16_c, 128_c)),  // ys
@@ -29,7 +29,10 @@ auto softmax_rows(std::int64_t M) {
       barrier(arrivals(1_c), count(int_c<K>)),   // full[stage]
       [&](auto x, auto y, auto xs, auto ys, auto row_max, auto row_sum, auto full) {
         auto first = program_id() * int_c<blocks_per_cta>;
-        return emit_pipeline<K>(int_c<blocks_per_cta>, full, ins(in(x, xs, [&](auto j) { return x.block(first + j, 0_c); })),
+        // Any M: the last CTA takes the blocks that are left, and the last block may overhang
+        // the array (its padding rows load as zeros, each a row of its own, and are not stored).
+        auto steps = min(int_c<blocks_per_cta>, (M + block_rows - 1) / block_rows - first);
+        return emit_pipeline<K>(steps, full, ins(in(x, xs, [&](auto j) { return x.block(first + j, 0_c); })),
                                 outs(out(y, ys, [&](auto j) { return y.block(first + j, 0_c); })), [&](auto, auto xv, auto yv) {
                                   auto X = load(xv);
                                   auto shifted = X - broadcast<1>(load(row_max), X);
@@ -42,7 +45,7 @@ auto softmax_rows(std::int64_t M) {
 STAGECRAFT_REGISTER(kernel_entry{
     .name = "softmax_rows",
     .summary = "y = softmax of each row of x (M, 128): 16-row blocks through a K-deep TMA ring, max and sum along the row",
-    .params = {{.name = "M", .default_value = 1024, .help = "rows", .min = 64, .multiple_of = 64},
+    .params = {{.name = "M", .default_value = 1024, .help = "rows (any)", .min = 16},
                {.name = "K", .default_value = 2, .help = "max_concurrent_steps", .allowed = {1, 2, 3, 4}}},
     .build =
         [](param_values const& p) {

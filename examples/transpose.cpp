@@ -1,6 +1,7 @@
 // y = x^T for an (M, N) f32 array: 32 x 32 blocks come in by TMA into a K-deep ring of 128-byte
 // swizzled stages, are transposed through SMEM into one of two swizzled out-slots, and go out by
-// TMA to the mirrored block of y.
+// TMA to the mirrored block of y. Any M and N (multiples of 4, so that TMA's rows are whole 16-byte
+// units): the last blocks overhang both arrays, TMA fills x's outside with zeros and drops y's.
 //
 // The transpose itself is `store(out[o], transpose(load(in[s])))`: a view, no arithmetic. Both
 // tiles are 32 x 32 four-byte elements with 128-byte rows, swizzled, so the code generator
@@ -15,9 +16,9 @@ namespace {
 
 template <long long K>
 auto transpose_kernel(std::int64_t M, std::int64_t N) {
-  const std::int64_t steps = N / 32;
+  const std::int64_t steps = (N + 31) / 32;
   return kernel<sm_90a>(
-      "transpose", grid(M / 32), threads(1_c),
+      "transpose", grid((M + 31) / 32), threads(1_c),
       gmem<f32>("x", shape(M, N)),                             // (row, col)
       gmem<f32>("y", shape(N, M)),                             // (col, row) of x
       smem<f32>(shape(int_c<K>, 32_c, 32_c), swizzle(128_c)),  // in: (stage, row, col)
@@ -48,8 +49,8 @@ auto transpose_kernel(std::int64_t M, std::int64_t N) {
 STAGECRAFT_REGISTER(kernel_entry{
     .name = "transpose",
     .summary = "y = x^T for an (M, N) f32 array: 32x32 blocks TMA in, transposed through swizzled SMEM (bank-conflict free), TMA out",
-    .params = {{.name = "M", .default_value = 256, .help = "rows of x", .min = 32, .multiple_of = 32},
-               {.name = "N", .default_value = 512, .help = "columns of x", .min = 32, .multiple_of = 32},
+    .params = {{.name = "M", .default_value = 256, .help = "rows of x (y's rows are 16-byte TMA units: a multiple of 4)", .min = 32, .multiple_of = 4},
+               {.name = "N", .default_value = 512, .help = "columns of x (a multiple of 4, as M)", .min = 32, .multiple_of = 4},
                {.name = "K", .default_value = 2, .help = "ring depth (stages)", .allowed = {1, 2, 3, 4}}},
     .build =
         [](param_values const& p) {

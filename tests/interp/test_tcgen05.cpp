@@ -94,9 +94,11 @@ TEST_CASE("gemm_blackwell is within the MMA tolerance at 256^3 and 384x512x192 u
     check_gemm("gemm_blackwell", z, 0, 9);
 }
 
-TEST_CASE("gemm_blackwell: N that is not a multiple of BN is a usage error naming both", "[interp][tcgen05]") {
+TEST_CASE("gemm_blackwell: N smaller than BN is a usage error naming both; N that BN does not divide runs", "[interp][tcgen05]") {
   auto const& e = registry::global().find("gemm_blackwell");
-  CHECK_THROWS_WITH(e.build(registry::resolve(e, {{"N", 320}, {"BN", 256}})), Contains("N=320 must be a multiple of BN=256"));
+  CHECK_THROWS_WITH(e.build(registry::resolve(e, {{"N", 200}, {"BN", 256}})), Contains("N=200 must be at least BN=256"));
+  const auto k = e.build(registry::resolve(e, {{"N", 320}, {"BN", 256}}));
+  CHECK(k.grid[0] == 2);  // the second tile of C overhangs N
 }
 
 TEST_CASE("tcgen05 kind::tf32 (f32 operands read as tf32, K = 8 per instruction) is within its tolerance", "[interp][tcgen05]") {
@@ -309,9 +311,11 @@ TEST_CASE("gemm_blackwell with fp8 (kind::f8f6f4, e4m3 x e4m3 and e4m3 x e5m2) i
     }
 }
 
-TEST_CASE("gemm_blackwell: fp8 with K not a multiple of 128 is a usage error naming both", "[interp][tcgen05][fp8]") {
+TEST_CASE("gemm_blackwell: fp8 with K under one stage or not in 16-byte rows is a usage error naming both", "[interp][tcgen05][fp8]") {
   auto const& e = registry::global().find("gemm_blackwell");
-  CHECK_THROWS_WITH(e.build(registry::resolve(e, {{"K", 192}, {"fp8", 1}})), Contains("K=192 must be a multiple of 128 with fp8=1"));
+  CHECK_THROWS_WITH(e.build(registry::resolve(e, {{"K", 64}, {"fp8", 1}})), Contains("K=64 must be a multiple of 16 and at least 128 with fp8=1"));
+  CHECK_THROWS_WITH(e.build(registry::resolve(e, {{"K", 200}, {"fp8", 1}})), Contains("K=200 must be a multiple of 16 and at least 128 with fp8=1"));
+  CHECK_NOTHROW(e.build(registry::resolve(e, {{"K", 192}, {"fp8", 1}})));  // one and a half stages: the second overhangs K
 }
 
 namespace {
@@ -431,9 +435,11 @@ TEST_CASE("gemm_blackwell_2cta mc=2 with fp8 is within the MMA tolerance at 256x
   for (std::int64_t fp8 : {1, 2}) check_gemm("gemm_blackwell_2cta", gemm_size{256, 512, 256, 256, 3}, fp8, 23, 2);
 }
 
-TEST_CASE("gemm_blackwell_2cta mc=2: N that is not a multiple of 2 BN is a usage error naming both", "[interp][tcgen05][pair][multicast]") {
+TEST_CASE("gemm_blackwell_2cta mc=2: N of one pair tile still launches whole clusters (the second pair's tile lies past N)", "[interp][tcgen05][pair][multicast]") {
   auto const& e = registry::global().find("gemm_blackwell_2cta");
-  CHECK_THROWS_WITH(e.build(registry::resolve(e, {{"N", 256}, {"BN", 256}, {"mc", 2}})), Contains("N=256 must be a multiple of mc * BN=512"));
+  const auto k = e.build(registry::resolve(e, {{"N", 256}, {"BN", 256}, {"mc", 2}}));
+  CHECK(k.grid[1] == 2);
+  CHECK_THROWS_WITH(e.build(registry::resolve(e, {{"N", 128}, {"BN", 256}})), Contains("N=128 must be at least BN=256"));
 }
 
 // A from TMEM (gemm_blackwell_ts: C = relu(A) * B^T, A stored into TMEM by store_tmem and read by

@@ -41,7 +41,7 @@ TEST_CASE("examples use the ops they are about", "[examples]") {
   // The ring's step runs on across a CTA's tiles (v1 * 4 + v2); after wgmma_wait 1 a consumer
   // releases the previous step's stage (+ 2 mod 3), and the tile's last after wgmma_wait 0.
   CHECK_THAT(text("gemm_hopper"), Contains("warpgroups=3") && Contains("accumulator acc5: f32[64, 256]") &&
-                                      Contains("wgmma acc5 += s0[((v1 * 4) + v2) % 3][0] * s1[((v1 * 4) + v2) % 3]^T") &&
+                                      Contains("wgmma acc5 += s0[((v1 * 4) + v2) % 3].sub[0, 0](64x64) * s1[((v1 * 4) + v2) % 3]^T") &&
                                       Contains("store s2[1] <- cast<bf16>(load(acc5))") && Contains("cluster=(2)") &&
                                       Contains("multicast over cluster axes (0)") && Contains("wgmma_wait 1") &&
                                       Contains("barrier_arrive cb4[(((v1 * 4) + v2) + 2) % 3]") && Contains("barrier_arrive cb4[((v1 * 4) + 3) % 3]"));

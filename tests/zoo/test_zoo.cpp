@@ -307,6 +307,15 @@ TEST_CASE("zoo: two CTAs storing the same GMEM block race", "[zoo][data_race]") 
   fixed_twin_is_clean(name);
 }
 
+TEST_CASE("zoo: slices packed in one array, with tail blocks bounded by the array, overlap the next slice's rows", "[zoo][data_race][shapes]") {
+  const std::string name = "zoo_blocks_cross_slices";
+  auto r = run_under(zoo::blocks_cross_slices(), policy::eager);
+  auto d = the_diagnostic(r, check::data_race, name, 8);
+  CHECK(d.cta == 1);
+  require_mentions(d, {"(copy_smem_to_gmem)", "data race on GMEM y[64, 0]: a TMA store (write)", "earlier write by another cluster"});
+  fixed_twin_is_clean(name);
+}
+
 TEST_CASE("zoo: reading a stage before waiting on its barrier races with the TMA load", "[zoo][data_race]") {
   // Eager has landed the load by then: a race with it. (Lazy has not: the read finds SMEM
   // nothing has written yet and reports a poison read.)
@@ -521,6 +530,15 @@ TEST_CASE("zoo: an accumulator never zeroed is read before it is written", "[zoo
   auto r = run_under(zoo::unzeroed_accumulator(), policy::eager);
   auto d = the_diagnostic(r, check::poison_read, name, 7);
   require_mentions(d, {"(store)", "warpgroup 0 of CTA (0, 0, 0) reads s1[0, 0] (element 0), which nothing has written"});
+  fixed_twin_is_clean(name);
+}
+
+TEST_CASE("zoo: a partial last block computed for too few rows stores never-written SMEM into the array", "[zoo][poison_read][shapes]") {
+  const std::string name = "zoo_tail_rows_unwritten";
+  auto r = run_under(zoo::tail_rows_unwritten(), policy::eager);
+  auto d = the_diagnostic(r, check::poison_read, name, 7);
+  CHECK(d.cta == 1);
+  require_mentions(d, {"(copy_smem_to_gmem)", "a TMA store reads s1[32, 0] (element 2048), which nothing has written"});
   fixed_twin_is_clean(name);
 }
 

@@ -653,6 +653,67 @@ struct make_same_block_two_ctas {
   }
 };
 
+// y = x * x over B = 2 slices of S = 96 rows each, 64-row blocks, one CTA per slice (issue 25:
+// real shapes). A slice's last block overhangs it.
+// MISTAKE: the slices are declared packed, (B * S, 64), and a slice's blocks are numbered from
+// its first row, b * S / 64 + j. S is no multiple of 64: slice 1 starts inside block 1, and the
+// tail block of slice 0 is block 1 too. Its bound is the packed array's, not the slice's, so
+// both CTAs store rows 64..127 (slice 0's overhang lands on slice 1's first rows).
+// FIX: declare (B, S, 64): each slice is its own TMA dimension, so the tail block's overhang is
+// dropped at the slice's end.
+template <bool Bug>
+struct make_blocks_cross_slices {
+  ir::Kernel operator()() const {
+    const std::int64_t B = 2, S = 96, blocks = (S + 63) / 64;
+    auto body = [&](auto x, auto y, auto in, auto out, auto full) {
+      auto b = program_id();
+      auto block = [&](auto g, auto j) {
+        if constexpr (Bug) return g.block(b * S / 64 + j, 0_c);
+        else return g.block(b, j, 0_c);
+      };
+      return seq(for_(range(blocks),
+                      [&](auto j) {
+                        auto s = stage<1>(j);
+                        return seq(copy_gmem_to_smem(block(x, j), in, full[s]), barrier_wait(full[s]), wait_smem_to_gmem(0_c, read_only),
+                                   store(out, load(in) * load(in)), commit_smem(), copy_smem_to_gmem(out, block(y, j)),
+                                   commit_smem_to_gmem_group());
+                      }),
+                 wait_smem_to_gmem(0_c));
+    };
+    if constexpr (Bug)
+      return lower(kernel<sm_90a>("zoo_blocks_cross_slices", grid(B), threads(1_c), gmem<f32>("x", shape(B * S, 64_c)),
+                                  gmem<f32>("y", shape(B * S, 64_c)), smem<f32>(shape(64_c, 64_c)), smem<f32>(shape(64_c, 64_c)),
+                                  barrier(arrivals(1_c), count(1_c)), body));
+    else
+      return lower(kernel<sm_90a>("zoo_blocks_cross_slices", grid(B), threads(1_c), gmem<f32>("x", shape(B, S, 64_c)),
+                                  gmem<f32>("y", shape(B, S, 64_c)), smem<f32>(shape(1_c, 64_c, 64_c)), smem<f32>(shape(1_c, 64_c, 64_c)),
+                                  barrier(arrivals(1_c), count(1_c)), body));
+  }
+};
+
+// y = x * x over x (100, 64), one 64-row block per CTA through SMEM; the second block overhangs
+// (its rows 100..127 are TMA's fill, and the store drops them).
+// MISTAKE: the tail block computes only the rows its author counted as valid, with the bound
+// typed as 32 instead of 100 - 64 = 36: rows 96..99 of `out` are never written, and the TMA
+// store copies them into y (they are inside the array).
+// FIX: compute the tail's 36 rows. (Rows 100..127 of `out` are never written either, in both
+// twins: the store drops them, so they are no poison read.)
+template <bool Bug>
+struct make_tail_rows_unwritten {
+  ir::Kernel operator()() const {
+    constexpr long long tail = Bug ? 32 : 36;
+    return lower(kernel<sm_90a>(
+        "zoo_tail_rows_unwritten", grid(2), threads(1_c), gmem<f32>("x", shape(100_c, 64_c)), gmem<f32>("y", shape(100_c, 64_c)),
+        smem<f32>(shape(64_c, 64_c)), smem<f32>(shape(64_c, 64_c)), barrier(arrivals(1_c)), [&](auto x, auto y, auto in, auto out, auto full) {
+          auto b = program_id();
+          auto rows = [&](auto v) { return slice<0>(v, 0_c, int_c<tail>); };
+          return seq(copy_gmem_to_smem(x.block(b, 0_c), in, full), barrier_wait(full),
+                     if_(b == 1_c, store(rows(out), load(rows(in)) * load(rows(in))), store(out, load(in) * load(in))), commit_smem(),
+                     copy_smem_to_gmem(out, y.block(b, 0_c)), commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
+        }));
+  }
+};
+
 // add_one (K = 2).
 // MISTAKE: the barrier_wait(full[s]) was moved below the computation ("wait before the store
 // back"): the stage is read while its TMA load may still be landing.
@@ -1156,6 +1217,8 @@ ir::Kernel shared_barrier(variant v) { return build<make_shared_barrier>(v); }
 ir::Kernel leader_only_multicast(variant v) { return build<make_leader_only_multicast>(v); }
 ir::Kernel ring_indexed_by_step(variant v) { return build<make_ring_indexed_by_step>(v); }
 ir::Kernel prefetch_past_end(variant v) { return build<make_prefetch_past_end>(v); }
+ir::Kernel blocks_cross_slices(variant v) { return build<make_blocks_cross_slices>(v); }
+ir::Kernel tail_rows_unwritten(variant v) { return build<make_tail_rows_unwritten>(v); }
 ir::Kernel out_ring_indexed_by_step(variant v) { return build<make_out_ring_indexed_by_step>(v); }
 ir::Kernel refill_while_storing(variant v) { return build<make_refill_while_storing>(v); }
 ir::Kernel same_block_two_ctas(variant v) { return build<make_same_block_two_ctas>(v); }
@@ -1189,6 +1252,7 @@ std::vector<entry> const& all() {
       {"zoo_out_ring_indexed_by_step", check::index_out_of_range, out_ring_indexed_by_step, ref_scale},
       {"zoo_refill_while_storing", check::data_race, refill_while_storing, ref_add_one},
       {"zoo_same_block_two_ctas", check::data_race, same_block_two_ctas, ref_scale},
+      {"zoo_blocks_cross_slices", check::data_race, blocks_cross_slices, ref_square},
       {"zoo_read_before_wait", check::data_race, read_before_wait, ref_add_one},
       {"zoo_output_reuse_no_wait", check::data_race, output_reuse_no_wait, ref_scale},
       {"zoo_one_consumer_releases", check::data_race, one_consumer_releases, ref_fanout},
@@ -1205,6 +1269,7 @@ std::vector<entry> const& all() {
       {"zoo_producer_no_drain", check::load_pending_at_exit, producer_no_drain, ref_copy_narrow},
       {"zoo_unzeroed_accumulator", check::poison_read, unzeroed_accumulator, ref_colsum},
       {"zoo_stored_wrong_stage", check::poison_read, stored_wrong_stage, ref_scale},
+      {"zoo_tail_rows_unwritten", check::poison_read, tail_rows_unwritten, ref_square},
   };
   return zoo;
 }

@@ -103,7 +103,11 @@ constexpr bool check_copy() {
     } else if constexpr (ADims::rank != SDims::rank) {
       STAGECRAFT_ERROR("the GMEM array and the SMEM view must have the same rank",
                        Op << ": the GMEM array has shape " << ADims{} << " but the SMEM view has shape " << SDims{}
-                          << ": a block needs one extent per dimension");
+                          << ": a block needs one extent per dimension"
+                          << (ADims::rank > SDims::rank
+                                  ? " (give the SMEM array unit dimensions for the block's extra ones, e.g. shape(..., 1_c, 64_c, 64_c), "
+                                    "and index them with [0_c] where a lower-rank view is needed, as wgmma's operands)"
+                                  : ""));
       return false;
     } else if constexpr (SDims::rank < 1 || SDims::rank > ir::max_tma_rank) {
       STAGECRAFT_ERROR("TMA copies are 1- to 5-dimensional", Op << ": TMA copies are 1- to 5-dimensional, but got rank " << SDims::rank);

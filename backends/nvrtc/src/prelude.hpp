@@ -158,6 +158,12 @@ __device__ __forceinline__ bool elect_one() {
   asm volatile("{\n .reg .pred p;\n elect.sync _|p, 0xffffffff;\n selp.u32 %0, 1, 0, p;\n}" : "=r"(elected));
   return elected != 0;
 }
+// A value every lane holds alike, shown to ptxas as such: a broadcast from lane 0. Where the warp
+// is converged (every wgmma is .sync.aligned: the whole warp is there) it is an identity, and
+// what depends on it, a wgmma operand's descriptor, is built on the uniform datapath (UIADD3
+// per instruction) instead of in vector registers moved into uniform ones (R2UR, four per
+// instruction, plus re-materialised constants).
+__device__ __forceinline__ unsigned warp_uniform(unsigned x) { return __shfl_sync(0xffffffffu, x, 0); }
 // Warp specialization: a warpgroup that only issues TMA and waits gives registers back, the
 // compute warpgroups take them (every thread of the warpgroup executes these).
 template <int N> __device__ __forceinline__ void setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" :: "n"(N)); }

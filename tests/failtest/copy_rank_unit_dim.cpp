@@ -1,4 +1,4 @@
-// expect: copy_gmem_to_smem: the GMEM array has shape \(2, 64, 64\) but the SMEM view has shape \(64, 64\): a block needs one extent per dimension \(give the SMEM array unit dimensions for the block's extra ones
+// expect: copy_gmem_to_smem: the GMEM array has shape \(2, 64, 64\) but the SMEM view has shape \(64, 64\): a block needs one extent per dimension \(give the SMEM array a unit dimension for each extra dimension of the block, e.g. shape\(..., 1_c, 64_c, 64_c\)
 // A (1, 64, 64) block of a 3-D array (a batch of matrices) copied into a 2-D stage: the message says
 // how to write the stage. The twin declares the unit dimension and copies into the (1, 64, 64) view.
 #include <stagecraft/stagecraft.hpp>

@@ -78,6 +78,13 @@ void ref_square(std::vector<host_tensor>& t) {  // x, y: y = x * x
   auto y = t[1].as<float>();
   for (std::size_t i = 0; i < x.size(); ++i) y[i] = x[i] * x[i];
 }
+void ref_square_bias(std::vector<host_tensor>& t) {  // x (B, S, 64), bias (B * 64), y: y[b][r][c] = x^2 + bias[b][c]
+  auto x = t[0].as<float>();
+  auto bias = t[1].as<float>();
+  auto y = t[2].as<float>();
+  const std::size_t slices = bias.size() / 64, rows = x.size() / 64 / slices;
+  for (std::size_t i = 0; i < x.size(); ++i) y[i] = x[i] * x[i] + bias[i / 64 / rows * 64 + i % 64];
+}
 void ref_copy(std::vector<host_tensor>& t) {  // x, y: y = x
   t[1].bytes = t[0].bytes;
 }
@@ -653,39 +660,45 @@ struct make_same_block_two_ctas {
   }
 };
 
-// y = x * x over B = 2 slices of S = 96 rows each, 64-row blocks, one CTA per slice (issue 25:
-// real shapes). A slice's last block overhangs it.
+// y = x * x + bias[b] over B = 2 slices of S = 96 rows each (bias: one 64-vector per slice),
+// 64-row blocks, one CTA per slice (issue 25: real shapes). A slice's last block overhangs it.
 // MISTAKE: the slices are declared packed, (B * S, 64), and a slice's blocks are numbered from
 // its first row, b * S / 64 + j. S is no multiple of 64: slice 1 starts inside block 1, and the
 // tail block of slice 0 is block 1 too. Its bound is the packed array's, not the slice's, so
-// both CTAs store rows 64..127 (slice 0's overhang lands on slice 1's first rows).
-// FIX: declare (B, S, 64): each slice is its own TMA dimension, so the tail block's overhang is
+// both CTAs store rows 64..127, each with its own bias: whichever lands last is wrong for the
+// other slice's half.
+// FIX: declare (B, S, 64): each slice is its own TMA dimension, and the tail block's overhang is
 // dropped at the slice's end.
 template <bool Bug>
 struct make_blocks_cross_slices {
   ir::Kernel operator()() const {
     const std::int64_t B = 2, S = 96, blocks = (S + 63) / 64;
-    auto body = [&](auto x, auto y, auto in, auto out, auto full) {
+    auto body = [&](auto x, auto bias, auto y, auto in, auto out, auto full) {
       auto b = program_id();
       auto block = [&](auto g, auto j) {
         if constexpr (Bug) return g.block(b * S / 64 + j, 0_c);
         else return g.block(b, j, 0_c);
       };
+      auto rows = [](auto v) {  // the (64, 64) tile: the fixed twin's stages have the slice's unit dimension
+        if constexpr (Bug) return v;
+        else return v[0_c];
+      };
+      auto X = load(rows(in));
       return seq(for_(range(blocks),
                       [&](auto j) {
                         auto s = stage<1>(j);
                         return seq(copy_gmem_to_smem(block(x, j), in, full[s]), barrier_wait(full[s]), wait_smem_to_gmem(0_c, read_only),
-                                   store(out, load(in) * load(in)), commit_smem(), copy_smem_to_gmem(out, block(y, j)),
-                                   commit_smem_to_gmem_group());
+                                   store(rows(out), X * X + broadcast<0>(load(bias.tile(shape(64_c), b)), X)), commit_smem(),
+                                   copy_smem_to_gmem(out, block(y, j)), commit_smem_to_gmem_group());
                       }),
                  wait_smem_to_gmem(0_c));
     };
     if constexpr (Bug)
-      return lower(kernel<sm_90a>("zoo_blocks_cross_slices", grid(B), threads(1_c), gmem<f32>("x", shape(B * S, 64_c)),
+      return lower(kernel<sm_90a>("zoo_blocks_cross_slices", grid(B), threads(1_c), gmem<f32>("x", shape(B * S, 64_c)), gmem<f32>("bias", shape(B * 64)),
                                   gmem<f32>("y", shape(B * S, 64_c)), smem<f32>(shape(64_c, 64_c)), smem<f32>(shape(64_c, 64_c)),
                                   barrier(arrivals(1_c), count(1_c)), body));
     else
-      return lower(kernel<sm_90a>("zoo_blocks_cross_slices", grid(B), threads(1_c), gmem<f32>("x", shape(B, S, 64_c)),
+      return lower(kernel<sm_90a>("zoo_blocks_cross_slices", grid(B), threads(1_c), gmem<f32>("x", shape(B, S, 64_c)), gmem<f32>("bias", shape(B * 64)),
                                   gmem<f32>("y", shape(B, S, 64_c)), smem<f32>(shape(1_c, 64_c, 64_c)), smem<f32>(shape(1_c, 64_c, 64_c)),
                                   barrier(arrivals(1_c), count(1_c)), body));
   }
@@ -1252,7 +1265,7 @@ std::vector<entry> const& all() {
       {"zoo_out_ring_indexed_by_step", check::index_out_of_range, out_ring_indexed_by_step, ref_scale},
       {"zoo_refill_while_storing", check::data_race, refill_while_storing, ref_add_one},
       {"zoo_same_block_two_ctas", check::data_race, same_block_two_ctas, ref_scale},
-      {"zoo_blocks_cross_slices", check::data_race, blocks_cross_slices, ref_square},
+      {"zoo_blocks_cross_slices", check::data_race, blocks_cross_slices, ref_square_bias},
       {"zoo_read_before_wait", check::data_race, read_before_wait, ref_add_one},
       {"zoo_output_reuse_no_wait", check::data_race, output_reuse_no_wait, ref_scale},
       {"zoo_one_consumer_releases", check::data_race, one_consumer_releases, ref_fanout},

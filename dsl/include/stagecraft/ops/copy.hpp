@@ -105,8 +105,8 @@ constexpr bool check_copy() {
                        Op << ": the GMEM array has shape " << ADims{} << " but the SMEM view has shape " << SDims{}
                           << ": a block needs one extent per dimension"
                           << (ADims::rank > SDims::rank
-                                  ? " (give the SMEM array unit dimensions for the block's extra ones, e.g. shape(..., 1_c, 64_c, 64_c), "
-                                    "and index them with [0_c] where a lower-rank view is needed, as wgmma's operands)"
+                                  ? " (give the SMEM array a unit dimension for each extra dimension of the block, e.g. shape(..., 1_c, 64_c, 64_c), "
+                                    "and index it with [0_c] where a lower-rank view is needed, as for wgmma operands)"
                                   : ""));
       return false;
     } else if constexpr (SDims::rank < 1 || SDims::rank > ir::max_tma_rank) {

@@ -17,12 +17,12 @@ namespace {
 
 template <long long K>
 auto add_one(std::int64_t M, std::int64_t N, std::int64_t splits) {
-  const std::int64_t blocks = (N + 63) / 64, per = (blocks + splits - 1) / splits;  // column blocks: all, per CTA
+  const std::int64_t blocks = ceil_div(N, 64), per = ceil_div(blocks, splits);  // column blocks: all, per CTA
   // A stage is refilled D steps after its store was issued: 1 lets the store of step j overlap
   // the refill of step j-1's stage; a single stage has nothing to overlap with.
   constexpr long long D = K > 1 ? 1 : 0;
   return kernel<sm_90a>(
-      "add_one", grid((M + 127) / 128, splits), threads(1_c),
+      "add_one", grid(ceil_div(M, 128), splits), threads(1_c),
       gmem<f32>("x", shape(M, N)),             // (row, col)
       gmem<f32>("y", shape(M, N)),             // (row, col)
       smem<f32>(shape(int_c<K>, 128_c, 64_c)),  // (stage, row, col)
@@ -61,9 +61,9 @@ STAGECRAFT_REGISTER(kernel_entry{
     .build =
         [](param_values const& p) {
           const auto M = p.at("M"), N = p.at("N"), splits = p.at("splits");
-          if ((N + 63) / 64 < splits)
+          if (ceil_div(N, 64) < splits)
             throw usage_error(fmt::format("add_one: splits = {} CTAs per row strip, but N = {} has only {} column blocks of 64 (take splits <= {})",
-                                          splits, N, (N + 63) / 64, (N + 63) / 64));
+                                          splits, N, ceil_div(N, 64), ceil_div(N, 64)));
           return dispatch<1, 2, 3, 4, 5, 6>(p.at("K"), [&](auto K) { return lower(add_one<decltype(K)::value>(M, N, splits)); });
         },
     .reference =

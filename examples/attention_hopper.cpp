@@ -73,7 +73,7 @@ auto each(F const& f) {
 template <long long D, bool Causal, bool PingPong, bool Tail = false>
 auto attention_hopper(std::int64_t B, std::int64_t S) {
   constexpr long long DC = D / 64;  // 64-column chunks of the head dimension
-  const std::int64_t q_tiles = (S + BQ - 1) / BQ, kv_blocks = (S + BKV - 1) / BKV;
+  const std::int64_t q_tiles = ceil_div(S, BQ), kv_blocks = ceil_div(S, BKV);
   const std::int64_t tail = S - (kv_blocks - 1) * BKV;  // keys in the last block: 1 to 64
   const float scale = static_cast<float>(1.4426950408889634 / std::sqrt(static_cast<double>(D)));
   auto tile = shape(64_c, 64_c);

@@ -35,7 +35,7 @@ template <long long S, long long BN, class TA = bf16, class TB = bf16>
 auto gemm_blackwell(std::int64_t M, std::int64_t N, std::int64_t K) {
   constexpr long long BK = 128 * 8 / TA::bits;
   return kernel<sm_100a>(
-      "gemm_blackwell", grid((N + BN - 1) / BN, (M + BM - 1) / BM), threads(3_c),
+      "gemm_blackwell", grid(ceil_div(N, BN), ceil_div(M, BM)), threads(3_c),
       gmem<TA>("a", shape(M, K)),                                              // (m, k)
       gmem<TB>("b", shape(N, K)),                                              // (n, k): C = A * B^T
       gmem<bf16>("c", shape(M, N)),                                            // (m, n)
@@ -49,7 +49,7 @@ auto gemm_blackwell(std::int64_t M, std::int64_t N, std::int64_t K) {
       [K](auto a, auto b, auto c, auto as, auto bs, auto cs, auto full, auto empty, auto done, auto d) {
         auto n = program_id(0_c);
         auto m = program_id(1_c);
-        const std::int64_t steps = (K + BK - 1) / BK;  // edge tiles overhang: TMA's zero fill adds nothing, C's store drops it
+        const std::int64_t steps = ceil_div(K, BK);  // edge tiles overhang: TMA's zero fill adds nothing, C's store drops it
         auto producer = for_(range(steps), [&](auto j) {
           auto s = stage<S>(j);
           return seq(if_(j >= int_c<S>, barrier_wait(empty[s])),  // the MMAs of step j - S have read the stage

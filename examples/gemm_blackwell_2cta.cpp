@@ -43,7 +43,6 @@
 namespace stagecraft::examples {
 namespace {
 
-constexpr std::int64_t ceil_to(std::int64_t x, std::int64_t m) { return (x + m - 1) / m * m; }
 
 constexpr long long BM = 128;  // rows of one CTA; the pair's tile has 2 BM
 
@@ -67,7 +66,7 @@ auto gemm_blackwell_2cta(std::int64_t M, std::int64_t N, std::int64_t K) {
     else return tcgen05_commit_arrive_2cta(bar, collective_axes(1_c));  // every CTA whose A this pair's MMA read
   };
   return kernel<sm_100a>(
-      "gemm_blackwell_2cta", grid(ceil_to((M + BM - 1) / BM, 2), ceil_to((N + BN - 1) / BN, MC)), threads(3_c), pairs,
+      "gemm_blackwell_2cta", grid(ceil_div(M, 2 * BM) * 2, ceil_div(N, MC * BN) * MC), threads(3_c), pairs,
       gmem<TA>("a", shape(M, K)),                                              // (m, k)
       gmem<TB>("b", shape(N, K)),                                              // (n, k): C = A * B^T
       gmem<bf16>("c", shape(M, N)),                                            // (m, n)
@@ -88,7 +87,7 @@ auto gemm_blackwell_2cta(std::int64_t M, std::int64_t N, std::int64_t K) {
         // past the end (the odd CTA of the last pair, the second half of a narrow last tile)
         // loads the last block instead -- a load wholly outside is a runaway index to the
         // interpreter -- and its D rows are never stored: its store lies wholly outside.
-        const std::int64_t steps = (K + BK - 1) / BK, blocks_m = (M + BM - 1) / BM, halves_n = (N + HN - 1) / HN;
+        const std::int64_t steps = ceil_div(K, BK), blocks_m = ceil_div(M, BM), halves_n = ceil_div(N, HN);
         auto producer = for_(range(steps), [&](auto j) {
           auto s = stage<S>(j);
           return seq(if_(j >= int_c<S>, barrier_wait(empty[s])),  // every pair MMA of step j - S has read the stage

@@ -35,7 +35,7 @@ auto gemm_fp8(std::int64_t M, std::int64_t N, std::int64_t K) {
   auto bs = smem<e4m3>(shape(int_c<S>, int_c<BN>, int_c<BK>), swizzle(128_c));  // (stage, n, k), K-major
   auto cs = smem<bf16>(shape(2_c, 64_c, int_c<BN>));                             // each consumer's half of the C tile
   return kernel<sm_90a>(
-      "gemm_fp8", grid((N + BN - 1) / BN, (M + BM - 1) / BM), threads(3_c), a, b, c, as, bs, cs,
+      "gemm_fp8", grid(ceil_div(N, BN), ceil_div(M, BM)), threads(3_c), a, b, c, as, bs, cs,
       barrier(arrivals(2_c), count(int_c<S>)),  // ready[stage]: A and B landed
       barrier(arrivals(2_c), count(int_c<S>)),  // consumed[stage]: both consumers are done
       accumulator<Acc>(shape(64_c, int_c<BN>)),  // each consumer's own (m, n)
@@ -43,7 +43,7 @@ auto gemm_fp8(std::int64_t M, std::int64_t N, std::int64_t K) {
         auto n = program_id(0_c);
         auto m = program_id(1_c);
         return emit_pipeline_warp_specialized<S, 2>(
-            (K + BK - 1) / BK, ready, consumed,  // edge tiles overhang: TMA's zero fill adds nothing, C's store drops it
+            ceil_div(K, BK), ready, consumed,  // edge tiles overhang: TMA's zero fill adds nothing, C's store drops it
             ins(in(a, as, [&](auto k) { return a.block(m, k); }), in(b, bs, [&](auto k) { return b.block(n, k); })),
             [&](auto, auto half, auto a_k, auto b_k) {  // a_k: (128, 128), b_k: (256, 128)
               return seq(wgmma(acc, slice<0>(a_k, half * 64_c, 64_c), transpose(b_k)), wgmma_commit(), wgmma_wait(0_c));

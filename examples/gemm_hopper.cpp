@@ -50,13 +50,13 @@ auto gemm_body(std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t clus
     // A's and B's outside with zeros, which add nothing, and C's stores drop it). With a cluster
     // of two, the second CTA's N tile may lie wholly past N: it loads the last B tile instead (a
     // load wholly outside is a runaway index to the interpreter), and its store writes nothing.
-    const std::int64_t steps = (K + BK - 1) / BK, blocks_n = (N + BN - 1) / BN, tiles_n = (blocks_n + Cl - 1) / Cl,
-                       tiles = (M + BM - 1) / BM * tiles_n;
+    const std::int64_t steps = ceil_div(K, BK), blocks_n = ceil_div(N, BN), tiles_n = ceil_div(blocks_n, Cl),
+                       tiles = ceil_div(M, BM) * tiles_n;
     // Every CTA runs the loop over its tiles to the same bound, the most any cluster gets, and
     // skips the iterations past the last tile: a trip count the JIT knows keeps ptxas' register
     // allocation what it is for one tile, where a per-CTA bound (blockIdx-derived) made the
     // consumers, 128 accumulator registers each, spill.
-    const std::int64_t rounds = (tiles + clusters - 1) / clusters;
+    const std::int64_t rounds = ceil_div(tiles, clusters);
     auto me = program_id(0_c) / int_c<Cl>;                       // this CTA's cluster
     auto tile = [&](auto i) { return me + i * clusters; };        // its i-th cluster tile
     auto m = [&](auto i) { return tile(i) / tiles_n; };
@@ -138,7 +138,7 @@ STAGECRAFT_REGISTER(kernel_entry{
           if (ctas % cl != 0)
             throw usage_error("gemm_hopper: ctas=" + std::to_string(ctas) + " must be a multiple of cluster=" + std::to_string(cl) +
                               " (the grid is whole clusters)");
-          const std::int64_t tile_ctas = (M + BM - 1) / BM * ((N + BN * cl - 1) / (BN * cl) * cl);  // one CTA per output tile, whole clusters
+          const std::int64_t tile_ctas = ceil_div(M, BM) * ceil_div(N, BN * cl) * cl;  // one CTA per output tile, whole clusters
           const std::int64_t grid_ctas = ctas == 0 ? tile_ctas : std::min(ctas, tile_ctas);
           return dispatch<2, 3>(p.at("stages"), [&](auto S) {
             return dispatch<1, 2>(cl, [&](auto C) {

@@ -20,7 +20,7 @@ namespace {
 template <long long S, long long BN>
 auto gemm_small(std::int64_t M, std::int64_t N, std::int64_t K) {
   return kernel<sm_90a>(
-      "gemm_small", grid((N + BN - 1) / BN, (M + 63) / 64), threads(1_c),
+      "gemm_small", grid(ceil_div(N, BN), ceil_div(M, 64)), threads(1_c),
       gmem<bf16>("a", shape(M, K)),                             // (m, k)
       gmem<bf16>("b", shape(N, K)),                             // (n, k): C = A * B^T
       gmem<f32>("c", shape(M, N)),                              // (m, n)
@@ -33,7 +33,7 @@ auto gemm_small(std::int64_t M, std::int64_t N, std::int64_t K) {
         auto n = program_id(0_c);
         auto m = program_id(1_c);
         return seq(store(acc, 0.0f),
-                   emit_pipeline<S>((K + 63) / 64, full,
+                   emit_pipeline<S>(ceil_div(K, 64), full,
                                     ins(in(a, as, [&](auto k) { return a.block(m, k); }),
                                         in(b, bs, [&](auto k) { return b.block(n, k); })),
                                     outs(),

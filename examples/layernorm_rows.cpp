@@ -18,7 +18,7 @@ constexpr float eps = 1e-5f;
 template <long long K, bool Affine>
 auto layernorm_rows(std::int64_t M) {
   return kernel<sm_90a>(
-      "layernorm_rows", grid((M + block_rows * blocks_per_cta - 1) / (block_rows * blocks_per_cta)), threads(1_c),
+      "layernorm_rows", grid(ceil_div(M, block_rows * blocks_per_cta)), threads(1_c),
       gmem<f32>("x", shape(M, 128_c)), gmem<f32>("y", shape(M, 128_c)),  // (row, col)
       gmem<f32>("gamma", shape(128_c)), gmem<f32>("beta", shape(128_c)),  // (col)
       smem<f32>(shape(int_c<K>, 16_c, 128_c)),                           // xs: (stage, row, col)
@@ -30,7 +30,7 @@ auto layernorm_rows(std::int64_t M) {
         auto first = program_id() * int_c<blocks_per_cta>;
         // Any M: the last CTA takes the blocks that are left, and the last block may overhang
         // (its padding rows load as zeros: rows of their own, mean 0 and rstd 1/sqrt(eps), never stored).
-        auto steps = min(int_c<blocks_per_cta>, (M + block_rows - 1) / block_rows - first);
+        auto steps = min(int_c<blocks_per_cta>, ceil_div(M, block_rows) - first);
         return emit_pipeline<K>(steps, full, ins(in(x, xs, [&](auto j) { return x.block(first + j, 0_c); })),
                                 outs(out(y, ys, [&](auto j) { return y.block(first + j, 0_c); })), [&](auto, auto xv, auto yv) {
                                   auto X = load(xv);

@@ -20,7 +20,7 @@ constexpr std::int64_t cols = 128, block_rows = 16, blocks_per_cta = 4;
 template <long long K>
 auto softmax_rows(std::int64_t M) {
   return kernel<sm_90a>(
-      "softmax_rows", grid((M + block_rows * blocks_per_cta - 1) / (block_rows * blocks_per_cta)), threads(1_c),
+      "softmax_rows", grid(ceil_div(M, block_rows * blocks_per_cta)), threads(1_c),
       gmem<f32>("x", shape(M, 128_c)), gmem<f32>("y", shape(M, 128_c)),  // (row, col)
       smem<f32>(shape(int_c<K>, 16_c, 128_c)),  // xs: (stage, row, col)
       smem<f32>(shape(int_c<K>, 16_c, 128_c)),  // ys
@@ -31,7 +31,7 @@ auto softmax_rows(std::int64_t M) {
         auto first = program_id() * int_c<blocks_per_cta>;
         // Any M: the last CTA takes the blocks that are left, and the last block may overhang
         // the array (its padding rows load as zeros, each a row of its own, and are not stored).
-        auto steps = min(int_c<blocks_per_cta>, (M + block_rows - 1) / block_rows - first);
+        auto steps = min(int_c<blocks_per_cta>, ceil_div(M, block_rows) - first);
         return emit_pipeline<K>(steps, full, ins(in(x, xs, [&](auto j) { return x.block(first + j, 0_c); })),
                                 outs(out(y, ys, [&](auto j) { return y.block(first + j, 0_c); })), [&](auto, auto xv, auto yv) {
                                   auto X = load(xv);

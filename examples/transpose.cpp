@@ -16,9 +16,9 @@ namespace {
 
 template <long long K>
 auto transpose_kernel(std::int64_t M, std::int64_t N) {
-  const std::int64_t steps = (N + 31) / 32;
+  const std::int64_t steps = ceil_div(N, 32);
   return kernel<sm_90a>(
-      "transpose", grid((M + 31) / 32), threads(1_c),
+      "transpose", grid(ceil_div(M, 32)), threads(1_c),
       gmem<f32>("x", shape(M, N)),                             // (row, col)
       gmem<f32>("y", shape(N, M)),                             // (col, row) of x
       smem<f32>(shape(int_c<K>, 32_c, 32_c), swizzle(128_c)),  // in: (stage, row, col)

@@ -493,7 +493,6 @@ class machine {
   tile_buf read_region(region const& g, vclock const& vc, epoch stamp, int agent, const char* what);
   void copy_region(region const& from, region const& to);
   void write_region(region const& g, tile_buf const& t);
-  tile_buf gather(region const& g);  // read_region without the access check
   void fill_zero(region const& g);
 
   // ---- engines/tma.cpp: the TMA engine ------------------------------------------------------

@@ -222,7 +222,7 @@ bool machine::hb(epoch e, vclock const& vc) const {
 // go element by element, judging an epoch only where it changes.
 void machine::access(region const& g, bool write, vclock const& vc, epoch stamp, int agent_for_msg, const char* what) {
   auto& m = *g.mem;
-  if (!m.sw || g.elements() == 0) return;  // (an overhanging box's empty part: nothing touched)
+  if (!m.sw || g.elements() == 0) return;  // (the part inside the array of a box wholly outside it)
   fit(g);
   epoch memo_in{~0u, ~0u}, memo_out{};  // the last read epoch transformed by next_read
   auto next_for = [&](epoch r) {
@@ -540,12 +540,8 @@ void machine::release(tile_buf&& t) {
 
 tile_buf machine::read_region(region const& g, vclock const& vc, epoch stamp, int agent, const char* what) {
   if (o_.checks) access(g, false, vc, stamp, agent, what);
-  return gather(g);
-}
-
-tile_buf machine::gather(region const& g) {
   tile_buf t = acquire(static_cast<std::size_t>(g.elements()), ir::dtype_is_float(g.mem->dtype));
-  if (g.elements() > 0) g.rows([&](std::int64_t off, std::int64_t at, std::int64_t len) { read_elems(*g.mem, off, len, t, at); });
+  g.rows([&](std::int64_t off, std::int64_t at, std::int64_t len) { read_elems(*g.mem, off, len, t, at); });
   return t;
 }
 
@@ -581,7 +577,6 @@ void machine::copy_region(region const& from, region const& to) {
 }
 
 void machine::write_region(region const& g, tile_buf const& t) {
-  if (g.elements() == 0) return;
   g.rows([&](std::int64_t off, std::int64_t at, std::int64_t len) { write_elems(*g.mem, off, len, t, at); });
 }
 

@@ -1207,8 +1207,8 @@ class emitter {
     }
     acc_touched_ = false;
     // The operands' addresses are the same in every lane: warp_uniform says so to ptxas, which
-    // then keeps the descriptors in uniform registers (gemm_hopper's K-loop: 84 -> 68 SASS
-    // instructions under nvcc -O3).
+    // then keeps the descriptors in uniform registers (gemm_hopper's K-loop: 86 -> 69 SASS
+    // instructions, bench/perf_static.sh).
     auto address = [&](ir::RefId rid) { return fmt::format("sc::warp_uniform(smem_base + {}u + {})", offsets_[k_.refs[rid].id], view_offset(rid)); };
     if (!p.a_in_registers) line(fmt::format("  const unsigned a_addr = {};", address(s.refs[1])));
     line(fmt::format("  const unsigned b_addr = {};", address(s.refs[2])));

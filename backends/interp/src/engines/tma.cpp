@@ -134,7 +134,7 @@ void machine::tma_complete(async_op& op) {
       // of an overhanging box outside the array lands as zeros (OOB_FILL_NONE).
       const region src = op.src.inside();
       const bool partial = src.elements() != op.src.elements();
-      if (o_.checks && src.elements() > 0) access(src, false, op.vc, epoch_of_load(op), a.comp, "a TMA load");
+      if (o_.checks) access(src, false, op.vc, epoch_of_load(op), a.comp, "a TMA load");
       for (std::size_t d = 0; d < op.dst.size(); ++d) {
         auto& b = ctas_[op.dst_cta[d]].barriers[static_cast<std::size_t>(op.bar_elem)];
         const epoch stamp = epoch::make(b.completed + 1, static_cast<std::uint32_t>(b.comp), cluster_id());
@@ -142,7 +142,7 @@ void machine::tma_complete(async_op& op) {
         if (o_.checks) access(op.dst[d], true, op.vc, stamp, a.comp, "a TMA load");
         multicast_into_ = -1;
         if (partial) fill_zero(op.dst[d]);
-        if (src.elements() > 0) copy_region(src, op.dst[d].leading(src));
+        copy_region(src, op.dst[d].leading(src));
         b.tx -= op.bytes;
         b.releases.join(op.vc);
         trace_barrier(b, fmt::format("{}: {} B landed, {} tx bytes and {} arrival(s) pending", bar_name(b), op.bytes, b.tx, b.pending));
@@ -157,11 +157,11 @@ void machine::tma_complete(async_op& op) {
       if (o_.schedule == policy::eager) {
         // Eager completes the write right after the read with nothing in between: copy
         // SMEM to GMEM directly (same bytes, same checks, no staging).
-        if (o_.checks && op.gdst.elements() > 0) access(op.src.leading(op.gdst), false, op.vc, stamp, a.comp, "a TMA store");
+        if (o_.checks) access(op.src.leading(op.gdst), false, op.vc, stamp, a.comp, "a TMA store");
         trace_async(op, 1, "store (SMEM read)");
         const epoch wstamp = epoch::make(static_cast<std::uint32_t>(op.group + 1), static_cast<std::uint32_t>(a.store_w_comp), cluster_id());
-        if (o_.checks && op.gdst.elements() > 0) access(op.gdst, true, op.vc, wstamp, a.comp, "a TMA store");
-        if (op.gdst.elements() > 0) copy_region(op.src.leading(op.gdst), op.gdst);
+        if (o_.checks) access(op.gdst, true, op.vc, wstamp, a.comp, "a TMA store");
+        copy_region(op.src.leading(op.gdst), op.gdst);
         --group_of(a, op.group).writes_pending;
         trace_async(op, 1, "store (GMEM write)");
         break;
@@ -175,7 +175,7 @@ void machine::tma_complete(async_op& op) {
     }
     case async_op::kind::store_write: {
       const epoch stamp = epoch::make(static_cast<std::uint32_t>(op.group + 1), static_cast<std::uint32_t>(a.store_w_comp), cluster_id());
-      if (o_.checks && op.gdst.elements() > 0) access(op.gdst, true, op.vc, stamp, a.comp, "a TMA store");
+      if (o_.checks) access(op.gdst, true, op.vc, stamp, a.comp, "a TMA store");
       write_region(op.gdst, *op.staged);
       release(std::move(*op.staged));
       --group_of(a, op.group).writes_pending;

@@ -10,6 +10,10 @@
 
 namespace stagecraft {
 
+// Tiles of `tile` elements that cover `extent`, the last one possibly overhanging it (a TMA box
+// may: see copy_gmem_to_smem): a kernel's grid and step counts over any size.
+constexpr std::int64_t ceil_div(std::int64_t extent, std::int64_t tile) { return (extent + tile - 1) / tile; }
+
 template <long long... S>
 struct dims {
   static constexpr int rank = sizeof...(S);

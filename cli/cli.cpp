@@ -24,6 +24,7 @@
 #include "stagecraft/hostexec/hostexec.hpp"
 #include "internal.hpp"
 #include "narrate.hpp"
+#include "step.hpp"
 #include "verdict.hpp"
 #include "bench.hpp"
 #include "shard.hpp"
@@ -478,7 +479,7 @@ void list_lessons() {
     for (auto const& t : l->twins) fmt::print("     --buggy={:<18} {} ({})\n", t.name, t.mistake, t.expect);
   }
   for (auto const& [n, title] : lesson_registry::coming()) fmt::print("{:02} (coming) {}\n", n, title);
-  fmt::print("run one: stagecraft lesson NN [--buggy[=NAME]] [--barrier bN] (docs/lessons/NN.md has the text)\n");
+  fmt::print("run one: stagecraft lesson NN [--buggy[=NAME]] [--barrier bN] [--step] (docs/lessons/NN.md has the text)\n");
 }
 
 struct lesson_flags {
@@ -486,7 +487,36 @@ struct lesson_flags {
   std::string barrier;               // narrate only this barrier's events
   std::optional<std::string> timeline_file;
   std::size_t lines = 80;            // narration lines shown (0: all)
+  bool step = false;                 // the learner drives the schedule from stdin (step.hpp)
 };
+
+// The end of a session in which the learner drove the schedule. A twin's mistake shows only
+// under some schedules: a clean run is an answer too (that timing would have been fine on a GPU
+// as well), so the exit is 0 either way; only the correct kernel reporting anything is ours.
+int stepped_verdict(lesson_entry const& l, lesson_twin const* twin, ir::Kernel const& k, std::vector<host_tensor> const& inputs,
+                    interp::result const& r) {
+  if (!r.ok()) {
+    auto const& d = r.diagnostics.front();
+    fmt::print("\nYour schedule caused it. The interpreter says:\n  {}\n", d.message);
+    if (!twin) {
+      fmt::print("lesson {:02}: the correct kernel reported a diagnostic: a bug in stagecraft, please report it\n", l.number);
+      return 1;
+    }
+    fmt::print("\nOn a GPU: {}.\nFix: {}.\n", twin->hardware, twin->fix);
+    if (interp::check_name(d.kind) != twin->expect)
+      fmt::print("(the lesson names {} for this twin: your schedule found another face of the same mistake)\n", twin->expect);
+    return exit_ok;
+  }
+  if (twin) {
+    fmt::print("\nYour schedule ran clean: under this timing the mistake does no harm, and on a GPU it would not either. "
+               "The lesson's {} needs another order: run it again and choose differently.\n",
+               twin->expect);
+    return exit_ok;
+  }
+  auto expected = inputs;
+  l.reference(expected);
+  return compare_with_reference(k, r.buffers, expected, "the reference", r.steps) == exit_ok ? exit_ok : 1;
+}
 
 // Runs one lesson with narration: the schedule as it happened, then the verdict, or for a buggy
 // twin the diagnostic, what a GPU would do and the fix. Exit 0 when the lesson behaves as its
@@ -515,6 +545,14 @@ int run_lesson(lesson_entry const& l, lesson_flags const& f) {
   const auto inputs = random_inputs(k, 1);
   interp::options o{.schedule = twin ? parse_policy(twin->policy) : interp::policy::eager, .trace = true};
   interp::result r;
+  if (f.step) {
+    auto mine = run_stepping(k, inputs, o, std::cin);
+    if (!mine) return exit_ok;
+    r = std::move(*mine);
+    timeline.write(interp::to_html(r.timeline));
+    fmt::print("\ntimeline of your schedule: {}\n", f.timeline_file.value_or(base + ".html"));
+    return stepped_verdict(l, twin, k, inputs, r);
+  }
   if (twin && o.schedule == interp::policy::pct) {  // a twin that needs a preemption: the first schedule that has it
     auto ex = interp::explore(k, inputs, o, 50);
     r = ex.failure ? std::move(*ex.failure) : interp::run(k, inputs, o);
@@ -652,6 +690,7 @@ int main(int argc, char** argv, registry const& kernels) {
   lesson_cmd->add_option("--barrier", lf.barrier, "narrate only this barrier's events (b1, b1[0])");
   lesson_cmd->add_option("--timeline", lf.timeline_file, "where to write the HTML timeline (default lessonNN[_twin].html)");
   lesson_cmd->add_option("--lines", lf.lines, "narration lines shown (0: all)")->capture_default_str();
+  lesson_cmd->add_flag("--step", lf.step, "drive the schedule yourself: pick what moves next at every step (from the terminal, or lines on stdin)");
 
   try {
     app.parse(argc, argv);

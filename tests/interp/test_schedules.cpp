@@ -145,3 +145,41 @@ TEST_CASE("pct's change points preempt: a lost update that needs one is found by
   // A lost update replays with its seed.
   CHECK(increments(k, in, {.schedule = policy::pct, .seed = a_lost_seed, .pct_depth = 3}) == 1);
 }
+
+// options::choose (the learner's --step): the chooser's picks are the schedule. Running wg0
+// twice in a row is what makes arrive_twice's waiter miss a phase; alternating is clean. The
+// chooser sees the runnable agents first, then async work, and barrier states it can read.
+TEST_CASE("a chooser drives the schedule: its picks decide the outcome and replay exactly", "[interp][schedules]") {
+  const auto k = arrive_twice();
+  auto run_with = [&](auto pick) {
+    std::vector<interp::step_point> seen;
+    interp::options o;
+    o.choose = [&](interp::step_point const& p) {
+      seen.push_back(p);
+      return static_cast<std::size_t>(pick(p));
+    };
+    auto r = interp::run(k, {}, o);
+    return std::pair(std::move(r), std::move(seen));
+  };
+  // Always the first runnable agent: wg0 arrives twice before wg1 waits once.
+  auto [twice, seen] = run_with([](interp::step_point const&) { return 0; });
+  REQUIRE_FALSE(twice.ok());
+  CHECK(twice.diagnostics.front().kind == interp::check::missed_phase);
+  REQUIRE(!seen.empty());
+  CHECK(seen.front().step == 0);
+  REQUIRE(seen.front().barriers.size() == 1);
+  CHECK(seen.front().barriers.front() == "b0[0]: 0 completed (phase 0 open), arrivals 0/1, tx 0 bytes pending");
+  CHECK(seen.front().choices.size() == 1);  // wg1 is blocked on its wait
+  CHECK(seen.front().choices.front().who == "wg0");
+  REQUIRE(seen.front().blocked.size() == 1);
+  CHECK(seen.front().blocked.front().find("wg1 at op #") == 0);
+  // The last runnable agent: wg1 takes each completion as soon as it can.
+  auto [alternating, seen2] = run_with([](interp::step_point const& p) { return p.choices.size() - 1; });
+  for (auto const& d : alternating.diagnostics) UNSCOPED_INFO(d.message);
+  CHECK(alternating.ok());
+  CHECK(seen2.size() == alternating.steps);
+  // A pick outside the list is the caller's bug: an exception, not a schedule.
+  interp::options bad;
+  bad.choose = [](interp::step_point const& p) { return p.choices.size(); };
+  CHECK_THROWS_AS(interp::run(k, {}, bad), std::out_of_range);
+}

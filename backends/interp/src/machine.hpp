@@ -444,6 +444,9 @@ class machine {
   [[noreturn]] void deadlock();
   void enqueue(async_op op);
   void complete(std::size_t index);
+  // ---- stepping.cpp: a schedule driven from outside (options::choose) -------------------------
+  step_point step_point_of(std::vector<int> const& runnable);
+  std::string agent_label(agent_state const& a) const;
 
   // ---- statements.cpp: agents ---------------------------------------------------------------
   std::int64_t eval(agent_state const& a, ir::ExprId id);

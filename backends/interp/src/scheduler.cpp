@@ -219,6 +219,14 @@ void machine::schedule() {
     if (runnable.empty() && pending_.empty()) deadlock();
 
     ++time_;
+    if (o_.choose) {  // the caller drives: agents first, then completions, as step_point lists them
+      const auto pick = o_.choose(step_point_of(runnable));
+      if (pick >= runnable.size() + pending_.size())
+        throw std::out_of_range(fmt::format("the chooser picked choice {} of {}", pick, runnable.size() + pending_.size()));
+      if (pick < runnable.size()) step(runnable[pick]);
+      else complete(pick - runnable.size());
+      continue;
+    }
     switch (o_.schedule) {
       case policy::eager:
       case policy::lazy: {

@@ -6,6 +6,7 @@
 // options -> byte-identical buffers, diagnostics and trace.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -27,6 +28,24 @@ enum class policy : std::uint8_t {
 };
 const char* policy_name(policy p);
 
+// One scheduling decision, as a learner driving the schedule sees it (options::choose): what
+// may move next, and where every barrier of the running cluster stands.
+struct step_choice {
+  std::string who;    // "wg1" (a one-CTA cluster) or "cta1.wg0"; an async operation: "async3"
+  std::string what;   // its next op, or the async operation and what completing it does
+  bool async = false;
+};
+struct step_point {
+  std::uint64_t step = 0;             // steps taken so far in the whole run
+  std::vector<int> cta;               // the running cluster's CTAs: (x, y, z) of the first
+  std::vector<step_choice> choices;   // runnable agents (in agent order), then pending async operations (in issue order)
+  std::vector<std::string> barriers;  // "b1[0]: 1 completed (phase 1), arrivals 0/1, tx 0 bytes pending"
+  std::vector<std::string> blocked;   // agents that may not move: "wg1 waits on b1[0] (completion #1)"
+};
+// Picks the index of the choice that moves next. Called only when there are choices; it may
+// throw to stop the run (the exception leaves interp::run as it is).
+using chooser = std::function<std::size_t(step_point const&)>;
+
 struct options {
   policy schedule = policy::eager;
   std::uint64_t seed = 0;
@@ -43,6 +62,9 @@ struct options {
   // needs .cluster then reports the race its GPU run could have). Off: the rule's scopes, which
   // are the ones the code generator emits.
   bool all_cta_scopes = false;
+  // Set: every step is this function's choice, whatever `schedule` says (stagecraft lesson
+  // --step: the learner drives). A schedule it picks replays exactly from the same picks.
+  chooser choose;
 };
 
 // Each check is a distinct, named diagnostic.

@@ -52,6 +52,22 @@ check pipeline "$out/pipeline.html" 0 ""
 check deadlock "$out/deadlock.html" 1 "deadlock"
 check race "$out/race.html" 1 "data-race"
 
+# Replay (the slider and step buttons): the controls exist, and a page opened at #step=N shows
+# step N with what started there, the rest veiled (the screenshot); at the last stop of a
+# twin's page the diagnostic is what happened.
+replay() {  # NAME HTML STEP REGEX
+  local name=$1 page=$2 step=$3 want=$4
+  render "$name" "$page#step=$step"
+  local dom=$out/$name.dom.html errs
+  for id in step-back step-fwd replay-slider replay-all; do grep -q "id=\"$id\"" "$dom" || fail "$name: no #$id control"; done
+  tr '\n' ' ' <"$dom" | grep -Eq "id=\"replay-now\"[^>]*>$want" && echo "ok: $name: the page replays to $want" || fail "$name: the replay readout is not '$want'"
+  errs=$(console_errors "$out/$name.console.log")
+  [ -z "$errs" ] && [ -s "$out/$name.png" ] && echo "ok: $name.png, no console errors" || fail "$name: console errors or no screenshot: $errs"
+}
+replay pipeline-step20 "$out/pipeline.html" 20 'step 20 \([0-9]+ of [0-9]+\): CTA 0 '
+replay race-last "$out/race.html" 100000 'step [0-9]+ \(([0-9]+) of \1\): .*data-race'
+replay pipeline-whole "$out/pipeline.html" "" 'whole run'
+
 # The console check can fail: the same page with an error planted in its script must trip it.
 sed 's|(function () {|(function () { null.planted_error();|' "$out/race.html" >"$out/planted.html"
 render planted "$out/planted.html"

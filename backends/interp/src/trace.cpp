@@ -239,6 +239,9 @@ header h1 { margin: 0; font-size: 16px; font-weight: 600; }
 #toolbar button:hover { background: #eef2f7; }
 #zoom-readout { min-width: 11em; color: var(--muted); }
 .hint { margin-left: auto; color: var(--muted); }
+#replay { display: inline-flex; align-items: center; gap: 4px; margin-left: 12px; }
+#replay-slider { width: 220px; }
+#replay-now { color: var(--fg); max-width: 44em; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 #view { position: relative; flex: 1 1 auto; min-height: 220px; overflow: hidden; }
 #cv { position: absolute; left: 0; top: 0; }
 #scroller { position: absolute; inset: 0; overflow: auto; }
@@ -278,6 +281,13 @@ header h1 { margin: 0; font-size: 16px; font-weight: 600; }
   <span id="zoom-readout"></span>
   <button id="expand-all" title="Show every CTA's lanes">Expand all</button>
   <button id="collapse-all" title="Show one row per CTA">Collapse all</button>
+  <span id="replay" title="Replay the schedule event by event">
+    <button id="step-back" title="One step back (,)">&#9664;</button>
+    <input id="replay-slider" type="range" min="0" value="0" aria-label="scheduler step">
+    <button id="step-fwd" title="One step forward (.)">&#9654;</button>
+    <button id="replay-all" title="The whole run">All</button>
+    <span id="replay-now"></span>
+  </span>
   <span class="hint">Ctrl+wheel: zoom &middot; wheel / Shift+wheel / drag: scroll &middot; click a box: details &middot; click a CTA name: fold</span>
 </div>
 <div id="view">
@@ -671,6 +681,13 @@ function draw() {
     ctx.fillStyle = 'rgba(31,35,40,0.35)';
     ctx.fillRect(Math.round(mouse.x), AXIS_H, 1, H);
   }
+  if (replayAt < stops.length) {  // replaying: what the schedule has not reached yet is veiled
+    var tNow = stops[replayAt], xv = Math.max(LABEL_W, Math.round(X(tNow + 1)));
+    ctx.fillStyle = 'rgba(255,255,255,0.86)';
+    ctx.fillRect(xv, AXIS_H, W, H);
+    ctx.fillStyle = '#e8590c';
+    ctx.fillRect(Math.round(X(tNow)) - 1, AXIS_H, 2, H);
+  }
   ctx.restore();
 
   // Lane names stay put while the plot scrolls sideways.
@@ -901,6 +918,38 @@ if (nC < 2) {
   document.getElementById('collapse-all').hidden = true;
 }
 
+// ---- replay --------------------------------------------------------------------------------
+// The schedule event by event: stops are the steps at which something starts; at stop i the
+// page shows what ran up to it, veils the rest and names what happened at it. A URL ending in
+// #step=N opens at step N (how the Chromium test looks at a replayed page).
+var stops = Array.from(new Set(Array.from(ta))).sort(function (a, b) { return a - b; });
+var replayAt = stops.length;  // stops.length: the whole run
+var slider = document.getElementById('replay-slider');
+slider.max = String(stops.length);
+function replay(i) {
+  replayAt = Math.min(Math.max(i, 0), stops.length);
+  slider.value = String(replayAt);
+  var now = document.getElementById('replay-now');
+  if (replayAt === stops.length) { now.textContent = 'whole run'; schedule(); return; }
+  var t = stops[replayAt], here = [];
+  for (var i2 = 0; i2 < N; ++i2)
+    if (ta[i2] === t) here.push('CTA ' + cta[i2] + ' ' + lanes[lane[i2]] + ': ' + (labels[lab[i2]] || KIND[kind[i2]]));
+  now.textContent = UNIT + ' ' + t + ' (' + (replayAt + 1) + ' of ' + stops.length + '): ' + here.join(' \u00b7 ');
+  now.title = here.join('\n');
+  var x = X(t);  // keep the cursor in view
+  if (x < LABEL_W + 20 || x > W - 40) { px = t * scale - plotW * 0.6; sync(); }
+  schedule();
+}
+slider.oninput = function () { replay(Number(slider.value)); };
+document.getElementById('step-back').onclick = function () { replay((replayAt === stops.length ? stops.length : replayAt) - 1); };
+document.getElementById('step-fwd').onclick = function () { replay(replayAt + 1); };
+document.getElementById('replay-all').onclick = function () { replay(stops.length); };
+window.addEventListener('keydown', function (e) {
+  if (e.ctrlKey || e.metaKey || e.altKey) return;
+  if (e.key === ',') { replay(replayAt - 1); e.preventDefault(); }
+  else if (e.key === '.') { replay(replayAt + 1); e.preventDefault(); }
+});
+
 // ---- page furniture ------------------------------------------------------------------------
 document.getElementById('kernel').textContent = data.kernel || '(unnamed kernel)';
 document.getElementById('summary').textContent = [
@@ -936,6 +985,12 @@ resize();
 scale = minScale;
 sync();
 setStatus();
+var stepHash = /^#step=(\d+)$/.exec(location.hash);
+if (stepHash) {
+  var want = Number(stepHash[1]), at = 0;
+  while (at + 1 < stops.length && stops[at + 1] <= want) ++at;
+  replay(at);
+} else replay(stops.length);
 new ResizeObserver(function () {
   if (sc.clientWidth === W && sc.clientHeight === H) return;
   var atFit = scale <= minScale * 1.0001, mid = (px + plotW / 2) / scale;

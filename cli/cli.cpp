@@ -515,7 +515,7 @@ int stepped_verdict(lesson_entry const& l, lesson_twin const* twin, ir::Kernel c
   }
   auto expected = inputs;
   l.reference(expected);
-  return compare_with_reference(k, r.buffers, expected, "the reference", r.steps) == exit_ok ? exit_ok : 1;
+  return compare_with_reference(k, r.buffers, expected, "the reference", r.steps, interp::tolerance_of(k, r, inputs)) == exit_ok ? exit_ok : 1;
 }
 
 // Runs one lesson with narration: the schedule as it happened, then the verdict, or for a buggy
@@ -578,7 +578,7 @@ int run_lesson(lesson_entry const& l, lesson_flags const& f) {
     }
     auto expected = inputs;
     l.reference(expected);
-    return compare_with_reference(k, r.buffers, expected, "the reference", r.steps) == exit_ok ? exit_ok : 1;
+    return compare_with_reference(k, r.buffers, expected, "the reference", r.steps, interp::tolerance_of(k, r, inputs)) == exit_ok ? exit_ok : 1;
   }
   if (r.ok()) {
     fmt::print("lesson {:02}: twin '{}' ran clean, but its lesson promises {}: a bug in stagecraft, please report it\n", l.number, twin->name, twin->expect);

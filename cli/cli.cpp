@@ -29,6 +29,8 @@
 #include "bench.hpp"
 #include "shard.hpp"
 #include "stagecraft/bench/bench.hpp"
+#include "stagecraft/bench/model.hpp"
+#include "stagecraft/ir/scopes.hpp"
 #include "stagecraft/interp/interp.hpp"
 #include "stagecraft/lessons.hpp"
 #include "stagecraft/nvrtc/codegen.hpp"
@@ -518,6 +520,66 @@ int stepped_verdict(lesson_entry const& l, lesson_twin const* twin, ir::Kernel c
   return compare_with_reference(k, r.buffers, expected, "the reference", r.steps, interp::tolerance_of(k, r, inputs)) == exit_ok ? exit_ok : 1;
 }
 
+// What a lesson's kernel and each of its variants cost (lesson 13), from three tools that need
+// no GPU: the cost model (its predicted time, and how much of it the MMA warpgroup spends
+// waiting), the cluster barriers' scope rule (ir::cluster_barrier_scope: a .release.cluster
+// arrival is a fence of the whole cluster, every time it runs) and the code generator's count of
+// SMEM wavefronts in the epilogue's fragment stores. Each variant is checked correct first.
+int print_variant_costs(lesson_entry const& l) {
+  struct row {
+    std::string name, change, verdict, limited_by;
+    double ms = 0, wait = 0;
+    int stages = 0, cluster_scope = 0, cta_scope = 0;
+    std::int64_t wavefronts = 0, ideal = 0;
+  };
+  const auto machine = bench::find_machine("H200");
+  auto measure = [&](std::string name, std::string change, ir::Kernel const& k) {
+    row r{.name = std::move(name), .change = std::move(change)};
+    const auto inputs = random_inputs(k, 1);
+    const auto run = interp::run(k, inputs);
+    auto expected = inputs;
+    l.reference(expected);
+    std::int64_t checked = 0;
+    const auto bad = run.ok() ? first_mismatch(k, run.buffers, expected, "the reference", checked, interp::tolerance_of(k, run, inputs))
+                              : run.diagnostics.front().message;
+    r.verdict = bad.empty() ? "correct" : bad;
+    const auto p = bench::predict(k, inputs, machine);
+    r.ms = p.kernel_ms;
+    r.limited_by = p.limited_by;
+    for (auto const& w : p.warpgroups)  // the MMA warpgroup: the last of CTA 0
+      if (w.cta == 0 && w.wg == k.warpgroups - 1) r.wait = w.waiting_ns / std::max(w.busy_ns + w.waiting_ns, 1e-9);
+    for (std::size_t a = 0; a < k.allocs.size(); ++a) {
+      if (k.allocs[a].kind == ir::AllocKind::cluster_barrier) ++(ir::cluster_barrier_scope(k, static_cast<int>(a)).cta ? r.cta_scope : r.cluster_scope);
+      if (k.allocs[a].kind == ir::AllocKind::barrier || k.allocs[a].kind == ir::AllocKind::cluster_barrier)
+        r.stages = std::max<int>(r.stages, static_cast<int>(k.allocs[a].shape.empty() ? 1 : k.allocs[a].shape[0]));
+    }
+    for (auto const& b : nvrtc::generate(k).banks) r.wavefronts += b.wavefronts, r.ideal += b.ideal;
+    return r;
+  };
+  std::vector<row> rows{measure(l.slug, "the lesson's kernel", l.build())};
+  for (auto const& v : l.variants) rows.push_back(measure(v.name, v.change, v.build()));
+  fmt::print("\nThe same kernel written {} ways (MODEL: the cost model of the {}, not a measurement):\n", rows.size(), machine.name);
+  fmt::print("  {:<18} {:>7} {:>12} {:>12} {:>22} {:>20}  {}\n", "way", "stages", "time (ms)", "MMA wg waits", "cluster barrier scope",
+             "epilogue wavefronts", "limited by");
+  int rc = exit_ok;
+  for (auto const& r : rows) {
+    const auto scope = r.cluster_scope + r.cta_scope == 0 ? std::string("-")
+                       : r.cluster_scope                 ? fmt::format(".release.cluster x{}", r.cluster_scope)
+                                                         : fmt::format(".release.cta x{}", r.cta_scope);
+    const auto waves = r.ideal ? fmt::format("{} (ideal {})", r.wavefronts, r.ideal) : std::string("-");
+    fmt::print("  {:<18} {:>7} {:>12.5f} {:>11.0f}% {:>22} {:>20}  {}\n", r.name, r.stages, r.ms, 100 * r.wait, scope, waves, r.limited_by);
+    if (r.verdict != "correct") {
+      fmt::print("  {}: not correct ({}): a bug in stagecraft, please report it\n", r.name, r.verdict);
+      rc = 1;
+    }
+  }
+  for (std::size_t i = 1; i < rows.size(); ++i) fmt::print("  {}: {}\n", rows[i].name, rows[i].change);
+  fmt::print("Every way above computes the same C (checked against the reference). The SASS each one becomes is in "
+             "docs/lessons/{:02}.md.\n",
+             l.number);
+  return rc;
+}
+
 // Runs one lesson with narration: the schedule as it happened, then the verdict, or for a buggy
 // twin the diagnostic, what a GPU would do and the fix. Exit 0 when the lesson behaves as its
 // text says (the twin gets its diagnostic), 1 when it does not (a bug of ours).
@@ -578,7 +640,9 @@ int run_lesson(lesson_entry const& l, lesson_flags const& f) {
     }
     auto expected = inputs;
     l.reference(expected);
-    return compare_with_reference(k, r.buffers, expected, "the reference", r.steps, interp::tolerance_of(k, r, inputs)) == exit_ok ? exit_ok : 1;
+    const int rc = compare_with_reference(k, r.buffers, expected, "the reference", r.steps, interp::tolerance_of(k, r, inputs)) == exit_ok ? exit_ok : 1;
+    if (l.variants.empty() || rc != exit_ok) return rc;
+    return print_variant_costs(l);
   }
   if (r.ok()) {
     fmt::print("lesson {:02}: twin '{}' ran clean, but its lesson promises {}: a bug in stagecraft, please report it\n", l.number, twin->name, twin->expect);

@@ -41,10 +41,7 @@ std::vector<lesson_entry const*> lesson_registry::all() const {
 }
 
 std::map<int, std::string> const& lesson_registry::coming() {
-  static const std::map<int, std::string> c = {
-      {10, "wgmma pipelines (with the Hopper tensor-core issue)"},
-      {11, "tcgen05 with TMEM (with the Blackwell tensor-core issue)"},
-  };
+  static const std::map<int, std::string> c;
   return c;
 }
 

@@ -66,6 +66,28 @@ TEST_CASE("every correct lesson is clean and right under eager, lazy and 100 PCT
   }
 }
 
+TEST_CASE("every variant of a lesson is correct too: it differs in speed only", "[lessons]") {
+  for (auto const* l : lesson_registry::global().all())
+    for (auto const& v : l->variants) {
+      INFO("lesson " << l->number << " variant " << v.name << " (" << v.change << ")");
+      const auto k = v.build();
+      const auto inputs = lesson_inputs(k, 11);
+      auto expected = inputs;
+      l->reference(expected);
+      const auto r = interp::run(k, inputs, {.schedule = interp::policy::lazy});
+      INFO((r.ok() ? std::string() : r.diagnostics.front().message));
+      REQUIRE(r.ok());
+      const auto tol = interp::tolerance_of(k, r, inputs);
+      REQUIRE(tol);
+      for (int out : interp::written_params(k))
+        for (std::int64_t i = 0; i < expected[out].elements(); ++i)
+          REQUIRE(tol->within(r.buffers[out].get(i), expected[out].get(i), expected[out].dtype, out));
+      const auto ex = interp::explore(k, inputs, {.schedule = interp::policy::pct, .seed = 1}, 100);
+      INFO((ex.failure ? ex.failure->diagnostics.front().message : std::string()));
+      CHECK_FALSE(ex.failing_seed);
+    }
+}
+
 TEST_CASE("every buggy twin gets the diagnostic its lesson names", "[lessons]") {
   for (auto const* l : lesson_registry::global().all())
     for (auto const& t : l->twins) {

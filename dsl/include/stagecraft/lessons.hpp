@@ -23,6 +23,14 @@ struct lesson_twin {
   std::function<ir::Kernel()> build;
 };
 
+// Another correct way to write a lesson's kernel, slower for a reason the lesson teaches
+// (lesson 13): `stagecraft lesson NN` prints what each costs beside the lesson's own kernel.
+struct lesson_variant {
+  std::string name;    // "one_stage"
+  std::string change;  // what differs from the lesson's kernel, in one line
+  std::function<ir::Kernel()> build;
+};
+
 struct lesson_entry {
   int number = 0;
   std::string slug;      // "one_barrier" (examples/lessons/01_one_barrier/)
@@ -31,6 +39,7 @@ struct lesson_entry {
   std::function<ir::Kernel()> build;                          // the correct kernel
   std::function<void(std::vector<host_tensor>&)> reference;  // as kernel_entry::reference
   std::vector<lesson_twin> twins;
+  std::vector<lesson_variant> variants;
 };
 
 class lesson_registry {
@@ -39,7 +48,7 @@ class lesson_registry {
   bool add(lesson_entry e);                       // returns true so it can initialise a static
   lesson_entry const& find(std::string const& number) const;  // "1", "01" or the slug; throws usage_error
   std::vector<lesson_entry const*> all() const;  // by number
-  // Lessons announced but not written yet (their ops have not landed): number -> title.
+  // Lessons announced but not written yet (their ops have not landed): number -> title. None now.
   static std::map<int, std::string> const& coming();
 
  private:

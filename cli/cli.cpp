@@ -574,8 +574,8 @@ int print_variant_costs(lesson_entry const& l) {
     }
   }
   for (std::size_t i = 1; i < rows.size(); ++i) fmt::print("  {}: {}\n", rows[i].name, rows[i].change);
-  fmt::print("Every way above computes the same C (checked against the reference). The SASS each one becomes is in "
-             "docs/lessons/{:02}.md.\n",
+  fmt::print("Every way above computes the same C (checked against the reference). The model prices neither fences nor "
+             "bank conflicts: docs/lessons/{:02}.md says what they cost in SASS.\n",
              l.number);
   return rc;
 }

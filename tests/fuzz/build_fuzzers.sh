@@ -33,14 +33,14 @@ examples=("$gxx_build"/examples/CMakeFiles/stagecraft_examples.dir/*.o)
 
 lib_sources=(dsl/src/tree.cpp dsl/src/ir/lower.cpp dsl/src/ir/verify.cpp dsl/src/ir/print.cpp dsl/src/ir/wgmma.cpp dsl/src/ir/tcgen05.cpp dsl/src/ir/scopes.cpp dsl/src/registry.cpp dsl/src/tensor.cpp
              dsl/src/lessons.cpp backends/interp/src/program.cpp backends/interp/src/machine.cpp backends/interp/src/trace.cpp
-             backends/interp/src/views.cpp backends/interp/src/scheduler.cpp backends/interp/src/statements.cpp
+             backends/interp/src/views.cpp backends/interp/src/scheduler.cpp backends/interp/src/stepping.cpp backends/interp/src/statements.cpp
              backends/interp/src/mbarrier.cpp backends/interp/src/named_barrier.cpp backends/interp/src/memory.cpp backends/interp/src/tiles.cpp
              backends/interp/src/reports.cpp backends/interp/src/engines/tma.cpp backends/interp/src/engines/wgmma.cpp backends/interp/src/engines/tcgen05.cpp backends/interp/src/tolerance.cpp
              backends/interp/src/names.cpp
              backends/nvrtc/src/codegen.cpp backends/nvrtc/src/tcgen05.cpp backends/nvrtc/src/disk_cache.cpp tests/fuzz/ir_codec.cpp)
 # The CLI's bench and merge subcommands, with the model's machine table generated as CMake does.
 cmake -DIN="$root/data/machines.json" -DOUT="$out/obj/machines_data.cpp" -P "$root/backends/bench/embed_machines.cmake"
-cli_sources=(cli/cli.cpp cli/narrate.cpp cli/verdict.cpp cli/shard.cpp cli/shard_file.cpp cli/output_file.cpp cli/explore_clock.cpp cli/bench.cpp backends/bench/src/bench.cpp backends/bench/src/model.cpp
+cli_sources=(cli/cli.cpp cli/narrate.cpp cli/step.cpp cli/verdict.cpp cli/shard.cpp cli/shard_file.cpp cli/output_file.cpp cli/explore_clock.cpp cli/bench.cpp backends/bench/src/bench.cpp backends/bench/src/model.cpp
              backends/bench/src/report.cpp backends/bench/src/calibrate.cpp "$out/obj/machines_data.cpp" tests/fuzz/fuzz_cli.cpp)
 ir_sources=(tests/fuzz/fuzz_ir.cpp)
 

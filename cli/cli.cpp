@@ -490,6 +490,7 @@ struct lesson_flags {
   std::optional<std::string> timeline_file;
   std::size_t lines = 80;            // narration lines shown (0: all)
   bool step = false;                 // the learner drives the schedule from stdin (step.hpp)
+  std::optional<std::string> cubin_dir;  // a lesson with variants: write each one's CUBIN there
 };
 
 // The end of a session in which the learner drove the schedule. A twin's mistake shows only
@@ -525,7 +526,8 @@ int stepped_verdict(lesson_entry const& l, lesson_twin const* twin, ir::Kernel c
 // waiting), the cluster barriers' scope rule (ir::cluster_barrier_scope: a .release.cluster
 // arrival is a fence of the whole cluster, every time it runs) and the code generator's count of
 // SMEM wavefronts in the epilogue's fragment stores. Each variant is checked correct first.
-int print_variant_costs(lesson_entry const& l) {
+// cubin_dir: also write each way's CUBIN there (<way>.cubin, NVRTC), for bench/lesson_sass.sh.
+int print_variant_costs(lesson_entry const& l, std::optional<std::string> const& cubin_dir) {
   struct row {
     std::string name, change, verdict, limited_by;
     double ms = 0, wait = 0;
@@ -554,6 +556,14 @@ int print_variant_costs(lesson_entry const& l) {
         r.stages = std::max<int>(r.stages, static_cast<int>(k.allocs[a].shape.empty() ? 1 : k.allocs[a].shape[0]));
     }
     for (auto const& b : nvrtc::generate(k).banks) r.wavefronts += b.wavefronts, r.ideal += b.ideal;
+    if (cubin_dir) {
+#ifdef STAGECRAFT_HAVE_NVRTC
+      const auto c = nvrtc::compile(k, k.target);
+      output_file("--cubin-dir", *cubin_dir + "/" + r.name + ".cubin").write(std::string(c.cubin.begin(), c.cubin.end()));
+#else
+      throw usage_error("lesson --cubin-dir: this build has no NVRTC (no CUDA toolkit found at configure time)");
+#endif
+    }
     return r;
   };
   std::vector<row> rows{measure(l.slug, "the lesson's kernel", l.build())};
@@ -575,7 +585,7 @@ int print_variant_costs(lesson_entry const& l) {
   }
   for (std::size_t i = 1; i < rows.size(); ++i) fmt::print("  {}: {}\n", rows[i].name, rows[i].change);
   fmt::print("Every way above computes the same C (checked against the reference). The model prices neither fences nor "
-             "bank conflicts: docs/lessons/{:02}.md says what they cost in SASS.\n",
+             "bank conflicts: docs/lessons/{:02}.md says what they cost (bench/lesson_sass.sh counts the SASS).\n",
              l.number);
   return rc;
 }
@@ -598,6 +608,9 @@ int run_lesson(lesson_entry const& l, lesson_flags const& f) {
       throw usage_error(fmt::format("lesson {:02} has no twin '{}' (its twins: {})", l.number, *f.buggy, fmt::join(names, ", ")));
     }
   }
+  if (f.cubin_dir && (l.variants.empty() || twin || f.step))
+    throw usage_error(fmt::format("lesson {:02} --cubin-dir: only a lesson with variants writes CUBINs{}", l.number,
+                                  l.variants.empty() ? " (lesson 13 has them)" : ", and not with --buggy or --step"));
   const std::string base = twin ? fmt::format("lesson{:02}_{}", l.number, twin->name) : fmt::format("lesson{:02}", l.number);
   output_file timeline("--timeline", f.timeline_file.value_or(base + ".html"));
   const ir::Kernel k = twin ? twin->build() : l.build();
@@ -642,7 +655,7 @@ int run_lesson(lesson_entry const& l, lesson_flags const& f) {
     l.reference(expected);
     const int rc = compare_with_reference(k, r.buffers, expected, "the reference", r.steps, interp::tolerance_of(k, r, inputs)) == exit_ok ? exit_ok : 1;
     if (l.variants.empty() || rc != exit_ok) return rc;
-    return print_variant_costs(l);
+    return print_variant_costs(l, f.cubin_dir);
   }
   if (r.ok()) {
     fmt::print("lesson {:02}: twin '{}' ran clean, but its lesson promises {}: a bug in stagecraft, please report it\n", l.number, twin->name, twin->expect);
@@ -754,6 +767,7 @@ int main(int argc, char** argv, registry const& kernels) {
   lesson_cmd->add_option("--barrier", lf.barrier, "narrate only this barrier's events (b1, b1[0])");
   lesson_cmd->add_option("--timeline", lf.timeline_file, "where to write the HTML timeline (default lessonNN[_twin].html)");
   lesson_cmd->add_option("--lines", lf.lines, "narration lines shown (0: all)")->capture_default_str();
+  lesson_cmd->add_option("--cubin-dir", lf.cubin_dir, "a lesson with variants (13): write each way's CUBIN into this directory (bench/lesson_sass.sh reads them)");
   lesson_cmd->add_flag("--step", lf.step, "drive the schedule yourself: pick what moves next at every step (from the terminal, or lines on stdin)");
 
   try {

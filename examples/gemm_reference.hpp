@@ -26,6 +26,11 @@ inline void gemm_abt_reference(std::vector<host_tensor>& t, param_values const& 
   gemm_fabt_reference(t, p, [](double x) { return x; });
 }
 
+// The same, M, N and K read from the tensors' shapes (the lessons' kernels have no parameters).
+inline void gemm_abt_reference_of_shapes(std::vector<host_tensor>& t) {
+  gemm_abt_reference(t, {{"M", t[0].shape[0]}, {"N", t[1].shape[0]}, {"K", t[0].shape[1]}});
+}
+
 // C = relu(A) * B^T (gemm_blackwell_ts): A's elements clamped at 0.
 inline void gemm_relu_abt_reference(std::vector<host_tensor>& t, param_values const& p) {
   gemm_fabt_reference(t, p, [](double x) { return x > 0 ? x : 0.0; });

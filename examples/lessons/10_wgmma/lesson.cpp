@@ -14,6 +14,8 @@
 #include <stagecraft/lessons.hpp>
 #include <stagecraft/stagecraft.hpp>
 
+#include "../../gemm_reference.hpp"
+
 namespace stagecraft::lessons {
 namespace {
 
@@ -69,17 +71,7 @@ STAGECRAFT_LESSON(lesson_entry{
                "committed groups are in flight; a stage is free, and the accumulator readable, only once a wait covers "
                "the group that uses it.",
     .build = wgmma_pipeline<mistake::none>,
-    .reference =
-        [](std::vector<host_tensor>& t) {  // a (64, K), b (64, K), c = a * b^T
-          const std::int64_t K = t[0].shape[1];
-          auto c = t[2].as<float>();
-          for (std::int64_t i = 0; i < 64; ++i)
-            for (std::int64_t j = 0; j < 64; ++j) {
-              double s = 0;
-              for (std::int64_t k = 0; k < K; ++k) s += t[0].get(i * K + k) * t[1].get(j * K + k);
-              c[i * 64 + j] = static_cast<float>(s);
-            }
-        },
+    .reference = examples::gemm_abt_reference_of_shapes,
     .twins = {{.name = "acc_before_wait",
                .mistake = "the epilogue reads the accumulator before the final wgmma_wait(0)",
                .expect = "data-race",

@@ -14,6 +14,8 @@
 #include <stagecraft/lessons.hpp>
 #include <stagecraft/stagecraft.hpp>
 
+#include "../../gemm_reference.hpp"
+
 namespace stagecraft::lessons {
 namespace {
 
@@ -62,17 +64,7 @@ STAGECRAFT_LESSON(lesson_entry{
                "Read TMEM after a commit's barrier, free a stage after the commit of the MMA that read it, and free TMEM "
                "only after its last reader.",
     .build = tcgen05_pipeline<mistake::none>,
-    .reference =
-        [](std::vector<host_tensor>& t) {  // a (128, K), b (64, K), c = a * b^T
-          const std::int64_t K = t[0].shape[1];
-          auto c = t[2].as<float>();
-          for (std::int64_t i = 0; i < 128; ++i)
-            for (std::int64_t j = 0; j < 64; ++j) {
-              double s = 0;
-              for (std::int64_t k = 0; k < K; ++k) s += t[0].get(i * K + k) * t[1].get(j * K + k);
-              c[i * 64 + j] = static_cast<float>(s);
-            }
-        },
+    .reference = examples::gemm_abt_reference_of_shapes,
     .twins = {{.name = "read_before_commit",
                .mistake = "the MMA warpgroup signals done with barrier_arrive instead of tcgen05_commit_arrive",
                .expect = "data-race",

@@ -16,6 +16,8 @@
 #include <stagecraft/lessons.hpp>
 #include <stagecraft/stagecraft.hpp>
 
+#include "../../gemm_reference.hpp"
+
 namespace stagecraft::lessons {
 namespace {
 
@@ -70,17 +72,7 @@ STAGECRAFT_LESSON(lesson_entry{
                "stage is free only when every MMA reading any copy of it has committed: the commit must reach every "
                "CTA whose load refills it.",
     .build = pairs<mistake::none>,
-    .reference =
-        [](std::vector<host_tensor>& t) {  // a (256, K), b (128, K), c = a * b^T
-          const std::int64_t K = t[0].shape[1];
-          auto c = t[2].as<float>();
-          for (std::int64_t i = 0; i < 256; ++i)
-            for (std::int64_t j = 0; j < 128; ++j) {
-              double s = 0;
-              for (std::int64_t k = 0; k < K; ++k) s += t[0].get(i * K + k) * t[1].get(j * K + k);
-              c[i * 128 + j] = static_cast<float>(s);
-            }
-        },
+    .reference = examples::gemm_abt_reference_of_shapes,
     .twins = {{.name = "own_pair_commit",
                .mistake = "each pair's commit frees the stage only in its own two CTAs, and empty counts one arrival",
                .expect = "data-race",

@@ -24,6 +24,8 @@
 #include <stagecraft/lessons.hpp>
 #include <stagecraft/stagecraft.hpp>
 
+#include "../../gemm_reference.hpp"
+
 namespace stagecraft::lessons {
 namespace {
 
@@ -80,16 +82,7 @@ STAGECRAFT_LESSON(lesson_entry{
     .summary = "Correct is not fast. Keep stages in flight, let cluster barriers release at .cta scope (write C "
                "through SMEM and TMA, not generically), and swizzle the epilogue's SMEM tile.",
     .build = speed<4, epilogue::swizzled_tma>,
-    .reference =
-        [](std::vector<host_tensor>& t) {  // a (M, K), b (N, K), c = a * b^T
-          const std::int64_t M = t[0].shape[0], K = t[0].shape[1], N = t[1].shape[0];
-          for (std::int64_t i = 0; i < M; ++i)
-            for (std::int64_t j = 0; j < N; ++j) {
-              double s = 0;
-              for (std::int64_t k = 0; k < K; ++k) s += t[0].get(i * K + k) * t[1].get(j * K + k);
-              t[2].set(i * N + j, s);
-            }
-        },
+    .reference = examples::gemm_abt_reference_of_shapes,
     .variants = {{.name = "two_stages",
                   .change = "S = 2 instead of 4: with a wgmma group in flight, only one stage can be loading",
                   .build = speed<2, epilogue::swizzled_tma>},

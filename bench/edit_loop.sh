@@ -5,21 +5,26 @@
 # Beside it, JAX's Mosaic GPU interpreter runs the same kernel (bench/edit_loop_jax.py), JAX
 # installed from PyPI into its own venv ($BUILD/edit-loop-venv); skipped with a message when
 # that is not possible.
-#   bench/edit_loop.sh [--levers] [--no-jax]
-#     --levers  also time the levers one by one, outside the build: the kernel TU at other
-#               optimisation levels and with a precompiled header, the link with other linkers
+#   bench/edit_loop.sh [--levers] [--no-jax] [--installed]
+#     --levers     also time the levers one by one, outside the build: the kernel TU at other
+#                  optimisation levels and with a precompiled header, the link with other linkers
+#     --installed  also the loop of a user's project against the installed package
+#                  (bench/edit_loop_project: stagecraft_add_kernel_runner with the package's kernel
+#                  flags, precompiled header and lld), for a small kernel (add_one) and a GEMM
+#                  (gemm_hopper), with each compiler found among c++ (g++) and clang++-16
 #   env: STAGECRAFT_BUILD_DIR (default build/), REPS (default 3)
 # Goal (docs/edit_loop.md): edit-to-verdict <= 1 s for a small kernel.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${STAGECRAFT_BUILD_DIR:-$here/build}
 reps=${REPS:-3}
-levers=0 jax=1
+levers=0 jax=1 installed=0
 for a in "$@"; do
   case "$a" in
     --levers) levers=1 ;;
     --no-jax) jax=0 ;;
-    *) echo "usage: $0 [--levers] [--no-jax]" >&2; exit 64 ;;
+    --installed) installed=1 ;;
+    *) echo "usage: $0 [--levers] [--no-jax] [--installed]" >&2; exit 64 ;;
   esac
 done
 src=$here/examples/add_one.cpp
@@ -105,11 +110,8 @@ if [ "$levers" = 1 ]; then
   pchcmd=$(sed -E 's/ -O[0-3s]//g; s/ -g / /g; s/ -c [^ ]+$//' <<<"$base")
   timed pch_build $pchcmd -O0 -g -x c++-header "$tmp/front.hpp" -o "$tmp/front.hpp.gch"
   for ((i = 0; i < reps; ++i)); do timed "O0g_pch" $(sed -E 's/ -O[0-3s]//g; s/ -g / /g' <<<"$base") -O0 -g -include "$tmp/front.hpp" -Winvalid-pch -o "$tmp/tu.o"; done
-  # The same file with one ring depth instead of six (dispatch<4>): what one instantiation costs.
-  sed 's/dispatch<1, 2, 3, 4, 5, 6>/dispatch<4>/' "$src" >"$tmp/add_one_k4.cpp"
-  grep -q 'dispatch<4>' "$tmp/add_one_k4.cpp" || { echo "examples/add_one.cpp no longer dispatches on 1..6" >&2; exit 1; }
-  k4=$(sed -E 's/ -O[0-3s]//g; s/ -g / /g; s| -c [^ ]+$| -c '"$tmp"'/add_one_k4.cpp|' <<<"$base")
-  for ((i = 0; i < reps; ++i)); do timed "O0g_k4" $k4 -O0 -g -I"$here/examples" -o "$tmp/tu.o"; done
+  # The same file with one ring depth instead of six (what a runner's INSTANTIATE K=4 builds).
+  for ((i = 0; i < reps; ++i)); do timed "O0g_k4" $(sed -E 's/ -O[0-3s]//g; s/ -g / /g' <<<"$base") -O0 -g '-DSTAGECRAFT_INSTANTIATE="K=4"' -o "$tmp/tu.o"; done
   # The preprocessor alone: what lighter includes could save at most.
   for ((i = 0; i < reps; ++i)); do timed "preprocess" $(sed -E 's/ -c / -E /' <<<"$base") -o "$tmp/tu.ii"; done
   echo
@@ -122,7 +124,7 @@ if [ "$levers" = 1 ]; then
     case "$l" in
       O2g) d="-O2 -g (RelWithDebInfo without STAGECRAFT_KERNEL_FLAGS)" ;; O1g) d="-O1 -g" ;; O0g) d="-O0 -g" ;; O0) d="-O0" ;;
       O0g_pch) d="-O0 -g with a precompiled header of the front end" ;;
-      O0g_k4) d="-O0 -g, one ring depth instantiated instead of six (dispatch<4>)" ;; preprocess) d="preprocessing only (-E)" ;;
+      O0g_k4) d="-O0 -g, one ring depth instantiated instead of six (STAGECRAFT_INSTANTIATE=\"K=4\")" ;; preprocess) d="preprocessing only (-E)" ;;
       pch_build) d="building that precompiled header (once per header change)" ;;
     esac
     echo "| $d | ${m% *} / ${m#* } |"
@@ -141,6 +143,40 @@ if [ "$levers" = 1 ]; then
       line+=" ${m% *} / ${m#* } |"
     done
     echo "$line"
+  done
+fi
+
+if [ "$installed" = 1 ]; then
+  # The package as a user gets it: installed into a prefix of its own, then a project of two
+  # kernel files configured against it (Release, as a user's default), once per compiler.
+  prefix=$build/edit-loop-prefix
+  ninja -C "$build" stagecraft_runner >/dev/null
+  cmake --install "$build" --prefix "$prefix" >/dev/null
+  echo
+  echo "installed package ($prefix), a user's project (bench/edit_loop_project), Release + the package's kernel flags:"
+  echo
+  echo "| compiler | kernel | compile TU | link | run | edit-to-verdict |"
+  echo "|---|---|---:|---:|---:|---:|"
+  for cxx in c++ clang++-16; do
+    command -v "$cxx" >/dev/null || { echo "| $cxx | (not installed) | | | | |"; continue; }
+    proj=$tmp/project-$cxx
+    mkdir -p "$proj"
+    cp "$here/bench/edit_loop_project/CMakeLists.txt" "$here/examples/add_one.cpp" "$here/examples/gemm_hopper.cpp" "$here/examples/gemm_reference.hpp" "$proj/"
+    cmake -S "$proj" -B "$proj/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_PREFIX_PATH="$prefix" >"$tmp/configure.log" 2>&1 ||
+      { cat "$tmp/configure.log" >&2; echo "configuring the project with $cxx failed" >&2; exit 1; }
+    ninja -C "$proj/build" >"$tmp/build.log" 2>&1 || { cat "$tmp/build.log" >&2; echo "building the project with $cxx failed" >&2; exit 1; }
+    for k in add_one:small_runner gemm_hopper:gemm_runner; do
+      file=${k%%:*} runner=${k#*:}
+      o=CMakeFiles/${runner}_stagecraft_kernels.dir/$file.cpp.o
+      for ((i = 0; i < reps; ++i)); do
+        touch "$proj/$file.cpp"
+        timed "$cxx.$file.compile" ninja -C "$proj/build" "$o"
+        timed "$cxx.$file.link" ninja -C "$proj/build" "$runner"
+        timed "$cxx.$file.run" "$proj/build/$runner"
+        grep -q "verdict: correct" "$tmp/last.out" || { cat "$tmp/last.out" >&2; echo "$runner did not say correct" >&2; exit 1; }
+      done
+      row "$cxx | $file" "$cxx.$file.compile" "$cxx.$file.link" "$cxx.$file.run"
+    done
   done
 fi
 

@@ -22,3 +22,70 @@ function(stagecraft_add_kernels target)
     target_link_libraries(${target} PRIVATE stagecraft::dsl)
   endif()
 endfunction()
+
+# ---- the kernel author's edit loop (docs/edit_loop.md) -------------------------------------------
+# Kernel construction runs once per run: optimising it buys nothing a user can measure and costs
+# most of a kernel file's compile. Kernel files are compiled with these flags after the build
+# type's, and (STAGECRAFT_KERNEL_PCH) against one precompiled header of the public headers, built
+# once per build tree: the edited file then parses only itself.
+set(STAGECRAFT_KERNEL_FLAGS "-O0" CACHE STRING "Compile flags for kernel translation units (appended after the build type's)")
+option(STAGECRAFT_KERNEL_PCH "Compile kernel files against a precompiled header of stagecraft's headers" ON)
+
+# stagecraft_kernel_options(OBJECT_TARGET [INSTANTIATE "<param>=<value> ..."]): the kernel flags,
+# the parameter values to build (STAGECRAFT_INSTANTIATE, registry.hpp), and the precompiled
+# header where the compiler handles it (clang before 16 crashes building one of these headers:
+# LambdaExpr::children). The header reads STAGECRAFT_INSTANTIATE, so each set of values gets a
+# precompiled header of its own (one per set and build tree, built once).
+function(stagecraft_kernel_options objects)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "INSTANTIATE" "")
+  target_compile_options(${objects} PRIVATE ${STAGECRAFT_KERNEL_FLAGS})
+  set(defs "")
+  if(arg_INSTANTIATE)
+    set(defs "STAGECRAFT_INSTANTIATE=\"${arg_INSTANTIATE}\"")
+    target_compile_definitions(${objects} PRIVATE ${defs})
+  endif()
+  if(NOT STAGECRAFT_KERNEL_PCH OR (CMAKE_CXX_COMPILER_ID STREQUAL "Clang" AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 16))
+    return()
+  endif()
+  string(MD5 key "${arg_INSTANTIATE}")
+  string(SUBSTRING ${key} 0 8 key)
+  set(pch stagecraft_kernel_pch_${key})
+  if(NOT TARGET ${pch})
+    set(src ${CMAKE_BINARY_DIR}/${pch}.cpp)
+    if(NOT EXISTS ${src})
+      file(WRITE ${src} "// The translation unit that builds stagecraft's precompiled header for kernel files.\n")
+    endif()
+    add_library(${pch} OBJECT ${src})
+    target_link_libraries(${pch} PUBLIC stagecraft::dsl)
+    target_compile_options(${pch} PRIVATE ${STAGECRAFT_KERNEL_FLAGS})
+    if(defs)
+      target_compile_definitions(${pch} PRIVATE ${defs})
+    endif()
+    target_precompile_headers(${pch} PRIVATE <stagecraft/stagecraft.hpp> <stagecraft/registry.hpp>)
+  endif()
+  target_precompile_headers(${objects} REUSE_FROM ${pch})
+endfunction()
+
+# stagecraft_add_kernel_runner(NAME FILES <kernel sources> | OBJECTS <objects>
+#                              [INSTANTIATE <param>=<value> ...]): a small program that runs the
+# kernels it links in the interpreter with their default parameters and prints the CLI's verdict
+# (`NAME [kernel ...]`). It links the front end, the interpreter and those kernels only, not the
+# code generator or the CUDA backends, so an edit relinks a small program; with lld when the
+# compiler can use it. FILES are compiled as kernel files (stagecraft_kernel_options).
+# INSTANTIATE: the parameter values the runner runs (the defaults), so that a kernel's named
+# dispatch<"K", ...>(values, f) builds only those (STAGECRAFT_INSTANTIATE, registry.hpp).
+function(stagecraft_add_kernel_runner name)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "OBJECTS;FILES;INSTANTIATE")
+  add_executable(${name} ${arg_OBJECTS})
+  target_link_libraries(${name} PRIVATE stagecraft::runner)
+  if(arg_FILES)
+    stagecraft_add_kernels(${name} FILES ${arg_FILES})
+    list(JOIN arg_INSTANTIATE " " only)
+    stagecraft_kernel_options(${name}_stagecraft_kernels INSTANTIATE "${only}")
+  endif()
+  include(CheckLinkerFlag)
+  check_linker_flag(CXX -fuse-ld=lld STAGECRAFT_RUNNER_HAVE_LLD)
+  if(STAGECRAFT_RUNNER_HAVE_LLD)
+    target_link_options(${name} PRIVATE -fuse-ld=lld)
+  endif()
+endfunction()

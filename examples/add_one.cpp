@@ -64,7 +64,7 @@ STAGECRAFT_REGISTER(kernel_entry{
           if (ceil_div(N, 64) < splits)
             throw usage_error(fmt::format("add_one: splits = {} CTAs per row strip, but N = {} has only {} column blocks of 64 (take splits <= {})",
                                           splits, N, ceil_div(N, 64), ceil_div(N, 64)));
-          return dispatch<1, 2, 3, 4, 5, 6>(p.at("K"), [&](auto K) { return lower(add_one<decltype(K)::value>(M, N, splits)); });
+          return dispatch<"K", 1, 2, 3, 4, 5, 6>(p, [&](auto K) { return lower(add_one<decltype(K)::value>(M, N, splits)); });
         },
     .reference =
         [](std::vector<host_tensor>& t, param_values const&) {

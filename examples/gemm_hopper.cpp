@@ -140,8 +140,8 @@ STAGECRAFT_REGISTER(kernel_entry{
                               " (the grid is whole clusters)");
           const std::int64_t tile_ctas = ceil_div(M, BM) * ceil_div(N, BN * cl) * cl;  // one CTA per output tile, whole clusters
           const std::int64_t grid_ctas = ctas == 0 ? tile_ctas : std::min(ctas, tile_ctas);
-          return dispatch<2, 3>(p.at("stages"), [&](auto S) {
-            return dispatch<1, 2>(cl, [&](auto C) {
+          return dispatch<"stages", 2, 3>(p, [&](auto S) {
+            return dispatch<"cluster", 1, 2>(p, [&](auto C) {
               return lower(gemm_hopper<decltype(S)::value, decltype(C)::value>(M, N, p.at("K"), grid_ctas));
             });
           });

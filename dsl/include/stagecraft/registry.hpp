@@ -10,6 +10,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "stagecraft/core/static_int.hpp"
@@ -81,6 +82,73 @@ auto dispatch(std::int64_t v, F&& f) {
   R result{};
   bool hit = ((v == Vs ? (result = f(int_c<Vs>), true) : false) || ...);
   if (!hit) throw usage_error("value " + std::to_string(v) + " is not one of the values this kernel was instantiated for");
+  return result;
+}
+
+// Which values of a named parameter this translation unit instantiates. A kernel runner built
+// for the edit loop (stagecraft_add_kernel_runner(... INSTANTIATE K=4)) compiles its kernel files
+// with STAGECRAFT_INSTANTIATE="K=4": the named dispatch below then builds only the kernels it
+// will run (add_one: one ring depth of six, a third of its compile). Every other build
+// instantiates every listed value.
+namespace detail {
+static constexpr bool instantiated(std::string_view name, long long v) {  // static: its body depends on the TU's macro
+#ifdef STAGECRAFT_INSTANTIATE
+  constexpr std::string_view only = STAGECRAFT_INSTANTIATE;  // "K=4 S=2" (spaces or commas)
+  for (std::size_t i = 0; i < only.size();) {
+    while (i < only.size() && (only[i] == ' ' || only[i] == ',')) ++i;
+    std::size_t eq = i;
+    while (eq < only.size() && only[eq] != '=') ++eq;
+    if (eq >= only.size()) return true;
+    long long value = 0;
+    bool negative = eq + 1 < only.size() && only[eq + 1] == '-';
+    std::size_t j = eq + 1 + (negative ? 1 : 0);
+    for (; j < only.size() && only[j] >= '0' && only[j] <= '9'; ++j) value = value * 10 + (only[j] - '0');
+    if (only.substr(i, eq - i) == name) return v == (negative ? -value : value);
+    i = j;
+  }
+#endif
+  (void)name, (void)v;
+  return true;
+}
+template <std::size_t N>
+struct param_name {
+  char text[N]{};
+  constexpr param_name(const char (&s)[N]) {  // NOLINT: implicit from a literal, by design
+    for (std::size_t i = 0; i < N; ++i) text[i] = s[i];
+  }
+  constexpr std::string_view view() const { return {text, N - 1}; }
+};
+}  // namespace detail
+
+// dispatch<"K", 1, 2, 3>(values, f): f(int_c<V>) for the value of parameter "K" among the Vs,
+// building only the Vs this translation unit instantiates (STAGECRAFT_INSTANTIATE, above).
+template <detail::param_name Name, long long... Vs, class F>
+auto dispatch(param_values const& values, F&& f) {
+  constexpr long long first = [] {
+    long long out = first_of<Vs...>;
+    bool found = false;
+    ((!found && detail::instantiated(Name.view(), Vs) ? (out = Vs, found = true) : false), ...);
+    return out;
+  }();
+  static_assert(((detail::instantiated(Name.view(), Vs)) || ...),
+                "STAGECRAFT_INSTANTIATE names a value of this parameter that its dispatch does not list");
+  const std::string name(Name.view());
+  const std::int64_t v = values.at(name);
+  using R = decltype(f(int_c<first>));
+  R result{};
+  bool hit = false;
+  (
+      [&] {
+        if constexpr (detail::instantiated(Name.view(), Vs))
+          if (!hit && v == Vs) result = f(int_c<Vs>), hit = true;
+      }(),
+      ...);
+  if (!hit) {
+    const bool listed = ((v == Vs) || ...);
+    throw usage_error(listed ? name + "=" + std::to_string(v) + ": this build instantiates only the values STAGECRAFT_INSTANTIATE names "
+                                   "(a kernel runner's INSTANTIATE); run it with those, or through the CLI, which has every value"
+                             : "value " + std::to_string(v) + " is not one of the values this kernel was instantiated for");
+  }
   return result;
 }
 

@@ -27,7 +27,9 @@ foreach(f include/stagecraft/stagecraft.hpp include/stagecraft/interp/interp.hpp
     message(FATAL_ERROR "the installed tree lacks ${f}")
   endif()
 endforeach()
-step("configure the consumer" ${CMAKE_COMMAND} -S ${SOURCE} -B ${WORK}/build -G ${GENERATOR} -DCMAKE_PREFIX_PATH=${prefix}
+# A copy of the user's project: the watcher below edits a kernel file.
+file(COPY ${SOURCE}/ DESTINATION ${WORK}/src)
+step("configure the consumer" ${CMAKE_COMMAND} -S ${WORK}/src -B ${WORK}/build -G ${GENERATOR} -DCMAKE_PREFIX_PATH=${prefix}
      -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=${CXX})
 step("build the consumer" ${CMAKE_COMMAND} --build ${WORK}/build)
 set(tool ${WORK}/build/my_tool)
@@ -43,6 +45,13 @@ step("my_runner (stagecraft_add_kernel_runner)" ${WORK}/build/my_runner)
 if(NOT out MATCHES "saxpy: interpreter.*verdict: correct")
   message(FATAL_ERROR "the runner did not run saxpy correctly:\n${out}")
 endif()
+# stagecraft-watch (installed): a verdict at the start, and another after the kernel file is saved.
+# (No ';' in the command: step() passes it through a CMake list, which would split it there.)
+step("stagecraft-watch" bash -c "timeout 120 '${prefix}/bin/stagecraft-watch' -C '${WORK}/build' --runs 2 my_runner '${WORK}/src/saxpy.cpp' & sleep 3 && touch '${WORK}/src/saxpy.cpp' && wait $!")
+if(NOT out MATCHES "verdict: correct[^\n]*\n[(][0-9.]+ s to build and run[)].*--- saved.*verdict: correct[^\n]*\n[(][0-9.]+ s from the save to the verdict[)]")
+  message(FATAL_ERROR "stagecraft-watch did not give a verdict at the start and after the save:\n${out}")
+endif()
+message(STATUS "${out}")
 file(GLOB_RECURSE pch ${WORK}/build/*cmake_pch.hxx.gch ${WORK}/build/*cmake_pch.hxx.pch)
 if(NOT pch AND NOT CXX MATCHES "clang")  # (clang before 16 gets no PCH; the clang CI step skips this test)
   message(FATAL_ERROR "the runner's kernel files were not compiled against the package's precompiled header")

@@ -414,7 +414,7 @@ int run_kernel(kernel_entry const& e, param_values const& overrides, run_flags c
 }
 
 struct ptx_flags {
-  std::string arch = "sm_90a";
+  std::string arch;  // empty: the target the kernel was written for
   std::optional<std::string> out, cubin, source;
   std::uint32_t watchdog_ms = 0;
   std::string math = "fast";
@@ -423,17 +423,21 @@ struct ptx_flags {
 // `stagecraft ptx`: generate CUDA C++, JIT it with NVRTC (ptxas validates it) and write the
 // results. Without NVRTC only --source can be honoured.
 int ptx_kernel(kernel_entry const& e, param_values const& overrides, ptx_flags const& f) {
-  ir::Target target;
-  if (f.arch == "sm_90a") target = ir::Target::sm_90a;
-  else if (f.arch == "sm_100a") target = ir::Target::sm_100a;
-  else throw usage_error(fmt::format("unknown --arch '{}' (sm_90a or sm_100a)", f.arch));
+  if (!f.arch.empty() && f.arch != "sm_90a" && f.arch != "sm_100a")
+    throw usage_error(fmt::format("unknown --arch '{}' (sm_90a or sm_100a)", f.arch));
   const auto values = registry::resolve(e, overrides);
   ir::Kernel k = registry::build(e, values);
-  k.target = target;  // the same IR for the other generation (ops that need one are rejected by verify)
+  // By default the kernel's own target (kernel<sm_100a>(...)); --arch compiles the same IR for the
+  // other generation, and ops that need one are rejected by verify.
+  const ir::Target written = k.target;
+  const ir::Target target = f.arch.empty() ? written : f.arch == "sm_100a" ? ir::Target::sm_100a : ir::Target::sm_90a;
+  const std::string arch = target == ir::Target::sm_100a ? "sm_100a" : "sm_90a";
+  k.target = target;
   try {
     ir::verify(k);
   } catch (ir::ConfigError const& err) {  // it verified for its own target: the op is the target's
-    throw usage_error(fmt::format("{} (--arch {})", err.what(), f.arch));
+    throw usage_error(fmt::format("{} (--arch {}; the kernel is written for {}: leave --arch out to compile it for that)", err.what(), arch,
+                                  written == ir::Target::sm_100a ? "sm_100a" : "sm_90a"));
   }
   check_distinct_outputs({{"--output", &f.out}, {"--cubin", &f.cubin}, {"--source", &f.source}});
 #ifndef STAGECRAFT_HAVE_NVRTC
@@ -464,7 +468,7 @@ int ptx_kernel(kernel_entry const& e, param_values const& overrides, ptx_flags c
   if (out) out->write(c.ptx);
   else if (!source && !cubin) fmt::print("{}", c.ptx);
   std::fprintf(stderr, "%s on %s: %zu bytes of PTX, %zu bytes of CUBIN, %d registers, %d spill bytes, %lld bytes of SMEM, %zu tensor maps (%s, math %s)\n",
-               e.name.c_str(), f.arch.c_str(), c.ptx.size(), c.cubin.size(), c.registers, c.spill_bytes,
+               e.name.c_str(), arch.c_str(), c.ptx.size(), c.cubin.size(), c.registers, c.spill_bytes,
                static_cast<long long>(c.code.smem_bytes), c.code.maps.size(),
                c.origin == nvrtc::compiled::source::compiled ? "compiled" : "from cache", ir::math_mode_name(gopt.math));
   return exit_ok;
@@ -748,7 +752,7 @@ int main(int argc, char** argv, registry const& kernels) {
   ptx_flags pf;
   ptx_cmd->add_option("kernel", kernel_name, "kernel name (see `stagecraft list`)")->required();
   ptx_cmd->add_option("--set", sets, "override a parameter: --set K=3 (repeatable)");
-  ptx_cmd->add_option("--arch", pf.arch, "sm_90a or sm_100a")->capture_default_str();
+  ptx_cmd->add_option("--arch", pf.arch, "sm_90a or sm_100a (default: the target the kernel is written for)");
   ptx_cmd->add_option("-o,--output", pf.out, "write the PTX here instead of printing it");
   ptx_cmd->add_option("--cubin", pf.cubin, "write the CUBIN here");
   ptx_cmd->add_option("--math", pf.math, "fast (ex2/rcp/rsqrt.approx, FMA contraction) or exact (the interpreter's bits)")->capture_default_str();

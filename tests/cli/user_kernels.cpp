@@ -40,7 +40,9 @@ ir::Kernel mma() {
 
 // One Blackwell tcgen05 MMA, C = A * B^T (128x64x64), whose author forgot tmem_dealloc: a
 // protocol mistake in the user's kernel (exit 2), not a bug in the library (exit 70).
-ir::Kernel tmem_gemm(bool frees) {
+// direct: the epilogue stores TMEM straight to GMEM (registers, no SMEM staging), as a user
+// wrote it; `ptx` once refused that kernel with `--arch sm_90a`, its default (issue 27, edge 1).
+ir::Kernel tmem_gemm(bool frees, bool direct) {
   return lower(kernel<sm_100a>(
       "tmem_gemm", grid(1), threads(1_c), gmem<bf16>("a", shape(128_c, 64_c)), gmem<bf16>("b", shape(64_c, 64_c)),
       gmem<f32>("c", shape(128_c, 64_c)), smem<bf16>(shape(128_c, 64_c), swizzle(128_c)), smem<bf16>(shape(64_c, 64_c), swizzle(128_c)),
@@ -50,6 +52,7 @@ ir::Kernel tmem_gemm(bool frees) {
         auto out = seq(commit_smem(), copy_smem_to_gmem(cs, c.block(0_c, 0_c)), commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
         auto mma = seq(copy_gmem_to_smem(a.block(0_c, 0_c), as, loaded), copy_gmem_to_smem(b.block(0_c, 0_c), bs, loaded), barrier_wait(loaded),
                        tcgen05_mma(d, as, transpose(bs), false), tcgen05_commit_arrive(done));
+        if (direct) return seq(mma, barrier_wait(done), store(c.tile(shape(128_c, 64_c), 0_c, 0_c), async_load_tmem(d)), tmem_dealloc(d));
         if (frees) return seq(mma, read, tmem_dealloc(d), out);
         return seq(mma, read, out);  // MISTAKE: no tmem_dealloc(d)
       }));
@@ -95,8 +98,9 @@ registry user_kernels() {
          .reference = [](std::vector<host_tensor>&, param_values const&) {}});
   r.add({.name = "tmem_gemm",
          .summary = "one tcgen05 MMA into TMEM; frees=0 forgets tmem_dealloc",
-         .params = {{.name = "frees", .default_value = 0, .help = "1: the kernel frees its TMEM", .allowed = {0, 1}}},
-         .build = [](param_values const& p) { return tmem_gemm(p.at("frees") != 0); },
+         .params = {{.name = "frees", .default_value = 0, .help = "1: the kernel frees its TMEM", .allowed = {0, 1}},
+                    {.name = "direct", .default_value = 0, .help = "1: TMEM straight to GMEM (and freed)", .allowed = {0, 1}}},
+         .build = [](param_values const& p) { return tmem_gemm(p.at("frees") != 0, p.at("direct") != 0); },
          .reference = gemm_abt});
   return r;
 }

@@ -383,3 +383,29 @@ TEST_CASE("cluster barriers arrive and wait at the scope ir::cluster_barrier_sco
     CHECK_THAT(s, Contains("summed: .cluster scope, as op #") && Contains("GMEM 'partials'"));
   }
 }
+
+// Issue 27, rough edge 1: a Blackwell epilogue that reads TMEM into registers and stores it
+// straight to GMEM (no SMEM staging, no TMA store), as a user wrote it. The interpreter runs it;
+// the code generator must generate it too, or say which op and line it refuses.
+namespace {
+ir::Kernel tmem_to_gmem_epilogue() {
+  return lower(kernel<sm_100a>(
+      "tmem_to_gmem", grid(1), threads(2_c),
+      gmem<bf16>("a", shape(128_c, 64_c)), gmem<bf16>("b", shape(64_c, 64_c)), gmem<f32>("c", shape(128_c, 64_c)),
+      smem<bf16>(shape(128_c, 64_c), swizzle(128_c)), smem<bf16>(shape(64_c, 64_c), swizzle(128_c)),
+      barrier(arrivals(2_c)), barrier(arrivals(1_c), orders_tensor_core), tmem<f32>(shape(128_c, 64_c)),
+      [](auto a, auto b, auto c, auto as, auto bs, auto full, auto done, auto d) {
+        auto mma = seq(copy_gmem_to_smem(a.block(0_c, 0_c), as, full), copy_gmem_to_smem(b.block(0_c, 0_c), bs, full), barrier_wait(full),
+                       tcgen05_mma(d, as, transpose(bs), false), tcgen05_commit_arrive(done));
+        auto epilogue = seq(barrier_wait(done), store(c.tile(shape(128_c, 64_c), 0_c, 0_c), async_load_tmem(d)), tmem_dealloc(d));
+        return if_(thread_id() == 0_c, mma, epilogue);
+      }));
+}
+}  // namespace
+
+TEST_CASE("a Blackwell epilogue that stores TMEM straight to GMEM is generated", "[codegen][tcgen05]") {
+  const auto k = tmem_to_gmem_epilogue();
+  nvrtc::generated g;
+  REQUIRE_NOTHROW(g = nvrtc::generate(k));
+  CHECK(g.source.find("tcgen05.ld") != std::string::npos);
+}

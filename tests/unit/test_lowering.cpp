@@ -225,6 +225,22 @@ TEST_CASE("program_id of a static grid indexes per-CTA barriers and SMEM without
   for (std::int64_t i = 0; i < inputs[0].elements(); ++i) REQUIRE(r.buffers[1].get(i) == static_cast<float>(inputs[0].get(i) + 1.0f));
 }
 
+// Issue 27, edge 7: `auto m = program_id(0_c), n = program_id(1_c);` cannot compile (each axis has
+// a type of its own); program_ids<2>() gives both in one declaration. (No lambda captures them
+// here: clang 14 cannot capture structured bindings.)
+TEST_CASE("program_ids<2>() gives each axis's coordinate in one declaration", "[lowering]") {
+  auto k = lower(kernel<sm_90a>("two_axes", grid(4_c, 2_c), threads(1_c), gmem<f32>("x", shape(256_c, 64_c)), gmem<f32>("y", shape(256_c, 64_c)),
+                                [](auto x, auto y) {
+                                  auto [m, n] = program_ids<2>();
+                                  return store(y.tile(shape(64_c, 32_c), m, n), load(x.tile(shape(64_c, 32_c), m, n)) * 3.0f);
+                                }));
+  const auto inputs = random_inputs(k, 65, -8, 8);
+  const auto r = interp::run(k, inputs);
+  for (auto const& d : r.diagnostics) UNSCOPED_INFO(d.message);
+  REQUIRE(r.ok());
+  for (std::int64_t i = 0; i < inputs[0].elements(); ++i) REQUIRE(r.buffers[1].get(i) == static_cast<float>(inputs[0].get(i) * 3.0f));
+}
+
 TEST_CASE("the verifier rejects TMA boxes over 256 elements per dimension", "[lowering][verify]") {
   // The front end rejects them at compile time; a hand-built IR reached the launch before.
   auto k = lower(kernel<sm_90a>("big_box", grid(4), threads(1_c), gmem<f32>("x", shape(1024_c, 16_c)), smem<f32>(shape(256_c, 16_c)),

@@ -5,6 +5,7 @@
 // is proven inside the shape needs no run-time check; a range that reaches outside the shape is a
 // compile error; an expression of unknown range is checked by the interpreter.
 #pragma once
+#include <tuple>
 #include <cstdint>
 #include <type_traits>
 
@@ -197,6 +198,18 @@ idx<range_t{true, 0, 0, 0, 1, detail::axis_value<Axis>()}> program_id(Axis = {})
   static_assert(static_int<Axis>, "program_id(axis): the axis must be a static integer (0_c, 1_c or 2_c)");
   static_assert(Axis::value >= 0 && Axis::value < 3, "program_id(axis): axis must be 0, 1 or 2");
   return {tree::make_expr(ir::ExprOp::program_id, Axis::value)};
+}
+// The CTA's coordinates along the first N axes at once: `auto [m, n] = program_ids<2>();`. Each
+// axis keeps a type of its own (its range is [0, grid[axis])), which is why
+// `auto m = program_id(0_c), n = program_id(1_c);` does not compile: one `auto` declaration
+// deduces one type. (clang before 16 cannot capture structured bindings in a lambda: there,
+// declare `auto m = program_id(0_c); auto n = program_id(1_c);` on two lines.)
+template <int N = 2>
+auto program_ids() {
+  static_assert(N >= 1 && N <= 3, "program_ids<N>(): N is 1, 2 or 3 (the grid has three axes)");
+  if constexpr (N == 1) return std::tuple{program_id(constant<0>{})};
+  else if constexpr (N == 2) return std::tuple{program_id(constant<0>{}), program_id(constant<1>{})};
+  else return std::tuple{program_id(constant<0>{}), program_id(constant<1>{}), program_id(constant<2>{})};
 }
 // The CTA's coordinate inside its cluster along `axis`.
 template <class Axis = constant<0>>

@@ -1,4 +1,4 @@
-// expect: program_ids<N>...: N is 1, 2 or 3
+// expect: program_ids<N>..: N is 1, 2 or 3
 // Four coordinates asked of a three-axis grid.
 #include <stagecraft/stagecraft.hpp>
 using namespace stagecraft;

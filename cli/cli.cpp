@@ -30,6 +30,7 @@
 #include "shard.hpp"
 #include "stagecraft/bench/bench.hpp"
 #include "stagecraft/bench/model.hpp"
+#include "stagecraft/ir/recompute.hpp"
 #include "stagecraft/ir/scopes.hpp"
 #include "stagecraft/interp/interp.hpp"
 #include "stagecraft/lessons.hpp"
@@ -378,6 +379,8 @@ int run_kernel(kernel_entry const& e, param_values const& overrides, run_flags c
              interp::policy_name(o.schedule), o.schedule == interp::policy::random || o.schedule == interp::policy::pct ? fmt::format(" --seed {}", o.seed) : "",
              o.checks ? "" : ", checks off", o.math == ir::math_mode::fast ? ", math fast" : "",
              o.all_cta_scopes ? ", every cluster barrier at .cta scope (what-if)" : "");
+  // What the run cannot show: a reduction the generated code folds again for every element.
+  for (auto const& rr : ir::recomputed_reductions(k)) fmt::print("note: {}\n", rr.message);
 
   interp::result r;
   std::string caveat;  // what a "correct" verdict does not cover
@@ -451,6 +454,7 @@ int ptx_kernel(kernel_entry const& e, param_values const& overrides, ptx_flags c
   const nvrtc::codegen_options gopt{.watchdog_ms = f.watchdog_ms, .math = parse_math(f.math, ir::math_mode::fast)};
   const auto gen = nvrtc::generate(k, gopt);
   if (source) source->write(gen.source);
+  for (auto const& rr : ir::recomputed_reductions(k)) std::fprintf(stderr, "note: %s\n", rr.message.c_str());
   // The epilogue stores' bank conflicts (nvrtc::store_banks), for the reader and the speed gate.
   for (auto const& b : gen.banks)
     std::fprintf(stderr, "%s: op #%d stores a wgmma fragment into %s: %lld x %d-byte stores per thread, %lld SMEM wavefronts per warp (ideal %lld)%s\n",

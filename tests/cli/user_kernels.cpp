@@ -58,6 +58,32 @@ ir::Kernel tmem_gemm(bool frees, bool direct) {
       }));
 }
 
+// RMSNorm as a user first writes it, one expression (issue 27, rough edge 2): the row sum sits
+// inside the stored expression, and the generated code folds it again for each of the row's 128
+// elements. hoisted = 1 stores 1/rms into a tile of its own first: once per row.
+ir::Kernel rmsnorm(bool hoisted) {
+  return lower(kernel<sm_90a>(
+      "rmsnorm", grid(4), threads(1_c), gmem<f32>("x", shape(64_c, 128_c)), gmem<f32>("w", shape(128_c)), gmem<f32>("y", shape(64_c, 128_c)),
+      smem<f32>(shape(16_c)),  // 1 / rms of each row of the block (hoisted = 1)
+      [&](auto x, auto w, auto y, auto inv) {
+        auto X = load(x.tile(shape(16_c, 128_c), program_id(), 0_c));
+        auto W = broadcast<0>(load(w.tile(shape(128_c), 0_c)), X);
+        auto out = y.tile(shape(16_c, 128_c), program_id(), 0_c);
+        auto inv_rms = rsqrt(sum<1>(X * X) / 128.0f + 1e-6f);  // (16): one per row
+        if (hoisted) return seq(store(inv, inv_rms), store(out, X * broadcast<1>(load(inv), X) * W));
+        return seq(store(out, X * broadcast<1>(inv_rms, X) * W));
+      }));
+}
+
+void rmsnorm_reference(std::vector<host_tensor>& t, param_values const&) {  // in the kernel's f32 order
+  for (std::int64_t r = 0; r < 64; ++r) {
+    float ss = -0.0f;
+    for (std::int64_t c = 0; c < 128; ++c) ss = ss + static_cast<float>(t[0].get(r * 128 + c)) * static_cast<float>(t[0].get(r * 128 + c));
+    const float inv = 1.0f / __builtin_sqrtf(ss / 128.0f + 1e-6f);  // as the interpreter: two correctly rounded ops
+    for (std::int64_t c = 0; c < 128; ++c) t[2].set(r * 128 + c, static_cast<float>(t[0].get(r * 128 + c)) * inv * static_cast<float>(t[1].get(c)));
+  }
+}
+
 void gemm_abt(std::vector<host_tensor>& t, param_values const&) {
   for (std::int64_t m = 0; m < 128; ++m)
     for (std::int64_t n = 0; n < 64; ++n) {
@@ -96,6 +122,11 @@ registry user_kernels() {
          .params = {},
          .build = [](param_values const&) { return mma(); },
          .reference = [](std::vector<host_tensor>&, param_values const&) {}});
+  r.add({.name = "rmsnorm",
+         .summary = "RMSNorm of 64 x 128 f32; hoisted=0: one expression, the row sum inside it",
+         .params = {{.name = "hoisted", .default_value = 0, .help = "1: 1/rms stored into a tile first", .allowed = {0, 1}}},
+         .build = [](param_values const& p) { return rmsnorm(p.at("hoisted") != 0); },
+         .reference = rmsnorm_reference});
   r.add({.name = "tmem_gemm",
          .summary = "one tcgen05 MMA into TMEM; frees=0 forgets tmem_dealloc",
          .params = {{.name = "frees", .default_value = 0, .help = "1: the kernel frees its TMEM", .allowed = {0, 1}},

@@ -210,6 +210,8 @@ constexpr bool check_barrier_operand() {
     STAGECRAFT_ERROR("barrier operations take a barrier reference from the kernel body's arguments, not a barrier(...) declaration",
                      Op << ": expected a barrier reference (an argument of the kernel body), but got a barrier(...) declaration");
     return false;
+  } else if constexpr (requires { typename U::static_dims; } && std::is_same_v<typename U::static_dims, any_dims>) {
+    return false;  // the stand-in for an error already reported (full + 1 on a barrier array): one error, no cascade
   } else if constexpr (kind_of<U> != operand_kind::barrier && kind_of<U> != operand_kind::cluster_barrier) {
     STAGECRAFT_ERROR("expected a barrier", Op << ": expected a barrier, but got something else (an array, a tile or a number)");
     return false;

@@ -447,6 +447,7 @@ class machine {
   // ---- stepping.cpp: a schedule driven from outside (options::choose) -------------------------
   step_point step_point_of(std::vector<int> const& runnable);
   std::string agent_label(agent_state const& a) const;
+  std::string cta_prefix(int cta) const;
 
   // ---- statements.cpp: agents ---------------------------------------------------------------
   std::int64_t eval(agent_state const& a, ir::ExprId id);

@@ -8,10 +8,9 @@
 
 namespace stagecraft::interp::detail {
 
-std::string machine::agent_label(agent_state const& a) const {
-  if (ctas_.size() == 1) return fmt::format("wg{}", a.wg);
-  return fmt::format("cta{}.wg{}", ctas_[a.cta].linear, a.wg);
-}
+// "cta1." in a cluster of several CTAs, "" in a one-CTA cluster: the prefix of every name shown.
+std::string machine::cta_prefix(int cta) const { return ctas_.size() == 1 ? std::string() : fmt::format("cta{}.", ctas_[cta].linear); }
+std::string machine::agent_label(agent_state const& a) const { return fmt::format("{}wg{}", cta_prefix(a.cta), a.wg); }
 
 namespace {
 const char* async_kind(async_op::kind k) {
@@ -30,8 +29,6 @@ const char* async_kind(async_op::kind k) {
 step_point machine::step_point_of(std::vector<int> const& runnable) {
   step_point p;
   p.step = time_ - 1;  // the scheduler counted this step before asking
-  p.cta.assign(ctas_.front().pid.begin(), ctas_.front().pid.end());
-  auto prefix = [&](int cta) { return ctas_.size() == 1 ? std::string() : fmt::format("cta{}.", ctas_[cta].linear); };
   auto op_text = [&](ir::StmtId id) {
     const auto at = ir::where(k_, id);
     const auto line = at.substr(at.rfind(':') == std::string::npos ? 0 : at.rfind(':') + 1);
@@ -44,16 +41,16 @@ step_point machine::step_point_of(std::vector<int> const& runnable) {
   for (auto const& op : pending_) {
     std::string what = fmt::format("{} of {}, issued by {}", async_kind(op.what), op_text(op.stmt), agent_label(agents_[op.agent]));
     if (op.what == async_op::kind::load && !op.dst_cta.empty())
-      what += fmt::format(": lands {} bytes and completes them on {}{}", op.bytes, prefix(op.dst_cta[0]),
+      what += fmt::format(": lands {} bytes and completes them on {}{}", op.bytes, cta_prefix(op.dst_cta[0]),
                           bar_name(ctas_[op.dst_cta[0]].barriers[static_cast<std::size_t>(op.bar_elem)]));
     else if (op.what == async_op::kind::tc_commit && op.bar_cta >= 0)
-      what += fmt::format(": arrives on {}{} once the MMAs before it are done", prefix(op.bar_cta),
+      what += fmt::format(": arrives on {}{} once the MMAs before it are done", cta_prefix(op.bar_cta),
                           bar_name(ctas_[op.bar_cta].barriers[static_cast<std::size_t>(op.bar_elem)]));
     p.choices.push_back({fmt::format("async{}", op.id), std::move(what), true});
   }
   for (std::size_t ci = 0; ci < ctas_.size(); ++ci)
     for (auto const& b : ctas_[ci].barriers)
-      p.barriers.push_back(fmt::format("{}{}: {} completed (phase {} open), arrivals {}/{}, tx {} bytes pending", prefix(static_cast<int>(ci)),
+      p.barriers.push_back(fmt::format("{}{}: {} completed (phase {} open), arrivals {}/{}, tx {} bytes pending", cta_prefix(static_cast<int>(ci)),
                                        bar_name(b), b.completed, b.completed, b.expected - b.pending, b.expected, b.tx));
   for (std::size_t i = 0; i < agents_.size(); ++i) {
     auto const& a = agents_[i];
@@ -63,7 +60,7 @@ step_point machine::step_point_of(std::vector<int> const& runnable) {
     if (s.op == ir::StmtOp::barrier_wait) {
       auto const& b = barrier_of(a, s.refs[0]);
       const auto e = static_cast<std::size_t>(&b - ctas_[a.cta].barriers.data());
-      line += fmt::format(": waits for completion #{} of {}{}", a.observed[e] + 1, prefix(a.cta), bar_name(b));
+      line += fmt::format(": waits for completion #{} of {}{}", a.observed[e] + 1, cta_prefix(a.cta), bar_name(b));
     }
     p.blocked.push_back(std::move(line));
   }

@@ -37,7 +37,6 @@ struct step_choice {
 };
 struct step_point {
   std::uint64_t step = 0;             // steps taken so far in the whole run
-  std::vector<int> cta;               // the running cluster's CTAs: (x, y, z) of the first
   std::vector<step_choice> choices;   // runnable agents (in agent order), then pending async operations (in issue order)
   std::vector<std::string> barriers;  // "b1[0]: 1 completed (phase 1), arrivals 0/1, tx 0 bytes pending"
   std::vector<std::string> blocked;   // agents that may not move: "wg1 waits on b1[0] (completion #1)"

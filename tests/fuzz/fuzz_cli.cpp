@@ -7,6 +7,7 @@
 // Give libFuzzer absolute corpus and artifact paths (run_fuzz.sh does): it writes them later.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -56,11 +57,48 @@ std::set<std::string> const& mma_kernels() {
   return names;
 }
 
-// Would this run interpret an MMA kernel? (`run` is the subcommand that interprets.)
-bool interprets_an_mma_kernel(std::vector<std::string> const& args) {
-  if (args.size() < 2 || args[1] != "run") return false;
+// The value of option `name` in args (`--name v` or `--name=v`), each occurrence.
+std::vector<std::string> values_of(std::vector<std::string> const& args, std::string const& name) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == name && i + 1 < args.size()) out.push_back(args[i + 1]);
+    else if (args[i].rfind(name + "=", 0) == 0) out.push_back(args[i].substr(name.size() + 1));
+  }
+  return out;
+}
+
+// Would this input make the CLI do more work than one fuzzer iteration may take (libFuzzer
+// reports a unit over 10 s as slow, and CI fails on it)? `run` interprets and `bench` runs the
+// cost model, which interprets too:
+//   - an MMA kernel (or `run --all`, also spelt `--all=9x`: it timed out here): seconds per run
+//     under the sanitizers;
+//   - `--explore N`: N runs (`run add_one --explore 1000` takes minutes here); up to 3 pass;
+//   - `bench --sweep` ranges (up to 4096 points per axis) and lists of more than 4 points;
+//   - numbers of more than 5 digits other than seeds (an array of 10^5 rows and more, interpreted
+//     element by element; the host-memory check stops the gigantic ones in microseconds, and
+//     `show` still fuzzes those values).
+// Their error paths (a value that does not parse, an empty range) stay fuzzed where they are fast.
+bool too_much_work(std::vector<std::string> const& args) {
+  // The subcommand is the first argument that names one (CLI11 takes options before it too).
+  const auto sub = std::find_if(args.begin() + 1, args.end(), [](auto const& a) { return a == "run" || a == "bench"; });
+  if (sub == args.end()) return false;
+  const bool bench = *sub == "bench";
   for (auto const& a : args)
-    if (a == "--all" || mma_kernels().count(a)) return true;
+    if (a == "--all" || a.rfind("--all=", 0) == 0 || mma_kernels().count(a)) return true;  // CLI11 takes --all=<anything>
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  for (auto const& v : values_of(args, "--explore"))
+    if (std::any_of(v.begin(), v.end(), digit) && !(v.size() == 1 && v[0] <= '3')) return true;
+  // `--set` and `--sweep` take several values each (`--sweep K=1,2 M=1..9`): look at every argument.
+  for (std::size_t i = 2; i < args.size(); ++i) {
+    auto const& a = args[i];
+    if (bench && (a.find("..") != std::string::npos || std::count(a.begin(), a.end(), ',') > 3)) return true;
+    const bool seed = args[i - 1] == "--seed" || args[i - 1] == "--input-seed" || a.rfind("--seed=", 0) == 0 || a.rfind("--input-seed=", 0) == 0;
+    std::size_t run = 0;
+    for (char c : a) {
+      run = digit(c) ? run + 1 : 0;
+      if (run > 5 && !seed) return true;  // seeds cost nothing, whatever their size
+    }
+  }
   return false;
 }
 
@@ -87,7 +125,7 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
     // The GPU backend and ptx need a driver or NVRTC; the host backend runs a C++ compiler per
     // kernel: all far too slow for a fuzzer's inner loop.
     if (a.find("gpu") != std::string::npos || a.find("host") != std::string::npos || a == "ptx") return 0;
-  if (interprets_an_mma_kernel(args)) return 0;
+  if (too_much_work(args)) return 0;
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

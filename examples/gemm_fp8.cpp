@@ -33,7 +33,7 @@ auto gemm_fp8(std::int64_t M, std::int64_t N, std::int64_t K) {
   auto c = gmem<bf16>("c", shape(M, N));                                         // (m, n)
   auto as = smem<e4m3>(shape(int_c<S>, int_c<BM>, int_c<BK>), swizzle(128_c));  // (stage, m, k), K-major: a consumer's half is 64 rows
   auto bs = smem<e4m3>(shape(int_c<S>, int_c<BN>, int_c<BK>), swizzle(128_c));  // (stage, n, k), K-major
-  auto cs = smem<bf16>(shape(2_c, 64_c, int_c<BN>));                             // each consumer's half of the C tile
+  auto cs = smem<bf16>(shape(2_c, 64_c, int_c<BN>), tiling(64_c, 64_c), swizzle(128_c));  // each consumer's half of the C tile, as 64 x 64 swizzled tiles
   return kernel<sm_90a>(
       "gemm_fp8", grid(ceil_div(N, BN), ceil_div(M, BM)), threads(3_c), a, b, c, as, bs, cs,
       barrier(arrivals(2_c), count(int_c<S>)),  // ready[stage]: A and B landed

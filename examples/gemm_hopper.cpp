@@ -17,8 +17,10 @@
 // c, c + clusters, c + 2 clusters, ... The ring's stage and phase follow one step counter that
 // runs on across tiles (step = tile_iteration * K/64 + k), so the producer prefetches the next
 // tile's first stages while the consumers finish the current one. The epilogue rounds to bf16
-// into SMEM and issues one TMA store per consumer; the next tile's epilogue waits only until
-// that store has read SMEM, so the store overlaps the next tile's main loop.
+// into SMEM, its half of C laid out as four 64 x 64 tiles of 128-byte swizzled rows (a warp's
+// fragment store then hits every bank once: no conflicts), and issues one TMA store per tile;
+// the next tile's epilogue waits only until those stores have read SMEM, so they overlap the
+// next tile's main loop.
 //
 // One TMA box of A lands as a (128, 64) stage; each consumer's wgmma reads its 64-row half as a
 // sub-view (slice<0>), which starts 8 KB in: a whole number of 1024-byte swizzle patterns.
@@ -106,7 +108,7 @@ auto gemm_hopper(std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t ct
   auto c = gmem<bf16>("c", shape(M, N));                                   // (m, n)
   auto as = smem<bf16>(shape(int_c<S>, int_c<BM>, int_c<BK>), swizzle(128_c));   // (stage, m, k), K-major: a consumer's half is 64 rows
   auto bs = smem<bf16>(shape(int_c<S>, int_c<BN>, int_c<BK>), swizzle(128_c));  // (stage, n, k), K-major
-  auto cs = smem<bf16>(shape(2_c, 64_c, int_c<BN>));                       // each consumer's half of the C tile
+  auto cs = smem<bf16>(shape(2_c, 64_c, int_c<BN>), tiling(64_c, 64_c), swizzle(128_c));  // each consumer's half of the C tile, as 64 x 64 swizzled tiles
   auto ready = barrier(arrivals(2_c), count(int_c<S>));                    // ready[stage]: A and B landed
   auto acc = accumulator<f32>(shape(64_c, int_c<BN>));                     // each consumer's own (m, n)
   auto body = gemm_body<S, Cl>(M, N, K, ctas / Cl);

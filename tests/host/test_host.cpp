@@ -338,6 +338,44 @@ TEST_CASE("host: a swizzle XOR on the wrong address bits reads the wrong element
   CHECK_THAT(caught(c, k, inputs, expected, 1), Contains("wrong result"));
 }
 
+TEST_CASE("host: tiled SMEM moves one TMA box per tile and its elements are where TMA put them; a wrong tile layout shows", "[host][tiling]") {
+  // 64 x 128 f16 tiles in SMEM laid out as 32 x 64 tiles of 128-byte swizzled rows (the GEMM
+  // epilogue's staging). y = 2x: TMA lands x in four boxes and the generated code reads the
+  // elements through the device prelude's tiled() and swz<128>() straight into GMEM; z = 3x: the
+  // generated code writes them from GMEM and TMA stores four boxes. (SMEM read and written
+  // through the same wrong layout would cancel out: each path has one generic side only.) The
+  // interpreter lays tiles out by the same function (ir/swizzle.hpp).
+  const auto k = lower(kernel<sm_90a>("tiles", grid(1), threads(1_c), gmem<f16>("x", shape(64_c, 128_c)), gmem<f16>("y", shape(64_c, 128_c)),
+                                      gmem<f16>("z", shape(64_c, 128_c)), smem<f16>(shape(64_c, 128_c), tiling(32_c, 64_c), swizzle(128_c)),
+                                      smem<f16>(shape(64_c, 128_c), tiling(32_c, 64_c), swizzle(128_c)), barrier(arrivals(1_c)),
+                                      [](auto x, auto y, auto z, auto in, auto out, auto bar) {
+                                        auto xt = x.tile(shape(64_c, 128_c), 0_c, 0_c);
+                                        return seq(copy_gmem_to_smem(x.block(0_c, 0_c), in, bar), barrier_wait(bar),
+                                                   store(y.tile(shape(64_c, 128_c), 0_c, 0_c), load(in) * 2.0f), store(out, load(xt) * 3.0f),
+                                                   commit_smem(), copy_smem_to_gmem(out, z.block(0_c, 0_c)), commit_smem_to_gmem_group(),
+                                                   wait_smem_to_gmem(0_c));
+                                      }));
+  const auto g = nvrtc::generate(k);
+  CHECK(g.maps.size() == 2);
+  for (auto const& m : g.maps) CHECK(m.box == std::vector<std::int64_t>{32, 64});
+  const auto inputs = random_inputs(k, input_seed);
+  auto expected = inputs;
+  for (std::int64_t i = 0; i < expected[1].elements(); ++i) {
+    expected[1].set(i, expected[0].get(i) * 2.0);
+    expected[2].set(i, expected[0].get(i) * 3.0);
+  }
+  const auto ir = interp::run(k, inputs, {.schedule = interp::policy::lazy});
+  REQUIRE(ir.ok());
+  CHECK(first_difference(k, ir.buffers, expected).empty());
+  check_schedules(k, inputs, expected, "the reference");
+  // The tiles in column-major order (2 x 2 of them here), or each tile's rows upside down.
+  for (auto [from, to] : {std::pair{"((row / TR) * (Cols / TC) + col / TC)", "(row / TR + col / TC * (Cols / TC))"},
+                          std::pair{"(row % TR) * TC + col % TC;", "(TR - 1 - row % TR) * TC + col % TC;"}}) {
+    INFO(to);
+    CHECK_THAT(caught(planted(k, from, to), k, inputs, expected, 1), Contains("wrong result"));
+  }
+}
+
 TEST_CASE("host: a multicast mask off by one CTA is refused", "[host]") {
   const auto k = zoo::leader_only_multicast(zoo::variant::fixed);
   const auto inputs = random_inputs(k, input_seed);

@@ -167,17 +167,8 @@ struct memory {
   std::int64_t byte_of(std::int64_t elem) const {
     const std::int64_t eb = ir::dtype_bits(dtype) / 8;
     if (!mapped) return elem * eb;
-    const auto r = static_cast<std::int64_t>(shape.size());
-    const std::int64_t cols = shape[r - 1], rows = r >= 2 ? shape[r - 2] : 1;
-    const std::int64_t slab = elem / (rows * cols), in = elem % (rows * cols), row = in / cols, col = in % cols;
-    std::int64_t off = slab * rows * cols * eb;
-    if (tile_r > 0) {
-      // (.., R/TR, C/TC, TR, TC), as ir::wgmma::operand_layout::offset reads it
-      const std::int64_t tile = (row / tile_r) * (cols / tile_c) + col / tile_c;
-      off += (tile * tile_r * tile_c + (row % tile_r) * tile_c + col % tile_c) * eb;
-    } else {
-      off += in * eb;
-    }
+    // (.., R/TR, C/TC, TR, TC), as ir::wgmma::operand_layout::offset reads it
+    const std::int64_t off = ir::tiled_element(elem, shape.back(), tile_r, tile_c) * eb;
     return static_cast<std::int64_t>(ir::swizzle_address(address + static_cast<std::uint32_t>(off), swizzle)) - address;
   }
 };

@@ -109,9 +109,10 @@ class emitter {
     std::int64_t bar_index = 0;
     for (std::size_t a = 0; a < k_.allocs.size(); ++a) {
       auto const& al = k_.allocs[a];
-      if (al.kind == ir::AllocKind::smem && !al.tiling.empty())
-        throw unsupported(fmt::format("kernel '{}': allocation {} uses tiling({}), which the NVRTC backend does not lay out yet",
-                                      k_.name, ir::alloc_name(k_, static_cast<int>(a)), fmt::join(al.tiling, ", ")));
+      if (tiled(static_cast<int>(a)) && (al.tiling.size() != 2 || al.shape.size() < 2))
+        throw unsupported(fmt::format("kernel '{}': allocation {} ([{}]) uses tiling({}): the NVRTC backend tiles the two innermost "
+                                      "dimensions, tiling(rows, columns)", k_.name, ir::alloc_name(k_, static_cast<int>(a)),
+                                      fmt::join(al.shape, ", "), fmt::join(al.tiling, ", ")));
       if (al.kind == ir::AllocKind::accumulator && al.shape.size() == 1 && (al.dtype != ir::DType::f32 || al.shape[0] % 64 != 0))
         throw unsupported(fmt::format("kernel '{}': row-vector accumulator {} ({} [{}]): the NVRTC backend generates f32 row vectors of 64 m rows",
                                       k_.name, ir::alloc_name(k_, static_cast<int>(a)), ir::dtype_name(al.dtype), fmt::join(al.shape, ", ")));
@@ -125,6 +126,60 @@ class emitter {
       scopes_.push_back(ir::cluster_barrier_scope(k_, static_cast<int>(a)));
     }
     bar_elements_ = bar_index;
+    tiled_uses();
+  }
+
+  // ---- tiling(TR, TC) SMEM: generic element accesses and TMA copies --------------------------
+  bool tiled(int alloc) const { return k_.allocs[alloc].kind == ir::AllocKind::smem && !k_.allocs[alloc].tiling.empty(); }
+  bool tiled_ref(ir::RefId rid) const { return k_.refs[rid].base == ir::RefBase::alloc && tiled(k_.refs[rid].id); }
+  // Element offset (a C++ expression) of element `e` of a view of a tiled allocation: the view's
+  // logical start plus e, through sc::tiled (ir/swizzle.hpp, the interpreter's layout too).
+  std::string tiled_element(ir::RefId rid, std::string const& e) const {
+    auto const& r = k_.refs[rid];
+    auto const& al = k_.allocs[r.id];
+    std::string flat = "0LL";
+    for (std::size_t d = 0; d < r.index.size(); ++d) flat = fmt::format("({} * {} + {})", flat, al.shape[d], expr(r.index[d]));
+    std::int64_t rest = 1;
+    for (std::size_t d = r.index.size(); d < al.shape.size(); ++d) rest *= al.shape[d];
+    std::string start = fmt::format("{} * {}", flat, rest);
+    for (std::size_t j = 0; j < r.block.size(); ++j) {
+      rest /= al.shape[r.index.size() + j];
+      start += fmt::format(" + ({}) * {}", expr(r.block[j]), rest);
+    }
+    return fmt::format("sc::tiled<{}u, {}u, {}u>(static_cast<unsigned>({} + {}))", al.shape.back(), al.tiling[0], al.tiling[1], start, e);
+  }
+  // A TMA copy moves a tiled view one TR x TC box per tile (the hardware's box is one dense,
+  // swizzled run): the view must be whole tiles of a whole (rows, columns) slab, and the GMEM
+  // block plain rank 2, so tile t lands at slab + t tiles and at block + (row, column) of t.
+  bool tma_tiled(ir::StmtId id, ir::RefId sref, ir::RefId gref) const {
+    if (!tiled_ref(sref)) return false;
+    auto const& m = k_.refs[sref];
+    auto const& al = k_.allocs[m.id];
+    auto const& g = k_.refs[gref];
+    const std::vector<std::int64_t> slab(al.shape.end() - 2, al.shape.end());
+    if (m.shape != slab || !m.block.empty() || g.shape.size() != 2 || !g.stride.empty())
+      unsupported_op(id, fmt::format("a TMA copy between GMEM block ({}) and view ({}) of {} in tiling({}): a tiled view is copied one tile "
+                                     "per TMA box, so it must be a whole ({}) slab of its allocation and the block a plain rank-2 one",
+                                     fmt::join(g.shape, ", "), fmt::join(m.shape, ", "), ir::alloc_name(k_, m.id), fmt::join(al.tiling, ", "),
+                                     fmt::join(slab, ", ")));
+    if (!k_.stmts[id].axes.empty()) unsupported_op(id, "a multicast TMA copy into tiled SMEM");
+    return true;
+  }
+  // Tiled SMEM is addressed element by element (element()) and copied by TMA; an MMA or TMEM
+  // operand reads a descriptor of the layout, which the generator does not build for tiling.
+  void tiled_uses() const {
+    for (std::size_t i = 0; i < k_.stmts.size(); ++i) {
+      auto const& s = k_.stmts[i];
+      const auto id = static_cast<ir::StmtId>(i);
+      for (auto rid : s.refs) {
+        if (rid == ir::none || !tiled_ref(rid)) continue;
+        if (s.op == ir::StmtOp::store) continue;
+        if (s.op == ir::StmtOp::copy_gmem_to_smem) tma_tiled(id, s.refs[1], s.refs[0]);
+        else if (s.op == ir::StmtOp::copy_smem_to_gmem) tma_tiled(id, s.refs[0], s.refs[1]);
+        else unsupported_op(id, fmt::format("SMEM in tiling({}) ({}) as its operand", fmt::join(k_.allocs[k_.refs[rid].id].tiling, ", "),
+                                            ir::alloc_name(k_, k_.refs[rid].id)));
+      }
+    }
   }
 
   // ---- TMA descriptors: one per (parameter, box, swizzle) ------------------------------------
@@ -155,10 +210,12 @@ class emitter {
                                                                    align > 128 ? " of this swizzle" : ""));
           box[0] /= n;
         }
+        if (tiled_ref(s.refs[1])) box = k_.allocs[k_.refs[s.refs[1]].id].tiling;
         map_of_[static_cast<int>(i)] = map_for(s.refs[0], s.refs[1], box);
       } else if (s.op == ir::StmtOp::copy_smem_to_gmem) {
         tma_smem_aligned(static_cast<ir::StmtId>(i), s.refs[0]);
-        map_of_[static_cast<int>(i)] = map_for(s.refs[1], s.refs[0], k_.refs[s.refs[1]].shape);
+        map_of_[static_cast<int>(i)] =
+            map_for(s.refs[1], s.refs[0], tiled_ref(s.refs[0]) ? k_.allocs[k_.refs[s.refs[0]].id].tiling : k_.refs[s.refs[1]].shape);
       }
     }
   }
@@ -505,6 +562,11 @@ class emitter {
     if (al.kind != ir::AllocKind::smem) throw unsupported(fmt::format("kernel '{}': only SMEM and GMEM views are generated yet", k_.name));
     const int bytes = ir::dtype_bits(al.dtype) / 8;
     const std::string e = view_element(rid, i);
+    if (tiled(r.id)) {
+      const std::string at = fmt::format("smem_base + {}u + {} * {}u", offsets_[r.id], tiled_element(rid, e), bytes);
+      return fmt::format("*reinterpret_cast<{}*>(smem + ({} - smem_base))", ctype(al.dtype),
+                         al.swizzle ? fmt::format("sc::swz<{}>({})", al.swizzle, at) : at);
+    }
     if (al.swizzle == 0)
       return fmt::format("*reinterpret_cast<{}*>(smem + {} + {} + static_cast<unsigned>({} * {}))", ctype(al.dtype), offsets_[r.id],
                          view_offset(rid), e, bytes);
@@ -838,6 +900,23 @@ class emitter {
     return fmt::format("{{{}}}", fmt::join(c, ", "));
   }
 
+  // One TMA box per tile of a tiled slab (tma_tiled): tile t of the slab starts t tiles into it
+  // and covers rows (t / per_row) * TR.. and columns (t % per_row) * TC.. of the GMEM block.
+  template <class Line, class Issue>
+  void tiled_boxes(ir::RefId sref, ir::RefId gref, Line const& line, Issue const& issue) const {
+    auto const& m = k_.refs[sref];
+    auto const& al = k_.allocs[m.id];
+    auto const& g = k_.refs[gref];
+    const std::int64_t rows = m.shape[0], cols = m.shape[1], tr = al.tiling[0], tc = al.tiling[1], per_row = cols / tc;
+    line("  #pragma unroll");
+    line(fmt::format("  for (int t = 0; t < {}; ++t) {{  // {} tiles of ({}, {})", rows / tr * per_row, rows / tr * per_row, tr, tc));
+    line(fmt::format("    const int c[] = {{static_cast<int>({} * {} + t % {} * {}), static_cast<int>({} * {} + t / {} * {})}};", expr(g.block[1]),
+                     g.shape[1], per_row, tc, expr(g.block[0]), g.shape[0], per_row, tr));
+    line(fmt::format("    {}", issue(fmt::format("smem_base + {}u + {} + static_cast<unsigned>(t * {})", offsets_[m.id], view_offset(sref),
+                                                   tr * tc * ir::dtype_bits(al.dtype) / 8))));
+    line("  }");
+  }
+
   // ---- warpgroup synchronisation between tile statements ----------------------------------------
   // A store is one warpgroup-wide op (the interpreter runs it atomically), but its elements are
   // spread over lanes by a vector width that depends on the dtypes and shapes involved, so two
@@ -928,8 +1007,9 @@ class emitter {
           for (int lane = 0; lane < 32; ++lane) {
             const auto e = ir::wgmma::accumulator_element(32 * warp + lane, static_cast<int>(i));
             const std::int64_t f = (64 * mb + e.row) * r.shape.back() + e.col;
-            addr[static_cast<std::size_t>(lane)] =
-                ir::swizzle_address(static_cast<std::uint32_t>(offsets_[r.id] + view_element(s.refs[0], f) * bytes), al.swizzle);
+            const std::int64_t at = tiled(r.id) ? ir::tiled_element(view_element(s.refs[0], f), al.shape.back(), al.tiling[0], al.tiling[1])
+                                                : view_element(s.refs[0], f);
+            addr[static_cast<std::size_t>(lane)] = ir::swizzle_address(static_cast<std::uint32_t>(offsets_[r.id] + at * bytes), al.swizzle);
           }
           const auto w = ir::smem_wavefronts(addr, width);
           all.actual += w.actual, all.ideal += w.ideal;
@@ -956,7 +1036,8 @@ class emitter {
     // elements when the destination keeps them adjacent and aligned (the swizzle moves whole
     // 16-byte chunks; a GMEM row of even length keeps pairs on pair boundaries).
     const bool pairs = !to_registers && pairs_adjacent() &&
-                       (r.base == ir::RefBase::alloc || k_.params[r.id].shape.back() % 2 == 0);
+                       (r.base == ir::RefBase::alloc || k_.params[r.id].shape.back() % 2 == 0) &&
+                       (!tiled_ref(s.refs[0]) || k_.allocs[r.id].tiling.back() % 2 == 0);  // a pair within one tile row
     // An f16 accumulator is written a register (two elements) at a time.
     const bool packed = to_registers && acc_f16(static_cast<std::size_t>(a));
     if (packed && !pairs_adjacent()) unsupported_op(id, "an f16 accumulator whose fragment does not keep element pairs adjacent");
@@ -1373,7 +1454,9 @@ class emitter {
         line(fmt::format("  const unsigned bar = {};", bar_addr(s.refs[2])));
         line(fmt::format("  sc::mbar_arrive_expect_tx(bar, {}u);", bytes));
         const std::string dst = fmt::format("smem_base + {}u + {}", offsets_[m.id], view_offset(s.refs[1]));
-        if (s.axes.empty()) {
+        if (tma_tiled(id, s.refs[1], s.refs[0])) {
+          tiled_boxes(s.refs[1], s.refs[0], line, [&](std::string const& at) { return fmt::format("sc::tma_load({}, &tmap{}, bar, 2, c);", at, map); });
+        } else if (s.axes.empty()) {
           line(fmt::format("  const int c[] = {};", coords(s.refs[0], "")));
           line(fmt::format("  sc::tma_load({}, &tmap{}, bar, {}, c);", dst, map, g.shape.size()));
         } else {
@@ -1421,9 +1504,13 @@ class emitter {
         line(fmt::format("// op #{}: copy_smem_to_gmem {} -> {}", id, ir::alloc_name(k_, m.id), k_.params[g.id].name));
         sync_before_issue(line);
         line("if (lane == 0) {");
-        line(fmt::format("  const int c[] = {};", coords(s.refs[1], "")));
-        line(fmt::format("  sc::tma_store(&tmap{}, smem_base + {}u + {}, {}, c);", map_of_.at(id), offsets_[m.id], view_offset(s.refs[0]),
-                         g.shape.size()));
+        if (tma_tiled(id, s.refs[0], s.refs[1])) {
+          tiled_boxes(s.refs[0], s.refs[1], line, [&](std::string const& at) { return fmt::format("sc::tma_store(&tmap{}, {}, 2, c);", map_of_.at(id), at); });
+        } else {
+          line(fmt::format("  const int c[] = {};", coords(s.refs[1], "")));
+          line(fmt::format("  sc::tma_store(&tmap{}, smem_base + {}u + {}, {}, c);", map_of_.at(id), offsets_[m.id], view_offset(s.refs[0]),
+                           g.shape.size()));
+        }
         line("}");
         dirty_ = false;
         return;
@@ -1541,6 +1628,8 @@ class emitter {
             auto const& col = k_.exprs[ref.block.back()];
             if (al.shape.back() % v != 0 || col.op != ir::ExprOp::constant || col.value % v != 0) aligned = false;
           }
+          // A tiled layout keeps only a tile's row contiguous: a vector must not cross into the next tile.
+          if (tiled_ref(rr) && k_.allocs[ref.id].tiling.back() % v != 0) aligned = false;
           const auto t = ref.base == ir::RefBase::param ? k_.params[ref.id].dtype : k_.allocs[ref.id].dtype;
           if (ir::dtype_bits(t) / 8 != dst_width) same_width = false;
         };

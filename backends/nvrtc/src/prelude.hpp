@@ -285,6 +285,8 @@ __device__ __forceinline__ long long idiv(long long n, long long d) { return d =
 // shared-window byte address -> swizzled address (16-byte chunks XOR bits 7.. of the address). TMA
 // swizzles by the absolute SMEM address, so callers pass smem_base + offset, not the offset.
 )PTX" STAGECRAFT_PRELUDE_STR(STAGECRAFT_SWIZZLE_FN(__device__ __forceinline__)) R"PTX(
+// tiling(TR, TC) SMEM: element e of the logical (.., rows, Cols) layout -> its element offset.
+)PTX" STAGECRAFT_PRELUDE_STR(STAGECRAFT_TILED_FN(__device__ __forceinline__)) R"PTX(
 // e4m3 / e5m2 <-> f32, round to nearest even with saturation (cuda_fp8's __NV_SATFINITE).
 )PTX" STAGECRAFT_PRELUDE_STR(STAGECRAFT_FP8_FN(__device__ __forceinline__, __float_as_uint, __uint_as_float)) R"PTX(
 // wgmma register fragments: (row, col) of element i of thread t of the warpgroup.

@@ -8,6 +8,8 @@
 // table. So the function the GPU runs is the one the CPU backends and the tests evaluate.
 #pragma once
 
+#include <cstdint>
+
 #define STAGECRAFT_SWIZZLE_FN(QUALIFIERS)                               \
   template <int Bytes>                                                  \
   QUALIFIERS unsigned swz(unsigned o) {                                 \
@@ -17,9 +19,29 @@
     else return o;                                                      \
   }
 
+// tiling(TR, TC): the two innermost dimensions (.., rows, Cols) stored as TR x TC tiles, tile
+// after tile in row-major order, each tile row-major: element e (row-major over the logical
+// shape) lives at element tiled(e). The rows of every leading index form a whole number of tile
+// rows (the verifier checks that TR divides them), so the row can run on across them. Unsigned:
+// SMEM offsets are non-negative, and unsigned division by a power of two is one shift.
+#define STAGECRAFT_TILED_FN(QUALIFIERS)                                                     \
+  template <unsigned Cols, unsigned TR, unsigned TC>                                        \
+  QUALIFIERS unsigned tiled(unsigned e) {                                                   \
+    const unsigned row = e / Cols, col = e % Cols;                                          \
+    return ((row / TR) * (Cols / TC) + col / TC) * (TR * TC) + (row % TR) * TC + col % TC;   \
+  }
+
 namespace stagecraft::ir {
 
 STAGECRAFT_SWIZZLE_FN(constexpr inline)
+STAGECRAFT_TILED_FN(constexpr inline)
+
+// The same, with the layout known only at run time (tr = 0: not tiled).
+constexpr std::int64_t tiled_element(std::int64_t e, std::int64_t cols, std::int64_t tr, std::int64_t tc) {
+  if (tr == 0) return e;
+  const std::int64_t row = e / cols, col = e % cols;
+  return ((row / tr) * (cols / tc) + col / tc) * (tr * tc) + (row % tr) * tc + col % tc;
+}
 
 // The same, with the width known only at run time (0: no swizzle).
 constexpr unsigned swizzle_address(unsigned addr, int bytes) {

@@ -15,6 +15,8 @@
 // for fp8 inputs (docs/interpreter.md).
 #include <string>
 
+#include <type_traits>
+
 #include <stagecraft/registry.hpp>
 #include <stagecraft/stagecraft.hpp>
 
@@ -33,7 +35,11 @@ auto gemm_fp8(std::int64_t M, std::int64_t N, std::int64_t K) {
   auto c = gmem<bf16>("c", shape(M, N));                                         // (m, n)
   auto as = smem<e4m3>(shape(int_c<S>, int_c<BM>, int_c<BK>), swizzle(128_c));  // (stage, m, k), K-major: a consumer's half is 64 rows
   auto bs = smem<e4m3>(shape(int_c<S>, int_c<BN>, int_c<BK>), swizzle(128_c));  // (stage, n, k), K-major
-  auto cs = smem<bf16>(shape(2_c, 64_c, int_c<BN>), tiling(64_c, 64_c), swizzle(128_c));  // each consumer's half of the C tile, as 64 x 64 swizzled tiles
+  // C's staging, 64 x 64 tiles of 128-byte swizzled rows (conflict-free fragment stores): an f32
+  // accumulator is stored a 64 x 128 column half at a time (half the SMEM: room for a 4th stage);
+  // an f16 one, two elements per register, whole.
+  constexpr long long CW = std::is_same_v<Acc, f32> ? BN / 2 : BN;
+  auto cs = smem<bf16>(shape(2_c, 64_c, int_c<CW>), tiling(64_c, 64_c), swizzle(128_c));  // each consumer's C subtile
   return kernel<sm_90a>(
       "gemm_fp8", grid(ceil_div(N, BN), ceil_div(M, BM)), threads(3_c), a, b, c, as, bs, cs,
       barrier(arrivals(2_c), count(int_c<S>)),  // ready[stage]: A and B landed
@@ -50,8 +56,16 @@ auto gemm_fp8(std::int64_t M, std::int64_t N, std::int64_t K) {
             },
             [&](auto) { return store(acc, 0.0f); },
             [&](auto half) {
-              return seq(store(cs[half], cast<bf16>(load(acc))), commit_smem(), copy_smem_to_gmem(cs[half], c.block(m * 2_c + half, n)),
-                         commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
+              if constexpr (CW == BN) {
+                return seq(store(cs[half], cast<bf16>(load(acc))), commit_smem(), copy_smem_to_gmem(cs[half], c.block(m * 2_c + half, n)),
+                           commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
+              } else {
+                auto column_half = [&](auto j) {  // the subtile is free again once the previous stores have read it
+                  return seq(wait_smem_to_gmem(0_c, read_only), store(cs[half], cast<bf16>(slice<1>(load(acc), j * int_c<CW>, int_c<CW>))),
+                             commit_smem(), copy_smem_to_gmem(cs[half], c.block(m * 2_c + half, n * 2_c + j)), commit_smem_to_gmem_group());
+                };
+                return seq(column_half(0_c), column_half(1_c), wait_smem_to_gmem(0_c));
+              }
             });
       });
 }
@@ -62,13 +76,18 @@ STAGECRAFT_REGISTER(kernel_entry{
     .params = {{.name = "M", .default_value = 256, .help = "rows of A and C (any)", .min = 128},
                {.name = "N", .default_value = 256, .help = "rows of B, columns of C (bf16 rows of 16-byte TMA units: a multiple of 8)", .min = 256, .multiple_of = 8},
                {.name = "K", .default_value = 256, .help = "the reduced dimension (e4m3 rows of 16-byte TMA units: a multiple of 16)", .min = 128, .multiple_of = 16},
-               {.name = "stages", .default_value = 3, .help = "pipeline stages (48 KB of SMEM each)", .allowed = {2, 3}},
+               {.name = "stages", .default_value = 3, .help = "pipeline stages (48 KB of SMEM each; 4 with acc=32 only)", .allowed = {2, 3, 4}},
                {.name = "acc", .default_value = 32, .help = "accumulator bits: 32 (f32) or 16 (f16)", .allowed = {32, 16}}},
     .build =
         [](param_values const& p) {
-          return dispatch<2, 3>(p.at("stages"), [&](auto S) {
+          if (p.at("acc") == 16 && p.at("stages") == 4)
+            throw usage_error("gemm_fp8: stages=4 needs acc=32 (an f16 accumulator's epilogue stages the whole 128 x 256 tile: 64 KB of "
+                              "SMEM, room for 3 stages)");
+          return dispatch<2, 3, 4>(p.at("stages"), [&](auto S) {
             constexpr long long s = decltype(S)::value;
-            if (p.at("acc") == 16) return lower(gemm_fp8<s, f16>(p.at("M"), p.at("N"), p.at("K")));
+            if constexpr (s < 4) {
+              if (p.at("acc") == 16) return lower(gemm_fp8<s, f16>(p.at("M"), p.at("N"), p.at("K")));
+            }
             return lower(gemm_fp8<s, f32>(p.at("M"), p.at("N"), p.at("K")));
           });
         },

@@ -17,10 +17,9 @@
 // c, c + clusters, c + 2 clusters, ... The ring's stage and phase follow one step counter that
 // runs on across tiles (step = tile_iteration * K/64 + k), so the producer prefetches the next
 // tile's first stages while the consumers finish the current one. The epilogue rounds to bf16
-// into SMEM, its half of C laid out as four 64 x 64 tiles of 128-byte swizzled rows (a warp's
-// fragment store then hits every bank once: no conflicts), and issues one TMA store per tile;
-// the next tile's epilogue waits only until those stores have read SMEM, so they overlap the
-// next tile's main loop.
+// into SMEM a 64 x 128 subtile at a time, laid out as 64 x 64 tiles of 128-byte swizzled rows
+// (a warp's fragment store then hits every bank once: no conflicts), and issues one TMA store per
+// tile; the stores of the last subtile overlap the next tile's main loop.
 //
 // One TMA box of A lands as a (128, 64) stage; each consumer's wgmma reads its 64-row half as a
 // sub-view (slice<0>), which starts 8 KB in: a whole number of 1024-byte swizzle patterns.
@@ -78,6 +77,17 @@ auto gemm_body(std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t clus
                                       load_a(i, k, s), copy_gmem_to_smem(b.block(min(n(i), blocks_n - 1), k), bs[s], ready[s])));
     });
 
+    // The epilogue, one 64 x 128 column half j of the consumer's 64 x 256 accumulator at a time
+    // through its 64 x 128 SMEM subtile (two 64 x 64 tiles of 128-byte swizzled rows: the fragment
+    // store is conflict free; two TMA stores). The subtile is refilled once the stores of the
+    // previous half have read it; the next tile's main loop runs under the stores of half 1. Half
+    // the SMEM of a whole-tile staging buys the ring its 4th stage (4 x 48 KB + 2 x 16 KB).
+    auto store_c = [&](auto i, auto half, auto j) {
+      return seq(wait_smem_to_gmem(0_c, read_only),
+                 store(cs[half], cast<bf16>(slice<1>(load(acc), j * int_c<BN / 2>, int_c<BN / 2>))), commit_smem(),
+                 copy_smem_to_gmem(cs[half], c.block(m(i) * 2_c + half, n(i) * 2_c + j)), commit_smem_to_gmem_group());
+    };
+
     auto consumer = [&](auto half) {
       return for_(range(rounds), [&](auto i) {
         auto k_loop = for_(range(steps), [&](auto k) {
@@ -91,9 +101,7 @@ auto gemm_body(std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t clus
         auto last = stage<S>(step(i, steps - 1));
         return if_(tile(i) < tiles,
                    seq(store(acc, 0.0f), k_loop, wgmma_wait(0_c), barrier_arrive(consumed[last]),
-                       wait_smem_to_gmem(0_c, read_only),  // the previous tile's store has read cs
-                       store(cs[half], cast<bf16>(load(acc))), commit_smem(),
-                       copy_smem_to_gmem(cs[half], c.block(m(i) * 2_c + half, n(i))), commit_smem_to_gmem_group()));
+                       store_c(i, half, 0_c), store_c(i, half, 1_c)));
       });
     };
     return if_(thread_id() == 0_c, producer,
@@ -108,7 +116,7 @@ auto gemm_hopper(std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t ct
   auto c = gmem<bf16>("c", shape(M, N));                                   // (m, n)
   auto as = smem<bf16>(shape(int_c<S>, int_c<BM>, int_c<BK>), swizzle(128_c));   // (stage, m, k), K-major: a consumer's half is 64 rows
   auto bs = smem<bf16>(shape(int_c<S>, int_c<BN>, int_c<BK>), swizzle(128_c));  // (stage, n, k), K-major
-  auto cs = smem<bf16>(shape(2_c, 64_c, int_c<BN>), tiling(64_c, 64_c), swizzle(128_c));  // each consumer's half of the C tile, as 64 x 64 swizzled tiles
+  auto cs = smem<bf16>(shape(2_c, 64_c, int_c<BN / 2>), tiling(64_c, 64_c), swizzle(128_c));  // each consumer's C subtile: 64 x 64 swizzled tiles
   auto ready = barrier(arrivals(2_c), count(int_c<S>));                    // ready[stage]: A and B landed
   auto acc = accumulator<f32>(shape(64_c, int_c<BN>));                     // each consumer's own (m, n)
   auto body = gemm_body<S, Cl>(M, N, K, ctas / Cl);
@@ -130,7 +138,7 @@ STAGECRAFT_REGISTER(kernel_entry{
                {.name = "N", .default_value = 512, .help = "rows of B, columns of C (bf16 rows of 16-byte TMA units: a multiple of 8)", .min = 256,
                 .multiple_of = 8},
                {.name = "K", .default_value = 256, .help = "the reduced dimension (a multiple of 8, as N)", .min = 64, .multiple_of = 8},
-               {.name = "stages", .default_value = 3, .help = "pipeline stages (48 KB of SMEM each)", .allowed = {2, 3}},
+               {.name = "stages", .default_value = 4, .help = "pipeline stages (48 KB of SMEM each)", .allowed = {2, 3, 4}},
                {.name = "cluster", .default_value = 2, .help = "CTAs per cluster along N, sharing A by multicast", .allowed = {1, 2}},
                {.name = "ctas", .default_value = 0, .help = "CTAs in the grid, each looping over output tiles (e.g. 132, the SMs of an H100 SXM); "
                 "0: one per tile; more than the tiles: one per tile", .min = 0}},
@@ -142,7 +150,7 @@ STAGECRAFT_REGISTER(kernel_entry{
                               " (the grid is whole clusters)");
           const std::int64_t tile_ctas = ceil_div(M, BM) * ceil_div(N, BN * cl) * cl;  // one CTA per output tile, whole clusters
           const std::int64_t grid_ctas = ctas == 0 ? tile_ctas : std::min(ctas, tile_ctas);
-          return dispatch<"stages", 2, 3>(p, [&](auto S) {
+          return dispatch<"stages", 2, 3, 4>(p, [&](auto S) {
             return dispatch<"cluster", 1, 2>(p, [&](auto C) {
               return lower(gemm_hopper<decltype(S)::value, decltype(C)::value>(M, N, p.at("K"), grid_ctas));
             });

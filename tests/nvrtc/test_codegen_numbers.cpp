@@ -158,6 +158,26 @@ void check_coordinates(ir::Kernel const& k, ir::RefId gref, std::string const& t
   }
 }
 
+// A tiled SMEM view moves one TMA box per tile: the box is the tiling, and tile t of the
+// (rows, cols) slab lands at block * shape + (t / per_row * TR, t % per_row * TC).
+void check_tiled_copy(ir::Kernel const& k, nvrtc::generated const& g, int map, ir::RefId gref, ir::RefId sref, std::string const& text) {
+  auto const& al = k.allocs[k.refs[sref].id];
+  auto const& gr = k.refs[gref];
+  const auto per_row = gr.shape[1] / al.tiling[1], tiles = gr.shape[0] / al.tiling[0] * per_row;
+  CHECK(g.maps[static_cast<std::size_t>(map)].box == al.tiling);
+  CHECK(count(text, fmt::format("for (int t = 0; t < {}; ++t) {{", tiles)) == 1);
+  const std::regex c(R"(const int c\[\] = \{static_cast<int>\(.* \* (\d+) \+ t % (\d+) \* (\d+)\), static_cast<int>\(.* \* (\d+) \+ t / (\d+) \* (\d+)\)\};)");
+  std::smatch m;
+  REQUIRE(std::regex_search(text, m, c));
+  CHECK(std::stoll(m[1]) == gr.shape[1]);
+  CHECK(std::stoll(m[2]) == per_row);
+  CHECK(std::stoll(m[3]) == al.tiling[1]);
+  CHECK(std::stoll(m[4]) == gr.shape[0]);
+  CHECK(std::stoll(m[5]) == per_row);
+  CHECK(std::stoll(m[6]) == al.tiling[0]);
+  CHECK(count(text, fmt::format("static_cast<unsigned>(t * {})", al.tiling[0] * al.tiling[1] * ir::dtype_bits(al.dtype) / 8)) == 1);
+}
+
 // Every op of one kernel, against its IR.
 void check_numbers(ir::Kernel const& k) {
   INFO("kernel " << k.name << "\n" << ir::print(k));
@@ -223,9 +243,13 @@ void check_numbers(ir::Kernel const& k) {
         REQUIRE(t.size() == 1);
         const auto map = std::stoul(t[0][1]);
         REQUIRE(map < g.maps.size());
-        CHECK(g.maps[map].box == k.refs[s.refs[1]].shape);
         CHECK(g.maps[map].elem_strides.empty());
         CHECK(g.maps[map].param == k.refs[s.refs[1]].id);
+        if (!k.allocs[k.refs[s.refs[0]].id].tiling.empty()) {
+          check_tiled_copy(k, g, static_cast<int>(map), s.refs[1], s.refs[0], text);
+          break;
+        }
+        CHECK(g.maps[map].box == k.refs[s.refs[1]].shape);
         check_coordinates(k, s.refs[1], text, 0);
         break;
       }

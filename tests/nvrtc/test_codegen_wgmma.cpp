@@ -132,15 +132,16 @@ TEST_CASE("warp specialization: a one-warp producer that gives registers to the 
   const std::string inc = "sc::setmaxnreg_inc<232>();";  // the consumers' first statement
   const auto first = g.source.find_first_not_of(' ', consumers + std::string("} else {\n").size());
   CHECK(g.source.compare(first, inc.size(), inc) == 0);
-  // Only the epilogue's generic stores need the warpgroup barrier: per consumer, after the wait
-  // for its previous tile's store to have read `cs` (before writing it again) and before its
-  // TMA store; and once after the last wait for the stores. The K loop's arrivals follow
-  // wgmma_wait and need none, however many tiles a persistent CTA runs.
-  CHECK(count(g.source, "sc::wg_sync(wg);") == 5);
+  // Only the epilogue's generic stores need the warpgroup barrier: per consumer and column half,
+  // after the wait for the previous stores to have read `cs` (before writing it again) and
+  // before its TMA stores; and once after the last wait for the stores. The K loop's arrivals
+  // follow wgmma_wait and need none, however many tiles a persistent CTA runs.
+  CHECK(count(g.source, "sc::wg_sync(wg);") == 9);
   CHECK(count(g.source, "sc::wgmma_wait<1>();") == 2);  // one group in flight in each consumer's K loop
-  // The epilogue stores bf16 pairs (registers i, i + 1 are row neighbours): 64 stores per thread, not 128.
-  CHECK(count(g.source, "*reinterpret_cast<unsigned*>(&*reinterpret_cast<unsigned short*>(smem + ") == 2);
-  CHECK_THAT(g.source, Contains("for (int i = 0; i < 128; i += 2) {") && Contains("acc5[mb * 128 + i + 1]"));
+  // The epilogue stores bf16 pairs (registers i, i + 1 are row neighbours): 32 stores per thread
+  // and column half, not 64.
+  CHECK(count(g.source, "*reinterpret_cast<unsigned*>(&*reinterpret_cast<unsigned short*>(smem + ") == 4);
+  CHECK_THAT(g.source, Contains("for (int i = 0; i < 64; i += 2) {") && Contains("acc5[mb * 128 + 64 + i + 1]"));
 }
 
 TEST_CASE("an arrival after generic reads of the stage keeps its warpgroup barrier", "[codegen]") {
@@ -216,30 +217,82 @@ TEST_CASE("fp8 inputs pair freely: e4m3 x e5m2 is kind .e4m3.e5m2; fp8 loads and
 TEST_CASE("the epilogue rounds each accumulator pair to bf16 once, in one instruction", "[codegen][wgmma]") {
   // cast<bf16>(load(acc)) stored to a bf16 tile: cvt.rn.bf16x2.f32 per pair (the same bits as
   // two roundings; rounding the rounded value again, as the generic path did, changes nothing
-  // and cost two F2F and an IMAD per element).
+  // and cost two F2F and an IMAD per element). gemm_hopper stores a column half of its
+  // accumulator at a time: slice<1>(load(acc), 128 j, 128) reads registers 64 j.. of each block.
   auto const& e = registry::global().find("gemm_hopper");
   const auto g = nvrtc::generate(e.build(registry::resolve(e, {})));
-  const auto at = g.source.find("store over the fragment of a5 (64, 256): 1 block(s) x 128 elements per thread, two at a time");
-  REQUIRE(at != std::string::npos);
-  const auto store = g.source.substr(at, g.source.find("sc::fence_proxy_async();", at) - at);
-  CHECK(count(store, "= sc::f32x2_to_bf16x2(acc5[mb * 128 + i], acc5[mb * 128 + i + 1]);") == 1);
-  CHECK(count(store, "sc::round_bf16(") == 0);
-  CHECK(count(store, "sc::f32_to_bf16(") == 0);
+  for (int j = 0; j < 2; ++j) {
+    INFO("column half " << j);
+    const auto at = g.source.find("store over the fragment of a5 (64, 128): 1 block(s) x 64 elements per thread, two at a time",
+                                  j == 0 ? 0 : g.source.find("store over the fragment of a5 (64, 128)") + 1);
+    REQUIRE(at != std::string::npos);
+    const auto store = g.source.substr(at, g.source.find("sc::fence_proxy_async();", at) - at);
+    CHECK(count(store, fmt::format("= sc::f32x2_to_bf16x2(acc5[mb * 128 + {0} + i], acc5[mb * 128 + {0} + i + 1]);", 64 * j)) == 1);
+    CHECK(count(store, "sc::round_bf16(") == 0);
+    CHECK(count(store, "sc::f32_to_bf16(") == 0);
+  }
+}
+
+TEST_CASE("a column slice of the D fragment is whole 8-column groups: register i + c0 / 2 holds column c0 + col of register i", "[codegen][wgmma]") {
+  // What the walk over slice<1>(load(acc), c0, w) relies on, for every thread and register of an
+  // m64n256 fragment and every c0 a multiple of 8 (ir::wgmma::accumulator_element is the layout
+  // the interpreter and the device prelude share).
+  for (int c0 = 0; c0 < 256; c0 += 8)
+    for (int t = 0; t < 128; ++t)
+      for (int i = 0; i + c0 / 2 < 128; ++i) {
+        const auto e = ir::wgmma::accumulator_element(t, i), s = ir::wgmma::accumulator_element(t, i + c0 / 2);
+        REQUIRE(s.row == e.row);
+        REQUIRE(s.col == e.col + c0);
+      }
+  // What the generator refuses: a slice of an f16 accumulator (two elements per register), a
+  // slice off the 8-column grid.
+  auto slice_store = [](auto acc_dtype, auto start, auto width) {
+    return lower(kernel<sm_90a>("sliced", grid(1), threads(1_c), smem<f16>(shape(64_c, 64_c), swizzle(128_c)),
+                                smem<f16>(shape(64_c, 64_c), swizzle(128_c)), smem<bf16>(shape(64_c, 32_c)),
+                                accumulator<decltype(acc_dtype)>(shape(64_c, 64_c)), [=](auto a, auto b, auto out, auto acc) {
+                                  return seq(store(acc, 0.0f), wgmma(acc, a, transpose(b)), wgmma_commit(), wgmma_wait(0_c),
+                                             store(slice<1>(out, 0_c, width), cast<bf16>(slice<1>(load(acc), start, width))));
+                                }));
+  };
+  CHECK_NOTHROW(nvrtc::generate(slice_store(f32{}, 32_c, 32_c)));
+  CHECK_THROWS_WITH(nvrtc::generate(slice_store(f16{}, 32_c, 32_c)), Contains("kernel 'sliced', op #") && Contains("accumulator a3 (64, 32) with a load of shape (64, 64)"));
+  CHECK_THROWS_WITH(nvrtc::generate(slice_store(f32{}, 4_c, 16_c)), Contains("kernel 'sliced'") && Contains("accumulator a3"));
+  CHECK_NOTHROW(nvrtc::generate(slice_store(f32{}, 48_c, 16_c)));
 }
 
 TEST_CASE("the generator counts each epilogue store's SMEM wavefronts from the addresses it computes", "[codegen][wgmma][banks]") {
-  // gemm_hopper's consumers store their (64, 256) bf16 halves of C into an unswizzled tile: a
-  // warp's 32-bit pair stores hit 8 rows 512 bytes apart on the same banks, 8 ways (the audit's
-  // 512 wavefronts per warp where 64 suffice), 64 stores per thread.
+  // A (64, 256) bf16 half of C stored into an unswizzled tile (gemm_hopper's epilogue before
+  // tiling): a warp's 32-bit pair stores hit 8 rows 512 bytes apart on the same banks, 8 ways (the
+  // audit's 512 wavefronts per warp where 64 suffice), 64 stores per thread.
+  auto half_of_c = [](auto staging) {
+    return lower(kernel<sm_90a>("epilogue", grid(1), threads(1_c), gmem<bf16>("c", shape(64, 256)), smem<bf16>(shape(64_c, 64_c), swizzle(128_c)),
+                                smem<bf16>(shape(256_c, 64_c), swizzle(128_c)), staging, accumulator<f32>(shape(64_c, 256_c)),
+                                [](auto c, auto a, auto b, auto out, auto acc) {
+                                  return seq(store(acc, 0.0f), wgmma(acc, a, transpose(b)), wgmma_commit(), wgmma_wait(0_c),
+                                             store(out, cast<bf16>(load(acc))), commit_smem(), copy_smem_to_gmem(out, c.block(0_c, 0_c)),
+                                             commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
+                                }));
+  };
+  const auto plain = nvrtc::generate(half_of_c(smem<bf16>(shape(64_c, 256_c))));
+  REQUIRE(plain.banks.size() == 1);
+  CHECK(plain.banks[0].accesses == 64);
+  CHECK(plain.banks[0].width == 4);
+  CHECK(plain.banks[0].wavefronts == 512);
+  CHECK(plain.banks[0].ideal == 64);
+  CHECK(plain.banks[0].slabs_aligned);
+  // The same half as four 64 x 64 tiles of 128-byte swizzled rows: conflict free.
+  const auto tiled = nvrtc::generate(half_of_c(smem<bf16>(shape(64_c, 256_c), tiling(64_c, 64_c), swizzle(128_c))));
+  REQUIRE(tiled.banks.size() == 1);
+  CHECK(tiled.banks[0].wavefronts == 64);
+  CHECK(tiled.banks[0].ideal == 64);
+  // gemm_hopper: each consumer stores two (64, 128) column halves into its tiled subtile.
   auto const& e = registry::global().find("gemm_hopper");
   const auto g = nvrtc::generate(e.build(registry::resolve(e, {})));
-  REQUIRE(g.banks.size() == 2);  // one store per consumer
+  REQUIRE(g.banks.size() == 4);
   for (auto const& b : g.banks) {
-    CHECK(b.accesses == 64);
-    CHECK(b.width == 4);
-    CHECK(b.wavefronts == 512);
-    CHECK(b.ideal == 64);
-    CHECK(b.slabs_aligned);
+    CHECK(b.accesses == 32);
+    CHECK(b.wavefronts == 32);
+    CHECK(b.ideal == 32);
   }
   // a 128-byte swizzled (64, 64) bf16 destination: the swizzle spreads the 8 rows over 8 chunks
   auto k = lower(kernel<sm_90a>("swizzled_epilogue", grid(1), threads(1_c), gmem<bf16>("c", shape(64, 64)),

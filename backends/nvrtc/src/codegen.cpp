@@ -651,6 +651,10 @@ class emitter {
       case ir::ValueOp::permute: case ir::ValueOp::reshape: case ir::ValueOp::slice: {
         // No instruction: the operand is read at the element the view names (ir/tile_view.hpp),
         // so a transpose, reshape or slice costs only the address arithmetic of that read.
+        if (const auto c0 = acc_column_slice(id); c0 >= 0 && !walk_reg_.empty()) {
+          auto const& acc = k_.refs[k_.values[v.a].ref];
+          return fmt::format("acc{}[mb * {} + {} + {}]", acc.id, k_.allocs[acc.id].shape[1] / 2, c0 / 2, walk_reg_);
+        }
         if (reads_accumulator(v.a)) refuse_exchange(id, "a view (permute, reshape or slice) of the D fragment");
         const auto view = *ir::decode_tile_view(v.op, v.scalar, v.shape, k_.values[v.a].shape).view;
         const auto inner = ir::row_major_strides(v.shape);
@@ -775,6 +779,23 @@ class emitter {
   // at the walk's position, whatever index is asked for: an op that reads other elements than
   // the one it computes can take one only in the two forms the D layout makes cheap, a row
   // reduction (fragment_fold) and a row broadcast (the thread's own row register).
+  // slice<1>(load(acc), c0, w) of an f32 (rows, W) accumulator with c0 and w multiples of 8: the
+  // columns of whole 8-column groups of the D fragment, i.e. registers c0 / 2 .. (c0 + w) / 2 of
+  // each m64 block. A fragment walk over the slice's (rows, w) shape reads register
+  // mb * W / 2 + c0 / 2 + i where the whole accumulator's walk reads mb * W / 2 + i: the epilogue
+  // stores C a column subtile at a time without moving a register. Returns c0, or -1.
+  std::int64_t acc_column_slice(ir::ValueId id) const {
+    auto const& v = k_.values[id];
+    if (v.op != ir::ValueOp::slice || v.a == ir::none) return -1;
+    auto const& l = k_.values[v.a];
+    if (l.op != ir::ValueOp::load || !is_acc(l.ref)) return -1;
+    auto const& al = k_.allocs[k_.refs[l.ref].id];
+    if (al.dtype != ir::DType::f32 || al.shape.size() != 2 || !k_.refs[l.ref].index.empty()) return -1;
+    const auto code = static_cast<std::int64_t>(v.scalar);
+    const std::int64_t axis = code % 8, start = code / 8;
+    if (axis != 1 || start % 8 != 0 || v.shape.size() != 2 || v.shape[1] % 8 != 0 || v.shape[0] != al.shape[0]) return -1;
+    return start;
+  }
   bool reads_accumulator(ir::ValueId id) const {
     std::vector<ir::ValueId> leaves;
     loads_of(id, leaves);
@@ -1054,11 +1075,13 @@ class emitter {
     line(fmt::format("      const long long f = static_cast<long long>(64 * mb + e.row) * {} + e.col;", shape[1]));
     line("      (void)f;  // unused when nothing but the accumulator is addressed");
     fragment_index_ = fmt::format("mb * {} + i", regs);
+    walk_reg_ = "i";
     // Register i is in the thread's row i / 2 % 2 of the block (rows_by_quad checks it).
     row_mb_ = "mb", row_half_ = "i / 2 % 2", walk_rows_ = shape[0];
     if (packed) {
       const std::string lo = value(s.value, "f");
       fragment_index_ = fmt::format("mb * {} + i + 1", regs);
+      walk_reg_ = "i + 1";
       line(fmt::format("      acc{}[(mb * {} + i) / 2] = sc::pack_f16({}, {});", a, regs, lo, value(s.value, "(f + 1)")));
     } else if (to_registers) {
       line(fmt::format("      acc{}[mb * {} + i] = {};", a, regs, value(s.value, "f")));
@@ -1075,17 +1098,20 @@ class emitter {
       if (half) {
         const std::string lo = value(stored, "f");
         fragment_index_ = fmt::format("mb * {} + i + 1", regs);
+        walk_reg_ = "i + 1";
         line(fmt::format("      *reinterpret_cast<unsigned*>(&{}) = sc::f32x2_to_{}x2({}, {});", element(s.refs[0], "f"), ir::dtype_name(dt), lo,
                          value(stored, "(f + 1)")));
       } else {
         line(fmt::format("      alignas(8) {} out[2];", ctype(dt)));
         line(fmt::format("      out[0] = {};", store_conv(dt, value(stored, "f"))));
         fragment_index_ = fmt::format("mb * {} + i + 1", regs);
+        walk_reg_ = "i + 1";
         line(fmt::format("      out[1] = {};", store_conv(dt, value(stored, "(f + 1)"))));
         line(fmt::format("      *reinterpret_cast<{0}*>(&{1}) = *reinterpret_cast<const {0}*>(out);", pair_type, element(s.refs[0], "f")));
       }
     }
     fragment_index_.clear();
+    walk_reg_.clear();
     row_mb_.clear(), row_half_.clear();
     row_hoisted_.clear();
     line("    }");
@@ -1144,11 +1170,24 @@ class emitter {
     check(s.refs[0], "a destination");
     std::vector<ir::ValueId> leaves;
     direct_loads_of(s.value, leaves);
-    for (auto l : leaves) check(k_.values[l].ref, "a load");
+    for (auto l : leaves) {
+      if (k_.values[l].op != ir::ValueOp::slice) {
+        check(k_.values[l].ref, "a load");
+      } else if (k_.values[l].shape != shape || acc_f16(static_cast<std::size_t>(a))) {
+        unsupported_op(id, fmt::format("a store mixing a column slice ({}) of accumulator a{} with a walk of shape ({}) (the slice must have the "
+                                       "destination's shape, of an f32 accumulator)", fmt::join(k_.values[l].shape, ", "), a, fmt::join(shape, ", ")));
+      }
+    }
     return !rows;
   }
+  // The operands a walk addresses at its element: loads, and column slices of an accumulator's
+  // load (acc_column_slice), which the walk reads at a register offset.
   void direct_loads_of(ir::ValueId id, std::vector<ir::ValueId>& out) const {
     auto const& v = k_.values[id];
+    if (acc_column_slice(id) >= 0) {
+      out.push_back(id);
+      return;
+    }
     if (v.op == ir::ValueOp::load) out.push_back(id);
     if (ir::value_is_reduction(v.op) || v.op == ir::ValueOp::broadcast) return;
     for (auto c : {v.a, v.b, v.c})
@@ -1754,6 +1793,7 @@ class emitter {
   mutable std::map<std::pair<ir::StmtId, bool>, char> touch_head_memo_;  // the same for acc_touched_
   bool acc_touched_ = true;          // ordinary code touched accumulator registers since the last wgmma.fence
   mutable std::string fragment_index_;  // inside a fragment walk: the register index of its element
+  mutable std::string walk_reg_;        // inside fragment_store's walk: its register within the block ("i", "i + 1")
   // Inside a walk of the D fragment's rows (a store's fragment or row walk, a wgmma's A): the
   // m64 block and the thread's row (0 or 1) of the element, as C++ expressions, and the rows walked.
   std::string row_mb_, row_half_;

@@ -39,14 +39,16 @@ TEST_CASE("examples use the ops they are about", "[examples]") {
   CHECK_THAT(text("batched_square"), Contains("barrier b1: [2, 2]") && Contains("(1x64x64)"));
   CHECK_THAT(text("double_buffer"), Contains("cast<f16>"));
   // The ring's step runs on across a CTA's tiles (v1 * 4 + v2); after wgmma_wait 1 a consumer
-  // releases the previous step's stage (+ 2 mod 3), and the tile's last after wgmma_wait 0.
+  // releases the previous step's stage (+ 3 mod 4), and the tile's last after wgmma_wait 0. The
+  // epilogue stores the accumulator's column halves through a tiled, swizzled subtile.
   CHECK_THAT(text("gemm_hopper"), Contains("warpgroups=3") && Contains("accumulator acc5: f32[64, 256]") &&
-                                      Contains("wgmma acc5 += s0[((v1 * 4) + v2) % 3].sub[0, 0](64x64) * s1[((v1 * 4) + v2) % 3]^T") &&
-                                      Contains("store s2[1] <- cast<bf16>(load(acc5))") && Contains("cluster=(2)") &&
+                                      Contains("wgmma acc5 += s0[((v1 * 4) + v2) % 4].sub[0, 0](64x64) * s1[((v1 * 4) + v2) % 4]^T") &&
+                                      Contains("smem s2: bf16[2, 64, 128] tiling=(64, 64) swizzle=128") &&
+                                      Contains("store s2[1] <- cast<bf16>(slice<1>(load(acc5), 128, 128))") && Contains("cluster=(2)") &&
                                       Contains("multicast over cluster axes (0)") && Contains("wgmma_wait 1") &&
-                                      Contains("barrier_arrive cb4[(((v1 * 4) + v2) + 2) % 3]") && Contains("barrier_arrive cb4[((v1 * 4) + 3) % 3]"));
+                                      Contains("barrier_arrive cb4[(((v1 * 4) + v2) + 3) % 4]") && Contains("barrier_arrive cb4[((v1 * 4) + 3) % 4]"));
   CHECK_THAT(text("gemm_fp8"), Contains("param a: gmem e4m3[") && Contains("smem s1: e4m3[3, 256, 128] swizzle=128") &&
-                                   Contains("accumulator acc5: f32[64, 256]") && Contains("cast<bf16>(load(acc5))"));
+                                   Contains("accumulator acc5: f32[64, 256]") && Contains("cast<bf16>(slice<1>(load(acc5), 128, 128))"));
   CHECK_THAT(text("gemm_blackwell"), Contains("warpgroups=3") && Contains("tmem t6: f32[128, 256]") &&
                                          Contains("tcgen05_mma t6 (accumulate if v1 > 0) += s0[v1 % 3] * s1[v1 % 3]^T") &&
                                          Contains("tcgen05_commit_arrive b4[v1 % 3]") && Contains("store s2 <- cast<bf16>(async_load_tmem(t6))"));

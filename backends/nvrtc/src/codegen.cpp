@@ -135,17 +135,8 @@ class emitter {
   // Element offset (a C++ expression) of element `e` of a view of a tiled allocation: the view's
   // logical start plus e, through sc::tiled (ir/swizzle.hpp, the interpreter's layout too).
   std::string tiled_element(ir::RefId rid, std::string const& e) const {
-    auto const& r = k_.refs[rid];
-    auto const& al = k_.allocs[r.id];
-    std::string flat = "0LL";
-    for (std::size_t d = 0; d < r.index.size(); ++d) flat = fmt::format("({} * {} + {})", flat, al.shape[d], expr(r.index[d]));
-    std::int64_t rest = 1;
-    for (std::size_t d = r.index.size(); d < al.shape.size(); ++d) rest *= al.shape[d];
-    std::string start = fmt::format("{} * {}", flat, rest);
-    for (std::size_t j = 0; j < r.block.size(); ++j) {
-      rest /= al.shape[r.index.size() + j];
-      start += fmt::format(" + ({}) * {}", expr(r.block[j]), rest);
-    }
+    auto const& al = k_.allocs[k_.refs[rid].id];
+    const std::string start = view_start(rid, 1);
     return fmt::format("sc::tiled<{}u, {}u, {}u>(static_cast<unsigned>({} + {}))", al.shape.back(), al.tiling[0], al.tiling[1], start, e);
   }
   // A TMA copy moves a tiled view one TR x TC box per tile (the hardware's box is one dense,
@@ -495,18 +486,22 @@ class emitter {
 
   // Byte offset of an SMEM view's first element within its allocation (a sub-view's origin included).
   std::string view_offset(ir::RefId rid) const {
+    return fmt::format("static_cast<unsigned>({})", view_start(rid, ir::dtype_bits(k_.allocs[k_.refs[rid].id].dtype) / 8));
+  }
+  // The same in units of `unit` bytes (1: elements), as a long long expression.
+  std::string view_start(ir::RefId rid, std::int64_t unit) const {
     auto const& r = k_.refs[rid];
     auto const& al = k_.allocs[r.id];
     std::string flat = "0LL";
     for (std::size_t d = 0; d < r.index.size(); ++d) flat = fmt::format("({} * {} + {})", flat, al.shape[d], expr(r.index[d]));
     std::int64_t rest = 1;
     for (std::size_t d = r.index.size(); d < al.shape.size(); ++d) rest *= al.shape[d];
-    std::string at = fmt::format("{} * {}", flat, rest * ir::dtype_bits(al.dtype) / 8);
+    std::string at = fmt::format("{} * {}", flat, rest * unit);
     for (std::size_t j = 0; j < r.block.size(); ++j) {
       rest /= al.shape[r.index.size() + j];
-      at += fmt::format(" + ({}) * {}", expr(r.block[j]), rest * ir::dtype_bits(al.dtype) / 8);
+      at += fmt::format(" + ({}) * {}", expr(r.block[j]), rest * unit);
     }
-    return fmt::format("static_cast<unsigned>({})", at);
+    return at;
   }
   // Element offset (a C++ expression) of element `i` (row-major over the view's shape) from the
   // view's first element: `i` itself for a whole view, the parent's strides for a sub-view.

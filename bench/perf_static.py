@@ -154,6 +154,8 @@ def run_kernel(args, k):
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         raise RuntimeError(f"{tag}: `{' '.join(cmd)}` exited {p.returncode}:\n{p.stdout}{p.stderr}")
+    with open(os.path.join(args.out, tag + ".log"), "w") as f:  # what the generator said (spills, SMEM wavefronts)
+        f.write(p.stdout + p.stderr)
     sass = subprocess.run([args.nvdisasm, "-c", cubin], capture_output=True, text=True, check=True).stdout
     with open(os.path.join(args.out, tag + ".sass"), "w") as f:
         f.write(sass)
@@ -181,6 +183,7 @@ def main():
     ap.add_argument("--out", default="perf-static")
     ap.add_argument("--only")
     ap.add_argument("--check-sass")
+    ap.add_argument("--check-log")
     ap.add_argument("--mma", default=r"^(HGMMA|QGMMA|UTC\w*MMA)")
     ap.add_argument("--budget-json", default="{}")
     args = ap.parse_args()
@@ -194,6 +197,13 @@ def main():
         measured = worst_of([loop_counts(b, mma) for b in loops])
         print("measured: " + " ".join(f"{k}={v}" for k, v in measured.items()))
         over, lines = judge(args.check_sass, measured, json.loads(args.budget_json))
+        print("\n".join(lines))
+        return 1 if over else 0
+
+    if args.check_log:  # what `stagecraft ptx` printed (spills, epilogue wavefronts) against one budget
+        measured = ptx_summary(open(args.check_log).read())
+        print("measured: " + " ".join(f"{k}={v}" for k, v in measured.items()))
+        over, lines = judge(args.check_log, measured, json.loads(args.budget_json))
         print("\n".join(lines))
         return 1 if over else 0
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The static speed gate can fail: gemm_hopper's real SASS passes its budget, and the same SASS
 # with a GPU-scope MEMBAR, or with the dozen integer instructions of a 64-bit modulo, planted in
-# its K-loop fails it, naming the number that went over.
+# its K-loop fails it, naming the number that went over; so does its epilogue report with the
+# bank conflicts of an unswizzled staging tile.
 #   usage: catches_planted.sh BUILD_DIR
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -46,4 +47,18 @@ plant "$build/perf-static/planted_modulo.sass" "IMAD.WIDE.U32 R2, R4, R5, RZ" "I
   "IADD3 R10, P0, R4, -R8, RZ" "ISETP.GE.U32.AND P1, PT, R10, R9, PT" "@P1 IADD3 R10, R10, -R9, RZ" "IADD3.X R11, RZ, RZ, RZ, P0, !PT" \
   "ISETP.GE.U32.AND P2, PT, R10, R9, PT" "@P2 IADD3 R10, R10, -R9, RZ" "LOP3.LUT R12, R10, 0x3, RZ, 0xc0, !PT"
 expect "a planted 64-bit modulo fails the gate" 1 "kloop = [0-9]+ is over its budget" "$build/perf-static/planted_modulo.sass"
+# The epilogue's bank conflicts: what `stagecraft ptx` said about the real kernel passes; the same
+# report with the count an unswizzled (64, 128) bf16 subtile gives (rows 256 bytes apart on the
+# same banks: 8-way, 256 wavefronts per warp for 32 pair stores; the codegen test "the generator
+# counts each epilogue store's SMEM wavefronts" measures 512 for an unswizzled (64, 256) half) fails.
+log=$build/perf-static/gemm_hopper.log
+logate() { python3 "$here/bench/perf_static.py" --check-log "$1" --budget-json "$budget"; }
+expect_log() {  # WHAT RC REGEX FILE
+  local out; out=$(logate "$4"); local rc=$?
+  if [ "$rc" = "$2" ] && grep -qE "$3" <<<"$out"; then echo "ok: $1"; else echo "FAILED: $1 (exit $rc, wanted $2 and /$3/):"; echo "$out"; fails=1; fi
+}
+expect_log "the real epilogue report is within its budget" 0 "smem_extra_wavefronts=0" "$log"
+sed 's/32 SMEM wavefronts per warp (ideal 32)/256 SMEM wavefronts per warp (ideal 32)/' "$log" >"$build/perf-static/planted_unswizzled.log"
+grep -q "256 SMEM wavefronts per warp" "$build/perf-static/planted_unswizzled.log" || { echo "FAILED: nothing to plant in $log"; exit 1; }
+expect_log "a planted unswizzled epilogue fails the gate" 1 "smem_extra_wavefronts = [0-9]+ is over its budget of 0" "$build/perf-static/planted_unswizzled.log"
 exit $fails

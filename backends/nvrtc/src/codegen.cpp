@@ -1329,10 +1329,13 @@ class emitter {
     line(fmt::format("  const unsigned b_addr = {};", address(s.refs[2])));
     // Each operand's descriptor is built once; an instruction's is that plus its start offset
     // >> 4 (ir::wgmma::descriptor_step: an add, where rebuilding it costs a shift, two logic ops
-    // and a move per instruction).
+    // and a move per instruction). The ISA's start-address field is (addr & 0x3FFFF) >> 4; a
+    // shared::cta address is below 2^18 (228 KB of SMEM per SM on sm_90a and sm_100a, and the
+    // verifier caps a kernel's), so the mask is left out: two uniform LOP3s fewer per K-step
+    // (gemm_hopper's K-loop 62 -> 60 SASS, bench/perf_static.sh).
     if (!p.a_in_registers)
-      line(fmt::format("  const unsigned long long da0 = 0x{:016x}ull | (a_addr >> 4 & 0x3FFFu);", ir::wgmma::descriptor_constant(p.a)));
-    line(fmt::format("  const unsigned long long db0 = 0x{:016x}ull | (b_addr >> 4 & 0x3FFFu);", ir::wgmma::descriptor_constant(p.b)));
+      line(fmt::format("  const unsigned long long da0 = 0x{:016x}ull | (a_addr >> 4);", ir::wgmma::descriptor_constant(p.a)));
+    line(fmt::format("  const unsigned long long db0 = 0x{:016x}ull | (b_addr >> 4);", ir::wgmma::descriptor_constant(p.b)));
     // Registers d of the instruction, then its other operands.
     std::string d;
     for (std::int64_t r = 0; r < regs; ++r) d += fmt::format("{}%{}", r ? ", " : "", r);

@@ -205,8 +205,8 @@ void mma(context const& c, ir::StmtId id, std::string const& ind, std::string& o
   // Built once per operand; each instruction adds its start offset >> 4 (ir::wgmma::descriptor_step:
   // the start field is the same as wgmma's).
   const std::uint64_t da = tc::encode_smem(0, p.a), db = tc::encode_smem(0, p.b);
-  if (!p.a_tmem) line(fmt::format("    const unsigned long long da0 = 0x{:016x}ull | (a_addr >> 4 & 0x3FFFu);", da));
-  line(fmt::format("    const unsigned long long db0 = 0x{:016x}ull | (b_addr >> 4 & 0x3FFFu);", db));
+  if (!p.a_tmem) line(fmt::format("    const unsigned long long da0 = 0x{:016x}ull | (a_addr >> 4);", da));  // no mask: see codegen.cpp (wgmma)
+  line(fmt::format("    const unsigned long long db0 = 0x{:016x}ull | (b_addr >> 4);", db));
   for (std::int64_t ks = 0; ks < p.k_steps(); ++ks) {
     // A from TMEM: its address (lane 0, first column) plus the 8 columns each instruction reads.
     if (p.a_tmem)

@@ -13,10 +13,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <set>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "stagecraft/cli.hpp"
+#include "stagecraft/host/tensor.hpp"
 #include "stagecraft/registry.hpp"
 
 namespace {
@@ -67,6 +70,51 @@ std::vector<std::string> values_of(std::vector<std::string> const& args, std::st
   return out;
 }
 
+// Bytes of the GMEM parameters `stagecraft run|bench KERNEL --set ...` would hold: the
+// interpreter and the cost model's run visit every element of them (the host-memory check stops the gigantic ones at once, not the
+// merely large). 0 when the kernel or the values do not resolve: the CLI then fails fast with a
+// usage error, which is worth fuzzing.
+double run_bytes(std::vector<std::string> const& args) {
+  using stagecraft::registry;
+  stagecraft::kernel_entry const* e = nullptr;
+  for (auto const& a : args)
+    for (auto const* x : registry::global().all())
+      if (!e && x->name == a) e = x;
+  if (!e) return 0;
+  stagecraft::param_values given;
+  // `--set k=v` and `--sweep k=a,b,c` (its largest point: ranges are skipped before), each
+  // taking several values, or spelt `--set=k=v`.
+  auto assign = [&](std::string text, bool sweep) {
+    if (sweep) {
+      const auto eq = text.find('=');
+      if (eq == std::string::npos) throw std::invalid_argument(text);
+      std::int64_t most = 0;
+      for (std::size_t p = eq + 1; p <= text.size();) {
+        const auto comma = std::min(text.find(',', p), text.size());
+        most = std::max(most, registry::parse_assignment(text.substr(0, eq + 1) + text.substr(p, comma - p)).second);
+        p = comma + 1;
+      }
+      text = text.substr(0, eq + 1) + std::to_string(most);
+    }
+    auto [name, value] = registry::parse_assignment(text);
+    given.insert_or_assign(std::move(name), value);
+  };
+  try {
+    for (std::size_t i = 0; i < args.size(); ++i)
+      for (std::string opt : {"--set", "--sweep"}) {
+        if (args[i].rfind(opt + "=", 0) == 0) assign(args[i].substr(opt.size() + 1), opt == "--sweep");
+        if (args[i] != opt) continue;
+        for (std::size_t j = i + 1; j < args.size() && !args[j].empty() && args[j][0] != '-'; ++j) assign(args[j], opt == "--sweep");
+      }
+    const auto k = registry::build(*e, registry::resolve(*e, given));
+    double bytes = 0;
+    for (auto const& p : k.params) bytes += static_cast<double>(stagecraft::host_tensor::byte_count(p.dtype, p.shape));
+    return bytes;
+  } catch (...) {
+    return 0;
+  }
+}
+
 // Would this input make the CLI do more work than one fuzzer iteration may take (libFuzzer
 // reports a unit over 10 s as slow, and CI fails on it)? `run` interprets and `bench` runs the
 // cost model, which interprets too:
@@ -74,9 +122,9 @@ std::vector<std::string> values_of(std::vector<std::string> const& args, std::st
 //     under the sanitizers;
 //   - `--explore N`: N runs (`run add_one --explore 1000` takes minutes here); up to 3 pass;
 //   - `bench --sweep` ranges (up to 4096 points per axis) and lists of more than 4 points;
-//   - numbers of more than 5 digits other than seeds (an array of 10^5 rows and more, interpreted
-//     element by element; the host-memory check stops the gigantic ones in microseconds, and
-//     `show` still fuzzes those values).
+//   - `run` or `bench` of a kernel whose parameters take more than 16 MB at the sizes given (interpreted
+//     element by element), and numbers of more than 5 digits other than seeds (the host-memory
+//     check stops the gigantic ones in microseconds, and `show` still fuzzes those values).
 // Their error paths (a value that does not parse, an empty range) stay fuzzed where they are fast.
 bool too_much_work(std::vector<std::string> const& args) {
   // The subcommand is the first argument that names one (CLI11 takes options before it too).
@@ -85,6 +133,9 @@ bool too_much_work(std::vector<std::string> const& args) {
   const bool bench = *sub == "bench";
   for (auto const& a : args)
     if (a == "--all" || a.rfind("--all=", 0) == 0 || mma_kernels().count(a)) return true;  // CLI11 takes --all=<anything>
+  // `run add_one --set M=99999` took 33 s here, softmax_rows at M=99999 20 s, `bench add_one --set
+  // M=99999` 47 s; at 16 MB of parameters a run takes about a second.
+  if (run_bytes(args) > 16.0 * (1 << 20)) return true;
   auto digit = [](char c) { return c >= '0' && c <= '9'; };
   for (auto const& v : values_of(args, "--explore"))
     if (std::any_of(v.begin(), v.end(), digit) && !(v.size() == 1 && v[0] <= '3')) return true;

@@ -770,10 +770,6 @@ class emitter {
     if (ir::value_is_reduction(v.op) || v.op == ir::ValueOp::broadcast || v.op == ir::ValueOp::permute || v.op == ir::ValueOp::slice) return true;
     return (v.a != ir::none && moves_elements(v.a)) || (v.b != ir::none && moves_elements(v.b)) || (v.c != ir::none && moves_elements(v.c));
   }
-  // Inside a walk of an accumulator's fragment an accumulator element is this thread's register
-  // at the walk's position, whatever index is asked for: an op that reads other elements than
-  // the one it computes can take one only in the two forms the D layout makes cheap, a row
-  // reduction (fragment_fold) and a row broadcast (the thread's own row register).
   // slice<1>(load(acc), c0, w) of an f32 (rows, W) accumulator with c0 and w multiples of 8: the
   // columns of whole 8-column groups of the D fragment, i.e. registers c0 / 2 .. (c0 + w) / 2 of
   // each m64 block. A fragment walk over the slice's (rows, w) shape reads register
@@ -791,6 +787,11 @@ class emitter {
     if (axis != 1 || start % 8 != 0 || v.shape.size() != 2 || v.shape[1] % 8 != 0 || v.shape[0] != al.shape[0]) return -1;
     return start;
   }
+  // Inside a walk of an accumulator's fragment an accumulator element is this thread's register
+  // at the walk's position, whatever index is asked for: an op that reads other elements than
+  // the one it computes can take one only in the forms the D layout makes cheap: a row reduction
+  // (fragment_fold), a row broadcast (the thread's own row register) and a column slice of whole
+  // 8-column groups (acc_column_slice, above).
   bool reads_accumulator(ir::ValueId id) const {
     std::vector<ir::ValueId> leaves;
     loads_of(id, leaves);

@@ -8,16 +8,16 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
-#include <stdexcept>
 #include <string>
-#include <utility>
 #include <vector>
 
+#include "stagecraft/bench/bench.hpp"
 #include "stagecraft/cli.hpp"
 #include "stagecraft/host/tensor.hpp"
 #include "stagecraft/registry.hpp"
@@ -70,46 +70,41 @@ std::vector<std::string> values_of(std::vector<std::string> const& args, std::st
   return out;
 }
 
-// Bytes of the GMEM parameters `stagecraft run|bench KERNEL --set ...` would hold: the
-// interpreter and the cost model's run visit every element of them (the host-memory check stops the gigantic ones at once, not the
-// merely large). 0 when the kernel or the values do not resolve: the CLI then fails fast with a
-// usage error, which is worth fuzzing.
+// Bytes of the GMEM parameters `stagecraft run|bench KERNEL --set ... --sweep ...` would hold at
+// its largest point: the interpreter and the cost model's run visit every element of them (the
+// host-memory check stops only the gigantic ones). The points are the bench library's own
+// (parse_sweep, points_of); more than 16 of them count as too many. 0 when the kernel or the
+// values do not resolve: the CLI then fails fast with a usage error, which is worth fuzzing.
 double run_bytes(std::vector<std::string> const& args) {
   using stagecraft::registry;
-  stagecraft::kernel_entry const* e = nullptr;
-  for (auto const& a : args)
-    for (auto const* x : registry::global().all())
-      if (!e && x->name == a) e = x;
-  if (!e) return 0;
-  stagecraft::param_values given;
-  // `--set k=v` and `--sweep k=a,b,c` (its largest point: ranges are skipped before), each
-  // taking several values, or spelt `--set=k=v`.
-  auto assign = [&](std::string text, bool sweep) {
-    if (sweep) {
-      const auto eq = text.find('=');
-      if (eq == std::string::npos) throw std::invalid_argument(text);
-      std::int64_t most = 0;
-      for (std::size_t p = eq + 1; p <= text.size();) {
-        const auto comma = std::min(text.find(',', p), text.size());
-        most = std::max(most, registry::parse_assignment(text.substr(0, eq + 1) + text.substr(p, comma - p)).second);
-        p = comma + 1;
-      }
-      text = text.substr(0, eq + 1) + std::to_string(most);
-    }
-    auto [name, value] = registry::parse_assignment(text);
-    given.insert_or_assign(std::move(name), value);
-  };
+  namespace bench = stagecraft::bench;
   try {
+    stagecraft::kernel_entry const* e = nullptr;
+    for (auto const* x : registry::global().all())
+      if (std::find(args.begin(), args.end(), x->name) != args.end()) e = x;
+    if (!e) return 0;
+    bench::options o;
+    // --set and --sweep take several values each, or are spelt --set=k=v
     for (std::size_t i = 0; i < args.size(); ++i)
       for (std::string opt : {"--set", "--sweep"}) {
-        if (args[i].rfind(opt + "=", 0) == 0) assign(args[i].substr(opt.size() + 1), opt == "--sweep");
-        if (args[i] != opt) continue;
-        for (std::size_t j = i + 1; j < args.size() && !args[j].empty() && args[j][0] != '-'; ++j) assign(args[j], opt == "--sweep");
+        std::vector<std::string> values;
+        if (args[i].rfind(opt + "=", 0) == 0) values.push_back(args[i].substr(opt.size() + 1));
+        for (std::size_t j = i + 1; args[i] == opt && j < args.size() && !args[j].empty() && args[j][0] != '-'; ++j) values.push_back(args[j]);
+        for (auto const& v : values)
+          if (opt == "--sweep") o.sweep.push_back(bench::parse_sweep(v));
+          else o.set.insert_or_assign(registry::parse_assignment(v).first, registry::parse_assignment(v).second);
       }
-    const auto k = registry::build(*e, registry::resolve(*e, given));
-    double bytes = 0;
-    for (auto const& p : k.params) bytes += static_cast<double>(stagecraft::host_tensor::byte_count(p.dtype, p.shape));
-    return bytes;
+    std::size_t count = 1;
+    for (auto const& ax : o.sweep) count *= std::max<std::size_t>(ax.values.size(), 1);
+    if (count > 16) return HUGE_VAL;
+    const auto points = bench::points_of(*e, o);
+    double most = 0;
+    for (auto const& p : points) {
+      double bytes = 0;
+      for (auto const& t : registry::build(*e, p).params) bytes += static_cast<double>(stagecraft::host_tensor::byte_count(t.dtype, t.shape));
+      most = std::max(most, bytes);
+    }
+    return most;
   } catch (...) {
     return 0;
   }
@@ -121,28 +116,24 @@ double run_bytes(std::vector<std::string> const& args) {
 //   - an MMA kernel (or `run --all`, also spelt `--all=9x`: it timed out here): seconds per run
 //     under the sanitizers;
 //   - `--explore N`: N runs (`run add_one --explore 1000` takes minutes here); up to 3 pass;
-//   - `bench --sweep` ranges (up to 4096 points per axis) and lists of more than 4 points;
-//   - `run` or `bench` of a kernel whose parameters take more than 16 MB at the sizes given (interpreted
-//     element by element), and numbers of more than 5 digits other than seeds (the host-memory
+//   - `--sweep` ranges (up to 4096 points per axis), lists of more than 4 points, more than 16 points;
+//   - `run` or `bench` of a kernel whose parameters take more than 16 MB at the sizes given
+//     (interpreted element by element), and numbers of more than 5 digits other than seeds (the host-memory
 //     check stops the gigantic ones in microseconds, and `show` still fuzzes those values).
 // Their error paths (a value that does not parse, an empty range) stay fuzzed where they are fast.
 bool too_much_work(std::vector<std::string> const& args) {
   // The subcommand is the first argument that names one (CLI11 takes options before it too).
   const auto sub = std::find_if(args.begin() + 1, args.end(), [](auto const& a) { return a == "run" || a == "bench"; });
   if (sub == args.end()) return false;
-  const bool bench = *sub == "bench";
   for (auto const& a : args)
     if (a == "--all" || a.rfind("--all=", 0) == 0 || mma_kernels().count(a)) return true;  // CLI11 takes --all=<anything>
-  // `run add_one --set M=99999` took 33 s here, softmax_rows at M=99999 20 s, `bench add_one --set
-  // M=99999` 47 s; at 16 MB of parameters a run takes about a second.
-  if (run_bytes(args) > 16.0 * (1 << 20)) return true;
   auto digit = [](char c) { return c >= '0' && c <= '9'; };
   for (auto const& v : values_of(args, "--explore"))
     if (std::any_of(v.begin(), v.end(), digit) && !(v.size() == 1 && v[0] <= '3')) return true;
   // `--set` and `--sweep` take several values each (`--sweep K=1,2 M=1..9`): look at every argument.
   for (std::size_t i = 2; i < args.size(); ++i) {
     auto const& a = args[i];
-    if (bench && (a.find("..") != std::string::npos || std::count(a.begin(), a.end(), ',') > 3)) return true;
+    if (a.find("..") != std::string::npos || std::count(a.begin(), a.end(), ',') > 3) return true;  // a sweep's range or long list
     const bool seed = args[i - 1] == "--seed" || args[i - 1] == "--input-seed" || a.rfind("--seed=", 0) == 0 || a.rfind("--input-seed=", 0) == 0;
     std::size_t run = 0;
     for (char c : a) {
@@ -150,7 +141,10 @@ bool too_much_work(std::vector<std::string> const& args) {
       if (run > 5 && !seed) return true;  // seeds cost nothing, whatever their size
     }
   }
-  return false;
+  // `run add_one --set M=99999` took 33 s here, softmax_rows at M=99999 20 s, `bench add_one --set
+  // M=99999` 47 s; at 16 MB of parameters a run takes about a second. (after the checks above:
+  // a sweep left here has a few points, each built once).
+  return run_bytes(args) > 16.0 * (1 << 20);
 }
 
 }  // namespace

@@ -110,6 +110,12 @@ Ref ref_strided(Ref const& r, dims_view stride) noexcept {
   return out;
 }
 
+Ref ref_masked(Ref const& r, double fill) noexcept {
+  Ref out = r;
+  out.fill = fill;
+  return out;
+}
+
 namespace {
 std::vector<std::int64_t> to_vector(dims_view d) { return {d.begin(), d.end()}; }
 }  // namespace

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <optional>
 
 namespace stagecraft::fuzz {
 namespace {
@@ -151,7 +152,8 @@ std::string encode(ir::Kernel const& k) {
   // Workspace flags after them, for the same reason, and only when there is one: the encoding
   // of every kernel without a workspace stays what the corpus holds.
   // Each later section is written when it or one after it carries something.
-  const bool transposed = std::ranges::any_of(k.stmts, [](ir::Stmt const& s) { return s.transpose != 0; });
+  const bool masked = std::ranges::any_of(k.refs, [](ir::Ref const& x) { return x.fill.has_value(); });
+  const bool transposed = masked || std::ranges::any_of(k.stmts, [](ir::Stmt const& s) { return s.transpose != 0; });
   const bool strided = transposed || std::ranges::any_of(k.refs, [](ir::Ref const& x) { return !x.stride.empty(); });
   if (strided || std::ranges::any_of(k.params, [](ir::Param const& p) { return p.workspace; }))
     w.list(k.params, [&](ir::Param const& p) { w.u(p.workspace); });
@@ -160,6 +162,12 @@ std::string encode(ir::Kernel const& k) {
   // MMA operand transposes last: before them the codec dropped them, so every wgmma and tcgen05
   // kernel decoded K-major (a different kernel from the one encoded).
   if (transposed) w.list(k.stmts, [&](ir::Stmt const& s) { w.u(s.transpose); });
+  // Masked GMEM tiles' fills after them (a flag, then the double's bits), the same way.
+  if (masked)
+    w.list(k.refs, [&](ir::Ref const& x) {
+      w.u(x.fill.has_value());
+      w.u(std::bit_cast<std::uint64_t>(x.fill.value_or(0.0)));
+    });
   return w.take();
 }
 
@@ -241,6 +249,12 @@ ir::Kernel decode(std::uint8_t const* data, std::size_t size) {
   for (std::size_t i = 0; i < strides.size() && i < k.refs.size(); ++i) k.refs[i].stride = strides[i];
   const auto transposes = r.list<std::uint8_t>([&] { return static_cast<std::uint8_t>(r.u()); });
   for (std::size_t i = 0; i < transposes.size() && i < k.stmts.size(); ++i) k.stmts[i].transpose = transposes[i];
+  const auto fills = r.list<std::optional<double>>([&]() -> std::optional<double> {
+    const bool has = r.flag();
+    const double f = std::bit_cast<double>(r.u());
+    return has ? std::optional<double>{f} : std::nullopt;
+  });
+  for (std::size_t i = 0; i < fills.size() && i < k.refs.size(); ++i) k.refs[i].fill = fills[i];
   return k;
 }
 

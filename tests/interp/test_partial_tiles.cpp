@@ -75,3 +75,92 @@ TEST_CASE("a TMA load wholly outside its array is a runaway index", "[interp][sh
   CHECK_THAT(r.diagnostics[0].message, Contains("addresses block 2 of 'x' in dimension 0, but (100, 64) blocks of (64, 64) cover only [0, 2) there "
                                                  "(the TMA box would lie wholly outside the array and load only its fill)"));
 }
+
+// Masked generic tiles (issue 25 item 2): x.tile(shape, masked(fill), ...) may overhang its
+// array; every element is predicated. x (100, 50) f32 and n (100, 50) i32; block (1, 0) of a
+// (64, 64) tile covers rows 64..99 and columns 0..49 of the array and 28 rows and 14 columns of
+// padding. The loaded tiles go out whole (exact (128, 64) arrays), and through masked tiles of
+// the same shape as x, which drop the padding.
+namespace {
+template <int Block>
+ir::Kernel masked_tiles() {
+  return lower(kernel<sm_90a>(
+      "masked_tiles", grid(1), threads(1_c), gmem<f32>("x", shape(100_c, 50_c)), gmem<i32>("n", shape(100_c, 50_c)),
+      gmem<f32>("whole_x", shape(128_c, 64_c)), gmem<i32>("whole_n", shape(128_c, 64_c)), gmem<f32>("y", shape(100_c, 50_c)),
+      gmem<i32>("m", shape(100_c, 50_c)), [&](auto x, auto n, auto whole_x, auto whole_n, auto y, auto m) {
+        auto X = load(x.tile(shape(64_c, 64_c), masked(-INFINITY), int_c<Block>, 0_c));
+        auto N = load(n.tile(shape(64_c, 64_c), masked(7), int_c<Block>, 0_c));
+        return seq(store(whole_x.tile(shape(64_c, 64_c), 1_c, 0_c), X), store(whole_n.tile(shape(64_c, 64_c), 1_c, 0_c), N),
+                   store(y.tile(shape(64_c, 64_c), masked(), int_c<Block>, 0_c), X + 1.0f),
+                   store(m.tile(shape(64_c, 64_c), masked(), int_c<Block>, 0_c), N * 2));
+      }));
+}
+}  // namespace
+
+TEST_CASE("a masked tile reads its fill outside the array and a store through one drops the outside", "[interp][shapes][masked]") {
+  const auto k = masked_tiles<1>();
+  const auto inputs = testing::random_buffers(k, 21);
+  for (auto policy : {interp::policy::eager, interp::policy::lazy}) {
+    auto r = interp::run(k, inputs, {.schedule = policy});
+    REQUIRE(r.ok());
+    auto x = inputs[0].as<float>();
+    auto n = inputs[1].as<std::int32_t>();
+    auto wx = r.buffers[2].as<float>();
+    auto wn = r.buffers[3].as<std::int32_t>();
+    auto y = r.buffers[4].as<float>();
+    auto y0 = inputs[4].as<float>();
+    auto m = r.buffers[5].as<std::int32_t>();
+    auto m0 = inputs[5].as<std::int32_t>();
+    for (int row = 64; row < 128; ++row)
+      for (int c = 0; c < 64; ++c) {
+        const bool in = row < 100 && c < 50;
+        const auto w = static_cast<std::size_t>(row * 64 + c), a = static_cast<std::size_t>(row * 50 + c);
+        REQUIRE(wx[w] == (in ? x[a] : -INFINITY));
+        REQUIRE(wn[w] == (in ? n[a] : 7));
+      }
+    for (int row = 0; row < 100; ++row)  // rows 0..63 are untouched, 64..99 written
+      for (int c = 0; c < 50; ++c) {
+        const auto a = static_cast<std::size_t>(row * 50 + c);
+        REQUIRE(y[a] == (row >= 64 ? x[a] + 1.0f : y0[a]));
+        REQUIRE(m[a] == (row >= 64 ? n[a] * 2 : m0[a]));
+      }
+  }
+}
+
+TEST_CASE("a masked tile wholly outside its array is a runaway index", "[interp][shapes][masked]") {
+  const auto k = masked_tiles<2>();
+  auto r = interp::run(k, testing::random_buffers(k, 22), {.schedule = interp::policy::eager});
+  REQUIRE_FALSE(r.ok());
+  REQUIRE(r.diagnostics[0].kind == interp::check::index_out_of_range);
+  CHECK_THAT(r.diagnostics[0].message, Contains("addresses block 2 of 'x' in dimension 0, but (100, 50) blocks of (64, 64) cover only [0, 2) there "
+                                                 "(the masked tile would lie wholly outside the array: nothing of it is the array's)"));
+}
+
+TEST_CASE("the verifier keeps masks to generic loads and stores of GMEM, and fills to values of the dtype", "[verify][masked]") {
+  SECTION("a tile larger than its array, or not dividing it, needs a mask, and the error says so") {
+    auto k = masked_tiles<1>();
+    for (auto& r : k.refs) r.fill.reset();
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("the block shape (64, 64) is larger than the shape (100, 50) of parameter 'x'") && Contains("masked("));
+    for (auto& p : k.params) p.shape[1] = p.shape[1] == 50 ? 128 : p.shape[1];  // (100, 128): tiles of 64 fit, but do not divide 100
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("does not divide the shape (100, 128) of parameter 'x'") && Contains("masked("));
+  }
+  SECTION("a fill that is not an i32") {
+    auto k = masked_tiles<1>();
+    for (auto& r : k.refs)
+      if (r.fill && *r.fill == 7) r.fill = 7.5;
+    REQUIRE_THROWS_AS(ir::verify(k), ir::ConfigError);
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("the fill 7.5 of a masked tile of parameter 'n' is not a value of its dtype i32"));
+  }
+  SECTION("a mask on a TMA copy's block") {
+    auto k = overhang<false>();
+    for (auto& s : k.stmts)
+      if (s.op == ir::StmtOp::copy_gmem_to_smem) k.refs[s.refs[0]].fill = 0.0;
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("takes a masked GMEM tile (fill 0), but only generic loads and stores predicate their elements"));
+  }
+  SECTION("a fill on an SMEM view") {
+    auto k = overhang<false>();
+    for (auto& s : k.stmts)
+      if (s.op == ir::StmtOp::copy_gmem_to_smem) k.refs[s.refs[1]].fill = 0.0;
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("a fill (0) belongs to masked GMEM tiles, not to allocation"));
+  }
+}

@@ -489,6 +489,10 @@ class machine {
   void copy_region(region const& from, region const& to);
   void write_region(region const& g, tile_buf const& t);
   void fill_zero(region const& g);
+  // A masked GMEM tile (ir::Ref::fill): the elements inside the array are read (and checked),
+  // the rest are the fill; a store writes (and checks) only the elements inside.
+  tile_buf read_masked(region const& g, double fill, vclock const& vc, epoch stamp, int agent);
+  void write_masked(region const& g, tile_buf const& t, vclock const& vc, epoch stamp, int agent);
 
   // ---- engines/tma.cpp: the TMA engine ------------------------------------------------------
   void issue_load(agent_state& a, ir::Stmt const& s);

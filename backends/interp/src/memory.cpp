@@ -155,7 +155,8 @@ region machine::view_of(agent_state const& a, ir::RefId rid, int cta, gmem_use u
       // A strided block's coordinates count footprints: shape * stride elements. A TMA box
       // may overhang the end (ceil), a generic block may not (the verifier makes them equal).
       const auto foot = r.shape[d] * (r.stride.empty() ? 1 : r.stride[d]);
-      const auto blocks = use == gmem_use::generic ? m.shape[d] / foot : (m.shape[d] + foot - 1) / foot;
+      const bool overhangs = use != gmem_use::generic || r.fill;  // TMA boxes and masked tiles
+      const auto blocks = overhangs ? (m.shape[d] + foot - 1) / foot : m.shape[d] / foot;
       const bool in_range = c >= 0 && c < blocks;
       // no overflow before the check; a store's box wholly past the end writes nothing
       g.origin.push_back(in_range ? c * foot : c >= blocks && use == gmem_use::tma_store ? m.shape[d] : 0);
@@ -165,7 +166,9 @@ region machine::view_of(agent_state const& a, ir::RefId rid, int cta, gmem_use u
                            "only [0, {}) there{}",
                            who(a), c, m.name, d, fmt::join(m.shape, ", "), fmt::join(r.shape, ", "),
                            r.stride.empty() ? "" : fmt::format(" strided ({})", fmt::join(r.stride, ", ")), blocks,
-                           use == gmem_use::tma_load && c >= 0 ? " (the TMA box would lie wholly outside the array and load only its fill)" : ""));
+                           use == gmem_use::tma_load && c >= 0 ? " (the TMA box would lie wholly outside the array and load only its fill)"
+                           : r.fill && c >= 0                  ? " (the masked tile would lie wholly outside the array: nothing of it is the array's)"
+                                                               : ""));
     }
     return g;
   }
@@ -552,6 +555,54 @@ void machine::fill_zero(region const& g) {
   else std::fill_n(z.i, z.n, std::int64_t{0});
   write_region(g, z);
   release(std::move(z));
+}
+
+namespace {
+// f(index in g's box, index in `in`'s box, length) for every innermost row of `in`, a corner of
+// g (region::inside): the same element has a row-major index in each box.
+template <class F>
+void corner_rows(region const& g, region const& in, F&& f) {
+  const std::size_t r = g.box.size();
+  if (in.elements() == 0) return;
+  std::array<std::int64_t, 8> idx{};
+  const std::int64_t len = in.box[r - 1];
+  for (std::int64_t at = 0; at < in.elements(); at += len) {
+    std::int64_t full = 0;
+    for (std::size_t d = 0; d + 1 < r; ++d) full = full * g.box[d] + idx[d];
+    f(full * g.box[r - 1], at, len);
+    for (int d = static_cast<int>(r) - 2; d >= 0; --d) {  // next row of `in`
+      if (++idx[static_cast<std::size_t>(d)] < in.box[static_cast<std::size_t>(d)]) break;
+      idx[static_cast<std::size_t>(d)] = 0;
+    }
+  }
+}
+}  // namespace
+
+tile_buf machine::read_masked(region const& g, double fill, vclock const& vc, epoch stamp, int agent) {
+  const region in = g.inside();
+  tile_buf part = read_region(in, vc, stamp, agent, nullptr);
+  tile_buf t = acquire(static_cast<std::size_t>(g.elements()), part.fp);
+  const auto dt = g.mem->dtype;
+  if (t.fp) std::fill_n(t.f, t.n, round_to(dt, static_cast<float>(fill)));
+  else std::fill_n(t.i, t.n, wrap_to(dt, static_cast<std::int64_t>(fill)));
+  corner_rows(g, in, [&](std::int64_t to, std::int64_t from, std::int64_t len) {
+    if (t.fp) std::copy_n(part.f + from, len, t.f + to);
+    else std::copy_n(part.i + from, len, t.i + to);
+  });
+  release(std::move(part));
+  return t;
+}
+
+void machine::write_masked(region const& g, tile_buf const& t, vclock const& vc, epoch stamp, int agent) {
+  const region in = g.inside();
+  if (o_.checks) access(in, true, vc, stamp, agent, nullptr);
+  tile_buf part = acquire(static_cast<std::size_t>(in.elements()), t.fp);
+  corner_rows(g, in, [&](std::int64_t from, std::int64_t to, std::int64_t len) {
+    if (t.fp) std::copy_n(t.f + from, len, part.f + to);
+    else std::copy_n(t.i + from, len, part.i + to);
+  });
+  write_region(in, part);
+  release(std::move(part));
 }
 
 // Same-shaped boxes of the same dtype (TMA loads): row by row, no staging.

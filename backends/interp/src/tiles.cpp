@@ -48,6 +48,7 @@ tile_buf machine::value(agent_state& a, ir::ValueId id) {
     case ir::ValueOp::load: {
       note_acc_read(a, v.ref);
       const region g = view_of(a, v.ref, a.cta);
+      if (auto const& fill = k_.refs[v.ref].fill) return read_masked(g, *fill, a.vc, own_stamp(a), a.comp);
       return read_region(g, a.vc, own_stamp(a), a.comp, nullptr);
     }
     case ir::ValueOp::scalar: {
@@ -262,7 +263,8 @@ bool machine::streamable(ir::ValueId id) const {
   auto const& v = k_.values[id];
   if (!ir::dtype_is_float(v.dtype)) return false;
   switch (v.op) {
-    case ir::ValueOp::load: case ir::ValueOp::scalar: return true;
+    case ir::ValueOp::load: return !k_.refs[v.ref].fill;  // a masked tile's rows are partly fill
+    case ir::ValueOp::scalar: return true;
     case ir::ValueOp::neg: case ir::ValueOp::exp: case ir::ValueOp::exp2: case ir::ValueOp::log: case ir::ValueOp::rsqrt:
     case ir::ValueOp::tanh: case ir::ValueOp::abs:
       return streamable(v.a);
@@ -395,9 +397,15 @@ void machine::do_store(agent_state& a, ir::Stmt const& s) {
       return;
     }
   }
-  if (streamable(s.value)) return store_streaming(a, s);
+  const bool masked = k_.refs[s.refs[0]].fill.has_value();
+  if (!masked && streamable(s.value)) return store_streaming(a, s);
   tile_buf t = value(a, s.value);
   const region g = view_of(a, s.refs[0], a.cta);
+  if (masked) {
+    write_masked(g, t, a.vc, own_stamp(a), a.comp);
+    release(std::move(t));
+    return;
+  }
   if (o_.checks) access(g, true, a.vc, own_stamp(a), a.comp, nullptr);
   write_region(g, t);
   release(std::move(t));

@@ -536,6 +536,26 @@ class emitter {
     return off;
   }
 
+  // Whether element `i` of a masked GMEM tile lies inside its array (every dimension's
+  // coordinate below the extent, the block's origin included); "" for other views.
+  std::string inside(ir::RefId rid, std::string const& i) const {
+    auto const& r = k_.refs[rid];
+    if (r.base != ir::RefBase::param || !r.fill) return "";
+    auto const& p = k_.params[r.id];
+    std::string in;
+    std::int64_t inner = 1;
+    for (int d = static_cast<int>(r.shape.size()) - 1; d >= 0; --d) {
+      in = fmt::format("{}({} * {}LL + ((static_cast<long long>({}) / {}) % {}) < {}LL)", in.empty() ? "" : in + " && ", expr(r.block[d]), r.shape[d], i,
+                       inner, r.shape[d], p.shape[d]);
+      inner *= r.shape[d];
+    }
+    return in;
+  }
+  // `element(rid, i) = rhs;`, a masked tile's under its bounds predicate (nothing outside is written).
+  std::string assign(ir::RefId rid, std::string const& i, std::string const& rhs) const {
+    const std::string in = inside(rid, i);
+    return fmt::format("{}{} = {};", in.empty() ? "" : "if (" + in + ") ", element(rid, i), rhs);
+  }
   // Element `i` (a C++ expression) of a view, as an lvalue of its storage type.
   std::string element(ir::RefId rid, std::string const& i) const {
     auto const& r = k_.refs[rid];
@@ -610,11 +630,17 @@ class emitter {
         const auto dt = r.base == ir::RefBase::param ? k_.params[r.id].dtype : k_.allocs[r.id].dtype;
         auto o = leaf_override_.find(id);
         const std::string x = o != leaf_override_.end() ? o->second : element(v.ref, i);
-        if (dt == ir::DType::f16) return fmt::format("sc::f16_to_f32({})", x);
-        if (dt == ir::DType::bf16) return fmt::format("sc::bf16_to_f32({})", x);
-        if (dt == ir::DType::e4m3) return fmt::format("sc::e4m3_to_f32({})", x);
-        if (dt == ir::DType::e5m2) return fmt::format("sc::e5m2_to_f32({})", x);
-        return fp ? fmt::format("static_cast<float>({})", x) : fmt::format("static_cast<long long>({})", x);
+        std::string read;
+        if (dt == ir::DType::f16) read = fmt::format("sc::f16_to_f32({})", x);
+        else if (dt == ir::DType::bf16) read = fmt::format("sc::bf16_to_f32({})", x);
+        else if (dt == ir::DType::e4m3) read = fmt::format("sc::e4m3_to_f32({})", x);
+        else if (dt == ir::DType::e5m2) read = fmt::format("sc::e5m2_to_f32({})", x);
+        else read = fp ? fmt::format("static_cast<float>({})", x) : fmt::format("static_cast<long long>({})", x);
+        // A masked tile reads memory only inside the array (the conditional evaluates one arm):
+        // outside, the fill as the element type holds it (round() of the load's own dtype).
+        if (const std::string in = inside(v.ref, i); !in.empty() && o == leaf_override_.end())
+          return fmt::format("(({}) ? {} : {})", in, read, round(fp ? float_literal(*r.fill) : fmt::format("{}LL", static_cast<long long>(*r.fill))));
+        return read;
       }
       case ir::ValueOp::scalar: return round(fp ? float_literal(v.scalar) : fmt::format("{}LL", static_cast<long long>(v.scalar)));
       case ir::ValueOp::neg: return round(fmt::format("(-{})", value(v.a, i)));
@@ -1052,7 +1078,7 @@ class emitter {
     // Registers i and i + 1 (i even) hold row neighbours (c, c + 1), c even: one store of both
     // elements when the destination keeps them adjacent and aligned (the swizzle moves whole
     // 16-byte chunks; a GMEM row of even length keeps pairs on pair boundaries).
-    const bool pairs = !to_registers && pairs_adjacent() &&
+    const bool pairs = !to_registers && pairs_adjacent() && !r.fill &&  // a masked tile: predicated element by element
                        (r.base == ir::RefBase::alloc || k_.params[r.id].shape.back() % 2 == 0) &&
                        (!tiled_ref(s.refs[0]) || k_.allocs[r.id].tiling.back() % 2 == 0);  // a pair within one tile row
     // An f16 accumulator is written a register (two elements) at a time.
@@ -1082,7 +1108,7 @@ class emitter {
     } else if (to_registers) {
       line(fmt::format("      acc{}[mb * {} + i] = {};", a, regs, value(s.value, "f")));
     } else if (!pairs) {
-      line(fmt::format("      {} = {};", element(s.refs[0], "f"), store_conv(dt, value(s.value, "f"))));
+      line("      " + assign(s.refs[0], "f", store_conv(dt, value(s.value, "f"))));
     } else {
       const int bytes = ir::dtype_bits(dt) / 8;
       const char* pair_type = bytes == 4 ? "uint2" : bytes == 2 ? "unsigned" : "unsigned short";
@@ -1217,7 +1243,7 @@ class emitter {
       line(fmt::format("      acc{}[mb * 2 + h] = x;", r.id));
     } else {
       // The lane holding the row's column 0: one per quad.
-      line(fmt::format("      if (sc::accumulator_element(lane, 0).col == 0) {} = {};", element(s.refs[0], "f"), store_conv(dt, "x")));
+      line("      if (sc::accumulator_element(lane, 0).col == 0) " + assign(s.refs[0], "f", store_conv(dt, "x")));
     }
     line("    }");
     line("  }");
@@ -1659,6 +1685,7 @@ class emitter {
           auto const& ref = k_.refs[rr];
           if (ref.shape.empty() || ref.shape.back() % v != 0) aligned = false;
           if (ref.base == ir::RefBase::param && k_.params[ref.id].shape.back() % v != 0) aligned = false;
+          if (ref.fill) aligned = false;  // predicated element by element
           // A sub-view's rows start where its origin puts them: vectors stay 16-byte aligned when
           // the parent's rows and the column origin are multiples of v (rows then start aligned too).
           if (ref.base == ir::RefBase::alloc && !ref.block.empty()) {
@@ -1695,7 +1722,7 @@ class emitter {
           line("  #pragma unroll");
           line(fmt::format("  for (int u = 0; u < {}; ++u) {{", v));
           line("    const int i = i0 + u;");
-          line(fmt::format("    {} = {};", element(s.refs[0], "i"), store_conv(dt, value(s.value, "i"))));
+          line("    " + assign(s.refs[0], "i", store_conv(dt, value(s.value, "i"))));
           line("  }");
         }
         line("}");
@@ -1762,7 +1789,7 @@ class emitter {
 
   tcgen05_gen::context tc_context() {
     return {k_, offsets_, tmem_, [this](ir::ExprId e) { return expr(e); }, [this](ir::RefId r) { return bar_addr(r); },
-            [this](ir::RefId r) { return view_offset(r); }, [this](ir::RefId r, std::string const& i) { return element(r, i); },
+            [this](ir::RefId r) { return view_offset(r); }, [this](ir::RefId r, std::string const& i, std::string const& x) { return assign(r, i, x); },
             [this](ir::ValueId v, std::string const& i) { return value(v, i); },
             [this](ir::DType t, std::string const& x) { return store_conv(t, x); }, leaf_override_};
   }

@@ -307,7 +307,7 @@ void tmem_store(context const& c, ir::StmtId id, std::string const& ind, std::st
   line(fmt::format("    for (int j = 0; j < {}; ++j) {{", chunk));
   line(fmt::format("      const long long f = static_cast<long long>(lane) * {} + c0 + j;", n));
   for (auto l : tmem) c.leaf_override[l] = "tr[j]";
-  line(fmt::format("      {} = {};", c.element(s.refs[0], "f"), c.store_conv(dt, c.value(s.value, "f"))));
+  line("      " + c.assign(s.refs[0], "f", c.store_conv(dt, c.value(s.value, "f"))));
   for (auto l : tmem) c.leaf_override.erase(l);
   line("    }");
   line("  }");

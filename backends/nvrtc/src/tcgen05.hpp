@@ -83,7 +83,8 @@ struct context {
   std::function<std::string(ir::ExprId)> expr;
   std::function<std::string(ir::RefId)> bar_addr;
   std::function<std::string(ir::RefId)> view_offset;
-  std::function<std::string(ir::RefId, std::string const&)> element;
+  // `element(ref, i) = rhs;` (masked GMEM tiles: under the element's bounds predicate)
+  std::function<std::string(ir::RefId, std::string const&, std::string const&)> assign;
   std::function<std::string(ir::ValueId, std::string const&)> value;
   std::function<std::string(ir::DType, std::string const&)> store_conv;
   std::map<ir::ValueId, std::string>& leaf_override;  // value() reads these leaves as given

@@ -40,7 +40,7 @@ class Lowering {
   }
 
   RefId ref(tree::Ref const& r) {
-    Ref x{r.base == tree::Base::param ? RefBase::param : RefBase::alloc, r.id, {}, {}, r.shape, r.stride};
+    Ref x{r.base == tree::Base::param ? RefBase::param : RefBase::alloc, r.id, {}, {}, r.shape, r.stride, r.fill};
     for (auto const& i : r.index) x.index.push_back(expr(i));
     for (auto const& b : r.block) x.block.push_back(expr(b));
     k_.refs.push_back(std::move(x));

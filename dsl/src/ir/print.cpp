@@ -160,6 +160,7 @@ class Printer {
       fmt::format_to(out, "]({})", fmt::join(r.shape, "x"));
       // Only strided blocks print (and hash) their strides: every other listing is unchanged.
       if (!r.stride.empty()) fmt::format_to(out, " stride({})", fmt::join(r.stride, "x"));
+      if (r.fill) fmt::format_to(out, " masked({})", *r.fill);
       return;
     }
     o += named_ ? alloc_name(k_, r.id) : numbered_name(k_, r.id);

@@ -388,10 +388,27 @@ class Verifier {
         fail("memory reference {}: a block of parameter '{}' (rank {}) needs {} coordinates and extents, got {} and {}", id, p.name,
              p.shape.size(), p.shape.size(), r.block.size(), r.shape.size());
       // A block may overhang its array's end: TMA fills the outside on loads and drops it on
-      // stores (generic loads and stores must tile it exactly: whole_blocks). The box must fit.
+      // stores (generic loads and stores must tile it exactly unless masked: whole_blocks). A
+      // TMA box must fit in the array; a masked tile may be larger (a 256-wide row tile of a
+      // 100-column array), each of its elements is predicated.
+      if (r.fill) {
+        if (!r.stride.empty()) fail("memory reference {}: a block of parameter '{}' is both strided (a TMA traversal) and masked (generic access)", id, p.name);
+        // Floats: rounded to the dtype as a stored element would be (infinities and NaN too);
+        // integers: a value of the dtype exactly.
+        const double f = *r.fill;
+        const auto [lo, hi] = p.dtype == DType::pred ? std::pair{0.0, 1.0}
+                              : p.dtype == DType::i8 ? std::pair{-128.0, 127.0}
+                              : p.dtype == DType::u32 ? std::pair{0.0, 4294967295.0}
+                                                      : std::pair{-2147483648.0, 2147483647.0};
+        if (dtype_is_float(p.dtype) ? std::isfinite(f) && std::abs(f) > static_cast<double>(std::numeric_limits<float>::max())
+                                    : !(f == std::trunc(f) && f >= lo && f <= hi))
+          fail<ConfigError>("memory reference {}: the fill {} of a masked tile of parameter '{}' is not a value of its dtype {}", id, f, p.name,
+                            dtype_name(p.dtype));
+      }
       for (std::size_t d = 0; d < p.shape.size(); ++d)
-        if (r.shape[d] < 1 || r.shape[d] > p.shape[d])
-          fail<ConfigError>("memory reference {}: the block shape ({}) is larger than the shape ({}) of parameter '{}'", id, fmt::join(r.shape, ", "),
+        if (r.shape[d] < 1 || (!r.fill && r.shape[d] > p.shape[d]))
+          fail<ConfigError>("memory reference {}: the block shape ({}) is larger than the shape ({}) of parameter '{}' (a TMA box must fit in the array; "
+                            "a generic tile larger than it must be masked, x.tile(shape, masked(fill), ...))", id, fmt::join(r.shape, ", "),
                fmt::join(p.shape, ", "), p.name);
       if (!r.stride.empty()) {  // a strided block (TMA elementStrides): the front end's rules, for IR built by hand
         if (r.stride.size() != p.shape.size())
@@ -412,6 +429,7 @@ class Verifier {
       return;
     }
     if (!r.stride.empty()) fail("memory reference {}: element strides ({}) belong to GMEM blocks, not to allocation {}", id, fmt::join(r.stride, ", "), r.id);
+    if (r.fill) fail("memory reference {}: a fill ({}) belongs to masked GMEM tiles, not to allocation {}", id, *r.fill, r.id);
     if (r.id < 0 || r.id >= static_cast<int>(k_.allocs.size())) fail("memory reference {} refers to allocation {}, which does not exist", id, r.id);
     auto const& a = k_.allocs[r.id];
     // `block` of an allocation's reference is a sub-view's origin (SMEM only): one offset per dimension left.
@@ -469,12 +487,12 @@ class Verifier {
   // `s`: the statement to name (a store); a load's value names its user itself (context_).
   void whole_blocks(RefId id, const char* what, StmtId s = none) const {
     auto const& r = k_.refs[id];
-    if (r.base != RefBase::param) return;
+    if (r.base != RefBase::param || r.fill) return;  // a masked tile predicates every element
     auto const& p = k_.params[r.id];
     for (std::size_t d = 0; d < p.shape.size() && d < r.shape.size(); ++d)
       if (p.shape[d] % r.shape[d] != 0) {
         const auto msg = fmt::format("the block shape ({}) does not divide the shape ({}) of parameter '{}' ({} has no bounds check: only TMA "
-                                     "copies may overhang the array)", fmt::join(r.shape, ", "), fmt::join(p.shape, ", "), p.name, what);
+                                     "copies and masked tiles, x.tile(shape, masked(fill), ...), may overhang the array)", fmt::join(r.shape, ", "), fmt::join(p.shape, ", "), p.name, what);
         if (s != none) fail_at<ConfigError>(s, "{}", msg);
         fail<ConfigError>("memory reference {}: {}", id, msg);
       }
@@ -641,6 +659,10 @@ class Verifier {
       if (x.refs[i] != none && !k_.refs[x.refs[i]].stride.empty() && !(x.op == StmtOp::copy_gmem_to_smem && i == 0 && x.axes.empty()))
         fail_at(s, "takes a strided GMEM block (element strides ({})), but only a TMA load without multicast (copy_gmem_to_smem) traverses one",
                 fmt::join(k_.refs[x.refs[i]].stride, ", "));
+      // A fill is what a generic load predicates in; TMA fills and drops by itself (zeros).
+      if (x.refs[i] != none && k_.refs[x.refs[i]].fill && !(x.op == StmtOp::store && i == 0))
+        fail_at(s, "takes a masked GMEM tile (fill {}), but only generic loads and stores predicate their elements (a TMA copy may overhang "
+                "the array without a mask: use x.block(...))", *k_.refs[x.refs[i]].fill);
     }
     for (ExprId e : {x.e0, x.e1})
       if (e != none && (e < 0 || e >= static_cast<ExprId>(k_.exprs.size()))) fail_at(s, "refers to index expression {}, which does not exist", e);

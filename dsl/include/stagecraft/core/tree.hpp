@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <span>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -92,6 +93,7 @@ struct Ref {
   std::vector<std::int64_t> shape;  // of the referenced region
   ir::DType dtype = ir::DType::f32;
   std::vector<std::int64_t> stride;  // a strided GMEM block's element strides (ir::Ref); empty: 1
+  std::optional<double> fill;        // a masked GMEM block's fill (ir::Ref); empty: not masked
 
   Ref() noexcept;
   Ref(Base base, int id, ir::DType dtype, std::vector<std::int64_t> shape) noexcept;
@@ -186,6 +188,8 @@ Ref ref_block(Ref const& r, std::initializer_list<ExprP> coords) noexcept;
 Ref ref_sized(Ref const& r, dims_view shape) noexcept;
 // A GMEM block that TMA traverses with these element strides (x.block(strides(...), ...)).
 Ref ref_strided(Ref const& r, dims_view stride) noexcept;
+// A GMEM block that may overhang its array: loads read `fill` outside it, stores drop it.
+Ref ref_masked(Ref const& r, double fill) noexcept;
 // An SMEM sub-view: `extent` elements of remaining dimension `axis` from `start` (relative to a
 // sub-view's own origin).
 Ref ref_sliced(Ref const& r, int axis, ExprP start, std::int64_t extent) noexcept;

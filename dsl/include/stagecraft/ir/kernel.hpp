@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <stdexcept>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,9 @@ enum class RefBase : std::uint8_t { param, alloc };
 // dimension in `stride` (cuTensorMapEncodeTiled's elementStrides): it moves `shape` elements
 // taken every stride[d]-th from a footprint of shape[d] * stride[d], and its coordinates count
 // footprints. Empty: every stride 1 (all other refs).
+// A masked GMEM block (x.tile(shape, masked(fill), i, j), generic loads and stores only) may
+// overhang its array: a load reads `fill` for the elements outside it, a store drops them (each
+// element's access is predicated on its coordinates). Empty: the block lies inside the array.
 struct Ref {
   RefBase base;
   std::int32_t id;
@@ -69,6 +73,7 @@ struct Ref {
   std::vector<ExprId> block;
   std::vector<std::int64_t> shape;
   std::vector<std::int64_t> stride;
+  std::optional<double> fill;
   friend bool operator==(Ref const&, Ref const&) = default;
 };
 

@@ -3,6 +3,8 @@
 //   gmem<f32>("x", shape(M, N))         // (row, col); M, N known at run time
 //   x.block(program_id(0), j)           // block (i, j) of whatever shape the other side has
 //   x.tile(shape(128_c, 64_c), i, j)    // the same, with the block shape given: for load/store
+//   x.tile(shape(1_c, 256_c), masked(-INFINITY), i, 0_c)  // may overhang: loads read the fill
+//                                                         // outside the array, stores drop it
 //   x.block(strides(2_c, 1_c), i, j)    // every 2nd row of a (2*rows, cols) footprint: TMA loads only
 //   gmem_like("y", buf_decl)            // a parameter shaped like an SMEM declaration
 //   workspace<f32>("part", shape(4_c, M)) // kernel-owned scratch: zero at launch, not an output
@@ -91,6 +93,16 @@ auto gmem_like(std::string name, Spec const&) {
     return gmem_decl<typename Spec::dtype_t, D>{std::move(name), D::vector()};
   }
 }
+
+// A generic GMEM tile that may overhang its array (a tail of rows or columns): every element's
+// access is predicated on its coordinates, a load reads `fill` where the tile lies outside the
+// array, a store writes nothing there. Choose the fill for what the math does with the padding:
+// -inf under a max, 0 under a sum. TMA copies need no mask: the hardware fills and drops.
+struct masked_t {
+  double fill;
+};
+inline masked_t masked(double fill) { return {fill}; }
+inline masked_t masked() { return {0.0}; }  // for stores (nothing is read), or a zero fill
 
 // TMA element strides (cuTensorMapEncodeTiled's elementStrides), one per dimension, outermost
 // first: x.block(strides(2_c, 1_c), i, j) moves the block's shape (taken from the SMEM side)
@@ -184,6 +196,20 @@ struct gmem_ref {
   template <class Shape, class... C>
     requires shape_like<Shape>
   auto tile(Shape const& s, C const&... c) const {
+    return tile_of<false>(s, c...);
+  }
+  // The same, masked: the tile need not divide the array (masked_t above).
+  template <class Shape, class... C>
+    requires shape_like<Shape>
+  auto tile(Shape const& s, masked_t m, C const&... c) const {
+    auto t = tile_of<true>(s, c...);
+    t.ref = tree::ref_masked(t.ref, m.fill);
+    return t;
+  }
+
+ private:
+  template <bool Masked, class Shape, class... C>
+  auto tile_of(Shape const& s, C const&... c) const {
     using B = typename Shape::static_dims;
     (void)s;
     if constexpr (std::is_same_v<Dims, any_dims>) {
@@ -198,19 +224,19 @@ struct gmem_ref {
       return gmem_block<DT, any_dims, B>{};
     } else if constexpr ([] {
                            for (int d = 0; d < B::rank; ++d)
-                             if (B::values[d] < 1 || (Dims::values[d] >= 0 && Dims::values[d] % B::values[d] != 0)) return true;
+                             if (B::values[d] < 1 || (!Masked && Dims::values[d] >= 0 && Dims::values[d] % B::values[d] != 0)) return true;
                            return false;
                          }()) {
       STAGECRAFT_ERROR("x.tile(shape, ...): the tile shape must divide the shape of the array",
-                       "x.tile(shape, ...): the tile shape " << B{} << " does not divide the shape of the array " << Dims{});
+                       "x.tile(shape, ...): the tile shape " << B{} << " does not divide the shape of the array " << Dims{}
+                           << " (generic loads and stores have no bounds check: give the tile a fill, x.tile(shape, masked(0.0f), ...), "
+                              "to predicate each element, or copy it by TMA)");
       return gmem_block<DT, any_dims, B>{};
     } else {
       check_coords<C...>();
       return gmem_block<DT, Dims, B>{tree::ref_sized(with_coords(c...), B::values)};
     }
   }
-
- private:
   template <class... C>
   static constexpr void check_coords() {
     if constexpr (sizeof...(C) != Dims::rank && !std::is_same_v<Dims, any_dims>)

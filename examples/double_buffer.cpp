@@ -4,6 +4,7 @@
 // slot, the TMA engine fills the other with block j+1. Results go out through two output slots:
 // before a slot is rewritten, the TMA store that read it two steps ago must have finished
 // reading (wait_smem_to_gmem(1, read_only): at most the store of step j-1 may still be pending).
+// Any M and N (N a multiple of 8): the last blocks overhang, TMA fills and drops their outside.
 #include <stagecraft/registry.hpp>
 #include <stagecraft/stagecraft.hpp>
 
@@ -11,9 +12,9 @@ namespace stagecraft::examples {
 namespace {
 
 auto double_buffer(std::int64_t M, std::int64_t N) {
-  const std::int64_t steps = N / 128;
+  const std::int64_t steps = ceil_div(N, 128);
   return kernel<sm_90a>(
-      "double_buffer", grid(M / 64), threads(1_c),
+      "double_buffer", grid(ceil_div(M, 64)), threads(1_c),
       gmem<f32>("x", shape(M, N)),           // (row, col)
       gmem<f16>("y", shape(M, N)),           // (row, col)
       smem<f32>(shape(2_c, 64_c, 128_c)),    // in:  (slot, row, col)
@@ -42,8 +43,8 @@ auto double_buffer(std::int64_t M, std::int64_t N) {
 STAGECRAFT_REGISTER(kernel_entry{
     .name = "double_buffer",
     .summary = "y = f16(2x + 1); a hand-written double buffer of 64x128 f32 blocks, two output slots",
-    .params = {{.name = "M", .default_value = 256, .help = "rows", .min = 64, .multiple_of = 64},
-               {.name = "N", .default_value = 1024, .help = "columns", .min = 128, .multiple_of = 128}},
+    .params = {{.name = "M", .default_value = 256, .help = "rows (any)", .min = 64},
+               {.name = "N", .default_value = 1024, .help = "columns (a multiple of 8: TMA moves the f16 rows in 16-byte units)", .min = 128, .multiple_of = 8}},
     .build = [](param_values const& p) { return lower(double_buffer(p.at("M"), p.at("N"))); },
     .reference =
         [](std::vector<host_tensor>& t, param_values const&) {

@@ -6,6 +6,8 @@
 // block (i, j) and TMA lands only its rows 0, R, 2R, ... densely in the 32x64 stage, completing
 // the stage's 8 KiB on its barrier (the bytes that land, not the bytes traversed). The SMEM side
 // is an ordinary dense view: the loads, the store and the TMA store back to y never see a stride.
+// Any M >= 256 and N (a multiple of 4): the last footprints overhang x (TMA lands zeros for the
+// rows past M) and the last blocks of y are cut at its ceil(M / R) rows and N columns.
 #include <stagecraft/registry.hpp>
 #include <stagecraft/stagecraft.hpp>
 
@@ -14,12 +16,12 @@ namespace {
 
 template <long long R, long long K>
 auto downsample_rows(std::int64_t M, std::int64_t N) {
-  const std::int64_t steps = N / 64;  // column blocks per CTA
+  const std::int64_t steps = ceil_div(N, 64), rows = ceil_div(M, R);  // column blocks per CTA, rows of y
   constexpr long long D = K > 1 ? 1 : 0;  // refill a stage D steps after its store (add_one's ring)
   return kernel<sm_90a>(
-      "downsample_rows", grid(M / R / 32), threads(1_c),
+      "downsample_rows", grid(ceil_div(rows, 32)), threads(1_c),
       gmem<f32>("x", shape(M, N)),              // (row, col)
-      gmem<f32>("y", shape(M / R, N)),          // (row / R, col)
+      gmem<f32>("y", shape(rows, N)),            // (row / R, col)
       smem<f32>(shape(int_c<K>, 32_c, 64_c)),   // (stage, row / R, col): dense, as TMA lands it
       barrier(arrivals(1_c), count(int_c<K>)),  // full[stage]
       [&](auto x, auto y, auto buf, auto full) {
@@ -48,8 +50,8 @@ auto downsample_rows(std::int64_t M, std::int64_t N) {
 STAGECRAFT_REGISTER(kernel_entry{
     .name = "downsample_rows",
     .summary = "y = 2 * x[::R, :]; TMA element strides decimate the rows on the way into a K-deep ring of 32x64 stages",
-    .params = {{.name = "M", .default_value = 512, .help = "rows of x", .min = 256, .multiple_of = 256},
-               {.name = "N", .default_value = 512, .help = "columns", .min = 64, .multiple_of = 64},
+    .params = {{.name = "M", .default_value = 512, .help = "rows of x (any)", .min = 256},
+               {.name = "N", .default_value = 512, .help = "columns (a multiple of 4)", .min = 64, .multiple_of = 4},
                {.name = "R", .default_value = 2, .help = "row stride (TMA element stride, 32 * R <= 256 rows traversed)", .allowed = {2, 4, 8}},
                {.name = "K", .default_value = 2, .help = "ring depth (stages)", .allowed = {1, 2, 3}}},
     .build =

@@ -18,6 +18,8 @@
 //   - the converter then turns epilogue: waits on `done`, reads D (async_load_tmem), rounds to bf16
 //     into SMEM, frees both TMEM allocations and stores the tile with TMA.
 // One A buffer in TMEM: the converter of slice j + 1 overlaps the TMA ring, not the MMA of slice j.
+// Any M >= 128, N >= BN and K >= 64 (N and K multiples of 8: bf16 rows in 16-byte TMA units): the
+// last tiles overhang, TMA fills A's and B's outside with zeros and drops C's.
 #include <string>
 
 #include <stagecraft/registry.hpp>
@@ -33,7 +35,7 @@ constexpr long long BM = 128, BK = 64;
 template <long long S, long long BN>
 auto gemm_blackwell_ts(std::int64_t M, std::int64_t N, std::int64_t K) {
   return kernel<sm_100a>(
-      "gemm_blackwell_ts", grid(N / BN, M / BM), threads(3_c),
+      "gemm_blackwell_ts", grid(ceil_div(N, BN), ceil_div(M, BM)), threads(3_c),
       gmem<bf16>("a", shape(M, K)),                                              // (m, k)
       gmem<bf16>("b", shape(N, K)),                                              // (n, k): C = relu(A) * B^T
       gmem<bf16>("c", shape(M, N)),                                              // (m, n)
@@ -50,7 +52,7 @@ auto gemm_blackwell_ts(std::int64_t M, std::int64_t N, std::int64_t K) {
       [K](auto a, auto b, auto c, auto as, auto bs, auto cs, auto full, auto empty, auto a_full, auto a_free, auto done, auto d, auto at) {
         auto n = program_id(0_c);
         auto m = program_id(1_c);
-        const std::int64_t steps = K / BK;
+        const std::int64_t steps = ceil_div(K, BK);  // a K tail loads zeros (TMA's fill): relu(0) * b adds nothing
         auto producer = for_(range(steps), [&](auto j) {
           auto s = stage<S>(j);
           return seq(if_(j >= int_c<S>, barrier_wait(empty[s])),  // the MMA of step j - S (and the converter's reads) are done
@@ -78,16 +80,16 @@ STAGECRAFT_REGISTER(kernel_entry{
     .name = "gemm_blackwell_ts",
     .summary = "C = relu(A) * B^T (bf16 in, f32 accumulate in TMEM, bf16 out) on sm_100a with A read from TMEM: a warpgroup applies the ReLU "
                "in registers and writes A with store_tmem (tcgen05.st), the MMA takes it in the [a_tmem] form",
-    .params = {{.name = "M", .default_value = 256, .help = "rows of A and C (a multiple of 128)", .min = 128, .multiple_of = 128},
-               {.name = "N", .default_value = 256, .help = "rows of B, columns of C (a multiple of BN)", .min = 64, .multiple_of = 64},
-               {.name = "K", .default_value = 256, .help = "the reduced dimension (a multiple of 64)", .min = 64, .multiple_of = 64},
+    .params = {{.name = "M", .default_value = 256, .help = "rows of A and C (any)", .min = 128},
+               {.name = "N", .default_value = 256, .help = "rows of B, columns of C (at least BN; a multiple of 8)", .min = 64, .multiple_of = 8},
+               {.name = "K", .default_value = 256, .help = "the reduced dimension (a multiple of 8)", .min = 64, .multiple_of = 8},
                {.name = "BN", .default_value = 256, .help = "columns of C per CTA: TMEM columns of D", .allowed = {64, 128, 256}},
                {.name = "stages", .default_value = 3, .help = "pipeline stages", .allowed = {2, 3}}},
     .build =
         [](param_values const& p) {
           const auto N = p.at("N"), bn = p.at("BN");
-          if (N % bn != 0)
-            throw usage_error("gemm_blackwell_ts: N=" + std::to_string(N) + " must be a multiple of BN=" + std::to_string(bn) + " (whole tiles of C)");
+          if (N < bn)
+            throw usage_error("gemm_blackwell_ts: N=" + std::to_string(N) + " must be at least BN=" + std::to_string(bn) + " (a TMA box of B fits in B)");
           return dispatch<2, 3>(p.at("stages"), [&](auto S) {
             return dispatch<64, 128, 256>(bn, [&](auto B) { return lower(gemm_blackwell_ts<decltype(S)::value, decltype(B)::value>(p.at("M"), N, p.at("K"))); });
           });

@@ -11,11 +11,10 @@
 // Rows past M are all padding: their maximum is -inf and their softmax NaN, but they are never
 // stored. The scratch rows keep the row maxima and sums (a tile value is recomputed where it is
 // used; see softmax_rows).
-#include <cmath>
-
-#include <stagecraft/ir/math.hpp>
 #include <stagecraft/registry.hpp>
 #include <stagecraft/stagecraft.hpp>
+
+#include "softmax_reference.hpp"
 
 namespace stagecraft::examples {
 namespace {
@@ -43,22 +42,7 @@ STAGECRAFT_REGISTER(kernel_entry{
     .params = {{.name = "M", .default_value = 1000, .help = "rows (any)", .min = 1},
                {.name = "N", .default_value = 200, .help = "columns (any up to the tile's 256)", .min = 1, .max = max_cols}},
     .build = [](param_values const& p) { return lower(softmax_masked(p.at("M"), p.at("N"))); },
-    .reference =
-        [](std::vector<host_tensor>& t, param_values const&) {
-          // The kernel's own order and precision: f32 folds from column 0, the shared exp; the
-          // padding adds -0 + exp(-inf) = +0 terms after the row's own, which change no sum.
-          auto x = t[0].as<float>();
-          auto y = t[1].as<float>();
-          const auto cols = static_cast<std::size_t>(t[0].shape[1]);
-          for (std::size_t r = 0; r < x.size() / cols; ++r) {
-            const float* xr = &x[r * cols];
-            float mx = xr[0];
-            for (std::size_t c = 1; c < cols; ++c) mx = std::fmax(mx, xr[c]);
-            float s = ir::math_exp(xr[0] - mx);
-            for (std::size_t c = 1; c < cols; ++c) s += ir::math_exp(xr[c] - mx);
-            for (std::size_t c = 0; c < cols; ++c) y[r * cols + c] = ir::math_exp(xr[c] - mx) / s;
-          }
-        },
+    .reference = softmax_rows_reference,
 });
 
 }  // namespace

@@ -6,11 +6,10 @@
 //
 // Why the scratch: a tile value is recomputed wherever it is used (nothing is kept in registers
 // between statements), so max<1> written inside the sum would be refolded for every element.
-#include <cmath>
-
-#include <stagecraft/ir/math.hpp>
 #include <stagecraft/registry.hpp>
 #include <stagecraft/stagecraft.hpp>
+
+#include "softmax_reference.hpp"
 
 namespace stagecraft::examples {
 namespace {
@@ -51,21 +50,7 @@ STAGECRAFT_REGISTER(kernel_entry{
         [](param_values const& p) {
           return dispatch<1, 2, 3, 4>(p.at("K"), [&](auto K) { return lower(softmax_rows<decltype(K)::value>(p.at("M"))); });
         },
-    .reference =
-        [](std::vector<host_tensor>& t, param_values const&) {
-          // The kernel's own order and precision: f32 folds from column 0, the shared exp.
-          auto x = t[0].as<float>();
-          auto y = t[1].as<float>();
-          const std::size_t rows = x.size() / cols;
-          for (std::size_t r = 0; r < rows; ++r) {
-            const float* xr = &x[r * cols];
-            float mx = xr[0];
-            for (std::size_t c = 1; c < cols; ++c) mx = std::fmax(mx, xr[c]);
-            float s = ir::math_exp(xr[0] - mx);
-            for (std::size_t c = 1; c < cols; ++c) s += ir::math_exp(xr[c] - mx);
-            for (std::size_t c = 0; c < cols; ++c) y[r * cols + c] = ir::math_exp(xr[c] - mx) / s;
-          }
-        },
+    .reference = softmax_rows_reference,
 });
 
 }  // namespace

@@ -19,6 +19,6 @@ command -v ninja >/dev/null && gen=(-G Ninja)
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 cmake -S "$here" -B "$build" "${gen[@]}" "${launcher[@]}" -DCMAKE_CXX_COMPILER="$cxx" \
-      -DCMAKE_BUILD_TYPE=${STAGECRAFT_BUILD_TYPE:-RelWithDebInfo}
+      -DCMAKE_BUILD_TYPE=${STAGECRAFT_BUILD_TYPE:-RelWithDebInfo} -DSTAGECRAFT_PYTHON=OFF
 cmake --build "$build" -j "$(nproc)"
 ctest --test-dir "$build" --output-on-failure --no-tests=error -j "$(nproc)" "$@"

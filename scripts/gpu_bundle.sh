@@ -16,7 +16,7 @@ limit_mib=48
 STAGECRAFT_SETUP_ONLY=1 "$here/scripts/setup.sh"
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSTAGECRAFT_PORTABLE=ON "${launcher[@]}" >/dev/null
+cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSTAGECRAFT_PORTABLE=ON -DSTAGECRAFT_PYTHON=OFF "${launcher[@]}" >/dev/null
 grep -q '^STAGECRAFT_NVRTC_HEADER_DIR:PATH=/' "$build/CMakeCache.txt" \
   || { echo "gpu_bundle: no CUDA toolkit headers found at configure time: the bundle would have no GPU path" >&2; exit 1; }
 binaries=(cli/stagecraft tests/gpu_tests bench/gpu_bench bench/gemm_bench)

@@ -60,7 +60,7 @@ command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 cmake -S "$here" -B "$build" "${gen[@]}" "${launcher[@]}" -DCMAKE_CXX_COMPILER="$cxx" \
       -DCMAKE_BUILD_TYPE=Sanitize -DCMAKE_CXX_FLAGS_SANITIZE="$flags" \
       -DCMAKE_EXE_LINKER_FLAGS_SANITIZE="-fsanitize=address,undefined" \
-      -DSTAGECRAFT_BUILD_BENCH=OFF
+      -DSTAGECRAFT_BUILD_BENCH=OFF -DSTAGECRAFT_PYTHON=OFF
 cmake --build "$build" -j "$(nproc)"
 
 status=0

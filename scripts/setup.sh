@@ -16,6 +16,7 @@ packages=(
   nlohmann-json3-dev      # trace / report export
   libbenchmark-dev        # CPU microbenchmarks
   lld                     # the linker (faster links: docs/edit_loop.md); the build falls back to ld without it
+  python3-dev pybind11-dev python3-numpy  # the Python package (python/, docs/python.md)
 )
 # Headless Chromium renders the lesson timelines in a test (tests/lessons/check_timelines.sh);
 # large, so only on request (CI asks for it).

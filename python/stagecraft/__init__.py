@@ -1,0 +1,150 @@
+"""stagecraft from Python: the registered kernels on NumPy arrays, on the CPU.
+
+    import numpy as np, stagecraft as sc
+    k = sc.kernel("add_one", M=256, N=256)     # specialised, lowered, verified
+    y = k(x)                                    # the interpreter, every protocol check on
+    y = k(x, backend="host")                    # the generated CUDA C++, run on the CPU
+    k.explore(x, schedules=100)                 # PCT schedules; raises on the first failure
+
+A kernel's arrays are its GMEM parameters in declaration order (``k.arrays`` lists them). The
+call takes the ones it only reads, positionally, and returns the ones it writes (one array, or a
+tuple in order); ``out=`` gives outputs their initial contents (a kernel that accumulates into
+one). dtypes and shapes must match exactly (bf16 and fp8 travel as their uint16 / uint8 bit
+patterns). A race, a deadlock or any other protocol error raises ProtocolError with the
+interpreter's message; a bad kernel name, parameter value or array raises UsageError.
+
+Not yet (issue 26): CUDA tensors and DLPack, torch.library registration, user kernel modules,
+sc.bench, pip install. See docs/python.md.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from ._stagecraft import UsageError, VerifierProtocolError, bind as _bind, bind_lesson as _bind_lesson, kernels as _kernels
+from ._stagecraft import lessons as _lessons
+
+__all__ = ["kernels", "kernel", "lessons", "lesson", "Kernel", "ProtocolError", "UsageError"]
+
+
+class ProtocolError(Exception):
+    """A kernel broke the barrier protocol (race, deadlock, missed phase, ...).
+
+    kind: the check's name ("data-race", "deadlock", ...); op: the op's number as
+    ``stagecraft show`` prints it (-1 when none); message: the full diagnostic; seed: the
+    schedule's seed where exploration found it.
+    """
+
+    def __init__(self, message: str, kind: str, op: int = -1, cta: int = -1, warpgroup: int = -1, seed: int | None = None):
+        super().__init__(message)
+        self.message, self.kind, self.op, self.cta, self.warpgroup, self.seed = message, kind, op, cta, warpgroup, seed
+
+    @classmethod
+    def _from(cls, d: dict, seed: int | None = None) -> "ProtocolError":
+        message = d["message"] if d["message"].startswith(d["kind"] + ":") else f"{d['kind']}: {d['message']}"
+        return cls(message, d["kind"], d["op"], d["cta"], d["warpgroup"], seed)
+
+
+def kernels() -> list[dict]:
+    """The registered kernels: name, summary and each parameter's default and rule."""
+    return _kernels()
+
+
+class Kernel:
+    """A registered kernel specialised for parameter values (sc.kernel(name, **values))."""
+
+    def __init__(self, name: str, _lesson: tuple[str, str] | None = None, **values: int):
+        try:
+            if _lesson is not None:
+                self._k = _bind_lesson(*_lesson)
+            else:
+                self._k = _bind(name, {k: int(v) for k, v in values.items()})
+        except VerifierProtocolError as e:
+            message, kind = e.args
+            raise ProtocolError(f"{kind}: {message}", kind) from None
+        self.name = self._k.name
+        self.values: dict[str, int] = dict(self._k.values)
+        self.arrays: list[dict] = list(self._k.arrays)
+
+    def __repr__(self) -> str:
+        values = " ".join(f"{k}={v}" for k, v in sorted(self.values.items()))
+        return f"<stagecraft kernel {self.name} ({values})>"
+
+    @property
+    def inputs(self) -> list[dict]:
+        return [a for a in self.arrays if not a["output"] and not a["workspace"]]
+
+    @property
+    def outputs(self) -> list[dict]:
+        return [a for a in self.arrays if a["output"] and not a["workspace"]]
+
+    def _all_arrays(self, inputs: Sequence[Any], out: Sequence[Any] | None) -> list[Any]:
+        ins, outs = self.inputs, self.outputs
+        if len(inputs) != len(ins):
+            names = ", ".join(a["name"] for a in ins)
+            raise UsageError(f"kernel '{self.name}' takes {len(ins)} input array(s) ({names}), got {len(inputs)}")
+        if out is not None and len(out) != len(outs):
+            names = ", ".join(a["name"] for a in outs)
+            raise UsageError(f"kernel '{self.name}': out= needs {len(outs)} array(s) ({names}), got {len(out)}")
+        given = {a["name"]: x for a, x in zip(ins, inputs)}
+        if out is not None:
+            given.update({a["name"]: x for a, x in zip(outs, out)})
+        return [given.get(a["name"]) for a in self.arrays]
+
+    def _outputs(self, buffers: list[np.ndarray]) -> Any:
+        picked = tuple(b for a, b in zip(self.arrays, buffers) if a["output"] and not a["workspace"])
+        return picked[0] if len(picked) == 1 else picked
+
+    def __call__(self, *inputs: Any, backend: str = "interp", policy: str = "eager", seed: int = 0, checks: bool = True,
+                 math: str = "exact", out: Sequence[Any] | None = None) -> Any:
+        """Runs the kernel on the CPU and returns its outputs.
+
+        backend: "interp" (the interpreter; policy eager, lazy, random or pct with seed) or
+        "host" (the generated code compiled for the CPU, scheduled from seed).
+        """
+        arrays = self._all_arrays(inputs, out)
+        if backend == "interp":
+            buffers, diagnostics, _ = self._k.run_interp(arrays, policy=policy, seed=seed, checks=checks, math=math)
+        elif backend == "host":
+            buffers, diagnostics, _ = self._k.run_host(arrays, seed=seed)
+        else:
+            raise UsageError(f"backend '{backend}' is not one of interp, host (the GPU path is not built yet)")
+        if diagnostics:
+            raise ProtocolError._from(diagnostics[0])
+        return self._outputs(buffers)
+
+    def explore(self, *inputs: Any, schedules: int = 100, policy: str = "pct", seed: int = 0, out: Sequence[Any] | None = None) -> int:
+        """Runs up to `schedules` schedules (seeds seed, seed+1, ...); raises ProtocolError at the
+        first one with a diagnostic (its seed replays it), else returns how many ran."""
+        ran, failing_seed, failure = self._k.explore(self._all_arrays(inputs, out), schedules=schedules, policy=policy, seed=seed)
+        if failure is not None:
+            raise ProtocolError._from(failure, failing_seed)
+        return ran
+
+    def reference(self, *inputs: Any, out: Sequence[Any] | None = None) -> Any:
+        """The registered C++ reference's outputs for the same inputs."""
+        return self._outputs(self._k.reference(self._all_arrays(inputs, out)))
+
+    def show(self) -> str:
+        """The kernel's IR, as `stagecraft show` prints it."""
+        return self._k.show()
+
+    def ptx(self, arch: str = "") -> dict:
+        """NVRTC's PTX for the kernel (needs the CUDA toolkit's NVRTC, not a GPU): ptx, registers, spill_bytes."""
+        return dict(self._k.ptx(arch))
+
+
+def kernel(name: str, **values: int) -> Kernel:
+    """A registered kernel specialised for `values` (parameters not given take their defaults)."""
+    return Kernel(name, **values)
+
+
+def lessons() -> list[dict]:
+    """The lessons on barrier semantics: number, slug, title and their buggy twins."""
+    return _lessons()
+
+
+def lesson(number: int | str, buggy: str | None = None) -> Kernel:
+    """A lesson's kernel (`stagecraft lesson NN`), or its buggy twin (`--buggy=NAME`)."""
+    return Kernel("", _lesson=(str(number), buggy or ""))

@@ -46,6 +46,17 @@ class ProtocolError(Exception):
         return cls(message, d["kind"], d["op"], d["cta"], d["warpgroup"], seed)
 
 
+def _host_array(x: Any) -> Any:
+    """A CPU array NumPy can read: NumPy arrays as they are, anything exporting DLPack on the
+    CPU (torch CPU tensors, ...) through np.from_dlpack, without a copy."""
+    if isinstance(x, np.ndarray) or not hasattr(x, "__dlpack__"):
+        return x
+    device = x.__dlpack_device__()[0] if hasattr(x, "__dlpack_device__") else 1
+    if device != 1:  # kDLCPU
+        raise UsageError(f"a tensor on DLPack device type {device}: the CPU backends take CPU arrays (the GPU path is not built yet)")
+    return np.from_dlpack(x)
+
+
 def kernels() -> list[dict]:
     """The registered kernels: name, summary and each parameter's default and rule."""
     return _kernels()
@@ -87,9 +98,9 @@ class Kernel:
         if out is not None and len(out) != len(outs):
             names = ", ".join(a["name"] for a in outs)
             raise UsageError(f"kernel '{self.name}': out= needs {len(outs)} array(s) ({names}), got {len(out)}")
-        given = {a["name"]: x for a, x in zip(ins, inputs)}
+        given = {a["name"]: _host_array(x) for a, x in zip(ins, inputs)}
         if out is not None:
-            given.update({a["name"]: x for a, x in zip(outs, out)})
+            given.update({a["name"]: _host_array(x) for a, x in zip(outs, out)})
         return [given.get(a["name"]) for a in self.arrays]
 
     def _outputs(self, buffers: list[np.ndarray]) -> Any:

@@ -58,6 +58,21 @@ class Runs(unittest.TestCase):
         np.testing.assert_array_equal(k(x, backend="host", seed=3), y)
         self.assertEqual(k.explore(x, schedules=4), 4)
 
+    def test_dlpack_inputs_are_taken_without_numpy_in_the_callers_hands(self):
+        class Exporter:  # a CPU tensor of another framework: only the DLPack protocol
+            def __init__(self, a):
+                self.a = a
+
+            def __dlpack__(self, stream=None):
+                return self.a.__dlpack__()
+
+            def __dlpack_device__(self):
+                return self.a.__dlpack_device__()
+
+        k = sc.kernel("add_one", M=128, N=128)
+        x = np.random.default_rng(5).uniform(-2, 2, (128, 128)).astype(np.float32)
+        np.testing.assert_array_equal(k(Exporter(x)), x + np.float32(1))
+
     def test_gemm_small_is_a_times_b_transposed_within_the_mma_bound(self):
         M, N, K = 64, 128, 72
         k = sc.kernel("gemm_small", M=M, N=N, K=K)

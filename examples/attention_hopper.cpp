@@ -38,15 +38,18 @@
 // Q block instead, computes rows nobody stores, and stores nothing.
 //
 // pingpong = 1 (FlashAttention-3's warpgroup ping-pong): the consumers take turns issuing their
-// GEMM groups, so one's softmax runs while the other's wgmmas hold the tensor core. turn[h]
-// completes when consumer h may issue: it waits for it before each group (S, then P V) and,
-// once the group is committed but before waiting for it, arrives on the other's turn. Consumer
-// 1 grants the first turn. Both must take the same number of turns: in the causal kernel
-// consumer 1 computes one block more than consumer 0 (its diagonal, above consumer 0's), so
-// consumer 0 takes and passes both its turns on that block, issuing nothing; dropping that
-// hand-off deadlocks consumer 1 (zoo_pingpong_skipped_turn). FA3 does this with named barriers
-// and two GEMMs per turn (S of block j + 1 with P V of block j); here each consumer keeps one
-// group in flight, so a turn is one group.
+// GEMM groups, so one's softmax runs while the other's wgmmas hold the tensor core. As in FA3 the
+// turns are named barriers over both consumers' 256 threads: consumer h syncs on barrier h
+// before each group (S, then P V), which completes once the other consumer has arrived on it,
+// and once its group is committed, but before waiting for it, arrives on the other's barrier
+// (bar.arrive: no wait, no SMEM, no parity to track). Consumer 1 grants the first turn. The
+// alternation keeps a barrier from ever seeing two arrivals of one consumer in one phase. Both
+// must take the same number of turns: in the causal kernel consumer 1 computes one block more
+// than consumer 0 (its diagonal, above consumer 0's), so consumer 0 takes and passes both its
+// turns on that block, issuing nothing; dropping that hand-off deadlocks consumer 1
+// (zoo_pingpong_skipped_turn shows it with mbarrier turns). FA3 also puts two GEMMs in a turn
+// (S of block j + 1 with P V of block j); here each consumer keeps one group in flight, so a
+// turn is one group.
 #include <cmath>
 #include <string>
 #include <utility>
@@ -78,7 +81,7 @@ auto attention_hopper(std::int64_t B, std::int64_t S) {
   const float scale = static_cast<float>(1.4426950408889634 / std::sqrt(static_cast<double>(D)));
   auto tile = shape(64_c, 64_c);
   auto body = [=](auto q, auto k, auto v, auto o, auto qs, auto ks, auto vs, auto q_full, auto k_full, auto v_full, auto consumed, auto Sacc,
-                  auto O0, auto O1, auto m, auto mn, auto l, auto... turns) {
+                  auto O0, auto O1, auto m, auto mn, auto l) {
     auto O = [&](auto c) {
       if constexpr (decltype(c)::value == 0) return O0;
       else return O1;
@@ -109,8 +112,7 @@ auto attention_hopper(std::int64_t B, std::int64_t S) {
       constexpr long long other = 1 - decltype(h)::value;
       auto in_turn = [&](auto const& issue) {
         if constexpr (PingPong) {
-          auto turn = (turns, ...);
-          return seq(barrier_wait(turn[h]), issue, barrier_arrive(turn[int_c<other>]));
+          return seq(named_barrier_sync(h, 256_c), issue, named_barrier_arrive(int_c<other>, 256_c));
         } else {
           return issue;
         }
@@ -175,14 +177,12 @@ auto attention_hopper(std::int64_t B, std::int64_t S) {
         }
       };
       // Ping-pong: consumer 0 takes the first turn, which consumer 1 grants before its first wait.
-      // (The turns come in as this lambda's own pack: without ping-pong they are none, and clang
-      // checks a discarded branch that does not depend on the lambda's parameters.)
-      auto first_turn = [&](auto... turn) {
-        if constexpr (sizeof...(turn) == 1 && other == 0) return barrier_arrive((turn, ...)[0_c]);  // consumer 1
+      auto first_turn = [&] {
+        if constexpr (PingPong && other == 0) return named_barrier_arrive(0_c, 256_c);  // consumer 1
         else return seq();
       };
       return seq(barrier_wait(q_full[0_c]), store(m, -1e30f), store(mn, -1e30f), store(l, 0.0f), each<DC>([&](auto c) { return store(O(c), 0.0f); }),
-                 first_turn(turns...), blocks(),
+                 first_turn(), blocks(),
                  // O / l through this consumer's Q slice (its wgmmas are all waited for) and out
                  // by TMA, which drops the rows past S.
                  each<DC>([&](auto c) { return store(qs[h][c][0_c], cast<bf16>(load(O(c)) / broadcast<1>(load(l), tile))); }), commit_smem(),
@@ -192,24 +192,19 @@ auto attention_hopper(std::int64_t B, std::int64_t S) {
     return if_(thread_id() == 0_c, producer, seq(if_(thread_id() == 1_c, consumer(0_c)), if_(thread_id() == 2_c, consumer(1_c))));
   };
   auto rows = shape(B, S, int_c<D>);  // (slice, position, d)
-  auto make = [&](auto... turn) {
-    return kernel<sm_90a>("attention_hopper", grid(B * q_tiles), threads(3_c), gmem<bf16>("Q", rows), gmem<bf16>("K", rows), gmem<bf16>("V", rows),
-                        gmem<bf16>("O", rows),
-                        // (the unit dimension is the slice of a (1, 64, 64) TMA box)
-                        smem<bf16>(shape(2_c, int_c<DC>, 1_c, 64_c, 64_c), swizzle(128_c)),             // qs: (consumer, chunk, 1, row, d)
-                        smem<bf16>(shape(int_c<STAGES>, int_c<DC>, 1_c, 64_c, 64_c), swizzle(128_c)),   // ks: (stage, chunk, 1, key, d)
-                        smem<bf16>(shape(int_c<STAGES>, int_c<DC>, 1_c, 64_c, 64_c), swizzle(128_c)),   // vs: (stage, chunk, 1, key, d)
-                        barrier(arrivals(int_c<2 * DC>), count(1_c)),                          // both Q slices landed
-                        barrier(arrivals(int_c<DC>), count(int_c<STAGES>)),                    // k_full[stage]
-                        barrier(arrivals(int_c<DC>), count(int_c<STAGES>)),                    // v_full[stage]
-                        barrier(arrivals(2_c), count(int_c<STAGES>)),                        // both consumers are done with a stage
-                        accumulator<f32>("S", tile), accumulator<f32>("O0", tile),
-                        accumulator<f32>("O1", tile),  // columns 64..127 of O when D = 128; untouched (no registers) at D = 64
-                        accumulator<f32>("m", shape(64_c)), accumulator<f32>("m_new", shape(64_c)), accumulator<f32>("l", shape(64_c)), turn..., body);
-  };
-  // pingpong = 0 declares no turn barriers: its kernel is the one without the scheme.
-  if constexpr (PingPong) return make(barrier("turn", arrivals(1_c), count(2_c)));  // turn[h]: consumer h may issue its next GEMM group
-  else return make();
+  return kernel<sm_90a>("attention_hopper", grid(B * q_tiles), threads(3_c), gmem<bf16>("Q", rows), gmem<bf16>("K", rows), gmem<bf16>("V", rows),
+                      gmem<bf16>("O", rows),
+                      // (the unit dimension is the slice of a (1, 64, 64) TMA box)
+                      smem<bf16>(shape(2_c, int_c<DC>, 1_c, 64_c, 64_c), swizzle(128_c)),             // qs: (consumer, chunk, 1, row, d)
+                      smem<bf16>(shape(int_c<STAGES>, int_c<DC>, 1_c, 64_c, 64_c), swizzle(128_c)),   // ks: (stage, chunk, 1, key, d)
+                      smem<bf16>(shape(int_c<STAGES>, int_c<DC>, 1_c, 64_c, 64_c), swizzle(128_c)),   // vs: (stage, chunk, 1, key, d)
+                      barrier(arrivals(int_c<2 * DC>), count(1_c)),                          // both Q slices landed
+                      barrier(arrivals(int_c<DC>), count(int_c<STAGES>)),                    // k_full[stage]
+                      barrier(arrivals(int_c<DC>), count(int_c<STAGES>)),                    // v_full[stage]
+                      barrier(arrivals(2_c), count(int_c<STAGES>)),                        // both consumers are done with a stage
+                      accumulator<f32>("S", tile), accumulator<f32>("O0", tile),
+                      accumulator<f32>("O1", tile),  // columns 64..127 of O when D = 128; untouched (no registers) at D = 64
+                      accumulator<f32>("m", shape(64_c)), accumulator<f32>("m_new", shape(64_c)), accumulator<f32>("l", shape(64_c)), body);
 }
 
 // The kernel's algorithm in double: the same 64-key blocks, running max and sum, P rounded to

@@ -672,7 +672,7 @@ long long count_prefix(std::vector<std::string> const& lines, std::string const&
 }
 }  // namespace
 
-TEST_CASE("attention_hopper pingpong=1: sm_90a with no spills, each warpgroup's wgmma group issued between a turn wait and a hand-off arrival", "[nvrtc][attention][pingpong]") {
+TEST_CASE("attention_hopper pingpong=1: sm_90a with no spills, each warpgroup's wgmma group issued between a named-barrier turn sync and a hand-off arrival", "[nvrtc][attention][pingpong]") {
   const nvrtc::options o{.memory_cache = false, .disk_cache = false};
   auto const& e = registry::global().find("attention_hopper");
   for (std::int64_t D : {64, 128})
@@ -692,7 +692,8 @@ TEST_CASE("attention_hopper pingpong=1: sm_90a with no spills, each warpgroup's 
       INFO("D=" << D << " causal=" << causal);
       // The hand-off is after the group's commit and before its wait (the other consumer's GEMM
       // queues behind this one's, not behind its completion): with pingpong=0 every commit is
-      // followed by its wait, with pingpong=1 by the arrival on the other's turn barrier.
+      // followed by its wait, with pingpong=1 by the arrival on the other's named barrier
+      // (bar.arrive 9 + other, 256: ids 0 and 1 are hardware barriers 9 and 10).
       for (std::int64_t pp : {0, 1}) {
         auto const& L = lines[pp];
         long long commits = 0, handed = 0;
@@ -700,20 +701,26 @@ TEST_CASE("attention_hopper pingpong=1: sm_90a with no spills, each warpgroup's 
           if (!L[i].starts_with("wgmma.commit_group")) continue;
           ++commits;
           for (std::size_t j = i + 1; j < L.size(); ++j)
-            if (L[j].starts_with("mbarrier.") || L[j].starts_with("wgmma.wait_group")) {
-              handed += L[j].starts_with("mbarrier.arrive.release");
+            if (L[j].starts_with("bar") || L[j].starts_with("mbarrier.") || L[j].starts_with("wgmma.wait_group")) {
+              handed += L[j].starts_with("barrier.arrive") || L[j].starts_with("bar.arrive");
               break;
             }
         }
         CHECK(commits == (causal ? 8 : 4));
         CHECK(handed == (pp ? commits : 0));
       }
-      // One turn wait per GEMM group (2 per block body, each consumer's loop and, causal, its
-      // diagonal block), and consumer 0's two on the skipped block; one arrival per wait, and
-      // consumer 1's first grant.
+      // One turn sync per GEMM group (2 per block body, each consumer's loop and, causal, its
+      // diagonal block), and consumer 0's two on the skipped block; one arrival per sync, and
+      // consumer 1's first grant. No mbarrier is left to the turns.
       const long long turn_waits = causal ? 8 + 2 : 4;
-      CHECK(count_prefix(lines[1], "mbarrier.try_wait") - count_prefix(lines[0], "mbarrier.try_wait") == turn_waits);
-      CHECK(count_prefix(lines[1], "mbarrier.arrive.release") - count_prefix(lines[0], "mbarrier.arrive.release") == turn_waits + 1);
+      auto named = [](std::vector<std::string> const& L, const char* op) {
+        return std::count_if(L.begin(), L.end(), [&](std::string const& l) {
+          return (l.starts_with(std::string("bar.") + op) || l.starts_with(std::string("barrier.") + op)) && l.find(", 256;") != std::string::npos;
+        });
+      };
+      CHECK(named(lines[1], "sync") - named(lines[0], "sync") == turn_waits);
+      CHECK(named(lines[1], "arrive") - named(lines[0], "arrive") == turn_waits + 1);
+      CHECK(count_prefix(lines[1], "mbarrier.try_wait") == count_prefix(lines[0], "mbarrier.try_wait"));
     }
 }
 

@@ -152,24 +152,42 @@ ir::math_mode math_of(std::string const& s) {
 
 }  // namespace
 
-PYBIND11_MODULE(_stagecraft, m) {
-  m.doc() = "stagecraft's C++ core: the kernel registry and the CPU backends (see the stagecraft package)";
+// The module's name: _stagecraft for the package's own (the bundled kernels and lessons), the
+// user's for a module of their kernels (stagecraft_add_python_module, python/CMakeLists.txt),
+// which links the same bindings over its own registry and raises the package's exceptions.
+#ifndef STAGECRAFT_PY_MODULE
+#define STAGECRAFT_PY_MODULE _stagecraft
+#endif
+#define STAGECRAFT_PY_STR2(x) #x
+#define STAGECRAFT_PY_STR(x) STAGECRAFT_PY_STR2(x)
+
+PYBIND11_MODULE(STAGECRAFT_PY_MODULE, m) {
+  m.doc() = "stagecraft's C++ core: a kernel registry and the CPU backends (see the stagecraft package)";
   // A mistake in what the user asked for: the CLI's usage errors and the verifier's
-  // configuration errors (a value its ops do not allow), one line each.
-  static py::exception<usage_error> usage(m, "UsageError");
-  // A protocol error the verifier finds before any run (e.g. TMEM never freed).
-  static py::exception<ir::ProtocolError> protocol(m, "VerifierProtocolError");
-  py::register_exception_translator([](std::exception_ptr p) {
+  // configuration errors (a value its ops do not allow), one line each. A protocol error the
+  // verifier finds before any run (e.g. TMEM never freed): VerifierProtocolError. One class of
+  // each for every module: the package's, which a user module imports.
+  // (Held for the life of the process: a static py::object would be released after Python.)
+  static PyObject *usage = nullptr, *protocol = nullptr;
+  if (std::string(STAGECRAFT_PY_STR(STAGECRAFT_PY_MODULE)) == "_stagecraft") {
+    usage = py::exception<usage_error>(m, "UsageError").release().ptr();
+    protocol = py::exception<ir::ProtocolError>(m, "VerifierProtocolError").release().ptr();
+  } else {
+    auto core = py::module_::import("stagecraft._stagecraft");
+    usage = py::object(core.attr("UsageError")).release().ptr();
+    protocol = py::object(core.attr("VerifierProtocolError")).release().ptr();
+  }
+  py::register_local_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (ir::ProtocolError const& e) {
-      PyErr_SetObject(protocol.ptr(), py::make_tuple(e.what(), e.check).ptr());
+      PyErr_SetObject(protocol, py::make_tuple(e.what(), e.check).ptr());
     } catch (ir::ConfigError const& e) {
-      PyErr_SetString(usage.ptr(), e.what());
+      PyErr_SetString(usage, e.what());
     } catch (usage_error const& e) {
-      PyErr_SetString(usage.ptr(), e.what());
+      PyErr_SetString(usage, e.what());
     } catch (std::invalid_argument const& e) {
-      PyErr_SetString(usage.ptr(), e.what());
+      PyErr_SetString(usage, e.what());
     }
   });
 
@@ -197,7 +215,7 @@ PYBIND11_MODULE(_stagecraft, m) {
     return out;
   }, "The registered kernels: name, summary and each integer parameter's default and rule.");
 
-  py::class_<bound_kernel>(m, "BoundKernel")
+  py::class_<bound_kernel>(m, "BoundKernel", py::module_local())
       .def_readonly("name", &bound_kernel::name)
       .def_readonly("values", &bound_kernel::values)
       .def_property_readonly("arrays",

@@ -18,6 +18,8 @@ sc.bench, pip install. See docs/python.md.
 """
 from __future__ import annotations
 
+import importlib
+
 from typing import Any, Sequence
 
 import numpy as np
@@ -25,7 +27,7 @@ import numpy as np
 from ._stagecraft import UsageError, VerifierProtocolError, bind as _bind, bind_lesson as _bind_lesson, kernels as _kernels
 from ._stagecraft import lessons as _lessons
 
-__all__ = ["kernels", "kernel", "lessons", "lesson", "Kernel", "ProtocolError", "UsageError"]
+__all__ = ["kernels", "kernel", "lessons", "lesson", "load", "Kernel", "Module", "ProtocolError", "UsageError"]
 
 
 class ProtocolError(Exception):
@@ -65,12 +67,12 @@ def kernels() -> list[dict]:
 class Kernel:
     """A registered kernel specialised for parameter values (sc.kernel(name, **values))."""
 
-    def __init__(self, name: str, _lesson: tuple[str, str] | None = None, **values: int):
+    def __init__(self, name: str, _lesson: tuple[str, str] | None = None, _module: Any = None, **values: int):
         try:
             if _lesson is not None:
                 self._k = _bind_lesson(*_lesson)
             else:
-                self._k = _bind(name, {k: int(v) for k, v in values.items()})
+                self._k = (_module.bind if _module is not None else _bind)(name, {k: int(v) for k, v in values.items()})
         except VerifierProtocolError as e:
             message, kind = e.args
             raise ProtocolError(f"{kind}: {message}", kind) from None
@@ -159,3 +161,32 @@ def lessons() -> list[dict]:
 def lesson(number: int | str, buggy: str | None = None) -> Kernel:
     """A lesson's kernel (`stagecraft lesson NN`), or its buggy twin (`--buggy=NAME`)."""
     return Kernel("", _lesson=(str(number), buggy or ""))
+
+
+class Module:
+    """A module of the user's own kernels (CMake: stagecraft_add_python_module(NAME FILES ...))."""
+
+    def __init__(self, name: str):
+        try:
+            self._m = importlib.import_module(name)
+        except ImportError as e:
+            raise UsageError(f"no stagecraft kernel module '{name}' on sys.path ({e}); build it with stagecraft_add_python_module") from None
+        if not hasattr(self._m, "bind") or not hasattr(self._m, "kernels"):
+            raise UsageError(f"module '{name}' is not a stagecraft kernel module (stagecraft_add_python_module)")
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"<stagecraft module {self.name}: {', '.join(k['name'] for k in self.kernels())}>"
+
+    def kernels(self) -> list[dict]:
+        """The module's kernels, as sc.kernels() lists the bundled ones."""
+        return self._m.kernels()
+
+    def kernel(self, name: str, **values: int) -> Kernel:
+        """One of the module's kernels specialised for `values`."""
+        return Kernel(name, _module=self._m, **values)
+
+
+def load(name: str) -> Module:
+    """The user's kernel module NAME (built by stagecraft_add_python_module, found on sys.path)."""
+    return Module(name)

@@ -541,14 +541,10 @@ class emitter {
   std::string inside(ir::RefId rid, std::string const& i) const {
     auto const& r = k_.refs[rid];
     if (r.base != ir::RefBase::param || !r.fill) return "";
-    auto const& p = k_.params[r.id];
+    const auto at = array_coords(rid, i);
     std::string in;
-    std::int64_t inner = 1;
-    for (int d = static_cast<int>(r.shape.size()) - 1; d >= 0; --d) {
-      in = fmt::format("{}({} * {}LL + ((static_cast<long long>({}) / {}) % {}) < {}LL)", in.empty() ? "" : in + " && ", expr(r.block[d]), r.shape[d], i,
-                       inner, r.shape[d], p.shape[d]);
-      inner *= r.shape[d];
-    }
+    for (int d = static_cast<int>(at.size()) - 1; d >= 0; --d)
+      in += fmt::format("{}({} < {}LL)", in.empty() ? "" : " && ", at[d], k_.params[r.id].shape[d]);
     return in;
   }
   // `element(rid, i) = rhs;`, a masked tile's under its bounds predicate (nothing outside is written).
@@ -556,21 +552,26 @@ class emitter {
     const std::string in = inside(rid, i);
     return fmt::format("{}{} = {};", in.empty() ? "" : "if (" + in + ") ", element(rid, i), rhs);
   }
+  // The array coordinates of element `i` (row-major over the block) of a GMEM block, one C++
+  // expression per dimension: the block's origin plus the element's place in it.
+  std::vector<std::string> array_coords(ir::RefId rid, std::string const& i) const {
+    auto const& r = k_.refs[rid];
+    std::vector<std::string> at(r.shape.size());
+    std::int64_t inner = 1;
+    for (int d = static_cast<int>(r.shape.size()) - 1; d >= 0; --d) {
+      at[d] = fmt::format("({} * {} + ((({}) / {}) % {}))", expr(r.block[d]), r.shape[d], i, inner, r.shape[d]);
+      inner *= r.shape[d];
+    }
+    return at;
+  }
   // Element `i` (a C++ expression) of a view, as an lvalue of its storage type.
   std::string element(ir::RefId rid, std::string const& i) const {
     auto const& r = k_.refs[rid];
     if (r.base == ir::RefBase::param) {
       auto const& p = k_.params[r.id];
-      // Tile coordinates from i (row-major over the block), then the array offset.
       std::string off = "0LL";
-      std::int64_t inner = 1;
-      std::vector<std::string> coord(r.shape.size());
-      for (int d = static_cast<int>(r.shape.size()) - 1; d >= 0; --d) {
-        coord[d] = fmt::format("((({}) / {}) % {})", i, inner, r.shape[d]);
-        inner *= r.shape[d];
-      }
-      for (std::size_t d = 0; d < r.shape.size(); ++d)
-        off = fmt::format("({} * {}LL + ({} * {} + {}))", off, p.shape[d], expr(r.block[d]), r.shape[d], coord[d]);
+      const auto at = array_coords(rid, i);
+      for (std::size_t d = 0; d < at.size(); ++d) off = fmt::format("({} * {}LL + {})", off, p.shape[d], at[d]);
       return fmt::format("p_{}[{}]", p.name, off);
     }
     auto const& al = k_.allocs[r.id];

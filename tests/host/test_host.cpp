@@ -20,6 +20,7 @@
 
 #include "../interp/row_state_kernels.hpp"
 #include "../interp/tile_ops_kernels.hpp"
+#include "../interp/nan_fill_kernels.hpp"
 #include "../interp/workspace_kernels.hpp"
 #include "../zoo/zoo.hpp"
 #include "stagecraft/hostexec/hostexec.hpp"
@@ -530,6 +531,27 @@ TEST_CASE("host: TMA follows the tensor map it is handed: a wrong box or swizzle
     auto g = nvrtc::generate(k);
     g.maps[1].swizzle = 0;  // the store reads the 128-byte swizzled block as if it were plain
     CHECK_THAT(caught(hostexec::compile_generated(std::move(g), k), k, inputs, expected, 1), Contains("wrong result"));
+  }
+}
+
+TEST_CASE("host: a masked(NAN) TMA block asks its tensor map for the NaN fill, and the overhang lands as the interpreter's NaN, bit for bit",
+          "[host][nan_fill]") {
+  const auto kernels = {testing::nan_fill_probe<f32>("nan_fill_f32"), testing::nan_fill_probe<bf16>("nan_fill_bf16"),
+                        testing::nan_fill_probe<f16>("nan_fill_f16")};
+  for (auto const& k : kernels) {
+    INFO("kernel " << k.name);
+    const auto g = nvrtc::generate(k);
+    REQUIRE(g.maps.size() == 2);
+    CHECK(g.maps[0].nan_fill);   // x: the load's
+    CHECK(!g.maps[1].nan_fill);  // y: the store's (a store drops the overhang, it fills nothing)
+    const auto inputs = random_inputs(k, input_seed);
+    const auto expected = interp::run(k, inputs, {});
+    REQUIRE(expected.ok());
+    check_schedules(k, inputs, expected.buffers, "the interpreter");
+    // The same kernel with the zero fill: the padding rows of y are zeros, so the NaN came from the map.
+    auto g0 = nvrtc::generate(k);
+    g0.maps[0].nan_fill = false;
+    CHECK_THAT(caught(hostexec::compile_generated(std::move(g0), k), k, inputs, expected.buffers, 1), Contains("wrong result: y["));
   }
 }
 

@@ -3,12 +3,15 @@
 // signals it); a store writes only the part inside, and nothing when the box lies wholly
 // outside. A load wholly outside is reported: it would load nothing but fill.
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 
 #include <catch2/catch.hpp>
 #include <stagecraft/interp/interp.hpp>
 #include <stagecraft/stagecraft.hpp>
 
 #include "inputs.hpp"
+#include "nan_fill_kernels.hpp"
 
 using namespace stagecraft;
 using Catch::Matchers::Contains;
@@ -151,10 +154,13 @@ TEST_CASE("the verifier keeps masks to generic loads and stores of GMEM, and fil
     REQUIRE_THROWS_AS(ir::verify(k), ir::ConfigError);
     REQUIRE_THROWS_WITH(ir::verify(k), Contains("the fill 7.5 of a masked tile of parameter 'n' is not a value of its dtype i32"));
   }
-  SECTION("a mask on a TMA copy's block") {
+  SECTION("a mask on a TMA store's block (a TMA load's may ask for TMA's own fills: 0 or NaN)") {
     auto k = overhang<false>();
     for (auto& s : k.stmts)
       if (s.op == ir::StmtOp::copy_gmem_to_smem) k.refs[s.refs[0]].fill = 0.0;
+    REQUIRE_NOTHROW(ir::verify(k));
+    for (auto& s : k.stmts)
+      if (s.op == ir::StmtOp::copy_smem_to_gmem) k.refs[s.refs[1]].fill = 0.0;
     REQUIRE_THROWS_WITH(ir::verify(k), Contains("takes a masked GMEM tile (fill 0), but only generic loads and stores predicate their elements"));
   }
   SECTION("a fill on an SMEM view") {
@@ -162,5 +168,54 @@ TEST_CASE("the verifier keeps masks to generic loads and stores of GMEM, and fil
     for (auto& s : k.stmts)
       if (s.op == ir::StmtOp::copy_gmem_to_smem) k.refs[s.refs[1]].fill = 0.0;
     REQUIRE_THROWS_WITH(ir::verify(k), Contains("a fill (0) belongs to masked GMEM tiles, not to allocation"));
+  }
+}
+
+// TMA's NaN fill (issue 25 item 1): x.block(masked(NAN), ...) asks the tensor map for
+// OOB_FILL_NAN_REQUEST_ZERO_FMA; what overhangs lands as the OOB-NaN's bits (ir/types.hpp) and
+// the barrier still counts the whole box.
+TEMPLATE_TEST_CASE("a TMA load's masked(NAN) block fills the overhang with NaN, bit for bit", "[interp][shapes][nan_fill]", f32, bf16, f16) {
+  const auto k = testing::nan_fill_probe<TestType>("nan_fill_probe");
+  const auto inputs = testing::random_buffers(k, 31);
+  const auto eb = static_cast<std::size_t>(ir::dtype_bits(k.params[0].dtype) / 8);
+  const std::uint32_t nan_bits = eb == 4 ? ir::tma_oob_nan_f32 : ir::tma_oob_nan_16;
+  for (auto policy : {interp::policy::eager, interp::policy::lazy}) {
+    auto r = interp::run(k, inputs, {.schedule = policy});
+    REQUIRE(r.ok());
+    auto const& x = inputs[0].bytes;
+    auto const& y = r.buffers[1].bytes;
+    auto const& y0 = inputs[1].bytes;
+    auto z = r.buffers[2].template as<float>();
+    for (std::size_t row = 0; row < 128; ++row)
+      for (std::size_t c = 0; c < 64; ++c) {
+        const std::size_t i = (row * 64 + c) * eb;
+        std::uint32_t got = 0, want = 0;
+        std::memcpy(&got, y.data() + i, eb);
+        if (row < 64) std::memcpy(&want, y0.data() + i, eb);  // not the tile's: untouched
+        else if (row < 100) std::memcpy(&want, x.data() + i, eb);
+        else want = nan_bits;
+        REQUIRE(got == want);
+        if (row >= 64) REQUIRE(std::isnan(z[(row - 64) * 64 + c]) == (row >= 100));
+      }
+  }
+}
+
+TEST_CASE("the verifier keeps TMA's fills to zeros and NaN, NaN to floating-point maps, and masked boxes inside the array", "[verify][nan_fill]") {
+  SECTION("another fill value") {
+    auto k = testing::nan_fill_probe<f32>("nan_fill_probe");
+    for (auto& r : k.refs)
+      if (r.fill) r.fill = -1.0;
+    REQUIRE_THROWS_AS(ir::verify(k), ir::ConfigError);
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("fills the overhang of its TMA block of parameter 'x' with -1, but TMA fills with zeros or NaN only"));
+  }
+  SECTION("NaN for an integer array, or an fp8 one (TMA moves those as bytes)") {
+    REQUIRE_THROWS_WITH(testing::nan_fill_probe<i32>("nan_fill_probe"), Contains("the fill nan of a masked tile of parameter 'x' is not a value of its dtype i32"));
+    REQUIRE_THROWS_WITH(testing::nan_fill_probe<e4m3>("nan_fill_probe"),
+                        Contains("asks TMA to fill the overhang of parameter 'x' with NaN, but its dtype e4m3 has no NaN fill"));
+  }
+  SECTION("a box wider than the array") {
+    auto k = testing::nan_fill_probe<f32>("nan_fill_probe");
+    k.params[0].shape[1] = 32;
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("copies a TMA block of shape (64, 64) from parameter 'x' of shape (100, 32): a TMA box must fit in the array"));
   }
 }

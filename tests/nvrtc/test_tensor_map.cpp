@@ -52,6 +52,13 @@ TEST_CASE("each bad descriptor names its rule and values", "[tensor_map]") {
     r.swizzle = 64;
     REQUIRE_THROWS_WITH(cuda::validate(r), Contains("with a 64-byte swizzle the box's inner dimension may span at most 64 bytes, but it spans 256"));
   }
+  SECTION("NaN fill of a map that is not floating point") {
+    r.nan_fill = true;
+    CHECK_NOTHROW(cuda::validate(r));
+    r.dtype = ir::DType::i32;
+    REQUIRE_THROWS_WITH(cuda::validate(r), Contains("TMA descriptor for 'x' (i32[4096, 4096]") &&
+                                               Contains("the NaN fill (OOB_FILL_NAN_REQUEST_ZERO_FMA) is for floating-point tensor maps"));
+  }
   SECTION("swizzle value") {
     r.swizzle = 96;
     REQUIRE_THROWS_WITH(cuda::validate(r), Contains("swizzle must be 0, 32, 64 or 128 bytes, got 96"));

@@ -243,7 +243,8 @@ std::vector<CUtensorMap> encode_maps(driver& d, nvrtc::compiled const& c, ir::Ke
   std::vector<CUtensorMap> maps(c.code.maps.size());
   for (std::size_t m = 0; m < maps.size(); ++m) {
     auto const& spec = c.code.maps[m];
-    const auto a = encode_args({k.params[spec.param].name, spec.dtype, ptrs[spec.param], spec.shape, spec.box, spec.swizzle, spec.elem_strides});
+    const auto a = encode_args({k.params[spec.param].name, spec.dtype, ptrs[spec.param], spec.shape, spec.box, spec.swizzle, spec.elem_strides,
+                                spec.nan_fill});
     std::array<cuuint64_t, 5> dims{};
     std::array<cuuint64_t, 4> strides{};
     std::array<cuuint32_t, 5> box{}, elem_strides{};
@@ -255,7 +256,8 @@ std::vector<CUtensorMap> encode_maps(driver& d, nvrtc::compiled const& c, ir::Ke
     check(d,
           d.cuTensorMapEncodeTiled(&maps[m], tma_type(spec.dtype), static_cast<cuuint32_t>(rank), reinterpret_cast<void*>(ptrs[spec.param]),
                                    dims.data(), strides.data(), box.data(), elem_strides.data(), CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                   tma_swizzle(spec.swizzle), CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+                                   tma_swizzle(spec.swizzle), CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                                   spec.nan_fill ? CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA : CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
           fmt::format("cuTensorMapEncodeTiled for '{}'", k.params[spec.param].name));
   }
   return maps;

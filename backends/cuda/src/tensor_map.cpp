@@ -15,6 +15,8 @@ void validate(tensor_map_request const& r) {
   if (rank < 1 || rank > 5) fail(fmt::format("TMA handles 1 to 5 dimensions, this array has {}", rank));
   if (static_cast<int>(r.box.size()) != rank) fail(fmt::format("the box has {} dimensions but the array has {}", r.box.size(), rank));
   if (r.address % 16 != 0) fail(fmt::format("the array's device address 0x{:x} is not 16-byte aligned", r.address));
+  if (r.nan_fill && r.dtype != ir::DType::f32 && r.dtype != ir::DType::f16 && r.dtype != ir::DType::bf16)
+    fail("the NaN fill (OOB_FILL_NAN_REQUEST_ZERO_FMA) is for floating-point tensor maps (f32, f16, bf16)");
   for (int d = 0; d < rank; ++d) {
     if (r.shape[d] < 1 || r.shape[d] > (std::int64_t{1} << 32))
       fail(fmt::format("dimension {} has extent {}; TMA needs 1 to 2^32", d, r.shape[d]));

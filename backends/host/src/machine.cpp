@@ -415,6 +415,13 @@ inline void copy_element(unsigned char* dst, const unsigned char* src, unsigned 
   }
 }
 
+// The bytes of TMA's NaN fill for an element of `bytes` (4 or 2: the verifier allows no other).
+inline const unsigned char* oob_nan(unsigned bytes) {
+  static constexpr std::uint32_t f32 = ir::tma_oob_nan_f32;
+  static constexpr std::uint16_t h16 = ir::tma_oob_nan_16;
+  return bytes == 4 ? reinterpret_cast<const unsigned char*>(&f32) : reinterpret_cast<const unsigned char*>(&h16);
+}
+
 struct alignas(64) tmap_words {  // the kernel's sc::tmap_t: a CUtensorMap's 128 bytes
   unsigned long long word[16];
 };
@@ -741,13 +748,14 @@ class machine {
     for (std::size_t i = 0; i < maps_.size(); ++i) {
       auto const& spec = c_.code.maps[i];
       const auto a = cuda::encode_args({k_.params[spec.param].name, spec.dtype, reinterpret_cast<std::uintptr_t>(gmem_[spec.param]), spec.shape,
-                                        spec.box, spec.swizzle, spec.elem_strides});
+                                        spec.box, spec.swizzle, spec.elem_strides, spec.nan_fill});
       schost::tensor_map t{};
       t.magic = schost::tensor_map_magic;
       t.global_address = reinterpret_cast<std::uintptr_t>(gmem_[spec.param]);
       t.rank = a.rank;
       t.elem_bytes = static_cast<unsigned>(ir::dtype_bits(spec.dtype) / 8);
       t.swizzle = static_cast<unsigned>(spec.swizzle);
+      t.nan_fill = spec.nan_fill ? 1u : 0u;
       for (unsigned d = 0; d < t.rank; ++d) {
         t.dims[d] = a.dims[d];
         if (d > 0) t.strides[d - 1] = a.strides[d - 1];
@@ -1226,7 +1234,8 @@ class machine {
       offs.reserve(box_elements(op.map));
       std::size_t l = 0;
       for_box(op, [&](unsigned char* g, unsigned off) {
-        if (g) copy_element(&bytes[l * eb], g, eb);  // out of bounds: zeros, as OOB_FILL_NONE
+        if (g) copy_element(&bytes[l * eb], g, eb);
+        else if (op.map.nan_fill) copy_element(&bytes[l * eb], oob_nan(eb), eb);  // else zeros: OOB_FILL_NONE
         offs.push_back(off);
         ++l;
       });

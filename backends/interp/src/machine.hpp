@@ -319,7 +319,10 @@ struct async_op {
   std::int64_t bytes = 0;
   // store: group index; staging for the bytes read from SMEM
   std::int64_t group = 0;
-  std::shared_ptr<tile_buf> staged;  // what the store read from SMEM, until it writes GMEM
+  std::shared_ptr<tile_buf> staged;  // wgmma: the A registers as they were at issue
+  // A TMA store: the bytes it read from SMEM, until it writes GMEM. Bytes, not values: a copy
+  // moves bits (a NaN's payload too), where a value would be rounded through the dtype.
+  std::shared_ptr<std::vector<std::byte>> staged_bytes;
   region gdst;
   // mma: its plan, the descriptors built at issue (A: m_blocks x k_steps, row-major; B: k_steps),
   // the operand views (for the shadows), A from registers (read at issue) and the accumulator.
@@ -489,6 +492,10 @@ class machine {
   void copy_region(region const& from, region const& to);
   void write_region(region const& g, tile_buf const& t);
   void fill_zero(region const& g);
+  void fill_nan(region const& g);  // f32, f16, bf16 only (the verifier's rule for a NaN fill)
+  // A region's bytes in row-major order, and back: what a copy moves, bit for bit.
+  std::vector<std::byte> region_bytes(region const& g) const;
+  void write_bytes(region const& g, std::vector<std::byte> const& bytes);
   // A masked GMEM tile (ir::Ref::fill): the elements inside the array are read (and checked),
   // the rest are the fill; a store writes (and checks) only the elements inside.
   tile_buf read_masked(region const& g, double fill, vclock const& vc, epoch stamp, int agent);

@@ -557,6 +557,42 @@ void machine::fill_zero(region const& g) {
   release(std::move(z));
 }
 
+// The same with TMA's NaN fill (OOB_FILL_NAN_REQUEST_ZERO_FMA): its bits exactly (ir/types.hpp),
+// not a NaN rounded through the dtype's conversion, so the host backend's bytes are the same.
+void machine::fill_nan(region const& g) {
+  auto& m = *g.mem;
+  const auto eb = ir::dtype_bits(m.dtype) / 8;
+  g.rows([&](std::int64_t off, std::int64_t, std::int64_t len) {
+    for (std::int64_t k = 0; k < len; ++k) {
+      std::byte* p = m.data + m.byte_of(off + k);
+      if (eb == 4) std::memcpy(p, &ir::tma_oob_nan_f32, 4);
+      else std::memcpy(p, &ir::tma_oob_nan_16, 2);
+    }
+  });
+}
+
+std::vector<std::byte> machine::region_bytes(region const& g) const {
+  auto const& m = *g.mem;
+  const auto eb = static_cast<std::size_t>(ir::dtype_bits(m.dtype) / 8);
+  std::vector<std::byte> out(static_cast<std::size_t>(g.elements()) * eb);
+  g.rows([&](std::int64_t off, std::int64_t at, std::int64_t len) {
+    if (!m.mapped) std::memcpy(out.data() + static_cast<std::size_t>(at) * eb, m.data + off * static_cast<std::int64_t>(eb), static_cast<std::size_t>(len) * eb);
+    else
+      for (std::int64_t k = 0; k < len; ++k) std::memcpy(out.data() + static_cast<std::size_t>(at + k) * eb, m.data + m.byte_of(off + k), eb);
+  });
+  return out;
+}
+
+void machine::write_bytes(region const& g, std::vector<std::byte> const& bytes) {
+  auto& m = *g.mem;
+  const auto eb = static_cast<std::size_t>(ir::dtype_bits(m.dtype) / 8);
+  g.rows([&](std::int64_t off, std::int64_t at, std::int64_t len) {
+    if (!m.mapped) std::memcpy(m.data + off * static_cast<std::int64_t>(eb), bytes.data() + static_cast<std::size_t>(at) * eb, static_cast<std::size_t>(len) * eb);
+    else
+      for (std::int64_t k = 0; k < len; ++k) std::memcpy(m.data + m.byte_of(off + k), bytes.data() + static_cast<std::size_t>(at + k) * eb, eb);
+  });
+}
+
 namespace {
 // f(index in g's box, index in `in`'s box, length) for every innermost row of `in`, a corner of
 // g (region::inside): the same element has a row-major index in each box.

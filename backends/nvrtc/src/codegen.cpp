@@ -179,7 +179,8 @@ class emitter {
     auto const& s = k_.refs[sref];
     // A strided block: the box is its footprint, traversed every stride-th element.
     for (std::size_t d = 0; d < g.stride.size() && d < box.size(); ++d) box[d] *= g.stride[d];
-    tensor_map_spec spec{g.id, k_.params[g.id].dtype, k_.params[g.id].shape, std::move(box), k_.allocs[s.id].swizzle, g.stride};
+    tensor_map_spec spec{g.id, k_.params[g.id].dtype, k_.params[g.id].shape, std::move(box), k_.allocs[s.id].swizzle, g.stride,
+                         g.fill && std::isnan(*g.fill)};
     for (std::size_t i = 0; i < maps_.size(); ++i)
       if (maps_[i] == spec) return static_cast<int>(i);
     maps_.push_back(spec);

@@ -659,10 +659,26 @@ class Verifier {
       if (x.refs[i] != none && !k_.refs[x.refs[i]].stride.empty() && !(x.op == StmtOp::copy_gmem_to_smem && i == 0 && x.axes.empty()))
         fail_at(s, "takes a strided GMEM block (element strides ({})), but only a TMA load without multicast (copy_gmem_to_smem) traverses one",
                 fmt::join(k_.refs[x.refs[i]].stride, ", "));
-      // A fill is what a generic load predicates in; TMA fills and drops by itself (zeros).
-      if (x.refs[i] != none && k_.refs[x.refs[i]].fill && !(x.op == StmtOp::store && i == 0))
-        fail_at(s, "takes a masked GMEM tile (fill {}), but only generic loads and stores predicate their elements (a TMA copy may overhang "
-                "the array without a mask: use x.block(...))", *k_.refs[x.refs[i]].fill);
+      // A fill is what a generic load predicates in; TMA fills and drops by itself: zeros, or
+      // NaN where the tensor map asks for it (a TMA load's masked(NAN) source), on loads only.
+      if (x.refs[i] != none && k_.refs[x.refs[i]].fill && !(x.op == StmtOp::store && i == 0)) {
+        auto const& r = k_.refs[x.refs[i]];
+        const double f = *r.fill;
+        if (x.op != StmtOp::copy_gmem_to_smem || i != 0)
+          fail_at(s, "takes a masked GMEM tile (fill {}), but only generic loads and stores predicate their elements (a TMA copy may overhang "
+                  "the array without a mask: use x.block(...))", f);
+        auto const& p = k_.params[r.id];
+        if (!std::isnan(f) && f != 0.0)
+          fail_at<ConfigError>(s, "fills the overhang of its TMA block of parameter '{}' with {}, but TMA fills with zeros or NaN only (the tensor "
+                               "map's OOB fill mode): use masked(0.0) or masked(NAN), or a generic load of x.tile(shape, masked({}), ...)", p.name, f, f);
+        if (std::isnan(f) && p.dtype != DType::f32 && p.dtype != DType::f16 && p.dtype != DType::bf16)
+          fail_at<ConfigError>(s, "asks TMA to fill the overhang of parameter '{}' with NaN, but its dtype {} has no NaN fill (TMA's "
+                               "OOB_FILL_NAN_REQUEST_ZERO_FMA is for f32, f16 and bf16 tensor maps)", p.name, dtype_name(p.dtype));
+        for (std::size_t d = 0; d < p.shape.size(); ++d)
+          if (r.shape[d] > p.shape[d])
+            fail_at<ConfigError>(s, "copies a TMA block of shape ({}) from parameter '{}' of shape ({}): a TMA box must fit in the array, "
+                                 "masked or not", fmt::join(r.shape, ", "), p.name, fmt::join(p.shape, ", "));
+      }
     }
     for (ExprId e : {x.e0, x.e1})
       if (e != none && (e < 0 || e >= static_cast<ExprId>(k_.exprs.size()))) fail_at(s, "refers to index expression {}, which does not exist", e);

@@ -3,6 +3,7 @@
 // from SMEM to GMEM tracked in per-agent bulk groups (commit_group / wait_group[.read]).
 // See machine.hpp for how an engine plugs into the machine.
 #include <algorithm>
+#include <cmath>
 #include <memory>
 
 #include <fmt/format.h>
@@ -131,9 +132,12 @@ void machine::tma_complete(async_op& op) {
   switch (op.what) {
     case async_op::kind::load: {
       // Read the GMEM source, then land in every destination and complete its bytes. The part
-      // of an overhanging box outside the array lands as zeros (OOB_FILL_NONE).
+      // of an overhanging box outside the array lands as zeros (OOB_FILL_NONE), or as NaN where
+      // the block is masked(NAN) (OOB_FILL_NAN_REQUEST_ZERO_FMA).
       const region src = op.src.inside();
       const bool partial = src.elements() != op.src.elements();
+      const auto fill = k_.refs[k_.stmts[op.stmt].refs[0]].fill;
+      const bool nan_fill = fill && std::isnan(*fill);
       if (o_.checks) access(src, false, op.vc, epoch_of_load(op), a.comp, "a TMA load");
       for (std::size_t d = 0; d < op.dst.size(); ++d) {
         auto& b = ctas_[op.dst_cta[d]].barriers[static_cast<std::size_t>(op.bar_elem)];
@@ -141,7 +145,8 @@ void machine::tma_complete(async_op& op) {
         multicast_into_ = op.dst_cta[d] != a.cta ? op.dst_cta[d] : -1;  // for the message of a race there
         if (o_.checks) access(op.dst[d], true, op.vc, stamp, a.comp, "a TMA load");
         multicast_into_ = -1;
-        if (partial) fill_zero(op.dst[d]);
+        if (partial && nan_fill) fill_nan(op.dst[d]);
+        else if (partial) fill_zero(op.dst[d]);
         copy_region(src, op.dst[d].leading(src));
         b.tx -= op.bytes;
         b.releases.join(op.vc);
@@ -166,7 +171,9 @@ void machine::tma_complete(async_op& op) {
         trace_async(op, 1, "store (GMEM write)");
         break;
       }
-      op.staged = std::make_shared<tile_buf>(read_region(op.src.leading(op.gdst), op.vc, stamp, a.comp, "a TMA store"));
+      const region from = op.src.leading(op.gdst);
+      if (o_.checks) access(from, false, op.vc, stamp, a.comp, "a TMA store");
+      op.staged_bytes = std::make_shared<std::vector<std::byte>>(region_bytes(from));
       op.what = async_op::kind::store_write;
       trace_async(op, 1, "store (SMEM read)");
       op.issued = time_;
@@ -176,8 +183,8 @@ void machine::tma_complete(async_op& op) {
     case async_op::kind::store_write: {
       const epoch stamp = epoch::make(static_cast<std::uint32_t>(op.group + 1), static_cast<std::uint32_t>(a.store_w_comp), cluster_id());
       if (o_.checks) access(op.gdst, true, op.vc, stamp, a.comp, "a TMA store");
-      write_region(op.gdst, *op.staged);
-      release(std::move(*op.staged));
+      write_bytes(op.gdst, *op.staged_bytes);
+      op.staged_bytes.reset();
       --group_of(a, op.group).writes_pending;
       trace_async(op, 1, "store (GMEM write)");
       break;

@@ -58,6 +58,12 @@ inline constexpr int named_barrier_granule = 128;  // threads: a warpgroup, the 
 inline constexpr int max_tma_rank = 5;
 inline constexpr int max_tma_box = 256;     // elements per dimension of one TMA box
 inline constexpr int max_tma_element_stride = 8;  // cuTensorMapEncodeTiled elementStrides: 1 to 8
+// What a TMA load with OOB_FILL_NAN_REQUEST_ZERO_FMA writes outside the array: a quiet NaN with
+// every payload bit set, for 4- and 2-byte elements. The PTX ISA calls it the OOB-NaN without
+// giving its bits; these are ours (the interpreter and the host backend agree on them), not yet
+// compared with hardware.
+inline constexpr std::uint32_t tma_oob_nan_f32 = 0x7fffffffu;
+inline constexpr std::uint16_t tma_oob_nan_16 = 0x7fffu;
 // GMEM parameters addressed by plain loads and stores (the interpreter's regions hold 8 extents).
 inline constexpr int max_param_rank = 8;
 // A kernel-owned workspace is zero-filled on every launch, so its bytes cost time each run: a

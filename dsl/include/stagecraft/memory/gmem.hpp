@@ -6,6 +6,7 @@
 //   x.tile(shape(1_c, 256_c), masked(-INFINITY), i, 0_c)  // may overhang: loads read the fill
 //                                                         // outside the array, stores drop it
 //   x.block(strides(2_c, 1_c), i, j)    // every 2nd row of a (2*rows, cols) footprint: TMA loads only
+//   x.block(masked(NAN), i, j)          // a TMA load fills what overhangs the array with NaN, not 0
 //   gmem_like("y", buf_decl)            // a parameter shaped like an SMEM declaration
 //   workspace<f32>("part", shape(4_c, M)) // kernel-owned scratch: zero at launch, not an output
 #pragma once
@@ -97,7 +98,9 @@ auto gmem_like(std::string name, Spec const&) {
 // A generic GMEM tile that may overhang its array (a tail of rows or columns): every element's
 // access is predicated on its coordinates, a load reads `fill` where the tile lies outside the
 // array, a store writes nothing there. Choose the fill for what the math does with the padding:
-// -inf under a max, 0 under a sum. TMA copies need no mask: the hardware fills and drops.
+// -inf under a max, 0 under a sum. TMA copies need no mask: the hardware fills and drops. A TMA
+// load's block may take masked(NAN) (f32, f16, bf16): the tensor map's OOB_FILL_NAN_REQUEST_ZERO_FMA,
+// so padding that reaches an output shows as NaN rather than as a plausible zero.
 struct masked_t {
   double fill;
 };
@@ -155,10 +158,17 @@ struct gmem_ref {
   tree::Ref ref;  // the parameter; shape = its extents
 
   template <class... C>
-    requires(!(is_strides_t<std::remove_cvref_t<C>>::value || ...))
+    requires(!(is_strides_t<std::remove_cvref_t<C>>::value || ...) && !(std::is_same_v<std::remove_cvref_t<C>, masked_t> || ...))
   auto block(C const&... c) const {
     check_coords<C...>();
     return gmem_block<DT, Dims, void>{with_coords(c...)};
+  }
+  // A TMA load's block with the fill TMA writes outside the array: masked(0.0) (the default) or
+  // masked(NAN) (f32, f16 and bf16 tensor maps); the verifier holds both rules.
+  template <class... C>
+  auto block(masked_t m, C const&... c) const {
+    check_coords<C...>();
+    return gmem_block<DT, Dims, void>{tree::ref_masked(with_coords(c...), m.fill)};
   }
   // A strided block: the coordinates count footprints (block shape * strides) of the array.
   template <class S, class... C>

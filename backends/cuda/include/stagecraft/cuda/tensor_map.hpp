@@ -22,6 +22,9 @@ struct tensor_map_request {
   // Outermost first, 1 to 8 (elementStrides); the innermost must be 1. Empty: every stride 1.
   // TMA moves ceil(box[d] / elem_strides[d]) elements of dimension d: every stride-th.
   std::vector<std::int64_t> elem_strides = {};
+  // What lands outside the array: zeros (OOB_FILL_NONE), or NaN (OOB_FILL_NAN_REQUEST_ZERO_FMA,
+  // floating-point tensor maps only).
+  bool nan_fill = false;
 };
 
 // The arrays cuTensorMapEncodeTiled takes, innermost dimension first (the driver's order).

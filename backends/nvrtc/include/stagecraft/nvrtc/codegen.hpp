@@ -21,6 +21,7 @@ struct tensor_map_spec {
   std::vector<std::int64_t> box;     // the GMEM box one copy traverses (its footprint when strided)
   int swizzle = 0;                   // bytes: 0, 32, 64, 128 (from the SMEM side)
   std::vector<std::int64_t> elem_strides = {};  // TMA element strides (ir::Ref::stride); empty: 1
+  bool nan_fill = false;             // OOB_FILL_NAN_REQUEST_ZERO_FMA (a load's masked(NAN) block)
   friend bool operator==(tensor_map_spec const&, tensor_map_spec const&) = default;
 };
 

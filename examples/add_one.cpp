@@ -3,7 +3,9 @@
 // CTA (i, c) owns the 128-row strip i and the c-th of `splits` column ranges; it streams that
 // range as 128x64 blocks through a K-deep ring of SMEM stages. Any M and N work: the last strip
 // and the last column block may overhang the array (TMA loads fill the outside with zeros, the
-// stores drop it), and the last column range may be shorter than the others. Each step waits for its stage,
+// stores drop it), and the last column range may be shorter than the others. TMA needs whole
+// 16-byte rows (N a multiple of 4) and a box inside the array (M >= 128, N >= 64); other sizes
+// take add_one_masked below, the same blocks through masked generic loads and stores. Each step waits for its stage,
 // adds one in place, stores it back with TMA and, once the store of the step D before it has
 // read its stage, refills that stage with the block K steps ahead. Everything the hardware
 // needs to know (bytes per copy, which barrier, which phase) follows from the types and the
@@ -51,11 +53,31 @@ auto add_one(std::int64_t M, std::int64_t N, std::int64_t splits) {
       });
 }
 
+// Sizes TMA cannot address: each 128x64 block is a masked generic load (zeros outside the array)
+// and a masked store (nothing written outside), straight from GMEM to registers and back. No
+// ring: there is nothing asynchronous to overlap, and each thread's loads are independent.
+auto add_one_masked(std::int64_t M, std::int64_t N, std::int64_t splits) {
+  const std::int64_t blocks = ceil_div(N, 64), per = ceil_div(blocks, splits);
+  return kernel<sm_90a>(
+      "add_one", grid(ceil_div(M, 128), splits), threads(1_c),
+      gmem<f32>("x", shape(M, N)),  // (row, col)
+      gmem<f32>("y", shape(M, N)),  // (row, col)
+      [&](auto x, auto y) {
+        auto row = program_id(0_c);
+        auto steps = max(0_c, min(per, blocks - program_id(1_c) * per));
+        auto t = shape(128_c, 64_c);
+        return for_(range(steps), [&](auto j) {
+          auto col = program_id(1_c) * per + j;
+          return store(y.tile(t, masked(), row, col), load(x.tile(t, masked(0.0), row, col)) + 1.0f);
+        });
+      });
+}
+
 STAGECRAFT_REGISTER(kernel_entry{
     .name = "add_one",
     .summary = "y = x + 1; each CTA streams 128x64 f32 blocks through a K-deep TMA ring",
-    .params = {{.name = "M", .default_value = 512, .help = "rows (any; the last strip may overhang)", .min = 128},
-               {.name = "N", .default_value = 1024, .help = "columns (TMA rows are whole 16-byte units: a multiple of 4)", .min = 64, .multiple_of = 4},
+    .params = {{.name = "M", .default_value = 512, .help = "rows (any; the last strip may overhang; under 128: masked generic path)", .min = 1},
+               {.name = "N", .default_value = 1024, .help = "columns (any; TMA needs a multiple of 4 and at least 64, other N take the masked generic path)", .min = 1},
                {.name = "K", .default_value = 4, .help = "ring depth (stages)", .allowed = {1, 2, 3, 4, 5, 6}},
                {.name = "splits", .default_value = 2, .help = "CTAs per row strip (grid y)", .min = 1, .max = 64}},
     .build =
@@ -64,6 +86,7 @@ STAGECRAFT_REGISTER(kernel_entry{
           if (ceil_div(N, 64) < splits)
             throw usage_error(fmt::format("add_one: splits = {} CTAs per row strip, but N = {} has only {} column blocks of 64 (take splits <= {})",
                                           splits, N, ceil_div(N, 64), ceil_div(N, 64)));
+          if (N % 4 != 0 || N < 64 || M < 128) return lower(add_one_masked(M, N, splits));
           return dispatch<"K", 1, 2, 3, 4, 5, 6>(p, [&](auto K) { return lower(add_one<decltype(K)::value>(M, N, splits)); });
         },
     .reference =

@@ -1,7 +1,8 @@
 // y = x^T for an (M, N) f32 array: 32 x 32 blocks come in by TMA into a K-deep ring of 128-byte
 // swizzled stages, are transposed through SMEM into one of two swizzled out-slots, and go out by
-// TMA to the mirrored block of y. Any M and N (multiples of 4, so that TMA's rows are whole 16-byte
-// units): the last blocks overhang both arrays, TMA fills x's outside with zeros and drops y's.
+// TMA to the mirrored block of y. Any M and N: the last blocks overhang both arrays, TMA fills
+// x's outside with zeros and drops y's. TMA's rows are whole 16-byte units (M and N multiples
+// of 4) and its boxes fit the arrays (M, N >= 32); other sizes take transpose_masked below.
 //
 // The transpose itself is `store(out[o], transpose(load(in[s])))`: a view, no arithmetic. Both
 // tiles are 32 x 32 four-byte elements with 128-byte rows, swizzled, so the code generator
@@ -46,15 +47,33 @@ auto transpose_kernel(std::int64_t M, std::int64_t N) {
       });
 }
 
+// Sizes TMA cannot address: each 32x32 block is a masked generic load of x, transposed in
+// registers (a view: no arithmetic) and stored masked into y. Correct at any size; without the
+// swizzled SMEM hop one side of each warp's access is strided, so it is the slow path.
+auto transpose_masked(std::int64_t M, std::int64_t N) {
+  const std::int64_t steps = ceil_div(N, 32);
+  return kernel<sm_90a>(
+      "transpose", grid(ceil_div(M, 32)), threads(1_c),
+      gmem<f32>("x", shape(M, N)),  // (row, col)
+      gmem<f32>("y", shape(N, M)),  // (col, row) of x
+      [&](auto x, auto y) {
+        auto row = program_id();
+        auto t = shape(32_c, 32_c);
+        return for_(range(steps), [&](auto j) { return store(y.tile(t, masked(), j, row), transpose(load(x.tile(t, masked(0.0), row, j)))); });
+      });
+}
+
 STAGECRAFT_REGISTER(kernel_entry{
     .name = "transpose",
     .summary = "y = x^T for an (M, N) f32 array: 32x32 blocks TMA in, transposed through swizzled SMEM (bank-conflict free), TMA out",
-    .params = {{.name = "M", .default_value = 256, .help = "rows of x (y's rows are 16-byte TMA units: a multiple of 4)", .min = 32, .multiple_of = 4},
-               {.name = "N", .default_value = 512, .help = "columns of x (a multiple of 4, as M)", .min = 32, .multiple_of = 4},
+    .params = {{.name = "M", .default_value = 256, .help = "rows of x (any; TMA needs multiples of 4 and at least 32 for M and N, other sizes take the masked generic path)", .min = 1},
+               {.name = "N", .default_value = 512, .help = "columns of x (any, as M)", .min = 1},
                {.name = "K", .default_value = 2, .help = "ring depth (stages)", .allowed = {1, 2, 3, 4}}},
     .build =
         [](param_values const& p) {
-          return dispatch<1, 2, 3, 4>(p.at("K"), [&](auto K) { return lower(transpose_kernel<decltype(K)::value>(p.at("M"), p.at("N"))); });
+          const auto M = p.at("M"), N = p.at("N");
+          if (M % 4 != 0 || N % 4 != 0 || M < 32 || N < 32) return lower(transpose_masked(M, N));
+          return dispatch<1, 2, 3, 4>(p.at("K"), [&](auto K) { return lower(transpose_kernel<decltype(K)::value>(M, N)); });
         },
     .reference =
         [](std::vector<host_tensor>& t, param_values const& p) {

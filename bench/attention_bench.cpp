@@ -36,6 +36,7 @@
 
 #include <cudnn_graph.h>
 
+#include <stagecraft/core/tool_main.hpp>
 #include <stagecraft/cuda/runtime.hpp>
 #include <stagecraft/nvrtc/nvrtc.hpp>
 #include <stagecraft/registry.hpp>
@@ -397,7 +398,7 @@ double worst_on_samples(host_tensor const& q, host_tensor const& k, host_tensor 
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int STAGECRAFT_TOOL_MAIN(attention_bench)(int argc, char** argv) {
   // Without a GPU: builds and finalizes every tensor and operation descriptor of both graphs
   // (what cuDNN checks before it sees a device), so a wrong attribute type or count is caught
   // where the bench is built (ctest bench.cudnn_ops). Only the operation graph, the engine

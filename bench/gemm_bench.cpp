@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include <stagecraft/core/tool_main.hpp>
 #include <stagecraft/cuda/runtime.hpp>
 #include <stagecraft/nvrtc/nvrtc.hpp>
 #include <stagecraft/registry.hpp>
@@ -164,7 +165,7 @@ std::span<const std::byte> bytes_of(host_tensor const& t) { return {t.bytes.data
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int STAGECRAFT_TOOL_MAIN(gemm_bench)(int argc, char** argv) {
   const auto st = cuda::driver_status();
   if (!st.available) {
     std::printf("%s\n", st.reason.c_str());

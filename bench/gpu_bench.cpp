@@ -5,13 +5,14 @@
 #include <random>
 #include <string>
 
+#include <stagecraft/core/tool_main.hpp>
 #include <stagecraft/cuda/runtime.hpp>
 #include <stagecraft/nvrtc/nvrtc.hpp>
 #include <stagecraft/registry.hpp>
 
 using namespace stagecraft;
 
-int main(int argc, char** argv) {
+int STAGECRAFT_TOOL_MAIN(gpu_bench)(int argc, char** argv) {
   const auto st = cuda::driver_status();
   if (!st.available) {
     std::printf("%s\n", st.reason.c_str());

@@ -21,8 +21,11 @@ only=("$@")
 mkdir -p "$out/logs" || exit 64
 out=$(cd "$out" && pwd)
 
-if [ -x "$here/bin/stagecraft" ]; then
-  bin=$here/bin; layout=bundle
+if [ -x "$here/bin/stagecraft-gpu" ]; then
+  # The bundle's one multi-call binary: a link per tool, named as the steps below call them.
+  bin=$(mktemp -d)
+  for t in $("$here/bin/stagecraft-gpu" --tools); do ln -s "$here/bin/stagecraft-gpu" "$bin/$t"; done
+  layout=bundle
 else
   b=${STAGECRAFT_BUILD_DIR:-$here/../build}
   bin=$(mktemp -d)

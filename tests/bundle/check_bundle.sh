@@ -22,8 +22,11 @@ if [ -n "$src" ]; then
   STAGECRAFT_BUNDLE_BUILD_DIR=${STAGECRAFT_BUNDLE_BUILD_DIR:-$(dirname "$bundle")/build-bundle} \
     "$src/scripts/gpu_bundle.sh" "$bundle" || { echo "FAIL: scripts/gpu_bundle.sh"; exit 1; }
 fi
-[ -x "$bundle/bin/stagecraft" ] || { echo "FAIL: no bundle at $bundle"; exit 1; }
+[ -x "$bundle/bin/stagecraft-gpu" ] || { echo "FAIL: no bundle at $bundle"; exit 1; }
 bundle=$(cd "$bundle" && pwd)
+# The one multi-call binary: `stagecraft-gpu TOOL ARGS...` (bench/multicall.cpp).
+sg=$bundle/bin/stagecraft-gpu
+has_tool() { "$sg" --tools | grep -qx "$1"; }
 echo "== bundle: $bundle ($(du -sh "$bundle" | cut -f1))"
 ls -l "$bundle" "$bundle/bin"
 
@@ -55,16 +58,20 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 e=(env -i "STAGECRAFT_CACHE_DIR=$work/cache")
-expect "stagecraft device, empty environment" 3 "no CUDA driver available" "${e[@]}" "$bundle/bin/stagecraft" device
-expect "stagecraft run --backend gpu, empty environment" 3 "no CUDA driver available" "${e[@]}" "$bundle/bin/stagecraft" run add_one --backend gpu
-expect "stagecraft run (interpreter), empty environment" 0 "verdict: correct" "${e[@]}" "$bundle/bin/stagecraft" run handoff --policy pct --seed 2
-expect "gpu_bench, empty environment" 3 "no CUDA driver available" "${e[@]}" "$bundle/bin/gpu_bench"
-expect "gemm_bench, empty environment" 3 "no CUDA driver available" "${e[@]}" "$bundle/bin/gemm_bench"
-if [ -x "$bundle/bin/attention_bench" ]; then
-  expect "attention_bench, empty environment" 3 "no CUDA driver available" "${e[@]}" "$bundle/bin/attention_bench"
+expect "stagecraft device, empty environment" 3 "no CUDA driver available" "${e[@]}" "$sg" stagecraft device
+expect "stagecraft run --backend gpu, empty environment" 3 "no CUDA driver available" "${e[@]}" "$sg" stagecraft run add_one --backend gpu
+expect "stagecraft run (interpreter), empty environment" 0 "verdict: correct" "${e[@]}" "$sg" stagecraft run handoff --policy pct --seed 2
+expect "gpu_bench, empty environment" 3 "no CUDA driver available" "${e[@]}" "$sg" gpu_bench
+expect "gemm_bench, empty environment" 3 "no CUDA driver available" "${e[@]}" "$sg" gemm_bench
+if has_tool attention_bench; then
+  expect "attention_bench, empty environment" 3 "no CUDA driver available" "${e[@]}" "$sg" attention_bench
 fi
 # Without a driver the GPU tests skip: exit 77, CTest's SKIP_RETURN_CODE (tests/gpu/main.cpp).
-expect "gpu_tests, empty environment" 77 "skipped: no CUDA driver available" "${e[@]}" "$bundle/bin/gpu_tests" -s
+expect "gpu_tests, empty environment" 77 "skipped: no CUDA driver available" "${e[@]}" "$sg" gpu_tests -s
+# Started through a link named for the tool, as gpu_check.sh starts them; an unknown tool is a usage error.
+ln -s "$sg" "$work/gemm_bench"
+expect "gemm_bench through a link of that name" 3 "no CUDA driver available" "${e[@]}" "$work/gemm_bench"
+expect "stagecraft-gpu with no tool" 64 "usage: stagecraft-gpu TOOL .*stagecraft gpu_tests gpu_bench gemm_bench" "${e[@]}" "$sg" nvcc
 
 # A minimal root: the bundle, the dynamic loader and glibc's libraries, and no other file.
 libs_into() {  # ROOT FILE: the libraries ldd resolves for FILE, copied to ROOT at their own paths
@@ -84,14 +91,14 @@ else
   for b in "${bins[@]}"; do libs_into "$root" "$b"; done
   echo "-- minimal root: $(find "$root" -type f | wc -l) files: $(cd "$root" && find . -type f | sort | tr '\n' ' ')"
   chroot_bin=$(command -v chroot)  # env -i below clears PATH
-  c=("$chroot_bin" "$root" /bundle/bin/stagecraft)
+  c=("$chroot_bin" "$root" /bundle/bin/stagecraft-gpu stagecraft)
   ce=(env -i STAGECRAFT_CACHE_DIR=/tmp/cache)
   expect "chroot: stagecraft device" 3 "NVRTC not available.*" "${ce[@]}" "${c[@]}" device
   expect "chroot: stagecraft run (interpreter)" 0 "verdict: correct" "${ce[@]}" "${c[@]}" run add_one --policy lazy
   expect "chroot: stagecraft ptx without NVRTC" 3 "NVRTC not available" "${ce[@]}" "${c[@]}" ptx add_one -o /tmp/a.ptx
-  expect "chroot: gpu_bench" 3 "no CUDA driver available" "${ce[@]}" "$chroot_bin" "$root" /bundle/bin/gpu_bench
-  expect "chroot: gemm_bench" 3 "no CUDA driver available" "${ce[@]}" "$chroot_bin" "$root" /bundle/bin/gemm_bench
-  [ -x "$bundle/bin/attention_bench" ] && expect "chroot: attention_bench" 3 "no CUDA driver available" "${ce[@]}" "$chroot_bin" "$root" /bundle/bin/attention_bench
+  expect "chroot: gpu_bench" 3 "no CUDA driver available" "${ce[@]}" "$chroot_bin" "$root" /bundle/bin/stagecraft-gpu gpu_bench
+  expect "chroot: gemm_bench" 3 "no CUDA driver available" "${ce[@]}" "$chroot_bin" "$root" /bundle/bin/stagecraft-gpu gemm_bench
+  has_tool attention_bench && expect "chroot: attention_bench" 3 "no CUDA driver available" "${ce[@]}" "$chroot_bin" "$root" /bundle/bin/stagecraft-gpu attention_bench
 
   # Add only the CUDA toolkit's library folder (as a lent machine has it, somewhere): NVRTC is
   # found through CUDA_HOME and the bundle generates and compiles PTX.

@@ -4,6 +4,8 @@
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
+#include <stagecraft/core/tool_main.hpp>
+
 #include "skip.hpp"
 
 namespace stagecraft::test {
@@ -16,7 +18,7 @@ void skip(std::string const& reason) {
 }
 }  // namespace stagecraft::test
 
-int main(int argc, char* argv[]) {
+int STAGECRAFT_TOOL_MAIN(gpu_tests)(int argc, char* argv[]) {
   const int failed = Catch::Session().run(argc, argv);
   if (failed == 0 && stagecraft::test::any_skipped) return STAGECRAFT_SKIP_RETURN_CODE;
   return failed;

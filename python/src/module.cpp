@@ -163,6 +163,9 @@ ir::math_mode math_of(std::string const& s) {
 
 PYBIND11_MODULE(STAGECRAFT_PY_MODULE, m) {
   m.doc() = "stagecraft's C++ core: a kernel registry and the CPU backends (see the stagecraft package)";
+  // pybind11 before 2.12 reads NumPy 2's dtypes with NumPy 1's layout (an element size in the
+  // wrong place: arrays copied wrongly, no error); stagecraft/__init__.py refuses that pairing.
+  m.attr("pybind11_version") = py::make_tuple(PYBIND11_VERSION_MAJOR, PYBIND11_VERSION_MINOR);
   // A mistake in what the user asked for: the CLI's usage errors and the verifier's
   // configuration errors (a value its ops do not allow), one line each. A protocol error the
   // verifier finds before any run (e.g. TMEM never freed): VerifierProtocolError. One class of

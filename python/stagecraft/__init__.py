@@ -13,8 +13,7 @@ one). dtypes and shapes must match exactly (bf16 and fp8 travel as their uint16 
 patterns). A race, a deadlock or any other protocol error raises ProtocolError with the
 interpreter's message; a bad kernel name, parameter value or array raises UsageError.
 
-Not yet (issue 26): CUDA tensors and DLPack, torch.library registration, user kernel modules,
-sc.bench, pip install. See docs/python.md.
+Not yet (issue 26): CUDA tensors, torch.library registration, sc.bench. See docs/python.md.
 """
 from __future__ import annotations
 
@@ -23,6 +22,16 @@ import importlib
 from typing import Any, Sequence
 
 import numpy as np
+
+from ._stagecraft import pybind11_version as _pybind11_version
+
+if _pybind11_version < (2, 12) and int(np.__version__.split(".")[0]) >= 2:
+    # Measured: add_one on a NumPy 2 array returned x[0, 0] + 1 everywhere (the copy read the
+    # array with NumPy 1's dtype layout). A wrong answer must not be possible, so: no import.
+    raise ImportError(
+        f"stagecraft's extension was built with pybind11 {_pybind11_version[0]}.{_pybind11_version[1]}, which reads NumPy "
+        f"{np.__version__}'s arrays wrongly (NumPy 2 needs pybind11 >= 2.12): install numpy<2 (pip install 'numpy<2'), "
+        "or build stagecraft against pybind11 >= 2.12")
 
 from ._stagecraft import UsageError, VerifierProtocolError, bind as _bind, bind_lesson as _bind_lesson, kernels as _kernels
 from ._stagecraft import lessons as _lessons

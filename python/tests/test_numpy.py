@@ -3,6 +3,7 @@ backend through sc.kernel, errors with the CLI's words, a lesson's buggy twin ra
 ProtocolError with the CLI's text. Inputs are seeded random, never all zeros."""
 import os
 import subprocess
+import sys
 import tempfile
 import unittest
 
@@ -95,6 +96,18 @@ class Runs(unittest.TestCase):
 
 
 class Errors(unittest.TestCase):
+    def test_an_extension_whose_pybind11_misreads_numpy_2_refuses_to_import(self):
+        # Measured with pip's NumPy 2.4 and Debian's pybind11 2.10: add_one returned x[0, 0] + 1
+        # everywhere. The guard is checked with NumPy's version string changed in a fresh process.
+        script = ("import numpy; numpy.__version__ = '2.4.6'\n"
+                  "try:\n    import stagecraft\nexcept ImportError as e:\n    print('refused:', e)\n")
+        out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=os.environ).stdout
+        if sc._pybind11_version < (2, 12):
+            self.assertIn("refused: stagecraft's extension was built with pybind11 2.", out)
+            self.assertIn("which reads NumPy 2.4.6's arrays wrongly", out)
+        else:
+            self.assertNotIn("refused", out)
+
     def test_an_unknown_kernel_or_a_bad_value_is_a_usage_error_in_the_clis_words(self):
         with self.assertRaisesRegex(sc.UsageError, "no_such_kernel"):
             sc.kernel("no_such_kernel")

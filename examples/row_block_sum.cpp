@@ -1,6 +1,8 @@
 // y[r, c] = sum over j of x[r, 64 j + c]: a reduction along the pipelined dimension. The
 // accumulator is an SMEM buffer carried across steps (out_once: set to 0 before the first step,
-// stored once after the last); x streams through a K-deep ring.
+// stored once after the last); x streams through a K-deep ring. Any M and N (N a multiple of 4:
+// TMA's 16-byte rows): a last block that overhangs x lands zeros past column N, which add
+// nothing, and y's last row block drops the rows past M.
 #include <stagecraft/registry.hpp>
 #include <stagecraft/stagecraft.hpp>
 
@@ -10,7 +12,7 @@ namespace {
 template <long long K>
 auto row_block_sum(std::int64_t M, std::int64_t N) {
   return kernel<sm_90a>(
-      "row_block_sum", grid(M / 128), threads(1_c),
+      "row_block_sum", grid(ceil_div(M, 128)), threads(1_c),
       gmem<f32>("x", shape(M, N)),              // (row, col)
       gmem<f32>("y", shape(M, 64_c)),           // (row, col)
       smem<f32>(shape(int_c<K>, 128_c, 64_c)),  // xs: (stage, row, col)
@@ -18,7 +20,7 @@ auto row_block_sum(std::int64_t M, std::int64_t N) {
       barrier(arrivals(1_c), count(int_c<K>)),  // full[stage]
       [&](auto x, auto y, auto xs, auto acc, auto full) {
         auto row = program_id();
-        return emit_pipeline<K>(N / 64, full, ins(in(x, xs, [&](auto j) { return x.block(row, j); })),
+        return emit_pipeline<K>(ceil_div(N, 64), full, ins(in(x, xs, [&](auto j) { return x.block(row, j); })),
                                 outs(out_once(y, acc, y.block(row, 0_c), 0.0f)),
                                 [&](auto, auto xv, auto sum) { return store(sum, load(sum) + load(xv)); });
       });
@@ -27,8 +29,8 @@ auto row_block_sum(std::int64_t M, std::int64_t N) {
 STAGECRAFT_REGISTER(kernel_entry{
     .name = "row_block_sum",
     .summary = "y = sum of x's 64-column blocks; reduction along the pipelined dimension with a carried SMEM accumulator",
-    .params = {{.name = "M", .default_value = 256, .help = "rows", .min = 128, .multiple_of = 128},
-               {.name = "N", .default_value = 512, .help = "columns", .min = 64, .multiple_of = 64},
+    .params = {{.name = "M", .default_value = 256, .help = "rows (any)", .min = 128},
+               {.name = "N", .default_value = 512, .help = "columns (a multiple of 4: TMA's 16-byte rows)", .min = 64, .multiple_of = 4},
                {.name = "K", .default_value = 3, .help = "max_concurrent_steps", .allowed = {1, 2, 3, 4, 5, 6}}},
     .build =
         [](param_values const& p) {
@@ -42,7 +44,7 @@ STAGECRAFT_REGISTER(kernel_entry{
           for (std::int64_t r = 0; r < M; ++r)
             for (std::int64_t c = 0; c < 64; ++c) {
               float s = 0.0f;  // the same order as the kernel: block 0, 1, ...
-              for (std::int64_t j = 0; j < N / 64; ++j) s = s + x[r * N + j * 64 + c];
+              for (std::int64_t j = 0; j < ceil_div(N, 64); ++j) s = s + (j * 64 + c < N ? x[r * N + j * 64 + c] : 0.0f);  // TMA's zero fill
               y[r * 64 + c] = s;
             }
         },

@@ -4,7 +4,9 @@
 // w is loaded once by TMA (a single barrier: no index needed). Each step reads its x block with
 // ordinary loads, writes the product into the output stage and hands it to the TMA engine as
 // its own bulk group. Before a stage is rewritten, the store that last read it (K steps ago)
-// must be done reading: at most K-1 groups may still be pending.
+// must be done reading: at most K-1 groups may still be pending. Any M and N (N a multiple of
+// 4: TMA's 16-byte rows): where the blocks do not divide x, its tiles are masked (zeros
+// outside), and TMA drops what overhangs y.
 #include <stagecraft/registry.hpp>
 #include <stagecraft/stagecraft.hpp>
 
@@ -13,9 +15,10 @@ namespace {
 
 template <long long K>
 auto scale_store(std::int64_t M, std::int64_t N) {
-  const std::int64_t steps = N / 64;
+  const std::int64_t steps = ceil_div(N, 64);
+  const bool exact = M % 128 == 0 && N % 64 == 0;  // unmasked loads where the tiles divide x (16-byte vectors)
   return kernel<sm_90a>(
-      "scale_store", grid(M / 128), threads(1_c),
+      "scale_store", grid(ceil_div(M, 128)), threads(1_c),
       gmem<f32>("x", shape(M, N)),               // (row, col)
       gmem<f32>("w", shape(128_c, 64_c)),        // (row, col)
       gmem<f32>("y", shape(M, N)),               // (row, col)
@@ -29,8 +32,9 @@ auto scale_store(std::int64_t M, std::int64_t N) {
                    for_(range(steps),
                         [&](auto j) {
                           auto s = stage<K>(j);
+                          auto t = shape(128_c, 64_c);
                           return seq(wait_smem_to_gmem(int_c<K - 1>, read_only),
-                                     store(out[s], load(x.tile(shape(128_c, 64_c), row, j)) * load(ws)),
+                                     store(out[s], load(exact ? x.tile(t, row, j) : x.tile(t, masked(0.0), row, j)) * load(ws)),
                                      commit_smem(),
                                      copy_smem_to_gmem(out[s], y.block(row, j)),
                                      commit_smem_to_gmem_group());
@@ -42,8 +46,8 @@ auto scale_store(std::int64_t M, std::int64_t N) {
 STAGECRAFT_REGISTER(kernel_entry{
     .name = "scale_store",
     .summary = "y = x * w (w one resident 128x64 tile); pipelined TMA stores from a K-deep ring with bulk groups",
-    .params = {{.name = "M", .default_value = 256, .help = "rows", .min = 128, .multiple_of = 128},
-               {.name = "N", .default_value = 512, .help = "columns", .min = 64, .multiple_of = 64},
+    .params = {{.name = "M", .default_value = 256, .help = "rows (any)", .min = 128},
+               {.name = "N", .default_value = 512, .help = "columns (a multiple of 4: TMA's 16-byte rows)", .min = 64, .multiple_of = 4},
                {.name = "K", .default_value = 3, .help = "output stages", .allowed = {1, 2, 3, 4}}},
     .build =
         [](param_values const& p) {

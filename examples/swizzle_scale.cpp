@@ -13,9 +13,9 @@ namespace {
 
 template <long long K>
 auto swizzle_scale(std::int64_t M, std::int64_t N) {
-  const std::int64_t steps = N / 64;
+  const std::int64_t steps = ceil_div(N, 64);  // the last block may overhang: TMA fills and drops
   return kernel<sm_90a>(
-      "swizzle_scale", grid(M / 64), threads(1_c),
+      "swizzle_scale", grid(ceil_div(M, 64)), threads(1_c),
       gmem<f16>("x", shape(M, N)),                                // (row, col)
       gmem<f16>("y", shape(M, N)),                                // (row, col)
       smem<f16>(shape(int_c<K>, 64_c, 64_c), swizzle(128_c)),     // in: (stage, row, col), swizzled
@@ -47,8 +47,8 @@ auto swizzle_scale(std::int64_t M, std::int64_t N) {
 STAGECRAFT_REGISTER(kernel_entry{
     .name = "swizzle_scale",
     .summary = "y = f16(2x + 1); 64x64 f16 blocks through a K-deep ring of 128-byte swizzled stages",
-    .params = {{.name = "M", .default_value = 256, .help = "rows", .min = 64, .multiple_of = 64},
-               {.name = "N", .default_value = 512, .help = "columns", .min = 64, .multiple_of = 64},
+    .params = {{.name = "M", .default_value = 256, .help = "rows (any)", .min = 64},
+               {.name = "N", .default_value = 512, .help = "columns (a multiple of 8: TMA's 16-byte rows of f16)", .min = 64, .multiple_of = 8},
                {.name = "K", .default_value = 3, .help = "ring depth (stages)", .allowed = {1, 2, 3, 4}}},
     .build =
         [](param_values const& p) {

@@ -12,9 +12,9 @@ namespace stagecraft::examples {
 namespace {
 
 auto swizzled_widen(std::int64_t M, std::int64_t N) {
-  const std::int64_t steps = N / 32;
+  const std::int64_t steps = ceil_div(N, 32);  // the last block may overhang: TMA fills and drops
   return kernel<sm_90a>(
-      "swizzled_widen", grid(M / 64), threads(1_c),
+      "swizzled_widen", grid(ceil_div(M, 64)), threads(1_c),
       gmem<f16>("x", shape(M, N)),                      // (row, col)
       gmem<f32>("y", shape(M, N)),                      // (row, col)
       smem<f16>(shape(64_c, 32_c), swizzle(64_c)),     // in: 64-byte rows
@@ -39,8 +39,8 @@ auto swizzled_widen(std::int64_t M, std::int64_t N) {
 STAGECRAFT_REGISTER(kernel_entry{
     .name = "swizzled_widen",
     .summary = "y = 2 * f32(x), x f16: 64x32 blocks in through 64-byte swizzled SMEM, out through 128-byte swizzled SMEM",
-    .params = {{.name = "M", .default_value = 256, .help = "rows", .min = 64, .multiple_of = 64},
-               {.name = "N", .default_value = 256, .help = "columns", .min = 32, .multiple_of = 32}},
+    .params = {{.name = "M", .default_value = 256, .help = "rows (any)", .min = 64},
+               {.name = "N", .default_value = 256, .help = "columns (a multiple of 8: TMA's 16-byte rows of f16)", .min = 32, .multiple_of = 8}},
     .build = [](param_values const& p) { return lower(swizzled_widen(p.at("M"), p.at("N"))); },
     .reference =
         [](std::vector<host_tensor>& t, param_values const&) {

@@ -1,6 +1,9 @@
 // y[r, c] = sum over j of x[r, 64 j + c], the K dimension split over the S CTAs of a cluster:
-// CTA rank s sums its K/S columns' blocks into its partial in a kernel-owned workspace, every
-// CTA arrives on a cluster barrier, and rank 0 adds the S partials and stores y.
+// CTA rank s sums its share of the ceil(K/64) column blocks (ceil(blocks/S) of them; the last
+// ranks may have fewer, or none) into its partial in a kernel-owned workspace, every CTA arrives
+// on a cluster barrier, and rank 0 adds the S partials and stores y. Any M and K: where the
+// 64x64 tiles do not divide x and y they are masked (x reads zeros outside, y drops the rows
+// past M); the workspace is padded to whole tiles, so its partials never need a mask.
 //
 // The workspace starts as zeros on every launch (each launcher zero-fills it), which is what
 // lets a CTA accumulate straight into its partial without a first pass. Partials are written
@@ -15,6 +18,7 @@
 #include <stagecraft/registry.hpp>
 #include <stagecraft/stagecraft.hpp>
 
+#include <algorithm>
 #include <utility>
 
 namespace stagecraft::examples {
@@ -22,24 +26,27 @@ namespace {
 
 template <long long S, bool Tma>
 auto splitk_cluster(std::int64_t M, std::int64_t K) {
-  const std::int64_t row_blocks = M / 64, per_cta = K / 64 / S;  // column blocks each CTA sums
+  const std::int64_t row_blocks = ceil_div(M, 64), blocks = ceil_div(K, 64), per_cta = ceil_div(blocks, S);  // column blocks: all, per CTA
+  const bool exact = M % 64 == 0 && K % 64 == 0;  // unmasked tiles (16-byte vectors) where they divide x and y
   auto t = shape(64_c, 64_c);
+  auto tile = [&](auto const& a, auto r, auto c) { return exact ? a.tile(t, r, c) : a.tile(t, masked(0.0), r, c); };
   auto body = [&](auto x, auto y, auto partials, auto summed, auto out) {
     auto rank = cluster_idx(0_c);
     auto rb = program_id(1_c);
-    auto add_into = [&](auto v) { return for_(range(per_cta), [&](auto j) { return store(v, load(v) + load(x.tile(t, rb, rank * per_cta + j))); }); };
+    auto steps = max(0_c, min(per_cta, blocks - rank * per_cta));  // this rank's blocks: the last ranks may have fewer
+    auto add_into = [&](auto v) { return for_(range(steps), [&](auto j) { return store(v, load(v) + load(tile(x, rb, rank * per_cta + j))); }); };
     auto publish = out(add_into, rank * row_blocks + rb);
     // ((p0 + p1) + p2) + ...: the reference adds in the same order.
     auto total = [&]<std::size_t... s>(std::index_sequence<s...>) {
       return (... + load(partials.tile(t, rb + row_blocks * static_cast<std::int64_t>(s), 0_c)));
     }(std::make_index_sequence<S>{});
     // Every CTA waits before it exits: the arrivals land on every CTA's copy of the barrier.
-    return seq(publish, barrier_arrive(summed), barrier_wait(summed), if_(rank == 0_c, store(y.tile(t, rb, 0_c), total)));
+    return seq(publish, barrier_arrive(summed), barrier_wait(summed), if_(rank == 0_c, store(tile(y, rb, 0_c), total)));
   };
   // The declarations both variants share; the TMA one adds its SMEM tile.
   auto x_decl = gmem<f32>("x", shape(M, K));                               // (row, col)
   auto y_decl = gmem<f32>("y", shape(M, 64_c));                            // (row, col)
-  auto partials_decl = workspace<f32>("partials", shape(S * M, 64_c));     // (rank * M + row, col): one partial per CTA rank
+  auto partials_decl = workspace<f32>("partials", shape(S * row_blocks * 64, 64_c));  // (rank * rows + row, col): one partial per CTA rank
   auto summed_decl = cluster_barrier("summed", collective_axes(0_c), arrivals(1_c));  // every partial of the cluster is written
   if constexpr (Tma) {
     return kernel<sm_90a>("splitk_cluster", grid(int_c<S>, row_blocks), threads(1_c), cluster(int_c<S>), x_decl, y_decl, partials_decl,
@@ -63,8 +70,8 @@ auto splitk_cluster(std::int64_t M, std::int64_t K) {
 STAGECRAFT_REGISTER(kernel_entry{
     .name = "splitk_cluster",
     .summary = "y = sum of x's 64-column blocks, K split over a cluster: partials in a kernel-owned workspace, a cluster barrier, rank 0 adds",
-    .params = {{.name = "M", .default_value = 128, .help = "rows", .min = 64, .multiple_of = 64},
-               {.name = "K", .default_value = 512, .help = "columns (a multiple of 64 x the cluster size)", .min = 256, .multiple_of = 256},
+    .params = {{.name = "M", .default_value = 128, .help = "rows (any)", .min = 1},
+               {.name = "K", .default_value = 512, .help = "columns (any; split into 64-column blocks over the cluster's CTAs)", .min = 1},
                {.name = "S", .default_value = 4, .help = "CTAs per cluster, one K slice each", .allowed = {2, 4}},
                {.name = "tma", .default_value = 0, .help = "1: partials go out by TMA store from SMEM; 0: generic stores", .allowed = {0, 1}, .min = 0}},
     .build = [](param_values const& p) {
@@ -78,13 +85,14 @@ STAGECRAFT_REGISTER(kernel_entry{
         [](std::vector<host_tensor>& t, param_values const& p) {
           auto x = t[0].as<float>();
           auto y = t[1].as<float>();
-          const auto M = p.at("M"), K = p.at("K"), S = p.at("S"), per_cta = K / 64 / S;
+          const auto M = p.at("M"), K = p.at("K"), S = p.at("S"), blocks = ceil_div(K, 64), per_cta = ceil_div(blocks, S);
           for (std::int64_t r = 0; r < M; ++r)
             for (std::int64_t c = 0; c < 64; ++c) {
               float total = 0.0f;
               for (std::int64_t s = 0; s < S; ++s) {
                 float partial = 0.0f;  // the zero-filled workspace
-                for (std::int64_t j = 0; j < per_cta; ++j) partial = partial + x[r * K + (s * per_cta + j) * 64 + c];
+                for (std::int64_t j = s * per_cta; j < std::min(blocks, (s + 1) * per_cta); ++j)
+                  partial = partial + (j * 64 + c < K ? x[r * K + j * 64 + c] : 0.0f);  // the masked tile's fill
                 total = s == 0 ? partial : total + partial;
               }
               y[r * 64 + c] = total;

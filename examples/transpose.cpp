@@ -9,19 +9,23 @@
 // writes them in the order of stagecraft/ir/transpose_order.hpp, where every warp instruction
 // touches 32 different banks on the read and on the write side (the row-major order would
 // touch 8: 4-way conflicts on both). Swizzling, not padding, because TMA writes dense boxes.
+#include <utility>
+
 #include <stagecraft/registry.hpp>
 #include <stagecraft/stagecraft.hpp>
 
 namespace stagecraft::examples {
 namespace {
 
+// Both variants' parameters: x (row, col) and y (col, row) of x; one CTA per 32-row strip.
+auto arrays(std::int64_t M, std::int64_t N) { return std::pair{gmem<f32>("x", shape(M, N)), gmem<f32>("y", shape(N, M))}; }
+
 template <long long K>
 auto transpose_kernel(std::int64_t M, std::int64_t N) {
   const std::int64_t steps = ceil_div(N, 32);
+  auto [x_decl, y_decl] = arrays(M, N);
   return kernel<sm_90a>(
-      "transpose", grid(ceil_div(M, 32)), threads(1_c),
-      gmem<f32>("x", shape(M, N)),                             // (row, col)
-      gmem<f32>("y", shape(N, M)),                             // (col, row) of x
+      "transpose", grid(ceil_div(M, 32)), threads(1_c), x_decl, y_decl,
       smem<f32>(shape(int_c<K>, 32_c, 32_c), swizzle(128_c)),  // in: (stage, row, col)
       smem<f32>(shape(2_c, 32_c, 32_c), swizzle(128_c)),       // out: (slot, col, row)
       barrier(arrivals(1_c), count(int_c<K>)),                 // full[stage]
@@ -52,15 +56,12 @@ auto transpose_kernel(std::int64_t M, std::int64_t N) {
 // swizzled SMEM hop one side of each warp's access is strided, so it is the slow path.
 auto transpose_masked(std::int64_t M, std::int64_t N) {
   const std::int64_t steps = ceil_div(N, 32);
-  return kernel<sm_90a>(
-      "transpose", grid(ceil_div(M, 32)), threads(1_c),
-      gmem<f32>("x", shape(M, N)),  // (row, col)
-      gmem<f32>("y", shape(N, M)),  // (col, row) of x
-      [&](auto x, auto y) {
-        auto row = program_id();
-        auto t = shape(32_c, 32_c);
-        return for_(range(steps), [&](auto j) { return store(y.tile(t, masked(), j, row), transpose(load(x.tile(t, masked(0.0), row, j)))); });
-      });
+  auto [x_decl, y_decl] = arrays(M, N);
+  return kernel<sm_90a>("transpose", grid(ceil_div(M, 32)), threads(1_c), x_decl, y_decl, [&](auto x, auto y) {
+    auto row = program_id();
+    auto t = shape(32_c, 32_c);
+    return for_(range(steps), [&](auto j) { return store(y.tile(t, masked(), j, row), transpose(load(x.tile(t, masked(0.0), row, j)))); });
+  });
 }
 
 STAGECRAFT_REGISTER(kernel_entry{

@@ -2,8 +2,8 @@
 // CTA rank s sums its share of the ceil(K/64) column blocks (ceil(blocks/S) of them; the last
 // ranks may have fewer, or none) into its partial in a kernel-owned workspace, every CTA arrives
 // on a cluster barrier, and rank 0 adds the S partials and stores y. Any M and K: where the
-// 64x64 tiles do not divide x and y they are masked (x reads zeros outside, y drops the rows
-// past M); the workspace is padded to whole tiles, so its partials never need a mask.
+// 64x64 tiles do not divide x and y their masks predicate (x reads zeros outside, y drops the
+// rows past M); the workspace is padded to whole tiles, so its partials need no mask.
 //
 // The workspace starts as zeros on every launch (each launcher zero-fills it), which is what
 // lets a CTA accumulate straight into its partial without a first pass. Partials are written
@@ -27,21 +27,19 @@ namespace {
 template <long long S, bool Tma>
 auto splitk_cluster(std::int64_t M, std::int64_t K) {
   const std::int64_t row_blocks = ceil_div(M, 64), blocks = ceil_div(K, 64), per_cta = ceil_div(blocks, S);  // column blocks: all, per CTA
-  const bool exact = M % 64 == 0 && K % 64 == 0;  // unmasked tiles (16-byte vectors) where they divide x and y
   auto t = shape(64_c, 64_c);
-  auto tile = [&](auto const& a, auto r, auto c) { return exact ? a.tile(t, r, c) : a.tile(t, masked(0.0), r, c); };
   auto body = [&](auto x, auto y, auto partials, auto summed, auto out) {
     auto rank = cluster_idx(0_c);
     auto rb = program_id(1_c);
     auto steps = max(0_c, min(per_cta, blocks - rank * per_cta));  // this rank's blocks: the last ranks may have fewer
-    auto add_into = [&](auto v) { return for_(range(steps), [&](auto j) { return store(v, load(v) + load(tile(x, rb, rank * per_cta + j))); }); };
+    auto add_into = [&](auto v) { return for_(range(steps), [&](auto j) { return store(v, load(v) + load(x.tile(t, masked(0.0), rb, rank * per_cta + j))); }); };
     auto publish = out(add_into, rank * row_blocks + rb);
     // ((p0 + p1) + p2) + ...: the reference adds in the same order.
     auto total = [&]<std::size_t... s>(std::index_sequence<s...>) {
       return (... + load(partials.tile(t, rb + row_blocks * static_cast<std::int64_t>(s), 0_c)));
     }(std::make_index_sequence<S>{});
     // Every CTA waits before it exits: the arrivals land on every CTA's copy of the barrier.
-    return seq(publish, barrier_arrive(summed), barrier_wait(summed), if_(rank == 0_c, store(tile(y, rb, 0_c), total)));
+    return seq(publish, barrier_arrive(summed), barrier_wait(summed), if_(rank == 0_c, store(y.tile(t, masked(), rb, 0_c), total)));
   };
   // The declarations both variants share; the TMA one adds its SMEM tile.
   auto x_decl = gmem<f32>("x", shape(M, K));                               // (row, col)

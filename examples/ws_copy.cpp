@@ -4,7 +4,8 @@
 //
 // One TMA box of 128 rows lands per stage; consumer c copies rows 64c..64c+63 of it (a slice of
 // the stage). Any M and N (N a multiple of 4: TMA's 16-byte rows): the last boxes overhang x
-// (zeros land there) and the consumers' stores are masked where the tiles do not divide y.
+// (zeros land there) and the consumers' stores are masked (predicated only where the tiles do
+// not divide y).
 #include <stagecraft/registry.hpp>
 #include <stagecraft/stagecraft.hpp>
 
@@ -14,7 +15,6 @@ namespace {
 template <long long K>
 auto ws_copy(std::int64_t M, std::int64_t N) {
   constexpr long long C = 2;  // compute warpgroups
-  const bool exact = M % 64 == 0 && N % 64 == 0;  // unmasked stores where the tiles divide y
   return kernel<sm_90a>(
       "ws_copy", grid(ceil_div(M, 128)), threads(int_c<C + 1>),
       gmem<f32>("x", shape(M, N)),                 // (row, col)
@@ -29,7 +29,7 @@ auto ws_copy(std::int64_t M, std::int64_t N) {
             [&](auto j, auto c, auto stage_view) {  // stage_view: (row, col), 128 rows
               auto t = shape(64_c, 64_c);
               auto half = slice<0>(stage_view, c * 64_c, 64_c);  // (row, col): this consumer's 64 rows
-              return store(exact ? y.tile(t, row * 2_c + c, j) : y.tile(t, masked(), row * 2_c + c, j), load(half));
+              return store(y.tile(t, masked(), row * 2_c + c, j), load(half));
             });
       });
 }

@@ -435,4 +435,8 @@ TEST_CASE("a masked tile's loads and stores are predicated element by element on
   // An exact tile has no predicate.
   auto const& rows = registry::global().find("softmax_rows");
   CHECK_THAT(nvrtc::generate(rows.build(registry::resolve(rows, {}))).source, !Contains("LL) ? static_cast<float>(p_"));
+  // Nor has a masked tile that divides its array ((16, 256) tiles of a (32, 256) array): it is
+  // wholly inside or wholly outside, and the latter is the interpreter's index-out-of-range.
+  const auto whole = nvrtc::generate(e.build(registry::resolve(e, {{"M", 32}, {"N", 256}}))).source;
+  CHECK_THAT(whole, !Contains("LL) ? static_cast<float>(p_x[") && !Contains("LL)) p_y[") && Contains("p_x[") && Contains("p_y["));
 }

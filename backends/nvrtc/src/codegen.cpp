@@ -541,12 +541,24 @@ class emitter {
   // coordinate below the extent, the block's origin included); "" for other views.
   std::string inside(ir::RefId rid, std::string const& i) const {
     auto const& r = k_.refs[rid];
-    if (r.base != ir::RefBase::param || !r.fill) return "";
+    if (!predicated(rid)) return "";
     const auto at = array_coords(rid, i);
     std::string in;
     for (int d = static_cast<int>(at.size()) - 1; d >= 0; --d)
       in += fmt::format("{}({} < {}LL)", in.empty() ? "" : " && ", at[d], k_.params[r.id].shape[d]);
     return in;
+  }
+  // Whether a view's elements need a bounds predicate: a masked GMEM tile that does not divide
+  // its array. One that divides it lies wholly inside or wholly outside, and wholly outside is
+  // the interpreter's index-out-of-range, so it compiles as a plain tile (vectors and pairs too):
+  // a kernel may mask every tile and pay only where the sizes leave a tail.
+  bool predicated(ir::RefId rid) const {
+    auto const& r = k_.refs[rid];
+    if (r.base != ir::RefBase::param || !r.fill) return false;
+    auto const& p = k_.params[r.id];
+    for (std::size_t d = 0; d < r.shape.size(); ++d)
+      if (p.shape[d] % r.shape[d] != 0) return true;
+    return false;
   }
   // `element(rid, i) = rhs;`, a masked tile's under its bounds predicate (nothing outside is written).
   std::string assign(ir::RefId rid, std::string const& i, std::string const& rhs) const {
@@ -1080,7 +1092,7 @@ class emitter {
     // Registers i and i + 1 (i even) hold row neighbours (c, c + 1), c even: one store of both
     // elements when the destination keeps them adjacent and aligned (the swizzle moves whole
     // 16-byte chunks; a GMEM row of even length keeps pairs on pair boundaries).
-    const bool pairs = !to_registers && pairs_adjacent() && !r.fill &&  // a masked tile: predicated element by element
+    const bool pairs = !to_registers && pairs_adjacent() && !predicated(s.refs[0]) &&  // predicated element by element
                        (r.base == ir::RefBase::alloc || k_.params[r.id].shape.back() % 2 == 0) &&
                        (!tiled_ref(s.refs[0]) || k_.allocs[r.id].tiling.back() % 2 == 0);  // a pair within one tile row
     // An f16 accumulator is written a register (two elements) at a time.
@@ -1687,7 +1699,7 @@ class emitter {
           auto const& ref = k_.refs[rr];
           if (ref.shape.empty() || ref.shape.back() % v != 0) aligned = false;
           if (ref.base == ir::RefBase::param && k_.params[ref.id].shape.back() % v != 0) aligned = false;
-          if (ref.fill) aligned = false;  // predicated element by element
+          if (predicated(rr)) aligned = false;  // element by element
           // A sub-view's rows start where its origin puts them: vectors stay 16-byte aligned when
           // the parent's rows and the column origin are multiples of v (rows then start aligned too).
           if (ref.base == ir::RefBase::alloc && !ref.block.empty()) {

@@ -56,6 +56,9 @@ struct api {
   // shfl.sync.bfly.b32 (twice for 64 bits) over all 32 lanes: the bits lane ^ lane_mask passed.
   unsigned long long (*shfl_xor)(unsigned long long bits, int lane_mask);
   void (*bar_arrive)(unsigned id, unsigned threads);  // bar.arrive: counted like bar.sync, does not wait
+  // cp.reduce.async.bulk.tensor: a TMA store whose GMEM write combines. op: 1 add, 2 min, 3 max
+  // (stagecraft::ir::Reduce); kind: the 4-byte element type, 0 f32, 1 s32, 2 u32.
+  void (*tma_reduce)(const void* map, unsigned src, int rank, const int* coords, int op, int kind);
 };
 
 }  // namespace schost

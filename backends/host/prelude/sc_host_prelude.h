@@ -130,6 +130,24 @@ inline void tma_load_multicast(unsigned dst, const tmap_t* map, unsigned bar, un
   sc_host_api->tma_load(dst, map, bar, mask, 1, rank, c);
 }
 inline void tma_store(const tmap_t* map, unsigned src, int rank, const int* c) { sc_host_api->tma_store(map, src, rank, c); }
+enum reduce_op { reduce_add, reduce_min, reduce_max };
+template <reduce_op Op, class T>
+inline void tma_reduce(const tmap_t* map, unsigned src, int rank, const int* c) {
+  static_assert(sizeof(T) == 4, "TMA reductions take 4-byte elements (ir::reduce_takes)");
+  const int kind = std::is_same<T, float>::value ? 0 : std::is_same<T, int>::value ? 1 : 2;
+  sc_host_api->tma_reduce(map, src, rank, c, static_cast<int>(Op) + 1, kind);
+}
+// red.relaxed.gpu.global: one OS thread runs every CUDA thread and switches only inside runtime
+// calls, so a plain read-modify-write is atomic here. .add.f32 flushes subnormal inputs and
+// results to a zero of their sign (PTX ISA; stagecraft::ir::reduce_add_f32 in the interpreter).
+inline float red_flush(float x) { return (x > -1.17549435e-38f && x < 1.17549435e-38f) ? x * 0.0f : x; }
+inline void red_add(float* p, float v) { *p = red_flush(red_flush(*p) + red_flush(v)); }
+inline void red_add(int* p, int v) { *p = static_cast<int>(static_cast<unsigned>(*p) + static_cast<unsigned>(v)); }
+inline void red_add(unsigned* p, unsigned v) { *p += v; }
+inline void red_min(int* p, int v) { *p = *p < v ? *p : v; }
+inline void red_min(unsigned* p, unsigned v) { *p = *p < v ? *p : v; }
+inline void red_max(int* p, int v) { *p = *p > v ? *p : v; }
+inline void red_max(unsigned* p, unsigned v) { *p = *p > v ? *p : v; }
 
 inline float f16_to_f32(unsigned short h) { return sc_host_api->f16_to_f32(h); }
 inline unsigned short f32_to_f16(float f) { return sc_host_api->f32_to_f16(f); }

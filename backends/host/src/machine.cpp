@@ -396,8 +396,26 @@ struct copy_op {
   schost::tensor_map map{};
   std::array<long long, 5> coords{};
   std::vector<unsigned char> staged;  // stores: the bytes read from SMEM
+  int reduce = 0, kind = 0;           // a TMA reduce: the op (ir::Reduce) and the element type (sc_host_abi.h)
   bool read_done = false, write_done = false;
 };
+
+// A TMA reduce's write of one 4-byte element: op 1 add, 2 min, 3 max (ir::Reduce); kind 0 f32
+// (add only), 1 s32, 2 u32. Integers add with wraparound (as unsigned: the same bits for s32).
+inline void reduce_element(unsigned char* g, const unsigned char* v, int op, int kind) {
+  auto combine = [&](auto x) {
+    using T = decltype(x);
+    T y;
+    std::memcpy(&x, g, 4);
+    std::memcpy(&y, v, 4);
+    if constexpr (std::is_same_v<T, float>) x = ir::reduce_add_f32(x, y);
+    else x = op == 1 ? static_cast<T>(static_cast<std::uint32_t>(x) + static_cast<std::uint32_t>(y)) : op == 2 ? std::min(x, y) : std::max(x, y);
+    std::memcpy(g, &x, 4);
+  };
+  if (kind == 0) combine(0.0f);
+  else if (kind == 1) combine(std::int32_t{0});
+  else combine(std::uint32_t{0});
+}
 
 // Frees a container's storage (`x = {}` keeps a vector's capacity).
 template <class T>
@@ -624,11 +642,17 @@ class machine {
     m.ops_.push_back(std::move(op));
     m.post({static_cast<int>(m.ops_.size() - 1), false});
   }
-  static void api_tma_store(const void* map, unsigned src, int rank, const int* coords) {
+  static void api_tma_store(const void* map, unsigned src, int rank, const int* coords) { tma_store_or_reduce(map, src, rank, coords, 0, 0); }
+  static void api_tma_reduce(const void* map, unsigned src, int rank, const int* coords, int op, int kind) {
+    tma_store_or_reduce(map, src, rank, coords, op, kind);
+  }
+  static void tma_store_or_reduce(const void* map, unsigned src, int rank, const int* coords, int reduce, int kind) {
     auto& m = *active;
     m.preempt();
     copy_op op;
     op.load = false;
+    op.reduce = reduce;
+    op.kind = kind;
     op.issuer = m.current_;
     op.cta = m.me().cta;
     op.map = m.decode(map, rank, "cp.async.bulk.tensor (store)");
@@ -778,6 +802,7 @@ class machine {
     api_.cluster_sync = &api_cluster_sync;
     api_.tma_load = &api_tma_load;
     api_.tma_store = &api_tma_store;
+    api_.tma_reduce = &api_tma_reduce;
     api_.f32_to_f16 = &api_f32_to_f16;
     api_.f16_to_f32 = &api_f16_to_f32;
     api_.f32_to_bf16 = &api_f32_to_bf16;
@@ -1271,7 +1296,8 @@ class machine {
     } else {
       std::size_t l = 0;
       for_box(op, [&](unsigned char* g, unsigned) {
-        if (g) copy_element(g, &op.staged[l * eb], eb);
+        if (g && op.reduce) reduce_element(g, &op.staged[l * eb], op.reduce, op.kind);
+        else if (g) copy_element(g, &op.staged[l * eb], eb);
         ++l;
       });
       op.write_done = true;

@@ -94,9 +94,14 @@ struct epoch {
   std::uint32_t cluster() const { return who >> 12; }
   static epoch make(std::uint32_t clock, std::uint32_t comp, std::uint32_t cluster) { return {clock, (comp & 0xfffu) | (cluster << 12)}; }
 };
-constexpr std::uint32_t max_components = 0xffe;   // the last two values mark poison and read sets
+constexpr std::uint32_t max_components = 0xffd;   // the last three values mark poison, read sets and reduction sets
 constexpr std::uint32_t poison = 0xfff;            // comp of a never-written element
 constexpr std::uint32_t shared_reads = 0xffe;      // comp of a read set: clock - 1 indexes machine::shared_
+// comp of a reduction set (the write epoch of GMEM that reducing stores combined into): every
+// reducer's clock, in machine::shared_ at clock - 1. Reducers never race each other; a plain
+// access must be ordered after all of them. Cluster many_clusters: reducers of several clusters
+// (no plain access of any cluster is ordered after all of them).
+constexpr std::uint32_t reductions = 0xffd;
 constexpr std::uint32_t many_clusters = 0xfffff;   // cluster of an element read by several clusters
 constexpr std::uint32_t max_clusters = 0xfffff;    // cluster ids wrap after this many clusters
 
@@ -473,16 +478,27 @@ class machine {
     return epoch::make(a.vc.c[a.comp], static_cast<std::uint32_t>(a.comp), cluster_id());
   }
   void access(region const& g, bool write, vclock const& vc, epoch stamp, int agent_for_msg, const char* what);
+  // A reducing store's access (ir::Reduce): a write that does not race other reductions.
+  void reduce_access(region const& g, vclock const& vc, epoch stamp, int agent_for_msg, const char* what);
+  epoch next_reduction(epoch w, vclock const& vc, epoch stamp);
+  static bool is_set(epoch e) { return e.comp() == shared_reads || e.comp() == reductions; }
+  // Combines `t` into g's elements (a reducing store's arithmetic: f32 adds, wrapping integer
+  // adds, min, max), no checks.
+  void reduce_region(region const& g, tile_buf const& t, ir::Reduce op);
+  void reduce_bytes(region const& g, std::vector<std::byte> const& bytes, ir::Reduce op);
+  void reduce_generic(region const& g, tile_buf const& t, bool masked, ir::Reduce op, vclock const& vc, epoch stamp, int agent);
   static void fit(region const& g);
   static bool uniform(epoch const* e, std::int64_t len);
-  void judge_write_epoch(memory const& m, std::int64_t elem, epoch w, bool write, vclock const& vc, int agent, const char* what);
+  // `now` names the access in a race message (default: "write" or "read").
+  void judge_write_epoch(memory const& m, std::int64_t elem, epoch w, bool write, vclock const& vc, int agent, const char* what,
+                         const char* now = nullptr);
   epoch culprit(epoch r, vclock const& vc) const;
   epoch next_read(epoch r, vclock const& vc, epoch stamp);
   // `what` names the accessor; null means the agent itself (named only when a message is built).
   std::string accessor(int agent, const char* what) const { return what ? std::string(what) : who(agents_[agent]); }
   void poison_read(memory const& m, std::int64_t elem, int agent, const char* what);
   void race(memory const& m, std::int64_t elem, epoch prev, const char* now, int agent, const char* what, bool prev_is_write,
-            bool after_read_only_wait = false);
+            bool after_read_only_wait = false, const char* prev_kind = nullptr);
   std::vector<std::int64_t> unflatten(memory const& m, std::int64_t elem) const;
   std::string comp_name(epoch e) const;
   void check_fenced(memory const& m, std::int64_t elem, epoch w, bool copy_writes, vclock const& vc, int agent, const char* what);

@@ -210,7 +210,7 @@ region machine::view_of(agent_state const& a, ir::RefId rid, int cta, gmem_use u
 bool machine::hb(epoch e, vclock const& vc) const {
   if (e.clock == 0) return true;
   if (e.cluster() != cluster_id()) return false;
-  if (e.comp() == shared_reads) {  // every read of the set must be ordered before
+  if (is_set(e)) {  // every read (reduction) of the set must be ordered before
     auto const& set = shared_[e.clock - 1].c;
     for (std::size_t i = 0; i < set.size(); ++i)
       if (set[i] > vc.c[i]) return false;
@@ -312,9 +312,13 @@ bool machine::uniform(epoch const* e, std::int64_t len) {
 
 // `what` non-null: the access is a copy engine's (async proxy), which must also find every
 // ordinary store it is ordered after fenced.
-void machine::judge_write_epoch(memory const& m, std::int64_t elem, epoch w, bool write, vclock const& vc, int agent, const char* what) {
+void machine::judge_write_epoch(memory const& m, std::int64_t elem, epoch w, bool write, vclock const& vc, int agent, const char* what,
+                                const char* now) {
+  if (!now) now = write ? "write" : "read";
   if (is_poison(w)) {
     if (!write) poison_read(m, elem, agent, what);
+  } else if (w.comp() == reductions) {
+    if (!hb(w, vc)) race(m, elem, culprit(w, vc), now, agent, what, true, false, "reduction");
   } else if (!hb(w, vc)) {
     // A TMA store's GMEM write that the accessor is ordered after only through the store's
     // SMEM read: a wait_smem_to_gmem(n, read_only) where the full wait was needed.
@@ -322,7 +326,7 @@ void machine::judge_write_epoch(memory const& m, std::int64_t elem, epoch w, boo
     const bool read_only_wait = w.cluster() == cluster_id() && w.comp() < shared_reads && s >= 0 && s % 2 == 1 && s / 2 < na &&
                                 (mma_base_ < 0 || static_cast<int>(w.comp()) < mma_base_) &&
                                 vc.c[static_cast<std::size_t>(agents_[s / 2].store_r_comp)] >= w.clock;
-    race(m, elem, w, write ? "write" : "read", agent, what, true, read_only_wait);
+    race(m, elem, w, now, agent, what, true, read_only_wait);
   } else if (what && !m.registers && !m.tmem && w.clock != 0 && w.comp() < agents_.size()) {
     // (TMEM that store_tmem wrote is no proxy's: tcgen05.wait::st and the tcgen05 fences the
     // generator puts at every thread barrier order it before the MMA, with the barrier itself.)
@@ -332,7 +336,7 @@ void machine::judge_write_epoch(memory const& m, std::int64_t elem, epoch w, boo
 
 // For a read set, the first reader the access is not ordered after (for the message).
 epoch machine::culprit(epoch r, vclock const& vc) const {
-  if (r.comp() != shared_reads || r.cluster() != cluster_id()) return r;
+  if (!is_set(r) || r.cluster() != cluster_id()) return r;
   auto const& set = shared_[r.clock - 1].c;
   for (std::size_t i = 0; i < set.size(); ++i)
     if (set[i] > vc.c[i]) return epoch::make(set[i], static_cast<std::uint32_t>(i), r.cluster());
@@ -357,6 +361,67 @@ epoch machine::next_read(epoch r, vclock const& vc, epoch stamp) {
   return epoch::make(static_cast<std::uint32_t>(shared_.size()), shared_reads, stamp.cluster());
 }
 
+// A reducing store's check, cell by cell (reductions are rare next to copies, so no row fast
+// path): the last plain write and every read must be ordered before it, as for a write, but an
+// earlier reduction need not be (atomic combines commute). It leaves a reduction set behind.
+void machine::reduce_access(region const& g, vclock const& vc, epoch stamp, int agent_for_msg, const char* what) {
+  auto& m = *g.mem;
+  if (!m.sw || g.elements() == 0) return;
+  fit(g);
+  const std::int64_t grain = m.grain;
+  epoch memo_in{~0u, ~0u}, memo_out{};
+  g.rows([&](std::int64_t first, std::int64_t, std::int64_t elems) {
+    const std::int64_t off = first / grain, len = elems / grain;
+    for (std::int64_t k = 0; k < len; ++k) {
+      epoch& w = m.sw[off + k];
+      const std::int64_t elem = (off + k) * grain;
+      if (w.comp() != reductions) judge_write_epoch(m, elem, w, true, vc, agent_for_msg, what, "reduction");
+      if (m.sr) {
+        const epoch r = m.sr[off + k];
+        if (r.clock != 0 && !hb(r, vc)) race(m, elem, culprit(r, vc), "reduction", agent_for_msg, what, false);
+        m.sr[off + k] = epoch{};
+      }
+      if (!same(w, memo_in)) {
+        memo_in = w;
+        memo_out = next_reduction(w, vc, stamp);
+      }
+      w = memo_out;
+    }
+  });
+}
+
+// The write epoch an element keeps after a reduction stamped `stamp`: the set of its reducers
+// since the last plain write (which the reducer is ordered after: reduce_access checked).
+epoch machine::next_reduction(epoch w, vclock const& vc, epoch stamp) {
+  if (w.comp() == reductions && (w.cluster() != stamp.cluster() || w.cluster() == many_clusters))
+    return epoch::make(w.clock, reductions, many_clusters);  // reducers in several clusters: no plain access is ordered after all
+  vclock set;
+  if (w.comp() == reductions && !hb(w, vc)) set = shared_[w.clock - 1];
+  else set.c.assign(agents_.empty() ? 0 : agents_[0].vc.c.size(), 0);
+  set.c[stamp.comp()] = std::max(set.c[stamp.comp()], stamp.clock);
+  shared_.push_back(std::move(set));
+  return epoch::make(static_cast<std::uint32_t>(shared_.size()), reductions, stamp.cluster());
+}
+
+void machine::reduce_region(region const& g, tile_buf const& t, ir::Reduce op) {
+  auto& m = *g.mem;
+  tile_buf row = acquire(static_cast<std::size_t>(g.box.back()), t.fp);
+  g.rows([&](std::int64_t off, std::int64_t at, std::int64_t len) {
+    read_elems(m, off, len, row, 0);
+    for (std::int64_t e = 0; e < len; ++e) {
+      const auto u = static_cast<std::size_t>(e), v = static_cast<std::size_t>(at + e);
+      if (t.fp) {  // f32 add only (ir::reduce_takes)
+        row.f[u] = ir::reduce_add_f32(row.f[u], t.f[v]);
+      } else {
+        const std::int64_t a = row.i[u], b = t.i[v];
+        row.i[u] = wrap_to(m.dtype, op == ir::Reduce::add ? a + b : op == ir::Reduce::min ? std::min(a, b) : std::max(a, b));
+      }
+    }
+    write_elems(m, off, len, row, 0);
+  });
+  release(std::move(row));
+}
+
 void machine::poison_read(memory const& m, std::int64_t elem, int agent, const char* what) {
   report(check::poison_read, cur_op_, agent,
          fmt::format("{} reads {}[{}] (element {}), which nothing has written: {}", accessor(agent, what), m.name,
@@ -371,9 +436,9 @@ void machine::poison_read(memory const& m, std::int64_t elem, int agent, const c
 }
 
 void machine::race(memory const& m, std::int64_t elem, epoch prev, const char* now, int agent, const char* what, bool prev_is_write,
-                   bool after_read_only_wait) {
+                   bool after_read_only_wait, const char* prev_kind) {
   // An access racing a wgmma that has not been waited for: name the fix.
-  const bool by_mma = prev.cluster() == cluster_id() && prev.comp() < shared_reads && mma_base_ >= 0 &&
+  const bool by_mma = prev.cluster() == cluster_id() && prev.comp() < reductions && mma_base_ >= 0 &&
                       static_cast<int>(prev.comp()) >= mma_base_;
   // A tcgen05 MMA overwriting D that an epilogue's async_load_tmem read: the reverse hand-off.
   const bool mma_over_load = has_tcgen05_ && m.tmem && !prev_is_write && !by_mma && what && std::strcmp(what, "a tcgen05 MMA") == 0;
@@ -406,7 +471,7 @@ void machine::race(memory const& m, std::int64_t elem, epoch prev, const char* n
   // kinds a .cta-scoped arrival does not carry to a peer CTA).
   const int na = static_cast<int>(agents_.size());
   int prev_agent = -1;
-  if (prev.cluster() == cluster_id() && prev.comp() != shared_reads) {
+  if (prev.cluster() == cluster_id() && !is_set(prev)) {
     if (static_cast<int>(prev.comp()) < na) prev_agent = static_cast<int>(prev.comp());
     for (auto const& g : agents_)
       if (g.store_w_comp == static_cast<int>(prev.comp())) prev_agent = g.comp;
@@ -453,10 +518,18 @@ void machine::race(memory const& m, std::int64_t elem, epoch prev, const char* n
                         "asynchronous accesses for a peer CTA, never generic loads and stores or bulk stores' GMEM writes; .cluster scope "
                         "would order this one)",
                         fmt::join(weak, ", "), weak.size() == 1 ? "s" : "", o_.all_cta_scopes ? " under --cta-scopes" : "");
+  // A reduction against a plain access: reductions commute with each other only.
+  if ((prev_kind && std::strcmp(prev_kind, "reduction") == 0) || std::strcmp(now, "reduction") == 0)
+    hint = prev.cluster() != cluster_id()
+               ? ": reductions (reduce_add, reduce_min, reduce_max) combine atomically with each other, but a plain read or write of an "
+                 "element must be ordered with every reduction into it, and nothing inside a kernel orders CTAs of different clusters: "
+                 "read the result after the kernel, or keep what this CTA needs in its own memory"
+               : ": reductions combine atomically with each other, but a plain read or write of an element must be ordered with every "
+                 "reduction into it (a barrier both sides take part in, after the reducing CTA's own bulk-group wait for a TMA reduce)";
   report(check::data_race, cur_op_, agent,
          fmt::format("data race on {} {}[{}]: {} ({}) is not ordered after the earlier {} by {}{}{}{}",
                      m.registers ? "the accumulator" : m.tmem ? "TMEM" : m.smem ? "SMEM" : "GMEM", m.name, fmt::join(unflatten(m, elem), ", "),
-                     accessor(agent, what), now, prev_is_write ? "write" : "read", comp_name(prev), hint, into, scope));
+                     accessor(agent, what), now, prev_kind ? prev_kind : prev_is_write ? "write" : "read", comp_name(prev), hint, into, scope));
 }
 
 std::vector<std::int64_t> machine::unflatten(memory const& m, std::int64_t elem) const {
@@ -473,6 +546,7 @@ std::string machine::comp_name(epoch e) const {
   const int na = static_cast<int>(agents_.size());
   const int comp = static_cast<int>(e.comp());
   if (e.comp() == shared_reads) return "one of several unordered readers";
+  if (e.comp() == reductions) return "one of several unordered reducers";
   if (comp < na) return who(agents_[comp]);
   const int nb = static_cast<int>(ctas_.size()) * static_cast<int>(bar_count_);
   if (comp < na + nb) {
@@ -638,6 +712,51 @@ void machine::write_masked(region const& g, tile_buf const& t, vclock const& vc,
     else std::copy_n(t.i + from, len, part.i + to);
   });
   write_region(in, part);
+  release(std::move(part));
+}
+
+// A TMA reduce's GMEM side: the staged box combined into g (GMEM, 4-byte elements: ir::reduce_takes).
+void machine::reduce_bytes(region const& g, std::vector<std::byte> const& bytes, ir::Reduce op) {
+  auto& m = *g.mem;
+  auto combine = [op](auto x, auto y) -> decltype(x) {
+    if constexpr (std::is_same_v<decltype(x), float>) return ir::reduce_add_f32(x, y);  // f32: add only
+    else return op == ir::Reduce::add ? static_cast<decltype(x)>(x + y) : op == ir::Reduce::min ? std::min(x, y) : std::max(x, y);
+  };
+  auto each = [&](auto zero) {
+    using T = decltype(zero);
+    g.rows([&](std::int64_t off, std::int64_t at, std::int64_t len) {
+      for (std::int64_t e = 0; e < len; ++e) {
+        T x, y;
+        std::byte* p = m.data + (off + e) * 4;
+        std::memcpy(&x, p, 4);
+        std::memcpy(&y, bytes.data() + (at + e) * 4, 4);
+        x = combine(x, y);
+        std::memcpy(p, &x, 4);
+      }
+    });
+  };
+  // Integers add with wraparound: as unsigned, whose bits are the same for i32.
+  if (m.dtype == ir::DType::f32) each(0.0f);
+  else if (m.dtype == ir::DType::i32 && op != ir::Reduce::add) each(std::int32_t{0});
+  else each(std::uint32_t{0});
+}
+
+// A generic reducing store: checked as a reduction, combined element by element; of a masked
+// tile only the elements inside the array.
+void machine::reduce_generic(region const& g, tile_buf const& t, bool masked, ir::Reduce op, vclock const& vc, epoch stamp, int agent) {
+  if (!masked) {
+    if (o_.checks) reduce_access(g, vc, stamp, agent, nullptr);
+    reduce_region(g, t, op);
+    return;
+  }
+  const region in = g.inside();
+  if (o_.checks) reduce_access(in, vc, stamp, agent, nullptr);
+  tile_buf part = acquire(static_cast<std::size_t>(in.elements()), t.fp);
+  corner_rows(g, in, [&](std::int64_t from, std::int64_t to, std::int64_t len) {
+    if (t.fp) std::copy_n(t.f + from, len, part.f + to);
+    else std::copy_n(t.i + from, len, part.i + to);
+  });
+  reduce_region(in, part, op);
   release(std::move(part));
 }
 

@@ -398,6 +398,12 @@ void machine::do_store(agent_state& a, ir::Stmt const& s) {
     }
   }
   const bool masked = k_.refs[s.refs[0]].fill.has_value();
+  if (s.n != 0) {  // a reducing store (red.global): GMEM only, the verifier's rule
+    tile_buf t = value(a, s.value);
+    reduce_generic(view_of(a, s.refs[0], a.cta), t, masked, static_cast<ir::Reduce>(s.n), a.vc, own_stamp(a), a.comp);
+    release(std::move(t));
+    return;
+  }
   if (!masked && streamable(s.value)) return store_streaming(a, s);
   tile_buf t = value(a, s.value);
   const region g = view_of(a, s.refs[0], a.cta);

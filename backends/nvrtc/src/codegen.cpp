@@ -561,10 +561,21 @@ class emitter {
     return false;
   }
   // `element(rid, i) = rhs;`, a masked tile's under its bounds predicate (nothing outside is written).
+  // In a reducing store (reduce_), the element is combined instead: sc::red_add(&element, rhs).
   std::string assign(ir::RefId rid, std::string const& i, std::string const& rhs) const {
     const std::string in = inside(rid, i);
+    if (reduce_ != ir::Reduce::none)
+      return fmt::format("{}sc::red_{}(&{}, {});", in.empty() ? "" : "if (" + in + ") ", ir::reduce_name(reduce_), element(rid, i), rhs);
     return fmt::format("{}{} = {};", in.empty() ? "" : "if (" + in + ") ", element(rid, i), rhs);
   }
+  // The reduction of the store being generated (Stmt::n): every element goes through assign()
+  // one at a time, as red.global instructions (no vectors, no pairs).
+  ir::Reduce reduce_ = ir::Reduce::none;
+  struct reducing {
+    emitter& g;
+    reducing(emitter& gen, ir::Reduce r) : g(gen) { g.reduce_ = r; }
+    ~reducing() { g.reduce_ = ir::Reduce::none; }
+  };
   // The array coordinates of element `i` (row-major over the block) of a GMEM block, one C++
   // expression per dimension: the block's origin plus the element's place in it.
   std::vector<std::string> array_coords(ir::RefId rid, std::string const& i) const {
@@ -1092,7 +1103,7 @@ class emitter {
     // Registers i and i + 1 (i even) hold row neighbours (c, c + 1), c even: one store of both
     // elements when the destination keeps them adjacent and aligned (the swizzle moves whole
     // 16-byte chunks; a GMEM row of even length keeps pairs on pair boundaries).
-    const bool pairs = !to_registers && pairs_adjacent() && !predicated(s.refs[0]) &&  // predicated element by element
+    const bool pairs = !to_registers && pairs_adjacent() && !predicated(s.refs[0]) && reduce_ == ir::Reduce::none &&  // predicated (reduced) element by element
                        (r.base == ir::RefBase::alloc || k_.params[r.id].shape.back() % 2 == 0) &&
                        (!tiled_ref(s.refs[0]) || k_.allocs[r.id].tiling.back() % 2 == 0);  // a pair within one tile row
     // An f16 accumulator is written a register (two elements) at a time.
@@ -1579,15 +1590,18 @@ class emitter {
       case ir::StmtOp::copy_smem_to_gmem: {
         auto const& m = k_.refs[s.refs[0]];
         auto const& g = k_.refs[s.refs[1]];
-        line(fmt::format("// op #{}: copy_smem_to_gmem {} -> {}", id, ir::alloc_name(k_, m.id), k_.params[g.id].name));
+        // A TMA reduce (Stmt::n) is the same copy with a combining write: cp.reduce.async.bulk.tensor.
+        const auto reduce = static_cast<ir::Reduce>(s.n);
+        const std::string fn = reduce == ir::Reduce::none ? "sc::tma_store" : fmt::format("sc::tma_reduce<sc::reduce_{}, {}>", ir::reduce_name(reduce), ctype(k_.params[g.id].dtype));
+        line(fmt::format("// op #{}: copy_smem_to_gmem{} {} -> {}", id, reduce == ir::Reduce::none ? "" : fmt::format(" (reduce {})", ir::reduce_name(reduce)),
+                         ir::alloc_name(k_, m.id), k_.params[g.id].name));
         sync_before_issue(line);
         line("if (lane == 0) {");
         if (tma_tiled(id, s.refs[0], s.refs[1])) {
-          tiled_boxes(s.refs[0], s.refs[1], line, [&](std::string const& at) { return fmt::format("sc::tma_store(&tmap{}, {}, 2, c);", map_of_.at(id), at); });
+          tiled_boxes(s.refs[0], s.refs[1], line, [&](std::string const& at) { return fmt::format("{}(&tmap{}, {}, 2, c);", fn, map_of_.at(id), at); });
         } else {
           line(fmt::format("  const int c[] = {};", coords(s.refs[1], "")));
-          line(fmt::format("  sc::tma_store(&tmap{}, smem_base + {}u + {}, {}, c);", map_of_.at(id), offsets_[m.id], view_offset(s.refs[0]),
-                           g.shape.size()));
+          line(fmt::format("  {}(&tmap{}, smem_base + {}u + {}, {}, c);", fn, map_of_.at(id), offsets_[m.id], view_offset(s.refs[0]), g.shape.size()));
         }
         line("}");
         dirty_ = false;
@@ -1651,6 +1665,7 @@ class emitter {
       case ir::StmtOp::store: {
         auto const& r = k_.refs[s.refs[0]];
         const auto dt = r.base == ir::RefBase::param ? k_.params[r.id].dtype : k_.allocs[r.id].dtype;
+        const reducing red(*this, static_cast<ir::Reduce>(s.n));
         if (const int a = fragment_acc(s); a >= 0) {
           fragment_store(id, a, ind, out);
           return;
@@ -1717,7 +1732,7 @@ class emitter {
         // A reduction or broadcast reads its operands at other indices than the store's: no
         // operand row is the destination's, so none is read as the destination's vector.
         if (moves_elements(s.value)) same_width = false;
-        if (!aligned) v = 1;
+        if (!aligned || reduce_ != ir::Reduce::none) v = 1;
         if (dirty_) line(fmt::format("sc::wg_sync(wg);  // op #{}: an earlier store may have touched these bytes from other lanes", id));
         dirty_ = true;
         line(fmt::format("for (int i0 = lane * {0}; i0 < {1}; i0 += {2}) {{  // op #{3}: store, {0} element(s) per thread", v, n, 128 * v, id));

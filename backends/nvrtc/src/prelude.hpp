@@ -237,6 +237,34 @@ __device__ __forceinline__ void tma_store(const tmap_t* map, unsigned src, int r
   }
 }
 
+// Reducing stores (ir::Reduce): a TMA reduce combines its box into GMEM element by element
+// (cp.reduce.async.bulk.tensor, the element type from the tensor map), joining the bulk group as
+// a store does; red.relaxed.gpu.global combines one element, atomically, with no result.
+enum reduce_op { reduce_add, reduce_min, reduce_max };
+template <reduce_op Op, class T>  // T: the element type (the tensor map has it; the host backend needs it)
+__device__ __forceinline__ void tma_reduce(const tmap_t* map, unsigned src, int rank, const int* c) {
+  const unsigned long long m = reinterpret_cast<unsigned long long>(map);
+#define SC_TMA_REDUCE(OP)                                                                                                                                                          \
+  switch (rank) {                                                                                                                                                                  \
+    case 1: asm volatile("cp.reduce.async.bulk.tensor.1d.global.shared::cta." OP ".tile.bulk_group [%0, {%1}], [%2];" :: "l"(m), "r"(c[0]), "r"(src) : "memory"); break;             \
+    case 2: asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta." OP ".tile.bulk_group [%0, {%1, %2}], [%3];" :: "l"(m), "r"(c[0]), "r"(c[1]), "r"(src) : "memory"); break; \
+    case 3: asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta." OP ".tile.bulk_group [%0, {%1, %2, %3}], [%4];" :: "l"(m), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(src) : "memory"); break; \
+    case 4: asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta." OP ".tile.bulk_group [%0, {%1, %2, %3, %4}], [%5];" :: "l"(m), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(src) : "memory"); break; \
+    default: asm volatile("cp.reduce.async.bulk.tensor.5d.global.shared::cta." OP ".tile.bulk_group [%0, {%1, %2, %3, %4, %5}], [%6];" :: "l"(m), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4]), "r"(src) : "memory"); break; \
+  }
+  if (Op == reduce_add) { SC_TMA_REDUCE("add") }
+  else if (Op == reduce_min) { SC_TMA_REDUCE("min") }
+  else { SC_TMA_REDUCE("max") }
+#undef SC_TMA_REDUCE
+}
+__device__ __forceinline__ void red_add(float* p, float v) { asm volatile("red.relaxed.gpu.global.add.f32 [%0], %1;" :: "l"(p), "f"(v) : "memory"); }
+__device__ __forceinline__ void red_add(int* p, int v) { asm volatile("red.relaxed.gpu.global.add.s32 [%0], %1;" :: "l"(p), "r"(v) : "memory"); }
+__device__ __forceinline__ void red_add(unsigned* p, unsigned v) { asm volatile("red.relaxed.gpu.global.add.u32 [%0], %1;" :: "l"(p), "r"(v) : "memory"); }
+__device__ __forceinline__ void red_min(int* p, int v) { asm volatile("red.relaxed.gpu.global.min.s32 [%0], %1;" :: "l"(p), "r"(v) : "memory"); }
+__device__ __forceinline__ void red_min(unsigned* p, unsigned v) { asm volatile("red.relaxed.gpu.global.min.u32 [%0], %1;" :: "l"(p), "r"(v) : "memory"); }
+__device__ __forceinline__ void red_max(int* p, int v) { asm volatile("red.relaxed.gpu.global.max.s32 [%0], %1;" :: "l"(p), "r"(v) : "memory"); }
+__device__ __forceinline__ void red_max(unsigned* p, unsigned v) { asm volatile("red.relaxed.gpu.global.max.u32 [%0], %1;" :: "l"(p), "r"(v) : "memory"); }
+
 // wgmma. The accumulator registers are asm operands of the instructions that write them, but
 // the wait that makes their values visible has none: reg_fence ties each register to a point in
 // the instruction stream (an empty asm that "modifies" it), so the compiler neither reads it

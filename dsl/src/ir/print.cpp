@@ -251,6 +251,17 @@ class Printer {
     o += value_op_name(v.op);
   }
 
+  // A reducing store: ".add" after the op in the listing, ", reduce_add" as the call's last argument.
+  // (n out of range prints as a number: the printer shows corrupted IR too.)
+  static std::string reduce_suffix(Stmt const& s) {
+    if (s.n == 0) return "";
+    return s.n > 0 && s.n <= static_cast<std::int64_t>(last_reduce) ? fmt::format(".{}", reduce_name(static_cast<Reduce>(s.n))) : fmt::format(".?reduce{}", s.n);
+  }
+  static std::string reduce_arg(Stmt const& s) {
+    if (s.n == 0) return "";
+    return s.n > 0 && s.n <= static_cast<std::int64_t>(last_reduce) ? fmt::format(", reduce_{}", reduce_name(static_cast<Reduce>(s.n))) : fmt::format(", ?reduce{}", s.n);
+  }
+
   // One statement as the user called it: `barrier_wait(full[v0 % 2])`.
   std::string call(StmtId id) const {
     if (id < 0 || id >= static_cast<StmtId>(k_.stmts.size())) return fmt::format("?op{}", id);
@@ -261,8 +272,9 @@ class Printer {
       case StmtOp::for_: return fmt::format("for_(range({}, {}), [&](auto v{}) {{ ... }})", expr(s.e0), expr(s.e1), s.var);
       case StmtOp::if_: return fmt::format("if_({}, ...)", expr(s.e0));
       case StmtOp::store: {
-        return fmt::format("{}({}, {})", writes_tmem(s) ? "store_tmem" : "store", ref(at(s, 0)), value(s.value));
+        return fmt::format("{}({}, {}{})", writes_tmem(s) ? "store_tmem" : "store", ref(at(s, 0)), value(s.value), reduce_arg(s));
       }
+      case StmtOp::copy_smem_to_gmem: return fmt::format("copy_smem_to_gmem({}, {}{})", ref(at(s, 0)), ref(at(s, 1)), reduce_arg(s));
       case StmtOp::wait_group: return fmt::format("wait_smem_to_gmem({}{})", s.n, s.flag ? ", read_only" : "");
       case StmtOp::wgmma_wait: return fmt::format("wgmma_wait({})", s.n);
       case StmtOp::named_barrier_sync:
@@ -319,7 +331,7 @@ class Printer {
                                   s.axes.empty() ? "" : fmt::format("  multicast over cluster axes ({})", fmt::join(s.axes, ", ")));
         break;
       case StmtOp::copy_smem_to_gmem:
-        out += line + fmt::format("copy_smem_to_gmem {} -> {}  ({} B)\n", ref(at(s, 0)), ref(at(s, 1)), bytes(at(s, 0)));
+        out += line + fmt::format("copy_smem_to_gmem{} {} -> {}  ({} B)\n", reduce_suffix(s), ref(at(s, 0)), ref(at(s, 1)), bytes(at(s, 0)));
         break;
       case StmtOp::wait_group:
         out += line + fmt::format("wait_smem_to_gmem {}{}\n", s.n, s.flag ? " read_only" : "");
@@ -328,7 +340,7 @@ class Printer {
         out += line + fmt::format("wgmma_wait {}\n", s.n);
         break;
       case StmtOp::store:
-        out += line + fmt::format("{} {} <- {}\n", writes_tmem(s) ? "store_tmem" : "store", ref(at(s, 0)), value(s.value));
+        out += line + fmt::format("{}{} {} <- {}\n", writes_tmem(s) ? "store_tmem" : "store", reduce_suffix(s), ref(at(s, 0)), value(s.value));
         break;
       case StmtOp::wgmma:
         out += line + fmt::format("wgmma {} += {}{} * {}{}\n", ref(at(s, 0)), at(s, 1) == none ? value(s.value) : ref(at(s, 1)),

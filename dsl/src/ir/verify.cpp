@@ -641,8 +641,11 @@ class Verifier {
     if (x.op != StmtOp::for_ && x.e1 != none) fail_at(s, "has a second index expression ({}), which it does not use", x.e1);
     const bool uses_value = x.op == StmtOp::store || x.op == StmtOp::wgmma;
     if (!uses_value && x.value != none) fail_at(s, "has a tile value ({}), which it does not use", x.value);
-    const bool uses_n = x.op == StmtOp::wait_group || x.op == StmtOp::wgmma_wait || x.op == StmtOp::tcgen05_mma || x.op == StmtOp::tcgen05_commit_arrive || named;
+    const bool reduces = x.op == StmtOp::store || x.op == StmtOp::copy_smem_to_gmem;  // n: the ir::Reduce
+    const bool uses_n = x.op == StmtOp::wait_group || x.op == StmtOp::wgmma_wait || x.op == StmtOp::tcgen05_mma || x.op == StmtOp::tcgen05_commit_arrive || named || reduces;
     if (!uses_n && x.n != 0) fail_at(s, "carries n = {}, which it does not use", x.n);
+    if (reduces && (x.n < 0 || x.n > static_cast<std::int64_t>(last_reduce)))
+      fail_at(s, "reduces with n = {}, which names no reduction (0 none, 1 add, 2 min, 3 max)", x.n);
     if (x.op != StmtOp::wait_group && x.flag) fail_at(s, "carries a flag, which it does not use");
     if (x.op != StmtOp::copy_gmem_to_smem && !(x.op == StmtOp::tcgen05_commit_arrive && x.n == 2) && !x.axes.empty())
       fail_at(s, "has multicast axes, which only copy_gmem_to_smem and the pair's tcgen05_commit_arrive take");
@@ -749,6 +752,7 @@ class Verifier {
           if (reads_tmem(x.value)) fail_at(s, "store_tmem of a value read from TMEM (a TMEM-to-TMEM copy through registers is not modelled)");
         }
         whole_blocks(x.refs[0], "a generic store", s);
+        reduction(s, x, r);
         if (v.dtype != ref_dtype(r)) fail_at(s, "Expected dtypes to match but src had type {} and dst had type {}", dtype_name(v.dtype), dtype_name(ref_dtype(r)));
         if (v.shape != r.shape)
           fail_at(s, "Expected shapes to match, but src had shape ({}) and dst had shape ({})", fmt::join(v.shape, ", "), fmt::join(r.shape, ", "));
@@ -821,6 +825,20 @@ class Verifier {
     }
   }
 
+  // A reducing store (n: an ir::Reduce, in range by stmt_fields): GMEM only, a dtype its
+  // instruction takes. (The front end says the same at compile time: ops/reduce.hpp.)
+  void reduction(StmtId s, Stmt const& x, Ref const& dst) const {
+    if (x.n == 0) return;
+    const auto op = static_cast<Reduce>(x.n);
+    if (dst.base != RefBase::param)
+      fail_at(s, "reduces ({}) into {}, but reductions go to GMEM only (red.global, cp.reduce.async.bulk.tensor): a CTA's own SMEM or "
+              "registers need no atomics, a plain store of the combined value does it", reduce_name(op), alloc_name(k_, dst.id));
+    if (!reduce_takes(op, ref_dtype(dst)))
+      fail_at(s, "reduces ({}) into parameter '{}' of dtype {}, but {} takes {} only{}", reduce_name(op), k_.params[dst.id].name,
+              dtype_name(ref_dtype(dst)), reduce_name(op), op == Reduce::add ? "f32, i32 and u32" : "i32 and u32",
+              op == Reduce::add ? "" : " (red and the TMA reduce have no f32 min or max)");
+  }
+
   void copy(StmtId s, Stmt const& x) const {
     const bool load = x.op == StmtOp::copy_gmem_to_smem;
     if (x.refs.size() != (load ? 3u : 2u)) fail_at(s, "takes {} memory operands, got {}", load ? 3 : 2, x.refs.size());
@@ -860,6 +878,7 @@ class Verifier {
     if (bytes % 16 != 0 || m.shape.back() * dtype_bits(ref_dtype(m)) / 8 % 16 != 0)
       fail_at(s, "TMA copies move a multiple of 16 bytes in total and per row, got {} bytes", bytes);
     if (load) barrier_operand(s, x.refs[2]);
+    if (!load) reduction(s, x, g);
     for (int ax : x.axes)
       if (ax < 0 || ax >= k_.cluster_rank) fail_at(s, "multicasts over cluster axis {}, but the cluster has {} dimensions", ax, k_.cluster_rank);
     if (!distinct(x.axes)) fail_at(s, "names a multicast axis twice: ({})", fmt::join(x.axes, ", "));

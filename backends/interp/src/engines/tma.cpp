@@ -158,21 +158,28 @@ void machine::tma_complete(async_op& op) {
     }
     case async_op::kind::store_read: {
       const epoch stamp = epoch::make(static_cast<std::uint32_t>(op.group + 1), static_cast<std::uint32_t>(a.store_r_comp), cluster_id());
+      const auto reduce = static_cast<ir::Reduce>(k_.stmts[op.stmt].n);  // a TMA reduce (cp.reduce.async.bulk.tensor)
+      const char* what = reduce == ir::Reduce::none ? "a TMA store" : "a TMA reduce";
       --group_of(a, op.group).reads_pending;
       if (o_.schedule == policy::eager) {
         // Eager completes the write right after the read with nothing in between: copy
         // SMEM to GMEM directly (same bytes, same checks, no staging).
-        if (o_.checks) access(op.src.leading(op.gdst), false, op.vc, stamp, a.comp, "a TMA store");
+        if (o_.checks) access(op.src.leading(op.gdst), false, op.vc, stamp, a.comp, what);
         trace_async(op, 1, "store (SMEM read)");
         const epoch wstamp = epoch::make(static_cast<std::uint32_t>(op.group + 1), static_cast<std::uint32_t>(a.store_w_comp), cluster_id());
-        if (o_.checks) access(op.gdst, true, op.vc, wstamp, a.comp, "a TMA store");
-        copy_region(op.src.leading(op.gdst), op.gdst);
+        if (reduce != ir::Reduce::none) {
+          if (o_.checks) reduce_access(op.gdst, op.vc, wstamp, a.comp, what);
+          reduce_bytes(op.gdst, region_bytes(op.src.leading(op.gdst)), reduce);
+        } else {
+          if (o_.checks) access(op.gdst, true, op.vc, wstamp, a.comp, what);
+          copy_region(op.src.leading(op.gdst), op.gdst);
+        }
         --group_of(a, op.group).writes_pending;
         trace_async(op, 1, "store (GMEM write)");
         break;
       }
       const region from = op.src.leading(op.gdst);
-      if (o_.checks) access(from, false, op.vc, stamp, a.comp, "a TMA store");
+      if (o_.checks) access(from, false, op.vc, stamp, a.comp, what);
       op.staged_bytes = std::make_shared<std::vector<std::byte>>(region_bytes(from));
       op.what = async_op::kind::store_write;
       trace_async(op, 1, "store (SMEM read)");
@@ -182,8 +189,13 @@ void machine::tma_complete(async_op& op) {
     }
     case async_op::kind::store_write: {
       const epoch stamp = epoch::make(static_cast<std::uint32_t>(op.group + 1), static_cast<std::uint32_t>(a.store_w_comp), cluster_id());
-      if (o_.checks) access(op.gdst, true, op.vc, stamp, a.comp, "a TMA store");
-      write_bytes(op.gdst, *op.staged_bytes);
+      if (const auto reduce = static_cast<ir::Reduce>(k_.stmts[op.stmt].n); reduce != ir::Reduce::none) {
+        if (o_.checks) reduce_access(op.gdst, op.vc, stamp, a.comp, "a TMA reduce");
+        reduce_bytes(op.gdst, *op.staged_bytes, reduce);
+      } else {
+        if (o_.checks) access(op.gdst, true, op.vc, stamp, a.comp, "a TMA store");
+        write_bytes(op.gdst, *op.staged_bytes);
+      }
       op.staged_bytes.reset();
       --group_of(a, op.group).writes_pending;
       trace_async(op, 1, "store (GMEM write)");

@@ -149,6 +149,37 @@ enum class StmtOp : std::uint8_t {
 };
 inline constexpr StmtOp last_stmt_op = StmtOp::named_barrier_arrive;
 
+// What a store does with the element it lands on (Stmt::n of store and copy_smem_to_gmem): none
+// overwrites it; add, min and max combine with it atomically, element by element, so CTAs that
+// nothing orders may reduce into the same GMEM (red.relaxed.gpu.global.<op> for a generic store,
+// cp.reduce.async.bulk.tensor.<op> for a TMA store). Two reductions never race each other; a
+// plain read or write of an element some unordered access reduces into does.
+// Appended only (serialized IR and hashes).
+enum class Reduce : std::uint8_t { none, add, min, max };
+inline constexpr Reduce last_reduce = Reduce::max;
+constexpr const char* reduce_name(Reduce r) {
+  switch (r) {
+    case Reduce::none: return "none";
+    case Reduce::add: return "add";
+    case Reduce::min: return "min";
+    case Reduce::max: return "max";
+  }
+  return "?";
+}
+// The dtypes each reduction takes, the intersection of what red.global and the TMA reduce take
+// on sm_90a and sm_100a: add f32, i32, u32; min and max i32, u32 (red has no f32 min/max).
+// 16-bit float reductions (red's .noftz f16/bf16 pairs) are not offered yet.
+// red/atom .add.f32 round to nearest even and flush subnormal inputs and results to a zero of
+// their sign (PTX ISA, atom and red): what the interpreter and the host backend compute for a
+// reducing f32 add. Not yet compared with hardware.
+constexpr float flush_subnormal(float x) { return (x > -1.17549435e-38f && x < 1.17549435e-38f) ? x * 0.0f : x; }
+constexpr float reduce_add_f32(float a, float b) { return flush_subnormal(flush_subnormal(a) + flush_subnormal(b)); }
+constexpr bool reduce_takes(Reduce r, DType t) {
+  if (r == Reduce::none) return true;
+  if (t == DType::i32 || t == DType::u32) return true;
+  return r == Reduce::add && t == DType::f32;
+}
+
 // What a name in memory is: a GMEM parameter or a scratch allocation.
 enum class AllocKind : std::uint8_t { smem, barrier, cluster_barrier, tmem, accumulator };
 

@@ -10,6 +10,7 @@
 #include "stagecraft/memory/barrier.hpp"
 #include "stagecraft/memory/gmem.hpp"
 #include "stagecraft/memory/smem.hpp"
+#include "stagecraft/ops/reduce.hpp"
 #include "stagecraft/ops/stmt.hpp"
 
 namespace stagecraft {
@@ -242,8 +243,22 @@ auto copy_smem_to_gmem(Src const& src, Dst const& dst, src_loc loc = src_loc::cu
         tree::stmt_op(ir::StmtOp::copy_smem_to_gmem, loc, {&src.ref, tree::ptr(detail::sized_block(dst, src))}));
   }
 }
+// A TMA reduce (ops/reduce.hpp): the box combined into GMEM element by element, atomically.
+template <class Src, class Dst, ir::Reduce R>
+auto copy_smem_to_gmem(Src const& src, Dst const& dst, reduction<R>, src_loc loc = src_loc::current()) {
+  constexpr bool ok = [] {  // the reduction is checked only on a copy that passed (one message, no cascade)
+    if constexpr (!detail::check_copy<"copy_smem_to_gmem", Dst, Src, false>()) return false;
+    else return detail::check_reduction<"copy_smem_to_gmem", R, Dst>();
+  }();
+  if constexpr (!ok) {
+    return stmt<>{};
+  } else {
+    return detail::make_stmt<detail::info_of_operands<Src>()>(tree::stmt_op(
+        ir::StmtOp::copy_smem_to_gmem, loc, {&src.ref, tree::ptr(detail::sized_block(dst, src))}, {.n = static_cast<std::int64_t>(R)}));
+  }
+}
 template <class Src, class Dst, class Bar>
-  requires(!std::is_same_v<Bar, src_loc>)
+  requires(!std::is_same_v<Bar, src_loc> && !requires { Bar::op; })
 auto copy_smem_to_gmem(Src const&, Dst const&, Bar const&) {
   STAGECRAFT_ERROR_T(Bar, "Barriers are unsupported for SMEM -> GMEM copies (completion is tracked with bulk groups: wait_smem_to_gmem)");
   return stmt<>{};

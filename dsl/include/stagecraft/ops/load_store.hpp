@@ -5,6 +5,7 @@
 #include "stagecraft/memory/smem.hpp"
 #include "stagecraft/memory/tmem.hpp"
 #include "stagecraft/ops/copy.hpp"
+#include "stagecraft/ops/reduce.hpp"
 
 namespace stagecraft {
 
@@ -49,9 +50,13 @@ auto load(V const& v) {
   }
 }
 
-template <class V, class T>
-auto store(V const& dst, T const& value, src_loc loc = src_loc::current()) {
-  constexpr bool ok = detail::check_view<"store", V>();
+namespace detail {
+template <ir::Reduce R, class V, class T>
+auto store_impl(V const& dst, T const& value, src_loc loc) {
+  constexpr bool ok = [] {  // the reduction is checked only on a view that passed (one message, no cascade)
+    if constexpr (!detail::check_view<"store", V>()) return false;
+    else return detail::check_reduction<"store", R, V>();
+  }();
   if constexpr (!ok) {
     return stmt<>{};
   } else if constexpr (is_barrier_like<T>) {
@@ -77,9 +82,20 @@ auto store(V const& dst, T const& value, src_loc loc = src_loc::current()) {
         return stmt<>{};
       }
     }
-    return detail::make_stmt<detail::info_of_operands<V, T>()>(
-        tree::stmt_op(ir::StmtOp::store, loc, {&dst.ref}, {.value = detail::value_node(value, DT::code, D::values)}));
+    return detail::make_stmt<detail::info_of_operands<V, T>()>(tree::stmt_op(
+        ir::StmtOp::store, loc, {&dst.ref}, {.value = detail::value_node(value, DT::code, D::values), .n = static_cast<std::int64_t>(R)}));
   }
+}
+}  // namespace detail
+
+template <class V, class T>
+auto store(V const& dst, T const& value, src_loc loc = src_loc::current()) {
+  return detail::store_impl<ir::Reduce::none>(dst, value, loc);
+}
+// A reducing store (ops/reduce.hpp): each element of `value` combined into GMEM atomically.
+template <class V, class T, ir::Reduce R>
+auto store(V const& dst, T const& value, reduction<R>, src_loc loc = src_loc::current()) {
+  return detail::store_impl<R>(dst, value, loc);
 }
 
 // The size of a view in bytes, from its type.

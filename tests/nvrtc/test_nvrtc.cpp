@@ -18,6 +18,7 @@
 #include <stagecraft/registry.hpp>
 #include <stagecraft/stagecraft.hpp>
 
+#include "../interp/reduce_kernels.hpp"
 #include "../interp/row_state_kernels.hpp"
 #include "../interp/tile_ops_kernels.hpp"
 #include "../interp/tmem_a_kernels.hpp"
@@ -793,4 +794,29 @@ TEST_CASE("named barriers: bar.sync / bar.arrive with the mapped hardware id and
   const auto r = nvrtc::compile(k, ir::Target::sm_90a, o);
   CHECK(std::regex_search(r.ptx, std::regex(R"(bar\.arrive %r\d+, 128;)")));
   CHECK(std::regex_search(r.ptx, std::regex(R"(bar\.sync %r\d+, 128;)")));
+}
+
+// Reducing stores compile to one red.relaxed.gpu.global per element (no vectors: red has no
+// f32 min/max and the generator keeps every element's own instruction) or one
+// cp.reduce.async.bulk.tensor per box, with the op and type of the IR; ptxas accepts them.
+TEST_CASE("reducing stores: red.global and cp.reduce.async.bulk.tensor with the IR's op and type", "[nvrtc][reduce]") {
+  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  struct want {
+    ir::Kernel k;
+    std::string instr;
+  };
+  const std::vector<want> cases = {
+      {testing::reduce_probe<f32, ir::Reduce::add, false>("reduce_add_f32"), "red.relaxed.gpu.global.add.f32 "},
+      {testing::reduce_probe<i32, ir::Reduce::min, false>("reduce_min_i32"), "red.relaxed.gpu.global.min.s32 "},
+      {testing::reduce_probe<u32, ir::Reduce::max, false>("reduce_max_u32"), "red.relaxed.gpu.global.max.u32 "},
+      {testing::reduce_probe<f32, ir::Reduce::add, true>("reduce_add_f32_tma"), "cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group"},
+      {testing::reduce_probe<u32, ir::Reduce::min, true>("reduce_min_u32_tma"), "cp.reduce.async.bulk.tensor.2d.global.shared::cta.min.tile.bulk_group"},
+  };
+  for (auto const& c : cases) {
+    INFO(c.k.name);
+    const auto r = nvrtc::compile(c.k, ir::Target::sm_90a, o);
+    CHECK(r.spill_bytes == 0);
+    CHECK_THAT(r.ptx, Contains(c.instr));
+    CHECK_THAT(r.ptx, !Contains("st.global"));  // y is only ever reduced into
+  }
 }

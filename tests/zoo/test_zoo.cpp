@@ -549,3 +549,27 @@ TEST_CASE("zoo: a TMA store of a stage nothing wrote reads poison", "[zoo][poiso
   require_mentions(d, {"(copy_smem_to_gmem)", "a TMA store reads s1[0, 0, 0] (element 0), which nothing has written"});
   fixed_twin_is_clean(name);
 }
+
+// Reducing stores (ops/reduce.hpp). CTAs without a cluster run one after another in the
+// interpreter, each its own cluster, so nothing orders one CTA's accesses to y with the other's:
+// only reductions, which commute, may meet there.
+TEST_CASE("zoo: split-K partials added with a plain load and store race, and reduce_add does not", "[zoo][data_race][reduce]") {
+  const std::string name = "zoo_plain_store_accumulate";
+  const auto k = zoo::plain_store_accumulate();
+  // CTA 1's load of y (op #5's value) meets CTA 0's plain store: a lost update on hardware.
+  auto d = the_diagnostic(run_under(k, policy::eager), check::data_race, name, 5);
+  require_mentions(d, {"data race on GMEM y[0, 0]: warpgroup 0 of CTA (1, 0, 0) (read) is not ordered after the earlier write by another cluster"});
+  CHECK_THAT(d.message, !Contains("reduction"));  // two plain accesses: no word about reductions
+  fixed_twin_is_clean(name);
+}
+
+TEST_CASE("zoo: reading y after a TMA reduce-add races with the other CTA's reduce", "[zoo][data_race][reduce]") {
+  const std::string name = "zoo_read_after_reduce";
+  const auto k = zoo::read_after_reduce();
+  // CTA 0 runs first: its read of y is ordered after its own reduce (the full wait). CTA 1's
+  // reduce (op #6) then lands on an element CTA 0 read, unordered.
+  auto d = the_diagnostic(run_under(k, policy::eager), check::data_race, name, 6);
+  require_mentions(d, {"data race on GMEM y[0, 0]: a TMA reduce (reduction) is not ordered after the earlier read by another cluster",
+                       "combine atomically with each other", "read the result after the kernel"});
+  fixed_twin_is_clean(name);
+}

@@ -65,6 +65,22 @@ void ref_splitk(std::vector<host_tensor>& t) {
       y[r * 64 + c] = p[0] + p[1];
     }
 }
+// x (64, K) i32, y (64, 64) i32 [, z (2 * 64, 64) i32]: y += the sum of x's 64-column blocks
+// (wrapping); z, when there, holds each of the two CTAs' partials (rows 64 s ..).
+void ref_reduce_halves(std::vector<host_tensor>& t) {
+  auto x = t[0].as<std::int32_t>();
+  auto y = t[1].as<std::int32_t>();
+  const std::int64_t K = t[0].shape[1], half = K / 2;
+  for (std::int64_t r = 0; r < 64; ++r)
+    for (std::int64_t c = 0; c < 64; ++c) {
+      std::uint32_t p[2] = {0, 0};
+      for (int s = 0; s < 2; ++s)
+        for (std::int64_t k = s * half + c; k < (s + 1) * half; k += 64) p[s] += static_cast<std::uint32_t>(x[r * K + k]);
+      y[r * 64 + c] = static_cast<std::int32_t>(static_cast<std::uint32_t>(y[r * 64 + c]) + p[0] + p[1]);
+      if (t.size() > 2)
+        for (int s = 0; s < 2; ++s) t[2].as<std::int32_t>()[(s * 64 + r) * 64 + c] = static_cast<std::int32_t>(p[s]);
+    }
+}
 void ref_scale(std::vector<host_tensor>& t) {  // x, w (128x64), y: y = x * w tiled over x
   auto x = t[0].as<float>();
   auto w = t[1].as<float>();
@@ -1218,8 +1234,67 @@ struct make_stored_wrong_stage {
   }
 };
 
+// splitk_reduce with two CTAs, written before reductions existed: each CTA sums its half of K
+// in SMEM, then adds its partial to y.
+// MISTAKE: y += partial as a plain load and store ("each CTA adds its own part"): the two CTAs'
+// read-modify-writes interleave, and one overwrites the other's sum (on the GPU: a lost
+// update; attention backward's dQ accumulated this way loses key blocks).
+// FIX: store(y.tile(...), load(sum), reduce_add): red.global.add combines atomically.
+template <bool Bug>
+struct make_plain_store_accumulate {
+  ir::Kernel operator()() const {
+    const std::int64_t K = 256, per_cta = K / 64 / 2;
+    auto t = shape(64_c, 64_c);
+    return lower(kernel<sm_90a>(
+        "zoo_plain_store_accumulate", grid(2_c), threads(1_c),
+        gmem<i32>("x", shape(64_c, K)),     // (row, col)
+        gmem<i32>("y", shape(64_c, 64_c)),  // (row, col): y += both halves' sums
+        smem<i32>(shape(64_c, 64_c)),       // sum: this CTA's partial
+        [&](auto x, auto y, auto sum) {
+          auto s = program_id();
+          auto partial = seq(store(sum, 0), for_(range(per_cta), [&](auto j) { return store(sum, load(sum) + load(x.tile(t, 0_c, s * per_cta + j))); }));
+          auto add = [&] {
+            if constexpr (Bug) return store(y.tile(t, 0_c, 0_c), load(y.tile(t, 0_c, 0_c)) + load(sum));
+            else return store(y.tile(t, 0_c, 0_c), load(sum), reduce_add);
+          }();
+          return seq(partial, add);
+        }));
+  }
+};
+
+// The TMA form, with a second output: each CTA also records what it contributed.
+// MISTAKE: it records y after its reduce has completed (wait_smem_to_gmem(0)), thinking that y
+// now holds "its" sum: another CTA's reduce into y is unordered with that read, so the value is
+// whatever the other CTA has added by then (a race the interpreter reports, not a wrong sum).
+// FIX: record the partial itself, load(sum), which is this CTA's own SMEM.
+template <bool Bug>
+struct make_read_after_reduce {
+  ir::Kernel operator()() const {
+    const std::int64_t K = 256, per_cta = K / 64 / 2;
+    auto t = shape(64_c, 64_c);
+    return lower(kernel<sm_90a>(
+        "zoo_read_after_reduce", grid(2_c), threads(1_c),
+        gmem<i32>("x", shape(64_c, K)),       // (row, col)
+        gmem<i32>("y", shape(64_c, 64_c)),    // (row, col): y += both halves' sums
+        gmem<i32>("z", shape(128_c, 64_c)),   // (cta * 64 + row, col): each CTA's partial
+        smem<i32>(shape(64_c, 64_c)),         // sum: this CTA's partial
+        [&](auto x, auto y, auto z, auto sum) {
+          auto s = program_id();
+          auto partial = seq(store(sum, 0), for_(range(per_cta), [&](auto j) { return store(sum, load(sum) + load(x.tile(t, 0_c, s * per_cta + j))); }));
+          auto record = [&] {
+            if constexpr (Bug) return store(z.tile(t, s, 0_c), load(y.tile(t, 0_c, 0_c)));
+            else return store(z.tile(t, s, 0_c), load(sum));
+          }();
+          return seq(partial, commit_smem(), copy_smem_to_gmem(sum, y.block(0_c, 0_c), reduce_add), commit_smem_to_gmem_group(),
+                     wait_smem_to_gmem(0_c), record);
+        }));
+  }
+};
+
 }  // namespace
 
+ir::Kernel plain_store_accumulate(variant v) { return build<make_plain_store_accumulate>(v); }
+ir::Kernel read_after_reduce(variant v) { return build<make_read_after_reduce>(v); }
 ir::Kernel release_in_branch(variant v) { return build<make_release_in_branch>(v); }
 ir::Kernel short_prologue(variant v) { return build<make_short_prologue>(v); }
 ir::Kernel double_wait(variant v) { return build<make_double_wait>(v); }
@@ -1271,6 +1346,8 @@ std::vector<entry> const& all() {
       {"zoo_one_consumer_releases", check::data_race, one_consumer_releases, ref_fanout},
       {"zoo_splitk_early_read", check::data_race, splitk_early_read, ref_splitk},
       {"zoo_tma_store_then_generic_read", check::data_race, tma_store_then_generic_read, ref_splitk},
+      {"zoo_plain_store_accumulate", check::data_race, plain_store_accumulate, ref_reduce_halves},
+      {"zoo_read_after_reduce", check::data_race, read_after_reduce, ref_reduce_halves},
       {"zoo_no_proxy_fence", check::missing_fence, no_proxy_fence, ref_add_one},
       {"zoo_workspace_no_fence", check::missing_fence, workspace_no_fence, ref_workspace},
       {"zoo_generic_store_then_tma_read", check::missing_fence, generic_store_then_tma_read, ref_splitk},

@@ -40,6 +40,8 @@ ir::Kernel read_before_wait(variant v = variant::buggy);        // add_one compu
 ir::Kernel output_reuse_no_wait(variant v = variant::buggy);    // scale_store<1> rewriting its stage under the store
 ir::Kernel one_consumer_releases(variant v = variant::buggy);   // two consumers, the refill waits for one of them
 ir::Kernel splitk_early_read(variant v = variant::buggy);       // split-K rank 0 adds the peer's workspace partial before the cluster wait
+ir::Kernel plain_store_accumulate(variant v = variant::buggy);  // split-K partials added into y with a plain load + store, not reduce_add
+ir::Kernel read_after_reduce(variant v = variant::buggy);       // a CTA reads y after its TMA reduce-add, racing the other CTA's
 ir::Kernel tma_store_then_generic_read(variant v = variant::buggy);  // split-K partials sent by TMA store, only .read waited before the arrive
 // ---- missing fence ---------------------------------------------------------------------------
 ir::Kernel no_proxy_fence(variant v = variant::buggy);     // add_one without commit_smem

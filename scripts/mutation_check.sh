@@ -123,8 +123,8 @@ mutant mma_tolerance_10x   backends/interp/src/tolerance.cpp '    b += (kd * std
 # codegen_tests counts the warpgroup barriers of a warp-specialized kernel (the first to fail).
 #   A TMA store issued without the warpgroup barrier: lane 0 may start the store before the other
 #   lanes' SMEM writes are done. The text still has its fence and its numbers.
-mutant store_without_wg_sync $cg '        line(fmt::format("// op #{}: copy_smem_to_gmem {} -> {}", id, ir::alloc_name(k_, m.id), k_.params[g.id].name));
-        sync_before_issue(line);' '        line(fmt::format("// op #{}: copy_smem_to_gmem {} -> {}", id, ir::alloc_name(k_, m.id), k_.params[g.id].name));' codegen
+mutant store_without_wg_sync $cg '                         ir::alloc_name(k_, m.id), k_.params[g.id].name));
+        sync_before_issue(line);' '                         ir::alloc_name(k_, m.id), k_.params[g.id].name));' codegen
 
 # ---- arguments --------------------------------------------------------------------------------
 filter=.

@@ -239,7 +239,8 @@ void check_numbers(ir::Kernel const& k) {
         break;
       }
       case ir::StmtOp::copy_smem_to_gmem: {
-        auto t = all_matches(text, std::regex(R"(sc::tma_store\(&tmap(\d+), )"));
+        // A TMA reduce (Stmt::n) is the same copy under another name: sc::tma_reduce<op, T>.
+        auto t = all_matches(text, std::regex(s.n == 0 ? R"(sc::tma_store\(&tmap(\d+), )" : R"(sc::tma_reduce<sc::reduce_\w+, \w+>\(&tmap(\d+), )"));
         REQUIRE(t.size() == 1);
         const auto map = std::stoul(t[0][1]);
         REQUIRE(map < g.maps.size());

@@ -1234,6 +1234,15 @@ struct make_stored_wrong_stage {
   }
 };
 
+// The two reduction exhibits' first half: CTA s sums its half of x's (64, 256) column blocks
+// into its SMEM tile `sum`.
+template <class X, class Sum>
+auto sum_half(X const& x, Sum const& sum) {
+  constexpr std::int64_t per_cta = 256 / 64 / 2;
+  auto s = program_id();
+  return seq(store(sum, 0), for_(range(per_cta), [&](auto j) { return store(sum, load(sum) + load(x.tile(shape(64_c, 64_c), 0_c, s * per_cta + j))); }));
+}
+
 // splitk_reduce with two CTAs, written before reductions existed: each CTA sums its half of K
 // in SMEM, then adds its partial to y.
 // MISTAKE: y += partial as a plain load and store ("each CTA adds its own part"): the two CTAs'
@@ -1243,16 +1252,14 @@ struct make_stored_wrong_stage {
 template <bool Bug>
 struct make_plain_store_accumulate {
   ir::Kernel operator()() const {
-    const std::int64_t K = 256, per_cta = K / 64 / 2;
     auto t = shape(64_c, 64_c);
     return lower(kernel<sm_90a>(
         "zoo_plain_store_accumulate", grid(2_c), threads(1_c),
-        gmem<i32>("x", shape(64_c, K)),     // (row, col)
-        gmem<i32>("y", shape(64_c, 64_c)),  // (row, col): y += both halves' sums
-        smem<i32>(shape(64_c, 64_c)),       // sum: this CTA's partial
+        gmem<i32>("x", shape(64_c, 256_c)),  // (row, col)
+        gmem<i32>("y", shape(64_c, 64_c)),   // (row, col): y += both halves' sums
+        smem<i32>(shape(64_c, 64_c)),        // sum: this CTA's partial
         [&](auto x, auto y, auto sum) {
-          auto s = program_id();
-          auto partial = seq(store(sum, 0), for_(range(per_cta), [&](auto j) { return store(sum, load(sum) + load(x.tile(t, 0_c, s * per_cta + j))); }));
+          auto partial = sum_half(x, sum);
           auto add = [&] {
             if constexpr (Bug) return store(y.tile(t, 0_c, 0_c), load(y.tile(t, 0_c, 0_c)) + load(sum));
             else return store(y.tile(t, 0_c, 0_c), load(sum), reduce_add);
@@ -1270,17 +1277,16 @@ struct make_plain_store_accumulate {
 template <bool Bug>
 struct make_read_after_reduce {
   ir::Kernel operator()() const {
-    const std::int64_t K = 256, per_cta = K / 64 / 2;
     auto t = shape(64_c, 64_c);
     return lower(kernel<sm_90a>(
         "zoo_read_after_reduce", grid(2_c), threads(1_c),
-        gmem<i32>("x", shape(64_c, K)),       // (row, col)
+        gmem<i32>("x", shape(64_c, 256_c)),   // (row, col)
         gmem<i32>("y", shape(64_c, 64_c)),    // (row, col): y += both halves' sums
         gmem<i32>("z", shape(128_c, 64_c)),   // (cta * 64 + row, col): each CTA's partial
         smem<i32>(shape(64_c, 64_c)),         // sum: this CTA's partial
         [&](auto x, auto y, auto z, auto sum) {
           auto s = program_id();
-          auto partial = seq(store(sum, 0), for_(range(per_cta), [&](auto j) { return store(sum, load(sum) + load(x.tile(t, 0_c, s * per_cta + j))); }));
+          auto partial = sum_half(x, sum);
           auto record = [&] {
             if constexpr (Bug) return store(z.tile(t, s, 0_c), load(y.tile(t, 0_c, 0_c)));
             else return store(z.tile(t, s, 0_c), load(sum));

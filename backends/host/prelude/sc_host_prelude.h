@@ -144,6 +144,8 @@ inline float red_flush(float x) { return (x > -1.17549435e-38f && x < 1.17549435
 inline void red_add(float* p, float v) { *p = red_flush(red_flush(*p) + red_flush(v)); }
 inline void red_add(int* p, int v) { *p = static_cast<int>(static_cast<unsigned>(*p) + static_cast<unsigned>(v)); }
 inline void red_add(unsigned* p, unsigned v) { *p += v; }
+inline void red_add_v2(float* p, const float* v) { red_add(p, v[0]), red_add(p + 1, v[1]); }
+inline void red_add_v4(float* p, const float* v) { for (int i = 0; i < 4; ++i) red_add(p + i, v[i]); }
 inline void red_min(int* p, int v) { *p = *p < v ? *p : v; }
 inline void red_min(unsigned* p, unsigned v) { *p = *p < v ? *p : v; }
 inline void red_max(int* p, int v) { *p = *p > v ? *p : v; }

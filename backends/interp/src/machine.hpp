@@ -611,6 +611,11 @@ class machine {
   std::vector<char> cta_scope_;                     // per allocation: arrivals at .cta scope (ir::cluster_barrier_scope)
   vclock async_part(vclock const& vc) const;        // what a .cta arrival carries to a peer CTA (mbarrier.cpp)
   std::int64_t mma_k_ = 0;                          // the largest K an accumulator held when read
+  // Per GMEM parameter and element: the K of every accumulator reduced into it (split-K's
+  // partials add up to the whole K, which is what the output's MMA tolerance must count).
+  std::vector<std::vector<std::int64_t>> reduced_k_;
+  std::int64_t acc_k_of(agent_state const& a, ir::ValueId v) const;  // the largest K an accumulator or TMEM operand of v holds
+  void note_reduced_k(region const& g, std::int64_t k);
   float max_exp_arg_ = 0;                           // the largest |x| exp was applied to (fast mode's bound)
   void note_exp_args(const float* x, std::size_t n) {
     for (std::size_t i = 0; i < n; ++i) max_exp_arg_ = std::fmax(max_exp_arg_, std::fabs(x[i]));

@@ -378,6 +378,29 @@ void machine::note_acc_read(agent_state const& a, ir::RefId rid) {
     mma_k_ = std::max(mma_k_, a.acc_k[static_cast<std::size_t>(r.id)]);
 }
 
+std::int64_t machine::acc_k_of(agent_state const& a, ir::ValueId v) const {
+  if (v == ir::none) return 0;
+  auto const& x = k_.values[v];
+  if ((x.op == ir::ValueOp::load || x.op == ir::ValueOp::load_tmem) && x.ref != ir::none) {
+    auto const& r = k_.refs[x.ref];
+    if (r.base != ir::RefBase::alloc) return 0;
+    if (k_.allocs[r.id].kind == ir::AllocKind::accumulator) return a.acc_k[static_cast<std::size_t>(r.id)];
+    if (k_.allocs[r.id].kind == ir::AllocKind::tmem) return ctas_[a.cta].tmem_k[static_cast<std::size_t>(r.id)];
+    return 0;
+  }
+  return std::max({acc_k_of(a, x.a), acc_k_of(a, x.b), acc_k_of(a, x.c)});
+}
+
+void machine::note_reduced_k(region const& g, std::int64_t k) {
+  const auto p = static_cast<std::size_t>(g.mem - gmem_.data());
+  if (reduced_k_.size() <= p) reduced_k_.resize(p + 1);
+  auto& sum = reduced_k_[p];
+  if (sum.empty()) sum.assign(static_cast<std::size_t>(g.mem->elements()), 0);
+  g.rows([&](std::int64_t off, std::int64_t, std::int64_t len) {
+    for (std::int64_t e = off; e < off + len; ++e) mma_k_ = std::max(mma_k_, sum[static_cast<std::size_t>(e)] += k);
+  });
+}
+
 void machine::do_store(agent_state& a, ir::Stmt const& s) {
   {  // a generic write starts a new sum (store(acc, 0))
     auto const& r = k_.refs[s.refs[0]];
@@ -400,7 +423,11 @@ void machine::do_store(agent_state& a, ir::Stmt const& s) {
   const bool masked = k_.refs[s.refs[0]].fill.has_value();
   if (s.n != 0) {  // a reducing store (red.global): GMEM only, the verifier's rule
     tile_buf t = value(a, s.value);
-    reduce_generic(view_of(a, s.refs[0], a.cta), t, masked, static_cast<ir::Reduce>(s.n), a.vc, own_stamp(a), a.comp);
+    const region g = view_of(a, s.refs[0], a.cta);
+    reduce_generic(g, t, masked, static_cast<ir::Reduce>(s.n), a.vc, own_stamp(a), a.comp);
+    // An accumulator's partial sum reduced into GMEM (split-K): the elements hold the K of every
+    // partial reduced into them. (Through SMEM and a TMA reduce the K is not followed.)
+    if (const auto k = acc_k_of(a, s.value); k > 0) note_reduced_k(masked ? g.inside() : g, k);
     release(std::move(t));
     return;
   }

@@ -571,6 +571,8 @@ class emitter {
   // The reduction of the store being generated (Stmt::n): every element goes through assign()
   // one at a time, as red.global instructions (no vectors, no pairs).
   ir::Reduce reduce_ = ir::Reduce::none;
+  // Whether the store's reduction has a vector form: red.global.add.v2/.v4.f32 (sm_90 and up).
+  bool vector_reduction(ir::DType dt) const { return reduce_ == ir::Reduce::add && dt == ir::DType::f32; }
   struct reducing {
     emitter& g;
     reducing(emitter& gen, ir::Reduce r) : g(gen) { g.reduce_ = r; }
@@ -1103,7 +1105,8 @@ class emitter {
     // Registers i and i + 1 (i even) hold row neighbours (c, c + 1), c even: one store of both
     // elements when the destination keeps them adjacent and aligned (the swizzle moves whole
     // 16-byte chunks; a GMEM row of even length keeps pairs on pair boundaries).
-    const bool pairs = !to_registers && pairs_adjacent() && !predicated(s.refs[0]) && reduce_ == ir::Reduce::none &&  // predicated (reduced) element by element
+    const bool pairs = !to_registers && pairs_adjacent() && !predicated(s.refs[0]) &&  // predicated element by element
+                       (reduce_ == ir::Reduce::none || vector_reduction(dt)) &&       // a reduction as red.global.add.v2.f32 only
                        (r.base == ir::RefBase::alloc || k_.params[r.id].shape.back() % 2 == 0) &&
                        (!tiled_ref(s.refs[0]) || k_.allocs[r.id].tiling.back() % 2 == 0);  // a pair within one tile row
     // An f16 accumulator is written a register (two elements) at a time.
@@ -1154,7 +1157,8 @@ class emitter {
         fragment_index_ = fmt::format("mb * {} + i + 1", regs);
         walk_reg_ = "i + 1";
         line(fmt::format("      out[1] = {};", store_conv(dt, value(stored, "(f + 1)"))));
-        line(fmt::format("      *reinterpret_cast<{0}*>(&{1}) = *reinterpret_cast<const {0}*>(out);", pair_type, element(s.refs[0], "f")));
+        if (reduce_ != ir::Reduce::none) line(fmt::format("      sc::red_add_v2(&{}, out);", element(s.refs[0], "f")));
+        else line(fmt::format("      *reinterpret_cast<{0}*>(&{1}) = *reinterpret_cast<const {0}*>(out);", pair_type, element(s.refs[0], "f")));
       }
     }
     fragment_index_.clear();
@@ -1732,7 +1736,9 @@ class emitter {
         // A reduction or broadcast reads its operands at other indices than the store's: no
         // operand row is the destination's, so none is read as the destination's vector.
         if (moves_elements(s.value)) same_width = false;
-        if (!aligned || reduce_ != ir::Reduce::none) v = 1;
+        // A reduction moves as a vector only as red.global.add.v4.f32 (sm_90: no integer or
+        // min/max vectors); otherwise one red per element.
+        if (!aligned || (reduce_ != ir::Reduce::none && !vector_reduction(dt))) v = 1;
         if (dirty_) line(fmt::format("sc::wg_sync(wg);  // op #{}: an earlier store may have touched these bytes from other lanes", id));
         dirty_ = true;
         line(fmt::format("for (int i0 = lane * {0}; i0 < {1}; i0 += {2}) {{  // op #{3}: store, {0} element(s) per thread", v, n, 128 * v, id));
@@ -1745,7 +1751,8 @@ class emitter {
           line(fmt::format("  {} out[{}];", ctype(dt), v));
           line("  #pragma unroll");
           line(fmt::format("  for (int u = 0; u < {}; ++u) out[u] = {};", v, store_conv(dt, value(s.value, "(i0 + u)"))));
-          line(fmt::format("  *reinterpret_cast<uint4*>(&{}) = *reinterpret_cast<const uint4*>(out);", element(s.refs[0], "i0")));
+          if (reduce_ != ir::Reduce::none) line(fmt::format("  sc::red_add_v4(&{}, out);", element(s.refs[0], "i0")));
+          else line(fmt::format("  *reinterpret_cast<uint4*>(&{}) = *reinterpret_cast<const uint4*>(out);", element(s.refs[0], "i0")));
           leaf_override_.clear();
         } else {
           line("  #pragma unroll");

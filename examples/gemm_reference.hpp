@@ -26,6 +26,19 @@ inline void gemm_abt_reference(std::vector<host_tensor>& t, param_values const& 
   gemm_fabt_reference(t, p, [](double x) { return x; });
 }
 
+// C += A * B^T (gemm_splitk): C's initial contents plus the product, in double, rounded once.
+inline void gemm_abt_accumulate_reference(std::vector<host_tensor>& t, param_values const& p) {
+  const std::int64_t M = p.at("M"), N = p.at("N"), K = p.at("K");
+  auto const& a = t[0];
+  auto const& b = t[1];
+  for (std::int64_t i = 0; i < M; ++i)
+    for (std::int64_t j = 0; j < N; ++j) {
+      double sum = t[2].get(i * N + j);
+      for (std::int64_t k = 0; k < K; ++k) sum += a.get(i * K + k) * b.get(j * K + k);
+      t[2].set(i * N + j, sum);
+    }
+}
+
 // The same, M, N and K read from the tensors' shapes (the lessons' kernels have no parameters).
 inline void gemm_abt_reference_of_shapes(std::vector<host_tensor>& t) {
   gemm_abt_reference(t, {{"M", t[0].shape[0]}, {"N", t[1].shape[0]}, {"K", t[0].shape[1]}});

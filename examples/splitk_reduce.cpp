@@ -51,7 +51,7 @@ STAGECRAFT_REGISTER(kernel_entry{
     .name = "splitk_reduce",
     .summary = "y += sum of x's 64-column blocks, K split over CTAs that share nothing: each reduces its partial into y (red.global.add or "
                "a TMA reduce-add)",
-    .params = {{.name = "M", .default_value = 128, .help = "rows (any)", .min = 1},
+    .params = {{.name = "M", .default_value = 128, .help = "rows (any; with tma=1 at least 64: a TMA box must fit in y)", .min = 1},
                {.name = "K", .default_value = 512, .help = "columns (any; split into 64-column blocks over S CTAs)", .min = 1},
                {.name = "S", .default_value = 4, .help = "CTAs per row block, one K slice each", .allowed = {2, 4}},
                {.name = "tma", .default_value = 0, .help = "1: one TMA reduce-add per CTA from SMEM; 0: red.global.add per element",

@@ -820,3 +820,17 @@ TEST_CASE("reducing stores: red.global and cp.reduce.async.bulk.tensor with the 
     CHECK_THAT(r.ptx, !Contains("st.global"));  // y is only ever reduced into
   }
 }
+
+// Split-K by reduction (gemm_splitk): the accumulator's fragment goes to C as red.add.v2.f32 on
+// each register pair when C's blocks divide it, and as one predicated red.add.f32 per element on
+// a masked edge block. No st.global: C is only ever reduced into.
+TEST_CASE("gemm_splitk reduces its accumulator into C as red.global.add.v2.f32, element by element on masked edges", "[nvrtc][reduce]") {
+  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  auto const& e = registry::global().find("gemm_splitk");
+  const auto even = nvrtc::compile(e.build(registry::resolve(e, {})), ir::Target::sm_90a, o);
+  CHECK(even.spill_bytes == 0);
+  CHECK_THAT(even.ptx, Contains("red.relaxed.gpu.global.add.v2.f32") && !Contains("red.relaxed.gpu.global.add.f32") && !Contains("st.global"));
+  const auto edge = nvrtc::compile(e.build(registry::resolve(e, {{"M", 197}, {"N", 260}})), ir::Target::sm_90a, o);
+  CHECK(edge.spill_bytes == 0);
+  CHECK_THAT(edge.ptx, Contains("red.relaxed.gpu.global.add.f32") && !Contains("red.relaxed.gpu.global.add.v2.f32") && !Contains("st.global"));
+}

@@ -7,6 +7,11 @@
 // Any M, N, K (K a multiple of 8 and N of 4: TMA rows are 16-byte units): the last K slice
 // overhangs A and B, and TMA fills both with zeros, which add nothing; the edge blocks of C
 // overhang it, and the store drops what lies outside.
+//
+// int8 = 1: the same kernel on s8 operands into an s32 accumulator (wgmma .m64nNk32.s32.s8.s8):
+// K slices of 128 elements (128 bytes, the swizzle's row), C in i32, exact (integer products
+// summed without rounding, wrapping at 32 bits as the hardware does without .satfinite). K a
+// multiple of 16 there (16-byte TMA rows of one-byte elements).
 #include <cmath>
 
 #include <stagecraft/registry.hpp>
@@ -17,27 +22,29 @@
 namespace stagecraft::examples {
 namespace {
 
-template <long long S, long long BN>
+// In: bf16 (C in f32) or i8 (C in i32). KT: the K slice, 128 bytes of In.
+template <long long S, long long BN, class In, class Out>
 auto gemm_small(std::int64_t M, std::int64_t N, std::int64_t K) {
+  constexpr long long KT = 128 / (In::bits / 8);
   return kernel<sm_90a>(
       "gemm_small", grid(ceil_div(N, BN), ceil_div(M, 64)), threads(1_c),
-      gmem<bf16>("a", shape(M, K)),                             // (m, k)
-      gmem<bf16>("b", shape(N, K)),                             // (n, k): C = A * B^T
-      gmem<f32>("c", shape(M, N)),                              // (m, n)
-      smem<bf16>(shape(int_c<S>, 64_c, 64_c), swizzle(128_c)),  // as: (stage, m, k), K-major
-      smem<bf16>(shape(int_c<S>, int_c<BN>, 64_c), swizzle(128_c)),  // bs: (stage, n, k), K-major
-      smem<f32>(shape(64_c, int_c<BN>)),                         // cs: the epilogue's staging tile
-      barrier(arrivals(2_c), count(int_c<S>)),                   // full[stage]: A and B landed
-      accumulator<f32>(shape(64_c, int_c<BN>)),                  // acc: (m, n) in registers
+      gmem<In>("a", shape(M, K)),                                         // (m, k)
+      gmem<In>("b", shape(N, K)),                                         // (n, k): C = A * B^T
+      gmem<Out>("c", shape(M, N)),                                        // (m, n)
+      smem<In>(shape(int_c<S>, 64_c, int_c<KT>), swizzle(128_c)),         // as: (stage, m, k), K-major
+      smem<In>(shape(int_c<S>, int_c<BN>, int_c<KT>), swizzle(128_c)),    // bs: (stage, n, k), K-major
+      smem<Out>(shape(64_c, int_c<BN>)),                                  // cs: the epilogue's staging tile
+      barrier(arrivals(2_c), count(int_c<S>)),                            // full[stage]: A and B landed
+      accumulator<Out>(shape(64_c, int_c<BN>)),                           // acc: (m, n) in registers
       [&](auto a, auto b, auto c, auto as, auto bs, auto cs, auto full, auto acc) {
         auto n = program_id(0_c);
         auto m = program_id(1_c);
-        return seq(store(acc, 0.0f),
-                   emit_pipeline<S>(ceil_div(K, 64), full,
+        return seq(store(acc, 0),
+                   emit_pipeline<S>(ceil_div(K, KT), full,
                                     ins(in(a, as, [&](auto k) { return a.block(m, k); }),
                                         in(b, bs, [&](auto k) { return b.block(n, k); })),
                                     outs(),
-                                    [&](auto, auto a_k, auto b_k) {  // a_k: (64, 64), b_k: (BN, 64)
+                                    [&](auto, auto a_k, auto b_k) {  // a_k: (64, KT), b_k: (BN, KT)
                                       return seq(wgmma(acc, a_k, transpose(b_k)), wgmma_commit(), wgmma_wait(0_c));
                                     }),
                    store(cs, load(acc)), commit_smem(),
@@ -47,15 +54,17 @@ auto gemm_small(std::int64_t M, std::int64_t N, std::int64_t K) {
 
 STAGECRAFT_REGISTER(kernel_entry{
     .name = "gemm_small",
-    .summary = "C = A * B^T (bf16 in, f32 out) on one warpgroup: an S-deep TMA ring feeding wgmma",
+    .summary = "C = A * B^T (bf16 in, f32 out; or int8=1: s8 in, s32 out) on one warpgroup: an S-deep TMA ring feeding wgmma",
     .params = {{.name = "M", .default_value = 256, .help = "rows of A and C (any)", .min = 64},
                {.name = "N", .default_value = 256, .help = "rows of B, columns of C (C's rows are 16-byte TMA units: a multiple of 4)", .min = 128, .multiple_of = 4},
                {.name = "K", .default_value = 256, .help = "the reduced dimension (bf16 rows of 16-byte units: a multiple of 8)", .min = 64, .multiple_of = 8},
-               {.name = "S", .default_value = 2, .help = "pipeline stages", .allowed = {1, 2, 3, 4}}},
+               {.name = "S", .default_value = 2, .help = "pipeline stages", .allowed = {1, 2, 3, 4}},
+               {.name = "int8", .default_value = 0, .help = "1: s8 inputs, s32 accumulator and C (K a multiple of 16)", .allowed = {0, 1}}},
     .build =
         [](param_values const& p) {
           return dispatch<1, 2, 3, 4>(p.at("S"), [&](auto S) {
-            return lower(gemm_small<decltype(S)::value, 128>(p.at("M"), p.at("N"), p.at("K")));
+            if (p.at("int8") == 1) return lower(gemm_small<decltype(S)::value, 128, i8, i32>(p.at("M"), p.at("N"), p.at("K")));
+            return lower(gemm_small<decltype(S)::value, 128, bf16, f32>(p.at("M"), p.at("N"), p.at("K")));
           });
         },
     .reference = gemm_abt_reference,

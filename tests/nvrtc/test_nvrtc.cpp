@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <stagecraft/ir/scopes.hpp>
+#include <stagecraft/ir/wgmma.hpp>
 #include <stagecraft/nvrtc/nvrtc.hpp>
 #include <stagecraft/registry.hpp>
 #include <stagecraft/stagecraft.hpp>
@@ -833,4 +834,18 @@ TEST_CASE("gemm_splitk reduces its accumulator into C as red.global.add.v2.f32, 
   const auto edge = nvrtc::compile(e.build(registry::resolve(e, {{"M", 197}, {"N", 260}})), ir::Target::sm_90a, o);
   CHECK(edge.spill_bytes == 0);
   CHECK_THAT(edge.ptx, Contains("red.relaxed.gpu.global.add.f32") && !Contains("red.relaxed.gpu.global.add.v2.f32") && !Contains("st.global"));
+}
+
+// s8 x s8 into s32 (gemm_small int8=1): the integer wgmma kind, which has no scale immediates
+// (ptxas rejects them), with s32 accumulator registers; 128-element K slices of 128 bytes.
+TEST_CASE("gemm_small int8=1 compiles to wgmma .m64n128k32.s32.s8.s8", "[nvrtc][int8]") {
+  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  auto const& e = registry::global().find("gemm_small");
+  const auto c = nvrtc::compile(e.build(registry::resolve(e, {{"int8", 1}})), ir::Target::sm_90a, o);
+  CHECK(c.spill_bytes == 0);
+  CHECK_THAT(c.ptx, Contains("wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8 {") && Contains("}, %rd") && !Contains(".f32.bf16.bf16"));
+  static_assert(ir::wgmma::input_pair(ir::DType::i8, ir::DType::i8) && !ir::wgmma::input_pair(ir::DType::i8, ir::DType::e4m3));
+  static_assert(ir::wgmma::accumulator_for(ir::DType::i8, ir::DType::i32) && !ir::wgmma::accumulator_for(ir::DType::i8, ir::DType::f32));
+  static_assert(ir::wgmma::n_for(ir::DType::i8, 24) && !ir::wgmma::n_for(ir::DType::i8, 40) && ir::wgmma::n_for(ir::DType::i8, 48) &&
+                ir::wgmma::n_for(ir::DType::bf16, 40));
 }

@@ -53,6 +53,7 @@ double mma_tolerance::bound(double reference, ir::DType output, int param) const
 
 bool mma_tolerance::within(double got, double reference, ir::DType output, int param) const {
   if (got == reference || (std::isnan(got) && std::isnan(reference))) return true;
+  if (!ir::dtype_is_float(output)) return false;  // integer outputs (s8 MMA into s32) are exact
   return std::abs(got - reference) <= bound(reference, output, param);
 }
 
@@ -131,6 +132,8 @@ std::optional<mma_tolerance> tolerance_of(ir::Kernel const& k, result const& r, 
     }
   }
   if (t.k == 0 && t.math_units == 0) return std::nullopt;
+  // Integer outputs (s8 MMA into s32) are exact: compared bit for bit, with no bound to print.
+  if (std::none_of(outs.begin(), outs.end(), [&](int p) { return ir::dtype_is_float(k.params[p].dtype); })) return std::nullopt;
   return t;
 }
 

@@ -117,8 +117,9 @@ class emitter {
         throw unsupported(fmt::format("kernel '{}': row-vector accumulator {} ({} [{}]): the NVRTC backend generates f32 row vectors of 64 m rows",
                                       k_.name, ir::alloc_name(k_, static_cast<int>(a)), ir::dtype_name(al.dtype), fmt::join(al.shape, ", ")));
       if (al.kind == ir::AllocKind::accumulator && al.shape.size() != 1 &&
-          ((al.dtype != ir::DType::f32 && al.dtype != ir::DType::f16) || al.shape.size() != 2 || al.shape[0] % 64 != 0 || al.shape[1] % 8 != 0))
-        throw unsupported(fmt::format("kernel '{}': accumulator {} ({} [{}]): the NVRTC backend generates f32 or f16 accumulators of (64 m, 8 n) "
+          ((al.dtype != ir::DType::f32 && al.dtype != ir::DType::f16 && al.dtype != ir::DType::i32) || al.shape.size() != 2 || al.shape[0] % 64 != 0 ||
+           al.shape[1] % 8 != 0))
+        throw unsupported(fmt::format("kernel '{}': accumulator {} ({} [{}]): the NVRTC backend generates f32, f16 or i32 accumulators of (64 m, 8 n) "
                                       "fragments", k_.name, ir::alloc_name(k_, static_cast<int>(a)), ir::dtype_name(al.dtype), fmt::join(al.shape, ", ")));
       const bool is_barrier = al.kind == ir::AllocKind::barrier || al.kind == ir::AllocKind::cluster_barrier;
       bar_first_.push_back(is_barrier ? bar_index : -1);
@@ -272,7 +273,8 @@ class emitter {
                          al.shape[0]);
         continue;
       }
-      h += fmt::format("  {} acc{}[{}];  // ({}, {}) {} accumulator: {} m64 block(s) x {} registers per thread\n", acc_f16(a) ? "unsigned" : "float",
+      h += fmt::format("  {} acc{}[{}];  // ({}, {}) {} accumulator: {} m64 block(s) x {} registers per thread\n",
+                       acc_f16(a) ? "unsigned" : al.dtype == ir::DType::i32 ? "int" : "float",
                        a, acc_registers(a), al.shape[0], al.shape[1], ir::dtype_name(al.dtype), al.shape[0] / 64, acc_registers(a) / (al.shape[0] / 64));
     }
     if (bar_elements_ > 0) {
@@ -1361,6 +1363,7 @@ class emitter {
     const bool d_f16 = p.acc == ir::DType::f16;
     const std::int64_t regs = p.n / (d_f16 ? 4 : 2);
     const bool sixteen = ir::dtype_bits(p.b_type) == 16;  // only 16-bit kinds take the transpose immediates
+    const bool integer = p.acc == ir::DType::i32;         // .s32.s8.s8: no scale immediates, s32 registers
     line(fmt::format("{{  // op #{}: wgmma, {} m64 block(s) x {} k step(s) of {}", id, p.m_blocks(), p.k_steps(), p.shape_suffix()));
     // Generic SMEM stores of other lanes must be complete before the tensor core reads (their
     // proxy fence is commit_smem(), the kernel's own).
@@ -1412,10 +1415,11 @@ class emitter {
         }
         const std::int64_t next = regs + (p.a_in_registers ? 4 : 1);
         std::string outs;
-        for (std::int64_t r = 0; r < regs; ++r) outs += fmt::format("{}\"+{}\"(acc{}[{}])", r ? ", " : "", d_f16 ? 'r' : 'f', acc, mb * regs + r);
-        // scale-d is 1: D accumulates (a kernel zeroes its accumulator with store(acc, 0)).
-        line(fmt::format("    asm volatile(\"{{\\n .reg .pred p;\\n setp.ne.b32 p, %{}, 0;\\n wgmma.mma_async.sync.aligned.{} {{{}}}, {}, %{}, p, 1, 1{}{};\\n}}\"",
-                         next + 1, p.shape_suffix(), d, a_operand, next, imm_a, imm_b));
+        for (std::int64_t r = 0; r < regs; ++r) outs += fmt::format("{}\"+{}\"(acc{}[{}])", r ? ", " : "", d_f16 || integer ? 'r' : 'f', acc, mb * regs + r);
+        // scale-d is 1: D accumulates (a kernel zeroes its accumulator with store(acc, 0)). The
+        // float kinds take imm-scale-a and imm-scale-b (1: no negation); the integer kind has none.
+        line(fmt::format("    asm volatile(\"{{\\n .reg .pred p;\\n setp.ne.b32 p, %{}, 0;\\n wgmma.mma_async.sync.aligned.{} {{{}}}, {}, %{}, p{}{}{};\\n}}\"",
+                         next + 1, p.shape_suffix(), d, a_operand, next, integer ? "" : ", 1, 1", imm_a, imm_b));
         line(fmt::format("                 : {}", outs));
         line(fmt::format("                 : {}\"l\"(db), \"r\"(1));", a_inputs));
         line("  }");

@@ -30,12 +30,13 @@
 
 namespace stagecraft::interp::detail {
 
-// What the tensor cores (wgmma and tcgen05) multiply: bf16/f16/e4m3/e5m2 as they are, f32 operands as tf32 (the
+// What the tensor cores (wgmma and tcgen05) multiply: bf16/f16/e4m3/e5m2/s8 as they are, f32 operands as tf32 (the
 // low 13 mantissa bits are not read).
 float mma_operand_value(ir::DType t, std::byte const* p) {
   switch (t) {
     case ir::DType::e4m3: return ir::e4m3_to_f32(static_cast<unsigned char>(*p));
     case ir::DType::e5m2: return ir::e5m2_to_f32(static_cast<unsigned char>(*p));
+    case ir::DType::i8: return static_cast<float>(static_cast<std::int8_t>(*p));  // exact: |x| <= 128
     case ir::DType::bf16: { std::uint16_t h; std::memcpy(&h, p, 2); return bf16_to_f32(h); }
     case ir::DType::f16: { std::uint16_t h; std::memcpy(&h, p, 2); return f16_to_f32(h); }
     default: {
@@ -173,6 +174,9 @@ void machine::wgmma_complete(async_op& op) {
           if (accm.dtype == ir::DType::f32) {
             float* d = reinterpret_cast<float*>(accm.data) + e;
             *d = static_cast<float>(static_cast<double>(*d) + sum);
+          } else if (accm.dtype == ir::DType::i32) {  // s8 products: sum is an exact integer; the add wraps at 32 bits
+            auto* d = reinterpret_cast<std::int32_t*>(accm.data) + e;
+            *d = static_cast<std::int32_t>(static_cast<std::uint32_t>(*d) + static_cast<std::uint32_t>(static_cast<std::int64_t>(sum)));
           } else {  // f16 accumulators round to f16 once per instruction
             auto* h = reinterpret_cast<std::uint16_t*>(accm.data) + e;
             *h = f32_to_f16(static_cast<float>(static_cast<double>(f16_to_f32(*h)) + sum));

@@ -77,6 +77,10 @@ constexpr bool check_mma_operands() {
                         << Cd::values[1] << " a multiple of " << NStep << " up to " << MaxN << ", K = " << Ad::values[1]
                         << " a multiple of " << 256 / AD::bits << " for " << dtype_name<AD>());
     return false;
+  } else if constexpr (std::is_same_v<AD, i8> && !ir::wgmma::n_for(ir::DType::i8, Cd::values[1])) {
+    STAGECRAFT_ERROR("i8 MMA N must be 8, 16, 24 or a multiple of 16",
+                     Op << ": shape not supported: N = " << Cd::values[1] << " for i8 inputs must be 8, 16, 24 or a multiple of 16 (.m64nNk32.s32.s8.s8)");
+    return false;
   } else {
     return true;
   }

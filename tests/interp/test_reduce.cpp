@@ -5,6 +5,7 @@
 // GMEM and to the dtypes their instructions take.
 #include <cstdint>
 #include <random>
+#include <type_traits>
 
 #include <catch2/catch.hpp>
 #include <stagecraft/interp/interp.hpp>
@@ -28,7 +29,10 @@ std::vector<T> expected_probe(std::vector<host_tensor> const& in, ir::Reduce op)
       T& e = out[static_cast<std::size_t>(r * 64 + c)];
       for (std::int64_t s = 0; s < 3; ++s) {
         const T v = x[static_cast<std::size_t>(r * 192 + s * 64 + c)];
-        if (op == ir::Reduce::add) e = static_cast<T>(e + v);
+        if (op == ir::Reduce::add) {
+          if constexpr (std::is_integral_v<T>) e = static_cast<T>(static_cast<std::uint32_t>(e) + static_cast<std::uint32_t>(v));  // wraps, as the hardware's add
+          else e = e + v;
+        }
         else e = op == ir::Reduce::min ? std::min(e, v) : std::max(e, v);
       }
     }

@@ -59,15 +59,17 @@ inline ir::Kernel reduce_kernel() {
       }));
 }
 
-// Coordinates as values (a causal-mask-like index arithmetic), floating iota, and fills.
+// Coordinates as values (a causal-mask-like index arithmetic), floating iota, and fills: of a
+// constant, and of one element read at run time (full(shape, tile), a scale factor's form).
 inline ir::Kernel iota_kernel() {
   auto s = shape(64_c, 32_c);
   return lower(kernel<sm_90a>("tile_iota", grid(1), threads(1_c), gmem<f32>("x", s), gmem<i32>("idx", s), gmem<f32>("col", s), gmem<f32>("filled", s),
-                              gmem<i8>("wrapped", s), [s](auto x, auto idx, auto col, auto filled, auto wrapped) {
+                              gmem<i8>("wrapped", s), gmem<f32>("spread", s), [s](auto x, auto idx, auto col, auto filled, auto wrapped, auto spread) {
                                 auto t = [&](auto g) { return g.tile(s, 0_c, 0_c); };
                                 return seq(store(t(idx), iota<0>(s) * 100 + iota<1>(s)), store(t(col), iota<1, f32>(s) * 0.5f + load(t(x))),
                                            store(t(filled), full<f32>(s, 0.25f) * load(t(x))),
-                                           store(t(wrapped), iota<0, i8>(s) * full<i8>(s, 3)));
+                                           store(t(wrapped), iota<0, i8>(s) * full<i8>(s, 3)),
+                                           store(t(spread), full(s, load(x.tile(shape(1_c, 1_c), 5_c, 7_c))) + load(t(x))));
                               }));
 }
 
@@ -144,6 +146,7 @@ inline std::vector<case_t> all() {
                        b[2].set(i, static_cast<float>(c) * 0.5f + f(b[0], i));
                        b[3].set(i, 0.25f * f(b[0], i));
                        b[4].set(i, static_cast<double>(static_cast<std::int8_t>(r * 3)));  // wraps like i8 arithmetic
+                       b[5].set(i, f(b[0], 5 * cols + 7) + f(b[0], i));
                      }
                  }});
   out.push_back({"tile_select", select_kernel(), [](std::vector<host_tensor>& b) {

@@ -336,6 +336,30 @@ auto full(S const&, V const& value) {
   }
 }
 
+// A tile whose every element is the one element of t, a value known only at run time (a scale
+// factor read from memory): full(shape(64_c), load(sb.tile(shape(1_c, 1_c), n, k))). No new
+// operation: t viewed as (1), repeated along axis 1 of (1, size), viewed as `s`.
+template <class S, class T>
+  requires is_tile<T>
+auto full(S const& s, T const& t) {
+  using DT = typename T::dtype_t;
+  if constexpr (error_tile<T>) {
+    return tile<DT, any_dims>{};
+  } else if constexpr (!shape_like<S>) {
+    STAGECRAFT_ERROR_T(S, "full(shape, t) takes a shape(...)");
+    return tile<DT, any_dims>{};
+  } else if constexpr (!S::static_dims::all_static) {
+    STAGECRAFT_ERROR("full(shape, t): the shape S is not static", "full(shape, t): the shape " << typename S::static_dims{} << " is not static");
+    return tile<DT, any_dims>{};
+  } else if constexpr (T::static_dims::product != 1) {
+    STAGECRAFT_ERROR("full(shape, t): t is the one-element tile whose value fills the shape, but it has shape S",
+                     "full(shape, t): t is the one-element tile whose value fills the shape, but it has shape " << typename T::static_dims{});
+    return tile<DT, any_dims>{};
+  } else {
+    return reshape(broadcast<1>(reshape(t, shape(1_c)), shape(1_c, int_c<S::static_dims::product>)), s);
+  }
+}
+
 namespace detail {
 // The first tile among the operands (it gives dtype and shape; scalars take them), or void.
 template <class... T>

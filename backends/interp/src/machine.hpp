@@ -615,6 +615,7 @@ class machine {
   // partials add up to the whole K, which is what the output's MMA tolerance must count).
   std::vector<std::vector<std::int64_t>> reduced_k_;
   std::int64_t acc_k_of(agent_state const& a, ir::ValueId v) const;  // the largest K an accumulator or TMEM operand of v holds
+  std::int64_t promoted_k(agent_state const& a, int dst, ir::ValueId v) const;  // the K a store of v into accumulator dst leaves there
   void note_reduced_k(region const& g, std::int64_t k);
   float max_exp_arg_ = 0;                           // the largest |x| exp was applied to (fast mode's bound)
   void note_exp_args(const float* x, std::size_t n) {

@@ -391,6 +391,31 @@ std::int64_t machine::acc_k_of(agent_state const& a, ir::ValueId v) const {
   return std::max({acc_k_of(a, x.a), acc_k_of(a, x.b), acc_k_of(a, x.c)});
 }
 
+std::int64_t machine::promoted_k(agent_state const& a, int dst, ir::ValueId v) const {
+  if (k_.allocs[static_cast<std::size_t>(dst)].shape.size() < 2) return 0;  // a row vector (m, l): no MMA sum
+  bool reads_dst = false;
+  std::int64_t others = 0;
+  std::vector<int> seen;  // each other D fragment counted once, however often it is read
+  std::vector<ir::ValueId> stack{v};
+  while (!stack.empty()) {
+    const ir::ValueId id = stack.back();
+    stack.pop_back();
+    if (id == ir::none) continue;
+    auto const& x = k_.values[id];
+    if (x.op == ir::ValueOp::load && x.ref != ir::none) {
+      auto const& r = k_.refs[x.ref];
+      if (r.base != ir::RefBase::alloc || k_.allocs[r.id].kind != ir::AllocKind::accumulator || k_.allocs[r.id].shape.size() < 2) continue;
+      if (r.id == dst) reads_dst = true;
+      else if (std::find(seen.begin(), seen.end(), r.id) == seen.end()) seen.push_back(r.id), others += a.acc_k[static_cast<std::size_t>(r.id)];
+      continue;
+    }
+    for (auto c : {x.a, x.b, x.c}) stack.push_back(c);
+  }
+  // Not a promotion (store(acc, 0), a rescale O = O * alpha): K starts again from 0, as before.
+  if (others == 0) return 0;
+  return others + (reads_dst ? a.acc_k[static_cast<std::size_t>(dst)] : 0);
+}
+
 void machine::note_reduced_k(region const& g, std::int64_t k) {
   const auto p = static_cast<std::size_t>(g.mem - gmem_.data());
   if (reduced_k_.size() <= p) reduced_k_.resize(p + 1);
@@ -402,9 +427,12 @@ void machine::note_reduced_k(region const& g, std::int64_t k) {
 }
 
 void machine::do_store(agent_state& a, ir::Stmt const& s) {
-  {  // a generic write starts a new sum (store(acc, 0))
+  {  // a generic write starts a new sum (store(acc, 0)), except a promotion: a D fragment
+     // that reads another D fragment's sum (acc = fma(part, scale, acc), the blockwise fp8
+     // GEMM's) holds the K of both
     auto const& r = k_.refs[s.refs[0]];
-    if (r.base == ir::RefBase::alloc && k_.allocs[r.id].kind == ir::AllocKind::accumulator) a.acc_k[static_cast<std::size_t>(r.id)] = 0;
+    if (r.base == ir::RefBase::alloc && k_.allocs[r.id].kind == ir::AllocKind::accumulator)
+      a.acc_k[static_cast<std::size_t>(r.id)] = promoted_k(a, r.id, s.value);
   }
   {  // store_tmem: tcgen05.st, then tcgen05.wait::st (the generator places it), so the write is
      // complete before this agent's next op; thread t writes lane t, which is row t of the tile.

@@ -40,7 +40,8 @@ double mma_tolerance::bound(double reference, ir::DType output, int param) const
     // Accumulators narrower than f32 round once per instruction (ik products), not per product.
     const double steps = std::ceil(kd / ir::wgmma::instr_k(ir::dtype_bits(input)));
     const double u_step = accumulator == ir::DType::f16 ? std::ldexp(1.0, -10) : ir::dtype_is_fp8(input) ? std::ldexp(1.0, -13) : 0.0;
-    const double sum_bound = kd * max_input * max_input;
+    // Scale factors (the blockwise fp8 GEMM's Sa and Sb) multiply every product: |a b sa sb|.
+    const double sum_bound = kd * max_input * max_input * std::pow(std::max(max_input, 1.0), scale_factors);
     b += (kd * std::ldexp(1.0, -23) + steps * u_step + u_in) * sum_bound + std::ldexp(std::abs(reference), -mantissa_bits(output));
   }
   if (math_units > 0) {
@@ -58,7 +59,9 @@ bool mma_tolerance::within(double got, double reference, ir::DType output, int p
 }
 
 std::string mma_tolerance::rule() const {
-  std::string mma = k > 0 ? fmt::format("the MMA bound (K = {}, {} inputs, max |input| {})", k, input == ir::DType::f32 ? "tf32" : ir::dtype_name(input), max_input) : "";
+  std::string mma = k > 0 ? fmt::format("the MMA bound (K = {}, {} inputs{}, max |input| {})", k, input == ir::DType::f32 ? "tf32" : ir::dtype_name(input),
+                                        scale_factors > 0 ? fmt::format(" with {} scale factors", scale_factors) : "", max_input)
+                          : "";
   std::string fast = math_units > 0 ? fmt::format("the fast-math bound (E = {:.4g} units of 2^-24, R up to {:.4g})", math_units, math_scale) : "";
   if (!mma.empty() && !fast.empty()) return mma + " plus " + fast;
   return mma.empty() ? fast : mma;
@@ -126,10 +129,14 @@ std::optional<mma_tolerance> tolerance_of(ir::Kernel const& k, result const& r, 
     t.k = r.mma_k;
     t.input = r.mma_input;
     t.accumulator = r.mma_accumulator;
+    int float_inputs = 0;
     for (std::size_t p = 0; p < inputs.size() && p < k.params.size(); ++p) {
       if (k.params[p].workspace || std::find(outs.begin(), outs.end(), static_cast<int>(p)) != outs.end()) continue;
+      float_inputs += ir::dtype_is_float(k.params[p].dtype) ? 1 : 0;
       for (std::int64_t i = 0; i < inputs[p].elements(); ++i) t.max_input = std::max(t.max_input, std::abs(inputs[p].get(i)));
     }
+    // An fp8 GEMM's float inputs beyond its two operands are its scale factors.
+    if (ir::dtype_is_fp8(t.input)) t.scale_factors = std::max(0, float_inputs - 2);
   }
   if (t.k == 0 && t.math_units == 0) return std::nullopt;
   // Integer outputs (s8 MMA into s32) are exact: compared bit for bit, with no bound to print.

@@ -155,6 +155,11 @@ std::vector<int> written_params(ir::Kernel const& k);
 // bf16, f16 and fp8 inputs (the reference multiplies the same values), 2^-9 for f32 read as
 // tf32 (two 10-bit truncations); ulp_out: one unit in the last place of the output type at
 // |ref| (the output's own rounding may differ by one).
+// Scaled fp8 GEMMs (gemm_fp8_blockwise): every product is a b sa sb, so max|x|^2 becomes
+// max|x|^(2 + s), s the kernel's float inputs besides its two operands; K is the whole K the
+// output summed, the promoted partial sums' Ks added (a store acc = fma(part, scale, acc) adds
+// part's K to acc's), so each 128-wide part's fp8 rounding and each promotion's f32 rounding
+// are both counted.
 //
 // Fast math mode adds (math_units > 0; docs/codegen.md, "Math modes"):
 //   fast(ref) = E 2^-24 (|ref| + R) + 2^-125 [+ ulp_out(ref) when there is no MMA part]
@@ -175,6 +180,9 @@ struct mma_tolerance {
   ir::DType input = ir::DType::bf16;
   ir::DType accumulator = ir::DType::f32;
   double max_input = 0;
+  // Inputs that multiply every product besides the two MMA operands (an fp8 GEMM's scale
+  // tensors): the products' bound is max_input^(2 + scale_factors) (max_input >= 1 taken).
+  int scale_factors = 0;
   double math_units = 0;  // E of fast math mode; 0: none (exact mode, or nothing approximate)
   double math_scale = 0;  // R: the largest over every output (what bound() uses without a param)
   std::vector<double> param_scale;  // R of each GMEM parameter, by index (0 for inputs)

@@ -25,7 +25,7 @@ fails=0
 # UTCBAR for tcgen05.commit); TMEM loads are LDTM.
 # A kernel may carry one parameter after `@` (gemm_blackwell_2cta@mc=2: two pairs multicasting A);
 # its files are named with `_` for `@` and `=`.
-for spec in "gemm_hopper:HGMMA:sm_90a" "gemm_small:HGMMA:sm_90a" "gemm_fp8:QGMMA:sm_90a" "gemm_blackwell:UTCHMMA:sm_100a" "gemm_blackwell_2cta:UTCHMMA:sm_100a" \
+for spec in "gemm_hopper:HGMMA:sm_90a" "gemm_small:HGMMA:sm_90a" "gemm_fp8:QGMMA:sm_90a" "gemm_fp8_blockwise:QGMMA:sm_90a" "gemm_blackwell:UTCHMMA:sm_100a" "gemm_blackwell_2cta:UTCHMMA:sm_100a" \
             "gemm_blackwell_2cta@mc=2:UTCHMMA:sm_100a" "gemm_blackwell_ts:UTCHMMA:sm_100a"; do
   arch=${spec##*:}
   spec=${spec%:*}

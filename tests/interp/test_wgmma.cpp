@@ -162,6 +162,45 @@ TEST_CASE("gemm_fp8 is within the MMA tolerance at 256^3, 512^3 and 256x512x384 
   }
 }
 
+TEST_CASE("gemm_fp8_blockwise is within the scaled MMA tolerance under eager, lazy and 50 PCT schedules, and a wrong scale is caught",
+          "[interp][wgmma][fp8][blockwise]") {
+  auto const& e = registry::global().find("gemm_fp8_blockwise");
+  for (auto [M, N, K] : {std::array<std::int64_t, 3>{256, 256, 384}, {197, 136, 400}}) {
+    INFO("M=" << M << " N=" << N << " K=" << K);
+    const auto vals = registry::resolve(e, {{"M", M}, {"N", N}, {"K", K}});
+    const auto k = e.build(vals);
+    const auto in = testing::random_buffers(k, 9);
+    REQUIRE(in[2].dtype == ir::DType::f32);
+    auto expected = in;
+    e.reference(expected, vals);
+    run_everywhere(k, in, expected, 50);
+    const auto r = interp::run(k, in);
+    const auto tol = interp::tolerance_of(k, r, in);
+    REQUIRE(tol.has_value());
+    // The promotions add each 128-wide part's K into the result's (a partial last slice counts
+    // as its whole zero-filled 128), and Sa and Sb multiply every product.
+    CHECK(tol->k == (K + 127) / 128 * 128);
+    CHECK(tol->scale_factors == 2);
+    // The interpreter's f32 promotions end at most one bf16 ulp from the reference.
+    for (std::int64_t i = 0; i < r.buffers[4].elements(); ++i) {
+      const double want = expected[4].get(i);
+      REQUIRE(std::abs(r.buffers[4].get(i) - want) <= std::ldexp(std::abs(want), -7) + 1e-30);
+    }
+    // A kernel that read its A scales one row off (or Sb transposed) computes what these
+    // references hold: outside the bound.
+    auto row_off = in, transposed = in;
+    const std::int64_t Mp = in[2].shape[1], KB = in[3].shape[1], NB = in[3].shape[0];
+    for (std::int64_t kb = 0; kb < KB; ++kb)
+      for (std::int64_t m = 0; m < Mp; ++m) row_off[2].set(kb * Mp + m, in[2].get(kb * Mp + (m + 1) % Mp));
+    for (std::int64_t nb = 0; nb < NB; ++nb)
+      for (std::int64_t kb = 0; kb < KB; ++kb) transposed[3].set(nb * KB + kb, in[3].get((kb % NB) * KB + nb % KB));
+    for (auto* wrong : {&row_off, &transposed}) {
+      e.reference(*wrong, vals);
+      CHECK(testing::outside_bound(k, r, in, *wrong) != "");
+    }
+  }
+}
+
 // One m64n64k32 instruction on hand-placed fp8 bytes: which pattern goes with which operand, and
 // e4m3 against e5m2, checked against products computed here from the formats.
 TEST_CASE("wgmma decodes e4m3 and e5m2 operands by their own format, A and B each", "[interp][wgmma][fp8]") {

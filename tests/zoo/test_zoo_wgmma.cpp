@@ -142,3 +142,16 @@ TEST_CASE("zoo: after wgmma_wait(1), releasing the stage just issued lets its re
   }
   fixed_twin_is_clean(name);
 }
+
+TEST_CASE("zoo: a blockwise fp8 consumer that releases its stage before the promotion reads the stage's scales lets the refill race it",
+          "[zoo][wgmma][data_race]") {
+  // op #8: the producer's refill of the A scales' stage (s2) for step 2, which the consumer's
+  // promotion of step 0 still reads after releasing the stage.
+  const std::string name = "zoo_scales_read_after_release";
+  for (auto p : {policy::eager, policy::lazy}) {
+    const auto d = the_diagnostic(name, p, 8);
+    CHECK_THAT(d.message, Contains("data race on SMEM s2[0, 0, 0]: a TMA load (write) is not ordered after the earlier read by warpgroup 1 of CTA (0, 0, 0)") &&
+                              Contains("copy_gmem_to_smem(sa.block"));
+  }
+  fixed_twin_is_clean(name);
+}

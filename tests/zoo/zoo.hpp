@@ -67,6 +67,7 @@ ir::Kernel wgmma_no_fence(variant v = variant::buggy);      // generic stores in
 ir::Kernel wgmma_exit_pending(variant v = variant::buggy);  // a padding CTA exits with its wgmma group in flight
 ir::Kernel release_before_wgmma_wait(variant v = variant::buggy);  // warp-specialized consumer releases its stage before wgmma_wait
 ir::Kernel release_under_wait1(variant v = variant::buggy);  // after wgmma_wait(1), releases the stage whose group may still run
+ir::Kernel scales_read_after_release(variant v = variant::buggy);  // blockwise fp8: stage released after the wgmma_wait, its A scales read after
 
 // ---- Blackwell tensor cores (zoo_tcgen05.cpp): tcgen05's asynchrony and TMEM ------------------
 ir::Kernel refill_before_commit(variant v = variant::buggy);     // stage freed by barrier_arrive, not the MMA's commit

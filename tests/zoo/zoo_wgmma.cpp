@@ -204,6 +204,63 @@ struct make_release_under_wait1 {
   }
 };
 
+// gemm_fp8_blockwise in small: e4m3 a (64, K) and b (64, K), A scaled per row and 128 of K (sa:
+// (K / 128, 64)), B per 128 of K (sb: (1, K / 128)); warpgroup 0 streams each 128-wide K slice
+// of A, B and A's scales through a 2-stage ring, warpgroup 1 sums it with wgmma into `part` and
+// promotes it into `acc` with the stage's row scales.
+// MISTAKE: the consumer releases the stage (ManualRelease) as soon as its wgmma_wait says the
+// tensor core is done with A and B, forgetting that the promotion still reads the stage's A
+// scales: the producer's refill of the stage (two steps on) lands on them.
+// FIX: promote, then release.
+template <bool Bug>
+struct make_scales_read_after_release {
+  ir::Kernel operator()() const {
+    const std::int64_t K = 384, KB = K / 128;
+    return lower(kernel<sm_90a>(
+        "zoo_scales_read_after_release", grid(1), threads(2_c),
+        gmem<e4m3>("a", shape(64_c, K)),                         // (m, k)
+        gmem<e4m3>("b", shape(64_c, K)),                         // (n, k)
+        gmem<f32>("sa", shape(KB, 64_c)),                        // (k block, m)
+        gmem<f32>("sb", shape(1_c, KB)),                         // (n block, k block)
+        gmem<f32>("c", shape(64_c, 64_c)),                       // (m, n)
+        smem<e4m3>(shape(2_c, 64_c, 128_c), swizzle(128_c)),     // as: (stage, m, k)
+        smem<e4m3>(shape(2_c, 64_c, 128_c), swizzle(128_c)),     // bs: (stage, n, k)
+        smem<f32>(shape(2_c, 1_c, 64_c)),                        // ss: (stage, 1, m), A's scales
+        barrier(arrivals(3_c), count(2_c)),                      // ready[stage]
+        barrier(arrivals(1_c), count(2_c)),                      // consumed[stage]
+        accumulator<f32>(shape(64_c, 64_c)),                     // acc
+        accumulator<f32>(shape(64_c, 64_c)),                     // part
+        [&](auto a, auto b, auto sa, auto sb, auto c, auto as, auto bs, auto ss, auto ready, auto consumed, auto acc, auto part) {
+          return emit_pipeline_warp_specialized<2, 1, true>(
+              KB, ready, consumed,
+              ins(in(a, as, [&](auto k) { return a.block(0_c, k); }), in(b, bs, [&](auto k) { return b.block(0_c, k); }),
+                  in(sa, ss, [&](auto k) { return sa.block(k, 0_c); })),
+              [&](auto k, auto, auto a_k, auto b_k, auto s_k, auto release) {
+                auto scale = load(s_k[0_c]) * full(shape(64_c), load(sb.tile(shape(1_c, 1_c), 0_c, k)));
+                auto mma = seq(store(part, 0.0f), wgmma(part, a_k, transpose(b_k)), wgmma_commit(), wgmma_wait(0_c));
+                auto promote = store(acc, fma(load(part), broadcast<1>(scale, shape(64_c, 64_c)), load(acc)));
+                if constexpr (Bug) return seq(mma, barrier_arrive(release), promote);
+                else return seq(mma, promote, barrier_arrive(release));
+              },
+              [&](auto) { return store(acc, 0.0f); }, [&](auto) { return store(c.tile(shape(64_c, 64_c), 0_c, 0_c), load(acc)); });
+        }));
+  }
+};
+
+void ref_scaled_gemm(std::vector<host_tensor>& t) {  // c = sum over k blocks of sa sb (a b^T over the block)
+  const std::int64_t K = t[0].shape[1], KB = K / 128;
+  for (std::int64_t i = 0; i < 64; ++i)
+    for (std::int64_t j = 0; j < 64; ++j) {
+      double s = 0;
+      for (std::int64_t kb = 0; kb < KB; ++kb) {
+        double block = 0;
+        for (std::int64_t k = kb * 128; k < kb * 128 + 128; ++k) block += t[0].get(i * K + k) * t[1].get(j * K + k);
+        s += block * t[2].get(kb * 64 + i) * t[3].get(kb);
+      }
+      t[4].set(i * 64 + j, s);
+    }
+}
+
 void ref_gemm(std::vector<host_tensor>& t, double scale_a) {  // a (64, K), b (64, K), c = a * b^T
   const std::int64_t K = t[0].shape[1];
   auto c = t[2].as<float>();
@@ -225,6 +282,7 @@ ir::Kernel wgmma_no_fence(variant v) { return build<make_wgmma_no_fence>(v); }
 ir::Kernel wgmma_exit_pending(variant v) { return build<make_wgmma_exit_pending>(v); }
 ir::Kernel release_before_wgmma_wait(variant v) { return build<make_release_before_wgmma_wait>(v); }
 ir::Kernel release_under_wait1(variant v) { return build<make_release_under_wait1>(v); }
+ir::Kernel scales_read_after_release(variant v) { return build<make_scales_read_after_release>(v); }
 
 std::vector<entry> const& mma_all() {
   using interp::check;
@@ -235,6 +293,7 @@ std::vector<entry> const& mma_all() {
       {"zoo_wgmma_exit_pending", check::wgmma_pending_at_exit, wgmma_exit_pending, ref_gemm1},
       {"zoo_release_before_wgmma_wait", check::data_race, release_before_wgmma_wait, ref_gemm1},
       {"zoo_release_under_wait1", check::data_race, release_under_wait1, ref_gemm1},
+      {"zoo_scales_read_after_release", check::data_race, scales_read_after_release, ref_scaled_gemm},
   };
   return zoo;
 }

@@ -70,7 +70,9 @@ int compare_with_reference(ir::Kernel const& k, std::vector<host_tensor> const& 
     }
     // The MMA-only line is unchanged (scripts and tests read it); the fast-math bound names itself.
     const std::string mma_numbers =
-        tol->k > 0 ? fmt::format("; K = {}, {} inputs", tol->k, tol->input == ir::DType::f32 ? "tf32" : ir::dtype_name(tol->input)) : "";
+        tol->k > 0 ? fmt::format("; K = {}, {} inputs{}", tol->k, tol->input == ir::DType::f32 ? "tf32" : ir::dtype_name(tol->input),
+                                 tol->scale_factors > 0 ? fmt::format(" with {} scale factors", tol->scale_factors) : "")
+                   : "";
     const std::string rule = tol->math_units > 0 ? (tol->k > 0 ? "the MMA tolerance plus " : "") +
                                                        fmt::format("the fast-math bound (E = {:.4g} units of 2^-24, R up to {:.4g})", tol->math_units, tol->math_scale)
                                                  : std::string("the MMA tolerance");

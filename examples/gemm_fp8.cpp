@@ -10,6 +10,11 @@
 // Any M, N, K (N a multiple of 8 and K of 16: TMA rows are 16-byte units): edge tiles overhang,
 // TMA fills A's and B's outside with zeros and C's stores drop it, as in gemm_hopper.
 //
+// scaled = 1: per-tensor scale factors, C = (sa sb) A * B^T with sa and sb one f32 each (the
+// usual fp8 quantization of a whole tensor), applied once to the f32 accumulator in the epilogue,
+// read per row of the D fragment (a register each, not a load per element). gemm_fp8_blockwise
+// scales per block instead.
+//
 // Numerics: the interpreter sums each instruction's 32 exact products in double and adds them
 // to f32; the hardware's fp8 accumulation keeps fewer bits, which interp::mma_tolerance allows
 // for fp8 inputs (docs/interpreter.md).
@@ -28,8 +33,9 @@ namespace {
 constexpr long long BM = 128, BN = 256, BK = 128;
 
 // Acc: f32, or f16 (fp8 kinds also accumulate in f16: half the registers, two per 32-bit one).
-template <long long S, class Acc>
+template <long long S, class Acc, bool Scaled>
 auto gemm_fp8(std::int64_t M, std::int64_t N, std::int64_t K) {
+  static_assert(!Scaled || std::is_same_v<Acc, f32>, "gemm_fp8: scaled=1 scales an f32 accumulator");
   auto a = gmem<e4m3>("a", shape(M, K));                                         // (m, k)
   auto b = gmem<e4m3>("b", shape(N, K));                                         // (n, k): C = A * B^T
   auto c = gmem<bf16>("c", shape(M, N));                                         // (m, n)
@@ -40,14 +46,20 @@ auto gemm_fp8(std::int64_t M, std::int64_t N, std::int64_t K) {
   // an f16 one, two elements per register, whole.
   constexpr long long CW = std::is_same_v<Acc, f32> ? BN / 2 : BN;
   auto cs = smem<bf16>(shape(2_c, 64_c, int_c<CW>), tiling(64_c, 64_c), swizzle(128_c));  // each consumer's C subtile
-  return kernel<sm_90a>(
-      "gemm_fp8", grid(ceil_div(N, BN), ceil_div(M, BM)), threads(3_c), a, b, c, as, bs, cs,
-      barrier(arrivals(2_c), count(int_c<S>)),  // ready[stage]: A and B landed
-      barrier(arrivals(2_c), count(int_c<S>)),  // consumed[stage]: both consumers are done
-      accumulator<Acc>(shape(64_c, int_c<BN>)),  // each consumer's own (m, n)
-      [K](auto a, auto b, auto c, auto as, auto bs, auto cs, auto ready, auto consumed, auto acc) {
+  auto body = [K](auto a, auto b, auto c, auto as, auto bs, auto cs, auto ready, auto consumed, auto acc, auto... scales) {
         auto n = program_id(0_c);
         auto m = program_id(1_c);
+        // The accumulator, scaled by sa sb when Scaled (f32 only): one number per row, which the
+        // epilogue computes once per row of the fragment.
+        auto result = [&](auto const& t) {
+          if constexpr (Scaled) {
+            auto one = [&](auto x) { return load(x.tile(shape(1_c), 0_c)); };
+            auto factor = [&](auto const& sa, auto const& sb) { return one(sa) * one(sb); };
+            return t * broadcast<1>(full(shape(64_c), factor(scales...)), t);
+          } else {
+            return t;
+          }
+        };
         return emit_pipeline_warp_specialized<S, 2>(
             ceil_div(K, BK), ready, consumed,  // edge tiles overhang: TMA's zero fill adds nothing, C's store drops it
             ins(in(a, as, [&](auto k) { return a.block(m, k); }), in(b, bs, [&](auto k) { return b.block(n, k); })),
@@ -57,17 +69,34 @@ auto gemm_fp8(std::int64_t M, std::int64_t N, std::int64_t K) {
             [&](auto) { return store(acc, 0.0f); },
             [&](auto half) {
               if constexpr (CW == BN) {
-                return seq(store(cs[half], cast<bf16>(load(acc))), commit_smem(), copy_smem_to_gmem(cs[half], c.block(m * 2_c + half, n)),
+                return seq(store(cs[half], cast<bf16>(result(load(acc)))), commit_smem(), copy_smem_to_gmem(cs[half], c.block(m * 2_c + half, n)),
                            commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
               } else {
                 auto column_half = [&](auto j) {  // the subtile is free again once the previous stores have read it
-                  return seq(wait_smem_to_gmem(0_c, read_only), store(cs[half], cast<bf16>(slice<1>(load(acc), j * int_c<CW>, int_c<CW>))),
+                  return seq(wait_smem_to_gmem(0_c, read_only), store(cs[half], cast<bf16>(result(slice<1>(load(acc), j * int_c<CW>, int_c<CW>)))),
                              commit_smem(), copy_smem_to_gmem(cs[half], c.block(m * 2_c + half, n * 2_c + j)), commit_smem_to_gmem_group());
                 };
                 return seq(column_half(0_c), column_half(1_c), wait_smem_to_gmem(0_c));
               }
             });
-      });
+      };
+  auto declare = [&](auto... scales) {  // scales: none, or sa and sb (after c, so C's slot stays 2)
+    return [=](auto const& f) {
+      return kernel<sm_90a>("gemm_fp8", grid(ceil_div(N, BN), ceil_div(M, BM)), threads(3_c), a, b, c, scales..., as, bs, cs,
+                            barrier(arrivals(2_c), count(int_c<S>)),   // ready[stage]: A and B landed
+                            barrier(arrivals(2_c), count(int_c<S>)),   // consumed[stage]: both consumers are done
+                            accumulator<Acc>(shape(64_c, int_c<BN>)),  // each consumer's own (m, n)
+                            f);
+    };
+  };
+  if constexpr (Scaled) {
+    return declare(gmem<f32>("sa", shape(1_c)), gmem<f32>("sb", shape(1_c)))(  // A's and B's one scale
+        [body](auto a, auto b, auto c, auto sa, auto sb, auto as, auto bs, auto cs, auto ready, auto consumed, auto acc) {
+          return body(a, b, c, as, bs, cs, ready, consumed, acc, sa, sb);
+        });
+  } else {
+    return declare()(body);
+  }
 }
 
 STAGECRAFT_REGISTER(kernel_entry{
@@ -77,21 +106,31 @@ STAGECRAFT_REGISTER(kernel_entry{
                {.name = "N", .default_value = 256, .help = "rows of B, columns of C (bf16 rows of 16-byte TMA units: a multiple of 8)", .min = 256, .multiple_of = 8},
                {.name = "K", .default_value = 256, .help = "the reduced dimension (e4m3 rows of 16-byte TMA units: a multiple of 16)", .min = 128, .multiple_of = 16},
                {.name = "stages", .default_value = 3, .help = "pipeline stages (48 KB of SMEM each; 4 with acc=32 only)", .allowed = {2, 3, 4}},
-               {.name = "acc", .default_value = 32, .help = "accumulator bits: 32 (f32) or 16 (f16)", .allowed = {32, 16}}},
+               {.name = "acc", .default_value = 32, .help = "accumulator bits: 32 (f32) or 16 (f16)", .allowed = {32, 16}},
+               {.name = "scaled", .default_value = 0, .help = "1: per-tensor f32 scales sa and sb, C = sa sb A * B^T (acc=32)", .allowed = {0, 1}}},
     .build =
         [](param_values const& p) {
           if (p.at("acc") == 16 && p.at("stages") == 4)
             throw usage_error("gemm_fp8: stages=4 needs acc=32 (an f16 accumulator's epilogue stages the whole 128 x 256 tile: 64 KB of "
                               "SMEM, room for 3 stages)");
+          if (p.at("acc") == 16 && p.at("scaled") == 1)
+            throw usage_error("gemm_fp8: scaled=1 needs acc=32 (the scales multiply the f32 accumulator)");
           return dispatch<2, 3, 4>(p.at("stages"), [&](auto S) {
             constexpr long long s = decltype(S)::value;
             if constexpr (s < 4) {
-              if (p.at("acc") == 16) return lower(gemm_fp8<s, f16>(p.at("M"), p.at("N"), p.at("K")));
+              if (p.at("acc") == 16) return lower(gemm_fp8<s, f16, false>(p.at("M"), p.at("N"), p.at("K")));
             }
-            return lower(gemm_fp8<s, f32>(p.at("M"), p.at("N"), p.at("K")));
+            if (p.at("scaled") == 1) return lower(gemm_fp8<s, f32, true>(p.at("M"), p.at("N"), p.at("K")));
+            return lower(gemm_fp8<s, f32, false>(p.at("M"), p.at("N"), p.at("K")));
           });
         },
-    .reference = gemm_abt_reference,
+    .reference =
+        [](std::vector<host_tensor>& t, param_values const& p) {
+          if (p.at("scaled") == 0) return gemm_abt_reference(t, p);
+          // C = sa sb (A * B^T): t[3] and t[4] are sa and sb, one element each.
+          const double scale = t[3].get(0) * t[4].get(0);
+          gemm_fabt_reference(t, p, [scale](double x) { return x * scale; });
+        },
 });
 
 }  // namespace

@@ -9,6 +9,9 @@
 #include <vector>
 
 #include <stagecraft/interp/interp.hpp>
+#include <stagecraft/registry.hpp>
+
+#include "inputs.hpp"
 
 namespace stagecraft::testing {
 
@@ -44,6 +47,40 @@ inline void run_everywhere(ir::Kernel const& k, std::vector<host_tensor> const& 
     INFO((r.ok() ? std::string() : r.diagnostics.front().message));
     REQUIRE(r.ok());
     REQUIRE(outside_bound(k, r, in, expected) == "");
+  }
+}
+
+// A registered kernel at `set`, run everywhere (run_everywhere) on seeded inputs against its
+// reference, then once more eagerly for the caller's checks of the result and its tolerance.
+struct registered_run {
+  param_values vals;
+  ir::Kernel kernel;
+  std::vector<host_tensor> in, expected;
+  interp::result result;
+  interp::mma_tolerance tol;
+};
+inline registered_run run_registered(std::string const& name, param_values const& set, std::uint64_t seed, int pct_schedules) {
+  auto const& e = registry::global().find(name);
+  registered_run x;
+  x.vals = registry::resolve(e, set);
+  x.kernel = e.build(x.vals);
+  x.in = random_buffers(x.kernel, seed);
+  x.expected = x.in;
+  e.reference(x.expected, x.vals);
+  run_everywhere(x.kernel, x.in, x.expected, pct_schedules);
+  x.result = interp::run(x.kernel, x.in);
+  const auto tol = interp::tolerance_of(x.kernel, x.result, x.in);
+  REQUIRE(tol.has_value());
+  x.tol = *tol;
+  return x;
+}
+
+// The interpreter is far inside the (hardware-sized) fp8 bound: its f32 accumulator of exact
+// fp8 products ends at most one bf16 ulp from the reference's rounding of the exact sum.
+inline void within_one_bf16_ulp(host_tensor const& got, host_tensor const& want) {
+  for (std::int64_t i = 0; i < got.elements(); ++i) {
+    const double w = want.get(i);
+    REQUIRE(std::abs(got.get(i) - w) <= std::ldexp(std::abs(w), -7) + 1e-30);
   }
 }
 

@@ -136,67 +136,40 @@ TEST_CASE("gemm_small is within the MMA tolerance at 256^3, 512^3 and 128x384x19
 }
 
 TEST_CASE("gemm_fp8 is within the MMA tolerance at 256^3, 512^3 and 256x512x384 under eager, lazy and 50 PCT schedules", "[interp][wgmma][fp8]") {
-  auto const& e = registry::global().find("gemm_fp8");
-  for (auto [M, N, K, acc] : {std::array<std::int64_t, 4>{256, 256, 256, 32}, {512, 512, 512, 32}, {256, 512, 384, 32}, {256, 256, 256, 16}}) {
-    INFO("M=" << M << " N=" << N << " K=" << K << " acc=" << acc);
-    const auto vals = registry::resolve(e, {{"M", M}, {"N", N}, {"K", K}, {"acc", acc}});
-    const auto k = e.build(vals);
-    const auto in = testing::random_buffers(k, 9);
-    REQUIRE(in[0].dtype == ir::DType::e4m3);
-    auto expected = in;
-    e.reference(expected, vals);
-    run_everywhere(k, in, expected, 50);
-    const auto r = interp::run(k, in);
-    const auto tol = interp::tolerance_of(k, r, in);
-    REQUIRE(tol.has_value());
-    CHECK(tol->k == K);
-    CHECK(tol->input == ir::DType::e4m3);
-    CHECK(tol->accumulator == (acc == 16 ? ir::DType::f16 : ir::DType::f32));
-    // The interpreter itself is far inside the (hardware-sized) fp8 bound: its f32 accumulator of
-    // exact fp8 products ends at most one bf16 ulp from the reference's rounding of the exact sum.
-    if (acc == 32)
-      for (std::int64_t i = 0; i < r.buffers[2].elements(); ++i) {
-        const double want = expected[2].get(i);
-        REQUIRE(std::abs(r.buffers[2].get(i) - want) <= std::ldexp(std::abs(want), -7) + 1e-30);
-      }
+  for (auto [M, N, K, acc, scaled] : {std::array<std::int64_t, 5>{256, 256, 256, 32, 0}, {512, 512, 512, 32, 0}, {256, 512, 384, 32, 0}, {256, 256, 256, 16, 0},
+                                      {256, 256, 256, 32, 1}}) {
+    INFO("M=" << M << " N=" << N << " K=" << K << " acc=" << acc << " scaled=" << scaled);
+    const auto x = testing::run_registered("gemm_fp8", {{"M", M}, {"N", N}, {"K", K}, {"acc", acc}, {"scaled", scaled}}, 9, 50);
+    REQUIRE(x.in[0].dtype == ir::DType::e4m3);
+    CHECK(x.tol.k == K);
+    CHECK(x.tol.input == ir::DType::e4m3);
+    CHECK(x.tol.accumulator == (acc == 16 ? ir::DType::f16 : ir::DType::f32));
+    CHECK(x.tol.scale_factors == 2 * scaled);  // sa and sb multiply every product
+    if (acc == 32) testing::within_one_bf16_ulp(x.result.buffers[2], x.expected[2]);
   }
 }
 
 TEST_CASE("gemm_fp8_blockwise is within the scaled MMA tolerance under eager, lazy and 50 PCT schedules, and a wrong scale is caught",
           "[interp][wgmma][fp8][blockwise]") {
-  auto const& e = registry::global().find("gemm_fp8_blockwise");
   for (auto [M, N, K] : {std::array<std::int64_t, 3>{256, 256, 384}, {197, 136, 400}}) {
     INFO("M=" << M << " N=" << N << " K=" << K);
-    const auto vals = registry::resolve(e, {{"M", M}, {"N", N}, {"K", K}});
-    const auto k = e.build(vals);
-    const auto in = testing::random_buffers(k, 9);
-    REQUIRE(in[2].dtype == ir::DType::f32);
-    auto expected = in;
-    e.reference(expected, vals);
-    run_everywhere(k, in, expected, 50);
-    const auto r = interp::run(k, in);
-    const auto tol = interp::tolerance_of(k, r, in);
-    REQUIRE(tol.has_value());
+    const auto x = testing::run_registered("gemm_fp8_blockwise", {{"M", M}, {"N", N}, {"K", K}}, 9, 50);
     // The promotions add each 128-wide part's K into the result's (a partial last slice counts
     // as its whole zero-filled 128), and Sa and Sb multiply every product.
-    CHECK(tol->k == (K + 127) / 128 * 128);
-    CHECK(tol->scale_factors == 2);
-    // The interpreter's f32 promotions end at most one bf16 ulp from the reference.
-    for (std::int64_t i = 0; i < r.buffers[4].elements(); ++i) {
-      const double want = expected[4].get(i);
-      REQUIRE(std::abs(r.buffers[4].get(i) - want) <= std::ldexp(std::abs(want), -7) + 1e-30);
-    }
+    CHECK(x.tol.k == (K + 127) / 128 * 128);
+    CHECK(x.tol.scale_factors == 2);
+    testing::within_one_bf16_ulp(x.result.buffers[4], x.expected[4]);
     // A kernel that read its A scales one row off (or Sb transposed) computes what these
     // references hold: outside the bound.
-    auto row_off = in, transposed = in;
-    const std::int64_t Mp = in[2].shape[1], KB = in[3].shape[1], NB = in[3].shape[0];
+    auto row_off = x.in, transposed = x.in;
+    const std::int64_t Mp = x.in[2].shape[1], KB = x.in[3].shape[1], NB = x.in[3].shape[0];
     for (std::int64_t kb = 0; kb < KB; ++kb)
-      for (std::int64_t m = 0; m < Mp; ++m) row_off[2].set(kb * Mp + m, in[2].get(kb * Mp + (m + 1) % Mp));
+      for (std::int64_t m = 0; m < Mp; ++m) row_off[2].set(kb * Mp + m, x.in[2].get(kb * Mp + (m + 1) % Mp));
     for (std::int64_t nb = 0; nb < NB; ++nb)
-      for (std::int64_t kb = 0; kb < KB; ++kb) transposed[3].set(nb * KB + kb, in[3].get((kb % NB) * KB + nb % KB));
+      for (std::int64_t kb = 0; kb < KB; ++kb) transposed[3].set(nb * KB + kb, x.in[3].get((kb % NB) * KB + nb % KB));
     for (auto* wrong : {&row_off, &transposed}) {
-      e.reference(*wrong, vals);
-      CHECK(testing::outside_bound(k, r, in, *wrong) != "");
+      registry::global().find("gemm_fp8_blockwise").reference(*wrong, x.vals);
+      CHECK(testing::outside_bound(x.kernel, x.result, x.in, *wrong) != "");
     }
   }
 }

@@ -11,7 +11,8 @@
 // int8 = 1: the same kernel on s8 operands into an s32 accumulator (wgmma .m64nNk32.s32.s8.s8):
 // K slices of 128 elements (128 bytes, the swizzle's row), C in i32, exact (integer products
 // summed without rounding, wrapping at 32 bits as the hardware does without .satfinite). K a
-// multiple of 16 there (16-byte TMA rows of one-byte elements).
+// multiple of 16 there (16-byte TMA rows of one-byte elements). int8 = 2: A unsigned (u8: a
+// quantized activation, 0..255) against s8 B (.s32.u8.s8).
 #include <cmath>
 
 #include <stagecraft/registry.hpp>
@@ -22,16 +23,16 @@
 namespace stagecraft::examples {
 namespace {
 
-// In: bf16 (C in f32) or i8 (C in i32). KT: the K slice, 128 bytes of In.
-template <long long S, long long BN, class In, class Out>
+// In: bf16 (C in f32) or i8 (C in i32); InA: A's, u8 against i8. KT: the K slice, 128 bytes of In.
+template <long long S, long long BN, class In, class Out, class InA = In>
 auto gemm_small(std::int64_t M, std::int64_t N, std::int64_t K) {
   constexpr long long KT = 128 / (In::bits / 8);
   return kernel<sm_90a>(
       "gemm_small", grid(ceil_div(N, BN), ceil_div(M, 64)), threads(1_c),
-      gmem<In>("a", shape(M, K)),                                         // (m, k)
+      gmem<InA>("a", shape(M, K)),                                        // (m, k)
       gmem<In>("b", shape(N, K)),                                         // (n, k): C = A * B^T
       gmem<Out>("c", shape(M, N)),                                        // (m, n)
-      smem<In>(shape(int_c<S>, 64_c, int_c<KT>), swizzle(128_c)),         // as: (stage, m, k), K-major
+      smem<InA>(shape(int_c<S>, 64_c, int_c<KT>), swizzle(128_c)),        // as: (stage, m, k), K-major
       smem<In>(shape(int_c<S>, int_c<BN>, int_c<KT>), swizzle(128_c)),    // bs: (stage, n, k), K-major
       smem<Out>(shape(64_c, int_c<BN>)),                                  // cs: the epilogue's staging tile
       barrier(arrivals(2_c), count(int_c<S>)),                            // full[stage]: A and B landed
@@ -54,16 +55,17 @@ auto gemm_small(std::int64_t M, std::int64_t N, std::int64_t K) {
 
 STAGECRAFT_REGISTER(kernel_entry{
     .name = "gemm_small",
-    .summary = "C = A * B^T (bf16 in, f32 out; or int8=1: s8 in, s32 out) on one warpgroup: an S-deep TMA ring feeding wgmma",
+    .summary = "C = A * B^T (bf16 in, f32 out; or int8=1: s8 in, s32 out; int8=2: u8 A, s8 B) on one warpgroup: an S-deep TMA ring feeding wgmma",
     .params = {{.name = "M", .default_value = 256, .help = "rows of A and C (any)", .min = 64},
                {.name = "N", .default_value = 256, .help = "rows of B, columns of C (C's rows are 16-byte TMA units: a multiple of 4)", .min = 128, .multiple_of = 4},
                {.name = "K", .default_value = 256, .help = "the reduced dimension (bf16 rows of 16-byte units: a multiple of 8)", .min = 64, .multiple_of = 8},
                {.name = "S", .default_value = 2, .help = "pipeline stages", .allowed = {1, 2, 3, 4}},
-               {.name = "int8", .default_value = 0, .help = "1: s8 inputs, s32 accumulator and C (K a multiple of 16)", .allowed = {0, 1}}},
+               {.name = "int8", .default_value = 0, .help = "1: s8 inputs, s32 accumulator and C; 2: u8 A, s8 B (K a multiple of 16)", .allowed = {0, 1, 2}}},
     .build =
         [](param_values const& p) {
           return dispatch<1, 2, 3, 4>(p.at("S"), [&](auto S) {
             if (p.at("int8") == 1) return lower(gemm_small<decltype(S)::value, 128, i8, i32>(p.at("M"), p.at("N"), p.at("K")));
+            if (p.at("int8") == 2) return lower(gemm_small<decltype(S)::value, 128, i8, i32, u8>(p.at("M"), p.at("N"), p.at("K")));
             return lower(gemm_small<decltype(S)::value, 128, bf16, f32>(p.at("M"), p.at("N"), p.at("K")));
           });
         },

@@ -41,7 +41,7 @@ class Registry(unittest.TestCase):
         gemm = next(k for k in sc.kernels() if k["name"] == "gemm_small")
         self.assertEqual([p["name"] for p in gemm["params"]], ["M", "N", "K", "S", "int8"])
         self.assertEqual(next(p for p in gemm["params"] if p["name"] == "S")["allowed"], [1, 2, 3, 4])
-        self.assertEqual(next(p for p in gemm["params"] if p["name"] == "int8")["allowed"], [0, 1])
+        self.assertEqual(next(p for p in gemm["params"] if p["name"] == "int8")["allowed"], [0, 1, 2])
 
     def test_a_kernel_names_its_arrays_inputs_and_outputs(self):
         k = sc.kernel("gemm_small", M=64, N=128, K=64)

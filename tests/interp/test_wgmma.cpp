@@ -5,6 +5,7 @@
 // as it would on the GPU.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -140,11 +141,12 @@ TEST_CASE("gemm_fp8 is within the MMA tolerance at 256^3, 512^3 and 256x512x384 
                                       {256, 256, 256, 32, 1}}) {
     INFO("M=" << M << " N=" << N << " K=" << K << " acc=" << acc << " scaled=" << scaled);
     const auto x = testing::run_registered("gemm_fp8", {{"M", M}, {"N", N}, {"K", K}, {"acc", acc}, {"scaled", scaled}}, 9, 50);
+    REQUIRE(x.tol.has_value());
     REQUIRE(x.in[0].dtype == ir::DType::e4m3);
-    CHECK(x.tol.k == K);
-    CHECK(x.tol.input == ir::DType::e4m3);
-    CHECK(x.tol.accumulator == (acc == 16 ? ir::DType::f16 : ir::DType::f32));
-    CHECK(x.tol.scale_factors == 2 * scaled);  // sa and sb multiply every product
+    CHECK(x.tol->k == K);
+    CHECK(x.tol->input == ir::DType::e4m3);
+    CHECK(x.tol->accumulator == (acc == 16 ? ir::DType::f16 : ir::DType::f32));
+    CHECK(x.tol->scale_factors == 2 * scaled);  // sa and sb multiply every product
     if (acc == 32) testing::within_one_bf16_ulp(x.result.buffers[2], x.expected[2]);
   }
 }
@@ -154,10 +156,11 @@ TEST_CASE("gemm_fp8_blockwise is within the scaled MMA tolerance under eager, la
   for (auto [M, N, K] : {std::array<std::int64_t, 3>{256, 256, 384}, {197, 136, 400}}) {
     INFO("M=" << M << " N=" << N << " K=" << K);
     const auto x = testing::run_registered("gemm_fp8_blockwise", {{"M", M}, {"N", N}, {"K", K}}, 9, 50);
+    REQUIRE(x.tol.has_value());
     // The promotions add each 128-wide part's K into the result's (a partial last slice counts
     // as its whole zero-filled 128), and Sa and Sb multiply every product.
-    CHECK(x.tol.k == (K + 127) / 128 * 128);
-    CHECK(x.tol.scale_factors == 2);
+    CHECK(x.tol->k == (K + 127) / 128 * 128);
+    CHECK(x.tol->scale_factors == 2);
     testing::within_one_bf16_ulp(x.result.buffers[4], x.expected[4]);
     // A kernel that read its A scales one row off (or Sb transposed) computes what these
     // references hold: outside the bound.
@@ -172,6 +175,21 @@ TEST_CASE("gemm_fp8_blockwise is within the scaled MMA tolerance under eager, la
       CHECK(testing::outside_bound(x.kernel, x.result, x.in, *wrong) != "");
     }
   }
+}
+
+TEST_CASE("gemm_small on s8 x s8 and u8 x s8 is exact under eager, lazy and 20 PCT schedules, u8 bytes over 127 read unsigned", "[interp][wgmma][int8]") {
+  for (std::int64_t int8 : {1, 2}) {
+    INFO("int8=" << int8);
+    const auto x = testing::run_registered("gemm_small", {{"M", 128}, {"N", 128}, {"K", 256}, {"int8", int8}}, 5, 20);
+    REQUIRE(x.in[0].dtype == (int8 == 2 ? ir::DType::u8 : ir::DType::i8));
+    CHECK_FALSE(x.tol.has_value());  // s32 outputs: exact
+    // The random integers in [-100, 100] wrap into u8 as 156..255: half of A reads above 127.
+    if (int8 == 2) CHECK(std::ranges::count_if(x.in[0].as<std::uint8_t>(), [](std::uint8_t b) { return b > 127; }) > 1000);
+    for (std::int64_t i = 0; i < x.result.buffers[2].elements(); ++i) REQUIRE(x.result.buffers[2].get(i) == x.expected[2].get(i));
+  }
+  auto t = host_tensor::zeros(ir::DType::u8, {3});
+  t.set(0, 255), t.set(1, 256), t.set(2, -1);
+  CHECK((t.get(0) == 255 && t.get(1) == 0 && t.get(2) == 255));  // wraps modulo 256, read back unsigned
 }
 
 // One m64n64k32 instruction on hand-placed fp8 bytes: which pattern goes with which operand, and

@@ -849,3 +849,16 @@ TEST_CASE("gemm_small int8=1 compiles to wgmma .m64n128k32.s32.s8.s8", "[nvrtc][
   static_assert(ir::wgmma::n_for(ir::DType::i8, 24) && !ir::wgmma::n_for(ir::DType::i8, 40) && ir::wgmma::n_for(ir::DType::i8, 48) &&
                 ir::wgmma::n_for(ir::DType::bf16, 40));
 }
+
+// u8 A against s8 B (gemm_small int8=2): ptxas takes the mixed-sign kind for sm_90a.
+TEST_CASE("gemm_small int8=2 compiles to wgmma .m64n128k32.s32.u8.s8", "[nvrtc][int8]") {
+  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  auto const& e = registry::global().find("gemm_small");
+  const auto c = nvrtc::compile(e.build(registry::resolve(e, {{"int8", 2}})), ir::Target::sm_90a, o);
+  CHECK(c.spill_bytes == 0);
+  CHECK_THAT(c.ptx, Contains("wgmma.mma_async.sync.aligned.m64n128k32.s32.u8.s8 {") && !Contains(".s32.s8.s8"));
+  static_assert(ir::wgmma::input_pair(ir::DType::u8, ir::DType::i8) && ir::wgmma::input_pair(ir::DType::i8, ir::DType::u8) &&
+                ir::wgmma::input_pair(ir::DType::u8, ir::DType::u8) && !ir::wgmma::input_pair(ir::DType::u8, ir::DType::e4m3) &&
+                !ir::wgmma::input_pair(ir::DType::u8, ir::DType::f16));
+  static_assert(ir::wgmma::accumulator_for(ir::DType::u8, ir::DType::i32) && !ir::wgmma::n_for(ir::DType::u8, 40));
+}

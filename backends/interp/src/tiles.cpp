@@ -67,8 +67,8 @@ tile_buf machine::value(agent_state& a, ir::ValueId id) {
           // cvt.rzi with saturation for float -> int, as the GPU converts.
           if (x.fp) {
             const float f = x.f[i];
-            const double lo = v.dtype == ir::DType::u32 ? 0.0 : v.dtype == ir::DType::i8 ? -128.0 : -2147483648.0;
-            const double hi = v.dtype == ir::DType::u32 ? 4294967295.0 : v.dtype == ir::DType::i8 ? 127.0 : 2147483647.0;
+            const double lo = v.dtype == ir::DType::u32 || v.dtype == ir::DType::u8 ? 0.0 : v.dtype == ir::DType::i8 ? -128.0 : -2147483648.0;
+            const double hi = v.dtype == ir::DType::u32 ? 4294967295.0 : v.dtype == ir::DType::i8 ? 127.0 : v.dtype == ir::DType::u8 ? 255.0 : 2147483647.0;
             t.i[i] = wrap_to(v.dtype, std::isnan(f) ? 0 : static_cast<std::int64_t>(std::clamp(std::trunc(static_cast<double>(f)), lo, hi)));
           } else {
             t.i[i] = wrap_to(v.dtype, x.i[i]);

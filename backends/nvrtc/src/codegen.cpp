@@ -45,6 +45,7 @@ const char* ctype(ir::DType t) {
     case ir::DType::i32: return "int";
     case ir::DType::u32: return "unsigned";
     case ir::DType::i8: return "signed char";
+    case ir::DType::u8: return "unsigned char";
     case ir::DType::e4m3: case ir::DType::e5m2: return "unsigned char";  // bit patterns, as f16/bf16 are
     case ir::DType::pred: return "unsigned char";  // never in memory (the verifier's rule); named for completeness
   }
@@ -633,6 +634,7 @@ class emitter {
         case ir::DType::i32: return fmt::format("static_cast<long long>(static_cast<int>({}))", x);
         case ir::DType::u32: return fmt::format("static_cast<long long>(static_cast<unsigned>({}))", x);
         case ir::DType::i8: return fmt::format("static_cast<long long>(static_cast<signed char>({}))", x);
+        case ir::DType::u8: return fmt::format("static_cast<long long>(static_cast<unsigned char>({}))", x);
         case ir::DType::pred: return fmt::format("static_cast<long long>(({}) != 0)", x);
         default: return x;
       }
@@ -752,9 +754,10 @@ class emitter {
         const std::string x = value(v.a, i);
         if (fp) return round(from_fp ? x : fmt::format("static_cast<float>({})", x));
         if (!from_fp) return round(x);
-        // float -> int: truncate toward zero and saturate (the __float2*_rz intrinsics); i8
-        // saturates to [-128, 127] like the interpreter, instead of wrapping the i32 result.
+        // float -> int: truncate toward zero and saturate (the __float2*_rz intrinsics); i8 and u8
+        // saturate to [-128, 127] and [0, 255] like the interpreter, instead of wrapping the i32 result.
         if (v.dtype == ir::DType::i8) return fmt::format("static_cast<long long>(max(-128, min(127, __float2int_rz({}))))", x);
+        if (v.dtype == ir::DType::u8) return fmt::format("static_cast<long long>(max(0, min(255, __float2int_rz({}))))", x);
         return round(fmt::format("static_cast<long long>({}({}))", v.dtype == ir::DType::u32 ? "__float2uint_rz" : "__float2int_rz", x));
       }
       case ir::ValueOp::load_tmem: {

@@ -398,6 +398,7 @@ class Verifier {
         const double f = *r.fill;
         const auto [lo, hi] = p.dtype == DType::pred ? std::pair{0.0, 1.0}
                               : p.dtype == DType::i8 ? std::pair{-128.0, 127.0}
+                              : p.dtype == DType::u8 ? std::pair{0.0, 255.0}
                               : p.dtype == DType::u32 ? std::pair{0.0, 4294967295.0}
                                                       : std::pair{-2147483648.0, 2147483647.0};
         if (dtype_is_float(p.dtype) ? std::isfinite(f) && std::abs(f) > static_cast<double>(std::numeric_limits<float>::max())

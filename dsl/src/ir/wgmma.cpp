@@ -9,8 +9,8 @@
 namespace stagecraft::ir::wgmma {
 
 std::string plan::shape_suffix() const {
-  // PTX names: f32 operands are read as tf32, integers are s8 into s32.
-  auto ptx = [](DType t) { return t == DType::f32 ? "tf32" : t == DType::i8 ? "s8" : dtype_name(t); };
+  // PTX names: f32 operands are read as tf32, integers are s8/u8 into s32.
+  auto ptx = [](DType t) { return t == DType::f32 ? "tf32" : t == DType::i8 ? "s8" : dtype_name(t); };  // u8 is u8
   return fmt::format("m64n{}k{}.{}.{}.{}", n, ik, acc == DType::i32 ? "s32" : dtype_name(acc), ptx(a_type), ptx(b_type));
 }
 
@@ -71,13 +71,16 @@ plan plan_of(Kernel const& k, Stmt const& s) {
   if (!input_pair(p.a_type, p.b_type)) {
     if (dtype_is_fp8(p.a_type) || dtype_is_fp8(p.b_type))
       fail(fmt::format("an fp8 operand pairs only with an fp8 one (e4m3 or e5m2), but A is {} and B is {}", dtype_name(p.a_type), dtype_name(p.b_type)));
+    if (dtype_is_int8(p.a_type) || dtype_is_int8(p.b_type))
+      fail(fmt::format("an 8-bit integer operand pairs only with an 8-bit integer one (i8 or u8), but A is {} and B is {}", dtype_name(p.a_type),
+                       dtype_name(p.b_type)));
     if (p.a_type != p.b_type)
       fail(fmt::format("Expected dtypes to match but A had type {} and B had type {}", dtype_name(p.a_type), dtype_name(p.b_type)));
-    fail(fmt::format("wgmma takes f16, bf16, f32 (as tf32), e4m3, e5m2 or i8 inputs, but got {}", dtype_name(p.b_type)));
+    fail(fmt::format("wgmma takes f16, bf16, f32 (as tf32), e4m3, e5m2, i8 or u8 inputs, but got {}", dtype_name(p.b_type)));
   }
   if (!accumulator_for(p.b_type, p.acc))
     fail(fmt::format("{} inputs accumulate in {}, but the accumulator is {}", dtype_name(p.b_type),
-                     p.b_type == DType::i8 ? "i32" : accumulator_for(p.b_type, DType::f16) ? "f32 or f16" : "f32", dtype_name(p.acc)));
+                     dtype_is_int8(p.b_type) ? "i32" : accumulator_for(p.b_type, DType::f16) ? "f32 or f16" : "f32", dtype_name(p.acc)));
 
   const smem_operand b = view(s.refs[2], (s.transpose & 2) ? Major::k : Major::mn, "B");
   p.b = b.layout;
@@ -104,7 +107,7 @@ plan plan_of(Kernel const& k, Stmt const& s) {
   p.ik = instr_k(dtype_bits(p.b_type));
   if (p.m % 64 != 0 || !n_for(p.b_type, p.n) || p.k % p.ik != 0)
     fail(fmt::format("shape not supported: M = {} must be a multiple of 64, N = {} a multiple of 8 up to 256{}, K = {} a multiple of {} for {}", p.m,
-                     p.n, p.b_type == DType::i8 ? " (for i8: 8, 16, 24, then multiples of 16)" : "", p.k, p.ik, dtype_name(p.b_type)));
+                     p.n, dtype_is_int8(p.b_type) ? " (for i8 and u8: 8, 16, 24, then multiples of 16)" : "", p.k, p.ik, dtype_name(p.b_type)));
   return p;
 }
 

@@ -37,6 +37,7 @@ float mma_operand_value(ir::DType t, std::byte const* p) {
     case ir::DType::e4m3: return ir::e4m3_to_f32(static_cast<unsigned char>(*p));
     case ir::DType::e5m2: return ir::e5m2_to_f32(static_cast<unsigned char>(*p));
     case ir::DType::i8: return static_cast<float>(static_cast<std::int8_t>(*p));  // exact: |x| <= 128
+    case ir::DType::u8: return static_cast<float>(static_cast<std::uint8_t>(*p));  // exact: x <= 255
     case ir::DType::bf16: { std::uint16_t h; std::memcpy(&h, p, 2); return bf16_to_f32(h); }
     case ir::DType::f16: { std::uint16_t h; std::memcpy(&h, p, 2); return f16_to_f32(h); }
     default: {

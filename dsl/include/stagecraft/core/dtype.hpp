@@ -21,6 +21,7 @@ using bf16 = dtype_tag<ir::DType::bf16, 16, std::uint16_t, true>;
 using i32 = dtype_tag<ir::DType::i32, 32, std::int32_t, false>;
 using u32 = dtype_tag<ir::DType::u32, 32, std::uint32_t, false>;
 using i8 = dtype_tag<ir::DType::i8, 8, std::int8_t, false>;
+using u8 = dtype_tag<ir::DType::u8, 8, std::uint8_t, false>;
 // The 8-bit floats of Hopper's fp8 tensor cores, stored as their bit patterns (ir/fp8.hpp).
 using e4m3 = dtype_tag<ir::DType::e4m3, 8, std::uint8_t, true>;
 using e5m2 = dtype_tag<ir::DType::e5m2, 8, std::uint8_t, true>;

@@ -22,6 +22,7 @@ inline host_view view(std::span<float> a, std::vector<std::int64_t> shape) { ret
 inline host_view view(std::span<std::int32_t> a, std::vector<std::int64_t> shape) { return {ir::DType::i32, std::move(shape), std::as_writable_bytes(a)}; }
 inline host_view view(std::span<std::uint32_t> a, std::vector<std::int64_t> shape) { return {ir::DType::u32, std::move(shape), std::as_writable_bytes(a)}; }
 inline host_view view(std::span<std::int8_t> a, std::vector<std::int64_t> shape) { return {ir::DType::i8, std::move(shape), std::as_writable_bytes(a)}; }
+inline host_view view(std::span<std::uint8_t> a, std::vector<std::int64_t> shape) { return {ir::DType::u8, std::move(shape), std::as_writable_bytes(a)}; }
 inline host_view view(ir::DType half, std::span<std::uint16_t> a, std::vector<std::int64_t> shape) { return {half, std::move(shape), std::as_writable_bytes(a)}; }
 // e4m3 and e5m2 share theirs too (bytes holding the bit patterns).
 inline host_view view(ir::DType fp8, std::span<std::uint8_t> a, std::vector<std::int64_t> shape) { return {fp8, std::move(shape), std::as_writable_bytes(a)}; }

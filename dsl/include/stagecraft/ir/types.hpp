@@ -8,15 +8,15 @@ namespace stagecraft::ir {
 // Appended only: the numeric values are in serialized IR (tests/fuzz/ir_codec.cpp) and hashes.
 // e4m3/e5m2: the OCP 8-bit floats wgmma multiplies (stagecraft/ir/fp8.hpp), stored as bytes.
 // pred: a mask (comparisons, select's condition), 0 or 1; it lives in registers only (no
-// parameter or allocation has it).
-enum class DType : std::uint8_t { f32, f16, bf16, i32, u32, i8, e4m3, e5m2, pred };
-inline constexpr DType last_dtype = DType::pred;
+// parameter or allocation has it). u8: unsigned bytes (wgmma's .u8 inputs, quantized activations).
+enum class DType : std::uint8_t { f32, f16, bf16, i32, u32, i8, e4m3, e5m2, pred, u8 };
+inline constexpr DType last_dtype = DType::u8;
 
 constexpr int dtype_bits(DType t) {
   switch (t) {
     case DType::f32: case DType::i32: case DType::u32: return 32;
     case DType::f16: case DType::bf16: return 16;
-    case DType::i8: case DType::e4m3: case DType::e5m2: case DType::pred: return 8;
+    case DType::i8: case DType::u8: case DType::e4m3: case DType::e5m2: case DType::pred: return 8;
   }
   return 0;
 }
@@ -24,6 +24,8 @@ constexpr bool dtype_is_float(DType t) {
   return t == DType::f32 || t == DType::f16 || t == DType::bf16 || t == DType::e4m3 || t == DType::e5m2;
 }
 constexpr bool dtype_is_fp8(DType t) { return t == DType::e4m3 || t == DType::e5m2; }
+// The 8-bit integers wgmma multiplies (.s8, .u8) into s32.
+constexpr bool dtype_is_int8(DType t) { return t == DType::i8 || t == DType::u8; }
 constexpr const char* dtype_name(DType t) {
   switch (t) {
     case DType::f32: return "f32";
@@ -35,6 +37,7 @@ constexpr const char* dtype_name(DType t) {
     case DType::e4m3: return "e4m3";
     case DType::e5m2: return "e5m2";
     case DType::pred: return "pred";
+    case DType::u8: return "u8";
   }
   return "?";
 }

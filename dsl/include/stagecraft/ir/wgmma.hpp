@@ -37,22 +37,23 @@ enum class Major : std::uint8_t { k, mn };
 constexpr int instr_k(int bits) { return 256 / bits; }
 
 // The input pairs wgmma has (PTX ISA, wgmma.mma_async .atype/.btype): the same 16-bit or tf32
-// type on both sides, or any two of e4m3/e5m2, or s8 with s8 (.s32.s8.s8; u8 is not a dtype yet).
+// type on both sides, or any two of e4m3/e5m2, or any two of s8/u8 (.s32.u8.s8 and so on).
 constexpr bool input_pair(DType a, DType b) {
   if (dtype_is_fp8(a) || dtype_is_fp8(b)) return dtype_is_fp8(a) && dtype_is_fp8(b);
-  return a == b && (a == DType::f16 || a == DType::bf16 || a == DType::f32 || a == DType::i8);
+  if (dtype_is_int8(a) || dtype_is_int8(b)) return dtype_is_int8(a) && dtype_is_int8(b);
+  return a == b && (a == DType::f16 || a == DType::bf16 || a == DType::f32);
 }
 // The accumulators an input type allows: f32 always; f16 for f16 and fp8 inputs; s32 for s8
 // (integer products summed exactly, wrapping at 32 bits).
 constexpr bool accumulator_for(DType in, DType acc) {
-  if (in == DType::i8) return acc == DType::i32;
+  if (dtype_is_int8(in)) return acc == DType::i32;
   return acc == DType::f32 || (acc == DType::f16 && (in == DType::f16 || dtype_is_fp8(in)));
 }
 // The N an instruction may have: a multiple of 8 up to 256; for s8, 8, 16, 24 and then multiples
 // of 16 (PTX ISA, wgmma .m64nNk32 for .s8/.u8).
 constexpr bool n_for(DType in, std::int64_t n) {
   if (n < 8 || n > 256 || n % 8 != 0) return false;
-  return in != DType::i8 || n <= 24 || n % 16 == 0;
+  return !dtype_is_int8(in) || n <= 24 || n % 16 == 0;
 }
 
 // Why a layout cannot be described, as a code the front end turns into a compile error.

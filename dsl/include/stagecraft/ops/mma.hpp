@@ -32,6 +32,7 @@ constexpr bool check_mma_operands() {
   using BD = typename B::dtype_t;
   using CD = typename Acc::dtype_t;
   constexpr bool a_fp8 = ir::dtype_is_fp8(AD::code), b_fp8 = ir::dtype_is_fp8(BD::code);
+  constexpr bool a_int8 = ir::dtype_is_int8(AD::code), b_int8 = ir::dtype_is_int8(BD::code);  // s8/u8 pair freely
   using Ad = typename A::static_dims;
   using Bd = typename B::static_dims;
   using Cd = typename Acc::static_dims;
@@ -44,20 +45,24 @@ constexpr bool check_mma_operands() {
                      Op << ": an fp8 operand pairs only with an fp8 one (e4m3 or e5m2), but A is " << dtype_name<AD>() << " and B is "
                         << dtype_name<BD>());
     return false;
-  } else if constexpr (!std::is_same_v<AD, BD> && !(Fp8 && a_fp8)) {
+  } else if constexpr (a_int8 != b_int8) {
+    STAGECRAFT_ERROR("an 8-bit integer operand pairs only with an 8-bit integer one",
+                     Op << ": an 8-bit integer operand pairs only with an 8-bit integer one (i8 or u8), but A is " << dtype_name<AD>()
+                        << " and B is " << dtype_name<BD>());
+    return false;
+  } else if constexpr (!std::is_same_v<AD, BD> && !(Fp8 && a_fp8) && !a_int8) {
     STAGECRAFT_ERROR("Expected dtypes to match but A had type T and B had type U",
                      Op << ": Expected dtypes to match but A had type " << dtype_name<AD>() << " and B had type "
                         << dtype_name<BD>());
     return false;
-  } else if constexpr (!(std::is_same_v<AD, f16> || std::is_same_v<AD, bf16> || std::is_same_v<AD, i8> ||
-                         std::is_same_v<AD, f32> || (Fp8 && a_fp8))) {
-    STAGECRAFT_ERROR("MMA inputs are f16, bf16, f32 (as tf32) or i8",
-                     Op << ": MMA inputs are f16, bf16, f32 (as tf32) or i8, but got " << dtype_name<AD>());
+  } else if constexpr (!(std::is_same_v<AD, f16> || std::is_same_v<AD, bf16> || a_int8 || std::is_same_v<AD, f32> || (Fp8 && a_fp8))) {
+    STAGECRAFT_ERROR("MMA inputs are f16, bf16, f32 (as tf32), i8 or u8",
+                     Op << ": MMA inputs are f16, bf16, f32 (as tf32), i8 or u8, but got " << dtype_name<AD>());
     return false;
-  } else if constexpr (std::is_same_v<AD, i8> ? !std::is_same_v<CD, i32> : !ir::wgmma::accumulator_for(AD::code, CD::code)) {
+  } else if constexpr (a_int8 ? !std::is_same_v<CD, i32> : !ir::wgmma::accumulator_for(AD::code, CD::code)) {
     STAGECRAFT_ERROR("MMA accumulator dtype does not fit the inputs",
                      Op << ": " << dtype_name<AD>() << " inputs accumulate in "
-                        << (std::is_same_v<AD, i8> ? "i32" : (ir::wgmma::accumulator_for(AD::code, ir::DType::f16) ? "f32 or f16" : "f32"))
+                        << (a_int8 ? "i32" : (ir::wgmma::accumulator_for(AD::code, ir::DType::f16) ? "f32 or f16" : "f32"))
                         << ", but the accumulator is " << dtype_name<CD>());
     return false;
   } else if constexpr (BSplit == 1 && (Ad::values[0] != Cd::values[0] || Bd::values[1] != Cd::values[1] || Ad::values[1] != Bd::values[0])) {
@@ -77,9 +82,10 @@ constexpr bool check_mma_operands() {
                         << Cd::values[1] << " a multiple of " << NStep << " up to " << MaxN << ", K = " << Ad::values[1]
                         << " a multiple of " << 256 / AD::bits << " for " << dtype_name<AD>());
     return false;
-  } else if constexpr (std::is_same_v<AD, i8> && !ir::wgmma::n_for(ir::DType::i8, Cd::values[1])) {
-    STAGECRAFT_ERROR("i8 MMA N must be 8, 16, 24 or a multiple of 16",
-                     Op << ": shape not supported: N = " << Cd::values[1] << " for i8 inputs must be 8, 16, 24 or a multiple of 16 (.m64nNk32.s32.s8.s8)");
+  } else if constexpr (a_int8 && !ir::wgmma::n_for(AD::code, Cd::values[1])) {
+    STAGECRAFT_ERROR("8-bit integer MMA N must be 8, 16, 24 or a multiple of 16",
+                     Op << ": shape not supported: N = " << Cd::values[1] << " for " << dtype_name<AD>()
+                        << " inputs must be 8, 16, 24 or a multiple of 16 (.m64nNk32.s32 of s8/u8)");
     return false;
   } else {
     return true;

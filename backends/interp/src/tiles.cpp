@@ -63,12 +63,12 @@ tile_buf machine::value(agent_state& a, ir::ValueId id) {
       if (fp) {
         for (std::size_t i = 0; i < n; ++i) t.f[i] = round_to(v.dtype, x.fp ? x.f[i] : static_cast<float>(x.i[i]));
       } else {
+        // cvt.rzi with saturation for float -> int, as the GPU converts; a mask (pred) is the
+        // truncated value's truth, as the generated code's `!= 0`, not a saturation to [0, 1].
+        const auto [lo, hi] = ir::range_of(v.dtype == ir::DType::pred ? ir::DType::i32 : v.dtype);
         for (std::size_t i = 0; i < n; ++i) {
-          // cvt.rzi with saturation for float -> int, as the GPU converts.
           if (x.fp) {
             const float f = x.f[i];
-            const double lo = v.dtype == ir::DType::u32 || v.dtype == ir::DType::u8 ? 0.0 : v.dtype == ir::DType::i8 ? -128.0 : -2147483648.0;
-            const double hi = v.dtype == ir::DType::u32 ? 4294967295.0 : v.dtype == ir::DType::i8 ? 127.0 : v.dtype == ir::DType::u8 ? 255.0 : 2147483647.0;
             t.i[i] = wrap_to(v.dtype, std::isnan(f) ? 0 : static_cast<std::int64_t>(std::clamp(std::trunc(static_cast<double>(f)), lo, hi)));
           } else {
             t.i[i] = wrap_to(v.dtype, x.i[i]);

@@ -756,8 +756,10 @@ class emitter {
         if (!from_fp) return round(x);
         // float -> int: truncate toward zero and saturate (the __float2*_rz intrinsics); i8 and u8
         // saturate to [-128, 127] and [0, 255] like the interpreter, instead of wrapping the i32 result.
-        if (v.dtype == ir::DType::i8) return fmt::format("static_cast<long long>(max(-128, min(127, __float2int_rz({}))))", x);
-        if (v.dtype == ir::DType::u8) return fmt::format("static_cast<long long>(max(0, min(255, __float2int_rz({}))))", x);
+        if (ir::dtype_is_int8(v.dtype)) {
+          const auto [lo, hi] = ir::range_of(v.dtype);
+          return fmt::format("static_cast<long long>(max({}, min({}, __float2int_rz({}))))", static_cast<int>(lo), static_cast<int>(hi), x);
+        }
         return round(fmt::format("static_cast<long long>({}({}))", v.dtype == ir::DType::u32 ? "__float2uint_rz" : "__float2int_rz", x));
       }
       case ir::ValueOp::load_tmem: {

@@ -396,11 +396,7 @@ class Verifier {
         // Floats: rounded to the dtype as a stored element would be (infinities and NaN too);
         // integers: a value of the dtype exactly.
         const double f = *r.fill;
-        const auto [lo, hi] = p.dtype == DType::pred ? std::pair{0.0, 1.0}
-                              : p.dtype == DType::i8 ? std::pair{-128.0, 127.0}
-                              : p.dtype == DType::u8 ? std::pair{0.0, 255.0}
-                              : p.dtype == DType::u32 ? std::pair{0.0, 4294967295.0}
-                                                      : std::pair{-2147483648.0, 2147483647.0};
+        const auto [lo, hi] = range_of(p.dtype);
         if (dtype_is_float(p.dtype) ? std::isfinite(f) && std::abs(f) > static_cast<double>(std::numeric_limits<float>::max())
                                     : !(f == std::trunc(f) && f >= lo && f <= hi))
           fail<ConfigError>("memory reference {}: the fill {} of a masked tile of parameter '{}' is not a value of its dtype {}", id, f, p.name,

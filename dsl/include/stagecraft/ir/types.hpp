@@ -26,6 +26,20 @@ constexpr bool dtype_is_float(DType t) {
 constexpr bool dtype_is_fp8(DType t) { return t == DType::e4m3 || t == DType::e5m2; }
 // The 8-bit integers wgmma multiplies (.s8, .u8) into s32.
 constexpr bool dtype_is_int8(DType t) { return t == DType::i8 || t == DType::u8; }
+// The values an integer dtype holds (a mask: 0 and 1), for the checks of a fill value and the
+// saturation of a float converted to it. Not for the float dtypes.
+struct int_range {
+  double lo, hi;
+};
+constexpr int_range range_of(DType t) {
+  switch (t) {
+    case DType::pred: return {0.0, 1.0};
+    case DType::i8: return {-128.0, 127.0};
+    case DType::u8: return {0.0, 255.0};
+    case DType::u32: return {0.0, 4294967295.0};
+    default: return {-2147483648.0, 2147483647.0};  // i32
+  }
+}
 constexpr const char* dtype_name(DType t) {
   switch (t) {
     case DType::f32: return "f32";

@@ -21,6 +21,7 @@
 
 #include "stagecraft/memory/barrier.hpp"
 #include "stagecraft/memory/gmem.hpp"
+#include "stagecraft/memory/semaphore.hpp"
 #include "stagecraft/memory/smem.hpp"
 #include "stagecraft/memory/tmem.hpp"
 #include "stagecraft/ops/stmt.hpp"
@@ -103,6 +104,7 @@ template <class D, bool P> struct is_cluster<cluster_cfg<D, P>> : std::true_type
 
 template <class T> struct decl_kind { static constexpr int value = 0; };  // 0: not a declaration
 template <dtype DT, class D> struct decl_kind<gmem_decl<DT, D>> { static constexpr int value = 1; };
+template <class D> struct decl_kind<semaphore_decl<D>> { static constexpr int value = 1; };
 template <dtype DT, class D, class L> struct decl_kind<smem_decl<DT, D, L>> { static constexpr int value = 2; };
 template <long long A, class D, bool TC, class X> struct decl_kind<barrier_decl<A, D, TC, X>> { static constexpr int value = 2; };
 template <dtype DT, class D> struct decl_kind<tmem_decl<DT, D>> { static constexpr int value = 2; };
@@ -117,6 +119,10 @@ inline constexpr bool is_param_decl = decl_kind<std::remove_cvref_t<T>>::value =
 template <dtype DT, class D>
 auto make_ref(gmem_decl<DT, D> const& d, int id) {
   return gmem_ref<DT, D>{tree::ref_root(tree::Base::param, id, DT::code, std::span<const std::int64_t>(d.extents))};
+}
+template <class D>
+auto make_ref(semaphore_decl<D> const& d, int id) {
+  return semaphore_ref<D>{tree::ref_root(tree::Base::param, id, ir::DType::i32, std::span<const std::int64_t>(d.extents))};
 }
 template <dtype DT, class D, class L>
 auto make_ref(smem_decl<DT, D, L> const&, int id) {

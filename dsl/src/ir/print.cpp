@@ -35,6 +35,8 @@ std::string stmt_name(StmtOp op) {
     case StmtOp::tmem_dealloc: return "tmem_dealloc";
     case StmtOp::named_barrier_sync: return "named_barrier_sync";
     case StmtOp::named_barrier_arrive: return "named_barrier_arrive";
+    case StmtOp::semaphore_signal: return "semaphore_signal";
+    case StmtOp::semaphore_wait: return "semaphore_wait";
   }
   return "?";
 }
@@ -279,6 +281,8 @@ class Printer {
       case StmtOp::wgmma_wait: return fmt::format("wgmma_wait({})", s.n);
       case StmtOp::named_barrier_sync:
       case StmtOp::named_barrier_arrive: return fmt::format("{}({}, {})", stmt_name(s), s.e0 == none ? "?" : expr(s.e0), s.n);
+      case StmtOp::semaphore_signal:
+      case StmtOp::semaphore_wait: return fmt::format("{}({}, {})", stmt_name(s), ref(at(s, 0)), s.e0 == none ? "?" : expr(s.e0));
       case StmtOp::wgmma:
         return fmt::format("wgmma({}, {}, {})", ref(at(s, 0)), at(s, 1) == none ? value(s.value) : ref(at(s, 1)), ref(at(s, 2)));
       case StmtOp::copy_gmem_to_smem:

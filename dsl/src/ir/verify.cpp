@@ -107,6 +107,7 @@ class Verifier {
     }
     context_ = none;
     for (std::size_t i = 0; i < k_.stmts.size(); ++i) stmt_fields(static_cast<StmtId>(i));
+    semaphores_only_counted();
     tree();
     tmem_lifetimes();
     for (std::size_t i = 0; i < k_.exprs.size(); ++i)
@@ -291,6 +292,24 @@ class Verifier {
   // ---- arena entries, each on its own -----------------------------------------------------------
   // The first statement (in arena order) that uses each entry, directly or through others; for
   // messages only, so ids out of range are skipped here and reported by the checks.
+  // A semaphore array is only signalled and waited on: a load, store or copy of it would race the
+  // atomics that count it (and its zero at launch is the launcher's, not an input).
+  void semaphores_only_counted() const {
+    std::vector<char> counted(k_.params.size(), 0);
+    for (auto const& x : k_.stmts)
+      if (x.op == StmtOp::semaphore_signal || x.op == StmtOp::semaphore_wait) counted[static_cast<std::size_t>(k_.refs[x.refs[0]].id)] = 1;
+    auto check = [&](RefId r, StmtId s) {
+      if (r == none || k_.refs[r].base != RefBase::param || !counted[static_cast<std::size_t>(k_.refs[r].id)]) return;
+      if (s == none) fail("a tile value reads '{}', a semaphore array: its counters are only signalled and waited on", k_.params[k_.refs[r].id].name);
+      fail_at(s, "reads or writes '{}', a semaphore array: its counters are only signalled and waited on (semaphore_signal, semaphore_wait)",
+              k_.params[k_.refs[r].id].name);
+    };
+    for (std::size_t i = 0; i < k_.stmts.size(); ++i)
+      if (auto const& x = k_.stmts[i]; x.op != StmtOp::semaphore_signal && x.op != StmtOp::semaphore_wait)
+        for (auto r : x.refs) check(r, static_cast<StmtId>(i));
+    for (std::size_t i = 0; i < k_.values.size(); ++i) check(k_.values[i].ref, value_user_[i]);
+  }
+
   void find_users() {
     expr_user_.assign(k_.exprs.size(), none);
     ref_user_.assign(k_.refs.size(), none);
@@ -633,7 +652,8 @@ class Verifier {
     if (!control && !x.body.empty()) fail_at(s, "has {} child statements, but takes none", x.body.size());
     if (x.op != StmtOp::for_ && x.var != none) fail_at(s, "binds variable v{}, but only loops bind variables", x.var);
     const bool named = x.op == StmtOp::named_barrier_sync || x.op == StmtOp::named_barrier_arrive;
-    const bool uses_e0 = x.op == StmtOp::for_ || x.op == StmtOp::if_ || x.op == StmtOp::tcgen05_mma || named;
+    const bool semaphore = x.op == StmtOp::semaphore_signal || x.op == StmtOp::semaphore_wait;
+    const bool uses_e0 = x.op == StmtOp::for_ || x.op == StmtOp::if_ || x.op == StmtOp::tcgen05_mma || named || semaphore;
     if (!uses_e0 && x.e0 != none) fail_at(s, "has an index expression ({}), which it does not use", x.e0);
     if (x.op != StmtOp::for_ && x.e1 != none) fail_at(s, "has a second index expression ({}), which it does not use", x.e1);
     const bool uses_value = x.op == StmtOp::store || x.op == StmtOp::wgmma;
@@ -733,6 +753,25 @@ class Verifier {
         need_refs(1);
         barrier_operand(s, x.refs[0]);
         return;
+      case StmtOp::semaphore_signal:
+      case StmtOp::semaphore_wait: {
+        need_refs(1);
+        need_expr(x.e0, "a value");
+        // The front end builds these from semaphores(name, shape) (memory/semaphore.hpp): one
+        // counter of a kernel-owned i32 array.
+        auto const& r = k_.refs[x.refs[0]];
+        if (r.base != RefBase::param) fail_at(s, "takes a scratch allocation, but a semaphore is a counter in GMEM (semaphores(name, shape))");
+        auto const& p = k_.params[r.id];
+        if (!p.workspace || p.dtype != DType::i32)
+          fail_at(s, "takes parameter '{}' ({}{}), but a semaphore is a counter of a kernel-owned i32 array (semaphores(name, shape)), zero at "
+                  "launch", p.name, p.workspace ? "workspace " : "", dtype_name(p.dtype));
+        if (r.block.size() != p.shape.size() || std::any_of(r.shape.begin(), r.shape.end(), [](std::int64_t e) { return e != 1; }))
+          fail_at(s, "takes a block of shape ({}) of '{}', but a semaphore operation takes one counter: sem(i, ...) with one index per "
+                  "dimension", fmt::join(r.shape, ", "), p.name);
+        if (auto const& e = k_.exprs[x.e0]; e.op == ExprOp::constant && (e.value <= 0 || e.value > 0x7fffffff))
+          fail_at(s, "uses the value {}, but a semaphore's value must be 1 to 2^31 - 1 (a signal adds it, a wait takes it)", e.value);
+        return;
+      }
       case StmtOp::store: {
         need_refs(1);
         auto const& r = k_.refs[x.refs[0]];

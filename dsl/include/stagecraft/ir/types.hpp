@@ -163,8 +163,12 @@ enum class StmtOp : std::uint8_t {
   // bar.sync / bar.arrive on a CTA named barrier: e0 the user's id (an index expression), n the
   // thread count (a multiple of 128: every warpgroup's 128 threads take part).
   named_barrier_sync, named_barrier_arrive,
+  // A grid-wide semaphore (ops/semaphore.hpp): refs [the counter, a 1-element block of an i32
+  // workspace], e0 the value (> 0). signal adds it (a release at .gpu scope), wait blocks until
+  // the counter holds at least that much, takes it and acquires.
+  semaphore_signal, semaphore_wait,
 };
-inline constexpr StmtOp last_stmt_op = StmtOp::named_barrier_arrive;
+inline constexpr StmtOp last_stmt_op = StmtOp::semaphore_wait;
 
 // What a store does with the element it lands on (Stmt::n of store and copy_smem_to_gmem): none
 // overwrites it; add, min and max combine with it atomically, element by element, so CTAs that

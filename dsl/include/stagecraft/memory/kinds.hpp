@@ -8,6 +8,7 @@ enum class operand_kind {
   other, gmem_array, gmem_block, smem, barrier, cluster_barrier, tmem, accumulator, tile,
   smem_transposed,  // transpose(smem view): read by wgmma with rows and columns swapped
   barrier_spec,  // a barrier declaration (not yet a reference)
+  semaphore,     // a grid-wide semaphore array or one of its counters (signal and wait only)
 };
 
 template <class T>

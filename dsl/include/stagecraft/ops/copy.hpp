@@ -27,6 +27,7 @@ constexpr const char* kind_name(operand_kind k) {
     case operand_kind::accumulator: return "a register accumulator";
     case operand_kind::tile: return "a tile value";
     case operand_kind::smem_transposed: return "a transposed SMEM view (only wgmma reads those)";
+    case operand_kind::semaphore: return "a semaphore (signal and wait on it: semaphore_signal, semaphore_wait)";
     default: return "something that is not a memory reference";
   }
 }

@@ -42,6 +42,7 @@ const char* check_name(check c) {
     case check::tmem_use_after_dealloc: return "tmem-use-after-dealloc";
     case check::tmem_not_freed: return "tmem-not-freed";
     case check::named_barrier_count_mismatch: return "named-barrier-count-mismatch";
+    case check::semaphore_value: return "semaphore-value";
   }
   return "?";
 }
@@ -152,6 +153,8 @@ machine::machine(ir::Kernel const& k, std::vector<host_tensor>& gmem, options co
   for (auto const& st : k.stmts)
     if (st.op == ir::StmtOp::tcgen05_commit_arrive || st.op == ir::StmtOp::tmem_dealloc) has_tcgen05_ = true;
   tmem_col_ = ir::tcgen05::tmem_columns_of(k);
+  for (auto const& st : k.stmts)
+    if (st.op == ir::StmtOp::semaphore_signal || st.op == ir::StmtOp::semaphore_wait) has_semaphores_ = true;
   // Ops that arrive on each allocation: named in deadlock reports.
   for (std::size_t s = 0; s < k.stmts.size(); ++s) {
     auto const& st = k.stmts[s];

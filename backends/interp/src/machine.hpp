@@ -77,10 +77,37 @@ struct rng {
 };
 
 // ---- vector clocks ---------------------------------------------------------------------------
+// Clusters run one after another and reuse the components, so a clock speaks for its own
+// cluster only. What orders an access of an earlier cluster is a semaphore (semaphore.cpp): a
+// wait acquires the clocks its signallers had, per cluster, and carries them in `foreign`
+// (cluster id -> that cluster's components). Null for nearly every clock: kernels without
+// semaphores never pay for it.
+using foreign_clocks = std::map<std::uint32_t, std::vector<std::uint32_t>>;
+inline void join_into(foreign_clocks& into, foreign_clocks const& from) {
+  for (auto const& [cl, v] : from) {
+    auto& mine = into[cl];
+    if (mine.size() < v.size()) mine.resize(v.size(), 0);
+    for (std::size_t i = 0; i < v.size(); ++i) mine[i] = std::max(mine[i], v[i]);
+  }
+}
 struct vclock {
   std::vector<std::uint32_t> c;
+  std::shared_ptr<const foreign_clocks> foreign;
   void join(vclock const& o) {
     for (std::size_t i = 0; i < c.size(); ++i) c[i] = std::max(c[i], o.c[i]);
+    if (o.foreign && o.foreign != foreign) {
+      if (!foreign) {
+        foreign = o.foreign;
+      } else {
+        auto both = std::make_shared<foreign_clocks>(*foreign);
+        join_into(*both, *o.foreign);
+        foreign = std::move(both);
+      }
+    }
+  }
+  void clear() {
+    std::fill(c.begin(), c.end(), 0);
+    foreign.reset();
   }
 };
 
@@ -414,6 +441,13 @@ struct named_barrier_state {
   std::vector<std::pair<int, ir::StmtId>> arrivers;  // agent index, op
 };
 
+// A grid-wide semaphore counter (its value lives in the GMEM array): the clocks of everyone who
+// signalled it, per cluster, which a wait acquires. Its counters are only ever changed by atomic
+// read-modify-writes, so every earlier signal heads a release sequence the wait reads from.
+struct semaphore_state {
+  foreign_clocks released;
+};
+
 struct cta_state {
   std::array<std::int64_t, 3> pid{}, cidx{};
   int linear = 0;
@@ -558,6 +592,17 @@ class machine {
   bool named_barrier_blocked(agent_state const& a) const;
   std::string named_barrier_deadlock(agent_state const& a) const;
   std::string named_barrier_label(agent_state const& a, ir::Stmt const& s);
+
+  // ---- semaphore.cpp: grid-wide semaphores ----------------------------------------------------
+  std::int32_t& semaphore_counter(agent_state const& a, ir::Stmt const& s, std::int64_t* elem = nullptr);
+  std::int64_t semaphore_value(agent_state const& a, ir::Stmt const& s);
+  void semaphore_signal(agent_state& a, ir::Stmt const& s);
+  bool semaphore_blocked(agent_state& a, ir::Stmt const& s);
+  void semaphore_take(agent_state& a, ir::Stmt const& s);
+  std::string semaphore_deadlock(agent_state& a, ir::Stmt const& s);
+  bool foreign_hb(epoch e, vclock const& vc) const;
+  std::map<std::pair<int, std::int64_t>, semaphore_state> semaphores_;  // (parameter, element)
+  bool has_semaphores_ = false;
 
   // ---- tiles.cpp: tile math and generic stores ----------------------------------------------
   tile_buf value(agent_state& a, ir::ValueId id);

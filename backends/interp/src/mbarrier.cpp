@@ -73,7 +73,7 @@ void machine::try_complete(barrier_state& b, int agent_for_msg) {
   ++b.completed;
   slot.c[b.comp] = b.completed;
   b.pending = b.expected;
-  std::fill(b.releases.c.begin(), b.releases.c.end(), 0);
+  b.releases.clear();
   if (o_.trace) {
     tr_.events.push_back({trace_event::kind::phase, time_, time_, ctas_[cta_of_barrier(b)].linear,
                           static_cast<int>(tr_.lanes.size()) - 1, -1,

@@ -221,7 +221,7 @@ region machine::view_of(agent_state const& a, ir::RefId rid, int cta, gmem_use u
 // Happens-before: is the access `e` ordered before a thread whose clock is `vc`?
 bool machine::hb(epoch e, vclock const& vc) const {
   if (e.clock == 0) return true;
-  if (e.cluster() != cluster_id()) return false;
+  if (e.cluster() != cluster_id()) return vc.foreign && foreign_hb(e, vc);
   if (is_set(e)) {  // every read (reduction) of the set must be ordered before
     auto const& set = shared_[e.clock - 1].c;
     for (std::size_t i = 0; i < set.size(); ++i)

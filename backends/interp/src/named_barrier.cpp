@@ -52,7 +52,7 @@ bool machine::named_barrier(agent_state& a, ir::Stmt const& s) {
     ++nb.completed;
     nb.arrived = nb.expected = 0;
     nb.arrivers.clear();
-    std::fill(nb.releases.c.begin(), nb.releases.c.end(), 0);
+    nb.releases.clear();
   }
   ++a.vc.c[a.comp];  // what it does next is not part of its release
   return !sync;

@@ -26,7 +26,9 @@ void machine::run() {
 // Sets up one cluster (CTAs, SMEM, barriers, agents, PCT change points) and schedules it.
 void machine::run_cluster(std::array<std::int64_t, 3> origin) {
   ++clusters_run_;
-  shared_.clear();  // read sets of earlier clusters are never looked up again (cluster mismatch)
+  // Read sets of earlier clusters are never looked up again (cluster mismatch), unless a
+  // semaphore orders a later cluster after them (foreign_hb).
+  if (!has_semaphores_) shared_.clear();
   for (auto& cs : ctas_) {  // recycle SMEM storage: large fresh allocations cost a page fault per 4 KiB
     if (!cs.bytes.empty()) smem_pool_.push_back(std::move(cs.bytes));
     for (std::size_t a = 0; a < cs.smem.size(); ++a) {
@@ -288,6 +290,7 @@ bool machine::blocked(agent_state& a) {
     return b.completed <= seen;
   }
   if (s.op == ir::StmtOp::named_barrier_sync) return named_barrier_blocked(a);
+  if (s.op == ir::StmtOp::semaphore_wait) return semaphore_blocked(a, s);
   if (s.op == ir::StmtOp::wait_group) return !groups_done(a, s.n, s.flag);
   if (s.op == ir::StmtOp::wgmma_wait) return !mma_groups_done(a, s.n);
   return false;
@@ -315,6 +318,8 @@ void machine::deadlock() {
                          ops.empty() ? std::string("none") : fmt::format("{}", fmt::join(ops, ", ")), where(id));
     } else if (s.op == ir::StmtOp::named_barrier_sync) {
       msg += fmt::format("\n  {} at op #{} named_barrier_sync: {}{}", who(a), id, named_barrier_deadlock(a), where(id));
+    } else if (s.op == ir::StmtOp::semaphore_wait) {
+      msg += fmt::format("\n  {} at op #{} semaphore_wait: {}{}", who(a), id, semaphore_deadlock(a, s), where(id));
     } else {
       msg += fmt::format("\n  {} at op #{} {}{}", who(a), id, ir::stmt_name(s), where(id));
     }

@@ -111,6 +111,8 @@ void machine::step(int index) {
       // op then spans the wait in the trace: began is left at the arrival.
       if (!named_barrier(a, s)) return;
       break;
+    case ir::StmtOp::semaphore_signal: semaphore_signal(a, s); break;
+    case ir::StmtOp::semaphore_wait: semaphore_take(a, s); break;
     default:
       report(check::unsupported, id, a,
              fmt::format("{} is not modelled by the interpreter yet (tensor-core ops arrive with their own issue)", ir::stmt_name(s.op)));

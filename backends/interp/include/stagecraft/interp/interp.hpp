@@ -86,6 +86,7 @@ enum class check : std::uint8_t {
   tmem_use_after_dealloc,      // TMEM used (MMA, async_load_tmem, tmem_dealloc) after a tmem_dealloc freed it
   tmem_not_freed,              // a CTA exits with TMEM that no tmem_dealloc freed
   named_barrier_count_mismatch,  // participants of one named-barrier phase name different thread counts
+  semaphore_value,     // a semaphore signalled or waited on with a value that is not 1 to 2^31 - 1
 };
 const char* check_name(check c);
 

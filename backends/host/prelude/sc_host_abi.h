@@ -59,6 +59,10 @@ struct api {
   // cp.reduce.async.bulk.tensor: a TMA store whose GMEM write combines. op: 1 add, 2 min, 3 max
   // (stagecraft::ir::Reduce); kind: the 4-byte element type, 0 f32, 1 s32, 2 u32.
   void (*tma_reduce)(const void* map, unsigned src, int rank, const int* coords, int op, int kind);
+  // Grid-wide semaphores: a wait blocks until *counter >= value, then takes value from it; a
+  // signal (the prelude's plain add) wakes the counter's waiters.
+  void (*sem_wait)(int* counter, int value);
+  void (*sem_signalled)(int* counter);
 };
 
 }  // namespace schost

@@ -146,6 +146,10 @@ inline void red_add(int* p, int v) { *p = static_cast<int>(static_cast<unsigned>
 inline void red_add(unsigned* p, unsigned v) { *p += v; }
 inline void red_add_v2(float* p, const float* v) { red_add(p, v[0]), red_add(p + 1, v[1]); }
 inline void red_add_v4(float* p, const float* v) { for (int i = 0; i < 4; ++i) red_add(p + i, v[i]); }
+// Semaphores: one OS thread, so the signal is a plain add; a wait that cannot take its value
+// blocks in the runtime until a signal of the same counter (or reports the deadlock).
+inline void sem_signal(int* p, int v) { red_add(p, v); sc_host_api->sem_signalled(p); }
+inline void sem_wait(int* p, int v) { sc_host_api->sem_wait(p, v); }
 inline void red_min(int* p, int v) { *p = *p < v ? *p : v; }
 inline void red_min(unsigned* p, unsigned v) { *p = *p < v ? *p : v; }
 inline void red_max(int* p, int v) { *p = *p > v ? *p : v; }

@@ -456,8 +456,9 @@ struct thread_t {
   ctx::fiber fib, back;
   enum class state : std::uint8_t { unborn, ready, running, blocked, done } st = state::unborn;
   // What a blocked thread waits for, for deadlock reports.
-  enum class waits : std::uint8_t { nothing, mbar, named, cluster, bulk, warp } on = waits::nothing;
+  enum class waits : std::uint8_t { nothing, mbar, named, cluster, bulk, warp, semaphore } on = waits::nothing;
   unsigned wait_a = 0, wait_b = 0;
+  int* sem = nullptr;  // waits::semaphore: the counter (wait_b: the value it needs)
   std::vector<std::vector<int>> groups;  // committed bulk groups, oldest first
   std::vector<int> open;                 // bulk ops not committed yet
 };
@@ -643,6 +644,25 @@ class machine {
     m.post({static_cast<int>(m.ops_.size() - 1), false});
   }
   static void api_tma_store(const void* map, unsigned src, int rank, const int* coords) { tma_store_or_reduce(map, src, rank, coords, 0, 0); }
+  // semaphore_wait: take `value` from the counter once it holds that much; until then the thread
+  // is blocked, and each signal of the counter wakes it to look again.
+  static void api_sem_wait(int* counter, int value) {
+    auto& m = *active;
+    m.preempt();
+    while (*counter < value) {
+      m.me().sem = counter;
+      m.block(thread_t::waits::semaphore, 0, static_cast<unsigned>(value));
+    }
+    m.me().sem = nullptr;
+    *counter -= value;
+  }
+  static void api_sem_signalled(int* counter) {
+    auto& m = *active;
+    for (std::size_t t = 0; t < m.threads_.size(); ++t)
+      if (m.threads_[t].st == thread_t::state::blocked && m.threads_[t].on == thread_t::waits::semaphore && m.threads_[t].sem == counter)
+        m.wake(static_cast<int>(t));
+    m.preempt();
+  }
   static void api_tma_reduce(const void* map, unsigned src, int rank, const int* coords, int op, int kind) {
     tma_store_or_reduce(map, src, rank, coords, op, kind);
   }
@@ -731,8 +751,12 @@ class machine {
     order_.resize(clusters_.size());
     for (std::size_t i = 0; i < order_.size(); ++i) order_[i] = static_cast<int>(i);
     resident_limit_ = order_.size();
+    // A kernel with semaphores may make a CTA wait for one launched before it (ops/semaphore.hpp):
+    // it keeps launch order, as the GPU dispatches CTAs; the residency and the rest still vary.
+    const bool in_order = std::any_of(k_.stmts.begin(), k_.stmts.end(), [](ir::Stmt const& s) { return s.op == ir::StmtOp::semaphore_wait; });
     if (o_.seed != 0) {
-      for (std::size_t i = order_.size(); i > 1; --i) std::swap(order_[i - 1], order_[rng_.below(i)]);
+      if (!in_order)
+        for (std::size_t i = order_.size(); i > 1; --i) std::swap(order_[i - 1], order_[rng_.below(i)]);
       const std::size_t limits[] = {1, 2, 3, order_.size()};
       resident_limit_ = std::max<std::size_t>(1, std::min(order_.size(), limits[rng_.below(4)]));
       // Three kinds of schedule, by seed % 3:
@@ -803,6 +827,8 @@ class machine {
     api_.tma_load = &api_tma_load;
     api_.tma_store = &api_tma_store;
     api_.tma_reduce = &api_tma_reduce;
+    api_.sem_wait = &api_sem_wait;
+    api_.sem_signalled = &api_sem_signalled;
     api_.f32_to_f16 = &api_f32_to_f16;
     api_.f16_to_f32 = &api_f16_to_f32;
     api_.f32_to_bf16 = &api_f32_to_bf16;
@@ -985,6 +1011,12 @@ class machine {
   }
 
  private:
+  // A semaphore counter, as the kernel names it: 'turn' element 3.
+  std::string gmem_place(const int* a) const {
+    for (std::size_t p = 0; p < gmem_storage_.size(); ++p)
+      if (gmem_storage_[p].contains(a)) return fmt::format("'{}' element {}", k_.params[p].name, gmem_storage_[p].offset_of(a) / 4);
+    return fmt::format("{}", static_cast<const void*>(a));
+  }
   std::string where(const void* a) const {
     if (const int s = smem_.owner(a); s >= 0)
       for (auto const& c : ctas_)
@@ -1345,6 +1377,9 @@ class machine {
         }
         case thread_t::waits::bulk:
           what = fmt::format("wait(s) in cp.async.bulk.wait_group{} {}", th.wait_b ? ".read" : "", th.wait_a);
+          break;
+        case thread_t::waits::semaphore:
+          what = fmt::format("wait(s) in semaphore_wait for {} to hold {} (it holds {})", gmem_place(th.sem), th.wait_b, *th.sem);
           break;
         case thread_t::waits::nothing: what = "is blocked"; break;
       }

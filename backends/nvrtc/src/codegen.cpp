@@ -594,15 +594,17 @@ class emitter {
     return at;
   }
   // Element `i` (a C++ expression) of a view, as an lvalue of its storage type.
+  // Element `i`'s offset in its GMEM parameter (a long long expression).
+  std::string param_offset(ir::RefId rid, std::string const& i) const {
+    auto const& p = k_.params[k_.refs[rid].id];
+    std::string off = "0LL";
+    const auto at = array_coords(rid, i);
+    for (std::size_t d = 0; d < at.size(); ++d) off = fmt::format("({} * {}LL + {})", off, p.shape[d], at[d]);
+    return off;
+  }
   std::string element(ir::RefId rid, std::string const& i) const {
     auto const& r = k_.refs[rid];
-    if (r.base == ir::RefBase::param) {
-      auto const& p = k_.params[r.id];
-      std::string off = "0LL";
-      const auto at = array_coords(rid, i);
-      for (std::size_t d = 0; d < at.size(); ++d) off = fmt::format("({} * {}LL + {})", off, p.shape[d], at[d]);
-      return fmt::format("p_{}[{}]", p.name, off);
-    }
+    if (r.base == ir::RefBase::param) return fmt::format("p_{}[{}]", k_.params[r.id].name, param_offset(rid, i));
     auto const& al = k_.allocs[r.id];
     if (al.kind != ir::AllocKind::smem) throw unsupported(fmt::format("kernel '{}': only SMEM and GMEM views are generated yet", k_.name));
     const int bytes = ir::dtype_bits(al.dtype) / 8;
@@ -1017,6 +1019,8 @@ class emitter {
       case ir::StmtOp::tcgen05_mma:
       case ir::StmtOp::tmem_dealloc: return false;  // these start with sc::wg_sync
       case ir::StmtOp::named_barrier_sync: return false;  // every lane of the warpgroup meets there
+      case ir::StmtOp::semaphore_signal:
+      case ir::StmtOp::semaphore_wait: return false;  // these sync the warpgroup around the elected thread's atomic
       default: return d;
     }
   }
@@ -1813,6 +1817,28 @@ class emitter {
                            ir::stmt_name(s.op)));
         // A sync is a barrier for this warpgroup's lanes too: their stores are ordered with what follows.
         if (sync) dirty_ = false;
+        return;
+      }
+      case ir::StmtOp::semaphore_signal:
+      case ir::StmtOp::semaphore_wait: {
+        // One thread does the atomic for the warpgroup. A signal first meets every lane, so all
+        // that the warpgroup did (reads included: a later CTA may overwrite what it read) is
+        // ordered before the release, which is cumulative; after a wait the lanes meet the thread
+        // whose acquire they are then ordered after.
+        const bool signal = s.op == ir::StmtOp::semaphore_signal;
+        auto const& r = k_.refs[s.refs[0]];
+        // A 32-bit offset (a semaphore array is at most ir::max_workspace_bytes): the 64-bit index
+        // math of a GMEM element cost a register spill around the wait's branch (ptxas, CUDA 13.0).
+        const std::string at = fmt::format("(p_{} + static_cast<int>({}))", k_.params[r.id].name, param_offset(s.refs[0], "0"));
+        line(fmt::format("// op #{}: {} on semaphore '{}'", id, ir::stmt_name(s.op), k_.params[r.id].name));
+        if (signal) line("sc::wg_sync(wg);");
+        if (!signal && o_.watchdog_ms)
+          line(fmt::format("if ({}) sc::sem_wait_watchdog({}, static_cast<int>({}), \"{}\", {}, \"{}\", static_cast<long long>({} - p_{}), {}ull);", issuer, at,
+                           expr(s.e0), k_.name, id, k_.params[r.id].name, at, k_.params[r.id].name, std::uint64_t{o_.watchdog_ms} * 1000000));
+        else
+          line(fmt::format("if ({}) sc::{}({}, static_cast<int>({}));", issuer, signal ? "sem_signal" : "sem_wait", at, expr(s.e0)));
+        if (!signal) line("sc::wg_sync(wg);");
+        dirty_ = false;
         return;
       }
     }

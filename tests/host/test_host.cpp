@@ -419,7 +419,7 @@ TEST_CASE("host: the zoo's buggy kernels go wrong on the host too", "[host]") {
   // A lost update is out of its reach too: the host switches CUDA threads only inside runtime
   // calls, so a plain load and store of the same element (zoo_plain_store_accumulate's y += p)
   // never interleave with another thread's. The interpreter's race check catches it.
-  const std::set<std::string> interleaving_only = {"zoo_plain_store_accumulate"};
+  const std::set<std::string> interleaving_only = {"zoo_plain_store_accumulate", "zoo_serial_without_wait"};
   for (auto const& z : zoo::all()) {
     INFO(z.name);
     if (reordering_only.count(z.name) || interleaving_only.count(z.name)) continue;
@@ -939,4 +939,20 @@ TEST_CASE("host: reducing stores (red.global and the TMA reduce) equal the inter
     REQUIRE(expected.ok());
     check_schedules(k, inputs, expected.buffers, "the interpreter");
   }
+}
+
+// Grid-wide semaphores (ops/semaphore.hpp): the serial split-K runs on the host under every
+// schedule and lands the interpreter's bits (its f32 sum in slice order), and the zoo's wait on
+// a counter nobody signals is the host's deadlock too, naming the counter.
+TEST_CASE("host: semaphores order the serial split-K's slices, and a wait nobody signals deadlocks naming the counter", "[host][semaphore]") {
+  const auto k = example("splitk_serial");
+  const auto inputs = random_inputs(k, input_seed);
+  const auto expected = interp::run(k, inputs, {});
+  REQUIRE(expected.ok());
+  check_schedules(k, inputs, expected.buffers, "the interpreter");
+  const auto buggy = zoo::semaphore_never_signalled(zoo::variant::buggy);
+  const auto r = hostexec::run(buggy, random_inputs(buggy, input_seed), {});
+  INFO(r.message);
+  REQUIRE(r.kind == hostexec::failure::deadlock);
+  CHECK_THAT(r.message, Contains("kernel 'zoo_semaphore_never_signalled'") && Contains("wait(s) in semaphore_wait for 'turn' element 1 to hold 1 (it holds 0)"));
 }

@@ -797,6 +797,27 @@ TEST_CASE("named barriers: bar.sync / bar.arrive with the mapped hardware id and
   CHECK(std::regex_search(r.ptx, std::regex(R"(bar\.sync %r\d+, 128;)")));
 }
 
+// Semaphores: the signal is one red.release.gpu after the warpgroup's barrier, the wait an
+// ld.acquire.gpu poll and an acquiring CAS that takes the count, then the barrier; ptxas accepts them.
+TEST_CASE("semaphores: red.release.gpu, ld.acquire.gpu and atom.acquire.gpu.cas around the warpgroup barrier", "[nvrtc][semaphore]") {
+  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  const auto c = nvrtc::compile(zoo::semaphore_never_signalled(zoo::variant::fixed), ir::Target::sm_90a, o);
+  CHECK(c.spill_bytes == 0);
+  CHECK_THAT(c.ptx, Contains("red.release.gpu.global.add.s32") && Contains("ld.acquire.gpu.global.s32") &&
+                        Contains("atom.acquire.gpu.global.cas.b32") && Contains("nanosleep"));
+  CHECK_THAT(c.code.source, Contains("sc::sem_signal(") && Contains("sc::sem_wait("));
+  // With the watchdog on, a wait that never takes its count reports the counter and traps.
+  const auto w = nvrtc::compile(zoo::semaphore_never_signalled(zoo::variant::fixed), ir::Target::sm_90a,
+                                {.codegen = {.watchdog_ms = 1500}, .memory_cache = false, .disk_cache = false});
+  CHECK(w.spill_bytes == 0);
+  CHECK_THAT(w.code.source, Contains("sc::sem_wait_watchdog(") && Contains("\"turn\"") && Contains("1500000000ull") && !Contains("sc::sem_wait("));
+  CHECK_THAT(w.ptx, Contains("%globaltimer") && Contains("trap;") && Contains("vprintf"));
+  // splitk_serial: the counter's offset is 32-bit math (64-bit index math cost a spill around the wait).
+  auto const& e = registry::global().find("splitk_serial");
+  const auto s = nvrtc::compile(e.build(registry::resolve(e, {})), ir::Target::sm_90a, o);
+  CHECK(s.spill_bytes == 0);
+}
+
 // Reducing stores compile to one red.relaxed.gpu.global per element (no vectors: red has no
 // f32 min/max and the generator keeps every element's own instruction) or one
 // cp.reduce.async.bulk.tensor per box, with the op and type of the IR; ptxas accepts them.

@@ -563,6 +563,32 @@ TEST_CASE("zoo: split-K partials added with a plain load and store race, and red
   fixed_twin_is_clean(name);
 }
 
+// The first op of kind `what` in k (-1: none).
+int first_op(ir::Kernel const& k, ir::StmtOp what) {
+  for (std::size_t i = 0; i < k.stmts.size(); ++i)
+    if (k.stmts[i].op == what) return static_cast<int>(i);
+  return -1;
+}
+
+TEST_CASE("zoo: a serial split-K whose slices signal their own turn deadlocks, naming the semaphore, its count and the wait's",
+          "[zoo][deadlock][semaphore]") {
+  const std::string name = "zoo_semaphore_never_signalled";
+  const auto k = zoo::semaphore_never_signalled();
+  auto d = the_diagnostic(run_under(k, policy::eager), check::deadlock, name, first_op(k, ir::StmtOp::semaphore_wait));
+  require_mentions(d, {"warpgroup 0 of CTA (1, 0, 0)", "semaphore_wait: waits for semaphore 'turn'[1] to hold 1, but it holds 0",
+                       "ops that signal 'turn': #"});
+  fixed_twin_is_clean(name);
+}
+
+TEST_CASE("zoo: a serial split-K whose slices never wait races on y across the CTAs; the wait orders them", "[zoo][data_race][semaphore]") {
+  const std::string name = "zoo_serial_without_wait";
+  const auto k = zoo::serial_without_wait();
+  // Slice 1 (the second cluster) reads y, which slice 0 wrote with nothing ordering the two.
+  auto d = the_diagnostic(run_under(k, policy::eager), check::data_race, name, first_op(k, ir::StmtOp::store));
+  require_mentions(d, {"data race on GMEM y[0, 0]: warpgroup 0 of CTA (1, 0, 0) (read) is not ordered after the earlier write by another cluster"});
+  fixed_twin_is_clean(name);
+}
+
 TEST_CASE("zoo: reading y after a TMA reduce-add races with the other CTA's reduce", "[zoo][data_race][reduce]") {
   const std::string name = "zoo_read_after_reduce";
   const auto k = zoo::read_after_reduce();

@@ -27,6 +27,14 @@ void ref_workspace(std::vector<host_tensor>& t) {  // x, t, y: t = x + 1, y = 2t
     y[i] = w[i] * 2.0f;
   }
 }
+void ref_serial_halves(std::vector<host_tensor>& t) {  // x, y, turn: y += x's two 64-column halves, in that order (i32, wrapping)
+  auto x = t[0].as<std::int32_t>();
+  auto y = t[1].as<std::int32_t>();
+  for (std::int64_t r = 0; r < 64; ++r)
+    for (std::int64_t c = 0; c < 64; ++c)
+      y[r * 64 + c] = static_cast<std::int32_t>(static_cast<std::uint32_t>(y[r * 64 + c]) + static_cast<std::uint32_t>(x[r * 128 + c]) +
+                                                static_cast<std::uint32_t>(x[r * 128 + 64 + c]));
+}
 void ref_fanout(std::vector<host_tensor>& t) {  // x, y, z: y = x + 1, z = 2x
   auto x = t[0].as<float>();
   auto y = t[1].as<float>();
@@ -1297,8 +1305,55 @@ struct make_read_after_reduce {
   }
 };
 
+// Serial split-K (splitk_serial, cut to two slices of one row block): slice s waits until
+// turn(s) says it may go, adds its half of x into y with a plain load and store, and lets the
+// next slice go.
+enum class serial_mistake { none, signals_own_turn, no_wait };
+template <serial_mistake Mistake>
+ir::Kernel serial_halves(const char* name) {
+  auto t = shape(64_c, 64_c);
+  return lower(kernel<sm_90a>(
+      name, grid(2_c), threads(1_c),
+      gmem<i32>("x", shape(64_c, 128_c)),  // (row, col): two 64-column halves, one per slice
+      gmem<i32>("y", shape(64_c, 64_c)),   // (row, col): y += both halves, slice 0's first
+      semaphores("turn", shape(2_c)),      // (slice): 1 once slice s may add
+      [&](auto x, auto y, auto turn) {
+        auto s = program_id();
+        auto yt = y.tile(t, 0_c, 0_c);
+        auto next = [&] {
+          if constexpr (Mistake == serial_mistake::signals_own_turn) return turn(s);
+          else return turn(s + 1_c);
+        }();
+        auto add = store(yt, load(yt) + load(x.tile(t, 0_c, s)));
+        auto go_on = if_(s < 1_c, semaphore_signal(next));
+        if constexpr (Mistake == serial_mistake::no_wait) return seq(add, go_on);
+        else return seq(if_(s > 0_c, semaphore_wait(turn(s))), add, go_on);
+      }));
+}
+
+// MISTAKE: each slice signals the counter it waits on itself, turn(s), not the next slice's:
+// slice 1 waits on turn(1), which nothing but slice 1 would ever signal. On the GPU it spins for
+// ever; the interpreter reports the deadlock and names the semaphore, its count and the wait's.
+// FIX: signal turn(s + 1).
+template <bool Bug>
+struct make_semaphore_never_signalled {
+  ir::Kernel operator()() const {
+    return serial_halves<Bug ? serial_mistake::signals_own_turn : serial_mistake::none>("zoo_semaphore_never_signalled");
+  }
+};
+
+// MISTAKE: the slices signal in turn but never wait: slice 1 reads and rewrites y while slice 0
+// may still be adding into it (a lost update on the GPU, a race here across the two CTAs).
+// FIX: semaphore_wait(turn(s)) before the add, which acquires slice 0's y.
+template <bool Bug>
+struct make_serial_without_wait {
+  ir::Kernel operator()() const { return serial_halves<Bug ? serial_mistake::no_wait : serial_mistake::none>("zoo_serial_without_wait"); }
+};
+
 }  // namespace
 
+ir::Kernel semaphore_never_signalled(variant v) { return build<make_semaphore_never_signalled>(v); }
+ir::Kernel serial_without_wait(variant v) { return build<make_serial_without_wait>(v); }
 ir::Kernel plain_store_accumulate(variant v) { return build<make_plain_store_accumulate>(v); }
 ir::Kernel read_after_reduce(variant v) { return build<make_read_after_reduce>(v); }
 ir::Kernel release_in_branch(variant v) { return build<make_release_in_branch>(v); }
@@ -1354,6 +1409,8 @@ std::vector<entry> const& all() {
       {"zoo_tma_store_then_generic_read", check::data_race, tma_store_then_generic_read, ref_splitk},
       {"zoo_plain_store_accumulate", check::data_race, plain_store_accumulate, ref_reduce_halves},
       {"zoo_read_after_reduce", check::data_race, read_after_reduce, ref_reduce_halves},
+      {"zoo_serial_without_wait", check::data_race, serial_without_wait, ref_serial_halves},
+      {"zoo_semaphore_never_signalled", check::deadlock, semaphore_never_signalled, ref_serial_halves},
       {"zoo_no_proxy_fence", check::missing_fence, no_proxy_fence, ref_add_one},
       {"zoo_workspace_no_fence", check::missing_fence, workspace_no_fence, ref_workspace},
       {"zoo_generic_store_then_tma_read", check::missing_fence, generic_store_then_tma_read, ref_splitk},

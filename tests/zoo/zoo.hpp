@@ -21,6 +21,7 @@ ir::Kernel release_in_branch(variant v = variant::buggy);  // 2-arrival release 
 ir::Kernel short_prologue(variant v = variant::buggy);     // add_one prefetching K-1 stages
 ir::Kernel double_wait(variant v = variant::buggy);        // handoff consumer waiting once per arrival
 ir::Kernel named_no_initial_arrive(variant v = variant::buggy);  // named-barrier ping-pong, no "empty" arrival before the first block
+ir::Kernel semaphore_never_signalled(variant v = variant::buggy);  // serial split-K, each slice signalling its own turn, not the next's
 // ---- missed phase ----------------------------------------------------------------------------
 ir::Kernel one_ring_barrier(variant v = variant::buggy);   // add_one with one barrier for the whole ring
 ir::Kernel single_release(variant v = variant::buggy);     // handoff with one `consumed` barrier for two stages
@@ -42,6 +43,7 @@ ir::Kernel one_consumer_releases(variant v = variant::buggy);   // two consumers
 ir::Kernel splitk_early_read(variant v = variant::buggy);       // split-K rank 0 adds the peer's workspace partial before the cluster wait
 ir::Kernel plain_store_accumulate(variant v = variant::buggy);  // split-K partials added into y with a plain load + store, not reduce_add
 ir::Kernel read_after_reduce(variant v = variant::buggy);       // a CTA reads y after its TMA reduce-add, racing the other CTA's
+ir::Kernel serial_without_wait(variant v = variant::buggy);     // serial split-K whose slices signal but never wait
 ir::Kernel tma_store_then_generic_read(variant v = variant::buggy);  // split-K partials sent by TMA store, only .read waited before the arrive
 // ---- missing fence ---------------------------------------------------------------------------
 ir::Kernel no_proxy_fence(variant v = variant::buggy);     // add_one without commit_smem

@@ -45,3 +45,28 @@ TEST_CASE("the fuzz codec carries named barriers (ops appended last), and a deco
     if (s.op == ir::StmtOp::named_barrier_sync) s.n = 96;
   CHECK_THROWS_WITH(ir::verify(bad), Catch::Matchers::Contains("counts 96 threads, but a named barrier's thread count must be a positive multiple of 128"));
 }
+
+TEST_CASE("decoded semaphore ops meet the front end's rules in the verifier: a positive value, a counter of an i32 workspace",
+          "[fuzz][semaphore]") {
+  auto const& e = registry::global().find("splitk_serial");
+  const auto k = e.build(registry::resolve(e, {}));
+  REQUIRE_NOTHROW(ir::verify(k));
+  auto zero = k;
+  const auto c0 = static_cast<ir::ExprId>(zero.exprs.size());
+  zero.exprs.push_back({ir::ExprOp::constant, 0});
+  for (auto& s : zero.stmts)
+    if (s.op == ir::StmtOp::semaphore_signal) s.e0 = c0;
+  CHECK_THROWS_WITH(ir::verify(zero), Catch::Matchers::Contains("(semaphore_signal): uses the value 0, but a semaphore's value must be 1 to 2^31 - 1"));
+  auto f32 = k;
+  for (auto& p : f32.params)
+    if (p.name == "turn") p.dtype = ir::DType::f32;
+  CHECK_THROWS_WITH(ir::verify(f32), Catch::Matchers::Contains("takes parameter 'turn' (workspace f32), but a semaphore is a counter of a kernel-owned i32 array"));
+  // A counter of an array that a plain store also writes (the front end cannot say it: the two
+  // arrays are told apart by type there).
+  auto both = lower(kernel<sm_90a>("sem_and_store", grid(1), threads(1_c), workspace<i32>("w", shape(4_c)), semaphores("turn", shape(4_c)),
+                                   [](auto w, auto turn) { return seq(store(w.tile(shape(1_c), 0_c), 1), semaphore_signal(turn(1_c))); }));
+  REQUIRE_NOTHROW(ir::verify(both));
+  for (auto& s : both.stmts)
+    if (s.op == ir::StmtOp::semaphore_signal) both.refs[s.refs[0]].id = 0;  // turn(1) -> w(1)
+  CHECK_THROWS_WITH(ir::verify(both), Catch::Matchers::Contains("(store): reads or writes 'w', a semaphore array: its counters are only signalled and waited on"));
+}

@@ -282,7 +282,16 @@ class Printer {
       case StmtOp::named_barrier_sync:
       case StmtOp::named_barrier_arrive: return fmt::format("{}({}, {})", stmt_name(s), s.e0 == none ? "?" : expr(s.e0), s.n);
       case StmtOp::semaphore_signal:
-      case StmtOp::semaphore_wait: return fmt::format("{}({}, {})", stmt_name(s), ref(at(s, 0)), s.e0 == none ? "?" : expr(s.e0));
+      case StmtOp::semaphore_wait: {  // the counter as the user indexed it: turn(i, j)
+        std::string counter = "?";
+        if (const RefId r = at(s, 0); r >= 0 && r < static_cast<RefId>(k_.refs.size()) && k_.refs[r].base == RefBase::param &&
+                                      k_.refs[r].id >= 0 && k_.refs[r].id < static_cast<int>(k_.params.size())) {
+          std::vector<std::string> idx;
+          for (auto e : k_.refs[r].block) idx.push_back(expr(e));
+          counter = fmt::format("{}({})", k_.params[k_.refs[r].id].name, fmt::join(idx, ", "));
+        }
+        return fmt::format("{}({}, {})", stmt_name(s), counter, s.e0 == none ? "?" : expr(s.e0));
+      }
       case StmtOp::wgmma:
         return fmt::format("wgmma({}, {}, {})", ref(at(s, 0)), at(s, 1) == none ? value(s.value) : ref(at(s, 1)), ref(at(s, 2)));
       case StmtOp::copy_gmem_to_smem:

@@ -59,6 +59,15 @@ ir::Kernel value_from_input(std::int64_t v) {
                               }));
 }
 
+// The one diagnostic of an eager run of k, required to be of kind c.
+interp::diagnostic the_one(ir::Kernel const& k, check c) {
+  const auto r = interp::run(k, testing::random_buffers(k, input_seed), {.schedule = policy::eager});
+  INFO(messages(r));
+  REQUIRE(r.diagnostics.size() == 1);
+  CHECK(r.diagnostics[0].kind == c);
+  return r.diagnostics[0];
+}
+
 }  // namespace
 
 TEST_CASE("semaphores: a hand-off between warpgroups is ordered by the wait, under eager, lazy and 50 PCT schedules", "[interp][semaphore]") {
@@ -79,35 +88,21 @@ TEST_CASE("semaphores: a hand-off between warpgroups is ordered by the wait, und
 
 TEST_CASE("semaphores: a wait takes its count, so a second waiter on one signal deadlocks, and the report names the semaphore",
           "[interp][semaphore]") {
-  const auto k = handoff(true);
-  const auto r = interp::run(k, testing::random_buffers(k, input_seed), {.schedule = policy::eager});
-  REQUIRE(r.diagnostics.size() == 1);
-  auto const& d = r.diagnostics[0];
-  INFO(d.message);
-  CHECK(d.kind == check::deadlock);
+  const auto d = the_one(handoff(true), check::deadlock);
   CHECK_THAT(d.message, Contains("semaphore_wait: waits for semaphore 'ready'[0] to hold 1, but it holds 0") &&
                             Contains("ops that signal 'ready': #"));
 }
 
 TEST_CASE("semaphores: a CTA that waits for one launched after it deadlocks, and the report says why", "[interp][semaphore]") {
-  const auto k = waits_for_later();
-  const auto r = interp::run(k, testing::random_buffers(k, input_seed), {.schedule = policy::eager});
-  REQUIRE(r.diagnostics.size() == 1);
-  auto const& d = r.diagnostics[0];
-  INFO(d.message);
-  CHECK(d.kind == check::deadlock);
+  const auto d = the_one(waits_for_later(), check::deadlock);
   CHECK_THAT(d.message, Contains("waits for semaphore 'turn'[0] to hold 1, but it holds 0") &&
                             Contains("a signal from a CTA launched later never comes while this one waits"));
 }
 
 TEST_CASE("semaphores: a run-time value that is not positive is reported with the value", "[interp][semaphore]") {
-  const auto k = value_from_input(3);
-  const auto r = interp::run(k, testing::random_buffers(k, input_seed), {.schedule = policy::eager});
-  REQUIRE(r.diagnostics.size() == 1);  // CTA 0 signals 0 * 3
-  INFO(r.diagnostics[0].message);
-  CHECK(r.diagnostics[0].kind == check::semaphore_value);
-  CHECK(std::string(interp::check_name(r.diagnostics[0].kind)) == "semaphore-value");
-  CHECK_THAT(r.diagnostics[0].message, Contains("signals 'turn' with the value 0, but a semaphore's value must be 1 to 2^31 - 1"));
+  const auto d = the_one(value_from_input(3), check::semaphore_value);  // CTA 0 signals 0 * 3
+  CHECK(std::string(interp::check_name(d.kind)) == "semaphore-value");
+  CHECK_THAT(d.message, Contains("signals 'turn' with the value 0, but a semaphore's value must be 1 to 2^31 - 1"));
 }
 
 TEST_CASE("semaphores: splitk_serial's slices are ordered across clusters (S = 4: slice 3 after slice 1 through slice 2), and "

@@ -266,18 +266,17 @@ __device__ __forceinline__ void red_add(unsigned* p, unsigned v) { asm volatile(
 // leaves the memory system to the CTA it waits for) and takes its value with an acquiring CAS
 // (another waiter may have taken the count first: then it polls again).
 __device__ __forceinline__ void sem_signal(int* p, int v) { asm volatile("red.release.gpu.global.add.s32 [%0], %1;" :: "l"(p), "r"(v) : "memory"); }
+// One poll: true once v is taken; `now` is what the counter held.
+__device__ __forceinline__ bool sem_try_take(int* p, int v, int& now) {
+  asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(now) : "l"(p) : "memory");
+  if (now < v) return false;
+  int old;
+  asm volatile("atom.acquire.gpu.global.cas.b32 %0, [%1], %2, %3;" : "=r"(old) : "l"(p), "r"(now), "r"(now - v) : "memory");
+  return old == now;
+}
 __device__ __forceinline__ void sem_wait(int* p, int v) {
-  for (;;) {
-    int now;
-    asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(now) : "l"(p) : "memory");
-    if (now >= v) {
-      int old;
-      asm volatile("atom.acquire.gpu.global.cas.b32 %0, [%1], %2, %3;" : "=r"(old) : "l"(p), "r"(now), "r"(now - v) : "memory");
-      if (old == now) return;
-    } else {
-      asm volatile("nanosleep.u32 100;" ::: "memory");
-    }
-  }
+  for (int now; !sem_try_take(p, v, now);)
+    if (now < v) asm volatile("nanosleep.u32 100;" ::: "memory");
 }
 // The watchdog's form (codegen_options::watchdog_ms): a wait that has not taken its count after
 // limit_ns reports the counter, what it holds and what it needs, then traps (watchdog_trap's rule:
@@ -293,17 +292,10 @@ __device__ __noinline__ void sem_watchdog_trap(const char* kernel, int op, const
 __device__ __forceinline__ void sem_wait_watchdog(int* p, int v, const char* kernel, int op, const char* name, long long elem,
                                                   unsigned long long limit_ns) {
   const unsigned long long start = globaltimer();
-  for (;;) {
-    int now;
-    asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(now) : "l"(p) : "memory");
-    if (now >= v) {
-      int old;
-      asm volatile("atom.acquire.gpu.global.cas.b32 %0, [%1], %2, %3;" : "=r"(old) : "l"(p), "r"(now), "r"(now - v) : "memory");
-      if (old == now) return;
-    } else {
-      if (globaltimer() - start > limit_ns) sem_watchdog_trap(kernel, op, name, elem, v, now, limit_ns);
-      asm volatile("nanosleep.u32 100;" ::: "memory");
-    }
+  for (int now; !sem_try_take(p, v, now);) {
+    if (now >= v) continue;  // another waiter took the count first: poll again at once
+    if (globaltimer() - start > limit_ns) sem_watchdog_trap(kernel, op, name, elem, v, now, limit_ns);
+    asm volatile("nanosleep.u32 100;" ::: "memory");
   }
 }
 __device__ __forceinline__ void red_add_v2(float* p, const float* v) {

@@ -16,23 +16,15 @@
 #include "stagecraft/core/dtype.hpp"
 #include "stagecraft/core/shape.hpp"
 #include "stagecraft/expr/index.hpp"
+#include "stagecraft/memory/gmem.hpp"
 #include "stagecraft/memory/kinds.hpp"
 
 namespace stagecraft {
 
+// The declaration is a workspace<i32>'s (the parameter it lowers to is one); only its type, and
+// so the reference the kernel body receives, differs.
 template <class Dims>
-struct semaphore_decl {
-  static constexpr operand_kind kind = operand_kind::other;  // a declaration, not a reference
-  using dtype_t = i32;
-  using static_dims = Dims;
-  std::string name;
-  std::vector<std::int64_t> extents;
-  tree::ParamDecl decl() const {
-    std::vector<bool> dyn;
-    for (auto v : Dims::values) dyn.push_back(v == dynamic_extent);
-    return {name, ir::DType::i32, extents, dyn, true};
-  }
-};
+struct semaphore_decl : gmem_decl<i32, Dims> {};
 
 // One counter of a semaphore array: a 1-element block of it.
 struct semaphore_elem {
@@ -82,9 +74,9 @@ auto semaphores(std::string name, Shape const& s) {
     STAGECRAFT_ERROR("semaphores(name, shape): a semaphore array has 1 to 8 dimensions",
                      "semaphores(name, shape): a semaphore array has 1 to " << ir::max_param_rank << " dimensions, but the shape " << D{}
                                                                           << " has " << D::rank);
-    return semaphore_decl<dims<1>>{std::move(name), {1}};
+    return semaphore_decl<dims<1>>{{std::move(name), {1}, true}};
   } else {
-    return semaphore_decl<D>{std::move(name), s.vector()};
+    return semaphore_decl<D>{{std::move(name), s.vector(), true}};
   }
 }
 

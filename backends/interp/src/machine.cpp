@@ -150,11 +150,11 @@ machine::machine(ir::Kernel const& k, std::vector<host_tensor>& gmem, options co
       mma_input_ = tc_plans_[s]->b_type;
     }
   // A commit with no MMA before it is legal (it arrives at once) and needs the MMA stream too.
-  for (auto const& st : k.stmts)
+  for (auto const& st : k.stmts) {
     if (st.op == ir::StmtOp::tcgen05_commit_arrive || st.op == ir::StmtOp::tmem_dealloc) has_tcgen05_ = true;
-  tmem_col_ = ir::tcgen05::tmem_columns_of(k);
-  for (auto const& st : k.stmts)
     if (st.op == ir::StmtOp::semaphore_signal || st.op == ir::StmtOp::semaphore_wait) has_semaphores_ = true;
+  }
+  tmem_col_ = ir::tcgen05::tmem_columns_of(k);
   // Ops that arrive on each allocation: named in deadlock reports.
   for (std::size_t s = 0; s < k.stmts.size(); ++s) {
     auto const& st = k.stmts[s];

@@ -28,7 +28,7 @@ std::int32_t& machine::semaphore_counter(agent_state const& a, ir::Stmt const& s
 
 std::int64_t machine::semaphore_value(agent_state const& a, ir::Stmt const& s) {
   const auto v = eval(a, s.e0);
-  if (v <= 0 || v > 0x7fffffff)
+  if (!ir::semaphore_value_ok(v))
     report(check::semaphore_value, cur_op_, a,
            fmt::format("{} {} '{}' with the value {}, but a semaphore's value must be 1 to 2^31 - 1 (a signal adds it, a wait takes it)",
                        who(a), s.op == ir::StmtOp::semaphore_signal ? "signals" : "waits on", gmem_[k_.refs[s.refs[0]].id].name, v));

@@ -593,7 +593,6 @@ class emitter {
     }
     return at;
   }
-  // Element `i` (a C++ expression) of a view, as an lvalue of its storage type.
   // Element `i`'s offset in its GMEM parameter (a long long expression).
   std::string param_offset(ir::RefId rid, std::string const& i) const {
     auto const& p = k_.params[k_.refs[rid].id];
@@ -602,6 +601,7 @@ class emitter {
     for (std::size_t d = 0; d < at.size(); ++d) off = fmt::format("({} * {}LL + {})", off, p.shape[d], at[d]);
     return off;
   }
+  // Element `i` (a C++ expression) of a view, as an lvalue of its storage type.
   std::string element(ir::RefId rid, std::string const& i) const {
     auto const& r = k_.refs[rid];
     if (r.base == ir::RefBase::param) return fmt::format("p_{}[{}]", k_.params[r.id].name, param_offset(rid, i));
@@ -1829,12 +1829,13 @@ class emitter {
         auto const& r = k_.refs[s.refs[0]];
         // A 32-bit offset (a semaphore array is at most ir::max_workspace_bytes): the 64-bit index
         // math of a GMEM element cost a register spill around the wait's branch (ptxas, CUDA 13.0).
-        const std::string at = fmt::format("(p_{} + static_cast<int>({}))", k_.params[r.id].name, param_offset(s.refs[0], "0"));
-        line(fmt::format("// op #{}: {} on semaphore '{}'", id, ir::stmt_name(s.op), k_.params[r.id].name));
+        const std::string name = k_.params[r.id].name, off = fmt::format("static_cast<int>({})", param_offset(s.refs[0], "0"));
+        const std::string at = fmt::format("(p_{} + {})", name, off);
+        line(fmt::format("// op #{}: {} on semaphore '{}'", id, ir::stmt_name(s.op), name));
         if (signal) line("sc::wg_sync(wg);");
         if (!signal && o_.watchdog_ms)
-          line(fmt::format("if ({}) sc::sem_wait_watchdog({}, static_cast<int>({}), \"{}\", {}, \"{}\", static_cast<long long>({} - p_{}), {}ull);", issuer, at,
-                           expr(s.e0), k_.name, id, k_.params[r.id].name, at, k_.params[r.id].name, std::uint64_t{o_.watchdog_ms} * 1000000));
+          line(fmt::format("if ({}) sc::sem_wait_watchdog({}, static_cast<int>({}), \"{}\", {}, \"{}\", {}, {}ull);", issuer, at, expr(s.e0), k_.name, id,
+                           name, off, std::uint64_t{o_.watchdog_ms} * 1000000));
         else
           line(fmt::format("if ({}) sc::{}({}, static_cast<int>({}));", issuer, signal ? "sem_signal" : "sem_wait", at, expr(s.e0)));
         if (!signal) line("sc::wg_sync(wg);");

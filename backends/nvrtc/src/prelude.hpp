@@ -260,7 +260,6 @@ __device__ __forceinline__ void tma_reduce(const tmap_t* map, unsigned src, int 
 __device__ __forceinline__ void red_add(float* p, float v) { asm volatile("red.relaxed.gpu.global.add.f32 [%0], %1;" :: "l"(p), "f"(v) : "memory"); }
 __device__ __forceinline__ void red_add(int* p, int v) { asm volatile("red.relaxed.gpu.global.add.s32 [%0], %1;" :: "l"(p), "r"(v) : "memory"); }
 __device__ __forceinline__ void red_add(unsigned* p, unsigned v) { asm volatile("red.relaxed.gpu.global.add.u32 [%0], %1;" :: "l"(p), "r"(v) : "memory"); }
-// Vector forms (sm_90): each element is still its own atomic add; the address is 8- or 16-byte aligned.
 // Grid-wide semaphores (ops/semaphore.hpp), each run by one thread of its warpgroup: a signal
 // is a release at .gpu scope; a wait polls with ld.acquire (a 100 ns nanosleep between polls
 // leaves the memory system to the CTA it waits for) and takes its value with an acquiring CAS
@@ -281,15 +280,15 @@ __device__ __forceinline__ void sem_wait(int* p, int v) {
 // The watchdog's form (codegen_options::watchdog_ms): a wait that has not taken its count after
 // limit_ns reports the counter, what it holds and what it needs, then traps (watchdog_trap's rule:
 // one report per grid).
-__device__ __noinline__ void sem_watchdog_trap(const char* kernel, int op, const char* sem, long long elem, int value, int holds,
+__device__ __noinline__ void sem_watchdog_trap(const char* kernel, int op, const char* sem, int elem, int value, int holds,
                                                unsigned long long limit_ns) {
   if (atomicExch(&watchdog_fired, 1u) == 0u)
-    printf("stagecraft watchdog: kernel '%s', op #%d: semaphore_wait on %s[%lld] for %d (it holds %d) did not complete within %llu ms; "
+    printf("stagecraft watchdog: kernel '%s', op #%d: semaphore_wait on %s[%d] for %d (it holds %d) did not complete within %llu ms; "
            "CTA (%u, %u, %u), thread %u; trapping\n",
            kernel, op, sem, elem, value, holds, limit_ns / 1000000ull, blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x);
   __trap();
 }
-__device__ __forceinline__ void sem_wait_watchdog(int* p, int v, const char* kernel, int op, const char* name, long long elem,
+__device__ __forceinline__ void sem_wait_watchdog(int* p, int v, const char* kernel, int op, const char* name, int elem,
                                                   unsigned long long limit_ns) {
   const unsigned long long start = globaltimer();
   for (int now; !sem_try_take(p, v, now);) {
@@ -298,6 +297,7 @@ __device__ __forceinline__ void sem_wait_watchdog(int* p, int v, const char* ker
     asm volatile("nanosleep.u32 100;" ::: "memory");
   }
 }
+// Vector forms (sm_90): each element is still its own atomic add; the address is 8- or 16-byte aligned.
 __device__ __forceinline__ void red_add_v2(float* p, const float* v) {
   asm volatile("red.relaxed.gpu.global.add.v2.f32 [%0], {%1, %2};" :: "l"(p), "f"(v[0]), "f"(v[1]) : "memory");
 }

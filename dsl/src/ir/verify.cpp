@@ -290,8 +290,6 @@ class Verifier {
   }
 
   // ---- arena entries, each on its own -----------------------------------------------------------
-  // The first statement (in arena order) that uses each entry, directly or through others; for
-  // messages only, so ids out of range are skipped here and reported by the checks.
   // A semaphore array is only signalled and waited on: a load, store or copy of it would race the
   // atomics that count it (and its zero at launch is the launcher's, not an input).
   void semaphores_only_counted() const {
@@ -310,6 +308,8 @@ class Verifier {
     for (std::size_t i = 0; i < k_.values.size(); ++i) check(k_.values[i].ref, value_user_[i]);
   }
 
+  // The first statement (in arena order) that uses each entry, directly or through others; for
+  // messages only, so ids out of range are skipped here and reported by the checks.
   void find_users() {
     expr_user_.assign(k_.exprs.size(), none);
     ref_user_.assign(k_.refs.size(), none);
@@ -768,7 +768,7 @@ class Verifier {
         if (r.block.size() != p.shape.size() || std::any_of(r.shape.begin(), r.shape.end(), [](std::int64_t e) { return e != 1; }))
           fail_at(s, "takes a block of shape ({}) of '{}', but a semaphore operation takes one counter: sem(i, ...) with one index per "
                   "dimension", fmt::join(r.shape, ", "), p.name);
-        if (auto const& e = k_.exprs[x.e0]; e.op == ExprOp::constant && (e.value <= 0 || e.value > 0x7fffffff))
+        if (auto const& e = k_.exprs[x.e0]; e.op == ExprOp::constant && !semaphore_value_ok(e.value))
           fail_at(s, "uses the value {}, but a semaphore's value must be 1 to 2^31 - 1 (a signal adds it, a wait takes it)", e.value);
         return;
       }

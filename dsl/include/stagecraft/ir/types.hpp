@@ -169,6 +169,9 @@ enum class StmtOp : std::uint8_t {
   semaphore_signal, semaphore_wait,
 };
 inline constexpr StmtOp last_stmt_op = StmtOp::semaphore_wait;
+// What a semaphore op may add or take: 1 to 2^31 - 1 (the counter is an s32; 0 would not wait).
+// The front end checks a static value, the verifier a constant one, the interpreter the rest.
+constexpr bool semaphore_value_ok(std::int64_t v) { return v > 0 && v <= 0x7fffffff; }
 
 // What a store does with the element it lands on (Stmt::n of store and copy_smem_to_gmem): none
 // overwrites it; add, min and max combine with it atomically, element by element, so CTAs that

@@ -37,7 +37,7 @@ namespace detail {
 // A static value must be 1 to 2^31 - 1; a run-time one is checked by the interpreter.
 template <class V>
 constexpr bool positive_value() {
-  if constexpr (static_int<V>) return std::remove_cvref_t<V>::value > 0 && std::remove_cvref_t<V>::value <= 0x7fffffff;
+  if constexpr (static_int<V>) return ir::semaphore_value_ok(static_cast<std::int64_t>(std::remove_cvref_t<V>::value));
   else return true;
 }
 

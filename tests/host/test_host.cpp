@@ -497,7 +497,7 @@ TEST_CASE("host: a cluster barrier needs every peer's arrival and an .acquire.cl
   // arriving on one's own CTA only: the barrier expects 2 arrivals and gets 1
   // (a .cluster barrier: the kernel stores y generically, ir/scopes.hpp)
   const auto own_only =
-      hostexec::run(planted(k, "sc::mbar_arrive_remote<true>(", "if (r == static_cast<int>(sc::cluster_ctaid(0))) sc::mbar_arrive_remote<true>("), k, inputs, {});
+      hostexec::run(planted(k, "sc::mbar_arrive_remote<true>(", "if (r == static_cast<int>(sc::cluster_ctaid<2u>(0))) sc::mbar_arrive_remote<true>("), k, inputs, {});
   INFO(own_only.message);
   CHECK(own_only.kind == hostexec::failure::deadlock);
   CHECK_THAT(own_only.message, Contains("mbarrier cb") && Contains("with 1 of 2 arrival(s)"));

@@ -91,7 +91,7 @@ TEST_CASE("the CTA pair's kernel is generated with cta_group::2 throughout and a
   CHECK_THAT(g.source, !Contains("cta_group::1") && !Contains("sc::tc_commit("));
   // The pair is cluster ranks 2p and 2p + 1 of a (2, 1, 1) cluster: the mask's two bits sit at
   // the even CTA's rank. Written out here, so that the [numbers] recomputation is not the only check.
-  CHECK(occurrences(g.source, "const unsigned pair_rank = (sc::cluster_ctaid(0) & ~1u) + 2u * sc::cluster_ctaid(1) + 2u * sc::cluster_ctaid(2);") == 2);
+  CHECK(occurrences(g.source, "const unsigned pair_rank = (sc::cluster_ctaid<2u>(0) & ~1u) + 2u * sc::cluster_ctaid<1u>(1) + 2u * sc::cluster_ctaid<1u>(2);") == 2);
   CHECK(occurrences(g.source, "static_cast<unsigned short>(0x3u << pair_rank));") == 2);  // empty[s]'s and done's
   // One m256n256k16 instruction per k16 step of the 64-wide K slice, issued by lane 0.
   CHECK_THAT(g.source, Contains("tcgen05_mma, 4 instruction(s) of cta_group::2 kind::f16 m256n256k16 bf16"));
@@ -106,9 +106,9 @@ TEST_CASE("two pairs sharing A (gemm_blackwell_2cta mc=2): the stage's commit re
   // multicast between ranks x and x + 2.
   auto const& e = registry::global().find("gemm_blackwell_2cta");
   const auto g = nvrtc::generate(e.build(registry::resolve(e, {{"mc", 2}})));
-  CHECK(occurrences(g.source, "const unsigned pair_rank = (sc::cluster_ctaid(0) & ~1u) + 0u * sc::cluster_ctaid(1) + 4u * sc::cluster_ctaid(2);") == 1);
+  CHECK(occurrences(g.source, "const unsigned pair_rank = (sc::cluster_ctaid<2u>(0) & ~1u) + 0u * sc::cluster_ctaid<2u>(1) + 4u * sc::cluster_ctaid<1u>(2);") == 1);
   CHECK(occurrences(g.source, "static_cast<unsigned short>(0xfu << pair_rank));") == 1);  // empty[s]: both pairs
-  CHECK(occurrences(g.source, "const unsigned pair_rank = (sc::cluster_ctaid(0) & ~1u) + 2u * sc::cluster_ctaid(1) + 4u * sc::cluster_ctaid(2);") == 1);
+  CHECK(occurrences(g.source, "const unsigned pair_rank = (sc::cluster_ctaid<2u>(0) & ~1u) + 2u * sc::cluster_ctaid<2u>(1) + 4u * sc::cluster_ctaid<1u>(2);") == 1);
   CHECK(occurrences(g.source, "static_cast<unsigned short>(0x3u << pair_rank));") == 1);  // done: this pair
   CHECK(occurrences(g.source, "mask = static_cast<unsigned short>(0x0005u << rank_base);") == 1);  // A: ranks x and x + 2
   CHECK(occurrences(g.source, "sc::tma_load_multicast(") == 1);

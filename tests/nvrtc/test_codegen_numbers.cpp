@@ -53,9 +53,20 @@ std::string body_of(nvrtc::generated const& g) {
   return g.source.substr(first);
 }
 
-// Three linear coefficients of `Au * sc::cluster_ctaid(0) + Bu * sc::cluster_ctaid(1) + Cu * sc::cluster_ctaid(2)`.
+// Every cluster coordinate the text reads, sc::cluster_ctaid<E>(axis), carries the kernel's static
+// extent along that axis: the device prelude computes blockIdx mod E, so a wrong E is a wrong CTA.
+void check_cluster_extents(ir::Kernel const& k, std::string const& text) {
+  const auto reads = all_matches(text, std::regex(R"(sc::cluster_ctaid<(\d+)u>\((\d)\))"));
+  CHECK_FALSE(reads.empty());
+  for (auto const& m : reads) {
+    INFO(m[0]);
+    CHECK(std::stoll(m[1]) == k.cluster[std::stoi(m[2])]);
+  }
+}
+
+// Three linear coefficients of `Au * sc::cluster_ctaid<X>(0) + Bu * sc::cluster_ctaid<Y>(1) + Cu * sc::cluster_ctaid<Z>(2)`.
 std::array<std::int64_t, 3> linear_in_ctaid(std::string const& text, std::string const& name) {
-  const std::regex re(name + R"( = (?:static_cast<int>\()?(\d+)u \* sc::cluster_ctaid\(0\) \+ (\d+)u \* sc::cluster_ctaid\(1\) \+ (\d+)u \* sc::cluster_ctaid\(2\)\)?;)");
+  const std::regex re(name + R"( = (?:static_cast<int>\()?(\d+)u \* sc::cluster_ctaid<\d+u>\(0\) \+ (\d+)u \* sc::cluster_ctaid<\d+u>\(1\) \+ (\d+)u \* sc::cluster_ctaid<\d+u>\(2\)\)?;)");
   auto m = all_matches(text, re);
   INFO("looking for " << name << " in:\n" << text);
   REQUIRE(m.size() == 1);
@@ -70,6 +81,7 @@ void check_multicast(ir::Kernel const& k, ir::Stmt const& s, std::string const& 
   const auto size = cl[0] * cl[1] * cl[2];
   const auto base = linear_in_ctaid(text, "const unsigned rank_base");
   const auto pos_coef = linear_in_ctaid(text, "const int pos");
+  check_cluster_extents(k, text);
   auto mm = all_matches(text, std::regex(R"(mask = static_cast<unsigned short>\(0x([0-9a-f]+)u << rank_base\);)"));
   REQUIRE(mm.size() == 1);
   const unsigned pattern = static_cast<unsigned>(std::stoul(mm[0][1], nullptr, 16));
@@ -330,7 +342,8 @@ void check_numbers(ir::Kernel const& k) {
           // is its own and whose coordinates off the axes are its own.
           const auto& cl = k.cluster;
           CHECK(count(text, "if (lane < 32 && sc::elect_one()) {") == 1);
-          const std::regex base_re(R"(const unsigned pair_rank = \(sc::cluster_ctaid\(0\) & ~1u\) \+ (\d+)u \* sc::cluster_ctaid\(1\) \+ (\d+)u \* sc::cluster_ctaid\(2\);)");
+          const std::regex base_re(R"(const unsigned pair_rank = \(sc::cluster_ctaid<\d+u>\(0\) & ~1u\) \+ (\d+)u \* sc::cluster_ctaid<\d+u>\(1\) \+ (\d+)u \* sc::cluster_ctaid<\d+u>\(2\);)");
+          check_cluster_extents(k, text);
           auto bm = all_matches(text, base_re);
           REQUIRE(bm.size() == 1);
           auto pm = all_matches(text, std::regex(R"(static_cast<unsigned short>\(0x([0-9a-f]+)u << pair_rank\)\);)"));
@@ -536,8 +549,8 @@ TEST_CASE("multicast: the mask names the CTAs of the group, spelled out for a 2x
   // A hand-written table for one case, so the check above is not only a recomputation.
   const auto g = nvrtc::generate(multicast("mcast_y", 1_c));
   CHECK(count(g.source, "mask = static_cast<unsigned short>(0x0005u << rank_base);") == 1);  // ranks {0, 2}: y = 0, 1 at x = z = 0
-  CHECK(count(g.source, "rank_base = 1u * sc::cluster_ctaid(0) + 0u * sc::cluster_ctaid(1) + 4u * sc::cluster_ctaid(2);") == 1);
-  CHECK(count(g.source, "pos = static_cast<int>(0u * sc::cluster_ctaid(0) + 1u * sc::cluster_ctaid(1) + 0u * sc::cluster_ctaid(2));") == 1);
+  CHECK(count(g.source, "rank_base = 1u * sc::cluster_ctaid<2u>(0) + 0u * sc::cluster_ctaid<2u>(1) + 4u * sc::cluster_ctaid<2u>(2);") == 1);
+  CHECK(count(g.source, "pos = static_cast<int>(0u * sc::cluster_ctaid<2u>(0) + 1u * sc::cluster_ctaid<2u>(1) + 0u * sc::cluster_ctaid<2u>(2));") == 1);
   CHECK(count(g.source, "mbar_arrive_expect_tx(bar, 32768u)") == 1);  // 128 x 64 f32: the whole block
   CHECK(count(g.source, "static_cast<unsigned>(pos * 16384), &tmap0") == 1);
 }

@@ -116,7 +116,9 @@ template <int N> inline void setmaxnreg_inc() {}
 template <int N> inline void bulk_wait_read() { sc_host_api->bulk_wait(N, 1); }
 template <int N> inline void bulk_wait() { sc_host_api->bulk_wait(N, 0); }
 
-inline unsigned cluster_ctaid(int axis) {
+// The host machine's own record of the CTA's place in its cluster (the GPU prelude derives it
+// from blockIdx and the static extent; the host keeps it as its launcher assigned it).
+template <unsigned Extent> inline unsigned cluster_ctaid(int axis) {
   auto const& c = sc_host_regs()->cluster_ctaid;
   return axis == 0 ? c.x : axis == 1 ? c.y : c.z;
 }

@@ -409,7 +409,7 @@ class emitter {
         return e.value == std::numeric_limits<std::int64_t>::min() ? "(-9223372036854775807LL - 1)" : fmt::format("{}LL", e.value);
       case ir::ExprOp::var: return fmt::format("v{}", e.value);
       case ir::ExprOp::program_id: return fmt::format("static_cast<long long>(blockIdx.{})", "xyz"[e.value]);
-      case ir::ExprOp::cluster_idx: return fmt::format("static_cast<long long>(sc::cluster_ctaid({}))", e.value);
+      case ir::ExprOp::cluster_idx: return fmt::format("static_cast<long long>({})", cluster_ctaid(k_, static_cast<int>(e.value)));
       case ir::ExprOp::thread_id: return "static_cast<long long>(wg)";
       case ir::ExprOp::add: return bin("+");
       case ir::ExprOp::sub: return bin("-");
@@ -1590,8 +1590,8 @@ class emitter {
             for (int d = 0; d < 3; ++d) origin = origin && (collective(d) || c[d] == 0);
             if (origin) pattern |= 1u << r;
           }
-          auto linear = [](std::int64_t const* coef) {
-            return fmt::format("{}u * sc::cluster_ctaid(0) + {}u * sc::cluster_ctaid(1) + {}u * sc::cluster_ctaid(2)", coef[0], coef[1], coef[2]);
+          auto linear = [this](std::int64_t const* coef) {
+            return fmt::format("{}u * {} + {}u * {} + {}u * {}", coef[0], cluster_ctaid(k_, 0), coef[1], cluster_ctaid(k_, 1), coef[2], cluster_ctaid(k_, 2));
           };
           line(fmt::format("  const unsigned rank_base = {};", linear(base_coef)));
           line(fmt::format("  const unsigned short mask = static_cast<unsigned short>(0x{:04x}u << rank_base);", pattern));
@@ -1645,7 +1645,7 @@ class emitter {
           const char* names[] = {"x", "y", "z"};
           for (int d = 0; d < 3; ++d)
             if (std::find(al.collective_axes.begin(), al.collective_axes.end(), d) == al.collective_axes.end())
-              same.push_back(fmt::format("{} == static_cast<int>(sc::cluster_ctaid({}))", names[d], d));
+              same.push_back(fmt::format("{} == static_cast<int>({})", names[d], cluster_ctaid(k_, d)));
           line(fmt::format("if ({}) {{", issuer));
           line(fmt::format("  for (int r = 0; r < {}; ++r) {{", k_.cluster[0] * k_.cluster[1] * k_.cluster[2]));
           line(fmt::format("    const int x = r % {0}, y = r / {0} % {1}, z = r / ({0} * {1});", k_.cluster[0], k_.cluster[1]));
@@ -1902,6 +1902,8 @@ class emitter {
 };
 
 }  // namespace
+
+std::string cluster_ctaid(ir::Kernel const& k, int axis) { return fmt::format("sc::cluster_ctaid<{}u>({})", k.cluster[axis], axis); }
 
 generated generate(ir::Kernel const& k, codegen_options const& o) {
   ir::verify(k);

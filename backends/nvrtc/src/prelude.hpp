@@ -173,15 +173,16 @@ template <int N> __device__ __forceinline__ void bulk_wait_read() { asm volatile
 template <int N> __device__ __forceinline__ void bulk_wait() { asm volatile("cp.async.bulk.wait_group %0;" :: "n"(N) : "memory"); }
 
 // clusters
-// A CTA's place in its cluster never changes, so the reads are not volatile: the compiler reads
-// each once, hoists it out of loops and drops the ones multiplied by 0 (ptxas emulates each read
-// of %cluster_ctaid with a dozen instructions, a float division among them).
-__device__ __forceinline__ unsigned cluster_ctaid(int axis) {
-  unsigned v;
-  if (axis == 0) asm("mov.u32 %0, %%cluster_ctaid.x;" : "=r"(v));
-  else if (axis == 1) asm("mov.u32 %0, %%cluster_ctaid.y;" : "=r"(v));
-  else asm("mov.u32 %0, %%cluster_ctaid.z;" : "=r"(v));
-  return v;
+// A CTA's coordinate along a cluster axis whose static extent is Extent. Clusters tile the grid
+// in order (ctaid = clusterid * cluster_nctaid + cluster_ctaid on each axis), so it is blockIdx
+// mod Extent: 0 where the extent is 1, an AND where it is a power of two, and the compiler hoists
+// blockIdx out of loops. A read of %cluster_ctaid is the same modulo to ptxas, but with the extent
+// read from the launch's constant bank and a float division, a dozen instructions at every read
+// (non-volatile asm was re-read in each branch that used it: 164 SASS per K-tile in
+// gemm_blackwell_2cta's issuer, 44 of them these).
+template <unsigned Extent> __device__ __forceinline__ unsigned cluster_ctaid(int axis) {
+  const unsigned b = axis == 0 ? blockIdx.x : axis == 1 ? blockIdx.y : blockIdx.z;
+  return Extent == 1 ? 0u : b % Extent;
 }
 __device__ __forceinline__ void cluster_sync() {
   tc_before_sync();

@@ -246,8 +246,8 @@ void commit(context const& c, ir::StmtId id, ir::RefId bar, std::string const& i
   }
   out += ind + fmt::format("if ({}) {{  // op #{}: tcgen05.commit of the pair, arrives in {} once this thread's MMAs completed\n", elected_issuer, id,
                            axes.empty() ? "both CTAs" : fmt::format("both CTAs and the pairs along cluster axes ({})", fmt::join(axes, ", ")));
-  out += ind + fmt::format("  const unsigned pair_rank = (sc::cluster_ctaid(0) & ~1u) + {}u * sc::cluster_ctaid(1) + {}u * sc::cluster_ctaid(2);\n",
-                           collective(1) ? 0 : cl[0], collective(2) ? 0 : cl[0] * cl[1]);
+  out += ind + fmt::format("  const unsigned pair_rank = ({} & ~1u) + {}u * {} + {}u * {};\n", cluster_ctaid(k, 0), collective(1) ? 0 : cl[0],
+                           cluster_ctaid(k, 1), collective(2) ? 0 : cl[0] * cl[1], cluster_ctaid(k, 2));
   out += ind + fmt::format("  sc::tc_commit_pair({}, static_cast<unsigned short>(0x{:x}u << pair_rank));\n", c.bar_addr(bar), pattern);
   out += ind + "}\n";
 }

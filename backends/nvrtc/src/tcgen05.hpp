@@ -44,6 +44,9 @@ namespace stagecraft::nvrtc {
 // elect.sync picks the lowest active lane and the first warp is converged at each issue, so it
 // is the same thread every time: a tcgen05 commit tracks its own thread's earlier MMAs.
 inline constexpr const char* elected_issuer = "lane < 32 && sc::elect_one()";
+// This CTA's coordinate along cluster axis `axis`, with the kernel's static cluster extent there
+// (the prelude's sc::cluster_ctaid<Extent>: blockIdx mod the extent, 0 where it is 1).
+std::string cluster_ctaid(ir::Kernel const& k, int axis);
 }  // namespace stagecraft::nvrtc
 
 namespace stagecraft::nvrtc::tcgen05_gen {

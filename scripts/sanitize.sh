@@ -68,7 +68,7 @@ status=0
 # schedules, the GEMMs at several sizes, 200 sharded schedules of every example). Under the
 # sanitizers they took most of the run once the MMA examples joined; the same code still runs
 # here through cli.run_all.* (every example once per policy), the zoo and the engines' own tests.
-sweeps='every example is correct under|is within the MMA tolerance|^cli[.]shard_merge[.]examples$'
+sweeps=$(cat "$here/tests/schedule_sweeps.regex")
 ctest --test-dir "$build" --output-on-failure --no-tests=error -j "$(nproc)" \
       -L '^(unit|interp|zoo|nvrtc)$' -E "$sweeps" "$@" || status=$?
 # The CLI tests outside those labels (cli.gpu.*: skipped without a driver).

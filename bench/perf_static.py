@@ -65,7 +65,11 @@ def k_loop_spans(sass_text, mma, min_mma=2):
     """(first, last) instruction indices of every K-loop: for each MMA instruction, the smallest
     backward branch's range that holds it and >= min_mma MMA ops in all. A kernel has one per
     role or code path that runs K-tiles (e.g. one per consumer warpgroup); an outer loop that
-    ptxas rotates so that its back edge lands inside a K-loop is never one of them."""
+    ptxas rotates so that its back edge lands inside a K-loop is never one of them. Nor is a
+    range with an EXIT in it: ptxas places the retry of a barrier wait out of line, after the
+    kernel's exits, and branches back into the body from there; that back edge spans the rest of
+    the kernel, and the MMAs outside every loop (a peeled first or last step) would be counted in
+    it."""
     ins, labels = instructions(sass_text)
     spans = []
     for end, text in enumerate(ins):
@@ -73,7 +77,10 @@ def k_loop_spans(sass_text, mma, min_mma=2):
         if not m or labels.get(m.group(1), end + 1) > end:
             continue
         first = labels[m.group(1)]
-        if sum(1 for t in ins[first:end + 1] if mma.search(opcode(t))) >= min_mma:
+        body = [opcode(t) for t in ins[first:end + 1]]
+        if any(op.startswith("EXIT") for op in body):
+            continue
+        if sum(1 for op in body if mma.search(op)) >= min_mma:
             spans.append((first, end))
     chosen = set()
     for i, text in enumerate(ins):

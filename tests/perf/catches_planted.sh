@@ -61,4 +61,28 @@ expect_log "the real epilogue report is within its budget" 0 "smem_extra_wavefro
 sed 's/32 SMEM wavefronts per warp (ideal 32)/256 SMEM wavefronts per warp (ideal 32)/' "$log" >"$build/perf-static/planted_unswizzled.log"
 grep -q "256 SMEM wavefronts per warp" "$build/perf-static/planted_unswizzled.log" || { echo "FAILED: nothing to plant in $log"; exit 1; }
 expect_log "a planted unswizzled epilogue fails the gate" 1 "smem_extra_wavefronts = [0-9]+ is over its budget of 0" "$build/perf-static/planted_unswizzled.log"
+# A back edge from past an EXIT is not a K-loop: ptxas puts a barrier wait's retry out of line,
+# after the kernel's exits, and branches back into the body from there. Here a peeled first step
+# (two HGMMAs before the loop, as attention_hopper overlap=1 has) lies under such an edge; the
+# K-loop is the 4 instructions of .L_x_1 (with the edge counted, 12: the gate said 2899 for 426).
+cat >"$build/perf-static/out_of_line_retry.sass" <<'SASS'
+.L_x_0:
+        /*0000*/                   SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [R7+URZ+0x18008], R2 ;
+        /*0010*/              @!P0 BRA `(.L_x_9) ;
+        /*0020*/                   HGMMA.64x64x16.F32.BF16 R24, gdesc[UR4], RZ, !UPT ;
+        /*0030*/                   HGMMA.64x64x16.F32.BF16 R24, gdesc[UR8], R24 ;
+.L_x_1:
+        /*0040*/                   HGMMA.64x64x16.F32.BF16 R24, gdesc[UR4], R24 ;
+        /*0050*/                   HGMMA.64x64x16.F32.BF16 R24, gdesc[UR8], R24 ;
+        /*0060*/                   IADD3 R4, R4, 0x1, RZ ;
+        /*0070*/               @P1 BRA `(.L_x_1) ;
+        /*0080*/                   EXIT ;
+.L_x_9:
+        /*0090*/                   SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [R7+URZ+0x18008], R2 ;
+        /*00a0*/              @!P0 BRA `(.L_x_9) ;
+        /*00b0*/                   BRA `(.L_x_0) ;
+SASS
+out=$(python3 "$here/bench/perf_static.py" --check-sass "$build/perf-static/out_of_line_retry.sass" --mma '^HGMMA' --budget-json '{"kloop": 4}'); rc=$?
+if [ "$rc" = 0 ] && grep -qE "kloop=4 " <<<"$out"; then echo "ok: a retry branching back from past an EXIT is not a K-loop"; else
+  echo "FAILED: a retry branching back from past an EXIT is not a K-loop (exit $rc):"; echo "$out"; fails=1; fi
 exit $fails

@@ -180,9 +180,14 @@ template <int N> __device__ __forceinline__ void bulk_wait() { asm volatile("cp.
 // read from the launch's constant bank and a float division, a dozen instructions at every read
 // (non-volatile asm was re-read in each branch that used it: 164 SASS per K-tile in
 // gemm_blackwell_2cta's issuer, 44 of them these).
+// The empty asm hides the result's range (0 .. Extent - 1) from NVVM, as %cluster_ctaid's was
+// hidden: knowing it, NVVM unrolled splitk_cluster's copy loop fully, and ptxas, holding sm_100a
+// code to its 40-register occupancy target, spilled 12 bytes there.
 template <unsigned Extent> __device__ __forceinline__ unsigned cluster_ctaid(int axis) {
-  const unsigned b = axis == 0 ? blockIdx.x : axis == 1 ? blockIdx.y : blockIdx.z;
-  return Extent == 1 ? 0u : b % Extent;
+  if (Extent == 1) return 0u;
+  unsigned c = (axis == 0 ? blockIdx.x : axis == 1 ? blockIdx.y : blockIdx.z) % Extent;
+  asm("" : "+r"(c));
+  return c;
 }
 __device__ __forceinline__ void cluster_sync() {
   tc_before_sync();

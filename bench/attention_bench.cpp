@@ -12,8 +12,9 @@
 //   2^-7 (sum_j p_j |v_j| + |o|) + 2^-20
 // which is twice the worst case of what both kernels round: P to bf16 before P V (2^-8
 // relative on every p_j) and O to bf16 (2^-8 |o|). Then both are timed (median of batched
-// launches) and the ratio printed. Ours runs twice, pingpong = 0 and 1 (the consumers' GEMMs
-// taking turns), each checked on its own output. FLOPs: 4 B S^2 D, halved with the causal
+// launches) and the ratio printed. Ours runs three times: pingpong = 0, pingpong = 1 (the
+// consumers' GEMMs taking turns) and FA3's schedule (pingpong = 1 with overlap = 1: S of the next
+// block issued with P V of this one), each checked on its own output. FLOPs: 4 B S^2 D, halved with the causal
 // mask (what the FlashAttention papers count).
 //
 // cuDNN is dlopen'ed like the driver (nothing CUDA is linked; its headers only give the types
@@ -468,10 +469,11 @@ int STAGECRAFT_TOOL_MAIN(attention_bench)(int argc, char** argv) {
   if (handle) std::printf("%s (sm_90a), cuDNN %zu from %s\n", st.device.c_str(), lib.get_version(), lib.path.c_str());
   else std::printf("%s (sm_90a), no cuDNN: %s\n", st.device.c_str(), no_cudnn.c_str());
   std::printf("O = softmax(Q K^T / sqrt(D) + mask) V, bf16, D = %lld, B * S = %lld rows\n", static_cast<long long>(head_dim), static_cast<long long>(rows_per_run));
-  // ours: pingpong = 0; pp: pingpong = 1 (the consumers' GEMMs take turns); ratio: cuDNN's time
-  // over the faster of the two.
-  std::printf("%-6s %-6s %5s %10s %10s %10s %10s %10s %10s %8s %10s %s\n", "S", "causal", "B", "ours ms", "TFLOP/s", "pp ms", "TFLOP/s", "cuDNN ms",
-              "TFLOP/s", "ratio", "worst/tol", "check");
+  // ours: pingpong = 0; pp: pingpong = 1 (the consumers' GEMMs take turns); fa3: pingpong = 1 and
+  // overlap = 1 (also S of block j + 1 with P V of block j, the softmax under P V); ratio: cuDNN's
+  // time over the fastest of the three.
+  std::printf("%-6s %-6s %5s %10s %10s %10s %10s %10s %10s %10s %10s %8s %10s %s\n", "S", "causal", "B", "ours ms", "TFLOP/s", "pp ms", "TFLOP/s", "fa3 ms",
+              "TFLOP/s", "cuDNN ms", "TFLOP/s", "ratio", "worst/tol", "check");
   int failures = 0;
   for (const int causal : {0, 1})
   for (const std::int64_t S : lengths) {
@@ -498,16 +500,22 @@ int STAGECRAFT_TOOL_MAIN(attention_bench)(int argc, char** argv) {
       worst = std::max(worst, w);
       if (!what.empty()) note += std::string(note.empty() ? "" : "; ") + who + " " + what;
     };
-    double ours_ms[2] = {NAN, NAN}, cudnn_ms = NAN;  // ours: pingpong = 0, 1
-    for (const int pp : {0, 1}) {
+    struct variant {
+      const char* who;
+      std::int64_t pingpong, overlap;
+    };
+    constexpr variant variants[] = {{"ours", 0, 0}, {"pingpong", 1, 0}, {"fa3", 1, 1}};
+    double ours_ms[3] = {NAN, NAN, NAN}, cudnn_ms = NAN;  // per variant
+    for (int vi = 0; vi < 3; ++vi) {
       if (!ours) break;
-      const std::string who = pp ? "pingpong" : "ours";
+      const std::string who = variants[vi].who;
       try {
-        const auto kern = registry::build(*ours, registry::resolve(*ours, {{"B", B}, {"S", S}, {"D", D}, {"causal", causal}, {"pingpong", pp}}));
+        const auto kern = registry::build(*ours, registry::resolve(*ours, {{"B", B}, {"S", S}, {"D", D}, {"causal", causal},
+                                                                           {"pingpong", variants[vi].pingpong}, {"overlap", variants[vi].overlap}}));
         // Fast math mode, what users run: MUFU.EX2 and FMA (its error is far inside the 2^-7 check).
         const auto c = nvrtc::compile(kern, ir::Target::sm_90a, {.codegen = {.math = ir::math_mode::fast}});
         const std::uintptr_t ptrs[] = {dq.address(), dk.address(), dv.address(), d_ours.address()};
-        ours_ms[pp] = median_ms([&] { cuda::launch_on_device(c, kern, ptrs); }, batch);
+        ours_ms[vi] = median_ms([&] { cuda::launch_on_device(c, kern, ptrs); }, batch);
         judge(who.c_str(), d_ours);  // each variant's own output: the launches overwrite d_ours
         note += std::string(note.empty() ? "" : "; ") + who + ": " + std::to_string(c.registers) + " registers, " + std::to_string(c.spill_bytes) +
                 " B spilled";
@@ -531,10 +539,10 @@ int STAGECRAFT_TOOL_MAIN(attention_bench)(int argc, char** argv) {
     }
     const bool ok = worst <= 1;
     if (!ok) ++failures;
-    const double best_ms = std::fmin(ours_ms[0], ours_ms[1]);
-    std::printf("%-6lld %-6d %5lld %10.3f %10.1f %10.3f %10.1f %10.3f %10.1f %7.1f%% %10.3f %s\n", static_cast<long long>(S), causal, static_cast<long long>(B),
-                ours_ms[0], flop / ours_ms[0] / 1e9, ours_ms[1], flop / ours_ms[1] / 1e9, cudnn_ms, flop / cudnn_ms / 1e9, 100.0 * cudnn_ms / best_ms, worst,
-                ok ? "ok" : "MISMATCH");
+    const double best_ms = std::fmin(std::fmin(ours_ms[0], ours_ms[1]), ours_ms[2]);
+    std::printf("%-6lld %-6d %5lld %10.3f %10.1f %10.3f %10.1f %10.3f %10.1f %10.3f %10.1f %7.1f%% %10.3f %s\n", static_cast<long long>(S), causal,
+                static_cast<long long>(B), ours_ms[0], flop / ours_ms[0] / 1e9, ours_ms[1], flop / ours_ms[1] / 1e9, ours_ms[2], flop / ours_ms[2] / 1e9,
+                cudnn_ms, flop / cudnn_ms / 1e9, 100.0 * cudnn_ms / best_ms, worst, ok ? "ok" : "MISMATCH");
     std::printf("       %s\n", note.c_str());
   }
   return failures ? 1 : 0;

@@ -4,7 +4,8 @@
 // Q, K, V and O are (B, S, D): batch x head, position, head dimension. A CTA takes 128 query rows
 // of one of the B slices: warpgroup 0 (the producer) loads its Q tile once, then streams 64-key
 // blocks of K and V through a 2-stage ring of 128-byte swizzled stages with TMA (K and V on their
-// own barriers, so S = Q K^T starts before V has landed); warpgroups 1 and 2 (the consumers) each
+// own barriers, so S = Q K^T starts before V has landed, and released on their own: K once its S
+// is complete, V once its P V is); warpgroups 1 and 2 (the consumers) each
 // own a 64-row slice of the Q tile and, per key block,
 //
 //   S  = Q K^T                         wgmma, both operands in SMEM, f32 D fragment
@@ -48,8 +49,14 @@
 // than consumer 0 (its diagonal, above consumer 0's), so consumer 0 takes and passes both its
 // turns on that block, issuing nothing; dropping that hand-off deadlocks consumer 1
 // (zoo_pingpong_skipped_turn shows it with mbarrier turns). FA3 also puts two GEMMs in a turn
-// (S of block j + 1 with P V of block j); here each consumer keeps one group in flight, so a
-// turn is one group.
+// (S of block j + 1 with P V of block j): that is overlap = 1.
+//
+// overlap = 1 (FlashAttention-3's intra-warpgroup overlap): a consumer keeps two GEMM groups in
+// flight. For block j > 0 it issues S(j), rescales O by block j - 1's alpha, issues P V(j - 1)
+// (one turn with ping-pong), and wgmma_wait(1) completes only S(j): the softmax of block j runs
+// while P V(j - 1) is on the tensor core. P(j - 1) lives in its own accumulator P, copied out
+// of S's registers once P V(j - 2) completed, since S(j) overwrites them. The first block's S and
+// the last block's P V are peeled off the loop; the masked block is the step after the loop.
 #include <cmath>
 #include <string>
 #include <utility>
@@ -73,15 +80,15 @@ auto each(F const& f) {
 // Tail: S % 64 != 0 (non-causal only): the last key block is peeled off the loop and masked. A
 // template parameter, so that a whole last block adds no code (and no masked copy of the block
 // after the loop) to the kernel every S that 64 divides runs.
-template <long long D, bool Causal, bool PingPong, bool Tail = false>
+template <long long D, bool Causal, bool PingPong, bool Overlap, bool Tail = false>
 auto attention_hopper(std::int64_t B, std::int64_t S) {
   constexpr long long DC = D / 64;  // 64-column chunks of the head dimension
   const std::int64_t q_tiles = ceil_div(S, BQ), kv_blocks = ceil_div(S, BKV);
   const std::int64_t tail = S - (kv_blocks - 1) * BKV;  // keys in the last block: 1 to 64
   const float scale = static_cast<float>(1.4426950408889634 / std::sqrt(static_cast<double>(D)));
   auto tile = shape(64_c, 64_c);
-  auto body = [=](auto q, auto k, auto v, auto o, auto qs, auto ks, auto vs, auto q_full, auto k_full, auto v_full, auto consumed, auto Sacc,
-                  auto O0, auto O1, auto m, auto mn, auto l) {
+  auto body = [=](auto q, auto k, auto v, auto o, auto qs, auto ks, auto vs, auto q_full, auto k_full, auto v_full, auto k_free, auto v_free,
+                  auto Sacc, auto O0, auto O1, auto m, auto mn, auto l, auto alpha_acc, auto P_acc) {
     auto O = [&](auto c) {
       if constexpr (decltype(c)::value == 0) return O0;
       else return O1;
@@ -99,9 +106,10 @@ auto attention_hopper(std::int64_t B, std::int64_t S) {
     auto producer = seq(each<2>([&](auto h) { return each<DC>([&](auto c) { return copy_gmem_to_smem(q.block(slice, q_block(h), c), qs[h][c], q_full[0_c]); }); }),
                         for_(range(kv_blocks), [&](auto j) {
                           auto s = stage<STAGES>(j);
-                          return needed(j, seq(if_(j >= int_c<STAGES>, barrier_wait(consumed[s])),
-                                                     each<DC>([&](auto c) { return copy_gmem_to_smem(k.block(slice, j, c), ks[s][c], k_full[s]); }),
-                                                     each<DC>([&](auto c) { return copy_gmem_to_smem(v.block(slice, j, c), vs[s][c], v_full[s]); })));
+                          return needed(j, seq(if_(j >= int_c<STAGES>, barrier_wait(k_free[s])),
+                                               each<DC>([&](auto c) { return copy_gmem_to_smem(k.block(slice, j, c), ks[s][c], k_full[s]); }),
+                                               if_(j >= int_c<STAGES>, barrier_wait(v_free[s])),
+                                               each<DC>([&](auto c) { return copy_gmem_to_smem(v.block(slice, j, c), vs[s][c], v_full[s]); })));
                         }));
 
     auto consumer = [&](auto h) {
@@ -117,10 +125,14 @@ auto attention_hopper(std::int64_t B, std::int64_t S) {
           return issue;
         }
       };
+      // A stage this consumer does not compute: waited for and released, so that the phases of its
+      // barriers stay in step with the producer's.
+      auto release_unused = [&](auto s) { return seq(barrier_wait(k_full[s]), barrier_arrive(k_free[s]), barrier_wait(v_full[s]), barrier_arrive(v_free[s])); };
+      // S = Q K^T for stage s, issued and committed (Sacc zeroed before).
+      auto issue_s = [&](auto s) { return seq(each<DC>([&](auto c) { return wgmma(Sacc, qs[h][c][0_c], transpose(ks[s][c][0_c])); }), wgmma_commit()); };
       // S = Q K^T for stage s.
       auto scores = [&](auto s) {
-        return seq(store(Sacc, 0.0f), in_turn(seq(each<DC>([&](auto c) { return wgmma(Sacc, qs[h][c][0_c], transpose(ks[s][c][0_c])); }), wgmma_commit())),
-                   wgmma_wait(0_c));
+        return seq(store(Sacc, 0.0f), in_turn(issue_s(s)), wgmma_wait(0_c), barrier_arrive(k_free[s]));  // K is free once S is complete
       };
       // The online softmax and O += P V. P overwrites S in its own registers: computed once,
       // then summed and fed to every P V wgmma (a tile value is recomputed wherever it is used;
@@ -142,7 +154,7 @@ auto attention_hopper(std::int64_t B, std::int64_t S) {
       // triangle, or the keys past S of the last block).
       auto block_with = [&](auto j, auto const& mask) {
         auto s = stage<STAGES>(j);
-        return seq(barrier_wait(k_full[s]), scores(s), mask(), update(s), barrier_arrive(consumed[s]));
+        return seq(barrier_wait(k_full[s]), scores(s), mask(), update(s), barrier_arrive(v_free[s]));
       };
       auto block = [&](auto j) { return block_with(j, [] { return seq(); }); };
       auto blocks = [&] {
@@ -160,9 +172,7 @@ auto attention_hopper(std::int64_t B, std::int64_t S) {
             auto sn = stage<STAGES>(diag + 1_c);
             // Ping-pong: consumer 1 computes this block, so consumer 0 still takes and passes
             // both of its turns (S and P V), issuing nothing, or consumer 1 waits forever.
-            return seq(below, diagonal,
-                       if_(diag + 1_c < kv_blocks, seq(barrier_wait(k_full[sn]), barrier_wait(v_full[sn]), barrier_arrive(consumed[sn]), in_turn(seq()),
-                                                       in_turn(seq()))));
+            return seq(below, diagonal, if_(diag + 1_c < kv_blocks, seq(release_unused(sn), in_turn(seq()), in_turn(seq()))));
           } else {
             return seq(below, if_(diag < kv_blocks, diagonal));
           }
@@ -176,13 +186,75 @@ auto attention_hopper(std::int64_t B, std::int64_t S) {
           }
         }
       };
+      // ---- overlap = 1: FlashAttention-3's intra-warpgroup overlap ----
+      // S of block j is issued before O += P V of block j - 1, the two in one turn; the softmax of
+      // block j then runs while P V(j - 1) is still on the tensor core: wgmma_wait(1) completes
+      // only the older group, S(j). P(j - 1) was moved out of S's registers (P_acc) once P V(j - 2)
+      // completed, and O is rescaled by alpha(j - 1) between the two issues, when no wgmma writes
+      // it. K is released as soon as its S is complete, V once its P V is. The arithmetic is the
+      // same as overlap = 0's, in the same order per element: the outputs are bit for bit equal.
+      auto softmax = [&] {  // on the masked raw scores in Sacc: P into Sacc, and the row state
+        return seq(store(mn, max(load(m), max<1>(load(Sacc)) * scale)), store(alpha_acc, exp2(load(m) - load(mn))),
+                   store(Sacc, exp2(load(Sacc) * scale - broadcast<1>(load(mn), tile))), store(l, load(l) * load(alpha_acc) + sum<1>(load(Sacc))),
+                   store(m, load(mn)));
+      };
+      auto issue_pv = [&](auto s) {  // O = O * alpha + P V for stage s, issued and committed
+        return seq(each<DC>([&](auto c) { return store(O(c), load(O(c)) * broadcast<1>(load(alpha_acc), tile)); }),
+                   each<DC>([&](auto c) { return wgmma(O(c), cast<bf16>(load(P_acc)), vs[s][c][0_c]); }), wgmma_commit());
+      };
+      // The first block: S alone in its turn.
+      auto first = [&](auto const& mask) {
+        auto s = stage<STAGES>(0_c);
+        return seq(barrier_wait(k_full[s]), store(Sacc, 0.0f), in_turn(issue_s(s)), wgmma_wait(0_c), barrier_arrive(k_free[s]), mask(), softmax(),
+                   store(P_acc, load(Sacc)));
+      };
+      // Block j > 0: S(j) and P V(j - 1) in one turn.
+      auto step = [&](auto j, auto const& mask) {
+        auto s = stage<STAGES>(j), sp = stage<STAGES>(j - 1_c);
+        return seq(barrier_wait(k_full[s]), barrier_wait(v_full[sp]), store(Sacc, 0.0f), in_turn(seq(issue_s(s), issue_pv(sp))), wgmma_wait(1_c),
+                   barrier_arrive(k_free[s]), mask(), softmax(), wgmma_wait(0_c), barrier_arrive(v_free[sp]), store(P_acc, load(Sacc)));
+      };
+      // After the last block j: P V(j) alone in its turn.
+      auto last_pv = [&](auto j) {
+        auto s = stage<STAGES>(j);
+        return seq(barrier_wait(v_full[s]), in_turn(issue_pv(s)), wgmma_wait(0_c), barrier_arrive(v_free[s]));
+      };
+      auto no_mask = [] { return seq(); };
+      auto overlapped = [&] {
+        if constexpr (Causal) {
+          // Blocks 0 .. last, the last masked by the triangle (outside the loop, as above). A
+          // consumer whose rows lie wholly past S (the second of the last tile, S % 128 in
+          // (0, 64]) takes every block, the last one masked too: rows nobody stores.
+          auto triangle = [&] { return store(Sacc, select(iota<1>(tile) <= iota<0>(tile), load(Sacc), -1e30f)); };
+          auto last = min(diag, kv_blocks - 1);
+          auto computed = seq(if_(last == 0_c, first(triangle),
+                                  seq(first(no_mask), for_(range(1_c, last), [&](auto j) { return step(j, no_mask); }), step(last, triangle))),
+                              last_pv(last));
+          if constexpr (decltype(h)::value == 0) {
+            // Consumer 1 computes the block after this consumer's diagonal: one more turn.
+            return seq(computed, if_(diag + 1_c < kv_blocks, seq(release_unused(stage<STAGES>(diag + 1_c)), in_turn(seq()))));
+          } else {
+            return computed;
+          }
+        } else if constexpr (Tail) {
+          auto tail_mask = [&] { return store(Sacc, select(iota<1>(tile) < tail, load(Sacc), -1e30f)); };  // (kv_blocks >= 2: S > 64)
+          return seq(first(no_mask), for_(range(kv_blocks - 2), [&](auto j) { return step(j + 1_c, no_mask); }), step(as_index(kv_blocks - 1), tail_mask),
+                     last_pv(as_index(kv_blocks - 1)));
+        } else {
+          return seq(first(no_mask), for_(range(kv_blocks - 1), [&](auto j) { return step(j + 1_c, no_mask); }), last_pv(as_index(kv_blocks - 1)));
+        }
+      };
+      auto schedule = [&] {
+        if constexpr (Overlap) return overlapped();
+        else return blocks();
+      };
       // Ping-pong: consumer 0 takes the first turn, which consumer 1 grants before its first wait.
       auto first_turn = [&] {
         if constexpr (PingPong && other == 0) return named_barrier_arrive(0_c, 256_c);  // consumer 1
         else return seq();
       };
       return seq(barrier_wait(q_full[0_c]), store(m, -1e30f), store(mn, -1e30f), store(l, 0.0f), each<DC>([&](auto c) { return store(O(c), 0.0f); }),
-                 first_turn(), blocks(),
+                 first_turn(), schedule(),
                  // O / l through this consumer's Q slice (its wgmmas are all waited for) and out
                  // by TMA, which drops the rows past S.
                  each<DC>([&](auto c) { return store(qs[h][c][0_c], cast<bf16>(load(O(c)) / broadcast<1>(load(l), tile))); }), commit_smem(),
@@ -201,10 +273,14 @@ auto attention_hopper(std::int64_t B, std::int64_t S) {
                       barrier(arrivals(int_c<2 * DC>), count(1_c)),                          // both Q slices landed
                       barrier(arrivals(int_c<DC>), count(int_c<STAGES>)),                    // k_full[stage]
                       barrier(arrivals(int_c<DC>), count(int_c<STAGES>)),                    // v_full[stage]
-                      barrier(arrivals(2_c), count(int_c<STAGES>)),                        // both consumers are done with a stage
+                      barrier(arrivals(2_c), count(int_c<STAGES>)),                        // k_free[stage]: both consumers' S of it are complete
+                      barrier(arrivals(2_c), count(int_c<STAGES>)),                        // v_free[stage]: both consumers' P V of it are complete
                       accumulator<f32>("S", tile), accumulator<f32>("O0", tile),
                       accumulator<f32>("O1", tile),  // columns 64..127 of O when D = 128; untouched (no registers) at D = 64
-                      accumulator<f32>("m", shape(64_c)), accumulator<f32>("m_new", shape(64_c)), accumulator<f32>("l", shape(64_c)), body);
+                      accumulator<f32>("m", shape(64_c)), accumulator<f32>("m_new", shape(64_c)), accumulator<f32>("l", shape(64_c)),
+                      accumulator<f32>("alpha", shape(64_c)),  // overlap = 1: the rescale of O, kept from the softmax to the next P V
+                      accumulator<f32>("P", tile),             // overlap = 1: P of the block whose P V is next (S's registers hold the newer)
+                      body);
 }
 
 // The kernel's algorithm in double: the same 64-key blocks, running max and sum, P rounded to
@@ -266,17 +342,24 @@ STAGECRAFT_REGISTER(kernel_entry{
                 .default_value = 0,
                 .help = "1: the consumers take turns issuing their GEMMs (one's softmax under the other's wgmmas)",
                 .allowed = {0, 1},
+                .min = 0},
+               {.name = "overlap",
+                .default_value = 0,
+                .help = "1: FA3's intra-warpgroup overlap: S of block j + 1 issued with P V of block j, the softmax under P V",
+                .allowed = {0, 1},
                 .min = 0}},
     .build =
         [](param_values const& p) {
           return dispatch<64, 128>(p.at("D"), [&](auto D) {
             return dispatch<0, 1>(p.at("causal"), [&](auto C) {
               return dispatch<0, 1>(p.at("pingpong"), [&](auto P) {
-                constexpr long long d = decltype(D)::value;
-                constexpr bool causal = decltype(C)::value == 1, pingpong = decltype(P)::value == 1;
-                // (causal masks the keys past S with the triangle: no tail variant)
-                if (!causal && p.at("S") % BKV != 0) return lower(attention_hopper<d, causal, pingpong, !causal>(p.at("B"), p.at("S")));
-                return lower(attention_hopper<d, causal, pingpong>(p.at("B"), p.at("S")));
+                return dispatch<0, 1>(p.at("overlap"), [&](auto X) {
+                  constexpr long long d = decltype(D)::value;
+                  constexpr bool causal = decltype(C)::value == 1, pingpong = decltype(P)::value == 1, overlap = decltype(X)::value == 1;
+                  // (causal masks the keys past S with the triangle: no tail variant)
+                  if (!causal && p.at("S") % BKV != 0) return lower(attention_hopper<d, causal, pingpong, overlap, !causal>(p.at("B"), p.at("S")));
+                  return lower(attention_hopper<d, causal, pingpong, overlap>(p.at("B"), p.at("S")));
+                });
               });
             });
           });

@@ -25,10 +25,10 @@ struct built {
   std::vector<host_tensor> inputs, expected;
 };
 
-built attention(std::int64_t D, std::int64_t causal, std::int64_t B = 1, std::int64_t S = 256, std::int64_t pingpong = 0) {
+built attention(std::int64_t D, std::int64_t causal, std::int64_t B = 1, std::int64_t S = 256, std::int64_t pingpong = 0, std::int64_t overlap = 0) {
   auto const& e = registry::global().find("attention_hopper");
   built b;
-  b.values = registry::resolve(e, {{"B", B}, {"S", S}, {"D", D}, {"causal", causal}, {"pingpong", pingpong}});
+  b.values = registry::resolve(e, {{"B", B}, {"S", S}, {"D", D}, {"causal", causal}, {"pingpong", pingpong}, {"overlap", overlap}});
   b.kernel = e.build(b.values);
   b.inputs = testing::random_buffers(b.kernel, 31 + static_cast<std::uint64_t>(D + causal));
   b.expected = b.inputs;
@@ -90,6 +90,30 @@ TEST_CASE("attention_hopper pingpong=1: S = 256 (and 512, two query tiles), D = 
       }
 }
 
+TEST_CASE("attention_hopper overlap=1 (FA3's intra-warpgroup overlap): within the MMA bound under eager, lazy and 50 PCT schedules, "
+          "and bit for bit overlap=0's output",
+          "[interp][attention][overlap]") {
+  // S(j) and P V(j - 1) in flight together, wgmma_wait(1) before the softmax of block j: the
+  // interpreter checks that nothing reads S before its group completes, that O is rescaled only
+  // when no wgmma writes it, and that K and V are refilled only after their last reader. The
+  // per-element arithmetic is overlap=0's in the same order, so the outputs are equal bytes.
+  struct config {
+    std::int64_t S, D, causal, pingpong;
+  };
+  for (auto [S, D, causal, pingpong] : {config{256, 64, 0, 0}, config{256, 128, 1, 0}, config{512, 64, 1, 1}, config{256, 128, 0, 1},
+                                        config{200, 64, 0, 1},   // a partial last key block: the masked step after the loop
+                                        config{130, 128, 1, 1},  // the last tile's second consumer lies wholly past S
+                                        config{64, 64, 1, 0}}) {  // one key block: the first step is the masked last
+    INFO("S = " << S << ", D = " << D << ", causal = " << causal << ", pingpong = " << pingpong);
+    auto b = attention(D, causal, 1, S, pingpong, 1);
+    testing::run_everywhere(b.kernel, b.inputs, b.expected, 50);
+    const auto overlapped = interp::run(b.kernel, b.inputs, {.schedule = interp::policy::lazy});
+    const auto in_turn = interp::run(attention(D, causal, 1, S, pingpong, 0).kernel, b.inputs, {.schedule = interp::policy::eager});
+    REQUIRE((overlapped.ok() && in_turn.ok()));
+    for (int p : interp::written_params(b.kernel)) CHECK(overlapped.buffers[p].bytes == in_turn.buffers[p].bytes);
+  }
+}
+
 // ---- fast math mode (docs/codegen.md, "Math modes") ---------------------------------------------
 
 TEST_CASE("attention_hopper in fast math mode: every configuration within the MMA plus fast-math bound under eager, lazy and 10 PCT schedules",
@@ -100,6 +124,9 @@ TEST_CASE("attention_hopper in fast math mode: every configuration within the MM
         INFO("D = " << D << ", causal = " << causal << ", pingpong = " << pingpong);
         auto b = attention(D, causal, 1, 256, pingpong);
         testing::run_everywhere(b.kernel, b.inputs, b.expected, 10, ir::math_mode::fast);
+        INFO("overlap = 1");
+        auto x = attention(D, causal, 1, 256, pingpong, 1);
+        testing::run_everywhere(x.kernel, x.inputs, x.expected, 10, ir::math_mode::fast);
       }
 }
 

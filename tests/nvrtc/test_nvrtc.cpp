@@ -676,6 +676,42 @@ long long count_prefix(std::vector<std::string> const& lines, std::string const&
 }
 }  // namespace
 
+TEST_CASE("attention_hopper overlap=1: sm_90a with no spills or serialized wgmma; each key block's softmax (ex2.approx) runs between "
+          "wgmma_wait(1), which completes S, and wgmma_wait(0), which completes the P V issued with it", "[nvrtc][attention][overlap]") {
+  nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  o.codegen.math = ir::math_mode::fast;
+  auto const& e = registry::global().find("attention_hopper");
+  for (std::int64_t D : {64, 128})
+    for (std::int64_t causal : {0, 1})
+      for (std::int64_t pp : {0, 1}) {
+        const auto k = e.build(registry::resolve(e, {{"D", D}, {"S", 1024}, {"causal", causal}, {"pingpong", pp}, {"overlap", 1}}));
+        const auto c = nvrtc::compile(k, ir::Target::sm_90a, o);
+        INFO("attention_hopper overlap=1 D=" << D << " causal=" << causal << " pingpong=" << pp << "\n" << c.log);
+        std::printf("attention_hopper overlap=1 D=%lld causal=%lld pingpong=%lld sm_90a: %d registers per thread, %d spill bytes\n",
+                    static_cast<long long>(D), static_cast<long long>(causal), static_cast<long long>(pp), c.registers, c.spill_bytes);
+        CHECK(c.spill_bytes == 0);
+        CHECK_THAT(c.log, !Contains("serialized") && !Contains("setmaxnreg") && !Contains("C7519"));
+        CHECK_THAT(c.ptx, !Contains(".local"));
+        // Every wgmma_wait(1) is followed by exps before the next wait, a wgmma_wait(0): the
+        // softmax of block j runs while P V(j - 1) may still be on the tensor core. Each consumer
+        // has one such step in its loop and one after it (the masked last block; non-causal
+        // S = 1024 has no tail, so that one is the loop's only).
+        const auto L = ptx_lines(c.ptx);
+        long long overlapped = 0;
+        for (std::size_t i = 0; i < L.size(); ++i) {
+          if (L[i] != "wgmma.wait_group.sync.aligned 1;") continue;
+          long long exps = 0;
+          std::size_t j = i + 1;
+          for (; j < L.size() && !L[j].starts_with("wgmma.wait_group"); ++j) exps += L[j].starts_with("ex2.approx");
+          REQUIRE(j < L.size());
+          CHECK(L[j] == "wgmma.wait_group.sync.aligned 0;");
+          CHECK(exps >= 32);
+          ++overlapped;
+        }
+        CHECK(overlapped == (causal ? 4 : 2));
+      }
+}
+
 TEST_CASE("attention_hopper pingpong=1: sm_90a with no spills, each warpgroup's wgmma group issued between a named-barrier turn sync and a hand-off arrival", "[nvrtc][attention][pingpong]") {
   const nvrtc::options o{.memory_cache = false, .disk_cache = false};
   auto const& e = registry::global().find("attention_hopper");

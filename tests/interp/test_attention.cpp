@@ -48,6 +48,19 @@ TEST_CASE("attention_hopper: S = 256, D = 64 and 128, causal and not, within the
     }
 }
 
+TEST_CASE("attention_hopper D=256 (four O chunks, 240 registers per consumer thread): causal and not, ping-pong, and overlap=1 non-causal, "
+          "within the MMA bound under eager, lazy and 50 PCT schedules",
+          "[interp][attention][d256]") {
+  struct config {
+    std::int64_t S, causal, pingpong, overlap;
+  };
+  for (auto [S, causal, pingpong, overlap] : {config{256, 0, 0, 0}, config{256, 1, 1, 0}, config{200, 1, 0, 0}, config{200, 0, 1, 1}}) {
+    INFO("S = " << S << ", causal = " << causal << ", pingpong = " << pingpong << ", overlap = " << overlap);
+    auto b = attention(256, causal, 1, S, pingpong, overlap);
+    testing::run_everywhere(b.kernel, b.inputs, b.expected, 50);
+  }
+}
+
 TEST_CASE("attention_hopper: the causal mask matters, and the reference is not the unmasked one", "[interp][attention]") {
   // A check that cannot fail would pass a kernel that ignores the mask: the causal run must be
   // outside the bound of the non-causal reference.

@@ -122,14 +122,14 @@ TEST_CASE("warp specialization: a one-warp producer that gives registers to the 
   const auto consumers = g.source.find("} else {", producer);
   REQUIRE(consumers != std::string::npos);
   const std::string p = g.source.substr(producer, consumers - producer);
-  CHECK_THAT(p, Contains("sc::setmaxnreg_dec<40>();") && Contains("if (lane < 32) {") && Contains("sc::tma_load("));
+  CHECK_THAT(p, Contains("sc::setmaxnreg_dec<24>();") && Contains("if (lane < 32) {") && Contains("sc::tma_load("));
   CHECK_THAT(p, !Contains("sc::wg_sync"));  // the producer makes no generic accesses
   // TMA loads are issued by one elected lane of a warp-uniform branch; not by lane 0 of 128
   CHECK(count(p, "if (lane < 32 && sc::elect_one()) {") == 2);
   CHECK_THAT(p, !Contains("if (lane == 0)"));
   // the consumers' releases too; TMA stores, whose bulk group is the issuing thread's, stay lane 0's
   CHECK_THAT(g.source.substr(consumers), Contains("if (lane < 32 && sc::elect_one()) {\n") && Contains("if (lane == 0) sc::bulk_commit();"));
-  const std::string inc = "sc::setmaxnreg_inc<232>();";  // the consumers' first statement
+  const std::string inc = "sc::setmaxnreg_inc<240>();";  // the consumers' first statement
   const auto first = g.source.find_first_not_of(' ', consumers + std::string("} else {\n").size());
   CHECK(g.source.compare(first, inc.size(), inc) == 0);
   // Only the epilogue's generic stores need the warpgroup barrier: per consumer and column half,

@@ -377,7 +377,7 @@ TEST_CASE("wgmma kernels: wgmma.mma_async in the PTX, no spills and no serialize
         CHECK_THAT(c.log, !Contains("local memory") || Contains("0 bytes stack frame"));
         CHECK_THAT(c.ptx, !Contains(".local"));
         if (name == "gemm_hopper") {
-          CHECK_THAT(c.ptx, Contains("setmaxnreg.dec.sync.aligned.u32 40") && Contains("setmaxnreg.inc.sync.aligned.u32 232"));
+          CHECK_THAT(c.ptx, Contains("setmaxnreg.dec.sync.aligned.u32 24") && Contains("setmaxnreg.inc.sync.aligned.u32 240"));
           CHECK_THAT(c.log, !Contains("setmaxnreg"));  // e.g. "setmaxnreg ignored; unable to determine register count at entry"
         }
       }
@@ -641,7 +641,7 @@ TEST_CASE("row state and attention: sm_90a with no spills, quad shuffles for row
     CHECK_THAT(c.log, !Contains("C7519") && !Contains("serialized"));
   }
   auto const& e = registry::global().find("attention_hopper");
-  for (std::int64_t D : {64, 128})
+  for (std::int64_t D : {64, 128, 256})
     for (std::int64_t causal : {0, 1}) {
       const auto k = e.build(registry::resolve(e, {{"D", D}, {"causal", causal}}));
       const auto c = nvrtc::compile(k, ir::Target::sm_90a, o);
@@ -681,9 +681,10 @@ TEST_CASE("attention_hopper overlap=1: sm_90a with no spills or serialized wgmma
   nvrtc::options o{.memory_cache = false, .disk_cache = false};
   o.codegen.math = ir::math_mode::fast;
   auto const& e = registry::global().find("attention_hopper");
-  for (std::int64_t D : {64, 128})
+  for (std::int64_t D : {64, 128, 256})
     for (std::int64_t causal : {0, 1})
       for (std::int64_t pp : {0, 1}) {
+        if (D == 256 && causal) continue;  // not offered (a usage error: it would spill)
         const auto k = e.build(registry::resolve(e, {{"D", D}, {"S", 1024}, {"causal", causal}, {"pingpong", pp}, {"overlap", 1}}));
         const auto c = nvrtc::compile(k, ir::Target::sm_90a, o);
         INFO("attention_hopper overlap=1 D=" << D << " causal=" << causal << " pingpong=" << pp << "\n" << c.log);

@@ -2,7 +2,7 @@
 // for sm_90a.
 //
 // Q, K, V and O are (B, S, D): batch x head, position, head dimension. A CTA takes 128 query rows
-// of one of the B slices: warpgroup 0 (the producer) loads its Q tile once, then streams 64-key
+// of one of the B slices: warpgroup 0 (the producer) loads its Q tile once, then streams 64-key (or BK = 128-key)
 // blocks of K and V through a 2-stage ring of 128-byte swizzled stages with TMA (K and V on their
 // own barriers, so S = Q K^T starts before V has landed, and released on their own: K once its S
 // is complete, V once its P V is); warpgroups 1 and 2 (the consumers) each
@@ -26,6 +26,10 @@
 // skips the block above it (every P would be 0); it still waits for and releases that stage, so
 // its barrier phases stay in step with the producer's. The producer stops at the CTA's last
 // visible block.
+//
+// BK = 128 (non-causal): 128-key blocks, S a (64, 128) accumulator from m64n128k16 wgmmas and
+// P V over 128 keys; both consumers' diagonal would be the tile's own block (consumer 1's rows
+// 64 keys into it), but the causal triangle over 128 keys spills and is not offered yet.
 //
 // D = 128 is two 64-column chunks (one swizzle row each): S sums two wgmmas, O is two (64, 64)
 // accumulators fed by the same P; D = 256 four (O0..O3: 128 registers per consumer thread, and
@@ -71,7 +75,7 @@
 namespace stagecraft::examples {
 namespace {
 
-constexpr long long BQ = 128, BKV = 64, STAGES = 2;
+constexpr long long BQ = 128, STAGES = 2;
 
 // seq(f(int_c<0>), ..., f(int_c<N - 1>)): one statement per head-dimension chunk.
 template <long long N, class F>
@@ -79,16 +83,19 @@ auto each(F const& f) {
   return [&]<long long... I>(std::integer_sequence<long long, I...>) { return seq(f(int_c<I>)...); }(std::make_integer_sequence<long long, N>{});
 }
 
-// Tail: S % 64 != 0 (non-causal only): the last key block is peeled off the loop and masked. A
-// template parameter, so that a whole last block adds no code (and no masked copy of the block
-// after the loop) to the kernel every S that 64 divides runs.
-template <long long D, bool Causal, bool PingPong, bool Overlap, bool Tail = false>
+// BKV: keys per block, 64 or 128 (FA3's n128 S wgmmas and k128 P V; half the row bookkeeping,
+// barrier waits and releases per key). Tail: S % BKV != 0 (non-causal only): the last key block
+// is peeled off the loop and masked. A template parameter, so that a whole last block adds no
+// code (and no masked copy of the block after the loop) to the kernel every S that BKV divides runs.
+template <long long D, long long BKV, bool Causal, bool PingPong, bool Overlap, bool Tail = false>
 auto attention_hopper(std::int64_t B, std::int64_t S) {
   constexpr long long DC = D / 64;  // 64-column chunks of the head dimension
+  constexpr long long KB = BQ / BKV;  // key blocks per query tile: 2 or 1
   const std::int64_t q_tiles = ceil_div(S, BQ), kv_blocks = ceil_div(S, BKV);
-  const std::int64_t tail = S - (kv_blocks - 1) * BKV;  // keys in the last block: 1 to 64
+  const std::int64_t tail = S - (kv_blocks - 1) * BKV;  // keys in the last block: 1 to BKV
   const float scale = static_cast<float>(1.4426950408889634 / std::sqrt(static_cast<double>(D)));
-  auto tile = shape(64_c, 64_c);
+  auto tile = shape(64_c, 64_c);           // a consumer's (rows, 64 columns) of O
+  auto s_tile = shape(64_c, int_c<BKV>);   // its (rows, keys) of S and P
   auto body = [=](auto q, auto k, auto v, auto o, auto qs, auto ks, auto vs, auto q_full, auto k_full, auto v_full, auto k_free, auto v_free,
                   auto Sacc, auto O0, auto O1, auto O2, auto O3, auto m, auto mn, auto l, auto alpha_acc, auto P_acc) {
     auto O = [&](auto c) {
@@ -101,13 +108,14 @@ auto attention_hopper(std::int64_t B, std::int64_t S) {
     auto cta = program_id(0_c);
     auto q_tile = cta % q_tiles;                          // which 128 rows of the slice
     auto slice = cta / q_tiles;                           // which of the B slices
-    // Causal: the CTA's rows end in key block 2 q_tile + 1; the blocks after it are not loaded.
+    // Causal: the CTA's rows end in key block KB q_tile + KB - 1; the blocks after it are not loaded.
     auto needed = [&](auto j, auto const& what) {
-      if constexpr (Causal) return if_(j < q_tile * 2_c + 2_c, what);
+      if constexpr (Causal) return if_(j < q_tile * int_c<KB> + int_c<KB>, what);
       else return what;
     };
 
-    auto q_block = [&](auto h) { return min(q_tile * 2_c + h, kv_blocks - 1); };  // (a wholly outside one: the last)
+    // This consumer's 64-row block of Q (a wholly outside one: the last).
+    auto q_block = [&](auto h) { return min(q_tile * 2_c + h, ceil_div(S, 64) - 1); };
     auto producer = seq(each<2>([&](auto h) { return each<DC>([&](auto c) { return copy_gmem_to_smem(q.block(slice, q_block(h), c), qs[h][c], q_full[0_c]); }); }),
                         for_(range(kv_blocks), [&](auto j) {
                           auto s = stage<STAGES>(j);
@@ -118,7 +126,18 @@ auto attention_hopper(std::int64_t B, std::int64_t S) {
                         }));
 
     auto consumer = [&](auto h) {
-      auto diag = q_tile * 2_c + h;  // the key block that starts at this consumer's first row
+      // The key block holding this consumer's first row (with BKV = 64 it starts there; with 128
+      // consumer 1's rows start 64 keys into it).
+      auto diag = [&] {
+        if constexpr (KB == 2) return q_tile * 2_c + h;
+        else return q_tile;
+      }();
+      // Key c of the diagonal block is visible to row r of this consumer when c <= r + offset.
+      auto triangle = [&] {
+        constexpr long long offset = 64 * decltype(h)::value % BKV;
+        if constexpr (offset == 0) return store(Sacc, select(iota<1>(s_tile) <= iota<0>(s_tile), load(Sacc), -1e30f));
+        else return store(Sacc, select(iota<1>(s_tile) <= iota<0>(s_tile) + static_cast<int>(offset), load(Sacc), -1e30f));
+      };
       // Ping-pong: consumer h issues a GEMM group only holding the turn (a completion of
       // turn[h]) and passes it on (arrives on turn[other]) once the group is issued, not done,
       // so the other's GEMM queues behind its own on the tensor core while it runs its softmax.
@@ -149,7 +168,7 @@ auto attention_hopper(std::int64_t B, std::int64_t S) {
         auto L = load(Sacc) * scale;
         auto alpha = exp2(load(m) - load(mn));
         auto P = load(Sacc);
-        return seq(store(mn, max(load(m), max<1>(load(Sacc)) * scale)), store(Sacc, exp2(L - broadcast<1>(load(mn), tile))),
+        return seq(store(mn, max(load(m), max<1>(load(Sacc)) * scale)), store(Sacc, exp2(L - broadcast<1>(load(mn), s_tile))),
                    store(l, load(l) * alpha + sum<1>(P)),
                    each<DC>([&](auto c) { return store(O(c), load(O(c)) * broadcast<1>(alpha, tile)); }), barrier_wait(v_full[s]),
                    in_turn(seq(each<DC>([&](auto c) { return wgmma(O(c), cast<bf16>(P), vs[s][c][0_c]); }), wgmma_commit())), wgmma_wait(0_c),
@@ -165,15 +184,15 @@ auto attention_hopper(std::int64_t B, std::int64_t S) {
       auto blocks = [&] {
         if constexpr (Causal) {
           // The diagonal block after the loop, so the triangle (a constant of lane and register)
-          // is not hoisted out of the loop into 32 live registers: rows and keys start at the
-          // same offset there, key c is visible to row r when c <= r (-1e30 * scale still
-          // underflows exp2 to 0). Consumer 0 then releases the block after it, all masked.
-          // Keys past S lie after every row: the triangle masks them too. With S % 128 in
-          // (0, 64], the last tile has no block after consumer 0's diagonal, and consumer 1's
-          // rows lie wholly past S: its loop takes every block, and it has no diagonal.
-          auto diagonal = block_with(diag, [&] { return store(Sacc, select(iota<1>(tile) <= iota<0>(tile), load(Sacc), -1e30f)); });
+          // is not hoisted out of the loop into 32 live registers (-1e30 * scale still underflows
+          // exp2 to 0). With 64-key blocks consumer 0 then releases the block after it, all
+          // masked. Keys past S lie after every row: the triangle masks them too. With S % 128 in
+          // (0, 64] and 64-key blocks, the last tile has no block after consumer 0's diagonal,
+          // and consumer 1's rows lie wholly past S: its loop takes every block, and it has no
+          // diagonal. With 128-key blocks both consumers' diagonal is the tile's own block.
+          auto diagonal = block_with(diag, triangle);
           auto below = for_(range(kv_blocks), [&](auto j) { return if_(j < diag, block(j)); });
-          if constexpr (decltype(h)::value == 0) {
+          if constexpr (KB == 2 && decltype(h)::value == 0) {
             auto sn = stage<STAGES>(diag + 1_c);
             // Ping-pong: consumer 1 computes this block, so consumer 0 still takes and passes
             // both of its turns (S and P V), issuing nothing, or consumer 1 waits forever.
@@ -184,7 +203,7 @@ auto attention_hopper(std::int64_t B, std::int64_t S) {
         } else {
           if constexpr (Tail) {
             // Keys past S in the last block (TMA's zero fill) would score 0: mask them to -1e30.
-            auto last = block_with(kv_blocks - 1, [&] { return store(Sacc, select(iota<1>(tile) < tail, load(Sacc), -1e30f)); });
+            auto last = block_with(kv_blocks - 1, [&] { return store(Sacc, select(iota<1>(s_tile) < tail, load(Sacc), -1e30f)); });
             return seq(for_(range(kv_blocks - 1), [&](auto j) { return block(j); }), last);
           } else {
             return for_(range(kv_blocks), [&](auto j) { return block(j); });
@@ -200,7 +219,7 @@ auto attention_hopper(std::int64_t B, std::int64_t S) {
       // same as overlap = 0's, in the same order per element: the outputs are bit for bit equal.
       auto softmax = [&] {  // on the masked raw scores in Sacc: P into Sacc, and the row state
         return seq(store(mn, max(load(m), max<1>(load(Sacc)) * scale)), store(alpha_acc, exp2(load(m) - load(mn))),
-                   store(Sacc, exp2(load(Sacc) * scale - broadcast<1>(load(mn), tile))), store(l, load(l) * load(alpha_acc) + sum<1>(load(Sacc))),
+                   store(Sacc, exp2(load(Sacc) * scale - broadcast<1>(load(mn), s_tile))), store(l, load(l) * load(alpha_acc) + sum<1>(load(Sacc))),
                    store(m, load(mn)));
       };
       auto issue_pv = [&](auto s) {  // O = O * alpha + P V for stage s, issued and committed
@@ -230,19 +249,18 @@ auto attention_hopper(std::int64_t B, std::int64_t S) {
           // Blocks 0 .. last, the last masked by the triangle (outside the loop, as above). A
           // consumer whose rows lie wholly past S (the second of the last tile, S % 128 in
           // (0, 64]) takes every block, the last one masked too: rows nobody stores.
-          auto triangle = [&] { return store(Sacc, select(iota<1>(tile) <= iota<0>(tile), load(Sacc), -1e30f)); };
           auto last = min(diag, kv_blocks - 1);
           auto computed = seq(if_(last == 0_c, first(triangle),
                                   seq(first(no_mask), for_(range(1_c, last), [&](auto j) { return step(j, no_mask); }), step(last, triangle))),
                               last_pv(last));
-          if constexpr (decltype(h)::value == 0) {
+          if constexpr (KB == 2 && decltype(h)::value == 0) {
             // Consumer 1 computes the block after this consumer's diagonal: one more turn.
             return seq(computed, if_(diag + 1_c < kv_blocks, seq(release_unused(stage<STAGES>(diag + 1_c)), in_turn(seq()))));
           } else {
             return computed;
           }
         } else if constexpr (Tail) {
-          auto tail_mask = [&] { return store(Sacc, select(iota<1>(tile) < tail, load(Sacc), -1e30f)); };  // (kv_blocks >= 2: S > 64)
+          auto tail_mask = [&] { return store(Sacc, select(iota<1>(s_tile) < tail, load(Sacc), -1e30f)); };  // (kv_blocks >= 2: S > BKV)
           return seq(first(no_mask), for_(range(kv_blocks - 2), [&](auto j) { return step(j + 1_c, no_mask); }), step(as_index(kv_blocks - 1), tail_mask),
                      last_pv(as_index(kv_blocks - 1)));
         } else {
@@ -272,21 +290,21 @@ auto attention_hopper(std::int64_t B, std::int64_t S) {
   auto rows = shape(B, S, int_c<D>);  // (slice, position, d)
   return kernel<sm_90a>("attention_hopper", grid(B * q_tiles), threads(3_c), gmem<bf16>("Q", rows), gmem<bf16>("K", rows), gmem<bf16>("V", rows),
                       gmem<bf16>("O", rows),
-                      // (the unit dimension is the slice of a (1, 64, 64) TMA box)
-                      smem<bf16>(shape(2_c, int_c<DC>, 1_c, 64_c, 64_c), swizzle(128_c)),             // qs: (consumer, chunk, 1, row, d)
-                      smem<bf16>(shape(int_c<STAGES>, int_c<DC>, 1_c, 64_c, 64_c), swizzle(128_c)),   // ks: (stage, chunk, 1, key, d)
-                      smem<bf16>(shape(int_c<STAGES>, int_c<DC>, 1_c, 64_c, 64_c), swizzle(128_c)),   // vs: (stage, chunk, 1, key, d)
+                      // (the unit dimension is the slice of a (1, rows, 64) TMA box)
+                      smem<bf16>(shape(2_c, int_c<DC>, 1_c, 64_c, 64_c), swizzle(128_c)),               // qs: (consumer, chunk, 1, row, d)
+                      smem<bf16>(shape(int_c<STAGES>, int_c<DC>, 1_c, int_c<BKV>, 64_c), swizzle(128_c)),  // ks: (stage, chunk, 1, key, d)
+                      smem<bf16>(shape(int_c<STAGES>, int_c<DC>, 1_c, int_c<BKV>, 64_c), swizzle(128_c)),  // vs: (stage, chunk, 1, key, d)
                       barrier(arrivals(int_c<2 * DC>), count(1_c)),                          // both Q slices landed
                       barrier(arrivals(int_c<DC>), count(int_c<STAGES>)),                    // k_full[stage]
                       barrier(arrivals(int_c<DC>), count(int_c<STAGES>)),                    // v_full[stage]
                       barrier(arrivals(2_c), count(int_c<STAGES>)),                        // k_free[stage]: both consumers' S of it are complete
                       barrier(arrivals(2_c), count(int_c<STAGES>)),                        // v_free[stage]: both consumers' P V of it are complete
-                      accumulator<f32>("S", tile), accumulator<f32>("O0", tile),
+                      accumulator<f32>("S", s_tile), accumulator<f32>("O0", tile),
                       accumulator<f32>("O1", tile),  // columns 64..127 of O when D >= 128; untouched (no registers) at D = 64
                       accumulator<f32>("O2", tile), accumulator<f32>("O3", tile),  // columns 128..255 when D = 256
                       accumulator<f32>("m", shape(64_c)), accumulator<f32>("m_new", shape(64_c)), accumulator<f32>("l", shape(64_c)),
                       accumulator<f32>("alpha", shape(64_c)),  // overlap = 1: the rescale of O, kept from the softmax to the next P V
-                      accumulator<f32>("P", tile),             // overlap = 1: P of the block whose P V is next (S's registers hold the newer)
+                      accumulator<f32>("P", s_tile),           // overlap = 1: P of the block whose P V is next (S's registers hold the newer)
                       body);
 }
 
@@ -296,7 +314,7 @@ auto attention_hopper(std::int64_t B, std::int64_t S) {
 // accumulation order, which the MMA tolerance bounds (docs/interpreter.md); a bf16 P that rounds
 // the other way in the kernel moves an output by at most 2^-8 |v| p / l.
 void attention_reference(std::vector<host_tensor>& t, param_values const& p) {
-  const std::int64_t B = p.at("B"), S = p.at("S"), D = p.at("D");
+  const std::int64_t B = p.at("B"), S = p.at("S"), D = p.at("D"), BKV = p.at("BK");
   const bool causal = p.at("causal") != 0;
   const double scale = 1.4426950408889634 / std::sqrt(static_cast<double>(D));
   auto at = [&](int i, std::int64_t row, std::int64_t c) { return t[i].get(row * D + c); };
@@ -350,6 +368,8 @@ STAGECRAFT_REGISTER(kernel_entry{
                 .help = "1: the consumers take turns issuing their GEMMs (one's softmax under the other's wgmmas)",
                 .allowed = {0, 1},
                 .min = 0},
+               {.name = "BK", .default_value = 64, .help = "keys per block: 64, or 128 (n128 S and k128 P V wgmmas, half the per-key row bookkeeping)",
+                .allowed = {64, 128}},
                {.name = "overlap",
                 .default_value = 0,
                 .help = "1: FA3's intra-warpgroup overlap: S of block j + 1 issued with P V of block j, the softmax under P V",
@@ -357,20 +377,40 @@ STAGECRAFT_REGISTER(kernel_entry{
                 .min = 0}},
     .build =
         [](param_values const& p) {
+          if (p.at("S") < p.at("BK"))
+            throw usage_error("attention_hopper: S=" + std::to_string(p.at("S")) + " must be at least BK=" + std::to_string(p.at("BK")) +
+                              " (a TMA box of K may overhang S, not exceed it)");
+          // (unfinished: these spill in ptxas; each says so rather than compile to local memory)
+          if (p.at("BK") == 128 && p.at("causal") == 1)
+            throw usage_error("attention_hopper: BK=128 with causal=1 is not offered yet: the diagonal block's 64 x 128 triangle makes ptxas spill "
+                              "(152 bytes at D=128); use BK=64 for causal attention");
+          if (p.at("BK") == 128 && p.at("D") == 128 && p.at("S") % 128 != 0)
+            throw usage_error("attention_hopper: BK=128 with D=128 needs S a multiple of 128 for now (S=" + std::to_string(p.at("S")) +
+                              "): the masked last block makes ptxas spill 16 bytes; use BK=64 for this S");
+          if (p.at("BK") == 128 && p.at("D") == 128 && p.at("overlap") == 1)
+            throw usage_error("attention_hopper: BK=128 with D=128 and overlap=1 is not offered yet: S, P and O need more than a consumer's 240 "
+                              "registers (ptxas spills 20 bytes); use overlap=0 with BK=128, or BK=64");
           if (p.at("D") == 256 && p.at("causal") == 1 && p.at("overlap") == 1)
             throw usage_error("attention_hopper: D=256 with causal=1 and overlap=1 is not offered yet: its consumers need more than the 240 registers "
                               "a thread can have (ptxas spills 40 bytes); use overlap=0 at D=256, or D=128");
           return dispatch<64, 128, 256>(p.at("D"), [&](auto D) {
+           return dispatch<64, 128>(p.at("BK"), [&](auto K) {
             return dispatch<0, 1>(p.at("causal"), [&](auto C) {
               return dispatch<0, 1>(p.at("pingpong"), [&](auto P) {
-                return dispatch<0, 1>(p.at("overlap"), [&](auto X) {
-                  constexpr long long d = decltype(D)::value;
+                return dispatch<0, 1>(p.at("overlap"), [&](auto X) -> ir::Kernel {
+                  constexpr long long d = decltype(D)::value, bk = decltype(K)::value;
                   constexpr bool causal = decltype(C)::value == 1, pingpong = decltype(P)::value == 1, overlap = decltype(X)::value == 1;
-                  // (causal masks the keys past S with the triangle: no tail variant)
-                  if (!causal && p.at("S") % BKV != 0) return lower(attention_hopper<d, causal, pingpong, overlap, !causal>(p.at("B"), p.at("S")));
-                  return lower(attention_hopper<d, causal, pingpong, overlap>(p.at("B"), p.at("S")));
+                  if constexpr (d == 256 && bk == 128) {
+                    throw usage_error("attention_hopper: D=256 with BK=128 needs 320 KB of SMEM for Q and two K and V stages (an SM has 227 KB): "
+                                      "use BK=64 at D=256");
+                  } else {
+                    // (causal masks the keys past S with the triangle: no tail variant)
+                    if (!causal && p.at("S") % bk != 0) return lower(attention_hopper<d, bk, causal, pingpong, overlap, !causal>(p.at("B"), p.at("S")));
+                    return lower(attention_hopper<d, bk, causal, pingpong, overlap>(p.at("B"), p.at("S")));
+                  }
                 });
               });
+            });
             });
           });
         },

@@ -25,10 +25,11 @@ struct built {
   std::vector<host_tensor> inputs, expected;
 };
 
-built attention(std::int64_t D, std::int64_t causal, std::int64_t B = 1, std::int64_t S = 256, std::int64_t pingpong = 0, std::int64_t overlap = 0) {
+built attention(std::int64_t D, std::int64_t causal, std::int64_t B = 1, std::int64_t S = 256, std::int64_t pingpong = 0, std::int64_t overlap = 0,
+                std::int64_t BK = 64) {
   auto const& e = registry::global().find("attention_hopper");
   built b;
-  b.values = registry::resolve(e, {{"B", B}, {"S", S}, {"D", D}, {"causal", causal}, {"pingpong", pingpong}, {"overlap", overlap}});
+  b.values = registry::resolve(e, {{"B", B}, {"S", S}, {"D", D}, {"causal", causal}, {"pingpong", pingpong}, {"overlap", overlap}, {"BK", BK}});
   b.kernel = e.build(b.values);
   b.inputs = testing::random_buffers(b.kernel, 31 + static_cast<std::uint64_t>(D + causal));
   b.expected = b.inputs;
@@ -59,6 +60,31 @@ TEST_CASE("attention_hopper D=256 (four O chunks, 240 registers per consumer thr
     auto b = attention(256, causal, 1, S, pingpong, overlap);
     testing::run_everywhere(b.kernel, b.inputs, b.expected, 50);
   }
+}
+
+TEST_CASE("attention_hopper BK=128 (n128 S and k128 P V wgmmas; non-causal): within the MMA bound under eager, lazy and 50 PCT schedules, "
+          "and the reference follows the kernel's blocks",
+          "[interp][attention][bk128]") {
+  struct config {
+    std::int64_t S, D, pingpong, overlap;
+  };
+  for (auto [S, D, pingpong, overlap] : {config{256, 64, 0, 0}, config{256, 128, 1, 0}, config{512, 64, 1, 1},
+                                         config{200, 64, 0, 0},    // a partial last block of 72 keys
+                                         config{130, 64, 1, 1}}) {  // 2 keys in the last block
+    INFO("S = " << S << ", D = " << D << ", pingpong = " << pingpong << ", overlap = " << overlap);
+    auto b = attention(D, 0, 1, S, pingpong, overlap, 128);
+    testing::run_everywhere(b.kernel, b.inputs, b.expected, 50);
+  }
+  // The reference rounds P to bf16 against the running max of the kernel's own blocks: with
+  // 64-key blocks its P differs from the 128-key kernel's (not by more than the bound here, so
+  // this only checks that the two references differ, i.e. that BK reaches the reference).
+  auto b = attention(64, 0, 1, 256, 0, 0, 128);
+  auto const& e = registry::global().find("attention_hopper");
+  auto by64 = b.inputs;
+  auto v = b.values;
+  v["BK"] = 64;
+  e.reference(by64, v);
+  CHECK(by64[3].bytes != b.expected[3].bytes);
 }
 
 TEST_CASE("attention_hopper: the causal mask matters, and the reference is not the unmasked one", "[interp][attention]") {

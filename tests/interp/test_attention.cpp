@@ -5,6 +5,8 @@
 // checked from both sides with planted outputs (softmax_rows, layernorm_rows: f32 outputs).
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
+#include <ostream>
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -37,6 +39,25 @@ built attention(std::int64_t D, std::int64_t causal, std::int64_t B = 1, std::in
   return b;
 }
 
+// One configuration of the registered kernel (B = 1), with its inputs and reference.
+struct config {
+  std::int64_t S = 256, D = 64, causal = 0, pingpong = 0, overlap = 0, BK = 64;
+  built make() const { return attention(D, causal, 1, S, pingpong, overlap, BK); }
+};
+std::ostream& operator<<(std::ostream& o, config const& c) {
+  return o << "S = " << c.S << ", D = " << c.D << ", causal = " << c.causal << ", pingpong = " << c.pingpong << ", overlap = " << c.overlap
+           << ", BK = " << c.BK;
+}
+
+// Each configuration within the MMA bound under eager, lazy and `pct` PCT schedules.
+void within_bound(std::initializer_list<config> configs, int pct) {
+  for (auto const& c : configs) {
+    INFO(c);
+    auto b = c.make();
+    testing::run_everywhere(b.kernel, b.inputs, b.expected, pct);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("attention_hopper: S = 256, D = 64 and 128, causal and not, within the MMA bound under eager, lazy and 50 PCT schedules",
@@ -52,29 +73,19 @@ TEST_CASE("attention_hopper: S = 256, D = 64 and 128, causal and not, within the
 TEST_CASE("attention_hopper D=256 (four O chunks, 240 registers per consumer thread): causal and not, ping-pong, and overlap=1 non-causal, "
           "within the MMA bound under eager, lazy and 50 PCT schedules",
           "[interp][attention][d256]") {
-  struct config {
-    std::int64_t S, causal, pingpong, overlap;
-  };
-  for (auto [S, causal, pingpong, overlap] : {config{256, 0, 0, 0}, config{256, 1, 1, 0}, config{200, 1, 0, 0}, config{200, 0, 1, 1}}) {
-    INFO("S = " << S << ", causal = " << causal << ", pingpong = " << pingpong << ", overlap = " << overlap);
-    auto b = attention(256, causal, 1, S, pingpong, overlap);
-    testing::run_everywhere(b.kernel, b.inputs, b.expected, 50);
-  }
+  within_bound({{.D = 256}, {.D = 256, .causal = 1, .pingpong = 1}, {.S = 200, .D = 256, .causal = 1}, {.S = 200, .D = 256, .pingpong = 1, .overlap = 1}},
+               50);
 }
 
 TEST_CASE("attention_hopper BK=128 (n128 S and k128 P V wgmmas; non-causal): within the MMA bound under eager, lazy and 50 PCT schedules, "
           "and the reference follows the kernel's blocks",
           "[interp][attention][bk128]") {
-  struct config {
-    std::int64_t S, D, pingpong, overlap;
-  };
-  for (auto [S, D, pingpong, overlap] : {config{256, 64, 0, 0}, config{256, 128, 1, 0}, config{512, 64, 1, 1},
-                                         config{200, 64, 0, 0},    // a partial last block of 72 keys
-                                         config{130, 64, 1, 1}}) {  // 2 keys in the last block
-    INFO("S = " << S << ", D = " << D << ", pingpong = " << pingpong << ", overlap = " << overlap);
-    auto b = attention(D, 0, 1, S, pingpong, overlap, 128);
-    testing::run_everywhere(b.kernel, b.inputs, b.expected, 50);
-  }
+  within_bound({{.BK = 128},
+                {.D = 128, .pingpong = 1, .BK = 128},
+                {.S = 512, .pingpong = 1, .overlap = 1, .BK = 128},
+                {.S = 200, .BK = 128},                               // a partial last block of 72 keys
+                {.S = 130, .pingpong = 1, .overlap = 1, .BK = 128}},  // 2 keys in the last block
+               50);
   // The reference rounds P to bf16 against the running max of the kernel's own blocks: with
   // 64-key blocks its P differs from the 128-key kernel's (not by more than the bound here, so
   // this only checks that the two references differ, i.e. that BK reaches the reference).
@@ -136,18 +147,16 @@ TEST_CASE("attention_hopper overlap=1 (FA3's intra-warpgroup overlap): within th
   // interpreter checks that nothing reads S before its group completes, that O is rescaled only
   // when no wgmma writes it, and that K and V are refilled only after their last reader. The
   // per-element arithmetic is overlap=0's in the same order, so the outputs are equal bytes.
-  struct config {
-    std::int64_t S, D, causal, pingpong;
-  };
-  for (auto [S, D, causal, pingpong] : {config{256, 64, 0, 0}, config{256, 128, 1, 0}, config{512, 64, 1, 1}, config{256, 128, 0, 1},
-                                        config{200, 64, 0, 1},   // a partial last key block: the masked step after the loop
-                                        config{130, 128, 1, 1},  // the last tile's second consumer lies wholly past S
-                                        config{64, 64, 1, 0}}) {  // one key block: the first step is the masked last
-    INFO("S = " << S << ", D = " << D << ", causal = " << causal << ", pingpong = " << pingpong);
-    auto b = attention(D, causal, 1, S, pingpong, 1);
-    testing::run_everywhere(b.kernel, b.inputs, b.expected, 50);
+  for (config c : {config{}, config{.D = 128, .causal = 1}, config{.S = 512, .causal = 1, .pingpong = 1}, config{.D = 128, .pingpong = 1},
+                   config{.S = 200, .pingpong = 1},                    // a partial last key block: the masked step after the loop
+                   config{.S = 130, .D = 128, .causal = 1, .pingpong = 1},  // the last tile's second consumer lies wholly past S
+                   config{.S = 64, .causal = 1}}) {                    // one key block: the first step is the masked last
+    c.overlap = 1;
+    within_bound({c}, 50);
+    auto b = c.make();
     const auto overlapped = interp::run(b.kernel, b.inputs, {.schedule = interp::policy::lazy});
-    const auto in_turn = interp::run(attention(D, causal, 1, S, pingpong, 0).kernel, b.inputs, {.schedule = interp::policy::eager});
+    c.overlap = 0;
+    const auto in_turn = interp::run(c.make().kernel, b.inputs, {.schedule = interp::policy::eager});
     REQUIRE((overlapped.ok() && in_turn.ok()));
     for (int p : interp::written_params(b.kernel)) CHECK(overlapped.buffers[p].bytes == in_turn.buffers[p].bytes);
   }

@@ -77,14 +77,18 @@ TEST_CASE("attention_hopper D=256 (four O chunks, 240 registers per consumer thr
                50);
 }
 
-TEST_CASE("attention_hopper BK=128 (n128 S and k128 P V wgmmas; non-causal): within the MMA bound under eager, lazy and 50 PCT schedules, "
+TEST_CASE("attention_hopper BK=128 (n128 S and k128 P V wgmmas): within the MMA bound under eager, lazy and 50 PCT schedules, "
           "and the reference follows the kernel's blocks",
           "[interp][attention][bk128]") {
   within_bound({{.BK = 128},
                 {.D = 128, .pingpong = 1, .BK = 128},
                 {.S = 512, .pingpong = 1, .overlap = 1, .BK = 128},
                 {.S = 200, .BK = 128},                               // a partial last block of 72 keys
-                {.S = 130, .pingpong = 1, .overlap = 1, .BK = 128}},  // 2 keys in the last block
+                {.S = 130, .pingpong = 1, .overlap = 1, .BK = 128},   // 2 keys in the last block
+                {.causal = 1, .BK = 128},                            // consumer 1's triangle starts 64 keys in
+                {.S = 512, .D = 128, .causal = 1, .pingpong = 1, .BK = 128},
+                {.S = 200, .causal = 1, .overlap = 1, .BK = 128},    // the last tile's consumer 1 lies wholly past S
+                {.S = 130, .D = 128, .causal = 1, .BK = 128}},
                50);
   // The reference rounds P to bf16 against the running max of the kernel's own blocks: with
   // 64-key blocks its P differs from the 128-key kernel's (not by more than the bound here, so

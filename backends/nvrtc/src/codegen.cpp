@@ -687,6 +687,13 @@ class emitter {
         return round(fp ? fmt::format("sc::math_abs({})", x) : fmt::format("([](long long y) {{ return y < 0 ? -y : y; }}({}))", x));
       }
       case ir::ValueOp::iota: {
+        // Inside a walk of a fragment of the same shape: the walk's own row or column, which
+        // NVVM folds to a constant plus lane bits (from the flat index it computed a 64-bit
+        // division and modulo per element: attention's 64 x 128 causal triangle spilled).
+        if (auto w = walk_coords_.find(i); w != walk_coords_.end() && v.shape == walk_shape_ && v.shape.size() == 2) {
+          const std::string c = fmt::format("static_cast<long long>({})", v.scalar == 0 ? w->second.first : w->second.second);
+          return round(fp ? fmt::format("static_cast<float>({})", c) : c);
+        }
         const auto [len, inner] = around_axis(v.shape, static_cast<std::size_t>(v.scalar));
         const std::string c = fmt::format("((static_cast<long long>({}) / {}LL) % {}LL)", i, inner, len);
         return round(fp ? fmt::format("static_cast<float>({})", c) : c);
@@ -1137,6 +1144,8 @@ class emitter {
     line("      (void)f;  // unused when nothing but the accumulator is addressed");
     fragment_index_ = fmt::format("mb * {} + i", regs);
     walk_reg_ = "i";
+    walk_shape_ = shape;
+    walk_coords_ = {{"f", {"64 * mb + e.row", "e.col"}}, {"(f + 1)", {"64 * mb + e.row", "e.col + 1"}}};  // (f + 1): the pair's right neighbour
     // Register i is in the thread's row i / 2 % 2 of the block (rows_by_quad checks it).
     row_mb_ = "mb", row_half_ = "i / 2 % 2", walk_rows_ = shape[0];
     if (packed) {
@@ -1174,6 +1183,7 @@ class emitter {
     }
     fragment_index_.clear();
     walk_reg_.clear();
+    walk_coords_.clear();
     row_mb_.clear(), row_half_.clear();
     row_hoisted_.clear();
     line("    }");
@@ -1894,6 +1904,10 @@ class emitter {
   bool acc_touched_ = true;          // ordinary code touched accumulator registers since the last wgmma.fence
   mutable std::string fragment_index_;  // inside a fragment walk: the register index of its element
   mutable std::string walk_reg_;        // inside fragment_store's walk: its register within the block ("i", "i + 1")
+  // Inside fragment_store's walk: the (row, column) of the flat indices it passes ("f", "(f + 1)"),
+  // and the shape walked.
+  std::map<std::string, std::pair<std::string, std::string>> walk_coords_;
+  std::vector<std::int64_t> walk_shape_;
   // Inside a walk of the D fragment's rows (a store's fragment or row walk, a wgmma's A): the
   // m64 block and the thread's row (0 or 1) of the element, as C++ expressions, and the rows walked.
   std::string row_mb_, row_half_;

@@ -154,7 +154,7 @@ auto attention_hopper(std::int64_t B, std::int64_t S) {
       auto release_unused = [&](auto s) { return seq(barrier_wait(k_full[s]), barrier_arrive(k_free[s]), barrier_wait(v_full[s]), barrier_arrive(v_free[s])); };
       // S = Q K^T for stage s, issued and committed (Sacc zeroed before).
       auto issue_s = [&](auto s) { return seq(each<DC>([&](auto c) { return wgmma(Sacc, qs[h][c][0_c], transpose(ks[s][c][0_c])); }), wgmma_commit()); };
-      // S = Q K^T for stage s.
+      // S = Q K^T for stage s, waited for; K released.
       auto scores = [&](auto s) {
         return seq(store(Sacc, 0.0f), in_turn(issue_s(s)), wgmma_wait(0_c), barrier_arrive(k_free[s]));  // K is free once S is complete
       };

@@ -158,22 +158,24 @@ auto attention_hopper(std::int64_t B, std::int64_t S) {
       auto scores = [&](auto s) {
         return seq(store(Sacc, 0.0f), in_turn(issue_s(s)), wgmma_wait(0_c), barrier_arrive(k_free[s]));  // K is free once S is complete
       };
-      // The online softmax and O += P V. P overwrites S in its own registers: computed once,
-      // then summed and fed to every P V wgmma (a tile value is recomputed wherever it is used;
-      // a register store is not).
+      // The online softmax, on the masked raw scores in Sacc: P overwrites S in its own registers
+      // (computed once, then summed and fed to every P V wgmma: a tile value is recomputed
+      // wherever it is used, a register store is not), alpha = exp2(m - m') and l and m move on.
       // The row max is taken of the raw scores and scaled once per row: max<1>(S) * scale is
       // max<1>(S * scale) bit for bit (rounding is monotonic, scale > 0), and S * scale then has
       // one use, S * scale - m', which fast mode contracts into one FFMA per element (FA3's form).
-      auto update = [&](auto s) {
-        auto L = load(Sacc) * scale;
-        auto alpha = exp2(load(m) - load(mn));
-        auto P = load(Sacc);
-        return seq(store(mn, max(load(m), max<1>(load(Sacc)) * scale)), store(Sacc, exp2(L - broadcast<1>(load(mn), s_tile))),
-                   store(l, load(l) * alpha + sum<1>(P)),
-                   each<DC>([&](auto c) { return store(O(c), load(O(c)) * broadcast<1>(alpha, tile)); }), barrier_wait(v_full[s]),
-                   in_turn(seq(each<DC>([&](auto c) { return wgmma(O(c), cast<bf16>(P), vs[s][c][0_c]); }), wgmma_commit())), wgmma_wait(0_c),
+      auto softmax = [&] {
+        return seq(store(mn, max(load(m), max<1>(load(Sacc)) * scale)), store(alpha_acc, exp2(load(m) - load(mn))),
+                   store(Sacc, exp2(load(Sacc) * scale - broadcast<1>(load(mn), s_tile))), store(l, load(l) * load(alpha_acc) + sum<1>(load(Sacc))),
                    store(m, load(mn)));
       };
+      // O = O * alpha + P V for stage s, issued and committed; P from `P` (S's registers, or P_acc).
+      auto issue_pv = [&](auto s, auto const& P) {
+        return seq(each<DC>([&](auto c) { return store(O(c), load(O(c)) * broadcast<1>(load(alpha_acc), tile)); }),
+                   each<DC>([&](auto c) { return wgmma(O(c), cast<bf16>(P), vs[s][c][0_c]); }), wgmma_commit());
+      };
+      // overlap = 0: the softmax, then O += P V from S's registers, waited for.
+      auto update = [&](auto s) { return seq(softmax(), barrier_wait(v_full[s]), in_turn(issue_pv(s, load(Sacc))), wgmma_wait(0_c)); };
       // One key block; `mask` rewrites the raw scores before the softmax (nothing, the causal
       // triangle, or the keys past S of the last block).
       auto block_with = [&](auto j, auto const& mask) {
@@ -215,17 +217,8 @@ auto attention_hopper(std::int64_t B, std::int64_t S) {
       // block j then runs while P V(j - 1) is still on the tensor core: wgmma_wait(1) completes
       // only the older group, S(j). P(j - 1) was moved out of S's registers (P_acc) once P V(j - 2)
       // completed, and O is rescaled by alpha(j - 1) between the two issues, when no wgmma writes
-      // it. K is released as soon as its S is complete, V once its P V is. The arithmetic is the
-      // same as overlap = 0's, in the same order per element: the outputs are bit for bit equal.
-      auto softmax = [&] {  // on the masked raw scores in Sacc: P into Sacc, and the row state
-        return seq(store(mn, max(load(m), max<1>(load(Sacc)) * scale)), store(alpha_acc, exp2(load(m) - load(mn))),
-                   store(Sacc, exp2(load(Sacc) * scale - broadcast<1>(load(mn), s_tile))), store(l, load(l) * load(alpha_acc) + sum<1>(load(Sacc))),
-                   store(m, load(mn)));
-      };
-      auto issue_pv = [&](auto s) {  // O = O * alpha + P V for stage s, issued and committed
-        return seq(each<DC>([&](auto c) { return store(O(c), load(O(c)) * broadcast<1>(load(alpha_acc), tile)); }),
-                   each<DC>([&](auto c) { return wgmma(O(c), cast<bf16>(load(P_acc)), vs[s][c][0_c]); }), wgmma_commit());
-      };
+      // it. K is released as soon as its S is complete, V once its P V is. The softmax and P V
+      // are overlap = 0's, in the same order per element: the outputs are bit for bit equal.
       // The first block: S alone in its turn.
       auto first = [&](auto const& mask) {
         auto s = stage<STAGES>(0_c);
@@ -235,13 +228,13 @@ auto attention_hopper(std::int64_t B, std::int64_t S) {
       // Block j > 0: S(j) and P V(j - 1) in one turn.
       auto step = [&](auto j, auto const& mask) {
         auto s = stage<STAGES>(j), sp = stage<STAGES>(j - 1_c);
-        return seq(barrier_wait(k_full[s]), barrier_wait(v_full[sp]), store(Sacc, 0.0f), in_turn(seq(issue_s(s), issue_pv(sp))), wgmma_wait(1_c),
+        return seq(barrier_wait(k_full[s]), barrier_wait(v_full[sp]), store(Sacc, 0.0f), in_turn(seq(issue_s(s), issue_pv(sp, load(P_acc)))), wgmma_wait(1_c),
                    barrier_arrive(k_free[s]), mask(), softmax(), wgmma_wait(0_c), barrier_arrive(v_free[sp]), store(P_acc, load(Sacc)));
       };
       // After the last block j: P V(j) alone in its turn.
       auto last_pv = [&](auto j) {
         auto s = stage<STAGES>(j);
-        return seq(barrier_wait(v_full[s]), in_turn(issue_pv(s)), wgmma_wait(0_c), barrier_arrive(v_free[s]));
+        return seq(barrier_wait(v_full[s]), in_turn(issue_pv(s, load(P_acc))), wgmma_wait(0_c), barrier_arrive(v_free[s]));
       };
       auto no_mask = [] { return seq(); };
       auto overlapped = [&] {
@@ -303,7 +296,7 @@ auto attention_hopper(std::int64_t B, std::int64_t S) {
                       accumulator<f32>("O1", tile),  // columns 64..127 of O when D >= 128; untouched (no registers) at D = 64
                       accumulator<f32>("O2", tile), accumulator<f32>("O3", tile),  // columns 128..255 when D = 256
                       accumulator<f32>("m", shape(64_c)), accumulator<f32>("m_new", shape(64_c)), accumulator<f32>("l", shape(64_c)),
-                      accumulator<f32>("alpha", shape(64_c)),  // overlap = 1: the rescale of O, kept from the softmax to the next P V
+                      accumulator<f32>("alpha", shape(64_c)),  // the rescale of O, from the softmax to the P V (overlap = 1: the next one)
                       accumulator<f32>("P", s_tile),           // overlap = 1: P of the block whose P V is next (S's registers hold the newer)
                       body);
 }

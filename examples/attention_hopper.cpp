@@ -63,6 +63,7 @@
 // while P V(j - 1) is on the tensor core. P(j - 1) lives in its own accumulator P, copied out
 // of S's registers once P V(j - 2) completed, since S(j) overwrites them. The first block's S and
 // the last block's P V are peeled off the loop; the masked block is the step after the loop.
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <utility>
@@ -84,15 +85,19 @@ auto each(F const& f) {
 }
 
 // BKV: keys per block, 64 or 128 (FA3's n128 S wgmmas and k128 P V; half the row bookkeeping,
-// barrier waits and releases per key). Tail: S % BKV != 0 (non-causal only): the last key block
-// is peeled off the loop and masked. A template parameter, so that a whole last block adds no
-// code (and no masked copy of the block after the loop) to the kernel every S that BKV divides runs.
-template <long long D, long long BKV, bool Causal, bool PingPong, bool Overlap, bool Tail = false>
+// barrier waits and releases per key). S % BKV != 0 (non-causal only): the last key block is
+// peeled off the loop and masked. The two forms are the arms of an if_ on constants (the keys
+// of the last block against BKV), not a template parameter: the generated C++ drops the arm not
+// taken, so a whole last block still adds no code to the kernel, and the 40 instantiations of
+// this function are not 60 (this translation unit's compile time).
+template <long long D, long long BKV, bool Causal, bool PingPong, bool Overlap>
 auto attention_hopper(std::int64_t B, std::int64_t S) {
   constexpr long long DC = D / 64;  // 64-column chunks of the head dimension
   constexpr long long KB = BQ / BKV;  // key blocks per query tile: 2 or 1
   const std::int64_t q_tiles = ceil_div(S, BQ), kv_blocks = ceil_div(S, BKV);
   const std::int64_t tail = S - (kv_blocks - 1) * BKV;  // keys in the last block: 1 to BKV
+  // Non-causal: `whole` when BKV divides S, else `partial`, whose last block is masked.
+  auto by_tail = [=](auto const& whole, auto const& partial) { return if_(as_index(tail) == int_c<BKV>, whole, partial); };
   const float scale = static_cast<float>(1.4426950408889634 / std::sqrt(static_cast<double>(D)));
   auto tile = shape(64_c, 64_c);           // a consumer's (rows, 64 columns) of O
   auto s_tile = shape(64_c, int_c<BKV>);   // its (rows, keys) of S and P
@@ -138,6 +143,8 @@ auto attention_hopper(std::int64_t B, std::int64_t S) {
         if constexpr (offset == 0) return store(Sacc, select(iota<1>(s_tile) <= iota<0>(s_tile), load(Sacc), -1e30f));
         else return store(Sacc, select(iota<1>(s_tile) <= iota<0>(s_tile) + static_cast<int>(offset), load(Sacc), -1e30f));
       };
+      // The keys past S in a partial last block.
+      auto tail_mask = [&] { return store(Sacc, select(iota<1>(s_tile) < tail, load(Sacc), -1e30f)); };
       // Ping-pong: consumer h issues a GEMM group only holding the turn (a completion of
       // turn[h]) and passes it on (arrives on turn[other]) once the group is issued, not done,
       // so the other's GEMM queues behind its own on the tensor core while it runs its softmax.
@@ -203,13 +210,10 @@ auto attention_hopper(std::int64_t B, std::int64_t S) {
             return seq(below, if_(diag < kv_blocks, diagonal));
           }
         } else {
-          if constexpr (Tail) {
-            // Keys past S in the last block (TMA's zero fill) would score 0: mask them to -1e30.
-            auto last = block_with(kv_blocks - 1, [&] { return store(Sacc, select(iota<1>(s_tile) < tail, load(Sacc), -1e30f)); });
-            return seq(for_(range(kv_blocks - 1), [&](auto j) { return block(j); }), last);
-          } else {
-            return for_(range(kv_blocks), [&](auto j) { return block(j); });
-          }
+          // Keys past S in the last block (TMA's zero fill) would score 0: mask them to -1e30.
+          auto last = block_with(kv_blocks - 1, tail_mask);
+          return by_tail(for_(range(kv_blocks), [&](auto j) { return block(j); }),
+                         seq(for_(range(kv_blocks - 1), [&](auto j) { return block(j); }), last));
         }
       };
       // ---- overlap = 1: FlashAttention-3's intra-warpgroup overlap ----
@@ -252,12 +256,13 @@ auto attention_hopper(std::int64_t B, std::int64_t S) {
           } else {
             return computed;
           }
-        } else if constexpr (Tail) {
-          auto tail_mask = [&] { return store(Sacc, select(iota<1>(s_tile) < tail, load(Sacc), -1e30f)); };  // (kv_blocks >= 2: S > BKV)
-          return seq(first(no_mask), for_(range(kv_blocks - 2), [&](auto j) { return step(j + 1_c, no_mask); }), step(as_index(kv_blocks - 1), tail_mask),
-                     last_pv(as_index(kv_blocks - 1)));
         } else {
-          return seq(first(no_mask), for_(range(kv_blocks - 1), [&](auto j) { return step(j + 1_c, no_mask); }), last_pv(as_index(kv_blocks - 1)));
+          // (with a partial last block kv_blocks >= 2: S >= BKV)
+          const std::int64_t middle = std::max<std::int64_t>(kv_blocks - 2, 0);
+          return seq(first(no_mask),
+                     by_tail(for_(range(kv_blocks - 1), [&](auto j) { return step(j + 1_c, no_mask); }),
+                             seq(for_(range(middle), [&](auto j) { return step(j + 1_c, no_mask); }), step(as_index(kv_blocks - 1), tail_mask))),
+                     last_pv(as_index(kv_blocks - 1)));
         }
       };
       auto schedule = [&] {
@@ -391,8 +396,6 @@ STAGECRAFT_REGISTER(kernel_entry{
                     throw usage_error("attention_hopper: D=256 with BK=128 needs 320 KB of SMEM for Q and two K and V stages (an SM has 227 KB): "
                                       "use BK=64 at D=256");
                   } else {
-                    // (causal masks the keys past S with the triangle: no tail variant)
-                    if (!causal && p.at("S") % bk != 0) return lower(attention_hopper<d, bk, causal, pingpong, overlap, !causal>(p.at("B"), p.at("S")));
                     return lower(attention_hopper<d, bk, causal, pingpong, overlap>(p.at("B"), p.at("S")));
                   }
                 });

@@ -73,7 +73,7 @@ mutant parity_starts_at_one $cg 'unsigned parity[{}] = {{}};' 'unsigned parity[{
 mutant barrier_address_skew $cg 'return fmt::format("(smem_base + {}u + 8u * static_cast<unsigned>({} - {}))", offsets_[r.id], bar_index(rid), bar_first_[r.id]);' 'return fmt::format("(smem_base + {}u + 8u * static_cast<unsigned>({} - {}))", offsets_[r.id] + 8, bar_index(rid), bar_first_[r.id]);' codegen
 mutant mbar_init_count     $cg 'const int per_phase = al.arrivals * (al.kind == ir::AllocKind::cluster_barrier ? group_size(al.collective_axes) : 1);' 'const int per_phase = al.arrivals;' codegen
 mutant multicast_box_whole $cg '          box[0] /= n;' '          box[0] /= 1;' codegen
-mutant tma_store_coords    $cg 'c.push_back(fmt::format("static_cast<int>({} * {}{})", expr(g.block[d]), g.shape[d] * (g.stride.empty() ? 1 : g.stride[d]),' 'c.push_back(fmt::format("static_cast<int>({}{})", expr(g.block[d]),' codegen
+mutant tma_store_coords    $cg 'const auto at = fmt::format("{} * {}", expr(r.block[d]), unit);' 'const auto at = fmt::format("{} * {}", expr(r.block[d]), unit / unit);' codegen
 mutant fmad_allowed        backends/nvrtc/src/nvrtc.cpp 'm == ir::math_mode::fast ? "--fmad=true" : "--fmad=false"};' '"--fmad=true"};' codegen
 # ...the interpreter's protocol checks and schedulers...
 mutant missed_phase_late   $ms 'if (b.completed >= seen + 2)' 'if (b.completed >= seen + 3)' interp

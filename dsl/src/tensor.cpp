@@ -1,6 +1,9 @@
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -163,6 +166,35 @@ std::uint16_t f32_to_bf16(float f) {
 
 float bf16_to_f32(std::uint16_t h) { return std::bit_cast<float>(static_cast<std::uint32_t>(h) << 16); }
 
+void seed_segment_tables(ir::Kernel const& k, std::vector<host_tensor>& inputs, std::uint64_t seed) {
+  if (std::none_of(k.params.begin(), k.params.end(), [](ir::Param const& p) { return p.segments >= 0; })) return;
+  auto seeded = seeded_inputs(k, seed);
+  for (std::size_t i = 0; i < k.params.size() && i < inputs.size(); ++i)
+    if (k.params[i].segments >= 0) inputs[i] = std::move(seeded[i]);
+}
+
+void check_segment_tables(ir::Kernel const& k, std::vector<host_tensor> const& buffers) {
+  for (std::size_t i = 0; i < k.params.size() && i < buffers.size(); ++i) {
+    auto const& p = k.params[i];
+    if (p.segments < 0) continue;
+    auto const& t = buffers[i];
+    auto at = [&](std::int64_t g) { return static_cast<std::int64_t>(t.get(g)); };
+    const auto n = t.elements();
+    auto bad = [&](std::string const& why) {
+      std::vector<std::int64_t> head;
+      for (std::int64_t g = 0; g < std::min<std::int64_t>(n, 12); ++g) head.push_back(at(g));
+      throw std::invalid_argument(fmt::format("kernel '{}': segment table '{}' = [{}{}] {} (a segment table runs from 0 to the {} rows it "
+                                              "covers, never decreasing)",
+                                              k.name, p.name, fmt::join(head, ", "), n > 12 ? ", ..." : "", why, p.segments));
+    };
+    if (n < 1) bad("is empty");
+    if (at(0) != 0) bad(fmt::format("starts at {}, not 0", at(0)));
+    for (std::int64_t g = 1; g < n; ++g)
+      if (at(g) < at(g - 1)) bad(fmt::format("decreases at {}: {}[{}] = {} < {}[{}] = {}", g, p.name, g, at(g), p.name, g - 1, at(g - 1)));
+    if (at(n - 1) != p.segments) bad(fmt::format("ends at {}, not at the {} rows it covers", at(n - 1), p.segments));
+  }
+}
+
 std::vector<host_tensor> seeded_inputs(ir::Kernel const& k, std::uint64_t seed) {
   // Seeded random inputs, never all zeros: floats in [-2, 2), integers in a small range.
   std::vector<host_tensor> out;
@@ -175,6 +207,18 @@ std::vector<host_tensor> seeded_inputs(ir::Kernel const& k, std::uint64_t seed) 
   };
   for (auto const& p : k.params) {
     auto t = host_tensor::zeros(p.dtype, p.shape);
+    if (p.segments >= 0) {  // a segment table: random cuts of the rows, about one segment in four empty
+      const auto groups = p.shape[0] - 1;
+      std::vector<std::int64_t> cut(static_cast<std::size_t>(groups + 1), 0);
+      cut.back() = p.segments;
+      for (std::int64_t g = 1; g < groups; ++g) cut[static_cast<std::size_t>(g)] = static_cast<std::int64_t>(next() % static_cast<std::uint64_t>(p.segments + 1));
+      std::sort(cut.begin() + 1, cut.end() - 1);
+      for (std::int64_t g = 1; g < groups; ++g)
+        if (next() % 4 == 0) cut[static_cast<std::size_t>(g)] = cut[static_cast<std::size_t>(g - 1)];
+      for (std::int64_t g = 0; g <= groups; ++g) t.set(g, static_cast<double>(cut[static_cast<std::size_t>(g)]));
+      out.push_back(std::move(t));
+      continue;
+    }
     // A workspace is no input: its slot stays zeros (launchers zero-fill their own copy anyway)
     // and draws nothing, so the other parameters' bits are those of the same kernel without it.
     for (std::int64_t i = 0; i < (p.workspace ? 0 : t.elements()); ++i) {

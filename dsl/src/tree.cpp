@@ -104,6 +104,17 @@ Ref ref_sized(Ref const& r, dims_view shape) noexcept {
   return out;
 }
 
+Ref ref_window(Ref const& r, ExprP lo, ExprP hi) noexcept {
+  Ref out = r;
+  if (out.row_lo) {
+    lo = make_expr(ir::ExprOp::add, 0, out.row_lo, std::move(lo));
+    hi = make_expr(ir::ExprOp::add, 0, out.row_lo, std::move(hi));
+  }
+  out.row_lo = std::move(lo);
+  out.row_hi = std::move(hi);
+  return out;
+}
+
 Ref ref_strided(Ref const& r, dims_view stride) noexcept {
   Ref out = r;
   out.stride.assign(stride.begin(), stride.end());

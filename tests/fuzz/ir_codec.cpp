@@ -4,6 +4,8 @@
 #include <bit>
 #include <cstring>
 #include <optional>
+#include <tuple>
+#include <utility>
 
 namespace stagecraft::fuzz {
 namespace {
@@ -152,7 +154,9 @@ std::string encode(ir::Kernel const& k) {
   // Workspace flags after them, for the same reason, and only when there is one: the encoding
   // of every kernel without a workspace stays what the corpus holds.
   // Each later section is written when it or one after it carries something.
-  const bool masked = std::ranges::any_of(k.refs, [](ir::Ref const& x) { return x.fill.has_value(); });
+  const bool segmented = std::ranges::any_of(k.params, [](ir::Param const& p) { return p.segments != -1; });
+  const bool windowed = segmented || std::ranges::any_of(k.refs, [](ir::Ref const& x) { return x.row_lo != ir::none || x.row_hi != ir::none; });
+  const bool masked = windowed || std::ranges::any_of(k.refs, [](ir::Ref const& x) { return x.fill.has_value(); });
   const bool transposed = masked || std::ranges::any_of(k.stmts, [](ir::Stmt const& s) { return s.transpose != 0; });
   const bool strided = transposed || std::ranges::any_of(k.refs, [](ir::Ref const& x) { return !x.stride.empty(); });
   if (strided || std::ranges::any_of(k.params, [](ir::Param const& p) { return p.workspace; }))
@@ -168,6 +172,14 @@ std::string encode(ir::Kernel const& k) {
       w.u(x.fill.has_value());
       w.u(std::bit_cast<std::uint64_t>(x.fill.value_or(0.0)));
     });
+  // Windows of rows (x.rows(lo, hi)) last, the same way.
+  if (windowed)
+    w.list(k.refs, [&](ir::Ref const& x) {
+      w.s(x.row_lo);
+      w.s(x.row_hi);
+    });
+  // Segment tables last.
+  if (segmented) w.list(k.params, [&](ir::Param const& p) { w.s(p.segments); });
   return w.take();
 }
 
@@ -255,6 +267,13 @@ ir::Kernel decode(std::uint8_t const* data, std::size_t size) {
     return has ? std::optional<double>{f} : std::nullopt;
   });
   for (std::size_t i = 0; i < fills.size() && i < k.refs.size(); ++i) k.refs[i].fill = fills[i];
+  const auto windows = r.list<std::pair<ir::ExprId, ir::ExprId>>([&] {
+    const auto lo = r.s32();
+    return std::pair{lo, r.s32()};
+  });
+  for (std::size_t i = 0; i < windows.size() && i < k.refs.size(); ++i) std::tie(k.refs[i].row_lo, k.refs[i].row_hi) = windows[i];
+  const auto segments = r.list<std::int64_t>([&] { return r.s(); });
+  for (std::size_t i = 0; i < segments.size() && i < k.params.size(); ++i) k.params[i].segments = segments[i];
   return k;
 }
 

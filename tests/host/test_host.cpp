@@ -47,6 +47,7 @@ std::vector<host_tensor> random_inputs(ir::Kernel const& k, std::uint64_t seed) 
     for (std::int64_t i = 0; i < h.elements(); ++i) h.set(i, ir::dtype_is_float(p.dtype) ? dist(rng) : std::floor(dist(rng) * 20));
     t.push_back(std::move(h));
   }
+  seed_segment_tables(k, t, seed);  // a ragged batch's offsets must be a valid table
   return t;
 }
 

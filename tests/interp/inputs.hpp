@@ -17,6 +17,7 @@ inline std::vector<host_tensor> random_buffers(ir::Kernel const& k, std::uint64_
     for (std::int64_t i = 0; i < t.elements(); ++i) t.set(i, ir::dtype_is_float(p.dtype) ? real(rng) : integer(rng));
     out.push_back(std::move(t));
   }
+  seed_segment_tables(k, out, seed);  // a ragged batch's offsets must be a valid table
   return out;
 }
 

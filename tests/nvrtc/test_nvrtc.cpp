@@ -105,6 +105,9 @@ TEST_CASE("every example compiles through NVRTC for sm_90a and sm_100a, with the
       CHECK_THAT(c.ptx, !Contains("tcgen05.alloc." + other) && !Contains("tcgen05.mma." + other) && !Contains("tcgen05.commit." + other));
       if (std::any_of(k.values.begin(), k.values.end(), [](ir::Value const& v) { return v.op == ir::ValueOp::load_tmem; }))
         CHECK_THAT(c.ptx, Contains("tcgen05.ld.sync.aligned.32x32b.x") && Contains("tcgen05.wait::ld.sync.aligned"));
+      // An index table (x.at(i): gemm_grouped's offsets) is read through the read-only cache.
+      if (std::any_of(k.exprs.begin(), k.exprs.end(), [](ir::Expr const& x) { return x.op == ir::ExprOp::load; }))
+        CHECK_THAT(c.ptx, Contains("ld.global.nc"));
     }
   }
 }

@@ -58,7 +58,7 @@ TEST_CASE("bench: bytes and FLOPs come from the IR, with the loops and branches 
   auto const& e = registry::global().find("add_one");
   for (auto [M, N, splits] : {std::tuple{512, 1024, 2}, std::tuple{256, 2048, 4}}) {
     const auto k = registry::build(e, registry::resolve(e, {{"M", M}, {"N", N}, {"splits", splits}}));
-    const auto w = bench::work_of(k);
+    const auto w = bench::work_of(k, bench::seeded_inputs(k, 1));
     CHECK(w.read_bytes == 4.0 * M * N);   // x once: the prologue's if_ stops at the CTA's range
     CHECK(w.write_bytes == 4.0 * M * N);  // y once
     CHECK(w.flops == 1.0 * M * N);        // one add per element

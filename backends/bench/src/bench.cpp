@@ -48,6 +48,7 @@ std::string compare(ir::Kernel const& k, std::vector<host_tensor> const& got, st
 
 struct walker {
   ir::Kernel const& k;
+  std::vector<host_tensor> const& inputs;  // what index tables (x.at(i)) hold
   std::array<std::int64_t, 3> pid{}, cidx{};
   int wg = 0;
   std::vector<std::int64_t> vars;
@@ -66,6 +67,10 @@ struct walker {
             case ir::ExprOp::thread_id: return wg;
             default: return e.value;
           }
+        },
+        [&](ir::Expr const& e, std::int64_t i) -> std::int64_t {  // out of range: the interpreter reports it, 0 here
+          auto const& t = inputs[static_cast<std::size_t>(e.value)];
+          return i >= 0 && i < t.elements() ? static_cast<std::int64_t>(t.get(i)) : 0;
         },
         [] {});
   }
@@ -156,8 +161,8 @@ void finish_rates(point& p) {
 
 std::vector<host_tensor> seeded_inputs(ir::Kernel const& k, std::uint64_t seed) { return stagecraft::seeded_inputs(k, seed); }
 
-work work_of(ir::Kernel const& k) {
-  walker w{k};
+work work_of(ir::Kernel const& k, std::vector<host_tensor> const& inputs) {
+  walker w{k, inputs};
   w.vars.assign(static_cast<std::size_t>(std::max(k.num_vars, 1)), 0);
   std::array<std::int64_t, 3> cl = k.cluster_rank > 0 ? k.cluster : std::array<std::int64_t, 3>{1, 1, 1};
   for (std::int64_t z = 0; z < k.grid[2]; ++z)
@@ -259,10 +264,10 @@ report run(kernel_entry const& e, options const& o) {
     if (o.progress) o.progress(done, mine, describe_point(p.values));
     try {
       ir::Kernel k = registry::build(e, p.values);
-      const auto w = work_of(k);
+      const auto inputs = seeded_inputs(k, o.input_seed);
+      const auto w = work_of(k, inputs);
       p.bytes = w.read_bytes + w.write_bytes;
       p.flops = w.flops + w.tensor_flops;
-      const auto inputs = seeded_inputs(k, o.input_seed);
       if (o.where == backend::model) {
         const auto pr = predict(k, inputs, *m);
         p.median_ms = p.min_ms = pr.kernel_ms;

@@ -318,6 +318,11 @@ void check_buffers(ir::Kernel const& k, std::vector<host_tensor> const& buffers)
     if (static_cast<std::int64_t>(buffers[i].bytes.size()) != host_tensor::byte_count(k.params[i].dtype, k.params[i].shape))
       throw error(fmt::format("'{}': the buffer for parameter '{}' has {} bytes, its shape needs {}", k.name, k.params[i].name,
                               buffers[i].bytes.size(), host_tensor::byte_count(k.params[i].dtype, k.params[i].shape)));
+  try {  // a bad cu_seqlens reads or writes out of bounds on the GPU: refused before the launch
+    check_segment_tables(k, buffers);
+  } catch (std::invalid_argument const& e) {
+    throw error(e.what());
+  }
 }
 
 }  // namespace

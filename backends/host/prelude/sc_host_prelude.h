@@ -116,6 +116,10 @@ template <int N> inline void setmaxnreg_inc() {}
 template <int N> inline void bulk_wait_read() { sc_host_api->bulk_wait(N, 1); }
 template <int N> inline void bulk_wait() { sc_host_api->bulk_wait(N, 0); }
 
+// x.at(i): an index table, which nothing writes while the kernel runs.
+inline int ld_index(const int* p) { return *p; }
+inline unsigned ld_index(const unsigned* p) { return *p; }
+
 // The host machine's own record of the CTA's place in its cluster (the GPU prelude derives it
 // from blockIdx and the static extent; the host keeps it as its launcher assigned it).
 template <unsigned Extent> inline unsigned cluster_ctaid(int axis) {

@@ -699,6 +699,7 @@ class machine {
       if (buffers_[p].dtype != k_.params[p].dtype || buffers_[p].shape != k_.params[p].shape)
         throw std::invalid_argument(fmt::format("kernel '{}': buffer {} ('{}') must be {} {}", k_.name, p, k_.params[p].name,
                                                 ir::dtype_name(k_.params[p].dtype), fmt::join(k_.params[p].shape, "x")));
+    check_segment_tables(k_, buffers_);
     // The SMEM allocations TMA stores read from: the only bytes whose async view matters.
     const auto offsets = ir::smem_offsets(k_);
     for (auto const& st : k_.stmts) {

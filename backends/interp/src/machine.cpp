@@ -205,6 +205,7 @@ void check_inputs(ir::Kernel const& k, std::vector<host_tensor> const& buffers) 
                                               ir::dtype_name(p.dtype), fmt::join(p.shape, ", "), ir::dtype_name(b.dtype),
                                               fmt::join(b.shape, ", "), b.bytes.size()));
   }
+  check_segment_tables(k, buffers);
 }
 }  // namespace
 

@@ -225,13 +225,16 @@ struct region {
   // A strided GMEM block's element strides (TMA elementStrides; the innermost is always 1, so
   // rows stay contiguous); empty: 1. The box counts the elements moved, not the footprint.
   extents step;
+  // A windowed masked tile's end of rows (x.rows(lo, hi): hi); -1: the array's end.
+  std::int64_t row_end = -1;
   std::int64_t elements() const { return std::accumulate(box.begin(), box.end(), std::int64_t{1}, std::multiplies<>()); }
   // The part of a GMEM block inside its array (a TMA box may overhang the end; every origin is
   // at most the extent, see view_of): per dimension, the elements whose coordinate is in range.
   region inside() const {
     region g = *this;
     for (std::size_t d = 0; d < box.size(); ++d) {
-      const std::int64_t avail = std::max<std::int64_t>(mem->shape[d] - origin[d], 0);
+      const std::int64_t end = d == 0 && row_end >= 0 ? std::min(row_end, mem->shape[0]) : mem->shape[d];
+      const std::int64_t avail = std::max<std::int64_t>(end - origin[d], 0);
       const std::int64_t st = step.size() > 0 ? step[d] : 1;
       g.box[d] = std::min(box[d], (avail + st - 1) / st);
     }

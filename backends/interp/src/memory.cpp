@@ -162,23 +162,39 @@ region machine::view_of(agent_state const& a, ir::RefId rid, int cta, gmem_use u
     g.mem = &m;
     for (auto e : r.shape) g.box.push_back(e);
     for (auto e : r.stride) g.step.push_back(e);
+    // A window of rows [lo, hi) (x.rows(lo, hi)): dimension 0 counts from lo and ends at hi.
+    std::int64_t lo = 0, hi = m.shape[0];
+    if (r.windowed()) {
+      lo = eval(a, r.row_lo), hi = eval(a, r.row_hi);
+      if (lo < 0 || hi < lo || hi > m.shape[0]) {
+        report(check::index_out_of_range, cur_op_, a,
+               fmt::format("GMEM window out of range: {} takes rows [{}, {}) of '{}', which has {} rows (a window is 0 <= lo <= hi <= rows)",
+                           who(a), lo, hi, m.name, m.shape[0]));
+        lo = hi = 0;
+      }
+      if (r.fill) g.row_end = hi;  // masked: the rows after the window are padding, as outside the array
+    }
     for (std::size_t d = 0; d < r.block.size(); ++d) {
       const auto c = eval(a, r.block[d]);
       // A strided block's coordinates count footprints: shape * stride elements. A TMA box
       // may overhang the end (ceil), a generic block may not (the verifier makes them equal).
       const auto foot = r.shape[d] * (r.stride.empty() ? 1 : r.stride[d]);
       const bool overhangs = use != gmem_use::generic || r.fill;  // TMA boxes and masked tiles
-      const auto blocks = overhangs ? (m.shape[d] + foot - 1) / foot : m.shape[d] / foot;
+      const auto extent = d == 0 ? hi - lo : m.shape[d];
+      const auto blocks = overhangs ? (extent + foot - 1) / foot : extent / foot;
       const bool in_range = c >= 0 && c < blocks;
+      const auto base = d == 0 ? lo : 0;
       // no overflow before the check; a store's box wholly past the end writes nothing
-      g.origin.push_back(in_range ? c * foot : c >= blocks && use == gmem_use::tma_store ? m.shape[d] : 0);
+      g.origin.push_back(in_range ? base + c * foot : c >= blocks && use == gmem_use::tma_store ? m.shape[d] : base);
       if (c < 0 || (c >= blocks && use != gmem_use::tma_store))
         report(check::index_out_of_range, cur_op_, a,
-               fmt::format("GMEM block out of range: {} addresses block {} of '{}' in dimension {}, but ({}) blocks of ({}){} cover "
+               fmt::format("GMEM block out of range: {} addresses block {} of '{}' in dimension {}, but {}({}) blocks of ({}){} cover "
                            "only [0, {}) there{}",
-                           who(a), c, m.name, d, fmt::join(m.shape, ", "), fmt::join(r.shape, ", "),
+                           who(a), c, m.name, d, d == 0 && r.windowed() ? fmt::format("in the window of rows [{}, {}) of ", lo, hi) : "",
+                           fmt::join(m.shape, ", "), fmt::join(r.shape, ", "),
                            r.stride.empty() ? "" : fmt::format(" strided ({})", fmt::join(r.stride, ", ")), blocks,
                            use == gmem_use::tma_load && c >= 0 ? " (the TMA box would lie wholly outside the array and load only its fill)"
+                           : r.fill && c >= 0 && d == 0 && r.windowed() ? " (the masked tile would lie wholly outside the window: none of its rows is the segment's)"
                            : r.fill && c >= 0                  ? " (the masked tile would lie wholly outside the array: nothing of it is the array's)"
                                                                : ""));
     }

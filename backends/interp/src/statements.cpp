@@ -1,6 +1,7 @@
 // Agents executing their program: index expressions, control flow (which costs no scheduler
 // step), and the dispatch of each IR statement to the part of the machine that models it.
 #include <algorithm>
+#include <cstring>
 #include <optional>
 
 #include <fmt/format.h>
@@ -22,6 +23,17 @@ std::int64_t machine::eval(agent_state const& a, ir::ExprId id) {
           case ir::ExprOp::thread_id: return a.wg;
           default: return e.value;  // a constant
         }
+      },
+      [&](ir::Expr const& e, std::int64_t i) -> std::int64_t {  // x.at(i): an input the kernel never writes (verify)
+        auto const& m = gmem_[static_cast<std::size_t>(e.value)];
+        if (i < 0 || i >= m.shape[0]) {
+          report(check::index_out_of_range, cur_op_, a,
+                 fmt::format("index table out of range: {} reads {}.at({}), but '{}' has {} elements", who(a), m.name, i, m.name, m.shape[0]));
+          return 0;
+        }
+        std::int32_t v;  // i32 or u32 (verify): four bytes, read as the generated code reads them
+        std::memcpy(&v, m.data + i * 4, 4);
+        return m.dtype == ir::DType::u32 ? static_cast<std::int64_t>(static_cast<std::uint32_t>(v)) : v;
       },
       [&] { report(check::index_out_of_range, cur_op_, a, "an index expression divides by zero"); });
 }

@@ -343,6 +343,10 @@ class emitter {
       case ir::ExprOp::thread_id: return interval{0, k_.warpgroups - 1};
       case ir::ExprOp::lt: case ir::ExprOp::le: case ir::ExprOp::gt: case ir::ExprOp::ge: case ir::ExprOp::eq: case ir::ExprOp::ne:
       case ir::ExprOp::land: case ir::ExprOp::lor: case ir::ExprOp::lnot: return interval{0, 1};
+      case ir::ExprOp::load:  // whatever the table's dtype holds
+        return k_.params[static_cast<std::size_t>(e.value)].dtype == ir::DType::u32
+                   ? interval{0, std::numeric_limits<std::uint32_t>::max()}
+                   : interval{std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max()};
       default: break;
     }
     const auto a = range(e.a), b = range(e.b);
@@ -427,6 +431,8 @@ class emitter {
       case ir::ExprOp::land: return bin("&&");
       case ir::ExprOp::lor: return bin("||");
       case ir::ExprOp::lnot: return fmt::format("(!{})", expr(e.a));
+      // Through the read-only cache: nothing in the kernel writes an index table (verify).
+      case ir::ExprOp::load: return fmt::format("static_cast<long long>(sc::ld_index(p_{} + ({})))", k_.params[static_cast<std::size_t>(e.value)].name, expr(e.a));
     }
     return "0";
   }
@@ -541,7 +547,8 @@ class emitter {
   }
 
   // Whether element `i` of a masked GMEM tile lies inside its array (every dimension's
-  // coordinate below the extent, the block's origin included); "" for other views.
+  // coordinate below the extent, the block's origin included) and its window's rows; "" for
+  // other views.
   std::string inside(ir::RefId rid, std::string const& i) const {
     auto const& r = k_.refs[rid];
     if (!predicated(rid)) return "";
@@ -549,7 +556,22 @@ class emitter {
     std::string in;
     for (int d = static_cast<int>(at.size()) - 1; d >= 0; --d)
       in += fmt::format("{}({} < {}LL)", in.empty() ? "" : " && ", at[d], k_.params[r.id].shape[d]);
+    if (r.windowed()) in += fmt::format(" && ({} < {})", at[0], expr(r.row_hi));
     return in;
+  }
+  // Whether vectors of v elements along a GMEM block's rows stay v-aligned: rows of a multiple
+  // of v, and no window moving a rank-1 array's start by a run-time number of elements.
+  bool rows_keep_vectors(ir::RefId rid, std::int64_t v) const {
+    auto const& r = k_.refs[rid];
+    auto const& p = k_.params[r.id];
+    return p.shape.back() % v == 0 && !(r.windowed() && p.shape.size() == 1);
+  }
+  // Where a GMEM block starts along dimension d, in elements: a window's first row plus the
+  // block's coordinate times `unit` (its footprint there).
+  std::string block_origin(ir::RefId rid, std::size_t d, std::int64_t unit) const {
+    auto const& r = k_.refs[rid];
+    const auto at = fmt::format("{} * {}", expr(r.block[d]), unit);
+    return d == 0 && r.windowed() ? fmt::format("({} + {})", expr(r.row_lo), at) : at;
   }
   // Whether a view's elements need a bounds predicate: a masked GMEM tile that does not divide
   // its array. One that divides it lies wholly inside or wholly outside, and wholly outside is
@@ -558,6 +580,7 @@ class emitter {
   bool predicated(ir::RefId rid) const {
     auto const& r = k_.refs[rid];
     if (r.base != ir::RefBase::param || !r.fill) return false;
+    if (r.windowed()) return true;  // the window's end is known only at run time
     auto const& p = k_.params[r.id];
     for (std::size_t d = 0; d < r.shape.size(); ++d)
       if (p.shape[d] % r.shape[d] != 0) return true;
@@ -586,9 +609,17 @@ class emitter {
   std::vector<std::string> array_coords(ir::RefId rid, std::string const& i) const {
     auto const& r = k_.refs[rid];
     std::vector<std::string> at(r.shape.size());
+    // Inside a walk of a fragment of the block's shape: the walk's own row and column (as iota
+    // takes them). From the flat index, each element paid a 64-bit division and modulo, and
+    // gemm_grouped's masked epilogue spilled 872 bytes (255 registers; 128 with these).
+    if (auto w = walk_coords_.find(i); w != walk_coords_.end() && r.shape == walk_shape_ && r.shape.size() == 2) {
+      at[0] = fmt::format("({} + static_cast<long long>({}))", block_origin(rid, 0, r.shape[0]), w->second.first);
+      at[1] = fmt::format("({} + static_cast<long long>({}))", block_origin(rid, 1, r.shape[1]), w->second.second);
+      return at;
+    }
     std::int64_t inner = 1;
     for (int d = static_cast<int>(r.shape.size()) - 1; d >= 0; --d) {
-      at[d] = fmt::format("({} * {} + ((({}) / {}) % {}))", expr(r.block[d]), r.shape[d], i, inner, r.shape[d]);
+      at[d] = fmt::format("({} + ((({}) / {}) % {}))", block_origin(rid, static_cast<std::size_t>(d), r.shape[d]), i, inner, r.shape[d]);
       inner *= r.shape[d];
     }
     return at;
@@ -981,7 +1012,7 @@ class emitter {
     auto const& g = k_.refs[gref];
     std::vector<std::string> c;
     for (int d = static_cast<int>(g.shape.size()) - 1; d >= 0; --d)
-      c.push_back(fmt::format("static_cast<int>({} * {}{})", expr(g.block[d]), g.shape[d] * (g.stride.empty() ? 1 : g.stride[d]),
+      c.push_back(fmt::format("static_cast<int>({}{})", block_origin(gref, static_cast<std::size_t>(d), g.shape[d] * (g.stride.empty() ? 1 : g.stride[d])),
                               d == 0 ? row_extra : ""));
     return fmt::format("{{{}}}", fmt::join(c, ", "));
   }
@@ -996,8 +1027,8 @@ class emitter {
     const std::int64_t rows = m.shape[0], cols = m.shape[1], tr = al.tiling[0], tc = al.tiling[1], per_row = cols / tc;
     line("  #pragma unroll");
     line(fmt::format("  for (int t = 0; t < {}; ++t) {{  // {} tiles of ({}, {})", rows / tr * per_row, rows / tr * per_row, tr, tc));
-    line(fmt::format("    const int c[] = {{static_cast<int>({} * {} + t % {} * {}), static_cast<int>({} * {} + t / {} * {})}};", expr(g.block[1]),
-                     g.shape[1], per_row, tc, expr(g.block[0]), g.shape[0], per_row, tr));
+    line(fmt::format("    const int c[] = {{static_cast<int>({} + t % {} * {}), static_cast<int>({} + t / {} * {})}};", block_origin(gref, 1, g.shape[1]),
+                     per_row, tc, block_origin(gref, 0, g.shape[0]), per_row, tr));
     line(fmt::format("    {}", issue(fmt::format("smem_base + {}u + {} + static_cast<unsigned>(t * {})", offsets_[m.id], view_offset(sref),
                                                    tr * tc * ir::dtype_bits(al.dtype) / 8))));
     line("  }");
@@ -1125,7 +1156,7 @@ class emitter {
     // 16-byte chunks; a GMEM row of even length keeps pairs on pair boundaries).
     const bool pairs = !to_registers && pairs_adjacent() && !predicated(s.refs[0]) &&  // predicated element by element
                        (reduce_ == ir::Reduce::none || vector_reduction(dt)) &&       // a reduction as red.global.add.v2.f32 only
-                       (r.base == ir::RefBase::alloc || k_.params[r.id].shape.back() % 2 == 0) &&
+                       (r.base == ir::RefBase::alloc || rows_keep_vectors(s.refs[0], 2)) &&
                        (!tiled_ref(s.refs[0]) || k_.allocs[r.id].tiling.back() % 2 == 0);  // a pair within one tile row
     // An f16 accumulator is written a register (two elements) at a time.
     const bool packed = to_registers && acc_f16(static_cast<std::size_t>(a));
@@ -1742,7 +1773,7 @@ class emitter {
         auto check_ref = [&](ir::RefId rr) {
           auto const& ref = k_.refs[rr];
           if (ref.shape.empty() || ref.shape.back() % v != 0) aligned = false;
-          if (ref.base == ir::RefBase::param && k_.params[ref.id].shape.back() % v != 0) aligned = false;
+          if (ref.base == ir::RefBase::param && !rows_keep_vectors(rr, v)) aligned = false;
           if (predicated(rr)) aligned = false;  // element by element
           // A sub-view's rows start where its origin puts them: vectors stay 16-byte aligned when
           // the parent's rows and the column origin are multiples of v (rows then start aligned too).

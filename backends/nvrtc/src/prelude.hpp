@@ -172,6 +172,11 @@ __device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.comm
 template <int N> __device__ __forceinline__ void bulk_wait_read() { asm volatile("cp.async.bulk.wait_group.read %0;" :: "n"(N) : "memory"); }
 template <int N> __device__ __forceinline__ void bulk_wait() { asm volatile("cp.async.bulk.wait_group %0;" :: "n"(N) : "memory"); }
 
+// x.at(i): an index table the kernel never writes, read through the non-coherent (read-only)
+// cache, so NVVM may also keep the value across the barrier asm's memory clobbers.
+__device__ __forceinline__ int ld_index(const int* p) { return __ldg(p); }
+__device__ __forceinline__ unsigned ld_index(const unsigned* p) { return __ldg(p); }
+
 // clusters
 // A CTA's coordinate along a cluster axis whose static extent is Extent. Clusters tile the grid
 // in order (ctaid = clusterid * cluster_nctaid + cluster_ctaid on each axis), so it is blockIdx

@@ -43,6 +43,7 @@ class Lowering {
     Ref x{r.base == tree::Base::param ? RefBase::param : RefBase::alloc, r.id, {}, {}, r.shape, r.stride, r.fill};
     for (auto const& i : r.index) x.index.push_back(expr(i));
     for (auto const& b : r.block) x.block.push_back(expr(b));
+    if (r.row_lo) x.row_lo = expr(r.row_lo), x.row_hi = expr(r.row_hi);
     k_.refs.push_back(std::move(x));
     return static_cast<RefId>(k_.refs.size() - 1);
   }

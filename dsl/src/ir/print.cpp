@@ -48,7 +48,7 @@ std::string stmt_name(Stmt const& s) {
 
 std::string expr_op_name(ExprOp op) {
   static constexpr const char* names[] = {"const", "var", "program_id", "cluster_idx", "thread_id", "+", "-", "*", "/", "%",
-                                          "min", "max", "<", "<=", ">", ">=", "==", "!=", "&&", "||", "!"};
+                                          "min", "max", "<", "<=", ">", ">=", "==", "!=", "&&", "||", "!", "at"};
   const auto i = static_cast<std::size_t>(op);
   return i < std::size(names) ? names[i] : fmt::format("?expr_op{}", i);
 }
@@ -134,6 +134,12 @@ class Printer {
         o += '!';
         put_operand(e.a, o);
         return;
+      case ExprOp::load:  // x.at(i): the parameter by its name, as statements print their blocks
+        o += (e.value >= 0 && e.value < static_cast<std::int64_t>(k_.params.size()) ? k_.params[static_cast<std::size_t>(e.value)].name
+                                                                                     : fmt::format("?p{}", e.value)) + ".at(";
+        put_expr(e.a, o);
+        o += ')';
+        return;
       case ExprOp::add: case ExprOp::sub: case ExprOp::mul: case ExprOp::div: case ExprOp::mod: case ExprOp::lt: case ExprOp::le:
       case ExprOp::gt: case ExprOp::ge: case ExprOp::eq: case ExprOp::ne: case ExprOp::land: case ExprOp::lor:
         put_operand(e.a, o);
@@ -157,7 +163,15 @@ class Printer {
     };
     if (r.base == RefBase::param) {
       auto name = r.id >= 0 && r.id < static_cast<int>(k_.params.size()) ? k_.params[r.id].name : fmt::format("?param{}", r.id);
-      o += name + ".block[";
+      o += name;
+      if (r.row_lo != none) {  // a window of rows (only windowed blocks print one: other listings are unchanged)
+        o += ".rows(";
+        put_expr(r.row_lo, o);
+        o += ", ";
+        put_expr(r.row_hi, o);
+        o += ')';
+      }
+      o += ".block[";
       coords(r.block, ", ");
       fmt::format_to(out, "]({})", fmt::join(r.shape, "x"));
       // Only strided blocks print (and hash) their strides: every other listing is unchanged.
@@ -450,7 +464,8 @@ std::string listing(Kernel const& k, bool annotate) {
     std::vector<std::string> ext;
     for (std::size_t i = 0; i < p.shape.size(); ++i)
       ext.push_back(i < p.dynamic.size() && p.dynamic[i] ? fmt::format("{}?", p.shape[i]) : fmt::format("{}", p.shape[i]));
-    out += fmt::format("  param {}: {} {}[{}]\n", p.name, p.workspace ? "workspace" : "gmem", dtype_name(p.dtype), fmt::join(ext, ", "));
+    out += fmt::format("  param {}: {} {}[{}]{}\n", p.name, p.workspace ? "workspace" : "gmem", dtype_name(p.dtype), fmt::join(ext, ", "),
+                       p.segments >= 0 ? fmt::format(" segments of {} rows", p.segments) : "");
   }
   for (std::size_t i = 0; i < k.allocs.size(); ++i) {
     auto const& a = k.allocs[i];

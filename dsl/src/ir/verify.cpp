@@ -39,7 +39,7 @@ bool valid(DType t) { return static_cast<unsigned>(t) <= static_cast<unsigned>(l
 bool valid(Target t) { return static_cast<unsigned>(t) <= static_cast<unsigned>(Target::sm_100a); }
 bool valid(AllocKind k) { return static_cast<unsigned>(k) <= static_cast<unsigned>(AllocKind::accumulator); }
 bool valid(RefBase b) { return static_cast<unsigned>(b) <= static_cast<unsigned>(RefBase::alloc); }
-bool valid(ExprOp op) { return static_cast<unsigned>(op) <= static_cast<unsigned>(ExprOp::lnot); }
+bool valid(ExprOp op) { return static_cast<unsigned>(op) <= static_cast<unsigned>(last_expr_op); }
 bool valid(ValueOp op) { return static_cast<unsigned>(op) < static_cast<unsigned>(value_op_count); }
 bool valid(StmtOp op) { return static_cast<unsigned>(op) <= static_cast<unsigned>(last_stmt_op); }
 
@@ -108,6 +108,7 @@ class Verifier {
     context_ = none;
     for (std::size_t i = 0; i < k_.stmts.size(); ++i) stmt_fields(static_cast<StmtId>(i));
     semaphores_only_counted();
+    index_tables_read_only();
     tree();
     tmem_lifetimes();
     for (std::size_t i = 0; i < k_.exprs.size(); ++i)
@@ -207,6 +208,11 @@ class Verifier {
     if (p.workspace && *bytes > max_workspace_bytes)
       fail<ConfigError>("workspace '{}' of shape ({}) and dtype {} takes {} bytes, over the workspace limit of {} bytes (it is zero-filled on every launch)",
                         p.name, fmt::join(p.shape, ", "), dtype_name(p.dtype), *bytes, max_workspace_bytes);
+    if (p.segments != -1 && (p.dtype != DType::i32 || p.shape.size() != 1 || p.workspace))
+      fail("parameter '{}' is a segment table, which is a rank-1 i32 input, not {}{}[{}]", p.name, p.workspace ? "a workspace " : "",
+           dtype_name(p.dtype), fmt::join(p.shape, ", "));
+    if (p.segments < -1 || p.segments > std::numeric_limits<std::int32_t>::max())
+      fail<ConfigError>("segment table '{}' covers {} rows: an i32 offset holds 0 to {}", p.name, p.segments, std::numeric_limits<std::int32_t>::max());
   }
 
   void alloc(std::size_t i) {
@@ -308,6 +314,30 @@ class Verifier {
     for (std::size_t i = 0; i < k_.values.size(); ++i) check(k_.values[i].ref, value_user_[i]);
   }
 
+  // An index table (x.at(i)) is read as if it were a constant: every backend may read it at any
+  // time and as often as it likes (the generated code through the read-only cache), which is
+  // exact only if nothing in the kernel writes it.
+  void index_tables_read_only() const {
+    std::vector<char> table(k_.params.size(), 0);
+    for (auto const& e : k_.exprs)
+      if (e.op == ExprOp::load) table[static_cast<std::size_t>(e.value)] = 1;
+    for (std::size_t i = 0; i < k_.stmts.size(); ++i) {
+      auto const& x = k_.stmts[i];
+      const RefId w = x.op == StmtOp::store || x.op == StmtOp::semaphore_signal || x.op == StmtOp::semaphore_wait ? x.refs[0]
+                      : x.op == StmtOp::copy_smem_to_gmem                                                          ? x.refs[1]
+                                                                                                                   : none;
+      if (x.op == StmtOp::copy_smem_to_gmem && k_.refs[w].windowed())
+        fail_at(static_cast<StmtId>(i), "stores a TMA box through a window of '{}' (x.rows(lo, hi)): the tensor map knows only the whole "
+                "array, so the box would write the rows after the window too (store the tile with a masked generic store: "
+                "store(x.rows(lo, hi).tile(shape, masked(), ...), value))", k_.params[k_.refs[w].id].name);
+      if ((x.op == StmtOp::semaphore_signal || x.op == StmtOp::semaphore_wait) && k_.refs[w].windowed())
+        fail_at(static_cast<StmtId>(i), "counts a semaphore of '{}' through a window of rows: address the counter directly", k_.params[k_.refs[w].id].name);
+      if (w != none && k_.refs[w].base == RefBase::param && table[static_cast<std::size_t>(k_.refs[w].id)])
+        fail_at(static_cast<StmtId>(i), "writes '{}', which x.at(i) reads as an index table: an index table is an input the kernel never writes",
+                k_.params[k_.refs[w].id].name);
+    }
+  }
+
   // The first statement (in arena order) that uses each entry, directly or through others; for
   // messages only, so ids out of range are skipped here and reported by the checks.
   void find_users() {
@@ -335,6 +365,8 @@ class Verifier {
     for (std::size_t i = 0; i < k_.refs.size(); ++i) {
       for (auto e : k_.refs[i].index) mark(expr_user_, e, ref_user_[i]);
       for (auto e : k_.refs[i].block) mark(expr_user_, e, ref_user_[i]);
+      mark(expr_user_, k_.refs[i].row_lo, ref_user_[i]);
+      mark(expr_user_, k_.refs[i].row_hi, ref_user_[i]);
     }
     for (std::size_t i = k_.exprs.size(); i-- > 0;) {
       mark(expr_user_, k_.exprs[i].a, expr_user_[i]);
@@ -345,7 +377,7 @@ class Verifier {
   void expr(ExprId id) {
     auto const& e = k_.exprs[id];
     if (!valid(e.op)) fail("index expression {} has unknown op {}", id, static_cast<int>(e.op));
-    const bool binary = expr_is_binary(e.op), unary = e.op == ExprOp::lnot;
+    const bool binary = expr_is_binary(e.op), unary = expr_is_unary(e.op);
     auto child = [&](ExprId c) {
       if (c < 0 || c >= id) fail("index expression {} ({}) refers to expression {}, which is not defined before it", id, expr_op_name(e.op), c);
     };
@@ -367,6 +399,15 @@ class Verifier {
       case ExprOp::cluster_idx:
         if (e.value < 0 || e.value >= std::max(1, k_.cluster_rank)) fail("cluster_idx({}) but the cluster has {} dimensions", e.value, k_.cluster_rank);
         break;
+      case ExprOp::load: {  // an index table: which parameters may be one is checked with the statements
+        if (e.value < 0 || e.value >= static_cast<std::int64_t>(k_.params.size()))
+          fail("index expression {} reads parameter {}, which does not exist", id, e.value);
+        auto const& p = k_.params[static_cast<std::size_t>(e.value)];
+        if (p.shape.size() != 1 || !dtype_is_index(p.dtype) || p.workspace)
+          fail("{}.at(i) reads an index from '{}', which is {}: an index table is a rank-1 i32 or u32 input parameter", p.name, p.name,
+               p.workspace ? "a workspace" : fmt::format("{} of rank {}", dtype_name(p.dtype), p.shape.size()));
+        break;
+      }
       default:
         if (e.value != 0) fail("index expression {} ({}) carries the value {}, which it does not use", id, expr_op_name(e.op), e.value);
     }
@@ -399,6 +440,14 @@ class Verifier {
     for (auto b : r.block) expr_operand(b, "a block coordinate", static_cast<std::size_t>(id));
     for (auto i : r.index) ref_vars_[id] = merge(ref_vars_[id], expr_vars_[i]);
     for (auto b : r.block) ref_vars_[id] = merge(ref_vars_[id], expr_vars_[b]);
+    if (r.row_lo != none || r.row_hi != none) {  // a window: both bounds, on a GMEM block
+      expr_operand(r.row_lo, "a window start", static_cast<std::size_t>(id));
+      expr_operand(r.row_hi, "a window end", static_cast<std::size_t>(id));
+      ref_vars_[id] = merge(merge(ref_vars_[id], expr_vars_[r.row_lo]), expr_vars_[r.row_hi]);
+      if (r.base != RefBase::param) fail("memory reference {} has a window of rows, which only GMEM parameters have", id);
+      if (!r.stride.empty())
+        fail("memory reference {}: a strided block of parameter '{}' cannot lie in a window of rows (x.rows(lo, hi))", id, k_.params[r.id].name);
+    }
     if (r.base == RefBase::param) {
       if (r.id < 0 || r.id >= static_cast<int>(k_.params.size())) fail("memory reference {} refers to parameter {}, which does not exist", id, r.id);
       auto const& p = k_.params[r.id];

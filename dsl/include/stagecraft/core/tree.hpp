@@ -94,6 +94,7 @@ struct Ref {
   ir::DType dtype = ir::DType::f32;
   std::vector<std::int64_t> stride;  // a strided GMEM block's element strides (ir::Ref); empty: 1
   std::optional<double> fill;        // a masked GMEM block's fill (ir::Ref); empty: not masked
+  ExprP row_lo, row_hi;              // a GMEM window's rows [row_lo, row_hi) (ir::Ref); null: none
 
   Ref() noexcept;
   Ref(Base base, int id, ir::DType dtype, std::vector<std::int64_t> shape) noexcept;
@@ -190,6 +191,8 @@ Ref ref_sized(Ref const& r, dims_view shape) noexcept;
 Ref ref_strided(Ref const& r, dims_view stride) noexcept;
 // A GMEM block that may overhang its array: loads read `fill` outside it, stores drop it.
 Ref ref_masked(Ref const& r, double fill) noexcept;
+// The rows [lo, hi) of a GMEM parameter (x.rows(lo, hi)); a window of a window counts from its start.
+Ref ref_window(Ref const& r, ExprP lo, ExprP hi) noexcept;
 // An SMEM sub-view: `extent` elements of remaining dimension `axis` from `start` (relative to a
 // sub-view's own origin).
 Ref ref_sliced(Ref const& r, int axis, ExprP start, std::int64_t extent) noexcept;

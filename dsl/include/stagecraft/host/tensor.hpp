@@ -83,4 +83,13 @@ float bf16_to_f32(std::uint16_t h);
 // same bits everywhere. A workspace parameter's slot is zeros: no launcher reads it.
 std::vector<host_tensor> seeded_inputs(ir::Kernel const& k, std::uint64_t seed);
 
+// Replaces each segment table among `inputs` (one tensor per parameter of `k`) with the one
+// seeded_inputs(k, seed) draws: for test inputs drawn otherwise, which must still be valid tables.
+void seed_segment_tables(ir::Kernel const& k, std::vector<host_tensor>& inputs, std::uint64_t seed);
+
+// Throws std::invalid_argument, naming the table and its values, unless every segment table of
+// `k` (segment_offsets) holds what it promises: 0 first, never decreasing, its rows last. Every
+// launcher calls it before a run: a bad cu_seqlens is the caller's mistake, not a race to find.
+void check_segment_tables(ir::Kernel const& k, std::vector<host_tensor> const& buffers);
+
 }  // namespace stagecraft

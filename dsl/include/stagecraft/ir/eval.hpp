@@ -1,7 +1,9 @@
 // Index expressions evaluated on the host: one definition of their arithmetic for every backend
 // that evaluates them (the interpreter, the bench's work model), so they cannot drift apart.
 //
-//   ir::eval_index(k, id, [&](ir::Expr const& leaf) { ... }, [&] { /* division by zero */ });
+//   ir::eval_index(k, id, [&](ir::Expr const& leaf) { ... },
+//                  [&](ir::Expr const& load, std::int64_t i) { /* element i of an index table */ },
+//                  [&] { /* division by zero */ });
 //
 // Arithmetic is 64-bit two's complement, as the generated code's `long long` wraps on the GPU:
 // overflow and INT64_MIN / -1 wrap here too instead of being undefined. A division or modulo by
@@ -15,14 +17,16 @@
 namespace stagecraft::ir {
 
 // leaf(e): the value of a constant, var, program_id, cluster_idx or thread_id node.
-template <class Leaf, class DivByZero>
-std::int64_t eval_index(Kernel const& k, ExprId id, Leaf&& leaf, DivByZero&& div_by_zero) {
+// load(e, i): element i of index table e.value (x.at(i)); the caller checks i against its extent.
+template <class Leaf, class Load, class DivByZero>
+std::int64_t eval_index(Kernel const& k, ExprId id, Leaf&& leaf, Load&& load, DivByZero&& div_by_zero) {
   auto const& e = k.exprs[id];
-  auto sub = [&](ExprId c) { return eval_index(k, c, leaf, div_by_zero); };
+  auto sub = [&](ExprId c) { return eval_index(k, c, leaf, load, div_by_zero); };
   switch (e.op) {
     case ExprOp::constant: case ExprOp::var: case ExprOp::program_id: case ExprOp::cluster_idx: case ExprOp::thread_id:
       return leaf(e);
     case ExprOp::lnot: return !sub(e.a);
+    case ExprOp::load: return load(e, sub(e.a));
     default: break;
   }
   const auto x = sub(e.a), y = sub(e.b);

@@ -37,6 +37,11 @@ struct Param {
   // Kernel-owned scratch (workspace<T>(name, shape)): every launcher allocates it, zero-fills it
   // before the run and frees it after; it is neither a user input nor an output.
   bool workspace = false;
+  // A segment table (segment_offsets(name, groups, rows)): groups + 1 nondecreasing i32 offsets
+  // from 0 to `segments` rows, where segment g of a packed ragged batch is rows [t[g], t[g + 1])
+  // (FlashAttention's cu_seqlens). Launchers check a table before the run and seeded inputs
+  // draw one (segments of random sizes, empty ones among them). -1: not a segment table.
+  std::int64_t segments = -1;
   friend bool operator==(Param const&, Param const&) = default;
 };
 
@@ -66,6 +71,12 @@ enum class RefBase : std::uint8_t { param, alloc };
 // A masked GMEM block (x.tile(shape, masked(fill), i, j), generic loads and stores only) may
 // overhang its array: a load reads `fill` for the elements outside it, a store drops them (each
 // element's access is predicated on its coordinates). Empty: the block lies inside the array.
+// A windowed GMEM block (x.rows(lo, hi).block/tile(...): one segment of a packed ragged batch)
+// counts its dimension-0 coordinate from row `row_lo`, and rows from `row_hi` on are not its own:
+// a masked tile reads its fill there and drops its stores as it does outside the array, a plain
+// generic tile must end by `row_hi`, and a TMA load reads on into them (the tensor map knows only
+// the array; the rows after the window are the next segment's). TMA stores take no window (the
+// hardware would write the next segment). none: no window.
 struct Ref {
   RefBase base;
   std::int32_t id;
@@ -74,6 +85,8 @@ struct Ref {
   std::vector<std::int64_t> shape;
   std::vector<std::int64_t> stride;
   std::optional<double> fill;
+  ExprId row_lo = none, row_hi = none;
+  bool windowed() const { return row_lo != none; }
   friend bool operator==(Ref const&, Ref const&) = default;
 };
 

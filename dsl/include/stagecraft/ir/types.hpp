@@ -110,13 +110,21 @@ inline constexpr std::int64_t max_expanded_nodes = std::int64_t{1} << 16;
 namespace stagecraft::ir {
 
 // Integer (index) expressions: block coordinates, barrier and stage indices, loop bounds,
-// conditions. Booleans are integers 0/1.
+// conditions. Booleans are integers 0/1. Appended only (serialized IR and hashes).
+//   load: an index from memory, element `a` of parameter `value` (x.at(i)): a rank-1 integer
+//         parameter the kernel never writes, so the read is a pure function of the index like
+//         every other expression (a cu_seqlens table, a grouped GEMM's row offsets).
 enum class ExprOp : std::uint8_t {
   constant, var, program_id, cluster_idx, thread_id,
   add, sub, mul, div, mod, min, max,
   lt, le, gt, ge, eq, ne, land, lor, lnot,
+  load,
 };
+inline constexpr ExprOp last_expr_op = ExprOp::load;
 constexpr bool expr_is_binary(ExprOp op) { return op >= ExprOp::add && op <= ExprOp::lor; }
+constexpr bool expr_is_unary(ExprOp op) { return op == ExprOp::lnot || op == ExprOp::load; }
+// The dtypes an index table may have: what x.at(i) reads as a 64-bit index.
+constexpr bool dtype_is_index(DType t) { return t == DType::i32 || t == DType::u32; }
 
 // Tile (value) expressions: what a warpgroup computes in registers.
 // New ops go at the end: the fuzz corpus encodes them by number.

@@ -27,10 +27,11 @@ struct gmem_decl {
   std::string name;
   std::vector<std::int64_t> extents;
   bool workspace = false;  // workspace<T>(...): owned by the kernel, zero at every launch
+  std::int64_t segments = -1;  // segment_offsets(...): the rows its offsets cover
   tree::ParamDecl decl() const {
     std::vector<bool> dyn;
     for (auto v : Dims::values) dyn.push_back(v == dynamic_extent);
-    return {name, DT::code, extents, dyn, workspace};
+    return {name, DT::code, extents, dyn, workspace, segments};
   }
 };
 
@@ -80,6 +81,20 @@ auto workspace(std::string name, Shape const& s) {
   } else {
     return gmem_decl<DT, D>{std::move(name), s.vector(), true};
   }
+}
+
+// The offsets of a packed ragged batch (FlashAttention's cu_seqlens, a grouped GEMM's row
+// offsets): groups + 1 i32 values, 0 = t[0] <= t[1] <= ... <= t[groups] = rows, segment g being
+// rows [t[g], t[g + 1]) of every packed parameter. An index table (t.at(g)), with the contract
+// above, which every launcher checks before a run (a table that decreases, or does not end at
+// rows, is the caller's mistake, named with its values) and from which seeded inputs draw
+// random segment sizes, empty segments among them.
+template <int_like G>
+auto segment_offsets(std::string name, G const& groups, std::int64_t rows) {
+  using D = dims<static_value_or_dynamic<G>() < 0 ? dynamic_extent : static_value_or_dynamic<G>() + 1>;
+  gmem_decl<i32, D> d{std::move(name), {value_of(groups) + 1}};
+  d.segments = rows;
+  return d;
 }
 
 // A GMEM parameter shaped like an SMEM declaration (Pallas's out_shape). A barrier has no
@@ -156,6 +171,38 @@ struct gmem_ref {
   using static_dims = Dims;
   static constexpr info static_info = no_info;
   tree::Ref ref;  // the parameter; shape = its extents
+
+  // x.at(i): element i of an index table as an index expression: an offset from cu_seqlens, a
+  // group's first row. The table is a rank-1 i32 or u32 input that the kernel never writes (the
+  // verifier holds that), so reading it is as pure as any index arithmetic and may be repeated
+  // freely. Its range is unknown: the interpreter checks each index that it reaches.
+  template <index_like I>
+  auto at(I const& i) const {
+    constexpr range_t r = range_of<I>();
+    if constexpr (std::is_same_v<Dims, any_dims>) {
+    } else if constexpr (Dims::rank != 1 || !ir::dtype_is_index(DT::code)) {
+      STAGECRAFT_ERROR("x.at(i): an index table is a rank-1 array of i32 or u32",
+                       "x.at(i): an index table is a rank-1 array of i32 or u32, but this parameter is " << dtype_name<DT>() << " of shape "
+                                                                                                          << Dims{});
+    } else if constexpr (r.known && r.nt == 0 && r.ng == 0 && (r.lo < 0 || (Dims::values[0] >= 0 && r.hi > Dims::values[0]))) {
+      STAGECRAFT_ERROR("x.at(i): the index reaches outside the table",
+                       "x.at(i): the index in [" << range_of<I>().lo << ", " << range_of<I>().hi << ") reaches outside the table's "
+                                                 << Dims::values[0] << " elements");
+    }
+    return idx<unknown_range>{tree::make_expr(ir::ExprOp::load, ref.id, node_of(i))};
+  }
+
+  // x.rows(lo, hi): the rows [lo, hi) of the array as an array of its own, lo and hi known only at
+  // run time (a segment of a packed ragged batch: x.rows(offsets.at(b), offsets.at(b + 1))). Its
+  // blocks and tiles count dimension 0 from lo; a masked tile reads its fill, and drops its
+  // stores, from row hi on as outside the array; a plain generic tile must end by hi; a TMA load
+  // reads on past hi (the tensor map knows only the whole array: the next segment's rows, or the
+  // fill past the array's end); a TMA store through a window is refused (it would write the next
+  // segment). The interpreter checks 0 <= lo <= hi <= rows and every block against the window.
+  template <index_like Lo, index_like Hi>
+  gmem_ref rows(Lo const& lo, Hi const& hi) const {
+    return {tree::ref_window(ref, node_of(lo), node_of(hi))};
+  }
 
   template <class... C>
     requires(!(is_strides_t<std::remove_cvref_t<C>>::value || ...) && !(std::is_same_v<std::remove_cvref_t<C>, masked_t> || ...))

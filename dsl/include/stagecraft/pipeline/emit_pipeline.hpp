@@ -130,14 +130,15 @@ constexpr bool check_in() {
 
 // A grid of steps, outermost first: steps(n0, n1, ...). The pipeline walks it in row-major
 // order; index maps and the body receive one index per dimension. A plain integer is a 1-D grid.
+// The outermost extent may be an index expression known only at run time (the tiles of a ragged
+// batch's segment, read from its table): steps(tiles, k_slices).
 template <class... N>
 struct step_grid {
   hana::tuple<N...> extents;
 };
-template <int_like... N>
-auto steps(N const&... n) {
-  static_assert(sizeof...(N) >= 1, "steps(n0, n1, ...) needs at least one extent");
-  return step_grid<N...>{hana::make_tuple(n...)};
+template <index_like N0, int_like... N>
+auto steps(N0 const& n0, N const&... n) {
+  return step_grid<N0, N...>{hana::make_tuple(n0, n...)};
 }
 
 namespace detail {
@@ -159,13 +160,19 @@ auto total_steps(step_grid<N...> const& g) {
 // The grid index of linear step e, one index expression per dimension (row-major).
 template <class... N, class E>
 auto grid_index(step_grid<N...> const& g, E const& e) {
+  // A run-time outermost extent counts 0 here: only the inner extents make strides, and the
+  // outermost index needs no modulo (a step below the total has its quotient below the extent).
   const std::array<std::int64_t, sizeof...(N)> ext = hana::unpack(g.extents, [](auto const&... n) {
-    return std::array<std::int64_t, sizeof...(N)>{value_of(n)...};
+    return std::array<std::int64_t, sizeof...(N)>{[](auto const& x) -> std::int64_t {
+      if constexpr (int_like<std::remove_cvref_t<decltype(x)>>) return value_of(x);
+      else return 0;
+    }(n)...};
   });
   return [&]<std::size_t... D>(std::index_sequence<D...>) {
     auto one = [&](std::size_t dim) {
       std::int64_t stride = 1;
       for (std::size_t i = dim + 1; i < ext.size(); ++i) stride *= ext[i];
+      if (dim == 0 && ext[0] == 0) return runtime_index(e / stride);
       return runtime_index((e / stride) % ext[dim]);
     };
     return hana::make_tuple(one(D)...);  // each index depends only on its own D: any evaluation order

@@ -74,7 +74,9 @@ struct work {
   double tensor_flops = 0;  // 2*M*N*K of tensor-core ops
   bool memory_bound() const { return tensor_flops == 0; }
 };
-work work_of(ir::Kernel const& k);
+// `inputs`: the parameters' contents, which decide the trip counts of kernels that read index
+// tables (x.at(i): a ragged batch's offsets).
+work work_of(ir::Kernel const& k, std::vector<host_tensor> const& inputs);
 
 struct point {
   std::size_t index = 0;   // in the sweep (the shard unit)

@@ -27,7 +27,8 @@ namespace {
 constexpr std::uint64_t input_seed = 20261129;
 
 // Uniform in [-4, 4) for every GMEM parameter, outputs included (so an output the kernel fails
-// to write cannot pass for a zero it happened to compute).
+// to write cannot pass for a zero it happened to compute); a segment table is seeded_inputs'
+// (a valid table: random segment sizes, empty ones among them).
 std::vector<host_tensor> random_inputs(ir::Kernel const& k, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<float> dist(-4.0f, 4.0f);
@@ -37,6 +38,7 @@ std::vector<host_tensor> random_inputs(ir::Kernel const& k, std::uint64_t seed) 
     for (std::int64_t i = 0; i < h.elements(); ++i) h.set(i, dist(rng));
     t.push_back(std::move(h));
   }
+  seed_segment_tables(k, t, seed);
   return t;
 }
 
@@ -313,6 +315,15 @@ TEST_CASE("zoo: slices packed in one array, with tail blocks bounded by the arra
   auto d = the_diagnostic(r, check::data_race, name, 8);
   CHECK(d.cta == 1);
   require_mentions(d, {"(copy_smem_to_gmem)", "data race on GMEM y[64, 0]: a TMA store (write)", "earlier write by another cluster"});
+  fixed_twin_is_clean(name);
+}
+
+TEST_CASE("zoo: a ragged batch's output window that ends at its last tile, not its segment, writes the next segment's rows", "[zoo][data_race][shapes]") {
+  const std::string name = "zoo_window_past_segment";
+  auto r = run_under(zoo::window_past_segment(), policy::eager);
+  auto d = the_diagnostic(r, check::data_race, name, 1);
+  CHECK(d.cta == 3);  // its segment starts at row 269, inside segment 2's last tile
+  require_mentions(d, {"(store)", "data race on GMEM y[269, 0]: warpgroup 0 of CTA (3, 0, 0) (write)", "earlier write by another cluster"});
   fixed_twin_is_clean(name);
 }
 

@@ -109,6 +109,11 @@ void ref_square_bias(std::vector<host_tensor>& t) {  // x (B, S, 64), bias (B * 
   const std::size_t slices = bias.size() / 64, rows = x.size() / 64 / slices;
   for (std::size_t i = 0; i < x.size(); ++i) y[i] = x[i] * x[i] + bias[i / 64 / rows * 64 + i % 64];
 }
+void ref_double_segments(std::vector<host_tensor>& t) {  // x (rows, 64), segment table, y: y = 2 x (the segments cover every row)
+  auto x = t[0].as<float>();
+  auto y = t[2].as<float>();
+  for (std::size_t i = 0; i < x.size(); ++i) y[i] = 2.0f * x[i];
+}
 void ref_copy(std::vector<host_tensor>& t) {  // x, y: y = x
   t[1].bytes = t[0].bytes;
 }
@@ -751,6 +756,35 @@ struct make_tail_rows_unwritten {
   }
 };
 
+// y = 2 x over a packed ragged batch: segment g of a segment table is rows [t[g], t[g + 1]) of
+// x and y (300 rows, 4 segments of random sizes, empty ones too), one CTA per segment walking
+// its 64-row masked tiles through windows of rows (issue 25: ragged batches).
+// MISTAKE: the output window ends where the segment's last tile ends, clamped to the array
+// (min(lo + 64 * tiles, rows)), not at the segment's end: the last tile's masked store writes on
+// into the next segment's rows, which that segment's CTA writes too.
+// FIX: y.rows(lo, hi), hi = t.at(g + 1): the tile's rows past the segment are padding, dropped.
+template <bool Bug>
+struct make_window_past_segment {
+  ir::Kernel operator()() const {
+    constexpr long long rows = 300;
+    auto tile = shape(64_c, 64_c);
+    return lower(kernel<sm_90a>(
+        "zoo_window_past_segment", grid(4), threads(1_c), gmem<f32>("x", shape(int_c<rows>, 64_c)), segment_offsets("t", 4_c, rows),
+        gmem<f32>("y", shape(int_c<rows>, 64_c)), [&](auto x, auto t, auto y) {
+          auto g = program_id();
+          auto lo = t.at(g), hi = t.at(g + 1_c);
+          auto tiles = (hi - lo + 63_c) / 64_c;
+          auto out = [&] {
+            if constexpr (Bug) return y.rows(lo, min(lo + tiles * 64_c, int_c<rows>));
+            else return y.rows(lo, hi);
+          }();
+          return for_(range(tiles), [&](auto j) {
+            return store(out.tile(tile, masked(), j, 0_c), load(x.rows(lo, hi).tile(tile, masked(), j, 0_c)) * 2.0f);
+          });
+        }));
+  }
+};
+
 // add_one (K = 2).
 // MISTAKE: the barrier_wait(full[s]) was moved below the computation ("wait before the store
 // back"): the stage is read while its TMA load may still be landing.
@@ -1384,6 +1418,7 @@ ir::Kernel store_never_committed(variant v) { return build<make_store_never_comm
 ir::Kernel one_consumer_releases(variant v) { return build<make_one_consumer_releases>(v); }
 ir::Kernel unzeroed_accumulator(variant v) { return build<make_unzeroed_accumulator>(v); }
 ir::Kernel stored_wrong_stage(variant v) { return build<make_stored_wrong_stage>(v); }
+ir::Kernel window_past_segment(variant v) { return build<make_window_past_segment>(v); }
 
 std::vector<entry> const& all() {
   using interp::check;
@@ -1402,6 +1437,7 @@ std::vector<entry> const& all() {
       {"zoo_refill_while_storing", check::data_race, refill_while_storing, ref_add_one},
       {"zoo_same_block_two_ctas", check::data_race, same_block_two_ctas, ref_scale},
       {"zoo_blocks_cross_slices", check::data_race, blocks_cross_slices, ref_square_bias},
+      {"zoo_window_past_segment", check::data_race, window_past_segment, ref_double_segments},
       {"zoo_read_before_wait", check::data_race, read_before_wait, ref_add_one},
       {"zoo_output_reuse_no_wait", check::data_race, output_reuse_no_wait, ref_scale},
       {"zoo_one_consumer_releases", check::data_race, one_consumer_releases, ref_fanout},

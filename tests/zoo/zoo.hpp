@@ -37,6 +37,7 @@ ir::Kernel out_ring_indexed_by_step(variant v = variant::buggy);  // out[runtime
 ir::Kernel refill_while_storing(variant v = variant::buggy);    // add_one without wait_smem_to_gmem before the refill
 ir::Kernel same_block_two_ctas(variant v = variant::buggy);     // scale_store writing y.block(0, j) from every CTA
 ir::Kernel blocks_cross_slices(variant v = variant::buggy);     // slices packed (B * S, 64), S % 64 != 0: tail blocks overwrite the next slice's rows
+ir::Kernel window_past_segment(variant v = variant::buggy);     // a ragged batch's output window ends at its last tile's end, not the segment's
 ir::Kernel read_before_wait(variant v = variant::buggy);        // add_one computing before barrier_wait
 ir::Kernel output_reuse_no_wait(variant v = variant::buggy);    // scale_store<1> rewriting its stage under the store
 ir::Kernel one_consumer_releases(variant v = variant::buggy);   // two consumers, the refill waits for one of them

@@ -140,6 +140,9 @@ ValueP value_binary(ir::ValueOp op, ir::DType dt, dims_view shape, ValueP a, Val
 ValueP value_scalar(ir::DType dt, dims_view shape, double v) noexcept {
   return make_node(Value{ir::ValueOp::scalar, dt, to_vector(shape), {}, {}, {}, v});
 }
+ValueP value_index(ir::DType dt, dims_view shape, ExprP e) noexcept {
+  return make_node(Value{ir::ValueOp::index, dt, to_vector(shape), {}, {}, {}, 0, {}, std::move(e)});
+}
 ValueP value_axis(ir::ValueOp op, ir::DType dt, dims_view shape, ValueP a, int axis) noexcept {
   return make_node(Value{op, dt, to_vector(shape), std::move(a), {}, {}, static_cast<double>(axis)});
 }

@@ -154,7 +154,8 @@ std::string encode(ir::Kernel const& k) {
   // Workspace flags after them, for the same reason, and only when there is one: the encoding
   // of every kernel without a workspace stays what the corpus holds.
   // Each later section is written when it or one after it carries something.
-  const bool segmented = std::ranges::any_of(k.params, [](ir::Param const& p) { return p.segments != -1; });
+  const bool indexed = std::ranges::any_of(k.values, [](ir::Value const& v) { return v.index != ir::none; });
+  const bool segmented = indexed || std::ranges::any_of(k.params, [](ir::Param const& p) { return p.segments != -1; });
   const bool windowed = segmented || std::ranges::any_of(k.refs, [](ir::Ref const& x) { return x.row_lo != ir::none || x.row_hi != ir::none; });
   const bool masked = windowed || std::ranges::any_of(k.refs, [](ir::Ref const& x) { return x.fill.has_value(); });
   const bool transposed = masked || std::ranges::any_of(k.stmts, [](ir::Stmt const& s) { return s.transpose != 0; });
@@ -180,6 +181,8 @@ std::string encode(ir::Kernel const& k) {
     });
   // Segment tables last.
   if (segmented) w.list(k.params, [&](ir::Param const& p) { w.s(p.segments); });
+  // Index tiles' expressions (ValueOp::index) last.
+  if (indexed) w.list(k.values, [&](ir::Value const& v) { w.s(v.index); });
   return w.take();
 }
 
@@ -274,6 +277,8 @@ ir::Kernel decode(std::uint8_t const* data, std::size_t size) {
   for (std::size_t i = 0; i < windows.size() && i < k.refs.size(); ++i) std::tie(k.refs[i].row_lo, k.refs[i].row_hi) = windows[i];
   const auto segments = r.list<std::int64_t>([&] { return r.s(); });
   for (std::size_t i = 0; i < segments.size() && i < k.params.size(); ++i) k.params[i].segments = segments[i];
+  const auto indices = r.ints32();
+  for (std::size_t i = 0; i < indices.size() && i < k.values.size(); ++i) k.values[i].index = indices[i];
   return k;
 }
 

@@ -21,6 +21,7 @@
 #include "../interp/row_state_kernels.hpp"
 #include "../interp/tile_ops_kernels.hpp"
 #include "../interp/nan_fill_kernels.hpp"
+#include "../interp/ragged_kernels.hpp"
 #include "../interp/reduce_kernels.hpp"
 #include "../interp/workspace_kernels.hpp"
 #include "../zoo/zoo.hpp"
@@ -558,6 +559,21 @@ TEST_CASE("host: a masked(NAN) TMA block asks its tensor map for the NaN fill, a
     auto g0 = nvrtc::generate(k);
     g0.maps[0].nan_fill = false;
     CHECK_THAT(caught(hostexec::compile_generated(std::move(g0), k), k, inputs, expected.buffers, 1), Contains("wrong result: y["));
+  }
+}
+
+TEST_CASE("host: ragged batches (index tables, windows of rows, index tiles) equal the interpreter", "[host][ragged]") {
+  // segment_scale: a seeded segment table, tiles counted and scaled by run-time lengths.
+  // copy_segments: a plain index table whose windows end inside a tile (30 rows, none, 64 rows).
+  auto copy = testing::copy_segments<true>(4);
+  auto copy_in = random_inputs(copy, input_seed);
+  for (std::int64_t i = 0; i < 4; ++i) copy_in[1].set(i, std::vector<double>{0, 30, 30, 94}[static_cast<std::size_t>(i)]);
+  const auto scale = testing::segment_scale();
+  for (auto const& [k, inputs] : {std::pair{scale, random_inputs(scale, input_seed)}, std::pair{copy, copy_in}}) {
+    const auto expected = interp::run(k, inputs, {});
+    INFO(k.name << (expected.ok() ? "" : ": " + expected.diagnostics.front().message));
+    REQUIRE(expected.ok());
+    check_schedules(k, inputs, expected.buffers, "the interpreter");
   }
 }
 

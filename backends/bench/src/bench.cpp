@@ -82,7 +82,7 @@ struct walker {
       if (k.refs[x.ref].base == ir::RefBase::param) w.read_bytes += ref_bytes(k, x.ref);
       return;
     }
-    if (x.op == ir::ValueOp::load_tmem || x.op == ir::ValueOp::scalar) return;
+    if (x.op == ir::ValueOp::load_tmem || x.op == ir::ValueOp::scalar || x.op == ir::ValueOp::index) return;
     // A reduction does one operation per operand element; broadcasts, iotas and views only place values.
     if (x.op != ir::ValueOp::cast && !ir::value_only_places(x.op)) {
       double n = 1;

@@ -92,7 +92,7 @@ void value_bytes(ir::Kernel const& k, ir::ValueId v, double& smem, double& gmem,
   }
   // A reduction does one operation per operand element; broadcasts, iotas and views only place values.
   if (ir::value_is_reduction(x.op)) flops += static_cast<double>(product(k.values[x.a].shape));
-  else if (x.op != ir::ValueOp::scalar && x.op != ir::ValueOp::cast && !ir::value_only_places(x.op))
+  else if (x.op != ir::ValueOp::scalar && x.op != ir::ValueOp::index && x.op != ir::ValueOp::cast && !ir::value_only_places(x.op))
     flops += static_cast<double>(product(x.shape));
   value_bytes(k, x.a, smem, gmem, flops);
   value_bytes(k, x.b, smem, gmem, flops);

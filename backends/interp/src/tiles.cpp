@@ -57,6 +57,13 @@ tile_buf machine::value(agent_state& a, ir::ValueId id) {
       else std::fill_n(t.i, n, wrap_to(v.dtype, static_cast<std::int64_t>(v.scalar)));
       return t;
     }
+    case ir::ValueOp::index: {  // converted as the generated code converts a long long
+      const std::int64_t x = eval(a, v.index);
+      tile_buf t = acquire(n, fp);
+      if (fp) std::fill_n(t.f, n, round_to(v.dtype, static_cast<float>(x)));
+      else std::fill_n(t.i, n, wrap_to(v.dtype, x));
+      return t;
+    }
     case ir::ValueOp::cast: {
       tile_buf x = value(a, v.a);
       tile_buf t = acquire(n, fp);
@@ -265,6 +272,7 @@ bool machine::streamable(ir::ValueId id) const {
   switch (v.op) {
     case ir::ValueOp::load: return !k_.refs[v.ref].fill;  // a masked tile's rows are partly fill
     case ir::ValueOp::scalar: return true;
+    case ir::ValueOp::index: return false;  // its value needs the agent's variables (value())
     case ir::ValueOp::neg: case ir::ValueOp::exp: case ir::ValueOp::exp2: case ir::ValueOp::log: case ir::ValueOp::rsqrt:
     case ir::ValueOp::tanh: case ir::ValueOp::abs:
       return streamable(v.a);

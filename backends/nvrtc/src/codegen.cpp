@@ -707,6 +707,8 @@ class emitter {
         return read;
       }
       case ir::ValueOp::scalar: return round(fp ? float_literal(v.scalar) : fmt::format("{}LL", static_cast<long long>(v.scalar)));
+      // The 64-bit index converted as a scalar is (round-to-nearest to f32, then the dtype's own rounding).
+      case ir::ValueOp::index: return round(fp ? fmt::format("static_cast<float>({})", expr(v.index)) : expr(v.index));
       case ir::ValueOp::neg: return round(fmt::format("(-{})", value(v.a, i)));
       case ir::ValueOp::exp: case ir::ValueOp::exp2: case ir::ValueOp::log: case ir::ValueOp::rsqrt: case ir::ValueOp::tanh:
         // Exact: the prelude's copies of stagecraft/ir/math.hpp, not CUDA's expf & co, so the

@@ -55,6 +55,7 @@ class Lowering {
     if (v->b) x.b = value(v->b);
     if (v->c) x.c = value(v->c);
     if (v->op == ValueOp::load || v->op == ValueOp::load_tmem) x.ref = ref(v->ref);
+    if (v->index) x.index = expr(v->index);
     x.scalar = v->scalar;
     k_.values.push_back(std::move(x));
     return static_cast<ValueId>(k_.values.size() - 1);

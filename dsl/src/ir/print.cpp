@@ -57,7 +57,7 @@ std::string value_op_name(ValueOp op) {
   static constexpr const char* names[] = {"load", "async_load_tmem", "scalar", "+", "-", "*", "/", "min", "max", "neg", "exp", "cast",
                                                "exp2", "log", "rsqrt", "tanh", "abs", "sum", "max", "min", "broadcast", "iota",
                                                "<", "<=", ">", ">=", "==", "!=", "select", "fma",
-                                               "permute", "reshape", "slice"};
+                                               "permute", "reshape", "slice", "index"};
   const auto i = static_cast<std::size_t>(op);
   return i < std::size(names) ? names[i] : fmt::format("?value_op{}", i);
 }
@@ -211,6 +211,10 @@ class Printer {
       case ValueOp::load: o += "load("; put_ref(v.ref, o); o += ')'; return;
       case ValueOp::load_tmem: o += "async_load_tmem("; put_ref(v.ref, o); o += ')'; return;
       case ValueOp::scalar: return void(fmt::format_to(out, "{}:{}", v.scalar, dtype_name(v.dtype)));
+      case ValueOp::index:  // an index expression as a scalar tile: (hi - lo):f32
+        o += '(';
+        put_expr(v.index, o);
+        return void(fmt::format_to(out, "):{}", dtype_name(v.dtype)));
       case ValueOp::neg: o += '-'; put_vop(v.a, o); return;
       case ValueOp::exp: case ValueOp::exp2: case ValueOp::log: case ValueOp::rsqrt: case ValueOp::tanh: case ValueOp::abs:
         return call1(value_op_name(v.op) + "(", v.a);

@@ -360,6 +360,7 @@ class Verifier {
       mark(value_user_, v.a, value_user_[i]);
       mark(value_user_, v.b, value_user_[i]);
       mark(value_user_, v.c, value_user_[i]);
+      mark(expr_user_, v.index, value_user_[i]);
       mark(ref_user_, v.ref, value_user_[i]);
     }
     for (std::size_t i = 0; i < k_.refs.size(); ++i) {
@@ -573,7 +574,7 @@ class Verifier {
       fail("tile value {} ({}) has rank {}, expected at most {}", id, name, v.shape.size(), max_alloc_rank);
     if (auto n = checked_product(v.shape, 8); !n || *n > max_gmem_bytes)
       fail("tile value {} ({}) has shape ({}): every extent must be at least 1, and the tile not too large", id, name, fmt::join(v.shape, ", "));
-    const bool leaf = v.op == ValueOp::load || v.op == ValueOp::load_tmem || v.op == ValueOp::scalar || v.op == ValueOp::iota;
+    const bool leaf = v.op == ValueOp::load || v.op == ValueOp::load_tmem || v.op == ValueOp::scalar || v.op == ValueOp::iota || v.op == ValueOp::index;
     std::int64_t leaf_size = 1;  // a load's expansion includes its index expressions
     const bool binary = value_is_binary(v.op);
     auto sub = [&](ValueId c) -> Value const& {
@@ -588,6 +589,7 @@ class Verifier {
     if (v.dtype == DType::pred && !compare && v.op != ValueOp::scalar && v.op != ValueOp::cast && v.op != ValueOp::broadcast &&
         !value_is_view(v.op))
       fail("tile value {} ({}) computes a pred tile, but only comparisons, casts, fills, broadcasts and views give masks", id, name);
+    if ((v.op == ValueOp::index) != (v.index != none)) fail("tile value {} ({}) {} an index expression", id, name, v.index == none ? "needs" : "has");
     if ((v.op == ValueOp::load || v.op == ValueOp::load_tmem) != (v.ref != none))
       fail("tile value {} ({}) {} a memory reference", id, name, v.ref == none ? "needs" : "has");
     if (v.op != ValueOp::scalar && !value_has_axis(v.op) && !value_is_view(v.op) && v.scalar != 0) fail("tile value {} ({}) carries a scalar, which it does not use", id, name);
@@ -630,6 +632,12 @@ class Verifier {
       }
     } else if (v.op == ValueOp::iota) {
       (void)axis_of(v.shape.size());
+    } else if (v.op == ValueOp::index) {
+      if (v.index < 0 || v.index >= static_cast<ExprId>(k_.exprs.size()))
+        fail("tile value {} (index) holds index expression {}, which does not exist", id, v.index);
+      if (v.dtype == DType::pred) fail("tile value {} (index) has dtype pred: compare the index instead (iota(...) < n)", id);
+      value_vars_[id] = expr_vars_[v.index];
+      leaf_size = 1 + expr_size_[v.index];
     } else if (compare) {
       auto const& a = sub(v.a);
       auto const& b = sub(v.b);

@@ -113,6 +113,7 @@ struct Value {
   Ref ref;            // load, load_tmem
   double scalar = 0;  // scalar: the value; reductions, broadcast, iota: the axis
   ValueP c;           // select, fma: the third operand
+  ExprP index;        // index: the index expression every element holds
 };
 
 struct Stmt {
@@ -200,6 +201,8 @@ Ref ref_sliced(Ref const& r, int axis, ExprP start, std::int64_t extent) noexcep
 ValueP value_unary(ir::ValueOp op, ir::DType dt, dims_view shape, ValueP a) noexcept;
 ValueP value_binary(ir::ValueOp op, ir::DType dt, dims_view shape, ValueP a, ValueP b) noexcept;
 ValueP value_scalar(ir::DType dt, dims_view shape, double v) noexcept;
+// A tile every element of which is the value of an index expression (ir::ValueOp::index).
+ValueP value_index(ir::DType dt, dims_view shape, ExprP e) noexcept;
 ValueP value_load(ir::ValueOp op, ir::DType dt, dims_view shape, Ref const& r) noexcept;
 // Reductions, broadcast (operand a) and iota (no operand): the axis travels in `scalar`.
 ValueP value_axis(ir::ValueOp op, ir::DType dt, dims_view shape, ValueP a, int axis) noexcept;

@@ -40,6 +40,7 @@ namespace detail {
 template <class T>
 tree::ValueP value_node(T const& v, ir::DType dt, tree::dims_view shape) {
   if constexpr (is_tile<T>) return v.node;
+  else if constexpr (index_expr<T>) return tree::value_index(dt, shape, v.node);  // a run-time scalar
   else return tree::value_scalar(dt, shape, static_cast<double>(v));
 }
 
@@ -77,7 +78,8 @@ auto tile_binary(A const& a, B const& b) {
           return R{};
         }
       }
-      if constexpr (!(is_tile<A> || scalar<A>) || !(is_tile<B> || scalar<B>)) {
+      // An index expression is a scalar known at run time: iota<1>(s) + j * 64 < hi - lo.
+      if constexpr (!(is_tile<A> || scalar<A> || index_expr<A>) || !(is_tile<B> || scalar<B> || index_expr<B>)) {
         STAGECRAFT_ERROR_T(T, "tile arithmetic takes tiles and scalars");
         return R{};
       } else {

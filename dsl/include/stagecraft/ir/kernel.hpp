@@ -98,6 +98,7 @@ struct Value {
   RefId ref = none;  // load, load_tmem
   double scalar = 0;  // scalar: the value; reductions, broadcast, iota: the axis (types.hpp)
   ValueId c = none;  // select, fma: the third operand (last, so aggregate initialisers keep their order)
+  ExprId index = none;  // index: the index expression every element holds
   friend bool operator==(Value const&, Value const&) = default;
 };
 

@@ -139,13 +139,17 @@ constexpr bool dtype_is_index(DType t) { return t == DType::i32 || t == DType::u
 //             element, at an affine function of the result's coordinates. permute's `scalar`
 //             packs the permutation (result axis d is operand axis (scalar >> 3d) & 7), slice's
 //             the axis and the start (axis + 8 * start); reshape keeps the row-major order.
+//   index: a leaf, every element the value of index expression `index` (Value::index) converted
+//             to the dtype as a scalar is: a run-time length or offset in tile math (the valid
+//             keys of a ragged segment, iota<1>(s) + j * 64 < hi - lo).
 enum class ValueOp : std::uint8_t {
   load, load_tmem, scalar, add, sub, mul, div, min, max, neg, exp, cast,
   exp2, log, rsqrt, tanh, abs, reduce_sum, reduce_max, reduce_min, broadcast, iota,
   lt, le, gt, ge, eq, ne, select, fma,
   permute, reshape, slice,
+  index,
 };
-inline constexpr int value_op_count = static_cast<int>(ValueOp::slice) + 1;
+inline constexpr int value_op_count = static_cast<int>(ValueOp::index) + 1;
 constexpr bool value_is_compare(ValueOp op) { return op >= ValueOp::lt && op <= ValueOp::ne; }
 constexpr bool value_is_ternary(ValueOp op) { return op == ValueOp::select || op == ValueOp::fma; }
 constexpr bool value_is_binary(ValueOp op) { return op >= ValueOp::add && op <= ValueOp::max; }

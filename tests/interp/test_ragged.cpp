@@ -10,6 +10,7 @@
 #include <stagecraft/stagecraft.hpp>
 
 #include "mma_runs.hpp"
+#include "ragged_kernels.hpp"
 
 using namespace stagecraft;
 using Catch::Matchers::Contains;
@@ -82,21 +83,7 @@ TEST_CASE("ragged: a segment table that decreases or does not cover the rows is 
 
 namespace {
 
-// Row block g of y = x, where block g's rows are [t[g], t[g + 1]) of a table t that is no
-// segment table (so the launcher checks nothing and the interpreter finds what goes wrong).
-template <bool Masked>
-ir::Kernel copy_segments(std::int64_t table_len) {
-  auto t = shape(64_c, 64_c);
-  return lower(kernel<sm_90a>("copy_segments", grid(3), threads(1_c), gmem<f32>("x", shape(256_c, 64_c)), gmem<i32>("t", shape(table_len)),
-                              gmem<f32>("y", shape(256_c, 64_c)), [&](auto x, auto table, auto y) {
-                                auto g = program_id(0_c);
-                                auto lo = table.at(g), hi = table.at(g + 1_c);
-                                if constexpr (Masked)  // an empty segment has no tile: a masked tile wholly past its window is an error
-                                  return if_(hi > lo, store(y.rows(lo, hi).tile(t, masked(), 0_c, 0_c), load(x.rows(lo, hi).tile(t, masked(), 0_c, 0_c))));
-                                else
-                                  return if_(hi > lo, store(y.rows(lo, hi).tile(t, 0_c, 0_c), load(x.rows(lo, hi).tile(t, 0_c, 0_c))));
-                              }));
-}
+using testing::copy_segments;
 
 std::vector<host_tensor> with_table(ir::Kernel const& k, std::vector<std::int64_t> const& t) {
   auto in = seeded_inputs(k, 3);
@@ -160,4 +147,34 @@ TEST_CASE("ragged: an index table the kernel writes, and a TMA store through a w
                                                       commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
                                          })),
                     Contains("stores a TMA box through a window of 'x'") && Contains("masked generic store"));
+}
+
+TEST_CASE("ragged: tile math with run-time lengths (index expressions as scalar tiles) matches the reference", "[ragged]") {
+  const auto k = testing::segment_scale();
+  for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+    INFO("input seed " << seed);
+    const auto in = seeded_inputs(k, seed);
+    auto expected = in;
+    testing::segment_scale_reference(expected);
+    for (auto p : {interp::policy::eager, interp::policy::lazy}) {
+      const auto r = interp::run(k, in, {.schedule = p});
+      REQUIRE(first_message(r) == "");
+      CHECK(first_difference(r.buffers[2], expected[2]) == -1);
+    }
+  }
+}
+
+TEST_CASE("ragged: attention_varlen is right on empty sequences, a 1-row one and ones under and over a block", "[ragged][attention]") {
+  auto const& e = registry::global().find("attention_varlen");
+  const std::vector<std::int64_t> cu{0, 0, 1, 64, 64, 130, 300};  // lengths 0, 1, 63, 0, 66, 170
+  for (std::int64_t causal : {0, 1}) {
+    INFO("causal = " << causal);
+    const auto vals = registry::resolve(e, {{"B", 6}, {"T", 300}, {"causal", causal}});
+    const auto k = registry::build(e, vals);
+    auto in = seeded_inputs(k, 11);
+    for (std::size_t i = 0; i < cu.size(); ++i) in[4].set(static_cast<std::int64_t>(i), static_cast<double>(cu[i]));
+    auto expected = in;
+    e.reference(expected, vals);
+    testing::run_everywhere(k, in, expected, 4);
+  }
 }

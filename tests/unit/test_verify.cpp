@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -616,5 +617,44 @@ TEST_CASE("the verifier holds hand-built strided GMEM blocks to TMA's element-st
   SECTION("strides on an SMEM view") {
     k.refs[load.refs[1]].stride = {1, 1};
     REQUIRE_THROWS_WITH(ir::verify(k), Contains("element strides (1, 1) belong to GMEM blocks, not to allocation"));
+  }
+}
+
+TEST_CASE("the verifier holds the ragged-batch rules on hand-built IR", "[verify][ragged]") {
+  auto grouped = [] {
+    auto const& e = registry::global().find("gemm_grouped");
+    return registry::build(e, registry::resolve(e, {}));
+  };
+  SECTION("an index table that is not a rank-1 integer input") {
+    auto k = grouped();
+    for (auto& x : k.exprs)
+      if (x.op == ir::ExprOp::load) x.value = 0;  // 'a': bf16, rank 2
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("kernel 'gemm_grouped'") &&
+                                           Contains("a.at(i) reads an index from 'a', which is bf16 of rank 2: an index table is a rank-1 i32 or u32 input parameter"));
+  }
+  SECTION("a window of rows on SMEM") {
+    auto k = grouped();
+    auto const& window = *std::find_if(k.refs.begin(), k.refs.end(), [](ir::Ref const& r) { return r.windowed(); });
+    const auto lo = window.row_lo, hi = window.row_hi;
+    auto& smem = *std::find_if(k.refs.begin(), k.refs.end(), [](ir::Ref const& r) { return r.base == ir::RefBase::alloc; });
+    smem.row_lo = lo, smem.row_hi = hi;
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("has a window of rows, which only GMEM parameters have"));
+  }
+  SECTION("a segment table of floats") {
+    auto k = grouped();
+    k.params[0].segments = 600;
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("parameter 'a' is a segment table, which is a rank-1 i32 input, not bf16[600, 136]"));
+  }
+  SECTION("an index tile of pred, and one without its expression") {
+    auto const& e = registry::global().find("attention_varlen");
+    auto k = registry::build(e, registry::resolve(e, {}));
+    auto it = std::find_if(k.values.begin(), k.values.end(), [](ir::Value const& v) { return v.op == ir::ValueOp::index; });
+    REQUIRE(it != k.values.end());
+    auto pred = k;
+    pred.values[static_cast<std::size_t>(it - k.values.begin())].dtype = ir::DType::pred;
+    REQUIRE_THROWS_WITH(ir::verify(pred), Contains("(index) computes a pred tile, but only comparisons"));
+    auto bare = k;
+    bare.values[static_cast<std::size_t>(it - k.values.begin())].index = ir::none;
+    REQUIRE_THROWS_WITH(ir::verify(bare), Contains("(index) needs an index expression"));
   }
 }

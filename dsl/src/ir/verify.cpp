@@ -635,7 +635,6 @@ class Verifier {
     } else if (v.op == ValueOp::index) {
       if (v.index < 0 || v.index >= static_cast<ExprId>(k_.exprs.size()))
         fail("tile value {} (index) holds index expression {}, which does not exist", id, v.index);
-      if (v.dtype == DType::pred) fail("tile value {} (index) has dtype pred: compare the index instead (iota(...) < n)", id);
       value_vars_[id] = expr_vars_[v.index];
       leaf_size = 1 + expr_size_[v.index];
     } else if (compare) {

@@ -64,14 +64,13 @@
 // of S's registers once P V(j - 2) completed, since S(j) overwrites them. The first block's S and
 // the last block's P V are peeled off the loop; the masked block is the step after the loop.
 #include <algorithm>
-#include <cmath>
 #include <string>
 #include <utility>
 
-#include <stagecraft/host/tensor.hpp>
-#include <stagecraft/ir/math.hpp>
 #include <stagecraft/registry.hpp>
 #include <stagecraft/stagecraft.hpp>
+
+#include "attention_common.hpp"
 
 namespace stagecraft::examples {
 namespace {
@@ -98,7 +97,7 @@ auto attention_hopper(std::int64_t B, std::int64_t S) {
   const std::int64_t tail = S - (kv_blocks - 1) * BKV;  // keys in the last block: 1 to BKV
   // Non-causal: `whole` when BKV divides S, else `partial`, whose last block is masked.
   auto by_tail = [=](auto const& whole, auto const& partial) { return if_(as_index(tail) == int_c<BKV>, whole, partial); };
-  const float scale = static_cast<float>(1.4426950408889634 / std::sqrt(static_cast<double>(D)));
+  const float scale = attention_scale(D);
   auto tile = shape(64_c, 64_c);           // a consumer's (rows, 64 columns) of O
   auto s_tile = shape(64_c, int_c<BKV>);   // its (rows, keys) of S and P
   auto body = [=](auto q, auto k, auto v, auto o, auto qs, auto ks, auto vs, auto q_full, auto k_full, auto v_full, auto k_free, auto v_free,
@@ -165,17 +164,8 @@ auto attention_hopper(std::int64_t B, std::int64_t S) {
       auto scores = [&](auto s) {
         return seq(store(Sacc, 0.0f), in_turn(issue_s(s)), wgmma_wait(0_c), barrier_arrive(k_free[s]));  // K is free once S is complete
       };
-      // The online softmax, on the masked raw scores in Sacc: P overwrites S in its own registers
-      // (computed once, then summed and fed to every P V wgmma: a tile value is recomputed
-      // wherever it is used, a register store is not), alpha = exp2(m - m') and l and m move on.
-      // The row max is taken of the raw scores and scaled once per row: max<1>(S) * scale is
-      // max<1>(S * scale) bit for bit (rounding is monotonic, scale > 0), and S * scale then has
-      // one use, S * scale - m', which fast mode contracts into one FFMA per element (FA3's form).
-      auto softmax = [&] {
-        return seq(store(mn, max(load(m), max<1>(load(Sacc)) * scale)), store(alpha_acc, exp2(load(m) - load(mn))),
-                   store(Sacc, exp2(load(Sacc) * scale - broadcast<1>(load(mn), s_tile))), store(l, load(l) * load(alpha_acc) + sum<1>(load(Sacc))),
-                   store(m, load(mn)));
-      };
+      // The online softmax (attention_common.hpp) on the masked raw scores in Sacc.
+      auto softmax = [&] { return online_softmax(Sacc, m, mn, l, alpha_acc, scale, s_tile); };
       // O = O * alpha + P V for stage s, issued and committed; P from `P` (S's registers, or P_acc).
       auto issue_pv = [&](auto s, auto const& P) {
         return seq(each<DC>([&](auto c) { return store(O(c), load(O(c)) * broadcast<1>(load(alpha_acc), tile)); }),
@@ -306,51 +296,11 @@ auto attention_hopper(std::int64_t B, std::int64_t S) {
                       body);
 }
 
-// The kernel's algorithm in double: the same 64-key blocks, running max and sum, P rounded to
-// bf16 where the kernel rounds it (the P V operand; l sums the unrounded P), O / l rounded to
-// bf16. What is left between the two is f32 against double arithmetic and the wgmma
-// accumulation order, which the MMA tolerance bounds (docs/interpreter.md); a bf16 P that rounds
-// the other way in the kernel moves an output by at most 2^-8 |v| p / l.
+// Each row of each slice: its S keys, in the kernel's BK-key blocks (attention_common.hpp).
 void attention_reference(std::vector<host_tensor>& t, param_values const& p) {
   const std::int64_t B = p.at("B"), S = p.at("S"), D = p.at("D"), BKV = p.at("BK");
-  const bool causal = p.at("causal") != 0;
-  const double scale = 1.4426950408889634 / std::sqrt(static_cast<double>(D));
-  auto at = [&](int i, std::int64_t row, std::int64_t c) { return t[i].get(row * D + c); };
-  std::vector<double> L(BKV), o(D);
   for (std::int64_t b = 0; b < B; ++b)
-    for (std::int64_t r = 0; r < S; ++r) {
-      const std::int64_t qr = b * S + r;
-      double m = -1e30, l = 0;
-      std::fill(o.begin(), o.end(), 0.0);
-      for (std::int64_t j = 0; j * BKV <= (causal ? r : S - 1); ++j) {
-        double mx = -1e30;
-        for (std::int64_t c = 0; c < BKV; ++c) {
-          const std::int64_t key = j * BKV + c;
-          if (key >= S || (causal && key > r)) {  // past the slice (the kernel's tail mask) or after the row
-            L[c] = -1e30;
-            mx = std::max(mx, L[c]);
-            continue;
-          }
-          double dot = 0;
-          for (std::int64_t d = 0; d < D; ++d) dot += at(0, qr, d) * at(1, b * S + key, d);
-          L[c] = dot * static_cast<double>(static_cast<float>(scale));
-          mx = std::max(mx, L[c]);
-        }
-        const double mn = std::max(m, mx), alpha = std::exp2(m - mn);
-        double sum = 0;
-        for (std::int64_t d = 0; d < D; ++d) o[d] *= alpha;
-        for (std::int64_t c = 0; c < BKV; ++c) {
-          const double pf = std::exp2(L[c] - mn);
-          sum += pf;
-          const double pb = bf16_to_f32(f32_to_bf16(static_cast<float>(pf)));
-          if (j * BKV + c >= S) continue;  // P = 0 there, and V is the fill
-          for (std::int64_t d = 0; d < D; ++d) o[d] += pb * at(2, b * S + j * BKV + c, d);
-        }
-        l = l * alpha + sum;
-        m = mn;
-      }
-      for (std::int64_t d = 0; d < D; ++d) t[3].set(qr * D + d, o[d] / l);
-    }
+    for (std::int64_t r = 0; r < S; ++r) attention_row_reference(t[0], t[1], t[2], t[3], b * S + r, b * S, S, r, p.at("causal") != 0, D, BKV);
 }
 
 STAGECRAFT_REGISTER(kernel_entry{

@@ -23,12 +23,10 @@
 //
 // Not yet: head dimensions other than 64, several heads, FA3's producer/consumer split and
 // ping-pong (attention_hopper has them for fixed lengths), and a max_seqlen bound on the grid.
-#include <algorithm>
-#include <cmath>
-
-#include <stagecraft/host/tensor.hpp>
 #include <stagecraft/registry.hpp>
 #include <stagecraft/stagecraft.hpp>
+
+#include "attention_common.hpp"
 
 namespace stagecraft::examples {
 namespace {
@@ -36,7 +34,7 @@ namespace {
 template <long long S, bool Causal>
 auto attention_varlen(std::int64_t B, std::int64_t T) {
   constexpr long long D = 64, BK = 64;
-  const float scale = static_cast<float>(1.4426950408889634 / std::sqrt(static_cast<double>(D)));
+  const float scale = attention_scale(D);
   auto tile = shape(64_c, 64_c);  // (rows, keys) of S and P; (rows, d) of O
   auto rows = shape(T, int_c<D>);
   return kernel<sm_90a>(
@@ -73,9 +71,7 @@ auto attention_varlen(std::int64_t B, std::int64_t T) {
         auto block = [&](auto j, auto k_j, auto v_j) {  // k_j, v_j: (BK, 64)
           return seq(store(Sacc, 0.0f), wgmma(Sacc, qs, transpose(k_j)), wgmma_commit(), wgmma_wait(0_c),
                      store(Sacc, masked_scores(j)),
-                     store(mn, max(load(m), max<1>(load(Sacc)) * scale)), store(alpha, exp2(load(m) - load(mn))),
-                     store(Sacc, exp2(load(Sacc) * scale - broadcast<1>(load(mn), tile))), store(l, load(l) * load(alpha) + sum<1>(load(Sacc))),
-                     store(m, load(mn)),
+                     online_softmax(Sacc, m, mn, l, alpha, scale, tile),
                      store(O, load(O) * broadcast<1>(load(alpha), tile)), wgmma(O, cast<bf16>(load(Sacc)), v_j), wgmma_commit(), wgmma_wait(0_c));
         };
         return if_(t * 64_c < len,
@@ -89,46 +85,11 @@ auto attention_varlen(std::int64_t B, std::int64_t T) {
       });
 }
 
-// Per sequence, the kernel's algorithm in double: 64-key blocks, running max and sum, P rounded
-// to bf16 where the kernel rounds it (the P V operand; l sums the unrounded P), O / l.
+// Each row of each sequence against the sequence's keys (attention_common.hpp).
 void attention_varlen_reference(std::vector<host_tensor>& t, param_values const& p) {
-  const std::int64_t B = p.at("B"), D = 64, BK = 64;
-  const bool causal = p.at("causal") != 0;
-  const double scale = static_cast<float>(1.4426950408889634 / std::sqrt(static_cast<double>(D)));
-  auto at = [&](int i, std::int64_t row, std::int64_t c) { return t[i].get(row * D + c); };
-  std::vector<double> L(BK), o(D);
-  for (std::int64_t b = 0; b < B; ++b) {
+  for (std::int64_t b = 0; b < p.at("B"); ++b) {
     const auto lo = static_cast<std::int64_t>(t[4].get(b)), len = static_cast<std::int64_t>(t[4].get(b + 1)) - lo;
-    for (std::int64_t r = 0; r < len; ++r) {
-      double m = -1e30, l = 0;
-      std::fill(o.begin(), o.end(), 0.0);
-      for (std::int64_t j = 0; j * BK <= (causal ? r : len - 1); ++j) {
-        double mx = -1e30;
-        for (std::int64_t c = 0; c < BK; ++c) {
-          const std::int64_t key = j * BK + c;
-          L[c] = -1e30;
-          if (key < len && !(causal && key > r)) {
-            double dot = 0;
-            for (std::int64_t d = 0; d < D; ++d) dot += at(0, lo + r, d) * at(1, lo + key, d);
-            L[c] = dot * scale;
-          }
-          mx = std::max(mx, L[c]);
-        }
-        const double mnew = std::max(m, mx), a = std::exp2(m - mnew);
-        double sum = 0;
-        for (std::int64_t d = 0; d < D; ++d) o[d] *= a;
-        for (std::int64_t c = 0; c < BK; ++c) {
-          const double pf = std::exp2(L[c] - mnew);
-          sum += pf;
-          if (j * BK + c >= len) continue;  // P = 0 there
-          const double pb = bf16_to_f32(f32_to_bf16(static_cast<float>(pf)));
-          for (std::int64_t d = 0; d < D; ++d) o[d] += pb * at(2, lo + j * BK + c, d);
-        }
-        l = l * a + sum;
-        m = mnew;
-      }
-      for (std::int64_t d = 0; d < D; ++d) t[3].set((lo + r) * D + d, o[d] / l);
-    }
+    for (std::int64_t r = 0; r < len; ++r) attention_row_reference(t[0], t[1], t[2], t[3], lo + r, lo, len, r, p.at("causal") != 0, 64, 64);
   }
 }
 

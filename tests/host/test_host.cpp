@@ -567,7 +567,7 @@ TEST_CASE("host: ragged batches (index tables, windows of rows, index tiles) equ
   // copy_segments: a plain index table whose windows end inside a tile (30 rows, none, 64 rows).
   auto copy = testing::copy_segments<true>(4);
   auto copy_in = random_inputs(copy, input_seed);
-  for (std::int64_t i = 0; i < 4; ++i) copy_in[1].set(i, std::vector<double>{0, 30, 30, 94}[static_cast<std::size_t>(i)]);
+  testing::set_table(copy_in[1], {0, 30, 30, 94});
   const auto scale = testing::segment_scale();
   for (auto const& [k, inputs] : {std::pair{scale, random_inputs(scale, input_seed)}, std::pair{copy, copy_in}}) {
     const auto expected = interp::run(k, inputs, {});

@@ -2,9 +2,18 @@
 // test_ragged.cpp, tests/host/test_host.cpp): index tables (x.at(i)), windows of rows
 // (x.rows(lo, hi)) and tile math with index expressions (ValueOp::index).
 #pragma once
+#include <vector>
+
+#include <stagecraft/host/tensor.hpp>
 #include <stagecraft/stagecraft.hpp>
 
 namespace stagecraft::testing {
+
+// `t` holds `values` from element 0 on: a hand-made index or segment table in place of the
+// seeded one.
+inline void set_table(host_tensor& t, std::vector<std::int64_t> const& values) {
+  for (std::size_t i = 0; i < values.size(); ++i) t.set(static_cast<std::int64_t>(i), static_cast<double>(values[i]));
+}
 
 // Row block g of y = x, block g's rows being [t[g], t[g + 1]) of a table t that is no segment
 // table (so the launcher checks nothing and the interpreter finds what goes wrong). Masked: the

@@ -32,7 +32,7 @@ grouped gemm_grouped(std::vector<std::int64_t> const& offsets, std::int64_t N, s
   g.vals = registry::resolve(e, {{"G", static_cast<std::int64_t>(offsets.size()) - 1}, {"T", offsets.back()}, {"N", N}, {"K", K}, {"R", R}, {"S", S}});
   g.kernel = registry::build(e, g.vals);
   g.in = seeded_inputs(g.kernel, 7);
-  for (std::size_t i = 0; i < offsets.size(); ++i) g.in[1].set(static_cast<std::int64_t>(i), static_cast<double>(offsets[i]));
+  testing::set_table(g.in[1], offsets);
   g.expected = g.in;
   e.reference(g.expected, g.vals);
   return g;
@@ -87,7 +87,7 @@ using testing::copy_segments;
 
 std::vector<host_tensor> with_table(ir::Kernel const& k, std::vector<std::int64_t> const& t) {
   auto in = seeded_inputs(k, 3);
-  for (std::size_t i = 0; i < t.size(); ++i) in[1].set(static_cast<std::int64_t>(i), static_cast<double>(t[i]));
+  testing::set_table(in[1], t);
   return in;
 }
 
@@ -172,7 +172,7 @@ TEST_CASE("ragged: attention_varlen is right on empty sequences, a 1-row one and
     const auto vals = registry::resolve(e, {{"B", 6}, {"T", 300}, {"causal", causal}});
     const auto k = registry::build(e, vals);
     auto in = seeded_inputs(k, 11);
-    for (std::size_t i = 0; i < cu.size(); ++i) in[4].set(static_cast<std::int64_t>(i), static_cast<double>(cu[i]));
+    testing::set_table(in[4], cu);
     auto expected = in;
     e.reference(expected, vals);
     testing::run_everywhere(k, in, expected, 4);

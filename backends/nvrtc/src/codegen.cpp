@@ -611,10 +611,10 @@ class emitter {
     std::vector<std::string> at(r.shape.size());
     // Inside a walk of a fragment of the block's shape: the walk's own row and column (as iota
     // takes them). From the flat index, each element paid a 64-bit division and modulo, and
-    // gemm_grouped's masked epilogue spilled 872 bytes (255 registers; 128 with these).
-    if (auto w = walk_coords_.find(i); w != walk_coords_.end() && r.shape == walk_shape_ && r.shape.size() == 2) {
-      at[0] = fmt::format("({} + static_cast<long long>({}))", block_origin(rid, 0, r.shape[0]), w->second.first);
-      at[1] = fmt::format("({} + static_cast<long long>({}))", block_origin(rid, 1, r.shape[1]), w->second.second);
+    // gemm_grouped's masked epilogue spilled 872 bytes (255 registers; 150 and no spill with these).
+    if (auto const* w = walk_coords(i, r.shape)) {
+      at[0] = fmt::format("({} + static_cast<long long>({}))", block_origin(rid, 0, r.shape[0]), w->first);
+      at[1] = fmt::format("({} + static_cast<long long>({}))", block_origin(rid, 1, r.shape[1]), w->second);
       return at;
     }
     std::int64_t inner = 1;
@@ -723,8 +723,8 @@ class emitter {
         // Inside a walk of a fragment of the same shape: the walk's own row or column, which
         // NVVM folds to a constant plus lane bits (from the flat index it computed a 64-bit
         // division and modulo per element: attention's 64 x 128 causal triangle spilled).
-        if (auto w = walk_coords_.find(i); w != walk_coords_.end() && v.shape == walk_shape_ && v.shape.size() == 2) {
-          const std::string c = fmt::format("static_cast<long long>({})", v.scalar == 0 ? w->second.first : w->second.second);
+        if (auto const* w = walk_coords(i, v.shape)) {
+          const std::string c = fmt::format("static_cast<long long>({})", v.scalar == 0 ? w->first : w->second);
           return round(fp ? fmt::format("static_cast<float>({})", c) : c);
         }
         const auto [len, inner] = around_axis(v.shape, static_cast<std::size_t>(v.scalar));
@@ -1940,6 +1940,12 @@ class emitter {
   // Inside fragment_store's walk: the (row, column) of the flat indices it passes ("f", "(f + 1)"),
   // and the shape walked.
   std::map<std::string, std::pair<std::string, std::string>> walk_coords_;
+  // The (row, column) of flat index i inside such a walk, when `shape` is the 2-D shape walked;
+  // null elsewhere (then the flat index's division and modulo give them).
+  std::pair<std::string, std::string> const* walk_coords(std::string const& i, std::vector<std::int64_t> const& shape) const {
+    auto w = walk_coords_.find(i);
+    return w != walk_coords_.end() && shape == walk_shape_ && shape.size() == 2 ? &w->second : nullptr;
+  }
   std::vector<std::int64_t> walk_shape_;
   // Inside a walk of the D fragment's rows (a store's fragment or row walk, a wgmma's A): the
   // m64 block and the thread's row (0 or 1) of the element, as C++ expressions, and the rows walked.

@@ -1,0 +1,71 @@
+// What the attention examples (attention_hopper, attention_varlen) share: the online softmax
+// step on a block of raw scores, and the algorithm's reference for one query row in double.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include <stagecraft/host/tensor.hpp>
+#include <stagecraft/stagecraft.hpp>
+
+namespace stagecraft::examples {
+
+// log2(e) / sqrt(D), in f32: the kernels scale raw scores by it and take exp2.
+inline float attention_scale(long long D) { return static_cast<float>(1.4426950408889634 / std::sqrt(static_cast<double>(D))); }
+
+// The online softmax, on the masked raw scores in S (a (64, keys) accumulator): P overwrites S
+// in its own registers (computed once, then summed and fed to every P V wgmma: a tile value is
+// recomputed wherever it is used, a register store is not), alpha = exp2(m - m') and l and m move
+// on. The row max is taken of the raw scores and scaled once per row: max<1>(S) * scale is
+// max<1>(S * scale) bit for bit (rounding is monotonic, scale > 0), and S * scale then has one
+// use, S * scale - m', which fast mode contracts into one FFMA per element (FA3's form).
+// m, mn (m'), l, alpha: (64) row-vector accumulators.
+template <class S, class M, class MN, class L, class A, class Tile>
+auto online_softmax(S const& Sacc, M const& m, MN const& mn, L const& l, A const& alpha, float scale, Tile const& s_tile) {
+  return seq(store(mn, max(load(m), max<1>(load(Sacc)) * scale)), store(alpha, exp2(load(m) - load(mn))),
+             store(Sacc, exp2(load(Sacc) * scale - broadcast<1>(load(mn), s_tile))), store(l, load(l) * load(alpha) + sum<1>(load(Sacc))),
+             store(m, load(mn)));
+}
+
+// Query row `q_row` of q against the `len` keys at rows kv_base.. of k and v (causal: the first
+// r + 1 of them), the kernels' algorithm in double: BK-key blocks, running max and sum, P rounded
+// to bf16 where the kernel rounds it (the P V operand; l sums the unrounded P), O / l written to
+// row q_row of o. What is left between the two is f32 against double arithmetic and the wgmma
+// accumulation order, which the MMA tolerance bounds (docs/interpreter.md); a bf16 P that rounds
+// the other way in the kernel moves an output by at most 2^-8 |v| p / l. Tensors are (rows, D).
+inline void attention_row_reference(host_tensor const& q, host_tensor const& k, host_tensor const& v, host_tensor& o, std::int64_t q_row,
+                                    std::int64_t kv_base, std::int64_t len, std::int64_t r, bool causal, std::int64_t D, std::int64_t BK) {
+  const double scale = attention_scale(D);
+  std::vector<double> L(static_cast<std::size_t>(BK)), out(static_cast<std::size_t>(D), 0.0);
+  double m = -1e30, l = 0;
+  for (std::int64_t j = 0; j * BK <= (causal ? r : len - 1); ++j) {
+    double mx = -1e30;
+    for (std::int64_t c = 0; c < BK; ++c) {
+      const std::int64_t key = j * BK + c;
+      auto& s = L[static_cast<std::size_t>(c)];
+      s = -1e30;  // past the keys (the kernel's mask) or, causal, after the row
+      if (key < len && !(causal && key > r)) {
+        double dot = 0;
+        for (std::int64_t d = 0; d < D; ++d) dot += q.get(q_row * D + d) * k.get((kv_base + key) * D + d);
+        s = dot * scale;
+      }
+      mx = std::max(mx, s);
+    }
+    const double mn = std::max(m, mx), alpha = std::exp2(m - mn);
+    double sum = 0;
+    for (auto& x : out) x *= alpha;
+    for (std::int64_t c = 0; c < BK; ++c) {
+      const double pf = std::exp2(L[static_cast<std::size_t>(c)] - mn);
+      sum += pf;
+      if (j * BK + c >= len) continue;  // P = 0 there (and V is another sequence's, or the fill)
+      const double pb = bf16_to_f32(f32_to_bf16(static_cast<float>(pf)));
+      for (std::int64_t d = 0; d < D; ++d) out[static_cast<std::size_t>(d)] += pb * v.get((kv_base + j * BK + c) * D + d);
+    }
+    l = l * alpha + sum;
+    m = mn;
+  }
+  for (std::int64_t d = 0; d < D; ++d) o.set(q_row * D + d, out[static_cast<std::size_t>(d)] / l);
+}
+
+}  // namespace stagecraft::examples

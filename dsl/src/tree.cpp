@@ -1,6 +1,10 @@
 // Builders of the front end's run-time tree (see core/tree.hpp): out of line on purpose.
 #include "stagecraft/core/tree.hpp"
 
+#include <mutex>
+#include <string>
+#include <vector>
+
 namespace stagecraft::tree {
 
 namespace {
@@ -28,6 +32,31 @@ void release(node_block<Stmt>* p) noexcept { release_block(p); }
 
 ExprP make_expr(ir::ExprOp op, std::int64_t value, ExprP a, ExprP b) noexcept {
   return make_node(Expr{op, value, std::move(a), std::move(b)});
+}
+
+namespace {
+struct extent_names {
+  std::mutex m;
+  std::vector<std::string> names;
+};
+extent_names& extents() {
+  static extent_names e;
+  return e;
+}
+}  // namespace
+
+std::int32_t extent_id(std::string const& name) {
+  auto& e = extents();
+  std::lock_guard lock(e.m);
+  for (std::size_t i = 0; i < e.names.size(); ++i)
+    if (e.names[i] == name) return static_cast<std::int32_t>(i);
+  e.names.push_back(name);
+  return static_cast<std::int32_t>(e.names.size() - 1);
+}
+std::string extent_name(std::int32_t id) {
+  auto& e = extents();
+  std::lock_guard lock(e.m);
+  return id >= 0 && static_cast<std::size_t>(id) < e.names.size() ? e.names[static_cast<std::size_t>(id)] : "?";
 }
 
 Ref::Ref() noexcept = default;

@@ -154,7 +154,9 @@ std::string encode(ir::Kernel const& k) {
   // Workspace flags after them, for the same reason, and only when there is one: the encoding
   // of every kernel without a workspace stays what the corpus holds.
   // Each later section is written when it or one after it carries something.
-  const bool indexed = std::ranges::any_of(k.values, [](ir::Value const& v) { return v.index != ir::none; });
+  const bool run_time = !k.extents.empty() || std::ranges::any_of(k.params, [](ir::Param const& p) { return !p.extent.empty(); }) ||
+                        std::ranges::any_of(k.grid_expr, [](ir::ExprId g) { return g != ir::none; });
+  const bool indexed = run_time || std::ranges::any_of(k.values, [](ir::Value const& v) { return v.index != ir::none; });
   const bool segmented = indexed || std::ranges::any_of(k.params, [](ir::Param const& p) { return p.segments != -1; });
   const bool windowed = segmented || std::ranges::any_of(k.refs, [](ir::Ref const& x) { return x.row_lo != ir::none || x.row_hi != ir::none; });
   const bool masked = windowed || std::ranges::any_of(k.refs, [](ir::Ref const& x) { return x.fill.has_value(); });
@@ -183,6 +185,16 @@ std::string encode(ir::Kernel const& k) {
   if (segmented) w.list(k.params, [&](ir::Param const& p) { w.s(p.segments); });
   // Index tiles' expressions (ValueOp::index) last.
   if (indexed) w.list(k.values, [&](ir::Value const& v) { w.s(v.index); });
+  // Run-time extents last: their names and values, each parameter's extent ids, the grid's
+  // expressions.
+  if (run_time) {
+    w.list(k.extents, [&](ir::Extent const& x) {
+      w.str(x.name);
+      w.s(x.value);
+    });
+    w.list(k.params, [&](ir::Param const& p) { w.ints(p.extent); });
+    w.ints(std::vector<std::int32_t>(k.grid_expr.begin(), k.grid_expr.end()));
+  }
   return w.take();
 }
 
@@ -279,6 +291,16 @@ ir::Kernel decode(std::uint8_t const* data, std::size_t size) {
   for (std::size_t i = 0; i < segments.size() && i < k.params.size(); ++i) k.params[i].segments = segments[i];
   const auto indices = r.ints32();
   for (std::size_t i = 0; i < indices.size() && i < k.values.size(); ++i) k.values[i].index = indices[i];
+  k.extents = r.list<ir::Extent>([&] {
+    ir::Extent x;
+    x.name = r.str();
+    x.value = r.s();
+    return x;
+  });
+  const auto extent_ids = r.list<std::vector<std::int32_t>>([&] { return r.ints32(); });
+  for (std::size_t i = 0; i < extent_ids.size() && i < k.params.size(); ++i) k.params[i].extent = extent_ids[i];
+  const auto grid_expr = r.ints32();
+  for (std::size_t i = 0; i < grid_expr.size() && i < k.grid_expr.size(); ++i) k.grid_expr[i] = grid_expr[i];
   return k;
 }
 

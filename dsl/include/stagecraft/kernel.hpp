@@ -45,6 +45,7 @@ template <class D>
 struct grid_cfg {
   using static_dims = D;
   std::array<std::int64_t, 3> extents{1, 1, 1};
+  std::array<tree::ExprP, 3> run_time{};  // dimensions over run-time extents (expr/size.hpp)
 };
 template <int_like... E>
 auto grid(E const&... e) {
@@ -54,6 +55,17 @@ auto grid(E const&... e) {
   grid_cfg<D> g;
   int i = 0;
   ((g.extents[i++] = value_of(e)), ...);
+  return g;
+}
+// A grid over sizes (expr/size.hpp): a run-time dimension is computed at launch from the
+// extents (a dynamic extent of the type, lowered at its value).
+template <class... E>
+  requires((size_value<E> || int_like<E>) && ...) && (size_value<E> || ...)
+auto grid(E const&... e) {
+  static_assert(sizeof...(E) >= 1 && sizeof...(E) <= 3, "grid(...) has 1 to 3 dimensions");
+  grid_cfg<dims<detail::size_dim<E>()...>> g;
+  int i = 0;
+  ((g.extents[i] = detail::as_size(e).value, g.run_time[i] = detail::as_size(e).run_time ? detail::as_size(e).node : tree::ExprP{}, ++i), ...);
   return g;
 }
 
@@ -359,6 +371,7 @@ template <target Target, class... Args>
     using C = std::remove_cvref_t<decltype(c)>;
     if constexpr (detail::is_grid<C>::value) {
       desc.grid = c.extents;
+      desc.grid_expr = c.run_time;
       desc.grid_rank = C::static_dims::rank;
     } else if constexpr (detail::is_cluster<C>::value) {
       for (int i = 0; i < C::static_dims::rank; ++i) desc.cluster[i] = C::static_dims::values[i];

@@ -5,6 +5,7 @@
 #include "stagecraft/core/shape.hpp"
 #include "stagecraft/core/static_int.hpp"
 #include "stagecraft/expr/index.hpp"
+#include "stagecraft/expr/size.hpp"
 #include "stagecraft/expr/stage.hpp"
 #include "stagecraft/expr/tile.hpp"
 #include "stagecraft/expr/view.hpp"

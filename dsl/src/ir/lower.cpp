@@ -1,5 +1,6 @@
 // Front-end tree -> flat IR. Expressions are hash-consed (equal subexpressions share one id) so
 // the IR is canonical; variables are renumbered in binding order.
+#include <algorithm>
 #include <map>
 #include <tuple>
 #include <unordered_map>
@@ -23,9 +24,41 @@ class Lowering {
  public:
   explicit Lowering(Kernel& k) : k_(k) {}
 
+  // The kernel's run-time extents, numbered as parameters first name them; each parameter's
+  // front-end extent ids become those numbers.
+  void run_time_extents() {
+    for (auto& p : k_.params) {
+      for (std::size_t d = 0; d < p.extent.size(); ++d) {
+        const auto id = p.extent[d];
+        if (id == none) continue;
+        if (id < 0)
+          throw VerifyError(fmt::format("kernel '{}': dimension {} of parameter '{}' is an expression of run-time extents; a parameter's run-time "
+                                        "dimension must be one extent (run_time(name, value)), which a launch reads off the tensor{}",
+                                        k_.name, d, p.name, at_kernel(k_)));
+        auto [it, fresh] = extents_.try_emplace(id, static_cast<std::int32_t>(k_.extents.size()));
+        if (fresh) k_.extents.push_back({tree::extent_name(id), p.shape[d]});
+        auto const& x = k_.extents[static_cast<std::size_t>(it->second)];
+        if (x.value != p.shape[d])
+          throw VerifyError(fmt::format("kernel '{}': run-time extent '{}' is {} in one parameter but {} in '{}' (dimension {}){}", k_.name, x.name,
+                                        x.value, p.shape[d], p.name, d, at_kernel(k_)));
+        p.extent[d] = it->second;
+      }
+      if (std::all_of(p.extent.begin(), p.extent.end(), [](std::int32_t e) { return e == none; })) p.extent.clear();
+    }
+  }
+
   ExprId expr(tree::ExprP const& e) {
     if (!e) throw VerifyError(fmt::format("kernel '{}': lowering met an empty index expression{}", k_.name, at_kernel(k_)));
     Expr x{e->op, e->value};
+    if (e->op == ExprOp::extent) {
+      auto it = extents_.find(static_cast<std::int32_t>(e->value));
+      if (it == extents_.end())
+        throw VerifyError(fmt::format("kernel '{}': an index expression reads run-time extent '{}', which is no parameter's dimension: a launch "
+                                      "could not know its value (declare a parameter with shape(..., {}, ...)){}",
+                                      k_.name, tree::extent_name(static_cast<std::int32_t>(e->value)), tree::extent_name(static_cast<std::int32_t>(e->value)),
+                                      at_kernel(k_)));
+      x.value = it->second;
+    }
     if (e->op == ExprOp::var) {
       auto it = vars_.find(static_cast<int>(e->value));
       // Unbound variables are kept with a number past the bound ones; the verifier names them.
@@ -91,6 +124,7 @@ class Lowering {
  private:
   Kernel& k_;
   std::unordered_map<int, int> vars_;
+  std::map<std::int32_t, std::int32_t> extents_;  // front-end extent id -> the kernel's
   std::map<std::tuple<ExprOp, std::int64_t, ExprId, ExprId>, ExprId> interned_;
 };
 
@@ -122,6 +156,9 @@ Kernel lower(tree::KernelDesc const& d) {
   }
   if (!d.body) throw VerifyError(fmt::format("kernel '{}': the kernel has no body (its checks failed?){}", d.name, at_kernel(k)));
   Lowering l(k);
+  l.run_time_extents();
+  for (std::size_t i = 0; i < 3; ++i)
+    if (d.grid_expr[i]) k.grid_expr[i] = l.expr(d.grid_expr[i]);
   k.body = l.stmt(d.body);
   verify(k);
   return k;

@@ -48,7 +48,7 @@ std::string stmt_name(Stmt const& s) {
 
 std::string expr_op_name(ExprOp op) {
   static constexpr const char* names[] = {"const", "var", "program_id", "cluster_idx", "thread_id", "+", "-", "*", "/", "%",
-                                          "min", "max", "<", "<=", ">", ">=", "==", "!=", "&&", "||", "!", "at"};
+                                          "min", "max", "<", "<=", ">", ">=", "==", "!=", "&&", "||", "!", "at", "extent"};
   const auto i = static_cast<std::size_t>(op);
   return i < std::size(names) ? names[i] : fmt::format("?expr_op{}", i);
 }
@@ -123,6 +123,10 @@ class Printer {
       case ExprOp::program_id: return void(fmt::format_to(out, "program_id.{}", axis_name(e.value)));
       case ExprOp::cluster_idx: return void(fmt::format_to(out, "cluster_idx.{}", axis_name(e.value)));
       case ExprOp::thread_id: o += "thread_id"; return;
+      case ExprOp::extent:  // by name: the listing (and so the hash) holds no run-time value
+        o += e.value >= 0 && e.value < static_cast<std::int64_t>(k_.extents.size()) ? k_.extents[static_cast<std::size_t>(e.value)].name
+                                                                                   : fmt::format("?x{}", e.value);
+        return;
       case ExprOp::min: case ExprOp::max:
         o += expr_op_name(e.op) + "(";
         put_expr(e.a, o);
@@ -457,9 +461,15 @@ class Printer {
 
 // The listing; `annotate` adds names and locations as comments (which the hash leaves out).
 std::string listing(Kernel const& k, bool annotate) {
-  std::string out = fmt::format("kernel {} target={} grid=({}) warpgroups={}", k.name, target_name(k.target),
-                                fmt::join(std::vector<std::int64_t>(k.grid.begin(), k.grid.begin() + std::clamp(k.grid_rank, 0, 3)), ", "),
-                                k.warpgroups);
+  // Run-time extents print by name, their values only as annotations: the hash (the JIT cache
+  // key) is the same for every value, as the generated code is.
+  std::vector<std::string> grid;
+  for (int i = 0; i < std::clamp(k.grid_rank, 0, 3); ++i) {
+    const auto g = k.grid_expr[static_cast<std::size_t>(i)];
+    if (g == none) grid.push_back(fmt::format("{}", k.grid[static_cast<std::size_t>(i)]));
+    else grid.push_back(Printer(k).expr(g) + (annotate ? fmt::format(" = {}", k.grid[static_cast<std::size_t>(i)]) : ""));
+  }
+  std::string out = fmt::format("kernel {} target={} grid=({}) warpgroups={}", k.name, target_name(k.target), fmt::join(grid, ", "), k.warpgroups);
   if (k.cluster_rank > 0)
     out += fmt::format(" cluster=({}){}", fmt::join(std::vector<std::int64_t>(k.cluster.begin(), k.cluster.begin() + std::min(k.cluster_rank, 3)), ", "),
                        k.cluster_nonportable ? " non-portable" : "");
@@ -467,7 +477,10 @@ std::string listing(Kernel const& k, bool annotate) {
   for (auto const& p : k.params) {
     std::vector<std::string> ext;
     for (std::size_t i = 0; i < p.shape.size(); ++i)
-      ext.push_back(i < p.dynamic.size() && p.dynamic[i] ? fmt::format("{}?", p.shape[i]) : fmt::format("{}", p.shape[i]));
+      if (p.run_time(i) && static_cast<std::size_t>(p.extent[i]) < k.extents.size())
+        ext.push_back(k.extents[static_cast<std::size_t>(p.extent[i])].name + (annotate ? fmt::format("={}", p.shape[i]) : ""));
+      else
+        ext.push_back(i < p.dynamic.size() && p.dynamic[i] ? fmt::format("{}?", p.shape[i]) : fmt::format("{}", p.shape[i]));
     out += fmt::format("  param {}: {} {}[{}]{}\n", p.name, p.workspace ? "workspace" : "gmem", dtype_name(p.dtype), fmt::join(ext, ", "),
                        p.segments >= 0 ? fmt::format(" segments of {} rows", p.segments) : "");
   }

@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "stagecraft/ir/eval.hpp"
 #include "stagecraft/ir/protocol_error.hpp"
 #include "stagecraft/ir/kernel.hpp"
 #include "stagecraft/ir/tcgen05.hpp"
@@ -71,6 +72,7 @@ class Verifier {
 
   void run() {
     kernel_level();
+    run_time_extents();
     for (std::size_t i = 0; i < k_.params.size(); ++i) param(i);
     for (std::size_t i = 0; i < k_.allocs.size(); ++i) {
       alloc_context_ = static_cast<int>(i);
@@ -93,6 +95,8 @@ class Verifier {
       context_ = expr_user_[i];
       expr(static_cast<ExprId>(i));
     }
+    context_ = none;
+    run_time_grid();
     ref_vars_.resize(k_.refs.size());
     for (std::size_t i = 0; i < k_.refs.size(); ++i) {
       context_ = ref_user_[i];
@@ -200,6 +204,19 @@ class Verifier {
     if (p.shape.empty() || p.shape.size() > max_param_rank)
       fail("parameter '{}' has rank {}, expected 1 to {}", p.name, p.shape.size(), max_param_rank);
     if (p.dynamic.size() != p.shape.size()) fail("parameter '{}': {} dynamic flags for rank {}", p.name, p.dynamic.size(), p.shape.size());
+    if (!p.extent.empty() && p.extent.size() != p.shape.size())
+      fail("parameter '{}': {} run-time extent entries for rank {}", p.name, p.extent.size(), p.shape.size());
+    for (std::size_t d = 0; d < p.extent.size(); ++d) {
+      const auto x = p.extent[d];
+      if (x == none) continue;
+      if (x < 0 || static_cast<std::size_t>(x) >= k_.extents.size())
+        fail("parameter '{}' dimension {} is run-time extent {}, but the kernel has {}", p.name, d, x, k_.extents.size());
+      if (p.shape[d] != k_.extents[static_cast<std::size_t>(x)].value)
+        fail("parameter '{}' dimension {} is run-time extent {} = {}, but its shape says {}", p.name, d, k_.extents[static_cast<std::size_t>(x)].name,
+             k_.extents[static_cast<std::size_t>(x)].value, p.shape[d]);
+      if (p.segments != -1) fail("segment table '{}' has a run-time extent ({}): its length is the number of groups, compiled in", p.name,
+                                 k_.extents[static_cast<std::size_t>(x)].name);
+    }
     for (auto e : p.shape)
       if (e < 1) fail("parameter '{}' has shape ({}): every extent must be at least 1", p.name, fmt::join(p.shape, ", "));
     const auto bytes = checked_product(p.shape, dtype_bits(p.dtype) / 8);
@@ -213,6 +230,56 @@ class Verifier {
            dtype_name(p.dtype), fmt::join(p.shape, ", "));
     if (p.segments < -1 || p.segments > std::numeric_limits<std::int32_t>::max())
       fail<ConfigError>("segment table '{}' covers {} rows: an i32 offset holds 0 to {}", p.name, p.segments, std::numeric_limits<std::int32_t>::max());
+  }
+
+  // Run-time extents: named, distinct, at least 1, and each some parameter's dimension (a
+  // launcher takes the values from the tensors it is given).
+  void run_time_extents() {
+    for (std::size_t i = 0; i < k_.extents.size(); ++i) {
+      auto const& x = k_.extents[i];
+      if (!is_identifier(x.name)) fail("run-time extent {} is named '{}', which is not a C identifier (it names a kernel argument)", i, x.name);
+      for (std::size_t j = 0; j < i; ++j)
+        if (k_.extents[j].name == x.name) fail("two run-time extents are named '{}'", x.name);
+      for (auto const& p : k_.params)
+        if (p.name == x.name) fail("run-time extent '{}' has the name of a parameter", x.name);
+      if (x.value < 1 || x.value > std::numeric_limits<std::int32_t>::max())
+        fail<ConfigError>("run-time extent {} = {}: it must be 1 to {}", x.name, x.value, std::numeric_limits<std::int32_t>::max());
+      bool used = false;
+      for (auto const& p : k_.params)
+        for (auto e : p.extent) used = used || e == static_cast<std::int32_t>(i);
+      if (!used) fail("run-time extent '{}' is no parameter's dimension: a launch could not know its value", x.name);
+    }
+  }
+
+  // A grid dimension over run-time extents: an expression of constants and extents only (the
+  // launcher evaluates it on the host) whose value is the dimension's.
+  void run_time_grid() const {
+    for (int i = 0; i < 3; ++i) {
+      const auto g = k_.grid_expr[static_cast<std::size_t>(i)];
+      if (g == none) continue;
+      if (g < 0 || g >= static_cast<ExprId>(k_.exprs.size())) fail("grid dimension {} is expression {}, which does not exist", i, g);
+      if (i >= k_.grid_rank) fail("grid dimension {} has an expression, but the grid has rank {}", i, k_.grid_rank);
+      std::vector<ExprId> todo{g};
+      while (!todo.empty()) {
+        auto const& e = k_.exprs[static_cast<std::size_t>(todo.back())];
+        todo.pop_back();
+        if (e.op == ExprOp::var || e.op == ExprOp::program_id || e.op == ExprOp::cluster_idx || e.op == ExprOp::thread_id || e.op == ExprOp::load)
+          fail("grid dimension {} reads {}: a grid is computed on the host from constants and run-time extents only", i, expr_op_name(e.op));
+        if (e.a != none) todo.push_back(e.a);
+        if (e.b != none) todo.push_back(e.b);
+      }
+      bool div_zero = false;
+      const auto v = eval_index(k_, g, [](Expr const& e) { return e.value; }, [](Expr const&, std::int64_t) { return std::int64_t{0}; },
+                                [&] { div_zero = true; });
+      if (div_zero) fail<ConfigError>("grid dimension {} divides by zero for {}", i, extent_values());
+      if (v != k_.grid[static_cast<std::size_t>(i)])
+        fail("grid dimension {} is {}, but its expression gives {} for {}", i, k_.grid[static_cast<std::size_t>(i)], v, extent_values());
+    }
+  }
+  std::string extent_values() const {
+    std::vector<std::string> v;
+    for (auto const& x : k_.extents) v.push_back(fmt::format("{}={}", x.name, x.value));
+    return fmt::format("{}", fmt::join(v, ", "));
   }
 
   void alloc(std::size_t i) {
@@ -399,6 +466,10 @@ class Verifier {
         break;
       case ExprOp::cluster_idx:
         if (e.value < 0 || e.value >= std::max(1, k_.cluster_rank)) fail("cluster_idx({}) but the cluster has {} dimensions", e.value, k_.cluster_rank);
+        break;
+      case ExprOp::extent:
+        if (e.value < 0 || e.value >= static_cast<std::int64_t>(k_.extents.size()))
+          fail("index expression {} reads run-time extent {}, but the kernel has {}", id, e.value, k_.extents.size());
         break;
       case ExprOp::load: {  // an index table: which parameters may be one is checked with the statements
         if (e.value < 0 || e.value >= static_cast<std::int64_t>(k_.params.size()))

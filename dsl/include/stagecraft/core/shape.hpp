@@ -72,6 +72,8 @@ struct shape_t {
   using static_dims = D;
   static constexpr int rank = D::rank;
   std::array<std::int64_t, D::rank> extents{};
+  // Per dimension, the run-time extent it is (expr/size.hpp); empty: every extent compiled in.
+  std::vector<std::int32_t> extent{};
   std::vector<std::int64_t> vector() const { return {extents.begin(), extents.end()}; }
 };
 

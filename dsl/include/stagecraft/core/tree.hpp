@@ -141,6 +141,7 @@ struct KernelDesc {
   ir::Target target;
   std::array<std::int64_t, 3> grid{1, 1, 1};
   int grid_rank = 1;
+  std::array<ExprP, 3> grid_expr{};  // dimensions over run-time extents (ir::Kernel::grid_expr)
   std::array<std::int64_t, 3> cluster{1, 1, 1};
   int cluster_rank = 0;
   bool cluster_nonportable = false;
@@ -161,6 +162,11 @@ struct KernelDesc {
 };
 void add_param(KernelDesc& d, ParamDecl p) noexcept;
 void add_alloc(KernelDesc& d, AllocDecl a, const char* name, src_loc loc) noexcept;
+
+// Run-time extents get a process-wide id per name (run_time("M", m): an ExprOp::extent node and
+// ParamDecl::extent hold it); lowering numbers a kernel's own extents from 0.
+std::int32_t extent_id(std::string const& name);
+std::string extent_name(std::int32_t id);
 
 // Variables get a process-unique raw id when their loop is built; lowering renumbers them in
 // binding order, so the IR (and its hash) does not depend on how many kernels were built before.

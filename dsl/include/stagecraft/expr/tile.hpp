@@ -13,6 +13,7 @@
 #include "stagecraft/core/info.hpp"
 #include "stagecraft/core/shape.hpp"
 #include "stagecraft/expr/index.hpp"
+#include "stagecraft/expr/size.hpp"
 #include "stagecraft/memory/kinds.hpp"
 
 namespace stagecraft {
@@ -40,6 +41,8 @@ namespace detail {
 template <class T>
 tree::ValueP value_node(T const& v, ir::DType dt, tree::dims_view shape) {
   if constexpr (is_tile<T>) return v.node;
+  else if constexpr (size_value<T>)  // compiled in: the plain scalar a builder over integers made
+    return v.run_time ? tree::value_index(dt, shape, v.node) : tree::value_scalar(dt, shape, static_cast<double>(v.value));
   else if constexpr (index_expr<T>) return tree::value_index(dt, shape, v.node);  // a run-time scalar
   else return tree::value_scalar(dt, shape, static_cast<double>(v));
 }

@@ -16,7 +16,8 @@
 
 namespace stagecraft::ir {
 
-// leaf(e): the value of a constant, var, program_id, cluster_idx or thread_id node.
+// leaf(e): the value of a constant, var, program_id, cluster_idx or thread_id node. A run-time
+// extent is the value the kernel holds for it (Kernel::extents: ir::bind sets them).
 // load(e, i): element i of index table e.value (x.at(i)); the caller checks i against its extent.
 template <class Leaf, class Load, class DivByZero>
 std::int64_t eval_index(Kernel const& k, ExprId id, Leaf&& leaf, Load&& load, DivByZero&& div_by_zero) {
@@ -25,6 +26,7 @@ std::int64_t eval_index(Kernel const& k, ExprId id, Leaf&& leaf, Load&& load, Di
   switch (e.op) {
     case ExprOp::constant: case ExprOp::var: case ExprOp::program_id: case ExprOp::cluster_idx: case ExprOp::thread_id:
       return leaf(e);
+    case ExprOp::extent: return k.extents[static_cast<std::size_t>(e.value)].value;
     case ExprOp::lnot: return !sub(e.a);
     case ExprOp::load: return load(e, sub(e.a));
     default: break;

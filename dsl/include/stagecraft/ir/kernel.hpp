@@ -6,6 +6,7 @@
 // IR of equal kernels equal whatever else the process built before.
 #pragma once
 #include <array>
+#include <map>
 #include <cstdint>
 #include <stdexcept>
 #include <optional>
@@ -42,7 +43,23 @@ struct Param {
   // (FlashAttention's cu_seqlens). Launchers check a table before the run and seeded inputs
   // draw one (segments of random sizes, empty ones among them). -1: not a segment table.
   std::int64_t segments = -1;
+  // Per dimension: the run-time extent (Kernel::extents) it is, or none when the extent is
+  // compiled in. Empty: every extent compiled in. In the front end's declarations (before
+  // lowering) the ids are the process-wide ones of tree::extent_id().
+  std::vector<std::int32_t> extent;
+  bool run_time(std::size_t d) const { return d < extent.size() && extent[d] != none; }
   friend bool operator==(Param const&, Param const&) = default;
+};
+
+// A run-time extent (run_time("M", m) in the front end): a size passed at launch, not compiled
+// in. `value` is the size this kernel was lowered (and verified) for; the generated code never
+// reads it, so one compiled kernel serves every value, and ir::bind() re-verifies a kernel for
+// another before a launch. Every run-time extent is some parameter's dimension: a launcher
+// takes it from the tensors it is given.
+struct Extent {
+  std::string name;
+  std::int64_t value = 1;
+  friend bool operator==(Extent const&, Extent const&) = default;
 };
 
 struct Alloc {
@@ -152,6 +169,10 @@ struct Kernel {
   Target target = Target::sm_90a;
   std::array<std::int64_t, 3> grid{1, 1, 1};
   int grid_rank = 1;
+  // Grid dimensions that depend on run-time extents: the expression (of constants and extents
+  // only) that `grid` holds the value of. none: a compiled-in dimension.
+  std::array<ExprId, 3> grid_expr{none, none, none};
+  std::vector<Extent> extents;
   std::array<std::int64_t, 3> cluster{1, 1, 1};
   int cluster_rank = 0;
   bool cluster_nonportable = false;
@@ -211,6 +232,19 @@ struct ConfigError : VerifyError {
 
 // Throws VerifyError on the first violated invariant.
 void verify(Kernel const& k);
+
+// The kernel for other values of its run-time extents (name -> value; extents not named keep
+// theirs): every parameter dimension and grid dimension that depends on them recomputed, then
+// verified, so a launch at sizes the kernel was not lowered for gets the checks lowering would
+// have made, in the same words (a ConfigError naming the kernel, the op and the values). The
+// generated code does not change (it reads run-time extents from its arguments). Throws
+// ConfigError for a name that is no run-time extent of the kernel or a value under 1.
+Kernel bind(Kernel const& k, std::map<std::string, std::int64_t> const& values);
+// The values of the run-time extents from the shapes of the tensors a caller passes (one per
+// parameter, in order): each run-time dimension of each parameter gives its extent's value, and
+// all that share an extent must agree (ConfigError naming both parameters otherwise). Compiled-in
+// dimensions are not checked here (the launcher compares whole shapes after bind()).
+std::map<std::string, std::int64_t> extents_of(Kernel const& k, std::vector<std::vector<std::int64_t>> const& shapes);
 
 // A stable, readable listing: what `stagecraft show` prints.
 std::string print(Kernel const& k);

@@ -114,13 +114,17 @@ namespace stagecraft::ir {
 //   load: an index from memory, element `a` of parameter `value` (x.at(i)): a rank-1 integer
 //         parameter the kernel never writes, so the read is a pure function of the index like
 //         every other expression (a cu_seqlens table, a grouped GEMM's row offsets).
+//   extent: run-time extent `value` (Kernel::extents): a size the kernel takes as a launch
+//         argument instead of compiling it in (a GEMM's M, a sequence length), so that one
+//         compiled kernel serves all its values.
 enum class ExprOp : std::uint8_t {
   constant, var, program_id, cluster_idx, thread_id,
   add, sub, mul, div, mod, min, max,
   lt, le, gt, ge, eq, ne, land, lor, lnot,
   load,
+  extent,
 };
-inline constexpr ExprOp last_expr_op = ExprOp::load;
+inline constexpr ExprOp last_expr_op = ExprOp::extent;
 constexpr bool expr_is_binary(ExprOp op) { return op >= ExprOp::add && op <= ExprOp::lor; }
 constexpr bool expr_is_unary(ExprOp op) { return op == ExprOp::lnot || op == ExprOp::load; }
 // The dtypes an index table may have: what x.at(i) reads as a 64-bit index.

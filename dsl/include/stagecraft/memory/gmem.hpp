@@ -15,6 +15,7 @@
 #include "stagecraft/core/dtype.hpp"
 #include "stagecraft/core/shape.hpp"
 #include "stagecraft/expr/index.hpp"
+#include "stagecraft/expr/size.hpp"
 #include "stagecraft/memory/kinds.hpp"
 
 namespace stagecraft {
@@ -28,10 +29,11 @@ struct gmem_decl {
   std::vector<std::int64_t> extents;
   bool workspace = false;  // workspace<T>(...): owned by the kernel, zero at every launch
   std::int64_t segments = -1;  // segment_offsets(...): the rows its offsets cover
+  std::vector<std::int32_t> extent{};  // per dimension, its run-time extent (expr/size.hpp); empty: none
   tree::ParamDecl decl() const {
     std::vector<bool> dyn;
     for (auto v : Dims::values) dyn.push_back(v == dynamic_extent);
-    return {name, DT::code, extents, dyn, workspace, segments};
+    return {name, DT::code, extents, dyn, workspace, segments, extent};
   }
 };
 
@@ -47,7 +49,9 @@ auto gmem(std::string name, Shape const& s) {
                                                                          << D{} << " has " << D::rank);
     return gmem_decl<DT, any_dims>{std::move(name), {}};  // a stand-in: its uses add no second error
   } else {
-    return gmem_decl<DT, D>{std::move(name), s.vector()};
+    gmem_decl<DT, D> d{std::move(name), s.vector()};
+    d.extent = s.extent;
+    return d;
   }
 }
 
@@ -79,7 +83,9 @@ auto workspace(std::string name, Shape const& s) {
                          << " exceeds max_workspace_bytes=" << ir::max_workspace_bytes << " (it is zero-filled on every launch)");
     return gmem_decl<DT, any_dims>{std::move(name), {}, true};
   } else {
-    return gmem_decl<DT, D>{std::move(name), s.vector(), true};
+    gmem_decl<DT, D> d{std::move(name), s.vector(), true};
+    d.extent = s.extent;
+    return d;
   }
 }
 

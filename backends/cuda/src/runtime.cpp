@@ -243,7 +243,9 @@ std::vector<CUtensorMap> encode_maps(driver& d, nvrtc::compiled const& c, ir::Ke
   std::vector<CUtensorMap> maps(c.code.maps.size());
   for (std::size_t m = 0; m < maps.size(); ++m) {
     auto const& spec = c.code.maps[m];
-    const auto a = encode_args({k.params[spec.param].name, spec.dtype, ptrs[spec.param], spec.shape, spec.box, spec.swizzle, spec.elem_strides,
+    // The shape of this launch's kernel, not the one it was compiled for: with run-time extents
+    // one compiled kernel serves many.
+    const auto a = encode_args({k.params[spec.param].name, spec.dtype, ptrs[spec.param], k.params[spec.param].shape, spec.box, spec.swizzle, spec.elem_strides,
                                 spec.nan_fill});
     std::array<cuuint64_t, 5> dims{};
     std::array<cuuint64_t, 4> strides{};
@@ -282,13 +284,16 @@ CUfunction function_for(driver& d, nvrtc::compiled const& c, ir::Kernel const& k
   return fn;
 }
 
-// Enqueues one launch with the kernel's grid, cluster and dynamic SMEM; `args` holds the maps
-// then the GMEM pointers.
+// Enqueues one launch with the kernel's grid, cluster and dynamic SMEM; `args` holds the maps,
+// the GMEM pointers, then the run-time extents (the generated kernel's signature, in order).
 void enqueue(driver& d, nvrtc::compiled const& c, ir::Kernel const& k, CUfunction fn, std::vector<CUtensorMap>& maps,
              std::vector<CUdeviceptr>& ptrs, CUstream stream) {
   std::vector<void*> args;
   for (auto& m : maps) args.push_back(&m);
   for (auto& p : ptrs) args.push_back(&p);
+  std::vector<long long> extents;
+  for (auto const& x : k.extents) extents.push_back(x.value);
+  for (auto& x : extents) args.push_back(&x);
   CUlaunchConfig cfg{};
   cfg.gridDimX = static_cast<unsigned>(k.grid[0]);
   cfg.gridDimY = static_cast<unsigned>(k.grid[1]);

@@ -217,7 +217,7 @@ std::shared_ptr<module const> load(fs::path const& so, int fd, std::string const
   m->path = so.string();
   m->pinned_fd = fd;
   m->bind = reinterpret_cast<void (*)(const schost::api*)>(::dlsym(h, "sc_host_bind"));
-  m->entry = reinterpret_cast<void (*)(const void*, void* const*)>(::dlsym(h, "sc_host_entry"));
+  m->entry = reinterpret_cast<void (*)(const void*, void* const*, const long long*)>(::dlsym(h, "sc_host_entry"));
   if (!m->bind || !m->entry)
     throw compile_error(fmt::format("kernel '{}': its host object {} lacks sc_host_bind or sc_host_entry", kernel, so.string()));
   return m;
@@ -268,12 +268,13 @@ std::string translation_unit(nvrtc::generated const& g, ir::Kernel const& k) {
   tu += "}  // namespace sc\n\n// the generated kernel, verbatim\n";
   tu += src.substr(end + prelude_end.size());
   // The entry point: one CUDA thread, arguments as the CUDA runtime passes them (tensor maps
-  // by value, then the GMEM pointers).
+  // by value, then the GMEM pointers, then the run-time extents).
   std::vector<std::string> args;
   for (std::size_t m = 0; m < g.maps.size(); ++m) args.push_back(fmt::format("static_cast<const sc::tmap_t*>(maps)[{}]", m));
   for (std::size_t p = 0; p < k.params.size(); ++p) args.push_back(fmt::format("static_cast<{}*>(gmem[{}])", storage_type(k.params[p].dtype), p));
-  tu += "\nextern \"C\" __attribute__((visibility(\"default\"))) void sc_host_entry(const void* maps, void* const* gmem) {\n";
-  tu += "  (void)maps;\n  (void)gmem;\n";
+  for (std::size_t x = 0; x < k.extents.size(); ++x) args.push_back(fmt::format("extents[{}]", x));
+  tu += "\nextern \"C\" __attribute__((visibility(\"default\"))) void sc_host_entry(const void* maps, void* const* gmem, const long long* extents) {\n";
+  tu += "  (void)maps;\n  (void)gmem;\n  (void)extents;\n";
   tu += fmt::format("  {}({});\n}}\n", g.entry, fmt::join(args, ", "));
   return tu;
 }

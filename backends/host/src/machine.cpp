@@ -792,11 +792,13 @@ class machine {
       else std::memcpy(gmem_storage_.back().data(), b.bytes.data(), b.bytes.size());
       gmem_.push_back(gmem_storage_.back().data());
     }
-    // Tensor maps: the checks and the parameters of cuTensorMapEncodeTiled (cuda/runtime.cpp).
+    for (auto const& x : k_.extents) extents_.push_back(x.value);
+    // Tensor maps: the checks and the parameters of cuTensorMapEncodeTiled (cuda/runtime.cpp),
+    // over this run's shapes (a compiled kernel with run-time extents serves others too).
     maps_.resize(c_.code.maps.size());
     for (std::size_t i = 0; i < maps_.size(); ++i) {
       auto const& spec = c_.code.maps[i];
-      const auto a = cuda::encode_args({k_.params[spec.param].name, spec.dtype, reinterpret_cast<std::uintptr_t>(gmem_[spec.param]), spec.shape,
+      const auto a = cuda::encode_args({k_.params[spec.param].name, spec.dtype, reinterpret_cast<std::uintptr_t>(gmem_[spec.param]), k_.params[spec.param].shape,
                                         spec.box, spec.swizzle, spec.elem_strides, spec.nan_fill});
       schost::tensor_map t{};
       t.magic = schost::tensor_map_magic;
@@ -880,7 +882,7 @@ class machine {
         threads_[t].fib = ctx::fiber(std::allocator_arg, pooled_stack{&stacks_}, [this, t](ctx::fiber&& back) {
           threads_[t].back = std::move(back);
           try {
-            c_.mod->entry(maps_.data(), gmem_.data());
+            c_.mod->entry(maps_.data(), gmem_.data(), extents_.data());
           } catch (abort_run& a) {
             if (kind_ == failure::none) {
               kind_ = a.kind;
@@ -1429,6 +1431,7 @@ class machine {
   std::vector<guarded> gmem_storage_;
   std::vector<std::pair<std::size_t, std::size_t>> store_sources_;  // (SMEM offset, bytes)
   std::vector<void*> gmem_;
+  std::vector<long long> extents_;  // the run-time extents' values, as the kernel takes them
   std::vector<tmap_words> maps_;
   std::vector<cta_t> ctas_;
   std::vector<cluster_t> clusters_;

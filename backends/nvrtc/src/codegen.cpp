@@ -250,6 +250,7 @@ class emitter {
     std::vector<std::string> params;
     for (std::size_t i = 0; i < maps_.size(); ++i) params.push_back(fmt::format("const __grid_constant__ sc::tmap_t tmap{}", i));
     for (auto const& p : k_.params) params.push_back(fmt::format("{}* __restrict__ p_{}", ctype(p.dtype), p.name));
+    for (auto const& x : k_.extents) params.push_back(fmt::format("const long long ext_{}", x.name));  // run-time extents, after the pointers
     // With setmaxnreg, ptxas must know the register count at entry: one CTA per SM fixes it
     // (without it ptxas may report "setmaxnreg ignored; unable to determine register count at
     // entry" and cap every thread at 65536 / threads).
@@ -338,7 +339,11 @@ class emitter {
       case ir::ExprOp::constant: return interval{e.value, e.value};
       case ir::ExprOp::var:
         return e.value >= 0 && static_cast<std::size_t>(e.value) < var_range_.size() ? var_range_[static_cast<std::size_t>(e.value)] : std::nullopt;
-      case ir::ExprOp::program_id: return e.value >= 0 && e.value < 3 ? range_t(interval{0, k_.grid[static_cast<std::size_t>(e.value)] - 1}) : std::nullopt;
+      case ir::ExprOp::program_id:  // a grid over run-time extents: as large as CUDA allows
+        if (e.value < 0 || e.value >= 3) return std::nullopt;
+        if (k_.grid_expr[static_cast<std::size_t>(e.value)] != ir::none) return interval{0, (e.value == 0 ? ir::max_grid_x : ir::max_grid_yz) - 1};
+        return interval{0, k_.grid[static_cast<std::size_t>(e.value)] - 1};
+      case ir::ExprOp::extent: return interval{1, std::numeric_limits<std::int32_t>::max()};
       case ir::ExprOp::cluster_idx: return e.value >= 0 && e.value < 3 ? range_t(interval{0, k_.cluster[static_cast<std::size_t>(e.value)] - 1}) : std::nullopt;
       case ir::ExprOp::thread_id: return interval{0, k_.warpgroups - 1};
       case ir::ExprOp::lt: case ir::ExprOp::le: case ir::ExprOp::gt: case ir::ExprOp::ge: case ir::ExprOp::eq: case ir::ExprOp::ne:
@@ -433,6 +438,7 @@ class emitter {
       case ir::ExprOp::lnot: return fmt::format("(!{})", expr(e.a));
       // Through the read-only cache: nothing in the kernel writes an index table (verify).
       case ir::ExprOp::load: return fmt::format("static_cast<long long>(sc::ld_index(p_{} + ({})))", k_.params[static_cast<std::size_t>(e.value)].name, expr(e.a));
+      case ir::ExprOp::extent: return fmt::format("ext_{}", k_.extents[static_cast<std::size_t>(e.value)].name);
     }
     return "0";
   }
@@ -555,7 +561,7 @@ class emitter {
     const auto at = array_coords(rid, i);
     std::string in;
     for (int d = static_cast<int>(at.size()) - 1; d >= 0; --d)
-      in += fmt::format("{}({} < {}LL)", in.empty() ? "" : " && ", at[d], k_.params[r.id].shape[d]);
+      in += fmt::format("{}({} < {})", in.empty() ? "" : " && ", at[d], param_extent(k_.params[r.id], static_cast<std::size_t>(d)));
     if (r.windowed()) in += fmt::format(" && ({} < {})", at[0], expr(r.row_hi));
     return in;
   }
@@ -564,7 +570,12 @@ class emitter {
   bool rows_keep_vectors(ir::RefId rid, std::int64_t v) const {
     auto const& r = k_.refs[rid];
     auto const& p = k_.params[r.id];
-    return p.shape.back() % v == 0 && !(r.windowed() && p.shape.size() == 1);
+    return !p.run_time(p.shape.size() - 1) && p.shape.back() % v == 0 && !(r.windowed() && p.shape.size() == 1);
+  }
+  // A parameter's extent along d in generated code: the literal, or for a run-time extent the
+  // kernel argument that carries it (the code then serves every value: the JIT cache key has none).
+  std::string param_extent(ir::Param const& p, std::size_t d) const {
+    return p.run_time(d) ? fmt::format("ext_{}", k_.extents[static_cast<std::size_t>(p.extent[d])].name) : fmt::format("{}LL", p.shape[d]);
   }
   // Where a GMEM block starts along dimension d, in elements: a window's first row plus the
   // block's coordinate times `unit` (its footprint there).
@@ -583,7 +594,7 @@ class emitter {
     if (r.windowed()) return true;  // the window's end is known only at run time
     auto const& p = k_.params[r.id];
     for (std::size_t d = 0; d < r.shape.size(); ++d)
-      if (p.shape[d] % r.shape[d] != 0) return true;
+      if (p.run_time(d) || p.shape[d] % r.shape[d] != 0) return true;  // a run-time extent may leave a tail
     return false;
   }
   // `element(rid, i) = rhs;`, a masked tile's under its bounds predicate (nothing outside is written).
@@ -629,7 +640,7 @@ class emitter {
     auto const& p = k_.params[k_.refs[rid].id];
     std::string off = "0LL";
     const auto at = array_coords(rid, i);
-    for (std::size_t d = 0; d < at.size(); ++d) off = fmt::format("({} * {}LL + {})", off, p.shape[d], at[d]);
+    for (std::size_t d = 0; d < at.size(); ++d) off = fmt::format("({} * {} + {})", off, param_extent(p, d), at[d]);
     return off;
   }
   // Element `i` (a C++ expression) of a view, as an lvalue of its storage type.

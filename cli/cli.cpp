@@ -48,8 +48,11 @@ namespace stagecraft::cli {
 
 namespace {
 
-param_values parse_sets(std::vector<std::string> const& sets) {
+// --set NAME=VALUE, and --dynamic NAME as "NAME?" = 1 (registry.hpp): resolve() checks both.
+param_values parse_sets(std::vector<std::string> const& sets, std::vector<std::string> const& dynamic = {}) {
   param_values v;
+  for (auto const& d : dynamic)
+    if (!v.emplace(d + "?", 1).second) throw usage_error(fmt::format("--dynamic {} is given twice", d));
   for (auto const& s : sets) {
     auto [name, value] = registry::parse_assignment(s);
     // Keeping the last of two would run a size the user may not have meant, without a word.
@@ -115,9 +118,8 @@ void list(registry const& kernels) {
 void show(kernel_entry const& e, param_values const& overrides) {
   const auto values = registry::resolve(e, overrides);
   const ir::Kernel k = registry::build(e, values);
-  std::vector<std::string> set;
-  for (auto const& [n, v] : values) set.push_back(fmt::format("{}={}", n, v));
-  fmt::print("# {} ({})\n# hash {:016x}\n{}\n", e.name, fmt::join(set, " "), ir::hash(k), ir::print(k));
+  const std::string set = detail::describe_values(values);
+  fmt::print("# {} ({})\n# hash {:016x}\n{}\n", e.name, set, ir::hash(k), ir::print(k));
 }
 
 struct run_flags {
@@ -181,11 +183,10 @@ void check_host_memory(kernel_entry const& e, param_values const& values, ir::Ke
   }
   const double limit = host_memory_limit();
   if (total * copies > limit) {
-    std::vector<std::string> set;
-    for (auto const& [n, v] : values) set.push_back(fmt::format("{}={}", n, v));
+    const std::string set = detail::describe_values(values);
     throw usage_error(fmt::format("kernel '{}' ({}) needs at least {} of host memory: its tensors take {} ({}), held {} times "
                                   "(inputs, results, reference), and this machine allows {}: choose smaller sizes",
-                                  e.name, fmt::join(set, " "), byte_size(total * copies), byte_size(total), fmt::join(parts, ", "),
+                                  e.name, set, byte_size(total * copies), byte_size(total), fmt::join(parts, ", "),
                                   copies, byte_size(limit)));
   }
 }
@@ -280,9 +281,8 @@ int run_on_host(kernel_entry const& e, param_values const& values, ir::Kernel co
     return exit_internal;
   }
   const int n = std::max(1, f.explore);
-  std::vector<std::string> set;
-  for (auto const& [name, v] : values) set.push_back(fmt::format("{}={}", name, v));
-  fmt::print("{} ({}): inputs seeded random (--input-seed {}), host backend ({}, math {}), schedule seed(s) {}..{}\n", e.name, fmt::join(set, " "),
+  const std::string set = detail::describe_values(values);
+  fmt::print("{} ({}): inputs seeded random (--input-seed {}), host backend ({}, math {}), schedule seed(s) {}..{}\n", e.name, set,
              f.input_seed, c.from_cache ? "cached object" : fmt::format("compiled in {:.2f} s", c.compile_seconds), ir::math_mode_name(math), f.seed,
              f.seed + static_cast<std::uint64_t>(n) - 1);
   auto expected = inputs;
@@ -341,9 +341,8 @@ int run_kernel(kernel_entry const& e, param_values const& overrides, run_flags c
   try {
     built.emplace(registry::build(e, values));
   } catch (ir::ProtocolError const& err) {  // the user's protocol mistake, found before any run: a verdict like the interpreter's
-    std::vector<std::string> set;
-    for (auto const& [n, v] : values) set.push_back(fmt::format("{}={}", n, v));
-    fmt::print("{} ({}): not run\n{}\nverdict: protocol error ({}, found by the verifier before the run)\n", e.name, fmt::join(set, " "), err.what(),
+    const std::string set = detail::describe_values(values);
+    fmt::print("{} ({}): not run\n{}\nverdict: protocol error ({}, found by the verifier before the run)\n", e.name, set, err.what(),
                err.check);
     return exit_protocol;
   }
@@ -373,9 +372,8 @@ int run_kernel(kernel_entry const& e, param_values const& overrides, run_flags c
   if (f.trace_file) trace_out.emplace("--trace", *f.trace_file);
   if (f.timeline_file) timeline_out.emplace("--timeline", *f.timeline_file);
   const auto inputs = random_inputs(k, f.input_seed);
-  std::vector<std::string> set;
-  for (auto const& [n, v] : values) set.push_back(fmt::format("{}={}", n, v));
-  fmt::print("{} ({}): inputs seeded random (--input-seed {}), policy {}{}{}{}{}\n", e.name, fmt::join(set, " "), f.input_seed,
+  const std::string set = detail::describe_values(values);
+  fmt::print("{} ({}): inputs seeded random (--input-seed {}), policy {}{}{}{}{}\n", e.name, set, f.input_seed,
              interp::policy_name(o.schedule), o.schedule == interp::policy::random || o.schedule == interp::policy::pct ? fmt::format(" --seed {}", o.seed) : "",
              o.checks ? "" : ", checks off", o.math == ir::math_mode::fast ? ", math fast" : "",
              o.all_cta_scopes ? ", every cluster barrier at .cta scope (what-if)" : "");
@@ -692,9 +690,10 @@ void check_distinct(std::vector<std::pair<const char*, std::optional<std::string
   cli::check_distinct_outputs(outputs);
 }
 std::string describe_values(param_values const& v) {
-  std::vector<std::string> set;
-  for (auto const& [n, x] : v) set.push_back(fmt::format("{}={}", n, x));
-  return fmt::format("{}", fmt::join(set, " "));
+  std::vector<std::string> words;
+  for (auto const& [n, x] : v)  // a size marked --dynamic ("M?" = 1) is said with its value
+    if (n.empty() || n.back() != '?') words.push_back(fmt::format("{}={}{}", n, x, is_dynamic(v, n) ? " (run-time)" : ""));
+  return fmt::format("{}", fmt::join(words, " "));
 }
 }  // namespace detail
 
@@ -708,9 +707,11 @@ int main(int argc, char** argv, registry const& kernels) {
   auto* show_cmd = app.add_subcommand("show", "print a kernel's lowered IR");
   std::string kernel_name;
   std::vector<std::string> sets;
+  std::vector<std::string> dynamic;
   bool show_all = false;
   show_cmd->add_option("kernel", kernel_name, "kernel name (see `stagecraft list`)");
   show_cmd->add_option("--set", sets, "override a parameter: --set K=3 (repeatable)");
+  show_cmd->add_option("--dynamic", dynamic, "make a size parameter a run-time extent: one compiled kernel for all its values (repeatable)");
   show_cmd->add_flag("--all", show_all, "show every registered kernel with its default parameters");
 
   auto* run_cmd = app.add_subcommand("run", "run a kernel in the interpreter on seeded random inputs and check it");
@@ -718,6 +719,7 @@ int main(int argc, char** argv, registry const& kernels) {
   bool run_all = false;
   run_cmd->add_option("kernel", kernel_name, "kernel name (see `stagecraft list`)");
   run_cmd->add_option("--set", sets, "override a parameter: --set K=3 (repeatable)");
+  run_cmd->add_option("--dynamic", dynamic, "make a size parameter a run-time extent: one compiled kernel for all its values (repeatable)");
   run_cmd->add_flag("--all", run_all, "run every registered kernel with its default parameters");
   run_cmd->add_option("--backend", rf.backend, "interp (the CPU interpreter), host (the generated CUDA C++ run on the CPU) or gpu (NVRTC + the CUDA driver)")->capture_default_str();
   run_cmd->add_option("--policy", rf.policy, "schedule: eager, lazy, random or pct")->capture_default_str();
@@ -756,6 +758,7 @@ int main(int argc, char** argv, registry const& kernels) {
   ptx_flags pf;
   ptx_cmd->add_option("kernel", kernel_name, "kernel name (see `stagecraft list`)")->required();
   ptx_cmd->add_option("--set", sets, "override a parameter: --set K=3 (repeatable)");
+  ptx_cmd->add_option("--dynamic", dynamic, "make a size parameter a run-time extent: one compiled kernel for all its values (repeatable)");
   ptx_cmd->add_option("--arch", pf.arch, "sm_90a or sm_100a (default: the target the kernel is written for)");
   ptx_cmd->add_option("-o,--output", pf.out, "write the PTX here instead of printing it");
   ptx_cmd->add_option("--cubin", pf.cubin, "write the CUBIN here");
@@ -804,18 +807,18 @@ int main(int argc, char** argv, registry const& kernels) {
       return run_lesson(lesson_registry::global().find(lesson_name), lf);
     } else if (*show_cmd) {
       if (show_all) {
-        if (!kernel_name.empty() || !sets.empty()) throw usage_error("show --all takes no kernel name and no --set");
+        if (!kernel_name.empty() || !sets.empty() || !dynamic.empty()) throw usage_error("show --all takes no kernel name, --set or --dynamic");
         for (auto const* e : kernels.all()) show(*e, {});
       } else {
         if (kernel_name.empty()) throw usage_error("show: name a kernel (see `stagecraft list`) or pass --all");
-        show(kernels.find(kernel_name), parse_sets(sets));
+        show(kernels.find(kernel_name), parse_sets(sets, dynamic));
       }
     } else if (*merge_cmd) {
       return detail::merge(mr);
     } else if (bench_cmd->parsed()) {
       return bench_cmd->run(kernels);
     } else if (*ptx_cmd) {
-      return ptx_kernel(kernels.find(kernel_name), parse_sets(sets), pf);
+      return ptx_kernel(kernels.find(kernel_name), parse_sets(sets, dynamic), pf);
     } else if (*run_cmd) {
       rf.seed = parse_seed("--seed", seed_text);
       rf.input_seed = parse_seed("--input-seed", input_seed_text);
@@ -846,19 +849,19 @@ int main(int argc, char** argv, registry const& kernels) {
         if (shard_text) req.shard = detail::parse_shard(*shard_text);
         std::vector<std::pair<kernel_entry const*, param_values>> selected;
         if (run_all) {
-          if (!kernel_name.empty() || !sets.empty()) throw usage_error("run --all takes no kernel name and no --set");
+          if (!kernel_name.empty() || !sets.empty() || !dynamic.empty()) throw usage_error("run --all takes no kernel name, --set or --dynamic");
           for (auto const* e : kernels.all()) selected.emplace_back(e, registry::resolve(*e, {}));
         } else {
           if (kernel_name.empty()) throw usage_error("run: name a kernel (see `stagecraft list`) or pass --all");
           auto const& e = kernels.find(kernel_name);
-          selected.emplace_back(&e, registry::resolve(e, parse_sets(sets)));
+          selected.emplace_back(&e, registry::resolve(e, parse_sets(sets, dynamic)));
         }
         return detail::run_explore_records(selected, req);
       }
       // One clock for the whole command: `run --all`'s budget is for all its kernels together.
       detail::explore_clock clock(rf.time_budget, ::isatty(STDERR_FILENO) != 0);
       if (run_all) {
-        if (!kernel_name.empty() || !sets.empty()) throw usage_error("run --all takes no kernel name and no --set");
+        if (!kernel_name.empty() || !sets.empty() || !dynamic.empty()) throw usage_error("run --all takes no kernel name, --set or --dynamic");
         if (rf.trace_file || rf.timeline_file) throw usage_error("run --all writes no trace: name one kernel");
         // Every kernel runs, whatever an earlier one did. One the backend cannot run (the host
         // backend does not model the tensor core yet) is skipped with its reason, and counted, so
@@ -883,7 +886,7 @@ int main(int argc, char** argv, registry const& kernels) {
         return worst;
       }
       if (kernel_name.empty()) throw usage_error("run: name a kernel (see `stagecraft list`) or pass --all");
-      return run_kernel(kernels.find(kernel_name), parse_sets(sets), rf, clock);
+      return run_kernel(kernels.find(kernel_name), parse_sets(sets, dynamic), rf, clock);
     }
     return exit_ok;
   } catch (usage_error const& e) {

@@ -90,11 +90,13 @@ auto each(F const& f) {
 // taken, so a whole last block still adds no code to the kernel, and the 40 instantiations of
 // this function are not 60 (this translation unit's compile time).
 template <long long D, long long BKV, bool Causal, bool PingPong, bool Overlap>
-auto attention_hopper(std::int64_t B, std::int64_t S) {
+auto attention_hopper(std::int64_t B, size_expr S) {
   constexpr long long DC = D / 64;  // 64-column chunks of the head dimension
   constexpr long long KB = BQ / BKV;  // key blocks per query tile: 2 or 1
-  const std::int64_t q_tiles = ceil_div(S, BQ), kv_blocks = ceil_div(S, BKV);
-  const std::int64_t tail = S - (kv_blocks - 1) * BKV;  // keys in the last block: 1 to BKV
+  // S is a size (expr/size.hpp): compiled in, or with --dynamic S a launch argument; then these
+  // are computed in the kernel, and both arms of by_tail are generated, chosen at run time.
+  const size_expr q_tiles = ceil_div(S, BQ), kv_blocks = ceil_div(S, BKV);
+  const size_expr tail = S - (kv_blocks - 1) * BKV;  // keys in the last block: 1 to BKV
   // Non-causal: `whole` when BKV divides S, else `partial`, whose last block is masked.
   auto by_tail = [=](auto const& whole, auto const& partial) { return if_(as_index(tail) == int_c<BKV>, whole, partial); };
   const float scale = attention_scale(D);
@@ -248,7 +250,7 @@ auto attention_hopper(std::int64_t B, std::int64_t S) {
           }
         } else {
           // (with a partial last block kv_blocks >= 2: S >= BKV)
-          const std::int64_t middle = std::max<std::int64_t>(kv_blocks - 2, 0);
+          const size_expr middle = max(kv_blocks - 2, 0);
           return seq(first(no_mask),
                      by_tail(for_(range(kv_blocks - 1), [&](auto j) { return step(j + 1_c, no_mask); }),
                              seq(for_(range(middle), [&](auto j) { return step(j + 1_c, no_mask); }), step(as_index(kv_blocks - 1), tail_mask))),
@@ -308,7 +310,7 @@ STAGECRAFT_REGISTER(kernel_entry{
     .summary = "O = softmax(Q K^T / sqrt(D) + mask) V (bf16, (B*S, D)): Q resident, K/V through a 2-stage TMA ring from a producer warpgroup, "
                "2 consumer warpgroups with online softmax in registers and P V from registers",
     .params = {{.name = "B", .default_value = 1, .help = "batch x heads", .min = 1},
-               {.name = "S", .default_value = 256, .help = "sequence length (any)", .min = 64},
+               {.name = "S", .default_value = 256, .help = "sequence length (any; --dynamic S: a launch argument)", .min = 64, .run_time = true},
                {.name = "D", .default_value = 64, .help = "head dimension", .allowed = {64, 128, 256}},
                {.name = "causal", .default_value = 0, .help = "1: query r sees keys <= r", .allowed = {0, 1}, .min = 0},
                {.name = "pingpong",
@@ -346,7 +348,7 @@ STAGECRAFT_REGISTER(kernel_entry{
                     throw usage_error("attention_hopper: D=256 with BK=128 needs 320 KB of SMEM for Q and two K and V stages (an SM has 227 KB): "
                                       "use BK=64 at D=256");
                   } else {
-                    return lower(attention_hopper<d, bk, causal, pingpong, overlap>(p.at("B"), p.at("S")));
+                    return lower(attention_hopper<d, bk, causal, pingpong, overlap>(p.at("B"), size_param(p, "S")));
                   }
                 });
               });

@@ -32,7 +32,7 @@ constexpr long long BM = 128;
 
 // TA, TB: bf16 and bf16, or each of e4m3/e5m2. BK: K per stage, one 128-byte row.
 template <long long S, long long BN, class TA = bf16, class TB = bf16>
-auto gemm_blackwell(std::int64_t M, std::int64_t N, std::int64_t K) {
+auto gemm_blackwell(size_expr M, std::int64_t N, std::int64_t K) {
   constexpr long long BK = 128 * 8 / TA::bits;
   return kernel<sm_100a>(
       "gemm_blackwell", grid(ceil_div(N, BN), ceil_div(M, BM)), threads(3_c),
@@ -73,7 +73,7 @@ STAGECRAFT_REGISTER(kernel_entry{
     .name = "gemm_blackwell",
     .summary = "C = A * B^T (bf16 or fp8 in, f32 accumulate in TMEM, bf16 out) on sm_100a: 128xBN tiles, S-stage TMA ring, one tcgen05_mma "
                "issuer, a TMEM-reading epilogue",
-    .params = {{.name = "M", .default_value = 256, .help = "rows of A and C (any)", .min = 128},
+    .params = {{.name = "M", .default_value = 256, .help = "rows of A and C (any; --dynamic M: a launch argument)", .min = 128, .run_time = true},
                {.name = "N", .default_value = 256, .help = "rows of B, columns of C (at least BN; bf16 rows of 16-byte TMA units: a multiple of 8)", .min = 64, .multiple_of = 8},
                {.name = "K", .default_value = 256, .help = "the reduced dimension (a multiple of 8, at least 64; with fp8 a multiple of 16, at least 128)", .min = 64, .multiple_of = 8},
                {.name = "BN", .default_value = 256, .help = "columns of C per CTA: TMEM columns of D", .allowed = {64, 128, 256}},
@@ -91,9 +91,9 @@ STAGECRAFT_REGISTER(kernel_entry{
           return dispatch<2, 3>(p.at("stages"), [&](auto S) {
             return dispatch<64, 128, 256>(bn, [&](auto B) {
               constexpr long long s = decltype(S)::value, b = decltype(B)::value;
-              if (fp8 == 1) return lower(gemm_blackwell<s, b, e4m3, e4m3>(p.at("M"), N, K));
-              if (fp8 == 2) return lower(gemm_blackwell<s, b, e4m3, e5m2>(p.at("M"), N, K));
-              return lower(gemm_blackwell<s, b>(p.at("M"), N, K));
+              if (fp8 == 1) return lower(gemm_blackwell<s, b, e4m3, e4m3>(size_param(p, "M"), N, K));
+              if (fp8 == 2) return lower(gemm_blackwell<s, b, e4m3, e5m2>(size_param(p, "M"), N, K));
+              return lower(gemm_blackwell<s, b>(size_param(p, "M"), N, K));
             });
           });
         },

@@ -33,7 +33,7 @@ namespace {
 constexpr long long BM = 128, BK = 64;
 
 template <long long S, long long BN>
-auto gemm_blackwell_ts(std::int64_t M, std::int64_t N, std::int64_t K) {
+auto gemm_blackwell_ts(size_expr M, std::int64_t N, std::int64_t K) {
   return kernel<sm_100a>(
       "gemm_blackwell_ts", grid(ceil_div(N, BN), ceil_div(M, BM)), threads(3_c),
       gmem<bf16>("a", shape(M, K)),                                              // (m, k)
@@ -80,7 +80,7 @@ STAGECRAFT_REGISTER(kernel_entry{
     .name = "gemm_blackwell_ts",
     .summary = "C = relu(A) * B^T (bf16 in, f32 accumulate in TMEM, bf16 out) on sm_100a with A read from TMEM: a warpgroup applies the ReLU "
                "in registers and writes A with store_tmem (tcgen05.st), the MMA takes it in the [a_tmem] form",
-    .params = {{.name = "M", .default_value = 256, .help = "rows of A and C (any)", .min = 128},
+    .params = {{.name = "M", .default_value = 256, .help = "rows of A and C (any; --dynamic M: a launch argument)", .min = 128, .run_time = true},
                {.name = "N", .default_value = 256, .help = "rows of B, columns of C (at least BN; a multiple of 8)", .min = 64, .multiple_of = 8},
                {.name = "K", .default_value = 256, .help = "the reduced dimension (a multiple of 8)", .min = 64, .multiple_of = 8},
                {.name = "BN", .default_value = 256, .help = "columns of C per CTA: TMEM columns of D", .allowed = {64, 128, 256}},
@@ -91,7 +91,7 @@ STAGECRAFT_REGISTER(kernel_entry{
           if (N < bn)
             throw usage_error("gemm_blackwell_ts: N=" + std::to_string(N) + " must be at least BN=" + std::to_string(bn) + " (a TMA box of B fits in B)");
           return dispatch<2, 3>(p.at("stages"), [&](auto S) {
-            return dispatch<64, 128, 256>(bn, [&](auto B) { return lower(gemm_blackwell_ts<decltype(S)::value, decltype(B)::value>(p.at("M"), N, p.at("K"))); });
+            return dispatch<64, 128, 256>(bn, [&](auto B) { return lower(gemm_blackwell_ts<decltype(S)::value, decltype(B)::value>(size_param(p, "M"), N, p.at("K"))); });
           });
         },
     .reference = gemm_relu_abt_reference,

@@ -34,7 +34,7 @@ constexpr long long BM = 128, BN = 256, BK = 128;
 
 // Acc: f32, or f16 (fp8 kinds also accumulate in f16: half the registers, two per 32-bit one).
 template <long long S, class Acc, bool Scaled>
-auto gemm_fp8(std::int64_t M, std::int64_t N, std::int64_t K) {
+auto gemm_fp8(size_expr M, std::int64_t N, std::int64_t K) {
   static_assert(!Scaled || std::is_same_v<Acc, f32>, "gemm_fp8: scaled=1 scales an f32 accumulator");
   auto a = gmem<e4m3>("a", shape(M, K));                                         // (m, k)
   auto b = gmem<e4m3>("b", shape(N, K));                                         // (n, k): C = A * B^T
@@ -102,7 +102,7 @@ auto gemm_fp8(std::int64_t M, std::int64_t N, std::int64_t K) {
 STAGECRAFT_REGISTER(kernel_entry{
     .name = "gemm_fp8",
     .summary = "C = A * B^T (e4m3 in, f32 or f16 accumulate, bf16 out): 128x256x128 tiles, S-stage TMA ring, 1 producer + 2 wgmma consumer warpgroups",
-    .params = {{.name = "M", .default_value = 256, .help = "rows of A and C (any)", .min = 128},
+    .params = {{.name = "M", .default_value = 256, .help = "rows of A and C (any; --dynamic M: a launch argument)", .min = 128, .run_time = true},
                {.name = "N", .default_value = 256, .help = "rows of B, columns of C (bf16 rows of 16-byte TMA units: a multiple of 8)", .min = 256, .multiple_of = 8},
                {.name = "K", .default_value = 256, .help = "the reduced dimension (e4m3 rows of 16-byte TMA units: a multiple of 16)", .min = 128, .multiple_of = 16},
                {.name = "stages", .default_value = 3, .help = "pipeline stages (48 KB of SMEM each; 4 with acc=32 only)", .allowed = {2, 3, 4}},
@@ -118,10 +118,10 @@ STAGECRAFT_REGISTER(kernel_entry{
           return dispatch<2, 3, 4>(p.at("stages"), [&](auto S) {
             constexpr long long s = decltype(S)::value;
             if constexpr (s < 4) {
-              if (p.at("acc") == 16) return lower(gemm_fp8<s, f16, false>(p.at("M"), p.at("N"), p.at("K")));
+              if (p.at("acc") == 16) return lower(gemm_fp8<s, f16, false>(size_param(p, "M"), p.at("N"), p.at("K")));
             }
-            if (p.at("scaled") == 1) return lower(gemm_fp8<s, f32, true>(p.at("M"), p.at("N"), p.at("K")));
-            return lower(gemm_fp8<s, f32, false>(p.at("M"), p.at("N"), p.at("K")));
+            if (p.at("scaled") == 1) return lower(gemm_fp8<s, f32, true>(size_param(p, "M"), p.at("N"), p.at("K")));
+            return lower(gemm_fp8<s, f32, false>(size_param(p, "M"), p.at("N"), p.at("K")));
           });
         },
     .reference =

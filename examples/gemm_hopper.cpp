@@ -44,20 +44,25 @@ constexpr long long BM = 128, BN = 256, BK = 64;
 // loads one 64-row half with a multicast TMA copy that lands in both CTAs; a stage may then be
 // refilled only when the consumers of *both* CTAs are done with it, so `consumed` is a cluster
 // barrier (each consumer's arrival reaches both CTAs: 2 x 2 per phase).
+// M is a size (expr/size.hpp): compiled in, or with --dynamic M a launch argument, and then one
+// compiled kernel serves every M (the grid, the tile count and the loop bounds below are
+// computed from it at run time; TMA's tensor maps are encoded per launch from the real shapes).
 template <long long S, long long Cl>
-auto gemm_body(std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t clusters) {
+auto gemm_body(size_expr M, std::int64_t N, std::int64_t K, size_expr clusters) {
   return [=](auto a, auto b, auto c, auto as, auto bs, auto cs, auto ready, auto consumed, auto acc) {
     // Partial tiles: the last K slice, M tile and N tile may overhang their arrays (TMA fills
     // A's and B's outside with zeros, which add nothing, and C's stores drop it). With a cluster
     // of two, the second CTA's N tile may lie wholly past N: it loads the last B tile instead (a
     // load wholly outside is a runaway index to the interpreter), and its store writes nothing.
-    const std::int64_t steps = ceil_div(K, BK), blocks_n = ceil_div(N, BN), tiles_n = ceil_div(blocks_n, Cl),
-                       tiles = ceil_div(M, BM) * tiles_n;
+    const std::int64_t steps = ceil_div(K, BK), blocks_n = ceil_div(N, BN), tiles_n = ceil_div(blocks_n, Cl);
+    const size_expr tiles = ceil_div(M, BM) * tiles_n;
     // Every CTA runs the loop over its tiles to the same bound, the most any cluster gets, and
     // skips the iterations past the last tile: a trip count the JIT knows keeps ptxas' register
     // allocation what it is for one tile, where a per-CTA bound (blockIdx-derived) made the
     // consumers, 128 accumulator registers each, spill.
-    const std::int64_t rounds = ceil_div(tiles, clusters);
+    // (With a run-time M the bound is a kernel argument: uniform across the CTA, not
+    // blockIdx-derived.)
+    const size_expr rounds = ceil_div(tiles, clusters);
     auto me = program_id(0_c) / int_c<Cl>;                       // this CTA's cluster
     auto tile = [&](auto i) { return me + i * clusters; };        // its i-th cluster tile
     auto m = [&](auto i) { return tile(i) / tiles_n; };
@@ -110,7 +115,7 @@ auto gemm_body(std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t clus
 }
 
 template <long long S, long long Cl>
-auto gemm_hopper(std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t ctas) {
+auto gemm_hopper(size_expr M, std::int64_t N, std::int64_t K, size_expr ctas) {
   auto a = gmem<bf16>("a", shape(M, K));                                   // (m, k)
   auto b = gmem<bf16>("b", shape(N, K));                                   // (n, k): C = A * B^T
   auto c = gmem<bf16>("c", shape(M, N));                                   // (m, n)
@@ -134,7 +139,7 @@ STAGECRAFT_REGISTER(kernel_entry{
     .name = "gemm_hopper",
     .summary = "C = A * B^T (bf16 in, f32 accumulate, bf16 out): 128x256x64 tiles, S-stage TMA ring, 1 producer + 2 wgmma consumer "
                "warpgroups keeping one wgmma group in flight, persistent over tiles",
-    .params = {{.name = "M", .default_value = 256, .help = "rows of A and C (any)", .min = 128},
+    .params = {{.name = "M", .default_value = 256, .help = "rows of A and C (any; --dynamic M: a launch argument)", .min = 128, .run_time = true},
                {.name = "N", .default_value = 512, .help = "rows of B, columns of C (bf16 rows of 16-byte TMA units: a multiple of 8)", .min = 256,
                 .multiple_of = 8},
                {.name = "K", .default_value = 256, .help = "the reduced dimension (a multiple of 8, as N)", .min = 64, .multiple_of = 8},
@@ -144,12 +149,13 @@ STAGECRAFT_REGISTER(kernel_entry{
                 "0: one per tile; more than the tiles: one per tile", .min = 0}},
     .build =
         [](param_values const& p) {
-          const auto M = p.at("M"), N = p.at("N"), cl = p.at("cluster"), ctas = p.at("ctas");
+          const auto M = size_param(p, "M");
+          const auto N = p.at("N"), cl = p.at("cluster"), ctas = p.at("ctas");
           if (ctas % cl != 0)
             throw usage_error("gemm_hopper: ctas=" + std::to_string(ctas) + " must be a multiple of cluster=" + std::to_string(cl) +
                               " (the grid is whole clusters)");
-          const std::int64_t tile_ctas = ceil_div(M, BM) * ceil_div(N, BN * cl) * cl;  // one CTA per output tile, whole clusters
-          const std::int64_t grid_ctas = ctas == 0 ? tile_ctas : std::min(ctas, tile_ctas);
+          const size_expr tile_ctas = ceil_div(M, BM) * (ceil_div(N, BN * cl) * cl);  // one CTA per output tile, whole clusters
+          const size_expr grid_ctas = ctas == 0 ? tile_ctas : min(ctas, tile_ctas);
           return dispatch<"stages", 2, 3, 4>(p, [&](auto S) {
             return dispatch<"cluster", 1, 2>(p, [&](auto C) {
               return lower(gemm_hopper<decltype(S)::value, decltype(C)::value>(M, N, p.at("K"), grid_ctas));

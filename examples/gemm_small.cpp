@@ -25,7 +25,7 @@ namespace {
 
 // In: bf16 (C in f32) or i8 (C in i32); InA: A's, u8 against i8. KT: the K slice, 128 bytes of In.
 template <long long S, long long BN, class In, class Out, class InA = In>
-auto gemm_small(std::int64_t M, std::int64_t N, std::int64_t K) {
+auto gemm_small(size_expr M, std::int64_t N, std::int64_t K) {
   constexpr long long KT = 128 / (In::bits / 8);
   return kernel<sm_90a>(
       "gemm_small", grid(ceil_div(N, BN), ceil_div(M, 64)), threads(1_c),
@@ -56,7 +56,7 @@ auto gemm_small(std::int64_t M, std::int64_t N, std::int64_t K) {
 STAGECRAFT_REGISTER(kernel_entry{
     .name = "gemm_small",
     .summary = "C = A * B^T (bf16 in, f32 out; or int8=1: s8 in, s32 out; int8=2: u8 A, s8 B) on one warpgroup: an S-deep TMA ring feeding wgmma",
-    .params = {{.name = "M", .default_value = 256, .help = "rows of A and C (any)", .min = 64},
+    .params = {{.name = "M", .default_value = 256, .help = "rows of A and C (any; --dynamic M: a launch argument)", .min = 64, .run_time = true},
                {.name = "N", .default_value = 256, .help = "rows of B, columns of C (C's rows are 16-byte TMA units: a multiple of 4)", .min = 128, .multiple_of = 4},
                {.name = "K", .default_value = 256, .help = "the reduced dimension (bf16 rows of 16-byte units: a multiple of 8)", .min = 64, .multiple_of = 8},
                {.name = "S", .default_value = 2, .help = "pipeline stages", .allowed = {1, 2, 3, 4}},
@@ -64,9 +64,9 @@ STAGECRAFT_REGISTER(kernel_entry{
     .build =
         [](param_values const& p) {
           return dispatch<1, 2, 3, 4>(p.at("S"), [&](auto S) {
-            if (p.at("int8") == 1) return lower(gemm_small<decltype(S)::value, 128, i8, i32>(p.at("M"), p.at("N"), p.at("K")));
-            if (p.at("int8") == 2) return lower(gemm_small<decltype(S)::value, 128, i8, i32, u8>(p.at("M"), p.at("N"), p.at("K")));
-            return lower(gemm_small<decltype(S)::value, 128, bf16, f32>(p.at("M"), p.at("N"), p.at("K")));
+            if (p.at("int8") == 1) return lower(gemm_small<decltype(S)::value, 128, i8, i32>(size_param(p, "M"), p.at("N"), p.at("K")));
+            if (p.at("int8") == 2) return lower(gemm_small<decltype(S)::value, 128, i8, i32, u8>(size_param(p, "M"), p.at("N"), p.at("K")));
+            return lower(gemm_small<decltype(S)::value, 128, bf16, f32>(size_param(p, "M"), p.at("N"), p.at("K")));
           });
         },
     .reference = gemm_abt_reference,

@@ -20,7 +20,7 @@ namespace stagecraft::examples {
 namespace {
 
 template <long long S, long long BN>
-auto gemm_splitk(std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t splits) {
+auto gemm_splitk(size_expr M, std::int64_t N, std::int64_t K, std::int64_t splits) {
   const std::int64_t kblocks = ceil_div(K, 64), per = ceil_div(kblocks, splits);  // K blocks: all, per slice
   return kernel<sm_90a>(
       "gemm_splitk", grid(ceil_div(N, BN), ceil_div(M, 64), splits), threads(1_c),
@@ -51,7 +51,7 @@ auto gemm_splitk(std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t sp
 STAGECRAFT_REGISTER(kernel_entry{
     .name = "gemm_splitk",
     .summary = "C += A * B^T (bf16 in, f32 out), K split over the grid: each CTA's partial reduced into C with red.global.add",
-    .params = {{.name = "M", .default_value = 256, .help = "rows of A and C (any)", .min = 64},
+    .params = {{.name = "M", .default_value = 256, .help = "rows of A and C (any; --dynamic M: a launch argument)", .min = 64, .run_time = true},
                {.name = "N", .default_value = 256, .help = "rows of B, columns of C (any multiple of 4: TMA's 16-byte rows of B)", .min = 128, .multiple_of = 4},
                {.name = "K", .default_value = 512, .help = "the reduced dimension (bf16 rows of 16-byte units: a multiple of 8)", .min = 64, .multiple_of = 8},
                {.name = "splits", .default_value = 4, .help = "K slices, one CTA each per block of C", .min = 1, .max = 64},
@@ -59,7 +59,7 @@ STAGECRAFT_REGISTER(kernel_entry{
     .build =
         [](param_values const& p) {
           return dispatch<1, 2, 3, 4>(p.at("S"), [&](auto S) {
-            return lower(gemm_splitk<decltype(S)::value, 128>(p.at("M"), p.at("N"), p.at("K"), p.at("splits")));
+            return lower(gemm_splitk<decltype(S)::value, 128>(size_param(p, "M"), p.at("N"), p.at("K"), p.at("splits")));
           });
         },
     .reference = gemm_abt_accumulate_reference,

@@ -16,8 +16,9 @@ namespace {
 
 constexpr std::int64_t cols = 128, block_rows = 16, blocks_per_cta = 4;
 
+// M is a size (expr/size.hpp): with --dynamic M, one compiled kernel takes every M as an argument.
 template <long long K>
-auto softmax_rows(std::int64_t M) {
+auto softmax_rows(size_expr M) {
   return kernel<sm_90a>(
       "softmax_rows", grid(ceil_div(M, block_rows * blocks_per_cta)), threads(1_c),
       gmem<f32>("x", shape(M, 128_c)), gmem<f32>("y", shape(M, 128_c)),  // (row, col)
@@ -44,11 +45,11 @@ auto softmax_rows(std::int64_t M) {
 STAGECRAFT_REGISTER(kernel_entry{
     .name = "softmax_rows",
     .summary = "y = softmax of each row of x (M, 128): 16-row blocks through a K-deep TMA ring, max and sum along the row",
-    .params = {{.name = "M", .default_value = 1024, .help = "rows (any)", .min = 16},
+    .params = {{.name = "M", .default_value = 1024, .help = "rows (any; --dynamic M: a launch argument)", .min = 16, .run_time = true},
                {.name = "K", .default_value = 2, .help = "max_concurrent_steps", .allowed = {1, 2, 3, 4}}},
     .build =
         [](param_values const& p) {
-          return dispatch<1, 2, 3, 4>(p.at("K"), [&](auto K) { return lower(softmax_rows<decltype(K)::value>(p.at("M"))); });
+          return dispatch<1, 2, 3, 4>(p.at("K"), [&](auto K) { return lower(softmax_rows<decltype(K)::value>(size_param(p, "M"))); });
         },
     .reference = softmax_rows_reference,
 });

@@ -39,7 +39,23 @@ std::vector<kernel_entry const*> registry::all() const {
 param_values registry::resolve(kernel_entry const& e, param_values const& overrides) {
   param_values v;
   for (auto const& p : e.params) v[p.name] = p.default_value;
+  for (auto const& [key, value] : overrides) {
+    // "M?": M marked dynamic (--dynamic M), which only a run_time parameter may be.
+    if (key.empty() || key.back() != '?') continue;
+    const auto name = key.substr(0, key.size() - 1);
+    auto it = std::find_if(e.params.begin(), e.params.end(), [&](param_spec const& p) { return p.name == name; });
+    if (it == e.params.end() || !it->run_time) {
+      std::vector<std::string> names;
+      for (auto const& p : e.params)
+        if (p.run_time) names.push_back(p.name);
+      throw usage_error(fmt::format("kernel '{}': {} cannot be a run-time extent (--dynamic {}): {}", e.name, name, name,
+                                    names.empty() ? std::string("every size of this kernel is compiled in")
+                                                  : fmt::format("the parameters that can are {}", fmt::join(names, ", "))));
+    }
+    v[key] = 1;
+  }
   for (auto const& [name, value] : overrides) {
+    if (!name.empty() && name.back() == '?') continue;
     // Init-capture: clang 14 cannot capture a structured binding.
     auto it = std::find_if(e.params.begin(), e.params.end(), [&key = name](param_spec const& p) { return p.name == key; });
     if (it == e.params.end()) {

@@ -208,6 +208,7 @@ PYBIND11_MODULE(STAGECRAFT_PY_MODULE, m) {
         d["min"] = p.min;
         d["max"] = p.max;
         d["multiple_of"] = p.multiple_of;
+        d["run_time"] = p.run_time;  // may be a launch argument (the CLI's --dynamic NAME; here {"M?": 1})
         params.append(d);
       }
       py::dict k;

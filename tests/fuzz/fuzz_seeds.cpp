@@ -38,6 +38,14 @@ int main(int argc, char** argv) {
         // not a size this kernel builds for: try larger ones
       }
     }
+    // Each size parameter that may be a launch argument, as one: the run-time extent sections.
+    for (std::size_t i = 0, n = variants.size(); i < n; ++i)
+      for (auto const& p : e->params)
+        if (p.run_time) {
+          auto v = variants[i];
+          v[p.name + "?"] = 1;
+          variants.push_back(v);
+        }
     for (std::size_t i = 0; i < variants.size(); ++i) {
       const auto path = std::string(argv[1]) + "/seed-" + e->name + "-" + std::to_string(i);
       std::ofstream out(path, std::ios::binary);

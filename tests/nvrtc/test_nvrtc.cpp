@@ -177,6 +177,55 @@ TEST_CASE("the JIT cache: memory hit, disk hit, and a changed kernel misses", "[
   std::filesystem::remove_all(dir);
 }
 
+// Run-time extents (issue 25 item 3): the kernel compiled for one value of M (or S) is the one
+// every other value gets from the cache, its code reads the size from an argument, and it has no
+// spills; compiled in, another value is another kernel.
+TEST_CASE("a run-time extent compiles once: the same source, key and CUBIN for every value, no spills", "[nvrtc][run_time]") {
+  const auto dir = temp_cache();
+  const nvrtc::options o{.cache_dir = dir};
+  nvrtc::clear_memory_cache();
+  struct sweep {
+    std::string kernel, size;
+    param_values fixed;
+    std::vector<std::int64_t> values;
+  };
+  for (auto const& s : std::vector<sweep>{{"gemm_hopper", "M", {{"N", 1000}, {"K", 1000}}, {1000, 128, 4097}},
+                                          {"attention_hopper", "S", {{"causal", 1}}, {1000, 64, 4096}},
+                                          {"attention_hopper", "S", {}, {1000, 4096}},
+                                          {"softmax_rows", "M", {}, {1000, 16}}}) {
+    auto const& e = registry::global().find(s.kernel);
+    auto at = [&](std::int64_t v, bool dynamic) {
+      auto set = s.fixed;
+      set[s.size] = v;
+      if (dynamic) set[s.size + "?"] = 1;
+      return e.build(registry::resolve(e, set));
+    };
+    INFO(s.kernel << " --dynamic " << s.size);
+    const auto first = nvrtc::compile(at(s.values[0], true), ir::Target::sm_90a, o);
+    const auto key = nvrtc::cache_key(at(s.values[0], true), ir::Target::sm_90a);
+    CHECK(first.origin == nvrtc::compiled::source::compiled);
+    CHECK(first.spill_bytes == 0);
+    CHECK_THAT(first.code.source, Contains("const long long ext_" + s.size));
+    for (auto v : s.values) {
+      INFO(s.size << "=" << v);
+      const auto k = at(v, true);
+      CHECK(nvrtc::generate(k).source == first.code.source);
+      CHECK(nvrtc::cache_key(k, ir::Target::sm_90a) == key);
+      const auto c = nvrtc::compile(k, ir::Target::sm_90a, o);
+      CHECK(c.origin == nvrtc::compiled::source::memory_cache);
+      CHECK(c.key == first.key);
+      CHECK(c.cubin == first.cubin);
+      // Compiled in, the value is in the code and the key.
+      const auto fixed = at(v, false);
+      CHECK_THAT(nvrtc::generate(fixed).source, !Contains("ext_"));
+      CHECK(nvrtc::cache_key(fixed, ir::Target::sm_90a) != key);
+    }
+    std::printf("%s --dynamic %s: %d registers, %lld spill bytes (one compile for %zu sizes)\n", s.kernel.c_str(), s.size.c_str(), first.registers,
+                static_cast<long long>(first.spill_bytes), s.values.size());
+  }
+  std::filesystem::remove_all(dir);
+}
+
 // The same kernel on whatever line the macro is used.
 #define SC_TWIN(BAR)                                                                                                            \
   lower(kernel<sm_90a>("twin", grid(1), threads(1_c), gmem<f32>("x", shape(64_c, 64_c)), smem<f32>(shape(64_c, 64_c)), BAR,      \

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "stagecraft/core/static_int.hpp"
+#include "stagecraft/expr/size.hpp"
 #include "stagecraft/host/tensor.hpp"
 #include "stagecraft/ir/kernel.hpp"
 
@@ -35,9 +36,24 @@ struct param_spec {
   std::int64_t min = 1;
   std::int64_t max = std::numeric_limits<std::int32_t>::max();
   std::int64_t multiple_of = 1;
+  // May be a run-time extent (`--dynamic NAME`): the builder takes it with size_param(), and
+  // the kernel compiled once serves every value in [min, max]. Off: always compiled in.
+  bool run_time = false;
 };
 
+// Parameter values by name. A parameter marked dynamic (`--dynamic M`) is also there as "M?" = 1
+// (the listing's mark for an extent only the launch knows); size_param() reads both.
 using param_values = std::map<std::string, std::int64_t>;
+
+inline bool is_dynamic(param_values const& p, std::string const& name) {
+  auto it = p.find(name + "?");
+  return it != p.end() && it->second != 0;
+}
+// What a builder takes for a size parameter: run_time(name, value) when the user marked it
+// dynamic, else compiled_in(value) (expr/size.hpp). Throws std::out_of_range for an unknown name.
+inline size_expr size_param(param_values const& p, std::string const& name) {
+  return is_dynamic(p, name) ? run_time(name, p.at(name)) : compiled_in(p.at(name));
+}
 
 struct kernel_entry {
   std::string name;

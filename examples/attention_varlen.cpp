@@ -32,7 +32,7 @@ namespace stagecraft::examples {
 namespace {
 
 template <long long S, bool Causal>
-auto attention_varlen(std::int64_t B, std::int64_t T) {
+auto attention_varlen(std::int64_t B, size_expr T) {  // T: a size (--dynamic T: a launch argument)
   constexpr long long D = 64, BK = 64;
   const float scale = attention_scale(D);
   auto tile = shape(64_c, 64_c);  // (rows, keys) of S and P; (rows, d) of O
@@ -97,14 +97,15 @@ STAGECRAFT_REGISTER(kernel_entry{
     .name = "attention_varlen",
     .summary = "O = softmax(Q K^T / sqrt(64) + mask) V over B sequences of different lengths packed in (T, 64) (cu_seqlens), bf16, one warpgroup",
     .params = {{.name = "B", .default_value = 3, .help = "sequences (each gets a random share of the T rows; some are empty)", .min = 1, .max = 65535},
-               {.name = "T", .default_value = 300, .help = "rows of Q, K, V and O: every sequence's, packed (any; at least one 64-row TMA box)", .min = 64},
+               {.name = "T", .default_value = 300, .help = "rows of Q, K, V and O: every sequence's, packed (any; at least one 64-row TMA box; --dynamic T: a launch argument)", .min = 64,
+                .run_time = true},
                {.name = "causal", .default_value = 0, .help = "1: query r of a sequence sees its keys <= r", .allowed = {0, 1}},
                {.name = "S", .default_value = 2, .help = "K/V ring stages", .allowed = {1, 2, 3}}},
     .build =
         [](param_values const& p) {
           return dispatch<1, 2, 3>(p.at("S"), [&](auto S) {
             return dispatch<0, 1>(p.at("causal"), [&](auto C) {
-              return lower(attention_varlen<decltype(S)::value, decltype(C)::value == 1>(p.at("B"), p.at("T")));
+              return lower(attention_varlen<decltype(S)::value, decltype(C)::value == 1>(p.at("B"), size_param(p, "T")));
             });
           });
         },

@@ -20,7 +20,10 @@ namespace stagecraft::examples {
 namespace {
 
 template <long long S, long long BN>
-auto gemm_grouped(std::int64_t G, std::int64_t T, std::int64_t N, std::int64_t K, std::int64_t R) {
+// T (the packed rows) is a size: with --dynamic T one compiled kernel serves every total, as an MoE
+// layer's token count changes from step to step (the split among groups is already read at run
+// time from the table).
+auto gemm_grouped(std::int64_t G, size_expr T, std::int64_t N, std::int64_t K, std::int64_t R) {
   constexpr long long KT = 64;  // a K slice: 64 bf16, the 128-byte swizzle's row
   return kernel<sm_90a>(
       "gemm_grouped", grid(ceil_div(N, BN), R, G), threads(1_c),
@@ -75,7 +78,8 @@ STAGECRAFT_REGISTER(kernel_entry{
     .name = "gemm_grouped",
     .summary = "C_g = A_g * B_g^T for G groups of different row counts (packed rows, a segment table of offsets), bf16 in, f32 out",
     .params = {{.name = "G", .default_value = 4, .help = "groups (each gets a random share of the T rows; some are empty)", .min = 1, .max = 4096},
-               {.name = "T", .default_value = 600, .help = "rows of A and C: every group's rows, packed (any; at least one 64-row TMA box)", .min = 64},
+               {.name = "T", .default_value = 600, .help = "rows of A and C: every group's rows, packed (any; at least one 64-row TMA box; --dynamic T: a launch argument)", .min = 64,
+                .run_time = true},
                {.name = "N", .default_value = 200, .help = "columns of C, rows of each group's B (C's rows are 16-byte units: a multiple of 4)", .min = 128, .multiple_of = 4},
                {.name = "K", .default_value = 136, .help = "the reduced dimension (rows of 16-byte units: a multiple of 8)", .min = 64, .multiple_of = 8},
                {.name = "R", .default_value = 2, .help = "CTAs per group along M (each takes every R-th 64-row tile of its group)", .min = 1, .max = 65535},
@@ -83,7 +87,7 @@ STAGECRAFT_REGISTER(kernel_entry{
     .build =
         [](param_values const& p) {
           return dispatch<1, 2, 3, 4>(p.at("S"), [&](auto S) {
-            return lower(gemm_grouped<decltype(S)::value, 128>(p.at("G"), p.at("T"), p.at("N"), p.at("K"), p.at("R")));
+            return lower(gemm_grouped<decltype(S)::value, 128>(p.at("G"), size_param(p, "T"), p.at("N"), p.at("K"), p.at("R")));
           });
         },
     .reference = gemm_grouped_reference,

@@ -154,7 +154,8 @@ std::string encode(ir::Kernel const& k) {
   // Workspace flags after them, for the same reason, and only when there is one: the encoding
   // of every kernel without a workspace stays what the corpus holds.
   // Each later section is written when it or one after it carries something.
-  const bool run_time = !k.extents.empty() || std::ranges::any_of(k.params, [](ir::Param const& p) { return !p.extent.empty(); }) ||
+  const bool run_time = !k.extents.empty() ||
+                        std::ranges::any_of(k.params, [](ir::Param const& p) { return !p.extent.empty() || p.segments_extent != ir::none; }) ||
                         std::ranges::any_of(k.grid_expr, [](ir::ExprId g) { return g != ir::none; });
   const bool indexed = run_time || std::ranges::any_of(k.values, [](ir::Value const& v) { return v.index != ir::none; });
   const bool segmented = indexed || std::ranges::any_of(k.params, [](ir::Param const& p) { return p.segments != -1; });
@@ -194,6 +195,7 @@ std::string encode(ir::Kernel const& k) {
     });
     w.list(k.params, [&](ir::Param const& p) { w.ints(p.extent); });
     w.ints(std::vector<std::int32_t>(k.grid_expr.begin(), k.grid_expr.end()));
+    w.list(k.params, [&](ir::Param const& p) { w.s(p.segments_extent); });
   }
   return w.take();
 }
@@ -301,6 +303,8 @@ ir::Kernel decode(std::uint8_t const* data, std::size_t size) {
   for (std::size_t i = 0; i < extent_ids.size() && i < k.params.size(); ++i) k.params[i].extent = extent_ids[i];
   const auto grid_expr = r.ints32();
   for (std::size_t i = 0; i < grid_expr.size() && i < k.grid_expr.size(); ++i) k.grid_expr[i] = grid_expr[i];
+  const auto segments_extent = r.ints32();
+  for (std::size_t i = 0; i < segments_extent.size() && i < k.params.size(); ++i) k.params[i].segments_extent = segments_extent[i];
   return k;
 }
 

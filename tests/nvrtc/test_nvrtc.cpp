@@ -192,7 +192,9 @@ TEST_CASE("a run-time extent compiles once: the same source, key and CUBIN for e
   for (auto const& s : std::vector<sweep>{{"gemm_hopper", "M", {{"N", 1000}, {"K", 1000}}, {1000, 128, 4097}},
                                           {"attention_hopper", "S", {{"causal", 1}}, {1000, 64, 4096}},
                                           {"attention_hopper", "S", {}, {1000, 4096}},
-                                          {"softmax_rows", "M", {}, {1000, 16}}}) {
+                                          {"softmax_rows", "M", {}, {1000, 16}},
+                                          {"gemm_grouped", "T", {}, {600, 4096}},
+                                          {"attention_varlen", "T", {{"causal", 1}}, {300, 1000}}}) {
     auto const& e = registry::global().find(s.kernel);
     auto at = [&](std::int64_t v, bool dynamic) {
       auto set = s.fixed;

@@ -21,9 +21,12 @@ Kernel bind(Kernel const& k, std::map<std::string, std::int64_t> const& values) 
     if (v < 1) throw ConfigError(fmt::format("kernel '{}': run-time extent {} = {}: an extent is at least 1", k.name, name, v));
     it->value = v;
   }
-  for (auto& p : b.params)
+  for (auto& p : b.params) {
     for (std::size_t d = 0; d < p.extent.size(); ++d)
       if (p.run_time(d) && static_cast<std::size_t>(p.extent[d]) < b.extents.size()) p.shape[d] = b.extents[static_cast<std::size_t>(p.extent[d])].value;
+    if (p.segments_extent >= 0 && static_cast<std::size_t>(p.segments_extent) < b.extents.size())
+      p.segments = b.extents[static_cast<std::size_t>(p.segments_extent)].value;
+  }
   for (std::size_t i = 0; i < 3; ++i) {
     const auto g = b.grid_expr[i];
     if (g == none || g < 0 || static_cast<std::size_t>(g) >= b.exprs.size()) continue;  // verify() names a bad one
@@ -53,6 +56,11 @@ std::map<std::string, std::int64_t> extents_of(Kernel const& k, std::vector<std:
     }
   }
   return out;
+}
+
+Kernel bind_to(Kernel const& k, std::vector<std::vector<std::int64_t>> const& shapes) {
+  if (k.extents.empty()) return k;
+  return bind(k, extents_of(k, shapes));
 }
 
 }  // namespace stagecraft::ir

@@ -45,6 +45,19 @@ class Lowering {
       }
       if (std::all_of(p.extent.begin(), p.extent.end(), [](std::int32_t e) { return e == none; })) p.extent.clear();
     }
+    for (auto& p : k_.params) {  // segment tables over a run-time number of rows: some parameter's dimension
+      if (p.segments_extent == none) continue;
+      auto it = extents_.find(p.segments_extent);
+      if (it == extents_.end())
+        throw VerifyError(fmt::format("kernel '{}': segment table '{}' {}: the launch checks the table against the packed parameters' "
+                                      "rows, so they must be one run-time extent (run_time(name, value)) that a parameter has as a dimension{}",
+                                      k_.name, p.name,
+                                      p.segments_extent < 0 ? std::string("counts its rows with an expression of run-time extents, not one extent")
+                                                            : fmt::format("covers {} rows, but no parameter has {} as a dimension",
+                                                                          tree::extent_name(p.segments_extent), tree::extent_name(p.segments_extent)),
+                                      at_kernel(k_)));
+      p.segments_extent = it->second;
+    }
   }
 
   ExprId expr(tree::ExprP const& e) {

@@ -482,7 +482,10 @@ std::string listing(Kernel const& k, bool annotate) {
       else
         ext.push_back(i < p.dynamic.size() && p.dynamic[i] ? fmt::format("{}?", p.shape[i]) : fmt::format("{}", p.shape[i]));
     out += fmt::format("  param {}: {} {}[{}]{}\n", p.name, p.workspace ? "workspace" : "gmem", dtype_name(p.dtype), fmt::join(ext, ", "),
-                       p.segments >= 0 ? fmt::format(" segments of {} rows", p.segments) : "");
+                       p.segments < 0 ? std::string()
+                       : p.segments_extent >= 0 && static_cast<std::size_t>(p.segments_extent) < k.extents.size()
+                           ? fmt::format(" segments of {}{} rows", k.extents[static_cast<std::size_t>(p.segments_extent)].name, annotate ? fmt::format("={}", p.segments) : "")
+                           : fmt::format(" segments of {} rows", p.segments));
   }
   for (std::size_t i = 0; i < k.allocs.size(); ++i) {
     auto const& a = k.allocs[i];

@@ -228,6 +228,13 @@ class Verifier {
     if (p.segments != -1 && (p.dtype != DType::i32 || p.shape.size() != 1 || p.workspace))
       fail("parameter '{}' is a segment table, which is a rank-1 i32 input, not {}{}[{}]", p.name, p.workspace ? "a workspace " : "",
            dtype_name(p.dtype), fmt::join(p.shape, ", "));
+    if (p.segments_extent != none) {
+      if (p.segments_extent < 0 || static_cast<std::size_t>(p.segments_extent) >= k_.extents.size())
+        fail("segment table '{}' covers run-time extent {}, but the kernel has {}", p.name, p.segments_extent, k_.extents.size());
+      if (p.segments != k_.extents[static_cast<std::size_t>(p.segments_extent)].value)
+        fail("segment table '{}' covers run-time extent {} = {} rows, but says {}", p.name, k_.extents[static_cast<std::size_t>(p.segments_extent)].name,
+             k_.extents[static_cast<std::size_t>(p.segments_extent)].value, p.segments);
+    }
     if (p.segments < -1 || p.segments > std::numeric_limits<std::int32_t>::max())
       fail<ConfigError>("segment table '{}' covers {} rows: an i32 offset holds 0 to {}", p.name, p.segments, std::numeric_limits<std::int32_t>::max());
   }

@@ -48,6 +48,9 @@ struct Param {
   // lowering) the ids are the process-wide ones of tree::extent_id().
   std::vector<std::int32_t> extent;
   bool run_time(std::size_t d) const { return d < extent.size() && extent[d] != none; }
+  // A segment table over a run-time number of rows (segment_offsets(name, G, T) with T a
+  // run-time extent): the extent `segments` is the value of (a front-end id before lowering).
+  std::int32_t segments_extent = none;
   friend bool operator==(Param const&, Param const&) = default;
 };
 
@@ -245,6 +248,10 @@ Kernel bind(Kernel const& k, std::map<std::string, std::int64_t> const& values);
 // all that share an extent must agree (ConfigError naming both parameters otherwise). Compiled-in
 // dimensions are not checked here (the launcher compares whole shapes after bind()).
 std::map<std::string, std::int64_t> extents_of(Kernel const& k, std::vector<std::vector<std::int64_t>> const& shapes);
+// bind(k, extents_of(k, shapes)): the kernel for the tensors a caller passes (k itself when it has
+// no run-time extent). The interpreter, the host backend and cuda::launch call it, so a kernel
+// with run-time extents runs on tensors of any size its rules allow.
+Kernel bind_to(Kernel const& k, std::vector<std::vector<std::int64_t>> const& shapes);
 
 // A stable, readable listing: what `stagecraft show` prints.
 std::string print(Kernel const& k);

@@ -30,10 +30,11 @@ struct gmem_decl {
   bool workspace = false;  // workspace<T>(...): owned by the kernel, zero at every launch
   std::int64_t segments = -1;  // segment_offsets(...): the rows its offsets cover
   std::vector<std::int32_t> extent{};  // per dimension, its run-time extent (expr/size.hpp); empty: none
+  std::int32_t segments_extent = -1;   // segment_offsets over a run-time number of rows: its extent
   tree::ParamDecl decl() const {
     std::vector<bool> dyn;
     for (auto v : Dims::values) dyn.push_back(v == dynamic_extent);
-    return {name, DT::code, extents, dyn, workspace, segments, extent};
+    return {name, DT::code, extents, dyn, workspace, segments, extent, segments_extent};
   }
 };
 
@@ -100,6 +101,15 @@ auto segment_offsets(std::string name, G const& groups, std::int64_t rows) {
   using D = dims<static_value_or_dynamic<G>() < 0 ? dynamic_extent : static_value_or_dynamic<G>() + 1>;
   gmem_decl<i32, D> d{std::move(name), {value_of(groups) + 1}};
   d.segments = rows;
+  return d;
+}
+// Over a run-time number of rows (run_time("T", t): the packed parameters' dimension 0), so one
+// compiled grouped GEMM or varlen attention serves every total, as an MoE layer's token count
+// changes from step to step. The launcher checks the table against the bound T.
+template <int_like G>
+auto segment_offsets(std::string name, G const& groups, size_expr const& rows) {
+  auto d = segment_offsets(std::move(name), groups, rows.value);
+  if (rows.run_time) d.segments_extent = rows.extent;  // -2 (an expression): lowering names it
   return d;
 }
 

@@ -232,4 +232,11 @@ std::vector<host_tensor> seeded_inputs(ir::Kernel const& k, std::uint64_t seed) 
   return out;
 }
 
+ir::Kernel bind_to_buffers(ir::Kernel const& k, std::vector<host_tensor> const& buffers) {
+  if (k.extents.empty()) return k;
+  std::vector<std::vector<std::int64_t>> shapes;
+  for (auto const& b : buffers) shapes.push_back(b.shape);
+  return ir::bind_to(k, shapes);
+}
+
 }  // namespace stagecraft

@@ -36,7 +36,9 @@ struct bound_kernel {
   param_values values;
   ir::Kernel k;
   std::vector<bool> written;  // per GMEM parameter: the kernel writes it (an output)
-  std::function<void(std::vector<host_tensor>&)> reference;
+  // Given the buffers and the values of the run: a kernel with run-time extents ("M?": 1) runs at
+  // its arrays' sizes, and the reference must see those, not the ones it was lowered at.
+  std::function<void(std::vector<host_tensor>&, param_values const&)> reference;
 };
 
 void find_outputs(bound_kernel& b) {
@@ -66,7 +68,7 @@ bound_kernel bind(std::string const& name, std::map<std::string, std::int64_t> c
   auto const& e = registry::global().find(name);
   bound_kernel b{name, registry::resolve(e, overrides), {}, {}, {}};
   b.k = registry::build(e, b.values);
-  b.reference = [&e, values = b.values](std::vector<host_tensor>& t) { e.reference(t, values); };
+  b.reference = [&e](std::vector<host_tensor>& t, param_values const& values) { e.reference(t, values); };
   find_outputs(b);
   return b;
 }
@@ -74,7 +76,7 @@ bound_kernel bind(std::string const& name, std::map<std::string, std::int64_t> c
 // A lesson's kernel, or one of its buggy twins (`stagecraft lesson NN --buggy=twin`).
 bound_kernel bind_lesson(std::string const& number, std::string const& twin) {
   auto const& l = lesson_registry::global().find(number);
-  bound_kernel b{l.slug, {}, {}, {}, l.reference};
+  bound_kernel b{l.slug, {}, {}, {}, [r = l.reference](std::vector<host_tensor>& t, param_values const&) { r(t); }};
   if (twin.empty()) {
     b.k = l.build();
   } else {
@@ -96,9 +98,24 @@ bound_kernel bind_lesson(std::string const& number, std::string const& twin) {
 std::vector<host_tensor> buffers_of(bound_kernel const& b, std::vector<py::object> const& arrays) {
   if (arrays.size() != b.k.params.size())
     throw usage_error(fmt::format("kernel '{}': {} arrays for {} parameters", b.name, arrays.size(), b.k.params.size()));
+  // Run-time extents are read off the arrays given (an output left None takes the bound shape);
+  // the runs bind the same way from the buffers this returns.
+  ir::Kernel bound;
+  if (!b.k.extents.empty()) {
+    std::vector<std::vector<std::int64_t>> shapes(arrays.size());
+    for (std::size_t i = 0; i < arrays.size(); ++i)
+      if (!arrays[i].is_none())
+        if (auto a = py::array::ensure(arrays[i])) shapes[i].assign(a.shape(), a.shape() + a.ndim());
+    try {
+      bound = ir::bind_to(b.k, shapes);
+    } catch (ir::ConfigError const& e) {
+      throw usage_error(e.what());
+    }
+  }
+  ir::Kernel const& k = b.k.extents.empty() ? b.k : bound;
   std::vector<host_tensor> out;
   for (std::size_t i = 0; i < arrays.size(); ++i) {
-    auto const& p = b.k.params[i];
+    auto const& p = k.params[i];
     auto t = host_tensor::zeros(p.dtype, p.shape);
     if (!arrays[i].is_none()) {
       auto a = py::array::ensure(arrays[i]);
@@ -298,7 +315,9 @@ PYBIND11_MODULE(STAGECRAFT_PY_MODULE, m) {
           "reference",
           [](bound_kernel const& b, std::vector<py::object> const& arrays) {
             auto buffers = buffers_of(b, arrays);
-            b.reference(buffers);
+            auto values = b.values;  // run-time extents at the arrays' sizes
+            for (auto const& x : bind_to_buffers(b.k, buffers).extents) values[x.name] = x.value;
+            b.reference(buffers, values);
             return arrays_of(buffers);
           },
           py::arg("arrays"), "What the registered C++ reference computes from the same arrays (every parameter after it).")

@@ -76,7 +76,10 @@ def kernels() -> list[dict]:
 class Kernel:
     """A registered kernel specialised for parameter values (sc.kernel(name, **values))."""
 
-    def __init__(self, name: str, _lesson: tuple[str, str] | None = None, _module: Any = None, **values: int):
+    def __init__(self, name: str, _lesson: tuple[str, str] | None = None, _module: Any = None, dynamic: Sequence[str] = (), **values: int):
+        # dynamic=["M"]: M a run-time extent (the CLI's --dynamic M): the kernel then runs on
+        # arrays of any M, compiled once.
+        values = {**values, **{f"{d}?": 1 for d in dynamic}}
         try:
             if _lesson is not None:
                 self._k = _bind_lesson(*_lesson)
@@ -157,9 +160,10 @@ class Kernel:
         return dict(self._k.ptx(arch))
 
 
-def kernel(name: str, **values: int) -> Kernel:
-    """A registered kernel specialised for `values` (parameters not given take their defaults)."""
-    return Kernel(name, **values)
+def kernel(name: str, dynamic: Sequence[str] = (), **values: int) -> Kernel:
+    """A registered kernel specialised for `values` (parameters not given take their defaults).
+    Sizes named in `dynamic` are run-time extents: taken from the arrays of each call."""
+    return Kernel(name, dynamic=dynamic, **values)
 
 
 def lessons() -> list[dict]:

@@ -87,6 +87,19 @@ class Runs(unittest.TestCase):
         self.assertTrue(np.all(np.abs(c - exact) <= bound), float(np.max(np.abs(c - exact))))
         self.assertTrue(np.all(np.abs(k.reference(a, b) - exact) <= bound))
 
+    def test_a_run_time_extent_takes_each_calls_arrays_size(self):
+        k = sc.kernel("softmax_rows", M=1000, dynamic=["M"])
+        self.assertIn("param x: gmem f32[M=1000, 128]", k.show())
+        rng = np.random.default_rng(5)
+        for m in (333, 16, 1025):
+            x = rng.uniform(-2, 2, (m, 128)).astype(np.float32)
+            y = k(x)
+            self.assertEqual(y.shape, (m, 128))
+            np.testing.assert_array_equal(y, k.reference(x))
+            np.testing.assert_array_equal(k(x, backend="host", seed=1), y)
+        with self.assertRaisesRegex(sc.UsageError, "N cannot be a run-time extent"):
+            sc.kernel("gemm_small", dynamic=["N"])
+
     def test_softmax_masked_normalises_rows_of_any_width(self):
         k = sc.kernel("softmax_masked", M=37, N=100)
         x = np.random.default_rng(3).uniform(-4, 4, (37, 100)).astype(np.float32)

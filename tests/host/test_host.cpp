@@ -172,6 +172,10 @@ TEST_CASE("host: one compiled softmax_rows --dynamic M runs at every M, equal to
     const auto ir = interp::run(km, inputs, {.schedule = interp::policy::eager});
     REQUIRE(ir.ok());
     CHECK(first_difference(km, ir.buffers, expected).empty());
+    // Given the kernel as lowered (M = 1000) and buffers of this M, the run binds M itself.
+    const auto unbound = hostexec::run(c, k, inputs);
+    REQUIRE(unbound.ok());
+    CHECK(first_difference(km, unbound.buffers, expected).empty());
     for (int seed = 0; seed < schedules; ++seed) {  // the object compiled at M = 1000, run at this M
       hostexec::options o;
       o.seed = static_cast<std::uint64_t>(seed);

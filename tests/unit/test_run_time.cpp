@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <stagecraft/interp/interp.hpp>
 #include <stagecraft/lower.hpp>
 #include <stagecraft/registry.hpp>
 #include <stagecraft/stagecraft.hpp>
@@ -38,6 +39,8 @@ const std::vector<sweep> sweeps = {
     {"gemm_fp8", "M", {{"scaled", 1}}, {256, 129}},
     {"gemm_blackwell", "M", {}, {256, 200}},
     {"gemm_blackwell_ts", "M", {}, {256, 300}},
+    {"gemm_grouped", "T", {}, {600, 64, 1000}},
+    {"attention_varlen", "T", {{"causal", 1}}, {300, 64, 777}},
 };
 
 param_values with(param_values set, std::string const& name, std::int64_t v, bool dynamic) {
@@ -126,6 +129,36 @@ TEST_CASE("run-time extents: each mistake names the kernel, the size and the val
                           [&](auto x) { return store(x.tile(shape(64_c, 64_c), 0_c, 0_c), 1.0f); });
   };
   REQUIRE_THROWS_WITH(lower(doubled()), Contains("dimension 0 of parameter 'x' is an expression of run-time extents"));
+
+  // A segment table over a run-time T: T is the packed parameters' extent, and bind() moves the
+  // table's contract (it ends at T) with it.
+  const auto grouped = build("gemm_grouped", {{"T", 600}, {"T?", 1}});
+  CHECK_THAT(ir::print(grouped), Contains("param offsets: gmem i32[5?] segments of T=600 rows"));
+  CHECK(ir::bind(grouped, {{"T", 4096}}).params[1].segments == 4096);
+  auto over_sum = [] {
+    auto T = run_time("T", 64);
+    return kernel<sm_90a>("over_sum", grid(1_c), threads(1_c), gmem<f32>("x", shape(T, 64_c)), segment_offsets("t", 2, T + 1),
+                          [&](auto x, auto) { return store(x.tile(shape(64_c, 64_c), masked(), 0_c, 0_c), 1.0f); });
+  };
+  REQUIRE_THROWS_WITH(lower(over_sum()), Contains("segment table 't' counts its rows with an expression of run-time extents, not one extent"));
+}
+
+TEST_CASE("a launch takes run-time extents from its tensors: the interpreter runs softmax_rows --dynamic M at any M", "[run_time]") {
+  const auto k = build("softmax_rows", {{"M", 1000}, {"M?", 1}});
+  for (std::int64_t M : {333, 16, 2000}) {
+    INFO("M=" << M);
+    const auto km = ir::bind(k, {{"M", M}});
+    auto inputs = seeded_inputs(km, 7);
+    auto expected = inputs;
+    registry::global().find("softmax_rows").reference(expected, {{"M", M}, {"K", 2}});
+    const auto r = interp::run(k, inputs);  // k was lowered at M = 1000: the run binds M = this
+    REQUIRE(r.ok());
+    CHECK(first_difference(r.buffers[1], expected[1]) == -1);
+  }
+  // x and y must agree on M.
+  auto inputs = seeded_inputs(ir::bind(k, {{"M", 64}}), 7);
+  inputs[1] = host_tensor::zeros(ir::DType::f32, {48, 128});
+  REQUIRE_THROWS_WITH(interp::run(k, inputs), Contains("run-time extent M is 64 in 'x' dimension 0 but 48 in 'y' dimension 0"));
 }
 
 TEST_CASE("bind() re-verifies: a size the kernel's blocks cannot take is refused at launch in lowering's words", "[run_time]") {

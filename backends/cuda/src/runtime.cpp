@@ -332,7 +332,11 @@ void check_buffers(ir::Kernel const& k, std::vector<host_tensor> const& buffers)
 
 }  // namespace
 
-launch_result launch(nvrtc::compiled const& c, ir::Kernel const& k, std::vector<host_tensor> buffers, launch_options const& o) {
+launch_result launch(nvrtc::compiled const& c, ir::Kernel const& lowered, std::vector<host_tensor> buffers, launch_options const& o) {
+  // Run-time extents take the buffers' sizes: the grid, the tensor maps and the extent arguments
+  // are this launch's, the code the one compiled for any of them.
+  const ir::Kernel bound = lowered.extents.empty() ? ir::Kernel{} : bind_to_buffers(lowered, buffers);
+  ir::Kernel const& k = lowered.extents.empty() ? lowered : bound;
   check_buffers(k, buffers);
   driver& d = usable_for(c, k);
   // Device buffers, freed on every path out.

@@ -1499,7 +1499,10 @@ class fault_handler {
 
 }  // namespace
 
-result run(compiled const& c, ir::Kernel const& k, std::vector<host_tensor> buffers, options const& o) {
+result run(compiled const& c, ir::Kernel const& lowered, std::vector<host_tensor> buffers, options const& o) {
+  // Run-time extents take the buffers' sizes: the object compiled for one size runs at any.
+  const ir::Kernel bound = lowered.extents.empty() ? ir::Kernel{} : bind_to_buffers(lowered, buffers);
+  ir::Kernel const& k = lowered.extents.empty() ? lowered : bound;
   std::lock_guard lock(run_mutex);
   result r;
   {

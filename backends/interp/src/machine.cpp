@@ -209,8 +209,11 @@ void check_inputs(ir::Kernel const& k, std::vector<host_tensor> const& buffers) 
 }
 }  // namespace
 
-result run(ir::Kernel const& k, std::vector<host_tensor> buffers, options const& o) {
-  ir::verify(k);
+result run(ir::Kernel const& lowered, std::vector<host_tensor> buffers, options const& o) {
+  ir::verify(lowered);
+  // Run-time extents take the buffers' sizes (the kernel re-verified for them).
+  const ir::Kernel bound = lowered.extents.empty() ? ir::Kernel{} : bind_to_buffers(lowered, buffers);
+  ir::Kernel const& k = lowered.extents.empty() ? lowered : bound;
   check_inputs(k, buffers);
   // A workspace runs on zeroed memory of the interpreter's own; the caller's slot comes back as
   // it was given (it is neither an input nor an output).

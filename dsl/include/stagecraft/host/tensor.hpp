@@ -92,4 +92,9 @@ void seed_segment_tables(ir::Kernel const& k, std::vector<host_tensor>& inputs, 
 // launcher calls it before a run: a bad cu_seqlens is the caller's mistake, not a race to find.
 void check_segment_tables(ir::Kernel const& k, std::vector<host_tensor> const& buffers);
 
+// The kernel for these buffers (one per parameter): its run-time extents read off their shapes
+// and the kernel re-verified for them (ir::bind_to); a kernel without run-time extents as it is.
+// Every launcher runs what this returns, so tensors of any size a run-time extent allows work.
+ir::Kernel bind_to_buffers(ir::Kernel const& k, std::vector<host_tensor> const& buffers);
+
 }  // namespace stagecraft

@@ -66,6 +66,31 @@ TEST_CASE("bench: bytes and FLOPs come from the IR, with the loops and branches 
   }
 }
 
+// An overhanging last tile moves its rows and columns, not its box: TMA neither reads nor writes
+// the outside of a box that overhangs its array. The work counts what lies inside (it used to
+// count whole boxes: 640 rows at M = 513), and so does the model, which replays one cluster with
+// the bytes the interpreter's TMA moved: at N = 1000 the one CTA's last column block is 40 wide,
+// and the HBM bound is 1000/1024 of N = 1024's (it was the same).
+TEST_CASE("bench: an overhanging last tile costs what lies inside its array, in the work and in the model", "[bench][model]") {
+  auto const& e = registry::global().find("add_one");
+  auto at = [&](std::int64_t M, std::int64_t N, std::int64_t splits) {
+    return registry::build(e, registry::resolve(e, {{"M", M}, {"N", N}, {"splits", splits}}));
+  };
+  for (auto [M, N] : {std::pair<std::int64_t, std::int64_t>{513, 1024}, {2049, 4096}, {200, 1000}}) {
+    const auto k = at(M, N, 2);
+    const auto w = bench::work_of(k, bench::seeded_inputs(k, 1));
+    CHECK(w.read_bytes == 4.0 * static_cast<double>(M * N));
+    CHECK(w.write_bytes == 4.0 * static_cast<double>(M * N));
+  }
+  auto hbm = [&](std::int64_t N) {
+    const auto k = at(128, N, 1);  // one CTA: the modelled cluster holds the partial block
+    return bench::predict(k, bench::seeded_inputs(k, 1), bench::find_machine("H200")).hbm_bound_ms;
+  };
+  const double partial = hbm(1000), whole = hbm(1024);
+  INFO("HBM bound at N=1000: " << partial << " ms, at N=1024: " << whole << " ms");
+  CHECK(partial / whole == Approx(1000.0 / 1024.0).epsilon(0.001));
+}
+
 TEST_CASE("bench: the modelled add_one hides latency as K grows and the curve flattens", "[bench][model]") {
   const auto t = model_times({});
   INFO("K=1..6: " << t[0] << " " << t[1] << " " << t[2] << " " << t[3] << " " << t[4] << " " << t[5] << " ms");

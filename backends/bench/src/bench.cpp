@@ -75,6 +75,24 @@ struct walker {
         [] {});
   }
 
+  // The GMEM bytes a TMA copy of block `id` moves: the box's part inside its array (TMA neither
+  // reads nor writes the outside of an overhanging box), as the interpreter's regions cut it.
+  double tma_bytes(ir::RefId id) {
+    auto const& r = k.refs[id];
+    if (r.base != ir::RefBase::param || !r.index.empty() || r.block.size() != r.shape.size()) return ref_bytes(k, id);
+    auto const& p = k.params[static_cast<std::size_t>(r.id)];
+    if (p.shape.size() != r.shape.size()) return ref_bytes(k, id);
+    double n = 1;
+    for (std::size_t d = 0; d < r.shape.size(); ++d) {
+      const std::int64_t step = r.stride.empty() ? 1 : r.stride[d];
+      std::int64_t origin = eval(r.block[d]) * r.shape[d] * step;
+      if (d == 0 && r.windowed()) origin += eval(r.row_lo);
+      const std::int64_t avail = std::max<std::int64_t>(p.shape[d] - origin, 0);
+      n *= static_cast<double>(std::min(r.shape[d], (avail + step - 1) / step));
+    }
+    return n * ir::dtype_bits(p.dtype) / 8.0;
+  }
+
   void value(ir::ValueId v) {
     if (v == ir::none) return;
     auto const& x = k.values[v];
@@ -112,8 +130,8 @@ struct walker {
         if (eval(s.e0)) stmt(s.body[0]);
         else if (s.body.size() > 1) stmt(s.body[1]);
         break;
-      case ir::StmtOp::copy_gmem_to_smem: w.read_bytes += ref_bytes(k, s.refs[0]); break;
-      case ir::StmtOp::copy_smem_to_gmem: w.write_bytes += ref_bytes(k, s.refs[1]); break;
+      case ir::StmtOp::copy_gmem_to_smem: w.read_bytes += tma_bytes(s.refs[0]); break;
+      case ir::StmtOp::copy_smem_to_gmem: w.write_bytes += tma_bytes(s.refs[1]); break;
       case ir::StmtOp::store:
         if (k.refs[s.refs[0]].base == ir::RefBase::param) w.write_bytes += ref_bytes(k, s.refs[0]);
         value(s.value);

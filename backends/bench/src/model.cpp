@@ -318,7 +318,9 @@ struct replayer {
       if (q.empty()) return 0;
       auto f = q.front();
       q.erase(q.begin());
-      const double done = transfer(c, f.issued, ref_bytes(k, s.refs[0])) + m.tma_latency_ns;
+      // HBM moves the box's part inside the array (the interpreter measured it): an overhanging
+      // last tile costs its rows, not a whole box.
+      const double done = transfer(c, f.issued, e.gmem_bytes >= 0 ? static_cast<double>(e.gmem_bytes) : ref_bytes(k, s.refs[0])) + m.tma_latency_ns;
       push(out, e, f.issued, done);
       return done;
     }
@@ -334,7 +336,7 @@ struct replayer {
       push(out, e, f.issued, f.read_done);
       return f.read_done;
     }
-    const double done = transfer(c, f.read_done, bytes) + m.store_latency_ns;
+    const double done = transfer(c, f.read_done, e.gmem_bytes >= 0 ? static_cast<double>(e.gmem_bytes) : bytes) + m.store_latency_ns;
     auto& g = agents[static_cast<std::size_t>(f.agent)].group(f.group);
     g.second = std::max(g.second, done);
     push(out, e, f.read_done, done);

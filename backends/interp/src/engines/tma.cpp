@@ -251,8 +251,12 @@ void machine::trace_async(async_op const& op, int engine, const char* what) {
   } else {
     label = fmt::format("TMA {} #{} ({} to {})", what, op.stmt, op.src.mem ? op.src.mem->name : "?", block(op.gdst));
   }
+  // GMEM bytes moved: a load reads its box's part inside the array, a store writes it (gdst is
+  // already cut to it); the bench's model charges these to HBM, not the whole box.
+  auto inside_bytes = [](region const& g) { return g.mem ? g.elements() * ir::dtype_bits(g.mem->dtype) / 8 : -1; };
+  const std::int64_t gmem_bytes = op.what == async_op::kind::load ? inside_bytes(op.src.inside()) : inside_bytes(op.gdst);
   tr_.events.push_back({trace_event::kind::async, op.issued, time_, ctas_[agents_[op.agent].cta].linear, k_.warpgroups + engine,
-                        op.stmt, std::move(label)});
+                        op.stmt, std::move(label), gmem_bytes});
 }
 
 }  // namespace stagecraft::interp::detail

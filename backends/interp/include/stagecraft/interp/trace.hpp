@@ -20,6 +20,9 @@ struct trace_event {
   int lane = 0;                  // index into trace::lanes
   int op = -1;                   // op number in the printed IR, -1 if none
   std::string label;             // "barrier_wait b1[2]", "b1[2] phase 3 complete", ...
+  // An async TMA copy: the GMEM bytes it moved, the part of its box inside the array (an
+  // overhanging box's outside is neither read nor written); -1 for every other event.
+  std::int64_t gmem_bytes = -1;
 };
 
 struct trace {

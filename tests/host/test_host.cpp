@@ -330,6 +330,28 @@ TEST_CASE("host: an expect_tx 16 bytes too many or too few deadlocks, naming bar
   }
 }
 
+// Issue 25's third zoo case, which the front end cannot express (a TMA load's expect_tx is the
+// bytes of its SMEM destination, by type): an expect_tx that counts only the part of an
+// overhanging box inside the array. TMA completes the whole box (the outside lands as zeros), so
+// the transaction count overshoots: a wait that never returns on hardware, a deadlock naming
+// the barrier and the surplus on the host. Planted in add_one at M = 200 (CTA x = 1 holds rows 128..199
+// of a 128-row box: 72 rows, 18432 of its 32768 bytes); the fixed twin is the kernel as generated.
+TEST_CASE("host: an expect_tx counting only the in-bounds bytes of an overhanging TMA box is caught; as generated it runs", "[host]") {
+  const auto k = example("add_one", {{"M", 200}});
+  const auto inputs = random_inputs(k, input_seed);
+  const auto expected = reference_of("add_one", inputs, {{"M", 200}});
+  check_schedules(k, inputs, expected, "the reference");  // the fixed twin
+  const auto c = planted(k, "sc::mbar_arrive_expect_tx(bar, 32768u);",
+                         "sc::mbar_arrive_expect_tx(bar, static_cast<unsigned>(min(128LL, 200LL - static_cast<long long>(blockIdx.x) * 128LL) * 256LL));");
+  const auto r = hostexec::run(c, k, inputs, {});
+  INFO(r.message);
+  REQUIRE_FALSE(r.ok());
+  // The box's 32768 bytes land against 18432 expected: the count can never return to zero.
+  REQUIRE(r.kind == hostexec::failure::deadlock);
+  CHECK_THAT(r.message, Contains("kernel 'add_one'") && Contains("CTA (1, 0, 0) thread(s) 0-127 wait(s) on mbarrier b1[0]") &&
+                            Contains("-14336 tx byte(s) pending"));
+}
+
 TEST_CASE("host: a bulk wait one group too lenient lets a refill overwrite a stage its store still reads", "[host]") {
   const auto k = example("add_one");
   const auto inputs = random_inputs(k, input_seed);

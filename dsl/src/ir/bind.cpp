@@ -11,7 +11,7 @@ namespace stagecraft::ir {
 Kernel bind(Kernel const& k, std::map<std::string, std::int64_t> const& values) {
   Kernel b = k;
   for (auto const& [name, v] : values) {
-    auto it = std::find_if(b.extents.begin(), b.extents.end(), [&](Extent const& x) { return x.name == name; });
+    auto it = std::find_if(b.extents.begin(), b.extents.end(), [&key = name](Extent const& x) { return x.name == key; });
     if (it == b.extents.end()) {
       std::vector<std::string> names;
       for (auto const& x : k.extents) names.push_back(x.name);

@@ -31,7 +31,7 @@ flags=(-std=c++20 -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,addre
 examples=("$gxx_build"/examples/CMakeFiles/stagecraft_examples.dir/*.o)
 [[ -e "${examples[0]}" ]] || { echo "build_fuzzers: no example objects in $gxx_build (ninja -C $gxx_build stagecraft_examples)" >&2; exit 66; }
 
-lib_sources=(dsl/src/tree.cpp dsl/src/ir/lower.cpp dsl/src/ir/verify.cpp dsl/src/ir/print.cpp dsl/src/ir/wgmma.cpp dsl/src/ir/tcgen05.cpp dsl/src/ir/scopes.cpp dsl/src/ir/recompute.cpp dsl/src/registry.cpp dsl/src/tensor.cpp
+lib_sources=(dsl/src/tree.cpp dsl/src/ir/lower.cpp dsl/src/ir/verify.cpp dsl/src/ir/bind.cpp dsl/src/ir/print.cpp dsl/src/ir/wgmma.cpp dsl/src/ir/tcgen05.cpp dsl/src/ir/scopes.cpp dsl/src/ir/recompute.cpp dsl/src/registry.cpp dsl/src/tensor.cpp
              dsl/src/lessons.cpp backends/interp/src/program.cpp backends/interp/src/machine.cpp backends/interp/src/trace.cpp
              backends/interp/src/views.cpp backends/interp/src/scheduler.cpp backends/interp/src/stepping.cpp backends/interp/src/statements.cpp
              backends/interp/src/mbarrier.cpp backends/interp/src/named_barrier.cpp backends/interp/src/semaphore.cpp backends/interp/src/memory.cpp backends/interp/src/tiles.cpp

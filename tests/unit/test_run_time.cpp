@@ -3,6 +3,8 @@
 // value equals the kernel lowered at it, and every mistake is named.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include <stagecraft/interp/interp.hpp>
@@ -159,6 +161,19 @@ TEST_CASE("a launch takes run-time extents from its tensors: the interpreter run
   auto inputs = seeded_inputs(ir::bind(k, {{"M", 64}}), 7);
   inputs[1] = host_tensor::zeros(ir::DType::f32, {48, 128});
   REQUIRE_THROWS_WITH(interp::run(k, inputs), Contains("run-time extent M is 64 in 'x' dimension 0 but 48 in 'y' dimension 0"));
+}
+
+TEST_CASE("a run-time grid is checked: constants and extents only, and the value it gives", "[run_time]") {
+  const auto k = build("softmax_rows", {{"M", 1000}, {"M?", 1}});
+  REQUIRE(k.grid_expr[0] != ir::none);
+  auto pid = std::find_if(k.exprs.begin(), k.exprs.end(), [](ir::Expr const& e) { return e.op == ir::ExprOp::program_id; });
+  REQUIRE(pid != k.exprs.end());
+  auto reads_pid = k;
+  reads_pid.grid_expr[0] = static_cast<ir::ExprId>(pid - k.exprs.begin());
+  REQUIRE_THROWS_WITH(ir::verify(reads_pid), Contains("grid dimension 0 reads program_id: a grid is computed on the host"));
+  auto wrong = k;
+  wrong.grid[0] += 1;
+  REQUIRE_THROWS_WITH(ir::verify(wrong), Contains("grid dimension 0 is 17, but its expression gives 16 for M=1000"));
 }
 
 TEST_CASE("bind() re-verifies: a size the kernel's blocks cannot take is refused at launch in lowering's words", "[run_time]") {

@@ -30,10 +30,8 @@ Kernel bind(Kernel const& k, std::map<std::string, std::int64_t> const& values) 
   for (std::size_t i = 0; i < 3; ++i) {
     const auto g = b.grid_expr[i];
     if (g == none || g < 0 || static_cast<std::size_t>(g) >= b.exprs.size()) continue;  // verify() names a bad one
-    bool div_zero = false;
-    b.grid[i] = eval_index(b, g, [](Expr const& e) { return e.value; }, [](Expr const&, std::int64_t) { return std::int64_t{0}; },
-                           [&] { div_zero = true; });
-    if (div_zero) b.grid[i] = 0;  // verify() reports the grid dimension of 0 with the extents' values
+    // 0 where it cannot be evaluated: verify() then says why, with the extents' values.
+    b.grid[i] = eval_on_host(b, g).value.value_or(0);
   }
   verify(b);
   return b;

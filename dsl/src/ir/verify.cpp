@@ -266,21 +266,12 @@ class Verifier {
       if (g == none) continue;
       if (g < 0 || g >= static_cast<ExprId>(k_.exprs.size())) fail("grid dimension {} is expression {}, which does not exist", i, g);
       if (i >= k_.grid_rank) fail("grid dimension {} has an expression, but the grid has rank {}", i, k_.grid_rank);
-      std::vector<ExprId> todo{g};
-      while (!todo.empty()) {
-        auto const& e = k_.exprs[static_cast<std::size_t>(todo.back())];
-        todo.pop_back();
-        if (e.op == ExprOp::var || e.op == ExprOp::program_id || e.op == ExprOp::cluster_idx || e.op == ExprOp::thread_id || e.op == ExprOp::load)
-          fail("grid dimension {} reads {}: a grid is computed on the host from constants and run-time extents only", i, expr_op_name(e.op));
-        if (e.a != none) todo.push_back(e.a);
-        if (e.b != none) todo.push_back(e.b);
-      }
-      bool div_zero = false;
-      const auto v = eval_index(k_, g, [](Expr const& e) { return e.value; }, [](Expr const&, std::int64_t) { return std::int64_t{0}; },
-                                [&] { div_zero = true; });
-      if (div_zero) fail<ConfigError>("grid dimension {} divides by zero for {}", i, extent_values());
-      if (v != k_.grid[static_cast<std::size_t>(i)])
-        fail("grid dimension {} is {}, but its expression gives {} for {}", i, k_.grid[static_cast<std::size_t>(i)], v, extent_values());
+      const auto v = eval_on_host(k_, g);
+      if (v.refused)
+        fail("grid dimension {} reads {}: a grid is computed on the host from constants and run-time extents only", i, expr_op_name(v.refused->op));
+      if (!v.value) fail<ConfigError>("grid dimension {} divides by zero for {}", i, extent_values());
+      if (*v.value != k_.grid[static_cast<std::size_t>(i)])
+        fail("grid dimension {} is {}, but its expression gives {} for {}", i, k_.grid[static_cast<std::size_t>(i)], *v.value, extent_values());
     }
   }
   std::string extent_values() const {

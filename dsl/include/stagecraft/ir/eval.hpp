@@ -11,6 +11,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 
 #include "stagecraft/ir/kernel.hpp"
 
@@ -57,6 +58,32 @@ std::int64_t eval_index(Kernel const& k, ExprId id, Leaf&& leaf, Load&& load, Di
     case ExprOp::lor: return x || y;
     default: return 0;
   }
+}
+
+// An expression the host evaluates before a launch (a grid dimension over run-time extents:
+// Kernel::grid_expr): constants and run-time extents only. `refused` is the first leaf of any
+// other kind (a loop variable, program_id, an index table read), and then `value` is empty; so it
+// is after a division by zero (`refused` null).
+struct host_eval {
+  std::optional<std::int64_t> value;
+  Expr const* refused = nullptr;
+};
+inline host_eval eval_on_host(Kernel const& k, ExprId id) {
+  host_eval r;
+  bool div_zero = false;
+  const auto v = eval_index(
+      k, id,
+      [&](Expr const& e) {
+        if (e.op != ExprOp::constant && !r.refused) r.refused = &e;
+        return e.value;
+      },
+      [&](Expr const& e, std::int64_t) {
+        if (!r.refused) r.refused = &e;
+        return std::int64_t{0};
+      },
+      [&] { div_zero = true; });
+  if (!r.refused && !div_zero) r.value = v;
+  return r;
 }
 
 }  // namespace stagecraft::ir

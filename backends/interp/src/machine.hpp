@@ -316,9 +316,6 @@ void read_elems(memory const& m, std::int64_t off, std::int64_t n, tile_buf& t, 
 
 void write_elems(memory& m, std::int64_t off, std::int64_t n, tile_buf const& t, std::int64_t at);
 
-// One tensor-core operand element at `p`, as wgmma and tcgen05 read it (engines/wgmma.cpp).
-float mma_operand_value(ir::DType t, std::byte const* p);
-
 // ---- barriers (the PTX mbarrier object) ------------------------------------------------------
 struct barrier_state {
   int alloc = 0;            // allocation id

@@ -1,12 +1,37 @@
 // wgmma plans: the instructions one wgmma statement issues, and the layouts of its operands.
 #include "stagecraft/ir/wgmma.hpp"
 
+#include <cstring>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "stagecraft/host/tensor.hpp"
+#include "stagecraft/ir/fp8.hpp"
 #include "stagecraft/ir/kernel.hpp"
 
 namespace stagecraft::ir::wgmma {
+
+float operand_value(DType t, std::byte const* p) {
+  switch (t) {
+    case DType::e4m3: return e4m3_to_f32(static_cast<unsigned char>(*p));
+    case DType::e5m2: return e5m2_to_f32(static_cast<unsigned char>(*p));
+    case DType::i8: return static_cast<float>(static_cast<std::int8_t>(*p));  // exact: |x| <= 128
+    case DType::u8: return static_cast<float>(static_cast<std::uint8_t>(*p));  // exact: x <= 255
+    case DType::bf16: { std::uint16_t h; std::memcpy(&h, p, 2); return bf16_to_f32(h); }
+    case DType::f16: { std::uint16_t h; std::memcpy(&h, p, 2); return f16_to_f32(h); }
+    default: {
+      std::uint32_t u;
+      std::memcpy(&u, p, 4);
+      u &= ~0x1FFFu;
+      float f;
+      std::memcpy(&f, &u, 4);
+      return f;
+    }
+  }
+}
+
+void accumulate_f16(std::uint16_t* d, double sum) { *d = f32_to_f16(static_cast<float>(static_cast<double>(f16_to_f32(*d)) + sum)); }
 
 std::string plan::shape_suffix() const {
   // PTX names: f32 operands are read as tf32, integers are s8/u8 into s32.

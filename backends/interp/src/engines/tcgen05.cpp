@@ -261,7 +261,7 @@ void machine::tcgen05_complete(async_op& op) {
              fmt::format("tcgen05_mma ({}) reads {} element ({}, {}) at shared address {}, beyond the CTA's {} bytes of SMEM: its descriptor "
                          "denotes bytes outside every allocation",
                          p.shape_suffix(), role, mn, k, addr, smem.size()));
-    return mma_operand_value(t, smem.data() + addr);
+    return ir::wgmma::operand_value(t, smem.data() + addr);
   };
   const int cta0 = a.cta, cta1 = pair ? op.pair_cta : a.cta;
   auto descriptor = [&](std::uint64_t bits_, const char* role) {
@@ -287,7 +287,7 @@ void machine::tcgen05_complete(async_op& op) {
              fmt::format("tcgen05_mma ({}) reads A element ({}, {}) at TMEM lane {}, byte {} of column {}: outside TMEM {} (columns [{}, {}))",
                          p.shape_suffix(), i, k, lane, byte % 4, tc::tmem_column(taddr) + static_cast<std::uint32_t>(k * eb / 4), am.name, c0,
                          c0 + row_bytes / 4));
-    return mma_operand_value(a_type, am.data + lane * row_bytes + byte);
+    return ir::wgmma::operand_value(a_type, am.data + lane * row_bytes + byte);
   };
   mma_a_.resize(static_cast<std::size_t>(m * ik));
   mma_b_.resize(static_cast<std::size_t>(n * ik));

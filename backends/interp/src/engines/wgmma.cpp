@@ -30,27 +30,6 @@
 
 namespace stagecraft::interp::detail {
 
-// What the tensor cores (wgmma and tcgen05) multiply: bf16/f16/e4m3/e5m2/s8 as they are, f32 operands as tf32 (the
-// low 13 mantissa bits are not read).
-float mma_operand_value(ir::DType t, std::byte const* p) {
-  switch (t) {
-    case ir::DType::e4m3: return ir::e4m3_to_f32(static_cast<unsigned char>(*p));
-    case ir::DType::e5m2: return ir::e5m2_to_f32(static_cast<unsigned char>(*p));
-    case ir::DType::i8: return static_cast<float>(static_cast<std::int8_t>(*p));  // exact: |x| <= 128
-    case ir::DType::u8: return static_cast<float>(static_cast<std::uint8_t>(*p));  // exact: x <= 255
-    case ir::DType::bf16: { std::uint16_t h; std::memcpy(&h, p, 2); return bf16_to_f32(h); }
-    case ir::DType::f16: { std::uint16_t h; std::memcpy(&h, p, 2); return f16_to_f32(h); }
-    default: {
-      std::uint32_t u;
-      std::memcpy(&u, p, 4);
-      u &= ~0x1FFFu;
-      float f;
-      std::memcpy(&f, &u, 4);
-      return f;
-    }
-  }
-}
-
 // The shared-window address of an SMEM view's first byte (smem_base 0). A view fixes leading
 // dimensions only, and tiled storage keeps each (rows, cols) slab contiguous, so the slab
 // starts at its element offset times the element size, before any swizzle.
@@ -143,7 +122,7 @@ void machine::wgmma_complete(async_op& op) {
              fmt::format("wgmma ({}) reads {} element ({}, {}) at shared address {}, beyond the CTA's {} bytes of SMEM: its descriptor "
                          "denotes bytes outside every allocation",
                          p.shape_suffix(), role, mn, k, addr, smem.size()));
-    return mma_operand_value(t, smem.data() + addr);
+    return ir::wgmma::operand_value(t, smem.data() + addr);
   };
   mma_a_.resize(static_cast<std::size_t>(64 * ik));
   mma_b_.resize(static_cast<std::size_t>(n * ik));
@@ -172,16 +151,7 @@ void machine::wgmma_complete(async_op& op) {
           double sum = 0;
           for (std::int64_t k = 0; k < ik; ++k) sum += static_cast<double>(ar[k]) * static_cast<double>(br[k]);
           const std::int64_t e = row * n + j;
-          if (accm.dtype == ir::DType::f32) {
-            float* d = reinterpret_cast<float*>(accm.data) + e;
-            *d = static_cast<float>(static_cast<double>(*d) + sum);
-          } else if (accm.dtype == ir::DType::i32) {  // s8 products: sum is an exact integer; the add wraps at 32 bits
-            auto* d = reinterpret_cast<std::int32_t*>(accm.data) + e;
-            *d = static_cast<std::int32_t>(static_cast<std::uint32_t>(*d) + static_cast<std::uint32_t>(static_cast<std::int64_t>(sum)));
-          } else {  // f16 accumulators round to f16 once per instruction
-            auto* h = reinterpret_cast<std::uint16_t*>(accm.data) + e;
-            *h = f32_to_f16(static_cast<float>(static_cast<double>(f16_to_f32(*h)) + sum));
-          }
+          ir::wgmma::accumulate(accm.dtype, accm.data + e * ir::dtype_bits(accm.dtype) / 8, sum);
         }
       }
     }

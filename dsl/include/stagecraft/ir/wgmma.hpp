@@ -20,6 +20,7 @@
 //     MN-major, swizzled:   K-rows of S bytes of M/N, 8-K-row groups SBO apart,
 //                           M/N-adjacent swizzle atoms LBO apart
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -262,6 +263,30 @@ struct Stmt;
 }
 
 namespace stagecraft::ir::wgmma {
+
+// ---- what the tensor cores compute ----------------------------------------------------------
+// One rule for the interpreter's engines (wgmma and tcgen05) and the host backend's runtime, so
+// that they agree bit for bit. Per instruction, the ik products of an output element are summed
+// exactly in double (bf16/f16/fp8/s8 products are exact there, tf32 ones too), then added to D
+// with one rounding.
+//
+// The value the tensor core multiplies for an operand element of type t stored at p:
+// bf16/f16/e4m3/e5m2/s8/u8 as they are, f32 as tf32 (its low 13 mantissa bits are not read).
+float operand_value(DType t, std::byte const* p);
+// d (one element of D, of type acc) += sum: f32 and f16 with one rounding in their own type,
+// s32 wrapping at 32 bits (s8 products sum to an exact integer).
+void accumulate_f16(std::uint16_t* d, double sum);
+inline void accumulate(DType acc, void* d, double sum) {
+  if (acc == DType::f32) {
+    float* f = static_cast<float*>(d);
+    *f = static_cast<float>(static_cast<double>(*f) + sum);
+  } else if (acc == DType::i32) {
+    auto* i = static_cast<std::int32_t*>(d);
+    *i = static_cast<std::int32_t>(static_cast<std::uint32_t>(*i) + static_cast<std::uint32_t>(static_cast<std::int64_t>(sum)));
+  } else {
+    accumulate_f16(static_cast<std::uint16_t*>(d), sum);
+  }
+}
 
 // One wgmma statement as the instructions it issues: M/64 x K/instr_k of them, each
 // m64nNk<instr_k>. Built from a verified kernel; both backends iterate over it.

@@ -863,8 +863,8 @@ int main(int argc, char** argv, registry const& kernels) {
       if (run_all) {
         if (!kernel_name.empty() || !sets.empty() || !dynamic.empty()) throw usage_error("run --all takes no kernel name, --set or --dynamic");
         if (rf.trace_file || rf.timeline_file) throw usage_error("run --all writes no trace: name one kernel");
-        // Every kernel runs, whatever an earlier one did. One the backend cannot run (the host
-        // backend does not model the tensor core yet) is skipped with its reason, and counted, so
+        // Every kernel runs, whatever an earlier one did. One the backend cannot run (code the
+        // generator cannot express yet) is skipped with its reason, and counted, so
         // a kernel that silently stops running shows in the count; it does not change the exit
         // code, which is the worst of the kernels that ran (0 only when every one is correct).
         int worst = exit_ok;

@@ -34,6 +34,15 @@ struct tensor_map {
 };
 constexpr unsigned long long tensor_map_magic = 0x70616d74736f6873ull;  // "shostmap"
 
+// One wgmma.mma_async instruction as its PTX text names it (m64nNk*.dtype.atype.btype and the
+// transpose immediates); where A and B lie is in their descriptors. Types are
+// stagecraft::ir::DType values, majors ir::wgmma::Major (0: K-major, 1: MN-major).
+struct wgmma_instr {
+  int n;
+  int a_type, b_type, acc_type;
+  int a_major, b_major;
+};
+
 // Everything the prelude cannot do in plain C++: each entry is one PTX instruction (or the
 // loop around one) and may switch to another CUDA thread.
 struct api {
@@ -63,6 +72,25 @@ struct api {
   // signal (the prelude's plain add) wakes the counter's waiters.
   void (*sem_wait)(int* counter, int value);
   void (*sem_signalled)(int* counter);
+  // wgmma.mma_async, called by every thread of the warpgroup with its own fragment of D (N/2
+  // elements: f32, s32, or f16 two to a register): D += A * B for those elements. a_regs: the
+  // thread's 4 registers of A (A from registers), or null (A from SMEM through a_desc).
+  void (*wgmma)(void* d, const wgmma_instr* s, unsigned long long a_desc, const unsigned* a_regs, unsigned long long b_desc);
+  // Tensor memory (sm_100a): alloc and dealloc by a whole warp (lane 0 acts), the address
+  // written to the SMEM slot at shared-window address `slot`.
+  void (*tmem_alloc)(unsigned slot, unsigned ncols);
+  void (*tmem_dealloc)(unsigned taddr, unsigned ncols);
+  // tcgen05.mma by one thread: D (TMEM address d) = A * B (+ D when accumulate), M, N and the
+  // types from the instruction descriptor; A from SMEM (a_desc) or, a_tmem set, from TMEM at
+  // a_taddr. kind: stagecraft::ir::tcgen05::Kind (0 kind::f16, 1 kind::tf32, 2 kind::f8f6f4).
+  void (*tc_mma)(unsigned d, unsigned long long a_desc, int a_tmem, unsigned a_taddr, unsigned long long b_desc, unsigned idesc,
+                 unsigned accumulate, int kind);
+  // tcgen05.commit: one arrival on `bar` once the thread's MMAs completed; cta_mask 0 for
+  // cta_group::1, else the CTA ranks (the barrier at the same offset in each) for cta_group::2.
+  void (*tc_commit)(unsigned bar, unsigned cta_mask);
+  // tcgen05.ld / tcgen05.st .32x32b.xN by each thread of a warp: its lane of TMEM, n columns from taddr.
+  void (*tmem_ld)(unsigned taddr, unsigned* r, int n);
+  void (*tmem_st)(unsigned taddr, const unsigned* r, int n);
 };
 
 }  // namespace schost

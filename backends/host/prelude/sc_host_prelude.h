@@ -161,6 +161,46 @@ inline void red_min(unsigned* p, unsigned v) { *p = *p < v ? *p : v; }
 inline void red_max(int* p, int v) { *p = *p > v ? *p : v; }
 inline void red_max(unsigned* p, unsigned v) { *p = *p > v ? *p : v; }
 
+// ---- the tensor cores: each instruction computed by the host runtime when it is issued --------
+// The generated source writes wgmma as inline PTX where it needs its registers as operands;
+// under SC_HOST it calls wgmma_host instead (nvrtc/src/codegen.cpp), and the tcgen05 wrappers
+// it would define for the GPU are these.
+#define SC_HOST 1
+inline unsigned warp_uniform(unsigned x) { return x; }  // a broadcast from lane 0 where every lane holds x
+inline void reg_fence(float&) {}
+inline void reg_fence(unsigned&) {}
+inline void reg_fence(int&) {}
+inline void wgmma_fence() {}
+inline void wgmma_commit() {}
+template <int N> inline void wgmma_wait() {}
+inline void wgmma_host(schost::wgmma_instr s, void* d, unsigned long long a_desc, const unsigned* a_regs, unsigned long long b_desc) {
+  sc_host_api->wgmma(d, &s, a_desc, a_regs, b_desc);
+}
+inline void tc_before_sync() {}
+inline void tc_after_sync() {}
+inline void tmem_alloc(unsigned slot, unsigned ncols) { sc_host_api->tmem_alloc(slot, ncols); }
+inline void tmem_relinquish() {}
+inline void tmem_dealloc(unsigned taddr, unsigned ncols) { sc_host_api->tmem_dealloc(taddr, ncols); }
+// kind: ir::tcgen05::Kind
+inline void tc_mma_f16(unsigned d, unsigned long long a, unsigned long long b, unsigned idesc, unsigned acc) { sc_host_api->tc_mma(d, a, 0, 0u, b, idesc, acc, 0); }
+inline void tc_mma_tf32(unsigned d, unsigned long long a, unsigned long long b, unsigned idesc, unsigned acc) { sc_host_api->tc_mma(d, a, 0, 0u, b, idesc, acc, 1); }
+inline void tc_mma_f8f6f4(unsigned d, unsigned long long a, unsigned long long b, unsigned idesc, unsigned acc) { sc_host_api->tc_mma(d, a, 0, 0u, b, idesc, acc, 2); }
+inline void tc_mma_ts_f16(unsigned d, unsigned a, unsigned long long b, unsigned idesc, unsigned acc) { sc_host_api->tc_mma(d, 0ull, 1, a, b, idesc, acc, 0); }
+inline void tc_mma_ts_tf32(unsigned d, unsigned a, unsigned long long b, unsigned idesc, unsigned acc) { sc_host_api->tc_mma(d, 0ull, 1, a, b, idesc, acc, 1); }
+inline void tc_commit(unsigned bar) { sc_host_api->tc_commit(bar, 0u); }
+inline void tc_commit_pair(unsigned bar, unsigned short cta_mask) { sc_host_api->tc_commit(bar, cta_mask); }
+template <int N> inline void tmem_ld_32x32b(unsigned taddr, float (&r)[N]) {
+  unsigned u[N];
+  sc_host_api->tmem_ld(taddr, u, N);
+  std::memcpy(r, u, sizeof u);
+}
+template <int N> inline void tmem_st_32x32b(unsigned taddr, const unsigned (&r)[N]) { sc_host_api->tmem_st(taddr, r, N); }
+inline void tmem_ld_32x32b_x16(unsigned taddr, float (&r)[16]) { tmem_ld_32x32b(taddr, r); }
+inline void tmem_ld_32x32b_x32(unsigned taddr, float (&r)[32]) { tmem_ld_32x32b(taddr, r); }
+inline void tmem_st_32x32b_x16(unsigned taddr, const unsigned (&r)[16]) { tmem_st_32x32b(taddr, r); }
+inline void tmem_st_32x32b_x32(unsigned taddr, const unsigned (&r)[32]) { tmem_st_32x32b(taddr, r); }
+inline void tmem_st_wait() {}
+
 inline float f16_to_f32(unsigned short h) { return sc_host_api->f16_to_f32(h); }
 inline unsigned short f32_to_f16(float f) { return sc_host_api->f32_to_f16(f); }
 inline unsigned short f32_to_bf16(float f) { return sc_host_api->f32_to_bf16(f); }

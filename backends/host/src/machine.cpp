@@ -26,6 +26,7 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <unordered_map>
 
@@ -41,8 +42,10 @@
 #include <fmt/ranges.h>
 
 #include "module.hpp"
+#include "tensor_core.hpp"
 #include "stagecraft/cuda/tensor_map.hpp"
 #include "stagecraft/hostexec/hostexec.hpp"
+#include "stagecraft/ir/tcgen05.hpp"
 
 namespace stagecraft::hostexec {
 
@@ -379,6 +382,15 @@ struct cta_t {
   bool started = false, exited = false;
   bool generic_dirty = false;  // a thread may have written SMEM since the last fence.proxy.async
   int loads_in = 0, store_reads = 0;  // in-flight TMA work on this CTA's SMEM
+  // wgmma: each warpgroup's meeting point, and what each thread issued there.
+  struct wgmma_issue {
+    schost::wgmma_instr instr{};
+    unsigned long long a_desc = 0, b_desc = 0;
+    const unsigned* a_regs = nullptr;
+  };
+  std::vector<counting_barrier> wg_meet;
+  std::vector<wgmma_issue> wgmma_issued;
+  std::unique_ptr<tensor_core::tmem> tmem;  // made by the first tcgen05.alloc (256 KiB)
 };
 
 struct cluster_t {
@@ -456,7 +468,7 @@ struct thread_t {
   ctx::fiber fib, back;
   enum class state : std::uint8_t { unborn, ready, running, blocked, done } st = state::unborn;
   // What a blocked thread waits for, for deadlock reports.
-  enum class waits : std::uint8_t { nothing, mbar, named, cluster, bulk, warp, semaphore } on = waits::nothing;
+  enum class waits : std::uint8_t { nothing, mbar, named, cluster, bulk, warp, semaphore, wgmma } on = waits::nothing;
   unsigned wait_a = 0, wait_b = 0;
   int* sem = nullptr;  // waits::semaphore: the counter (wait_b: the value it needs)
   std::vector<std::vector<int>> groups;  // committed bulk groups, oldest first
@@ -582,6 +594,134 @@ class machine {
     const unsigned long long got = m.ctas_[m.me().cta].shuffled[t ^ static_cast<unsigned>(lane_mask)];
     m.count_in(m.ctas_[m.me().cta].warps[warp], 32, thread_t::waits::warp, warp, "shfl.sync");
     return got;
+  }
+  // ---- the tensor cores (tensor_core.cpp computes; here: who takes part, and when) ------------
+  // wgmma.mma_async is .sync.aligned over the warpgroup and the GPU runs it once for all 128
+  // threads. Here every thread computes its own fragment of D, between two meetings of the
+  // warpgroup: the first so that the quad's A registers are all there (A from registers), the
+  // second so that no thread goes on (to its wgmma wait, then to the arrival that lets a refill
+  // overwrite A and B) before every thread's part has read SMEM. The instruction completes
+  // when it is issued, so wgmma.commit_group and wait_group have nothing left to do.
+  static void api_wgmma(void* d, const schost::wgmma_instr* s, unsigned long long a_desc, const unsigned* a_regs, unsigned long long b_desc) {
+    auto& m = *active;
+    m.preempt();
+    const unsigned t = m.me().regs.tid.x, wg = t / 128, first = wg * 128;
+    if (m.block_threads() < first + 128)
+      m.fail(failure::protocol, fmt::format("{}: wgmma.mma_async in a warpgroup of fewer than 128 threads (the CTA has {})", m.who(), m.block_threads()));
+    m.ctas_[m.me().cta].wgmma_issued[t] = {*s, a_desc, b_desc, a_regs};
+    m.count_in(m.ctas_[m.me().cta].wg_meet[wg], 128, thread_t::waits::wgmma, wg, "wgmma.mma_async");
+    auto& c = m.ctas_[m.me().cta];
+    auto const& mine = c.wgmma_issued[t];
+    auto const& lead = c.wgmma_issued[first];
+    if (std::memcmp(&mine.instr, &lead.instr, sizeof mine.instr) != 0 || mine.a_desc != lead.a_desc || mine.b_desc != lead.b_desc ||
+        (mine.a_regs == nullptr) != (lead.a_regs == nullptr))
+      m.fail(failure::protocol, fmt::format("{}: issues wgmma.mma_async m64n{} with descriptors A {:#x}, B {:#x}, while thread {} of its warpgroup "
+                                            "issues m64n{} with A {:#x}, B {:#x}: one warpgroup, one instruction",
+                                            m.who(), mine.instr.n, mine.a_desc, mine.b_desc, first, lead.instr.n, lead.a_desc, lead.b_desc));
+    std::array<const unsigned*, 4> quad{};
+    for (unsigned q = 0; q < 4; ++q) quad[q] = c.wgmma_issued[(t & ~3u) + q].a_regs;
+    const tensor_core::smem_view view{c.smem, static_cast<std::size_t>(m.c_.code.smem_bytes), smem_window};
+    if (auto e = tensor_core::wgmma(*s, static_cast<int>(t % 128), d, view, a_desc, a_regs ? &quad : nullptr, b_desc); !e.empty())
+      m.fail(failure::protocol, fmt::format("{}: {}", m.who(), e));
+    m.count_in(m.ctas_[m.me().cta].wg_meet[wg], 128, thread_t::waits::wgmma, wg, "wgmma.mma_async");
+  }
+  // Tensor memory: each CTA has its own (a host CTA has an SM to itself). alloc and dealloc are
+  // .sync.aligned over a warp; lane 0 acts for it, and the other lanes read the address from the
+  // slot only after a thread barrier, as on the GPU.
+  tensor_core::tmem& tmem_of(int cta) {
+    auto& c = ctas_[cta];
+    if (!c.tmem) c.tmem = std::make_unique<tensor_core::tmem>();
+    return *c.tmem;
+  }
+  static void api_tmem_alloc(unsigned slot, unsigned ncols) {
+    auto& m = *active;
+    m.preempt();
+    if (m.me().regs.tid.x % 32 != 0) return;
+    const unsigned off = m.smem_offset(slot, 4, "tcgen05.alloc's address slot");
+    std::uint32_t address = 0;
+    if (auto e = m.tmem_of(m.me().cta).alloc(ncols, address); !e.empty()) m.fail(failure::protocol, fmt::format("{}: {}", m.who(), e));
+    std::memcpy(m.ctas_[m.me().cta].smem + off, &address, 4);
+  }
+  static void api_tmem_dealloc(unsigned taddr, unsigned ncols) {
+    auto& m = *active;
+    m.preempt();
+    if (m.me().regs.tid.x % 32 != 0) return;
+    if (auto e = m.tmem_of(m.me().cta).dealloc(taddr, ncols); !e.empty()) m.fail(failure::protocol, fmt::format("{}: {}", m.who(), e));
+  }
+  // tcgen05.mma completes when it is issued (one thread issues it; its commit then arrives at
+  // once). The pair's instruction (an M = 256 instruction descriptor) also reads the odd CTA's
+  // SMEM and writes its TMEM: the CTA of the next rank, whose SMEM is copied out here because
+  // under an address-space limit only one CTA's SMEM slot is open at a time.
+  static void api_tc_mma(unsigned d, unsigned long long a_desc, int a_tmem, unsigned a_taddr, unsigned long long b_desc, unsigned idesc,
+                         unsigned accumulate, int kind) {
+    auto& m = *active;
+    m.preempt();
+    const int cta = m.me().cta;
+    const auto size = static_cast<std::size_t>(m.c_.code.smem_bytes);
+    tensor_core::tc_cta issuer{{m.ctas_[cta].smem, size, smem_window}, &m.tmem_of(cta)};
+    std::vector<unsigned char> peer_smem;
+    tensor_core::tc_cta peer;
+    const bool pair = ir::tcgen05::decode(idesc).m == 256;
+    if (pair) {
+      auto const& cl = m.clusters_[m.ctas_[cta].cluster];
+      const unsigned rank = m.ctas_[cta].rank;
+      if (rank % 2 != 0 || rank + 1 >= cl.ctas.size())
+        m.fail(failure::protocol, fmt::format("{}: a cta_group::2 tcgen05.mma (M = 256) issued by CTA rank {} of a cluster of {}: the pair's MMA is "
+                                              "issued by the even CTA of a pair",
+                                              m.who(), rank, cl.ctas.size()));
+      const int odd = cl.ctas[rank + 1];
+      if (m.ctas_[odd].exited)
+        m.fail(failure::protocol, fmt::format("{}: a cta_group::2 tcgen05.mma reads and writes CTA rank {}, which has already exited", m.who(), rank + 1));
+      m.smem_.open(m.ctas_[odd].slot);
+      peer_smem.assign(m.ctas_[odd].smem, m.ctas_[odd].smem + size);
+      m.smem_.open(m.ctas_[cta].slot);
+      peer = {{peer_smem.data(), size, smem_window}, &m.tmem_of(odd)};
+    }
+    if (auto e = tensor_core::tc_mma(kind, idesc, d, a_desc, a_tmem != 0, a_taddr, b_desc, accumulate != 0, issuer, pair ? &peer : nullptr); !e.empty())
+      m.fail(failure::protocol, fmt::format("{}: {}", m.who(), e));
+  }
+  static void api_tc_commit(unsigned bar, unsigned cta_mask) {
+    auto& m = *active;
+    m.preempt();
+    const int cta = m.me().cta;
+    if (cta_mask == 0) {
+      auto& b = m.bar_at(cta, bar, true);
+      m.arrive(cta, bar, b, false);
+    } else {
+      auto const& cl = m.clusters_[m.ctas_[cta].cluster];
+      if ((cta_mask >> cl.ctas.size()) != 0)
+        m.fail(failure::protocol, fmt::format("{}: tcgen05.commit multicast mask {:#06x} names CTAs beyond the cluster's {}", m.who(), cta_mask, cl.ctas.size()));
+      for (unsigned r = 0; r < cl.ctas.size(); ++r)
+        if (cta_mask >> r & 1u) {
+          const int target = cl.ctas[r];
+          if (m.ctas_[target].exited)
+            m.fail(failure::protocol, fmt::format("{}: tcgen05.commit arrives on {} of CTA rank {}, which has already exited", m.who(), m.bar_name(target, bar), r));
+          m.arrive(target, bar, m.bar_at(target, bar, true), false);
+        }
+    }
+    m.preempt();
+  }
+  // tcgen05.ld / st .32x32b: lane l of warp w reads or writes TMEM lane (address's lane) + l, and
+  // a warp reaches only its sub-partition, lanes 32 (w % 4) to 32 (w % 4) + 31.
+  std::uint32_t* tmem_row(unsigned taddr, int n, const char* what) {
+    const unsigned t = me().regs.tid.x, warp = t / 32, lane0 = ir::tcgen05::tmem_lane(taddr), col = ir::tcgen05::tmem_column(taddr);
+    if (lane0 != 32 * (warp % 4))
+      fail(failure::protocol, fmt::format("{}: {} at TMEM lane {}: warp {} (warp {} of its warpgroup) reaches only lanes {}-{}", who(), what, lane0, warp,
+                                          warp % 4, 32 * (warp % 4), 32 * (warp % 4) + 31));
+    auto& tm = tmem_of(me().cta);
+    if (!tm.allocated(col, static_cast<unsigned>(n)))
+      fail(failure::protocol, fmt::format("{}: {} of {} columns from TMEM column {}: not all allocated (tcgen05.alloc)", who(), what, n, col));
+    return &tm.at(lane0 + t % 32, col);
+  }
+  static void api_tmem_ld(unsigned taddr, unsigned* r, int n) {
+    auto& m = *active;
+    m.preempt();
+    std::memcpy(r, m.tmem_row(taddr, n, "tcgen05.ld.32x32b"), static_cast<std::size_t>(n) * 4);
+  }
+  static void api_tmem_st(unsigned taddr, const unsigned* r, int n) {
+    auto& m = *active;
+    m.preempt();
+    std::memcpy(m.tmem_row(taddr, n, "tcgen05.st.32x32b"), r, static_cast<std::size_t>(n) * 4);
   }
   static void api_cluster_sync() {
     auto& m = *active;
@@ -836,6 +976,13 @@ class machine {
     api_.f16_to_f32 = &api_f16_to_f32;
     api_.f32_to_bf16 = &api_f32_to_bf16;
     api_.shfl_xor = &api_shfl_xor;
+    api_.wgmma = &api_wgmma;
+    api_.tmem_alloc = &api_tmem_alloc;
+    api_.tmem_dealloc = &api_tmem_dealloc;
+    api_.tc_mma = &api_tc_mma;
+    api_.tc_commit = &api_tc_commit;
+    api_.tmem_ld = &api_tmem_ld;
+    api_.tmem_st = &api_tmem_st;
     c_.mod->bind(&api_);
   }
 
@@ -877,6 +1024,8 @@ class machine {
       c.live = static_cast<int>(block_threads());
       c.warps.assign((block_threads() + 31) / 32, counting_barrier{});
       c.shuffled.assign(block_threads(), 0);
+      c.wg_meet.assign((block_threads() + 127) / 128, counting_barrier{});
+      c.wgmma_issued.assign(block_threads(), {});
       for (int t = c.first_thread; t < c.first_thread + static_cast<int>(block_threads()); ++t) {
         threads_[t].regs.smem = c.smem;
         threads_[t].fib = ctx::fiber(std::allocator_arg, pooled_stack{&stacks_}, [this, t](ctx::fiber&& back) {
@@ -1384,6 +1533,11 @@ class machine {
         case thread_t::waits::semaphore:
           what = fmt::format("wait(s) in semaphore_wait for {} to hold {} (it holds {})", gmem_place(th.sem), th.wait_b, *th.sem);
           break;
+        case thread_t::waits::wgmma: {
+          auto const& cb = ctas_[th.cta].wg_meet[th.wait_a];
+          what = fmt::format("wait(s) in wgmma.mma_async of warpgroup {} (.sync.aligned): {} of 128 threads issued it", th.wait_a, cb.arrived);
+          break;
+        }
         case thread_t::waits::nothing: what = "is blocked"; break;
       }
       auto it = std::find_if(groups.begin(), groups.end(), [&](group const& g) { return g.cta == th.cta && g.what == what; });

@@ -1481,10 +1481,19 @@ class emitter {
         for (std::int64_t r = 0; r < regs; ++r) outs += fmt::format("{}\"+{}\"(acc{}[{}])", r ? ", " : "", d_f16 || integer ? 'r' : 'f', acc, mb * regs + r);
         // scale-d is 1: D accumulates (a kernel zeroes its accumulator with store(acc, 0)). The
         // float kinds take imm-scale-a and imm-scale-b (1: no negation); the integer kind has none.
+        // The host backend (backends/host) runs this source on the CPU, where the instruction is
+        // a call into its runtime with the same operands (sc_host_prelude.h).
+        out += "#ifndef SC_HOST\n";
         line(fmt::format("    asm volatile(\"{{\\n .reg .pred p;\\n setp.ne.b32 p, %{}, 0;\\n wgmma.mma_async.sync.aligned.{} {{{}}}, {}, %{}, p{}{}{};\\n}}\"",
                          next + 1, p.shape_suffix(), d, a_operand, next, integer ? "" : ", 1, 1", imm_a, imm_b));
         line(fmt::format("                 : {}", outs));
         line(fmt::format("                 : {}\"l\"(db), \"r\"(1));", a_inputs));
+        out += "#else\n";
+        line(fmt::format("    sc::wgmma_host({{{}, {}, {}, {}, {}, {}}}, &acc{}[{}], {}, {}, db);  // {}", p.n, static_cast<int>(p.a_type),
+                         static_cast<int>(p.b_type), static_cast<int>(p.acc), p.a_in_registers ? 0 : static_cast<int>(p.a.major),
+                         static_cast<int>(p.b.major), acc, mb * regs, p.a_in_registers ? "0ull" : "da",
+                         p.a_in_registers ? fmt::format("ra{}_{}", mb, ks) : "nullptr", p.shape_suffix()));
+        out += "#endif\n";
         line("  }");
       }
     }

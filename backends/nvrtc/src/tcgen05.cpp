@@ -124,7 +124,8 @@ std::string prelude_head() {
 }
 
 std::string prelude_tail(int group) {
-  std::string p = fmt::format("// ---- tcgen05 (sm_100a), cta_group::{} ----\nnamespace sc {{\n", group);
+  // The host backend's prelude defines these names as calls into its runtime (sc_host_prelude.h).
+  std::string p = fmt::format("// ---- tcgen05 (sm_100a), cta_group::{} ----\n#ifndef SC_HOST\nnamespace sc {{\n", group);
   p += fmt::format("__device__ __forceinline__ void tmem_alloc(unsigned slot, unsigned ncols) {{\n"
                    "  asm volatile(\"tcgen05.alloc.cta_group::{}.sync.aligned.shared::cta.b32 [%0], %1;\" :: \"r\"(slot), \"r\"(ncols) : \"memory\");\n}}\n",
                    group);
@@ -157,7 +158,7 @@ std::string prelude_tail(int group) {
          "               :: \"r\"(bar), \"h\"(cta_mask) : \"memory\");\n}\n";
   p += ld_wrapper(16) + ld_wrapper(32) + st_wrapper(16) + st_wrapper(32);
   p += "__device__ __forceinline__ void tmem_st_wait() { asm volatile(\"tcgen05.wait::st.sync.aligned;\" ::: \"memory\"); }\n";
-  p += "}  // namespace sc\n// ---- end of tcgen05 ----\n";
+  p += "}  // namespace sc\n#endif\n// ---- end of tcgen05 ----\n";
   return p;
 }
 

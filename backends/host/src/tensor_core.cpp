@@ -1,0 +1,199 @@
+// The host machine's tensor cores; see tensor_core.hpp. The PTX ISA's facts used here live in
+// the IR headers both backends share: the wgmma register fragments and SMEM descriptor
+// (ir/wgmma.hpp), the tcgen05 instruction and SMEM descriptors and TMEM addresses (ir/tcgen05.hpp).
+#include "tensor_core.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "stagecraft/ir/tcgen05.hpp"
+#include "stagecraft/ir/types.hpp"
+#include "stagecraft/ir/wgmma.hpp"
+
+namespace stagecraft::hostexec::tensor_core {
+
+namespace {
+
+namespace wg = ir::wgmma;
+namespace tc = ir::tcgen05;
+
+// The operand element of type t at shared-window address addr; false when it is not in SMEM.
+bool fetch(smem_view const& m, std::uint32_t addr, ir::DType t, float& v) {
+  const auto eb = static_cast<std::size_t>(ir::dtype_bits(t) / 8);
+  if (addr < m.window || addr - m.window + eb > m.size) return false;
+  v = wg::operand_value(t, reinterpret_cast<std::byte const*>(m.bytes + (addr - m.window)));
+  return true;
+}
+
+std::string outside(const char* instr, const char* role, std::int64_t mn, std::int64_t k, std::uint32_t addr, smem_view const& m) {
+  return fmt::format("{} reads {} element ({}, {}) at shared address {:#x}, outside the CTA's {} bytes of SMEM at {:#x}: its descriptor denotes "
+                     "bytes outside every allocation",
+                     instr, role, mn, k, addr, m.size, m.window);
+}
+
+double dot(float const* a, float const* b, int n) {
+  double sum = 0;
+  for (int k = 0; k < n; ++k) sum += static_cast<double>(a[k]) * static_cast<double>(b[k]);
+  return sum;
+}
+
+}  // namespace
+
+std::string wgmma(schost::wgmma_instr const& s, int thread, void* d, smem_view const& smem, std::uint64_t a_desc,
+                  std::array<const unsigned*, 4> const* a_regs, std::uint64_t b_desc) {
+  const auto at = static_cast<ir::DType>(s.a_type), bt = static_cast<ir::DType>(s.b_type), acc = static_cast<ir::DType>(s.acc_type);
+  if (!wg::input_pair(at, bt) || !wg::accumulator_for(bt, acc) || !wg::n_for(bt, s.n))
+    return fmt::format("wgmma.mma_async m64n{} with A {}, B {} into {} is not an instruction the tensor core has", s.n, ir::dtype_name(at),
+                       ir::dtype_name(bt), ir::dtype_name(acc));
+  const int bits = ir::dtype_bits(bt), ik = wg::instr_k(bits);
+  const auto am = static_cast<wg::Major>(s.a_major), bm = static_cast<wg::Major>(s.b_major);
+  const auto ad = wg::decode(a_desc), bd = wg::decode(b_desc);
+  const int warp = thread / 32, lane = thread % 32, r0 = 16 * warp + lane / 4;
+  // A's two rows this thread's D elements lie in (r0 and r0 + 8), ik elements each.
+  float a[2][32];
+  if (a_regs) {
+    if (bits != 16) return fmt::format("wgmma.mma_async with A from registers of {}-bit elements (the host models 16-bit ones)", bits);
+    // The quad's lanes hold A's elements of these rows between them (ir::wgmma::a_element).
+    for (int q = 0; q < 4; ++q) {
+      const int tq = (thread & ~3) + q;
+      for (int i = 0; i < 8; ++i) {
+        const auto c = wg::a_element(tq, i);
+        const auto half = static_cast<std::uint16_t>((*a_regs)[static_cast<std::size_t>(q)][i / 2] >> (16 * (i % 2)));
+        a[c.row == r0 ? 0 : 1][c.col] = wg::operand_value(at, reinterpret_cast<std::byte const*>(&half));
+      }
+    }
+  } else {
+    for (int h = 0; h < 2; ++h)
+      for (int k = 0; k < ik; ++k) {
+        const auto addr = wg::element_address(ad, am, bits, r0 + 8 * h, k);
+        if (!fetch(smem, addr, at, a[h][k])) return outside("wgmma.mma_async", "A", r0 + 8 * h, k, addr, smem);
+      }
+  }
+  // B's columns, each fetched once (two of the thread's elements share each).
+  std::vector<float> b(static_cast<std::size_t>(s.n * ik));
+  std::vector<char> have(static_cast<std::size_t>(s.n), 0);
+  const int acc_bytes = ir::dtype_bits(acc) / 8;
+  for (int i = 0; i < s.n / 2; ++i) {
+    const auto c = wg::accumulator_element(thread, i);
+    float* bc = b.data() + c.col * ik;
+    if (!have[static_cast<std::size_t>(c.col)]) {
+      for (int k = 0; k < ik; ++k) {
+        const auto addr = wg::element_address(bd, bm, bits, c.col, k);
+        if (!fetch(smem, addr, bt, bc[k])) return outside("wgmma.mma_async", "B", c.col, k, addr, smem);
+      }
+      have[static_cast<std::size_t>(c.col)] = 1;
+    }
+    // Element i of the fragment: f32 or s32 register i, or the (i % 2) half of register i / 2.
+    wg::accumulate(acc, static_cast<unsigned char*>(d) + i * acc_bytes, dot(a[(c.row - r0) / 8], bc, ik));
+  }
+  return {};
+}
+
+std::string tmem::alloc(unsigned ncols, std::uint32_t& address) {
+  if (ncols < 32 || ncols > columns || (ncols & (ncols - 1)) != 0)
+    return fmt::format("tcgen05.alloc of {} columns: the count must be a power of two from 32 to {}", ncols, columns);
+  for (unsigned c = 0; c + ncols <= columns; c += ncols)
+    if (std::all_of(owner.begin() + c, owner.begin() + c + ncols, [](unsigned o) { return o == 0; })) {
+      std::fill(owner.begin() + c, owner.begin() + c + ncols, ncols);
+      address = tc::tmem_address(0, c);
+      return {};
+    }
+  const auto used = std::count_if(owner.begin(), owner.end(), [](unsigned o) { return o != 0; });
+  return fmt::format("tcgen05.alloc of {} columns: {} of the CTA's {} TMEM columns are allocated and no {} free ones are aligned to {} (on the GPU "
+                     "the alloc would wait for a free that never comes)",
+                     ncols, used, columns, ncols, ncols);
+}
+
+std::string tmem::dealloc(std::uint32_t address, unsigned ncols) {
+  const unsigned c = tc::tmem_column(address);
+  if (tc::tmem_lane(address) != 0 || c % std::max(ncols, 1u) != 0 || c + ncols > columns ||
+      !std::all_of(owner.begin() + c, owner.begin() + c + ncols, [&](unsigned o) { return o == ncols; }))
+    return fmt::format("tcgen05.dealloc of {} columns at TMEM address {:#x} (lane {}, column {}): not an allocation of that size made by "
+                       "tcgen05.alloc (a double free, or the wrong address or count)",
+                       ncols, address, tc::tmem_lane(address), c);
+  std::fill(owner.begin() + c, owner.begin() + c + ncols, 0u);
+  return {};
+}
+
+bool tmem::allocated(unsigned c, unsigned n) const {
+  return c + n <= columns && std::all_of(owner.begin() + c, owner.begin() + c + n, [](unsigned o) { return o != 0; });
+}
+
+std::string tc_mma(int kind_code, std::uint32_t idesc, std::uint32_t d, std::uint64_t a_desc, bool a_tmem, std::uint32_t a_taddr, std::uint64_t b_desc,
+                   bool accumulate, tc_cta const& issuer, tc_cta const* pair) {
+  const auto kind = static_cast<tc::Kind>(kind_code);
+  const std::string instr = fmt::format("tcgen05.mma.cta_group::{}.{}", pair ? 2 : 1, tc::kind_name(kind));
+  // Everything the instruction does comes from its bits, as in the interpreter's engine.
+  const auto id = tc::decode(idesc);
+  ir::DType at{}, bt{};
+  if ((idesc & tc::reserved_bits) || id.sparse || id.saturate || id.negate_a || id.negate_b || id.max_shift != 0)
+    return fmt::format("{} with instruction descriptor {:#010x}: reserved bits, sparsity, saturation, negation or a maximum shift, which are not "
+                       "modelled",
+                       instr, idesc);
+  if (!tc::ab_type(kind, id.a_format, at) || !tc::ab_type(kind, id.b_format, bt) || (at != bt && kind != tc::Kind::f8f6f4) || id.d_format != 1)
+    return fmt::format("{} with instruction descriptor {:#010x}: A format {}, B format {}, D format {} are not an f32-accumulating MMA of the kind", instr,
+                       idesc, id.a_format, id.b_format, id.d_format);
+  if (id.m != (pair ? 256 : 128) || id.n < 16 || id.n > 256 || id.n % 16 != 0)
+    return fmt::format("{} with instruction descriptor {:#010x}: M = {}, N = {}; the host models M = {} and N a multiple of 16 up to 256", instr, idesc,
+                       id.m, id.n, pair ? 256 : 128);
+  const int m = id.m, n = id.n, cta_m = pair ? m / 2 : m, cta_n = pair ? n / 2 : n;
+  const int bits = ir::dtype_bits(at), ik = wg::instr_k(bits), eb = bits / 8;
+  const unsigned lane0 = tc::tmem_lane(d), col = tc::tmem_column(d);
+  tc_cta const* side[2] = {&issuer, pair ? pair : &issuer};
+  for (auto* c : side)
+    if (lane0 != 0 || !c->t->allocated(col, static_cast<unsigned>(n)))
+      return fmt::format("{}: D at TMEM address {:#x} (lane {}, column {}) with N = {}: those columns are not all allocated (tcgen05.alloc)", instr, d,
+                         lane0, col, n);
+  auto smem_descriptor = [&](std::uint64_t bits_, const char* role, wg::descriptor& out) -> std::string {
+    const auto sd = tc::decode_smem(bits_);
+    if (sd.error != tc::SmemDescError::none) return fmt::format("{}: {} descriptor {:#018x}: {}", instr, role, bits_, tc::smem_desc_error_text(sd.error));
+    out = sd.d;
+    return {};
+  };
+  wg::descriptor ad{}, bd{};
+  if (auto e = smem_descriptor(b_desc, "B", bd); !e.empty()) return e;
+  if (!a_tmem)
+    if (auto e = smem_descriptor(a_desc, "A", ad); !e.empty()) return e;
+  if (a_tmem && id.a_major != tc::Major::k)
+    return fmt::format("{}: instruction descriptor {:#010x} reads A from TMEM M-major (bit 15), which the [a_tmem] form does not allow", instr, idesc);
+  // B: column j of the instruction lies in the issuer's SMEM (j < cta_n) or the pair's.
+  std::vector<float> b(static_cast<std::size_t>(n * ik)), a(static_cast<std::size_t>(ik));
+  for (int j = 0; j < n; ++j)
+    for (int k = 0; k < ik; ++k) {
+      auto const& sm = side[j / cta_n]->smem;
+      const auto addr = wg::element_address(bd, id.b_major, bits, j % cta_n, k);
+      if (!fetch(sm, addr, bt, b[static_cast<std::size_t>(j * ik + k)])) return outside(instr.c_str(), "B", j, k, addr, sm);
+    }
+  for (int i = 0; i < m; ++i) {
+    tc_cta const& c = *side[i / cta_m];
+    // A's row i: from SMEM, or (A from TMEM) lane a_lane + i, its K elements packed along
+    // 32-bit columns from the address's column, the lower K index in the lower bytes.
+    for (int k = 0; k < ik; ++k) {
+      if (a_tmem) {
+        const unsigned lane = tc::tmem_lane(a_taddr) + static_cast<unsigned>(i), acol = tc::tmem_column(a_taddr) + static_cast<unsigned>(k * eb / 4);
+        if (lane >= tmem::lanes || !c.t->allocated(acol, 1))
+          return fmt::format("{}: A element ({}, {}) at TMEM lane {}, column {}: not allocated TMEM", instr, i, k, lane, acol);
+        const std::uint32_t w = c.t->at(lane, acol);
+        unsigned char bytes[4];
+        std::memcpy(bytes, &w, 4);
+        a[static_cast<std::size_t>(k)] = wg::operand_value(at, reinterpret_cast<std::byte const*>(bytes + k * eb % 4));
+      } else {
+        const auto addr = wg::element_address(ad, id.a_major, bits, i % cta_m, k);
+        if (!fetch(c.smem, addr, at, a[static_cast<std::size_t>(k)])) return outside(instr.c_str(), "A", i, k, addr, c.smem);
+      }
+    }
+    // Row i of D is lane i % cta_m of CTA i / cta_m of the pair.
+    for (int j = 0; j < n; ++j) {
+      float x = 0.0f;
+      std::uint32_t& w = c.t->at(lane0 + static_cast<unsigned>(i % cta_m), col + static_cast<unsigned>(j));
+      if (accumulate) std::memcpy(&x, &w, 4);
+      wg::accumulate(ir::DType::f32, &x, dot(a.data(), b.data() + j * ik, ik));
+      std::memcpy(&w, &x, 4);
+    }
+  }
+  return {};
+}
+
+}  // namespace stagecraft::hostexec::tensor_core

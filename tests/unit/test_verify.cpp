@@ -658,3 +658,31 @@ TEST_CASE("the verifier holds the ragged-batch rules on hand-built IR", "[verify
     REQUIRE_THROWS_WITH(ir::verify(bare), Contains("(index) needs an index expression"));
   }
 }
+
+// copy_gmem_to_smem's n: its CTA group (2: .cta_group::2, completing on the pair leader's barrier).
+// The front end lets only an sm_100a kernel with an even cluster axis 0 write pair_leader
+// (failtest pair_leader_copy_without_pair); hand-built IR meets the same rules here.
+TEST_CASE("the verifier holds a pair_leader copy to sm_100a and the CTA pair", "[verify]") {
+  auto build = [](const char* name) {
+    auto const& e = registry::global().find(name);
+    return e.build(registry::resolve(e, {}));
+  };
+  {
+    auto k = build("gemm_blackwell_2cta");
+    REQUIRE(first(k, ir::StmtOp::copy_gmem_to_smem).n == 2);
+    REQUIRE_NOTHROW(ir::verify(k));
+    first(k, ir::StmtOp::copy_gmem_to_smem).n = 3;
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("(copy_gmem_to_smem): n = 3 names no CTA group: 0 completes on this CTA's barrier, 2 on the pair leader's"));
+  }
+  {
+    auto k = build("gemm_blackwell");  // no cluster: no pair
+    first(k, ir::StmtOp::copy_gmem_to_smem).n = 2;
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("a pair_leader copy completes on its barrier in the even CTA of the CTA pair") &&
+                                           Contains("the kernel's cluster has extent 1 there (declare cluster(2_c))"));
+  }
+  {
+    auto k = build("gemm_hopper");
+    first(k, ir::StmtOp::copy_gmem_to_smem).n = 2;
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("a pair_leader copy is a Blackwell TMA load (.cta_group::2), but the kernel targets sm_90a"));
+  }
+}

@@ -241,6 +241,17 @@ constexpr bool check_kernel() {
                      "ranks 2p and 2p + 1 along axis 0, but the cluster of this kernel has extent "
                          << pair_extent<Cluster>() << " there (declare cluster(2_c))");
     return false;
+  } else if constexpr ((I.features & uses_pair_copy) && Target::code != ir::Target::sm_100a) {
+    STAGECRAFT_ERROR("a pair_leader copy is a Blackwell TMA load (.cta_group::2): it needs a kernel<sm_100a>",
+                     "copy_gmem_to_smem(..., pair_leader) is a Blackwell TMA load (cp.async.bulk.tensor .cta_group::2): it needs a kernel<sm_100a>, "
+                     "but this kernel targets " << Target::name);
+    return false;
+  } else if constexpr ((I.features & uses_pair_copy) && pair_extent<Cluster>() % 2 != 0) {
+    STAGECRAFT_ERROR("a pair_leader copy completes on the barrier of the pair's even CTA: it needs a cluster with an even extent along axis 0",
+                     "copy_gmem_to_smem(..., pair_leader) completes on its barrier in the even CTA of the CTA pair, cluster ranks 2p and 2p + 1 "
+                     "along axis 0, but the cluster of this kernel has extent "
+                         << pair_extent<Cluster>() << " there (declare cluster(2_c))");
+    return false;
   } else if constexpr (tmem_cols > 0 && Target::code != ir::Target::sm_100a) {
     STAGECRAFT_ERROR("TMEM exists on Blackwell only", "TMEM exists on Blackwell only: tmem<T>(...) needs a kernel<sm_100a>, but this kernel targets " << Target::name);
     return false;

@@ -319,6 +319,7 @@ class Printer {
       case StmtOp::copy_gmem_to_smem:
         for (auto r : s.refs) args.push_back(ref(r));
         if (!s.axes.empty()) args.push_back(fmt::format("collective_axes({})", fmt::join(s.axes, ", ")));
+        if (s.n == 2) args.push_back("pair_leader");
         break;
       case StmtOp::tcgen05_mma:
         for (auto r : s.refs) args.push_back(ref(r));
@@ -361,9 +362,10 @@ class Printer {
         out += line + fmt::format("if {}{}\n", expr(s.e0), s.body.size() > 1 ? "  (then, else)" : "");
         break;
       case StmtOp::copy_gmem_to_smem:
-        out += line + fmt::format("copy_gmem_to_smem {} -> {}  arrive+expect_tx({} B) on {}{}\n", ref(at(s, 0)), ref(at(s, 1)),
+        out += line + fmt::format("copy_gmem_to_smem {} -> {}  arrive+expect_tx({} B) on {}{}{}\n", ref(at(s, 0)), ref(at(s, 1)),
                                   bytes(at(s, 1)), ref(at(s, 2)),
-                                  s.axes.empty() ? "" : fmt::format("  multicast over cluster axes ({})", fmt::join(s.axes, ", ")));
+                                  s.axes.empty() ? "" : fmt::format("  multicast over cluster axes ({})", fmt::join(s.axes, ", ")),
+                                  s.n == 2 ? "  in the pair leader (cta_group::2)" : "");
         break;
       case StmtOp::copy_smem_to_gmem:
         out += line + fmt::format("copy_smem_to_gmem{} {} -> {}  ({} B)\n", reduce_suffix(s), ref(at(s, 0)), ref(at(s, 1)), bytes(at(s, 0)));

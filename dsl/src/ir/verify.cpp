@@ -784,7 +784,8 @@ class Verifier {
     const bool uses_value = x.op == StmtOp::store || x.op == StmtOp::wgmma;
     if (!uses_value && x.value != none) fail_at(s, "has a tile value ({}), which it does not use", x.value);
     const bool reduces = x.op == StmtOp::store || x.op == StmtOp::copy_smem_to_gmem;  // n: the ir::Reduce
-    const bool uses_n = x.op == StmtOp::wait_group || x.op == StmtOp::wgmma_wait || x.op == StmtOp::tcgen05_mma || x.op == StmtOp::tcgen05_commit_arrive || named || reduces;
+    const bool uses_n = x.op == StmtOp::wait_group || x.op == StmtOp::wgmma_wait || x.op == StmtOp::tcgen05_mma || x.op == StmtOp::tcgen05_commit_arrive || named ||
+                        reduces || x.op == StmtOp::copy_gmem_to_smem;  // a load's n: its CTA group (2: the pair leader's barrier)
     if (!uses_n && x.n != 0) fail_at(s, "carries n = {}, which it does not use", x.n);
     if (reduces && (x.n < 0 || x.n > static_cast<std::int64_t>(last_reduce)))
       fail_at(s, "reduces with n = {}, which names no reduction (0 none, 1 add, 2 min, 3 max)", x.n);
@@ -1040,6 +1041,15 @@ class Verifier {
       fail_at(s, "TMA copies move a multiple of 16 bytes in total and per row, got {} bytes", bytes);
     if (load) barrier_operand(s, x.refs[2]);
     if (!load) reduction(s, x, g);
+    if (load && x.n != 0) {  // .cta_group::2: the arrival and the bytes go to the pair leader's barrier
+      if (x.n != 2) fail_at(s, "n = {} names no CTA group: 0 completes on this CTA's barrier, 2 on the pair leader's (.cta_group::2)", x.n);
+      if (k_.target != Target::sm_100a)
+        fail_at<ConfigError>(s, "a pair_leader copy is a Blackwell TMA load (.cta_group::2), but the kernel targets {}", target_name(k_.target));
+      if (k_.cluster[0] % 2 != 0)
+        fail_at<ConfigError>(s, "a pair_leader copy completes on its barrier in the even CTA of the CTA pair, cluster ranks 2p and 2p + 1 along "
+                                "axis 0, but the kernel's cluster has extent {} there (declare cluster(2_c))",
+                             k_.cluster[0]);
+    }
     for (int ax : x.axes)
       if (ax < 0 || ax >= k_.cluster_rank) fail_at(s, "multicasts over cluster axis {}, but the cluster has {} dimensions", ax, k_.cluster_rank);
     if (!distinct(x.axes)) fail_at(s, "names a multicast axis twice: ({})", fmt::join(x.axes, ", "));

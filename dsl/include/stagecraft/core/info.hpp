@@ -16,6 +16,8 @@ enum feature : unsigned {
   // every tcgen05 instruction of a kernel, and cta_group::2 needs the CTA pair of a cluster.
   uses_tcgen05_single = 1u << 2,
   uses_tcgen05_pair = 1u << 3,
+  // A TMA load that completes on the pair leader's barrier (.cta_group::2): sm_100a, the CTA pair.
+  uses_pair_copy = 1u << 4,
 };
 
 struct info {

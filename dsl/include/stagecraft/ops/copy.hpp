@@ -186,10 +186,23 @@ tree::Ref sized_block(G const& g, S const&) {
 }
 }  // namespace detail
 
+// The pair's load (sm_100a, beside tcgen05_mma_2cta): cp.async.bulk.tensor .cta_group::2. The
+// copy lands in this CTA's SMEM as any other, but its arrival (expect_tx of the bytes landing
+// here) and the completion of those bytes go to `bar` at the same offset in the even CTA of the
+// pair (cluster axis 0), where the pair's MMA thread waits: each CTA's producer loads its halves
+// and no relay joins them.
+struct pair_leader_t {};
+inline constexpr pair_leader_t pair_leader{};
+
 namespace detail {
-template <class Src, class Dst, class Bar, class... Axes>
-auto copy_in(src_loc loc, Src const& src, Dst const& dst, Bar const& bar, Axes...) {
-  constexpr bool ok_copy = detail::check_copy<"copy_gmem_to_smem", Src, Dst, true, (sizeof...(Axes) > 0)>();
+template <class T>
+struct is_pair_leader : std::is_same<T, pair_leader_t> {};
+
+template <class Src, class Dst, class Bar, class... Opts>
+auto copy_in(src_loc loc, Src const& src, Dst const& dst, Bar const& bar, Opts...) {
+  using Axes = typename first_of<is_axes, void, Opts...>::type;
+  constexpr bool pair = (is_pair_leader<Opts>::value || ...);
+  constexpr bool ok_copy = detail::check_copy<"copy_gmem_to_smem", Src, Dst, true, !std::is_void_v<Axes>>();
   if constexpr (!ok_copy) {
     return stmt<>{};
   } else if constexpr (kind_of<Bar> == operand_kind::cluster_barrier) {
@@ -197,33 +210,47 @@ auto copy_in(src_loc loc, Src const& src, Dst const& dst, Bar const& bar, Axes..
     return stmt<>{};
   } else if constexpr (constexpr bool ok = detail::check_barrier_operand<"copy_gmem_to_smem", Bar>(); !ok) {
     return stmt<>{};
-  } else if constexpr (sizeof...(Axes) > 1 || !((detail::is_axes<Axes>::value) && ...)) {
-    STAGECRAFT_ERROR_T(Bar, "copy_gmem_to_smem(src, dst, bar[, collective_axes(...)]): the optional fourth argument multicasts over cluster axes");
+  } else if constexpr (!((is_axes<Opts>::value || is_pair_leader<Opts>::value) && ...) ||
+                       (0 + ... + (is_axes<Opts>::value ? 1 : 0)) > 1 || (0 + ... + (is_pair_leader<Opts>::value ? 1 : 0)) > 1) {
+    STAGECRAFT_ERROR_T(Bar, "copy_gmem_to_smem(src, dst, bar[, collective_axes(...)][, pair_leader]): the options multicast over cluster axes "
+                            "and complete on the pair leader's barrier, each at most once");
     return stmt<>{};
   } else {
-    static constexpr std::array<int, (0 + ... + Axes::size)> axes = [] {
-      std::array<int, (0 + ... + Axes::size)> a{};
-      if constexpr (sizeof...(Axes) == 1) a = (Axes::array, ...);
-      return a;
+    static constexpr auto axes = [] {
+      if constexpr (std::is_void_v<Axes>) return std::array<int, 0>{};
+      else return Axes::array;
     }();
     auto node = tree::stmt_op(ir::StmtOp::copy_gmem_to_smem, loc,
-                              {tree::ptr(detail::sized_block(src, dst)), &dst.ref, tree::ptr(detail::barrier_element(bar))}, {.axes = axes});
-    constexpr info axes_info = [] {
+                              {tree::ptr(detail::sized_block(src, dst)), &dst.ref, tree::ptr(detail::barrier_element(bar))},
+                              {.n = pair ? 2 : 0, .axes = axes});
+    constexpr info opts_info = [] {
       info i{};
-      ((i.max_axis = Axes::max_axis), ...);
+      if constexpr (!std::is_void_v<Axes>) i.max_axis = Axes::max_axis;
+      // The pair: sm_100a and a cluster with an even axis 0 (kernel() checks both).
+      if (pair) i.features = uses_pair_copy;
       return i;
     }();
-    return detail::make_stmt<detail::info_of_operands<Dst, Bar>() | axes_info>(std::move(node));
+    return detail::make_stmt<detail::info_of_operands<Dst, Bar>() | opts_info>(std::move(node));
   }
 }
 }  // namespace detail
 
 // TMA load: one arrival on `bar` plus expect_tx(bytes of dst); the copy engine delivers them.
-// The optional fourth argument, collective_axes(...), multicasts over those cluster axes.
-template <class Src, class Dst, class Bar, class Axes = detail::no_opt>
-auto copy_gmem_to_smem(Src const& src, Dst const& dst, Bar const& bar, Axes axes = {}, src_loc loc = src_loc::current()) {
-  if constexpr (std::is_same_v<Axes, detail::no_opt>) return detail::copy_in(loc, src, dst, bar);
-  else return detail::copy_in(loc, src, dst, bar, axes);
+// Options: collective_axes(...) multicasts over those cluster axes; pair_leader (above) completes
+// on the pair leader's `bar`.
+template <class Src, class Dst, class Bar>
+auto copy_gmem_to_smem(Src const& src, Dst const& dst, Bar const& bar, src_loc loc = src_loc::current()) {
+  return detail::copy_in(loc, src, dst, bar);
+}
+template <class Src, class Dst, class Bar, class O1>
+  requires(!std::is_same_v<O1, src_loc>)
+auto copy_gmem_to_smem(Src const& src, Dst const& dst, Bar const& bar, O1 o1, src_loc loc = src_loc::current()) {
+  return detail::copy_in(loc, src, dst, bar, o1);
+}
+template <class Src, class Dst, class Bar, class O1, class O2>
+  requires(!std::is_same_v<O2, src_loc>)
+auto copy_gmem_to_smem(Src const& src, Dst const& dst, Bar const& bar, O1 o1, O2 o2, src_loc loc = src_loc::current()) {
+  return detail::copy_in(loc, src, dst, bar, o1, o2);
 }
 
 // The mistake the seed page lists next to the unindexed barrier: a TMA load needs a barrier.

@@ -298,6 +298,65 @@ TEST_CASE("the odd CTA exiting (freeing its TMEM) before the pair's MMAs are kno
   }
 }
 
+namespace {
+// The pair's loads without a relay (copy_gmem_to_smem(..., pair_leader): .cta_group::2): both
+// CTAs load their A rows and B half, every byte completing on `loaded` of the even CTA, whose copy
+// alone arrives (expecting both CTAs' bytes); the even CTA waits there and issues the pair MMA.
+// Bugs: the odd CTA skips its B copy (the leader expects bytes that never come), or issues it
+// without pair_leader (its bytes complete on its own `loaded`, which expected none).
+enum class leader_bug { none, odd_skips_copy, odd_own_barrier };
+template <leader_bug Bug>
+ir::Kernel leader_kernel(const char* name) {
+  return lower(kernel<sm_100a>(
+      name, grid(2), threads(1_c), cluster(2_c), gmem<bf16>("a", shape(256_c, 128_c)), gmem<bf16>("b", shape(128_c, 128_c)),
+      gmem<f32>("c", shape(256_c, 128_c)), smem<bf16>(shape(128_c, 64_c), swizzle(128_c)), smem<bf16>(shape(64_c, 64_c), swizzle(128_c)),
+      smem<f32>(shape(128_c, 128_c)), barrier(arrivals(2_c)), barrier(arrivals(1_c), orders_tensor_core), tmem<f32>(shape(128_c, 128_c)),
+      [](auto a, auto b, auto c, auto as, auto bs, auto cs, auto loaded, auto done, auto d) {
+        auto half = cluster_idx(0_c);
+        auto step = for_(range(2_c), [&](auto j) {
+          auto load_b = [&] {
+            if constexpr (Bug == leader_bug::odd_skips_copy) return if_(half == 0_c, copy_gmem_to_smem(b.block(half, j), bs, loaded, pair_leader));
+            else if constexpr (Bug == leader_bug::odd_own_barrier)
+              return if_(half == 0_c, copy_gmem_to_smem(b.block(half, j), bs, loaded, pair_leader), copy_gmem_to_smem(b.block(half, j), bs, loaded));
+            else return copy_gmem_to_smem(b.block(half, j), bs, loaded, pair_leader);
+          }();
+          return seq(if_(j > 0_c, barrier_wait(done)),  // the previous MMA read both CTAs' stages
+                     copy_gmem_to_smem(a.block(program_id(0_c), j), as, loaded, pair_leader), load_b,
+                     if_(half == 0_c, seq(barrier_wait(loaded), tcgen05_mma_2cta(d, as, transpose(bs), j > 0_c), tcgen05_commit_arrive_2cta(done))));
+        });
+        return seq(step, barrier_wait(done), store(cs, async_load_tmem(d)), tmem_dealloc(d), commit_smem(),
+                   copy_smem_to_gmem(cs, c.block(program_id(0_c), 0_c)), commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
+      }));
+}
+}  // namespace
+
+TEST_CASE("pair_leader loads complete both CTAs' halves on the even CTA's barrier: no relay, the same product", "[interp][tcgen05][pair]") {
+  const auto k = leader_kernel<leader_bug::none>("pair_leader");
+  CHECK_THAT(ir::print(k), Contains("pair_leader") && !Contains("cluster_barrier"));
+  const auto in = testing::random_buffers(k, 31);
+  auto expected = in;
+  gemm_abt(expected);
+  run_everywhere(k, in, expected, 30);
+}
+
+TEST_CASE("a pair_leader load the odd CTA skips, or sends to its own barrier, leaves the leader's phase incomplete", "[interp][tcgen05][pair]") {
+  {
+    const auto k = leader_kernel<leader_bug::odd_skips_copy>("pair_leader_skip");
+    const auto r = interp::run(k, testing::random_buffers(k, 32));
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.diagnostics.front().kind == interp::check::deadlock);
+    // The even CTA expected 2 x (16 KiB of A + 8 KiB of B): the odd CTA's B half never comes.
+    CHECK_THAT(r.diagnostics.front().message, Contains("warpgroup 0 of CTA (0, 0, 0) at op #") && Contains("barrier_wait b3[0]") &&
+                                                  Contains("arrivals 2/2, tx bytes pending 8192"));
+  }
+  // Its B half lands on the odd CTA's own b3, which nobody waits on: the leader misses it alike.
+  const auto k = leader_kernel<leader_bug::odd_own_barrier>("pair_leader_own");
+  const auto r = interp::run(k, testing::random_buffers(k, 33));
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.diagnostics.front().kind == interp::check::deadlock);
+  CHECK_THAT(r.diagnostics.front().message, Contains("warpgroup 0 of CTA (0, 0, 0) at op #") && Contains("arrivals 2/2, tx bytes pending 8192"));
+}
+
 // ---- kind::f8f6f4 (e4m3 / e5m2) -------------------------------------------------------------------
 
 TEST_CASE("gemm_blackwell with fp8 (kind::f8f6f4, e4m3 x e4m3 and e4m3 x e5m2) is within the MMA tolerance at 256^3 and two non-square sizes under "

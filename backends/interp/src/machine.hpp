@@ -350,6 +350,7 @@ struct async_op {
   std::vector<int> dst_cta;
   std::int64_t bar_elem = -1;
   std::int64_t bytes = 0;
+  bool pair_leader = false;  // .cta_group::2: each destination's bytes complete on its pair leader's barrier
   // store: group index; staging for the bytes read from SMEM
   std::int64_t group = 0;
   std::shared_ptr<tile_buf> staged;  // wgmma: the A registers as they were at issue
@@ -582,6 +583,10 @@ class machine {
   void tcgen05_check_at_exit(agent_state const& a);
   void note_tmem_read(agent_state const& a, ir::RefId rid);
   int pair_peer(agent_state const& a, const char* op);
+  // The even CTA of `cta`'s pair (cluster index along axis 0 with its low bit cleared).
+  int pair_leader_of(int cta) const;
+  // The barrier a load's bytes into destination d complete on.
+  barrier_state& load_barrier(async_op const& op, std::size_t d);
   void tmem_dealloc(agent_state& a, ir::Stmt const& s);
   void tmem_live(agent_state const& a, ir::RefId rid, const char* use);  // use after dealloc is reported
 

@@ -19,7 +19,7 @@ namespace stagecraft::interp::detail {
 void machine::check_loads_at_exit() {
   for (auto const& op : pending_) {
     if (op.what != async_op::kind::load) continue;
-    auto const& b = ctas_[op.dst_cta[0]].barriers[static_cast<std::size_t>(op.bar_elem)];
+    auto const& b = load_barrier(op, 0);
     cur_op_ = op.stmt;
     report(check::load_pending_at_exit, op.stmt, op.agent,
            fmt::format("every warpgroup of CTA {} has exited, but the TMA load issued by {} into {} (completing {}) is still in "
@@ -39,9 +39,30 @@ bool machine::groups_done(agent_state const& a, std::int64_t n, bool read_only) 
   return true;
 }
 
+int machine::pair_leader_of(int cta) const {
+  auto const& me = ctas_[static_cast<std::size_t>(cta)].cidx;
+  for (std::size_t c = 0; c < ctas_.size(); ++c)
+    if (ctas_[c].cidx[0] == (me[0] & ~std::int64_t{1}) && ctas_[c].cidx[1] == me[1] && ctas_[c].cidx[2] == me[2]) return static_cast<int>(c);
+  return cta;  // unreachable: the verifier requires an even cluster extent along axis 0
+}
+
+barrier_state& machine::load_barrier(async_op const& op, std::size_t d) {
+  const int c = op.pair_leader ? pair_leader_of(op.dst_cta[d]) : op.dst_cta[d];
+  return ctas_[static_cast<std::size_t>(c)].barriers[static_cast<std::size_t>(op.bar_elem)];
+}
+
+// A TMA load. pair_leader (Stmt::n == 2, cp.async.bulk.tensor .cta_group::2): the bytes landing
+// in each destination complete on the barrier at the same element in that destination's pair
+// leader, and only the leader's issuing thread arrives, expecting the bytes of both CTAs of its
+// pair (the pair's CTAs run one program: the odd CTA's copy moves as many bytes into its own
+// SMEM). The odd CTA's copy makes no arrival: if it is never issued, the leader's phase never
+// completes (a deadlock, as on the GPU).
 void machine::issue_load(agent_state& a, ir::Stmt const& s) {
-  auto& b = barrier_of(a, s.refs[2]);
-  const auto elem = &b - ctas_[a.cta].barriers.data();
+  const bool pair = s.n == 2;
+  auto& own = barrier_of(a, s.refs[2]);
+  const auto elem = &own - ctas_[a.cta].barriers.data();
+  const bool leader = !pair || pair_leader_of(a.cta) == a.cta;
+  auto& b = own;
   async_op op{async_op::kind::load};
   op.agent = a.comp;
   op.stmt = cur_op_;
@@ -73,14 +94,19 @@ void machine::issue_load(agent_state& a, ir::Stmt const& s) {
   }
   op.bar_elem = elem;
   op.bytes = op.src.elements() * ir::dtype_bits(op.src.mem->dtype) / 8;
-  b.tx += bytes;  // arrive.expect_tx: the whole destination block, from its type (an overhanging box's fill counts too)
-  if (b.tx > tx_limit)
-    report(check::tx_underflow, cur_op_, a,
-           fmt::format("tx-count out of range on {}: phase {} now expects {} bytes, beyond the mbarrier's limit of {} "
-                       "(split the stage over several barriers or copies)",
-                       bar_name(b), b.completed, b.tx, tx_limit));
+  op.pair_leader = pair;
   op.vc = a.vc;
-  arrive(b, a.vc, a);
+  if (leader) {
+    // arrive.expect_tx: the whole destination block, from its type (an overhanging box's fill
+    // counts too); the pair's leader expects its odd CTA's block as well.
+    b.tx += pair ? 2 * bytes : bytes;
+    if (b.tx > tx_limit)
+      report(check::tx_underflow, cur_op_, a,
+             fmt::format("tx-count out of range on {}: phase {} now expects {} bytes, beyond the mbarrier's limit of {} "
+                         "(split the stage over several barriers or copies)",
+                         bar_name(b), b.completed, b.tx, tx_limit));
+    arrive(b, a.vc, a);
+  }
   ++a.vc.c[a.comp];
   enqueue(std::move(op));
 }
@@ -140,7 +166,7 @@ void machine::tma_complete(async_op& op) {
       const bool nan_fill = fill && std::isnan(*fill);
       if (o_.checks) access(src, false, op.vc, epoch_of_load(op), a.comp, "a TMA load");
       for (std::size_t d = 0; d < op.dst.size(); ++d) {
-        auto& b = ctas_[op.dst_cta[d]].barriers[static_cast<std::size_t>(op.bar_elem)];
+        auto& b = load_barrier(op, d);
         const epoch stamp = epoch::make(b.completed + 1, static_cast<std::uint32_t>(b.comp), cluster_id());
         multicast_into_ = op.dst_cta[d] != a.cta ? op.dst_cta[d] : -1;  // for the message of a race there
         if (o_.checks) access(op.dst[d], true, op.vc, stamp, a.comp, "a TMA load");

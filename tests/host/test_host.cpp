@@ -752,6 +752,23 @@ TEST_CASE("host: A from registers with two elements of a register swapped gives 
   CHECK_THAT(caught(c, k, inputs, ir.buffers, 1), Contains("wrong result"));
 }
 
+TEST_CASE("host: the pair's loads complete on the even CTA's barrier; a leader expecting only its own half, or an odd CTA's load gone, is caught",
+          "[host][tensor_core]") {
+  const auto k = example("gemm_blackwell_2cta");
+  const auto inputs = random_inputs(k, input_seed);
+  const auto ir = interp::run(k, inputs, {.schedule = interp::policy::eager});
+  REQUIRE(ir.ok());
+  // The leader's A arrival expecting 16 KiB (its own) where both CTAs' 32 KiB land: the phase
+  // completes before the odd CTA's half has, and the surplus bytes run into the next phase.
+  const auto own_half = planted(k, "sc::mbar_arrive_expect_tx(bar, 32768u);", "sc::mbar_arrive_expect_tx(bar, 16384u);");
+  CHECK_FALSE(caught(own_half, k, inputs, ir.buffers, 3).empty());
+  // The odd CTA's B load not issued: the leader's full[s] waits for 16 KiB that never come.
+  const auto skipped = planted(k, "sc::tma_load_pair(smem_base + 49152u", "if ((sc::cluster_ctaid<2u>(0) & 1u) == 0u) sc::tma_load_pair(smem_base + 49152u");
+  const auto r = hostexec::run(skipped, k, inputs, {});
+  CHECK(r.kind == hostexec::failure::deadlock);
+  CHECK_THAT(r.message, Contains("16384 tx byte(s) pending"));
+}
+
 TEST_CASE("host: tcgen05 follows its instruction descriptor, and a warp reaches only its own TMEM lanes", "[host][tensor_core]") {
   const auto k = example("gemm_blackwell");
   const auto inputs = random_inputs(k, input_seed);

@@ -129,8 +129,23 @@ TEST_CASE("two pairs sharing A (gemm_blackwell_2cta mc=2): the stage's commit re
   CHECK(occurrences(g.source, "const unsigned pair_rank = (sc::cluster_ctaid<2u>(0) & ~1u) + 2u * sc::cluster_ctaid<2u>(1) + 4u * sc::cluster_ctaid<1u>(2);") == 1);
   CHECK(occurrences(g.source, "static_cast<unsigned short>(0x3u << pair_rank));") == 1);  // done: this pair
   CHECK(occurrences(g.source, "mask = static_cast<unsigned short>(0x0005u << rank_base);") == 1);  // A: ranks x and x + 2
-  CHECK(occurrences(g.source, "sc::tma_load_multicast(") == 1);
-  CHECK(occurrences(g.source, "sc::tma_load(") == 1);  // B: each CTA its own half
+  CHECK(occurrences(g.source, "sc::tma_load_multicast_pair(") == 1);  // completing on each destination's pair leader
+  CHECK(occurrences(g.source, "sc::tma_load_pair(") == 1);  // B: each CTA its own half
+  CHECK_THAT(g.source, Contains("cp.async.bulk.tensor.2d.cta_group::2.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%3, %4}], [%2], %5;"));
+}
+
+TEST_CASE("the pair's loads complete on the even CTA's barrier: .cta_group::2 TMA through mapa, one arrival expecting both halves, no relay",
+          "[codegen][tcgen05]") {
+  auto const& e = registry::global().find("gemm_blackwell_2cta");
+  const auto g = nvrtc::generate(e.build(registry::resolve(e, {})));
+  CHECK_THAT(g.source, Contains("asm volatile(\"mapa.shared::cluster.u32 %0, %1, %2;\" : \"=r\"(lbar) : \"r\"(bar), \"r\"(leader));"));
+  CHECK_THAT(g.source, Contains("cp.async.bulk.tensor.2d.cta_group::2.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];"));
+  CHECK(occurrences(g.source, "sc::tma_load_pair(") == 2);  // A and B
+  // The leader is rank 2p of the (2, 1, 1) cluster; only it arrives, for its 16 KiB and its odd CTA's.
+  CHECK(occurrences(g.source, "const unsigned leader = (sc::cluster_ctaid<2u>(0) + 2u * sc::cluster_ctaid<1u>(1) + 2u * sc::cluster_ctaid<1u>(2)) & ~1u;") == 2);
+  CHECK(occurrences(g.source, "if ((sc::cluster_ctaid<2u>(0) & 1u) == 0u) sc::mbar_arrive_expect_tx(bar, 32768u);") == 2);
+  // No cluster barrier between the CTAs: nothing arrives remotely.
+  CHECK_THAT(g.source, !Contains("sc::mbar_arrive_remote"));
 }
 
 TEST_CASE("ops the backend cannot express yet are named, not miscompiled", "[codegen]") {

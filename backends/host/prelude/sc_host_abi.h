@@ -57,7 +57,9 @@ struct api {
   void (*bulk_commit)();
   void (*bulk_wait)(int n, int read_only);
   void (*cluster_sync)();
-  void (*tma_load)(unsigned dst, const void* map, unsigned bar, unsigned mask, int multicast, int rank, const int* coords);
+  // pair: .cta_group::2, the bytes landing in each destination complete on the barrier at `bar`'s
+  // offset in that destination's pair leader (the even CTA along cluster axis 0).
+  void (*tma_load)(unsigned dst, const void* map, unsigned bar, unsigned mask, int multicast, int rank, const int* coords, int pair);
   void (*tma_store)(const void* map, unsigned src, int rank, const int* coords);
   unsigned short (*f32_to_f16)(float);
   float (*f16_to_f32)(unsigned short);

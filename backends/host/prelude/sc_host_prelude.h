@@ -130,10 +130,18 @@ inline void cluster_sync() { sc_host_api->cluster_sync(); }
 
 inline void prefetch_tmap(const tmap_t*) {}  // a cache hint: nothing to do on the CPU
 inline void tma_load(unsigned dst, const tmap_t* map, unsigned bar, int rank, const int* c) {
-  sc_host_api->tma_load(dst, map, bar, 0u, 0, rank, c);
+  sc_host_api->tma_load(dst, map, bar, 0u, 0, rank, c, 0);
 }
 inline void tma_load_multicast(unsigned dst, const tmap_t* map, unsigned bar, unsigned short mask, int rank, const int* c) {
-  sc_host_api->tma_load(dst, map, bar, mask, 1, rank, c);
+  sc_host_api->tma_load(dst, map, bar, mask, 1, rank, c, 0);
+}
+// The pair's loads (.cta_group::2): the runtime finds each destination's pair leader itself (the
+// GPU form maps `bar` to the leader's shared::cluster address with mapa).
+inline void tma_load_pair(unsigned dst, const tmap_t* map, unsigned bar, unsigned /*leader*/, int rank, const int* c) {
+  sc_host_api->tma_load(dst, map, bar, 0u, 0, rank, c, 1);
+}
+inline void tma_load_multicast_pair(unsigned dst, const tmap_t* map, unsigned bar, unsigned /*leader*/, unsigned short mask, int rank, const int* c) {
+  sc_host_api->tma_load(dst, map, bar, mask, 1, rank, c, 1);
 }
 inline void tma_store(const tmap_t* map, unsigned src, int rank, const int* c) { sc_host_api->tma_store(map, src, rank, c); }
 enum reduce_op { reduce_add, reduce_min, reduce_max };

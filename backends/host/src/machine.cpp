@@ -409,6 +409,7 @@ struct copy_op {
   std::array<long long, 5> coords{};
   std::vector<unsigned char> staged;  // stores: the bytes read from SMEM
   int reduce = 0, kind = 0;           // a TMA reduce: the op (ir::Reduce) and the element type (sc_host_abi.h)
+  bool pair = false;                  // .cta_group::2: completes on each destination's pair leader
   bool read_done = false, write_done = false;
 };
 
@@ -628,6 +629,12 @@ class machine {
   // Tensor memory: each CTA has its own (a host CTA has an SM to itself). alloc and dealloc are
   // .sync.aligned over a warp; lane 0 acts for it, and the other lanes read the address from the
   // slot only after a thread barrier, as on the GPU.
+  // The even CTA of `cta`'s pair: cluster ranks are x-fastest and axis 0's extent is even, so the
+  // pair is ranks 2p and 2p + 1.
+  int pair_leader_of(int cta) const {
+    auto const& cl = clusters_[ctas_[cta].cluster];
+    return cl.ctas[ctas_[cta].rank & ~1u];
+  }
   tensor_core::tmem& tmem_of(int cta) {
     auto& c = ctas_[cta];
     if (!c.tmem) c.tmem = std::make_unique<tensor_core::tmem>();
@@ -752,7 +759,7 @@ class machine {
       m.block(thread_t::waits::bulk, static_cast<unsigned>(n), static_cast<unsigned>(read_only));
     }
   }
-  static void api_tma_load(unsigned dst, const void* map, unsigned bar, unsigned mask, int multicast, int rank, const int* coords) {
+  static void api_tma_load(unsigned dst, const void* map, unsigned bar, unsigned mask, int multicast, int rank, const int* coords, int pair) {
     auto& m = *active;
     m.preempt();
     const int cta = m.me().cta;
@@ -764,8 +771,11 @@ class machine {
     for (int d = 0; d < rank; ++d) op.coords[d] = coords[d];
     op.smem_off = m.smem_offset(dst, box_bytes(op.map), "the TMA load's destination");
     op.bar_off = m.smem_offset(bar, 8, "the TMA load's mbarrier");
-    m.bar_at(cta, bar, true);
+    op.pair = pair != 0;
     auto const& cl = m.clusters_[m.ctas_[cta].cluster];
+    if (op.pair && cl.ctas.size() % 2 != 0)
+      m.fail(failure::protocol, fmt::format("{}: a .cta_group::2 TMA load in a cluster of {} CTA(s), which has no CTA pairs", m.who(), cl.ctas.size()));
+    m.bar_at(op.pair ? m.pair_leader_of(cta) : cta, bar, true);
     if (multicast) {
       if (mask == 0 || (mask >> cl.ctas.size()) != 0)
         m.fail(failure::protocol, fmt::format("{}: multicast mask {:#06x} must name CTAs of the cluster, which has {} (ranks 0..{})", m.who(), mask,
@@ -1456,11 +1466,13 @@ class machine {
           copy_element(&c.async_smem[offs[j]], &bytes[j * eb], eb);
         }
         --c.loads_in;
-        auto it = c.bars.find(op.bar_off);
-        if (it == c.bars.end())
+        const int bc = op.pair ? pair_leader_of(d) : d;  // .cta_group::2: the destination's pair leader
+        auto& bars = ctas_[bc].bars;
+        auto it = bars.find(op.bar_off);
+        if (it == bars.end())
           fail(failure::protocol, fmt::format("a TMA load issued by CTA ({}) completes on {}, which was never initialised",
-                                              fmt::join(ctas_[op.cta].id, ", "), bar_name(d, smem_window + op.bar_off)));
-        add_tx(d, smem_window + op.bar_off, it->second, -static_cast<long long>(bytes.size()), "complete_tx");
+                                              fmt::join(ctas_[op.cta].id, ", "), bar_name(bc, smem_window + op.bar_off)));
+        add_tx(bc, smem_window + op.bar_off, it->second, -static_cast<long long>(bytes.size()), "complete_tx");
         try_complete(it->second);
       }
       op.read_done = op.write_done = true;

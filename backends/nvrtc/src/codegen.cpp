@@ -87,7 +87,7 @@ class emitter {
     g.options = o_;
     std::string body;
     stmt(k_.body, 1, body);
-    std::string head = tc_ ? tcgen05_gen::prelude_head() + detail::prelude + tcgen05_gen::prelude_tail(tmem_.cta_group) + header()
+    std::string head = tc_ ? tcgen05_gen::prelude_head() + detail::prelude + tcgen05_gen::prelude_tail(tmem_.cta_group, tcgen05_gen::has_pair_copies(k_)) + header()
                            : std::string(detail::prelude) + header();
     for (auto& o : spans_) o.begin += head.size(), o.end += head.size();
     std::sort(spans_.begin(), spans_.end(), [](op_span const& a, op_span const& b) { return a.op < b.op; });
@@ -1623,13 +1623,26 @@ class emitter {
         sync_before_issue(line);
         line(fmt::format("if ({}) {{", issuer));
         line(fmt::format("  const unsigned bar = {};", bar_addr(s.refs[2])));
-        line(fmt::format("  sc::mbar_arrive_expect_tx(bar, {}u);", bytes));
+        // The pair's load (.cta_group::2, Stmt::n == 2): only the even CTA arrives, expecting both
+        // CTAs' bytes; each CTA's copy completes them on the even CTA's barrier (sc::tma_load_pair).
+        const bool pair = s.n == 2;
+        if (pair) {
+          line(fmt::format("  const unsigned leader = ({}) & ~1u;  // the pair's even CTA: cluster ranks are x-fastest, axis 0's extent even",
+                           fmt::format("{} + {}u * {} + {}u * {}", cluster_ctaid(k_, 0), k_.cluster[0], cluster_ctaid(k_, 1), k_.cluster[0] * k_.cluster[1],
+                                       cluster_ctaid(k_, 2))));
+          line(fmt::format("  if (({} & 1u) == 0u) sc::mbar_arrive_expect_tx(bar, {}u);  // this CTA's {} B and its odd CTA's", cluster_ctaid(k_, 0),
+                           2 * bytes, bytes));
+        } else {
+          line(fmt::format("  sc::mbar_arrive_expect_tx(bar, {}u);", bytes));
+        }
         const std::string dst = fmt::format("smem_base + {}u + {}", offsets_[m.id], view_offset(s.refs[1]));
+        if (pair && tma_tiled(id, s.refs[1], s.refs[0])) unsupported_op(id, "a pair_leader copy of tiled SMEM");
         if (tma_tiled(id, s.refs[1], s.refs[0])) {
           tiled_boxes(s.refs[1], s.refs[0], line, [&](std::string const& at) { return fmt::format("sc::tma_load({}, &tmap{}, bar, 2, c);", at, map); });
         } else if (s.axes.empty()) {
           line(fmt::format("  const int c[] = {};", coords(s.refs[0], "")));
-          line(fmt::format("  sc::tma_load({}, &tmap{}, bar, {}, c);", dst, map, g.shape.size()));
+          if (pair) line(fmt::format("  sc::tma_load_pair({}, &tmap{}, bar, leader, {}, c);", dst, map, g.shape.size()));
+          else line(fmt::format("  sc::tma_load({}, &tmap{}, bar, {}, c);", dst, map, g.shape.size()));
         } else {
           // Collective copy: this CTA loads rows [pos * share, (pos + 1) * share) and multicasts
           // them to every CTA of its group (the CTAs that differ from it only along the copy's
@@ -1662,8 +1675,8 @@ class emitter {
           line(fmt::format("  const unsigned short mask = static_cast<unsigned short>(0x{:04x}u << rank_base);", pattern));
           line(fmt::format("  const int pos = static_cast<int>({});", linear(pos_coef)));
           line(fmt::format("  const int c[] = {};", coords(s.refs[0], fmt::format(" + pos * {}", share_rows))));
-          line(fmt::format("  sc::tma_load_multicast({} + static_cast<unsigned>(pos * {}), &tmap{}, bar, mask, {}, c);", dst, share_bytes, map,
-                           g.shape.size()));
+          line(fmt::format("  sc::tma_load_multicast{}({} + static_cast<unsigned>(pos * {}), &tmap{}, bar, {}mask, {}, c);", pair ? "_pair" : "", dst,
+                           share_bytes, map, pair ? "leader, " : "", g.shape.size()));
         }
         line("}");
         dirty_ = false;

@@ -95,7 +95,11 @@ bool uses_tcgen05(ir::Kernel const& k) {
     if (a.kind == ir::AllocKind::tmem) return true;
   for (auto const& s : k.stmts)
     if (s.op == ir::StmtOp::tcgen05_mma || s.op == ir::StmtOp::tcgen05_commit_arrive) return true;
-  return false;
+  return has_pair_copies(k);
+}
+
+bool has_pair_copies(ir::Kernel const& k) {
+  return std::any_of(k.stmts.begin(), k.stmts.end(), [](ir::Stmt const& s) { return s.op == ir::StmtOp::copy_gmem_to_smem && s.n == 2; });
 }
 
 tmem_plan plan_tmem(ir::Kernel const& k, std::int64_t smem_end) {
@@ -123,7 +127,7 @@ std::string prelude_head() {
   return "// tensor memory in use: the prelude's thread barriers carry the tcgen05 fences\n#define SC_TCGEN05 1\n";
 }
 
-std::string prelude_tail(int group) {
+std::string prelude_tail(int group, bool pair_copies) {
   // The host backend's prelude defines these names as calls into its runtime (sc_host_prelude.h).
   std::string p = fmt::format("// ---- tcgen05 (sm_100a), cta_group::{} ----\n#ifndef SC_HOST\nnamespace sc {{\n", group);
   p += fmt::format("__device__ __forceinline__ void tmem_alloc(unsigned slot, unsigned ncols) {{\n"
@@ -156,6 +160,31 @@ std::string prelude_tail(int group) {
     p += "__device__ __forceinline__ void tc_commit_pair(unsigned bar, unsigned short cta_mask) {\n"
          "  asm volatile(\"tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [%0], %1;\"\n"
          "               :: \"r\"(bar), \"h\"(cta_mask) : \"memory\");\n}\n";
+  // The pair's TMA loads (.cta_group::2): the data lands in this CTA's SMEM, its bytes complete on
+  // the barrier at the same offset in the CTA of rank `leader` (the pair's even CTA), whose
+  // shared::cluster address mapa gives; multicast: in each destination's pair leader.
+  if (pair_copies) {
+    auto load = [&](bool multicast) {
+      std::string f = fmt::format("__device__ __forceinline__ void tma_load{}_pair(unsigned dst, const tmap_t* map, unsigned bar, unsigned leader, {}int rank, "
+                                  "const int* c) {{\n"
+                                  "  const unsigned long long m = reinterpret_cast<unsigned long long>(map);\n"
+                                  "  unsigned lbar;\n"
+                                  "  asm volatile(\"mapa.shared::cluster.u32 %0, %1, %2;\" : \"=r\"(lbar) : \"r\"(bar), \"r\"(leader));\n"
+                                  "  switch (rank) {{\n",
+                                  multicast ? "_multicast" : "", multicast ? "unsigned short mask, " : "");
+      for (int r = 1; r <= 5; ++r) {
+        std::string crd, ins;
+        for (int i = 0; i < r; ++i) crd += fmt::format("{}%{}", i ? ", " : "", i + 3);
+        for (int i = 0; i < r; ++i) ins += fmt::format(", \"r\"(c[{}])", i);
+        f += fmt::format("    {}: asm volatile(\"cp.async.bulk.tensor.{}d.cta_group::2.shared::cluster.global.mbarrier::complete_tx::bytes{} [%0], [%1, {{{}}}], [%2]{};\"\n"
+                         "                 :: \"r\"(dst), \"l\"(m), \"r\"(lbar){}{} : \"memory\"); break;\n",
+                         r < 5 ? fmt::format("case {}", r) : "default", r, multicast ? ".multicast::cluster" : "", crd,
+                         multicast ? fmt::format(", %{}", r + 3) : "", ins, multicast ? ", \"h\"(mask)" : "");
+      }
+      return f + "  }\n}\n";
+    };
+    p += load(false) + load(true);
+  }
   p += ld_wrapper(16) + ld_wrapper(32) + st_wrapper(16) + st_wrapper(32);
   p += "__device__ __forceinline__ void tmem_st_wait() { asm volatile(\"tcgen05.wait::st.sync.aligned;\" ::: \"memory\"); }\n";
   p += "}  // namespace sc\n#endif\n// ---- end of tcgen05 ----\n";

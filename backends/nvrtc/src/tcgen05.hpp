@@ -51,8 +51,11 @@ std::string cluster_ctaid(ir::Kernel const& k, int axis);
 
 namespace stagecraft::nvrtc::tcgen05_gen {
 
-// Whether the kernel uses tensor memory or tcgen05 ops at all (then the hooks below apply).
+// Whether the kernel uses tensor memory or tcgen05 ops at all, or the pair's TMA loads (then the
+// hooks below apply).
 bool uses_tcgen05(ir::Kernel const& k);
+// Whether it has TMA loads completing on the pair leader's barrier (.cta_group::2).
+bool has_pair_copies(ir::Kernel const& k);
 // The kernel's one CTA group: 2 where it issues the pair's MMAs or commits, else 1.
 int cta_group(ir::Kernel const& k);
 
@@ -69,9 +72,9 @@ tmem_plan plan_tmem(ir::Kernel const& k, std::int64_t smem_end);
 std::string tmem_var(int alloc);
 
 // Text before the prelude (the switch for its fences), and the tcgen05 wrappers after it, each
-// instruction with the kernel's CTA group.
+// instruction with the kernel's CTA group (and the pair's TMA loads where the kernel has them).
 std::string prelude_head();
-std::string prelude_tail(int cta_group);
+std::string prelude_tail(int cta_group, bool pair_copies);
 
 // Kernel head: the allocations (before the first thread barrier) and the address reads (after it).
 std::string alloc_before_sync(ir::Kernel const& k, tmem_plan const& t);

@@ -9,12 +9,14 @@
 //
 // Roles, one warpgroup each, in both CTAs:
 //   - the producer streams A (128 x 64) and its half of B (BN/2 x 64) through an S-deep ring with
-//     TMA, completing this CTA's full[s];
-//   - the relay waits for full[s] and arrives on pair_full[s], a cluster barrier: each CTA's
-//     arrival reaches both, so pair_full[s] completes in the even CTA once both halves landed.
-//     The even CTA's relay then issues the pair's MMA over the stage and frees it with
-//     tcgen05_commit_arrive_2cta(empty[s]), whose multicast arrives on empty[s] in both CTAs once
-//     the MMA has read both halves; after the last K slice it commits to done (both CTAs);
+//     TMA loads of the pair (copy_gmem_to_smem(..., pair_leader): .cta_group::2): each lands in
+//     its own CTA's SMEM, and both CTAs' bytes complete on full[s] of the even CTA, whose
+//     producer alone arrives there, expecting both halves. So full[s] completes in the even CTA
+//     once the whole stage of the pair has landed, with no relay between the CTAs;
+//   - the even CTA's MMA thread waits for full[s], issues the pair's MMA over the stage and frees
+//     it with tcgen05_commit_arrive_2cta(empty[s]), whose multicast arrives on empty[s] in both
+//     CTAs once the MMA has read both halves; after the last K slice it commits to done (both
+//     CTAs). The odd CTA's MMA warpgroup has nothing to do;
 //   - the epilogue waits on its CTA's done, reads its 128 rows of D from TMEM, rounds to bf16 and
 //     stores them with TMA.
 // The odd CTA's TMEM and SMEM are read and written by an instruction issued in the other CTA: its
@@ -25,14 +27,13 @@
 // mc = 2: a cluster of (2, 2), two pairs side by side along grid axis 1, the tiles of C at the
 // same rows and adjacent columns. Both pairs read the same A rows, so each CTA loads half of its
 // 128 rows of A (64) and the TMA multicasts them into the CTA at the same place in the other pair
-// (copy_gmem_to_smem(..., collective_axes(1_c))): each CTA's as[s] fills from two CTAs' loads,
-// and the cluster reads A once where two pairs would read it twice. So a CTA's refill of stage s
-// writes into the other pair's SMEM too: it may start only once both pairs' MMAs over the stage
-// completed. Each pair's commit therefore arrives in all four CTAs
-// (tcgen05_commit_arrive_2cta(empty[s], collective_axes(1_c))) and empty[s] counts two arrivals,
-// one per pair. (CUTLASS's 2-SM kernels instead complete both CTAs' bytes on the even CTA's
-// barrier, .cta_group::2 on the load; here each CTA's full[s] counts its own bytes and the relay
-// joins the pair, as for mc = 1.) done stays the pair's own: only its MMAs write this CTA's TMEM.
+// (copy_gmem_to_smem(..., collective_axes(1_c), pair_leader)): each CTA's as[s] fills from two
+// CTAs' loads, whose bytes complete on the full[s] of that CTA's pair leader, and the cluster
+// reads A once where two pairs would read it twice. So a CTA's refill of stage s writes into the
+// other pair's SMEM too: it may start only once both pairs' MMAs over the stage completed. Each
+// pair's commit therefore arrives in all four CTAs (tcgen05_commit_arrive_2cta(empty[s],
+// collective_axes(1_c))) and empty[s] counts two arrivals, one per pair. done stays the pair's
+// own: only its MMAs write this CTA's TMEM.
 #include <string>
 
 #include <stagecraft/registry.hpp>
@@ -58,8 +59,8 @@ auto gemm_blackwell_2cta(std::int64_t M, std::int64_t N, std::int64_t K) {
   }();
   // The A load and the stage's release: the pair's own, or shared with the pairs along axis 1.
   auto load_a = [](auto src, auto dst, auto bar) {
-    if constexpr (MC == 1) return copy_gmem_to_smem(src, dst, bar);
-    else return copy_gmem_to_smem(src, dst, bar, collective_axes(1_c));  // this CTA's 128 / MC rows, into every pair
+    if constexpr (MC == 1) return copy_gmem_to_smem(src, dst, bar, pair_leader);
+    else return copy_gmem_to_smem(src, dst, bar, collective_axes(1_c), pair_leader);  // this CTA's 128 / MC rows, into every pair
   };
   auto release = [](auto bar) {
     if constexpr (MC == 1) return tcgen05_commit_arrive_2cta(bar);
@@ -73,12 +74,11 @@ auto gemm_blackwell_2cta(std::int64_t M, std::int64_t N, std::int64_t K) {
       smem<TA>(shape(int_c<S>, int_c<BM>, int_c<BK>), swizzle(128_c)),         // as: (stage, m, k), this CTA's rows
       smem<TB>(shape(int_c<S>, int_c<HN>, int_c<BK>), swizzle(128_c)),         // bs: (stage, n, k), this CTA's half of B
       smem<bf16>(shape(int_c<BM>, int_c<BN>)),                                 // cs: the epilogue's staging tile
-      barrier(arrivals(2_c), count(int_c<S>)),                                 // full[stage]: this CTA's A and B landed
-      cluster_barrier(collective_axes(0_c), arrivals(1_c), count(int_c<S>)),   // pair_full[stage]: both CTAs' halves landed (one relay each)
+      barrier(arrivals(2_c), count(int_c<S>)),                                 // full[stage]: the pair's A and B landed (the even CTA's)
       barrier(arrivals(int_c<MC>), count(int_c<S>), orders_tensor_core),       // empty[stage]: every pair's MMA reading it completed
       barrier(arrivals(1_c), orders_tensor_core),                              // done: this CTA's rows of D are complete
       tmem<f32>(shape(128_c, int_c<BN>)),                                      // d: this CTA's (m, n) in BN TMEM columns
-      [M, N, K, load_a, release](auto a, auto b, auto c, auto as, auto bs, auto cs, auto full, auto pair_full, auto empty, auto done, auto d) {
+      [M, N, K, load_a, release](auto a, auto b, auto c, auto as, auto bs, auto cs, auto full, auto empty, auto done, auto d) {
         auto m = program_id(0_c);  // this CTA's 128-row block: the pair's tile is blocks 2p and 2p + 1
         auto n = program_id(1_c);
         auto half = cluster_idx(0_c);  // 0: the even CTA, which issues
@@ -92,15 +92,15 @@ auto gemm_blackwell_2cta(std::int64_t M, std::int64_t N, std::int64_t K) {
           auto s = stage<S>(j);
           return seq(if_(j >= int_c<S>, barrier_wait(empty[s])),  // every pair MMA of step j - S has read the stage
                      load_a(a.block(min(m, blocks_m - 1), j), as[s], full[s]),
-                     copy_gmem_to_smem(b.block(min(n * 2_c + half, halves_n - 1), j), bs[s], full[s]));
+                     copy_gmem_to_smem(b.block(min(n * 2_c + half, halves_n - 1), j), bs[s], full[s], pair_leader));
         });
-        auto relay = for_(range(steps), [&](auto j) {
-          auto s = stage<S>(j);
-          return seq(barrier_wait(full[s]), barrier_arrive(pair_full[s]),
-                     if_(half == 0_c, seq(barrier_wait(pair_full[s]), tcgen05_mma_2cta(d, as[s], transpose(bs[s]), j > 0_c),
-                                          release(empty[s]))));
-        });
-        auto mma = seq(relay, if_(half == 0_c, tcgen05_commit_arrive_2cta(done)));
+        auto mma = if_(half == 0_c, seq(for_(range(steps),
+                                             [&](auto j) {
+                                               auto s = stage<S>(j);
+                                               return seq(barrier_wait(full[s]), tcgen05_mma_2cta(d, as[s], transpose(bs[s]), j > 0_c),
+                                                          release(empty[s]));
+                                             }),
+                                        tcgen05_commit_arrive_2cta(done)));
         auto epilogue = seq(barrier_wait(done), store(cs, cast<bf16>(async_load_tmem(d))), tmem_dealloc(d), commit_smem(), copy_smem_to_gmem(cs, c.block(m, n)),
                             commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
         return if_(thread_id() == 0_c, producer, if_(thread_id() == 1_c, mma, epilogue));

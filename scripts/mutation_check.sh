@@ -40,6 +40,7 @@ names=() files=() froms=() tos=() suites=()
 mutant() { names+=("$1"); files+=("$2"); froms+=("$3"); tos+=("$4"); suites+=("$5"); }
 
 cg=backends/nvrtc/src/codegen.cpp
+wg=backends/nvrtc/src/wgmma.cpp  # the code generator's wgmma engine and register fragments
 pre=backends/nvrtc/src/prelude.hpp
 swz=dsl/include/stagecraft/ir/swizzle.hpp  # the swizzle the prelude, the interpreter and wgmma's addressing share
 mc=backends/interp/src/machine.cpp
@@ -72,7 +73,7 @@ mutant swizzle_64_bits     $swz 'else if constexpr (Bytes == 64) return o ^ (((o
 mutant parity_starts_at_one $cg 'unsigned parity[{}] = {{}};' 'unsigned parity[{}] = {{~0u}};' codegen
 mutant barrier_address_skew $cg 'return fmt::format("(smem_base + {}u + 8u * static_cast<unsigned>({} - {}))", offsets_[r.id], bar_index(rid), bar_first_[r.id]);' 'return fmt::format("(smem_base + {}u + 8u * static_cast<unsigned>({} - {}))", offsets_[r.id] + 8, bar_index(rid), bar_first_[r.id]);' codegen
 mutant mbar_init_count     $cg 'const int per_phase = al.arrivals * (al.kind == ir::AllocKind::cluster_barrier ? group_size(al.collective_axes) : 1);' 'const int per_phase = al.arrivals;' codegen
-mutant multicast_box_whole $cg '          box[0] /= n;' '          box[0] /= 1;' codegen
+mutant multicast_box_whole $cg '        box[0] /= n;' '        box[0] /= 1;' codegen
 mutant tma_store_coords    $cg 'const auto at = fmt::format("{} * {}", expr(r.block[d]), unit);' 'const auto at = fmt::format("{} * {}", expr(r.block[d]), unit / unit);' codegen
 mutant fmad_allowed        backends/nvrtc/src/nvrtc.cpp 'm == ir::math_mode::fast ? "--fmad=true" : "--fmad=false"};' '"--fmad=true"};' codegen
 # ...the interpreter's protocol checks and schedulers...
@@ -103,11 +104,11 @@ mutant verifier_box_plus_1 $vf 'if (e > max_tma_box)' 'if (e > max_tma_box + 1)'
 # the generated expressions for every thread against ir/wgmma.hpp and ir/tcgen05.hpp.
 tc=backends/nvrtc/src/tcgen05.cpp
 #   A float max reduction folded from 0 instead of its identity: wrong only on all-negative rows.
-mutant reduce_max_identity_zero $cg '        const std::string init = fp ? (v.op == ir::ValueOp::reduce_sum ? "-0.0f" : "__int_as_float(0x7fc00000)")' '        const std::string init = fp ? (v.op == ir::ValueOp::reduce_sum ? "-0.0f" : v.op == ir::ValueOp::reduce_max ? "0.0f" : "__int_as_float(0x7fc00000)")' codegen
+mutant reduce_max_identity_zero $cg '      const std::string init = fp ? (v.op == ir::ValueOp::reduce_sum ? "-0.0f" : "__int_as_float(0x7fc00000)")' '      const std::string init = fp ? (v.op == ir::ValueOp::reduce_sum ? "-0.0f" : v.op == ir::ValueOp::reduce_max ? "0.0f" : "__int_as_float(0x7fc00000)")' codegen
 #   wgmma A from registers with each register's odd element in the low half.
-mutant wgmma_a_pack_swapped $cg 'elem[2 * r], elem[2 * r + 1], r < 3' 'elem[2 * r + 1], elem[2 * r], r < 3' codegen
+mutant wgmma_a_pack_swapped $wg 'elem[2 * r], elem[2 * r + 1], r < 3' 'elem[2 * r + 1], elem[2 * r], r < 3' codegen
 #   An M = 128 wgmma whose second m64 block reads block 0's rows of A again.
-mutant wgmma_m128_block0   $cg 'p.a_start(mb, ks)));' 'p.a_start(0, ks)));' codegen
+mutant wgmma_m128_block0   $wg 'p.a_start(mb, ks)));' 'p.a_start(0, ks)));' codegen
 #   tcgen05.ld addressed in bytes instead of 32-bit columns; its lane field the warp index
 #   instead of the warp's first lane; tcgen05.st of 16-bit A with its halves swapped.
 mutant tmem_ld_column_bytes $tc 'sc::tmem_ld_32x32b_x{}(row_addr + static_cast<unsigned>(c0), tr);' 'sc::tmem_ld_32x32b_x{}(row_addr + static_cast<unsigned>(c0 * 4), tr);' codegen
@@ -123,8 +124,8 @@ mutant mma_tolerance_10x   backends/interp/src/tolerance.cpp '    b += (kd * std
 # codegen_tests counts the warpgroup barriers of a warp-specialized kernel (the first to fail).
 #   A TMA store issued without the warpgroup barrier: lane 0 may start the store before the other
 #   lanes' SMEM writes are done. The text still has its fence and its numbers.
-mutant store_without_wg_sync $cg '                         ir::alloc_name(k_, m.id), k_.params[g.id].name));
-        sync_before_issue(line);' '                         ir::alloc_name(k_, m.id), k_.params[g.id].name));' codegen
+mutant store_without_wg_sync $cg '                       ir::alloc_name(k_, m.id), k_.params[g.id].name));
+      sync_before_issue(line);' '                       ir::alloc_name(k_, m.id), k_.params[g.id].name));' codegen
 
 # ---- arguments --------------------------------------------------------------------------------
 filter=.

@@ -37,7 +37,7 @@ lib_sources=(dsl/src/tree.cpp dsl/src/ir/lower.cpp dsl/src/ir/verify.cpp dsl/src
              backends/interp/src/mbarrier.cpp backends/interp/src/named_barrier.cpp backends/interp/src/semaphore.cpp backends/interp/src/memory.cpp backends/interp/src/tiles.cpp
              backends/interp/src/reports.cpp backends/interp/src/engines/tma.cpp backends/interp/src/engines/wgmma.cpp backends/interp/src/engines/tcgen05.cpp backends/interp/src/tolerance.cpp
              backends/interp/src/names.cpp
-             backends/nvrtc/src/codegen.cpp backends/nvrtc/src/tcgen05.cpp backends/nvrtc/src/disk_cache.cpp tests/fuzz/ir_codec.cpp)
+             backends/nvrtc/src/codegen.cpp backends/nvrtc/src/wgmma.cpp backends/nvrtc/src/tcgen05.cpp backends/nvrtc/src/disk_cache.cpp tests/fuzz/ir_codec.cpp)
 # The CLI's bench and merge subcommands, with the model's machine table generated as CMake does.
 cmake -DIN="$root/data/machines.json" -DOUT="$out/obj/machines_data.cpp" -P "$root/backends/bench/embed_machines.cmake"
 cli_sources=(cli/cli.cpp cli/narrate.cpp cli/step.cpp cli/verdict.cpp cli/shard.cpp cli/shard_file.cpp cli/output_file.cpp cli/explore_clock.cpp cli/bench.cpp backends/bench/src/bench.cpp backends/bench/src/model.cpp

@@ -1,1995 +1,1479 @@
-// ir::Kernel -> CUDA C++.
-//
-// Execution model of the generated code: blockDim.x = 128 x warpgroups; thread t belongs to
-// warpgroup t / 128. The statement tree runs in every thread; ops the hardware wants issued
-// once per warpgroup (TMA, arrivals, bulk groups) are issued by lane 0, after a warpgroup
-// barrier (bar.sync wg+1, 128) where other lanes made generic memory accesses since the last
-// one, so every thread's earlier accesses are done. Each thread keeps
-// one parity bit per barrier element: the implicit phases of DESIGN.md section 3. Tile math is
-// distributed over the warpgroup's 128 threads, element i to lane i % 128, except where a
-// register accumulator is involved: an accumulator is a per-thread array in the wgmma D fragment
-// layout (ir::wgmma::accumulator_element), and a store that writes or reads one walks that
-// fragment, every thread computing the elements it holds. An f16 accumulator packs the
-// fragment's element pairs (2j, 2j + 1) into 32-bit register j, low half first, as wgmma's .f16
-// D does.
-#include "stagecraft/nvrtc/codegen.hpp"
-
-#include <algorithm>
-#include <array>
-#include <bit>
-#include <cmath>
-#include <functional>
-#include <limits>
-#include <map>
-#include <numeric>
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-
-#include "prelude.hpp"
-#include "stagecraft/ir/banks.hpp"
-#include "stagecraft/ir/swizzle.hpp"
-#include "stagecraft/ir/scopes.hpp"
-#include "stagecraft/ir/tile_view.hpp"
-#include "stagecraft/ir/udiv_magic.hpp"
-#include "stagecraft/ir/wgmma.hpp"
-#include "tcgen05.hpp"
+// ir::Kernel -> CUDA C++: generate(), and the emitter's core (emitter.hpp says what it does and
+// where its engines are).
+#include "emitter.hpp"
 
 namespace stagecraft::nvrtc {
-namespace {
+namespace detail {
 
-const char* ctype(ir::DType t) {
-  switch (t) {
-    case ir::DType::f32: return "float";
-    case ir::DType::f16: case ir::DType::bf16: return "unsigned short";
-    case ir::DType::i32: return "int";
-    case ir::DType::u32: return "unsigned";
-    case ir::DType::i8: return "signed char";
-    case ir::DType::u8: return "unsigned char";
-    case ir::DType::e4m3: case ir::DType::e5m2: return "unsigned char";  // bit patterns, as f16/bf16 are
-    case ir::DType::pred: return "unsigned char";  // never in memory (the verifier's rule); named for completeness
-  }
-  return "?";
+
+generated emitter::run() {
+  layout();
+  loop_ranges();
+  collect_maps();
+  tc_ = tcgen05_gen::uses_tcgen05(k_);
+  if (tc_) tmem_ = tcgen05_gen::plan_tmem(k_, smem_end_);
+  generated g;
+  g.entry = entry_name(k_.name);
+  g.maps = maps_;
+  g.smem_bytes = tc_ ? tmem_.smem_end : smem_end_;
+  g.block_threads = 128 * k_.warpgroups;
+  g.options = o_;
+  std::string body;
+  stmt(k_.body, 1, body);
+  std::string head = tc_ ? tcgen05_gen::prelude_head() + detail::prelude + tcgen05_gen::prelude_tail(tmem_.cta_group, tcgen05_gen::has_pair_copies(k_)) + header()
+                         : std::string(detail::prelude) + header();
+  for (auto& o : spans_) o.begin += head.size(), o.end += head.size();
+  std::sort(spans_.begin(), spans_.end(), [](op_span const& a, op_span const& b) { return a.op < b.op; });
+  g.ops = std::move(spans_);
+  g.banks = std::move(banks_);
+  g.source = std::move(head) + body + footer();
+  return g;
 }
 
-// The generated function's C++ name. A kernel may be called anything that is a C identifier,
-// including names the generated code or CUDA itself declares at global scope (`sc`, `smem`,
-// `expf`, `min`, `threadIdx`, `main`, `int`), so the symbol is never the bare kernel name: a
-// prefix no CUDA header uses keeps every kernel name valid, and profilers still show the name.
-std::string entry_name(std::string const& kernel) { return "stagecraft_" + kernel; }
-
-// An f32 literal that reads back to exactly the same float.
-std::string float_literal(double v) {
-  const float f = static_cast<float>(v);
-  if (!std::isfinite(f)) return fmt::format("__int_as_float(0x{:08x})", std::bit_cast<std::uint32_t>(f));
-  std::string t = fmt::format("{:.9g}", f);
-  if (t.find_first_of(".e") == std::string::npos) t += ".0";
-  return t + "f";
+[[noreturn]] void emitter::unsupported_op(ir::StmtId s, std::string const& what) const {
+  throw unsupported(fmt::format("kernel '{}', op #{} ({}): {} is not supported by the NVRTC backend yet", k_.name, s,
+                                ir::stmt_name(k_.stmts[s].op), what));
 }
 
-std::int64_t product(std::vector<std::int64_t> const& v) { return std::accumulate(v.begin(), v.end(), std::int64_t{1}, std::multiplies<>()); }
 
-class emitter {
- public:
-  emitter(ir::Kernel const& k, codegen_options const& o) : k_(k), o_(o) {}
-
-  generated run() {
-    layout();
-    loop_ranges();
-    collect_maps();
-    tc_ = tcgen05_gen::uses_tcgen05(k_);
-    if (tc_) tmem_ = tcgen05_gen::plan_tmem(k_, smem_end_);
-    generated g;
-    g.entry = entry_name(k_.name);
-    g.maps = maps_;
-    g.smem_bytes = tc_ ? tmem_.smem_end : smem_end_;
-    g.block_threads = 128 * k_.warpgroups;
-    g.options = o_;
-    std::string body;
-    stmt(k_.body, 1, body);
-    std::string head = tc_ ? tcgen05_gen::prelude_head() + detail::prelude + tcgen05_gen::prelude_tail(tmem_.cta_group, tcgen05_gen::has_pair_copies(k_)) + header()
-                           : std::string(detail::prelude) + header();
-    for (auto& o : spans_) o.begin += head.size(), o.end += head.size();
-    std::sort(spans_.begin(), spans_.end(), [](op_span const& a, op_span const& b) { return a.op < b.op; });
-    g.ops = std::move(spans_);
-    g.banks = std::move(banks_);
-    g.source = std::move(head) + body + footer();
-    return g;
+// ---- shared memory layout: ir::smem_offsets, shared with the verifier and every backend ----
+void emitter::layout() {
+  offsets_ = ir::smem_offsets(k_);
+  smem_end_ = ir::smem_bytes(k_);
+  std::int64_t bar_index = 0;
+  for (std::size_t a = 0; a < k_.allocs.size(); ++a) {
+    auto const& al = k_.allocs[a];
+    if (tiled(static_cast<int>(a)) && (al.tiling.size() != 2 || al.shape.size() < 2))
+      throw unsupported(fmt::format("kernel '{}': allocation {} ([{}]) uses tiling({}): the NVRTC backend tiles the two innermost "
+                                    "dimensions, tiling(rows, columns)", k_.name, ir::alloc_name(k_, static_cast<int>(a)),
+                                    fmt::join(al.shape, ", "), fmt::join(al.tiling, ", ")));
+    if (al.kind == ir::AllocKind::accumulator && al.shape.size() == 1 && (al.dtype != ir::DType::f32 || al.shape[0] % 64 != 0))
+      throw unsupported(fmt::format("kernel '{}': row-vector accumulator {} ({} [{}]): the NVRTC backend generates f32 row vectors of 64 m rows",
+                                    k_.name, ir::alloc_name(k_, static_cast<int>(a)), ir::dtype_name(al.dtype), fmt::join(al.shape, ", ")));
+    if (al.kind == ir::AllocKind::accumulator && al.shape.size() != 1 &&
+        ((al.dtype != ir::DType::f32 && al.dtype != ir::DType::f16 && al.dtype != ir::DType::i32) || al.shape.size() != 2 || al.shape[0] % 64 != 0 ||
+         al.shape[1] % 8 != 0))
+      throw unsupported(fmt::format("kernel '{}': accumulator {} ({} [{}]): the NVRTC backend generates f32, f16 or i32 accumulators of (64 m, 8 n) "
+                                    "fragments", k_.name, ir::alloc_name(k_, static_cast<int>(a)), ir::dtype_name(al.dtype), fmt::join(al.shape, ", ")));
+    const bool is_barrier = al.kind == ir::AllocKind::barrier || al.kind == ir::AllocKind::cluster_barrier;
+    bar_first_.push_back(is_barrier ? bar_index : -1);
+    if (is_barrier) bar_index += product(al.shape);
+    scopes_.push_back(ir::cluster_barrier_scope(k_, static_cast<int>(a)));
   }
+  bar_elements_ = bar_index;
+  tiled_uses();
+}
 
- private:
-  [[noreturn]] void unsupported_op(ir::StmtId s, std::string const& what) const {
-    throw unsupported(fmt::format("kernel '{}', op #{} ({}): {} is not supported by the NVRTC backend yet", k_.name, s,
-                                  ir::stmt_name(k_.stmts[s].op), what));
+// Element offset (a C++ expression) of element `e` of a view of a tiled allocation: the view's
+// logical start plus e, through sc::tiled (ir/swizzle.hpp, the interpreter's layout too).
+std::string emitter::tiled_element(ir::RefId rid, std::string const& e) const {
+  auto const& al = k_.allocs[k_.refs[rid].id];
+  const std::string start = view_start(rid, 1);
+  return fmt::format("sc::tiled<{}u, {}u, {}u>(static_cast<unsigned>({} + {}))", al.shape.back(), al.tiling[0], al.tiling[1], start, e);
+}
+
+// A TMA copy moves a tiled view one TR x TC box per tile (the hardware's box is one dense,
+// swizzled run): the view must be whole tiles of a whole (rows, columns) slab, and the GMEM
+// block plain rank 2, so tile t lands at slab + t tiles and at block + (row, column) of t.
+bool emitter::tma_tiled(ir::StmtId id, ir::RefId sref, ir::RefId gref) const {
+  if (!tiled_ref(sref)) return false;
+  auto const& m = k_.refs[sref];
+  auto const& al = k_.allocs[m.id];
+  auto const& g = k_.refs[gref];
+  const std::vector<std::int64_t> slab(al.shape.end() - 2, al.shape.end());
+  if (m.shape != slab || !m.block.empty() || g.shape.size() != 2 || !g.stride.empty())
+    unsupported_op(id, fmt::format("a TMA copy between GMEM block ({}) and view ({}) of {} in tiling({}): a tiled view is copied one tile "
+                                   "per TMA box, so it must be a whole ({}) slab of its allocation and the block a plain rank-2 one",
+                                   fmt::join(g.shape, ", "), fmt::join(m.shape, ", "), ir::alloc_name(k_, m.id), fmt::join(al.tiling, ", "),
+                                   fmt::join(slab, ", ")));
+  if (!k_.stmts[id].axes.empty()) unsupported_op(id, "a multicast TMA copy into tiled SMEM");
+  return true;
+}
+
+// Tiled SMEM is addressed element by element (element()) and copied by TMA; an MMA or TMEM
+// operand reads a descriptor of the layout, which the generator does not build for tiling.
+void emitter::tiled_uses() const {
+  for (std::size_t i = 0; i < k_.stmts.size(); ++i) {
+    auto const& s = k_.stmts[i];
+    const auto id = static_cast<ir::StmtId>(i);
+    for (auto rid : s.refs) {
+      if (rid == ir::none || !tiled_ref(rid)) continue;
+      if (s.op == ir::StmtOp::store) continue;
+      if (s.op == ir::StmtOp::copy_gmem_to_smem) tma_tiled(id, s.refs[1], s.refs[0]);
+      else if (s.op == ir::StmtOp::copy_smem_to_gmem) tma_tiled(id, s.refs[0], s.refs[1]);
+      else unsupported_op(id, fmt::format("SMEM in tiling({}) ({}) as its operand", fmt::join(k_.allocs[k_.refs[rid].id].tiling, ", "),
+                                          ir::alloc_name(k_, k_.refs[rid].id)));
+    }
   }
+}
 
-  // ---- shared memory layout: ir::smem_offsets, shared with the verifier and every backend ----
-  void layout() {
-    offsets_ = ir::smem_offsets(k_);
-    smem_end_ = ir::smem_bytes(k_);
-    std::int64_t bar_index = 0;
+
+// ---- TMA descriptors: one per (parameter, box, swizzle) ------------------------------------
+int emitter::map_for(ir::RefId gref, ir::RefId sref, std::vector<std::int64_t> box) {
+  auto const& g = k_.refs[gref];
+  auto const& s = k_.refs[sref];
+  // A strided block: the box is its footprint, traversed every stride-th element.
+  for (std::size_t d = 0; d < g.stride.size() && d < box.size(); ++d) box[d] *= g.stride[d];
+  tensor_map_spec spec{g.id, k_.params[g.id].dtype, k_.params[g.id].shape, std::move(box), k_.allocs[s.id].swizzle, g.stride,
+                       g.fill && std::isnan(*g.fill)};
+  for (std::size_t i = 0; i < maps_.size(); ++i)
+    if (maps_[i] == spec) return static_cast<int>(i);
+  maps_.push_back(spec);
+  return static_cast<int>(maps_.size() - 1);
+}
+
+void emitter::collect_maps() {
+  for (std::size_t i = 0; i < k_.stmts.size(); ++i) {
+    auto const& s = k_.stmts[i];
+    if (s.op == ir::StmtOp::copy_gmem_to_smem) {
+      auto box = k_.refs[s.refs[0]].shape;
+      tma_smem_aligned(static_cast<ir::StmtId>(i), s.refs[1]);
+      if (!s.axes.empty()) {  // each CTA loads its share of the rows
+        const int n = group_size(s.axes);
+        const auto bytes = product(box) * ir::dtype_bits(k_.params[k_.refs[s.refs[0]].id].dtype) / 8;
+        const auto align = tma_alignment(k_.allocs[k_.refs[s.refs[1]].id]);
+        if (box[0] % n != 0 || (bytes / n) % align != 0)
+          unsupported_op(static_cast<ir::StmtId>(i), fmt::format("a multicast over {} CTAs of a block with {} rows ({} B) (each share must be whole rows "
+                                                                 "and a multiple of {} bytes, the TMA SMEM address alignment{})", n, box[0], bytes, align,
+                                                                 align > 128 ? " of this swizzle" : ""));
+        box[0] /= n;
+      }
+      if (tiled_ref(s.refs[1])) box = k_.allocs[k_.refs[s.refs[1]].id].tiling;
+      map_of_[static_cast<int>(i)] = map_for(s.refs[0], s.refs[1], box);
+    } else if (s.op == ir::StmtOp::copy_smem_to_gmem) {
+      tma_smem_aligned(static_cast<ir::StmtId>(i), s.refs[0]);
+      map_of_[static_cast<int>(i)] =
+          map_for(s.refs[1], s.refs[0], tiled_ref(s.refs[0]) ? k_.allocs[k_.refs[s.refs[0]].id].tiling : k_.refs[s.refs[1]].shape);
+    }
+  }
+}
+
+void emitter::tma_smem_aligned(ir::StmtId s, ir::RefId sref) const {
+  auto const& r = k_.refs[sref];
+  auto const& al = k_.allocs[r.id];
+  // The boundary the view is known to start on: constant indices at their offsets, others at
+  // any multiple of their dimension's stride (allocations start aligned).
+  std::int64_t known = tma_alignment(al), stride = product(al.shape) * ir::dtype_bits(al.dtype) / 8;
+  auto step = [&](ir::ExprId id) {
+    auto const& e = k_.exprs[id];
+    if (e.op != ir::ExprOp::constant) known = std::gcd(known, stride);
+    else if (e.value != 0) known = std::gcd(known, e.value * stride);
+  };
+  for (std::size_t d = 0; d < r.index.size(); ++d) {
+    stride /= al.shape[d];
+    step(r.index[d]);
+  }
+  for (std::size_t j = 0; j < r.block.size(); ++j) {  // a sub-view's origin moves its start too
+    stride /= al.shape[r.index.size() + j];
+    step(r.block[j]);
+  }
+  if (known % tma_alignment(al) != 0)
+    unsupported_op(s, fmt::format("a TMA copy of a view of s{} known to start only on {}-byte boundaries (TMA needs {}-byte aligned "
+                                  "SMEM addresses{})", r.id, known, tma_alignment(al), al.swizzle ? fmt::format(" with a {}-byte swizzle", al.swizzle) : ""));
+}
+
+int emitter::group_size(std::vector<int> const& axes) const {
+  int n = 1;
+  for (int ax : axes) n *= static_cast<int>(k_.cluster[ax]);
+  return n;
+}
+
+
+// ---- kernel head and tail --------------------------------------------------------------------
+std::string emitter::header() const {
+  std::vector<std::string> params;
+  for (std::size_t i = 0; i < maps_.size(); ++i) params.push_back(fmt::format("const __grid_constant__ sc::tmap_t tmap{}", i));
+  for (auto const& p : k_.params) params.push_back(fmt::format("{}* __restrict__ p_{}", ctype(p.dtype), p.name));
+  for (auto const& x : k_.extents) params.push_back(fmt::format("const long long ext_{}", x.name));  // run-time extents, after the pointers
+  // With setmaxnreg, ptxas must know the register count at entry: one CTA per SM fixes it
+  // (without it ptxas may report "setmaxnreg ignored; unable to determine register count at
+  // entry" and cap every thread at 65536 / threads).
+  const bool split = register_split().first != 0 && std::any_of(k_.stmts.begin(), k_.stmts.end(), [&](ir::Stmt const& s) { return producer_branch(s); });
+  std::string h = fmt::format("\nextern \"C\" __global__ void __launch_bounds__({}{}) {}({}) {{\n", 128 * k_.warpgroups, split ? ", 1" : "",
+                              entry_name(k_.name), fmt::join(params, ", "));
+  h += "  SC_DYNAMIC_SMEM(smem);\n";
+  h += "  const int wg = static_cast<int>(threadIdx.x) / 128;\n  const int lane = static_cast<int>(threadIdx.x) % 128;\n";
+  h += "  const unsigned smem_base = sc::smem_addr(smem);\n";
+  // Every tensor map into the descriptor cache at once, by one thread (prefetch.tensormap).
+  if (!maps_.empty()) {
+    h += "  if (threadIdx.x == 0) {";
+    for (std::size_t i = 0; i < maps_.size(); ++i) h += fmt::format(" sc::prefetch_tmap(&tmap{});", i);
+    h += " }\n";
+  }
+  for (std::size_t a = 0; a < k_.allocs.size(); ++a) {
+    auto const& al = k_.allocs[a];
+    if (al.kind != ir::AllocKind::accumulator) continue;
+    // Indexed only by constants once the fragment loops are unrolled, so it lives in registers.
+    if (al.shape.size() == 1) {
+      h += fmt::format("  float acc{}[{}];  // ({}) f32 row vector: the 2 rows of each m64 block this thread's D fragment holds\n", a, acc_registers(a),
+                       al.shape[0]);
+      continue;
+    }
+    h += fmt::format("  {} acc{}[{}];  // ({}, {}) {} accumulator: {} m64 block(s) x {} registers per thread\n",
+                     acc_f16(a) ? "unsigned" : al.dtype == ir::DType::i32 ? "int" : "float",
+                     a, acc_registers(a), al.shape[0], al.shape[1], ir::dtype_name(al.dtype), al.shape[0] / 64, acc_registers(a) / (al.shape[0] / 64));
+  }
+  if (bar_elements_ > 0) {
+    h += "  if (threadIdx.x == 0) {\n";
     for (std::size_t a = 0; a < k_.allocs.size(); ++a) {
       auto const& al = k_.allocs[a];
-      if (tiled(static_cast<int>(a)) && (al.tiling.size() != 2 || al.shape.size() < 2))
-        throw unsupported(fmt::format("kernel '{}': allocation {} ([{}]) uses tiling({}): the NVRTC backend tiles the two innermost "
-                                      "dimensions, tiling(rows, columns)", k_.name, ir::alloc_name(k_, static_cast<int>(a)),
-                                      fmt::join(al.shape, ", "), fmt::join(al.tiling, ", ")));
-      if (al.kind == ir::AllocKind::accumulator && al.shape.size() == 1 && (al.dtype != ir::DType::f32 || al.shape[0] % 64 != 0))
-        throw unsupported(fmt::format("kernel '{}': row-vector accumulator {} ({} [{}]): the NVRTC backend generates f32 row vectors of 64 m rows",
-                                      k_.name, ir::alloc_name(k_, static_cast<int>(a)), ir::dtype_name(al.dtype), fmt::join(al.shape, ", ")));
-      if (al.kind == ir::AllocKind::accumulator && al.shape.size() != 1 &&
-          ((al.dtype != ir::DType::f32 && al.dtype != ir::DType::f16 && al.dtype != ir::DType::i32) || al.shape.size() != 2 || al.shape[0] % 64 != 0 ||
-           al.shape[1] % 8 != 0))
-        throw unsupported(fmt::format("kernel '{}': accumulator {} ({} [{}]): the NVRTC backend generates f32, f16 or i32 accumulators of (64 m, 8 n) "
-                                      "fragments", k_.name, ir::alloc_name(k_, static_cast<int>(a)), ir::dtype_name(al.dtype), fmt::join(al.shape, ", ")));
-      const bool is_barrier = al.kind == ir::AllocKind::barrier || al.kind == ir::AllocKind::cluster_barrier;
-      bar_first_.push_back(is_barrier ? bar_index : -1);
-      if (is_barrier) bar_index += product(al.shape);
-      scopes_.push_back(ir::cluster_barrier_scope(k_, static_cast<int>(a)));
+      if (al.kind != ir::AllocKind::barrier && al.kind != ir::AllocKind::cluster_barrier) continue;
+      const int per_phase = al.arrivals * (al.kind == ir::AllocKind::cluster_barrier ? group_size(al.collective_axes) : 1);
+      h += fmt::format("    for (int e = 0; e < {}; ++e) sc::mbar_init(smem_base + {} + 8 * e, {});  // {}\n", product(al.shape), offsets_[a],
+                       per_phase, bar_label(static_cast<int>(a)));
+      if (al.kind == ir::AllocKind::cluster_barrier)
+        h += fmt::format("    // {}: .{} scope, as {}\n", bar_label(static_cast<int>(a)), scopes_[a].cta ? "cta" : "cluster", scopes_[a].why);
     }
-    bar_elements_ = bar_index;
-    tiled_uses();
+    h += "    sc::mbar_fence_init();\n  }\n";
+    // One parity bit per barrier element and thread: the phase it waits for next (32-bit words:
+    // with up to 32 barrier elements a single register).
+    h += fmt::format("  unsigned parity[{}] = {{}};\n", (bar_elements_ + 31) / 32);
+    // The watchdog's report names the completion a wait is for, so it counts them.
+    if (o_.watchdog_ms) h += fmt::format("  unsigned completions[{}] = {{}};\n", bar_elements_);
   }
+  if (tc_) h += tcgen05_gen::alloc_before_sync(k_, tmem_);
+  h += k_.cluster_rank > 0 ? "  sc::cluster_sync();  // peers' barriers are initialised before anyone arrives on them\n"
+                           : "  __syncthreads();\n";
+  if (tc_) h += tcgen05_gen::after_first_sync(k_, tmem_);
+  return h;
+}
 
-  // ---- tiling(TR, TC) SMEM: generic element accesses and TMA copies --------------------------
-  bool tiled(int alloc) const { return k_.allocs[alloc].kind == ir::AllocKind::smem && !k_.allocs[alloc].tiling.empty(); }
-  bool tiled_ref(ir::RefId rid) const { return k_.refs[rid].base == ir::RefBase::alloc && tiled(k_.refs[rid].id); }
-  // Element offset (a C++ expression) of element `e` of a view of a tiled allocation: the view's
-  // logical start plus e, through sc::tiled (ir/swizzle.hpp, the interpreter's layout too).
-  std::string tiled_element(ir::RefId rid, std::string const& e) const {
-    auto const& al = k_.allocs[k_.refs[rid].id];
-    const std::string start = view_start(rid, 1);
-    return fmt::format("sc::tiled<{}u, {}u, {}u>(static_cast<unsigned>({} + {}))", al.shape.back(), al.tiling[0], al.tiling[1], start, e);
-  }
-  // A TMA copy moves a tiled view one TR x TC box per tile (the hardware's box is one dense,
-  // swizzled run): the view must be whole tiles of a whole (rows, columns) slab, and the GMEM
-  // block plain rank 2, so tile t lands at slab + t tiles and at block + (row, column) of t.
-  bool tma_tiled(ir::StmtId id, ir::RefId sref, ir::RefId gref) const {
-    if (!tiled_ref(sref)) return false;
-    auto const& m = k_.refs[sref];
-    auto const& al = k_.allocs[m.id];
-    auto const& g = k_.refs[gref];
-    const std::vector<std::int64_t> slab(al.shape.end() - 2, al.shape.end());
-    if (m.shape != slab || !m.block.empty() || g.shape.size() != 2 || !g.stride.empty())
-      unsupported_op(id, fmt::format("a TMA copy between GMEM block ({}) and view ({}) of {} in tiling({}): a tiled view is copied one tile "
-                                     "per TMA box, so it must be a whole ({}) slab of its allocation and the block a plain rank-2 one",
-                                     fmt::join(g.shape, ", "), fmt::join(m.shape, ", "), ir::alloc_name(k_, m.id), fmt::join(al.tiling, ", "),
-                                     fmt::join(slab, ", ")));
-    if (!k_.stmts[id].axes.empty()) unsupported_op(id, "a multicast TMA copy into tiled SMEM");
-    return true;
-  }
-  // Tiled SMEM is addressed element by element (element()) and copied by TMA; an MMA or TMEM
-  // operand reads a descriptor of the layout, which the generator does not build for tiling.
-  void tiled_uses() const {
-    for (std::size_t i = 0; i < k_.stmts.size(); ++i) {
-      auto const& s = k_.stmts[i];
-      const auto id = static_cast<ir::StmtId>(i);
-      for (auto rid : s.refs) {
-        if (rid == ir::none || !tiled_ref(rid)) continue;
-        if (s.op == ir::StmtOp::store) continue;
-        if (s.op == ir::StmtOp::copy_gmem_to_smem) tma_tiled(id, s.refs[1], s.refs[0]);
-        else if (s.op == ir::StmtOp::copy_smem_to_gmem) tma_tiled(id, s.refs[0], s.refs[1]);
-        else unsupported_op(id, fmt::format("SMEM in tiling({}) ({}) as its operand", fmt::join(k_.allocs[k_.refs[rid].id].tiling, ", "),
-                                            ir::alloc_name(k_, k_.refs[rid].id)));
-      }
-    }
-  }
+std::string emitter::footer() const {
+  // A CTA must not exit (and release its SMEM) while cluster peers may still arrive on it.
+  return k_.cluster_rank > 0 ? "  sc::cluster_sync();\n}\n" : "}\n";
+}
 
-  // ---- TMA descriptors: one per (parameter, box, swizzle) ------------------------------------
-  int map_for(ir::RefId gref, ir::RefId sref, std::vector<std::int64_t> box) {
-    auto const& g = k_.refs[gref];
-    auto const& s = k_.refs[sref];
-    // A strided block: the box is its footprint, traversed every stride-th element.
-    for (std::size_t d = 0; d < g.stride.size() && d < box.size(); ++d) box[d] *= g.stride[d];
-    tensor_map_spec spec{g.id, k_.params[g.id].dtype, k_.params[g.id].shape, std::move(box), k_.allocs[s.id].swizzle, g.stride,
-                         g.fill && std::isnan(*g.fill)};
-    for (std::size_t i = 0; i < maps_.size(); ++i)
-      if (maps_[i] == spec) return static_cast<int>(i);
-    maps_.push_back(spec);
-    return static_cast<int>(maps_.size() - 1);
-  }
-  void collect_maps() {
-    for (std::size_t i = 0; i < k_.stmts.size(); ++i) {
-      auto const& s = k_.stmts[i];
-      if (s.op == ir::StmtOp::copy_gmem_to_smem) {
-        auto box = k_.refs[s.refs[0]].shape;
-        tma_smem_aligned(static_cast<ir::StmtId>(i), s.refs[1]);
-        if (!s.axes.empty()) {  // each CTA loads its share of the rows
-          const int n = group_size(s.axes);
-          const auto bytes = product(box) * ir::dtype_bits(k_.params[k_.refs[s.refs[0]].id].dtype) / 8;
-          const auto align = tma_alignment(k_.allocs[k_.refs[s.refs[1]].id]);
-          if (box[0] % n != 0 || (bytes / n) % align != 0)
-            unsupported_op(static_cast<ir::StmtId>(i), fmt::format("a multicast over {} CTAs of a block with {} rows ({} B) (each share must be whole rows "
-                                                                   "and a multiple of {} bytes, the TMA SMEM address alignment{})", n, box[0], bytes, align,
-                                                                   align > 128 ? " of this swizzle" : ""));
-          box[0] /= n;
-        }
-        if (tiled_ref(s.refs[1])) box = k_.allocs[k_.refs[s.refs[1]].id].tiling;
-        map_of_[static_cast<int>(i)] = map_for(s.refs[0], s.refs[1], box);
-      } else if (s.op == ir::StmtOp::copy_smem_to_gmem) {
-        tma_smem_aligned(static_cast<ir::StmtId>(i), s.refs[0]);
-        map_of_[static_cast<int>(i)] =
-            map_for(s.refs[1], s.refs[0], tiled_ref(s.refs[0]) ? k_.allocs[k_.refs[s.refs[0]].id].tiling : k_.refs[s.refs[1]].shape);
-      }
-    }
-  }
-  // TMA needs 128-byte aligned SMEM addresses, and a swizzled view must not start inside a
-  // swizzle pattern (8 rows of its width): the front end's rule, for IR built by hand.
-  static std::int64_t tma_alignment(ir::Alloc const& al) { return al.swizzle ? 8 * al.swizzle : 128; }
-  void tma_smem_aligned(ir::StmtId s, ir::RefId sref) const {
-    auto const& r = k_.refs[sref];
-    auto const& al = k_.allocs[r.id];
-    // The boundary the view is known to start on: constant indices at their offsets, others at
-    // any multiple of their dimension's stride (allocations start aligned).
-    std::int64_t known = tma_alignment(al), stride = product(al.shape) * ir::dtype_bits(al.dtype) / 8;
-    auto step = [&](ir::ExprId id) {
-      auto const& e = k_.exprs[id];
-      if (e.op != ir::ExprOp::constant) known = std::gcd(known, stride);
-      else if (e.value != 0) known = std::gcd(known, e.value * stride);
-    };
-    for (std::size_t d = 0; d < r.index.size(); ++d) {
-      stride /= al.shape[d];
-      step(r.index[d]);
-    }
-    for (std::size_t j = 0; j < r.block.size(); ++j) {  // a sub-view's origin moves its start too
-      stride /= al.shape[r.index.size() + j];
-      step(r.block[j]);
-    }
-    if (known % tma_alignment(al) != 0)
-      unsupported_op(s, fmt::format("a TMA copy of a view of s{} known to start only on {}-byte boundaries (TMA needs {}-byte aligned "
-                                    "SMEM addresses{})", r.id, known, tma_alignment(al), al.swizzle ? fmt::format(" with a {}-byte swizzle", al.swizzle) : ""));
-  }
-  int group_size(std::vector<int> const& axes) const {
-    int n = 1;
-    for (int ax : axes) n *= static_cast<int>(k_.cluster[ax]);
-    return n;
-  }
+emitter::range_t emitter::make_range(__int128 lo, __int128 hi) {
+  constexpr __int128 min = std::numeric_limits<std::int64_t>::min(), max = std::numeric_limits<std::int64_t>::max();
+  if (lo < min || hi > max) return std::nullopt;
+  return interval{static_cast<std::int64_t>(lo), static_cast<std::int64_t>(hi)};
+}
 
-  // ---- kernel head and tail --------------------------------------------------------------------
-  std::string header() const {
-    std::vector<std::string> params;
-    for (std::size_t i = 0; i < maps_.size(); ++i) params.push_back(fmt::format("const __grid_constant__ sc::tmap_t tmap{}", i));
-    for (auto const& p : k_.params) params.push_back(fmt::format("{}* __restrict__ p_{}", ctype(p.dtype), p.name));
-    for (auto const& x : k_.extents) params.push_back(fmt::format("const long long ext_{}", x.name));  // run-time extents, after the pointers
-    // With setmaxnreg, ptxas must know the register count at entry: one CTA per SM fixes it
-    // (without it ptxas may report "setmaxnreg ignored; unable to determine register count at
-    // entry" and cap every thread at 65536 / threads).
-    const bool split = register_split().first != 0 && std::any_of(k_.stmts.begin(), k_.stmts.end(), [&](ir::Stmt const& s) { return producer_branch(s); });
-    std::string h = fmt::format("\nextern \"C\" __global__ void __launch_bounds__({}{}) {}({}) {{\n", 128 * k_.warpgroups, split ? ", 1" : "",
-                                entry_name(k_.name), fmt::join(params, ", "));
-    h += "  SC_DYNAMIC_SMEM(smem);\n";
-    h += "  const int wg = static_cast<int>(threadIdx.x) / 128;\n  const int lane = static_cast<int>(threadIdx.x) % 128;\n";
-    h += "  const unsigned smem_base = sc::smem_addr(smem);\n";
-    // Every tensor map into the descriptor cache at once, by one thread (prefetch.tensormap).
-    if (!maps_.empty()) {
-      h += "  if (threadIdx.x == 0) {";
-      for (std::size_t i = 0; i < maps_.size(); ++i) h += fmt::format(" sc::prefetch_tmap(&tmap{});", i);
-      h += " }\n";
-    }
-    for (std::size_t a = 0; a < k_.allocs.size(); ++a) {
-      auto const& al = k_.allocs[a];
-      if (al.kind != ir::AllocKind::accumulator) continue;
-      // Indexed only by constants once the fragment loops are unrolled, so it lives in registers.
-      if (al.shape.size() == 1) {
-        h += fmt::format("  float acc{}[{}];  // ({}) f32 row vector: the 2 rows of each m64 block this thread's D fragment holds\n", a, acc_registers(a),
-                         al.shape[0]);
-        continue;
-      }
-      h += fmt::format("  {} acc{}[{}];  // ({}, {}) {} accumulator: {} m64 block(s) x {} registers per thread\n",
-                       acc_f16(a) ? "unsigned" : al.dtype == ir::DType::i32 ? "int" : "float",
-                       a, acc_registers(a), al.shape[0], al.shape[1], ir::dtype_name(al.dtype), al.shape[0] / 64, acc_registers(a) / (al.shape[0] / 64));
-    }
-    if (bar_elements_ > 0) {
-      h += "  if (threadIdx.x == 0) {\n";
-      for (std::size_t a = 0; a < k_.allocs.size(); ++a) {
-        auto const& al = k_.allocs[a];
-        if (al.kind != ir::AllocKind::barrier && al.kind != ir::AllocKind::cluster_barrier) continue;
-        const int per_phase = al.arrivals * (al.kind == ir::AllocKind::cluster_barrier ? group_size(al.collective_axes) : 1);
-        h += fmt::format("    for (int e = 0; e < {}; ++e) sc::mbar_init(smem_base + {} + 8 * e, {});  // {}\n", product(al.shape), offsets_[a],
-                         per_phase, bar_label(static_cast<int>(a)));
-        if (al.kind == ir::AllocKind::cluster_barrier)
-          h += fmt::format("    // {}: .{} scope, as {}\n", bar_label(static_cast<int>(a)), scopes_[a].cta ? "cta" : "cluster", scopes_[a].why);
-      }
-      h += "    sc::mbar_fence_init();\n  }\n";
-      // One parity bit per barrier element and thread: the phase it waits for next (32-bit words:
-      // with up to 32 barrier elements a single register).
-      h += fmt::format("  unsigned parity[{}] = {{}};\n", (bar_elements_ + 31) / 32);
-      // The watchdog's report names the completion a wait is for, so it counts them.
-      if (o_.watchdog_ms) h += fmt::format("  unsigned completions[{}] = {{}};\n", bar_elements_);
-    }
-    if (tc_) h += tcgen05_gen::alloc_before_sync(k_, tmem_);
-    h += k_.cluster_rank > 0 ? "  sc::cluster_sync();  // peers' barriers are initialised before anyone arrives on them\n"
-                             : "  __syncthreads();\n";
-    if (tc_) h += tcgen05_gen::after_first_sync(k_, tmem_);
-    return h;
-  }
-  std::string footer() const {
-    // A CTA must not exit (and release its SMEM) while cluster peers may still arrive on it.
-    return k_.cluster_rank > 0 ? "  sc::cluster_sync();\n}\n" : "}\n";
-  }
+bool emitter::fits_i32(range_t r) {
+  return r && r->lo >= std::numeric_limits<std::int32_t>::min() && r->hi <= std::numeric_limits<std::int32_t>::max();
+}
 
-  // ---- value ranges of index expressions -------------------------------------------------------
-  // Index expressions are 64-bit (the IR's integers), but a ring slot `g % S` or a tile `t / n`
-  // of small non-negative values costs a dozen 64-bit instructions where 32-bit unsigned
-  // arithmetic needs three. So each expression's range is bounded from what is static: grid and
-  // cluster extents, warpgroups, constants and the bounds of the loops around it; where both
-  // operands of / or % are known to lie in [0, 2^31), the division is emitted in 32 bits (the
-  // same value), and a loop whose bounds fit in an int counts in one.
-  struct interval {
-    std::int64_t lo, hi;
+emitter::range_t emitter::range(ir::ExprId id) const {
+  auto& memo = range_memo_[static_cast<std::size_t>(id)];
+  if (!memo.first) memo = {true, compute_range(id)};
+  return memo.second;
+}
+
+emitter::range_t emitter::compute_range(ir::ExprId id) const {
+  auto const& e = k_.exprs[id];
+  switch (e.op) {
+    case ir::ExprOp::constant: return interval{e.value, e.value};
+    case ir::ExprOp::var:
+      return e.value >= 0 && static_cast<std::size_t>(e.value) < var_range_.size() ? var_range_[static_cast<std::size_t>(e.value)] : std::nullopt;
+    case ir::ExprOp::program_id:  // a grid over run-time extents: as large as CUDA allows
+      if (e.value < 0 || e.value >= 3) return std::nullopt;
+      if (k_.grid_expr[static_cast<std::size_t>(e.value)] != ir::none) return interval{0, (e.value == 0 ? ir::max_grid_x : ir::max_grid_yz) - 1};
+      return interval{0, k_.grid[static_cast<std::size_t>(e.value)] - 1};
+    case ir::ExprOp::extent: return interval{1, std::numeric_limits<std::int32_t>::max()};
+    case ir::ExprOp::cluster_idx: return e.value >= 0 && e.value < 3 ? range_t(interval{0, k_.cluster[static_cast<std::size_t>(e.value)] - 1}) : std::nullopt;
+    case ir::ExprOp::thread_id: return interval{0, k_.warpgroups - 1};
+    case ir::ExprOp::lt: case ir::ExprOp::le: case ir::ExprOp::gt: case ir::ExprOp::ge: case ir::ExprOp::eq: case ir::ExprOp::ne:
+    case ir::ExprOp::land: case ir::ExprOp::lor: case ir::ExprOp::lnot: return interval{0, 1};
+    case ir::ExprOp::load:  // whatever the table's dtype holds
+      return k_.params[static_cast<std::size_t>(e.value)].dtype == ir::DType::u32
+                 ? interval{0, std::numeric_limits<std::uint32_t>::max()}
+                 : interval{std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max()};
+    default: break;
+  }
+  const auto a = range(e.a), b = range(e.b);
+  if (!a || !b) return std::nullopt;
+  const __int128 al = a->lo, ah = a->hi, bl = b->lo, bh = b->hi;
+  switch (e.op) {
+    case ir::ExprOp::add: return make_range(al + bl, ah + bh);
+    case ir::ExprOp::sub: return make_range(al - bh, ah - bl);
+    case ir::ExprOp::mul: {
+      const __int128 c[] = {al * bl, al * bh, ah * bl, ah * bh};
+      return make_range(*std::min_element(std::begin(c), std::end(c)), *std::max_element(std::begin(c), std::end(c)));
+    }
+    case ir::ExprOp::div:  // truncation is monotonic in the dividend for a positive divisor
+      if (bl <= 0) return std::nullopt;
+      return make_range(std::min(al / bl, al / bh), std::max(ah / bl, ah / bh));
+    case ir::ExprOp::mod:
+      if (bl <= 0 || al < 0) return std::nullopt;
+      return make_range(0, std::min(ah, bh - 1));
+    case ir::ExprOp::min: return make_range(std::min(al, bl), std::min(ah, bh));
+    case ir::ExprOp::max: return make_range(std::max(al, bl), std::max(ah, bh));
+    default: return std::nullopt;
+  }
+}
+
+// Every loop variable's range, outer loops first (a loop's bounds name only the variables of
+// the loops around it); the memo is dropped as each one is learnt.
+void emitter::loop_ranges() {
+  var_range_.assign(static_cast<std::size_t>(std::max(k_.num_vars, 0)), std::nullopt);
+  range_memo_.assign(k_.exprs.size(), {false, std::nullopt});
+  std::function<void(ir::StmtId)> walk = [&](ir::StmtId id) {
+    if (id == ir::none) return;
+    auto const& s = k_.stmts[id];
+    if (s.op == ir::StmtOp::for_ && s.var >= 0 && static_cast<std::size_t>(s.var) < var_range_.size()) {
+      const auto lo = range(s.e0), hi = range(s.e1);
+      if (lo && hi && hi->hi > lo->lo) var_range_[static_cast<std::size_t>(s.var)] = interval{lo->lo, hi->hi - 1};
+      range_memo_.assign(k_.exprs.size(), {false, std::nullopt});
+    }
+    for (auto c : s.body) walk(c);
   };
-  using range_t = std::optional<interval>;
-  static range_t make_range(__int128 lo, __int128 hi) {
-    constexpr __int128 min = std::numeric_limits<std::int64_t>::min(), max = std::numeric_limits<std::int64_t>::max();
-    if (lo < min || hi > max) return std::nullopt;
-    return interval{static_cast<std::int64_t>(lo), static_cast<std::int64_t>(hi)};
-  }
-  static bool fits_u31(range_t r) { return r && r->lo >= 0 && r->hi <= std::numeric_limits<std::int32_t>::max(); }
-  static bool fits_i32(range_t r) {
-    return r && r->lo >= std::numeric_limits<std::int32_t>::min() && r->hi <= std::numeric_limits<std::int32_t>::max();
-  }
-  range_t range(ir::ExprId id) const {
-    auto& memo = range_memo_[static_cast<std::size_t>(id)];
-    if (!memo.first) memo = {true, compute_range(id)};
-    return memo.second;
-  }
-  range_t compute_range(ir::ExprId id) const {
-    auto const& e = k_.exprs[id];
-    switch (e.op) {
-      case ir::ExprOp::constant: return interval{e.value, e.value};
-      case ir::ExprOp::var:
-        return e.value >= 0 && static_cast<std::size_t>(e.value) < var_range_.size() ? var_range_[static_cast<std::size_t>(e.value)] : std::nullopt;
-      case ir::ExprOp::program_id:  // a grid over run-time extents: as large as CUDA allows
-        if (e.value < 0 || e.value >= 3) return std::nullopt;
-        if (k_.grid_expr[static_cast<std::size_t>(e.value)] != ir::none) return interval{0, (e.value == 0 ? ir::max_grid_x : ir::max_grid_yz) - 1};
-        return interval{0, k_.grid[static_cast<std::size_t>(e.value)] - 1};
-      case ir::ExprOp::extent: return interval{1, std::numeric_limits<std::int32_t>::max()};
-      case ir::ExprOp::cluster_idx: return e.value >= 0 && e.value < 3 ? range_t(interval{0, k_.cluster[static_cast<std::size_t>(e.value)] - 1}) : std::nullopt;
-      case ir::ExprOp::thread_id: return interval{0, k_.warpgroups - 1};
-      case ir::ExprOp::lt: case ir::ExprOp::le: case ir::ExprOp::gt: case ir::ExprOp::ge: case ir::ExprOp::eq: case ir::ExprOp::ne:
-      case ir::ExprOp::land: case ir::ExprOp::lor: case ir::ExprOp::lnot: return interval{0, 1};
-      case ir::ExprOp::load:  // whatever the table's dtype holds
-        return k_.params[static_cast<std::size_t>(e.value)].dtype == ir::DType::u32
-                   ? interval{0, std::numeric_limits<std::uint32_t>::max()}
-                   : interval{std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max()};
-      default: break;
-    }
-    const auto a = range(e.a), b = range(e.b);
-    if (!a || !b) return std::nullopt;
-    const __int128 al = a->lo, ah = a->hi, bl = b->lo, bh = b->hi;
-    switch (e.op) {
-      case ir::ExprOp::add: return make_range(al + bl, ah + bh);
-      case ir::ExprOp::sub: return make_range(al - bh, ah - bl);
-      case ir::ExprOp::mul: {
-        const __int128 c[] = {al * bl, al * bh, ah * bl, ah * bh};
-        return make_range(*std::min_element(std::begin(c), std::end(c)), *std::max_element(std::begin(c), std::end(c)));
-      }
-      case ir::ExprOp::div:  // truncation is monotonic in the dividend for a positive divisor
-        if (bl <= 0) return std::nullopt;
-        return make_range(std::min(al / bl, al / bh), std::max(ah / bl, ah / bh));
-      case ir::ExprOp::mod:
-        if (bl <= 0 || al < 0) return std::nullopt;
-        return make_range(0, std::min(ah, bh - 1));
-      case ir::ExprOp::min: return make_range(std::min(al, bl), std::min(ah, bh));
-      case ir::ExprOp::max: return make_range(std::max(al, bl), std::max(ah, bh));
-      default: return std::nullopt;
-    }
-  }
-  // Every loop variable's range, outer loops first (a loop's bounds name only the variables of
-  // the loops around it); the memo is dropped as each one is learnt.
-  void loop_ranges() {
-    var_range_.assign(static_cast<std::size_t>(std::max(k_.num_vars, 0)), std::nullopt);
-    range_memo_.assign(k_.exprs.size(), {false, std::nullopt});
-    std::function<void(ir::StmtId)> walk = [&](ir::StmtId id) {
-      if (id == ir::none) return;
-      auto const& s = k_.stmts[id];
-      if (s.op == ir::StmtOp::for_ && s.var >= 0 && static_cast<std::size_t>(s.var) < var_range_.size()) {
-        const auto lo = range(s.e0), hi = range(s.e1);
-        if (lo && hi && hi->hi > lo->lo) var_range_[static_cast<std::size_t>(s.var)] = interval{lo->lo, hi->hi - 1};
-        range_memo_.assign(k_.exprs.size(), {false, std::nullopt});
-      }
-      for (auto c : s.body) walk(c);
-    };
-    walk(k_.body);
-  }
+  walk(k_.body);
+}
 
-  // ---- index expressions (64-bit) --------------------------------------------------------------
-  std::string expr(ir::ExprId id) const {
-    auto const& e = k_.exprs[id];
-    auto bin = [&](const char* op) { return fmt::format("({} {} {})", expr(e.a), op, expr(e.b)); };
-    // both operands in [0, 2^31): the same quotient or remainder from 32-bit unsigned arithmetic
-    auto narrow = [&](const char* op) {
-      if (!fits_u31(range(e.a)) || !fits_u31(range(e.b)) || range(e.b)->lo == 0) return bin(op);
-      auto const& d = k_.exprs[e.b];
-      // a constant that is not a power of two: a multiply and a shift (ir/udiv_magic.hpp says
-      // why and why it is exact); NVVM's own masks and shifts are best for powers of two
-      if (d.op == ir::ExprOp::constant && !std::has_single_bit(static_cast<std::uint64_t>(d.value))) {
-        const auto magic = ir::udiv_magic_of(static_cast<std::uint32_t>(d.value));
-        const auto x = fmt::format("static_cast<unsigned>({})", expr(e.a));
-        const auto q = fmt::format("static_cast<unsigned>(static_cast<unsigned long long>({}) * 0x{:x}ull >> {})", x, magic.multiplier, magic.shift);
-        return op[0] == '/' ? fmt::format("static_cast<long long>({})", q) : fmt::format("static_cast<long long>({} - {} * {}u)", x, q, d.value);
-      }
-      const auto divisor = d.op == ir::ExprOp::constant ? fmt::format("{}u", d.value) : fmt::format("static_cast<unsigned>({})", expr(e.b));
-      return fmt::format("static_cast<long long>(static_cast<unsigned>({}) {} {})", expr(e.a), op, divisor);
-    };
-    switch (e.op) {
-      // -9223372036854775808LL is not a literal (the minus applies to a value LL cannot hold).
-      case ir::ExprOp::constant:
-        return e.value == std::numeric_limits<std::int64_t>::min() ? "(-9223372036854775807LL - 1)" : fmt::format("{}LL", e.value);
-      case ir::ExprOp::var: return fmt::format("v{}", e.value);
-      case ir::ExprOp::program_id: return fmt::format("static_cast<long long>(blockIdx.{})", "xyz"[e.value]);
-      case ir::ExprOp::cluster_idx: return fmt::format("static_cast<long long>({})", cluster_ctaid(k_, static_cast<int>(e.value)));
-      case ir::ExprOp::thread_id: return "static_cast<long long>(wg)";
-      case ir::ExprOp::add: return bin("+");
-      case ir::ExprOp::sub: return bin("-");
-      case ir::ExprOp::mul: return bin("*");
-      case ir::ExprOp::div: return narrow("/");
-      case ir::ExprOp::mod: return narrow("%");
-      case ir::ExprOp::min: return fmt::format("min({}, {})", expr(e.a), expr(e.b));
-      case ir::ExprOp::max: return fmt::format("max({}, {})", expr(e.a), expr(e.b));
-      case ir::ExprOp::lt: return bin("<");
-      case ir::ExprOp::le: return bin("<=");
-      case ir::ExprOp::gt: return bin(">");
-      case ir::ExprOp::ge: return bin(">=");
-      case ir::ExprOp::eq: return bin("==");
-      case ir::ExprOp::ne: return bin("!=");
-      case ir::ExprOp::land: return bin("&&");
-      case ir::ExprOp::lor: return bin("||");
-      case ir::ExprOp::lnot: return fmt::format("(!{})", expr(e.a));
-      // Through the read-only cache: nothing in the kernel writes an index table (verify).
-      case ir::ExprOp::load: return fmt::format("static_cast<long long>(sc::ld_index(p_{} + ({})))", k_.params[static_cast<std::size_t>(e.value)].name, expr(e.a));
-      case ir::ExprOp::extent: return fmt::format("ext_{}", k_.extents[static_cast<std::size_t>(e.value)].name);
-    }
-    return "0";
-  }
 
-  // ---- memory references -----------------------------------------------------------------------
-  // Flat index of a barrier element (within all barrier elements of the CTA) and its address.
-  std::string bar_index(ir::RefId rid) const {
-    auto const& r = k_.refs[rid];
-    auto const& al = k_.allocs[r.id];
-    std::string flat = "0LL";
-    for (std::size_t d = 0; d < al.shape.size(); ++d) flat = fmt::format("({} * {} + {})", flat, al.shape[d], expr(r.index[d]));
-    return fmt::format("({} + {})", bar_first_[r.id], flat);
-  }
-  std::string bar_addr(ir::RefId rid) const {
-    auto const& r = k_.refs[rid];
-    return fmt::format("(smem_base + {}u + 8u * static_cast<unsigned>({} - {}))", offsets_[r.id], bar_index(rid), bar_first_[r.id]);
-  }
-  // ---- register accumulators -------------------------------------------------------------------
-  bool is_acc(ir::RefId rid) const {
-    auto const& r = k_.refs[rid];
-    return r.base == ir::RefBase::alloc && k_.allocs[r.id].kind == ir::AllocKind::accumulator;
-  }
-  bool acc_f16(std::size_t a) const { return k_.allocs[a].dtype == ir::DType::f16; }
-  // 32-bit registers per thread: N/2 elements per m64 block, two of them per register in f16.
-  std::int64_t acc_registers(std::size_t a) const {
-    if (k_.allocs[a].shape.size() == 1) return k_.allocs[a].shape[0] / 64 * 2;
-    return k_.allocs[a].shape[0] / 64 * (k_.allocs[a].shape[1] / (acc_f16(a) ? 4 : 2));
-  }
-  // The accumulator a store walks the fragment of: its destination, else the first it loads; -1: none.
-  int fragment_acc(ir::Stmt const& s) const {
-    if (is_acc(s.refs[0])) return k_.refs[s.refs[0]].id;
-    std::vector<ir::ValueId> leaves;
-    loads_of(s.value, leaves);
-    for (auto l : leaves)
-      if (is_acc(k_.values[l].ref)) return k_.refs[k_.values[l].ref].id;
-    return -1;
-  }
-  // A wgmma whose A from registers is computed from SMEM or GMEM by every lane.
-  bool reads_memory_into_a(ir::Stmt const& s) const {
-    if (s.refs[1] != ir::none) return false;
-    std::vector<ir::ValueId> leaves;
-    loads_of(s.value, leaves);
-    for (auto l : leaves)
-      if (!is_acc(k_.values[l].ref)) return true;
-    return false;
-  }
-  // A store that writes or reads SMEM or GMEM (not only accumulator registers).
-  bool touches_memory(ir::Stmt const& s) const {
-    if (!is_acc(s.refs[0])) return true;
-    std::vector<ir::ValueId> leaves;
-    loads_of(s.value, leaves);
-    for (auto l : leaves)
-      if (!is_acc(k_.values[l].ref)) return true;
-    return false;
-  }
-  // Empty asm statements that pin every register of accumulator a at this point of the program.
-  void pin_registers(int a, std::string const& ind, std::string& out) const {
-    out += ind + "#pragma unroll\n";
-    out += ind + fmt::format("for (int r = 0; r < {}; ++r) sc::reg_fence(acc{}[r]);\n", acc_registers(static_cast<std::size_t>(a)), a);
-  }
-
-  // Byte offset of an SMEM view's first element within its allocation (a sub-view's origin included).
-  std::string view_offset(ir::RefId rid) const {
-    return fmt::format("static_cast<unsigned>({})", view_start(rid, ir::dtype_bits(k_.allocs[k_.refs[rid].id].dtype) / 8));
-  }
-  // The same in units of `unit` bytes (1: elements), as a long long expression.
-  std::string view_start(ir::RefId rid, std::int64_t unit) const {
-    auto const& r = k_.refs[rid];
-    auto const& al = k_.allocs[r.id];
-    std::string flat = "0LL";
-    for (std::size_t d = 0; d < r.index.size(); ++d) flat = fmt::format("({} * {} + {})", flat, al.shape[d], expr(r.index[d]));
-    std::int64_t rest = 1;
-    for (std::size_t d = r.index.size(); d < al.shape.size(); ++d) rest *= al.shape[d];
-    std::string at = fmt::format("{} * {}", flat, rest * unit);
-    for (std::size_t j = 0; j < r.block.size(); ++j) {
-      rest /= al.shape[r.index.size() + j];
-      at += fmt::format(" + ({}) * {}", expr(r.block[j]), rest * unit);
+// ---- index expressions (64-bit) --------------------------------------------------------------
+std::string emitter::expr(ir::ExprId id) const {
+  auto const& e = k_.exprs[id];
+  auto bin = [&](const char* op) { return fmt::format("({} {} {})", expr(e.a), op, expr(e.b)); };
+  // both operands in [0, 2^31): the same quotient or remainder from 32-bit unsigned arithmetic
+  auto narrow = [&](const char* op) {
+    if (!fits_u31(range(e.a)) || !fits_u31(range(e.b)) || range(e.b)->lo == 0) return bin(op);
+    auto const& d = k_.exprs[e.b];
+    // a constant that is not a power of two: a multiply and a shift (ir/udiv_magic.hpp says
+    // why and why it is exact); NVVM's own masks and shifts are best for powers of two
+    if (d.op == ir::ExprOp::constant && !std::has_single_bit(static_cast<std::uint64_t>(d.value))) {
+      const auto magic = ir::udiv_magic_of(static_cast<std::uint32_t>(d.value));
+      const auto x = fmt::format("static_cast<unsigned>({})", expr(e.a));
+      const auto q = fmt::format("static_cast<unsigned>(static_cast<unsigned long long>({}) * 0x{:x}ull >> {})", x, magic.multiplier, magic.shift);
+      return op[0] == '/' ? fmt::format("static_cast<long long>({})", q) : fmt::format("static_cast<long long>({} - {} * {}u)", x, q, d.value);
     }
+    const auto divisor = d.op == ir::ExprOp::constant ? fmt::format("{}u", d.value) : fmt::format("static_cast<unsigned>({})", expr(e.b));
+    return fmt::format("static_cast<long long>(static_cast<unsigned>({}) {} {})", expr(e.a), op, divisor);
+  };
+  switch (e.op) {
+    // -9223372036854775808LL is not a literal (the minus applies to a value LL cannot hold).
+    case ir::ExprOp::constant:
+      return e.value == std::numeric_limits<std::int64_t>::min() ? "(-9223372036854775807LL - 1)" : fmt::format("{}LL", e.value);
+    case ir::ExprOp::var: return fmt::format("v{}", e.value);
+    case ir::ExprOp::program_id: return fmt::format("static_cast<long long>(blockIdx.{})", "xyz"[e.value]);
+    case ir::ExprOp::cluster_idx: return fmt::format("static_cast<long long>({})", cluster_ctaid(k_, static_cast<int>(e.value)));
+    case ir::ExprOp::thread_id: return "static_cast<long long>(wg)";
+    case ir::ExprOp::add: return bin("+");
+    case ir::ExprOp::sub: return bin("-");
+    case ir::ExprOp::mul: return bin("*");
+    case ir::ExprOp::div: return narrow("/");
+    case ir::ExprOp::mod: return narrow("%");
+    case ir::ExprOp::min: return fmt::format("min({}, {})", expr(e.a), expr(e.b));
+    case ir::ExprOp::max: return fmt::format("max({}, {})", expr(e.a), expr(e.b));
+    case ir::ExprOp::lt: return bin("<");
+    case ir::ExprOp::le: return bin("<=");
+    case ir::ExprOp::gt: return bin(">");
+    case ir::ExprOp::ge: return bin(">=");
+    case ir::ExprOp::eq: return bin("==");
+    case ir::ExprOp::ne: return bin("!=");
+    case ir::ExprOp::land: return bin("&&");
+    case ir::ExprOp::lor: return bin("||");
+    case ir::ExprOp::lnot: return fmt::format("(!{})", expr(e.a));
+    // Through the read-only cache: nothing in the kernel writes an index table (verify).
+    case ir::ExprOp::load: return fmt::format("static_cast<long long>(sc::ld_index(p_{} + ({})))", k_.params[static_cast<std::size_t>(e.value)].name, expr(e.a));
+    case ir::ExprOp::extent: return fmt::format("ext_{}", k_.extents[static_cast<std::size_t>(e.value)].name);
+  }
+  return "0";
+}
+
+
+// ---- memory references -----------------------------------------------------------------------
+// Flat index of a barrier element (within all barrier elements of the CTA) and its address.
+std::string emitter::bar_index(ir::RefId rid) const {
+  auto const& r = k_.refs[rid];
+  auto const& al = k_.allocs[r.id];
+  std::string flat = "0LL";
+  for (std::size_t d = 0; d < al.shape.size(); ++d) flat = fmt::format("({} * {} + {})", flat, al.shape[d], expr(r.index[d]));
+  return fmt::format("({} + {})", bar_first_[r.id], flat);
+}
+
+std::string emitter::bar_addr(ir::RefId rid) const {
+  auto const& r = k_.refs[rid];
+  return fmt::format("(smem_base + {}u + 8u * static_cast<unsigned>({} - {}))", offsets_[r.id], bar_index(rid), bar_first_[r.id]);
+}
+
+// ---- register accumulators -------------------------------------------------------------------
+bool emitter::is_acc(ir::RefId rid) const {
+  auto const& r = k_.refs[rid];
+  return r.base == ir::RefBase::alloc && k_.allocs[r.id].kind == ir::AllocKind::accumulator;
+}
+
+// 32-bit registers per thread: N/2 elements per m64 block, two of them per register in f16.
+std::int64_t emitter::acc_registers(std::size_t a) const {
+  if (k_.allocs[a].shape.size() == 1) return k_.allocs[a].shape[0] / 64 * 2;
+  return k_.allocs[a].shape[0] / 64 * (k_.allocs[a].shape[1] / (acc_f16(a) ? 4 : 2));
+}
+
+// The accumulator a store walks the fragment of: its destination, else the first it loads; -1: none.
+int emitter::fragment_acc(ir::Stmt const& s) const {
+  if (is_acc(s.refs[0])) return k_.refs[s.refs[0]].id;
+  std::vector<ir::ValueId> leaves;
+  loads_of(s.value, leaves);
+  for (auto l : leaves)
+    if (is_acc(k_.values[l].ref)) return k_.refs[k_.values[l].ref].id;
+  return -1;
+}
+
+// A wgmma whose A from registers is computed from SMEM or GMEM by every lane.
+bool emitter::reads_memory_into_a(ir::Stmt const& s) const {
+  if (s.refs[1] != ir::none) return false;
+  std::vector<ir::ValueId> leaves;
+  loads_of(s.value, leaves);
+  for (auto l : leaves)
+    if (!is_acc(k_.values[l].ref)) return true;
+  return false;
+}
+
+// A store that writes or reads SMEM or GMEM (not only accumulator registers).
+bool emitter::touches_memory(ir::Stmt const& s) const {
+  if (!is_acc(s.refs[0])) return true;
+  std::vector<ir::ValueId> leaves;
+  loads_of(s.value, leaves);
+  for (auto l : leaves)
+    if (!is_acc(k_.values[l].ref)) return true;
+  return false;
+}
+
+// Empty asm statements that pin every register of accumulator a at this point of the program.
+void emitter::pin_registers(int a, std::string const& ind, std::string& out) const {
+  out += ind + "#pragma unroll\n";
+  out += ind + fmt::format("for (int r = 0; r < {}; ++r) sc::reg_fence(acc{}[r]);\n", acc_registers(static_cast<std::size_t>(a)), a);
+}
+
+
+// Byte offset of an SMEM view's first element within its allocation (a sub-view's origin included).
+std::string emitter::view_offset(ir::RefId rid) const {
+  return fmt::format("static_cast<unsigned>({})", view_start(rid, ir::dtype_bits(k_.allocs[k_.refs[rid].id].dtype) / 8));
+}
+
+// The same in units of `unit` bytes (1: elements), as a long long expression.
+std::string emitter::view_start(ir::RefId rid, std::int64_t unit) const {
+  auto const& r = k_.refs[rid];
+  auto const& al = k_.allocs[r.id];
+  std::string flat = "0LL";
+  for (std::size_t d = 0; d < r.index.size(); ++d) flat = fmt::format("({} * {} + {})", flat, al.shape[d], expr(r.index[d]));
+  std::int64_t rest = 1;
+  for (std::size_t d = r.index.size(); d < al.shape.size(); ++d) rest *= al.shape[d];
+  std::string at = fmt::format("{} * {}", flat, rest * unit);
+  for (std::size_t j = 0; j < r.block.size(); ++j) {
+    rest /= al.shape[r.index.size() + j];
+    at += fmt::format(" + ({}) * {}", expr(r.block[j]), rest * unit);
+  }
+  return at;
+}
+
+std::vector<emitter::view_dim> emitter::view_dims(ir::RefId rid) const {
+  auto const& r = k_.refs[rid];
+  auto const& al = k_.allocs[r.id];
+  std::vector<view_dim> dims;
+  std::int64_t inner = 1, stride = 1;
+  for (int d = static_cast<int>(r.shape.size()) - 1; d >= 0; --d) {
+    if (r.shape[d] != 1) dims.push_back({inner, r.shape[d], stride});
+    inner *= r.shape[d];
+    stride *= al.shape[r.index.size() + static_cast<std::size_t>(d)];
+  }
+  return dims;
+}
+
+std::string emitter::view_element(ir::RefId rid, std::string const& i) const {
+  if (k_.refs[rid].block.empty()) return fmt::format("({})", i);
+  std::string off = "0LL";
+  for (auto const& d : view_dims(rid)) off = fmt::format("{} + ((static_cast<long long>({}) / {}) % {}) * {}", off, i, d.inner, d.extent, d.stride);
+  return fmt::format("({})", off);
+}
+
+// The same on the host, for a known i (count_banks).
+std::int64_t emitter::view_element(ir::RefId rid, std::int64_t i) const {
+  if (k_.refs[rid].block.empty()) return i;
+  std::int64_t off = 0;
+  for (auto const& d : view_dims(rid)) off += i / d.inner % d.extent * d.stride;
+  return off;
+}
+
+
+// Whether element `i` of a masked GMEM tile lies inside its array (every dimension's
+// coordinate below the extent, the block's origin included) and its window's rows; "" for
+// other views.
+std::string emitter::inside(ir::RefId rid, std::string const& i) const {
+  auto const& r = k_.refs[rid];
+  if (!predicated(rid)) return "";
+  const auto at = array_coords(rid, i);
+  std::string in;
+  for (int d = static_cast<int>(at.size()) - 1; d >= 0; --d)
+    in += fmt::format("{}({} < {})", in.empty() ? "" : " && ", at[d], param_extent(k_.params[r.id], static_cast<std::size_t>(d)));
+  if (r.windowed()) in += fmt::format(" && ({} < {})", at[0], expr(r.row_hi));
+  return in;
+}
+
+// Whether vectors of v elements along a GMEM block's rows stay v-aligned: rows of a multiple
+// of v, and no window moving a rank-1 array's start by a run-time number of elements.
+bool emitter::rows_keep_vectors(ir::RefId rid, std::int64_t v) const {
+  auto const& r = k_.refs[rid];
+  auto const& p = k_.params[r.id];
+  return !p.run_time(p.shape.size() - 1) && p.shape.back() % v == 0 && !(r.windowed() && p.shape.size() == 1);
+}
+
+// A parameter's extent along d in generated code: the literal, or for a run-time extent the
+// kernel argument that carries it (the code then serves every value: the JIT cache key has none).
+std::string emitter::param_extent(ir::Param const& p, std::size_t d) const {
+  return p.run_time(d) ? fmt::format("ext_{}", k_.extents[static_cast<std::size_t>(p.extent[d])].name) : fmt::format("{}LL", p.shape[d]);
+}
+
+// Where a GMEM block starts along dimension d, in elements: a window's first row plus the
+// block's coordinate times `unit` (its footprint there).
+std::string emitter::block_origin(ir::RefId rid, std::size_t d, std::int64_t unit) const {
+  auto const& r = k_.refs[rid];
+  const auto at = fmt::format("{} * {}", expr(r.block[d]), unit);
+  return d == 0 && r.windowed() ? fmt::format("({} + {})", expr(r.row_lo), at) : at;
+}
+
+// Whether a view's elements need a bounds predicate: a masked GMEM tile that does not divide
+// its array. One that divides it lies wholly inside or wholly outside, and wholly outside is
+// the interpreter's index-out-of-range, so it compiles as a plain tile (vectors and pairs too):
+// a kernel may mask every tile and pay only where the sizes leave a tail.
+bool emitter::predicated(ir::RefId rid) const {
+  auto const& r = k_.refs[rid];
+  if (r.base != ir::RefBase::param || !r.fill) return false;
+  if (r.windowed()) return true;  // the window's end is known only at run time
+  auto const& p = k_.params[r.id];
+  for (std::size_t d = 0; d < r.shape.size(); ++d)
+    if (p.run_time(d) || p.shape[d] % r.shape[d] != 0) return true;  // a run-time extent may leave a tail
+  return false;
+}
+
+// `element(rid, i) = rhs;`, a masked tile's under its bounds predicate (nothing outside is written).
+// In a reducing store (reduce_), the element is combined instead: sc::red_add(&element, rhs).
+std::string emitter::assign(ir::RefId rid, std::string const& i, std::string const& rhs) const {
+  const std::string in = inside(rid, i);
+  if (reduce_ != ir::Reduce::none)
+    return fmt::format("{}sc::red_{}(&{}, {});", in.empty() ? "" : "if (" + in + ") ", ir::reduce_name(reduce_), element(rid, i), rhs);
+  return fmt::format("{}{} = {};", in.empty() ? "" : "if (" + in + ") ", element(rid, i), rhs);
+}
+
+// The array coordinates of element `i` (row-major over the block) of a GMEM block, one C++
+// expression per dimension: the block's origin plus the element's place in it.
+std::vector<std::string> emitter::array_coords(ir::RefId rid, std::string const& i) const {
+  auto const& r = k_.refs[rid];
+  std::vector<std::string> at(r.shape.size());
+  // Inside a walk of a fragment of the block's shape: the walk's own row and column (as iota
+  // takes them). From the flat index, each element paid a 64-bit division and modulo, and
+  // gemm_grouped's masked epilogue spilled 872 bytes (255 registers; 150 and no spill with these).
+  if (auto const* w = walk_coords(i, r.shape)) {
+    at[0] = fmt::format("({} + static_cast<long long>({}))", block_origin(rid, 0, r.shape[0]), w->first);
+    at[1] = fmt::format("({} + static_cast<long long>({}))", block_origin(rid, 1, r.shape[1]), w->second);
     return at;
   }
-  // Element offset (a C++ expression) of element `i` (row-major over the view's shape) from the
-  // view's first element: `i` itself for a whole view, the parent's strides for a sub-view.
-  // A sub-view's dimensions as (elements inside it, extent, stride in the parent), innermost
-  // first, extent-1 dimensions left out: element i sits at sum((i / inner) % extent * stride).
-  struct view_dim {
-    std::int64_t inner, extent, stride;
-  };
-  std::vector<view_dim> view_dims(ir::RefId rid) const {
-    auto const& r = k_.refs[rid];
-    auto const& al = k_.allocs[r.id];
-    std::vector<view_dim> dims;
-    std::int64_t inner = 1, stride = 1;
-    for (int d = static_cast<int>(r.shape.size()) - 1; d >= 0; --d) {
-      if (r.shape[d] != 1) dims.push_back({inner, r.shape[d], stride});
-      inner *= r.shape[d];
-      stride *= al.shape[r.index.size() + static_cast<std::size_t>(d)];
-    }
-    return dims;
+  std::int64_t inner = 1;
+  for (int d = static_cast<int>(r.shape.size()) - 1; d >= 0; --d) {
+    at[d] = fmt::format("({} + ((({}) / {}) % {}))", block_origin(rid, static_cast<std::size_t>(d), r.shape[d]), i, inner, r.shape[d]);
+    inner *= r.shape[d];
   }
-  std::string view_element(ir::RefId rid, std::string const& i) const {
-    if (k_.refs[rid].block.empty()) return fmt::format("({})", i);
-    std::string off = "0LL";
-    for (auto const& d : view_dims(rid)) off = fmt::format("{} + ((static_cast<long long>({}) / {}) % {}) * {}", off, i, d.inner, d.extent, d.stride);
-    return fmt::format("({})", off);
-  }
-  // The same on the host, for a known i (count_banks).
-  std::int64_t view_element(ir::RefId rid, std::int64_t i) const {
-    if (k_.refs[rid].block.empty()) return i;
-    std::int64_t off = 0;
-    for (auto const& d : view_dims(rid)) off += i / d.inner % d.extent * d.stride;
-    return off;
-  }
+  return at;
+}
 
-  // Whether element `i` of a masked GMEM tile lies inside its array (every dimension's
-  // coordinate below the extent, the block's origin included) and its window's rows; "" for
-  // other views.
-  std::string inside(ir::RefId rid, std::string const& i) const {
-    auto const& r = k_.refs[rid];
-    if (!predicated(rid)) return "";
-    const auto at = array_coords(rid, i);
-    std::string in;
-    for (int d = static_cast<int>(at.size()) - 1; d >= 0; --d)
-      in += fmt::format("{}({} < {})", in.empty() ? "" : " && ", at[d], param_extent(k_.params[r.id], static_cast<std::size_t>(d)));
-    if (r.windowed()) in += fmt::format(" && ({} < {})", at[0], expr(r.row_hi));
-    return in;
-  }
-  // Whether vectors of v elements along a GMEM block's rows stay v-aligned: rows of a multiple
-  // of v, and no window moving a rank-1 array's start by a run-time number of elements.
-  bool rows_keep_vectors(ir::RefId rid, std::int64_t v) const {
-    auto const& r = k_.refs[rid];
-    auto const& p = k_.params[r.id];
-    return !p.run_time(p.shape.size() - 1) && p.shape.back() % v == 0 && !(r.windowed() && p.shape.size() == 1);
-  }
-  // A parameter's extent along d in generated code: the literal, or for a run-time extent the
-  // kernel argument that carries it (the code then serves every value: the JIT cache key has none).
-  std::string param_extent(ir::Param const& p, std::size_t d) const {
-    return p.run_time(d) ? fmt::format("ext_{}", k_.extents[static_cast<std::size_t>(p.extent[d])].name) : fmt::format("{}LL", p.shape[d]);
-  }
-  // Where a GMEM block starts along dimension d, in elements: a window's first row plus the
-  // block's coordinate times `unit` (its footprint there).
-  std::string block_origin(ir::RefId rid, std::size_t d, std::int64_t unit) const {
-    auto const& r = k_.refs[rid];
-    const auto at = fmt::format("{} * {}", expr(r.block[d]), unit);
-    return d == 0 && r.windowed() ? fmt::format("({} + {})", expr(r.row_lo), at) : at;
-  }
-  // Whether a view's elements need a bounds predicate: a masked GMEM tile that does not divide
-  // its array. One that divides it lies wholly inside or wholly outside, and wholly outside is
-  // the interpreter's index-out-of-range, so it compiles as a plain tile (vectors and pairs too):
-  // a kernel may mask every tile and pay only where the sizes leave a tail.
-  bool predicated(ir::RefId rid) const {
-    auto const& r = k_.refs[rid];
-    if (r.base != ir::RefBase::param || !r.fill) return false;
-    if (r.windowed()) return true;  // the window's end is known only at run time
-    auto const& p = k_.params[r.id];
-    for (std::size_t d = 0; d < r.shape.size(); ++d)
-      if (p.run_time(d) || p.shape[d] % r.shape[d] != 0) return true;  // a run-time extent may leave a tail
-    return false;
-  }
-  // `element(rid, i) = rhs;`, a masked tile's under its bounds predicate (nothing outside is written).
-  // In a reducing store (reduce_), the element is combined instead: sc::red_add(&element, rhs).
-  std::string assign(ir::RefId rid, std::string const& i, std::string const& rhs) const {
-    const std::string in = inside(rid, i);
-    if (reduce_ != ir::Reduce::none)
-      return fmt::format("{}sc::red_{}(&{}, {});", in.empty() ? "" : "if (" + in + ") ", ir::reduce_name(reduce_), element(rid, i), rhs);
-    return fmt::format("{}{} = {};", in.empty() ? "" : "if (" + in + ") ", element(rid, i), rhs);
-  }
-  // The reduction of the store being generated (Stmt::n): every element goes through assign()
-  // one at a time, as red.global instructions (no vectors, no pairs).
-  ir::Reduce reduce_ = ir::Reduce::none;
-  // Whether the store's reduction has a vector form: red.global.add.v2/.v4.f32 (sm_90 and up).
-  bool vector_reduction(ir::DType dt) const { return reduce_ == ir::Reduce::add && dt == ir::DType::f32; }
-  struct reducing {
-    emitter& g;
-    reducing(emitter& gen, ir::Reduce r) : g(gen) { g.reduce_ = r; }
-    ~reducing() { g.reduce_ = ir::Reduce::none; }
-  };
-  // The array coordinates of element `i` (row-major over the block) of a GMEM block, one C++
-  // expression per dimension: the block's origin plus the element's place in it.
-  std::vector<std::string> array_coords(ir::RefId rid, std::string const& i) const {
-    auto const& r = k_.refs[rid];
-    std::vector<std::string> at(r.shape.size());
-    // Inside a walk of a fragment of the block's shape: the walk's own row and column (as iota
-    // takes them). From the flat index, each element paid a 64-bit division and modulo, and
-    // gemm_grouped's masked epilogue spilled 872 bytes (255 registers; 150 and no spill with these).
-    if (auto const* w = walk_coords(i, r.shape)) {
-      at[0] = fmt::format("({} + static_cast<long long>({}))", block_origin(rid, 0, r.shape[0]), w->first);
-      at[1] = fmt::format("({} + static_cast<long long>({}))", block_origin(rid, 1, r.shape[1]), w->second);
-      return at;
-    }
-    std::int64_t inner = 1;
-    for (int d = static_cast<int>(r.shape.size()) - 1; d >= 0; --d) {
-      at[d] = fmt::format("({} + ((({}) / {}) % {}))", block_origin(rid, static_cast<std::size_t>(d), r.shape[d]), i, inner, r.shape[d]);
-      inner *= r.shape[d];
-    }
-    return at;
-  }
-  // Element `i`'s offset in its GMEM parameter (a long long expression).
-  std::string param_offset(ir::RefId rid, std::string const& i) const {
-    auto const& p = k_.params[k_.refs[rid].id];
-    std::string off = "0LL";
-    const auto at = array_coords(rid, i);
-    for (std::size_t d = 0; d < at.size(); ++d) off = fmt::format("({} * {} + {})", off, param_extent(p, d), at[d]);
-    return off;
-  }
-  // Element `i` (a C++ expression) of a view, as an lvalue of its storage type.
-  std::string element(ir::RefId rid, std::string const& i) const {
-    auto const& r = k_.refs[rid];
-    if (r.base == ir::RefBase::param) return fmt::format("p_{}[{}]", k_.params[r.id].name, param_offset(rid, i));
-    auto const& al = k_.allocs[r.id];
-    if (al.kind != ir::AllocKind::smem) throw unsupported(fmt::format("kernel '{}': only SMEM and GMEM views are generated yet", k_.name));
-    const int bytes = ir::dtype_bits(al.dtype) / 8;
-    const std::string e = view_element(rid, i);
-    if (tiled(r.id)) {
-      const std::string at = fmt::format("smem_base + {}u + {} * {}u", offsets_[r.id], tiled_element(rid, e), bytes);
-      return fmt::format("*reinterpret_cast<{}*>(smem + ({} - smem_base))", ctype(al.dtype),
-                         al.swizzle ? fmt::format("sc::swz<{}>({})", al.swizzle, at) : at);
-    }
-    if (al.swizzle == 0)
-      return fmt::format("*reinterpret_cast<{}*>(smem + {} + {} + static_cast<unsigned>({} * {}))", ctype(al.dtype), offsets_[r.id],
-                         view_offset(rid), e, bytes);
-    // TMA swizzles by the absolute SMEM address (bits 4-6 XOR bits 7-9), and 32/64-byte swizzled
-    // allocations are only 128-byte aligned, so swizzle the shared-window address, not the offset.
-    return fmt::format("*reinterpret_cast<{}*>(smem + (sc::swz<{}>(smem_base + {}u + {} + static_cast<unsigned>({} * {})) - smem_base))",
-                       ctype(al.dtype), al.swizzle, offsets_[r.id], view_offset(rid), e, bytes);
-  }
+// Element `i`'s offset in its GMEM parameter (a long long expression).
+std::string emitter::param_offset(ir::RefId rid, std::string const& i) const {
+  auto const& p = k_.params[k_.refs[rid].id];
+  std::string off = "0LL";
+  const auto at = array_coords(rid, i);
+  for (std::size_t d = 0; d < at.size(); ++d) off = fmt::format("({} * {} + {})", off, param_extent(p, d), at[d]);
+  return off;
+}
 
-  // ---- tile values: element i, computed in f32 (floats) or 64-bit integers ---------------------
-  std::string value(ir::ValueId id, std::string const& i) const {
-    auto const& v = k_.values[id];
-    const bool fp = ir::dtype_is_float(v.dtype);
-    auto round = [&](std::string x) -> std::string {
-      switch (v.dtype) {
-        case ir::DType::f16: return fmt::format("sc::round_f16({})", x);
-        case ir::DType::bf16: return fmt::format("sc::round_bf16({})", x);
-        case ir::DType::e4m3: return fmt::format("sc::round_e4m3({})", x);
-        case ir::DType::e5m2: return fmt::format("sc::round_e5m2({})", x);
-        case ir::DType::i32: return fmt::format("static_cast<long long>(static_cast<int>({}))", x);
-        case ir::DType::u32: return fmt::format("static_cast<long long>(static_cast<unsigned>({}))", x);
-        case ir::DType::i8: return fmt::format("static_cast<long long>(static_cast<signed char>({}))", x);
-        case ir::DType::u8: return fmt::format("static_cast<long long>(static_cast<unsigned char>({}))", x);
-        case ir::DType::pred: return fmt::format("static_cast<long long>(({}) != 0)", x);
-        default: return x;
-      }
-    };
-    switch (v.op) {
-      case ir::ValueOp::load: {
-        auto const& r = k_.refs[v.ref];
-        if (is_acc(v.ref)) {
-          // A row vector: the register of the row the walk is at (both halves of a quad's rows
-          // are in every lane of the quad, so no lane needs another's).
-          if (k_.allocs[r.id].shape.size() == 1) {
-            if (row_mb_.empty())
-              throw unsupported(fmt::format("kernel '{}': row-vector accumulator a{} is read outside a store or wgmma that walks the D fragment's rows",
-                                            k_.name, r.id));
-            return fmt::format("acc{}[({}) * 2 + ({})]", r.id, row_mb_, row_half_);
-          }
-          // Only reached inside a walk of a fragment (the callers check shapes): the element the
-          // walk is at is one of this thread's registers.
-          if (fragment_index_.empty())
-            throw unsupported(fmt::format("kernel '{}': accumulator a{} is read outside a store or wgmma that walks its fragment", k_.name, r.id));
-          if (acc_f16(static_cast<std::size_t>(r.id))) return fmt::format("sc::acc_f16(acc{}, {})", r.id, fragment_index_);
-          return fmt::format("acc{}[{}]", r.id, fragment_index_);
+// Element `i` (a C++ expression) of a view, as an lvalue of its storage type.
+std::string emitter::element(ir::RefId rid, std::string const& i) const {
+  auto const& r = k_.refs[rid];
+  if (r.base == ir::RefBase::param) return fmt::format("p_{}[{}]", k_.params[r.id].name, param_offset(rid, i));
+  auto const& al = k_.allocs[r.id];
+  if (al.kind != ir::AllocKind::smem) throw unsupported(fmt::format("kernel '{}': only SMEM and GMEM views are generated yet", k_.name));
+  const int bytes = ir::dtype_bits(al.dtype) / 8;
+  const std::string e = view_element(rid, i);
+  if (tiled(r.id)) {
+    const std::string at = fmt::format("smem_base + {}u + {} * {}u", offsets_[r.id], tiled_element(rid, e), bytes);
+    return fmt::format("*reinterpret_cast<{}*>(smem + ({} - smem_base))", ctype(al.dtype),
+                       al.swizzle ? fmt::format("sc::swz<{}>({})", al.swizzle, at) : at);
+  }
+  if (al.swizzle == 0)
+    return fmt::format("*reinterpret_cast<{}*>(smem + {} + {} + static_cast<unsigned>({} * {}))", ctype(al.dtype), offsets_[r.id],
+                       view_offset(rid), e, bytes);
+  // TMA swizzles by the absolute SMEM address (bits 4-6 XOR bits 7-9), and 32/64-byte swizzled
+  // allocations are only 128-byte aligned, so swizzle the shared-window address, not the offset.
+  return fmt::format("*reinterpret_cast<{}*>(smem + (sc::swz<{}>(smem_base + {}u + {} + static_cast<unsigned>({} * {})) - smem_base))",
+                     ctype(al.dtype), al.swizzle, offsets_[r.id], view_offset(rid), e, bytes);
+}
+
+
+// ---- tile values: element i, computed in f32 (floats) or 64-bit integers ---------------------
+std::string emitter::value(ir::ValueId id, std::string const& i) const {
+  auto const& v = k_.values[id];
+  const bool fp = ir::dtype_is_float(v.dtype);
+  auto round = [&](std::string x) -> std::string {
+    switch (v.dtype) {
+      case ir::DType::f16: return fmt::format("sc::round_f16({})", x);
+      case ir::DType::bf16: return fmt::format("sc::round_bf16({})", x);
+      case ir::DType::e4m3: return fmt::format("sc::round_e4m3({})", x);
+      case ir::DType::e5m2: return fmt::format("sc::round_e5m2({})", x);
+      case ir::DType::i32: return fmt::format("static_cast<long long>(static_cast<int>({}))", x);
+      case ir::DType::u32: return fmt::format("static_cast<long long>(static_cast<unsigned>({}))", x);
+      case ir::DType::i8: return fmt::format("static_cast<long long>(static_cast<signed char>({}))", x);
+      case ir::DType::u8: return fmt::format("static_cast<long long>(static_cast<unsigned char>({}))", x);
+      case ir::DType::pred: return fmt::format("static_cast<long long>(({}) != 0)", x);
+      default: return x;
+    }
+  };
+  switch (v.op) {
+    case ir::ValueOp::load: {
+      auto const& r = k_.refs[v.ref];
+      if (is_acc(v.ref)) {
+        // A row vector: the register of the row the walk is at (both halves of a quad's rows
+        // are in every lane of the quad, so no lane needs another's).
+        if (k_.allocs[r.id].shape.size() == 1) {
+          if (row_mb_.empty())
+            throw unsupported(fmt::format("kernel '{}': row-vector accumulator a{} is read outside a store or wgmma that walks the D fragment's rows",
+                                          k_.name, r.id));
+          return fmt::format("acc{}[({}) * 2 + ({})]", r.id, row_mb_, row_half_);
         }
-        const auto dt = r.base == ir::RefBase::param ? k_.params[r.id].dtype : k_.allocs[r.id].dtype;
-        auto o = leaf_override_.find(id);
-        const std::string x = o != leaf_override_.end() ? o->second : element(v.ref, i);
-        std::string read;
-        if (dt == ir::DType::f16) read = fmt::format("sc::f16_to_f32({})", x);
-        else if (dt == ir::DType::bf16) read = fmt::format("sc::bf16_to_f32({})", x);
-        else if (dt == ir::DType::e4m3) read = fmt::format("sc::e4m3_to_f32({})", x);
-        else if (dt == ir::DType::e5m2) read = fmt::format("sc::e5m2_to_f32({})", x);
-        else read = fp ? fmt::format("static_cast<float>({})", x) : fmt::format("static_cast<long long>({})", x);
-        // A masked tile reads memory only inside the array (the conditional evaluates one arm):
-        // outside, the fill as the element type holds it (round() of the load's own dtype).
-        if (const std::string in = inside(v.ref, i); !in.empty() && o == leaf_override_.end())
-          return fmt::format("(({}) ? {} : {})", in, read, round(fp ? float_literal(*r.fill) : fmt::format("{}LL", static_cast<long long>(*r.fill))));
-        return read;
+        // Only reached inside a walk of a fragment (the callers check shapes): the element the
+        // walk is at is one of this thread's registers.
+        if (fragment_index_.empty())
+          throw unsupported(fmt::format("kernel '{}': accumulator a{} is read outside a store or wgmma that walks its fragment", k_.name, r.id));
+        if (acc_f16(static_cast<std::size_t>(r.id))) return fmt::format("sc::acc_f16(acc{}, {})", r.id, fragment_index_);
+        return fmt::format("acc{}[{}]", r.id, fragment_index_);
       }
-      case ir::ValueOp::scalar: return round(fp ? float_literal(v.scalar) : fmt::format("{}LL", static_cast<long long>(v.scalar)));
-      // The 64-bit index converted as a scalar is (round-to-nearest to f32, then the dtype's own rounding).
-      case ir::ValueOp::index: return round(fp ? fmt::format("static_cast<float>({})", expr(v.index)) : expr(v.index));
-      case ir::ValueOp::neg: return round(fmt::format("(-{})", value(v.a, i)));
-      case ir::ValueOp::exp: case ir::ValueOp::exp2: case ir::ValueOp::log: case ir::ValueOp::rsqrt: case ir::ValueOp::tanh:
-        // Exact: the prelude's copies of stagecraft/ir/math.hpp, not CUDA's expf & co, so the
-        // interpreter computes the same bits (docs/interpreter.md, numerics). Fast: one SFU
-        // instruction each (sc::fast_*, the same header's fast mode).
-        return round(fmt::format("sc::{}_{}({})", o_.math == ir::math_mode::fast ? "fast" : "math", ir::value_op_name(v.op), value(v.a, i)));
-      case ir::ValueOp::abs: {
-        const std::string x = value(v.a, i);
-        return round(fp ? fmt::format("sc::math_abs({})", x) : fmt::format("([](long long y) {{ return y < 0 ? -y : y; }}({}))", x));
-      }
-      case ir::ValueOp::iota: {
-        // Inside a walk of a fragment of the same shape: the walk's own row or column, which
-        // NVVM folds to a constant plus lane bits (from the flat index it computed a 64-bit
-        // division and modulo per element: attention's 64 x 128 causal triangle spilled).
-        if (auto const* w = walk_coords(i, v.shape)) {
-          const std::string c = fmt::format("static_cast<long long>({})", v.scalar == 0 ? w->first : w->second);
-          return round(fp ? fmt::format("static_cast<float>({})", c) : c);
-        }
-        const auto [len, inner] = around_axis(v.shape, static_cast<std::size_t>(v.scalar));
-        const std::string c = fmt::format("((static_cast<long long>({}) / {}LL) % {}LL)", i, inner, len);
+      const auto dt = r.base == ir::RefBase::param ? k_.params[r.id].dtype : k_.allocs[r.id].dtype;
+      auto o = leaf_override_.find(id);
+      const std::string x = o != leaf_override_.end() ? o->second : element(v.ref, i);
+      std::string read;
+      if (dt == ir::DType::f16) read = fmt::format("sc::f16_to_f32({})", x);
+      else if (dt == ir::DType::bf16) read = fmt::format("sc::bf16_to_f32({})", x);
+      else if (dt == ir::DType::e4m3) read = fmt::format("sc::e4m3_to_f32({})", x);
+      else if (dt == ir::DType::e5m2) read = fmt::format("sc::e5m2_to_f32({})", x);
+      else read = fp ? fmt::format("static_cast<float>({})", x) : fmt::format("static_cast<long long>({})", x);
+      // A masked tile reads memory only inside the array (the conditional evaluates one arm):
+      // outside, the fill as the element type holds it (round() of the load's own dtype).
+      if (const std::string in = inside(v.ref, i); !in.empty() && o == leaf_override_.end())
+        return fmt::format("(({}) ? {} : {})", in, read, round(fp ? float_literal(*r.fill) : fmt::format("{}LL", static_cast<long long>(*r.fill))));
+      return read;
+    }
+    case ir::ValueOp::scalar: return round(fp ? float_literal(v.scalar) : fmt::format("{}LL", static_cast<long long>(v.scalar)));
+    // The 64-bit index converted as a scalar is (round-to-nearest to f32, then the dtype's own rounding).
+    case ir::ValueOp::index: return round(fp ? fmt::format("static_cast<float>({})", expr(v.index)) : expr(v.index));
+    case ir::ValueOp::neg: return round(fmt::format("(-{})", value(v.a, i)));
+    case ir::ValueOp::exp: case ir::ValueOp::exp2: case ir::ValueOp::log: case ir::ValueOp::rsqrt: case ir::ValueOp::tanh:
+      // Exact: the prelude's copies of stagecraft/ir/math.hpp, not CUDA's expf & co, so the
+      // interpreter computes the same bits (docs/interpreter.md, numerics). Fast: one SFU
+      // instruction each (sc::fast_*, the same header's fast mode).
+      return round(fmt::format("sc::{}_{}({})", o_.math == ir::math_mode::fast ? "fast" : "math", ir::value_op_name(v.op), value(v.a, i)));
+    case ir::ValueOp::abs: {
+      const std::string x = value(v.a, i);
+      return round(fp ? fmt::format("sc::math_abs({})", x) : fmt::format("([](long long y) {{ return y < 0 ? -y : y; }}({}))", x));
+    }
+    case ir::ValueOp::iota: {
+      // Inside a walk of a fragment of the same shape: the walk's own row or column, which
+      // NVVM folds to a constant plus lane bits (from the flat index it computed a 64-bit
+      // division and modulo per element: attention's 64 x 128 causal triangle spilled).
+      if (auto const* w = walk_coords(i, v.shape)) {
+        const std::string c = fmt::format("static_cast<long long>({})", v.scalar == 0 ? w->first : w->second);
         return round(fp ? fmt::format("static_cast<float>({})", c) : c);
       }
-      case ir::ValueOp::broadcast: {
-        // Computed once per row before the walk of the fragment's columns (hoist_rows).
-        if (auto h = row_hoisted_.find(id); h != row_hoisted_.end() && !row_half_.empty()) return fmt::format("{}[{}]", h->second, row_half_);
-        // Element i of the result is element (i / (len * inner)) * inner + i % inner of the operand.
-        // A row vector spread along a fragment's rows is the thread's own register for the row
-        // the walk is at: no data moves.
-        if (reads_accumulator(v.a) && !(in_row_walk(v.shape) && v.scalar == 1))
-          refuse_exchange(id, "a broadcast that is not a row vector spread along the columns of the D fragment being walked");
-        const auto [len, inner] = around_axis(v.shape, static_cast<std::size_t>(v.scalar));
-        return value(v.a, fmt::format("((static_cast<long long>({0}) / {1}LL) * {2}LL + static_cast<long long>({0}) % {2}LL)", i, len * inner, inner));
-      }
-      case ir::ValueOp::permute: case ir::ValueOp::reshape: case ir::ValueOp::slice: {
-        // No instruction: the operand is read at the element the view names (ir/tile_view.hpp),
-        // so a transpose, reshape or slice costs only the address arithmetic of that read.
-        if (const auto c0 = acc_column_slice(id); c0 >= 0 && !walk_reg_.empty()) {
-          auto const& acc = k_.refs[k_.values[v.a].ref];
-          return fmt::format("acc{}[mb * {} + {} + {}]", acc.id, k_.allocs[acc.id].shape[1] / 2, c0 / 2, walk_reg_);
-        }
-        if (reads_accumulator(v.a)) refuse_exchange(id, "a view (permute, reshape or slice) of the D fragment");
-        const auto view = *ir::decode_tile_view(v.op, v.scalar, v.shape, k_.values[v.a].shape).view;
-        const auto inner = ir::row_major_strides(v.shape);
-        if (v.op == ir::ValueOp::reshape) return value(v.a, i);  // row-major order kept: the same flat index
-        std::string from = fmt::format("{}LL", view.offset);
-        for (std::size_t d = 0; d < v.shape.size(); ++d)
-          if (v.shape[d] > 1) from += fmt::format(" + ((static_cast<long long>({}) / {}LL) % {}LL) * {}LL", i, inner[d], v.shape[d], view.stride[d]);
-        return value(v.a, "(" + from + ")");
-      }
-      case ir::ValueOp::lt: case ir::ValueOp::le: case ir::ValueOp::gt: case ir::ValueOp::ge: case ir::ValueOp::eq: case ir::ValueOp::ne: {
-        static constexpr const char* sym[] = {"<", "<=", ">", ">=", "==", "!="};
-        return fmt::format("(({}) {} ({}) ? 1LL : 0LL)", value(v.a, i), sym[static_cast<int>(v.op) - static_cast<int>(ir::ValueOp::lt)], value(v.b, i));
-      }
-      case ir::ValueOp::select: return fmt::format("(({}) != 0 ? {} : {})", value(v.a, i), value(v.b, i), value(v.c, i));
-      // One rounding, as std::fma in the interpreter (--fmad=false leaves explicit fmaf alone).
-      case ir::ValueOp::fma: return round(fmt::format("fmaf({}, {}, {})", value(v.a, i), value(v.b, i), value(v.c, i)));
-      case ir::ValueOp::reduce_sum: case ir::ValueOp::reduce_max: case ir::ValueOp::reduce_min: {
-        // The thread that owns output element i folds its operand elements itself, from index 0
-        // upward (the interpreter's order, so the sums agree bit for bit): operands are read from
-        // memory at any index, so no element crosses lanes and there is nothing to exchange.
-        // The identities leave the first element as it is: -0 + x == x, fmaxf(NaN, x) == x.
-        auto const& in = k_.values[v.a].shape;
-        if (v.scalar == 1 && in_row_walk(in)) return round(fragment_fold(v));
-        if (reads_accumulator(v.a)) refuse_exchange(id, "a reduction that is not along the rows of the D fragment being walked");
-        const auto [len, inner] = around_axis(in, static_cast<std::size_t>(v.scalar));
-        const int n = reduction_depth_++;
-        const char* type = fp ? "float" : "long long";
-        const std::string init = fp ? (v.op == ir::ValueOp::reduce_sum ? "-0.0f" : "__int_as_float(0x7fc00000)")
-                                    : (v.op == ir::ValueOp::reduce_sum ? "0LL" : v.op == ir::ValueOp::reduce_max ? "(-9223372036854775807LL - 1)" : "9223372036854775807LL");
-        const std::string j = fmt::format("rj{}", n);
-        const std::string x = value(v.a, j);
-        std::string step;
-        switch (v.op) {
-          case ir::ValueOp::reduce_sum: step = fp ? fmt::format("r{0} = r{0} + {1};", n, x) : fmt::format("r{0} = static_cast<long long>(static_cast<unsigned long long>(r{0}) + static_cast<unsigned long long>({1}));", n, x); break;
-          case ir::ValueOp::reduce_max: step = fmt::format("r{0} = {2}(r{0}, {1});", n, x, fp ? "fmaxf" : "max"); break;
-          default: step = fmt::format("r{0} = {2}(r{0}, {1});", n, x, fp ? "fminf" : "min"); break;
-        }
-        --reduction_depth_;
-        return round(fmt::format("([&]() {{ const long long rb{0} = (static_cast<long long>({1}) / {3}LL) * {4}LL + static_cast<long long>({1}) % {3}LL; {2} r{0} = {5}; "
-                                 "for (long long rk{0} = 0; rk{0} < {6}LL; ++rk{0}) {{ const long long {7} = rb{0} + rk{0} * {3}LL; {8} }} return r{0}; }}())",
-                                 n, i, type, inner, len * inner, init, len, j, step));
-      }
-      case ir::ValueOp::cast: {
-        const bool from_fp = ir::dtype_is_float(k_.values[v.a].dtype);
-        const std::string x = value(v.a, i);
-        if (fp) return round(from_fp ? x : fmt::format("static_cast<float>({})", x));
-        if (!from_fp) return round(x);
-        // float -> int: truncate toward zero and saturate (the __float2*_rz intrinsics); i8 and u8
-        // saturate to [-128, 127] and [0, 255] like the interpreter, instead of wrapping the i32 result.
-        if (ir::dtype_is_int8(v.dtype)) {
-          const auto [lo, hi] = ir::range_of(v.dtype);
-          return fmt::format("static_cast<long long>(max({}, min({}, __float2int_rz({}))))", static_cast<int>(lo), static_cast<int>(hi), x);
-        }
-        return round(fmt::format("static_cast<long long>({}({}))", v.dtype == ir::DType::u32 ? "__float2uint_rz" : "__float2int_rz", x));
-      }
-      case ir::ValueOp::load_tmem: {
-        // Only inside a store from TMEM (tcgen05_gen::tmem_store), which names the registers.
-        auto o = leaf_override_.find(id);
-        if (o == leaf_override_.end()) throw unsupported(fmt::format("kernel '{}': async_load_tmem outside a store of it", k_.name));
-        return o->second;
-      }
-      default: break;
+      const auto [len, inner] = around_axis(v.shape, static_cast<std::size_t>(v.scalar));
+      const std::string c = fmt::format("((static_cast<long long>({}) / {}LL) % {}LL)", i, inner, len);
+      return round(fp ? fmt::format("static_cast<float>({})", c) : c);
     }
-    const std::string a = value(v.a, i), b = value(v.b, i);
-    switch (v.op) {
-      case ir::ValueOp::add: return round(fmt::format("({} + {})", a, b));
-      case ir::ValueOp::sub: return round(fmt::format("({} - {})", a, b));
-      case ir::ValueOp::mul:
-        // Integer tiles are computed in 64 bits, where a u32 x u32 product (up to 2^64) overflows
-        // a signed long long: multiply in the type's own (modular) arithmetic instead.
-        if (v.dtype == ir::DType::u32) return round(fmt::format("(static_cast<unsigned>({}) * static_cast<unsigned>({}))", a, b));
-        return round(fmt::format("({} * {})", a, b));
-      case ir::ValueOp::div:  // integer division by zero gives -1 (as div.s32 does and the interpreter models); in C++ it is UB
-        // Fast: div.full.f32 (2 ulp) instead of the correctly rounded division's Newton sequence.
-        if (fp && o_.math == ir::math_mode::fast) return round(fmt::format("sc::fast_div({}, {})", a, b));
-        return round(fp ? fmt::format("({} / {})", a, b) : fmt::format("sc::idiv({}, {})", a, b));
-      case ir::ValueOp::min: return round(fp ? fmt::format("fminf({}, {})", a, b) : fmt::format("min({}, {})", a, b));
-      case ir::ValueOp::max: return round(fp ? fmt::format("fmaxf({}, {})", a, b) : fmt::format("max({}, {})", a, b));
-      default: return "0";
+    case ir::ValueOp::broadcast: {
+      // Computed once per row before the walk of the fragment's columns (hoist_rows).
+      if (auto h = row_hoisted_.find(id); h != row_hoisted_.end() && !row_half_.empty()) return fmt::format("{}[{}]", h->second, row_half_);
+      // Element i of the result is element (i / (len * inner)) * inner + i % inner of the operand.
+      // A row vector spread along a fragment's rows is the thread's own register for the row
+      // the walk is at: no data moves.
+      if (reads_accumulator(v.a) && !(in_row_walk(v.shape) && v.scalar == 1))
+        refuse_exchange(id, "a broadcast that is not a row vector spread along the columns of the D fragment being walked");
+      const auto [len, inner] = around_axis(v.shape, static_cast<std::size_t>(v.scalar));
+      return value(v.a, fmt::format("((static_cast<long long>({0}) / {1}LL) * {2}LL + static_cast<long long>({0}) % {2}LL)", i, len * inner, inner));
     }
-  }
-
-  // (extent, product of the extents after it) of axis `axis` of `shape`: element i's coordinate
-  // along the axis is (i / inner) % extent in a row-major tile.
-  static std::pair<std::int64_t, std::int64_t> around_axis(std::vector<std::int64_t> const& shape, std::size_t axis) {
-    std::int64_t inner = 1;
-    for (std::size_t d = axis + 1; d < shape.size(); ++d) inner *= shape[d];
-    return {shape[axis], inner};
-  }
-  // A 32 x 32 SMEM tile of 4-byte elements, 128-byte swizzled: one side of transpose32.
-  bool transpose32_view(ir::RefId rid) const {
-    auto const& r = k_.refs[rid];
-    if (r.base != ir::RefBase::alloc) return false;
-    auto const& al = k_.allocs[r.id];
-    return al.kind == ir::AllocKind::smem && al.swizzle == 128 && ir::dtype_bits(al.dtype) == 32 && r.shape == std::vector<std::int64_t>{32, 32};
-  }
-  // store(out, f(transpose(load(in)))) with both views transpose32 tiles: written in the order of
-  // ir/transpose_order.hpp. Any order is correct (each element is computed where it is stored);
-  // this one is the one without bank conflicts.
-  bool transpose32(ir::Stmt const& s) const {
-    if (!transpose32_view(s.refs[0])) return false;
-    bool found = false;
-    std::vector<ir::ValueId> stack{s.value};
-    while (!stack.empty()) {
-      auto const& v = k_.values[stack.back()];
-      stack.pop_back();
-      if (v.op == ir::ValueOp::permute && v.shape.size() == 2 && k_.values[v.a].op == ir::ValueOp::load &&
-          transpose32_view(k_.values[v.a].ref))
-        found = true;
-      else if (ir::value_is_reduction(v.op) || v.op == ir::ValueOp::broadcast || ir::value_is_view(v.op))
-        return false;  // other element movements: their banks are not counted for this order
-      for (auto c : {v.a, v.b, v.c})
-        if (c != ir::none) stack.push_back(c);
+    case ir::ValueOp::permute: case ir::ValueOp::reshape: case ir::ValueOp::slice: {
+      // No instruction: the operand is read at the element the view names (ir/tile_view.hpp),
+      // so a transpose, reshape or slice costs only the address arithmetic of that read.
+      if (const auto c0 = acc_column_slice(id); c0 >= 0 && !walk_reg_.empty()) {
+        auto const& acc = k_.refs[k_.values[v.a].ref];
+        return fmt::format("acc{}[mb * {} + {} + {}]", acc.id, k_.allocs[acc.id].shape[1] / 2, c0 / 2, walk_reg_);
+      }
+      if (reads_accumulator(v.a)) refuse_exchange(id, "a view (permute, reshape or slice) of the D fragment");
+      const auto view = *ir::decode_tile_view(v.op, v.scalar, v.shape, k_.values[v.a].shape).view;
+      const auto inner = ir::row_major_strides(v.shape);
+      if (v.op == ir::ValueOp::reshape) return value(v.a, i);  // row-major order kept: the same flat index
+      std::string from = fmt::format("{}LL", view.offset);
+      for (std::size_t d = 0; d < v.shape.size(); ++d)
+        if (v.shape[d] > 1) from += fmt::format(" + ((static_cast<long long>({}) / {}LL) % {}LL) * {}LL", i, inner[d], v.shape[d], view.stride[d]);
+      return value(v.a, "(" + from + ")");
     }
-    return found;
-  }
-  bool moves_elements(ir::ValueId id) const {
-    auto const& v = k_.values[id];
-    // A reshape keeps every element's flat index, so v consecutive elements of the result are v
-    // consecutive elements of its operand: it may take part in a vector load.
-    if (ir::value_is_reduction(v.op) || v.op == ir::ValueOp::broadcast || v.op == ir::ValueOp::permute || v.op == ir::ValueOp::slice) return true;
-    return (v.a != ir::none && moves_elements(v.a)) || (v.b != ir::none && moves_elements(v.b)) || (v.c != ir::none && moves_elements(v.c));
-  }
-  // slice<1>(load(acc), c0, w) of an f32 (rows, W) accumulator with c0 and w multiples of 8: the
-  // columns of whole 8-column groups of the D fragment, i.e. registers c0 / 2 .. (c0 + w) / 2 of
-  // each m64 block. A fragment walk over the slice's (rows, w) shape reads register
-  // mb * W / 2 + c0 / 2 + i where the whole accumulator's walk reads mb * W / 2 + i: the epilogue
-  // stores C a column subtile at a time without moving a register. Returns c0, or -1.
-  std::int64_t acc_column_slice(ir::ValueId id) const {
-    auto const& v = k_.values[id];
-    if (v.op != ir::ValueOp::slice || v.a == ir::none) return -1;
-    auto const& l = k_.values[v.a];
-    if (l.op != ir::ValueOp::load || !is_acc(l.ref)) return -1;
-    auto const& al = k_.allocs[k_.refs[l.ref].id];
-    if (al.dtype != ir::DType::f32 || al.shape.size() != 2 || !k_.refs[l.ref].index.empty()) return -1;
-    const auto code = static_cast<std::int64_t>(v.scalar);
-    const std::int64_t axis = code % 8, start = code / 8;
-    if (axis != 1 || start % 8 != 0 || v.shape.size() != 2 || v.shape[1] % 8 != 0 || v.shape[0] != al.shape[0]) return -1;
-    return start;
-  }
-  // Inside a walk of an accumulator's fragment an accumulator element is this thread's register
-  // at the walk's position, whatever index is asked for: an op that reads other elements than
-  // the one it computes can take one only in the forms the D layout makes cheap: a row reduction
-  // (fragment_fold), a row broadcast (the thread's own row register) and a column slice of whole
-  // 8-column groups (acc_column_slice, above).
-  bool reads_accumulator(ir::ValueId id) const {
-    std::vector<ir::ValueId> leaves;
-    loads_of(id, leaves);
-    return std::any_of(leaves.begin(), leaves.end(), [&](ir::ValueId l) { return is_acc(k_.values[l].ref); });
-  }
-  // Whether a (rows, cols) tile lines up with the D fragment rows being walked.
-  bool in_row_walk(std::vector<std::int64_t> const& shape) const {
-    return !row_mb_.empty() && shape.size() == 2 && shape[0] == walk_rows_ && shape[1] % 8 == 0;
-  }
-  [[noreturn]] void refuse_exchange(ir::ValueId id, const char* what) const {
-    std::vector<ir::ValueId> leaves;
-    loads_of(id, leaves);
-    int a = -1;
-    for (auto l : leaves)
-      if (is_acc(k_.values[l].ref)) a = k_.refs[k_.values[l].ref].id;
-    throw unsupported(fmt::format("kernel '{}': tile value {} ({}) reads accumulator a{} at other elements than its own in {}; only row reductions "
-                                  "(sum/max/min<1>) and row broadcasts (broadcast<1>) inside a walk of the D fragment are generated "
-                                  "(store the accumulator to SMEM first)",
-                                  k_.name, id, ir::value_op_name(k_.values[id].op), a, what));
-  }
-
-  // The D fragment puts row r of an m64 block in the 4 lanes of one quad (lanes 4q .. 4q + 3 of
-  // a warp), each holding n/4 of its columns in registers 4j + 2h + {0, 1} (h: which of the
-  // thread's two rows). A row reduction folds the thread's registers in that order, then
-  // combines the quad with two butterfly shuffles (xor 1, xor 2): every lane ends with the same
-  // bits, since the combination is ((p0 + p1) + (p2 + p3)) in each, up to commutation. This is
-  // another association than the interpreter's left-to-right fold: max and min agree bit for
-  // bit; sums agree within the bound docs/codegen.md gives. rows_by_quad() checks the
-  // description these register and lane numbers are read from.
-  std::string fragment_fold(ir::Value const& v) const {
-    if (!rows_by_quad()) throw unsupported(fmt::format("kernel '{}': the D fragment layout does not keep each row within a quad", k_.name));
-    auto const& in = k_.values[v.a].shape;
-    const bool fp = ir::dtype_is_float(v.dtype);
-    const int n = reduction_depth_++;
-    const char* type = fp ? "float" : "long long";
-    const std::string init = fp ? (v.op == ir::ValueOp::reduce_sum ? "-0.0f" : "__int_as_float(0x7fc00000)")
-                                : (v.op == ir::ValueOp::reduce_sum ? "0LL" : v.op == ir::ValueOp::reduce_max ? "(-9223372036854775807LL - 1)" : "9223372036854775807LL");
-    auto combine = [&](std::string const& x) {
+    case ir::ValueOp::lt: case ir::ValueOp::le: case ir::ValueOp::gt: case ir::ValueOp::ge: case ir::ValueOp::eq: case ir::ValueOp::ne: {
+      static constexpr const char* sym[] = {"<", "<=", ">", ">=", "==", "!="};
+      return fmt::format("(({}) {} ({}) ? 1LL : 0LL)", value(v.a, i), sym[static_cast<int>(v.op) - static_cast<int>(ir::ValueOp::lt)], value(v.b, i));
+    }
+    case ir::ValueOp::select: return fmt::format("(({}) != 0 ? {} : {})", value(v.a, i), value(v.b, i), value(v.c, i));
+    // One rounding, as std::fma in the interpreter (--fmad=false leaves explicit fmaf alone).
+    case ir::ValueOp::fma: return round(fmt::format("fmaf({}, {}, {})", value(v.a, i), value(v.b, i), value(v.c, i)));
+    case ir::ValueOp::reduce_sum: case ir::ValueOp::reduce_max: case ir::ValueOp::reduce_min: {
+      // The thread that owns output element i folds its operand elements itself, from index 0
+      // upward (the interpreter's order, so the sums agree bit for bit): operands are read from
+      // memory at any index, so no element crosses lanes and there is nothing to exchange.
+      // The identities leave the first element as it is: -0 + x == x, fmaxf(NaN, x) == x.
+      auto const& in = k_.values[v.a].shape;
+      if (v.scalar == 1 && in_row_walk(in)) return round(fragment_fold(v));
+      if (reads_accumulator(v.a)) refuse_exchange(id, "a reduction that is not along the rows of the D fragment being walked");
+      const auto [len, inner] = around_axis(in, static_cast<std::size_t>(v.scalar));
+      const int n = reduction_depth_++;
+      const char* type = fp ? "float" : "long long";
+      const std::string init = fp ? (v.op == ir::ValueOp::reduce_sum ? "-0.0f" : "__int_as_float(0x7fc00000)")
+                                  : (v.op == ir::ValueOp::reduce_sum ? "0LL" : v.op == ir::ValueOp::reduce_max ? "(-9223372036854775807LL - 1)" : "9223372036854775807LL");
+      const std::string j = fmt::format("rj{}", n);
+      const std::string x = value(v.a, j);
+      std::string step;
       switch (v.op) {
-        case ir::ValueOp::reduce_sum:
-          return fp ? fmt::format("r{0} = r{0} + {1};", n, x)
-                    : fmt::format("r{0} = static_cast<long long>(static_cast<unsigned long long>(r{0}) + static_cast<unsigned long long>({1}));", n, x);
-        case ir::ValueOp::reduce_max: return fmt::format("r{0} = {2}(r{0}, {1});", n, x, fp ? "fmaxf" : "max");
-        default: return fmt::format("r{0} = {2}(r{0}, {1});", n, x, fp ? "fminf" : "min");
+        case ir::ValueOp::reduce_sum: step = fp ? fmt::format("r{0} = r{0} + {1};", n, x) : fmt::format("r{0} = static_cast<long long>(static_cast<unsigned long long>(r{0}) + static_cast<unsigned long long>({1}));", n, x); break;
+        case ir::ValueOp::reduce_max: step = fmt::format("r{0} = {2}(r{0}, {1});", n, x, fp ? "fmaxf" : "max"); break;
+        default: step = fmt::format("r{0} = {2}(r{0}, {1});", n, x, fp ? "fminf" : "min"); break;
       }
-    };
-    const std::int64_t regs = in[1] / 2;  // f32 registers per m64 block of an (M, in[1]) fragment
-    std::string body = fmt::format("{} r{} = {};", type, n, init);
-    const std::string saved = fragment_index_;
-    for (std::int64_t j = 0; j < in[1] / 8; ++j)
-      for (int b = 0; b < 2; ++b) {
-        const std::string reg = fmt::format("({} + 2 * ({}))", 4 * j + b, row_half_);
-        fragment_index_ = fmt::format("({}) * {} + {}", row_mb_, regs, reg);
-        const std::string f = fmt::format("(static_cast<long long>(64 * ({0}) + sc::accumulator_element(lane, {1}).row) * {2}LL + sc::accumulator_element(lane, {1}).col)",
-                                          row_mb_, reg, in[1]);
-        body += " " + combine(value(v.a, f));
+      --reduction_depth_;
+      return round(fmt::format("([&]() {{ const long long rb{0} = (static_cast<long long>({1}) / {3}LL) * {4}LL + static_cast<long long>({1}) % {3}LL; {2} r{0} = {5}; "
+                               "for (long long rk{0} = 0; rk{0} < {6}LL; ++rk{0}) {{ const long long {7} = rb{0} + rk{0} * {3}LL; {8} }} return r{0}; }}())",
+                               n, i, type, inner, len * inner, init, len, j, step));
+    }
+    case ir::ValueOp::cast: {
+      const bool from_fp = ir::dtype_is_float(k_.values[v.a].dtype);
+      const std::string x = value(v.a, i);
+      if (fp) return round(from_fp ? x : fmt::format("static_cast<float>({})", x));
+      if (!from_fp) return round(x);
+      // float -> int: truncate toward zero and saturate (the __float2*_rz intrinsics); i8 and u8
+      // saturate to [-128, 127] and [0, 255] like the interpreter, instead of wrapping the i32 result.
+      if (ir::dtype_is_int8(v.dtype)) {
+        const auto [lo, hi] = ir::range_of(v.dtype);
+        return fmt::format("static_cast<long long>(max({}, min({}, __float2int_rz({}))))", static_cast<int>(lo), static_cast<int>(hi), x);
       }
-    fragment_index_ = saved;
-    for (int x : {1, 2}) body += " " + combine(fmt::format("__shfl_xor_sync(0xffffffffu, r{}, {})", n, x));
-    --reduction_depth_;
-    return fmt::format("([&]() {{ {} return r{}; }}())", body, n);
+      return round(fmt::format("static_cast<long long>({}({}))", v.dtype == ir::DType::u32 ? "__float2uint_rz" : "__float2int_rz", x));
+    }
+    case ir::ValueOp::load_tmem: {
+      // Only inside a store from TMEM (tcgen05_gen::tmem_store), which names the registers.
+      auto o = leaf_override_.find(id);
+      if (o == leaf_override_.end()) throw unsupported(fmt::format("kernel '{}': async_load_tmem outside a store of it", k_.name));
+      return o->second;
+    }
+    default: break;
   }
-  // Checked on the one description: register i holds a row of half i / 2 % 2 (the row register
-  // 2h holds); the lanes of a quad hold the same rows; the quad's registers of a row cover its
-  // columns exactly once.
-  static bool rows_by_quad() {
-    constexpr int cols = 256, regs = cols / 2;
-    for (int t = 0; t < 128; ++t)
-      for (int h = 0; h < 2; ++h) {
-        std::vector<int> seen(cols, 0);
-        for (int q = 0; q < 4; ++q) {
-          const int u = (t & ~3) | q;
-          if (ir::wgmma::accumulator_element(u, 2 * h).row != ir::wgmma::accumulator_element(t, 2 * h).row) return false;
-          for (int i = 0; i < regs; ++i) {
-            const auto e = ir::wgmma::accumulator_element(u, i);
-            if (e.row != ir::wgmma::accumulator_element(u, 2 * (i / 2 % 2)).row) return false;
-            if (i / 2 % 2 == h) ++seen[e.col];
-          }
+  const std::string a = value(v.a, i), b = value(v.b, i);
+  switch (v.op) {
+    case ir::ValueOp::add: return round(fmt::format("({} + {})", a, b));
+    case ir::ValueOp::sub: return round(fmt::format("({} - {})", a, b));
+    case ir::ValueOp::mul:
+      // Integer tiles are computed in 64 bits, where a u32 x u32 product (up to 2^64) overflows
+      // a signed long long: multiply in the type's own (modular) arithmetic instead.
+      if (v.dtype == ir::DType::u32) return round(fmt::format("(static_cast<unsigned>({}) * static_cast<unsigned>({}))", a, b));
+      return round(fmt::format("({} * {})", a, b));
+    case ir::ValueOp::div:  // integer division by zero gives -1 (as div.s32 does and the interpreter models); in C++ it is UB
+      // Fast: div.full.f32 (2 ulp) instead of the correctly rounded division's Newton sequence.
+      if (fp && o_.math == ir::math_mode::fast) return round(fmt::format("sc::fast_div({}, {})", a, b));
+      return round(fp ? fmt::format("({} / {})", a, b) : fmt::format("sc::idiv({}, {})", a, b));
+    case ir::ValueOp::min: return round(fp ? fmt::format("fminf({}, {})", a, b) : fmt::format("min({}, {})", a, b));
+    case ir::ValueOp::max: return round(fp ? fmt::format("fmaxf({}, {})", a, b) : fmt::format("max({}, {})", a, b));
+    default: return "0";
+  }
+}
+
+
+// (extent, product of the extents after it) of axis `axis` of `shape`: element i's coordinate
+// along the axis is (i / inner) % extent in a row-major tile.
+std::pair<std::int64_t, std::int64_t> emitter::around_axis(std::vector<std::int64_t> const& shape, std::size_t axis) {
+  std::int64_t inner = 1;
+  for (std::size_t d = axis + 1; d < shape.size(); ++d) inner *= shape[d];
+  return {shape[axis], inner};
+}
+
+// A 32 x 32 SMEM tile of 4-byte elements, 128-byte swizzled: one side of transpose32.
+bool emitter::transpose32_view(ir::RefId rid) const {
+  auto const& r = k_.refs[rid];
+  if (r.base != ir::RefBase::alloc) return false;
+  auto const& al = k_.allocs[r.id];
+  return al.kind == ir::AllocKind::smem && al.swizzle == 128 && ir::dtype_bits(al.dtype) == 32 && r.shape == std::vector<std::int64_t>{32, 32};
+}
+
+// store(out, f(transpose(load(in)))) with both views transpose32 tiles: written in the order of
+// ir/transpose_order.hpp. Any order is correct (each element is computed where it is stored);
+// this one is the one without bank conflicts.
+bool emitter::transpose32(ir::Stmt const& s) const {
+  if (!transpose32_view(s.refs[0])) return false;
+  bool found = false;
+  std::vector<ir::ValueId> stack{s.value};
+  while (!stack.empty()) {
+    auto const& v = k_.values[stack.back()];
+    stack.pop_back();
+    if (v.op == ir::ValueOp::permute && v.shape.size() == 2 && k_.values[v.a].op == ir::ValueOp::load &&
+        transpose32_view(k_.values[v.a].ref))
+      found = true;
+    else if (ir::value_is_reduction(v.op) || v.op == ir::ValueOp::broadcast || ir::value_is_view(v.op))
+      return false;  // other element movements: their banks are not counted for this order
+    for (auto c : {v.a, v.b, v.c})
+      if (c != ir::none) stack.push_back(c);
+  }
+  return found;
+}
+
+bool emitter::moves_elements(ir::ValueId id) const {
+  auto const& v = k_.values[id];
+  // A reshape keeps every element's flat index, so v consecutive elements of the result are v
+  // consecutive elements of its operand: it may take part in a vector load.
+  if (ir::value_is_reduction(v.op) || v.op == ir::ValueOp::broadcast || v.op == ir::ValueOp::permute || v.op == ir::ValueOp::slice) return true;
+  return (v.a != ir::none && moves_elements(v.a)) || (v.b != ir::none && moves_elements(v.b)) || (v.c != ir::none && moves_elements(v.c));
+}
+
+// slice<1>(load(acc), c0, w) of an f32 (rows, W) accumulator with c0 and w multiples of 8: the
+// columns of whole 8-column groups of the D fragment, i.e. registers c0 / 2 .. (c0 + w) / 2 of
+// each m64 block. A fragment walk over the slice's (rows, w) shape reads register
+// mb * W / 2 + c0 / 2 + i where the whole accumulator's walk reads mb * W / 2 + i: the epilogue
+// stores C a column subtile at a time without moving a register. Returns c0, or -1.
+std::int64_t emitter::acc_column_slice(ir::ValueId id) const {
+  auto const& v = k_.values[id];
+  if (v.op != ir::ValueOp::slice || v.a == ir::none) return -1;
+  auto const& l = k_.values[v.a];
+  if (l.op != ir::ValueOp::load || !is_acc(l.ref)) return -1;
+  auto const& al = k_.allocs[k_.refs[l.ref].id];
+  if (al.dtype != ir::DType::f32 || al.shape.size() != 2 || !k_.refs[l.ref].index.empty()) return -1;
+  const auto code = static_cast<std::int64_t>(v.scalar);
+  const std::int64_t axis = code % 8, start = code / 8;
+  if (axis != 1 || start % 8 != 0 || v.shape.size() != 2 || v.shape[1] % 8 != 0 || v.shape[0] != al.shape[0]) return -1;
+  return start;
+}
+
+// Inside a walk of an accumulator's fragment an accumulator element is this thread's register
+// at the walk's position, whatever index is asked for: an op that reads other elements than
+// the one it computes can take one only in the forms the D layout makes cheap: a row reduction
+// (fragment_fold), a row broadcast (the thread's own row register) and a column slice of whole
+// 8-column groups (acc_column_slice, above).
+bool emitter::reads_accumulator(ir::ValueId id) const {
+  std::vector<ir::ValueId> leaves;
+  loads_of(id, leaves);
+  return std::any_of(leaves.begin(), leaves.end(), [&](ir::ValueId l) { return is_acc(k_.values[l].ref); });
+}
+
+// Whether a (rows, cols) tile lines up with the D fragment rows being walked.
+bool emitter::in_row_walk(std::vector<std::int64_t> const& shape) const {
+  return !row_mb_.empty() && shape.size() == 2 && shape[0] == walk_rows_ && shape[1] % 8 == 0;
+}
+
+[[noreturn]] void emitter::refuse_exchange(ir::ValueId id, const char* what) const {
+  std::vector<ir::ValueId> leaves;
+  loads_of(id, leaves);
+  int a = -1;
+  for (auto l : leaves)
+    if (is_acc(k_.values[l].ref)) a = k_.refs[k_.values[l].ref].id;
+  throw unsupported(fmt::format("kernel '{}': tile value {} ({}) reads accumulator a{} at other elements than its own in {}; only row reductions "
+                                "(sum/max/min<1>) and row broadcasts (broadcast<1>) inside a walk of the D fragment are generated "
+                                "(store the accumulator to SMEM first)",
+                                k_.name, id, ir::value_op_name(k_.values[id].op), a, what));
+}
+
+
+// The D fragment puts row r of an m64 block in the 4 lanes of one quad (lanes 4q .. 4q + 3 of
+// a warp), each holding n/4 of its columns in registers 4j + 2h + {0, 1} (h: which of the
+// thread's two rows). A row reduction folds the thread's registers in that order, then
+// combines the quad with two butterfly shuffles (xor 1, xor 2): every lane ends with the same
+// bits, since the combination is ((p0 + p1) + (p2 + p3)) in each, up to commutation. This is
+// another association than the interpreter's left-to-right fold: max and min agree bit for
+// bit; sums agree within the bound docs/codegen.md gives. rows_by_quad() checks the
+// description these register and lane numbers are read from.
+std::string emitter::fragment_fold(ir::Value const& v) const {
+  if (!rows_by_quad()) throw unsupported(fmt::format("kernel '{}': the D fragment layout does not keep each row within a quad", k_.name));
+  auto const& in = k_.values[v.a].shape;
+  const bool fp = ir::dtype_is_float(v.dtype);
+  const int n = reduction_depth_++;
+  const char* type = fp ? "float" : "long long";
+  const std::string init = fp ? (v.op == ir::ValueOp::reduce_sum ? "-0.0f" : "__int_as_float(0x7fc00000)")
+                              : (v.op == ir::ValueOp::reduce_sum ? "0LL" : v.op == ir::ValueOp::reduce_max ? "(-9223372036854775807LL - 1)" : "9223372036854775807LL");
+  auto combine = [&](std::string const& x) {
+    switch (v.op) {
+      case ir::ValueOp::reduce_sum:
+        return fp ? fmt::format("r{0} = r{0} + {1};", n, x)
+                  : fmt::format("r{0} = static_cast<long long>(static_cast<unsigned long long>(r{0}) + static_cast<unsigned long long>({1}));", n, x);
+      case ir::ValueOp::reduce_max: return fmt::format("r{0} = {2}(r{0}, {1});", n, x, fp ? "fmaxf" : "max");
+      default: return fmt::format("r{0} = {2}(r{0}, {1});", n, x, fp ? "fminf" : "min");
+    }
+  };
+  const std::int64_t regs = in[1] / 2;  // f32 registers per m64 block of an (M, in[1]) fragment
+  std::string body = fmt::format("{} r{} = {};", type, n, init);
+  const std::string saved = fragment_index_;
+  for (std::int64_t j = 0; j < in[1] / 8; ++j)
+    for (int b = 0; b < 2; ++b) {
+      const std::string reg = fmt::format("({} + 2 * ({}))", 4 * j + b, row_half_);
+      fragment_index_ = fmt::format("({}) * {} + {}", row_mb_, regs, reg);
+      const std::string f = fmt::format("(static_cast<long long>(64 * ({0}) + sc::accumulator_element(lane, {1}).row) * {2}LL + sc::accumulator_element(lane, {1}).col)",
+                                        row_mb_, reg, in[1]);
+      body += " " + combine(value(v.a, f));
+    }
+  fragment_index_ = saved;
+  for (int x : {1, 2}) body += " " + combine(fmt::format("__shfl_xor_sync(0xffffffffu, r{}, {})", n, x));
+  --reduction_depth_;
+  return fmt::format("([&]() {{ {} return r{}; }}())", body, n);
+}
+
+// Checked on the one description: register i holds a row of half i / 2 % 2 (the row register
+// 2h holds); the lanes of a quad hold the same rows; the quad's registers of a row cover its
+// columns exactly once.
+bool emitter::rows_by_quad() {
+  constexpr int cols = 256, regs = cols / 2;
+  for (int t = 0; t < 128; ++t)
+    for (int h = 0; h < 2; ++h) {
+      std::vector<int> seen(cols, 0);
+      for (int q = 0; q < 4; ++q) {
+        const int u = (t & ~3) | q;
+        if (ir::wgmma::accumulator_element(u, 2 * h).row != ir::wgmma::accumulator_element(t, 2 * h).row) return false;
+        for (int i = 0; i < regs; ++i) {
+          const auto e = ir::wgmma::accumulator_element(u, i);
+          if (e.row != ir::wgmma::accumulator_element(u, 2 * (i / 2 % 2)).row) return false;
+          if (i / 2 % 2 == h) ++seen[e.col];
         }
-        if (std::any_of(seen.begin(), seen.end(), [](int c) { return c != 1; })) return false;
       }
-    return true;
-  }
+      if (std::any_of(seen.begin(), seen.end(), [](int c) { return c != 1; })) return false;
+    }
+  return true;
+}
 
-  void loads_of(ir::ValueId id, std::vector<ir::ValueId>& out) const {
-    auto const& v = k_.values[id];
-    if (v.op == ir::ValueOp::load) out.push_back(id);
-    if (v.a != ir::none) loads_of(v.a, out);
-    if (v.b != ir::none) loads_of(v.b, out);
-    if (v.c != ir::none) loads_of(v.c, out);
-  }
 
-  int widest_load(ir::ValueId id) const {
-    auto const& v = k_.values[id];
-    int w = 0;
-    if (v.op == ir::ValueOp::load) {
-      auto const& r = k_.refs[v.ref];
-      w = ir::dtype_bits(r.base == ir::RefBase::param ? k_.params[r.id].dtype : k_.allocs[r.id].dtype) / 8;
-    }
-    if (v.a != ir::none) w = std::max(w, widest_load(v.a));
-    if (v.b != ir::none) w = std::max(w, widest_load(v.b));
-    if (v.c != ir::none) w = std::max(w, widest_load(v.c));
-    return w;
-  }
+void emitter::loads_of(ir::ValueId id, std::vector<ir::ValueId>& out) const {
+  auto const& v = k_.values[id];
+  if (v.op == ir::ValueOp::load) out.push_back(id);
+  if (v.a != ir::none) loads_of(v.a, out);
+  if (v.b != ir::none) loads_of(v.b, out);
+  if (v.c != ir::none) loads_of(v.c, out);
+}
 
-  std::string store_conv(ir::DType dt, std::string const& x) const {
-    switch (dt) {
-      case ir::DType::f16: return fmt::format("sc::f32_to_f16({})", x);
-      case ir::DType::bf16: return fmt::format("sc::f32_to_bf16({})", x);
-      case ir::DType::e4m3: return fmt::format("sc::f32_to_e4m3({})", x);
-      case ir::DType::e5m2: return fmt::format("sc::f32_to_e5m2({})", x);
-      default: return fmt::format("static_cast<{}>({})", ctype(dt), x);
-    }
-  }
 
-  // TMA coordinates (innermost first) of a GMEM block, plus an optional row offset (multicast).
-  std::string coords(ir::RefId gref, std::string const& row_extra) const {
-    auto const& g = k_.refs[gref];
-    std::vector<std::string> c;
-    for (int d = static_cast<int>(g.shape.size()) - 1; d >= 0; --d)
-      c.push_back(fmt::format("static_cast<int>({}{})", block_origin(gref, static_cast<std::size_t>(d), g.shape[d] * (g.stride.empty() ? 1 : g.stride[d])),
-                              d == 0 ? row_extra : ""));
-    return fmt::format("{{{}}}", fmt::join(c, ", "));
+int emitter::widest_load(ir::ValueId id) const {
+  auto const& v = k_.values[id];
+  int w = 0;
+  if (v.op == ir::ValueOp::load) {
+    auto const& r = k_.refs[v.ref];
+    w = ir::dtype_bits(r.base == ir::RefBase::param ? k_.params[r.id].dtype : k_.allocs[r.id].dtype) / 8;
   }
+  if (v.a != ir::none) w = std::max(w, widest_load(v.a));
+  if (v.b != ir::none) w = std::max(w, widest_load(v.b));
+  if (v.c != ir::none) w = std::max(w, widest_load(v.c));
+  return w;
+}
 
-  // One TMA box per tile of a tiled slab (tma_tiled): tile t of the slab starts t tiles into it
-  // and covers rows (t / per_row) * TR.. and columns (t % per_row) * TC.. of the GMEM block.
-  template <class Line, class Issue>
-  void tiled_boxes(ir::RefId sref, ir::RefId gref, Line const& line, Issue const& issue) const {
-    auto const& m = k_.refs[sref];
-    auto const& al = k_.allocs[m.id];
-    auto const& g = k_.refs[gref];
-    const std::int64_t rows = m.shape[0], cols = m.shape[1], tr = al.tiling[0], tc = al.tiling[1], per_row = cols / tc;
-    line("  #pragma unroll");
-    line(fmt::format("  for (int t = 0; t < {}; ++t) {{  // {} tiles of ({}, {})", rows / tr * per_row, rows / tr * per_row, tr, tc));
-    line(fmt::format("    const int c[] = {{static_cast<int>({} + t % {} * {}), static_cast<int>({} + t / {} * {})}};", block_origin(gref, 1, g.shape[1]),
-                     per_row, tc, block_origin(gref, 0, g.shape[0]), per_row, tr));
-    line(fmt::format("    {}", issue(fmt::format("smem_base + {}u + {} + static_cast<unsigned>(t * {})", offsets_[m.id], view_offset(sref),
-                                                   tr * tc * ir::dtype_bits(al.dtype) / 8))));
-    line("  }");
-  }
 
-  // ---- warpgroup synchronisation between tile statements ----------------------------------------
-  // A store is one warpgroup-wide op (the interpreter runs it atomically), but its elements are
-  // spread over lanes by a vector width that depends on the dtypes and shapes involved, so two
-  // stores may touch the same bytes from different lanes (RAW/WAR/WAW). A store that may follow
-  // another without a warpgroup barrier in between gets one. after() is the "dirty" state after a
-  // statement given the state before it (true: a store ran since the last barrier).
-  bool after(ir::StmtId id, bool d) const {
-    auto const& s = k_.stmts[id];
-    switch (s.op) {
-      case ir::StmtOp::seq:
-        for (auto c : s.body) d = after(c, d);
-        return d;
-      case ir::StmtOp::for_: return loop_head(id, d);
-      case ir::StmtOp::if_: return after(s.body[0], d) || (s.body.size() > 1 ? after(s.body[1], d) : d);
-      case ir::StmtOp::store: return touches_memory(s);  // registers are no lane's business but their own
-      case ir::StmtOp::wgmma: return reads_memory_into_a(s);  // starts with sc::wg_sync when needed
-      case ir::StmtOp::copy_gmem_to_smem:
-      case ir::StmtOp::copy_smem_to_gmem:
-      case ir::StmtOp::barrier_arrive:
-      case ir::StmtOp::wait_group:
-      case ir::StmtOp::tcgen05_mma:
-      case ir::StmtOp::tmem_dealloc: return false;  // these start with sc::wg_sync
-      case ir::StmtOp::named_barrier_sync: return false;  // every lane of the warpgroup meets there
-      case ir::StmtOp::semaphore_signal:
-      case ir::StmtOp::semaphore_wait: return false;  // these sync the warpgroup around the elected thread's atomic
-      default: return d;
-    }
+std::string emitter::store_conv(ir::DType dt, std::string const& x) const {
+  switch (dt) {
+    case ir::DType::f16: return fmt::format("sc::f32_to_f16({})", x);
+    case ir::DType::bf16: return fmt::format("sc::f32_to_bf16({})", x);
+    case ir::DType::e4m3: return fmt::format("sc::f32_to_e4m3({})", x);
+    case ir::DType::e5m2: return fmt::format("sc::f32_to_e5m2({})", x);
+    default: return fmt::format("static_cast<{}>({})", ctype(dt), x);
   }
-  // State at a loop's head: entered with d, or coming back from the end of the body (fixpoint).
-  // Memoised per (loop, d): each level calls after() on its body twice, which is exponential in
-  // the nesting depth otherwise.
-  bool loop_head(ir::StmtId id, bool d) const {
-    auto& memo = loop_head_memo_[{id, d}];
-    if (memo == 0) {
-      auto const& body = k_.stmts[id].body[0];
-      memo = d || after(body, d || after(body, d)) ? 2 : 1;
-    }
-    return memo == 2;
-  }
+}
 
-  // ---- wgmma.fence -------------------------------------------------------------------------------
-  // The PTX ISA asks for a wgmma.fence before the first wgmma of a warpgroup and between ordinary
-  // accesses to registers and a wgmma that uses them (accumulators across wgmmas of one shape are
-  // ordered without it). touch_after() is the "touched" state after a statement given the state
-  // before it (true: ordinary code read or wrote an accumulator since the last fence), the same
-  // fixpoint over loops as after().
-  bool touches_acc(ir::Stmt const& s) const { return s.op == ir::StmtOp::store && fragment_acc(s) >= 0; }
-  bool touch_after(ir::StmtId id, bool t) const {
-    auto const& s = k_.stmts[id];
-    switch (s.op) {
-      case ir::StmtOp::seq:
-        for (auto c : s.body) t = touch_after(c, t);
-        return t;
-      case ir::StmtOp::for_: return touch_loop_head(id, t);
-      case ir::StmtOp::if_: return touch_after(s.body[0], t) || (s.body.size() > 1 ? touch_after(s.body[1], t) : t);
-      case ir::StmtOp::store: return t || touches_acc(s);
-      case ir::StmtOp::wgmma: return false;
-      default: return t;
-    }
-  }
-  bool touch_loop_head(ir::StmtId id, bool t) const {
-    auto& memo = touch_head_memo_[{id, t}];
-    if (memo == 0) {
-      auto const& body = k_.stmts[id].body[0];
-      memo = t || touch_after(body, t || touch_after(body, t)) ? 2 : 1;
-    }
-    return memo == 2;
-  }
 
-  // store(acc, v), or a store whose value loads an accumulator: every thread computes the elements
-  // of its own fragment, (64 * mb + row, col) for each m64 block mb and register i. Every operand
-  // is addressed at that element, so all of them must have the accumulator's (M, N) shape.
-  // The bank conflicts of a fragment store into SMEM: each lane's address as element() computes
-  // it (view at index 0, the allocation's swizzle applied to its offset: smem_base is 1024-byte
-  // aligned), instruction by instruction, for each of the four warps.
-  void count_banks(ir::StmtId id, std::int64_t blocks, std::int64_t regs, int step, int width) {
-    auto const& s = k_.stmts[id];
-    auto const& r = k_.refs[s.refs[0]];
-    auto const& al = k_.allocs[r.id];
-    const int bytes = ir::dtype_bits(al.dtype) / 8;
-    std::int64_t slab = 1;
-    for (std::size_t d = r.index.size(); d < al.shape.size(); ++d) slab *= al.shape[d];
-    store_banks b{.op = id, .target = ir::alloc_name(k_, r.id), .accesses = blocks * (regs / step), .width = width};
-    b.slabs_aligned = slab * bytes % (al.swizzle ? 1024 : 128) == 0;
-    for (int warp = 0; warp < 4; ++warp) {
-      ir::wavefronts all;
-      for (std::int64_t mb = 0; mb < blocks; ++mb)
-        for (std::int64_t i = 0; i < regs; i += step) {
-          std::array<std::uint32_t, 32> addr{};
-          for (int lane = 0; lane < 32; ++lane) {
-            const auto e = ir::wgmma::accumulator_element(32 * warp + lane, static_cast<int>(i));
-            const std::int64_t f = (64 * mb + e.row) * r.shape.back() + e.col;
-            const std::int64_t at = tiled(r.id) ? ir::tiled_element(view_element(s.refs[0], f), al.shape.back(), al.tiling[0], al.tiling[1])
-                                                : view_element(s.refs[0], f);
-            addr[static_cast<std::size_t>(lane)] = ir::swizzle_address(static_cast<std::uint32_t>(offsets_[r.id] + at * bytes), al.swizzle);
-          }
-          const auto w = ir::smem_wavefronts(addr, width);
-          all.actual += w.actual, all.ideal += w.ideal;
-        }
-      b.wavefronts = std::max(b.wavefronts, all.actual);
-      b.ideal = std::max(b.ideal, all.ideal);
-    }
-    banks_.push_back(b);
-  }
+// TMA coordinates (innermost first) of a GMEM block, plus an optional row offset (multicast).
+std::string emitter::coords(ir::RefId gref, std::string const& row_extra) const {
+  auto const& g = k_.refs[gref];
+  std::vector<std::string> c;
+  for (int d = static_cast<int>(g.shape.size()) - 1; d >= 0; --d)
+    c.push_back(fmt::format("static_cast<int>({}{})", block_origin(gref, static_cast<std::size_t>(d), g.shape[d] * (g.stride.empty() ? 1 : g.stride[d])),
+                            d == 0 ? row_extra : ""));
+  return fmt::format("{{{}}}", fmt::join(c, ", "));
+}
 
-  void fragment_store(ir::StmtId id, int a, std::string const& ind, std::string& out) {
-    auto const& s = k_.stmts[id];
-    auto line = [&](std::string const& t) { out += ind + t + "\n"; };
-    auto const& shape = k_.refs[s.refs[0]].shape;
-    if (!check_walk_operands(id, a, shape)) return row_store(id, a, ind, out);
-    const bool to_registers = is_acc(s.refs[0]);
-    acc_touched_ = true;
-    if (dirty_) line(fmt::format("sc::wg_sync(wg);  // op #{}: an earlier store may have touched these bytes from other lanes", id));
-    dirty_ = touches_memory(s);
-    const std::int64_t blocks = shape[0] / 64, regs = shape[1] / 2;
-    auto const& r = k_.refs[s.refs[0]];
-    const auto dt = r.base == ir::RefBase::param ? k_.params[r.id].dtype : k_.allocs[r.id].dtype;
-    // Registers i and i + 1 (i even) hold row neighbours (c, c + 1), c even: one store of both
-    // elements when the destination keeps them adjacent and aligned (the swizzle moves whole
-    // 16-byte chunks; a GMEM row of even length keeps pairs on pair boundaries).
-    const bool pairs = !to_registers && pairs_adjacent() && !predicated(s.refs[0]) &&  // predicated element by element
-                       (reduce_ == ir::Reduce::none || vector_reduction(dt)) &&       // a reduction as red.global.add.v2.f32 only
-                       (r.base == ir::RefBase::alloc || rows_keep_vectors(s.refs[0], 2)) &&
-                       (!tiled_ref(s.refs[0]) || k_.allocs[r.id].tiling.back() % 2 == 0);  // a pair within one tile row
-    // An f16 accumulator is written a register (two elements) at a time.
-    const bool packed = to_registers && acc_f16(static_cast<std::size_t>(a));
-    if (packed && !pairs_adjacent()) unsupported_op(id, "an f16 accumulator whose fragment does not keep element pairs adjacent");
-    const int step = pairs || packed ? 2 : 1;
-    if (!to_registers && r.base == ir::RefBase::alloc) count_banks(id, blocks, regs, step, ir::dtype_bits(dt) / 8 * step);
-    line(fmt::format("{{  // op #{}: store over the fragment of a{} ({}, {}): {} block(s) x {} elements per thread{}", id, a, shape[0], shape[1], blocks,
-                     regs, pairs ? ", two at a time" : ""));
-    line("  #pragma unroll");
-    line(fmt::format("  for (int mb = 0; mb < {}; ++mb) {{", blocks));
-    hoist_rows(s.value, shape, line);
-    line("    #pragma unroll");
-    line(fmt::format("    for (int i = 0; i < {}; i += {}) {{", regs, step));
-    line("      const sc::coord e = sc::accumulator_element(lane, i);");
-    line(fmt::format("      const long long f = static_cast<long long>(64 * mb + e.row) * {} + e.col;", shape[1]));
-    line("      (void)f;  // unused when nothing but the accumulator is addressed");
-    fragment_index_ = fmt::format("mb * {} + i", regs);
-    walk_reg_ = "i";
-    walk_shape_ = shape;
-    walk_coords_ = {{"f", {"64 * mb + e.row", "e.col"}}, {"(f + 1)", {"64 * mb + e.row", "e.col + 1"}}};  // (f + 1): the pair's right neighbour
-    // Register i is in the thread's row i / 2 % 2 of the block (rows_by_quad checks it).
-    row_mb_ = "mb", row_half_ = "i / 2 % 2", walk_rows_ = shape[0];
-    if (packed) {
-      const std::string lo = value(s.value, "f");
-      fragment_index_ = fmt::format("mb * {} + i + 1", regs);
-      walk_reg_ = "i + 1";
-      line(fmt::format("      acc{}[(mb * {} + i) / 2] = sc::pack_f16({}, {});", a, regs, lo, value(s.value, "(f + 1)")));
-    } else if (to_registers) {
-      line(fmt::format("      acc{}[mb * {} + i] = {};", a, regs, value(s.value, "f")));
-    } else if (!pairs) {
-      line("      " + assign(s.refs[0], "f", store_conv(dt, value(s.value, "f"))));
-    } else {
-      const int bytes = ir::dtype_bits(dt) / 8;
-      const char* pair_type = bytes == 4 ? "uint2" : bytes == 2 ? "unsigned" : "unsigned short";
-      // cast<bf16>(x) stored as bf16 is one rounding of x (rounding a value that already is a
-      // bf16 changes nothing), and a 16-bit pair converts in one instruction.
-      auto const& v = k_.values[s.value];
-      const bool half = dt == ir::DType::bf16 || dt == ir::DType::f16;
-      const ir::ValueId stored = half && v.op == ir::ValueOp::cast && v.dtype == dt && k_.values[v.a].dtype == ir::DType::f32 ? v.a : s.value;
-      if (half) {
-        const std::string lo = value(stored, "f");
-        fragment_index_ = fmt::format("mb * {} + i + 1", regs);
-        walk_reg_ = "i + 1";
-        line(fmt::format("      *reinterpret_cast<unsigned*>(&{}) = sc::f32x2_to_{}x2({}, {});", element(s.refs[0], "f"), ir::dtype_name(dt), lo,
-                         value(stored, "(f + 1)")));
-      } else {
-        line(fmt::format("      alignas(8) {} out[2];", ctype(dt)));
-        line(fmt::format("      out[0] = {};", store_conv(dt, value(stored, "f"))));
-        fragment_index_ = fmt::format("mb * {} + i + 1", regs);
-        walk_reg_ = "i + 1";
-        line(fmt::format("      out[1] = {};", store_conv(dt, value(stored, "(f + 1)"))));
-        if (reduce_ != ir::Reduce::none) line(fmt::format("      sc::red_add_v2(&{}, out);", element(s.refs[0], "f")));
-        else line(fmt::format("      *reinterpret_cast<{0}*>(&{1}) = *reinterpret_cast<const {0}*>(out);", pair_type, element(s.refs[0], "f")));
-      }
-    }
-    fragment_index_.clear();
-    walk_reg_.clear();
-    walk_coords_.clear();
-    row_mb_.clear(), row_half_.clear();
-    row_hoisted_.clear();
-    line("    }");
-    line("  }");
-    line("}");
+
+// ---- warpgroup synchronisation between tile statements ----------------------------------------
+// A store is one warpgroup-wide op (the interpreter runs it atomically), but its elements are
+// spread over lanes by a vector width that depends on the dtypes and shapes involved, so two
+// stores may touch the same bytes from different lanes (RAW/WAR/WAW). A store that may follow
+// another without a warpgroup barrier in between gets one. after() is the "dirty" state after a
+// statement given the state before it (true: a store ran since the last barrier).
+bool emitter::after(ir::StmtId id, bool d) const {
+  auto const& s = k_.stmts[id];
+  switch (s.op) {
+    case ir::StmtOp::seq:
+      for (auto c : s.body) d = after(c, d);
+      return d;
+    case ir::StmtOp::for_: return loop_head(id, d);
+    case ir::StmtOp::if_: return after(s.body[0], d) || (s.body.size() > 1 ? after(s.body[1], d) : d);
+    case ir::StmtOp::store: return touches_memory(s);  // registers are no lane's business but their own
+    case ir::StmtOp::wgmma: return reads_memory_into_a(s);  // starts with sc::wg_sync when needed
+    case ir::StmtOp::copy_gmem_to_smem:
+    case ir::StmtOp::copy_smem_to_gmem:
+    case ir::StmtOp::barrier_arrive:
+    case ir::StmtOp::wait_group:
+    case ir::StmtOp::tcgen05_mma:
+    case ir::StmtOp::tmem_dealloc: return false;  // these start with sc::wg_sync
+    case ir::StmtOp::named_barrier_sync: return false;  // every lane of the warpgroup meets there
+    case ir::StmtOp::semaphore_signal:
+    case ir::StmtOp::semaphore_wait: return false;  // these sync the warpgroup around the elected thread's atomic
+    default: return d;
   }
-  // Row vectors spread along the columns of the fragment being walked (broadcast<1> of a (rows)
-  // value: the softmax's rescale factor exp2(m - m'), a running max, 1 / l) depend on the row
-  // only, so each is computed once per row of the thread (two per m64 block) into registers
-  // before the walk, not once per element: without this, attention recomputed exp2(m - m') for
-  // every one of a row's 32 elements per 64 columns. The bits are the same either way.
-  template <class Line>
-  void hoist_rows(ir::ValueId root, std::vector<std::int64_t> const& shape, Line const& line) {
-    std::vector<ir::ValueId> found, stack{root};
-    while (!stack.empty()) {
-      const ir::ValueId id = stack.back();
-      stack.pop_back();
-      auto const& v = k_.values[id];
-      if (v.op == ir::ValueOp::broadcast && v.scalar == 1 && v.shape == shape && k_.values[v.a].shape.size() == 1) {
-        if (std::find(found.begin(), found.end(), id) == found.end()) found.push_back(id);
-        continue;
-      }
-      for (auto c : {v.a, v.b, v.c})
-        if (c != ir::none) stack.push_back(c);
-    }
-    for (auto id : found) {
-      auto const& v = k_.values[id];
-      const std::string name = fmt::format("row{}_", row_hoisted_.size());
-      row_mb_ = "mb", row_half_ = "h", walk_rows_ = shape[0];
-      // Element f / cols of the operand: the row, 64 mb + the thread's row h of the block.
-      const std::string x = value(v.a, "(64LL * mb + sc::accumulator_element(lane, 2 * h).row)");
-      line(fmt::format("    {} {}[2];  // tile value {} ({}), per row", ir::dtype_is_float(v.dtype) ? "float" : "long long", name, id,
-                       ir::value_op_name(k_.values[v.a].op)));
-      line("    #pragma unroll");
-      line(fmt::format("    for (int h = 0; h < 2; ++h) {}[h] = {};", name, x));
-      row_hoisted_[id] = name;
-    }
-    row_mb_.clear(), row_half_.clear();
+}
+
+// State at a loop's head: entered with d, or coming back from the end of the body (fixpoint).
+// Memoised per (loop, d): each level calls after() on its body twice, which is exponential in
+// the nesting depth otherwise.
+bool emitter::loop_head(ir::StmtId id, bool d) const {
+  auto& memo = loop_head_memo_[{id, d}];
+  if (memo == 0) {
+    auto const& body = k_.stmts[id].body[0];
+    memo = d || after(body, d || after(body, d)) ? 2 : 1;
   }
-  // The operands a fragment walk of a store addresses at the element it is at (all but those
-  // under a reduction or broadcast, which fragment_fold and the row registers place) must have
-  // the walked shape. False: the destination is a row vector, walked by row_store.
-  bool check_walk_operands(ir::StmtId id, int a, std::vector<std::int64_t> const& shape) const {
-    auto const& s = k_.stmts[id];
-    auto check = [&](ir::RefId rid, const char* role) {
-      auto const& r = k_.refs[rid];
-      if (is_acc(rid) && !r.index.empty()) unsupported_op(id, fmt::format("an indexed view of accumulator a{}", r.id));
-      if (r.shape != shape)
-        unsupported_op(id, fmt::format("a store mixing accumulator a{} ({}) with {} of shape ({}) (every operand must have the {}'s shape)", a,
-                                       fmt::join(shape, ", "), role, fmt::join(r.shape, ", "), is_acc(s.refs[0]) ? "accumulator" : "destination"));
-    };
-    const bool rows = shape.size() == 1;
-    if (rows ? shape[0] % 64 != 0 : shape.size() != 2 || shape[0] % 64 != 0 || shape[1] % 8 != 0)
-      unsupported_op(id, fmt::format("a store of shape ({}) involving accumulator a{} (a walk of the D fragment covers (64 m, 8 n) tiles or "
-                                     "(64 m) row vectors)", fmt::join(shape, ", "), a));
-    check(s.refs[0], "a destination");
-    std::vector<ir::ValueId> leaves;
-    direct_loads_of(s.value, leaves);
-    for (auto l : leaves) {
-      if (k_.values[l].op != ir::ValueOp::slice) {
-        check(k_.values[l].ref, "a load");
-      } else if (k_.values[l].shape != shape) {  // a column slice (acc_column_slice: of an f32 accumulator)
-        unsupported_op(id, fmt::format("a store mixing a column slice ({}) of accumulator a{} with a walk of shape ({}) (the slice must have the "
-                                       "destination's shape)", fmt::join(k_.values[l].shape, ", "), a, fmt::join(shape, ", ")));
-      }
-    }
-    return !rows;
+  return memo == 2;
+}
+
+// ---- statements ------------------------------------------------------------------------------
+void emitter::stmt(ir::StmtId id, int depth, std::string& out) {
+  const auto begin = out.size();
+  emit(id, depth, out);
+  if (k_.stmts[id].op != ir::StmtOp::seq) spans_.push_back({static_cast<int>(id), k_.stmts[id].op, begin, out.size()});
+}
+
+// ---- warp specialization ---------------------------------------------------------------------
+// `if (thread_id == c) ...` whose branch only issues TMA loads and waits on and arrives at
+// barriers: the producer of a warp-specialized pipeline.
+bool emitter::data_mover(ir::StmtId id) const {
+  auto const& s = k_.stmts[id];
+  switch (s.op) {
+    case ir::StmtOp::seq:
+    case ir::StmtOp::for_:
+    case ir::StmtOp::if_:
+      return std::all_of(s.body.begin(), s.body.end(), [&](ir::StmtId c) { return data_mover(c); });
+    case ir::StmtOp::copy_gmem_to_smem:
+    case ir::StmtOp::barrier_wait:
+    case ir::StmtOp::barrier_arrive: return true;
+    default: return false;
   }
-  // The operands a walk addresses at its element: loads, and column slices of an accumulator's
-  // load (acc_column_slice), which the walk reads at a register offset.
-  void direct_loads_of(ir::ValueId id, std::vector<ir::ValueId>& out) const {
-    auto const& v = k_.values[id];
-    if (acc_column_slice(id) >= 0) {
-      out.push_back(id);
+}
+
+bool emitter::producer_branch(ir::Stmt const& s) const {
+  if (k_.warpgroups < 2 || s.op != ir::StmtOp::if_) return false;
+  auto const& c = k_.exprs[s.e0];
+  if (c.op != ir::ExprOp::eq) return false;
+  auto const& l = k_.exprs[c.a];
+  auto const& r = k_.exprs[c.b];
+  const bool per_warpgroup = (l.op == ir::ExprOp::thread_id && r.op == ir::ExprOp::constant) ||
+                             (r.op == ir::ExprOp::thread_id && l.op == ir::ExprOp::constant);
+  return per_warpgroup && data_mover(s.body[0]);
+}
+
+// Registers per thread for the producer and for everyone else, 0: leave as is. The SM's 64 K
+// registers are shared: 128 x 24 for the producer (TMA issue and barrier waits fit; FA3 gives
+// its producer 24 beside two consumers too), the rest split evenly (multiples of 8, as
+// setmaxnreg wants): 240 for two consumer warpgroups, where 40 left them 232 and
+// attention_hopper D=256 causal spilled 64 bytes. Only with three or more warpgroups: with two,
+// ptxas may already give each thread 255, and an "inc" below the current count is undefined.
+// The watchdog's bounded waits (%globaltimer, the report's printf) take the producer past 40
+// (ws_copy's spilled once setmaxnreg took effect), so it gets 56 there.
+std::pair<int, int> emitter::register_split() const {
+  const int w = k_.warpgroups;
+  if (w < 3) return {0, 0};
+  const int producer = o_.watchdog_ms ? 56 : 24;
+  const int rest = std::min(240, (65536 - 128 * producer) / (128 * (w - 1)) / 8 * 8);
+  return {producer, rest};
+}
+
+void emitter::emit(ir::StmtId id, int depth, std::string& out) {
+  auto const& s = k_.stmts[id];
+  const std::string ind(static_cast<std::size_t>(depth) * 2, ' ');
+  auto line = [&](std::string const& t) { out += ind + t + "\n"; };
+  switch (s.op) {
+    case ir::StmtOp::seq:
+      for (auto c : s.body) stmt(c, depth, out);
+      return;
+    case ir::StmtOp::for_: {
+      const bool head = loop_head(id, dirty_);
+      const bool touched = touch_loop_head(id, acc_touched_);
+      if (fits_i32(range(s.e0)) && fits_i32(range(s.e1)))  // an int counter: one 32-bit add and compare per trip
+        line(fmt::format("for (int v{0} = static_cast<int>({1}), v{0}_end = static_cast<int>({2}); v{0} < v{0}_end; ++v{0}) {{  // op #{3}", s.var,
+                         expr(s.e0), expr(s.e1), id));
+      else
+        line(fmt::format("for (long long v{0} = {1}, v{0}_end = {2}; v{0} < v{0}_end; ++v{0}) {{  // op #{3}", s.var, expr(s.e0), expr(s.e1), id));
+      dirty_ = head;
+      acc_touched_ = touched;
+      stmt(s.body[0], depth + 1, out);
+      line("}");
+      dirty_ = head;
+      acc_touched_ = touched;
       return;
     }
-    if (v.op == ir::ValueOp::load) out.push_back(id);
-    if (ir::value_is_reduction(v.op) || v.op == ir::ValueOp::broadcast) return;
-    for (auto c : {v.a, v.b, v.c})
-      if (c != ir::none) direct_loads_of(c, out);
-  }
-  // A store of shape (M) that involves an accumulator: every thread computes the rows its D
-  // fragment holds, two per m64 block; the four lanes of a quad compute the same row (the
-  // shuffles of a row reduction need all of them), and one of them writes it to memory.
-  void row_store(ir::StmtId id, int a, std::string const& ind, std::string& out) {
-    auto const& s = k_.stmts[id];
-    auto line = [&](std::string const& t) { out += ind + t + "\n"; };
-    auto const& r = k_.refs[s.refs[0]];
-    const auto rows = r.shape[0];
-    const bool to_registers = is_acc(s.refs[0]);
-    const auto dt = r.base == ir::RefBase::param ? k_.params[r.id].dtype : k_.allocs[r.id].dtype;
-    acc_touched_ = true;
-    if (dirty_) line(fmt::format("sc::wg_sync(wg);  // op #{}: an earlier store may have touched these bytes from other lanes", id));
-    dirty_ = touches_memory(s);
-    line(fmt::format("{{  // op #{}: store over the D fragment's rows ({}) of a{}: {} block(s) x 2 rows per thread", id, rows, a, rows / 64));
-    line("  #pragma unroll");
-    line(fmt::format("  for (int mb = 0; mb < {}; ++mb) {{", rows / 64));
-    line("    #pragma unroll");
-    line("    for (int h = 0; h < 2; ++h) {");
-    line("      const long long f = 64 * mb + sc::accumulator_element(lane, 2 * h).row;");
-    line("      (void)f;  // unused when nothing but registers is addressed");
-    row_mb_ = "mb", row_half_ = "h", walk_rows_ = rows;
-    const std::string x = value(s.value, "f");
-    row_mb_.clear(), row_half_.clear();
-    line(fmt::format("      const auto x = {};", x));
-    if (to_registers) {
-      line(fmt::format("      acc{}[mb * 2 + h] = x;", r.id));
-    } else {
-      // The lane holding the row's column 0: one per quad.
-      line("      if (sc::accumulator_element(lane, 0).col == 0) " + assign(s.refs[0], "f", store_conv(dt, "x")));
-    }
-    line("    }");
-    line("  }");
-    line("}");
-  }
-  // Whether accumulator_element puts register i + 1 right of register i (i even) in every thread:
-  // checked on the one description rather than assumed.
-  static bool pairs_adjacent() {
-    for (int t = 0; t < 128; ++t)
-      for (int i = 0; i < 256; i += 2) {
-        const auto x = ir::wgmma::accumulator_element(t, i), y = ir::wgmma::accumulator_element(t, i + 1);
-        if (y.row != x.row || y.col != x.col + 1 || x.col % 2 != 0) return false;
-      }
-    return true;
-  }
-
-  // The register of accumulator a (shape (M, n_acc)) that holds element i of the k16 step ks's A
-  // fragment in every thread, if one does: what lets P = f(S) feed P * V without a shuffle.
-  int a_from_accumulator(std::int64_t n_acc, int i, std::int64_t ks) const {
-    for (int j = 0; j < n_acc / 2; ++j) {
-      bool all = true;
-      for (int t = 0; t < 128 && all; ++t) {
-        const auto d = ir::wgmma::accumulator_element(t, j);
-        const auto x = ir::wgmma::a_element(t, i);
-        all = d.row == x.row && d.col == x.col + 16 * ks;
-      }
-      if (all) return j;
-    }
-    return -1;
-  }
-
-  // The row (0 or 1) of the thread's D fragment rows that holds A-from-registers element i, in
-  // every thread; -1: none does.
-  static int a_row_half(int i) {
-    for (int h = 0; h < 2; ++h) {
-      bool all = true;
-      for (int t = 0; t < 128 && all; ++t) all = ir::wgmma::a_element(t, i).row == ir::wgmma::accumulator_element(t, 2 * h).row;
-      if (all) return h;
-    }
-    return -1;
-  }
-
-  // The four registers of A from registers for m block mb, k step ks of wgmma `id`.
-  void register_a(ir::StmtId id, ir::wgmma::plan const& p, std::int64_t mb, std::int64_t ks, std::string& out, std::string const& ind) {
-    auto const& s = k_.stmts[id];
-    auto line = [&](std::string const& t) { out += ind + t + "\n"; };
-    auto const& v = k_.values[s.value];
-    std::vector<std::string> elem(8);
-    for (int i = 0; i < 8; ++i) {
-      // A's element i is in row half a_row_half(i) of the thread's D rows: row vectors
-      // broadcast into A read that register.
-      if (const int h = a_row_half(i); h >= 0) row_mb_ = fmt::format("{}", mb), row_half_ = fmt::format("{}", h), walk_rows_ = v.shape[0];
-      std::vector<ir::ValueId> direct;
-      direct_loads_of(s.value, direct);
-      for (auto l : direct) {
-        auto const& r = k_.refs[k_.values[l].ref];
-        if (!is_acc(k_.values[l].ref)) continue;
-        auto const& sh = k_.allocs[r.id].shape;
-        const int j = sh == v.shape ? a_from_accumulator(sh[1], i, ks) : -1;
-        if (j < 0)
-          unsupported_op(id, fmt::format("A from registers computed from accumulator a{} ({}), which is not A's shape ({})", r.id, fmt::join(sh, ", "),
-                                         fmt::join(v.shape, ", ")));
-        fragment_index_ = fmt::format("{}", mb * (sh[1] / 2) + j);
-      }
-      const std::string f = fmt::format("(static_cast<long long>({} + sc::a_element(lane, {}).row) * {} + {} + sc::a_element(lane, {}).col)", 64 * mb, i,
-                                        p.k, 16 * ks, i);
-      elem[i] = store_conv(p.a_type, value(s.value, f));
-      fragment_index_.clear();
-      row_mb_.clear(), row_half_.clear();
-    }
-    line(fmt::format("  unsigned ra{}_{}[4] = {{  // A of m block {}, k step {}", mb, ks, mb, ks));
-    for (int r = 0; r < 4; ++r)
-      line(fmt::format("    static_cast<unsigned>({}) | static_cast<unsigned>({}) << 16{}", elem[2 * r], elem[2 * r + 1], r < 3 ? "," : ""));
-    line("  };");
-    line("  #pragma unroll");
-    line(fmt::format("  for (int r = 0; r < 4; ++r) sc::reg_fence(ra{}_{}[r]);", mb, ks));
-  }
-
-  void emit_wgmma(ir::StmtId id, std::string const& ind, std::string& out) {
-    auto const& s = k_.stmts[id];
-    auto line = [&](std::string const& t) { out += ind + t + "\n"; };
-    const ir::wgmma::plan p = ir::wgmma::plan_of(k_, s);
-    const int acc = k_.refs[s.refs[0]].id;
-    if (!k_.refs[s.refs[0]].index.empty()) unsupported_op(id, fmt::format("an indexed view of accumulator a{}", acc));
-    // 32-bit D registers per m64 block: N/2 f32 elements, or N/2 f16 elements two to a register.
-    const bool d_f16 = p.acc == ir::DType::f16;
-    const std::int64_t regs = p.n / (d_f16 ? 4 : 2);
-    const bool sixteen = ir::dtype_bits(p.b_type) == 16;  // only 16-bit kinds take the transpose immediates
-    const bool integer = p.acc == ir::DType::i32;         // .s32.s8.s8: no scale immediates, s32 registers
-    line(fmt::format("{{  // op #{}: wgmma, {} m64 block(s) x {} k step(s) of {}", id, p.m_blocks(), p.k_steps(), p.shape_suffix()));
-    // Generic SMEM stores of other lanes must be complete before the tensor core reads (their
-    // proxy fence is commit_smem(), the kernel's own).
-    if (dirty_) line("  sc::wg_sync(wg);");
-    dirty_ = reads_memory_into_a(s);
-    // A from registers is computed for every instruction before the fence: registers a wgmma
-    // reads must be written before wgmma.fence, or ptxas injects a warpgroup.arrive per
-    // instruction (C7519), which inside a warpgroup's branch serializes them (C7520).
-    if (p.a_in_registers)
-      for (std::int64_t mb = 0; mb < p.m_blocks(); ++mb)
-        for (std::int64_t ks = 0; ks < p.k_steps(); ++ks) register_a(id, p, mb, ks, out, ind);
-    if (acc_touched_ || p.a_in_registers) {
-      pin_registers(acc, ind + "  ", out);
-      line("  sc::wgmma_fence();  // ordinary code touched these registers since the last wgmma");
-    }
-    acc_touched_ = false;
-    // The operands' addresses are the same in every lane: warp_uniform says so to ptxas, which
-    // then keeps the descriptors in uniform registers (gemm_hopper's K-loop: 86 -> 69 SASS
-    // instructions, bench/perf_static.sh).
-    auto address = [&](ir::RefId rid) { return fmt::format("sc::warp_uniform(smem_base + {}u + {})", offsets_[k_.refs[rid].id], view_offset(rid)); };
-    if (!p.a_in_registers) line(fmt::format("  const unsigned a_addr = {};", address(s.refs[1])));
-    line(fmt::format("  const unsigned b_addr = {};", address(s.refs[2])));
-    // Each operand's descriptor is built once; an instruction's is that plus its start offset
-    // >> 4 (ir::wgmma::descriptor_step: an add, where rebuilding it costs a shift, two logic ops
-    // and a move per instruction). The ISA's start-address field is (addr & 0x3FFFF) >> 4; a
-    // shared::cta address is below 2^18 (228 KB of SMEM per SM on sm_90a and sm_100a, and the
-    // verifier caps a kernel's), so the mask is left out: two uniform LOP3s fewer per K-step
-    // (gemm_hopper's K-loop 62 -> 60 SASS, bench/perf_static.sh).
-    if (!p.a_in_registers)
-      line(fmt::format("  const unsigned long long da0 = 0x{:016x}ull | (a_addr >> 4);", ir::wgmma::descriptor_constant(p.a)));
-    line(fmt::format("  const unsigned long long db0 = 0x{:016x}ull | (b_addr >> 4);", ir::wgmma::descriptor_constant(p.b)));
-    // Registers d of the instruction, then its other operands.
-    std::string d;
-    for (std::int64_t r = 0; r < regs; ++r) d += fmt::format("{}%{}", r ? ", " : "", r);
-    const std::string imm_b = sixteen ? fmt::format(", {}", p.b.major == ir::wgmma::Major::mn ? 1 : 0) : "";
-    const std::string imm_a = sixteen && !p.a_in_registers ? fmt::format(", {}", p.a.major == ir::wgmma::Major::mn ? 1 : 0) : "";
-    for (std::int64_t mb = 0; mb < p.m_blocks(); ++mb) {
-      for (std::int64_t ks = 0; ks < p.k_steps(); ++ks) {
-        line(fmt::format("  {{  // m block {}, k step {}", mb, ks));
-        line(fmt::format("    const unsigned long long db = db0 + {}ull;  // + {} B", ir::wgmma::descriptor_step(p.b_start(ks)), p.b_start(ks)));
-        std::string a_operand, a_inputs;
-        if (p.a_in_registers) {
-          a_operand = fmt::format("{{%{}, %{}, %{}, %{}}}", regs, regs + 1, regs + 2, regs + 3);
-          a_inputs = fmt::format("\"r\"(ra{0}_{1}[0]), \"r\"(ra{0}_{1}[1]), \"r\"(ra{0}_{1}[2]), \"r\"(ra{0}_{1}[3]), ", mb, ks);
-        } else {
-          line(fmt::format("    const unsigned long long da = da0 + {}ull;  // + {} B", ir::wgmma::descriptor_step(p.a_start(mb, ks)), p.a_start(mb, ks)));
-          a_operand = fmt::format("%{}", regs);
-          a_inputs = "\"l\"(da), ";
-        }
-        const std::int64_t next = regs + (p.a_in_registers ? 4 : 1);
-        std::string outs;
-        for (std::int64_t r = 0; r < regs; ++r) outs += fmt::format("{}\"+{}\"(acc{}[{}])", r ? ", " : "", d_f16 || integer ? 'r' : 'f', acc, mb * regs + r);
-        // scale-d is 1: D accumulates (a kernel zeroes its accumulator with store(acc, 0)). The
-        // float kinds take imm-scale-a and imm-scale-b (1: no negation); the integer kind has none.
-        // The host backend (backends/host) runs this source on the CPU, where the instruction is
-        // a call into its runtime with the same operands (sc_host_prelude.h).
-        out += "#ifndef SC_HOST\n";
-        line(fmt::format("    asm volatile(\"{{\\n .reg .pred p;\\n setp.ne.b32 p, %{}, 0;\\n wgmma.mma_async.sync.aligned.{} {{{}}}, {}, %{}, p{}{}{};\\n}}\"",
-                         next + 1, p.shape_suffix(), d, a_operand, next, integer ? "" : ", 1, 1", imm_a, imm_b));
-        line(fmt::format("                 : {}", outs));
-        line(fmt::format("                 : {}\"l\"(db), \"r\"(1));", a_inputs));
-        out += "#else\n";
-        line(fmt::format("    sc::wgmma_host({{{}, {}, {}, {}, {}, {}}}, &acc{}[{}], {}, {}, db);  // {}", p.n, static_cast<int>(p.a_type),
-                         static_cast<int>(p.b_type), static_cast<int>(p.acc), p.a_in_registers ? 0 : static_cast<int>(p.a.major),
-                         static_cast<int>(p.b.major), acc, mb * regs, p.a_in_registers ? "0ull" : "da",
-                         p.a_in_registers ? fmt::format("ra{}_{}", mb, ks) : "nullptr", p.shape_suffix()));
-        out += "#endif\n";
+    case ir::StmtOp::if_: {
+      const bool before = dirty_, touched_before = acc_touched_;
+      const bool producer = producer_branch(s);
+      line(fmt::format("if ({}) {{  // op #{}{}", expr(s.e0), id, producer ? ": a warpgroup that only moves data" : ""));
+      if (producer) {
+        // Its TMA copies and arrivals are lane 0's and its waits need no other lane, so one
+        // warp runs it; with three or more warpgroups it hands its registers to the others.
+        if (dirty_) line("  sc::wg_sync(wg);");
+        dirty_ = false;
+        if (const auto r = register_split(); r.first) line(fmt::format("  sc::setmaxnreg_dec<{}>();", r.first));
+        line("  if (lane < 32) {");
+        stmt(s.body[0], depth + 2, out);
         line("  }");
-      }
-    }
-    line("}");
-  }
-
-  // ---- statements ------------------------------------------------------------------------------
-  void stmt(ir::StmtId id, int depth, std::string& out) {
-    const auto begin = out.size();
-    emit(id, depth, out);
-    if (k_.stmts[id].op != ir::StmtOp::seq) spans_.push_back({static_cast<int>(id), k_.stmts[id].op, begin, out.size()});
-  }
-  // ---- warp specialization ---------------------------------------------------------------------
-  // `if (thread_id == c) ...` whose branch only issues TMA loads and waits on and arrives at
-  // barriers: the producer of a warp-specialized pipeline.
-  bool data_mover(ir::StmtId id) const {
-    auto const& s = k_.stmts[id];
-    switch (s.op) {
-      case ir::StmtOp::seq:
-      case ir::StmtOp::for_:
-      case ir::StmtOp::if_:
-        return std::all_of(s.body.begin(), s.body.end(), [&](ir::StmtId c) { return data_mover(c); });
-      case ir::StmtOp::copy_gmem_to_smem:
-      case ir::StmtOp::barrier_wait:
-      case ir::StmtOp::barrier_arrive: return true;
-      default: return false;
-    }
-  }
-  bool producer_branch(ir::Stmt const& s) const {
-    if (k_.warpgroups < 2 || s.op != ir::StmtOp::if_) return false;
-    auto const& c = k_.exprs[s.e0];
-    if (c.op != ir::ExprOp::eq) return false;
-    auto const& l = k_.exprs[c.a];
-    auto const& r = k_.exprs[c.b];
-    const bool per_warpgroup = (l.op == ir::ExprOp::thread_id && r.op == ir::ExprOp::constant) ||
-                               (r.op == ir::ExprOp::thread_id && l.op == ir::ExprOp::constant);
-    return per_warpgroup && data_mover(s.body[0]);
-  }
-  // Registers per thread for the producer and for everyone else, 0: leave as is. The SM's 64 K
-  // registers are shared: 128 x 24 for the producer (TMA issue and barrier waits fit; FA3 gives
-  // its producer 24 beside two consumers too), the rest split evenly (multiples of 8, as
-  // setmaxnreg wants): 240 for two consumer warpgroups, where 40 left them 232 and
-  // attention_hopper D=256 causal spilled 64 bytes. Only with three or more warpgroups: with two,
-  // ptxas may already give each thread 255, and an "inc" below the current count is undefined.
-  // The watchdog's bounded waits (%globaltimer, the report's printf) take the producer past 40
-  // (ws_copy's spilled once setmaxnreg took effect), so it gets 56 there.
-  std::pair<int, int> register_split() const {
-    const int w = k_.warpgroups;
-    if (w < 3) return {0, 0};
-    const int producer = o_.watchdog_ms ? 56 : 24;
-    const int rest = std::min(240, (65536 - 128 * producer) / (128 * (w - 1)) / 8 * 8);
-    return {producer, rest};
-  }
-
-  // Lane 0 issues TMA copies and arrivals for its warpgroup, after the other lanes' generic
-  // accesses (stores, and the loads inside them) are done: a refill must not overtake a read, an
-  // arrival must not release a stage still being read, a TMA store must not read unwritten
-  // bytes. With no such access since the last warpgroup barrier (dirty_ false) the barrier would
-  // protect nothing: wgmma reads are complete once lane 0's own wgmma_wait has returned, and
-  // barrier waits are every lane's own.
-  // TMA loads and arrivals carry no per-thread state (bulk groups do: TMA stores, their commits
-  // and waits stay with lane 0), so they are issued by the elected thread (tcgen05.hpp).
-  static constexpr const char* issuer = elected_issuer;
-  template <class Line>
-  void sync_before_issue(Line const& line) const {
-    if (dirty_) line("sc::wg_sync(wg);");
-  }
-  void emit(ir::StmtId id, int depth, std::string& out) {
-    auto const& s = k_.stmts[id];
-    const std::string ind(static_cast<std::size_t>(depth) * 2, ' ');
-    auto line = [&](std::string const& t) { out += ind + t + "\n"; };
-    switch (s.op) {
-      case ir::StmtOp::seq:
-        for (auto c : s.body) stmt(c, depth, out);
-        return;
-      case ir::StmtOp::for_: {
-        const bool head = loop_head(id, dirty_);
-        const bool touched = touch_loop_head(id, acc_touched_);
-        if (fits_i32(range(s.e0)) && fits_i32(range(s.e1)))  // an int counter: one 32-bit add and compare per trip
-          line(fmt::format("for (int v{0} = static_cast<int>({1}), v{0}_end = static_cast<int>({2}); v{0} < v{0}_end; ++v{0}) {{  // op #{3}", s.var,
-                           expr(s.e0), expr(s.e1), id));
-        else
-          line(fmt::format("for (long long v{0} = {1}, v{0}_end = {2}; v{0} < v{0}_end; ++v{0}) {{  // op #{3}", s.var, expr(s.e0), expr(s.e1), id));
-        dirty_ = head;
-        acc_touched_ = touched;
+      } else {
         stmt(s.body[0], depth + 1, out);
-        line("}");
-        dirty_ = head;
-        acc_touched_ = touched;
-        return;
       }
-      case ir::StmtOp::if_: {
-        const bool before = dirty_, touched_before = acc_touched_;
-        const bool producer = producer_branch(s);
-        line(fmt::format("if ({}) {{  // op #{}{}", expr(s.e0), id, producer ? ": a warpgroup that only moves data" : ""));
-        if (producer) {
-          // Its TMA copies and arrivals are lane 0's and its waits need no other lane, so one
-          // warp runs it; with three or more warpgroups it hands its registers to the others.
-          if (dirty_) line("  sc::wg_sync(wg);");
-          dirty_ = false;
-          if (const auto r = register_split(); r.first) line(fmt::format("  sc::setmaxnreg_dec<{}>();", r.first));
-          line("  if (lane < 32) {");
-          stmt(s.body[0], depth + 2, out);
-          line("  }");
-        } else {
-          stmt(s.body[0], depth + 1, out);
-        }
-        bool d = dirty_, t = acc_touched_;
-        dirty_ = before;
-        acc_touched_ = touched_before;
-        if (s.body.size() > 1) {
-          line("} else {");
-          if (const auto r = register_split(); producer && r.second) line(fmt::format("  sc::setmaxnreg_inc<{}>();", r.second));
-          stmt(s.body[1], depth + 1, out);
-        }
-        dirty_ = d || dirty_;
-        acc_touched_ = t || acc_touched_;
-        line("}");
-        return;
+      bool d = dirty_, t = acc_touched_;
+      dirty_ = before;
+      acc_touched_ = touched_before;
+      if (s.body.size() > 1) {
+        line("} else {");
+        if (const auto r = register_split(); producer && r.second) line(fmt::format("  sc::setmaxnreg_inc<{}>();", r.second));
+        stmt(s.body[1], depth + 1, out);
       }
-      case ir::StmtOp::copy_gmem_to_smem: {
-        auto const& g = k_.refs[s.refs[0]];
-        auto const& m = k_.refs[s.refs[1]];
-        const auto bytes = product(m.shape) * ir::dtype_bits(k_.allocs[m.id].dtype) / 8;
-        const int map = map_of_.at(id);
-        line(fmt::format("// op #{}: copy_gmem_to_smem {} -> {} ({} B)", id, k_.params[g.id].name, ir::alloc_name(k_, m.id), bytes));
-        sync_before_issue(line);
-        line(fmt::format("if ({}) {{", issuer));
-        line(fmt::format("  const unsigned bar = {};", bar_addr(s.refs[2])));
-        // The pair's load (.cta_group::2, Stmt::n == 2): only the even CTA arrives, expecting both
-        // CTAs' bytes; each CTA's copy completes them on the even CTA's barrier (sc::tma_load_pair).
-        const bool pair = s.n == 2;
-        if (pair) {
-          line(fmt::format("  const unsigned leader = ({}) & ~1u;  // the pair's even CTA: cluster ranks are x-fastest, axis 0's extent even",
-                           fmt::format("{} + {}u * {} + {}u * {}", cluster_ctaid(k_, 0), k_.cluster[0], cluster_ctaid(k_, 1), k_.cluster[0] * k_.cluster[1],
-                                       cluster_ctaid(k_, 2))));
-          line(fmt::format("  if (({} & 1u) == 0u) sc::mbar_arrive_expect_tx(bar, {}u);  // this CTA's {} B and its odd CTA's", cluster_ctaid(k_, 0),
-                           2 * bytes, bytes));
-        } else {
-          line(fmt::format("  sc::mbar_arrive_expect_tx(bar, {}u);", bytes));
-        }
-        const std::string dst = fmt::format("smem_base + {}u + {}", offsets_[m.id], view_offset(s.refs[1]));
-        if (pair && tma_tiled(id, s.refs[1], s.refs[0])) unsupported_op(id, "a pair_leader copy of tiled SMEM");
-        if (tma_tiled(id, s.refs[1], s.refs[0])) {
-          tiled_boxes(s.refs[1], s.refs[0], line, [&](std::string const& at) { return fmt::format("sc::tma_load({}, &tmap{}, bar, 2, c);", at, map); });
-        } else if (s.axes.empty()) {
-          line(fmt::format("  const int c[] = {};", coords(s.refs[0], "")));
-          if (pair) line(fmt::format("  sc::tma_load_pair({}, &tmap{}, bar, leader, {}, c);", dst, map, g.shape.size()));
-          else line(fmt::format("  sc::tma_load({}, &tmap{}, bar, {}, c);", dst, map, g.shape.size()));
-        } else {
-          // Collective copy: this CTA loads rows [pos * share, (pos + 1) * share) and multicasts
-          // them to every CTA of its group (the CTAs that differ from it only along the copy's
-          // axes), at the same SMEM offset. Cluster ranks are x-fastest, so the group's ranks are
-          // rank_base plus a fixed pattern and pos is linear in the coordinates: both are
-          // emitted as constants, which is what tests/nvrtc/test_codegen_numbers.cpp checks.
-          const int n = group_size(s.axes);
-          const auto share_rows = g.shape[0] / n;
-          const auto share_bytes = bytes / n;
-          auto const& cl = k_.cluster;
-          const std::int64_t stride[3] = {1, cl[0], cl[0] * cl[1]};
-          auto collective = [&](int d) { return std::find(s.axes.begin(), s.axes.end(), d) != s.axes.end(); };
-          std::int64_t base_coef[3], pos_coef[3], pos_step = 1;
-          for (int d = 0; d < 3; ++d) {
-            base_coef[d] = collective(d) ? 0 : stride[d];
-            pos_coef[d] = collective(d) ? pos_step : 0;
-            if (collective(d)) pos_step *= cl[d];
-          }
-          unsigned pattern = 0;  // the group of the CTA at the cluster's origin
-          for (std::int64_t r = 0; r < cl[0] * cl[1] * cl[2]; ++r) {
-            const std::int64_t c[3] = {r % cl[0], r / cl[0] % cl[1], r / (cl[0] * cl[1])};
-            bool origin = true;
-            for (int d = 0; d < 3; ++d) origin = origin && (collective(d) || c[d] == 0);
-            if (origin) pattern |= 1u << r;
-          }
-          auto linear = [this](std::int64_t const* coef) {
-            return fmt::format("{}u * {} + {}u * {} + {}u * {}", coef[0], cluster_ctaid(k_, 0), coef[1], cluster_ctaid(k_, 1), coef[2], cluster_ctaid(k_, 2));
-          };
-          line(fmt::format("  const unsigned rank_base = {};", linear(base_coef)));
-          line(fmt::format("  const unsigned short mask = static_cast<unsigned short>(0x{:04x}u << rank_base);", pattern));
-          line(fmt::format("  const int pos = static_cast<int>({});", linear(pos_coef)));
-          line(fmt::format("  const int c[] = {};", coords(s.refs[0], fmt::format(" + pos * {}", share_rows))));
-          line(fmt::format("  sc::tma_load_multicast{}({} + static_cast<unsigned>(pos * {}), &tmap{}, bar, {}mask, {}, c);", pair ? "_pair" : "", dst,
-                           share_bytes, map, pair ? "leader, " : "", g.shape.size()));
-        }
-        line("}");
-        dirty_ = false;
-        return;
+      dirty_ = d || dirty_;
+      acc_touched_ = t || acc_touched_;
+      line("}");
+      return;
+    }
+    case ir::StmtOp::copy_gmem_to_smem: {
+      auto const& g = k_.refs[s.refs[0]];
+      auto const& m = k_.refs[s.refs[1]];
+      const auto bytes = product(m.shape) * ir::dtype_bits(k_.allocs[m.id].dtype) / 8;
+      const int map = map_of_.at(id);
+      line(fmt::format("// op #{}: copy_gmem_to_smem {} -> {} ({} B)", id, k_.params[g.id].name, ir::alloc_name(k_, m.id), bytes));
+      sync_before_issue(line);
+      line(fmt::format("if ({}) {{", issuer));
+      line(fmt::format("  const unsigned bar = {};", bar_addr(s.refs[2])));
+      // The pair's load (.cta_group::2, Stmt::n == 2): only the even CTA arrives, expecting both
+      // CTAs' bytes; each CTA's copy completes them on the even CTA's barrier (sc::tma_load_pair).
+      const bool pair = s.n == 2;
+      if (pair) {
+        line(fmt::format("  const unsigned leader = ({}) & ~1u;  // the pair's even CTA: cluster ranks are x-fastest, axis 0's extent even",
+                         fmt::format("{} + {}u * {} + {}u * {}", cluster_ctaid(k_, 0), k_.cluster[0], cluster_ctaid(k_, 1), k_.cluster[0] * k_.cluster[1],
+                                     cluster_ctaid(k_, 2))));
+        line(fmt::format("  if (({} & 1u) == 0u) sc::mbar_arrive_expect_tx(bar, {}u);  // this CTA's {} B and its odd CTA's", cluster_ctaid(k_, 0),
+                         2 * bytes, bytes));
+      } else {
+        line(fmt::format("  sc::mbar_arrive_expect_tx(bar, {}u);", bytes));
       }
-      case ir::StmtOp::copy_smem_to_gmem: {
-        auto const& m = k_.refs[s.refs[0]];
-        auto const& g = k_.refs[s.refs[1]];
-        // A TMA reduce (Stmt::n) is the same copy with a combining write: cp.reduce.async.bulk.tensor.
-        const auto reduce = static_cast<ir::Reduce>(s.n);
-        const std::string fn = reduce == ir::Reduce::none ? "sc::tma_store" : fmt::format("sc::tma_reduce<sc::reduce_{}, {}>", ir::reduce_name(reduce), ctype(k_.params[g.id].dtype));
-        line(fmt::format("// op #{}: copy_smem_to_gmem{} {} -> {}", id, reduce == ir::Reduce::none ? "" : fmt::format(" (reduce {})", ir::reduce_name(reduce)),
-                         ir::alloc_name(k_, m.id), k_.params[g.id].name));
-        sync_before_issue(line);
-        line("if (lane == 0) {");
-        if (tma_tiled(id, s.refs[0], s.refs[1])) {
-          tiled_boxes(s.refs[0], s.refs[1], line, [&](std::string const& at) { return fmt::format("{}(&tmap{}, {}, 2, c);", fn, map_of_.at(id), at); });
-        } else {
-          line(fmt::format("  const int c[] = {};", coords(s.refs[1], "")));
-          line(fmt::format("  {}(&tmap{}, smem_base + {}u + {}, {}, c);", fn, map_of_.at(id), offsets_[m.id], view_offset(s.refs[0]), g.shape.size()));
+      const std::string dst = fmt::format("smem_base + {}u + {}", offsets_[m.id], view_offset(s.refs[1]));
+      if (pair && tma_tiled(id, s.refs[1], s.refs[0])) unsupported_op(id, "a pair_leader copy of tiled SMEM");
+      if (tma_tiled(id, s.refs[1], s.refs[0])) {
+        tiled_boxes(s.refs[1], s.refs[0], line, [&](std::string const& at) { return fmt::format("sc::tma_load({}, &tmap{}, bar, 2, c);", at, map); });
+      } else if (s.axes.empty()) {
+        line(fmt::format("  const int c[] = {};", coords(s.refs[0], "")));
+        if (pair) line(fmt::format("  sc::tma_load_pair({}, &tmap{}, bar, leader, {}, c);", dst, map, g.shape.size()));
+        else line(fmt::format("  sc::tma_load({}, &tmap{}, bar, {}, c);", dst, map, g.shape.size()));
+      } else {
+        // Collective copy: this CTA loads rows [pos * share, (pos + 1) * share) and multicasts
+        // them to every CTA of its group (the CTAs that differ from it only along the copy's
+        // axes), at the same SMEM offset. Cluster ranks are x-fastest, so the group's ranks are
+        // rank_base plus a fixed pattern and pos is linear in the coordinates: both are
+        // emitted as constants, which is what tests/nvrtc/test_codegen_numbers.cpp checks.
+        const int n = group_size(s.axes);
+        const auto share_rows = g.shape[0] / n;
+        const auto share_bytes = bytes / n;
+        auto const& cl = k_.cluster;
+        const std::int64_t stride[3] = {1, cl[0], cl[0] * cl[1]};
+        auto collective = [&](int d) { return std::find(s.axes.begin(), s.axes.end(), d) != s.axes.end(); };
+        std::int64_t base_coef[3], pos_coef[3], pos_step = 1;
+        for (int d = 0; d < 3; ++d) {
+          base_coef[d] = collective(d) ? 0 : stride[d];
+          pos_coef[d] = collective(d) ? pos_step : 0;
+          if (collective(d)) pos_step *= cl[d];
         }
-        line("}");
-        dirty_ = false;
-        return;
-      }
-      case ir::StmtOp::commit_group:
-        line(fmt::format("if (lane == 0) sc::bulk_commit();  // op #{}", id));
-        return;
-      case ir::StmtOp::wait_group:
-        line(fmt::format("if (lane == 0) sc::bulk_wait{}<{}>();  // op #{}", s.flag ? "_read" : "", s.n, id));
-        line("sc::wg_sync(wg);");
-        dirty_ = false;
-        return;
-      case ir::StmtOp::commit_smem:
-        line(fmt::format("sc::fence_proxy_async{}();  // op #{}", gmem_cross_proxy() ? "_all" : "", id));
-        return;
-      case ir::StmtOp::barrier_arrive: {
-        auto const& r = k_.refs[s.refs[0]];
-        auto const& al = k_.allocs[r.id];
-        line(fmt::format("// op #{}: barrier_arrive on {}", id, bar_label(k_.refs[s.refs[0]].id)));
-        sync_before_issue(line);
-        if (al.kind == ir::AllocKind::cluster_barrier) {
-          std::vector<std::string> same;
-          const char* names[] = {"x", "y", "z"};
-          for (int d = 0; d < 3; ++d)
-            if (std::find(al.collective_axes.begin(), al.collective_axes.end(), d) == al.collective_axes.end())
-              same.push_back(fmt::format("{} == static_cast<int>({})", names[d], cluster_ctaid(k_, d)));
-          line(fmt::format("if ({}) {{", issuer));
-          line(fmt::format("  for (int r = 0; r < {}; ++r) {{", k_.cluster[0] * k_.cluster[1] * k_.cluster[2]));
-          line(fmt::format("    const int x = r % {0}, y = r / {0} % {1}, z = r / ({0} * {1});", k_.cluster[0], k_.cluster[1]));
-          line(fmt::format("    (void)x; (void)y; (void)z;"));
-          line(fmt::format("    if ({}) sc::mbar_arrive_remote<{}>({}, static_cast<unsigned>(r));",
-                           same.empty() ? std::string("true") : fmt::format("{}", fmt::join(same, " && ")), !scopes_[r.id].cta, bar_addr(s.refs[0])));
-          line("  }");
-          line("}");
-        } else {
-          line(fmt::format("if ({}) sc::mbar_arrive({});", issuer, bar_addr(s.refs[0])));
+        unsigned pattern = 0;  // the group of the CTA at the cluster's origin
+        for (std::int64_t r = 0; r < cl[0] * cl[1] * cl[2]; ++r) {
+          const std::int64_t c[3] = {r % cl[0], r / cl[0] % cl[1], r / (cl[0] * cl[1])};
+          bool origin = true;
+          for (int d = 0; d < 3; ++d) origin = origin && (collective(d) || c[d] == 0);
+          if (origin) pattern |= 1u << r;
         }
-        dirty_ = false;
-        return;
-      }
-      case ir::StmtOp::barrier_wait: {
-        auto const& r = k_.refs[s.refs[0]];
-        const bool cluster = !scopes_[r.id].cta;  // an .acquire.cluster wait
-        line(fmt::format("{{  // op #{}: barrier_wait on {}", id, bar_label(r.id)));
-        // unsigned: a barrier element's number is small and never negative (the interpreter checks it)
-        line(fmt::format("  const unsigned e = static_cast<unsigned>({});", bar_index(s.refs[0])));
-        const std::string word = bar_elements_ <= 32 ? "parity[0]" : "parity[e / 32]";
-        line(fmt::format("  const unsigned p = ({} >> (e % 32)) & 1u;", word));
-        if (o_.watchdog_ms) {
-          // e counts every barrier element of the CTA; the report names the array's own element.
-          line(fmt::format("  sc::mbar_wait_watchdog<{}>({}, p, \"{}\", {}, \"{}\", static_cast<long long>(e) - {}, completions[e]++, {}ull);", cluster, bar_addr(s.refs[0]),
-                           k_.name, id, bar_label(r.id), bar_first_[r.id], std::uint64_t{o_.watchdog_ms} * 1000000));
-        } else {
-          line(fmt::format("  sc::mbar_wait{}({}, p);", cluster ? "_cluster" : "", bar_addr(s.refs[0])));
-        }
-        line(fmt::format("  {} ^= 1u << (e % 32);", word));
-        line("}");
-        return;
-      }
-      case ir::StmtOp::store: {
-        auto const& r = k_.refs[s.refs[0]];
-        const auto dt = r.base == ir::RefBase::param ? k_.params[r.id].dtype : k_.allocs[r.id].dtype;
-        const reducing red(*this, static_cast<ir::Reduce>(s.n));
-        if (const int a = fragment_acc(s); a >= 0) {
-          fragment_store(id, a, ind, out);
-          return;
-        }
-        if (tcgen05_gen::writes_tmem(k_, s)) {
-          // Its SMEM reads are ordinary loads: other lanes' earlier stores must be done. And each
-          // warp waits only for its own tcgen05.st: the next barrier_arrive (or MMA) must start
-          // with the warpgroup's barrier, whose tcgen05 fences order all four warps' stores.
-          if (dirty_) line(fmt::format("sc::wg_sync(wg);  // op #{}: an earlier store may have touched these bytes from other lanes", id));
-          dirty_ = true;
-          tcgen05_gen::tmem_write(tc_context(), id, ind, out);
-          return;
-        }
-        if (tcgen05_gen::reads_tmem(k_, s.value)) {
-          if (dirty_) line(fmt::format("sc::wg_sync(wg);  // op #{}: an earlier store may have touched these bytes from other lanes", id));
-          dirty_ = true;
-          tcgen05_gen::tmem_store(tc_context(), id, ind, out);
-          return;
-        }
-        if (transpose32(s)) {
-          // A layout conversion, and the only one the generator makes: the destination is written
-          // in the order of ir/transpose_order.hpp (why, banks counted, is there), not row-major.
-          if (dirty_) line(fmt::format("sc::wg_sync(wg);  // op #{}: an earlier store may have touched these bytes from other lanes", id));
-          dirty_ = true;
-          line(fmt::format("#pragma unroll\n{}for (int u = 0; u < 8; ++u) {{  // op #{}: store; layout conversion: transpose32 order, "
-                           "bank-conflict free on both sides", ind, id));
-          line("  const int i = sc::transpose32_element(lane, u);");
-          line(fmt::format("  {} = {};", element(s.refs[0], "i"), store_conv(dt, value(s.value, "i"))));
-          line("}");
-          return;
-        }
-        const auto n = product(r.shape);
-        // Each thread takes v consecutive elements (16 bytes of the widest type involved): v
-        // elements never cross a row (the innermost extents are multiples of v) and start on a
-        // 16-byte boundary (swizzling permutes whole 16-byte chunks), so when every operand has
-        // the destination's width they move as single 16-byte loads and stores.
-        const int dst_width = ir::dtype_bits(dt) / 8;
-        const int width = std::max(dst_width, widest_load(s.value));
-        int v = 16 / width;
-        std::vector<ir::ValueId> leaves;
-        loads_of(s.value, leaves);
-        // A fully indexed view (rank 0) is one element: no innermost extent to vectorise over.
-        bool aligned = !r.shape.empty() && r.shape.back() % v == 0 && n % (128LL * v) == 0;
-        bool same_width = true;
-        auto check_ref = [&](ir::RefId rr) {
-          auto const& ref = k_.refs[rr];
-          if (ref.shape.empty() || ref.shape.back() % v != 0) aligned = false;
-          if (ref.base == ir::RefBase::param && !rows_keep_vectors(rr, v)) aligned = false;
-          if (predicated(rr)) aligned = false;  // element by element
-          // A sub-view's rows start where its origin puts them: vectors stay 16-byte aligned when
-          // the parent's rows and the column origin are multiples of v (rows then start aligned too).
-          if (ref.base == ir::RefBase::alloc && !ref.block.empty()) {
-            auto const& al = k_.allocs[ref.id];
-            auto const& col = k_.exprs[ref.block.back()];
-            if (al.shape.back() % v != 0 || col.op != ir::ExprOp::constant || col.value % v != 0) aligned = false;
-          }
-          // A tiled layout keeps only a tile's row contiguous: a vector must not cross into the next tile.
-          if (tiled_ref(rr) && k_.allocs[ref.id].tiling.back() % v != 0) aligned = false;
-          const auto t = ref.base == ir::RefBase::param ? k_.params[ref.id].dtype : k_.allocs[ref.id].dtype;
-          if (ir::dtype_bits(t) / 8 != dst_width) same_width = false;
+        auto linear = [this](std::int64_t const* coef) {
+          return fmt::format("{}u * {} + {}u * {} + {}u * {}", coef[0], cluster_ctaid(k_, 0), coef[1], cluster_ctaid(k_, 1), coef[2], cluster_ctaid(k_, 2));
         };
-        check_ref(s.refs[0]);
-        for (auto l : leaves) check_ref(k_.values[l].ref);
-        // A reduction or broadcast reads its operands at other indices than the store's: no
-        // operand row is the destination's, so none is read as the destination's vector.
-        if (moves_elements(s.value)) same_width = false;
-        // A reduction moves as a vector only as red.global.add.v4.f32 (sm_90: no integer or
-        // min/max vectors); otherwise one red per element.
-        if (!aligned || (reduce_ != ir::Reduce::none && !vector_reduction(dt))) v = 1;
+        line(fmt::format("  const unsigned rank_base = {};", linear(base_coef)));
+        line(fmt::format("  const unsigned short mask = static_cast<unsigned short>(0x{:04x}u << rank_base);", pattern));
+        line(fmt::format("  const int pos = static_cast<int>({});", linear(pos_coef)));
+        line(fmt::format("  const int c[] = {};", coords(s.refs[0], fmt::format(" + pos * {}", share_rows))));
+        line(fmt::format("  sc::tma_load_multicast{}({} + static_cast<unsigned>(pos * {}), &tmap{}, bar, {}mask, {}, c);", pair ? "_pair" : "", dst,
+                         share_bytes, map, pair ? "leader, " : "", g.shape.size()));
+      }
+      line("}");
+      dirty_ = false;
+      return;
+    }
+    case ir::StmtOp::copy_smem_to_gmem: {
+      auto const& m = k_.refs[s.refs[0]];
+      auto const& g = k_.refs[s.refs[1]];
+      // A TMA reduce (Stmt::n) is the same copy with a combining write: cp.reduce.async.bulk.tensor.
+      const auto reduce = static_cast<ir::Reduce>(s.n);
+      const std::string fn = reduce == ir::Reduce::none ? "sc::tma_store" : fmt::format("sc::tma_reduce<sc::reduce_{}, {}>", ir::reduce_name(reduce), ctype(k_.params[g.id].dtype));
+      line(fmt::format("// op #{}: copy_smem_to_gmem{} {} -> {}", id, reduce == ir::Reduce::none ? "" : fmt::format(" (reduce {})", ir::reduce_name(reduce)),
+                       ir::alloc_name(k_, m.id), k_.params[g.id].name));
+      sync_before_issue(line);
+      line("if (lane == 0) {");
+      if (tma_tiled(id, s.refs[0], s.refs[1])) {
+        tiled_boxes(s.refs[0], s.refs[1], line, [&](std::string const& at) { return fmt::format("{}(&tmap{}, {}, 2, c);", fn, map_of_.at(id), at); });
+      } else {
+        line(fmt::format("  const int c[] = {};", coords(s.refs[1], "")));
+        line(fmt::format("  {}(&tmap{}, smem_base + {}u + {}, {}, c);", fn, map_of_.at(id), offsets_[m.id], view_offset(s.refs[0]), g.shape.size()));
+      }
+      line("}");
+      dirty_ = false;
+      return;
+    }
+    case ir::StmtOp::commit_group:
+      line(fmt::format("if (lane == 0) sc::bulk_commit();  // op #{}", id));
+      return;
+    case ir::StmtOp::wait_group:
+      line(fmt::format("if (lane == 0) sc::bulk_wait{}<{}>();  // op #{}", s.flag ? "_read" : "", s.n, id));
+      line("sc::wg_sync(wg);");
+      dirty_ = false;
+      return;
+    case ir::StmtOp::commit_smem:
+      line(fmt::format("sc::fence_proxy_async{}();  // op #{}", gmem_cross_proxy() ? "_all" : "", id));
+      return;
+    case ir::StmtOp::barrier_arrive: {
+      auto const& r = k_.refs[s.refs[0]];
+      auto const& al = k_.allocs[r.id];
+      line(fmt::format("// op #{}: barrier_arrive on {}", id, bar_label(k_.refs[s.refs[0]].id)));
+      sync_before_issue(line);
+      if (al.kind == ir::AllocKind::cluster_barrier) {
+        std::vector<std::string> same;
+        const char* names[] = {"x", "y", "z"};
+        for (int d = 0; d < 3; ++d)
+          if (std::find(al.collective_axes.begin(), al.collective_axes.end(), d) == al.collective_axes.end())
+            same.push_back(fmt::format("{} == static_cast<int>({})", names[d], cluster_ctaid(k_, d)));
+        line(fmt::format("if ({}) {{", issuer));
+        line(fmt::format("  for (int r = 0; r < {}; ++r) {{", k_.cluster[0] * k_.cluster[1] * k_.cluster[2]));
+        line(fmt::format("    const int x = r % {0}, y = r / {0} % {1}, z = r / ({0} * {1});", k_.cluster[0], k_.cluster[1]));
+        line(fmt::format("    (void)x; (void)y; (void)z;"));
+        line(fmt::format("    if ({}) sc::mbar_arrive_remote<{}>({}, static_cast<unsigned>(r));",
+                         same.empty() ? std::string("true") : fmt::format("{}", fmt::join(same, " && ")), !scopes_[r.id].cta, bar_addr(s.refs[0])));
+        line("  }");
+        line("}");
+      } else {
+        line(fmt::format("if ({}) sc::mbar_arrive({});", issuer, bar_addr(s.refs[0])));
+      }
+      dirty_ = false;
+      return;
+    }
+    case ir::StmtOp::barrier_wait: {
+      auto const& r = k_.refs[s.refs[0]];
+      const bool cluster = !scopes_[r.id].cta;  // an .acquire.cluster wait
+      line(fmt::format("{{  // op #{}: barrier_wait on {}", id, bar_label(r.id)));
+      // unsigned: a barrier element's number is small and never negative (the interpreter checks it)
+      line(fmt::format("  const unsigned e = static_cast<unsigned>({});", bar_index(s.refs[0])));
+      const std::string word = bar_elements_ <= 32 ? "parity[0]" : "parity[e / 32]";
+      line(fmt::format("  const unsigned p = ({} >> (e % 32)) & 1u;", word));
+      if (o_.watchdog_ms) {
+        // e counts every barrier element of the CTA; the report names the array's own element.
+        line(fmt::format("  sc::mbar_wait_watchdog<{}>({}, p, \"{}\", {}, \"{}\", static_cast<long long>(e) - {}, completions[e]++, {}ull);", cluster, bar_addr(s.refs[0]),
+                         k_.name, id, bar_label(r.id), bar_first_[r.id], std::uint64_t{o_.watchdog_ms} * 1000000));
+      } else {
+        line(fmt::format("  sc::mbar_wait{}({}, p);", cluster ? "_cluster" : "", bar_addr(s.refs[0])));
+      }
+      line(fmt::format("  {} ^= 1u << (e % 32);", word));
+      line("}");
+      return;
+    }
+    case ir::StmtOp::store: {
+      auto const& r = k_.refs[s.refs[0]];
+      const auto dt = r.base == ir::RefBase::param ? k_.params[r.id].dtype : k_.allocs[r.id].dtype;
+      const reducing red(*this, static_cast<ir::Reduce>(s.n));
+      if (const int a = fragment_acc(s); a >= 0) {
+        fragment_store(id, a, ind, out);
+        return;
+      }
+      if (tcgen05_gen::writes_tmem(k_, s)) {
+        // Its SMEM reads are ordinary loads: other lanes' earlier stores must be done. And each
+        // warp waits only for its own tcgen05.st: the next barrier_arrive (or MMA) must start
+        // with the warpgroup's barrier, whose tcgen05 fences order all four warps' stores.
         if (dirty_) line(fmt::format("sc::wg_sync(wg);  // op #{}: an earlier store may have touched these bytes from other lanes", id));
         dirty_ = true;
-        line(fmt::format("for (int i0 = lane * {0}; i0 < {1}; i0 += {2}) {{  // op #{3}: store, {0} element(s) per thread", v, n, 128 * v, id));
-        if (v > 1 && same_width) {
-          for (std::size_t l = 0; l < leaves.size(); ++l) {
-            line(fmt::format("  const uint4 raw{} = *reinterpret_cast<const uint4*>(&{});", l, element(k_.values[leaves[l]].ref, "i0")));
-            // read the raw bits as the leaf's own type (same width as dt, not necessarily the same type)
-            leaf_override_[leaves[l]] = fmt::format("reinterpret_cast<const {}*>(&raw{})[u]", ctype(k_.values[leaves[l]].dtype), l);
-          }
-          line(fmt::format("  {} out[{}];", ctype(dt), v));
-          line("  #pragma unroll");
-          line(fmt::format("  for (int u = 0; u < {}; ++u) out[u] = {};", v, store_conv(dt, value(s.value, "(i0 + u)"))));
-          if (reduce_ != ir::Reduce::none) line(fmt::format("  sc::red_add_v4(&{}, out);", element(s.refs[0], "i0")));
-          else line(fmt::format("  *reinterpret_cast<uint4*>(&{}) = *reinterpret_cast<const uint4*>(out);", element(s.refs[0], "i0")));
-          leaf_override_.clear();
-        } else {
-          line("  #pragma unroll");
-          line(fmt::format("  for (int u = 0; u < {}; ++u) {{", v));
-          line("    const int i = i0 + u;");
-          line("    " + assign(s.refs[0], "i", store_conv(dt, value(s.value, "i"))));
-          line("  }");
-        }
+        tcgen05_gen::tmem_write(tc_context(), id, ind, out);
+        return;
+      }
+      if (tcgen05_gen::reads_tmem(k_, s.value)) {
+        if (dirty_) line(fmt::format("sc::wg_sync(wg);  // op #{}: an earlier store may have touched these bytes from other lanes", id));
+        dirty_ = true;
+        tcgen05_gen::tmem_store(tc_context(), id, ind, out);
+        return;
+      }
+      if (transpose32(s)) {
+        // A layout conversion, and the only one the generator makes: the destination is written
+        // in the order of ir/transpose_order.hpp (why, banks counted, is there), not row-major.
+        if (dirty_) line(fmt::format("sc::wg_sync(wg);  // op #{}: an earlier store may have touched these bytes from other lanes", id));
+        dirty_ = true;
+        line(fmt::format("#pragma unroll\n{}for (int u = 0; u < 8; ++u) {{  // op #{}: store; layout conversion: transpose32 order, "
+                         "bank-conflict free on both sides", ind, id));
+        line("  const int i = sc::transpose32_element(lane, u);");
+        line(fmt::format("  {} = {};", element(s.refs[0], "i"), store_conv(dt, value(s.value, "i"))));
         line("}");
         return;
       }
-      case ir::StmtOp::wgmma:
-        emit_wgmma(id, ind, out);
-        return;
-      case ir::StmtOp::wgmma_commit:
-        line(fmt::format("sc::wgmma_commit();  // op #{}", id));
-        return;
-      case ir::StmtOp::wgmma_wait:
-        line(fmt::format("sc::wgmma_wait<{}>();  // op #{}", s.n, id));
-        // Which groups are still in flight is not known here, so no accumulator is read early.
-        for (std::size_t a = 0; a < k_.allocs.size(); ++a)
-          if (k_.allocs[a].kind == ir::AllocKind::accumulator) pin_registers(static_cast<int>(a), ind, out);
-        return;
-      case ir::StmtOp::tcgen05_mma:
-        // The tensor core reads SMEM through the async proxy: other lanes' generic stores must be
-        // done (their proxy fence is the kernel's own commit_smem()).
-        sync_before_issue(line);
-        dirty_ = false;
-        tcgen05_gen::mma(tc_context(), id, ind, out);
-        return;
-      case ir::StmtOp::tcgen05_commit_arrive:
-        tcgen05_gen::commit(tc_context(), id, s.refs[0], ind, out);
-        return;
-      case ir::StmtOp::tmem_dealloc:
-        tcgen05_gen::dealloc(tc_context(), id, ind, out);
-        dirty_ = false;  // it starts with the warpgroup's barrier
-        return;
-      case ir::StmtOp::named_barrier_sync:
-      case ir::StmtOp::named_barrier_arrive: {
-        // User id u is hardware id first_named_barrier + u (ir/types.hpp): 0 is __syncthreads and
-        // 1..8 are sc::wg_sync's. Every thread of the warpgroup runs it, no elected lane.
-        const bool sync = s.op == ir::StmtOp::named_barrier_sync;
-        const char* fn = sync ? "sc::named_bar_sync" : "sc::named_bar_arrive";
-        auto const& e = k_.exprs[s.e0];
-        if (e.op == ir::ExprOp::constant)
-          line(fmt::format("{}<{}u, {}u>();  // op #{}: {}({}, {})", fn, ir::first_named_barrier + e.value, s.n, id, ir::stmt_name(s.op), e.value, s.n));
-        else
-          line(fmt::format("{}<{}u>(static_cast<unsigned>({}) + {}u);  // op #{}: {}", fn, s.n, expr(s.e0), ir::first_named_barrier, id,
-                           ir::stmt_name(s.op)));
-        // A sync is a barrier for this warpgroup's lanes too: their stores are ordered with what follows.
-        if (sync) dirty_ = false;
-        return;
+      const auto n = product(r.shape);
+      // Each thread takes v consecutive elements (16 bytes of the widest type involved): v
+      // elements never cross a row (the innermost extents are multiples of v) and start on a
+      // 16-byte boundary (swizzling permutes whole 16-byte chunks), so when every operand has
+      // the destination's width they move as single 16-byte loads and stores.
+      const int dst_width = ir::dtype_bits(dt) / 8;
+      const int width = std::max(dst_width, widest_load(s.value));
+      int v = 16 / width;
+      std::vector<ir::ValueId> leaves;
+      loads_of(s.value, leaves);
+      // A fully indexed view (rank 0) is one element: no innermost extent to vectorise over.
+      bool aligned = !r.shape.empty() && r.shape.back() % v == 0 && n % (128LL * v) == 0;
+      bool same_width = true;
+      auto check_ref = [&](ir::RefId rr) {
+        auto const& ref = k_.refs[rr];
+        if (ref.shape.empty() || ref.shape.back() % v != 0) aligned = false;
+        if (ref.base == ir::RefBase::param && !rows_keep_vectors(rr, v)) aligned = false;
+        if (predicated(rr)) aligned = false;  // element by element
+        // A sub-view's rows start where its origin puts them: vectors stay 16-byte aligned when
+        // the parent's rows and the column origin are multiples of v (rows then start aligned too).
+        if (ref.base == ir::RefBase::alloc && !ref.block.empty()) {
+          auto const& al = k_.allocs[ref.id];
+          auto const& col = k_.exprs[ref.block.back()];
+          if (al.shape.back() % v != 0 || col.op != ir::ExprOp::constant || col.value % v != 0) aligned = false;
+        }
+        // A tiled layout keeps only a tile's row contiguous: a vector must not cross into the next tile.
+        if (tiled_ref(rr) && k_.allocs[ref.id].tiling.back() % v != 0) aligned = false;
+        const auto t = ref.base == ir::RefBase::param ? k_.params[ref.id].dtype : k_.allocs[ref.id].dtype;
+        if (ir::dtype_bits(t) / 8 != dst_width) same_width = false;
+      };
+      check_ref(s.refs[0]);
+      for (auto l : leaves) check_ref(k_.values[l].ref);
+      // A reduction or broadcast reads its operands at other indices than the store's: no
+      // operand row is the destination's, so none is read as the destination's vector.
+      if (moves_elements(s.value)) same_width = false;
+      // A reduction moves as a vector only as red.global.add.v4.f32 (sm_90: no integer or
+      // min/max vectors); otherwise one red per element.
+      if (!aligned || (reduce_ != ir::Reduce::none && !vector_reduction(dt))) v = 1;
+      if (dirty_) line(fmt::format("sc::wg_sync(wg);  // op #{}: an earlier store may have touched these bytes from other lanes", id));
+      dirty_ = true;
+      line(fmt::format("for (int i0 = lane * {0}; i0 < {1}; i0 += {2}) {{  // op #{3}: store, {0} element(s) per thread", v, n, 128 * v, id));
+      if (v > 1 && same_width) {
+        for (std::size_t l = 0; l < leaves.size(); ++l) {
+          line(fmt::format("  const uint4 raw{} = *reinterpret_cast<const uint4*>(&{});", l, element(k_.values[leaves[l]].ref, "i0")));
+          // read the raw bits as the leaf's own type (same width as dt, not necessarily the same type)
+          leaf_override_[leaves[l]] = fmt::format("reinterpret_cast<const {}*>(&raw{})[u]", ctype(k_.values[leaves[l]].dtype), l);
+        }
+        line(fmt::format("  {} out[{}];", ctype(dt), v));
+        line("  #pragma unroll");
+        line(fmt::format("  for (int u = 0; u < {}; ++u) out[u] = {};", v, store_conv(dt, value(s.value, "(i0 + u)"))));
+        if (reduce_ != ir::Reduce::none) line(fmt::format("  sc::red_add_v4(&{}, out);", element(s.refs[0], "i0")));
+        else line(fmt::format("  *reinterpret_cast<uint4*>(&{}) = *reinterpret_cast<const uint4*>(out);", element(s.refs[0], "i0")));
+        leaf_override_.clear();
+      } else {
+        line("  #pragma unroll");
+        line(fmt::format("  for (int u = 0; u < {}; ++u) {{", v));
+        line("    const int i = i0 + u;");
+        line("    " + assign(s.refs[0], "i", store_conv(dt, value(s.value, "i"))));
+        line("  }");
       }
-      case ir::StmtOp::semaphore_signal:
-      case ir::StmtOp::semaphore_wait: {
-        // One thread does the atomic for the warpgroup. A signal first meets every lane, so all
-        // that the warpgroup did (reads included: a later CTA may overwrite what it read) is
-        // ordered before the release, which is cumulative; after a wait the lanes meet the thread
-        // whose acquire they are then ordered after.
-        const bool signal = s.op == ir::StmtOp::semaphore_signal;
-        auto const& r = k_.refs[s.refs[0]];
-        // A 32-bit offset (a semaphore array is at most ir::max_workspace_bytes): the 64-bit index
-        // math of a GMEM element cost a register spill around the wait's branch (ptxas, CUDA 13.0).
-        const std::string name = k_.params[r.id].name, off = fmt::format("static_cast<int>({})", param_offset(s.refs[0], "0"));
-        const std::string at = fmt::format("(p_{} + {})", name, off);
-        line(fmt::format("// op #{}: {} on semaphore '{}'", id, ir::stmt_name(s.op), name));
-        if (signal) line("sc::wg_sync(wg);");
-        if (!signal && o_.watchdog_ms)
-          line(fmt::format("if ({}) sc::sem_wait_watchdog({}, static_cast<int>({}), \"{}\", {}, \"{}\", {}, {}ull);", issuer, at, expr(s.e0), k_.name, id,
-                           name, off, std::uint64_t{o_.watchdog_ms} * 1000000));
-        else
-          line(fmt::format("if ({}) sc::{}({}, static_cast<int>({}));", issuer, signal ? "sem_signal" : "sem_wait", at, expr(s.e0)));
-        if (!signal) line("sc::wg_sync(wg);");
-        dirty_ = false;
-        return;
-      }
+      line("}");
+      return;
+    }
+    case ir::StmtOp::wgmma:
+      emit_wgmma(id, ind, out);
+      return;
+    case ir::StmtOp::wgmma_commit:
+      line(fmt::format("sc::wgmma_commit();  // op #{}", id));
+      return;
+    case ir::StmtOp::wgmma_wait:
+      line(fmt::format("sc::wgmma_wait<{}>();  // op #{}", s.n, id));
+      // Which groups are still in flight is not known here, so no accumulator is read early.
+      for (std::size_t a = 0; a < k_.allocs.size(); ++a)
+        if (k_.allocs[a].kind == ir::AllocKind::accumulator) pin_registers(static_cast<int>(a), ind, out);
+      return;
+    case ir::StmtOp::tcgen05_mma:
+      // The tensor core reads SMEM through the async proxy: other lanes' generic stores must be
+      // done (their proxy fence is the kernel's own commit_smem()).
+      sync_before_issue(line);
+      dirty_ = false;
+      tcgen05_gen::mma(tc_context(), id, ind, out);
+      return;
+    case ir::StmtOp::tcgen05_commit_arrive:
+      tcgen05_gen::commit(tc_context(), id, s.refs[0], ind, out);
+      return;
+    case ir::StmtOp::tmem_dealloc:
+      tcgen05_gen::dealloc(tc_context(), id, ind, out);
+      dirty_ = false;  // it starts with the warpgroup's barrier
+      return;
+    case ir::StmtOp::named_barrier_sync:
+    case ir::StmtOp::named_barrier_arrive: {
+      // User id u is hardware id first_named_barrier + u (ir/types.hpp): 0 is __syncthreads and
+      // 1..8 are sc::wg_sync's. Every thread of the warpgroup runs it, no elected lane.
+      const bool sync = s.op == ir::StmtOp::named_barrier_sync;
+      const char* fn = sync ? "sc::named_bar_sync" : "sc::named_bar_arrive";
+      auto const& e = k_.exprs[s.e0];
+      if (e.op == ir::ExprOp::constant)
+        line(fmt::format("{}<{}u, {}u>();  // op #{}: {}({}, {})", fn, ir::first_named_barrier + e.value, s.n, id, ir::stmt_name(s.op), e.value, s.n));
+      else
+        line(fmt::format("{}<{}u>(static_cast<unsigned>({}) + {}u);  // op #{}: {}", fn, s.n, expr(s.e0), ir::first_named_barrier, id,
+                         ir::stmt_name(s.op)));
+      // A sync is a barrier for this warpgroup's lanes too: their stores are ordered with what follows.
+      if (sync) dirty_ = false;
+      return;
+    }
+    case ir::StmtOp::semaphore_signal:
+    case ir::StmtOp::semaphore_wait: {
+      // One thread does the atomic for the warpgroup. A signal first meets every lane, so all
+      // that the warpgroup did (reads included: a later CTA may overwrite what it read) is
+      // ordered before the release, which is cumulative; after a wait the lanes meet the thread
+      // whose acquire they are then ordered after.
+      const bool signal = s.op == ir::StmtOp::semaphore_signal;
+      auto const& r = k_.refs[s.refs[0]];
+      // A 32-bit offset (a semaphore array is at most ir::max_workspace_bytes): the 64-bit index
+      // math of a GMEM element cost a register spill around the wait's branch (ptxas, CUDA 13.0).
+      const std::string name = k_.params[r.id].name, off = fmt::format("static_cast<int>({})", param_offset(s.refs[0], "0"));
+      const std::string at = fmt::format("(p_{} + {})", name, off);
+      line(fmt::format("// op #{}: {} on semaphore '{}'", id, ir::stmt_name(s.op), name));
+      if (signal) line("sc::wg_sync(wg);");
+      if (!signal && o_.watchdog_ms)
+        line(fmt::format("if ({}) sc::sem_wait_watchdog({}, static_cast<int>({}), \"{}\", {}, \"{}\", {}, {}ull);", issuer, at, expr(s.e0), k_.name, id,
+                         name, off, std::uint64_t{o_.watchdog_ms} * 1000000));
+      else
+        line(fmt::format("if ({}) sc::{}({}, static_cast<int>({}));", issuer, signal ? "sem_signal" : "sem_wait", at, expr(s.e0)));
+      if (!signal) line("sc::wg_sync(wg);");
+      dirty_ = false;
+      return;
     }
   }
+}
 
-  // commit_smem() fences GMEM too (DESIGN.md, docs/interpreter.md): needed only where a TMA copy
-  // touches a parameter that ordinary stores also write; elsewhere the SMEM-only fence is enough.
-  bool gmem_cross_proxy() const {
-    std::vector<bool> generic(k_.params.size(), false), tma(k_.params.size(), false);
-    for (auto const& s : k_.stmts) {
-      if (s.op == ir::StmtOp::store && k_.refs[s.refs[0]].base == ir::RefBase::param) generic[k_.refs[s.refs[0]].id] = true;
-      if (s.op == ir::StmtOp::copy_gmem_to_smem) tma[k_.refs[s.refs[0]].id] = true;
-      if (s.op == ir::StmtOp::copy_smem_to_gmem) tma[k_.refs[s.refs[1]].id] = true;
-    }
-    for (std::size_t p = 0; p < generic.size(); ++p)
-      if (generic[p] && tma[p]) return true;
-    return false;
-  }
 
-  tcgen05_gen::context tc_context() {
-    return {k_, offsets_, tmem_, [this](ir::ExprId e) { return expr(e); }, [this](ir::RefId r) { return bar_addr(r); },
-            [this](ir::RefId r) { return view_offset(r); }, [this](ir::RefId r, std::string const& i, std::string const& x) { return assign(r, i, x); },
-            [this](ir::ValueId v, std::string const& i) { return value(v, i); },
-            [this](ir::DType t, std::string const& x) { return store_conv(t, x); }, leaf_override_};
+// commit_smem() fences GMEM too (DESIGN.md, docs/interpreter.md): needed only where a TMA copy
+// touches a parameter that ordinary stores also write; elsewhere the SMEM-only fence is enough.
+bool emitter::gmem_cross_proxy() const {
+  std::vector<bool> generic(k_.params.size(), false), tma(k_.params.size(), false);
+  for (auto const& s : k_.stmts) {
+    if (s.op == ir::StmtOp::store && k_.refs[s.refs[0]].base == ir::RefBase::param) generic[k_.refs[s.refs[0]].id] = true;
+    if (s.op == ir::StmtOp::copy_gmem_to_smem) tma[k_.refs[s.refs[0]].id] = true;
+    if (s.op == ir::StmtOp::copy_smem_to_gmem) tma[k_.refs[s.refs[1]].id] = true;
   }
+  for (std::size_t p = 0; p < generic.size(); ++p)
+    if (generic[p] && tma[p]) return true;
+  return false;
+}
 
-  ir::Kernel const& k_;
-  codegen_options o_;
-  bool tc_ = false;  // tensor memory or tcgen05 ops: tcgen05.cpp's hooks apply
-  tcgen05_gen::tmem_plan tmem_;
-  std::vector<std::int64_t> offsets_, bar_first_;
-  std::vector<ir::barrier_scope> scopes_;  // per allocation: the scope of its arrivals and waits
-  std::vector<store_banks> banks_;         // the fragment stores' bank conflicts (count_banks)
-  std::vector<range_t> var_range_;         // per loop variable: its values, when static
-  mutable std::vector<std::pair<bool, range_t>> range_memo_;  // per expression: (known, range)
-  // A barrier array as comments and the watchdog's report name it: the user's name, else b<N>
-  // (cluster barriers included, as this backend has always printed them).
-  std::string bar_label(int alloc) const {
-    if (static_cast<std::size_t>(alloc) < k_.debug.alloc_names.size() && !k_.debug.alloc_names[alloc].empty())
-      return k_.debug.alloc_names[alloc];
-    return fmt::format("b{}", alloc);
-  }
-  std::int64_t smem_end_ = 0, bar_elements_ = 0;
-  std::vector<tensor_map_spec> maps_;
-  std::map<int, int> map_of_;
-  std::map<ir::ValueId, std::string> leaf_override_;  // loads already read as 16-byte vectors
-  mutable int reduction_depth_ = 0;  // names the variables of nested reductions apart
-  mutable std::map<std::pair<ir::StmtId, bool>, char> loop_head_memo_;  // 0 unknown, 1 false, 2 true
-  mutable std::map<std::pair<ir::StmtId, bool>, char> touch_head_memo_;  // the same for acc_touched_
-  bool acc_touched_ = true;          // ordinary code touched accumulator registers since the last wgmma.fence
-  mutable std::string fragment_index_;  // inside a fragment walk: the register index of its element
-  mutable std::string walk_reg_;        // inside fragment_store's walk: its register within the block ("i", "i + 1")
-  // Inside fragment_store's walk: the (row, column) of the flat indices it passes ("f", "(f + 1)"),
-  // and the shape walked.
-  std::map<std::string, std::pair<std::string, std::string>> walk_coords_;
-  // The (row, column) of flat index i inside such a walk, when `shape` is the 2-D shape walked;
-  // null elsewhere (then the flat index's division and modulo give them).
-  std::pair<std::string, std::string> const* walk_coords(std::string const& i, std::vector<std::int64_t> const& shape) const {
-    auto w = walk_coords_.find(i);
-    return w != walk_coords_.end() && shape == walk_shape_ && shape.size() == 2 ? &w->second : nullptr;
-  }
-  std::vector<std::int64_t> walk_shape_;
-  // Inside a walk of the D fragment's rows (a store's fragment or row walk, a wgmma's A): the
-  // m64 block and the thread's row (0 or 1) of the element, as C++ expressions, and the rows walked.
-  std::string row_mb_, row_half_;
-  std::int64_t walk_rows_ = 0;
-  std::map<ir::ValueId, std::string> row_hoisted_;  // broadcast row vectors computed before the walk (hoist_rows)
-  bool dirty_ = false;  // a store ran since this warpgroup's last sc::wg_sync (see after())
-  std::vector<op_span> spans_;  // offsets into the body until run() places them in the source
-};
 
-}  // namespace
+tcgen05_gen::context emitter::tc_context() {
+  return {k_, offsets_, tmem_, [this](ir::ExprId e) { return expr(e); }, [this](ir::RefId r) { return bar_addr(r); },
+          [this](ir::RefId r) { return view_offset(r); }, [this](ir::RefId r, std::string const& i, std::string const& x) { return assign(r, i, x); },
+          [this](ir::ValueId v, std::string const& i) { return value(v, i); },
+          [this](ir::DType t, std::string const& x) { return store_conv(t, x); }, leaf_override_};
+}
+
+// A barrier array as comments and the watchdog's report name it: the user's name, else b<N>
+// (cluster barriers included, as this backend has always printed them).
+std::string emitter::bar_label(int alloc) const {
+  if (static_cast<std::size_t>(alloc) < k_.debug.alloc_names.size() && !k_.debug.alloc_names[alloc].empty())
+    return k_.debug.alloc_names[alloc];
+  return fmt::format("b{}", alloc);
+}
+
+// The (row, column) of flat index i inside such a walk, when `shape` is the 2-D shape walked;
+// null elsewhere (then the flat index's division and modulo give them).
+std::pair<std::string, std::string> const* emitter::walk_coords(std::string const& i, std::vector<std::int64_t> const& shape) const {
+  auto w = walk_coords_.find(i);
+  return w != walk_coords_.end() && shape == walk_shape_ && shape.size() == 2 ? &w->second : nullptr;
+}
+
+}  // namespace detail
+
+using detail::emitter;
+
 
 std::string cluster_ctaid(ir::Kernel const& k, int axis) { return fmt::format("sc::cluster_ctaid<{}u>({})", k.cluster[axis], axis); }
 

@@ -1,0 +1,394 @@
+// The code generator's Hopper tensor-core engine: wgmma (descriptors from ir::wgmma, A from SMEM
+// or from registers, the host backend's form under SC_HOST), the register accumulators it writes
+// (a per-thread array in the D fragment layout, ir::wgmma::accumulator_element), the stores that
+// walk that fragment (the epilogue, with the SMEM bank conflicts counted from the addresses each
+// lane forms), and where a wgmma.fence is needed. Members of detail::emitter (emitter.hpp).
+#include "emitter.hpp"
+
+namespace stagecraft::nvrtc::detail {
+
+bool emitter::touch_after(ir::StmtId id, bool t) const {
+  auto const& s = k_.stmts[id];
+  switch (s.op) {
+    case ir::StmtOp::seq:
+      for (auto c : s.body) t = touch_after(c, t);
+      return t;
+    case ir::StmtOp::for_: return touch_loop_head(id, t);
+    case ir::StmtOp::if_: return touch_after(s.body[0], t) || (s.body.size() > 1 ? touch_after(s.body[1], t) : t);
+    case ir::StmtOp::store: return t || touches_acc(s);
+    case ir::StmtOp::wgmma: return false;
+    default: return t;
+  }
+}
+
+bool emitter::touch_loop_head(ir::StmtId id, bool t) const {
+  auto& memo = touch_head_memo_[{id, t}];
+  if (memo == 0) {
+    auto const& body = k_.stmts[id].body[0];
+    memo = t || touch_after(body, t || touch_after(body, t)) ? 2 : 1;
+  }
+  return memo == 2;
+}
+
+
+// store(acc, v), or a store whose value loads an accumulator: every thread computes the elements
+// of its own fragment, (64 * mb + row, col) for each m64 block mb and register i. Every operand
+// is addressed at that element, so all of them must have the accumulator's (M, N) shape.
+// The bank conflicts of a fragment store into SMEM: each lane's address as element() computes
+// it (view at index 0, the allocation's swizzle applied to its offset: smem_base is 1024-byte
+// aligned), instruction by instruction, for each of the four warps.
+void emitter::count_banks(ir::StmtId id, std::int64_t blocks, std::int64_t regs, int step, int width) {
+  auto const& s = k_.stmts[id];
+  auto const& r = k_.refs[s.refs[0]];
+  auto const& al = k_.allocs[r.id];
+  const int bytes = ir::dtype_bits(al.dtype) / 8;
+  std::int64_t slab = 1;
+  for (std::size_t d = r.index.size(); d < al.shape.size(); ++d) slab *= al.shape[d];
+  store_banks b{.op = id, .target = ir::alloc_name(k_, r.id), .accesses = blocks * (regs / step), .width = width};
+  b.slabs_aligned = slab * bytes % (al.swizzle ? 1024 : 128) == 0;
+  for (int warp = 0; warp < 4; ++warp) {
+    ir::wavefronts all;
+    for (std::int64_t mb = 0; mb < blocks; ++mb)
+      for (std::int64_t i = 0; i < regs; i += step) {
+        std::array<std::uint32_t, 32> addr{};
+        for (int lane = 0; lane < 32; ++lane) {
+          const auto e = ir::wgmma::accumulator_element(32 * warp + lane, static_cast<int>(i));
+          const std::int64_t f = (64 * mb + e.row) * r.shape.back() + e.col;
+          const std::int64_t at = tiled(r.id) ? ir::tiled_element(view_element(s.refs[0], f), al.shape.back(), al.tiling[0], al.tiling[1])
+                                              : view_element(s.refs[0], f);
+          addr[static_cast<std::size_t>(lane)] = ir::swizzle_address(static_cast<std::uint32_t>(offsets_[r.id] + at * bytes), al.swizzle);
+        }
+        const auto w = ir::smem_wavefronts(addr, width);
+        all.actual += w.actual, all.ideal += w.ideal;
+      }
+    b.wavefronts = std::max(b.wavefronts, all.actual);
+    b.ideal = std::max(b.ideal, all.ideal);
+  }
+  banks_.push_back(b);
+}
+
+
+void emitter::fragment_store(ir::StmtId id, int a, std::string const& ind, std::string& out) {
+  auto const& s = k_.stmts[id];
+  auto line = [&](std::string const& t) { out += ind + t + "\n"; };
+  auto const& shape = k_.refs[s.refs[0]].shape;
+  if (!check_walk_operands(id, a, shape)) return row_store(id, a, ind, out);
+  const bool to_registers = is_acc(s.refs[0]);
+  acc_touched_ = true;
+  if (dirty_) line(fmt::format("sc::wg_sync(wg);  // op #{}: an earlier store may have touched these bytes from other lanes", id));
+  dirty_ = touches_memory(s);
+  const std::int64_t blocks = shape[0] / 64, regs = shape[1] / 2;
+  auto const& r = k_.refs[s.refs[0]];
+  const auto dt = r.base == ir::RefBase::param ? k_.params[r.id].dtype : k_.allocs[r.id].dtype;
+  // Registers i and i + 1 (i even) hold row neighbours (c, c + 1), c even: one store of both
+  // elements when the destination keeps them adjacent and aligned (the swizzle moves whole
+  // 16-byte chunks; a GMEM row of even length keeps pairs on pair boundaries).
+  const bool pairs = !to_registers && pairs_adjacent() && !predicated(s.refs[0]) &&  // predicated element by element
+                     (reduce_ == ir::Reduce::none || vector_reduction(dt)) &&       // a reduction as red.global.add.v2.f32 only
+                     (r.base == ir::RefBase::alloc || rows_keep_vectors(s.refs[0], 2)) &&
+                     (!tiled_ref(s.refs[0]) || k_.allocs[r.id].tiling.back() % 2 == 0);  // a pair within one tile row
+  // An f16 accumulator is written a register (two elements) at a time.
+  const bool packed = to_registers && acc_f16(static_cast<std::size_t>(a));
+  if (packed && !pairs_adjacent()) unsupported_op(id, "an f16 accumulator whose fragment does not keep element pairs adjacent");
+  const int step = pairs || packed ? 2 : 1;
+  if (!to_registers && r.base == ir::RefBase::alloc) count_banks(id, blocks, regs, step, ir::dtype_bits(dt) / 8 * step);
+  line(fmt::format("{{  // op #{}: store over the fragment of a{} ({}, {}): {} block(s) x {} elements per thread{}", id, a, shape[0], shape[1], blocks,
+                   regs, pairs ? ", two at a time" : ""));
+  line("  #pragma unroll");
+  line(fmt::format("  for (int mb = 0; mb < {}; ++mb) {{", blocks));
+  hoist_rows(s.value, shape, line);
+  line("    #pragma unroll");
+  line(fmt::format("    for (int i = 0; i < {}; i += {}) {{", regs, step));
+  line("      const sc::coord e = sc::accumulator_element(lane, i);");
+  line(fmt::format("      const long long f = static_cast<long long>(64 * mb + e.row) * {} + e.col;", shape[1]));
+  line("      (void)f;  // unused when nothing but the accumulator is addressed");
+  fragment_index_ = fmt::format("mb * {} + i", regs);
+  walk_reg_ = "i";
+  walk_shape_ = shape;
+  walk_coords_ = {{"f", {"64 * mb + e.row", "e.col"}}, {"(f + 1)", {"64 * mb + e.row", "e.col + 1"}}};  // (f + 1): the pair's right neighbour
+  // Register i is in the thread's row i / 2 % 2 of the block (rows_by_quad checks it).
+  row_mb_ = "mb", row_half_ = "i / 2 % 2", walk_rows_ = shape[0];
+  if (packed) {
+    const std::string lo = value(s.value, "f");
+    fragment_index_ = fmt::format("mb * {} + i + 1", regs);
+    walk_reg_ = "i + 1";
+    line(fmt::format("      acc{}[(mb * {} + i) / 2] = sc::pack_f16({}, {});", a, regs, lo, value(s.value, "(f + 1)")));
+  } else if (to_registers) {
+    line(fmt::format("      acc{}[mb * {} + i] = {};", a, regs, value(s.value, "f")));
+  } else if (!pairs) {
+    line("      " + assign(s.refs[0], "f", store_conv(dt, value(s.value, "f"))));
+  } else {
+    const int bytes = ir::dtype_bits(dt) / 8;
+    const char* pair_type = bytes == 4 ? "uint2" : bytes == 2 ? "unsigned" : "unsigned short";
+    // cast<bf16>(x) stored as bf16 is one rounding of x (rounding a value that already is a
+    // bf16 changes nothing), and a 16-bit pair converts in one instruction.
+    auto const& v = k_.values[s.value];
+    const bool half = dt == ir::DType::bf16 || dt == ir::DType::f16;
+    const ir::ValueId stored = half && v.op == ir::ValueOp::cast && v.dtype == dt && k_.values[v.a].dtype == ir::DType::f32 ? v.a : s.value;
+    if (half) {
+      const std::string lo = value(stored, "f");
+      fragment_index_ = fmt::format("mb * {} + i + 1", regs);
+      walk_reg_ = "i + 1";
+      line(fmt::format("      *reinterpret_cast<unsigned*>(&{}) = sc::f32x2_to_{}x2({}, {});", element(s.refs[0], "f"), ir::dtype_name(dt), lo,
+                       value(stored, "(f + 1)")));
+    } else {
+      line(fmt::format("      alignas(8) {} out[2];", ctype(dt)));
+      line(fmt::format("      out[0] = {};", store_conv(dt, value(stored, "f"))));
+      fragment_index_ = fmt::format("mb * {} + i + 1", regs);
+      walk_reg_ = "i + 1";
+      line(fmt::format("      out[1] = {};", store_conv(dt, value(stored, "(f + 1)"))));
+      if (reduce_ != ir::Reduce::none) line(fmt::format("      sc::red_add_v2(&{}, out);", element(s.refs[0], "f")));
+      else line(fmt::format("      *reinterpret_cast<{0}*>(&{1}) = *reinterpret_cast<const {0}*>(out);", pair_type, element(s.refs[0], "f")));
+    }
+  }
+  fragment_index_.clear();
+  walk_reg_.clear();
+  walk_coords_.clear();
+  row_mb_.clear(), row_half_.clear();
+  row_hoisted_.clear();
+  line("    }");
+  line("  }");
+  line("}");
+}
+
+// The operands a fragment walk of a store addresses at the element it is at (all but those
+// under a reduction or broadcast, which fragment_fold and the row registers place) must have
+// the walked shape. False: the destination is a row vector, walked by row_store.
+bool emitter::check_walk_operands(ir::StmtId id, int a, std::vector<std::int64_t> const& shape) const {
+  auto const& s = k_.stmts[id];
+  auto check = [&](ir::RefId rid, const char* role) {
+    auto const& r = k_.refs[rid];
+    if (is_acc(rid) && !r.index.empty()) unsupported_op(id, fmt::format("an indexed view of accumulator a{}", r.id));
+    if (r.shape != shape)
+      unsupported_op(id, fmt::format("a store mixing accumulator a{} ({}) with {} of shape ({}) (every operand must have the {}'s shape)", a,
+                                     fmt::join(shape, ", "), role, fmt::join(r.shape, ", "), is_acc(s.refs[0]) ? "accumulator" : "destination"));
+  };
+  const bool rows = shape.size() == 1;
+  if (rows ? shape[0] % 64 != 0 : shape.size() != 2 || shape[0] % 64 != 0 || shape[1] % 8 != 0)
+    unsupported_op(id, fmt::format("a store of shape ({}) involving accumulator a{} (a walk of the D fragment covers (64 m, 8 n) tiles or "
+                                   "(64 m) row vectors)", fmt::join(shape, ", "), a));
+  check(s.refs[0], "a destination");
+  std::vector<ir::ValueId> leaves;
+  direct_loads_of(s.value, leaves);
+  for (auto l : leaves) {
+    if (k_.values[l].op != ir::ValueOp::slice) {
+      check(k_.values[l].ref, "a load");
+    } else if (k_.values[l].shape != shape) {  // a column slice (acc_column_slice: of an f32 accumulator)
+      unsupported_op(id, fmt::format("a store mixing a column slice ({}) of accumulator a{} with a walk of shape ({}) (the slice must have the "
+                                     "destination's shape)", fmt::join(k_.values[l].shape, ", "), a, fmt::join(shape, ", ")));
+    }
+  }
+  return !rows;
+}
+
+// The operands a walk addresses at its element: loads, and column slices of an accumulator's
+// load (acc_column_slice), which the walk reads at a register offset.
+void emitter::direct_loads_of(ir::ValueId id, std::vector<ir::ValueId>& out) const {
+  auto const& v = k_.values[id];
+  if (acc_column_slice(id) >= 0) {
+    out.push_back(id);
+    return;
+  }
+  if (v.op == ir::ValueOp::load) out.push_back(id);
+  if (ir::value_is_reduction(v.op) || v.op == ir::ValueOp::broadcast) return;
+  for (auto c : {v.a, v.b, v.c})
+    if (c != ir::none) direct_loads_of(c, out);
+}
+
+// A store of shape (M) that involves an accumulator: every thread computes the rows its D
+// fragment holds, two per m64 block; the four lanes of a quad compute the same row (the
+// shuffles of a row reduction need all of them), and one of them writes it to memory.
+void emitter::row_store(ir::StmtId id, int a, std::string const& ind, std::string& out) {
+  auto const& s = k_.stmts[id];
+  auto line = [&](std::string const& t) { out += ind + t + "\n"; };
+  auto const& r = k_.refs[s.refs[0]];
+  const auto rows = r.shape[0];
+  const bool to_registers = is_acc(s.refs[0]);
+  const auto dt = r.base == ir::RefBase::param ? k_.params[r.id].dtype : k_.allocs[r.id].dtype;
+  acc_touched_ = true;
+  if (dirty_) line(fmt::format("sc::wg_sync(wg);  // op #{}: an earlier store may have touched these bytes from other lanes", id));
+  dirty_ = touches_memory(s);
+  line(fmt::format("{{  // op #{}: store over the D fragment's rows ({}) of a{}: {} block(s) x 2 rows per thread", id, rows, a, rows / 64));
+  line("  #pragma unroll");
+  line(fmt::format("  for (int mb = 0; mb < {}; ++mb) {{", rows / 64));
+  line("    #pragma unroll");
+  line("    for (int h = 0; h < 2; ++h) {");
+  line("      const long long f = 64 * mb + sc::accumulator_element(lane, 2 * h).row;");
+  line("      (void)f;  // unused when nothing but registers is addressed");
+  row_mb_ = "mb", row_half_ = "h", walk_rows_ = rows;
+  const std::string x = value(s.value, "f");
+  row_mb_.clear(), row_half_.clear();
+  line(fmt::format("      const auto x = {};", x));
+  if (to_registers) {
+    line(fmt::format("      acc{}[mb * 2 + h] = x;", r.id));
+  } else {
+    // The lane holding the row's column 0: one per quad.
+    line("      if (sc::accumulator_element(lane, 0).col == 0) " + assign(s.refs[0], "f", store_conv(dt, "x")));
+  }
+  line("    }");
+  line("  }");
+  line("}");
+}
+
+// Whether accumulator_element puts register i + 1 right of register i (i even) in every thread:
+// checked on the one description rather than assumed.
+bool emitter::pairs_adjacent() {
+  for (int t = 0; t < 128; ++t)
+    for (int i = 0; i < 256; i += 2) {
+      const auto x = ir::wgmma::accumulator_element(t, i), y = ir::wgmma::accumulator_element(t, i + 1);
+      if (y.row != x.row || y.col != x.col + 1 || x.col % 2 != 0) return false;
+    }
+  return true;
+}
+
+
+// The register of accumulator a (shape (M, n_acc)) that holds element i of the k16 step ks's A
+// fragment in every thread, if one does: what lets P = f(S) feed P * V without a shuffle.
+int emitter::a_from_accumulator(std::int64_t n_acc, int i, std::int64_t ks) const {
+  for (int j = 0; j < n_acc / 2; ++j) {
+    bool all = true;
+    for (int t = 0; t < 128 && all; ++t) {
+      const auto d = ir::wgmma::accumulator_element(t, j);
+      const auto x = ir::wgmma::a_element(t, i);
+      all = d.row == x.row && d.col == x.col + 16 * ks;
+    }
+    if (all) return j;
+  }
+  return -1;
+}
+
+
+// The row (0 or 1) of the thread's D fragment rows that holds A-from-registers element i, in
+// every thread; -1: none does.
+int emitter::a_row_half(int i) {
+  for (int h = 0; h < 2; ++h) {
+    bool all = true;
+    for (int t = 0; t < 128 && all; ++t) all = ir::wgmma::a_element(t, i).row == ir::wgmma::accumulator_element(t, 2 * h).row;
+    if (all) return h;
+  }
+  return -1;
+}
+
+
+// The four registers of A from registers for m block mb, k step ks of wgmma `id`.
+void emitter::register_a(ir::StmtId id, ir::wgmma::plan const& p, std::int64_t mb, std::int64_t ks, std::string& out, std::string const& ind) {
+  auto const& s = k_.stmts[id];
+  auto line = [&](std::string const& t) { out += ind + t + "\n"; };
+  auto const& v = k_.values[s.value];
+  std::vector<std::string> elem(8);
+  for (int i = 0; i < 8; ++i) {
+    // A's element i is in row half a_row_half(i) of the thread's D rows: row vectors
+    // broadcast into A read that register.
+    if (const int h = a_row_half(i); h >= 0) row_mb_ = fmt::format("{}", mb), row_half_ = fmt::format("{}", h), walk_rows_ = v.shape[0];
+    std::vector<ir::ValueId> direct;
+    direct_loads_of(s.value, direct);
+    for (auto l : direct) {
+      auto const& r = k_.refs[k_.values[l].ref];
+      if (!is_acc(k_.values[l].ref)) continue;
+      auto const& sh = k_.allocs[r.id].shape;
+      const int j = sh == v.shape ? a_from_accumulator(sh[1], i, ks) : -1;
+      if (j < 0)
+        unsupported_op(id, fmt::format("A from registers computed from accumulator a{} ({}), which is not A's shape ({})", r.id, fmt::join(sh, ", "),
+                                       fmt::join(v.shape, ", ")));
+      fragment_index_ = fmt::format("{}", mb * (sh[1] / 2) + j);
+    }
+    const std::string f = fmt::format("(static_cast<long long>({} + sc::a_element(lane, {}).row) * {} + {} + sc::a_element(lane, {}).col)", 64 * mb, i,
+                                      p.k, 16 * ks, i);
+    elem[i] = store_conv(p.a_type, value(s.value, f));
+    fragment_index_.clear();
+    row_mb_.clear(), row_half_.clear();
+  }
+  line(fmt::format("  unsigned ra{}_{}[4] = {{  // A of m block {}, k step {}", mb, ks, mb, ks));
+  for (int r = 0; r < 4; ++r)
+    line(fmt::format("    static_cast<unsigned>({}) | static_cast<unsigned>({}) << 16{}", elem[2 * r], elem[2 * r + 1], r < 3 ? "," : ""));
+  line("  };");
+  line("  #pragma unroll");
+  line(fmt::format("  for (int r = 0; r < 4; ++r) sc::reg_fence(ra{}_{}[r]);", mb, ks));
+}
+
+
+void emitter::emit_wgmma(ir::StmtId id, std::string const& ind, std::string& out) {
+  auto const& s = k_.stmts[id];
+  auto line = [&](std::string const& t) { out += ind + t + "\n"; };
+  const ir::wgmma::plan p = ir::wgmma::plan_of(k_, s);
+  const int acc = k_.refs[s.refs[0]].id;
+  if (!k_.refs[s.refs[0]].index.empty()) unsupported_op(id, fmt::format("an indexed view of accumulator a{}", acc));
+  // 32-bit D registers per m64 block: N/2 f32 elements, or N/2 f16 elements two to a register.
+  const bool d_f16 = p.acc == ir::DType::f16;
+  const std::int64_t regs = p.n / (d_f16 ? 4 : 2);
+  const bool sixteen = ir::dtype_bits(p.b_type) == 16;  // only 16-bit kinds take the transpose immediates
+  const bool integer = p.acc == ir::DType::i32;         // .s32.s8.s8: no scale immediates, s32 registers
+  line(fmt::format("{{  // op #{}: wgmma, {} m64 block(s) x {} k step(s) of {}", id, p.m_blocks(), p.k_steps(), p.shape_suffix()));
+  // Generic SMEM stores of other lanes must be complete before the tensor core reads (their
+  // proxy fence is commit_smem(), the kernel's own).
+  if (dirty_) line("  sc::wg_sync(wg);");
+  dirty_ = reads_memory_into_a(s);
+  // A from registers is computed for every instruction before the fence: registers a wgmma
+  // reads must be written before wgmma.fence, or ptxas injects a warpgroup.arrive per
+  // instruction (C7519), which inside a warpgroup's branch serializes them (C7520).
+  if (p.a_in_registers)
+    for (std::int64_t mb = 0; mb < p.m_blocks(); ++mb)
+      for (std::int64_t ks = 0; ks < p.k_steps(); ++ks) register_a(id, p, mb, ks, out, ind);
+  if (acc_touched_ || p.a_in_registers) {
+    pin_registers(acc, ind + "  ", out);
+    line("  sc::wgmma_fence();  // ordinary code touched these registers since the last wgmma");
+  }
+  acc_touched_ = false;
+  // The operands' addresses are the same in every lane: warp_uniform says so to ptxas, which
+  // then keeps the descriptors in uniform registers (gemm_hopper's K-loop: 86 -> 69 SASS
+  // instructions, bench/perf_static.sh).
+  auto address = [&](ir::RefId rid) { return fmt::format("sc::warp_uniform(smem_base + {}u + {})", offsets_[k_.refs[rid].id], view_offset(rid)); };
+  if (!p.a_in_registers) line(fmt::format("  const unsigned a_addr = {};", address(s.refs[1])));
+  line(fmt::format("  const unsigned b_addr = {};", address(s.refs[2])));
+  // Each operand's descriptor is built once; an instruction's is that plus its start offset
+  // >> 4 (ir::wgmma::descriptor_step: an add, where rebuilding it costs a shift, two logic ops
+  // and a move per instruction). The ISA's start-address field is (addr & 0x3FFFF) >> 4; a
+  // shared::cta address is below 2^18 (228 KB of SMEM per SM on sm_90a and sm_100a, and the
+  // verifier caps a kernel's), so the mask is left out: two uniform LOP3s fewer per K-step
+  // (gemm_hopper's K-loop 62 -> 60 SASS, bench/perf_static.sh).
+  if (!p.a_in_registers)
+    line(fmt::format("  const unsigned long long da0 = 0x{:016x}ull | (a_addr >> 4);", ir::wgmma::descriptor_constant(p.a)));
+  line(fmt::format("  const unsigned long long db0 = 0x{:016x}ull | (b_addr >> 4);", ir::wgmma::descriptor_constant(p.b)));
+  // Registers d of the instruction, then its other operands.
+  std::string d;
+  for (std::int64_t r = 0; r < regs; ++r) d += fmt::format("{}%{}", r ? ", " : "", r);
+  const std::string imm_b = sixteen ? fmt::format(", {}", p.b.major == ir::wgmma::Major::mn ? 1 : 0) : "";
+  const std::string imm_a = sixteen && !p.a_in_registers ? fmt::format(", {}", p.a.major == ir::wgmma::Major::mn ? 1 : 0) : "";
+  for (std::int64_t mb = 0; mb < p.m_blocks(); ++mb) {
+    for (std::int64_t ks = 0; ks < p.k_steps(); ++ks) {
+      line(fmt::format("  {{  // m block {}, k step {}", mb, ks));
+      line(fmt::format("    const unsigned long long db = db0 + {}ull;  // + {} B", ir::wgmma::descriptor_step(p.b_start(ks)), p.b_start(ks)));
+      std::string a_operand, a_inputs;
+      if (p.a_in_registers) {
+        a_operand = fmt::format("{{%{}, %{}, %{}, %{}}}", regs, regs + 1, regs + 2, regs + 3);
+        a_inputs = fmt::format("\"r\"(ra{0}_{1}[0]), \"r\"(ra{0}_{1}[1]), \"r\"(ra{0}_{1}[2]), \"r\"(ra{0}_{1}[3]), ", mb, ks);
+      } else {
+        line(fmt::format("    const unsigned long long da = da0 + {}ull;  // + {} B", ir::wgmma::descriptor_step(p.a_start(mb, ks)), p.a_start(mb, ks)));
+        a_operand = fmt::format("%{}", regs);
+        a_inputs = "\"l\"(da), ";
+      }
+      const std::int64_t next = regs + (p.a_in_registers ? 4 : 1);
+      std::string outs;
+      for (std::int64_t r = 0; r < regs; ++r) outs += fmt::format("{}\"+{}\"(acc{}[{}])", r ? ", " : "", d_f16 || integer ? 'r' : 'f', acc, mb * regs + r);
+      // scale-d is 1: D accumulates (a kernel zeroes its accumulator with store(acc, 0)). The
+      // float kinds take imm-scale-a and imm-scale-b (1: no negation); the integer kind has none.
+      // The host backend (backends/host) runs this source on the CPU, where the instruction is
+      // a call into its runtime with the same operands (sc_host_prelude.h).
+      out += "#ifndef SC_HOST\n";
+      line(fmt::format("    asm volatile(\"{{\\n .reg .pred p;\\n setp.ne.b32 p, %{}, 0;\\n wgmma.mma_async.sync.aligned.{} {{{}}}, {}, %{}, p{}{}{};\\n}}\"",
+                       next + 1, p.shape_suffix(), d, a_operand, next, integer ? "" : ", 1, 1", imm_a, imm_b));
+      line(fmt::format("                 : {}", outs));
+      line(fmt::format("                 : {}\"l\"(db), \"r\"(1));", a_inputs));
+      out += "#else\n";
+      line(fmt::format("    sc::wgmma_host({{{}, {}, {}, {}, {}, {}}}, &acc{}[{}], {}, {}, db);  // {}", p.n, static_cast<int>(p.a_type),
+                       static_cast<int>(p.b_type), static_cast<int>(p.acc), p.a_in_registers ? 0 : static_cast<int>(p.a.major),
+                       static_cast<int>(p.b.major), acc, mb * regs, p.a_in_registers ? "0ull" : "da",
+                       p.a_in_registers ? fmt::format("ra{}_{}", mb, ks) : "nullptr", p.shape_suffix()));
+      out += "#endif\n";
+      line("  }");
+    }
+  }
+  line("}");
+}
+
+}  // namespace stagecraft::nvrtc::detail

@@ -286,7 +286,8 @@ void check_smem_wgmma(ir::Kernel const& k, ir::Stmt const& s, std::string const&
   };
   const std::uint64_t a0 = base("da", "a_addr"), b0 = base("db", "b_addr");
   const std::regex instr(R"(\{  // m block (\d+), k step (\d+)\n\s*const unsigned long long db = db0 \+ (\d+)ull;  // \+ (\d+) B\n)"
-                         R"(\s*const unsigned long long da = da0 \+ (\d+)ull;  // \+ (\d+) B\n[^\n]*\n\s*: ([^\n]*)\n)");
+                         R"(\s*const unsigned long long da = da0 \+ (\d+)ull;  // \+ (\d+) B\n#ifndef SC_HOST\n[^\n]*\n\s*: ([^\n]*)\n)"
+                         R"([^\n]*\n#else\n\s*sc::wgmma_host\(\{\d+, \d+, \d+, \d+, \d+, \d+\}, &acc\d+\[(\d+)\], da, nullptr, db\);)");
   auto m = all_matches(text, instr);
   REQUIRE(static_cast<std::int64_t>(m.size()) == p.m_blocks() * p.k_steps());
   const int abits = ir::dtype_bits(p.a_type), bbits = ir::dtype_bits(p.b_type);
@@ -323,6 +324,8 @@ void check_smem_wgmma(ir::Kernel const& k, ir::Stmt const& s, std::string const&
       CHECK(std::stoll(d[static_cast<std::size_t>(r)][1]) == k.refs[s.refs[0]].id);
       CHECK(std::stoll(d[static_cast<std::size_t>(r)][2]) == mb * regs + r);
     }
+    // The host backend's form of the same instruction (under SC_HOST): block mb's first register.
+    CHECK(std::stoll(x[8]) == mb * regs);
   }
   CHECK(static_cast<std::int64_t>(seen.size()) == p.m_blocks() * p.k_steps());
 }

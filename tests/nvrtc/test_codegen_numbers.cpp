@@ -125,7 +125,7 @@ void check_multicast(ir::Kernel const& k, ir::Stmt const& s, std::string const& 
   CHECK(share_bytes * n == bytes);
   CHECK(count(text, "static_cast<unsigned>(pos * " + std::to_string(share_bytes) + "), &tmap") == 1);
   CHECK(count(text, " + pos * " + std::to_string(share_rows) + ")") == 1);
-  CHECK(count(text, "bar, mask, ") == 1);
+  CHECK(count(text, s.n == 2 ? "bar, leader, mask, " : "bar, mask, ") == 1);
 }
 
 // The op's barrier element lives in its allocation's SMEM: its address starts at that offset.
@@ -225,11 +225,14 @@ void check_numbers(ir::Kernel const& k) {
     switch (s.op) {
       case ir::StmtOp::copy_gmem_to_smem: {
         // expect_tx: the bytes of the destination view. With multicast each CTA's barrier still
-        // expects the whole block: it receives every share of its group.
+        // expects the whole block: it receives every share of its group. The pair's load
+        // (Stmt::n == 2): only the even CTA arrives, for its own view and its odd CTA's.
+        const bool pair = s.n == 2;
         const auto bytes = view_bytes(k, s.refs[1]);
         auto m = all_matches(text, std::regex(R"(sc::mbar_arrive_expect_tx\(bar, (\d+)u\);)"));
         REQUIRE(m.size() == 1);
-        CHECK(std::stoll(m[0][1]) == bytes);
+        CHECK(std::stoll(m[0][1]) == (pair ? 2 : 1) * bytes);
+        if (pair) CHECK(count(text, "& 1u) == 0u) sc::mbar_arrive_expect_tx(bar, ") == 1);
         check_barrier_address(k, s.refs[2], text);
         // The descriptor's box: the block, or the CTA's share of its rows.
         auto t = all_matches(text, std::regex(R"(&tmap(\d+), bar)"));
@@ -249,10 +252,10 @@ void check_numbers(ir::Kernel const& k) {
         CHECK(g.maps[map].swizzle == k.allocs[k.refs[s.refs[1]].id].swizzle);
         check_coordinates(k, s.refs[0], text, s.axes.empty() ? 0 : k.refs[s.refs[0]].shape[0] / n);
         if (s.axes.empty()) {
-          CHECK(count(text, "sc::tma_load(") == 1);
+          CHECK(count(text, pair ? "sc::tma_load_pair(" : "sc::tma_load(") == 1);
           CHECK(count(text, "multicast") == 0);
         } else {
-          CHECK(count(text, "sc::tma_load_multicast(") == 1);
+          CHECK(count(text, pair ? "sc::tma_load_multicast_pair(" : "sc::tma_load_multicast(") == 1);
           check_multicast(k, s, text, bytes);
         }
         break;

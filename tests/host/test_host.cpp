@@ -72,9 +72,10 @@ struct cpu_clock {
 };
 double seconds_since(cpu_clock::time_point t0) { return static_cast<double>(std::clock() - t0) / CLOCKS_PER_SEC; }
 
-// Host runs of `k` under seeds 0..n-1 must equal `expected` exactly.
-void check_schedules(ir::Kernel const& k, std::vector<host_tensor> const& inputs, std::vector<host_tensor> const& expected, const char* what,
-                     double* host_seconds = nullptr) {
+// Host runs of `k` under seeds 0..n-1, each result's buffers checked by `check`; the mean CPU
+// seconds of a run.
+template <class Check>
+double for_schedules(ir::Kernel const& k, std::vector<host_tensor> const& inputs, Check const& check) {
   const auto c = hostexec::compile(k);
   double total = 0;
   for (int s = 0; s < schedules; ++s) {
@@ -86,11 +87,20 @@ void check_schedules(ir::Kernel const& k, std::vector<host_tensor> const& inputs
     total += seconds_since(t0);
     INFO(r.message);
     REQUIRE(r.ok());
-    const auto diff = first_difference(k, r.buffers, expected);
+    check(r.buffers);
+  }
+  return total / schedules;
+}
+
+// Host runs of `k` under seeds 0..n-1 must equal `expected` exactly.
+void check_schedules(ir::Kernel const& k, std::vector<host_tensor> const& inputs, std::vector<host_tensor> const& expected, const char* what,
+                     double* host_seconds = nullptr) {
+  const double s = for_schedules(k, inputs, [&](std::vector<host_tensor> const& got) {
+    const auto diff = first_difference(k, got, expected);
     INFO("against " << what << ": " << diff);
     CHECK(diff.empty());
-  }
-  if (host_seconds) *host_seconds = total / schedules;
+  });
+  if (host_seconds) *host_seconds = s;
 }
 
 // Every written element of `got` within `tol` of `want`.
@@ -108,21 +118,10 @@ void check_within(ir::Kernel const& k, std::vector<host_tensor> const& got, std:
 // outputs; the mean CPU seconds of a run.
 double check_schedules_within(ir::Kernel const& k, std::vector<host_tensor> const& inputs, std::vector<host_tensor> const& interpreter,
                               std::vector<host_tensor> const& reference, interp::mma_tolerance const& tol) {
-  const auto c = hostexec::compile(k);
-  double total = 0;
-  for (int s = 0; s < schedules; ++s) {
-    INFO("kernel " << k.name << ", host seed " << s);
-    hostexec::options o;
-    o.seed = static_cast<std::uint64_t>(s);
-    const auto t0 = cpu_clock::now();
-    const auto r = hostexec::run(c, k, inputs, o);
-    total += seconds_since(t0);
-    INFO(r.message);
-    REQUIRE(r.ok());
-    check_within(k, r.buffers, interpreter, tol, "the host against the interpreter");
-    check_within(k, r.buffers, reference, tol, "the host against the reference");
-  }
-  return total / schedules;
+  return for_schedules(k, inputs, [&](std::vector<host_tensor> const& got) {
+    check_within(k, got, interpreter, tol, "the host against the interpreter");
+    check_within(k, got, reference, tol, "the host against the reference");
+  });
 }
 
 // The generated code of `k` with `from` replaced by `to` (which must occur), compiled for the host.

@@ -34,7 +34,12 @@ auto gemm_small(size_expr M, std::int64_t N, std::int64_t K) {
       gmem<Out>("c", shape(M, N)),                                        // (m, n)
       smem<InA>(shape(int_c<S>, 64_c, int_c<KT>), swizzle(128_c)),        // as: (stage, m, k), K-major
       smem<In>(shape(int_c<S>, int_c<BN>, int_c<KT>), swizzle(128_c)),    // bs: (stage, n, k), K-major
-      smem<Out>(shape(64_c, int_c<BN>)),                                  // cs: the epilogue's staging tile
+      // cs: the epilogue's staging tile, as 64 x 8 tiles of 32-byte swizzled rows (one TMA box each).
+      // The fragment stores pairs of 4-byte elements, a quad's 32 bytes per row: with 128-byte
+      // swizzled rows, rows r and r ^ 1 hit the same banks (2-way, 128 wavefronts per warp); with
+      // 32-byte rows each row of a quad's store is its own swizzle atom, conflict free (64, the
+      // ideal: bench/perf_budgets.json gemm_small@int8).
+      smem<Out>(shape(64_c, int_c<BN>), tiling(64_c, 8_c), swizzle(32_c)),
       barrier(arrivals(2_c), count(int_c<S>)),                            // full[stage]: A and B landed
       accumulator<Out>(shape(64_c, int_c<BN>)),                           // acc: (m, n) in registers
       [&](auto a, auto b, auto c, auto as, auto bs, auto cs, auto full, auto acc) {

@@ -142,8 +142,9 @@ def ptx_summary(text):
         m = re.search(rx, text)
         if m:
             out[key] = int(m.group(1))
-    # 'op #25 stores a wgmma fragment into s2: ..., 512 SMEM wavefronts per warp (ideal 64)'
-    stores = re.findall(r"stores a wgmma fragment into .*?(\d+) SMEM wavefronts per warp \(ideal (\d+)\)", text)
+    # 'op #25 stores a wgmma fragment into s2: ..., 512 SMEM wavefronts per warp (ideal 64)', or
+    # 'op #17 stores rows loaded from TMEM into s2: ...' (a Blackwell epilogue)
+    stores = re.findall(r"stores (?:a wgmma fragment|rows loaded from TMEM) into .*?(\d+) SMEM wavefronts per warp \(ideal (\d+)\)", text)
     out["smem_extra_wavefronts"] = sum(int(a) - int(b) for a, b in stores)
     out["smem_wavefronts"] = sum(int(a) for a, _ in stores)
     out["smem_ideal_wavefronts"] = sum(int(b) for _, b in stores)

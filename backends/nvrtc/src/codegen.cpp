@@ -1452,7 +1452,56 @@ tcgen05_gen::context emitter::tc_context() {
   return {k_, offsets_, tmem_, [this](ir::ExprId e) { return expr(e); }, [this](ir::RefId r) { return bar_addr(r); },
           [this](ir::RefId r) { return view_offset(r); }, [this](ir::RefId r, std::string const& i, std::string const& x) { return assign(r, i, x); },
           [this](ir::ValueId v, std::string const& i) { return value(v, i); },
-          [this](ir::DType t, std::string const& x) { return store_conv(t, x); }, leaf_override_};
+          [this](ir::DType t, std::string const& x) { return store_conv(t, x); }, leaf_override_,
+          [this](ir::RefId r, std::string const& i) { return element(r, i); },
+          [this](ir::RefId r, std::int64_t v) { return smem_vectors(r, v); },
+          [this](ir::StmtId id, ir::RefId r, std::int64_t n, std::int64_t v) { count_row_banks(id, r, n, v); }};
+}
+
+// v consecutive elements of every row of SMEM view `rid` are one aligned 16-byte chunk: rows are
+// whole multiples of v, a tiled layout keeps a tile's row contiguous and v divides its width, and
+// a sub-view starts its columns on a multiple of v (swizzling permutes whole 16-byte chunks).
+bool emitter::smem_vectors(ir::RefId rid, std::int64_t v) const {
+  auto const& ref = k_.refs[rid];
+  if (ref.base != ir::RefBase::alloc || ref.shape.empty() || ref.shape.back() % v != 0) return false;
+  auto const& al = k_.allocs[ref.id];
+  if (al.shape.back() % v != 0) return false;
+  if (tiled_ref(rid) && al.tiling.back() % v != 0) return false;
+  if (!ref.block.empty()) {
+    auto const& col = k_.exprs[ref.block.back()];
+    if (col.op != ir::ExprOp::constant || col.value % v != 0) return false;
+  }
+  return true;
+}
+
+// The bank conflicts of a store whose thread t of the warpgroup writes row t of an (128, n) SMEM
+// view, v elements per instruction (a store from TMEM, 32x32b: TMEM lane t is row t): each
+// lane's address as element() computes it, warp by warp, as count_banks does for fragments.
+void emitter::count_row_banks(ir::StmtId id, ir::RefId rid, std::int64_t n, std::int64_t v) {
+  auto const& r = k_.refs[rid];
+  auto const& al = k_.allocs[r.id];
+  const int bytes = ir::dtype_bits(al.dtype) / 8;
+  const int width = static_cast<int>(v) * bytes;
+  std::int64_t slab = 1;
+  for (std::size_t d = r.index.size(); d < al.shape.size(); ++d) slab *= al.shape[d];
+  store_banks b{.op = id, .source = "rows loaded from TMEM", .target = ir::alloc_name(k_, r.id), .accesses = n / v, .width = width};
+  b.slabs_aligned = slab * bytes % (al.swizzle ? 1024 : 128) == 0;
+  for (int warp = 0; warp < 4; ++warp) {
+    ir::wavefronts all;
+    for (std::int64_t c = 0; c < n; c += v) {
+      std::array<std::uint32_t, 32> addr{};
+      for (int lane = 0; lane < 32; ++lane) {
+        const std::int64_t f = (32 * warp + lane) * n + c;
+        const std::int64_t at = tiled(r.id) ? ir::tiled_element(view_element(rid, f), al.shape.back(), al.tiling[0], al.tiling[1]) : view_element(rid, f);
+        addr[static_cast<std::size_t>(lane)] = ir::swizzle_address(static_cast<std::uint32_t>(offsets_[r.id] + at * bytes), al.swizzle);
+      }
+      const auto w = ir::smem_wavefronts(addr, width);
+      all.actual += w.actual, all.ideal += w.ideal;
+    }
+    b.wavefronts = std::max(b.wavefronts, all.actual);
+    b.ideal = std::max(b.ideal, all.ideal);
+  }
+  banks_.push_back(b);
 }
 
 // A barrier array as comments and the watchdog's report name it: the user's name, else b<N>

@@ -408,6 +408,8 @@ class emitter {
   bool gmem_cross_proxy() const;
 
   tcgen05_gen::context tc_context();
+  bool smem_vectors(ir::RefId rid, std::int64_t v) const;
+  void count_row_banks(ir::StmtId id, ir::RefId rid, std::int64_t n, std::int64_t v);
 
   ir::Kernel const& k_;
   codegen_options o_;

@@ -328,16 +328,54 @@ void tmem_store(context const& c, ir::StmtId id, std::string const& ind, std::st
   const auto dt = r.base == ir::RefBase::param ? k.params[r.id].dtype : k.allocs[r.id].dtype;
   line(fmt::format("{{  // op #{}: store from TMEM {} ({}, {}): thread `lane` loads row `lane` (its warp's lanes), {} columns at a time", id,
                    ir::alloc_name(k, t0.id), shape[0], n, chunk));
+  // Into SMEM, 16 bytes of a row at a time where the layout keeps them one chunk (STS.128: with a
+  // 128-byte swizzle the 32 rows of a warp's store spread over every bank; unswizzled, rows 512
+  // bytes apart share them). Elsewhere (GMEM, a layout that splits the chunk) element by element.
+  const int bytes = ir::dtype_bits(dt) / 8;
+  const std::int64_t v = 16 / bytes;
+  const bool to_smem = r.base == ir::RefBase::alloc;
+  const bool vectors = to_smem && (bytes == 2 || bytes == 4) && chunk % v == 0 && c.smem_vectors(s.refs[0], v);
+  if (to_smem) c.count_row_banks(id, s.refs[0], n, vectors ? v : 1);
   line(fmt::format("  const unsigned row_addr = {} + (static_cast<unsigned>(lane / 32 * 32) << 16);", tmem_var(t0.id)));
   line("  #pragma unroll 1");
   line(fmt::format("  for (int c0 = 0; c0 < {}; c0 += {}) {{", n, chunk));
   line(fmt::format("    float tr[{}];", chunk));
   line(fmt::format("    sc::tmem_ld_32x32b_x{}(row_addr + static_cast<unsigned>(c0), tr);", chunk));
   line("    #pragma unroll");
-  line(fmt::format("    for (int j = 0; j < {}; ++j) {{", chunk));
-  line(fmt::format("      const long long f = static_cast<long long>(lane) * {} + c0 + j;", n));
-  for (auto l : tmem) c.leaf_override[l] = "tr[j]";
-  line("      " + c.assign(s.refs[0], "f", c.store_conv(dt, c.value(s.value, "f"))));
+  if (!vectors) {
+    line(fmt::format("    for (int j = 0; j < {}; ++j) {{", chunk));
+    line(fmt::format("      const long long f = static_cast<long long>(lane) * {} + c0 + j;", n));
+    for (auto l : tmem) c.leaf_override[l] = "tr[j]";
+    line("      " + c.assign(s.refs[0], "f", c.store_conv(dt, c.value(s.value, "f"))));
+  } else {
+    line(fmt::format("    for (int j0 = 0; j0 < {}; j0 += {}) {{  // one 16-byte chunk of the row", chunk, v));
+    line(fmt::format("      const long long f0 = static_cast<long long>(lane) * {} + c0 + j0;", n));
+    line("      alignas(16) unsigned out[4];");
+    line("      #pragma unroll");
+    if (bytes == 2) {
+      // cast<bf16>(x) stored as bf16 is one rounding of x: a pair converts in one instruction (F2FP).
+      auto const& val = k.values[s.value];
+      const bool pair_cvt = val.op == ir::ValueOp::cast && val.dtype == dt && k.values[val.a].dtype == ir::DType::f32;
+      const ir::ValueId stored = pair_cvt ? val.a : s.value;
+      line("      for (int u = 0; u < 4; ++u) {");
+      line("        const int j = j0 + 2 * u;");
+      line("        const long long f = f0 + 2 * u;");
+      for (auto l : tmem) c.leaf_override[l] = "tr[j]";
+      const std::string lo = c.value(stored, "f");
+      for (auto l : tmem) c.leaf_override[l] = "tr[j + 1]";
+      const std::string hi = c.value(stored, "(f + 1)");
+      line(fmt::format("        out[u] = sc::f32x2_to_{}x2({}, {});", ir::dtype_name(dt), lo, hi));
+    } else {
+      line("      for (int u = 0; u < 4; ++u) {");
+      line("        const int j = j0 + u;");
+      line("        const long long f = f0 + u;");
+      for (auto l : tmem) c.leaf_override[l] = "tr[j]";
+      const std::string x = c.store_conv(dt, c.value(s.value, "f"));
+      line(fmt::format("        out[u] = {};", dt == ir::DType::f32 ? fmt::format("__float_as_uint({})", x) : fmt::format("static_cast<unsigned>({})", x)));
+    }
+    line("      }");
+    line(fmt::format("      *reinterpret_cast<uint4*>(&{}) = *reinterpret_cast<const uint4*>(out);", c.element(s.refs[0], "f0")));
+  }
   for (auto l : tmem) c.leaf_override.erase(l);
   line("    }");
   line("  }");

@@ -94,6 +94,13 @@ struct context {
   std::function<std::string(ir::ValueId, std::string const&)> value;
   std::function<std::string(ir::DType, std::string const&)> store_conv;
   std::map<ir::ValueId, std::string>& leaf_override;  // value() reads these leaves as given
+  // The element `i` of `ref` as an lvalue (an SMEM element: its swizzled, tiled address).
+  std::function<std::string(ir::RefId, std::string const&)> element;
+  // Whether v consecutive elements of every row of SMEM view `ref` are one aligned 16-byte chunk.
+  std::function<bool(ir::RefId, std::int64_t)> smem_vectors;
+  // Records the SMEM bank conflicts of a store from TMEM into SMEM view `ref` of (128, n): thread
+  // t of the warpgroup writes row t, `v` elements (16 bytes when v > 1) per instruction.
+  std::function<void(ir::StmtId, ir::RefId, std::int64_t n, std::int64_t v)> count_row_banks;
 };
 
 void mma(context const& c, ir::StmtId id, std::string const& ind, std::string& out);

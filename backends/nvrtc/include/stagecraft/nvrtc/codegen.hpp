@@ -57,6 +57,7 @@ struct op_span {
 // `assumed` says was not checked otherwise.
 struct store_banks {
   int op = -1;
+  const char* source = "a wgmma fragment";  // what the store writes: "a wgmma fragment", "rows loaded from TMEM"
   std::string target;              // the SMEM allocation's name
   std::int64_t accesses = 0;       // store instructions per thread
   int width = 0;                   // bytes per lane per instruction

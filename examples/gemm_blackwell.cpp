@@ -41,7 +41,10 @@ auto gemm_blackwell(size_expr M, std::int64_t N, std::int64_t K) {
       gmem<bf16>("c", shape(M, N)),                                            // (m, n)
       smem<TA>(shape(int_c<S>, int_c<BM>, int_c<BK>), swizzle(128_c)),         // as: (stage, m, k), K-major
       smem<TB>(shape(int_c<S>, int_c<BN>, int_c<BK>), swizzle(128_c)),         // bs: (stage, n, k), K-major
-      smem<bf16>(shape(int_c<BM>, int_c<BN>)),                                 // cs: the epilogue's staging tile
+      // cs: the epilogue's staging tile, as BM x 64 tiles of 128-byte swizzled rows (one TMA box
+      // each): thread t writes row t 16 bytes at a time, and the swizzle spreads a warp's 32 rows
+      // over every bank (unswizzled, rows 2 BN bytes apart share them: 8-way).
+      smem<bf16>(shape(int_c<BM>, int_c<BN>), tiling(int_c<BM>, 64_c), swizzle(128_c)),
       barrier(arrivals(2_c), count(int_c<S>)),                                 // full[stage]: A and B landed
       barrier(arrivals(1_c), count(int_c<S>), orders_tensor_core),             // empty[stage]: the MMAs reading it completed
       barrier(arrivals(1_c), orders_tensor_core),                              // done: D is complete

@@ -308,3 +308,41 @@ TEST_CASE("the generator counts each epilogue store's SMEM wavefronts from the a
   CHECK(s.banks[0].wavefronts == s.banks[0].ideal);
   CHECK(s.banks[0].ideal == 16);  // 16 pair stores per thread, 128 bytes per warp each
 }
+
+TEST_CASE("a Blackwell epilogue stores its TMEM rows 16 bytes at a time, and its SMEM wavefronts are counted from the addresses",
+          "[codegen][tcgen05][banks]") {
+  // gemm_blackwell's epilogue: thread t of the warpgroup loads row t of D (128, 256) from TMEM
+  // and writes it into the staging tile. Unswizzled, a warp's 32 rows are 512 bytes apart: all
+  // on the same banks, 8 ways for 16-byte stores (1024 wavefronts per warp where 128 suffice).
+  // As 128 x 64 tiles of 128-byte swizzled rows (gemm_blackwell's cs) they spread: the ideal.
+  auto epilogue = [](auto staging) {
+    return lower(kernel<sm_100a>("tmem_epilogue", grid(1), threads(1_c), gmem<bf16>("c", shape(128, 256)), staging, barrier(arrivals(1_c), orders_tensor_core),
+                                 tmem<f32>(shape(128_c, 256_c)), smem<bf16>(shape(128_c, 64_c), swizzle(128_c)), smem<bf16>(shape(256_c, 64_c), swizzle(128_c)),
+                                 [](auto c, auto cs, auto done, auto d, auto a, auto b) {
+                                   return seq(tcgen05_mma(d, a, transpose(b), done, false), barrier_wait(done), store(cs, cast<bf16>(async_load_tmem(d))),
+                                              tmem_dealloc(d), commit_smem(), copy_smem_to_gmem(cs, c.block(0_c, 0_c)), commit_smem_to_gmem_group(),
+                                              wait_smem_to_gmem(0_c));
+                                 }));
+  };
+  const auto plain = nvrtc::generate(epilogue(smem<bf16>(shape(128_c, 256_c))));
+  REQUIRE(plain.banks.size() == 1);
+  CHECK(std::string(plain.banks[0].source) == "rows loaded from TMEM");
+  CHECK(plain.banks[0].accesses == 32);  // 256 bf16 of a row, 8 per store
+  CHECK(plain.banks[0].width == 16);
+  CHECK(plain.banks[0].wavefronts == 1024);
+  CHECK(plain.banks[0].ideal == 128);
+  const auto tiled = nvrtc::generate(epilogue(smem<bf16>(shape(128_c, 256_c), tiling(128_c, 64_c), swizzle(128_c))));
+  REQUIRE(tiled.banks.size() == 1);
+  CHECK(tiled.banks[0].wavefronts == 128);
+  CHECK(tiled.banks[0].ideal == 128);
+  // 16 bytes per store, each a pair converted by one cvt.rn.bf16x2.f32.
+  CHECK_THAT(tiled.source, Contains("*reinterpret_cast<uint4*>(&") && Contains("out[u] = sc::f32x2_to_bf16x2(tr[j], tr[j + 1]);"));
+  // Into GMEM (no 16-byte chunk guaranteed by a layout): element by element, no bank count.
+  auto direct = lower(kernel<sm_100a>("tmem_to_gmem", grid(1), threads(1_c), gmem<f32>("c", shape(128, 256)), barrier(arrivals(1_c), orders_tensor_core),
+                                      tmem<f32>(shape(128_c, 256_c)), smem<bf16>(shape(128_c, 64_c), swizzle(128_c)), smem<bf16>(shape(256_c, 64_c), swizzle(128_c)),
+                                      [](auto c, auto done, auto d, auto a, auto b) {
+                                        return seq(tcgen05_mma(d, a, transpose(b), done, false), barrier_wait(done), store(c.tile(shape(128_c, 256_c), 0_c, 0_c), async_load_tmem(d)),
+                                                   tmem_dealloc(d));
+                                      }));
+  CHECK(nvrtc::generate(direct).banks.empty());
+}

@@ -783,6 +783,11 @@ TEST_CASE("host: tcgen05 follows its instruction descriptor, and a warp reaches 
   const auto r = hostexec::run(lanes, k, inputs, {});
   CHECK(r.kind == hostexec::failure::protocol);
   CHECK_THAT(r.message, Contains("tcgen05.ld.32x32b at TMEM lane 16: warp 9 (warp 1 of its warpgroup) reaches only lanes 32-63"));
+  // TMEM never freed: the CTA ends with its allocation (the interpreter's tmem-not-freed).
+  const auto kept = planted(k, "if (lane < 32) sc::tmem_dealloc(", "if (false) sc::tmem_dealloc(");
+  const auto leak = hostexec::run(kept, k, inputs, {});
+  CHECK(leak.kind == hostexec::failure::protocol);
+  CHECK_THAT(leak.message, Contains("CTA (0, 0, 0) ended with 256 TMEM column(s) still allocated"));
 }
 
 TEST_CASE("host: the tile ops' generated code (prelude math, reductions, broadcasts, iota) equals the interpreter bit for bit", "[host][tile_ops]") {

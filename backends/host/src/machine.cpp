@@ -1278,6 +1278,17 @@ class machine {
         release(ctas_[ci].bars);
         release(ctas_[ci].warps);
         release(ctas_[ci].shuffled);
+        release(ctas_[ci].wg_meet);
+        release(ctas_[ci].wgmma_issued);
+        // Every TMEM allocation freed before its CTA ends (the hardware requires it).
+        if (auto const& t = ctas_[ci].tmem; t && kind_ == failure::none)
+          if (const auto used = std::count_if(t->owner.begin(), t->owner.end(), [](unsigned o) { return o != 0; }); used > 0) {
+            kind_ = failure::protocol;
+            message_ = fmt::format("kernel '{}' (host, seed {}): CTA ({}) ended with {} TMEM column(s) still allocated: every tcgen05.alloc needs its "
+                                   "tcgen05.dealloc before the CTA exits",
+                                   k_.name, o_.seed, fmt::join(ctas_[ci].id, ", "), used);
+          }
+        ctas_[ci].tmem.reset();
       }
     }
   }

@@ -1478,29 +1478,9 @@ bool emitter::smem_vectors(ir::RefId rid, std::int64_t v) const {
 // view, v elements per instruction (a store from TMEM, 32x32b: TMEM lane t is row t): each
 // lane's address as element() computes it, warp by warp, as count_banks does for fragments.
 void emitter::count_row_banks(ir::StmtId id, ir::RefId rid, std::int64_t n, std::int64_t v) {
-  auto const& r = k_.refs[rid];
-  auto const& al = k_.allocs[r.id];
-  const int bytes = ir::dtype_bits(al.dtype) / 8;
-  const int width = static_cast<int>(v) * bytes;
-  std::int64_t slab = 1;
-  for (std::size_t d = r.index.size(); d < al.shape.size(); ++d) slab *= al.shape[d];
-  store_banks b{.op = id, .source = "rows loaded from TMEM", .target = ir::alloc_name(k_, r.id), .accesses = n / v, .width = width};
-  b.slabs_aligned = slab * bytes % (al.swizzle ? 1024 : 128) == 0;
-  for (int warp = 0; warp < 4; ++warp) {
-    ir::wavefronts all;
-    for (std::int64_t c = 0; c < n; c += v) {
-      std::array<std::uint32_t, 32> addr{};
-      for (int lane = 0; lane < 32; ++lane) {
-        const std::int64_t f = (32 * warp + lane) * n + c;
-        const std::int64_t at = tiled(r.id) ? ir::tiled_element(view_element(rid, f), al.shape.back(), al.tiling[0], al.tiling[1]) : view_element(rid, f);
-        addr[static_cast<std::size_t>(lane)] = ir::swizzle_address(static_cast<std::uint32_t>(offsets_[r.id] + at * bytes), al.swizzle);
-      }
-      const auto w = ir::smem_wavefronts(addr, width);
-      all.actual += w.actual, all.ideal += w.ideal;
-    }
-    b.wavefronts = std::max(b.wavefronts, all.actual);
-    b.ideal = std::max(b.ideal, all.ideal);
-  }
+  const int width = static_cast<int>(v) * ir::dtype_bits(k_.allocs[k_.refs[rid].id].dtype) / 8;
+  auto b = bank_count(id, rid, n / v, width, [&](int thread, std::int64_t a) { return thread * n + a * v; });
+  b.source = "rows loaded from TMEM";
   banks_.push_back(b);
 }
 

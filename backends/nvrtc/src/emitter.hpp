@@ -308,6 +308,37 @@ class emitter {
   // it (view at index 0, the allocation's swizzle applied to its offset: smem_base is 1024-byte
   // aligned), instruction by instruction, for each of the four warps.
   void count_banks(ir::StmtId id, std::int64_t blocks, std::int64_t regs, int step, int width);
+  // The bank conflicts of `accesses` store instructions per thread into SMEM view `rid`, `width`
+  // bytes per lane: index(thread, a) is the view's flat index thread (0..127 of the warpgroup)
+  // writes in its a-th instruction. Each lane's address is the one element() computes (view at
+  // index 0, the allocation's tiling and swizzle applied: smem_base is 1024-byte aligned); the
+  // worst of the four warps, all its instructions together.
+  template <class Index>
+  store_banks bank_count(ir::StmtId id, ir::RefId rid, std::int64_t accesses, int width, Index const& index) const {
+    auto const& r = k_.refs[rid];
+    auto const& al = k_.allocs[r.id];
+    const int bytes = ir::dtype_bits(al.dtype) / 8;
+    std::int64_t slab = 1;
+    for (std::size_t d = r.index.size(); d < al.shape.size(); ++d) slab *= al.shape[d];
+    store_banks b{.op = id, .target = ir::alloc_name(k_, r.id), .accesses = accesses, .width = width};
+    b.slabs_aligned = slab * bytes % (al.swizzle ? 1024 : 128) == 0;
+    for (int warp = 0; warp < 4; ++warp) {
+      ir::wavefronts all;
+      for (std::int64_t a = 0; a < accesses; ++a) {
+        std::array<std::uint32_t, 32> addr{};
+        for (int lane = 0; lane < 32; ++lane) {
+          const std::int64_t f = index(32 * warp + lane, a);
+          const std::int64_t at = tiled(r.id) ? ir::tiled_element(view_element(rid, f), al.shape.back(), al.tiling[0], al.tiling[1]) : view_element(rid, f);
+          addr[static_cast<std::size_t>(lane)] = ir::swizzle_address(static_cast<std::uint32_t>(offsets_[r.id] + at * bytes), al.swizzle);
+        }
+        const auto w = ir::smem_wavefronts(addr, width);
+        all.actual += w.actual, all.ideal += w.ideal;
+      }
+      b.wavefronts = std::max(b.wavefronts, all.actual);
+      b.ideal = std::max(b.ideal, all.ideal);
+    }
+    return b;
+  }
 
   void fragment_store(ir::StmtId id, int a, std::string const& ind, std::string& out);
   // Row vectors spread along the columns of the fragment being walked (broadcast<1> of a (rows)

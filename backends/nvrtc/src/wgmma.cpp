@@ -39,32 +39,12 @@ bool emitter::touch_loop_head(ir::StmtId id, bool t) const {
 // aligned), instruction by instruction, for each of the four warps.
 void emitter::count_banks(ir::StmtId id, std::int64_t blocks, std::int64_t regs, int step, int width) {
   auto const& s = k_.stmts[id];
-  auto const& r = k_.refs[s.refs[0]];
-  auto const& al = k_.allocs[r.id];
-  const int bytes = ir::dtype_bits(al.dtype) / 8;
-  std::int64_t slab = 1;
-  for (std::size_t d = r.index.size(); d < al.shape.size(); ++d) slab *= al.shape[d];
-  store_banks b{.op = id, .target = ir::alloc_name(k_, r.id), .accesses = blocks * (regs / step), .width = width};
-  b.slabs_aligned = slab * bytes % (al.swizzle ? 1024 : 128) == 0;
-  for (int warp = 0; warp < 4; ++warp) {
-    ir::wavefronts all;
-    for (std::int64_t mb = 0; mb < blocks; ++mb)
-      for (std::int64_t i = 0; i < regs; i += step) {
-        std::array<std::uint32_t, 32> addr{};
-        for (int lane = 0; lane < 32; ++lane) {
-          const auto e = ir::wgmma::accumulator_element(32 * warp + lane, static_cast<int>(i));
-          const std::int64_t f = (64 * mb + e.row) * r.shape.back() + e.col;
-          const std::int64_t at = tiled(r.id) ? ir::tiled_element(view_element(s.refs[0], f), al.shape.back(), al.tiling[0], al.tiling[1])
-                                              : view_element(s.refs[0], f);
-          addr[static_cast<std::size_t>(lane)] = ir::swizzle_address(static_cast<std::uint32_t>(offsets_[r.id] + at * bytes), al.swizzle);
-        }
-        const auto w = ir::smem_wavefronts(addr, width);
-        all.actual += w.actual, all.ideal += w.ideal;
-      }
-    b.wavefronts = std::max(b.wavefronts, all.actual);
-    b.ideal = std::max(b.ideal, all.ideal);
-  }
-  banks_.push_back(b);
+  const std::int64_t cols = k_.refs[s.refs[0]].shape.back(), per_block = regs / step;
+  // Instruction a of a thread: m64 block a / per_block, its register (a % per_block) * step.
+  banks_.push_back(bank_count(id, s.refs[0], blocks * per_block, width, [&](int thread, std::int64_t a) {
+    const auto e = ir::wgmma::accumulator_element(thread, static_cast<int>(a % per_block * step));
+    return (64 * (a / per_block) + e.row) * cols + e.col;
+  }));
 }
 
 

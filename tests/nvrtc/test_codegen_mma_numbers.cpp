@@ -402,8 +402,13 @@ tmem_access parse_tmem_access(std::string const& text, const char* instr) {
   REQUIRE(std::regex_search(text, m, std::regex(std::string("sc::") + instr + R"(_32x32b_x(\d+)\(row_addr \+ (.*), tr\);)")));
   CHECK(std::stoll(m[1]) == a.chunk);
   a.column = expression(m[2]);
-  REQUIRE(std::regex_search(text, m, std::regex(R"(const long long f = (.*);)")));
-  a.f = expression(m[1]);
+  // Element by element, f is the element register j lands in; 16 bytes at a time (a store into
+  // SMEM), f0 is the chunk's first, register j0's: evaluated at j0 = j it is register j's.
+  if (std::regex_search(text, m, std::regex(R"(const long long f0 = (.*);)"))) a.f = expression(m[1]);
+  else {
+    REQUIRE(std::regex_search(text, m, std::regex(R"(const long long f = (.*);)")));
+    a.f = expression(m[1]);
+  }
   return a;
 }
 
@@ -440,7 +445,7 @@ TEST_CASE("tcgen05.ld: thread t's register j reads TMEM lane t, 32-bit column c0
         for (std::int64_t c0 = 0; c0 < a.cols && wrong.empty(); c0 += a.chunk)
           for (int j = 0; j < a.chunk && wrong.empty(); ++j) {
             const auto at = tmem_target(a, t, c0, j);
-            const auto f = a.f({{"lane", t}, {"c0", c0}, {"j", j}});
+            const auto f = a.f({{"lane", t}, {"c0", c0}, {"j", j}, {"j0", j}});
             const auto isa = ir::tcgen05::ld_32x32b(t, j);  // relative to the address of lane 32 w, column c0
             // The warp's own sub-partition, lane by thread; the columns the address names; and
             // D's row i is lane i, column j column j.

@@ -27,7 +27,7 @@ int verdict(bench::report const& rep);
 struct bench_command_impl final : bench_command {
   CLI::App* cmd = nullptr;
   std::string kernel, backend = "model", machine = "H200", shard_text;
-  std::vector<std::string> sets, sweeps;
+  std::vector<std::string> sets, sweeps, dynamic;
   std::optional<std::string> json_file, csv_file, svg_file, timeline_file, results_file, machines_file, fitted_file;
   bool no_flush = false, no_check = false, calibrate = false, no_progress = false;
   int min_reps = 10, max_reps = 500;
@@ -40,6 +40,7 @@ struct bench_command_impl final : bench_command {
     cmd->add_option("kernel", kernel, "kernel name (see `stagecraft list`)")->required();
     cmd->add_option("--set", sets, "fix a parameter: --set M=8192 (repeatable)");
     cmd->add_option("--sweep", sweeps, "sweep a parameter: --sweep K=1..6 or --sweep K=1,2,4 (repeatable: the product)");
+    cmd->add_option("--dynamic", dynamic, "make a size parameter a run-time extent: one compiled kernel for every point (repeatable)");
     cmd->add_option("--backend", backend, "gpu (NVRTC + the CUDA driver, measured) or model (the cost model, predicted; no GPU needed)")->capture_default_str();
     cmd->add_option("--machine", machine, "--backend model: H200, H100 or B200 (data/machines.json)")->capture_default_str();
     cmd->add_option("--machines", machines_file, "a machine file of your own (the format of data/machines.json, e.g. from --calibrate)");
@@ -78,6 +79,10 @@ struct bench_command_impl final : bench_command {
       auto [n, v] = registry::parse_assignment(s);
       if (!o.set.emplace(n, v).second) throw usage_error(fmt::format("--set {} is given twice", n));
     }
+    // --dynamic M: "M?" = 1 (registry.hpp), so every point builds M as a launch argument and the
+    // JIT cache compiles one kernel for the whole sweep of M.
+    for (auto const& d : dynamic)
+      if (!o.set.emplace(d + "?", 1).second) throw usage_error(fmt::format("--dynamic {} is given twice", d));
     for (auto const& s : sweeps) o.sweep.push_back(bench::parse_sweep(s));
     if (auto m = ir::parse_math_mode(math)) o.math = *m;
     else throw usage_error(fmt::format("unknown --math '{}' (exact or fast)", math));

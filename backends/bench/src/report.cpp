@@ -134,9 +134,13 @@ std::string table(report const& r) {
   // The fixed parameters once, the swept ones per row.
   if (!r.points.empty()) {
     std::vector<std::string> fixed;
-    for (auto const& [n, v] : r.points.front().values)
-      if (std::find(r.axes.begin(), r.axes.end(), n) == r.axes.end()) fixed.push_back(fmt::format("{}={}", n, v));
+    std::vector<std::string> run_time;  // --dynamic NAME: "NAME?" = 1 (registry.hpp)
+    for (auto const& [n, v] : r.points.front().values) {
+      if (!n.empty() && n.back() == '?') run_time.push_back(n.substr(0, n.size() - 1));
+      else if (std::find(r.axes.begin(), r.axes.end(), n) == r.axes.end()) fixed.push_back(fmt::format("{}={}", n, v));
+    }
     out += fmt::format("fixed: {}\n", fmt::join(fixed, " "));
+    if (!run_time.empty()) out += fmt::format("run-time extents (one compiled kernel for every point): {}\n", fmt::join(run_time, " "));
   }
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> head = r.axes;

@@ -293,6 +293,8 @@ class smem_arena {
   }
 
   unsigned char* data(int s) const { return shared_ ? slot_end(s) - round_up(bytes_, align) : separate_[s].data(); }
+  // Whether only one slot is accessible at a time (the shared region under an address-space limit).
+  bool one_open() const { return shared_; }
   std::size_t size() const { return bytes_; }
 
   // Makes slot s the accessible one (shared; separate slots always are).
@@ -629,6 +631,22 @@ class machine {
   // Tensor memory: each CTA has its own (a host CTA has an SM to itself). alloc and dealloc are
   // .sync.aligned over a warp; lane 0 acts for it, and the other lanes read the address from the
   // slot only after a thread barrier, as on the GPU.
+  // The CTAs a multicast mask names in the running thread's cluster (rank r: bit r), each one
+  // still running; a mask naming none, or ranks past the cluster, is refused. `what` begins the
+  // message about an exited CTA ("a multicast TMA load into").
+  std::vector<int> mask_ctas(unsigned mask, const char* what) {
+    auto const& cl = clusters_[ctas_[me().cta].cluster];
+    if (mask == 0 || (mask >> cl.ctas.size()) != 0)
+      fail(failure::protocol, fmt::format("{}: multicast mask {:#06x} must name CTAs of the cluster, which has {} (ranks 0..{})", who(), mask,
+                                          cl.ctas.size(), cl.ctas.size() - 1));
+    std::vector<int> out;
+    for (unsigned r = 0; r < cl.ctas.size(); ++r)
+      if (mask >> r & 1u) {
+        if (ctas_[cl.ctas[r]].exited) fail(failure::protocol, fmt::format("{}: {} CTA rank {}, which has already exited", who(), what, r));
+        out.push_back(cl.ctas[r]);
+      }
+    return out;
+  }
   // The even CTA of `cta`'s pair: cluster ranks are x-fastest and axis 0's extent is even, so the
   // pair is ranks 2p and 2p + 1.
   int pair_leader_of(int cta) const {
@@ -657,8 +675,8 @@ class machine {
   }
   // tcgen05.mma completes when it is issued (one thread issues it; its commit then arrives at
   // once). The pair's instruction (an M = 256 instruction descriptor) also reads the odd CTA's
-  // SMEM and writes its TMEM: the CTA of the next rank, whose SMEM is copied out here because
-  // under an address-space limit only one CTA's SMEM slot is open at a time.
+  // SMEM and writes its TMEM: the CTA of the next rank, whose SMEM is read through a copy only
+  // under an address-space limit, where one CTA's SMEM slot is open at a time.
   static void api_tc_mma(unsigned d, unsigned long long a_desc, int a_tmem, unsigned a_taddr, unsigned long long b_desc, unsigned idesc,
                          unsigned accumulate, int kind) {
     auto& m = *active;
@@ -679,10 +697,14 @@ class machine {
       const int odd = cl.ctas[rank + 1];
       if (m.ctas_[odd].exited)
         m.fail(failure::protocol, fmt::format("{}: a cta_group::2 tcgen05.mma reads and writes CTA rank {}, which has already exited", m.who(), rank + 1));
-      m.smem_.open(m.ctas_[odd].slot);
-      peer_smem.assign(m.ctas_[odd].smem, m.ctas_[odd].smem + size);
-      m.smem_.open(m.ctas_[cta].slot);
-      peer = {{peer_smem.data(), size, smem_window}, &m.tmem_of(odd)};
+      const unsigned char* odd_smem = m.ctas_[odd].smem;
+      if (m.smem_.one_open()) {  // only the running CTA's slot is accessible: read the peer's through a copy
+        m.smem_.open(m.ctas_[odd].slot);
+        peer_smem.assign(odd_smem, odd_smem + size);
+        m.smem_.open(m.ctas_[cta].slot);
+        odd_smem = peer_smem.data();
+      }
+      peer = {{odd_smem, size, smem_window}, &m.tmem_of(odd)};
     }
     if (auto e = tensor_core::tc_mma(kind, idesc, d, a_desc, a_tmem != 0, a_taddr, b_desc, accumulate != 0, issuer, pair ? &peer : nullptr); !e.empty())
       m.fail(failure::protocol, fmt::format("{}: {}", m.who(), e));
@@ -695,16 +717,7 @@ class machine {
       auto& b = m.bar_at(cta, bar, true);
       m.arrive(cta, bar, b, false);
     } else {
-      auto const& cl = m.clusters_[m.ctas_[cta].cluster];
-      if ((cta_mask >> cl.ctas.size()) != 0)
-        m.fail(failure::protocol, fmt::format("{}: tcgen05.commit multicast mask {:#06x} names CTAs beyond the cluster's {}", m.who(), cta_mask, cl.ctas.size()));
-      for (unsigned r = 0; r < cl.ctas.size(); ++r)
-        if (cta_mask >> r & 1u) {
-          const int target = cl.ctas[r];
-          if (m.ctas_[target].exited)
-            m.fail(failure::protocol, fmt::format("{}: tcgen05.commit arrives on {} of CTA rank {}, which has already exited", m.who(), m.bar_name(target, bar), r));
-          m.arrive(target, bar, m.bar_at(target, bar, true), false);
-        }
+      for (int target : m.mask_ctas(cta_mask, "tcgen05.commit arriving in")) m.arrive(target, bar, m.bar_at(target, bar, true), false);
     }
     m.preempt();
   }
@@ -776,20 +789,8 @@ class machine {
     if (op.pair && cl.ctas.size() % 2 != 0)
       m.fail(failure::protocol, fmt::format("{}: a .cta_group::2 TMA load in a cluster of {} CTA(s), which has no CTA pairs", m.who(), cl.ctas.size()));
     m.bar_at(op.pair ? m.pair_leader_of(cta) : cta, bar, true);
-    if (multicast) {
-      if (mask == 0 || (mask >> cl.ctas.size()) != 0)
-        m.fail(failure::protocol, fmt::format("{}: multicast mask {:#06x} must name CTAs of the cluster, which has {} (ranks 0..{})", m.who(), mask,
-                                              cl.ctas.size(), cl.ctas.size() - 1));
-      for (unsigned r = 0; r < cl.ctas.size(); ++r)
-        if (mask >> r & 1u) op.dests.push_back(cl.ctas[r]);
-    } else {
-      op.dests.push_back(cta);
-    }
-    for (int d : op.dests) {
-      if (m.ctas_[d].exited)
-        m.fail(failure::protocol, fmt::format("{}: a multicast TMA load into CTA rank {}, which has already exited", m.who(), m.ctas_[d].rank));
-      ++m.ctas_[d].loads_in;
-    }
+    op.dests = multicast ? m.mask_ctas(mask, "a multicast TMA load into") : std::vector<int>{cta};
+    for (int d : op.dests) ++m.ctas_[d].loads_in;
     m.ops_.push_back(std::move(op));
     m.post({static_cast<int>(m.ops_.size() - 1), false});
   }

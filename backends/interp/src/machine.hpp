@@ -583,6 +583,8 @@ class machine {
   void tcgen05_check_at_exit(agent_state const& a);
   void note_tmem_read(agent_state const& a, ir::RefId rid);
   int pair_peer(agent_state const& a, const char* op);
+  // The CTA of this cluster at cluster index `cidx` (-1: none).
+  int cta_at(std::array<std::int64_t, 3> const& cidx) const;
   // The even CTA of `cta`'s pair (cluster index along axis 0 with its low bit cleared).
   int pair_leader_of(int cta) const;
   // The barrier a load's bytes into destination d complete on.

@@ -144,8 +144,7 @@ int machine::pair_peer(agent_state const& a, const char* op) {
            fmt::format("{} issued by {}, whose cluster index along axis 0 is {}, odd: a pair MMA is issued by the pair's even CTA, which "
                        "reads both CTAs' halves (guard it with if_(cluster_idx(0_c) % 2_c == 0_c, ...))",
                        op, who(a), me[0]));
-  for (std::size_t c = 0; c < ctas_.size(); ++c)
-    if (ctas_[c].cidx[0] == (me[0] ^ 1) && ctas_[c].cidx[1] == me[1] && ctas_[c].cidx[2] == me[2]) return static_cast<int>(c);
+  if (const int peer = cta_at({me[0] ^ 1, me[1], me[2]}); peer >= 0) return peer;
   report(check::tcgen05_pair_issuer, cur_op_, a, fmt::format("{} issued by {}, which has no pair CTA in its cluster", op, who(a)));
 }
 

@@ -39,11 +39,17 @@ bool machine::groups_done(agent_state const& a, std::int64_t n, bool read_only) 
   return true;
 }
 
-int machine::pair_leader_of(int cta) const {
-  auto const& me = ctas_[static_cast<std::size_t>(cta)].cidx;
+int machine::cta_at(std::array<std::int64_t, 3> const& cidx) const {
   for (std::size_t c = 0; c < ctas_.size(); ++c)
-    if (ctas_[c].cidx[0] == (me[0] & ~std::int64_t{1}) && ctas_[c].cidx[1] == me[1] && ctas_[c].cidx[2] == me[2]) return static_cast<int>(c);
-  return cta;  // unreachable: the verifier requires an even cluster extent along axis 0
+    if (ctas_[c].cidx == cidx) return static_cast<int>(c);
+  return -1;
+}
+
+int machine::pair_leader_of(int cta) const {
+  auto idx = ctas_[static_cast<std::size_t>(cta)].cidx;
+  idx[0] &= ~std::int64_t{1};
+  const int leader = cta_at(idx);
+  return leader >= 0 ? leader : cta;  // always found: the verifier requires an even cluster extent along axis 0
 }
 
 barrier_state& machine::load_barrier(async_op const& op, std::size_t d) {
@@ -59,10 +65,9 @@ barrier_state& machine::load_barrier(async_op const& op, std::size_t d) {
 // completes (a deadlock, as on the GPU).
 void machine::issue_load(agent_state& a, ir::Stmt const& s) {
   const bool pair = s.n == 2;
-  auto& own = barrier_of(a, s.refs[2]);
-  const auto elem = &own - ctas_[a.cta].barriers.data();
-  const bool leader = !pair || pair_leader_of(a.cta) == a.cta;
-  auto& b = own;
+  auto& b = barrier_of(a, s.refs[2]);
+  const auto elem = &b - ctas_[a.cta].barriers.data();
+  const bool leader = !pair || ctas_[a.cta].cidx[0] % 2 == 0;
   async_op op{async_op::kind::load};
   op.agent = a.comp;
   op.stmt = cur_op_;

@@ -21,6 +21,10 @@ packages=(
 # Headless Chromium renders the lesson timelines in a test (tests/lessons/check_timelines.sh);
 # large, so only on request (CI asks for it).
 [ "${STAGECRAFT_WITH_CHROMIUM:-0}" = 1 ] && packages+=(chromium)
+# PyPI's torch for the Python package's torch test (python.torch); a venv of Debian's python3,
+# so python3-venv; only on request (CI asks for it). About 5.4 GB installed (torch pulls its
+# CUDA libraries: the CPU-only wheel is not on PyPI); 51 s here.
+[ "${STAGECRAFT_WITH_TORCH:-0}" = 1 ] && packages+=(python3-venv)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -33,6 +37,23 @@ fi
 
 # STAGECRAFT_SETUP_ONLY=1: packages only (scripts/gpu_bundle.sh configures a build of its own).
 [ "${STAGECRAFT_SETUP_ONLY:-0}" = 1 ] && exit 0
+
+# torch in <build>/torch-venv (it sees Debian's NumPy, which the extension is built against). A
+# failed install is not a failed setup: python.torch then reports itself skipped, and says why.
+torch_version=2.15.0
+if [ "${STAGECRAFT_WITH_TORCH:-0}" = 1 ] && [ ! -x "$build/torch-venv/bin/python" ]; then
+  started=$(date +%s)
+  mkdir -p "$build"
+  rm -rf "$build/torch-venv.partial"
+  if /usr/bin/python3 -m venv --system-site-packages "$build/torch-venv.partial" &&
+     "$build/torch-venv.partial/bin/pip" install -q --disable-pip-version-check "torch==$torch_version"; then
+    mv "$build/torch-venv.partial" "$build/torch-venv"
+    echo "setup: torch $torch_version installed in $build/torch-venv in $(( $(date +%s) - started )) s"
+  else
+    rm -rf "$build/torch-venv.partial"
+    echo "setup: warning: torch $torch_version could not be installed from PyPI: python.torch will be skipped"
+  fi
+fi
 
 gen=()
 command -v ninja >/dev/null && gen=(-G Ninja)

@@ -24,6 +24,9 @@
 #ifdef STAGECRAFT_HAVE_NVRTC
 #include <stagecraft/nvrtc/nvrtc.hpp>
 #endif
+#ifdef STAGECRAFT_HAVE_CUDA_RUNTIME
+#include <stagecraft/cuda/runtime.hpp>
+#endif
 
 namespace py = pybind11;
 using namespace stagecraft;
@@ -93,6 +96,19 @@ bound_kernel bind_lesson(std::string const& number, std::string const& twin) {
   return b;
 }
 
+// The kernel at the run-time extents these shapes give (one per GMEM parameter; an empty one:
+// not given, it takes the bound shape); the kernel itself when it has none.
+ir::Kernel bound_to(bound_kernel const& b, std::vector<std::vector<std::int64_t>> const& shapes) {
+  if (b.k.extents.empty()) return b.k;
+  if (shapes.size() != b.k.params.size())
+    throw usage_error(fmt::format("kernel '{}': {} shapes for {} parameters", b.name, shapes.size(), b.k.params.size()));
+  try {
+    return ir::bind_to(b.k, shapes);
+  } catch (ir::ConfigError const& e) {
+    throw usage_error(e.what());
+  }
+}
+
 // One host_tensor per GMEM parameter: the user's arrays where given (dtype and shape checked
 // with the parameter's words), zeros elsewhere (outputs not given, workspaces).
 std::vector<host_tensor> buffers_of(bound_kernel const& b, std::vector<py::object> const& arrays) {
@@ -100,19 +116,12 @@ std::vector<host_tensor> buffers_of(bound_kernel const& b, std::vector<py::objec
     throw usage_error(fmt::format("kernel '{}': {} arrays for {} parameters", b.name, arrays.size(), b.k.params.size()));
   // Run-time extents are read off the arrays given (an output left None takes the bound shape);
   // the runs bind the same way from the buffers this returns.
-  ir::Kernel bound;
-  if (!b.k.extents.empty()) {
-    std::vector<std::vector<std::int64_t>> shapes(arrays.size());
+  std::vector<std::vector<std::int64_t>> shapes(arrays.size());
+  if (!b.k.extents.empty())
     for (std::size_t i = 0; i < arrays.size(); ++i)
       if (!arrays[i].is_none())
         if (auto a = py::array::ensure(arrays[i])) shapes[i].assign(a.shape(), a.shape() + a.ndim());
-    try {
-      bound = ir::bind_to(b.k, shapes);
-    } catch (ir::ConfigError const& e) {
-      throw usage_error(e.what());
-    }
-  }
-  ir::Kernel const& k = b.k.extents.empty() ? b.k : bound;
+  const ir::Kernel k = bound_to(b, shapes);
   std::vector<host_tensor> out;
   for (std::size_t i = 0; i < arrays.size(); ++i) {
     auto const& p = k.params[i];
@@ -168,6 +177,39 @@ ir::math_mode math_of(std::string const& s) {
   throw usage_error(fmt::format("math '{}' is not one of exact, fast", s));
 }
 
+struct no_device_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+struct device_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// The kernel on the caller's device memory (torch CUDA tensors): one address per parameter that
+// is not a workspace, in declaration order, each a dense row-major array of the parameter's
+// dtype and shape (the Python side checks both), enqueued on `stream` (a CUstream as an integer;
+// 0: the default stream) and not waited for, as any op on that stream. NVRTC compiles once per
+// kernel and math mode (nvrtc's cache); the launch is cuda::launch_on_device.
+void run_device(bound_kernel const& b, std::vector<std::uintptr_t> const& ptrs, std::vector<std::vector<std::int64_t>> const& shapes,
+                std::uintptr_t stream, std::string const& math) {
+  const auto mode = math_of(math);
+#ifdef STAGECRAFT_HAVE_CUDA_RUNTIME
+  const auto st = cuda::driver_status();
+  if (auto why = cuda::unusable(st)) throw no_device_error(fmt::format("kernel '{}': {}", b.name, *why));
+  ir::Kernel k = bound_to(b, shapes);
+  k.target = *st.target;
+  const auto c = nvrtc::compile(k, k.target, {.codegen = {.math = mode}});
+  try {
+    py::gil_scoped_release unlocked;
+    cuda::launch_on_device(c, k, ptrs, reinterpret_cast<void*>(stream));
+  } catch (cuda::error const& e) {
+    throw device_error(fmt::format("kernel '{}' on {}: {}", b.name, st.device, e.what()));
+  }
+#else
+  (void)ptrs, (void)shapes, (void)stream, (void)mode;
+  throw no_device_error(fmt::format("kernel '{}': no CUDA driver available: this build of stagecraft has no CUDA toolkit (configure found none)", b.name));
+#endif
+}
+
 }  // namespace
 
 // The module's name: _stagecraft for the package's own (the bundled kernels and lessons), the
@@ -189,18 +231,29 @@ PYBIND11_MODULE(STAGECRAFT_PY_MODULE, m) {
   // verifier finds before any run (e.g. TMEM never freed): VerifierProtocolError. One class of
   // each for every module: the package's, which a user module imports.
   // (Held for the life of the process: a static py::object would be released after Python.)
-  static PyObject *usage = nullptr, *protocol = nullptr;
+  // No usable GPU (no driver, no device stagecraft generates code for, a build without the
+  // toolkit): NoDeviceError, the CLI's "no CUDA driver available" line; a driver call that failed
+  // on a GPU: DeviceError with the driver's words.
+  static PyObject *usage = nullptr, *protocol = nullptr, *no_device = nullptr, *device = nullptr;
   if (std::string(STAGECRAFT_PY_STR(STAGECRAFT_PY_MODULE)) == "_stagecraft") {
     usage = py::exception<usage_error>(m, "UsageError").release().ptr();
     protocol = py::exception<ir::ProtocolError>(m, "VerifierProtocolError").release().ptr();
+    no_device = py::exception<no_device_error>(m, "NoDeviceError", PyExc_RuntimeError).release().ptr();
+    device = py::exception<device_error>(m, "DeviceError", PyExc_RuntimeError).release().ptr();
   } else {
     auto core = py::module_::import("stagecraft._stagecraft");
     usage = py::object(core.attr("UsageError")).release().ptr();
     protocol = py::object(core.attr("VerifierProtocolError")).release().ptr();
+    no_device = py::object(core.attr("NoDeviceError")).release().ptr();
+    device = py::object(core.attr("DeviceError")).release().ptr();
   }
   py::register_local_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
+    } catch (no_device_error const& e) {
+      PyErr_SetString(no_device, e.what());
+    } catch (device_error const& e) {
+      PyErr_SetString(device, e.what());
     } catch (ir::ProtocolError const& e) {
       PyErr_SetObject(protocol, py::make_tuple(e.what(), e.check).ptr());
     } catch (ir::ConfigError const& e) {
@@ -257,6 +310,16 @@ PYBIND11_MODULE(STAGECRAFT_PY_MODULE, m) {
                                return l;
                              })
       .def("show", [](bound_kernel const& b) { return ir::print(b.k); }, "The kernel's IR, as `stagecraft show` prints it.")
+      .def(
+          "shapes",
+          [](bound_kernel const& b, std::vector<std::vector<std::int64_t>> const& shapes) {
+            py::list l;
+            for (auto const& p : bound_to(b, shapes).params) l.append(py::tuple(py::cast(p.shape)));
+            return l;
+          },
+          py::arg("shapes"), "Every GMEM parameter's shape at the run-time extents these shapes give (one per parameter, [] where not given).")
+      .def("run_device", &run_device, py::arg("ptrs"), py::arg("shapes"), py::arg("stream") = 0, py::arg("math") = "fast",
+           "Enqueues the kernel on device memory (one address per non-workspace parameter) on a CUDA stream.")
       .def(
           "run_interp",
           [](bound_kernel const& b, std::vector<py::object> const& arrays, std::string const& policy, std::uint64_t seed, bool checks,

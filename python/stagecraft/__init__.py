@@ -6,14 +6,20 @@
     y = k(x, backend="host")                    # the generated CUDA C++, run on the CPU
     k.explore(x, schedules=100)                 # PCT schedules; raises on the first failure
 
+    y = k(x_torch)                              # torch CPU tensors in, torch tensors out
+    y = k(x_cuda)                               # CUDA tensors: NVRTC, launched on torch's stream
+    op = sc.torch_op(k)                         # a torch.library custom op (torch.compile traces it)
+    sc.bench(k, x, baseline=lambda x: x + 1)    # both timed in this process
+
 A kernel's arrays are its GMEM parameters in declaration order (``k.arrays`` lists them). The
 call takes the ones it only reads, positionally, and returns the ones it writes (one array, or a
 tuple in order); ``out=`` gives outputs their initial contents (a kernel that accumulates into
-one). dtypes and shapes must match exactly (bf16 and fp8 travel as their uint16 / uint8 bit
-patterns). A race, a deadlock or any other protocol error raises ProtocolError with the
-interpreter's message; a bad kernel name, parameter value or array raises UsageError.
+one). dtypes and shapes must match exactly (NumPy: bf16 and fp8 travel as their uint16 / uint8
+bit patterns; torch: torch.bfloat16, torch.float8_e4m3fn, ...). A race, a deadlock or any other
+protocol error raises ProtocolError with the interpreter's message; a bad kernel name, parameter
+value or array raises UsageError; no usable GPU for CUDA tensors raises NoDeviceError.
 
-Not yet (issue 26): CUDA tensors, torch.library registration, sc.bench. See docs/python.md.
+Not yet (issue 26): a JAX FFI target. See docs/python.md.
 """
 from __future__ import annotations
 
@@ -34,9 +40,11 @@ if _pybind11_version < (2, 12) and int(np.__version__.split(".")[0]) >= 2:
         "or build stagecraft against pybind11 >= 2.12")
 
 from ._stagecraft import UsageError, VerifierProtocolError, bind as _bind, bind_lesson as _bind_lesson, kernels as _kernels
-from ._stagecraft import lessons as _lessons
+from ._stagecraft import DeviceError, NoDeviceError, lessons as _lessons
+from . import _torch
 
-__all__ = ["kernels", "kernel", "lessons", "lesson", "load", "Kernel", "Module", "ProtocolError", "UsageError"]
+__all__ = ["kernels", "kernel", "lessons", "lesson", "load", "torch_op", "bench", "Kernel", "Module", "ProtocolError", "UsageError",
+           "NoDeviceError", "DeviceError"]
 
 
 class ProtocolError(Exception):
@@ -58,14 +66,16 @@ class ProtocolError(Exception):
 
 
 def _host_array(x: Any) -> Any:
-    """A CPU array NumPy can read: NumPy arrays as they are, anything exporting DLPack on the
-    CPU (torch CPU tensors, ...) through np.from_dlpack, without a copy."""
+    """A CPU array NumPy can read: NumPy arrays as they are, torch CPU tensors through a view
+    (bf16 and fp8 as their bits), anything else exporting DLPack on the CPU through
+    np.from_dlpack, without a copy."""
     if isinstance(x, np.ndarray) or not hasattr(x, "__dlpack__"):
         return x
     device = x.__dlpack_device__()[0] if hasattr(x, "__dlpack_device__") else 1
     if device != 1:  # kDLCPU
-        raise UsageError(f"a tensor on DLPack device type {device}: the CPU backends take CPU arrays (the GPU path is not built yet)")
-    return np.from_dlpack(x)
+        raise UsageError(f"a tensor on DLPack device type {device}: the CPU backends (interp, host) take CPU arrays; CUDA tensors run "
+                         "with backend=\"gpu\" (the default for them)")
+    return _torch.to_host(x) if _torch.is_tensor(x) else np.from_dlpack(x)
 
 
 def kernels() -> list[dict]:
@@ -112,32 +122,46 @@ class Kernel:
         if out is not None and len(out) != len(outs):
             names = ", ".join(a["name"] for a in outs)
             raise UsageError(f"kernel '{self.name}': out= needs {len(outs)} array(s) ({names}), got {len(out)}")
+        for a, x in list(zip(ins, inputs)) + list(zip(outs, out or [])):
+            if _torch.is_tensor(x):
+                _torch.check_dtype(self.name, a, x)
         given = {a["name"]: _host_array(x) for a, x in zip(ins, inputs)}
         if out is not None:
             given.update({a["name"]: _host_array(x) for a, x in zip(outs, out)})
         return [given.get(a["name"]) for a in self.arrays]
 
-    def _outputs(self, buffers: list[np.ndarray]) -> Any:
-        picked = tuple(b for a, b in zip(self.arrays, buffers) if a["output"] and not a["workspace"])
+    def _outputs(self, buffers: list[np.ndarray], torch_out: bool = False) -> Any:
+        picked = tuple(_torch.from_host(b, a) if torch_out else b for a, b in zip(self.arrays, buffers) if a["output"] and not a["workspace"])
         return picked[0] if len(picked) == 1 else picked
 
-    def __call__(self, *inputs: Any, backend: str = "interp", policy: str = "eager", seed: int = 0, checks: bool = True,
-                 math: str = "exact", out: Sequence[Any] | None = None) -> Any:
-        """Runs the kernel on the CPU and returns its outputs.
+    def __call__(self, *inputs: Any, backend: str | None = None, policy: str = "eager", seed: int = 0, checks: bool = True,
+                 math: str | None = None, out: Sequence[Any] | None = None) -> Any:
+        """Runs the kernel and returns its outputs (torch tensors if given torch tensors).
 
-        backend: "interp" (the interpreter; policy eager, lazy, random or pct with seed) or
-        "host" (the generated code compiled for the CPU, scheduled from seed).
+        backend: "interp" (the interpreter; policy eager, lazy, random or pct with seed), "host"
+        (the generated code compiled for the CPU, scheduled from seed), or "gpu" (CUDA tensors:
+        NVRTC, launched on torch's current stream). Default: "gpu" for CUDA tensors, else
+        "interp". math: "exact" or "fast"; default exact on the CPU, fast on the GPU (the CLI's).
         """
+        tensors = [x for x in list(inputs) + list(out or []) if _torch.is_tensor(x)]
+        on_gpu = any(t.device.type == "cuda" for t in tensors)
+        backend = backend or ("gpu" if on_gpu else "interp")
+        if backend == "gpu":
+            if len(tensors) != len(inputs) + len(out or []) or not all(t.device.type == "cuda" for t in tensors):
+                raise UsageError(f"kernel '{self.name}': backend=\"gpu\" takes CUDA tensors (torch), every array on the device")
+            if len(inputs) != len(self.inputs):
+                self._all_arrays(inputs, out)  # the count's error
+            return _torch.run_device(self, inputs, out, math or "fast")
         arrays = self._all_arrays(inputs, out)
         if backend == "interp":
-            buffers, diagnostics, _ = self._k.run_interp(arrays, policy=policy, seed=seed, checks=checks, math=math)
+            buffers, diagnostics, _ = self._k.run_interp(arrays, policy=policy, seed=seed, checks=checks, math=math or "exact")
         elif backend == "host":
             buffers, diagnostics, _ = self._k.run_host(arrays, seed=seed)
         else:
-            raise UsageError(f"backend '{backend}' is not one of interp, host (the GPU path is not built yet)")
+            raise UsageError(f"backend '{backend}' is not one of interp, host, gpu")
         if diagnostics:
             raise ProtocolError._from(diagnostics[0])
-        return self._outputs(buffers)
+        return self._outputs(buffers, torch_out=bool(tensors))
 
     def explore(self, *inputs: Any, schedules: int = 100, policy: str = "pct", seed: int = 0, out: Sequence[Any] | None = None) -> int:
         """Runs up to `schedules` schedules (seeds seed, seed+1, ...); raises ProtocolError at the
@@ -164,6 +188,22 @@ def kernel(name: str, dynamic: Sequence[str] = (), **values: int) -> Kernel:
     """A registered kernel specialised for `values` (parameters not given take their defaults).
     Sizes named in `dynamic` are run-time extents: taken from the arrays of each call."""
     return Kernel(name, dynamic=dynamic, **values)
+
+
+def torch_op(k: Kernel, name: str | None = None, **options: Any) -> Any:
+    """k as a torch.library custom op ("namespace::op"; default stagecraft::<kernel>_<values>):
+    its inputs in, its outputs out, a fake implementation from its shapes, so that
+    torch.compile(fullgraph=True) traces it. `options` are the call's (backend, policy, seed,
+    math); CPU tensors run there, CUDA tensors on the GPU. Returns torch.ops.<namespace>.<op>."""
+    return _torch.torch_op(k, name, **options)
+
+
+def bench(fn: Any, *args: Any, baseline: Any = None, repeats: int = 10, warmup: int = 1) -> dict:
+    """Times fn(*args), a kernel or any callable, and baseline(*args) in this process: medians
+    in ms ("ms", "baseline_ms") and "ratio" = baseline_ms / ms (> 1: fn is faster). CPU arrays are
+    timed with time.perf_counter (the interpreter checks every access: a correctness tool, not a
+    speed one); CUDA tensors with CUDA events, L2 flushed before each call."""
+    return _torch.bench(fn, *args, baseline=baseline, repeats=repeats, warmup=warmup)
 
 
 def lessons() -> list[dict]:

@@ -135,6 +135,18 @@ class Errors(unittest.TestCase):
         with self.assertRaisesRegex(sc.UsageError, r"takes 1 input array\(s\) \(x\), got 2"):
             k(np.ones((128, 128), np.float32), np.ones((128, 128), np.float32))
 
+    def test_the_gpu_path_takes_cuda_tensors_and_without_a_driver_says_so(self):
+        k = sc.kernel("add_one", M=128, N=128)
+        with self.assertRaisesRegex(sc.UsageError, r"backend=\"gpu\" takes CUDA tensors"):
+            k(np.ones((128, 128), np.float32), backend="gpu")
+        with self.assertRaisesRegex(sc.UsageError, "backend 'tpu' is not one of interp, host, gpu"):
+            k(np.ones((128, 128), np.float32), backend="tpu")
+        # The launch itself (what CUDA tensors reach): a machine without a driver gets the CLI's
+        # "no CUDA driver available", as NoDeviceError, before any address is looked at.
+        if not os.path.exists("/dev/nvidiactl"):
+            with self.assertRaisesRegex(sc.NoDeviceError, r"kernel 'add_one': no CUDA driver available"):
+                k._k.run_device([0, 0], [[], []], 0, "fast")
+
     def test_a_lessons_buggy_twin_raises_protocol_error_with_the_clis_text(self):
         lesson = sc.lessons()[0]
         twin = lesson["twins"][0]

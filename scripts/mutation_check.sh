@@ -112,7 +112,11 @@ mutant wgmma_m128_block0   $wg 'p.a_start(mb, ks)));' 'p.a_start(0, ks)));' code
 #   tcgen05.ld addressed in bytes instead of 32-bit columns; its lane field the warp index
 #   instead of the warp's first lane; tcgen05.st of 16-bit A with its halves swapped.
 mutant tmem_ld_column_bytes $tc 'sc::tmem_ld_32x32b_x{}(row_addr + static_cast<unsigned>(c0), tr);' 'sc::tmem_ld_32x32b_x{}(row_addr + static_cast<unsigned>(c0 * 4), tr);' codegen
-mutant tmem_ld_lane_warp_index $tc '(static_cast<unsigned>(lane / 32 * 32) << 16);", tmem_var(t0.id)' '(static_cast<unsigned>(lane / 32) << 16);", tmem_var(t0.id)' codegen
+mutant tmem_ld_lane_warp_index $tc '(static_cast<unsigned>(lane / 32 * 32) << 16);", tmem_address(c, t0_ref)' '(static_cast<unsigned>(lane / 32) << 16);", tmem_address(c, t0_ref)' codegen
+#   A TMEM ring's stage dropped from the MMA's and the load's address: every tile in stage 0.
+mutant tmem_ring_stage_dropped $tc 'c.expr(r.index[0]),' '0,' codegen
+#   The interpreter's MMA writing a ring's stage 0 whichever stage its address names.
+mutant interp_ring_stage_dropped backends/interp/src/engines/tcgen05.cpp 'jc = (col - col0) % cols, d_base = stage * d.shape[d.shape.size() - 2] * cols;' 'jc = (col - col0) % cols, d_base = 0;' interp
 mutant tmem_st_halves_swapped $tc 'elem("f"), elem("(f + 1)")' 'elem("(f + 1)"), elem("f")' codegen
 #   The run-time verifier accepting 544 TMEM columns (512 + the least allocation).
 mutant verifier_tmem_plus_32 $vf 'if (auto t = tmem_columns(k_); t > max_tmem_columns)' 'if (auto t = tmem_columns(k_); t > max_tmem_columns + 32)' verifier

@@ -11,6 +11,7 @@
 #include <catch2/catch.hpp>
 
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 #include <stdexcept>
@@ -384,7 +385,9 @@ namespace {
 
 struct tmem_access {
   std::string tmem_var;    // the allocation's address variable, "tmem6"
-  expression row_addr;     // tmemN + (lane field << 16)
+  std::optional<expression> stage;  // a ring's stage (its columns: stage_columns), added to tmemN
+  std::int64_t stage_columns = 0;
+  expression row_addr;     // tmemN + (lane field << 16), the stage's offset left out
   std::int64_t cols = 0, chunk = 0;  // for (int c0 = 0; c0 < cols; c0 += chunk)
   expression column;       // what the ld/st adds to row_addr
   expression f;            // the element index f
@@ -393,9 +396,11 @@ struct tmem_access {
 tmem_access parse_tmem_access(std::string const& text, const char* instr) {
   tmem_access a;
   std::smatch m;
-  REQUIRE(std::regex_search(text, m, std::regex(R"(const unsigned row_addr = (tmem\d+) \+ \((.*) << 16\);)")));
-  a.tmem_var = m[1];
-  a.row_addr = expression(a.tmem_var + " + (" + m[2].str() + " << 16)");
+  // The allocation's address, or a ring stage's: (tmemN + static_cast<unsigned>(stage) * columns).
+  REQUIRE(std::regex_search(text, m, std::regex(R"(const unsigned row_addr = (?:\((tmem\d+) \+ static_cast<unsigned>\((.*)\) \* (\d+)u\)|(tmem\d+)) \+ \((.*) << 16\);)")));
+  a.tmem_var = m[1].matched ? m[1].str() : m[4].str();
+  if (m[1].matched) a.stage = expression(m[2].str()), a.stage_columns = std::stoll(m[3]);
+  a.row_addr = expression(a.tmem_var + " + (" + m[5].str() + " << 16)");
   REQUIRE(std::regex_search(text, m, std::regex(R"(for \(int c0 = 0; c0 < (\d+); c0 \+= (\d+)\))")));
   a.cols = std::stoll(m[1]);
   a.chunk = std::stoll(m[2]);
@@ -439,6 +444,10 @@ TEST_CASE("tcgen05.ld: thread t's register j reads TMEM lane t, 32-bit column c0
       if (text.find("sc::tmem_ld_32x32b_x") == std::string::npos) continue;
       INFO(name << " op #" << id << ":\n" << text);
       const auto a = parse_tmem_access(text, "tmem_ld");
+      // A ring's stage s starts s * (its columns) after the allocation's first column.
+      auto const& al = k.allocs[static_cast<std::size_t>(std::stoi(a.tmem_var.substr(4)))];
+      CHECK(a.stage.has_value() == (al.shape.size() == 3));
+      if (a.stage) CHECK(a.stage_columns == ir::tmem_stage_columns(al));
       // The destination is (128, cols) row-major: f = row * cols + column.
       std::string wrong;  // the first thread and register that moves the wrong element
       for (int t = 0; t < 128 && wrong.empty(); ++t)

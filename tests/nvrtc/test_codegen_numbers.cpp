@@ -295,10 +295,20 @@ void check_numbers(ir::Kernel const& k) {
         const auto d = tc_fields(p);
         CHECK(d.m == (s.n == 2 ? 256 : 128));  // the pair's instruction covers both CTAs' rows
         CHECK(d.n == p.n);
+        // D's TMEM address: its allocation's, plus stage s * columns for d[s] of a ring.
+        {
+          auto const& dr = k.refs[s.refs[0]];
+          std::smatch dm;
+          REQUIRE(std::regex_search(text, dm, std::regex(R"(const unsigned d_addr = (?:\(tmem(\d+) \+ static_cast<unsigned>\(.*\) \* (\d+)u\)|tmem(\d+));)")));
+          const bool ring = dm[1].matched;
+          CHECK(ring == !dr.index.empty());
+          CHECK(std::stoll(ring ? dm[1].str() : dm[3].str()) == dr.id);
+          if (ring) CHECK(std::stoll(dm[2]) == ir::tmem_stage_columns(k.allocs[static_cast<std::size_t>(dr.id)]));
+        }
         if (p.a_tmem) {
           // A from TMEM: D's and A's own allocations, A's column step (8 per instruction), B's
           // descriptor, the descriptor with transpose-A 0.
-          const std::regex ts(R"(sc::tc_mma_ts_(f16|tf32)\(tmem(\d+), tmem(\d+) \+ (\d+)u, db0 \+ (\d+)ull, )"
+          const std::regex ts(R"(sc::tc_mma_ts_(f16|tf32)\((d_addr), tmem(\d+) \+ (\d+)u, db0 \+ (\d+)ull, )"
                               R"(0x([0-9a-f]{8})u, (acc|1u)\);  // B \+ (\d+) B)");
           CHECK(count(text, fmt::format("const unsigned long long db0 = 0x{:016x}ull | (b_addr >> 4);", ir::tcgen05::encode_smem(0, p.b))) == 1);
           auto m = all_matches(text, ts);
@@ -308,7 +318,7 @@ void check_numbers(ir::Kernel const& k) {
             auto const& x = m[static_cast<std::size_t>(ks)];
             INFO("k step " << ks);
             CHECK(x[1] == (p.kind == ir::tcgen05::Kind::tf32 ? "tf32" : "f16"));
-            CHECK(std::stoll(x[2]) == k.refs[s.refs[0]].id);
+            CHECK(x[2] == "d_addr");  // D's address, checked above
             CHECK(std::stoll(x[3]) == k.refs[s.refs[1]].id);
             CHECK(std::stoll(x[4]) == p.a_column(ks));
             CHECK(std::stoll(x[5]) == p.b_start(ks) / 16);
@@ -321,17 +331,16 @@ void check_numbers(ir::Kernel const& k) {
           if (s.refs.size() == 4) check_barrier_address(k, s.refs[3], text);
           break;
         }
-        const std::regex re(R"(sc::tc_mma_(f16|tf32|f8f6f4)\(tmem(\d+), da0 \+ (\d+)ull, db0 \+ (\d+)ull, 0x([0-9a-f]{8})u, (acc|1u)\);  // A \+ (\d+) B, B \+ (\d+) B)");
+        const std::regex re(R"(sc::tc_mma_(f16|tf32|f8f6f4)\((d_addr), da0 \+ (\d+)ull, db0 \+ (\d+)ull, 0x([0-9a-f]{8})u, (acc|1u)\);  // A \+ (\d+) B, B \+ (\d+) B)");
         CHECK(count(text, fmt::format("const unsigned long long da0 = 0x{:016x}ull | (a_addr >> 4);", ir::tcgen05::encode_smem(0, p.a))) == 1);
         CHECK(count(text, fmt::format("const unsigned long long db0 = 0x{:016x}ull | (b_addr >> 4);", ir::tcgen05::encode_smem(0, p.b))) == 1);
         auto m = all_matches(text, re);
         REQUIRE(static_cast<std::int64_t>(m.size()) == p.k_steps());
-        const auto d_alloc = k.refs[s.refs[0]].id;
         for (std::int64_t ks = 0; ks < p.k_steps(); ++ks) {
           auto const& x = m[static_cast<std::size_t>(ks)];
           INFO("k step " << ks);
           CHECK(x[1] == (p.kind == ir::tcgen05::Kind::tf32 ? "tf32" : p.kind == ir::tcgen05::Kind::f8f6f4 ? "f8f6f4" : "f16"));
-          CHECK(std::stoll(x[2]) == d_alloc);  // D's own allocation's address
+          CHECK(x[2] == "d_addr");  // D's own allocation's address (or its stage's), checked above
           CHECK(std::stoll(x[3]) == p.a_start(ks) / 16);  // the descriptor's start field counts 16 bytes
           CHECK(std::stoll(x[7]) == p.a_start(ks));
           CHECK(std::stoll(x[4]) == p.b_start(ks) / 16);
@@ -382,7 +391,7 @@ void check_numbers(ir::Kernel const& k) {
       case ir::StmtOp::tmem_dealloc: {
         // The warpgroup's barrier, then its first warp frees exactly what was allocated.
         auto const& al = k.allocs[static_cast<std::size_t>(k.refs[s.refs[0]].id)];
-        const auto cols = ir::tmem_alloc_columns(al.shape[1] * ir::dtype_bits(al.dtype) / 32);
+        const auto cols = ir::tmem_alloc_columns(ir::tmem_stages(al) * ir::tmem_stage_columns(al));  // a ring: every stage
         CHECK(count(text, "sc::wg_sync(wg);") == 1);
         CHECK(count(text, "if (lane < 32) sc::tmem_dealloc(tmem" + std::to_string(k.refs[s.refs[0]].id) + ", " + std::to_string(cols) + "u);") == 1);
         ++deallocs;
@@ -461,7 +470,7 @@ void check_numbers(ir::Kernel const& k) {
     auto const& al = k.allocs[a];
     if (al.kind != ir::AllocKind::tmem) continue;
     ++tmem_allocs;
-    const auto n = ir::tmem_alloc_columns(al.shape[1] * ir::dtype_bits(al.dtype) / 32);
+    const auto n = ir::tmem_alloc_columns(ir::tmem_stages(al) * ir::tmem_stage_columns(al));
     CHECK(count(g.source, "u, " + std::to_string(n) + "u);  // " + ir::alloc_name(k, static_cast<int>(a)) + " ") == 1);
     CHECK(count(g.source, "const unsigned tmem" + std::to_string(a) + " = ") == 1);
   }

@@ -599,7 +599,8 @@ TEST_CASE("tcgen05 A from TMEM: gemm_blackwell_ts at every tile width and ring d
       CHECK(ts % 4 == 0);
       CHECK(occurrences(c.code.source, "sc::tc_mma_ts_f16(") == 4);
       CHECK(occurrences(c.code.source, "sc::tc_mma_f16(") == 0);
-      CHECK_THAT(c.code.source, Contains("sc::tc_mma_ts_f16(tmem8, tmem9 + 8u, ") && Contains("sc::tc_mma_ts_f16(tmem8, tmem9 + 24u, "));
+      CHECK_THAT(c.code.source, Contains("const unsigned d_addr = tmem8;") && Contains("sc::tc_mma_ts_f16(d_addr, tmem9 + 8u, ") &&
+                                    Contains("sc::tc_mma_ts_f16(d_addr, tmem9 + 24u, "));
       // store_tmem: 32 columns (64 bf16 of a row) per warp in one tcgen05.st, then its wait.
       CHECK(occurrences(c.ptx, "tcgen05.st.sync.aligned.32x32b.x32.b32") == 1);
       CHECK(occurrences(c.ptx, "tcgen05.wait::st.sync.aligned") == 1);

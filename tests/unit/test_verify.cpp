@@ -161,6 +161,24 @@ TEST_CASE("the verifier's budgets hold to the unit: at the limit accepted, one u
     k.allocs[1].shape = {128, 8};  // the smallest allocation is 32 columns
     CHECK(ir::tmem_columns(k) == 288);
   }
+  SECTION("a TMEM ring (stages, 128, columns): every stage's columns count, its lanes are 128, store_tmem does not take it") {
+    auto k = lower(kernel<sm_100a>("tmem_ring", grid(1), threads(1_c), gmem<f32>("y", shape(128, 128)), tmem<f32>(shape(2_c, 128_c, 128_c)),
+                                   [](auto y, auto d) {
+                                     return seq(store(y.tile(shape(128_c, 128_c), 0_c, 0_c), async_load_tmem(d[1_c])), tmem_dealloc(d));
+                                   }));
+    CHECK(ir::tmem_columns(k) == 256);
+    CHECK(ir::tmem_stages(k.allocs[0]) == 2);
+    CHECK(ir::tmem_stage_columns(k.allocs[0]) == 128);
+    CHECK_NOTHROW(ir::verify(k));
+    k.allocs[0].shape = {3, 128, 128};  // 384 columns: one allocation of 512
+    CHECK(ir::tmem_columns(k) == 512);
+    k.allocs[0].shape = {5, 128, 128};  // 640: 1024
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("tmem_columns=1024 > max_tmem_columns=512"));
+    k.allocs[0].shape = {2, 64, 128};
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("TMEM ring 0 has shape (2, 64, 128): a ring is (stages >= 1, 128 lanes, columns)"));
+    k.allocs[0].shape = {2, 2, 128, 128};
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("TMEM allocation 0 has rank 4: TMEM is (lanes, columns), or a ring of them (stages, lanes, columns)"));
+  }
   SECTION("TMEM columns at the limit: 512 accepted, 544 (the least total over it) rejected") {
     // Allocations are powers of two of at least 32 columns, so totals are multiples of 32 and
     // the first one over 512 is 544: 256 + 256 + 32. 768 (above) lets a limit up to 255 columns

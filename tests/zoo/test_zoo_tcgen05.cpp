@@ -90,6 +90,17 @@ TEST_CASE("zoo: TMEM read before the commit barrier races with (or finds nothing
   fixed_twin_is_clean(name);
 }
 
+TEST_CASE("zoo: a ring of TMEM accumulators whose MMA takes a stage back unasked races the epilogue's read", "[zoo][tcgen05][data_race]") {
+  const std::string name = "zoo_acc_ring_overrun";
+  for (auto p : {policy::eager, policy::lazy}) {
+    const auto d = the_diagnostic(name, p, check::data_race, 15);  // tile 2's tcgen05_mma
+    // Tile 2's MMA into stage 0 of the ring against the epilogue's read of tile 0 there; stage 1
+    // (tile 1, which nothing overran) is not named.
+    CHECK_THAT(d.message, Contains("data race on TMEM t7[0, 0, 0]") && Contains("tcgen05 MMA") && Contains("warpgroup 2 of CTA (0, 0, 0)"));
+  }
+  fixed_twin_is_clean(name);
+}
+
 TEST_CASE("zoo: an MMA into TMEM that the epilogue still reads is a race on TMEM", "[zoo][tcgen05][data_race]") {
   const std::string name = "zoo_mma_over_tmem_load";
   for (auto p : {policy::eager, policy::lazy}) {

@@ -76,6 +76,7 @@ ir::Kernel scales_read_after_release(variant v = variant::buggy);  // blockwise 
 ir::Kernel refill_before_commit(variant v = variant::buggy);     // stage freed by barrier_arrive, not the MMA's commit
 ir::Kernel tmem_read_before_commit(variant v = variant::buggy);  // epilogue signalled by barrier_arrive, reads TMEM early
 ir::Kernel mma_over_tmem_load(variant v = variant::buggy);       // next tile's MMA overwrites D the epilogue still reads
+ir::Kernel acc_ring_overrun(variant v = variant::buggy);         // a ring's MMA takes back a stage the epilogue still reads
 ir::Kernel commit_count(variant v = variant::buggy);             // `done` expects 2 arrivals, one commit arrives
 ir::Kernel tmem_dealloc_pending(variant v = variant::buggy);     // the MMA warpgroup frees D without waiting for its MMAs
 ir::Kernel tmem_use_after_dealloc(variant v = variant::buggy);   // an MMA into TMEM the epilogue has freed

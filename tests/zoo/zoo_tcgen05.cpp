@@ -18,11 +18,17 @@ struct knobs {
   bool commit_done = true;      // done: tcgen05_commit_arrive (false: barrier_arrive)
   bool wait_tmem_empty = true;  // before tile t > 0, wait until the epilogue has read D
   bool mma_frees = false;       // the MMA warpgroup frees D after its last commit (true), or the epilogue after its last read
+  bool ring = false;            // D is a ring of two accumulators, tile t in d[t % 2], with done and tmem_empty per stage
 };
 
 template <knobs Kn, long long DoneArrivals>
 ir::Kernel ws_gemm(const char* name, std::int64_t K, std::int64_t tiles, std::int64_t ctas) {
   const std::int64_t steps = K / 64, N = 64 * tiles;
+  constexpr auto per_stage = int_c<Kn.ring ? 2 : 1>;
+  auto accumulators = [] {
+    if constexpr (Kn.ring) return tmem<f32>(shape(2_c, 128_c, 64_c));  // d: (stage, m, n)
+    else return tmem<f32>(shape(128_c, 64_c));                        // d: (m, n)
+  }();
   return lower(kernel<sm_100a>(
       name, grid(ctas), threads(3_c),
       gmem<bf16>("a", shape(128_c, K)),                     // (m, k)
@@ -33,10 +39,23 @@ ir::Kernel ws_gemm(const char* name, std::int64_t K, std::int64_t tiles, std::in
       smem<f32>(shape(128_c, 64_c)),                        // cs: the epilogue's staging tile
       barrier(arrivals(2_c)),                               // full: A and B landed
       barrier(arrivals(1_c), orders_tensor_core),           // empty: the MMA reading the stage completed
-      barrier(arrivals(int_c<DoneArrivals>), orders_tensor_core),  // done: D of a tile is complete
-      barrier(arrivals(1_c)),                               // tmem_empty: the epilogue has read D
-      tmem<f32>(shape(128_c, 64_c)),                        // d
-      [&](auto a, auto b, auto c, auto as, auto bs, auto cs, auto full, auto empty, auto done, auto tmem_empty, auto d) {
+      barrier(arrivals(int_c<DoneArrivals>), count(per_stage), orders_tensor_core),  // done[stage]: D of a tile is complete
+      barrier(arrivals(1_c), count(per_stage)),             // tmem_empty[stage]: the epilogue has read D
+      accumulators,
+      [&](auto a, auto b, auto c, auto as, auto bs, auto cs, auto full, auto empty, auto done_ring, auto tmem_empty_ring, auto d_ring) {
+        // Tile t's accumulator and its two barriers: the one D, or stage t % 2 of the ring.
+        auto d = [&](auto t) {
+          if constexpr (Kn.ring) return d_ring[stage<2>(t)];
+          else return d_ring;
+        };
+        auto done = [&](auto t) {
+          if constexpr (Kn.ring) return done_ring[stage<2>(t)];
+          else return done_ring[0_c];
+        };
+        auto tmem_empty = [&](auto t) {
+          if constexpr (Kn.ring) return tmem_empty_ring[stage<2>(t)];
+          else return tmem_empty_ring[0_c];
+        };
         auto producer = for_(range(tiles), [&](auto t) {
           return for_(range(steps), [&](auto j) {
             return seq(if_(t * steps + j > 0_c, barrier_wait(empty)), copy_gmem_to_smem(a.block(0_c, j), as, full),
@@ -45,25 +64,26 @@ ir::Kernel ws_gemm(const char* name, std::int64_t K, std::int64_t tiles, std::in
         });
         auto mma = for_(range(tiles), [&](auto t) {
           auto k_loop = for_(range(steps), [&](auto j) {
-            auto issue = seq(barrier_wait(full), tcgen05_mma(d, as, transpose(bs), j > 0_c));
+            auto issue = seq(barrier_wait(full), tcgen05_mma(d(t), as, transpose(bs), j > 0_c));
             if constexpr (Kn.commit_release) return seq(issue, tcgen05_commit_arrive(empty));
             else return seq(issue, barrier_arrive(empty));
           });
           auto signal = [&] {
-            if constexpr (Kn.commit_done) return tcgen05_commit_arrive(done);
-            else return barrier_arrive(done);
+            if constexpr (Kn.commit_done) return tcgen05_commit_arrive(done(t));
+            else return barrier_arrive(done(t));
           }();
-          if constexpr (Kn.wait_tmem_empty) return seq(if_(t > 0_c, barrier_wait(tmem_empty)), k_loop, signal);
+          // The epilogue has read tile t - 1 (the ring: t - 2) out of this accumulator.
+          if constexpr (Kn.wait_tmem_empty) return seq(if_(t >= per_stage, barrier_wait(tmem_empty(t))), k_loop, signal);
           else return seq(k_loop, signal);
         });
         auto epilogue = for_(range(tiles), [&](auto t) {
-          auto rest = seq(store(cs, async_load_tmem(d)), barrier_arrive(tmem_empty), commit_smem(), copy_smem_to_gmem(cs, c.block(0_c, t)),
+          auto rest = seq(store(cs, async_load_tmem(d(t))), barrier_arrive(tmem_empty(t)), commit_smem(), copy_smem_to_gmem(cs, c.block(0_c, t)),
                           commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
-          return seq(barrier_wait(done), if_(program_id() < 1_c, rest));
+          return seq(barrier_wait(done(t)), if_(program_id() < 1_c, rest));
         });
         // The epilogue frees D once it has read the last tile (every MMA into it completed before `done`).
-        if constexpr (Kn.mma_frees) return if_(thread_id() == 0_c, producer, if_(thread_id() == 1_c, seq(mma, tmem_dealloc(d)), epilogue));
-        else return if_(thread_id() == 0_c, producer, if_(thread_id() == 1_c, mma, seq(epilogue, tmem_dealloc(d))));
+        if constexpr (Kn.mma_frees) return if_(thread_id() == 0_c, producer, if_(thread_id() == 1_c, seq(mma, tmem_dealloc(d_ring)), epilogue));
+        else return if_(thread_id() == 0_c, producer, if_(thread_id() == 1_c, mma, seq(epilogue, tmem_dealloc(d_ring))));
       }));
 }
 
@@ -132,6 +152,16 @@ ir::Kernel build_tmem_read_before_commit(variant v) {
 ir::Kernel build_mma_over_tmem_load(variant v) {
   if (v == variant::buggy) return ws_gemm<knobs{.wait_tmem_empty = false}, 1>("zoo_mma_over_tmem_load", 64, 2, 1);
   return ws_gemm<knobs{}, 1>("zoo_mma_over_tmem_load", 64, 2, 1);
+}
+
+// Three tiles of C per CTA through a ring of two TMEM accumulators (gemm_blackwell's pipeline:
+// the MMAs fill one while the epilogue reads the other).
+// MISTAKE: the MMA thread takes the ring's stages in turn without waiting for the epilogue to
+// hand a stage back: tile 2's MMA overwrites d[0] under the epilogue's read of tile 0.
+// FIX: barrier_wait(tmem_empty[t % 2]) before every tile from the third on (t >= 2).
+ir::Kernel build_acc_ring_overrun(variant v) {
+  if (v == variant::buggy) return ws_gemm<knobs{.wait_tmem_empty = false, .ring = true}, 1>("zoo_acc_ring_overrun", 64, 3, 1);
+  return ws_gemm<knobs{.ring = true}, 1>("zoo_acc_ring_overrun", 64, 3, 1);
 }
 
 // MISTAKE: `done` is declared with arrivals(2) (one per K step, as if every MMA committed to
@@ -329,6 +359,7 @@ void ref_gemm(std::vector<host_tensor>& t) {  // a (128, K), b (N, K), c = a * b
 ir::Kernel refill_before_commit(variant v) { return build_refill_before_commit(v); }
 ir::Kernel tmem_read_before_commit(variant v) { return build_tmem_read_before_commit(v); }
 ir::Kernel mma_over_tmem_load(variant v) { return build_mma_over_tmem_load(v); }
+ir::Kernel acc_ring_overrun(variant v) { return build_acc_ring_overrun(v); }
 ir::Kernel commit_count(variant v) { return build_commit_count(v); }
 ir::Kernel tmem_dealloc_pending(variant v) { return build_tmem_dealloc_pending(v); }
 ir::Kernel tmem_use_after_dealloc(variant v) { return build_tmem_use_after_dealloc(v); }
@@ -344,6 +375,7 @@ std::vector<entry> const& tcgen05_all() {
       {"zoo_refill_before_commit", check::data_race, refill_before_commit, ref_gemm},
       {"zoo_tmem_read_before_commit", check::data_race, tmem_read_before_commit, ref_gemm},
       {"zoo_mma_over_tmem_load", check::data_race, mma_over_tmem_load, ref_gemm},
+      {"zoo_acc_ring_overrun", check::data_race, acc_ring_overrun, ref_gemm},
       {"zoo_commit_count", check::deadlock, commit_count, ref_gemm},
       {"zoo_tmem_dealloc_pending", check::tcgen05_pending_at_dealloc, tmem_dealloc_pending, ref_gemm},
       {"zoo_tmem_use_after_dealloc", check::tmem_use_after_dealloc, tmem_use_after_dealloc, ref_lifetime},

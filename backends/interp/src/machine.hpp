@@ -453,7 +453,9 @@ struct cta_state {
   std::array<std::int64_t, 3> pid{}, cidx{};
   int linear = 0;
   std::vector<memory> smem;             // per allocation: SMEM, and TMEM (own storage); empty for others
-  std::vector<std::int64_t> tmem_k;     // per TMEM allocation: K its D has summed since an MMA overwrote it
+  // Per TMEM column where an accumulator starts (an allocation's first, or stage s's of a ring:
+  // machine::tmem_k_at): K its D has summed since an MMA overwrote it.
+  std::vector<std::int64_t> tmem_k;
   // Per TMEM allocation: the tmem_dealloc that freed it and its agent (none / -1: live), and
   // the newest MMA into it of each issuing agent (agent index, its sequence number).
   std::vector<ir::StmtId> tmem_freed_by;
@@ -581,7 +583,9 @@ class machine {
   void tcgen05_commit(agent_state& a, ir::RefId bar);
   void tcgen05_complete(async_op& op);
   void tcgen05_check_at_exit(agent_state const& a);
-  void note_tmem_read(agent_state const& a, ir::RefId rid);
+  void note_tmem_read(agent_state const& a, region const& g, ir::RefId rid);
+  // The K slot (cta_state::tmem_k) of the accumulator a view of TMEM allocation `alloc` is in.
+  std::int64_t& tmem_k_at(int cta, region const& g, int alloc);
   int pair_peer(agent_state const& a, const char* op);
   // The CTA of this cluster at cluster index `cidx` (-1: none).
   int cta_at(std::array<std::int64_t, 3> const& cidx) const;

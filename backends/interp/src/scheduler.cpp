@@ -76,7 +76,7 @@ void machine::run_cluster(std::array<std::int64_t, 3> origin) {
       smem_pool_.pop_back();
     }
     if (cs.bytes.size() != cta_bytes) cs.bytes.assign(cta_bytes, std::byte{0});
-    cs.tmem_k.assign(k_.allocs.size(), 0);
+    cs.tmem_k.assign(static_cast<std::size_t>(std::max<std::int64_t>(ir::tmem_columns(k_), 1)), 0);
     cs.tmem_freed_by.assign(k_.allocs.size(), ir::none);
     cs.tmem_freer.assign(k_.allocs.size(), -1);
     cs.tmem_mmas.assign(k_.allocs.size(), {});

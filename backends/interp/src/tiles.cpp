@@ -103,8 +103,8 @@ tile_buf machine::value(agent_state& a, ir::ValueId id) {
       // (ir::tcgen05::ld_32x32b), so the warpgroup's tile is D row for row. The wait is part of
       // the value, so the read is complete before the agent's next op.
       tmem_live(a, v.ref, "async_load_tmem reads");
-      note_tmem_read(a, v.ref);
       const region g = view_of(a, v.ref, a.cta);
+      note_tmem_read(a, g, v.ref);
       return read_region(g, a.vc, own_stamp(a), a.comp, nullptr);
     }
     case ir::ValueOp::reduce_sum: case ir::ValueOp::reduce_max: case ir::ValueOp::reduce_min: {
@@ -393,7 +393,14 @@ std::int64_t machine::acc_k_of(agent_state const& a, ir::ValueId v) const {
     auto const& r = k_.refs[x.ref];
     if (r.base != ir::RefBase::alloc) return 0;
     if (k_.allocs[r.id].kind == ir::AllocKind::accumulator) return a.acc_k[static_cast<std::size_t>(r.id)];
-    if (k_.allocs[r.id].kind == ir::AllocKind::tmem) return ctas_[a.cta].tmem_k[static_cast<std::size_t>(r.id)];
+    if (k_.allocs[r.id].kind == ir::AllocKind::tmem) {  // the largest K of its stages (a ring's reader is known only by view)
+      auto const& al = k_.allocs[r.id];
+      auto const& ks = ctas_[a.cta].tmem_k;
+      std::int64_t k = 0;
+      for (std::int64_t s = 0; s < ir::tmem_stages(al); ++s)
+        k = std::max(k, ks[static_cast<std::size_t>(tmem_col_[static_cast<std::size_t>(r.id)] + s * ir::tmem_stage_columns(al))]);
+      return k;
+    }
     return 0;
   }
   return std::max({acc_k_of(a, x.a), acc_k_of(a, x.b), acc_k_of(a, x.c)});
@@ -447,9 +454,9 @@ void machine::do_store(agent_state& a, ir::Stmt const& s) {
     auto const& r = k_.refs[s.refs[0]];
     if (r.base == ir::RefBase::alloc && k_.allocs[r.id].kind == ir::AllocKind::tmem) {
       tmem_live(a, s.refs[0], "store_tmem writes");
-      ctas_[a.cta].tmem_k[static_cast<std::size_t>(r.id)] = 0;  // no MMA sum in it now
       tile_buf t = value(a, s.value);
       const region g = view_of(a, s.refs[0], a.cta);
+      tmem_k_at(a.cta, g, r.id) = 0;  // no MMA sum in it now
       if (o_.checks) access(g, true, a.vc, own_stamp(a), a.comp, nullptr);
       write_region(g, t);
       release(std::move(t));

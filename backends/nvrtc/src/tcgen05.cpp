@@ -109,8 +109,8 @@ tmem_plan plan_tmem(ir::Kernel const& k, std::int64_t smem_end) {
   t.slot.assign(k.allocs.size(), -1);
   for (std::size_t a = 0; a < k.allocs.size(); ++a) {
     auto const& al = k.allocs[a];
-    if (al.kind != ir::AllocKind::tmem || al.shape.size() != 2) continue;
-    t.columns[a] = ir::tmem_alloc_columns(al.shape[1] * ir::dtype_bits(al.dtype) / 32);
+    if (al.kind != ir::AllocKind::tmem || ir::tmem_stage_columns(al) < 0 || ir::tmem_stages(al) < 0) continue;
+    t.columns[a] = ir::tmem_alloc_columns(ir::tmem_stages(al) * ir::tmem_stage_columns(al));
     t.order.push_back(static_cast<int>(a));
   }
   std::stable_sort(t.order.begin(), t.order.end(), [&](int x, int y) { return t.columns[static_cast<std::size_t>(x)] > t.columns[static_cast<std::size_t>(y)]; });
@@ -122,6 +122,14 @@ tmem_plan plan_tmem(ir::Kernel const& k, std::int64_t smem_end) {
 }
 
 std::string tmem_var(int alloc) { return fmt::format("tmem{}", alloc); }
+
+// The TMEM address of a reference: its allocation's, plus s * columns for stage s of a ring.
+std::string tmem_address(context const& c, ir::RefId rid) {
+  auto const& r = c.k.refs[rid];
+  if (r.index.empty()) return tmem_var(r.id);
+  return fmt::format("({} + static_cast<unsigned>({}) * {}u)", tmem_var(r.id), c.expr(r.index[0]),
+                     ir::tmem_stage_columns(c.k.allocs[static_cast<std::size_t>(r.id)]));
+}
 
 std::string prelude_head() {
   return "// tensor memory in use: the prelude's thread barriers carry the tcgen05 fences\n#define SC_TCGEN05 1\n";
@@ -196,8 +204,8 @@ std::string alloc_before_sync(ir::Kernel const& k, tmem_plan const& t) {
   std::string h = "  // TMEM, allocated by warp 0, largest first; each address lands in its SMEM slot\n  if (threadIdx.x < 32) {\n";
   for (int a : t.order) {
     auto const& al = k.allocs[static_cast<std::size_t>(a)];
-    h += fmt::format("    sc::tmem_alloc(smem_base + {}u, {}u);  // {} ({}, {}) {}\n", t.slot[static_cast<std::size_t>(a)], t.columns[static_cast<std::size_t>(a)],
-                     ir::alloc_name(k, a), al.shape[0], al.shape[1], ir::dtype_name(al.dtype));
+    h += fmt::format("    sc::tmem_alloc(smem_base + {}u, {}u);  // {} ({}) {}\n", t.slot[static_cast<std::size_t>(a)], t.columns[static_cast<std::size_t>(a)],
+                     ir::alloc_name(k, a), fmt::join(al.shape, ", "), ir::dtype_name(al.dtype));
   }
   h += "    sc::tmem_relinquish();\n  }\n  sc::tc_before_sync();\n";
   return h;
@@ -227,6 +235,7 @@ void mma(context const& c, ir::StmtId id, std::string const& ind, std::string& o
   line(fmt::format("{{  // op #{}: tcgen05_mma, {} instruction(s) of {} into {}{}, issued by one thread", id, p.k_steps(), p.shape_suffix(),
                    ir::alloc_name(k, d), p.a_tmem ? fmt::format(", A from TMEM {}", ir::alloc_name(k, k.refs[s.refs[1]].id)) : std::string()));
   line(fmt::format("  if ({}) {{", elected_issuer));
+  line(fmt::format("    const unsigned d_addr = {};", tmem_address(c, s.refs[0])));
   if (!p.a_tmem) line(fmt::format("    const unsigned a_addr = {};", address(s.refs[1])));
   line(fmt::format("    const unsigned b_addr = {};", address(s.refs[2])));
   line(fmt::format("    const unsigned acc = ({}) != 0 ? 1u : 0u;", c.expr(s.e0)));
@@ -240,11 +249,11 @@ void mma(context const& c, ir::StmtId id, std::string const& ind, std::string& o
   for (std::int64_t ks = 0; ks < p.k_steps(); ++ks) {
     // A from TMEM: its address (lane 0, first column) plus the 8 columns each instruction reads.
     if (p.a_tmem)
-      line(fmt::format("    {}({}, {} + {}u, db0 + {}ull, 0x{:08x}u, {});  // B + {} B", p.kind == tc::Kind::tf32 ? "sc::tc_mma_ts_tf32" : "sc::tc_mma_ts_f16",
-                       tmem_var(d), tmem_var(k.refs[s.refs[1]].id), p.a_column(ks), ir::wgmma::descriptor_step(p.b_start(ks)), p.idesc,
+      line(fmt::format("    {}(d_addr, {} + {}u, db0 + {}ull, 0x{:08x}u, {});  // B + {} B", p.kind == tc::Kind::tf32 ? "sc::tc_mma_ts_tf32" : "sc::tc_mma_ts_f16",
+                       tmem_var(k.refs[s.refs[1]].id), p.a_column(ks), ir::wgmma::descriptor_step(p.b_start(ks)), p.idesc,
                        ks == 0 ? "acc" : "1u", p.b_start(ks)));
     else
-      line(fmt::format("    {}({}, da0 + {}ull, db0 + {}ull, 0x{:08x}u, {});  // A + {} B, B + {} B", fn, tmem_var(d),
+      line(fmt::format("    {}(d_addr, da0 + {}ull, db0 + {}ull, 0x{:08x}u, {});  // A + {} B, B + {} B", fn,
                        ir::wgmma::descriptor_step(p.a_start(ks)), ir::wgmma::descriptor_step(p.b_start(ks)), p.idesc, ks == 0 ? "acc" : "1u",
                        p.a_start(ks), p.b_start(ks)));
   }
@@ -306,14 +315,17 @@ void tmem_store(context const& c, ir::StmtId id, std::string const& ind, std::st
   leaves(k, s.value, tmem, loads);
   // One TMEM tile whose row i is lane i: thread `lane` of the warpgroup holds row `lane` (the
   // 32x32b shape), so every operand is addressed at that row and the same column.
-  const auto& t0 = k.refs[k.values[tmem[0]].ref];
+  const ir::RefId t0_ref = k.values[tmem[0]].ref;
+  const auto& t0 = k.refs[t0_ref];
   auto const& al = k.allocs[t0.id];
-  if (al.dtype != ir::DType::f32 || al.shape.size() != 2 || al.shape[0] != 128 || !t0.index.empty())
-    refuse(k, id, fmt::format("async_load_tmem of {} ({} [{}]): loads of whole f32 TMEM allocations of 128 lanes", ir::alloc_name(k, t0.id),
-                              ir::dtype_name(al.dtype), fmt::join(al.shape, ", ")));
+  // A whole (128, columns) allocation, or one stage d[s] of a ring (stages, 128, columns).
+  const bool whole = al.shape.size() == 2 && t0.index.empty(), stage = al.shape.size() == 3 && t0.index.size() == 1;
+  if (al.dtype != ir::DType::f32 || (!whole && !stage) || al.shape[al.shape.size() - 2] != 128 || !t0.block.empty())
+    refuse(k, id, fmt::format("async_load_tmem of {} ({} [{}]): loads of whole f32 TMEM allocations of 128 lanes, or of one stage of a ring",
+                              ir::alloc_name(k, t0.id), ir::dtype_name(al.dtype), fmt::join(al.shape, ", ")));
   for (auto l : tmem)
-    if (k.values[l].ref != k.values[tmem[0]].ref) refuse(k, id, "a store reading two TMEM allocations");
-  auto const& shape = al.shape;
+    if (k.values[l].ref != t0_ref) refuse(k, id, "a store reading two TMEM allocations (or two stages of one)");
+  const std::vector<std::int64_t> shape{128, al.shape.back()};
   auto same_shape = [&](ir::RefId r, const char* role) {
     if (k.refs[r].shape != shape)
       refuse(k, id, fmt::format("a store mixing TMEM {} ({}) with {} of shape ({}) (every operand must have the TMEM tile's shape)",
@@ -336,7 +348,7 @@ void tmem_store(context const& c, ir::StmtId id, std::string const& ind, std::st
   const bool to_smem = r.base == ir::RefBase::alloc;
   const bool vectors = to_smem && (bytes == 2 || bytes == 4) && chunk % v == 0 && c.smem_vectors(s.refs[0], v);
   if (to_smem) c.count_row_banks(id, s.refs[0], n, vectors ? v : 1);
-  line(fmt::format("  const unsigned row_addr = {} + (static_cast<unsigned>(lane / 32 * 32) << 16);", tmem_var(t0.id)));
+  line(fmt::format("  const unsigned row_addr = {} + (static_cast<unsigned>(lane / 32 * 32) << 16);", tmem_address(c, t0_ref)));
   line("  #pragma unroll 1");
   line(fmt::format("  for (int c0 = 0; c0 < {}; c0 += {}) {{", n, chunk));
   line(fmt::format("    float tr[{}];", chunk));

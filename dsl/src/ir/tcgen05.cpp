@@ -25,8 +25,11 @@ plan plan_of(Kernel const& k, Stmt const& s) {
     return fail("not a tcgen05_mma statement with 3 or 4 memory operands");
   auto const& d_ref = k.refs[s.refs[0]];
   auto const& d = k.allocs[d_ref.id];
-  if (d.kind != AllocKind::tmem || d.shape.size() != 2 || !d_ref.index.empty())
-    return fail("D is a whole TMEM allocation (lanes, columns)");
+  // D: a whole (lanes, columns) allocation, or one stage of a ring, d[s] (the stage's columns:
+  // the code generator and the interpreter add s * columns to the TMEM address).
+  const bool whole = d.shape.size() == 2 && d_ref.index.empty(), stage = d.shape.size() == 3 && d_ref.index.size() == 1;
+  if (d.kind != AllocKind::tmem || (!whole && !stage) || !d_ref.block.empty())
+    return fail("D is a whole TMEM allocation (lanes, columns) or one stage d[s] of a ring (stages, lanes, columns)");
   auto const& a_ref = k.refs[s.refs[1]];
   const bool a_tmem = a_ref.base == RefBase::alloc && k.allocs[a_ref.id].kind == AllocKind::tmem;
 
@@ -34,8 +37,8 @@ plan plan_of(Kernel const& k, Stmt const& s) {
   p.a_tmem = a_tmem;
   p.cta_group = s.n == 2 ? 2 : 1;
   p.d = d.dtype;
-  p.m = d.shape[0];  // this CTA's rows; the pair's instruction covers both CTAs' (below)
-  p.n = d.shape[1];
+  p.m = d.shape[d.shape.size() - 2];  // this CTA's rows; the pair's instruction covers both CTAs' (below)
+  p.n = d.shape.back();
   // Types first, in the front end's order: which layouts are describable depends on the kind.
   p.a_type = k.allocs[k.refs[s.refs[1]].id].dtype;
   p.b_type = k.allocs[k.refs[s.refs[2]].id].dtype;
@@ -117,9 +120,9 @@ std::vector<std::int64_t> tmem_columns_of(Kernel const& k) {
   std::int64_t next = 0;
   for (std::size_t a = 0; a < k.allocs.size(); ++a) {
     auto const& al = k.allocs[a];
-    if (al.kind != AllocKind::tmem || al.shape.size() != 2) continue;
+    if (al.kind != AllocKind::tmem || tmem_stage_columns(al) < 0 || tmem_stages(al) < 0) continue;
     out[a] = next;
-    next += al.shape[1] * dtype_bits(al.dtype) / 32;
+    next += tmem_stages(al) * tmem_stage_columns(al);
   }
   return out;
 }

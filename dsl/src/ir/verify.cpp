@@ -333,7 +333,10 @@ class Verifier {
     }
     if (a.kind == AllocKind::tmem) {
       if (k_.target != Target::sm_100a) fail<ConfigError>("TMEM exists on Blackwell only, but the kernel targets {}", target_name(k_.target));
-      if (a.shape.size() != 2) fail("TMEM allocation {} has rank {}: TMEM is (lanes, columns)", i, a.shape.size());
+      if (a.shape.size() != 2 && a.shape.size() != 3)
+        fail("TMEM allocation {} has rank {}: TMEM is (lanes, columns), or a ring of them (stages, lanes, columns)", i, a.shape.size());
+      if (a.shape.size() == 3 && (a.shape[0] < 1 || a.shape[1] != 128))
+        fail("TMEM ring {} has shape ({}): a ring is (stages >= 1, 128 lanes, columns)", i, fmt::join(a.shape, ", "));
     }
   }
 
@@ -908,6 +911,7 @@ class Verifier {
           // store_tmem: tcgen05.st of a whole (128, columns) allocation, 16- or 32-bit elements.
           if (k_.target != Target::sm_100a) fail_at<ConfigError>(s, "store_tmem writes TMEM, which exists on Blackwell only, but the kernel targets {}", target_name(k_.target));
           if (!r.index.empty() || !r.block.empty()) fail_at(s, "store_tmem writes a whole TMEM allocation, not a view of one");
+          if (k_.allocs[r.id].shape.size() != 2) fail_at(s, "store_tmem writes a (lanes, columns) TMEM allocation, not a ring (stages, lanes, columns)");
           const int bits = dtype_bits(k_.allocs[r.id].dtype);
           if (bits != 16 && bits != 32)
             fail_at(s, "store_tmem writes 16- or 32-bit elements (two or one to a 32-bit TMEM column), but the TMEM allocation is {}", dtype_name(k_.allocs[r.id].dtype));
@@ -1336,14 +1340,28 @@ std::int64_t tmem_alloc_columns(std::int64_t columns) {
   return n;
 }
 
+std::int64_t tmem_stages(Alloc const& a) {
+  if (a.shape.size() == 2) return 1;
+  return a.shape.size() == 3 && a.shape[0] >= 0 ? a.shape[0] : -1;
+}
+
+std::int64_t tmem_stage_columns(Alloc const& a) {
+  if (a.shape.size() != 2 && a.shape.size() != 3) return -1;
+  std::int64_t bits;
+  if (a.shape.back() < 0 || __builtin_mul_overflow(a.shape.back(), std::int64_t{dtype_bits(a.dtype)}, &bits)) return -1;
+  return bits / 32;
+}
+
 std::int64_t tmem_columns(Kernel const& k) {
   std::int64_t cols = 0;
   for (auto const& a : k.allocs)
-    if (a.kind == AllocKind::tmem && a.shape.size() == 2) {
+    if (a.kind == AllocKind::tmem) {
+      if (a.shape.size() != 2 && a.shape.size() != 3) continue;  // a rank the verifier refuses
+      const std::int64_t per = tmem_stage_columns(a), stages = tmem_stages(a);
       std::int64_t c;
-      if (a.shape[1] < 0 || __builtin_mul_overflow(a.shape[1], std::int64_t{dtype_bits(a.dtype)}, &c)) return huge;
+      if (per < 0 || stages < 0 || __builtin_mul_overflow(per, stages, &c)) return huge;
       // What tcgen05.alloc hands out for it: a power of two, at least 32 columns.
-      cols = std::min(cols + tmem_alloc_columns(c / 32), huge);
+      cols = std::min(cols + tmem_alloc_columns(c), huge);
     }
   return cols;
 }

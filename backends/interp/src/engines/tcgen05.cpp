@@ -113,7 +113,12 @@ void machine::issue_tcgen05_mma(agent_state& a, ir::Stmt const& s) {
     op.b_desc.push_back(tc::encode_smem(b_addr + static_cast<std::uint32_t>(p.b_start(ks)), p.b));
   }
   op.idesc = p.idesc;
-  op.d_addr = tc::tmem_address(0, static_cast<std::uint32_t>(tmem_col_[static_cast<std::size_t>(op.acc_alloc)]));
+  // D's TMEM address: its allocation's first column, plus s * columns for stage s of a ring.
+  {
+    auto const& dal = k_.allocs[static_cast<std::size_t>(op.acc_alloc)];
+    const std::int64_t stage = dal.shape.size() == 3 ? op.acc.origin[0] : 0;
+    op.d_addr = tc::tmem_address(0, static_cast<std::uint32_t>(tmem_col_[static_cast<std::size_t>(op.acc_alloc)] + stage * ir::tmem_stage_columns(dal)));
+  }
   op.accumulate = eval(a, s.e0) != 0;
   op.group = ++a.tc_issued;
   op.vc = a.vc;
@@ -179,9 +184,13 @@ void machine::tcgen05_commit(agent_state& a, ir::RefId bar) {
   enqueue(std::move(op));
 }
 
-void machine::note_tmem_read(agent_state const& a, ir::RefId rid) {
-  mma_k_ = std::max(mma_k_, ctas_[a.cta].tmem_k[static_cast<std::size_t>(k_.refs[rid].id)]);
+std::int64_t& machine::tmem_k_at(int cta, region const& g, int alloc) {
+  auto const& al = k_.allocs[static_cast<std::size_t>(alloc)];
+  const std::int64_t stage = al.shape.size() == 3 ? g.origin[0] : 0;
+  return ctas_[static_cast<std::size_t>(cta)].tmem_k[static_cast<std::size_t>(tmem_col_[static_cast<std::size_t>(alloc)] + stage * ir::tmem_stage_columns(al))];
 }
+
+void machine::note_tmem_read(agent_state const& a, region const& g, ir::RefId rid) { mma_k_ = std::max(mma_k_, tmem_k_at(a.cta, g, k_.refs[rid].id)); }
 
 void machine::tcgen05_complete(async_op& op) {
   auto& a = agents_[op.agent];
@@ -217,12 +226,16 @@ void machine::tcgen05_complete(async_op& op) {
     bad(fmt::format("instruction descriptor {:#010x}: M = {}, N = {}, not a {} shape with M = {}", op.idesc, id.m, id.n,
                     pair ? "cta_group::2" : "cta_group::1", pair ? 256 : 128));
   auto& d = *op.acc.mem;
+  // D's memory is (lane, column) row-major, or (stage, lane, column) for a ring, whose stage s
+  // is the columns [s * cols, (s + 1) * cols) after its allocation's first.
   const auto lane0 = static_cast<std::int64_t>(tc::tmem_lane(op.d_addr)), col = static_cast<std::int64_t>(tc::tmem_column(op.d_addr));
-  const std::int64_t col0 = tmem_col_[static_cast<std::size_t>(op.acc_alloc)], cols = d.shape[1];
-  if (lane0 != 0 || col < col0 || col + id.n > col0 + cols)
-    bad(fmt::format("D at TMEM address {:#x} (lane {}, column {}): N = {} columns from there leave {} (columns [{}, {}))", op.d_addr, lane0, col,
-                    id.n, d.name, col0, col0 + cols));
-  const std::int64_t m = id.m, n = id.n, ik = p.ik, jc = col - col0;
+  const std::int64_t col0 = tmem_col_[static_cast<std::size_t>(op.acc_alloc)], cols = d.shape.back();
+  const std::int64_t stages = d.shape.size() == 3 ? d.shape[0] : 1, stage = col >= col0 ? (col - col0) / cols : 0;
+  if (lane0 != 0 || col < col0 || stage >= stages || (col - col0) % cols + id.n > cols)
+    bad(fmt::format("D at TMEM address {:#x} (lane {}, column {}): N = {} columns from there leave {}{} (columns [{}, {}){})", op.d_addr, lane0, col,
+                    id.n, d.name, stages > 1 ? "'s stage" : "", col0 + stage * cols, col0 + (stage + 1) * cols,
+                    stages > 1 ? fmt::format(" of stage {}", stage) : std::string()));
+  const std::int64_t m = id.m, n = id.n, ik = p.ik, jc = (col - col0) % cols, d_base = stage * d.shape[d.shape.size() - 2] * cols;
   // Rows of D (and of A) per CTA, and columns of B per CTA: the pair splits M and B's N in two.
   const std::int64_t cta_m = pair ? m / 2 : m, cta_n = pair ? n / 2 : n;
   // Both operands of every kind have one width (f8f6f4's 8-bit pairs included): one K per instruction.
@@ -311,7 +324,7 @@ void machine::tcgen05_complete(async_op& op) {
     const bool add = op.accumulate || ks > 0;  // enable-input-d: only the first instruction may overwrite
     for (std::int64_t i = 0; i < m; ++i) {
       float const* ar = mma_a_.data() + i * ik;
-      float* row = dv[i / cta_m] + (lane0 + i % cta_m) * cols + jc;  // row i of D is lane i % 128 of CTA i / 128 of the pair
+      float* row = dv[i / cta_m] + d_base + (lane0 + i % cta_m) * cols + jc;  // row i of D is lane i % 128 of CTA i / 128 of the pair
       for (std::int64_t j = 0; j < n; ++j) {
         float const* br = mma_b_.data() + j * ik;
         double sum = 0;
@@ -321,7 +334,7 @@ void machine::tcgen05_complete(async_op& op) {
     }
   }
   auto summed = [&](int c) {
-    auto& kk = ctas_[static_cast<std::size_t>(c)].tmem_k[static_cast<std::size_t>(op.acc_alloc)];
+    auto& kk = tmem_k_at(c, op.acc, op.acc_alloc);
     kk = (op.accumulate ? kk : 0) + p.k;
   };
   summed(cta0);

@@ -268,5 +268,11 @@ std::int64_t smem_bytes(Kernel const& k);
 // (tmem_alloc_columns: a power of two, at least 32).
 std::int64_t tmem_columns(Kernel const& k);
 std::int64_t tmem_alloc_columns(std::int64_t columns);
+// A TMEM allocation is (lanes, columns), or a ring of them, (stages, lanes, columns): stage s is
+// 32-bit columns [s * C, (s + 1) * C) of the one tcgen05.alloc, C = tmem_stage_columns(a) (an
+// accumulator pipeline: the MMAs fill one stage while the epilogue reads another). -1 for a
+// shape of another rank (the verifier's error), or a dimension that is not yet known.
+std::int64_t tmem_stage_columns(Alloc const& a);
+std::int64_t tmem_stages(Alloc const& a);  // 1 for (lanes, columns)
 
 }  // namespace stagecraft::ir

@@ -6,6 +6,7 @@
 #include "stagecraft/core/dtype.hpp"
 #include "stagecraft/core/info.hpp"
 #include "stagecraft/core/shape.hpp"
+#include "stagecraft/memory/indexing.hpp"
 #include "stagecraft/memory/kinds.hpp"
 
 namespace stagecraft {
@@ -15,8 +16,11 @@ struct tmem_decl {
   static constexpr operand_kind kind = operand_kind::other;
   using dtype_t = DT;
   using static_dims = Dims;
-  // tcgen05.alloc hands out 32-bit columns in powers of two from 32 to 512.
-  static constexpr long long columns = Dims::rank == 2 ? Dims::values[Dims::rank - 1] * DT::bits / 32 : 0;
+  // tcgen05.alloc hands out 32-bit columns in powers of two from 32 to 512. A ring (stages,
+  // lanes, columns) is one allocation of every stage's columns side by side.
+  static constexpr long long columns = Dims::rank == 2   ? Dims::values[1] * DT::bits / 32
+                                       : Dims::rank == 3 ? Dims::values[0] * Dims::values[2] * DT::bits / 32
+                                                         : 0;
   decl_info info;
   tree::AllocDecl decl() const { return {ir::AllocKind::tmem, DT::code, Dims::vector()}; }
 };
@@ -26,10 +30,10 @@ template <dtype DT, class Shape>
 auto make_tmem(decl_info info) {
   using D = typename Shape::static_dims;
   using T = tmem_decl<DT, D>;
-  if constexpr (!D::all_static || D::rank != 2)
-    STAGECRAFT_ERROR_T(D, "tmem<T>(shape(lanes, columns)): a TMEM allocation is 2-D with static extents");
-  else if constexpr (D::values[0] != 128)
-    STAGECRAFT_ERROR("TMEM allocations span all 128 lanes", "TMEM allocations span all 128 lanes, but got " << D::values[0]);
+  if constexpr (!D::all_static || (D::rank != 2 && D::rank != 3))
+    STAGECRAFT_ERROR_T(D, "tmem<T>(shape(lanes, columns)): a TMEM allocation is 2-D (or a ring, shape(stages, lanes, columns)) with static extents");
+  else if constexpr (D::values[D::rank - 2] != 128)
+    STAGECRAFT_ERROR("TMEM allocations span all 128 lanes", "TMEM allocations span all 128 lanes, but got " << D::values[D::rank - 2]);
   else if constexpr (T::columns < 32 || T::columns > 512 || (T::columns & (T::columns - 1)) != 0)
     STAGECRAFT_ERROR("TMEM allocations must be a power of two between 32 and 512 columns",
                      "TMEM allocations must be a power of two between 32 and 512 columns, but " << D{} << " of "
@@ -92,6 +96,23 @@ struct tmem_ref {
   using static_dims = Dims;
   static constexpr info static_info = no_info;
   tree::Ref ref;
+
+  // d[s]: stage s of a TMEM ring (stages, 128, columns), an integer or a stage cursor
+  // (stage<2>(i)): the (128, columns) accumulator at columns s * columns.
+  template <class T>
+  auto operator[](T const& i) const {
+    using Rest = typename dims_ops::drop_front<std::conditional_t<(Dims::rank > 0), Dims, dims<1>>>::type;
+    if constexpr (Dims::rank != 3) {
+      STAGECRAFT_ERROR_T(T, "only a TMEM ring, tmem<T>(shape(stages, 128, columns)), is indexed: d[s] is its stage s");
+      return *this;  // the view as it was: what follows sees no second error
+    } else if constexpr (!detail::index_operand<T>) {
+      STAGECRAFT_ERROR_T(T, "a TMEM ring is indexed with an integer or a stage cursor");
+      return tmem_ref<DT, Rest>{ref};
+    } else {
+      detail::check_index<"TMEM", Dims::values[0], T>();
+      return tmem_ref<DT, Rest>{tree::ref_indexed(ref, detail::index_node(i), nullptr, true)};
+    }
+  }
 };
 
 template <dtype DT, class Dims>

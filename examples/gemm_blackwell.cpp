@@ -1,19 +1,32 @@
-// C = A * B^T, bf16 or fp8 in, f32 accumulate (in TMEM), bf16 out: the warp-specialized Blackwell
-// GEMM.
+// C = A * B^T, bf16 or fp8 in, f32 accumulate (in TMEM), bf16 out: the warp-specialized,
+// persistent Blackwell GEMM.
 //
-// Each CTA owns a 128 x BN tile of C (BN = 256 by default). Three roles, one warpgroup each:
+// Each output tile is 128 x BN (BN = 256 by default). The grid has `ctas` CTAs (0: one per tile),
+// and CTA c computes tiles c, c + ctas, c + 2 ctas, ... Three roles, one warpgroup each:
 //   - the producer streams K slices of A (128 x BK) and B (BN x BK) through an S-deep ring of
 //     128-byte swizzled stages with TMA (the generated code issues them from one thread); BK is
-//     one 128-byte swizzle row: 64 bf16 or 128 fp8 elements, so a stage holds the same bytes;
-//   - the MMA issuer waits for a stage, issues one tcgen05_mma over it (4 instructions of
-//     kind::f16 m128nBNk16 for bf16, of kind::f8f6f4 m128nBNk32 for e4m3/e5m2; D in TMEM) and
-//     frees the stage with tcgen05_commit_arrive(empty[s]), which arrives only once those MMAs
-//     have read it; after the last K slice it commits to `done`, which arrives once D is complete;
-//   - the epilogue waits on `done`, reads D from TMEM (async_load_tmem: tcgen05.ld 32x32b, warp w
-//     reading lanes 32w..32w+31, i.e. rows of the tile), rounds to bf16 into SMEM, frees the TMEM
-//     (tmem_dealloc) and stores the tile with TMA.
-// Unlike the Hopper GEMM the accumulator is nobody's registers: the MMA warpgroup never touches
-// it, and the stage is released by the tensor core's own completion, not by a thread.
+//     one 128-byte swizzle row: 64 bf16 or 128 fp8 elements, so a stage holds the same bytes. Its
+//     loop runs over all of the CTA's K slices, tile after tile (one step counter), so it
+//     prefetches the next tile's first slices while the MMAs finish the current one;
+//   - the MMA issuer takes tile i's accumulator, stage i % 2 of a TMEM ring d (two 128 x BN
+//     accumulators side by side: 2 BN of the SM's 512 columns), once the epilogue has read what
+//     tile i - 2 left there (acc_empty); per K slice it waits for a stage, issues one tcgen05_mma
+//     over it (4 instructions of kind::f16 m128nBNk16 for bf16, of kind::f8f6f4 m128nBNk32 for
+//     e4m3/e5m2) and frees the stage with tcgen05_commit_arrive(empty[s]), which arrives only
+//     once those MMAs have read it; after the tile's last slice it commits to acc_full[i % 2],
+//     which arrives once that accumulator is complete;
+//   - the epilogue waits on acc_full, reads the accumulator from TMEM (async_load_tmem: tcgen05.ld
+//     32x32b, warp w reading lanes 32w..32w+31, i.e. rows of the tile), rounds to bf16 into SMEM
+//     and hands the accumulator back (acc_empty), then stores the tile with TMA; before the next
+//     tile's rounding it waits until that store has read the SMEM tile (wait_smem_to_gmem(0,
+//     read_only)).
+// The accumulator pipeline is what CUTLASS's sm100 kernels do: while the epilogue reads and stores
+// tile i, the tensor core already accumulates tile i + 1 into the other stage, so with more tiles
+// than CTAs neither waits for the other. Unlike the Hopper GEMM the accumulator is nobody's
+// registers: the MMA warpgroup never touches it, and the stage is released by the tensor core's
+// own completion, not by a thread. Every CTA runs its loops to the same bound (the most tiles any
+// CTA gets) and skips the rounds past the last tile, all three roles alike, so their barrier
+// phases stay in step.
 //
 // fp8 (parameter fp8 = 1: e4m3 A and B; 2: e4m3 A, e5m2 B): kind::f8f6f4 reads each operand in
 // its own format, named by the instruction descriptor; the interpreter's MMA tolerance for fp8
@@ -32,10 +45,10 @@ constexpr long long BM = 128;
 
 // TA, TB: bf16 and bf16, or each of e4m3/e5m2. BK: K per stage, one 128-byte row.
 template <long long S, long long BN, class TA = bf16, class TB = bf16>
-auto gemm_blackwell(size_expr M, std::int64_t N, std::int64_t K) {
+auto gemm_blackwell(size_expr M, std::int64_t N, std::int64_t K, size_expr ctas) {
   constexpr long long BK = 128 * 8 / TA::bits;
   return kernel<sm_100a>(
-      "gemm_blackwell", grid(ceil_div(N, BN), ceil_div(M, BM)), threads(3_c),
+      "gemm_blackwell", grid(ctas), threads(3_c),
       gmem<TA>("a", shape(M, K)),                                              // (m, k)
       gmem<TB>("b", shape(N, K)),                                              // (n, k): C = A * B^T
       gmem<bf16>("c", shape(M, N)),                                            // (m, n)
@@ -47,42 +60,57 @@ auto gemm_blackwell(size_expr M, std::int64_t N, std::int64_t K) {
       smem<bf16>(shape(int_c<BM>, int_c<BN>), tiling(int_c<BM>, 64_c), swizzle(128_c)),
       barrier(arrivals(2_c), count(int_c<S>)),                                 // full[stage]: A and B landed
       barrier(arrivals(1_c), count(int_c<S>), orders_tensor_core),             // empty[stage]: the MMAs reading it completed
-      barrier(arrivals(1_c), orders_tensor_core),                              // done: D is complete
-      tmem<f32>(shape(128_c, int_c<BN>)),                                      // d: (m, n) in BN TMEM columns
-      [K](auto a, auto b, auto c, auto as, auto bs, auto cs, auto full, auto empty, auto done, auto d) {
-        auto n = program_id(0_c);
-        auto m = program_id(1_c);
-        const std::int64_t steps = ceil_div(K, BK);  // edge tiles overhang: TMA's zero fill adds nothing, C's store drops it
-        auto producer = for_(range(steps), [&](auto j) {
-          auto s = stage<S>(j);
-          return seq(if_(j >= int_c<S>, barrier_wait(empty[s])),  // the MMAs of step j - S have read the stage
-                     copy_gmem_to_smem(a.block(m, j), as[s], full[s]), copy_gmem_to_smem(b.block(n, j), bs[s], full[s]));
+      barrier(arrivals(1_c), count(2_c), orders_tensor_core),                  // acc_full[b]: accumulator b is complete
+      barrier(arrivals(1_c), count(2_c)),                                      // acc_empty[b]: the epilogue has read accumulator b
+      tmem<f32>(shape(2_c, 128_c, int_c<BN>)),                                 // d: (b, m, n), two accumulators in 2 BN TMEM columns
+      [=](auto a, auto b, auto c, auto as, auto bs, auto cs, auto full, auto empty, auto acc_full, auto acc_empty, auto d) {
+        const std::int64_t steps = ceil_div(K, BK), tiles_n = ceil_div(N, BN);  // edge tiles overhang: TMA's zero fill adds nothing, C's store drops it
+        const size_expr tiles = ceil_div(M, BM) * tiles_n;
+        const size_expr rounds = ceil_div(tiles, ctas);  // the most tiles a CTA gets
+        auto tile = [&](auto i) { return program_id(0_c) + i * ctas; };  // this CTA's i-th tile
+        auto m = [&](auto i) { return tile(i) / tiles_n; };
+        auto n = [&](auto i) { return tile(i) % tiles_n; };
+        // One flat loop over the CTA's K slices, tile after tile.
+        auto producer = for_(range(rounds * steps), [&](auto g) {
+          auto i = g / steps, k = g % steps;
+          auto s = stage<S>(g);
+          return if_(tile(i) < tiles, seq(if_(g >= int_c<S>, barrier_wait(empty[s])),  // the MMAs of step g - S have read the stage
+                                          copy_gmem_to_smem(a.block(m(i), k), as[s], full[s]), copy_gmem_to_smem(b.block(n(i), k), bs[s], full[s])));
         });
-        auto mma = seq(for_(range(steps),
-                            [&](auto j) {
-                              auto s = stage<S>(j);
-                              return seq(barrier_wait(full[s]), tcgen05_mma(d, as[s], transpose(bs[s]), j > 0_c),
-                                         tcgen05_commit_arrive(empty[s]));
-                            }),
-                       tcgen05_commit_arrive(done));
-        // D is read: the epilogue frees its TMEM at once (every MMA into it completed before `done`).
-        auto epilogue = seq(barrier_wait(done), store(cs, cast<bf16>(async_load_tmem(d))), tmem_dealloc(d), commit_smem(),
-                            copy_smem_to_gmem(cs, c.block(m, n)), commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
-        return if_(thread_id() == 0_c, producer, if_(thread_id() == 1_c, mma, epilogue));
+        auto mma = for_(range(rounds), [&](auto i) {
+          auto acc = stage<2>(i);
+          auto k_loop = for_(range(steps), [&](auto k) {
+            auto s = stage<S>(i * steps + k);
+            return seq(barrier_wait(full[s]), tcgen05_mma(d[acc], as[s], transpose(bs[s]), k > 0_c), tcgen05_commit_arrive(empty[s]));
+          });
+          return if_(tile(i) < tiles, seq(if_(i >= 2_c, barrier_wait(acc_empty[acc])),  // the epilogue has read tile i - 2's accumulator
+                                          k_loop, tcgen05_commit_arrive(acc_full[acc])));
+        });
+        auto epilogue = for_(range(rounds), [&](auto i) {
+          auto acc = stage<2>(i);
+          return if_(tile(i) < tiles,
+                     seq(barrier_wait(acc_full[acc]), wait_smem_to_gmem(0_c, read_only),  // the previous tile's store has read cs
+                         store(cs, cast<bf16>(async_load_tmem(d[acc]))), barrier_arrive(acc_empty[acc]), commit_smem(),
+                         copy_smem_to_gmem(cs, c.block(m(i), n(i))), commit_smem_to_gmem_group()));
+        });
+        // Every MMA into d completed before the last acc_full this warpgroup waited on.
+        return if_(thread_id() == 0_c, producer, if_(thread_id() == 1_c, mma, seq(epilogue, wait_smem_to_gmem(0_c), tmem_dealloc(d))));
       });
 }
 
 STAGECRAFT_REGISTER(kernel_entry{
     .name = "gemm_blackwell",
     .summary = "C = A * B^T (bf16 or fp8 in, f32 accumulate in TMEM, bf16 out) on sm_100a: 128xBN tiles, S-stage TMA ring, one tcgen05_mma "
-               "issuer, a TMEM-reading epilogue",
+               "issuer, two TMEM accumulators so the epilogue overlaps the next tile's MMAs, persistent over tiles",
     .params = {{.name = "M", .default_value = 256, .help = "rows of A and C (any; --dynamic M: a launch argument)", .min = 128, .run_time = true},
                {.name = "N", .default_value = 256, .help = "rows of B, columns of C (at least BN; bf16 rows of 16-byte TMA units: a multiple of 8)", .min = 64, .multiple_of = 8},
                {.name = "K", .default_value = 256, .help = "the reduced dimension (a multiple of 8, at least 64; with fp8 a multiple of 16, at least 128)", .min = 64, .multiple_of = 8},
                {.name = "BN", .default_value = 256, .help = "columns of C per CTA: TMEM columns of D", .allowed = {64, 128, 256}},
                {.name = "stages", .default_value = 3, .help = "pipeline stages", .allowed = {2, 3}},
                {.name = "fp8", .default_value = 0, .help = "input types: 0 bf16 A and B (kind::f16); 1 e4m3 A and B, 2 e4m3 A and e5m2 B (kind::f8f6f4)",
-                .allowed = {0, 1, 2}, .min = 0}},
+                .allowed = {0, 1, 2}, .min = 0},
+               {.name = "ctas", .default_value = 0, .help = "CTAs in the grid, each looping over output tiles (e.g. 148, the SMs of a B200); "
+                "0: one per tile; more than the tiles: one per tile", .min = 0}},
     .build =
         [](param_values const& p) {
           const auto N = p.at("N"), K = p.at("K"), bn = p.at("BN"), fp8 = p.at("fp8");
@@ -91,12 +119,15 @@ STAGECRAFT_REGISTER(kernel_entry{
           if (fp8 != 0 && (K % 16 != 0 || K < 128))
             throw usage_error("gemm_blackwell: K=" + std::to_string(K) + " must be a multiple of 16 and at least 128 with fp8=" + std::to_string(fp8) +
                               " (a stage is 128 fp8 elements of K: one 128-byte swizzled row; TMA rows are 16-byte units)");
+          const auto M = size_param(p, "M");
+          const size_expr tile_ctas = ceil_div(M, BM) * ceil_div(N, bn);  // one CTA per output tile
+          const size_expr grid_ctas = p.at("ctas") == 0 ? tile_ctas : min(p.at("ctas"), tile_ctas);
           return dispatch<2, 3>(p.at("stages"), [&](auto S) {
             return dispatch<64, 128, 256>(bn, [&](auto B) {
               constexpr long long s = decltype(S)::value, b = decltype(B)::value;
-              if (fp8 == 1) return lower(gemm_blackwell<s, b, e4m3, e4m3>(size_param(p, "M"), N, K));
-              if (fp8 == 2) return lower(gemm_blackwell<s, b, e4m3, e5m2>(size_param(p, "M"), N, K));
-              return lower(gemm_blackwell<s, b>(size_param(p, "M"), N, K));
+              if (fp8 == 1) return lower(gemm_blackwell<s, b, e4m3, e4m3>(M, N, K, grid_ctas));
+              if (fp8 == 2) return lower(gemm_blackwell<s, b, e4m3, e5m2>(M, N, K, grid_ctas));
+              return lower(gemm_blackwell<s, b>(M, N, K, grid_ctas));
             });
           });
         },

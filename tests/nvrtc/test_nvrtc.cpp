@@ -522,9 +522,11 @@ TEST_CASE("tcgen05: gemm_blackwell at every tile width and ring depth, and kind:
       CHECK(occurrences(c.ptx, "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64") >= 2);  // a stage's and `done`'s
       CHECK(occurrences(c.ptx, "tcgen05.ld.sync.aligned.32x32b.x32.b32") == 1);  // in the epilogue's column loop
       CHECK(occurrences(c.ptx, "tcgen05.wait::ld.sync.aligned") == 1);
-      // BN f32 columns of D, allocated as exactly that (already a power of two >= 32).
-      CHECK_THAT(c.code.source, Contains("sc::tmem_alloc(smem_base + ") && Contains("u, " + std::to_string(bn) + "u);  // t6 (128, ") &&
-                                    Contains("sc::tmem_relinquish();") && Contains("if (lane < 32) sc::tmem_dealloc(tmem6, " + std::to_string(bn) + "u);"));
+      // Two accumulators of BN f32 columns (the ring d), one allocation of exactly 2 BN (already a
+      // power of two >= 32); tile i's MMAs and load at column (i % 2) BN of it.
+      CHECK_THAT(c.code.source, Contains("sc::tmem_alloc(smem_base + ") && Contains("u, " + std::to_string(2 * bn) + "u);  // t7 (2, 128, " + std::to_string(bn) + ") f32") &&
+                                    Contains("sc::tmem_relinquish();") && Contains("if (lane < 32) sc::tmem_dealloc(tmem7, " + std::to_string(2 * bn) + "u);") &&
+                                    Contains(") * " + std::to_string(bn) + "u);"));
     }
   for (auto const& k : {tc_one_cta<bf16>("tc5_bf16"), tc_one_cta<f32>("tc5_tf32")}) {
     INFO("kernel " << k.name);

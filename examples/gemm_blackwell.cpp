@@ -15,11 +15,13 @@
 //     e4m3/e5m2) and frees the stage with tcgen05_commit_arrive(empty[s]), which arrives only
 //     once those MMAs have read it; after the tile's last slice it commits to acc_full[i % 2],
 //     which arrives once that accumulator is complete;
-//   - the epilogue waits on acc_full, reads the accumulator from TMEM (async_load_tmem: tcgen05.ld
-//     32x32b, warp w reading lanes 32w..32w+31, i.e. rows of the tile), rounds to bf16 into SMEM
-//     and hands the accumulator back (acc_empty), then stores the tile with TMA; before the next
-//     tile's rounding it waits until that store has read the SMEM tile (wait_smem_to_gmem(0,
-//     read_only)).
+//   - the epilogue waits on acc_full and takes the accumulator 64 columns at a time: it reads a
+//     128 x 64 subtile from TMEM (async_load_tmem of slice<1>(d[b], 64 j, 64): tcgen05.ld 32x32b,
+//     warp w reading lanes 32w..32w+31, i.e. rows of the tile), rounds it to bf16 into one of two
+//     SMEM buffers and stores it with TMA, so a subtile's rounding overlaps the store of the one
+//     before; a buffer is refilled once the store that used it two subtiles ago has read it
+//     (wait_smem_to_gmem(1, read_only)). After the last subtile it hands the accumulator back
+//     (acc_empty). Two 16 KiB buffers instead of one 64 KiB tile buy the ring its 4th stage.
 // The accumulator pipeline is what CUTLASS's sm100 kernels do: while the epilogue reads and stores
 // tile i, the tensor core already accumulates tile i + 1 into the other stage, so with more tiles
 // than CTAs neither waits for the other. Unlike the Hopper GEMM the accumulator is nobody's
@@ -54,10 +56,10 @@ auto gemm_blackwell(size_expr M, std::int64_t N, std::int64_t K, size_expr ctas)
       gmem<bf16>("c", shape(M, N)),                                            // (m, n)
       smem<TA>(shape(int_c<S>, int_c<BM>, int_c<BK>), swizzle(128_c)),         // as: (stage, m, k), K-major
       smem<TB>(shape(int_c<S>, int_c<BN>, int_c<BK>), swizzle(128_c)),         // bs: (stage, n, k), K-major
-      // cs: the epilogue's staging tile, as BM x 64 tiles of 128-byte swizzled rows (one TMA box
+      // cs: the epilogue's two subtile buffers, BM x 64 of 128-byte swizzled rows (one TMA box
       // each): thread t writes row t 16 bytes at a time, and the swizzle spreads a warp's 32 rows
-      // over every bank (unswizzled, rows 2 BN bytes apart share them: 8-way).
-      smem<bf16>(shape(int_c<BM>, int_c<BN>), tiling(int_c<BM>, 64_c), swizzle(128_c)),
+      // over every bank (unswizzled, rows 128 bytes apart share them: 8-way).
+      smem<bf16>(shape(2_c, int_c<BM>, 64_c), swizzle(128_c)),                 // (buffer, m, n)
       barrier(arrivals(2_c), count(int_c<S>)),                                 // full[stage]: A and B landed
       barrier(arrivals(1_c), count(int_c<S>), orders_tensor_core),             // empty[stage]: the MMAs reading it completed
       barrier(arrivals(1_c), count(2_c), orders_tensor_core),                  // acc_full[b]: accumulator b is complete
@@ -86,12 +88,16 @@ auto gemm_blackwell(size_expr M, std::int64_t N, std::int64_t K, size_expr ctas)
           return if_(tile(i) < tiles, seq(if_(i >= 2_c, barrier_wait(acc_empty[acc])),  // the epilogue has read tile i - 2's accumulator
                                           k_loop, tcgen05_commit_arrive(acc_full[acc])));
         });
+        constexpr long long SUB = BN / 64;  // epilogue subtiles per tile
         auto epilogue = for_(range(rounds), [&](auto i) {
           auto acc = stage<2>(i);
-          return if_(tile(i) < tiles,
-                     seq(barrier_wait(acc_full[acc]), wait_smem_to_gmem(0_c, read_only),  // the previous tile's store has read cs
-                         store(cs, cast<bf16>(async_load_tmem(d[acc]))), barrier_arrive(acc_empty[acc]), commit_smem(),
-                         copy_smem_to_gmem(cs, c.block(m(i), n(i))), commit_smem_to_gmem_group()));
+          auto subtiles = for_(range(int_c<SUB>), [&](auto j) {
+            auto buf = stage<2>(i * int_c<SUB> + j);  // alternates across tiles too
+            return seq(wait_smem_to_gmem(1_c, read_only),  // the store of two subtiles ago has read this buffer
+                       store(cs[buf], cast<bf16>(async_load_tmem(slice<1>(d[acc], j * 64_c, 64_c)))), commit_smem(),
+                       copy_smem_to_gmem(cs[buf], c.block(m(i), n(i) * int_c<SUB> + j)), commit_smem_to_gmem_group());
+          });
+          return if_(tile(i) < tiles, seq(barrier_wait(acc_full[acc]), subtiles, barrier_arrive(acc_empty[acc])));
         });
         // Every MMA into d completed before the last acc_full this warpgroup waited on.
         return if_(thread_id() == 0_c, producer, if_(thread_id() == 1_c, mma, seq(epilogue, wait_smem_to_gmem(0_c), tmem_dealloc(d))));
@@ -106,7 +112,7 @@ STAGECRAFT_REGISTER(kernel_entry{
                {.name = "N", .default_value = 256, .help = "rows of B, columns of C (at least BN; bf16 rows of 16-byte TMA units: a multiple of 8)", .min = 64, .multiple_of = 8},
                {.name = "K", .default_value = 256, .help = "the reduced dimension (a multiple of 8, at least 64; with fp8 a multiple of 16, at least 128)", .min = 64, .multiple_of = 8},
                {.name = "BN", .default_value = 256, .help = "columns of C per CTA: TMEM columns of D", .allowed = {64, 128, 256}},
-               {.name = "stages", .default_value = 3, .help = "pipeline stages", .allowed = {2, 3}},
+               {.name = "stages", .default_value = 4, .help = "pipeline stages (48 KiB of SMEM each)", .allowed = {2, 3, 4}},
                {.name = "fp8", .default_value = 0, .help = "input types: 0 bf16 A and B (kind::f16); 1 e4m3 A and B, 2 e4m3 A and e5m2 B (kind::f8f6f4)",
                 .allowed = {0, 1, 2}, .min = 0},
                {.name = "ctas", .default_value = 0, .help = "CTAs in the grid, each looping over output tiles (e.g. 148, the SMs of a B200); "
@@ -122,7 +128,7 @@ STAGECRAFT_REGISTER(kernel_entry{
           const auto M = size_param(p, "M");
           const size_expr tile_ctas = ceil_div(M, BM) * ceil_div(N, bn);  // one CTA per output tile
           const size_expr grid_ctas = p.at("ctas") == 0 ? tile_ctas : min(p.at("ctas"), tile_ctas);
-          return dispatch<2, 3>(p.at("stages"), [&](auto S) {
+          return dispatch<2, 3, 4>(p.at("stages"), [&](auto S) {
             return dispatch<64, 128, 256>(bn, [&](auto B) {
               constexpr long long s = decltype(S)::value, b = decltype(B)::value;
               if (fp8 == 1) return lower(gemm_blackwell<s, b, e4m3, e4m3>(M, N, K, grid_ctas));

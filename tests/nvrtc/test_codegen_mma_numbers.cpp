@@ -387,6 +387,7 @@ struct tmem_access {
   std::string tmem_var;    // the allocation's address variable, "tmem6"
   std::optional<expression> stage;  // a ring's stage (its columns: stage_columns), added to tmemN
   std::int64_t stage_columns = 0;
+  std::optional<expression> first_column;  // a slice<1>'s first column, added to tmemN
   expression row_addr;     // tmemN + (lane field << 16), the stage's offset left out
   std::int64_t cols = 0, chunk = 0;  // for (int c0 = 0; c0 < cols; c0 += chunk)
   expression column;       // what the ld/st adds to row_addr
@@ -396,11 +397,16 @@ struct tmem_access {
 tmem_access parse_tmem_access(std::string const& text, const char* instr) {
   tmem_access a;
   std::smatch m;
-  // The allocation's address, or a ring stage's: (tmemN + static_cast<unsigned>(stage) * columns).
-  REQUIRE(std::regex_search(text, m, std::regex(R"(const unsigned row_addr = (?:\((tmem\d+) \+ static_cast<unsigned>\((.*)\) \* (\d+)u\)|(tmem\d+)) \+ \((.*) << 16\);)")));
-  a.tmem_var = m[1].matched ? m[1].str() : m[4].str();
-  if (m[1].matched) a.stage = expression(m[2].str()), a.stage_columns = std::stoll(m[3]);
-  a.row_addr = expression(a.tmem_var + " + (" + m[5].str() + " << 16)");
+  // The allocation's address, or a ring stage's, (tmemN + static_cast<unsigned>(stage) * columns),
+  // or a slice's, (... + static_cast<unsigned>(first column)). The register-to-element mapping
+  // below is relative to the view's first column.
+  REQUIRE(std::regex_search(
+      text, m,
+      std::regex(R"(const unsigned row_addr = (?:\((tmem\d+)(?: \+ static_cast<unsigned>\((.*?)\) \* (\d+)u)?(?: \+ static_cast<unsigned>\((.*?)\))?\)|(tmem\d+)) \+ \((.*) << 16\);)")));
+  a.tmem_var = m[1].matched ? m[1].str() : m[5].str();
+  if (m[2].matched) a.stage = expression(m[2].str()), a.stage_columns = std::stoll(m[3]);
+  if (m[4].matched) a.first_column = expression(m[4].str());
+  a.row_addr = expression(a.tmem_var + " + (" + m[6].str() + " << 16)");
   REQUIRE(std::regex_search(text, m, std::regex(R"(for \(int c0 = 0; c0 < (\d+); c0 \+= (\d+)\))")));
   a.cols = std::stoll(m[1]);
   a.chunk = std::stoll(m[2]);
@@ -415,6 +421,14 @@ tmem_access parse_tmem_access(std::string const& text, const char* instr) {
     a.f = expression(m[1]);
   }
   return a;
+}
+
+// The async_load_tmem under a store's value (the cast of it, or it).
+ir::ValueId tmem_leaf(ir::Kernel const& k, ir::ValueId v) {
+  if (v == ir::none || k.values[v].op == ir::ValueOp::load_tmem) return v;
+  for (auto c : {k.values[v].a, k.values[v].b, k.values[v].c})
+    if (auto l = tmem_leaf(k, c); l != ir::none) return l;
+  return ir::none;
 }
 
 // The TMEM (lane, column) thread t's register j reads or writes in chunk c0, relative to the
@@ -448,6 +462,10 @@ TEST_CASE("tcgen05.ld: thread t's register j reads TMEM lane t, 32-bit column c0
       auto const& al = k.allocs[static_cast<std::size_t>(std::stoi(a.tmem_var.substr(4)))];
       CHECK(a.stage.has_value() == (al.shape.size() == 3));
       if (a.stage) CHECK(a.stage_columns == ir::tmem_stage_columns(al));
+      // A subtile (slice<1> of the accumulator): the load's columns, a multiple of 16 of them.
+      auto const& tref = k.refs[k.values[tmem_leaf(k, k.stmts[static_cast<std::size_t>(id)].value)].ref];
+      CHECK(a.first_column.has_value() == !tref.block.empty());
+      if (a.first_column) CHECK(a.cols == tref.shape[1]);
       // The destination is (128, cols) row-major: f = row * cols + column.
       std::string wrong;  // the first thread and register that moves the wrong element
       for (int t = 0; t < 128 && wrong.empty(); ++t)

@@ -50,11 +50,12 @@ TEST_CASE("examples use the ops they are about", "[examples]") {
   CHECK_THAT(text("gemm_fp8"), Contains("param a: gmem e4m3[") && Contains("smem s1: e4m3[3, 256, 128] swizzle=128") &&
                                    Contains("accumulator acc5: f32[64, 256]") && Contains("cast<bf16>(slice<1>(load(acc5), 128, 128))"));
   // Persistent: tile v1's accumulator is stage v1 % 2 of the TMEM ring; the K slices' ring runs
-  // on across tiles (step v1 * steps + v2).
+  // on across tiles (step v1 * steps + v2); the epilogue takes it 64 columns (v4) at a time
+  // through two SMEM buffers.
   CHECK_THAT(text("gemm_blackwell"), Contains("warpgroups=3") && Contains("tmem t7: f32[2, 128, 256]") &&
-                                         Contains("tcgen05_mma t7[v1 % 2] (accumulate if v2 > 0) += s0[((v1 * 4) + v2) % 3] * s1[((v1 * 4) + v2) % 3]^T") &&
-                                         Contains("tcgen05_commit_arrive b4[((v1 * 4) + v2) % 3]") && Contains("tcgen05_commit_arrive b5[v1 % 2]") &&
-                                         Contains("store s2 <- cast<bf16>(async_load_tmem(t7[v3 % 2]))"));
+                                         Contains("tcgen05_mma t7[v1 % 2] (accumulate if v2 > 0) += s0[((v1 * 4) + v2) % 4] * s1[((v1 * 4) + v2) % 4]^T") &&
+                                         Contains("tcgen05_commit_arrive b4[((v1 * 4) + v2) % 4]") && Contains("tcgen05_commit_arrive b5[v1 % 2]") &&
+                                         Contains("store s2[((v3 * 4) + v4) % 2] <- cast<bf16>(async_load_tmem(t7[v3 % 2].sub[0, v4 * 64](128x64)))"));
   CHECK_THAT(text("scale_store"), Contains("commit_smem_to_gmem_group") && Contains("wait_smem_to_gmem 2 read_only"));
   CHECK_THAT(text("transpose"), Contains("store s1[v1 % 2] <- permute<1, 0>(load(s0[v1 % 2]))") && Contains("swizzle=128"));
   // The partials live in a kernel-owned workspace, rank 0 reads them after the cluster barrier.

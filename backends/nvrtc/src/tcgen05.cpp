@@ -123,12 +123,16 @@ tmem_plan plan_tmem(ir::Kernel const& k, std::int64_t smem_end) {
 
 std::string tmem_var(int alloc) { return fmt::format("tmem{}", alloc); }
 
-// The TMEM address of a reference: its allocation's, plus s * columns for stage s of a ring.
+// The TMEM address of a reference: its allocation's, plus s * columns for stage s of a ring,
+// plus the first column of a slice<1> of 32-bit elements (its block's column origin; the lane
+// origin is 0: a slice keeps every lane).
 std::string tmem_address(context const& c, ir::RefId rid) {
   auto const& r = c.k.refs[rid];
-  if (r.index.empty()) return tmem_var(r.id);
-  return fmt::format("({} + static_cast<unsigned>({}) * {}u)", tmem_var(r.id), c.expr(r.index[0]),
-                     ir::tmem_stage_columns(c.k.allocs[static_cast<std::size_t>(r.id)]));
+  std::string a = tmem_var(r.id);
+  if (!r.index.empty())
+    a = fmt::format("{} + static_cast<unsigned>({}) * {}u", a, c.expr(r.index[0]), ir::tmem_stage_columns(c.k.allocs[static_cast<std::size_t>(r.id)]));
+  if (!r.block.empty()) a = fmt::format("{} + static_cast<unsigned>({})", a, c.expr(r.block[1]));
+  return r.index.empty() && r.block.empty() ? a : "(" + a + ")";
 }
 
 std::string prelude_head() {
@@ -319,13 +323,16 @@ void tmem_store(context const& c, ir::StmtId id, std::string const& ind, std::st
   const auto& t0 = k.refs[t0_ref];
   auto const& al = k.allocs[t0.id];
   // A whole (128, columns) allocation, or one stage d[s] of a ring (stages, 128, columns).
+  // (A slice<1> of either: its columns, every lane.)
   const bool whole = al.shape.size() == 2 && t0.index.empty(), stage = al.shape.size() == 3 && t0.index.size() == 1;
-  if (al.dtype != ir::DType::f32 || (!whole && !stage) || al.shape[al.shape.size() - 2] != 128 || !t0.block.empty())
-    refuse(k, id, fmt::format("async_load_tmem of {} ({} [{}]): loads of whole f32 TMEM allocations of 128 lanes, or of one stage of a ring",
+  const bool all_lanes = t0.block.empty() || (t0.block.size() == 2 && k.exprs[t0.block[0]].op == ir::ExprOp::constant && k.exprs[t0.block[0]].value == 0);
+  if (al.dtype != ir::DType::f32 || (!whole && !stage) || al.shape[al.shape.size() - 2] != 128 || !all_lanes)
+    refuse(k, id, fmt::format("async_load_tmem of {} ({} [{}]): loads of whole f32 TMEM allocations of 128 lanes, of one stage of a ring, or "
+                              "of columns of either",
                               ir::alloc_name(k, t0.id), ir::dtype_name(al.dtype), fmt::join(al.shape, ", ")));
   for (auto l : tmem)
     if (k.values[l].ref != t0_ref) refuse(k, id, "a store reading two TMEM allocations (or two stages of one)");
-  const std::vector<std::int64_t> shape{128, al.shape.back()};
+  const std::vector<std::int64_t> shape{128, t0.block.empty() ? al.shape.back() : t0.shape.back()};
   auto same_shape = [&](ir::RefId r, const char* role) {
     if (k.refs[r].shape != shape)
       refuse(k, id, fmt::format("a store mixing TMEM {} ({}) with {} of shape ({}) (every operand must have the TMEM tile's shape)",

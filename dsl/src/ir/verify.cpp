@@ -570,9 +570,16 @@ class Verifier {
     if (r.fill) fail("memory reference {}: a fill ({}) belongs to masked GMEM tiles, not to allocation {}", id, *r.fill, r.id);
     if (r.id < 0 || r.id >= static_cast<int>(k_.allocs.size())) fail("memory reference {} refers to allocation {}, which does not exist", id, r.id);
     auto const& a = k_.allocs[r.id];
-    // `block` of an allocation's reference is a sub-view's origin (SMEM only): one offset per dimension left.
-    if (!r.block.empty() && a.kind != AllocKind::smem)
-      fail("memory reference {}: allocation {} ({}) is indexed, not addressed by blocks (only SMEM views have sub-views)", id, r.id, alloc_kind_name(a.kind));
+    // `block` of an allocation's reference is a sub-view's origin (SMEM, and TMEM columns: slice<1>
+    // of a (lanes, columns) view, every lane): one offset per dimension left.
+    if (!r.block.empty() && a.kind != AllocKind::smem && a.kind != AllocKind::tmem)
+      fail("memory reference {}: allocation {} ({}) is indexed, not addressed by blocks (only SMEM and TMEM views have sub-views)", id, r.id,
+           alloc_kind_name(a.kind));
+    if (!r.block.empty() && a.kind == AllocKind::tmem) {
+      auto const& lane = k_.exprs[r.block[0]];
+      if (r.block.size() != 2 || lane.op != ExprOp::constant || lane.value != 0 || r.shape.size() != 2 || r.shape[0] != a.shape[a.shape.size() - 2])
+        fail("memory reference {}: a sub-view of TMEM allocation {} cuts its columns only (slice<1>: every lane, from lane 0)", id, r.id);
+    }
     if (r.index.size() > a.shape.size()) fail("memory reference {} indexes allocation {} with {} indices, but it has rank {}", id, r.id, r.index.size(), a.shape.size());
     // A view's shape is what indexing leaves; a barrier reference keeps its array's shape.
     const bool is_barrier = a.kind == AllocKind::barrier || a.kind == AllocKind::cluster_barrier;

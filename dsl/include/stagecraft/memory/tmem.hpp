@@ -8,6 +8,7 @@
 #include "stagecraft/core/shape.hpp"
 #include "stagecraft/memory/indexing.hpp"
 #include "stagecraft/memory/kinds.hpp"
+#include "stagecraft/memory/smem.hpp"  // detail::sub_dims: a slice's shape
 
 namespace stagecraft {
 
@@ -123,5 +124,49 @@ struct accumulator_ref {
   static constexpr info static_info = no_info;
   tree::Ref ref;
 };
+
+// Columns start .. start + extent - 1 of a TMEM view (an allocation, or a ring's stage), every
+// lane: what async_load_tmem reads a subtile of the accumulator from (an epilogue that rounds and
+// stores D 64 columns at a time through two SMEM buffers). Axis 1 only (the 32x32b load covers all
+// 128 lanes); the extent is static, a multiple of 16 (a tcgen05.ld moves 16 or 32 columns); the
+// start is static or an index expression (the interpreter checks a start it cannot know).
+template <int Axis, class V, class Start, class Extent>
+  requires(kind_of<V> == operand_kind::tmem)
+auto slice(V const& v, Start const& start, Extent const&) {
+  using D = typename V::static_dims;
+  using DT = typename V::dtype_t;
+  // What a failed check returns: a view of unknown shape, which the ops after it accept, so the
+  // error reported is the only one.
+  using error_view = tmem_ref<DT, any_dims>;
+  if constexpr (std::is_same_v<D, any_dims>) {
+    return v;  // a stand-in for an error already reported
+  } else if constexpr (Axis != 1 || D::rank != 2) {
+    STAGECRAFT_ERROR("slice<A>(tmem, start, extent) cuts columns of a (lanes, columns) TMEM view: A is 1 (index a ring's stage first)",
+                     "slice<" << Axis << ">(tmem, start, extent) of a TMEM view of shape " << D{}
+                              << ": TMEM views are cut along their columns only, slice<1> of a (lanes, columns) view (index a ring's stage first)");
+    return error_view{v.ref};
+  } else if constexpr (!static_int<Extent> || !index_like<Start>) {
+    STAGECRAFT_ERROR_T(Extent, "slice<1>(tmem, start, extent): the extent is a static integer (64_c) and the start an integer or an index expression");
+    return error_view{v.ref};
+  } else {
+    constexpr long long extent = std::remove_cvref_t<Extent>::value, dim = D::values[1];
+    constexpr range_t s = range_ops::without_grid(range_of<Start>());
+    using R = typename detail::sub_dims<D, 1, extent>::type;
+    if constexpr (extent < 16 || extent > dim || extent % 16 != 0) {
+      STAGECRAFT_ERROR("slice<1>(tmem, start, extent): the extent is a multiple of 16 columns, at most the view's",
+                       "slice<1>(tmem, start, " << extent << "): the extent is a multiple of 16 columns (a tcgen05.ld moves 16 or 32), at most the "
+                                                << dim << " of the TMEM view " << D{});
+      return error_view{v.ref};
+    } else if constexpr (s.known && s.nt == 0 && (s.lo < 0 || s.hi - 1 + extent > dim)) {
+      STAGECRAFT_ERROR("TMEM offset is out of bounds: slice<1>(tmem, start, extent) past the view's last column",
+                       "TMEM offset is out of bounds: slice<1>(tmem, start, " << extent << ") with a start in [" << range_ops::without_grid(range_of<Start>()).lo
+                                                                              << ", " << range_ops::without_grid(range_of<Start>()).hi
+                                                                              << ") reaches past the " << dim << " columns of the TMEM view " << D{});
+      return tmem_ref<DT, R>{v.ref};  // the shape asked for: no second error
+    } else {
+      return tmem_ref<DT, R>{tree::ref_sliced(v.ref, 1, node_of(start), extent)};
+    }
+  }
+}
 
 }  // namespace stagecraft

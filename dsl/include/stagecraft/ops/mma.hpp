@@ -496,6 +496,8 @@ auto async_load_tmem(T const& t) {
     else STAGECRAFT_ERROR("async_load_tmem: expected a TMEM reference",
                           "async_load_tmem: expected a TMEM reference, but got " << detail::kind_name(kind_of<T>));
     return tile<f32, any_dims>{};
+  } else if constexpr (std::is_same_v<typename T::static_dims, any_dims>) {
+    return tile<typename T::dtype_t, any_dims>{};  // a view an error already reported
   } else if constexpr (T::static_dims::rank != 2) {
     STAGECRAFT_ERROR("async_load_tmem reads a (lanes, columns) TMEM view: index a stage of the ring, d[s]",
                      "async_load_tmem reads a (lanes, columns) TMEM view, but this one has shape " << typename T::static_dims{}

@@ -188,9 +188,13 @@ int STAGECRAFT_TOOL_MAIN(gemm_bench)(int argc, char** argv) {
   std::vector<config> hopper{{"cl2", {{"cluster", 2}, {"ctas", 0}}}, {"cl1", {{"cluster", 1}, {"ctas", 0}}}};
   if (const std::int64_t persistent = st.multiprocessors / 2 * 2; persistent >= 2)
     hopper.push_back({"cl2/" + std::to_string(persistent), {{"cluster", 2}, {"ctas", persistent}}});
+  // gemm_blackwell one CTA per tile, and persistent with one CTA per SM ("BN256/148"): its two
+  // TMEM accumulators let a tile's epilogue overlap the next tile's MMAs.
+  std::vector<config> blackwell{{"BN256", {{"BN", 256}, {"ctas", 0}}}, {"BN128", {{"BN", 128}, {"ctas", 0}}}};
+  if (st.multiprocessors >= 1) blackwell.push_back({"BN256/" + std::to_string(st.multiprocessors), {{"BN", 256}, {"ctas", st.multiprocessors}}});
   const std::vector<bench_kernel> kernels{
       {"gemm_hopper", ir::Target::sm_90a, "Hopper", hopper},
-      {"gemm_blackwell", ir::Target::sm_100a, "Blackwell", {{"BN256", {{"BN", 256}}}, {"BN128", {{"BN", 128}}}}},
+      {"gemm_blackwell", ir::Target::sm_100a, "Blackwell", blackwell},
       // The CTA pair: 256 x BN tiles, one cta_group::2 MMA per pair; mc2: two pairs per (2, 2)
       // cluster sharing A by TMA multicast (N a multiple of 2 BN: every size here is).
       {"gemm_blackwell_2cta", ir::Target::sm_100a, "Blackwell",

@@ -373,7 +373,7 @@ TEST_CASE("host: an expect_tx 16 bytes too many or too few deadlocks, naming bar
 // the transaction count overshoots: a wait that never returns on hardware, a deadlock naming
 // the barrier and the surplus on the host. Planted in add_one at M = 200 (CTA x = 1 holds rows 128..199
 // of a 128-row box: 72 rows, 18432 of its 32768 bytes); the fixed twin is the kernel as generated.
-TEST_CASE("host: an expect_tx counting only the in-bounds bytes of an overhanging TMA box is caught; as generated it runs", "[host]") {
+TEST_CASE("host: an expect_tx counting only the in-bounds bytes of an overhanging TMA box is caught, as generated it runs", "[host]") {
   const auto k = example("add_one", {{"M", 200}});
   const auto inputs = random_inputs(k, input_seed);
   const auto expected = reference_of("add_one", inputs, {{"M", 200}});
@@ -435,7 +435,7 @@ TEST_CASE("host: a swizzle XOR on the wrong address bits reads the wrong element
   CHECK_THAT(caught(c, k, inputs, expected, 1), Contains("wrong result"));
 }
 
-TEST_CASE("host: tiled SMEM moves one TMA box per tile and its elements are where TMA put them; a wrong tile layout shows", "[host][tiling]") {
+TEST_CASE("host: tiled SMEM moves one TMA box per tile and its elements are where TMA put them, a wrong tile layout shows", "[host][tiling]") {
   // 64 x 128 f16 tiles in SMEM laid out as 32 x 64 tiles of 128-byte swizzled rows (the GEMM
   // epilogue's staging). y = 2x: TMA lands x in four boxes and the generated code reads the
   // elements through the device prelude's tiled() and swz<128>() straight into GMEM; z = 3x: the
@@ -753,7 +753,7 @@ TEST_CASE("host: A from registers with two elements of a register swapped gives 
   CHECK_THAT(caught(c, k, inputs, ir.buffers, 1), Contains("wrong result"));
 }
 
-TEST_CASE("host: the pair's loads complete on the even CTA's barrier; a leader expecting only its own half, or an odd CTA's load gone, is caught",
+TEST_CASE("host: the pair's loads complete on the even CTA's barrier, a leader expecting only its own half, or an odd CTA's load gone, is caught",
           "[host][tensor_core]") {
   const auto k = example("gemm_blackwell_2cta");
   const auto inputs = random_inputs(k, input_seed);
@@ -882,7 +882,7 @@ TEST_CASE("host: a row reduction whose butterfly skips a lane of the quad is cau
   CHECK_THAT(caught(c, k, inputs, want, 1), Contains("wrong result"));
 }
 
-TEST_CASE("host: TMA element strides in the tensor map pick the rows that land; dropped or changed strides show", "[host]") {
+TEST_CASE("host: TMA element strides in the tensor map pick the rows that land, dropped or changed strides show", "[host]") {
   // downsample_rows: y = 2 * x[::2, :]; the load's map traverses 64 rows and lands every 2nd.
   const auto k = example("downsample_rows");
   const auto inputs = random_inputs(k, input_seed);

@@ -264,7 +264,7 @@ TEST_CASE("fast-math bound: an output planted 1.01 bounds from its reference fai
   }
 }
 
-TEST_CASE("fast-math bound: softmax_rows and layernorm_rows in fast mode are within it under eager, lazy and 10 PCT schedules; the bound is "
+TEST_CASE("fast-math bound: softmax_rows and layernorm_rows in fast mode are within it under eager, lazy and 10 PCT schedules, the bound is "
           "far below the outputs' size", "[interp][fastmath]") {
   for (auto const* name : {"softmax_rows", "layernorm_rows"}) {
     auto f = run_fast(name);

@@ -69,7 +69,7 @@ ir::Kernel exchange_through_gmem() {
 }
 }  // namespace
 
-TEST_CASE("GMEM written by a peer CTA is ordered by the cluster barrier; read before its wait it is a race", "[interp][checks][cluster]") {
+TEST_CASE("GMEM written by a peer CTA is ordered by the cluster barrier, read before its wait it is a race", "[interp][checks][cluster]") {
   const auto k = exchange_through_gmem<false>();
   const auto in = testing::random_buffers(k, 41);
   auto want = in;
@@ -112,7 +112,7 @@ ir::Kernel tma_store_read_back() {
 }
 }  // namespace
 
-TEST_CASE("a TMA store's GMEM read back with loads needs the full wait and no proxy fence; after the .read wait it races",
+TEST_CASE("a TMA store's GMEM read back with loads needs the full wait and no proxy fence, after the .read wait it races",
           "[interp][checks][proxy]") {
   const auto k = tma_store_read_back<false>();
   const auto in = testing::random_buffers(k, 43);

@@ -108,7 +108,7 @@ TEST_CASE("pipelined examples give the reference result for every ring depth", "
   }
 }
 
-TEST_CASE("runs are deterministic: same seed, same bytes; other seeds, other schedules", "[interp]") {
+TEST_CASE("runs are deterministic: same seed, same bytes, other seeds, other schedules", "[interp]") {
   auto const& e = registry::global().find("handoff");
   const auto vals = small(e);
   const auto k = e.build(vals);
@@ -285,7 +285,7 @@ TEST_CASE("single-element SMEM writes are recorded: no poison read of what they 
   CHECK_THAT(r.diagnostics[0].message, Contains("kernel 'fill_with_gap'") && Contains("op #3 (store)") && Contains("reads s0[1, 63] (element 127)"));
 }
 
-TEST_CASE("a race on one SMEM element between two warpgroups is found; distinct elements are not a race", "[interp][shadow]") {
+TEST_CASE("a race on one SMEM element between two warpgroups is found, distinct elements are not a race", "[interp][shadow]") {
   // Both warpgroups write element [0][c]; c = 0 for both (the bug) or c = thread_id() (fine).
   // A 2-arrival barrier then orders both writes before warpgroup 0 reads the row.
   auto make = []<bool Same>() {
@@ -387,7 +387,7 @@ TEST_CASE("a TMA store over GMEM written with ordinary stores needs commit_smem 
   CHECK_FALSE(interp::explore(good, inputs, {.schedule = interp::policy::pct, .seed = 9}, 50).failing_seed);
 }
 
-TEST_CASE("a strided TMA load lands every stride-th row of its footprint; the same load without strides lands other rows", "[interp]") {
+TEST_CASE("a strided TMA load lands every stride-th row of its footprint, the same load without strides lands other rows", "[interp]") {
   auto const& e = registry::global().find("downsample_rows");
   for (std::int64_t R : {2, 4, 8}) {
     INFO("R = " << R);

@@ -97,7 +97,7 @@ TEST_CASE("named barriers: participants of one phase naming different counts are
   }
 }
 
-TEST_CASE("named barriers: a run-time id out of range names the id; a sync nobody completes deadlocks", "[interp][named_barrier]") {
+TEST_CASE("named barriers: a run-time id out of range names the id, a sync nobody completes deadlocks", "[interp][named_barrier]") {
   SECTION("id out of range") {
     const auto k = lower(kernel<sm_90a>("named_oob", grid(1), threads(2_c), [](auto...) {
       return named_barrier_sync(runtime_index(thread_id() * 7_c), 256_c);

@@ -54,7 +54,7 @@ ir::barrier_scope scope_of(ir::Kernel const& k) {
 
 }  // namespace
 
-TEST_CASE("a consumer release that orders only tensor-core reads and TMA landings is .cta; generic GMEM or a bulk-write wait needs .cluster",
+TEST_CASE("a consumer release that orders only tensor-core reads and TMA landings is .cta, generic GMEM or a bulk-write wait needs .cluster",
           "[interp][scopes]") {
   SECTION("gemm_hopper: the consumers' releases of a multicast stage") {
     const auto s = scope_of(build("gemm_hopper", {{"cluster", 2}}));

@@ -94,11 +94,11 @@ TEST_CASE("gemm_blackwell is within the MMA tolerance at 256^3 and 384x512x192 u
     check_gemm("gemm_blackwell", z, 0, 9);
 }
 
-TEST_CASE("gemm_blackwell: N smaller than BN is a usage error naming both; N that BN does not divide runs", "[interp][tcgen05]") {
+TEST_CASE("gemm_blackwell: N smaller than BN is a usage error naming both, N that BN does not divide runs", "[interp][tcgen05]") {
   auto const& e = registry::global().find("gemm_blackwell");
   CHECK_THROWS_WITH(e.build(registry::resolve(e, {{"N", 200}, {"BN", 256}})), Contains("N=200 must be at least BN=256"));
   const auto k = e.build(registry::resolve(e, {{"N", 320}, {"BN", 256}}));
-  CHECK(k.grid[0] == 2);  // the second tile of C overhangs N
+  CHECK(k.grid[0] == 4);  // one CTA per tile (ctas = 0): 2 x 2 tiles of C, the second column of which overhangs N
 }
 
 TEST_CASE("tcgen05 kind::tf32 (f32 operands read as tf32, K = 8 per instruction) is within its tolerance", "[interp][tcgen05]") {

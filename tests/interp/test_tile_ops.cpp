@@ -96,7 +96,7 @@ TEST_CASE("tile ops: the verifier rejects a reduction whose axis or shape does n
   }
 }
 
-TEST_CASE("tile ops: masks stay in registers and are only made by comparisons; select and fma take three operands", "[interp][tile_ops]") {
+TEST_CASE("tile ops: masks stay in registers and are only made by comparisons, select and fma take three operands", "[interp][tile_ops]") {
   auto k = testing::tile_ops::select_kernel();
   {
     auto bad = k;

@@ -307,7 +307,7 @@ TEST_CASE("reductions fold in the owning thread with no exchange", "[codegen][ti
   CHECK_THAT(body, !Contains("__shfl") && !Contains("bar.sync 1"));
 }
 
-TEST_CASE("a row reduction of a wgmma accumulator is a fold of the thread's registers and two quad shuffles; a row broadcast moves nothing",
+TEST_CASE("a row reduction of a wgmma accumulator is a fold of the thread's registers and two quad shuffles, a row broadcast moves nothing",
           "[codegen][tile_ops][row_state]") {
   // S - rowmax(S) on a wgmma accumulator, the softmax step (refused before row reductions of
   // accumulators were generated: "reads accumulator a0 at other elements than its own").
@@ -368,7 +368,7 @@ std::string kernel_body(ir::Kernel const& k) {
 }
 }  // namespace
 
-TEST_CASE("layouts: the transpose example is the one layout conversion, in the conflict-free order; element-wise examples have none",
+TEST_CASE("layouts: the transpose example is the one layout conversion, in the conflict-free order, element-wise examples have none",
           "[codegen][tile_ops]") {
   auto body = [](const char* name) {
     auto const& e = registry::global().find(name);
@@ -388,7 +388,7 @@ TEST_CASE("layouts: the transpose example is the one layout conversion, in the c
   }
 }
 
-TEST_CASE("views read their operand at the element they name; only a swizzled 32 x 32 SMEM transpose takes the transpose32 order",
+TEST_CASE("views read their operand at the element they name, only a swizzled 32 x 32 SMEM transpose takes the transpose32 order",
           "[codegen][tile_ops]") {
   const auto b = kernel_body(testing::tile_ops::view_kernel());
   // GMEM operands: the generic row-major order, the view as index arithmetic of the operand read.

@@ -82,7 +82,7 @@ TEST_CASE("in a K loop the fence stays: the first iteration follows the zeroing"
   CHECK(g.source.find("sc::wgmma_fence();") > loop);
 }
 
-TEST_CASE("transposed operands set the transpose immediates; tf32 has none", "[codegen][wgmma]") {
+TEST_CASE("transposed operands set the transpose immediates, tf32 has none", "[codegen][wgmma]") {
   // A (64, 64) read as is (K-major), B a (K, N) = (64, 64) buffer (MN-major): tnspA 0, tnspB 1.
   auto mn = lower(kernel<sm_90a>("mn_b", grid(1), threads(1_c), smem<bf16>(shape(64_c, 64_c), swizzle(128_c)),
                                  smem<bf16>(shape(64_c, 64_c), swizzle(128_c)), accumulator<f32>(shape(64_c, 64_c)),
@@ -200,7 +200,7 @@ TEST_CASE("f16 accumulators: two elements per 32-bit register, \"+r\" D operands
   CHECK_THAT(g.source, Contains("sc::reg_fence(acc5[r])"));
 }
 
-TEST_CASE("fp8 inputs pair freely: e4m3 x e5m2 is kind .e4m3.e5m2; fp8 loads and stores convert through the prelude", "[codegen][wgmma][fp8]") {
+TEST_CASE("fp8 inputs pair freely: e4m3 x e5m2 is kind .e4m3.e5m2, fp8 loads and stores convert through the prelude", "[codegen][wgmma][fp8]") {
   const auto k = lower(kernel<sm_90a>(
       "mixed_fp8", grid(1), threads(1_c), gmem<e5m2>("c", shape(64_c, 64_c)), smem<e4m3>(shape(64_c, 64_c), swizzle(64_c)),
       smem<e5m2>(shape(64_c, 64_c), swizzle(64_c)), smem<e5m2>(shape(64_c, 64_c)), accumulator<f32>(shape(64_c, 64_c)),

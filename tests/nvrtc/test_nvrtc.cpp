@@ -736,7 +736,7 @@ long long count_prefix(std::vector<std::string> const& lines, std::string const&
 }
 }  // namespace
 
-TEST_CASE("attention_hopper overlap=1: sm_90a with no spills or serialized wgmma; each key block's softmax (ex2.approx) runs between "
+TEST_CASE("attention_hopper overlap=1: sm_90a with no spills or serialized wgmma, each key block's softmax (ex2.approx) runs between "
           "wgmma_wait(1), which completes S, and wgmma_wait(0), which completes the P V issued with it", "[nvrtc][attention][overlap]") {
   nvrtc::options o{.memory_cache = false, .disk_cache = false};
   o.codegen.math = ir::math_mode::fast;
@@ -851,8 +851,8 @@ TEST_CASE("attention_hopper pingpong=1: sm_90a with no spills, each warpgroup's 
 
 // ---- fast math mode (docs/codegen.md, "Math modes") ---------------------------------------------
 
-TEST_CASE("nvrtc: fast math mode compiles exp, exp2, log, rsqrt, tanh and division to the SFU's approximations with FMA contraction; "
-          "exact keeps the polynomials; the cache key differs by mode", "[nvrtc][fastmath]") {
+TEST_CASE("nvrtc: fast math mode compiles exp, exp2, log, rsqrt, tanh and division to the SFU's approximations with FMA contraction, "
+          "exact keeps the polynomials, the cache key differs by mode", "[nvrtc][fastmath]") {
   const auto k = testing::tile_ops::math_kernel();
   const nvrtc::options exact{.memory_cache = false, .disk_cache = false};
   nvrtc::options fast = exact;
@@ -879,7 +879,7 @@ TEST_CASE("nvrtc: fast math mode compiles exp, exp2, log, rsqrt, tanh and divisi
 }
 
 TEST_CASE("nvrtc: attention_hopper in fast mode: ex2.approx once per P element and once per row for the rescale (not per element), "
-          "FMA contraction, no spills; exact mode has no approximation", "[nvrtc][fastmath][attention]") {
+          "FMA contraction, no spills, exact mode has no approximation", "[nvrtc][fastmath][attention]") {
   auto const& e = registry::global().find("attention_hopper");
   for (std::int64_t D : {64, 128}) {
     INFO("D = " << D);

@@ -301,7 +301,7 @@ std::int64_t const_of(ir::Kernel const& k, ir::ExprId e) {
 }
 }  // namespace
 
-TEST_CASE("SMEM sub-views lower to their origin and extents; slices compose, and an index counts from the origin", "[lowering][smem_views]") {
+TEST_CASE("SMEM sub-views lower to their origin and extents, slices compose, and an index counts from the origin", "[lowering][smem_views]") {
   // rows 40..55 of columns 8..23 of stage 1, cut in two steps, the second relative to the first
   const auto k = view_of_ring([](auto ring) { return slice<0>(slice<1>(slice<0>(ring[1_c], 32_c, 64_c), 8_c, 16_c), 8_c, 16_c); });
   ir::verify(k);

@@ -172,7 +172,7 @@ TEST_CASE("a pipeline's ops are located at the user's in(...), out(...) and emit
   lower(kernel<sm_90a>("twin", grid(1), threads(1_c), gmem<f32>("x", shape(64_c, 64_c)), smem<f32>(shape(64_c, 64_c)), BAR,      \
                        [](auto x, auto s, auto bar) { return seq(copy_gmem_to_smem(x.block(0_c, 0_c), s, bar), barrier_wait(bar)); }))
 
-TEST_CASE("kernels differing only in source lines hash equal; names stay out of the hash but not out of the code", "[srcloc][hash]") {
+TEST_CASE("kernels differing only in source lines hash equal, names stay out of the hash but not out of the code", "[srcloc][hash]") {
   const ir::Kernel a = SC_SAME_KERNEL(barrier(arrivals(1_c)));
   const ir::Kernel b =
       SC_SAME_KERNEL(barrier(arrivals(1_c)));

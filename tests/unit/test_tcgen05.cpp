@@ -334,7 +334,7 @@ TEST_CASE("tcgen05 kind::f8f6f4 instruction descriptor: E4M3 0 and E5M2 1 for A 
   CHECK(back.b_format == 0);
 }
 
-TEST_CASE("tcgen05 kind::f8f6f4 format codes: 0 e4m3, 1 e5m2; the 6- and 4-bit codes are not modelled", "[tcgen05][unit][fp8]") {
+TEST_CASE("tcgen05 kind::f8f6f4 format codes: 0 e4m3, 1 e5m2, the 6- and 4-bit codes are not modelled", "[tcgen05][unit][fp8]") {
   ir::DType t{};
   CHECK((tc::ab_type(tc::Kind::f8f6f4, 0, t) && t == ir::DType::e4m3));
   CHECK((tc::ab_type(tc::Kind::f8f6f4, 1, t) && t == ir::DType::e5m2));

@@ -177,7 +177,7 @@ TEST_CASE("the verifier rejects a wgmma whose operand layout cannot be described
   REQUIRE_THROWS_WITH(ir::verify(k), Catch::Matchers::Contains("op #12 (wgmma): A (bf16 [64, 64], swizzle 0 B): an unswizzled MMA operand"));
 }
 
-TEST_CASE("wgmma plan of gemm_fp8: k32 instructions of kind .e4m3.e4m3; f16 D; e4m3 against e5m2", "[wgmma][unit][fp8]") {
+TEST_CASE("wgmma plan of gemm_fp8: k32 instructions of kind .e4m3.e4m3, f16 D, e4m3 against e5m2", "[wgmma][unit][fp8]") {
   auto const& e = registry::global().find("gemm_fp8");
   for (std::int64_t acc : {32, 16}) {
     ir::Kernel k = e.build(registry::resolve(e, {{"acc", acc}}));

@@ -359,7 +359,7 @@ TEST_CASE("zoo: reading the peer's split-K partial before the cluster barrier's 
 // before the release. With .read alone the store's GMEM write is ordered before nothing: rank
 // 0's read of the peer's partial races with it, under eager (where the write lands at once)
 // as under lazy, and the fixed twin (the full wait, no fence) is clean.
-TEST_CASE("zoo: a TMA store read by a peer after only a .read wait races; the full wait needs no fence", "[zoo][data_race]") {
+TEST_CASE("zoo: a TMA store read by a peer after only a .read wait races, the full wait needs no fence", "[zoo][data_race]") {
   const std::string name = "zoo_tma_store_then_generic_read";
   const auto k = zoo::tma_store_then_generic_read();
   // Eager: the peer's write landed before rank 0's read (op #12), unordered with it; the message
@@ -591,7 +591,7 @@ TEST_CASE("zoo: a serial split-K whose slices signal their own turn deadlocks, n
   fixed_twin_is_clean(name);
 }
 
-TEST_CASE("zoo: a serial split-K whose slices never wait races on y across the CTAs; the wait orders them", "[zoo][data_race][semaphore]") {
+TEST_CASE("zoo: a serial split-K whose slices never wait races on y across the CTAs, the wait orders them", "[zoo][data_race][semaphore]") {
   const std::string name = "zoo_serial_without_wait";
   const auto k = zoo::serial_without_wait();
   // Slice 1 (the second cluster) reads y, which slice 0 wrote with nothing ordering the two.

@@ -23,7 +23,8 @@ packages=(
 [ "${STAGECRAFT_WITH_CHROMIUM:-0}" = 1 ] && packages+=(chromium)
 # PyPI's torch for the Python package's torch test (python.torch); a venv of Debian's python3,
 # so python3-venv; only on request (CI asks for it). About 5.4 GB installed (torch pulls its
-# CUDA libraries: the CPU-only wheel is not on PyPI); 51 s here.
+# CUDA libraries: the CPU-only wheel is not on PyPI; --no-cache-dir keeps pip from keeping a
+# second copy of the wheels); 51 s here.
 [ "${STAGECRAFT_WITH_TORCH:-0}" = 1 ] && packages+=(python3-venv)
 missing=()
 for p in "${packages[@]}"; do
@@ -46,7 +47,7 @@ if [ "${STAGECRAFT_WITH_TORCH:-0}" = 1 ] && [ ! -x "$build/torch-venv/bin/python
   mkdir -p "$build"
   rm -rf "$build/torch-venv.partial"
   if /usr/bin/python3 -m venv --system-site-packages "$build/torch-venv.partial" &&
-     "$build/torch-venv.partial/bin/pip" install -q --disable-pip-version-check "torch==$torch_version"; then
+     "$build/torch-venv.partial/bin/pip" install -q --no-cache-dir --disable-pip-version-check "torch==$torch_version"; then
     mv "$build/torch-venv.partial" "$build/torch-venv"
     echo "setup: torch $torch_version installed in $build/torch-venv in $(( $(date +%s) - started )) s"
   else

@@ -114,7 +114,7 @@ class Kernel:
     def outputs(self) -> list[dict]:
         return [a for a in self.arrays if a["output"] and not a["workspace"]]
 
-    def _all_arrays(self, inputs: Sequence[Any], out: Sequence[Any] | None) -> list[Any]:
+    def _check_counts(self, inputs: Sequence[Any], out: Sequence[Any] | None) -> None:
         ins, outs = self.inputs, self.outputs
         if len(inputs) != len(ins):
             names = ", ".join(a["name"] for a in ins)
@@ -122,6 +122,10 @@ class Kernel:
         if out is not None and len(out) != len(outs):
             names = ", ".join(a["name"] for a in outs)
             raise UsageError(f"kernel '{self.name}': out= needs {len(outs)} array(s) ({names}), got {len(out)}")
+
+    def _all_arrays(self, inputs: Sequence[Any], out: Sequence[Any] | None) -> list[Any]:
+        ins, outs = self.inputs, self.outputs
+        self._check_counts(inputs, out)
         for a, x in list(zip(ins, inputs)) + list(zip(outs, out or [])):
             if _torch.is_tensor(x):
                 _torch.check_dtype(self.name, a, x)
@@ -149,8 +153,7 @@ class Kernel:
         if backend == "gpu":
             if len(tensors) != len(inputs) + len(out or []) or not all(t.device.type == "cuda" for t in tensors):
                 raise UsageError(f"kernel '{self.name}': backend=\"gpu\" takes CUDA tensors (torch), every array on the device")
-            if len(inputs) != len(self.inputs):
-                self._all_arrays(inputs, out)  # the count's error
+            self._check_counts(inputs, out)
             return _torch.run_device(self, inputs, out, math or "fast")
         arrays = self._all_arrays(inputs, out)
         if backend == "interp":

@@ -584,6 +584,10 @@ class machine {
   void tcgen05_complete(async_op& op);
   void tcgen05_check_at_exit(agent_state const& a);
   void note_tmem_read(agent_state const& a, region const& g, ir::RefId rid);
+  // The TMEM column where stage `stage` of allocation `alloc` starts (its first column for a
+  // (lanes, columns) allocation, stage 0), and the stage a view of it lies in.
+  std::int64_t tmem_stage_column(int alloc, std::int64_t stage) const;
+  std::int64_t tmem_stage_of(int alloc, region const& g) const;
   // The K slot (cta_state::tmem_k) of the accumulator a view of TMEM allocation `alloc` is in.
   std::int64_t& tmem_k_at(int cta, region const& g, int alloc);
   int pair_peer(agent_state const& a, const char* op);

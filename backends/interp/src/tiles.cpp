@@ -394,11 +394,9 @@ std::int64_t machine::acc_k_of(agent_state const& a, ir::ValueId v) const {
     if (r.base != ir::RefBase::alloc) return 0;
     if (k_.allocs[r.id].kind == ir::AllocKind::accumulator) return a.acc_k[static_cast<std::size_t>(r.id)];
     if (k_.allocs[r.id].kind == ir::AllocKind::tmem) {  // the largest K of its stages (a ring's reader is known only by view)
-      auto const& al = k_.allocs[r.id];
-      auto const& ks = ctas_[a.cta].tmem_k;
       std::int64_t k = 0;
-      for (std::int64_t s = 0; s < ir::tmem_stages(al); ++s)
-        k = std::max(k, ks[static_cast<std::size_t>(tmem_col_[static_cast<std::size_t>(r.id)] + s * ir::tmem_stage_columns(al))]);
+      for (std::int64_t s = 0; s < ir::tmem_stages(k_.allocs[r.id]); ++s)
+        k = std::max(k, ctas_[a.cta].tmem_k[static_cast<std::size_t>(tmem_stage_column(r.id, s))]);
       return k;
     }
     return 0;

@@ -109,8 +109,8 @@ tmem_plan plan_tmem(ir::Kernel const& k, std::int64_t smem_end) {
   t.slot.assign(k.allocs.size(), -1);
   for (std::size_t a = 0; a < k.allocs.size(); ++a) {
     auto const& al = k.allocs[a];
-    if (al.kind != ir::AllocKind::tmem || ir::tmem_stage_columns(al) < 0 || ir::tmem_stages(al) < 0) continue;
-    t.columns[a] = ir::tmem_alloc_columns(ir::tmem_stages(al) * ir::tmem_stage_columns(al));
+    if (al.kind != ir::AllocKind::tmem || ir::tmem_total_columns(al) < 0) continue;
+    t.columns[a] = ir::tmem_alloc_columns(ir::tmem_total_columns(al));
     t.order.push_back(static_cast<int>(a));
   }
   std::stable_sort(t.order.begin(), t.order.end(), [&](int x, int y) { return t.columns[static_cast<std::size_t>(x)] > t.columns[static_cast<std::size_t>(y)]; });
@@ -322,17 +322,16 @@ void tmem_store(context const& c, ir::StmtId id, std::string const& ind, std::st
   const ir::RefId t0_ref = k.values[tmem[0]].ref;
   const auto& t0 = k.refs[t0_ref];
   auto const& al = k.allocs[t0.id];
-  // A whole (128, columns) allocation, or one stage d[s] of a ring (stages, 128, columns).
-  // (A slice<1> of either: its columns, every lane.)
+  // A whole (128, columns) allocation, or one stage d[s] of a ring (stages, 128, columns), or a
+  // slice<1> of either (its columns, every lane from lane 0: the verifier's rule).
   const bool whole = al.shape.size() == 2 && t0.index.empty(), stage = al.shape.size() == 3 && t0.index.size() == 1;
-  const bool all_lanes = t0.block.empty() || (t0.block.size() == 2 && k.exprs[t0.block[0]].op == ir::ExprOp::constant && k.exprs[t0.block[0]].value == 0);
-  if (al.dtype != ir::DType::f32 || (!whole && !stage) || al.shape[al.shape.size() - 2] != 128 || !all_lanes)
+  if (al.dtype != ir::DType::f32 || (!whole && !stage) || al.shape[al.shape.size() - 2] != 128)
     refuse(k, id, fmt::format("async_load_tmem of {} ({} [{}]): loads of whole f32 TMEM allocations of 128 lanes, of one stage of a ring, or "
                               "of columns of either",
                               ir::alloc_name(k, t0.id), ir::dtype_name(al.dtype), fmt::join(al.shape, ", ")));
   for (auto l : tmem)
     if (k.values[l].ref != t0_ref) refuse(k, id, "a store reading two TMEM allocations (or two stages of one)");
-  const std::vector<std::int64_t> shape{128, t0.block.empty() ? al.shape.back() : t0.shape.back()};
+  auto const& shape = t0.shape;  // (128, columns): the view's (the verifier holds it to what indexing and slicing leave)
   auto same_shape = [&](ir::RefId r, const char* role) {
     if (k.refs[r].shape != shape)
       refuse(k, id, fmt::format("a store mixing TMEM {} ({}) with {} of shape ({}) (every operand must have the TMEM tile's shape)",

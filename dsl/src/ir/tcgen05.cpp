@@ -120,9 +120,9 @@ std::vector<std::int64_t> tmem_columns_of(Kernel const& k) {
   std::int64_t next = 0;
   for (std::size_t a = 0; a < k.allocs.size(); ++a) {
     auto const& al = k.allocs[a];
-    if (al.kind != AllocKind::tmem || tmem_stage_columns(al) < 0 || tmem_stages(al) < 0) continue;
+    if (al.kind != AllocKind::tmem || tmem_total_columns(al) < 0) continue;
     out[a] = next;
-    next += tmem_stages(al) * tmem_stage_columns(al);
+    next += tmem_total_columns(al);
   }
   return out;
 }

@@ -1359,14 +1359,19 @@ std::int64_t tmem_stage_columns(Alloc const& a) {
   return bits / 32;
 }
 
+std::int64_t tmem_total_columns(Alloc const& a) {
+  const std::int64_t per = tmem_stage_columns(a), stages = tmem_stages(a);
+  std::int64_t c;
+  return per < 0 || stages < 0 || __builtin_mul_overflow(per, stages, &c) ? -1 : c;
+}
+
 std::int64_t tmem_columns(Kernel const& k) {
   std::int64_t cols = 0;
   for (auto const& a : k.allocs)
     if (a.kind == AllocKind::tmem) {
       if (a.shape.size() != 2 && a.shape.size() != 3) continue;  // a rank the verifier refuses
-      const std::int64_t per = tmem_stage_columns(a), stages = tmem_stages(a);
-      std::int64_t c;
-      if (per < 0 || stages < 0 || __builtin_mul_overflow(per, stages, &c)) return huge;
+      const std::int64_t c = tmem_total_columns(a);
+      if (c < 0) return huge;
       // What tcgen05.alloc hands out for it: a power of two, at least 32 columns.
       cols = std::min(cols + tmem_alloc_columns(c), huge);
     }

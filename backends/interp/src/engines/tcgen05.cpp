@@ -114,11 +114,7 @@ void machine::issue_tcgen05_mma(agent_state& a, ir::Stmt const& s) {
   }
   op.idesc = p.idesc;
   // D's TMEM address: its allocation's first column, plus s * columns for stage s of a ring.
-  {
-    auto const& dal = k_.allocs[static_cast<std::size_t>(op.acc_alloc)];
-    const std::int64_t stage = dal.shape.size() == 3 ? op.acc.origin[0] : 0;
-    op.d_addr = tc::tmem_address(0, static_cast<std::uint32_t>(tmem_col_[static_cast<std::size_t>(op.acc_alloc)] + stage * ir::tmem_stage_columns(dal)));
-  }
+  op.d_addr = tc::tmem_address(0, static_cast<std::uint32_t>(tmem_stage_column(op.acc_alloc, tmem_stage_of(op.acc_alloc, op.acc))));
   op.accumulate = eval(a, s.e0) != 0;
   op.group = ++a.tc_issued;
   op.vc = a.vc;
@@ -184,10 +180,14 @@ void machine::tcgen05_commit(agent_state& a, ir::RefId bar) {
   enqueue(std::move(op));
 }
 
+std::int64_t machine::tmem_stage_column(int alloc, std::int64_t stage) const {
+  return tmem_col_[static_cast<std::size_t>(alloc)] + stage * ir::tmem_stage_columns(k_.allocs[static_cast<std::size_t>(alloc)]);
+}
+
+std::int64_t machine::tmem_stage_of(int alloc, region const& g) const { return k_.allocs[static_cast<std::size_t>(alloc)].shape.size() == 3 ? g.origin[0] : 0; }
+
 std::int64_t& machine::tmem_k_at(int cta, region const& g, int alloc) {
-  auto const& al = k_.allocs[static_cast<std::size_t>(alloc)];
-  const std::int64_t stage = al.shape.size() == 3 ? g.origin[0] : 0;
-  return ctas_[static_cast<std::size_t>(cta)].tmem_k[static_cast<std::size_t>(tmem_col_[static_cast<std::size_t>(alloc)] + stage * ir::tmem_stage_columns(al))];
+  return ctas_[static_cast<std::size_t>(cta)].tmem_k[static_cast<std::size_t>(tmem_stage_column(alloc, tmem_stage_of(alloc, g)))];
 }
 
 void machine::note_tmem_read(agent_state const& a, region const& g, ir::RefId rid) { mma_k_ = std::max(mma_k_, tmem_k_at(a.cta, g, k_.refs[rid].id)); }

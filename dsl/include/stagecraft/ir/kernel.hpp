@@ -274,5 +274,7 @@ std::int64_t tmem_alloc_columns(std::int64_t columns);
 // shape of another rank (the verifier's error), or a dimension that is not yet known.
 std::int64_t tmem_stage_columns(Alloc const& a);
 std::int64_t tmem_stages(Alloc const& a);  // 1 for (lanes, columns)
+// Every stage's columns, what its tcgen05.alloc asks for before rounding (-1 as above, or on overflow).
+std::int64_t tmem_total_columns(Alloc const& a);
 
 }  // namespace stagecraft::ir

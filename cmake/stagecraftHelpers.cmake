@@ -23,6 +23,37 @@ function(stagecraft_add_kernels target)
   endif()
 endfunction()
 
+# stagecraft_add_python_module(NAME FILES a.cpp ... [INCLUDES dir ...] [OUTPUT_DIRECTORY dir])
+#
+# The kernel files (their STAGECRAFT_REGISTER entries) as the Python module NAME, which the
+# stagecraft package loads: `sc.load("NAME").kernel("saxpy", M=256)(x)` (docs/python.md). The
+# module has a registry of its own (these files' kernels only), the package's bindings
+# (stagecraft::python) and its exceptions; it is one small generated translation unit plus the
+# user's files. Against an installed stagecraft: find_package(stagecraft COMPONENTS python),
+# which finds the Python the bindings were built for and pybind11. The module lands in
+# OUTPUT_DIRECTORY (default: the current binary directory); put that on sys.path.
+function(stagecraft_add_python_module name)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "OUTPUT_DIRECTORY" "FILES;INCLUDES")
+  if(NOT arg_FILES)
+    message(FATAL_ERROR "stagecraft_add_python_module(${name}): no FILES given")
+  endif()
+  if(NOT TARGET stagecraft::python OR NOT COMMAND pybind11_add_module)
+    message(FATAL_ERROR "stagecraft_add_python_module(${name}): stagecraft's python component is not here: find_package(stagecraft "
+                        "COMPONENTS python) first (stagecraft builds it where Python's headers and pybind11 are found: "
+                        "apt-get install python3-dev pybind11-dev)")
+  endif()
+  # pybind11 adds -flto to Release modules; GCC's LTO objects need a linker plugin that lld lacks
+  # (a module with no PyInit_ in it).
+  set(CMAKE_INTERPROCEDURAL_OPTIMIZATION OFF)
+  pybind11_add_module(${name} MODULE ${STAGECRAFT_PYTHON_MODULE_SOURCE} ${arg_FILES})
+  target_compile_definitions(${name} PRIVATE STAGECRAFT_PY_MODULE=${name})
+  target_include_directories(${name} PRIVATE ${arg_INCLUDES})
+  target_link_libraries(${name} PRIVATE stagecraft::python)
+  if(arg_OUTPUT_DIRECTORY)
+    set_target_properties(${name} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${arg_OUTPUT_DIRECTORY})
+  endif()
+endfunction()
+
 # ---- the kernel author's edit loop (docs/edit_loop.md) -------------------------------------------
 # Kernel construction runs once per run: optimising it buys nothing a user can measure and costs
 # most of a kernel file's compile. Kernel files are compiled with these flags after the build

@@ -79,6 +79,11 @@ def run_device(kernel: Any, tensors: Sequence[Any], out: Sequence[Any] | None, m
             raise UsageError(
                 f"kernel '{kernel.name}': parameter '{spec['name']}' is not contiguous (strides {tuple(t.stride())}): the launch reads "
                 "dense row-major arrays; pass t.contiguous()")
+    if device is not None and device.index not in (None, 0):
+        # The runtime holds device 0's primary context (torch's on cuda:0): a launch there with
+        # another device's stream and memory would be a driver error, not a result.
+        raise UsageError(f"kernel '{kernel.name}': the tensors are on {device}, but stagecraft launches on cuda:0 only "
+                         "(CUDA_VISIBLE_DEVICES picks which GPU that is)")
     given = {s["name"]: tuple(t.shape) for s, t in zip(ins, tensors)}
     given.update({s["name"]: tuple(t.shape) for s, t in zip(outs, out or [])})
     shapes = kernel._k.shapes([list(given.get(a["name"], ())) for a in kernel.arrays])

@@ -126,6 +126,35 @@ class Device(unittest.TestCase):
         self.assertEqual(y.device.type, "cuda")
         self.assertTrue(torch.equal(y.cpu(), k(x)))
 
+    @unittest.skipUnless(torch.cuda.is_available(), "no CUDA device")
+    def test_a_cuda_graph_captures_the_op_and_replays_it_on_new_inputs(self):
+        # Warm-up outside the capture (NVRTC, the module load: not capturable), then the op inside
+        # torch.cuda.graph: the launch, the outputs' zero-fill and any workspace's stream-ordered
+        # allocation become graph nodes; a replay reads the static input's new contents.
+        k = sc.kernel("add_one", M=128, N=128)
+        op = sc.torch_op(k)
+        rng = np.random.default_rng(10)
+        first, second = (torch.from_numpy(rng.uniform(-2, 2, (128, 128)).astype(np.float32)) for _ in range(2))
+        x = first.cuda()
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            op(x)
+        torch.cuda.current_stream().wait_stream(side)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            y = op(x)
+        x.copy_(second.cuda())
+        g.replay()
+        torch.cuda.synchronize()
+        self.assertTrue(torch.equal(y.cpu(), k(second)))
+
+    @unittest.skipUnless(torch.cuda.device_count() > 1, "fewer than two CUDA devices")
+    def test_tensors_on_a_second_gpu_are_a_usage_error(self):
+        k = sc.kernel("add_one", M=128, N=128)
+        with self.assertRaisesRegex(sc.UsageError, "launches on cuda:0 only"):
+            k(torch.zeros(128, 128, device="cuda:1"))
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -10,6 +10,11 @@ string(FIND "${doc}" "<!-- begin tests/consumer/api_example.cpp -->\n```cpp\n${e
 if(at EQUAL -1)
   message(FATAL_ERROR "docs/using.md does not show tests/consumer/api_example.cpp verbatim between its markers")
 endif()
+file(READ ${SOURCE}/python_example.py example)
+string(FIND "${doc}" "<!-- begin tests/consumer/python_example.py -->\n```python\n${example}```\n<!-- end -->" at)
+if(at EQUAL -1)
+  message(FATAL_ERROR "docs/using.md does not show tests/consumer/python_example.py verbatim between its markers")
+endif()
 set(prefix ${WORK}/prefix)
 function(step what)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
@@ -29,8 +34,12 @@ foreach(f include/stagecraft/stagecraft.hpp include/stagecraft/interp/interp.hpp
 endforeach()
 # A copy of the user's project: the watcher below edits a kernel file.
 file(COPY ${SOURCE}/ DESTINATION ${WORK}/src)
+set(with_python OFF)
+if(PYTHON_DIR)  # stagecraft was built with its Python package: the consumer builds a module too
+  set(with_python ON)
+endif()
 step("configure the consumer" ${CMAKE_COMMAND} -S ${WORK}/src -B ${WORK}/build -G ${GENERATOR} -DCMAKE_PREFIX_PATH=${prefix}
-     -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=${CXX})
+     -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=${CXX} -DWITH_PYTHON=${with_python})
 step("build the consumer" ${CMAKE_COMMAND} --build ${WORK}/build)
 set(tool ${WORK}/build/my_tool)
 step("my_tool list" ${tool} list)
@@ -64,6 +73,16 @@ if(WITH_NVRTC)
   if(NOT ptx MATCHES "cp.async.bulk.tensor")
     message(FATAL_ERROR "saxpy's PTX has no TMA copy")
   endif()
+endif()
+# The user's kernel as a Python module built against the installed tree, loaded by the package
+# (this build's) and run: docs/using.md's example.
+if(with_python)
+  step("my_py_kernels (stagecraft_add_python_module) from Python" ${CMAKE_COMMAND} -E env PYTHONPATH=${PYTHON_DIR}:${WORK}/build
+       ${PYTHON} ${WORK}/src/python_example.py)
+  if(NOT out MATCHES "\\['saxpy'\\].*equal to its reference under 20 PCT schedules")
+    message(FATAL_ERROR "the user's Python module did not list and run saxpy:\n${out}")
+  endif()
+  message(STATUS "${out}")
 endif()
 # A component that does not exist is a configure error that names it.
 file(WRITE ${WORK}/bad/CMakeLists.txt "cmake_minimum_required(VERSION 3.25)\nproject(bad LANGUAGES CXX)\nfind_package(stagecraft REQUIRED COMPONENTS dsl warp_drive)\n")

@@ -22,7 +22,12 @@ budget can be lowered with it (a ratchet). `reference` is the best public kernel
 shape (CUTLASS, FlashAttention-3) and `target` what the speed issues ask for: both are printed
 as ratios, neither gates.
 
-usage: perf_static.py --cli STAGECRAFT --nvdisasm NVDISASM --budgets FILE [--out DIR] [--only NAME]
+The loop's counts also feed the cost model (issue 22 item 6): each kernel's <out>/<id>.profile.json
+({"kloop", "mufu", "smem_conflict"}) is what `stagecraft bench --backend model --issue-profile` takes, and --model
+prints, per kernel, the model's prediction with the measured loop next to the one estimated
+from the IR (a MODEL, never a measurement).
+
+usage: perf_static.py --cli STAGECRAFT --nvdisasm NVDISASM --budgets FILE [--out DIR] [--only NAME] [--model]
        perf_static.py --check-sass FILE.sass --mma REGEX [--budget-json '{"kloop": N, ...}']
 Exit: 0 within every budget, 1 over a budget, 2 a step failed (no CUBIN, no loop found).
 """
@@ -112,6 +117,7 @@ def loop_counts(body, mma):
         "membar_all": count(r"^MEMBAR"),
         "cctl": count(r"^CCTL"),
         "mufu_ex2": count(r"^MUFU\.EX2"),
+        "mufu": count(r"^MUFU"),
         "ffma": count(r"^FFMA"),
         "bra": count(r"^BRA"),
     }
@@ -174,6 +180,27 @@ def run_kernel(args, k):
     return {**worst_of([loop_counts(b, mma) for b in loops]), **ptx_summary(p.stdout + p.stderr)}
 
 
+def model_line(args, k, profile):
+    """The cost model's TFLOP/s for the kernel (--backend model on the machine of its
+    architecture), from the IR's estimate and from the SASS loop just measured."""
+    machine = "B200" if k["arch"] == "sm_100a" else "H200"
+    base = [args.cli, "bench", k["name"], "--backend", "model", "--machine", machine]
+    for key, value in k.get("set", {}).items():
+        base += ["--set", f"{key}={value}"]
+    if "--math" in k.get("args", []):
+        base += ["--math", k["args"][k["args"].index("--math") + 1]]
+    got = []
+    for extra in ([], ["--issue-profile", profile]):
+        p = subprocess.run(base + extra + ["--json", profile + ".model.json"], capture_output=True, text=True)
+        if p.returncode != 0:
+            return f"MODEL: `{' '.join(base + extra)}` exited {p.returncode}: {p.stderr.strip()[-300:]}"
+        point = json.load(open(profile + ".model.json"))["points"][0]
+        got.append((point["flops"] / point["predicted_ms"] / 1e9, point.get("limited_by", "")))
+    (est, why_est), (sass, why_sass) = got
+    return (f"MODEL on {machine}: {est:.0f} TFLOP/s with the IR's instruction estimate, {sass:.0f} with the measured loop "
+            f"(limited by {why_sass})")
+
+
 def ratio_text(measured, k):
     parts = []
     for what in ("reference", "target"):
@@ -194,6 +221,7 @@ def main():
     ap.add_argument("--check-log")
     ap.add_argument("--mma", default=r"^(HGMMA|QGMMA|UTC\w*MMA)")
     ap.add_argument("--budget-json", default="{}")
+    ap.add_argument("--model", action="store_true", help="also predict each kernel with the cost model, with and without its measured loop")
     args = ap.parse_args()
 
     if args.check_sass:  # one disassembly against one budget (the gate's own test)
@@ -239,6 +267,14 @@ def main():
               (f"; {ratio_text(measured, k)}" if ratio_text(measured, k) else ""))
         for line in lines:
             print("  " + line)
+        profile = os.path.join(args.out, tag + ".profile.json")
+        with open(profile, "w") as f:
+            ideal = measured.get("smem_ideal_wavefronts", 0)
+            json.dump({"kloop": measured["kloop"], "mufu": measured["mufu"],
+                       "smem_conflict": measured["smem_wavefronts"] / ideal if ideal else 1,
+                       "source": f"perf_static.py {tag}: the worst of {measured['loops']} MMA loop(s) of its SASS"}, f)
+        if args.model:
+            print("  " + model_line(args, k, profile))
         rows.append((tag, measured))
     with open(os.path.join(args.out, "perf_static.json"), "w") as f:
         json.dump({tag: m for tag, m in rows}, f, indent=1)

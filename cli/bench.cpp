@@ -28,7 +28,7 @@ struct bench_command_impl final : bench_command {
   CLI::App* cmd = nullptr;
   std::string kernel, backend = "model", machine = "H200", shard_text;
   std::vector<std::string> sets, sweeps, dynamic;
-  std::optional<std::string> json_file, csv_file, svg_file, timeline_file, results_file, machines_file, fitted_file;
+  std::optional<std::string> json_file, csv_file, svg_file, timeline_file, results_file, machines_file, fitted_file, issue_profile;
   bool no_flush = false, no_check = false, calibrate = false, no_progress = false;
   int min_reps = 10, max_reps = 500;
   double max_seconds = 2.0;
@@ -54,7 +54,10 @@ struct bench_command_impl final : bench_command {
     cmd->add_option("--max-reps", max_reps, "--backend gpu: timed launches at most")->capture_default_str();
     cmd->add_option("--max-seconds", max_seconds, "--backend gpu: time spent repeating one configuration at most")->capture_default_str();
     cmd->add_option("--input-seed", input_seed_text, "seed of the random inputs")->capture_default_str();
-    cmd->add_option("--math", math, "--backend gpu: fast (SFU approximations, FMA; what users run) or exact (the interpreter's bits)")->capture_default_str();
+    cmd->add_option("--math", math, "fast (SFU approximations, FMA; what users run) or exact (the interpreter's bits): what the GPU runs, or what the model counts")->capture_default_str();
+    cmd->add_option("--issue-profile", issue_profile,
+                    "--backend model: the SASS of the MMA loop as the static gate measured it ({\"kloop\": N, \"mufu\": M}; bench/perf_static.py --profiles): "
+                    "what each iteration issues, instead of the IR's estimate");
     cmd->add_option("--shard", shard_text, "i/N: only the sweep points p with p mod N = i; needs --results (then `stagecraft merge`)");
     cmd->add_option("--results", results_file, "write the points as JSON lines for `stagecraft merge`");
     cmd->add_flag("--calibrate", calibrate, "--backend gpu: fit the model of --machine to the measurements and report its error per point");
@@ -106,6 +109,14 @@ struct bench_command_impl final : bench_command {
     o.shard_index = shard.index;
     o.shard_count = shard.count;
     if (timeline_file && o.where != bench::backend::model) throw usage_error("bench --timeline: only the model has a timeline (--backend model)");
+    if (issue_profile) {
+      if (o.where != bench::backend::model) throw usage_error("bench --issue-profile: only the model takes one (--backend model)");
+      try {
+        o.profile = bench::load_issue_profile(*issue_profile);
+      } catch (std::invalid_argument const& e) {
+        throw usage_error(e.what());
+      }
+    }
     if (calibrate && o.where != bench::backend::gpu) throw usage_error("bench --calibrate fits the model to measurements: it needs --backend gpu");
     if (fitted_file && !calibrate) throw usage_error("bench --fitted: only with --calibrate");
     check_distinct({{"--json", &json_file}, {"--csv", &csv_file}, {"--svg", &svg_file}, {"--results", &results_file}, {"--fitted", &fitted_file}});

@@ -2,9 +2,12 @@
 // hiding, its dependence on the machine, that waits never finish before their phase), the
 // writers (everything from the model says MODEL), shard records and the calibration fit.
 #include <algorithm>
-#include <map>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
 #include <random>
+#include <tuple>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -266,4 +269,110 @@ TEST_CASE("bench: a modelled load does not queue behind bandwidth used later in 
       }
   }
   CHECK(seen == 3);
+}
+
+namespace {
+
+struct modelled {
+  ir::Kernel k;
+  bench::prediction p;
+  double tflops() const { return bench::work_of(k, bench::seeded_inputs(k, 1)).tensor_flops / p.kernel_ms / 1e9; }
+};
+modelled model_of(std::string const& name, param_values const& values, std::string const& machine, bench::model_options const& o = {}) {
+  auto const& e = registry::global().find(name);
+  auto k = registry::build(e, registry::resolve(e, values));
+  auto p = bench::predict(k, bench::seeded_inputs(k, 1), bench::find_machine(machine), o);
+  return {std::move(k), std::move(p)};
+}
+
+}  // namespace
+
+// A pair MMA (tcgen05 cta_group::2) is issued by the even CTA of the pair for both: M is twice its
+// accumulator's rows and its own B is half of N. The work counted a quarter of the FLOPs
+// (gemm_blackwell_2cta at 8192^3 read 275 GFLOP, 278 "TFLOP/s" in bench's table).
+TEST_CASE("bench: the work of every GEMM is 2 M N K tensor FLOPs, pair MMAs and TMEM rings included", "[bench]") {
+  const std::int64_t M = 1024, N = 1024, K = 512;
+  for (auto const& [name, extra] : std::vector<std::pair<std::string, param_values>>{
+           {"gemm_hopper", {}}, {"gemm_fp8", {}}, {"gemm_blackwell", {}}, {"gemm_blackwell", {{"ctas", 3}}}, {"gemm_blackwell_2cta", {}}}) {
+    auto const& e = registry::global().find(name);
+    auto v = extra;
+    v["M"] = M, v["N"] = N, v["K"] = K;
+    const auto k = registry::build(e, registry::resolve(e, v));
+    INFO(name << (extra.empty() ? "" : " (persistent, ctas=3)"));
+    CHECK(bench::work_of(k, bench::seeded_inputs(k, 1)).tensor_flops == Approx(2.0 * M * N * K));
+  }
+}
+
+// The tensor cores are the SM's, not each warpgroup's: gemm_hopper's two consumer warpgroups take
+// turns on them (they each ran at the SM's full rate: twice the peak was reachable). And A and B
+// tiles re-read by every CTA of their row or column come from L2: the GEMM was 'HBM bandwidth'
+// bound at 409 TFLOP/s on an H200 with HBM charged 1.6 GB for 100 MB of arrays.
+TEST_CASE("bench: a modelled GEMM shares the SM's tensor cores and reads its re-read tiles from L2", "[bench][model]") {
+  // (gemm_blackwell's 1-SM 128 x 256 tile without multicast asks L2 for 48 KB per 512 clocks of
+  // MMA, 27 TB/s over 148 SMs: L2-bound on the model's 16 TB/s, as the 2-SM and multicast
+  // variants exist to avoid.)
+  for (auto const& [name, values, machine, peak_per_clk, at_least] : std::vector<std::tuple<std::string, param_values, std::string, double, double>>{
+           {"gemm_hopper", {{"M", 4096}, {"N", 4096}, {"K", 4096}, {"ctas", 132}}, "H200", 4096, 0.6},
+           {"gemm_fp8", {{"M", 4096}, {"N", 4096}, {"K", 4096}, {"stages", 4}}, "H200", 8192, 0.6},
+           {"gemm_blackwell", {{"M", 4096}, {"N", 4096}, {"K", 4096}, {"ctas", 148}}, "B200", 8192, 0.4}}) {
+    const auto m = bench::find_machine(machine);
+    const auto r = model_of(name, values, machine);
+    const double peak = peak_per_clk * m.clock_ghz * m.sms / 1e3;  // TFLOP/s
+    INFO(name << " on " << machine << ": " << r.tflops() << " TFLOP/s of a " << peak << " peak, limited by " << r.p.limited_by << ", HBM serves "
+              << r.p.hbm_fraction * 100 << "% of the bytes");
+    CHECK(r.tflops() <= peak * 1.0001);
+    CHECK(r.tflops() > at_least * peak);
+    CHECK(r.p.hbm_fraction < 0.2);
+    CHECK(r.p.limited_by.find("HBM") == std::string::npos);
+  }
+}
+
+// Instruction issue: attention's softmax is an exp per score. Exact math (a 50-instruction software
+// exp) and a measured loop with more SASS must both be slower than the fast SFU path; before the
+// issue term, the three were the same 0.0804 ms.
+TEST_CASE("bench: the model sees instruction issue: exact math and a longer measured loop are slower", "[bench][model]") {
+  const param_values v{{"D", 128}, {"S", 4096}, {"B", 64}};
+  const auto fast = model_of("attention_hopper", v, "H200", {.math = ir::math_mode::fast});
+  const auto exact = model_of("attention_hopper", v, "H200", {.math = ir::math_mode::exact});
+  const auto lean = model_of("attention_hopper", v, "H200", {.profile = {.kloop = 414, .mufu = 34, .source = "the gate's fast loop"}});
+  const auto heavy = model_of("attention_hopper", v, "H200", {.profile = {.kloop = 1980, .mufu = 0, .source = "the gate's exact loop"}});
+  INFO("fast " << fast.p.kernel_ms << " ms, exact " << exact.p.kernel_ms << " ms; measured loops: 414 SASS " << lean.p.kernel_ms << " ms, 1980 SASS "
+               << heavy.p.kernel_ms << " ms");
+  CHECK(exact.p.kernel_ms > 1.3 * fast.p.kernel_ms);
+  CHECK(heavy.p.kernel_ms > 1.3 * lean.p.kernel_ms);
+  CHECK(exact.p.issue_busy > fast.p.issue_busy);
+  // A GEMM's loop is tensor-core work: its 55 SASS per K-tile next to 1,024 clocks of MMA do not move it.
+  const param_values g{{"M", 4096}, {"N", 4096}, {"K", 4096}, {"ctas", 132}};
+  const auto gemm = model_of("gemm_hopper", g, "H200");
+  const auto gemm_measured = model_of("gemm_hopper", g, "H200", {.profile = {.kloop = 55}});
+  CHECK(gemm_measured.p.kernel_ms == Approx(gemm.p.kernel_ms).epsilon(0.02));
+  // Its epilogue is: at K = 512 (8 K-tiles a tile), storing C into SMEM at 8x the conflict-free
+  // wavefronts (the unswizzled epilogue the gate once measured) costs a tenth or more.
+  const param_values short_k{{"M", 4096}, {"N", 4096}, {"K", 512}, {"ctas", 132}};
+  const auto clean = model_of("gemm_hopper", short_k, "H200", {.profile = {.kloop = 55}});
+  const auto conflicted = model_of("gemm_hopper", short_k, "H200", {.profile = {.kloop = 55, .smem_conflict = 8}});
+  INFO("K=512: " << clean.p.kernel_ms << " ms conflict-free, " << conflicted.p.kernel_ms << " ms at 8x the wavefronts");
+  CHECK(conflicted.p.kernel_ms > 1.1 * clean.p.kernel_ms);
+}
+
+TEST_CASE("bench: an issue profile's mistakes name the file and the field", "[bench]") {
+  const auto dir = std::filesystem::temp_directory_path() / "stagecraft_issue_profile_test";
+  std::filesystem::create_directories(dir);
+  auto write = [&](std::string const& name, std::string const& text) {
+    const auto p = (dir / name).string();
+    std::ofstream(p) << text;
+    return p;
+  };
+  CHECK_THROWS_WITH(bench::load_issue_profile((dir / "none.json").string()), Catch::Contains("cannot read the issue profile"));
+  CHECK_THROWS_WITH(bench::load_issue_profile(write("a.json", "{")), Catch::Contains("is not JSON"));
+  CHECK_THROWS_WITH(bench::load_issue_profile(write("b.json", R"({"mufu": 3})")), Catch::Contains("has no \"kloop\""));
+  CHECK_THROWS_WITH(bench::load_issue_profile(write("c.json", R"({"kloop": "55"})")), Catch::Contains("\"kloop\" must be a number"));
+  CHECK_THROWS_WITH(bench::load_issue_profile(write("d.json", R"({"kloop": 40, "mufu": 41})")), Catch::Contains("\"mufu\" (41) is more than \"kloop\" (40)"));
+  CHECK_THROWS_WITH(bench::load_issue_profile(write("f.json", R"({"kloop": 40, "smem_conflict": 0.5})")),
+                    Catch::Contains("\"smem_conflict\" is wavefronts over the conflict-free count, at least 1, got 0.5"));
+  const auto ok = bench::load_issue_profile(write("e.json", R"({"kloop": 414, "mufu": 34, "source": "perf_static.py attention_hopper"})"));
+  CHECK(ok.kloop == 414);
+  CHECK(ok.mufu == 34);
+  CHECK(ok.source == "perf_static.py attention_hopper");
+  std::filesystem::remove_all(dir);
 }

@@ -18,7 +18,8 @@
 
 namespace stagecraft::bench {
 
-double ref_bytes(ir::Kernel const& k, ir::RefId id);  // model.cpp
+double ref_bytes(ir::Kernel const& k, ir::RefId id);                  // model.cpp
+std::vector<std::int64_t> ref_shape(ir::Kernel const& k, ir::RefId id);  // model.cpp
 
 namespace {
 
@@ -138,14 +139,16 @@ struct walker {
         break;
       case ir::StmtOp::wgmma:
       case ir::StmtOp::tcgen05_mma: {
-        // acc (M, N) += A (M, K) * B: K is B's size over N, whichever way B is laid out.
-        auto shape_of = [&](ir::RefId r) { return k.refs[r].shape.empty() ? k.allocs[k.refs[r].id].shape : k.refs[r].shape; };
-        const auto acc = shape_of(s.refs[0]);
-        const auto b = shape_of(s.refs[2]);
+        // acc (M, N) += A (M, K) * B: K is B's size over N, whichever way B is laid out. A pair
+        // MMA (tcgen05 cta_group::2, issued by the even CTA) is M = 2 x its accumulator's rows
+        // over the pair, and each CTA holds half of B's N: four times what its own views say.
+        const auto acc = ref_shape(k, s.refs[0]);  // a TMEM ring's stage: the stage's shape
+        const auto b = ref_shape(k, s.refs[2]);
         double mn = 1, bk = 1;
         for (auto d : acc) mn *= static_cast<double>(d);
         for (auto d : b) bk *= static_cast<double>(d);
-        if (!acc.empty() && acc.back() > 0) w.tensor_flops += 2.0 * mn * bk / static_cast<double>(acc.back());
+        const double pair = s.op == ir::StmtOp::tcgen05_mma && s.n == 2 ? 4.0 : 1.0;
+        if (!acc.empty() && acc.back() > 0) w.tensor_flops += pair * 2.0 * mn * bk / static_cast<double>(acc.back());
         break;
       }
       default: break;
@@ -287,7 +290,7 @@ report run(kernel_entry const& e, options const& o) {
       p.bytes = w.read_bytes + w.write_bytes;
       p.flops = w.flops + w.tensor_flops;
       if (o.where == backend::model) {
-        const auto pr = predict(k, inputs, *m);
+        const auto pr = predict(k, inputs, *m, {.math = o.math, .profile = o.profile});
         p.median_ms = p.min_ms = pr.kernel_ms;
         p.reps = 0;
         p.limited_by = pr.limited_by;

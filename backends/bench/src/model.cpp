@@ -51,6 +51,13 @@ machine parse_machine(json const& j, std::string const& where) {
   num("smem_per_sm", m.smem_per_sm);
   num("max_ctas_per_sm", m.max_ctas_per_sm);
   num("l2_bytes", m.l2_bytes);
+  // Added with the issue and L2 terms: a machine file written before them keeps the defaults.
+  auto opt = [&](const char* key, double& field) {
+    if (j.contains(key)) num(key, field);
+  };
+  opt("l2_gbps", m.l2_gbps);
+  opt("fp32_lanes_per_clk", m.fp32_lanes_per_clk);
+  opt("mufu_lanes_per_clk", m.mufu_lanes_per_clk);
   if (m.hbm_efficiency > 1) throw std::invalid_argument(fmt::format("{}: machine '{}': hbm_efficiency is a fraction of peak (at most 1)", where, m.name));
   return m;
 }
@@ -80,7 +87,20 @@ double ref_bytes(ir::Kernel const& k, ir::RefId id) {
   return static_cast<double>(n) * ir::dtype_bits(dt) / 8.0;
 }
 
+// A reference's shape (an indexed ring stage: the stage's) and element type.
+std::vector<std::int64_t> ref_shape(ir::Kernel const& k, ir::RefId id) {
+  auto const& r = k.refs[id];
+  if (!r.shape.empty()) return r.shape;
+  auto const& full = r.base == ir::RefBase::param ? k.params[r.id].shape : k.allocs[r.id].shape;
+  const auto from = r.base == ir::RefBase::param ? 0 : std::min(r.index.size(), full.size());
+  return {full.begin() + static_cast<std::ptrdiff_t>(from), full.end()};
+}
 namespace {
+
+ir::DType ref_dtype(ir::Kernel const& k, ir::RefId id) {
+  auto const& r = k.refs[id];
+  return r.base == ir::RefBase::param ? k.params[r.id].dtype : k.allocs[r.id].dtype;
+}
 
 // Bytes a generic `store` moves: what its value loads, then what it writes, split by memory.
 void value_bytes(ir::Kernel const& k, ir::ValueId v, double& smem, double& gmem, double& flops) {
@@ -99,22 +119,118 @@ void value_bytes(ir::Kernel const& k, ir::ValueId v, double& smem, double& gmem,
   value_bytes(k, x.c, smem, gmem, flops);
 }
 
+// ---- instruction issue -----------------------------------------------------------------------
+// What a warp issues for a generic store's value, estimated from the IR where no SASS was
+// measured: per element of each node, one FP32-pipe instruction for arithmetic, compares and
+// selects (an FMA is one), and for the transcendentals either the SFU approximation (fast math:
+// one MUFU and a scaling FMUL) or the exact software sequence. The exact exp's 50 instructions
+// are the static gate's: attention_hopper D=128's MMA loop is 1980 SASS with --math exact and 414
+// fast, for 32 exponentials per thread: (1980 - 414) / 32 = 49 more per exp. The others are the
+// same order (log, rsqrt, tanh: range reduction and a polynomial), division a Newton step.
+struct warp_work {
+  double fp32 = 0, mufu = 0;  // instructions per thread (= per warp)
+};
+
+void value_work(ir::Kernel const& k, ir::ValueId v, double threads, ir::math_mode math, warp_work& w) {
+  if (v == ir::none) return;
+  auto const& x = k.values[v];
+  if (x.op == ir::ValueOp::load || x.op == ir::ValueOp::load_tmem || x.op == ir::ValueOp::scalar || x.op == ir::ValueOp::index) return;
+  const double per_thread = static_cast<double>(product(x.op == ir::ValueOp::cast || !ir::value_is_reduction(x.op) ? x.shape : k.values[x.a].shape)) / threads;
+  const bool fast = math == ir::math_mode::fast;
+  if (ir::value_only_places(x.op)) {
+  } else if (ir::value_is_math(x.op) && x.op != ir::ValueOp::abs) {
+    if (fast) w.fp32 += per_thread, w.mufu += per_thread;
+    else w.fp32 += 50 * per_thread;
+  } else if (x.op == ir::ValueOp::div) {
+    if (fast) w.fp32 += 2 * per_thread, w.mufu += per_thread;
+    else w.fp32 += 10 * per_thread;
+  } else if (x.op == ir::ValueOp::cast) {
+    w.fp32 += 0.5 * per_thread;  // a pair per cvt (cvt.rn.bf16x2.f32), or one widening
+  } else {
+    w.fp32 += per_thread;  // reductions: one op per operand element (the shuffles are latency)
+  }
+  value_work(k, x.a, threads, math, w);
+  value_work(k, x.b, threads, math, w);
+  value_work(k, x.c, threads, math, w);
+}
+
+// The MMA loops: the innermost for_ loops holding a wgmma or tcgen05_mma, marked per statement.
+// Returns, per statement, the loop (its for_ id) it belongs to, or -1.
+std::vector<std::int32_t> mma_loops(ir::Kernel const& k) {
+  std::vector<std::int32_t> loop_of(k.stmts.size(), -1);
+  auto has_mma = [&](auto& self, ir::StmtId id) -> bool {
+    auto const& st = k.stmts[static_cast<std::size_t>(id)];
+    if (st.op == ir::StmtOp::wgmma || st.op == ir::StmtOp::tcgen05_mma) return true;
+    for (auto c : st.body)
+      if (c != ir::none && self(self, c)) return true;
+    return false;
+  };
+  auto mark = [&](auto& self, ir::StmtId id, std::int32_t loop) -> void {
+    loop_of[static_cast<std::size_t>(id)] = loop;
+    for (auto c : k.stmts[static_cast<std::size_t>(id)].body)
+      if (c != ir::none) self(self, c, loop);
+  };
+  auto visit = [&](auto& self, ir::StmtId id) -> void {
+    auto const& st = k.stmts[static_cast<std::size_t>(id)];
+    if (st.op == ir::StmtOp::for_ && has_mma(has_mma, id)) {
+      bool inner = false;  // a loop inside that holds an MMA too: that one is the MMA loop
+      auto deeper = [&](auto& me, ir::StmtId c) -> void {
+        auto const& s2 = k.stmts[static_cast<std::size_t>(c)];
+        if (s2.op == ir::StmtOp::for_ && has_mma(has_mma, c)) inner = true;
+        for (auto b : s2.body)
+          if (b != ir::none) me(me, b);
+      };
+      for (auto c : st.body)
+        if (c != ir::none) deeper(deeper, c);
+      if (!inner) return mark(mark, id, static_cast<std::int32_t>(id));
+    }
+    for (auto c : st.body)
+      if (c != ir::none) self(self, c);
+  };
+  if (k.body != ir::none) visit(visit, k.body);
+  return loop_of;
+}
+
+// The tensor cores' rate for an MMA reading `a`'s dtype: 8-bit operands twice the 16-bit rate,
+// tf32 (f32 operands) half of it.
+double tc_rate_factor(ir::DType t) {
+  switch (t) {
+    case ir::DType::e4m3: case ir::DType::e5m2: case ir::DType::i8: case ir::DType::u8: return 2.0;
+    case ir::DType::f32: return 0.5;
+    default: return 1.0;
+  }
+}
+
 struct replayer {
   ir::Kernel const& k;
   machine const& m;
   std::int64_t concurrent;  // CTAs running at once in this wave
   int per_sm;               // of them, on one SM
+  model_options const& o;
+  double hbm_fraction;                      // of the bytes moved, what HBM serves; the rest L2 serves
+  std::vector<std::int32_t> const& loop_of;  // per statement: its MMA loop, or -1
 
-  // One CTA's share of the machine in this wave.
+  // One CTA's share of the machine in this wave: HBM for the bytes the arrays hold, L2 for the
+  // re-reads (a GEMM's A and B tiles, read by every CTA of their row or column), and no more
+  // than what one SM's TMA moves.
   double bw() const {  // bytes per ns (= GB/s)
-    return std::min(m.sm_tma_gbps / per_sm, m.hbm_gbps * m.hbm_efficiency / static_cast<double>(concurrent));
+    const double hbm = m.hbm_gbps * m.hbm_efficiency / static_cast<double>(concurrent);
+    const double l2 = m.l2_gbps / static_cast<double>(concurrent);
+    return std::min(m.sm_tma_gbps / per_sm, 1.0 / (hbm_fraction / hbm + (1 - hbm_fraction) / l2));
   }
+  double clk_ns() const { return 1.0 / m.clock_ghz; }
+  // Clocks of one SM sub-partition for a warp's instructions: one issue slot a clock, a MUFU
+  // instruction 32 / (its lanes per sub-partition) clocks of the special-function unit.
+  double issue_clocks(double instructions, double mufu) const { return std::max(instructions, mufu * 32.0 / (m.mufu_lanes_per_clk / 4)); }
   double smem_bw() const { return m.smem_bytes_per_clk * m.clock_ghz / per_sm; }
   double issue_gap() const { return m.tma_issue_ns * per_sm; }
 
   struct agent {
     double ready = 0, busy = 0, wait_bar = 0, wait_group = 0;
     std::int64_t committed = 0;
+    double mma_end = 0;                // the tensor cores finish this agent's MMAs issued so far
+    std::vector<double> wgmma_groups;  // per wgmma_commit: when its group completes
+    std::map<std::int32_t, double> kloop_op_clocks;  // per MMA loop: the measured loop's clocks per op
     std::vector<std::pair<double, double>> groups;  // per bulk group: SMEM read done, GMEM write done
     std::pair<double, double>& group(std::int64_t g) {
       if (static_cast<std::size_t>(g) >= groups.size()) groups.resize(static_cast<std::size_t>(g) + 1, {0.0, 0.0});
@@ -160,7 +276,9 @@ struct replayer {
   struct cta_engines {
     timeline_resource pipe;   // its bandwidth share: latencies overlap, bytes take turns
     timeline_resource issue;  // the SM's TMA issue slot
-    double bytes = 0, pipe_busy = 0;
+    timeline_resource tc;     // its share of the SM's tensor cores: MMAs of all its warpgroups take turns
+    timeline_resource alu;    // its share of the SM's instruction issue (every warpgroup has a warp on each sub-partition)
+    double bytes = 0, pipe_busy = 0, tc_busy = 0, alu_busy = 0;
   };
 
   std::vector<agent> agents;
@@ -185,6 +303,27 @@ struct replayer {
 
   interp::trace run(interp::trace const& t) {
     agents.assign(static_cast<std::size_t>(std::max(t.ctas, 1) * k.warpgroups), {});
+    if (!o.profile.empty()) {
+      // Each agent's iterations of each MMA loop (its MMA ops over the loop's distinct MMA
+      // statements it ran) and the ops it ran in it: the measured clocks per iteration, spread
+      // over those ops.
+      std::map<std::pair<int, std::int32_t>, std::pair<double, std::map<int, int>>> seen;  // (agent, loop) -> ops, MMA stmt -> runs
+      for (auto const& e : t.events) {
+        if (e.what != interp::trace_event::kind::op || loop_of[static_cast<std::size_t>(e.op)] < 0) continue;
+        auto& [ops, mmas] = seen[{e.cta * k.warpgroups + e.lane, loop_of[static_cast<std::size_t>(e.op)]}];
+        ops += 1;
+        const auto op = k.stmts[static_cast<std::size_t>(e.op)].op;
+        if (op == ir::StmtOp::wgmma || op == ir::StmtOp::tcgen05_mma) ++mmas[e.op];
+      }
+      const double per_iteration = issue_clocks(o.profile.kloop, o.profile.mufu);
+      for (auto const& [key, v] : seen) {
+        if (v.second.empty()) continue;  // a role that runs the loop's other ops, not its MMAs
+        double runs = 0;
+        for (auto const& [_, n] : v.second) runs += n;
+        const double iterations = runs / static_cast<double>(v.second.size());
+        agents[static_cast<std::size_t>(key.first)].kloop_op_clocks[key.second] = per_iteration * iterations / v.first;
+      }
+    }
     interp::trace out = t;
     out.events.clear();
     std::size_t i = 0;
@@ -278,7 +417,8 @@ struct replayer {
         double smem = 0, gread = 0, flops = 0;
         value_bytes(k, s.value, smem, gread, flops);
         const bool to_gmem = k.refs[s.refs[0]].base == ir::RefBase::param;
-        if (!to_gmem) smem += ref_bytes(k, s.refs[0]);
+        // A store into SMEM at the wavefronts the gate measured (bank conflicts serialise it).
+        if (!to_gmem) smem += ref_bytes(k, s.refs[0]) * o.profile.smem_conflict;
         double t = start + cost;
         if (gread > 0) t = transfer(c, t, gread) + m.tma_latency_ns;
         t += smem / smem_bw();
@@ -291,17 +431,54 @@ struct replayer {
       }
       case ir::StmtOp::wgmma:
       case ir::StmtOp::tcgen05_mma: {
-        // Never reached today (the interpreter does not run tensor-core ops yet): 2*M*N*K at
-        // the SM's tensor-core rate, from the accumulator and B shapes.
-        auto const& acc = k.refs[s.refs[0]];
-        auto const& b = k.refs[s.refs.back()];
-        const auto acc_shape = acc.shape.empty() ? k.allocs[acc.id].shape : acc.shape;
-        const auto b_shape = b.shape.empty() ? k.allocs[b.id].shape : b.shape;
-        if (acc_shape.size() >= 2 && !b_shape.empty())
-          cost += 2.0 * static_cast<double>(product(acc_shape)) * static_cast<double>(b_shape.front()) / (m.tc_flops_per_clk * m.clock_ghz / per_sm);
+        // Issued by the warpgroup (wgmma) or one thread (tcgen05), run by the SM's tensor cores,
+        // which the CTA's warpgroups share: 2 M N K FLOPs at the rate of A's dtype, from when
+        // the tensor cores are free. The issuer goes on; its wgmma_wait or the commit's arrival
+        // waits for the completion.
+        // A: an operand in memory, or (wgmma with A from registers: refs[1] is none) the value.
+        const bool a_value = s.refs[1] == ir::none;
+        const auto acc = ref_shape(k, s.refs[0]);
+        const auto a_shape = a_value ? k.values[s.value].shape : ref_shape(k, s.refs[1]);
+        const auto a_dtype = a_value ? k.values[s.value].dtype : ref_dtype(k, s.refs[1]);
+        const double kdim = acc.empty() ? 0 : static_cast<double>(product(a_shape)) / static_cast<double>(acc.front());
+        const double len = 2.0 * static_cast<double>(product(acc)) * kdim / (m.tc_flops_per_clk * tc_rate_factor(a_dtype) * m.clock_ghz / per_sm);
+        const double t0 = c.tc.reserve(start + cost, len);
+        c.tc_busy += len;
+        a.mma_end = std::max(a.mma_end, t0 + len);
+        const int who = e.cta * k.warpgroups + e.lane;
+        auto& q = fifo[{e.cta, e.op, 2}];
+        q.push_back({t0, 0, who, t0 + len});
+        if (s.op == ir::StmtOp::tcgen05_mma && s.refs.size() == 4) q.push_back({start + cost, 0, who, a.mma_end});  // its fused commit
         break;
       }
+      case ir::StmtOp::wgmma_commit: a.wgmma_groups.push_back(a.mma_end); break;
+      case ir::StmtOp::wgmma_wait: {
+        double need = 0;
+        for (std::int64_t g = 0; g < static_cast<std::int64_t>(a.wgmma_groups.size()) - s.n; ++g) need = std::max(need, a.wgmma_groups[static_cast<std::size_t>(g)]);
+        if (need > start) a.wait_group += need - start, start = need;
+        break;
+      }
+      case ir::StmtOp::tcgen05_commit_arrive:  // arrives once the issuer's MMAs so far are done
+        fifo[{e.cta, e.op, 2}].push_back({start + cost, 0, e.cta * k.warpgroups + e.lane, std::max(start + cost, a.mma_end)});
+        break;
       default: break;
+    }
+    // Instruction issue on the CTA's share of the SM's sub-partitions: the measured MMA loop's
+    // clocks per op where a profile was given, else the IR's estimate for a store's arithmetic.
+    double clocks = 0;
+    const auto loop = loop_of[static_cast<std::size_t>(e.op)];
+    if (auto it = a.kloop_op_clocks.find(loop); loop >= 0 && it != a.kloop_op_clocks.end()) {
+      clocks = it->second;
+    } else if (s.op == ir::StmtOp::store) {
+      warp_work w;
+      value_work(k, s.value, 128, o.math, w);
+      clocks = issue_clocks(w.fp32 + w.mufu, w.mufu);
+    }
+    if (clocks > 0) {
+      const double len = clocks * clk_ns() * per_sm;
+      const double t0 = c.alu.reserve(start + cost, len);
+      c.alu_busy += len;
+      cost = t0 + len - start;
     }
     a.ready = start + cost;
     a.busy += cost;
@@ -314,6 +491,13 @@ struct replayer {
     auto& q = fifo[{e.cta, e.op, engine}];
     auto& c = ctas[e.cta];
     auto const& s = k.stmts[e.op];
+    if (engine == 2) {  // the tensor cores: an MMA's completion, or a commit's arrival after the MMAs it covers
+      if (q.empty()) return 0;
+      const auto f = q.front();
+      q.erase(q.begin());
+      push(out, e, f.issued, f.read_done);
+      return f.read_done;
+    }
     if (engine == 0) {  // a TMA load: its bytes through the pipe, then the latency
       if (q.empty()) return 0;
       auto f = q.front();
@@ -391,11 +575,12 @@ std::string machines_json(std::vector<machine> const& ms) {
                    {"hbm_efficiency", m.hbm_efficiency}, {"sm_tma_gbps", m.sm_tma_gbps}, {"tma_latency_ns", m.tma_latency_ns},
                    {"tma_issue_ns", m.tma_issue_ns}, {"store_latency_ns", m.store_latency_ns}, {"smem_bytes_per_clk", m.smem_bytes_per_clk},
                    {"tc_flops_per_clk", m.tc_flops_per_clk}, {"barrier_latency_ns", m.barrier_latency_ns}, {"op_ns", m.op_ns},
-                   {"launch_us", m.launch_us}, {"smem_per_sm", m.smem_per_sm}, {"max_ctas_per_sm", m.max_ctas_per_sm}, {"l2_bytes", m.l2_bytes}});
+                   {"launch_us", m.launch_us}, {"smem_per_sm", m.smem_per_sm}, {"max_ctas_per_sm", m.max_ctas_per_sm}, {"l2_bytes", m.l2_bytes},
+                   {"l2_gbps", m.l2_gbps}, {"fp32_lanes_per_clk", m.fp32_lanes_per_clk}, {"mufu_lanes_per_clk", m.mufu_lanes_per_clk}});
   return json{{"about", "stagecraft cost-model parameters (MODEL): fitted by `stagecraft bench --backend gpu --calibrate`"}, {"machines", arr}}.dump(2) + "\n";
 }
 
-prediction replay(ir::Kernel const& k, interp::trace const& t, machine const& m) {
+prediction replay(ir::Kernel const& k, interp::trace const& t, machine const& m, model_options const& o) {
   prediction p;
   p.ctas = k.grid[0] * k.grid[1] * k.grid[2];
   const std::int64_t cluster = k.cluster_rank > 0 ? k.cluster[0] * k.cluster[1] * k.cluster[2] : 1;
@@ -409,8 +594,16 @@ prediction replay(ir::Kernel const& k, interp::trace const& t, machine const& m)
   p.waves = (p.ctas + p.concurrent - 1) / p.concurrent;
   const std::int64_t rest = p.ctas % p.concurrent;
 
+  const auto loop_of = mma_loops(k);
+  // HBM serves each array's bytes once (inputs read, outputs written; workspaces stay in L2);
+  // what the CTAs move beyond that are re-reads, which L2 serves. The share is measured on a
+  // first replay of the bytes moved.
+  double array_bytes = 0;
+  for (auto const& prm : k.params)
+    if (!prm.workspace) array_bytes += static_cast<double>(product(prm.shape)) * ir::dtype_bits(prm.dtype) / 8.0;
+  double hbm_fraction = 1;
   auto wave = [&](std::int64_t n, interp::trace* keep, std::vector<warpgroup_time>* wgs, double* busy, double* bytes) {
-    replayer r{k, m, n, static_cast<int>(std::min<std::int64_t>(p.ctas_per_sm, (n + m.sms - 1) / m.sms))};
+    replayer r{k, m, n, static_cast<int>(std::min<std::int64_t>(p.ctas_per_sm, (n + m.sms - 1) / m.sms)), o, hbm_fraction, loop_of};
     auto tl = r.run(t);
     if (keep) *keep = std::move(tl);
     if (wgs)
@@ -423,28 +616,47 @@ prediction replay(ir::Kernel const& k, interp::trace const& t, machine const& m)
       if (busy) *busy = b;
       if (bytes) *bytes = by;
     }
+    if (n == p.concurrent)
+      for (auto const& [_, c] : r.ctas) p.tc_busy = std::max(p.tc_busy, c.tc_busy), p.issue_busy = std::max(p.issue_busy, c.alu_busy);
     if (n == p.concurrent) p.hbm_share_gbps = r.bw();
     return r.end;
   };
   double pipe_busy = 0, cluster_bytes = 0;
+  wave(p.concurrent, nullptr, nullptr, nullptr, &cluster_bytes);
+  const double moved = cluster_bytes * static_cast<double>(p.ctas) / static_cast<double>(std::max<std::int64_t>(t.ctas, 1));
+  hbm_fraction = moved > array_bytes ? array_bytes / moved : 1.0;
+  p.hbm_fraction = hbm_fraction;
+  p.tc_busy = p.issue_busy = 0;
   p.cta_ns = wave(p.concurrent, &p.timeline, &p.warpgroups, &pipe_busy, &cluster_bytes);
+  p.pipe_busy = pipe_busy;
   const double full = static_cast<double>(p.ctas / p.concurrent) * p.cta_ns;
   const double tail = rest > 0 ? wave(rest, nullptr, nullptr, nullptr, nullptr) : 0.0;
   p.kernel_ms = (m.launch_us * 1e3 + full + tail) / 1e6;
   const double total_bytes = cluster_bytes * static_cast<double>(p.ctas) / static_cast<double>(std::max<std::int64_t>(t.ctas, 1));
-  p.hbm_bound_ms = total_bytes / (m.hbm_gbps * m.hbm_efficiency) / 1e6;
+  p.hbm_bound_ms = std::min(total_bytes, array_bytes) / (m.hbm_gbps * m.hbm_efficiency) / 1e6;
+  p.kernel_ms = std::max(p.kernel_ms, m.launch_us / 1e3 + p.hbm_bound_ms);
+  // What the CTA's time goes to: the busiest of its bandwidth share, tensor cores and issue, if
+  // that fills most of it; else waiting (latency the pipeline does not hide).
   const double busy_frac = p.cta_ns > 0 ? pipe_busy / p.cta_ns : 0;
+  const double tc_frac = p.cta_ns > 0 ? p.tc_busy / p.cta_ns : 0;
+  const double issue_frac = p.cta_ns > 0 ? p.issue_busy / p.cta_ns : 0;
   const bool hbm_share = p.hbm_share_gbps < m.sm_tma_gbps / std::max(1, p.ctas_per_sm) * 0.999;
-  if (busy_frac > 0.85)
-    p.limited_by = hbm_share ? "HBM bandwidth" : "SM TMA bandwidth";
+  if (tc_frac > 0.85 && tc_frac >= busy_frac && tc_frac >= issue_frac)
+    p.limited_by = fmt::format("tensor cores (busy {:.0f}%)", 100 * tc_frac);
+  else if (issue_frac > 0.85 && issue_frac >= busy_frac)
+    p.limited_by = fmt::format("instruction issue (busy {:.0f}%)", 100 * issue_frac);
+  else if (busy_frac > 0.85)
+    p.limited_by = hbm_share ? (hbm_fraction > 0.5 ? "HBM bandwidth" : "L2 bandwidth") : "SM TMA bandwidth";
   else
-    p.limited_by = fmt::format("latency (bandwidth share idle {:.0f}%)", 100 * (1 - busy_frac));
+    p.limited_by = fmt::format("latency (bandwidth share idle {:.0f}%{}{})", 100 * (1 - busy_frac),
+                               tc_frac >= 0.005 ? fmt::format(", tensor cores busy {:.0f}%", 100 * tc_frac) : "",
+                               issue_frac >= 0.005 ? fmt::format(", issue busy {:.0f}%", 100 * issue_frac) : "");
   p.timeline.kernel = fmt::format("{} (MODEL of {}, not a measurement; times in ns)", k.name, m.name);
   p.timeline.time_unit = "ns";
   return p;
 }
 
-prediction predict(ir::Kernel const& k, std::vector<host_tensor> const& inputs, machine const& m) {
+prediction predict(ir::Kernel const& k, std::vector<host_tensor> const& inputs, machine const& m, model_options const& o) {
   // One cluster stands for all: CTAs of a grid do not synchronise across clusters.
   ir::Kernel one = k;
   if (k.cluster_rank > 0) one.grid = k.cluster;
@@ -455,7 +667,37 @@ prediction predict(ir::Kernel const& k, std::vector<host_tensor> const& inputs, 
   auto r = interp::run(one, inputs, {.schedule = interp::policy::eager, .checks = false, .trace = true});
   if (!r.ok())
     throw std::invalid_argument(fmt::format("the model replays only kernels the interpreter runs clean, and '{}' gets: {}", k.name, r.diagnostics.front().message));
-  return replay(k, r.timeline, m);
+  return replay(k, r.timeline, m, o);
+}
+
+issue_profile load_issue_profile(std::string const& path) {
+  std::ifstream in(path);
+  if (!in) throw std::invalid_argument(fmt::format("cannot read the issue profile '{}'", path));
+  json j;
+  try {
+    j = json::parse(in);
+  } catch (json::exception const& e) {
+    throw std::invalid_argument(fmt::format("the issue profile '{}' is not JSON: {}", path, e.what()));
+  }
+  issue_profile p;
+  auto num = [&](const char* key, double& field, bool required) {
+    if (!j.contains(key)) {
+      if (required) throw std::invalid_argument(fmt::format("the issue profile '{}' has no \"{}\" (SASS instructions per iteration of the MMA loop)", path, key));
+      return;
+    }
+    if (!j[key].is_number() || j[key].get<double>() < 0)
+      throw std::invalid_argument(fmt::format("the issue profile '{}': \"{}\" must be a number at least 0, got {}", path, key, j[key].dump()));
+    field = j[key].get<double>();
+  };
+  num("kloop", p.kloop, true);
+  num("mufu", p.mufu, false);
+  num("smem_conflict", p.smem_conflict, false);
+  if (p.smem_conflict < 1)
+    throw std::invalid_argument(fmt::format("the issue profile '{}': \"smem_conflict\" is wavefronts over the conflict-free count, at least 1, got {}", path, p.smem_conflict));
+  if (p.kloop <= 0) throw std::invalid_argument(fmt::format("the issue profile '{}': \"kloop\" must be positive", path));
+  if (p.mufu > p.kloop) throw std::invalid_argument(fmt::format("the issue profile '{}': \"mufu\" ({}) is more than \"kloop\" ({})", path, p.mufu, p.kloop));
+  p.source = j.value("source", path);
+  return p;
 }
 
 }  // namespace stagecraft::bench

@@ -54,6 +54,7 @@ struct options {
   // --backend gpu: what is timed (fast: the SFU approximations and FMA, what users run; the
   // check then uses the fast-math bound) or exact (the interpreter's bits).
   ir::math_mode math = ir::math_mode::fast;
+  issue_profile profile;  // --backend model: the MMA loop's measured SASS (empty: estimated from the IR)
   std::uint64_t input_seed = 1;
   int shard_index = 0, shard_count = 1;  // only points p with p % count == index
   std::function<void(std::size_t done, std::size_t total, std::string const& what)> progress;

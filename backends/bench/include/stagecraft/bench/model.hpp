@@ -17,6 +17,7 @@
 #include "stagecraft/host/tensor.hpp"
 #include "stagecraft/interp/trace.hpp"
 #include "stagecraft/ir/kernel.hpp"
+#include "stagecraft/ir/math.hpp"
 
 namespace stagecraft::bench {
 
@@ -32,7 +33,10 @@ struct machine {
   double tma_issue_ns = 30;       // minimum gap between two TMA instructions of one SM
   double store_latency_ns = 600;  // a TMA store's last byte reaching GMEM after the bandwidth share
   double smem_bytes_per_clk = 128;  // per SM
-  double tc_flops_per_clk = 4096;   // dense 16-bit tensor-core FLOPs per clock per SM
+  double tc_flops_per_clk = 4096;   // dense 16-bit tensor-core FLOPs per clock per SM (8-bit: 2x, tf32: 1/2)
+  double l2_gbps = 7000;            // L2 to SMs, the whole chip: what re-read tiles (a GEMM's A and B) come through
+  double fp32_lanes_per_clk = 128;  // FP32 FMA/ADD/MUL results per clock per SM (4 SMSPs x 32)
+  double mufu_lanes_per_clk = 16;   // special-function (MUFU: ex2, lg2, rcp, rsqrt) results per clock per SM
   double barrier_latency_ns = 40;   // a phase completion becoming visible to a waiter
   double op_ns = 15;                // issuing any op (a warpgroup's instruction stream)
   double launch_us = 4;             // launch and teardown, as CUDA events see it
@@ -62,19 +66,46 @@ struct prediction {
   int ctas_per_sm = 0;   // occupancy (SMEM, threads, the CTA limit)
   std::int64_t concurrent = 0, waves = 0;
   double hbm_share_gbps = 0;  // one CTA's bandwidth in a full wave
-  double hbm_bound_ms = 0;    // bytes moved / (peak * efficiency): no kernel beats it
+  double hbm_bound_ms = 0;    // the arrays' bytes, each read or written once / (peak * efficiency): no kernel beats it
+  double hbm_fraction = 1;    // of the bytes the CTAs move, the share HBM serves (the rest: L2, re-reads)
+  // Of one CTA's modelled time: its tensor-core work, its warps' instruction issue, its TMA pipe.
+  double tc_busy = 0, issue_busy = 0, pipe_busy = 0;
   std::string limited_by;     // "HBM bandwidth", "latency (too few stages in flight)", ...
   std::vector<warpgroup_time> warpgroups;  // of the modelled cluster, in a full wave
   interp::trace timeline;     // the modelled cluster in modelled time (ns)
 };
 
+// What the static speed gate measured of the generated code (bench/perf_static.py --profile):
+// the SASS instructions one warp issues per iteration of the innermost MMA loop, and how many of
+// them are MUFU (the special-function unit, 8 clocks of a sub-partition per warp instruction at
+// 16 lanes per SM). Given, the replay charges each iteration of that loop what its SASS issues
+// instead of its estimate from the IR (docs/bench.md, "Instruction issue").
+struct issue_profile {
+  double kloop = 0, mufu = 0;
+  // The epilogue's SMEM stores: wavefronts per warp over the conflict-free count (the gate's
+  // smem_wavefronts / smem_ideal_wavefronts); a generic store into SMEM takes that much longer.
+  double smem_conflict = 1;
+  std::string source;  // where it was measured: the kernel's gate entry, the SASS file
+  bool empty() const { return kloop <= 0; }
+};
+// Reads {"kloop": N, "mufu": M, "smem_conflict": X, "source": "..."} (mufu, smem_conflict and
+// source optional); std::invalid_argument naming the file and the field.
+issue_profile load_issue_profile(std::string const& path);
+
+// How the kernel is compiled, for the model's instruction estimate (the fast SFU approximations
+// or the exact software sequences) and the measured loop, if any.
+struct model_options {
+  ir::math_mode math = ir::math_mode::fast;
+  issue_profile profile;
+};
+
 // Runs one cluster of `k` in the interpreter on `inputs` and replays it on `m`. Throws
 // std::invalid_argument if the interpreter reports a diagnostic (the model needs a kernel that
 // runs clean) or the kernel does not fit an SM of `m`.
-prediction predict(ir::Kernel const& k, std::vector<host_tensor> const& inputs, machine const& m);
+prediction predict(ir::Kernel const& k, std::vector<host_tensor> const& inputs, machine const& m, model_options const& o = {});
 
 // The replay alone, on a trace of one cluster recorded under the eager policy.
-prediction replay(ir::Kernel const& k, interp::trace const& t, machine const& m);
+prediction replay(ir::Kernel const& k, interp::trace const& t, machine const& m, model_options const& o = {});
 
 // Calibration: one measured configuration of a kernel and its trace.
 struct sample {

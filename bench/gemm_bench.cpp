@@ -192,13 +192,16 @@ int STAGECRAFT_TOOL_MAIN(gemm_bench)(int argc, char** argv) {
   // TMEM accumulators let a tile's epilogue overlap the next tile's MMAs.
   std::vector<config> blackwell{{"BN256", {{"BN", 256}, {"ctas", 0}}}, {"BN128", {{"BN", 128}, {"ctas", 0}}}};
   if (st.multiprocessors >= 1) blackwell.push_back({"BN256/" + std::to_string(st.multiprocessors), {{"BN", 256}, {"ctas", st.multiprocessors}}});
+  // gemm_blackwell_2cta likewise: one cluster per tile, and persistent with the SMs in pairs.
+  std::vector<config> pairs{{"BN256", {{"BN", 256}, {"mc", 1}, {"ctas", 0}}}, {"BN128", {{"BN", 128}, {"mc", 1}, {"ctas", 0}}},
+                            {"BN256mc2", {{"BN", 256}, {"mc", 2}, {"ctas", 0}}}, {"BN128mc2", {{"BN", 128}, {"mc", 2}, {"ctas", 0}}}};
+  if (st.multiprocessors >= 4) pairs.push_back({"BN256/" + std::to_string(st.multiprocessors), {{"BN", 256}, {"mc", 1}, {"ctas", st.multiprocessors}}});
   const std::vector<bench_kernel> kernels{
       {"gemm_hopper", ir::Target::sm_90a, "Hopper", hopper},
       {"gemm_blackwell", ir::Target::sm_100a, "Blackwell", blackwell},
       // The CTA pair: 256 x BN tiles, one cta_group::2 MMA per pair; mc2: two pairs per (2, 2)
       // cluster sharing A by TMA multicast (N a multiple of 2 BN: every size here is).
-      {"gemm_blackwell_2cta", ir::Target::sm_100a, "Blackwell",
-       {{"BN256", {{"BN", 256}, {"mc", 1}}}, {"BN128", {{"BN", 128}, {"mc", 1}}}, {"BN256mc2", {{"BN", 256}, {"mc", 2}}}, {"BN128mc2", {{"BN", 128}, {"mc", 2}}}}},
+      {"gemm_blackwell_2cta", ir::Target::sm_100a, "Blackwell", pairs},
   };
   int runnable = 0;
   for (auto const& bk : kernels) {

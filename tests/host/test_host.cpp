@@ -691,6 +691,8 @@ TEST_CASE("host: the tensor-core GEMMs equal the interpreter bit for bit under 5
       {"gemm_blackwell_ts", {}},
       {"gemm_blackwell_2cta", {}},
       {"gemm_blackwell_2cta", {{"mc", 2}, {"BN", 128}}},
+      // persistent pair: one cluster, four 256 x 128 tiles through each CTA's two TMEM stages
+      {"gemm_blackwell_2cta", {{"M", 512}, {"N", 256}, {"BN", 128}, {"ctas", 2}}},
   };
   for (auto const& [name, set] : cases) {
     const auto k = example(name, set);
@@ -764,7 +766,7 @@ TEST_CASE("host: the pair's loads complete on the even CTA's barrier, a leader e
   const auto own_half = planted(k, "sc::mbar_arrive_expect_tx(bar, 32768u);", "sc::mbar_arrive_expect_tx(bar, 16384u);");
   CHECK_FALSE(caught(own_half, k, inputs, ir.buffers, 3).empty());
   // The odd CTA's B load not issued: the leader's full[s] waits for 16 KiB that never come.
-  const auto skipped = planted(k, "sc::tma_load_pair(smem_base + 49152u", "if ((sc::cluster_ctaid<2u>(0) & 1u) == 0u) sc::tma_load_pair(smem_base + 49152u");
+  const auto skipped = planted(k, "sc::tma_load_pair(smem_base + 65536u", "if ((sc::cluster_ctaid<2u>(0) & 1u) == 0u) sc::tma_load_pair(smem_base + 65536u");
   const auto r = hostexec::run(skipped, k, inputs, {});
   CHECK(r.kind == hostexec::failure::deadlock);
   CHECK_THAT(r.message, Contains("16384 tx byte(s) pending"));

@@ -104,3 +104,24 @@ TEST_CASE("gemm_hopper at .cta scope stays race free under eager, lazy and PCT s
   auto ex = interp::explore(k, inputs, {.schedule = interp::policy::pct, .seed = 11}, 20);
   CHECK_FALSE(ex.failing_seed);
 }
+
+// The persistent pair GEMM hands an accumulator back to the even CTA's MMA issuer: each CTA's
+// epilogue reads its rows of D (tcgen05.ld, waited), then arrives on acc_empty in both CTAs. The
+// next pair MMA into that stage, issued in the even CTA, overwrites the odd CTA's TMEM: a .cta
+// arrival publishes no completed TMEM load to it. The rule picked .cta (rule (b) looked at SMEM
+// only) and the kernel raced on TMEM at its first reuse of a stage.
+TEST_CASE("a pair MMA's accumulator read before a cluster barrier's arrival needs .cluster: persistent gemm_blackwell_2cta", "[interp][scopes]") {
+  const auto k = build("gemm_blackwell_2cta", {{"ctas", 2}, {"M", 1024}});
+  const auto s = scope_of(k);
+  CHECK_FALSE(s.cta);
+  CHECK_THAT(s.why, Contains("accesses 't") && Contains("pair MMA"));
+  const auto inputs = testing::random_buffers(k, 5);
+  for (auto p : {interp::policy::eager, interp::policy::lazy}) {
+    INFO(interp::policy_name(p));
+    CHECK(interp::run(k, inputs, {.schedule = p}).ok());
+    const auto r = interp::run(k, inputs, {.schedule = p, .all_cta_scopes = true});
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.diagnostics[0].kind == interp::check::data_race);
+    CHECK_THAT(r.diagnostics[0].message, Contains("data race on TMEM") && Contains("tcgen05_mma_2cta"));
+  }
+}

@@ -634,7 +634,7 @@ TEST_CASE("tcgen05: gemm_blackwell_2cta (cta_group::2) at every tile width and r
   const nvrtc::options o{.memory_cache = false, .disk_cache = false};
   auto const& e = registry::global().find("gemm_blackwell_2cta");
   for (long long bn : {64, 128, 256})
-    for (long long stages : {2, 3}) {
+    for (long long stages : {2, 3, 4}) {
       INFO("BN=" << bn << " stages=" << stages);
       const auto k = e.build(registry::resolve(e, {{"BN", bn}, {"N", 256}, {"stages", stages}}));
       const auto c = nvrtc::compile(k, ir::Target::sm_100a, o);
@@ -649,7 +649,14 @@ TEST_CASE("tcgen05: gemm_blackwell_2cta (cta_group::2) at every tile width and r
       CHECK(occurrences(c.ptx, "tcgen05.dealloc.cta_group::2.sync.aligned.b32") == 1);
       // empty[s]'s and done's commits, each reaching the barrier in both CTAs of the pair.
       CHECK(occurrences(c.ptx, "tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64") >= 2);
-      CHECK(occurrences(c.ptx, "tcgen05.ld.sync.aligned.32x32b.x32.b32") == 1);  // each CTA reads its own rows of D
+      // Each CTA reads its own rows of D, a 64-column subtile at a time: once per subtile NVVM
+      // unrolled the subtile loop into.
+      const auto lds = occurrences(c.ptx, "tcgen05.ld.sync.aligned.32x32b.x32.b32");
+      CHECK(lds >= 1);
+      CHECK(lds <= bn / 64);
+      CHECK(occurrences(c.ptx, "tcgen05.wait::ld.sync.aligned") == lds);
+      // Two accumulators of BN columns per CTA (the ring d): one allocation of 2 BN.
+      CHECK_THAT(c.code.source, Contains("u, " + std::to_string(2 * bn) + "u);  // t7 (2, 128, " + std::to_string(bn) + ") f32"));
       CHECK_THAT(c.ptx, !Contains("cta_group::1"));
     }
 }

@@ -28,7 +28,8 @@ void walk(Kernel const& k, StmtId id, std::vector<StmtId>& loops, std::vector<pl
 }
 
 // The refs a statement reads or writes generically: its store's destination and every load in
-// its value.
+// its value, TMEM loads (tcgen05.ld) included: once waited they are complete, but a .cta arrival
+// carries them to no peer (docs/interpreter.md, "Barrier scopes").
 std::vector<RefId> generic_refs(Kernel const& k, Stmt const& s) {
   std::vector<RefId> refs;
   if (s.op == StmtOp::store) refs.push_back(s.refs[0]);
@@ -36,7 +37,7 @@ std::vector<RefId> generic_refs(Kernel const& k, Stmt const& s) {
   std::function<void(ValueId)> visit = [&](ValueId v) {
     if (v == none || !seen.insert(v).second) return;
     auto const& x = k.values[v];
-    if (x.op == ValueOp::load) refs.push_back(x.ref);
+    if (x.op == ValueOp::load || x.op == ValueOp::load_tmem) refs.push_back(x.ref);
     visit(x.a), visit(x.b), visit(x.c);
   };
   visit(s.value);
@@ -56,13 +57,14 @@ barrier_scope cluster_barrier_scope(Kernel const& k, int alloc) {
   std::vector<StmtId> loops;
   walk(k, k.body, loops, order);
 
-  // SMEM a peer CTA's asynchronous operations touch.
+  // SMEM a peer CTA's asynchronous operations touch, and TMEM a pair MMA (issued in the even
+  // CTA) writes in both CTAs of the pair.
   std::set<int> shared_with_peers;
   for (auto const& p : order) {
     auto const& s = k.stmts[p.id];
     if (s.op == StmtOp::copy_gmem_to_smem && !s.axes.empty()) shared_with_peers.insert(k.refs[s.refs[1]].id);
     if (s.op == StmtOp::tcgen05_mma && s.n == 2)
-      for (std::size_t i = 1; i < 3 && i < s.refs.size(); ++i)
+      for (std::size_t i = 0; i < 3 && i < s.refs.size(); ++i)
         if (s.refs[i] != none && k.refs[s.refs[i]].base == RefBase::alloc) shared_with_peers.insert(k.refs[s.refs[i]].id);
   }
   // GMEM the kernel writes (generic or bulk stores): reading it generically is as much a
@@ -82,7 +84,8 @@ barrier_scope cluster_barrier_scope(Kernel const& k, int alloc) {
         return {false, fmt::format("{} {} GMEM '{}' generically, which a peer may {} after the wait", op_text(k, p.id), writes ? "writes" : "reads",
                                    k.params[ref.id].name, writes ? "read" : "overwrite, or have written before its arrival")};
       if (shared_with_peers.count(ref.id))
-        return {false, fmt::format("{} accesses '{}' generically, and a peer CTA's multicast copy or pair MMA touches it too",
+        return {false, fmt::format("{} accesses '{}' generically, and a peer CTA's multicast copy or pair MMA touches it too (a pair "
+                                   "MMA's accumulator: read here, overwritten by the next tile's MMA the other CTA issues)",
                                    op_text(k, p.id), alloc_name(k, ref.id))};
     }
   }

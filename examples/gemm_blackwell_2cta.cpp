@@ -136,9 +136,8 @@ auto gemm_blackwell_2cta(std::int64_t M, std::int64_t N, std::int64_t K, std::in
           auto acc = stage<2>(i);
           auto subtiles = for_(range(int_c<SUB>), [&](auto j) {
             auto buf = stage<2>(i * int_c<SUB> + j);  // alternates across tiles too
-            return seq(wait_smem_to_gmem(1_c, read_only),  // the store of two subtiles ago has read this buffer
-                       store(cs[buf], cast<bf16>(async_load_tmem(slice<1>(d[acc], j * 64_c, 64_c)))), commit_smem(),
-                       copy_smem_to_gmem(cs[buf], c.block(m(i), n(i) * int_c<SUB> + j)), commit_smem_to_gmem_group());
+            // pending 1: the store of two subtiles ago, the last to use this buffer, has read it
+            return store_tile(cs[buf], cast<bf16>(async_load_tmem(slice<1>(d[acc], j * 64_c, 64_c))), c.block(m(i), n(i) * int_c<SUB> + j), 1_c);
           });
           return if_(tile(i) < tiles, seq(barrier_wait(acc_full[acc]), subtiles, barrier_arrive(acc_empty[acc])));
         });

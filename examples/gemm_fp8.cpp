@@ -73,8 +73,7 @@ auto gemm_fp8(size_expr M, std::int64_t N, std::int64_t K) {
                            commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
               } else {
                 auto column_half = [&](auto j) {  // the subtile is free again once the previous stores have read it
-                  return seq(wait_smem_to_gmem(0_c, read_only), store(cs[half], cast<bf16>(result(slice<1>(load(acc), j * int_c<CW>, int_c<CW>)))),
-                             commit_smem(), copy_smem_to_gmem(cs[half], c.block(m * 2_c + half, n * 2_c + j)), commit_smem_to_gmem_group());
+                  return store_tile(cs[half], cast<bf16>(result(slice<1>(load(acc), j * int_c<CW>, int_c<CW>))), c.block(m * 2_c + half, n * 2_c + j), 0_c);
                 };
                 return seq(column_half(0_c), column_half(1_c), wait_smem_to_gmem(0_c));
               }

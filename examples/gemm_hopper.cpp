@@ -88,9 +88,7 @@ auto gemm_body(size_expr M, std::int64_t N, std::int64_t K, size_expr clusters) 
     // previous half have read it; the next tile's main loop runs under the stores of half 1. Half
     // the SMEM of a whole-tile staging buys the ring its 4th stage (4 x 48 KB + 2 x 16 KB).
     auto store_c = [&](auto i, auto half, auto j) {
-      return seq(wait_smem_to_gmem(0_c, read_only),
-                 store(cs[half], cast<bf16>(slice<1>(load(acc), j * int_c<BN / 2>, int_c<BN / 2>))), commit_smem(),
-                 copy_smem_to_gmem(cs[half], c.block(m(i) * 2_c + half, n(i) * 2_c + j)), commit_smem_to_gmem_group());
+      return store_tile(cs[half], cast<bf16>(slice<1>(load(acc), j * int_c<BN / 2>, int_c<BN / 2>)), c.block(m(i) * 2_c + half, n(i) * 2_c + j), 0_c);
     };
 
     auto consumer = [&](auto half) {

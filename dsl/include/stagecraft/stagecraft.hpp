@@ -23,4 +23,5 @@
 #include "stagecraft/ops/named_barrier.hpp"
 #include "stagecraft/ops/semaphore.hpp"
 #include "stagecraft/ops/stmt.hpp"
+#include "stagecraft/ops/store_tile.hpp"
 #include "stagecraft/pipeline/emit_pipeline.hpp"

@@ -38,6 +38,7 @@
 #include <stagecraft/registry.hpp>
 #include <stagecraft/stagecraft.hpp>
 
+#include "gemm_blackwell_epilogue.hpp"
 #include "gemm_reference.hpp"
 
 namespace stagecraft::examples {
@@ -47,7 +48,7 @@ constexpr long long BM = 128;
 
 // TA, TB: bf16 and bf16, or each of e4m3/e5m2. BK: K per stage, one 128-byte row.
 template <long long S, long long BN, class TA = bf16, class TB = bf16>
-auto gemm_blackwell(size_expr M, std::int64_t N, std::int64_t K, size_expr ctas) {
+auto gemm_blackwell(size_expr M, std::int64_t N, std::int64_t K, size_expr ctas, std::int64_t raster) {
   constexpr long long BK = 128 * 8 / TA::bits;
   return kernel<sm_100a>(
       "gemm_blackwell", grid(ctas), threads(3_c),
@@ -66,17 +67,18 @@ auto gemm_blackwell(size_expr M, std::int64_t N, std::int64_t K, size_expr ctas)
       barrier(arrivals(1_c), count(2_c)),                                      // acc_empty[b]: the epilogue has read accumulator b
       tmem<f32>(shape(2_c, 128_c, int_c<BN>)),                                 // d: (b, m, n), two accumulators in 2 BN TMEM columns
       [=](auto a, auto b, auto c, auto as, auto bs, auto cs, auto full, auto empty, auto acc_full, auto acc_empty, auto d) {
-        const std::int64_t steps = ceil_div(K, BK), tiles_n = ceil_div(N, BN);  // edge tiles overhang: TMA's zero fill adds nothing, C's store drops it
-        const size_expr tiles = ceil_div(M, BM) * tiles_n;
-        const size_expr rounds = ceil_div(tiles, ctas);  // the most tiles a CTA gets
-        auto tile = [&](auto i) { return program_id(0_c) + i * ctas; };  // this CTA's i-th tile
-        auto m = [&](auto i) { return tile(i) / tiles_n; };
-        auto n = [&](auto i) { return tile(i) % tiles_n; };
+        const std::int64_t steps = ceil_div(K, BK);  // edge tiles overhang: TMA's zero fill adds nothing, C's store drops it
+        // CTA c's tiles c, c + ctas, ... in bands of `raster` rows of tiles (L2-friendly).
+        const auto sched = static_schedule(ceil_div(M, BM), ceil_div(N, BN), ctas, program_id(0_c), raster);
+        const size_expr rounds = sched.rounds();  // the most tiles a CTA gets
+        auto valid = [&](auto i) { return sched.valid(i); };
+        auto m = [&](auto i) { return sched.m(i); };
+        auto n = [&](auto i) { return sched.n(i); };
         // One flat loop over the CTA's K slices, tile after tile.
         auto producer = for_(range(rounds * steps), [&](auto g) {
           auto i = g / steps, k = g % steps;
           auto s = stage<S>(g);
-          return if_(tile(i) < tiles, seq(if_(g >= int_c<S>, barrier_wait(empty[s])),  // the MMAs of step g - S have read the stage
+          return if_(valid(i), seq(if_(g >= int_c<S>, barrier_wait(empty[s])),  // the MMAs of step g - S have read the stage
                                           copy_gmem_to_smem(a.block(m(i), k), as[s], full[s]), copy_gmem_to_smem(b.block(n(i), k), bs[s], full[s])));
         });
         auto mma = for_(range(rounds), [&](auto i) {
@@ -85,19 +87,10 @@ auto gemm_blackwell(size_expr M, std::int64_t N, std::int64_t K, size_expr ctas)
             auto s = stage<S>(i * steps + k);
             return seq(barrier_wait(full[s]), tcgen05_mma(d[acc], as[s], transpose(bs[s]), k > 0_c), tcgen05_commit_arrive(empty[s]));
           });
-          return if_(tile(i) < tiles, seq(if_(i >= 2_c, barrier_wait(acc_empty[acc])),  // the epilogue has read tile i - 2's accumulator
+          return if_(valid(i), seq(if_(i >= 2_c, barrier_wait(acc_empty[acc])),  // the epilogue has read tile i - 2's accumulator
                                           k_loop, tcgen05_commit_arrive(acc_full[acc])));
         });
-        constexpr long long SUB = BN / 64;  // epilogue subtiles per tile
-        auto epilogue = for_(range(rounds), [&](auto i) {
-          auto acc = stage<2>(i);
-          auto subtiles = for_(range(int_c<SUB>), [&](auto j) {
-            auto buf = stage<2>(i * int_c<SUB> + j);  // alternates across tiles too
-            // pending 1: the store of two subtiles ago, the last to use this buffer, has read it
-            return store_tile(cs[buf], cast<bf16>(async_load_tmem(slice<1>(d[acc], j * 64_c, 64_c))), c.block(m(i), n(i) * int_c<SUB> + j), 1_c);
-          });
-          return if_(tile(i) < tiles, seq(barrier_wait(acc_full[acc]), subtiles, barrier_arrive(acc_empty[acc])));
-        });
+        auto epilogue = tmem_subtile_epilogue<BN>(rounds, valid, m, n, d, cs, c, acc_full, acc_empty);
         // Every MMA into d completed before the last acc_full this warpgroup waited on.
         return if_(thread_id() == 0_c, producer, if_(thread_id() == 1_c, mma, seq(epilogue, wait_smem_to_gmem(0_c), tmem_dealloc(d))));
       });
@@ -115,7 +108,9 @@ STAGECRAFT_REGISTER(kernel_entry{
                {.name = "fp8", .default_value = 0, .help = "input types: 0 bf16 A and B (kind::f16); 1 e4m3 A and B, 2 e4m3 A and e5m2 B (kind::f8f6f4)",
                 .allowed = {0, 1, 2}, .min = 0},
                {.name = "ctas", .default_value = 0, .help = "CTAs in the grid, each looping over output tiles (e.g. 148, the SMs of a B200); "
-                "0: one per tile; more than the tiles: one per tile", .min = 0}},
+                "0: one per tile; more than the tiles: one per tile", .min = 0},
+               {.name = "raster", .default_value = 8, .help = "persistent tile order: bands of this many rows of tiles, column by column "
+                "(L2-friendly; 1: row-major)", .min = 1, .max = 64}},
     .build =
         [](param_values const& p) {
           const auto N = p.at("N"), K = p.at("K"), bn = p.at("BN"), fp8 = p.at("fp8");
@@ -130,9 +125,9 @@ STAGECRAFT_REGISTER(kernel_entry{
           return dispatch<2, 3, 4>(p.at("stages"), [&](auto S) {
             return dispatch<64, 128, 256>(bn, [&](auto B) {
               constexpr long long s = decltype(S)::value, b = decltype(B)::value;
-              if (fp8 == 1) return lower(gemm_blackwell<s, b, e4m3, e4m3>(M, N, K, grid_ctas));
-              if (fp8 == 2) return lower(gemm_blackwell<s, b, e4m3, e5m2>(M, N, K, grid_ctas));
-              return lower(gemm_blackwell<s, b>(M, N, K, grid_ctas));
+              if (fp8 == 1) return lower(gemm_blackwell<s, b, e4m3, e4m3>(M, N, K, grid_ctas, p.at("raster")));
+              if (fp8 == 2) return lower(gemm_blackwell<s, b, e4m3, e5m2>(M, N, K, grid_ctas, p.at("raster")));
+              return lower(gemm_blackwell<s, b>(M, N, K, grid_ctas, p.at("raster")));
             });
           });
         },

@@ -49,6 +49,7 @@
 #include <stagecraft/registry.hpp>
 #include <stagecraft/stagecraft.hpp>
 
+#include "gemm_blackwell_epilogue.hpp"
 #include "gemm_reference.hpp"
 
 namespace stagecraft::examples {
@@ -60,7 +61,7 @@ constexpr long long BM = 128;  // rows of one CTA; the pair's tile has 2 BM
 // TA, TB: bf16 and bf16, or each of e4m3/e5m2. BK: K per stage, one 128-byte row. MC: pairs per
 // cluster along grid axis 1, which share (multicast) A.
 template <long long S, long long BN, class TA = bf16, class TB = bf16, long long MC = 1>
-auto gemm_blackwell_2cta(std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t clusters) {
+auto gemm_blackwell_2cta(std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t clusters, std::int64_t raster) {
   constexpr long long HN = BN / 2;  // B's rows (C's columns) each CTA holds
   constexpr long long BK = 128 * 8 / TA::bits;
   auto pairs = [] {
@@ -96,7 +97,7 @@ auto gemm_blackwell_2cta(std::int64_t M, std::int64_t N, std::int64_t K, std::in
       barrier(arrivals(1_c), count(2_c), orders_tensor_core),                  // acc_full[b]: this CTA's rows of accumulator b are complete
       cluster_barrier(collective_axes(0_c), arrivals(1_c), count(2_c)),        // acc_empty[b]: both CTAs' epilogues have read accumulator b (one each)
       tmem<f32>(shape(2_c, 128_c, int_c<BN>)),                                 // d: (b, m, n), this CTA's rows of two accumulators
-      [M, N, K, clusters, load_a, release](auto a, auto b, auto c, auto as, auto bs, auto cs, auto full, auto empty, auto acc_full, auto acc_empty,
+      [M, N, K, clusters, raster, load_a, release](auto a, auto b, auto c, auto as, auto bs, auto cs, auto full, auto empty, auto acc_full, auto acc_empty,
                                            auto d) {
         // Partial tiles: edge tiles overhang A, B and C (TMA fills the loads' outside with zeros,
         // which add nothing, and C's store drops it). A CTA whose A rows or B half lie wholly
@@ -104,21 +105,22 @@ auto gemm_blackwell_2cta(std::int64_t M, std::int64_t N, std::int64_t K, std::in
         // loads the last block instead -- a load wholly outside is a runaway index to the
         // interpreter -- and its D rows are never stored: its store lies wholly outside.
         const std::int64_t steps = ceil_div(K, BK), blocks_m = ceil_div(M, BM), halves_n = ceil_div(N, HN);
-        const std::int64_t tiles_n = ceil_div(N, MC * BN), tiles = ceil_div(M, 2 * BM) * tiles_n;
-        const std::int64_t rounds = ceil_div(tiles, clusters);  // the most tiles a cluster gets
         auto half = cluster_idx(0_c);                // 0: the even CTA, which issues
-        auto cl = program_id(0_c) / 2_c;             // this CTA's cluster
-        auto tile = [&](auto i) { return cl + i * clusters; };  // the cluster's i-th 2 BM x MC BN tile
-        auto m = [&](auto i) { return tile(i) / tiles_n * 2_c + half; };  // this CTA's 128-row block
-        auto n = [&](auto i) {                                            // this pair's BN-column tile
-          if constexpr (MC == 1) return tile(i) % tiles_n;
-          else return tile(i) % tiles_n * int_c<MC> + cluster_idx(1_c);
+        // Cluster c's 2 BM x MC BN tiles c, c + clusters, ... in bands of `raster` rows of tiles
+        // (static_schedule: L2-friendly).
+        const auto sched = static_schedule(compiled_in(ceil_div(M, 2 * BM)), ceil_div(N, MC * BN), compiled_in(clusters), program_id(0_c) / 2_c, raster);
+        const size_expr rounds = sched.rounds();  // the most tiles a cluster gets
+        auto valid = [&](auto i) { return sched.valid(i); };
+        auto m = [&](auto i) { return sched.m(i) * 2_c + half; };  // this CTA's 128-row block
+        auto n = [&](auto i) {                                     // this pair's BN-column tile
+          if constexpr (MC == 1) return sched.n(i);
+          else return sched.n(i) * int_c<MC> + cluster_idx(1_c);
         };
         // One flat loop over the cluster's K slices, tile after tile.
         auto producer = for_(range(rounds * steps), [&](auto g) {
           auto i = g / steps, k = g % steps;
           auto s = stage<S>(g);
-          return if_(tile(i) < tiles, seq(if_(g >= int_c<S>, barrier_wait(empty[s])),  // every pair MMA of step g - S has read the stage
+          return if_(valid(i), seq(if_(g >= int_c<S>, barrier_wait(empty[s])),  // every pair MMA of step g - S has read the stage
                                           load_a(a.block(min(m(i), blocks_m - 1), k), as[s], full[s]),
                                           copy_gmem_to_smem(b.block(min(n(i) * 2_c + half, halves_n - 1), k), bs[s], full[s], pair_leader)));
         });
@@ -128,19 +130,10 @@ auto gemm_blackwell_2cta(std::int64_t M, std::int64_t N, std::int64_t K, std::in
             auto s = stage<S>(i * steps + k);
             return seq(barrier_wait(full[s]), tcgen05_mma_2cta(d[acc], as[s], transpose(bs[s]), k > 0_c), release(empty[s]));
           });
-          return if_(tile(i) < tiles, seq(if_(i >= 2_c, barrier_wait(acc_empty[acc])),  // both epilogues have read tile i - 2's accumulator
+          return if_(valid(i), seq(if_(i >= 2_c, barrier_wait(acc_empty[acc])),  // both epilogues have read tile i - 2's accumulator
                                           k_loop, tcgen05_commit_arrive_2cta(acc_full[acc])));
         });
-        constexpr long long SUB = BN / 64;  // epilogue subtiles per tile
-        auto epilogue = for_(range(rounds), [&](auto i) {
-          auto acc = stage<2>(i);
-          auto subtiles = for_(range(int_c<SUB>), [&](auto j) {
-            auto buf = stage<2>(i * int_c<SUB> + j);  // alternates across tiles too
-            // pending 1: the store of two subtiles ago, the last to use this buffer, has read it
-            return store_tile(cs[buf], cast<bf16>(async_load_tmem(slice<1>(d[acc], j * 64_c, 64_c))), c.block(m(i), n(i) * int_c<SUB> + j), 1_c);
-          });
-          return if_(tile(i) < tiles, seq(barrier_wait(acc_full[acc]), subtiles, barrier_arrive(acc_empty[acc])));
-        });
+        auto epilogue = tmem_subtile_epilogue<BN>(rounds, valid, m, n, d, cs, c, acc_full, acc_empty);
         // Every pair MMA into this CTA's d completed before the last acc_full its epilogue waited on.
         return if_(thread_id() == 0_c, producer,
                    if_(thread_id() == 1_c, if_(half == 0_c, mma), seq(epilogue, wait_smem_to_gmem(0_c), tmem_dealloc(d))));
@@ -162,7 +155,9 @@ STAGECRAFT_REGISTER(kernel_entry{
                {.name = "mc", .default_value = 1, .help = "pairs per cluster along N: 1, or 2 sharing A by TMA multicast (N a multiple of 2 BN)",
                 .allowed = {1, 2}},
                {.name = "ctas", .default_value = 0, .help = "CTAs in the grid, clusters of 2 x mc each looping over 256 x mc BN tiles (e.g. 148, the SMs "
-                "of a B200); 0: one cluster per tile; more than the tiles need: one cluster per tile", .min = 0}},
+                "of a B200); 0: one cluster per tile; more than the tiles need: one cluster per tile", .min = 0},
+               {.name = "raster", .default_value = 8, .help = "persistent tile order: bands of this many rows of tiles, column by column "
+                "(L2-friendly; 1: row-major)", .min = 1, .max = 64}},
     .build =
         [](param_values const& p) {
           const auto N = p.at("N"), K = p.at("K"), bn = p.at("BN"), fp8 = p.at("fp8"), mc = p.at("mc");
@@ -181,9 +176,9 @@ STAGECRAFT_REGISTER(kernel_entry{
             return dispatch<64, 128, 256>(bn, [&](auto B) {
               return dispatch<1, 2>(mc, [&](auto C) {
                 constexpr long long s = decltype(S)::value, b = decltype(B)::value, c = decltype(C)::value;
-                if (fp8 == 1) return lower(gemm_blackwell_2cta<s, b, e4m3, e4m3, c>(p.at("M"), N, K, clusters));
-                if (fp8 == 2) return lower(gemm_blackwell_2cta<s, b, e4m3, e5m2, c>(p.at("M"), N, K, clusters));
-                return lower(gemm_blackwell_2cta<s, b, bf16, bf16, c>(p.at("M"), N, K, clusters));
+                if (fp8 == 1) return lower(gemm_blackwell_2cta<s, b, e4m3, e4m3, c>(p.at("M"), N, K, clusters, p.at("raster")));
+                if (fp8 == 2) return lower(gemm_blackwell_2cta<s, b, e4m3, e5m2, c>(p.at("M"), N, K, clusters, p.at("raster")));
+                return lower(gemm_blackwell_2cta<s, b, bf16, bf16, c>(p.at("M"), N, K, clusters, p.at("raster")));
               });
             });
           });

@@ -14,7 +14,8 @@
 // zoo_release_under_wait1). The last stage of a tile is released after wgmma_wait(0).
 //
 // Persistent: the grid has `ctas` CTAs (0: one per tile), and cluster c computes cluster tiles
-// c, c + clusters, c + 2 clusters, ... The ring's stage and phase follow one step counter that
+// c, c + clusters, c + 2 clusters, ... of a grouped order (static_schedule: bands of `raster` = 8
+// rows of tiles, column by column, so a wave's CTAs share A and B blocks in L2). The ring's stage and phase follow one step counter that
 // runs on across tiles (step = tile_iteration * K/64 + k), so the producer prefetches the next
 // tile's first stages while the consumers finish the current one. The epilogue rounds to bf16
 // into SMEM a 64 x 128 subtile at a time, laid out as 64 x 64 tiles of 128-byte swizzled rows
@@ -48,25 +49,26 @@ constexpr long long BM = 128, BN = 256, BK = 64;
 // compiled kernel serves every M (the grid, the tile count and the loop bounds below are
 // computed from it at run time; TMA's tensor maps are encoded per launch from the real shapes).
 template <long long S, long long Cl>
-auto gemm_body(size_expr M, std::int64_t N, std::int64_t K, size_expr clusters) {
+auto gemm_body(size_expr M, std::int64_t N, std::int64_t K, size_expr clusters, std::int64_t raster) {
   return [=](auto a, auto b, auto c, auto as, auto bs, auto cs, auto ready, auto consumed, auto acc) {
     // Partial tiles: the last K slice, M tile and N tile may overhang their arrays (TMA fills
     // A's and B's outside with zeros, which add nothing, and C's stores drop it). With a cluster
     // of two, the second CTA's N tile may lie wholly past N: it loads the last B tile instead (a
     // load wholly outside is a runaway index to the interpreter), and its store writes nothing.
     const std::int64_t steps = ceil_div(K, BK), blocks_n = ceil_div(N, BN), tiles_n = ceil_div(blocks_n, Cl);
-    const size_expr tiles = ceil_div(M, BM) * tiles_n;
     // Every CTA runs the loop over its tiles to the same bound, the most any cluster gets, and
     // skips the iterations past the last tile: a trip count the JIT knows keeps ptxas' register
     // allocation what it is for one tile, where a per-CTA bound (blockIdx-derived) made the
     // consumers, 128 accumulator registers each, spill.
     // (With a run-time M the bound is a kernel argument: uniform across the CTA, not
     // blockIdx-derived.)
-    const size_expr rounds = ceil_div(tiles, clusters);
-    auto me = program_id(0_c) / int_c<Cl>;                       // this CTA's cluster
-    auto tile = [&](auto i) { return me + i * clusters; };        // its i-th cluster tile
-    auto m = [&](auto i) { return tile(i) / tiles_n; };
-    auto n = [&](auto i) { return tile(i) % tiles_n * int_c<Cl> + program_id(0_c) % int_c<Cl>; };
+    // Cluster c's cluster tiles (BM x Cl BN) c, c + clusters, ... in bands of `raster` rows of
+    // tiles (static_schedule: L2-friendly); its CTAs take the tile's Cl column blocks.
+    const auto sched = static_schedule(ceil_div(M, BM), tiles_n, clusters, program_id(0_c) / int_c<Cl>, raster);
+    const size_expr rounds = sched.rounds();
+    auto valid = [&](auto i) { return sched.valid(i); };
+    auto m = [&](auto i) { return sched.m(i); };
+    auto n = [&](auto i) { return sched.n(i) * int_c<Cl> + program_id(0_c) % int_c<Cl>; };
     auto step = [&](auto i, auto k) { return i * steps + k; };     // runs on across tiles
 
     auto load_a = [&](auto i, auto k, auto s) {
@@ -78,7 +80,7 @@ auto gemm_body(size_expr M, std::int64_t N, std::int64_t K, size_expr clusters) 
     auto producer = for_(range(rounds * steps), [&](auto g) {
       auto i = g / steps, k = g % steps;
       auto s = stage<S>(g);
-      return if_(tile(i) < tiles, seq(if_(g >= int_c<S>, barrier_wait(consumed[s])),  // every consumer released step g - S
+      return if_(valid(i), seq(if_(g >= int_c<S>, barrier_wait(consumed[s])),  // every consumer released step g - S
                                       load_a(i, k, s), copy_gmem_to_smem(b.block(min(n(i), blocks_n - 1), k), bs[s], ready[s])));
     });
 
@@ -102,7 +104,7 @@ auto gemm_body(size_expr M, std::int64_t N, std::int64_t K, size_expr clusters) 
                      if_(k > 0_c, barrier_arrive(consumed[previous])));
         });
         auto last = stage<S>(step(i, steps - 1));
-        return if_(tile(i) < tiles,
+        return if_(valid(i),
                    seq(store(acc, 0.0f), k_loop, wgmma_wait(0_c), barrier_arrive(consumed[last]),
                        store_c(i, half, 0_c), store_c(i, half, 1_c)));
       });
@@ -113,7 +115,7 @@ auto gemm_body(size_expr M, std::int64_t N, std::int64_t K, size_expr clusters) 
 }
 
 template <long long S, long long Cl>
-auto gemm_hopper(size_expr M, std::int64_t N, std::int64_t K, size_expr ctas) {
+auto gemm_hopper(size_expr M, std::int64_t N, std::int64_t K, size_expr ctas, std::int64_t raster) {
   auto a = gmem<bf16>("a", shape(M, K));                                   // (m, k)
   auto b = gmem<bf16>("b", shape(N, K));                                   // (n, k): C = A * B^T
   auto c = gmem<bf16>("c", shape(M, N));                                   // (m, n)
@@ -122,7 +124,7 @@ auto gemm_hopper(size_expr M, std::int64_t N, std::int64_t K, size_expr ctas) {
   auto cs = smem<bf16>(shape(2_c, 64_c, int_c<BN / 2>), tiling(64_c, 64_c), swizzle(128_c));  // each consumer's C subtile: 64 x 64 swizzled tiles
   auto ready = barrier(arrivals(2_c), count(int_c<S>));                    // ready[stage]: A and B landed
   auto acc = accumulator<f32>(shape(64_c, int_c<BN>));                     // each consumer's own (m, n)
-  auto body = gemm_body<S, Cl>(M, N, K, ctas / Cl);
+  auto body = gemm_body<S, Cl>(M, N, K, ctas / Cl, raster);
   if constexpr (Cl == 1)
     return kernel<sm_90a>("gemm_hopper", grid(ctas), threads(3_c), a, b, c, as, bs, cs, ready,
                           barrier(arrivals(2_c), count(int_c<S>)),  // consumed[stage]: both consumers are done
@@ -144,7 +146,9 @@ STAGECRAFT_REGISTER(kernel_entry{
                {.name = "stages", .default_value = 4, .help = "pipeline stages (48 KB of SMEM each)", .allowed = {2, 3, 4}},
                {.name = "cluster", .default_value = 2, .help = "CTAs per cluster along N, sharing A by multicast", .allowed = {1, 2}},
                {.name = "ctas", .default_value = 0, .help = "CTAs in the grid, each looping over output tiles (e.g. 132, the SMs of an H100 SXM); "
-                "0: one per tile; more than the tiles: one per tile", .min = 0}},
+                "0: one per tile; more than the tiles: one per tile", .min = 0},
+               {.name = "raster", .default_value = 8, .help = "persistent tile order: bands of this many rows of tiles, column by column "
+                "(L2-friendly; 1: row-major)", .min = 1, .max = 64}},
     .build =
         [](param_values const& p) {
           const auto M = size_param(p, "M");
@@ -156,7 +160,7 @@ STAGECRAFT_REGISTER(kernel_entry{
           const size_expr grid_ctas = ctas == 0 ? tile_ctas : min(ctas, tile_ctas);
           return dispatch<"stages", 2, 3, 4>(p, [&](auto S) {
             return dispatch<"cluster", 1, 2>(p, [&](auto C) {
-              return lower(gemm_hopper<decltype(S)::value, decltype(C)::value>(M, N, p.at("K"), grid_ctas));
+              return lower(gemm_hopper<decltype(S)::value, decltype(C)::value>(M, N, p.at("K"), grid_ctas, p.at("raster")));
             });
           });
         },

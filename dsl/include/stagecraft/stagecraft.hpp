@@ -25,3 +25,4 @@
 #include "stagecraft/ops/stmt.hpp"
 #include "stagecraft/ops/store_tile.hpp"
 #include "stagecraft/pipeline/emit_pipeline.hpp"
+#include "stagecraft/pipeline/tile_schedule.hpp"

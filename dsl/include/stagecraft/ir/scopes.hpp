@@ -27,12 +27,14 @@ struct barrier_scope {
 //       (a peer may read it after the wait, through an L1 only a cluster-scope acquire
 //       invalidates; inputs that are only read do not count),
 //   (b) loads or stores generically an SMEM allocation a peer CTA's asynchronous operation
-//       touches (a multicast copy's destination, an operand of a cta_group::2 MMA), or reads
-//       (tcgen05.ld) the TMEM a cta_group::2 MMA writes: the other CTA's issuer overwrites it
-//       after the wait, and a .cta release publishes no completed TMEM load to it, or
+//       touches (a multicast copy's destination, an operand of a cta_group::2 MMA),
 //   (c) waits for bulk stores' GMEM writes (wait_smem_to_gmem without read_only) at a point that
 //       may precede an arrival on the barrier (earlier in the body, or in a loop around both):
-//       publishing those writes to a peer is what a .cluster release is for.
+//       publishing those writes to a peer is what a .cluster release is for, or
+//   (d) reads (tcgen05.ld) the TMEM a cta_group::2 MMA writes at a point that may precede an
+//       arrival on the barrier: the other CTA's issuer overwrites it after the wait (the
+//       persistent pair GEMM's accumulator hand-back), and a .cta release carries no completed
+//       TMEM read to another CTA.
 // Ordinary (CTA) barriers are always .cta; for them the result says so.
 barrier_scope cluster_barrier_scope(Kernel const& k, int alloc);
 

@@ -1,0 +1,28 @@
+// The Blackwell GEMMs' epilogue warpgroup (gemm_blackwell, gemm_blackwell_2cta). For each of the
+// CTA's tiles (rounds of them; valid(i): the i-th exists), it waits until the tile's accumulator,
+// stage i % 2 of the TMEM ring d, is complete (acc_full), stores its 128 rows BN / 64 subtiles of
+// 128 x 64 at a time through the two staging buffers cs to C's block (m(i), n(i) * BN / 64 + j)
+// with store_tile (one store pending: a subtile's rounding overlaps the store of the one before;
+// the buffers alternate across tiles too), and hands the accumulator back to the MMA issuer
+// (acc_empty). The caller ends with wait_smem_to_gmem(0_c) and the TMEM dealloc.
+#pragma once
+#include <stagecraft/stagecraft.hpp>
+
+namespace stagecraft::examples {
+
+template <long long BN, class Valid, class M, class N, class D, class CS, class C, class Full, class Empty>
+auto tmem_subtile_epilogue(size_expr rounds, Valid const& valid, M const& m, N const& n, D const& d, CS const& cs, C const& c, Full const& acc_full,
+                           Empty const& acc_empty) {
+  constexpr long long SUB = BN / 64;  // subtiles per tile
+  return for_(range(rounds), [&](auto i) {
+    auto acc = stage<2>(i);
+    auto subtiles = for_(range(int_c<SUB>), [&](auto j) {
+      auto buf = stage<2>(i * int_c<SUB> + j);
+      // pending 1: the store of two subtiles ago, the last to use this buffer, has read it
+      return store_tile(cs[buf], cast<bf16>(async_load_tmem(slice<1>(d[acc], j * 64_c, 64_c))), c.block(m(i), n(i) * int_c<SUB> + j), 1_c);
+    });
+    return if_(valid(i), seq(barrier_wait(acc_full[acc]), subtiles, barrier_arrive(acc_empty[acc])));
+  });
+}
+
+}  // namespace stagecraft::examples

@@ -41,17 +41,21 @@ fi
 
 # torch in <build>/torch-venv (it sees Debian's NumPy, which the extension is built against). A
 # failed install is not a failed setup: python.torch then reports itself skipped, and says why.
+# The venv is made where it stays (a venv's scripts name its path: one built elsewhere and moved
+# has a pip that cannot start) and counts as installed once torch imports in it.
 torch_version=2.15.0
-if [ "${STAGECRAFT_WITH_TORCH:-0}" = 1 ] && [ ! -x "$build/torch-venv/bin/python" ]; then
+torch_venv=$build/torch-venv
+if [ "${STAGECRAFT_WITH_TORCH:-0}" = 1 ] && [ ! -f "$torch_venv/.stagecraft-torch-$torch_version" ]; then
   started=$(date +%s)
   mkdir -p "$build"
-  rm -rf "$build/torch-venv.partial"
-  if /usr/bin/python3 -m venv --system-site-packages "$build/torch-venv.partial" &&
-     "$build/torch-venv.partial/bin/pip" install -q --no-cache-dir --disable-pip-version-check "torch==$torch_version"; then
-    mv "$build/torch-venv.partial" "$build/torch-venv"
-    echo "setup: torch $torch_version installed in $build/torch-venv in $(( $(date +%s) - started )) s"
+  rm -rf "$torch_venv" "$build/torch-venv.partial"
+  if /usr/bin/python3 -m venv --system-site-packages "$torch_venv" &&
+     "$torch_venv/bin/python" -m pip install -q --no-cache-dir --disable-pip-version-check "torch==$torch_version" &&
+     "$torch_venv/bin/python" -c "import torch" 2>/dev/null; then
+    touch "$torch_venv/.stagecraft-torch-$torch_version"
+    echo "setup: torch $torch_version installed in $torch_venv in $(( $(date +%s) - started )) s"
   else
-    rm -rf "$build/torch-venv.partial"
+    rm -rf "$torch_venv"
     echo "setup: warning: torch $torch_version could not be installed from PyPI: python.torch will be skipped"
   fi
 fi

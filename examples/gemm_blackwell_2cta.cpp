@@ -149,7 +149,7 @@ STAGECRAFT_REGISTER(kernel_entry{
                {.name = "N", .default_value = 512, .help = "rows of B, columns of C (at least BN; bf16 rows of 16-byte TMA units: a multiple of 8)", .min = 64, .multiple_of = 8},
                {.name = "K", .default_value = 256, .help = "the reduced dimension (a multiple of 8, at least 64; with fp8 a multiple of 16, at least 128)", .min = 64, .multiple_of = 8},
                {.name = "BN", .default_value = 256, .help = "columns of C per pair tile: TMEM columns of D in each CTA", .allowed = {64, 128, 256}},
-               {.name = "stages", .default_value = 4, .help = "pipeline stages (16 KiB of A and BN/2 rows of B each)", .allowed = {2, 3, 4}},
+               {.name = "stages", .default_value = 3, .help = "pipeline stages (16 KiB of A and BN/2 rows of B each)", .allowed = {2, 3}},
                {.name = "fp8", .default_value = 0, .help = "input types: 0 bf16 A and B (kind::f16); 1 e4m3 A and B, 2 e4m3 A and e5m2 B (kind::f8f6f4)",
                 .allowed = {0, 1, 2}, .min = 0},
                {.name = "mc", .default_value = 1, .help = "pairs per cluster along N: 1, or 2 sharing A by TMA multicast (N a multiple of 2 BN)",
@@ -172,7 +172,7 @@ STAGECRAFT_REGISTER(kernel_entry{
             throw usage_error("gemm_blackwell_2cta: ctas=" + std::to_string(ctas) + " is less than one cluster of " + std::to_string(2 * mc) + " CTAs (mc=" +
                               std::to_string(mc) + ")");
           const std::int64_t clusters = ctas == 0 ? tiles : std::min(ctas / (2 * mc), tiles);  // a remainder of CTAs short of a cluster idles
-          return dispatch<2, 3, 4>(p.at("stages"), [&](auto S) {
+          return dispatch<2, 3>(p.at("stages"), [&](auto S) {
             return dispatch<64, 128, 256>(bn, [&](auto B) {
               return dispatch<1, 2>(mc, [&](auto C) {
                 constexpr long long s = decltype(S)::value, b = decltype(B)::value, c = decltype(C)::value;

@@ -766,7 +766,7 @@ TEST_CASE("host: the pair's loads complete on the even CTA's barrier, a leader e
   const auto own_half = planted(k, "sc::mbar_arrive_expect_tx(bar, 32768u);", "sc::mbar_arrive_expect_tx(bar, 16384u);");
   CHECK_FALSE(caught(own_half, k, inputs, ir.buffers, 3).empty());
   // The odd CTA's B load not issued: the leader's full[s] waits for 16 KiB that never come.
-  const auto skipped = planted(k, "sc::tma_load_pair(smem_base + 65536u", "if ((sc::cluster_ctaid<2u>(0) & 1u) == 0u) sc::tma_load_pair(smem_base + 65536u");
+  const auto skipped = planted(k, "sc::tma_load_pair(smem_base + 49152u", "if ((sc::cluster_ctaid<2u>(0) & 1u) == 0u) sc::tma_load_pair(smem_base + 49152u");
   const auto r = hostexec::run(skipped, k, inputs, {});
   CHECK(r.kind == hostexec::failure::deadlock);
   CHECK_THAT(r.message, Contains("16384 tx byte(s) pending"));

@@ -122,7 +122,7 @@ mutant tmem_st_halves_swapped $tc 'elem("f"), elem("(f + 1)")' 'elem("(f + 1)"),
 mutant verifier_tmem_plus_32 $vf 'if (auto t = tmem_columns(k_); t > max_tmem_columns)' 'if (auto t = tmem_columns(k_); t > max_tmem_columns + 32)' verifier
 #   Cluster-barrier scopes blind to TMEM loads: the persistent pair GEMM's accumulator hand-back
 #   goes .cta, and the even CTA's next MMA races the odd CTA's TMEM read.
-mutant scope_tmem_read_ignored dsl/src/ir/scopes.cpp 'if (x.op == ValueOp::load_tmem) refs.push_back(x.ref);' 'if (false) refs.push_back(x.ref);' interp
+mutant scope_tmem_read_ignored dsl/src/ir/scopes.cpp 'loaded_refs(k, k.stmts[order[w].id], ValueOp::load_tmem)' 'loaded_refs(k, k.stmts[order[w].id], ValueOp::scalar)' interp
 #   The MMA tolerance ten times looser.
 mutant mma_tolerance_10x   backends/interp/src/tolerance.cpp '    b += (kd * std::ldexp(1.0, -23) + steps * u_step + u_in) * sum_bound + std::ldexp(std::abs(reference), -mantissa_bits(output));' '    b += 10 * ((kd * std::ldexp(1.0, -23) + steps * u_step + u_in) * sum_bound + std::ldexp(std::abs(reference), -mantissa_bits(output)));' interp
 

@@ -154,6 +154,23 @@ void value_work(ir::Kernel const& k, ir::ValueId v, double threads, ir::math_mod
   value_work(k, x.c, threads, math, w);
 }
 
+// Clocks of one SM sub-partition for a warp's instructions: one issue slot a clock, a MUFU
+// instruction 32 / (its lanes per sub-partition) clocks of the special-function unit.
+double issue_clocks(machine const& m, double instructions, double mufu) { return std::max(instructions, mufu * 32.0 / (m.mufu_lanes_per_clk / 4)); }
+
+// Per statement, the IR's estimate of a store's issue clocks (0 for the rest): a property of the
+// kernel, computed once for every replay of it.
+std::vector<double> store_issue_clocks(ir::Kernel const& k, machine const& m, ir::math_mode math) {
+  std::vector<double> out(k.stmts.size(), 0.0);
+  for (std::size_t i = 0; i < k.stmts.size(); ++i)
+    if (k.stmts[i].op == ir::StmtOp::store) {
+      warp_work w;
+      value_work(k, k.stmts[i].value, 128, math, w);
+      out[i] = issue_clocks(m, w.fp32 + w.mufu, w.mufu);
+    }
+  return out;
+}
+
 // The MMA loops: the innermost for_ loops holding a wgmma or tcgen05_mma, marked per statement.
 // Returns, per statement, the loop (its for_ id) it belongs to, or -1.
 std::vector<std::int32_t> mma_loops(ir::Kernel const& k) {
@@ -209,6 +226,7 @@ struct replayer {
   model_options const& o;
   double hbm_fraction;                      // of the bytes moved, what HBM serves; the rest L2 serves
   std::vector<std::int32_t> const& loop_of;  // per statement: its MMA loop, or -1
+  std::vector<double> const& store_clocks;   // per statement: a store's estimated issue clocks
 
   // One CTA's share of the machine in this wave: HBM for the bytes the arrays hold, L2 for the
   // re-reads (a GEMM's A and B tiles, read by every CTA of their row or column), and no more
@@ -219,9 +237,6 @@ struct replayer {
     return std::min(m.sm_tma_gbps / per_sm, 1.0 / (hbm_fraction / hbm + (1 - hbm_fraction) / l2));
   }
   double clk_ns() const { return 1.0 / m.clock_ghz; }
-  // Clocks of one SM sub-partition for a warp's instructions: one issue slot a clock, a MUFU
-  // instruction 32 / (its lanes per sub-partition) clocks of the special-function unit.
-  double issue_clocks(double instructions, double mufu) const { return std::max(instructions, mufu * 32.0 / (m.mufu_lanes_per_clk / 4)); }
   double smem_bw() const { return m.smem_bytes_per_clk * m.clock_ghz / per_sm; }
   double issue_gap() const { return m.tma_issue_ns * per_sm; }
 
@@ -315,7 +330,7 @@ struct replayer {
         const auto op = k.stmts[static_cast<std::size_t>(e.op)].op;
         if (op == ir::StmtOp::wgmma || op == ir::StmtOp::tcgen05_mma) ++mmas[e.op];
       }
-      const double per_iteration = issue_clocks(o.profile.kloop, o.profile.mufu);
+      const double per_iteration = issue_clocks(m, o.profile.kloop, o.profile.mufu);
       for (auto const& [key, v] : seen) {
         if (v.second.empty()) continue;  // a role that runs the loop's other ops, not its MMAs
         double runs = 0;
@@ -467,13 +482,8 @@ struct replayer {
     // clocks per op where a profile was given, else the IR's estimate for a store's arithmetic.
     double clocks = 0;
     const auto loop = loop_of[static_cast<std::size_t>(e.op)];
-    if (auto it = a.kloop_op_clocks.find(loop); loop >= 0 && it != a.kloop_op_clocks.end()) {
-      clocks = it->second;
-    } else if (s.op == ir::StmtOp::store) {
-      warp_work w;
-      value_work(k, s.value, 128, o.math, w);
-      clocks = issue_clocks(w.fp32 + w.mufu, w.mufu);
-    }
+    if (auto it = a.kloop_op_clocks.find(loop); loop >= 0 && it != a.kloop_op_clocks.end()) clocks = it->second;
+    else clocks = store_clocks[static_cast<std::size_t>(e.op)];
     if (clocks > 0) {
       const double len = clocks * clk_ns() * per_sm;
       const double t0 = c.alu.reserve(start + cost, len);
@@ -595,6 +605,7 @@ prediction replay(ir::Kernel const& k, interp::trace const& t, machine const& m,
   const std::int64_t rest = p.ctas % p.concurrent;
 
   const auto loop_of = mma_loops(k);
+  const auto store_clocks = store_issue_clocks(k, m, o.math);
   // HBM serves each array's bytes once (inputs read, outputs written; workspaces stay in L2);
   // what the CTAs move beyond that are re-reads, which L2 serves. The share is measured on a
   // first replay of the bytes moved.
@@ -603,7 +614,7 @@ prediction replay(ir::Kernel const& k, interp::trace const& t, machine const& m,
     if (!prm.workspace) array_bytes += static_cast<double>(product(prm.shape)) * ir::dtype_bits(prm.dtype) / 8.0;
   double hbm_fraction = 1;
   auto wave = [&](std::int64_t n, interp::trace* keep, std::vector<warpgroup_time>* wgs, double* busy, double* bytes) {
-    replayer r{k, m, n, static_cast<int>(std::min<std::int64_t>(p.ctas_per_sm, (n + m.sms - 1) / m.sms)), o, hbm_fraction, loop_of};
+    replayer r{k, m, n, static_cast<int>(std::min<std::int64_t>(p.ctas_per_sm, (n + m.sms - 1) / m.sms)), o, hbm_fraction, loop_of, store_clocks};
     auto tl = r.run(t);
     if (keep) *keep = std::move(tl);
     if (wgs)

@@ -27,33 +27,26 @@ void walk(Kernel const& k, StmtId id, std::vector<StmtId>& loops, std::vector<pl
   if (s.op == StmtOp::for_) loops.pop_back();
 }
 
-// The refs a statement reads or writes generically: its store's destination and every load in
-// its value.
-std::vector<RefId> generic_refs(Kernel const& k, Stmt const& s) {
+// The refs the loads of kind `op` in a statement's value read (load: generic loads; load_tmem:
+// TMEM loads, tcgen05.ld).
+std::vector<RefId> loaded_refs(Kernel const& k, Stmt const& s, ValueOp op) {
   std::vector<RefId> refs;
-  if (s.op == StmtOp::store) refs.push_back(s.refs[0]);
   std::set<ValueId> seen;
   std::function<void(ValueId)> visit = [&](ValueId v) {
     if (v == none || !seen.insert(v).second) return;
     auto const& x = k.values[v];
-    if (x.op == ValueOp::load) refs.push_back(x.ref);
+    if (x.op == op) refs.push_back(x.ref);
     visit(x.a), visit(x.b), visit(x.c);
   };
   visit(s.value);
   return refs;
 }
 
-// The TMEM a statement's value loads (async_load_tmem: tcgen05.ld).
-std::vector<RefId> tmem_loads(Kernel const& k, Stmt const& s) {
-  std::vector<RefId> refs;
-  std::set<ValueId> seen;
-  std::function<void(ValueId)> visit = [&](ValueId v) {
-    if (v == none || !seen.insert(v).second) return;
-    auto const& x = k.values[v];
-    if (x.op == ValueOp::load_tmem) refs.push_back(x.ref);
-    visit(x.a), visit(x.b), visit(x.c);
-  };
-  visit(s.value);
+// The refs a statement reads or writes generically: its store's destination and every load in
+// its value.
+std::vector<RefId> generic_refs(Kernel const& k, Stmt const& s) {
+  auto refs = loaded_refs(k, s, ValueOp::load);
+  if (s.op == StmtOp::store) refs.insert(refs.begin(), s.refs[0]);
   return refs;
 }
 
@@ -121,7 +114,7 @@ barrier_scope cluster_barrier_scope(Kernel const& k, int alloc) {
     if (s.op == StmtOp::tcgen05_mma && s.n == 2 && k.refs[s.refs[0]].base == RefBase::alloc) pair_tmem.insert(k.refs[s.refs[0]].id);
   }
   for (std::size_t w = 0; w < order.size() && !pair_tmem.empty(); ++w)
-    for (RefId r : tmem_loads(k, k.stmts[order[w].id]))
+    for (RefId r : loaded_refs(k, k.stmts[order[w].id], ValueOp::load_tmem))
       if (pair_tmem.count(k.refs[r].id))
         if (const auto a = arrival_after(w); a < order.size())
           return {false, fmt::format("{} reads TMEM '{}' (tcgen05.ld), which the pair's MMA issued in the other CTA overwrites after the wait, "

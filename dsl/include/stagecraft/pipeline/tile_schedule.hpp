@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 
 #include "stagecraft/expr/index.hpp"
 #include "stagecraft/expr/size.hpp"
@@ -45,18 +46,14 @@ struct tile_schedule {
   // interpreter and TMA bound at run time). group = 1 gives the row-major expressions themselves.
   idx<unknown_range> m(auto i) const {
     if (group == 1) return {node_of(tile(i) / tiles_n)};
-    auto t = tile(i);
-    auto banded = as_index(whole_bands() * group) * tiles_n;  // linear tiles in whole bands
-    auto in_band = (t < banded);
+    auto [t, banded, in_band] = band_of(i);
     auto grouped = t / (group * tiles_n) * group + t % group;
     auto rest = as_index(whole_bands() * group) + (t - banded) / tiles_n;
     return {node_of(in_band * grouped + (1_c - in_band) * rest)};
   }
   idx<unknown_range> n(auto i) const {
     if (group == 1) return {node_of(tile(i) % tiles_n)};
-    auto t = tile(i);
-    auto banded = as_index(whole_bands() * group) * tiles_n;
-    auto in_band = (t < banded);
+    auto [t, banded, in_band] = band_of(i);
     auto grouped = t % (group * tiles_n) / group;
     auto rest = (t - banded) % tiles_n;
     return {node_of(in_band * grouped + (1_c - in_band) * rest)};
@@ -64,6 +61,12 @@ struct tile_schedule {
 
  private:
   size_expr whole_bands() const { return tiles_m / group; }
+  // The linear tile, how many linear tiles the whole bands hold, and whether t is one of them.
+  auto band_of(auto i) const {
+    auto t = tile(i);
+    auto banded = as_index(whole_bands() * group) * tiles_n;
+    return std::tuple{t, banded, t < banded};
+  }
 };
 
 template <class Worker>

@@ -555,7 +555,7 @@ int print_variant_costs(lesson_entry const& l, std::optional<std::string> const&
     r.ms = p.kernel_ms;
     r.limited_by = p.limited_by;
     for (auto const& w : p.warpgroups)  // the MMA warpgroup: the last of CTA 0
-      if (w.cta == 0 && w.wg == k.warpgroups - 1) r.wait = w.waiting_ns / std::max(w.busy_ns + w.waiting_ns, 1e-9);
+      if (w.cta == 0 && w.wg == k.roles - 1) r.wait = w.waiting_ns / std::max(w.busy_ns + w.waiting_ns, 1e-9);
     for (std::size_t a = 0; a < k.allocs.size(); ++a) {
       if (k.allocs[a].kind == ir::AllocKind::cluster_barrier) ++(ir::cluster_barrier_scope(k, static_cast<int>(a)).cta ? r.cta_scope : r.cluster_scope);
       if (k.allocs[a].kind == ir::AllocKind::barrier || k.allocs[a].kind == ir::AllocKind::cluster_barrier)

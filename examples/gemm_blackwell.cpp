@@ -2,20 +2,23 @@
 // persistent Blackwell GEMM.
 //
 // Each output tile is 128 x BN (BN = 256 by default). The grid has `ctas` CTAs (0: one per tile),
-// and CTA c computes tiles c, c + ctas, c + 2 ctas, ... Three roles, one warpgroup each:
-//   - the producer streams K slices of A (128 x BK) and B (BN x BK) through an S-deep ring of
+// and CTA c computes tiles c, c + ctas, c + 2 ctas, ... Three roles (threads(warpgroup, warp,
+// warp): 192 threads, as CUTLASS's sm100 kernels give the TMA producer and the MMA issuer one
+// warp each; the epilogue is a warpgroup, whose four warps reach the four lane quarters of TMEM):
+//   - the producer (role 1, warp 4) streams K slices of A (128 x BK) and B (BN x BK) through an S-deep ring of
 //     128-byte swizzled stages with TMA (the generated code issues them from one thread); BK is
 //     one 128-byte swizzle row: 64 bf16 or 128 fp8 elements, so a stage holds the same bytes. Its
 //     loop runs over all of the CTA's K slices, tile after tile (one step counter), so it
 //     prefetches the next tile's first slices while the MMAs finish the current one;
-//   - the MMA issuer takes tile i's accumulator, stage i % 2 of a TMEM ring d (two 128 x BN
+//   - the MMA issuer (role 2, warp 5) takes tile i's accumulator, stage i % 2 of a TMEM ring d (two 128 x BN
 //     accumulators side by side: 2 BN of the SM's 512 columns), once the epilogue has read what
 //     tile i - 2 left there (acc_empty); per K slice it waits for a stage, issues one tcgen05_mma
 //     over it (4 instructions of kind::f16 m128nBNk16 for bf16, of kind::f8f6f4 m128nBNk32 for
 //     e4m3/e5m2) and frees the stage with tcgen05_commit_arrive(empty[s]), which arrives only
-//     once those MMAs have read it; after the tile's last slice it commits to acc_full[i % 2],
+//     once those MMAs have read it (one elected thread issues the MMAs and the commit: one elect
+//     per K slice); after the tile's last slice it commits to acc_full[i % 2],
 //     which arrives once that accumulator is complete;
-//   - the epilogue waits on acc_full and takes the accumulator 64 columns at a time: it reads a
+//   - the epilogue (role 0, warps 0-3) waits on acc_full and takes the accumulator 64 columns at a time: it reads a
 //     128 x 64 subtile from TMEM (async_load_tmem of slice<1>(d[b], 64 j, 64): tcgen05.ld 32x32b,
 //     warp w reading lanes 32w..32w+31, i.e. rows of the tile), rounds it to bf16 into one of two
 //     SMEM buffers and stores it with TMA, so a subtile's rounding overlaps the store of the one
@@ -25,7 +28,7 @@
 // The accumulator pipeline is what CUTLASS's sm100 kernels do: while the epilogue reads and stores
 // tile i, the tensor core already accumulates tile i + 1 into the other stage, so with more tiles
 // than CTAs neither waits for the other. Unlike the Hopper GEMM the accumulator is nobody's
-// registers: the MMA warpgroup never touches it, and the stage is released by the tensor core's
+// registers: the MMA warp never touches it, and the stage is released by the tensor core's
 // own completion, not by a thread. Every CTA runs its loops to the same bound (the most tiles any
 // CTA gets) and skips the rounds past the last tile, all three roles alike, so their barrier
 // phases stay in step.
@@ -51,7 +54,7 @@ template <long long S, long long BN, class TA = bf16, class TB = bf16>
 auto gemm_blackwell(size_expr M, std::int64_t N, std::int64_t K, size_expr ctas, std::int64_t raster) {
   constexpr long long BK = 128 * 8 / TA::bits;
   return kernel<sm_100a>(
-      "gemm_blackwell", grid(ctas), threads(3_c),
+      "gemm_blackwell", grid(ctas), threads(warpgroup, warp, warp),
       gmem<TA>("a", shape(M, K)),                                              // (m, k)
       gmem<TB>("b", shape(N, K)),                                              // (n, k): C = A * B^T
       gmem<bf16>("c", shape(M, N)),                                            // (m, n)
@@ -91,8 +94,8 @@ auto gemm_blackwell(size_expr M, std::int64_t N, std::int64_t K, size_expr ctas,
                                           k_loop, tcgen05_commit_arrive(acc_full[acc])));
         });
         auto epilogue = tmem_subtile_epilogue<BN>(rounds, valid, m, n, d, cs, c, acc_full, acc_empty);
-        // Every MMA into d completed before the last acc_full this warpgroup waited on.
-        return if_(thread_id() == 0_c, producer, if_(thread_id() == 1_c, mma, seq(epilogue, wait_smem_to_gmem(0_c), tmem_dealloc(d))));
+        // Every MMA into d completed before the last acc_full the epilogue waited on.
+        return if_(thread_id() == 1_c, producer, if_(thread_id() == 2_c, mma, seq(epilogue, wait_smem_to_gmem(0_c), tmem_dealloc(d))));
       });
 }
 

@@ -16,17 +16,18 @@
 // a .cluster release (ir::cluster_barrier_scope): the odd CTA's epilogue read TMEM that the even
 // CTA's next MMA overwrites, and a .cta arrival publishes no TMEM read to another CTA.
 //
-// Roles, one warpgroup each, in both CTAs:
-//   - the producer streams A (128 x 64) and its half of B (BN/2 x 64) through an S-deep ring with
+// Roles (threads(warpgroup, warp, warp): the epilogue a warpgroup, the producer and the MMA
+// issuer one warp each), in both CTAs:
+//   - the producer (role 1) streams A (128 x 64) and its half of B (BN/2 x 64) through an S-deep ring with
 //     TMA loads of the pair (copy_gmem_to_smem(..., pair_leader): .cta_group::2): each lands in
 //     its own CTA's SMEM, and both CTAs' bytes complete on full[s] of the even CTA, whose
 //     producer alone arrives there, expecting both halves. So full[s] completes in the even CTA
 //     once the whole stage of the pair has landed, with no relay between the CTAs;
-//   - the even CTA's MMA thread waits for full[s], issues the pair's MMA over the stage and frees
+//   - the even CTA's MMA warp (role 2) waits for full[s], issues the pair's MMA over the stage and frees
 //     it with tcgen05_commit_arrive_2cta(empty[s]), whose multicast arrives on empty[s] in both
 //     CTAs once the MMA has read both halves; after the tile's last K slice it commits to
-//     acc_full (both CTAs). The odd CTA's MMA warpgroup has nothing to do;
-//   - the epilogue waits on its CTA's acc_full, reads its 128 rows of D from TMEM 64 columns at a
+//     acc_full (both CTAs). The odd CTA's MMA warp has nothing to do;
+//   - the epilogue (role 0) waits on its CTA's acc_full, reads its 128 rows of D from TMEM 64 columns at a
 //     time, rounds each subtile to bf16 into one of two SMEM buffers and stores it with TMA (as in
 //     gemm_blackwell), then hands the accumulator back.
 // The odd CTA's TMEM and SMEM are read and written by an instruction issued in the other CTA: its
@@ -82,7 +83,7 @@ auto gemm_blackwell_2cta(std::int64_t M, std::int64_t N, std::int64_t K, std::in
     else return tcgen05_commit_arrive_2cta(bar, collective_axes(1_c));  // every CTA whose A this pair's MMA read
   };
   return kernel<sm_100a>(
-      "gemm_blackwell_2cta", ctas, threads(3_c), pairs,
+      "gemm_blackwell_2cta", ctas, threads(warpgroup, warp, warp), pairs,
       gmem<TA>("a", shape(M, K)),                                              // (m, k)
       gmem<TB>("b", shape(N, K)),                                              // (n, k): C = A * B^T
       gmem<bf16>("c", shape(M, N)),                                            // (m, n)
@@ -135,8 +136,8 @@ auto gemm_blackwell_2cta(std::int64_t M, std::int64_t N, std::int64_t K, std::in
         });
         auto epilogue = tmem_subtile_epilogue<BN>(rounds, valid, m, n, d, cs, c, acc_full, acc_empty);
         // Every pair MMA into this CTA's d completed before the last acc_full its epilogue waited on.
-        return if_(thread_id() == 0_c, producer,
-                   if_(thread_id() == 1_c, if_(half == 0_c, mma), seq(epilogue, wait_smem_to_gmem(0_c), tmem_dealloc(d))));
+        return if_(thread_id() == 1_c, producer,
+                   if_(thread_id() == 2_c, if_(half == 0_c, mma), seq(epilogue, wait_smem_to_gmem(0_c), tmem_dealloc(d))));
       });
 }
 

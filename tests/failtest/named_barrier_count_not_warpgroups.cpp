@@ -1,4 +1,4 @@
-// expect: named_barrier_sync: the thread count must be a positive multiple of 128, but got 96
+// expect: a named barrier counts 96 threads, but every role of this kernel is a warpgroup, which arrives with 128
 // A named barrier counting 96 threads: bar.sync counts 32 per warp, but every warpgroup's four
 // warps run the statement, so no set of warpgroups arrives with exactly 96.
 #include <stagecraft/stagecraft.hpp>

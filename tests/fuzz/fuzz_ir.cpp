@@ -135,7 +135,13 @@ void mutate_one(ir::Kernel& k, R& rng) {
     case 6: {  // the launch
       switch (rng() % 6) {
         case 0: k.grid[rng() % 3] = tweak(k.grid[0], rng); break;
-        case 1: k.warpgroups = 1 + static_cast<int>(rng() % 4); break;
+        case 1:
+          k.roles = 1 + static_cast<int>(rng() % 4);
+          // Sometimes roles of one warp (a warpgroup first or not, or a list that does not match).
+          k.role_warps.clear();
+          if (rng() % 2)
+            for (int r = 0; r < k.roles + static_cast<int>(rng() % 2); ++r) k.role_warps.push_back(rng() % 2 ? 1 : 4);
+          break;
         case 2: k.cluster[rng() % 3] = 1 + static_cast<std::int64_t>(rng() % 4); break;
         case 3: k.cluster_rank = static_cast<int>(rng() % 4); break;
         case 4: k.grid_rank = 1 + static_cast<int>(rng() % 3); break;

@@ -95,7 +95,7 @@ std::string encode(ir::Kernel const& k) {
   for (auto c : k.cluster) w.s(c);
   w.s(k.cluster_rank);
   w.u(k.cluster_nonportable);
-  w.s(k.warpgroups);
+  w.s(k.roles);
   w.list(k.params, [&](ir::Param const& p) {
     w.str(p.name);
     w.e(p.dtype);
@@ -154,7 +154,8 @@ std::string encode(ir::Kernel const& k) {
   // Workspace flags after them, for the same reason, and only when there is one: the encoding
   // of every kernel without a workspace stays what the corpus holds.
   // Each later section is written when it or one after it carries something.
-  const bool run_time = !k.extents.empty() ||
+  const bool roles = !k.role_warps.empty();
+  const bool run_time = roles || !k.extents.empty() ||
                         std::ranges::any_of(k.params, [](ir::Param const& p) { return !p.extent.empty() || p.segments_extent != ir::none; }) ||
                         std::ranges::any_of(k.grid_expr, [](ir::ExprId g) { return g != ir::none; });
   const bool indexed = run_time || std::ranges::any_of(k.values, [](ir::Value const& v) { return v.index != ir::none; });
@@ -197,6 +198,8 @@ std::string encode(ir::Kernel const& k) {
     w.ints(std::vector<std::int32_t>(k.grid_expr.begin(), k.grid_expr.end()));
     w.list(k.params, [&](ir::Param const& p) { w.s(p.segments_extent); });
   }
+  // Roles of one warp (threads(warpgroup, warp, ...)) last.
+  if (roles) w.list(k.role_warps, [&](int x) { w.s(x); });
   return w.take();
 }
 
@@ -210,7 +213,7 @@ ir::Kernel decode(std::uint8_t const* data, std::size_t size) {
   for (auto& c : k.cluster) c = r.s();
   k.cluster_rank = r.s32();
   k.cluster_nonportable = r.flag();
-  k.warpgroups = r.s32();
+  k.roles = r.s32();
   k.params = r.list<ir::Param>([&] {
     ir::Param p;
     p.name = r.str();
@@ -305,6 +308,7 @@ ir::Kernel decode(std::uint8_t const* data, std::size_t size) {
   for (std::size_t i = 0; i < grid_expr.size() && i < k.grid_expr.size(); ++i) k.grid_expr[i] = grid_expr[i];
   const auto segments_extent = r.ints32();
   for (std::size_t i = 0; i < segments_extent.size() && i < k.params.size(); ++i) k.params[i].segments_extent = segments_extent[i];
+  k.role_warps = r.ints_int();
   return k;
 }
 

@@ -786,7 +786,7 @@ TEST_CASE("host: tcgen05 follows its instruction descriptor, and a warp reaches 
   const auto lanes = planted(k, "(static_cast<unsigned>(lane / 32 * 32) << 16)", "(static_cast<unsigned>(lane / 32 * 16) << 16)");
   const auto r = hostexec::run(lanes, k, inputs, {});
   CHECK(r.kind == hostexec::failure::protocol);
-  CHECK_THAT(r.message, Contains("tcgen05.ld.32x32b at TMEM lane 16: warp 9 (warp 1 of its warpgroup) reaches only lanes 32-63"));
+  CHECK_THAT(r.message, Contains("tcgen05.ld.32x32b at TMEM lane 16: warp 1 (warp 1 of its warpgroup) reaches only lanes 32-63"));
   // TMEM never freed: the CTA ends with its allocation (the interpreter's tmem-not-freed).
   const auto kept = planted(k, "if (lane < 32) sc::tmem_dealloc(", "if (false) sc::tmem_dealloc(");
   const auto leak = hostexec::run(kept, k, inputs, {});
@@ -1139,6 +1139,22 @@ TEST_CASE("host: named barriers hand a tile between warpgroups, and the missing 
   REQUIRE(r.kind == hostexec::failure::deadlock);
   CHECK_THAT(r.message, Contains("kernel 'zoo_named_no_initial_arrive'") && Contains("wait(s) in bar.sync 10, 256: 128 of 256 threads arrived") &&
                             Contains("wait(s) in bar.sync 9, 256: 128 of 256 threads arrived"));
+}
+
+// Roles of one warp (threads(warpgroup, warp, warp)): the generated code's role, role-relative
+// lane, elected issue and __syncwarp run on the host; the zoo's two warps hand a block over on a
+// named barrier of 64 threads, and with the count a warpgroup's (128) the host deadlocks too.
+TEST_CASE("host: single-warp roles hand a block over on a named barrier, and a warpgroup's count deadlocks", "[host][roles]") {
+  const auto fixed = zoo::warp_named_count(zoo::variant::fixed);
+  const auto inputs = random_inputs(fixed, input_seed);
+  auto expected = inputs;
+  expected[1] = inputs[0];
+  check_schedules(fixed, inputs, expected, "the reference");
+  const auto buggy = zoo::warp_named_count(zoo::variant::buggy);
+  const auto r = hostexec::run(buggy, inputs, {});
+  INFO(r.message);
+  REQUIRE(r.kind == hostexec::failure::deadlock);
+  CHECK_THAT(r.message, Contains("kernel 'zoo_warp_named_count'") && Contains("wait(s) in bar.sync 9, 128: 64 of 128 threads arrived"));
 }
 
 // Reducing stores (ops/reduce.hpp): the generated red.global and cp.reduce.async.bulk.tensor

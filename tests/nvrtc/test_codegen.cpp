@@ -28,13 +28,14 @@ TEST_CASE("every example generates a kernel with its tensor maps and shared memo
     const auto g = nvrtc::generate(k);
     const auto tmem = std::count_if(k.allocs.begin(), k.allocs.end(), [](ir::Alloc const& a) { return a.kind == ir::AllocKind::tmem; });
     CHECK(g.entry == "stagecraft_" + e->name);
-    // Kernels that move registers between warpgroups (setmaxnreg) run one CTA per SM.
-    const bool moves_registers = g.source.find("sc::setmaxnreg_dec<") != std::string::npos;
-    CHECK_THAT(g.source, Contains("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(128 * k.warpgroups) + (moves_registers ? ", 1" : "") +
+    // Kernels that move registers between warpgroups (setmaxnreg), and kernels with roles of one
+    // warp (each thread may take 65536 / threads registers), run one CTA per SM.
+    const bool one_cta = g.source.find("sc::setmaxnreg_dec<") != std::string::npos || ir::has_warp_roles(k);
+    CHECK_THAT(g.source, Contains("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(ir::block_threads(k)) + (one_cta ? ", 1" : "") +
                                   ") " + g.entry + "("));
     // A kernel with TMEM also asks for the 4-byte slots its tcgen05.allocs write the addresses to.
     CHECK(g.smem_bytes == (tmem ? (ir::smem_bytes(k) + 7) / 8 * 8 + (4 * tmem + 7) / 8 * 8 : ir::smem_bytes(k)));
-    CHECK(g.block_threads == 128 * k.warpgroups);
+    CHECK(g.block_threads == ir::block_threads(k));
     // A kernel whose only barrier is a cluster barrier waits with an mbarrier wait (the
     // cluster-scope acquire where ir::cluster_barrier_scope says .cluster).
     const bool barriers = std::any_of(k.allocs.begin(), k.allocs.end(), [](ir::Alloc const& a) {
@@ -47,6 +48,33 @@ TEST_CASE("every example generates a kernel with its tensor maps and shared memo
     // and each map is prefetched into the descriptor cache once, at the start
     CHECK(occurrences(g.source, "sc::prefetch_tmap(&tmap") == g.maps.size());
   }
+}
+
+TEST_CASE("roles of one warp: the role from the warp index, lanes counted within the role, one elect per K-tile, no setmaxnreg", "[codegen][roles]") {
+  // gemm_blackwell: threads(warpgroup, warp, warp), 192 threads: the epilogue warps 0-3, the TMA
+  // warp 4, the MMA warp 5.
+  auto const& e = registry::global().find("gemm_blackwell");
+  const auto k = e.build(registry::resolve(e, {}));
+  const auto g = nvrtc::generate(k);
+  CHECK(g.block_threads == 192);
+  CHECK_THAT(g.source, Contains("__launch_bounds__(192, 1)") && Contains("const int role = warp < 4 ? 0 : warp < 5 ? 1 : 2;") &&
+                           Contains("const int lane = static_cast<int>(threadIdx.x) - 32 * (warp < 4 ? 0 : warp < 5 ? 4 : 5);") &&
+                           Contains("if ((static_cast<long long>(role) == 1LL))") && !Contains("setmaxnreg_dec<"));
+  // The MMA warp's K-tile: the MMAs and the stage's commit in one block of the elected lane (its
+  // own lane 0: `lane` counts from the warp's first thread, so no `lane < 32` test).
+  const auto mma = g.source.find("if (sc::elect_one()) {  // ops #17-#18: one thread issues the MMAs and commits");
+  REQUIRE(mma != std::string::npos);
+  const auto commit = g.source.find("sc::tc_commit(", mma);
+  REQUIRE(commit != std::string::npos);
+  const auto first_line = g.source.find('\n', mma);
+  const auto block = g.source.substr(first_line, commit - first_line);  // the block's body up to the commit
+  CHECK(occurrences(block, "sc::tc_mma_f16(") == 4);
+  CHECK(occurrences(block, "elect_one") == 0);
+  // A kernel of warpgroups keeps its code: wg and lane from threadIdx.x / 128 and % 128.
+  auto const& h = registry::global().find("gemm_hopper");
+  CHECK_THAT(nvrtc::generate(h.build(registry::resolve(h, {}))).source,
+             Contains("const int wg = static_cast<int>(threadIdx.x) / 128;\n  const int lane = static_cast<int>(threadIdx.x) % 128;") &&
+                 !Contains("const int role"));
 }
 
 TEST_CASE("iota in a walk of a fragment of its shape is the walk's row and column, not a division of the flat index", "[codegen]") {

@@ -214,6 +214,14 @@ void check_numbers(ir::Kernel const& k) {
     span_of[o.op] = &o;
   }
 
+  // tcgen05 MMAs and commits one after another run in one block of the elected thread (one elect
+  // per K-tile): the ops of such a block issue under its elect instead of one of their own.
+  std::vector<bool> in_elected_block(k.stmts.size(), false);
+  for (auto const& m : all_matches(g.source, std::regex(R"(sc::elect_one\(\)\) \{  // ops #(\d+)-#(\d+): one thread issues the MMAs and commits)")))
+    for (auto op = std::stoul(m[1]); op <= std::stoul(m[2]) && op < k.stmts.size(); ++op) in_elected_block[op] = true;
+  // The elected thread: lane < 32 && sc::elect_one() in a warpgroup, sc::elect_one() in a warp.
+  auto elects = [](std::string const& text, std::string const& then) { return count(text, "sc::elect_one()) " + then); };
+
   std::size_t fences = 0, waits = 0, commits = 0, deallocs = 0;
   for (std::size_t i = 0; i < k.stmts.size(); ++i) {
     auto const& s = k.stmts[i];
@@ -327,7 +335,7 @@ void check_numbers(ir::Kernel const& k) {
             CHECK(((p.idesc >> 15) & 1u) == 0u);
             CHECK(x[7] == (ks == 0 ? "acc" : "1u"));
           }
-          CHECK(count(text, "if (lane < 32 && sc::elect_one()) {") == 1u);
+          CHECK(elects(text, "{") + in_elected_block[i] == 1u);
           if (s.refs.size() == 4) check_barrier_address(k, s.refs[3], text);
           break;
         }
@@ -349,7 +357,7 @@ void check_numbers(ir::Kernel const& k) {
           CHECK(x[6] == (ks == 0 ? "acc" : "1u"));
         }
         // One thread issues (and a fused commit of the pair opens its own block for the mask).
-        CHECK(count(text, "if (lane < 32 && sc::elect_one()) {") == (s.n == 2 && s.refs.size() == 4 ? 2u : 1u));
+        CHECK(elects(text, "{") + in_elected_block[i] == (s.n == 2 && s.refs.size() == 4 && !in_elected_block[i] ? 2u : 1u));
         if (s.refs.size() == 4) check_barrier_address(k, s.refs[3], text);
         break;
       }
@@ -360,7 +368,7 @@ void check_numbers(ir::Kernel const& k) {
           // cluster evaluates the emitted base and pattern; its mask must be the CTAs whose x / 2
           // is its own and whose coordinates off the axes are its own.
           const auto& cl = k.cluster;
-          CHECK(count(text, "if (lane < 32 && sc::elect_one()) {") == 1);
+          CHECK(elects(text, "{") + in_elected_block[i] == 1);
           const std::regex base_re(R"(const unsigned pair_rank = \(sc::cluster_ctaid<\d+u>\(0\) & ~1u\) \+ (\d+)u \* sc::cluster_ctaid<\d+u>\(1\) \+ (\d+)u \* sc::cluster_ctaid<\d+u>\(2\);)");
           check_cluster_extents(k, text);
           auto bm = all_matches(text, base_re);
@@ -384,7 +392,8 @@ void check_numbers(ir::Kernel const& k) {
             CHECK(static_cast<unsigned short>(pattern << rank) == want);
           }
         } else {
-          CHECK(count(text, "if (lane < 32 && sc::elect_one()) sc::tc_commit(") == 1);  // the thread that issued the MMAs
+          CHECK(elects(text, "sc::tc_commit(") + in_elected_block[i] == 1);  // the thread that issued the MMAs
+          CHECK(count(text, "sc::tc_commit(") == 1);
         }
         check_barrier_address(k, s.refs[0], text);
         break;

@@ -52,7 +52,7 @@ TEST_CASE("examples use the ops they are about", "[examples]") {
   // Persistent: tile v1's accumulator is stage v1 % 2 of the TMEM ring; the K slices' ring runs
   // on across tiles (step v1 * steps + v2); the epilogue takes it 64 columns (v4) at a time
   // through two SMEM buffers.
-  CHECK_THAT(text("gemm_blackwell"), Contains("warpgroups=3") && Contains("tmem t7: f32[2, 128, 256]") &&
+  CHECK_THAT(text("gemm_blackwell"), Contains("roles=(warpgroup, warp, warp)") && Contains("tmem t7: f32[2, 128, 256]") &&
                                          Contains("tcgen05_mma t7[v1 % 2] (accumulate if v2 > 0) += s0[((v1 * 4) + v2) % 4] * s1[((v1 * 4) + v2) % 4]^T") &&
                                          Contains("tcgen05_commit_arrive b4[((v1 * 4) + v2) % 4]") && Contains("tcgen05_commit_arrive b5[v1 % 2]") &&
                                          Contains("store s2[((v3 * 4) + v4) % 2] <- cast<bf16>(async_load_tmem(t7[v3 % 2].sub[0, v4 * 64](128x64)))"));

@@ -48,7 +48,7 @@ TEST_CASE("every semantic change changes the hash", "[hash]") {
   cl.cluster[0] = 2;
   variants.push_back(cl);
   auto wg = base;
-  wg.warpgroups = 2;
+  wg.roles = 2;
   variants.push_back(wg);
   auto ws = base;  // a parameter turned kernel-owned: the launchers no longer take it
   ws.params[1].workspace = true;

@@ -13,7 +13,7 @@ TEST_CASE("lowering keeps declarations, launch shape and op order", "[lowering]"
   CHECK(k.target == ir::Target::sm_90a);
   CHECK(k.grid[0] == 4);
   CHECK(k.grid_rank == 1);
-  CHECK(k.warpgroups == 1);
+  CHECK(k.roles == 1);
   REQUIRE(k.params.size() == 2);
   CHECK(k.params[0].name == "x");
   CHECK(k.params[0].shape == std::vector<std::int64_t>{256, 512});

@@ -60,11 +60,42 @@ TEST_CASE("thread_id ranges over num_threads", "[ranges]") {
   STATIC_REQUIRE(detail::check_index<"Barrier", 4, decltype(thread_id() * 2_c)>().max_threads == 2);
 }
 
+TEST_CASE("conditions on thread_id() carry the roles they may hold for, and if_ narrows its branches' warp-only checks by them", "[ranges][roles]") {
+  constexpr unsigned all = ~0u;
+  STATIC_REQUIRE(r<decltype(thread_id() == 1_c)>().may_true == 0b10u);
+  STATIC_REQUIRE(r<decltype(thread_id() == 1_c)>().may_false == (all & ~0b10u));
+  STATIC_REQUIRE(r<decltype(1_c == thread_id())>().may_true == 0b10u);
+  STATIC_REQUIRE(r<decltype(thread_id() >= 1_c)>().may_true == (all & ~1u));
+  STATIC_REQUIRE(r<decltype(thread_id() < 2_c)>().may_true == 0b11u);
+  STATIC_REQUIRE(r<decltype(!(thread_id() == 1_c))>().may_true == (all & ~0b10u));
+  STATIC_REQUIRE(r<decltype((thread_id() == 1_c) || (thread_id() == 2_c))>().may_true == 0b110u);
+  // A role-derived number or arithmetic on a condition: read as nothing (left to the verifier).
+  STATIC_REQUIRE(r<decltype(thread_id() * 2_c == 2_c)>().may_true == 0u);
+  STATIC_REQUIRE(r<decltype(thread_id() * 2_c == 2_c)>().may_false == 0u);
+  (void)for_(range(8_c), [](auto j) {
+    STATIC_REQUIRE(r<decltype(j < 3_c)>().may_true == all);  // not on thread_id(): any role
+    // Role 1 and j < 3: true only for role 1, false for any role.
+    STATIC_REQUIRE(r<decltype((thread_id() == 1_c) && (j < 3_c))>().may_true == 0b10u);
+    STATIC_REQUIRE(r<decltype((thread_id() == 1_c) && (j < 3_c))>().may_false == all);
+    STATIC_REQUIRE(r<decltype(((thread_id() == 1_c) + j) > 0_c)>().may_true == 0u);
+    return stmt<>{};
+  });
+  // A tile store (warp_op_tile) under if_(thread_id() == 0_c, ...): only role 0 may run it; in the
+  // else branch of if_(thread_id() == 1_c, ...) every role but 1.
+  (void)kernel<sm_90a>("roles", grid(1), threads(warpgroup, warp, warp), smem<f32>(shape(64_c, 64_c)), [](auto s) {
+    auto st = store(s, full<f32>(shape(64_c, 64_c), 1.0f));
+    STATIC_REQUIRE(decltype(st)::static_info.warp_ops[warp_op_tile] == all);
+    STATIC_REQUIRE(decltype(if_(thread_id() == 0_c, st))::static_info.warp_ops[warp_op_tile] == 1u);
+    STATIC_REQUIRE(decltype(if_(thread_id() == 1_c, commit_smem(), st))::static_info.warp_ops[warp_op_tile] == (all & ~0b10u));
+    return if_(thread_id() == 0_c, st);
+  });
+}
+
 TEST_CASE("indexing with a proven range needs no run-time check and keeps the info", "[ranges]") {
   auto k = kernel<sm_90a>("tid", grid(1), threads(2_c), barrier(arrivals(1_c), count(2_c)),
                           [](auto bar) { return barrier_arrive(bar[thread_id()]); });
   auto ir = lower(k);
-  CHECK(ir.warpgroups == 2);
+  CHECK(ir.roles == 2);
 }
 
 TEST_CASE("program_id ranges over the grid, which kernel() knows when it is static", "[ranges]") {

@@ -231,7 +231,7 @@ TEST_CASE("reference.md: the emit_pipeline snippets lower and compute their resu
     return static_cast<double>(static_cast<float>(in[0].get(i)) + static_cast<float>(in[1].get(i)));
   });
   const auto ws = lower(ws_scale<2>(128, 384));
-  CHECK(ws.warpgroups == 3);
+  CHECK(ws.roles == 3);
   run_everywhere(ws, 1, [](auto const& in, std::int64_t i) { return static_cast<double>(static_cast<float>(in[0].get(i)) * 3.0f); });
 }
 

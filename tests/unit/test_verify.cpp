@@ -704,3 +704,68 @@ TEST_CASE("the verifier holds a pair_leader copy to sm_100a and the CTA pair", "
     REQUIRE_THROWS_WITH(ir::verify(k), Contains("a pair_leader copy is a Blackwell TMA load (.cta_group::2), but the kernel targets sm_90a"));
   }
 }
+
+TEST_CASE("the verifier holds roles of one warp to what a warp can issue, and lays roles out on warpgroup boundaries", "[verify][roles]") {
+  auto build = [](const char* name) {
+    auto const& e = registry::global().find(name);
+    return e.build(registry::resolve(e, {}));
+  };
+  // gemm_blackwell: threads(warpgroup, warp, warp), the epilogue role 0, TMA warp 1, MMA warp 2.
+  auto k = build("gemm_blackwell");
+  REQUIRE(k.role_warps == std::vector<int>{4, 1, 1});
+  REQUIRE_NOTHROW(ir::verify(k));
+  CHECK(ir::block_threads(k) == 192);
+  CHECK(ir::role_name(k, 0) == "warpgroup 0 (role 0, warps 0-3)");
+  CHECK(ir::role_name(k, 2) == "warp 5 (role 2)");
+  auto const roles = ir::stmt_roles(k);
+  CHECK(roles[static_cast<std::size_t>(id_of(k, first(k, ir::StmtOp::copy_gmem_to_smem)))] == 0b010u);
+  CHECK(roles[static_cast<std::size_t>(id_of(k, first(k, ir::StmtOp::tcgen05_mma)))] == 0b100u);
+  CHECK(roles[static_cast<std::size_t>(id_of(k, first(k, ir::StmtOp::store)))] == 0b001u);
+
+  SECTION("the epilogue's TMEM load given to the MMA warp") {
+    // The role tests: op #0 is `if (thread_id() == 1)`; its else holds `if (thread_id() == 2)`.
+    // Swapping that constant to 0 hands the epilogue (the inner else) to role 2, a warp.
+    auto& inner = k.stmts[k.stmts[k.body].body[1]];
+    REQUIRE(inner.op == ir::StmtOp::if_);
+    auto& c = k.exprs[k.exprs[inner.e0].b];
+    REQUIRE(c.op == ir::ExprOp::constant);
+    c.value = 0;
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("(store): runs in warp 5 (role 2), but the tcgen05.ld of a warp reaches only its quarter "
+                                                "of the 128 TMEM lanes (lanes 32 * (warp % 4) to + 31: 32 to 63 for warp 5)"));
+  }
+  SECTION("a warpgroup role that does not start on a warpgroup boundary") {
+    k.role_warps = {1, 4, 1};
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("role 1 is a warpgroup but starts at warp 1: a warpgroup role starts on a warpgroup boundary"));
+  }
+  SECTION("a role of neither one warp nor a warpgroup, a list that does not match, too many warps") {
+    k.role_warps = {4, 2, 1};
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("role 1 has 2 warps, but a role is one warp or one warpgroup (4 warps)"));
+    k.role_warps = {4, 1};
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("the kernel has 3 roles, but role_warps lists 2"));
+    k.roles = 9;
+    k.role_warps.assign(9, 4);
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("the roles take 36 warps or more, but a CTA has at most 32 (1024 threads)"));
+  }
+  SECTION("wgmma in a warp role") {
+    auto h = build("gemm_hopper");  // producer role 0, consumers 1 and 2: make consumer 2 a warp
+    h.role_warps = {4, 4, 1};
+    REQUIRE_THROWS_WITH(ir::verify(h), Contains("(store): runs in warp 8 (role 2), but tile math spreads a tile over the 128 threads of a warpgroup"));
+    for (auto& x : h.stmts)  // without the epilogue's stores, the first op a warp cannot issue is a wgmma
+      if (x.op == ir::StmtOp::store) x = {.op = ir::StmtOp::commit_smem};
+    REQUIRE_THROWS_WITH(ir::verify(h), Contains("runs in warp 8 (role 2), but wgmma is a warpgroup instruction (.sync.aligned over 128 threads) "
+                                                "and a warp is 32"));
+  }
+  SECTION("a named barrier counts whole warps, at most the kernel's") {
+    k.exprs.push_back({ir::ExprOp::constant, 0});
+    k.stmts.push_back({.op = ir::StmtOp::named_barrier_sync, .e0 = static_cast<ir::ExprId>(k.exprs.size() - 1), .n = 64});
+    k.stmts.push_back({.op = ir::StmtOp::seq, .body = {k.body, static_cast<ir::StmtId>(k.stmts.size() - 1)}});  // body; the barrier
+    k.body = static_cast<ir::StmtId>(k.stmts.size() - 1);
+    k.debug.stmts.clear();
+    REQUIRE_NOTHROW(ir::verify(k));  // the two single warps: 64 threads
+    k.stmts[k.stmts.size() - 2].n = 48;
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("counts 48 threads, but a named barrier's thread count must be a positive multiple of 32 (whole "
+                                                "warps take part) and at most the kernel's 192 threads (6 warps)"));
+    k.stmts[k.stmts.size() - 2].n = 224;
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("counts 224 threads"));
+  }
+}

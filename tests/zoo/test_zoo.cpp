@@ -145,6 +145,19 @@ TEST_CASE("zoo: a named-barrier ping-pong without the first \"empty\" arrival de
   fixed_twin_is_clean(name);
 }
 
+TEST_CASE("zoo: two single warps on a named barrier counting a warpgroup's 128 threads deadlock, naming the warps", "[zoo][deadlock][roles]") {
+  const std::string name = "zoo_warp_named_count";
+  auto r = run_under(zoo::warp_named_count(), policy::eager);
+  REQUIRE(r.diagnostics.size() == 1);
+  auto const& d = r.diagnostics.front();
+  CHECK(d.kind == check::deadlock);
+  // Each warp arrives with 32: 64 of the 128 the phase counts.
+  require_mentions(d, {"kernel '" + name + "'", "warp 5 (role 2) of CTA (0, 0, 0) at op #7 named_barrier_sync: waits at named barrier 0 (bar 9) for "
+                       "phase 0 to complete: 64/128 threads arrived (warp 5 (role 2) of CTA (0, 0, 0) at op #7 named_barrier_sync, warp 4 (role "
+                       "1) of CTA (0, 0, 0) at op #4 named_barrier_arrive)"});
+  fixed_twin_is_clean(name);
+}
+
 TEST_CASE("zoo: release inside the producer's branch deadlocks on a 2-arrival barrier", "[zoo][deadlock]") {
   const std::string name = "zoo_release_in_branch";
   auto r = run_under(zoo::release_in_branch(), policy::eager);

@@ -311,6 +311,34 @@ struct make_named_no_initial_arrive {
   }
 };
 
+// Two single warps hand a block over on a named barrier (threads(warpgroup, warp, warp), the
+// Blackwell GEMMs' layout): warp 4 (role 1) loads a block of x with TMA and, once it landed,
+// arrives on named barrier 0; warp 5 (role 2) syncs there and stores the block to y with TMA.
+// MISTAKE: the barrier counts 128 threads, as a warpgroup's would; bar.sync counts threads, and
+// two warps bring 64, so the phase never completes: warp 5 waits forever, and the CTA never
+// ends.
+// FIX: count what arrives, 64 (two warps of 32).
+template <bool Bug>
+struct make_warp_named_count {
+  ir::Kernel operator()() const {
+    const std::int64_t M = 128, N = 128;
+    constexpr long long counted = Bug ? 128 : 64;  // the named barrier's threads
+    return lower(kernel<sm_100a>(
+        "zoo_warp_named_count", grid(M / 64, N / 64), threads(warpgroup, warp, warp),
+        gmem<f32>("x", shape(M, N)),          // (row, col)
+        gmem<f32>("y", shape(M, N)),          // (row, col)
+        smem<f32>(shape(64_c, 64_c)),         // buf: (row, col)
+        barrier(arrivals(1_c), count(1_c)),   // landed: buf holds x's block
+        [&](auto x, auto y, auto buf, auto landed) {
+          auto [i, j] = program_ids();
+          auto load = seq(copy_gmem_to_smem(x.block(i, j), buf, landed), barrier_wait(landed), named_barrier_arrive(0_c, int_c<counted>));
+          auto store = seq(named_barrier_sync(0_c, int_c<counted>), copy_smem_to_gmem(buf, y.block(i, j)), commit_smem_to_gmem_group(),
+                           wait_smem_to_gmem(0_c));
+          return if_(thread_id() == 1_c, load, if_(thread_id() == 2_c, store));
+        }));
+  }
+};
+
 // =============================================================================================
 // missed phase
 // =============================================================================================
@@ -1394,6 +1422,7 @@ ir::Kernel release_in_branch(variant v) { return build<make_release_in_branch>(v
 ir::Kernel short_prologue(variant v) { return build<make_short_prologue>(v); }
 ir::Kernel double_wait(variant v) { return build<make_double_wait>(v); }
 ir::Kernel named_no_initial_arrive(variant v) { return build<make_named_no_initial_arrive>(v); }
+ir::Kernel warp_named_count(variant v) { return build<make_warp_named_count>(v); }
 ir::Kernel one_ring_barrier(variant v) { return build<make_one_ring_barrier>(v); }
 ir::Kernel single_release(variant v) { return build<make_single_release>(v); }
 ir::Kernel shared_barrier(variant v) { return build<make_shared_barrier>(v); }
@@ -1427,6 +1456,7 @@ std::vector<entry> const& all() {
       {"zoo_short_prologue", check::deadlock, short_prologue, ref_add_one},
       {"zoo_double_wait", check::deadlock, double_wait, ref_handoff},
       {"zoo_named_no_initial_arrive", check::deadlock, named_no_initial_arrive, ref_double_plus_one},
+      {"zoo_warp_named_count", check::deadlock, warp_named_count, ref_copy},
       {"zoo_one_ring_barrier", check::missed_phase, one_ring_barrier, ref_add_one},
       {"zoo_single_release", check::missed_phase, single_release, ref_handoff},
       {"zoo_shared_barrier", check::over_arrival, shared_barrier, ref_add_two},

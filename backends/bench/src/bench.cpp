@@ -189,7 +189,7 @@ work work_of(ir::Kernel const& k, std::vector<host_tensor> const& inputs) {
   for (std::int64_t z = 0; z < k.grid[2]; ++z)
     for (std::int64_t y = 0; y < k.grid[1]; ++y)
       for (std::int64_t x = 0; x < k.grid[0]; ++x)
-        for (int g = 0; g < k.warpgroups; ++g) {
+        for (int g = 0; g < k.roles; ++g) {
           w.pid = {x, y, z};
           w.cidx = {x % cl[0], y % cl[1], z % cl[2]};
           w.wg = g;

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "stagecraft/interp/interp.hpp"
+#include "stagecraft/ir/roles.hpp"
 #include "stagecraft/registry.hpp"
 
 namespace stagecraft::bench {
@@ -317,7 +318,7 @@ struct replayer {
   }
 
   interp::trace run(interp::trace const& t) {
-    agents.assign(static_cast<std::size_t>(std::max(t.ctas, 1) * k.warpgroups), {});
+    agents.assign(static_cast<std::size_t>(std::max(t.ctas, 1) * k.roles), {});
     if (!o.profile.empty()) {
       // Each agent's iterations of each MMA loop (its MMA ops over the loop's distinct MMA
       // statements it ran) and the ops it ran in it: the measured clocks per iteration, spread
@@ -325,7 +326,7 @@ struct replayer {
       std::map<std::pair<int, std::int32_t>, std::pair<double, std::map<int, int>>> seen;  // (agent, loop) -> ops, MMA stmt -> runs
       for (auto const& e : t.events) {
         if (e.what != interp::trace_event::kind::op || loop_of[static_cast<std::size_t>(e.op)] < 0) continue;
-        auto& [ops, mmas] = seen[{e.cta * k.warpgroups + e.lane, loop_of[static_cast<std::size_t>(e.op)]}];
+        auto& [ops, mmas] = seen[{e.cta * k.roles + e.lane, loop_of[static_cast<std::size_t>(e.op)]}];
         ops += 1;
         const auto op = k.stmts[static_cast<std::size_t>(e.op)].op;
         if (op == ir::StmtOp::wgmma || op == ir::StmtOp::tcgen05_mma) ++mmas[e.op];
@@ -393,7 +394,7 @@ struct replayer {
   }
 
   double op(interp::trace_event const& e, interp::trace& out) {
-    auto& a = agents[static_cast<std::size_t>(e.cta * k.warpgroups + e.lane)];
+    auto& a = agents[static_cast<std::size_t>(e.cta * k.roles + e.lane)];
     auto& c = ctas[e.cta];
     auto const& s = k.stmts[e.op];
     const double before = a.ready;
@@ -422,7 +423,7 @@ struct replayer {
       case ir::StmtOp::copy_smem_to_gmem: {
         start = c.issue.reserve(start, issue_gap());
         const int engine = s.op == ir::StmtOp::copy_gmem_to_smem ? 0 : 1;
-        fifo[{e.cta, e.op, engine}].push_back({start + cost, a.committed, e.cta * k.warpgroups + e.lane, 0});
+        fifo[{e.cta, e.op, engine}].push_back({start + cost, a.committed, e.cta * k.roles + e.lane, 0});
         break;
       }
       case ir::StmtOp::store: {
@@ -460,7 +461,7 @@ struct replayer {
         const double t0 = c.tc.reserve(start + cost, len);
         c.tc_busy += len;
         a.mma_end = std::max(a.mma_end, t0 + len);
-        const int who = e.cta * k.warpgroups + e.lane;
+        const int who = e.cta * k.roles + e.lane;
         auto& q = fifo[{e.cta, e.op, 2}];
         q.push_back({t0, 0, who, t0 + len});
         if (s.op == ir::StmtOp::tcgen05_mma && s.refs.size() == 4) q.push_back({start + cost, 0, who, a.mma_end});  // its fused commit
@@ -474,7 +475,7 @@ struct replayer {
         break;
       }
       case ir::StmtOp::tcgen05_commit_arrive:  // arrives once the issuer's MMAs so far are done
-        fifo[{e.cta, e.op, 2}].push_back({start + cost, 0, e.cta * k.warpgroups + e.lane, std::max(start + cost, a.mma_end)});
+        fifo[{e.cta, e.op, 2}].push_back({start + cost, 0, e.cta * k.roles + e.lane, std::max(start + cost, a.mma_end)});
         break;
       default: break;
     }
@@ -497,7 +498,7 @@ struct replayer {
   }
 
   double async(interp::trace_event const& e, interp::trace& out) {
-    const int engine = e.lane - k.warpgroups;
+    const int engine = e.lane - k.roles;
     auto& q = fifo[{e.cta, e.op, engine}];
     auto& c = ctas[e.cta];
     auto const& s = k.stmts[e.op];
@@ -598,7 +599,7 @@ prediction replay(ir::Kernel const& k, interp::trace const& t, machine const& m,
   if (smem > m.smem_per_sm)
     throw std::invalid_argument(fmt::format("kernel '{}' needs {} bytes of SMEM per CTA (with the 1 KiB the driver reserves), but an SM of {} has {}",
                                             k.name, smem, m.name, m.smem_per_sm));
-  p.ctas_per_sm = static_cast<int>(std::min<std::int64_t>({m.max_ctas_per_sm, m.smem_per_sm / smem, 2048 / (128 * k.warpgroups)}));
+  p.ctas_per_sm = static_cast<int>(std::min<std::int64_t>({m.max_ctas_per_sm, m.smem_per_sm / smem, 2048 / ir::block_threads(k)}));
   p.concurrent = std::min<std::int64_t>(p.ctas, static_cast<std::int64_t>(m.sms) * p.ctas_per_sm);
   p.concurrent = std::max(cluster, p.concurrent / cluster * cluster);
   p.waves = (p.ctas + p.concurrent - 1) / p.concurrent;
@@ -619,7 +620,7 @@ prediction replay(ir::Kernel const& k, interp::trace const& t, machine const& m,
     if (keep) *keep = std::move(tl);
     if (wgs)
       for (std::size_t i = 0; i < r.agents.size(); ++i)
-        wgs->push_back({static_cast<int>(i) / k.warpgroups, static_cast<int>(i) % k.warpgroups, r.agents[i].busy,
+        wgs->push_back({static_cast<int>(i) / k.roles, static_cast<int>(i) % k.roles, r.agents[i].busy,
                         r.agents[i].wait_bar + r.agents[i].wait_group, r.agents[i].wait_bar, r.agents[i].wait_group});
     if (busy || bytes) {
       double b = 0, by = 0;

@@ -93,6 +93,8 @@ struct api {
   // tcgen05.ld / tcgen05.st .32x32b.xN by each thread of a warp: its lane of TMEM, n columns from taddr.
   void (*tmem_ld)(unsigned taddr, unsigned* r, int n);
   void (*tmem_st)(unsigned taddr, const unsigned* r, int n);
+  // __syncwarp (bar.warp.sync) over all 32 lanes: a role of one warp meets there.
+  void (*warp_sync)();
 };
 
 }  // namespace schost

@@ -103,6 +103,11 @@ inline void fence_proxy_async() { sc_host_api->fence_proxy_async(); }
 // that the GMEM fence is there.
 inline void fence_proxy_async_all() { sc_host_api->fence_proxy_async(); }
 inline void wg_sync(int wg) { sc_host_api->bar_sync(static_cast<unsigned>(wg + 1), 128u); }
+inline void warp_sync() { sc_host_api->warp_sync(); }
+inline void role_sync(int wg, bool one_warp) {
+  if (one_warp) warp_sync();
+  else wg_sync(wg);
+}
 template <unsigned Id, unsigned N> inline void named_bar_sync() { sc_host_api->bar_sync(Id, N); }
 template <unsigned Id, unsigned N> inline void named_bar_arrive() { sc_host_api->bar_arrive(Id, N); }
 template <unsigned N> inline void named_bar_sync(unsigned id) { sc_host_api->bar_sync(id, N); }

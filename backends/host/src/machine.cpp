@@ -598,6 +598,12 @@ class machine {
     m.count_in(m.ctas_[m.me().cta].warps[warp], 32, thread_t::waits::warp, warp, "shfl.sync");
     return got;
   }
+  static void api_warp_sync() {
+    auto& m = *active;
+    m.preempt();
+    const unsigned warp = m.me().regs.tid.x / 32;
+    m.count_in(m.ctas_[m.me().cta].warps[warp], 32, thread_t::waits::warp, warp, "__syncwarp");
+  }
   // ---- the tensor cores (tensor_core.cpp computes; here: who takes part, and when) ------------
   // wgmma.mma_async is .sync.aligned over the warpgroup and the GPU runs it once for all 128
   // threads. Here every thread computes its own fragment of D, between two meetings of the
@@ -923,7 +929,7 @@ class machine {
       mode_ = o_.seed % 3 == 1 ? mode::uniform : o_.seed % 3 == 2 ? mode::lazy : mode::priority;
       const double biases[] = {0.02, 0.15, 0.5, 0.9};
       async_bias_ = mode_ == mode::uniform ? biases[rng_.below(4)] : 0.0;
-      wg_priority_.resize(ctas_.size() * static_cast<std::size_t>(k_.warpgroups));
+      wg_priority_.resize(ctas_.size() * static_cast<std::size_t>(k_.roles));
       for (auto& p : wg_priority_) p = rng_.next();
     }
     // Waves: never more than max_resident_threads' worth of whole clusters at once (at least
@@ -987,6 +993,7 @@ class machine {
     api_.f16_to_f32 = &api_f16_to_f32;
     api_.f32_to_bf16 = &api_f32_to_bf16;
     api_.shfl_xor = &api_shfl_xor;
+    api_.warp_sync = &api_warp_sync;
     api_.wgmma = &api_wgmma;
     api_.tmem_alloc = &api_tmem_alloc;
     api_.tmem_dealloc = &api_tmem_dealloc;
@@ -1133,7 +1140,7 @@ class machine {
         std::max_element(events_.begin(), events_.end(), [](event const& a, event const& b) { return a.priority < b.priority; }) - events_.begin());
   }
   std::uint64_t wg_priority_of(int t) const {
-    return wg_priority_[static_cast<std::size_t>(threads_[t].cta) * static_cast<std::size_t>(k_.warpgroups) + threads_[t].regs.tid.x / 128];
+    return wg_priority_[static_cast<std::size_t>(threads_[t].cta) * static_cast<std::size_t>(k_.roles) + threads_[t].regs.tid.x / 128];
   }
 
   void post(event e) {

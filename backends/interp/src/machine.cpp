@@ -166,7 +166,7 @@ machine::machine(ir::Kernel const& k, std::vector<host_tensor>& gmem, options co
   if (o_.trace) {
     tr_.kernel = k.name;
     tr_.sources = detail::op_sources(k);
-    for (int w = 0; w < k.warpgroups; ++w) tr_.lanes.push_back(fmt::format("wg{}", w));
+    for (int w = 0; w < k.roles; ++w) tr_.lanes.push_back(ir::role_label(k, w));
     tr_.lanes.push_back("tma load");
     tr_.lanes.push_back("tma store");
     if (has_wgmma_) tr_.lanes.push_back("wgmma");

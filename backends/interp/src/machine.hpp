@@ -59,6 +59,7 @@
 #include "program.hpp"
 #include "stagecraft/interp/interp.hpp"
 #include "stagecraft/ir/fp8.hpp"
+#include "stagecraft/ir/roles.hpp"
 #include "stagecraft/ir/tcgen05.hpp"
 #include "stagecraft/ir/wgmma.hpp"
 

@@ -37,7 +37,7 @@ bool machine::named_barrier(agent_state& a, ir::Stmt const& s) {
                        nb.expected));
   }
   nb.expected = s.n;
-  nb.arrived += ir::named_barrier_granule;
+  nb.arrived += ir::role_threads(k_, a.wg);  // every thread of the role runs the statement
   nb.arrivers.emplace_back(a.comp, cur_op_);
   nb.releases.join(a.vc);
   if (sync) {

@@ -9,7 +9,7 @@ namespace stagecraft::interp::detail {
 
 std::string machine::who(agent_state const& a) const {
   auto const& cs = ctas_[a.cta];
-  return fmt::format("warpgroup {} of CTA ({}, {}, {})", a.wg, cs.pid[0], cs.pid[1], cs.pid[2]);
+  return fmt::format("{} of CTA ({}, {}, {})", ir::role_name(k_, a.wg), cs.pid[0], cs.pid[1], cs.pid[2]);
 }
 
 std::string machine::where(ir::StmtId id) const {

@@ -51,7 +51,7 @@ void machine::run_cluster(std::array<std::int64_t, 3> origin) {
         ctas_.push_back(std::move(cs));
       }
   const int nctas = static_cast<int>(ctas_.size());
-  const int nagents = nctas * k_.warpgroups;
+  const int nagents = nctas * k_.roles;
   // Components: agents, then barrier elements of every CTA, then each agent's store sides.
   // Kernels with wgmma add one more per agent: its wgmma groups (value = groups known complete).
   // Kernels with tcgen05 use the same per-agent component for their MMA stream (value = MMAs
@@ -141,7 +141,7 @@ void machine::run_cluster(std::array<std::int64_t, 3> origin) {
   for (auto& cs : ctas_)
     for (auto& nb : cs.named) nb.releases.c.assign(ncomp, 0);
   for (int ci = 0; ci < nctas; ++ci)
-    for (int w = 0; w < k_.warpgroups; ++w) {
+    for (int w = 0; w < k_.roles; ++w) {
       agent_state a;
       a.cta = ci;
       a.wg = w;

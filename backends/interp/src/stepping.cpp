@@ -10,7 +10,7 @@ namespace stagecraft::interp::detail {
 
 // "cta1." in a cluster of several CTAs, "" in a one-CTA cluster: the prefix of every name shown.
 std::string machine::cta_prefix(int cta) const { return ctas_.size() == 1 ? std::string() : fmt::format("cta{}.", ctas_[cta].linear); }
-std::string machine::agent_label(agent_state const& a) const { return fmt::format("{}wg{}", cta_prefix(a.cta), a.wg); }
+std::string machine::agent_label(agent_state const& a) const { return cta_prefix(a.cta) + ir::role_label(k_, a.wg); }
 
 namespace {
 const char* async_kind(async_op::kind k) {

@@ -16,7 +16,9 @@ generated emitter::run() {
   g.entry = entry_name(k_.name);
   g.maps = maps_;
   g.smem_bytes = tc_ ? tmem_.smem_end : smem_end_;
-  g.block_threads = 128 * k_.warpgroups;
+  g.block_threads = ir::block_threads(k_);
+  roles_ = ir::stmt_roles(k_);
+  warp_roles_ = ir::warp_role_set(k_);
   g.options = o_;
   std::string body;
   stmt(k_.body, 1, body);
@@ -189,10 +191,29 @@ std::string emitter::header() const {
   // (without it ptxas may report "setmaxnreg ignored; unable to determine register count at
   // entry" and cap every thread at 65536 / threads).
   const bool split = register_split().first != 0 && std::any_of(k_.stmts.begin(), k_.stmts.end(), [&](ir::Stmt const& s) { return producer_branch(s); });
-  std::string h = fmt::format("\nextern \"C\" __global__ void __launch_bounds__({}{}) {}({}) {{\n", 128 * k_.warpgroups, split ? ", 1" : "",
+  // With roles of one warp, every thread may take 65536 / threads registers at one CTA per SM
+  // (255 for gemm_blackwell's 192); setmaxnreg, which moves registers between whole warpgroups,
+  // is for kernels of warpgroups (register_split).
+  const bool one_cta = split || ir::has_warp_roles(k_);
+  std::string h = fmt::format("\nextern \"C\" __global__ void __launch_bounds__({}{}) {}({}) {{\n", ir::block_threads(k_), one_cta ? ", 1" : "",
                               entry_name(k_.name), fmt::join(params, ", "));
   h += "  SC_DYNAMIC_SMEM(smem);\n";
-  h += "  const int wg = static_cast<int>(threadIdx.x) / 128;\n  const int lane = static_cast<int>(threadIdx.x) % 128;\n";
+  if (!ir::has_warp_roles(k_)) {
+    h += "  const int wg = static_cast<int>(threadIdx.x) / 128;\n  const int lane = static_cast<int>(threadIdx.x) % 128;\n";
+  } else {
+    // thread_id() is the role; `lane` counts the thread within its role (0-127 in a warpgroup,
+    // 0-31 in a warp); `wg` is the hardware warpgroup, whose bar.sync id a warpgroup role meets at.
+    std::string role = fmt::format("{}", k_.roles - 1), first = fmt::format("{}", ir::first_warp(k_, k_.roles - 1)), layout;
+    for (int r = k_.roles - 2; r >= 0; --r) {
+      role = fmt::format("warp < {} ? {} : {}", ir::first_warp(k_, r + 1), r, role);
+      first = fmt::format("warp < {} ? {} : {}", ir::first_warp(k_, r + 1), ir::first_warp(k_, r), first);
+    }
+    for (int r = 0; r < k_.roles; ++r) layout += fmt::format("{}{} {}", r ? ", " : "", r, ir::role_name(k_, r));
+    h += "  const int wg = static_cast<int>(threadIdx.x) / 128;\n  const int warp = static_cast<int>(threadIdx.x) / 32;\n";
+    h += fmt::format("  const int role = {};  // {}\n", role, layout);
+    h += fmt::format("  const int lane = static_cast<int>(threadIdx.x) - 32 * ({});\n", first);
+    h += fmt::format("  const bool role_warp = ((0x{:x}u >> role) & 1u) != 0;  // a role of one warp\n  (void)role_warp;\n", warp_roles_);
+  }
   h += "  const unsigned smem_base = sc::smem_addr(smem);\n";
   // Every tensor map into the descriptor cache at once, by one thread (prefetch.tensormap).
   if (!maps_.empty()) {
@@ -271,7 +292,7 @@ emitter::range_t emitter::compute_range(ir::ExprId id) const {
       return interval{0, k_.grid[static_cast<std::size_t>(e.value)] - 1};
     case ir::ExprOp::extent: return interval{1, std::numeric_limits<std::int32_t>::max()};
     case ir::ExprOp::cluster_idx: return e.value >= 0 && e.value < 3 ? range_t(interval{0, k_.cluster[static_cast<std::size_t>(e.value)] - 1}) : std::nullopt;
-    case ir::ExprOp::thread_id: return interval{0, k_.warpgroups - 1};
+    case ir::ExprOp::thread_id: return interval{0, k_.roles - 1};
     case ir::ExprOp::lt: case ir::ExprOp::le: case ir::ExprOp::gt: case ir::ExprOp::ge: case ir::ExprOp::eq: case ir::ExprOp::ne:
     case ir::ExprOp::land: case ir::ExprOp::lor: case ir::ExprOp::lnot: return interval{0, 1};
     case ir::ExprOp::load:  // whatever the table's dtype holds
@@ -347,7 +368,7 @@ std::string emitter::expr(ir::ExprId id) const {
     case ir::ExprOp::var: return fmt::format("v{}", e.value);
     case ir::ExprOp::program_id: return fmt::format("static_cast<long long>(blockIdx.{})", "xyz"[e.value]);
     case ir::ExprOp::cluster_idx: return fmt::format("static_cast<long long>({})", cluster_ctaid(k_, static_cast<int>(e.value)));
-    case ir::ExprOp::thread_id: return "static_cast<long long>(wg)";
+    case ir::ExprOp::thread_id: return ir::has_warp_roles(k_) ? "static_cast<long long>(role)" : "static_cast<long long>(wg)";
     case ir::ExprOp::add: return bin("+");
     case ir::ExprOp::sub: return bin("-");
     case ir::ExprOp::mul: return bin("*");
@@ -1022,8 +1043,48 @@ bool emitter::loop_head(ir::StmtId id, bool d) const {
 // ---- statements ------------------------------------------------------------------------------
 void emitter::stmt(ir::StmtId id, int depth, std::string& out) {
   const auto begin = out.size();
+  const auto outer = cur_;
+  cur_ = id;
   emit(id, depth, out);
+  cur_ = outer;
   if (k_.stmts[id].op != ir::StmtOp::seq) spans_.push_back({static_cast<int>(id), k_.stmts[id].op, begin, out.size()});
+}
+
+void emitter::emit_seq(ir::Stmt const& s, int depth, std::string& out) {
+  auto issue = [&](ir::StmtId c) {
+    auto const& x = k_.stmts[c];
+    return !elected_ && (x.op == ir::StmtOp::tcgen05_mma || x.op == ir::StmtOp::tcgen05_commit_arrive);
+  };
+  for (std::size_t i = 0; i < s.body.size();) {
+    std::size_t j = i;
+    while (j < s.body.size() && issue(s.body[j])) ++j;
+    if (j - i < 2) {
+      stmt(s.body[i], depth, out);
+      ++i;
+      continue;
+    }
+    // The MMA's own sync (an earlier store's lanes done) comes before the elected block.
+    cur_ = s.body[i];
+    sync_before_issue([&](std::string const& t) { out += std::string(static_cast<std::size_t>(depth) * 2, ' ') + t + "\n"; });
+    dirty_ = false;
+    out += fmt::format("{}if ({}) {{  // ops #{}-#{}: one thread issues the MMAs and commits\n", std::string(static_cast<std::size_t>(depth) * 2, ' '),
+                       issuer(), s.body[i], s.body[j - 1]);
+    elected_ = true;
+    for (; i < j; ++i) stmt(s.body[i], depth + 1, out);
+    elected_ = false;
+    out += std::string(static_cast<std::size_t>(depth) * 2, ' ') + "}\n";
+  }
+}
+
+std::string emitter::issuer() const {
+  const auto who = cur_ == ir::none ? ir::role_set{0} : roles_[static_cast<std::size_t>(cur_)];
+  return who && (who & ~warp_roles_) == 0 ? "sc::elect_one()" : elected_issuer;
+}
+
+std::string emitter::role_sync() const {
+  const auto who = cur_ == ir::none ? ir::role_set{0} : roles_[static_cast<std::size_t>(cur_)];
+  if (!warp_roles_ || (who & warp_roles_) == 0) return "sc::wg_sync(wg);";
+  return (who & ~warp_roles_) == 0 ? "sc::warp_sync();" : "sc::role_sync(wg, role_warp);";
 }
 
 // ---- warp specialization ---------------------------------------------------------------------
@@ -1044,7 +1105,8 @@ bool emitter::data_mover(ir::StmtId id) const {
 }
 
 bool emitter::producer_branch(ir::Stmt const& s) const {
-  if (k_.warpgroups < 2 || s.op != ir::StmtOp::if_) return false;
+  // With roles of one warp the producer is a warp of its own (ir/roles.hpp).
+  if (k_.roles < 2 || s.op != ir::StmtOp::if_ || ir::has_warp_roles(k_)) return false;
   auto const& c = k_.exprs[s.e0];
   if (c.op != ir::ExprOp::eq) return false;
   auto const& l = k_.exprs[c.a];
@@ -1063,8 +1125,8 @@ bool emitter::producer_branch(ir::Stmt const& s) const {
 // The watchdog's bounded waits (%globaltimer, the report's printf) take the producer past 40
 // (ws_copy's spilled once setmaxnreg took effect), so it gets 56 there.
 std::pair<int, int> emitter::register_split() const {
-  const int w = k_.warpgroups;
-  if (w < 3) return {0, 0};
+  const int w = k_.roles;
+  if (w < 3 || ir::has_warp_roles(k_)) return {0, 0};
   const int producer = o_.watchdog_ms ? 56 : 24;
   const int rest = std::min(240, (65536 - 128 * producer) / (128 * (w - 1)) / 8 * 8);
   return {producer, rest};
@@ -1076,7 +1138,7 @@ void emitter::emit(ir::StmtId id, int depth, std::string& out) {
   auto line = [&](std::string const& t) { out += ind + t + "\n"; };
   switch (s.op) {
     case ir::StmtOp::seq:
-      for (auto c : s.body) stmt(c, depth, out);
+      emit_seq(s, depth, out);
       return;
     case ir::StmtOp::for_: {
       const bool head = loop_head(id, dirty_);
@@ -1130,7 +1192,7 @@ void emitter::emit(ir::StmtId id, int depth, std::string& out) {
       const int map = map_of_.at(id);
       line(fmt::format("// op #{}: copy_gmem_to_smem {} -> {} ({} B)", id, k_.params[g.id].name, ir::alloc_name(k_, m.id), bytes));
       sync_before_issue(line);
-      line(fmt::format("if ({}) {{", issuer));
+      line(fmt::format("if ({}) {{", issuer()));
       line(fmt::format("  const unsigned bar = {};", bar_addr(s.refs[2])));
       // The pair's load (.cta_group::2, Stmt::n == 2): only the even CTA arrives, expecting both
       // CTAs' bytes; each CTA's copy completes them on the even CTA's barrier (sc::tma_load_pair).
@@ -1216,7 +1278,7 @@ void emitter::emit(ir::StmtId id, int depth, std::string& out) {
       return;
     case ir::StmtOp::wait_group:
       line(fmt::format("if (lane == 0) sc::bulk_wait{}<{}>();  // op #{}", s.flag ? "_read" : "", s.n, id));
-      line("sc::wg_sync(wg);");
+      line(role_sync());
       dirty_ = false;
       return;
     case ir::StmtOp::commit_smem:
@@ -1233,7 +1295,7 @@ void emitter::emit(ir::StmtId id, int depth, std::string& out) {
         for (int d = 0; d < 3; ++d)
           if (std::find(al.collective_axes.begin(), al.collective_axes.end(), d) == al.collective_axes.end())
             same.push_back(fmt::format("{} == static_cast<int>({})", names[d], cluster_ctaid(k_, d)));
-        line(fmt::format("if ({}) {{", issuer));
+        line(fmt::format("if ({}) {{", issuer()));
         line(fmt::format("  for (int r = 0; r < {}; ++r) {{", k_.cluster[0] * k_.cluster[1] * k_.cluster[2]));
         line(fmt::format("    const int x = r % {0}, y = r / {0} % {1}, z = r / ({0} * {1});", k_.cluster[0], k_.cluster[1]));
         line(fmt::format("    (void)x; (void)y; (void)z;"));
@@ -1242,7 +1304,7 @@ void emitter::emit(ir::StmtId id, int depth, std::string& out) {
         line("  }");
         line("}");
       } else {
-        line(fmt::format("if ({}) sc::mbar_arrive({});", issuer, bar_addr(s.refs[0])));
+        line(fmt::format("if ({}) sc::mbar_arrive({});", issuer(), bar_addr(s.refs[0])));
       }
       dirty_ = false;
       return;
@@ -1419,13 +1481,13 @@ void emitter::emit(ir::StmtId id, int depth, std::string& out) {
       const std::string name = k_.params[r.id].name, off = fmt::format("static_cast<int>({})", param_offset(s.refs[0], "0"));
       const std::string at = fmt::format("(p_{} + {})", name, off);
       line(fmt::format("// op #{}: {} on semaphore '{}'", id, ir::stmt_name(s.op), name));
-      if (signal) line("sc::wg_sync(wg);");
+      if (signal) line(role_sync());
       if (!signal && o_.watchdog_ms)
-        line(fmt::format("if ({}) sc::sem_wait_watchdog({}, static_cast<int>({}), \"{}\", {}, \"{}\", {}, {}ull);", issuer, at, expr(s.e0), k_.name, id,
+        line(fmt::format("if ({}) sc::sem_wait_watchdog({}, static_cast<int>({}), \"{}\", {}, \"{}\", {}, {}ull);", issuer(), at, expr(s.e0), k_.name, id,
                          name, off, std::uint64_t{o_.watchdog_ms} * 1000000));
       else
-        line(fmt::format("if ({}) sc::{}({}, static_cast<int>({}));", issuer, signal ? "sem_signal" : "sem_wait", at, expr(s.e0)));
-      if (!signal) line("sc::wg_sync(wg);");
+        line(fmt::format("if ({}) sc::{}({}, static_cast<int>({}));", issuer(), signal ? "sem_signal" : "sem_wait", at, expr(s.e0)));
+      if (!signal) line(role_sync());
       dirty_ = false;
       return;
     }
@@ -1455,7 +1517,8 @@ tcgen05_gen::context emitter::tc_context() {
           [this](ir::DType t, std::string const& x) { return store_conv(t, x); }, leaf_override_,
           [this](ir::RefId r, std::string const& i) { return element(r, i); },
           [this](ir::RefId r, std::int64_t v) { return smem_vectors(r, v); },
-          [this](ir::StmtId id, ir::RefId r, std::int64_t n, std::int64_t v) { count_row_banks(id, r, n, v); }};
+          [this](ir::StmtId id, ir::RefId r, std::int64_t n, std::int64_t v) { count_row_banks(id, r, n, v); },
+          issuer(), role_sync(), elected_};
 }
 
 // v consecutive elements of every row of SMEM view `rid` are one aligned 16-byte chunk: rows are

@@ -36,6 +36,7 @@
 #include "prelude.hpp"
 #include "stagecraft/ir/banks.hpp"
 #include "stagecraft/ir/swizzle.hpp"
+#include "stagecraft/ir/roles.hpp"
 #include "stagecraft/ir/scopes.hpp"
 #include "stagecraft/ir/tile_view.hpp"
 #include "stagecraft/ir/udiv_magic.hpp"
@@ -427,10 +428,14 @@ class emitter {
   // barrier waits are every lane's own.
   // TMA loads and arrivals carry no per-thread state (bulk groups do: TMA stores, their commits
   // and waits stay with lane 0), so they are issued by the elected thread (tcgen05.hpp).
-  static constexpr const char* issuer = elected_issuer;
+  // In a role of one warp (ir/roles.hpp) the warp meets at __syncwarp and its elected lane issues
+  // (`lane` counts within the role, so lane 0 is the warp's first); a statement that roles of
+  // both kinds reach meets at the running role's own.
+  std::string issuer() const;
+  std::string role_sync() const;
   template <class Line>
   void sync_before_issue(Line const& line) const {
-    if (dirty_) line("sc::wg_sync(wg);");
+    if (dirty_) line(role_sync());
   }
   void emit(ir::StmtId id, int depth, std::string& out);
 
@@ -477,6 +482,13 @@ class emitter {
   std::int64_t walk_rows_ = 0;
   std::map<ir::ValueId, std::string> row_hoisted_;  // broadcast row vectors computed before the walk (hoist_rows)
   bool dirty_ = false;  // a store ran since this warpgroup's last sc::wg_sync (see after())
+  std::vector<ir::role_set> roles_;  // per statement: the roles that may run it (ir::stmt_roles)
+  ir::role_set warp_roles_ = 0;      // the roles of one warp
+  ir::StmtId cur_ = ir::none;        // the statement being emitted
+  bool elected_ = false;             // inside a block the elected thread runs (tcgen05 issue runs)
+  // Emits a sequence's statements; tcgen05 MMAs and commits one after another run in one block of
+  // the elected thread (one elect per K-tile, not one per op).
+  void emit_seq(ir::Stmt const& s, int depth, std::string& out);
   std::vector<op_span> spans_;  // offsets into the body until run() places them in the source
 };
 

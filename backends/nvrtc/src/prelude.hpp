@@ -130,6 +130,17 @@ __device__ __forceinline__ void wg_sync(int wg) {
   asm volatile("bar.sync %0, 128;" :: "r"(wg + 1) : "memory");
   tc_after_sync();
 }
+// A role of one warp meets at __syncwarp (ir/roles.hpp), with the tcgen05 fences any thread
+// barrier carries; a statement both kinds of role run picks its role's own.
+__device__ __forceinline__ void warp_sync() {
+  tc_before_sync();
+  __syncwarp();
+  tc_after_sync();
+}
+__device__ __forceinline__ void role_sync(int wg, bool one_warp) {
+  if (one_warp) warp_sync();
+  else wg_sync(wg);
+}
 // Named barriers (the DSL's named_barrier_sync/arrive): hardware id and thread count, every
 // thread of each participating warpgroup executing them (bar.sync counts 32 per warp). A static
 // id and count go into the instruction as immediates (BAR.SYNC 0xc, 0x100 in SASS).

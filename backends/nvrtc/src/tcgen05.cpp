@@ -238,7 +238,7 @@ void mma(context const& c, ir::StmtId id, std::string const& ind, std::string& o
   auto address = [&](ir::RefId rid) { return fmt::format("smem_base + {}u + {}", c.offsets[k.refs[rid].id], c.view_offset(rid)); };
   line(fmt::format("{{  // op #{}: tcgen05_mma, {} instruction(s) of {} into {}{}, issued by one thread", id, p.k_steps(), p.shape_suffix(),
                    ir::alloc_name(k, d), p.a_tmem ? fmt::format(", A from TMEM {}", ir::alloc_name(k, k.refs[s.refs[1]].id)) : std::string()));
-  line(fmt::format("  if ({}) {{", elected_issuer));
+  line(c.elected ? "  {" : fmt::format("  if ({}) {{", c.issuer));
   line(fmt::format("    const unsigned d_addr = {};", tmem_address(c, s.refs[0])));
   if (!p.a_tmem) line(fmt::format("    const unsigned a_addr = {};", address(s.refs[1])));
   line(fmt::format("    const unsigned b_addr = {};", address(s.refs[2])));
@@ -270,8 +270,8 @@ void commit(context const& c, ir::StmtId id, ir::RefId bar, std::string const& i
   auto const& k = c.k;
   // The thread that issued the MMAs: a commit tracks its own thread's earlier tcgen05 ops.
   if (k.stmts[id].n != 2) {
-    out += ind + fmt::format("if ({}) sc::tc_commit({});  // op #{}: tcgen05.commit, arrives once this thread's MMAs completed\n", elected_issuer,
-                             c.bar_addr(bar), id);
+    out += ind + fmt::format("{}sc::tc_commit({});  // op #{}: tcgen05.commit, arrives once this thread's MMAs completed\n",
+                             c.elected ? "" : fmt::format("if ({}) ", c.issuer), c.bar_addr(bar), id);
     return;
   }
   // The pair's CTAs are cluster ranks 2p and 2p + 1 (x-fastest ranks, an even extent along axis
@@ -287,7 +287,8 @@ void commit(context const& c, ir::StmtId id, ir::RefId bar, std::string const& i
     const std::int64_t x[3] = {r % cl[0], r / cl[0] % cl[1], r / (cl[0] * cl[1])};
     if (x[0] < 2 && (collective(1) || x[1] == 0) && (collective(2) || x[2] == 0)) pattern |= 1u << r;
   }
-  out += ind + fmt::format("if ({}) {{  // op #{}: tcgen05.commit of the pair, arrives in {} once this thread's MMAs completed\n", elected_issuer, id,
+  out += ind + fmt::format("{}{{  // op #{}: tcgen05.commit of the pair, arrives in {} once this thread's MMAs completed\n",
+                           c.elected ? "" : fmt::format("if ({}) ", c.issuer), id,
                            axes.empty() ? "both CTAs" : fmt::format("both CTAs and the pairs along cluster axes ({})", fmt::join(axes, ", ")));
   out += ind + fmt::format("  const unsigned pair_rank = ({} & ~1u) + {}u * {} + {}u * {};\n", cluster_ctaid(k, 0), collective(1) ? 0 : cl[0],
                            cluster_ctaid(k, 1), collective(2) ? 0 : cl[0] * cl[1], cluster_ctaid(k, 2));
@@ -298,10 +299,10 @@ void commit(context const& c, ir::StmtId id, ir::RefId bar, std::string const& i
 void dealloc(context const& c, ir::StmtId id, std::string const& ind, std::string& out) {
   auto const& k = c.k;
   const int t = k.refs[k.stmts[id].refs[0]].id;
-  // The warpgroup's barrier carries the tcgen05 fences: every lane's TMEM loads are ordered
-  // before the dealloc. Other warpgroups' uses are ordered by the kernel's own barriers.
+  // The role's barrier carries the tcgen05 fences: every lane's TMEM loads are ordered before
+  // the dealloc. Other roles' uses are ordered by the kernel's own barriers.
   out += ind + fmt::format("// op #{}: tmem_dealloc {} ({} columns)\n", id, ir::alloc_name(k, t), c.tmem.columns[static_cast<std::size_t>(t)]);
-  out += ind + "sc::wg_sync(wg);\n";
+  out += ind + c.sync + "\n";
   out += ind + fmt::format("if (lane < 32) sc::tmem_dealloc({}, {}u);\n", tmem_var(t), c.tmem.columns[static_cast<std::size_t>(t)]);
 }
 

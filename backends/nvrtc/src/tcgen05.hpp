@@ -101,6 +101,13 @@ struct context {
   // Records the SMEM bank conflicts of a store from TMEM into SMEM view `ref` of (128, n): thread
   // t of the warpgroup writes row t, `v` elements (16 bytes when v > 1) per instruction.
   std::function<void(ir::StmtId, ir::RefId, std::int64_t n, std::int64_t v)> count_row_banks;
+  // The condition that picks the role's issuing thread, and how the role's threads meet
+  // (emitter::issuer, emitter::role_sync): a warpgroup role's or a single warp's.
+  std::string issuer = elected_issuer;
+  std::string sync = "sc::wg_sync(wg);";
+  // Inside a block the emitter already gave to the elected thread (consecutive tcgen05 MMAs and
+  // commits of one sequence: one elect per K-tile): the hooks issue without an elect of their own.
+  bool elected = false;
 };
 
 void mma(context const& c, ir::StmtId id, std::string const& ind, std::string& out);

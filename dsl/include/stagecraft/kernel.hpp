@@ -16,6 +16,7 @@
 #include <boost/hana/for_each.hpp>
 #include <boost/hana/tuple.hpp>
 #include <boost/hana/unpack.hpp>
+#include <bit>
 #include <string>
 #include <utility>
 
@@ -24,6 +25,7 @@
 #include "stagecraft/memory/semaphore.hpp"
 #include "stagecraft/memory/smem.hpp"
 #include "stagecraft/memory/tmem.hpp"
+#include "stagecraft/ir/roles.hpp"
 #include "stagecraft/ops/stmt.hpp"
 
 namespace stagecraft {
@@ -69,11 +71,72 @@ auto grid(E const&... e) {
   return g;
 }
 
-template <long long N>
+// threads(n): n roles of one warpgroup (128 threads) each. threads(warpgroup, warp, warp): one
+// role per argument, a warpgroup or a single warp, laid out in that order from warp 0
+// (ir/roles.hpp); thread_id() is the role. WarpRoles: bit r set when role r is one warp.
+template <long long N, unsigned WarpRoles = 0, long long Warps = 4 * N>
 struct threads_cfg {
   static constexpr long long value = N;
+  static constexpr unsigned warp_roles = WarpRoles;
+  static constexpr long long warps = Warps;
 };
+template <int W>
+struct role_kind_t {
+  static constexpr int warps = W;
+};
+inline constexpr role_kind_t<1> warp{};
+inline constexpr role_kind_t<4> warpgroup{};
+template <class T>
+struct is_role_kind : std::false_type {};
+template <int W>
+struct is_role_kind<role_kind_t<W>> : std::true_type {};
+template <class T>
+concept role_kind = is_role_kind<std::remove_cvref_t<T>>::value;
+
+namespace detail {
+// The first warpgroup role that does not start on a warpgroup boundary, as (role, its first warp);
+// role -1: none.
+template <int... W>
+constexpr std::pair<int, int> misaligned_warpgroup_role() {
+  int r = 0, warp = 0;
+  for (int w : {W...}) {
+    if (w == 4 && warp % 4 != 0) return {r, warp};
+    warp += w;
+    ++r;
+  }
+  return {-1, 0};
+}
+}  // namespace detail
+
+template <role_kind... R>
+  requires(sizeof...(R) >= 1)
+auto threads(R...) {
+  constexpr long long roles = sizeof...(R), warps = (0 + ... + R::warps);
+  constexpr auto bad = detail::misaligned_warpgroup_role<R::warps...>();
+  if constexpr (warps > ir::max_warps) {
+    STAGECRAFT_ERROR("threads(...): the roles take more than 32 warps (1024 threads)",
+                     "threads(...): the roles take " << warps << " warps, but a CTA has at most 32 (1024 threads)");
+    return threads_cfg<1>{};
+  } else if constexpr (bad.first >= 0) {
+    STAGECRAFT_ERROR("threads(...): a warpgroup role must start on a warpgroup boundary (warp 0, 4, 8, ...)",
+                     "threads(...): role " << detail::misaligned_warpgroup_role<R::warps...>().first << " is a warpgroup but starts at warp "
+                                           << detail::misaligned_warpgroup_role<R::warps...>().second
+                                           << ": a warpgroup role starts on a warpgroup boundary (warp 0, 4, 8, ...), since wgmma, setmaxnreg "
+                                              "and the TMEM lane quarters of tcgen05.ld belong to the hardware warpgroup (declare warpgroup "
+                                              "roles before the single warps)");
+    return threads_cfg<1>{};
+  } else {
+    constexpr unsigned mask = [] {
+      unsigned m = 0, bit = 1;
+      ((m |= R::warps == 1 ? bit : 0u, bit <<= 1), ...);
+      return m;
+    }();
+    return threads_cfg<roles, mask, warps>{};
+  }
+}
+
 template <class N>
+  requires(!role_kind<N>)
 auto threads(N) {
   if constexpr (!static_int<N>) {
     STAGECRAFT_ERROR_T(N, "threads(n): the number of warpgroups must be static (2_c, not 2)");
@@ -110,7 +173,7 @@ namespace detail {
 template <class T> struct is_grid : std::false_type {};
 template <class D> struct is_grid<grid_cfg<D>> : std::true_type {};
 template <class T> struct is_threads : std::false_type {};
-template <long long N> struct is_threads<threads_cfg<N>> : std::true_type {};
+template <long long N, unsigned W, long long Warps> struct is_threads<threads_cfg<N, W, Warps>> : std::true_type {};
 template <class T> struct is_cluster : std::false_type {};
 template <class D, bool P> struct is_cluster<cluster_cfg<D, P>> : std::true_type {};
 
@@ -212,8 +275,11 @@ constexpr int grid_not_multiple_of_cluster() {
   return -1;
 }
 
-template <class Target, long long NT, class Cluster, class GridDims, class Body, class... Decls>
+template <class Target, class Threads, class Cluster, class GridDims, class Body, class... Decls>
 constexpr bool check_kernel() {
+  constexpr long long NT = Threads::value;
+  constexpr unsigned warp_roles = Threads::warp_roles;
+  constexpr long long block_threads = 32 * Threads::warps;
   constexpr info I = Body::static_info;
   constexpr long long smem = smem_bytes<Decls...>();
   constexpr long long tmem_cols = (0 + ... + tmem_use<Decls>::columns);
@@ -257,14 +323,38 @@ constexpr bool check_kernel() {
     return false;
   } else if constexpr (NT > I.max_threads) {
     STAGECRAFT_ERROR("Barrier offset is out of bounds: an index derived from thread_id() reaches past its dimension",
-                     "Barrier offset is out of bounds: the kernel has num_threads = " << NT
-                         << " warpgroups, but an index derived from thread_id() stays in bounds only for up to "
-                         << I.max_threads);
+                     "Barrier offset is out of bounds: the kernel has num_threads = " << Threads::value
+                         << (Threads::warp_roles ? " roles" : " warpgroups") << ", but an index derived from thread_id() stays in bounds only for up to "
+                         << Body::static_info.max_threads);
     return false;
-  } else if constexpr (I.named_barrier_threads > NT * ir::named_barrier_granule) {
+  } else if constexpr (I.named_barrier_threads > block_threads) {
     STAGECRAFT_ERROR("a named barrier counts more threads than the kernel has: its phase could never complete",
-                     "a named barrier counts " << I.named_barrier_threads << " threads, but the kernel has num_threads = " << NT
-                         << " warpgroups (" << NT * ir::named_barrier_granule << " threads): its phase could never complete");
+                     "a named barrier counts " << Body::static_info.named_barrier_threads << " threads, but the kernel has num_threads = " << Threads::value
+                         << (Threads::warp_roles ? " roles (" : " warpgroups (") << (32 * Threads::warps) << " threads): its phase could never complete");
+    return false;
+  } else if constexpr (I.named_barrier_partial != 0 && warp_roles == 0) {
+    STAGECRAFT_ERROR("a named barrier counts threads that no set of warpgroups arrives with: every role of this kernel is a warpgroup",
+                     "a named barrier counts " << Body::static_info.named_barrier_partial << " threads, but every role of this kernel is a warpgroup, "
+                         "which arrives with 128 (bar.sync counts 32 per warp, and a warpgroup's 4 warps all run the statement): no set "
+                         "of them arrives with exactly " << Body::static_info.named_barrier_partial << " (declare single warps with threads(warpgroup, warp, ...))");
+    return false;
+  } else if constexpr ((I.warp_ops[warp_op_wgmma] & warp_roles) != 0) {
+    STAGECRAFT_ERROR("wgmma in a role of one warp: wgmma is a warpgroup instruction (.sync.aligned over 128 threads)",
+                     "wgmma in role " << std::countr_zero(Body::static_info.warp_ops[warp_op_wgmma] & Threads::warp_roles) << " (thread_id() == "
+                         << std::countr_zero(Body::static_info.warp_ops[warp_op_wgmma] & Threads::warp_roles) << "), which is one warp (32 threads): wgmma is a warpgroup "
+                         "instruction (.sync.aligned over 128 threads); issue it from a warpgroup role");
+    return false;
+  } else if constexpr ((I.warp_ops[warp_op_tmem_load] & warp_roles) != 0) {
+    STAGECRAFT_ERROR("a TMEM load in a role of one warp: the tcgen05.ld of a warp reaches only its quarter of the 128 TMEM lanes",
+                     "async_load_tmem in role " << std::countr_zero(Body::static_info.warp_ops[warp_op_tmem_load] & Threads::warp_roles) << " (thread_id() == "
+                         << std::countr_zero(Body::static_info.warp_ops[warp_op_tmem_load] & Threads::warp_roles) << "), which is one warp: the tcgen05.ld of a warp reaches "
+                         "only its quarter of the 128 TMEM lanes (32 lanes), and the tile spans all 128; load TMEM in a warpgroup role");
+    return false;
+  } else if constexpr ((I.warp_ops[warp_op_tile] & warp_roles) != 0) {
+    STAGECRAFT_ERROR("tile math in a role of one warp: a tile is spread over the 128 threads of a warpgroup",
+                     "store in role " << std::countr_zero(Body::static_info.warp_ops[warp_op_tile] & Threads::warp_roles) << " (thread_id() == "
+                         << std::countr_zero(Body::static_info.warp_ops[warp_op_tile] & Threads::warp_roles) << "), which is one warp (32 threads): tile math spreads a "
+                         "tile over the 128 threads of a warpgroup; store tiles from a warpgroup role");
     return false;
   } else if constexpr (constexpr int ga = grid_axis_out_of_bounds<GridDims>(I); ga >= 0) {
     if constexpr (ga < GridDims::rank && GridDims::values[ga < GridDims::rank ? ga : 0] < 0)
@@ -312,11 +402,11 @@ constexpr bool check_kernel() {
   }
 }
 
-template <class Target, long long NT, class Cluster, class GridDims, class Body>
+template <class Target, class Threads, class Cluster, class GridDims, class Body>
 struct kernel_checker {
   template <class... Decls>
   struct check {
-    static constexpr bool value = check_kernel<Target, NT, Cluster, GridDims, Body, Decls...>();
+    static constexpr bool value = check_kernel<Target, Threads, Cluster, GridDims, Body, Decls...>();
   };
 };
 
@@ -369,7 +459,8 @@ template <target Target, class... Args>
   static_assert(Cfgs::template count<detail::is_grid> <= 1 && Cfgs::template count<detail::is_threads> <= 1 &&
                     Cfgs::template count<detail::is_cluster> <= 1,
                 "kernel(...): grid, threads and cluster may each be given once");
-  constexpr long long NT = Cfgs::template first<detail::is_threads, threads_cfg<1>>::value;
+  using Threads = typename Cfgs::template first<detail::is_threads, threads_cfg<1>>;
+  constexpr long long NT = Threads::value;
   using ClusterCfg = typename Cfgs::template first<detail::is_cluster, void>;
   using GridDims = typename Cfgs::template first<detail::is_grid, grid_cfg<dims<1>>>::static_dims;
 
@@ -377,7 +468,9 @@ template <target Target, class... Args>
   desc.name = std::move(name.text);
   desc.loc = name.loc;
   desc.target = Target::code;
-  desc.warpgroups = static_cast<int>(NT);
+  desc.roles = static_cast<int>(NT);
+  if constexpr (Threads::warp_roles != 0)  // only warpgroups: threads(n)'s IR, whichever way it was declared
+    for (unsigned r = 0; r < NT; ++r) desc.role_warps.push_back(Threads::warp_roles >> r & 1u ? 1 : 4);
   hana::for_each(configs, [&](auto const& c) {
     using C = std::remove_cvref_t<decltype(c)>;
     if constexpr (detail::is_grid<C>::value) {
@@ -420,7 +513,7 @@ template <target Target, class... Args>
       STAGECRAFT_ERROR_T(R, "kernel body must return a statement (seq(...), for_(...), ...): did it forget `return`?");
       return kernel_def<Target>{std::move(desc)};
     } else {
-      Decls::template apply<detail::kernel_checker<Target, NT, ClusterCfg, GridDims, R>::template check>();
+      Decls::template apply<detail::kernel_checker<Target, Threads, ClusterCfg, GridDims, R>::template check>();
       desc.body = result.node;
       return kernel_def<Target>{std::move(desc)};
     }

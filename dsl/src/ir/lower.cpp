@@ -159,7 +159,8 @@ Kernel lower(tree::KernelDesc const& d) {
   k.cluster = d.cluster;
   k.cluster_rank = d.cluster_rank;
   k.cluster_nonportable = d.cluster_nonportable;
-  k.warpgroups = d.warpgroups;
+  k.roles = d.roles;
+  k.role_warps = d.role_warps;
   k.params = d.params;
   k.allocs = d.allocs;
   k.debug.kernel = source(d.loc);

@@ -471,7 +471,14 @@ std::string listing(Kernel const& k, bool annotate) {
     if (g == none) grid.push_back(fmt::format("{}", k.grid[static_cast<std::size_t>(i)]));
     else grid.push_back(Printer(k).expr(g) + (annotate ? fmt::format(" = {}", k.grid[static_cast<std::size_t>(i)]) : ""));
   }
-  std::string out = fmt::format("kernel {} target={} grid=({}) warpgroups={}", k.name, target_name(k.target), fmt::join(grid, ", "), k.warpgroups);
+  std::string out = fmt::format("kernel {} target={} grid=({}) ", k.name, target_name(k.target), fmt::join(grid, ", "));
+  if (k.role_warps.empty()) {
+    out += fmt::format("warpgroups={}", k.roles);  // threads(n): every role a warpgroup
+  } else {
+    std::vector<std::string> roles;
+    for (int w : k.role_warps) roles.emplace_back(w == 1 ? "warp" : w == 4 ? "warpgroup" : fmt::format("{} warps", w));
+    out += fmt::format("roles=({})", fmt::join(roles, ", "));
+  }
   if (k.cluster_rank > 0)
     out += fmt::format(" cluster=({}){}", fmt::join(std::vector<std::int64_t>(k.cluster.begin(), k.cluster.begin() + std::min(k.cluster_rank, 3)), ", "),
                        k.cluster_nonportable ? " non-portable" : "");

@@ -21,6 +21,7 @@
 #include "stagecraft/ir/eval.hpp"
 #include "stagecraft/ir/protocol_error.hpp"
 #include "stagecraft/ir/kernel.hpp"
+#include "stagecraft/ir/roles.hpp"
 #include "stagecraft/ir/tcgen05.hpp"
 #include "stagecraft/ir/tile_view.hpp"
 #include "stagecraft/ir/wgmma.hpp"
@@ -114,6 +115,7 @@ class Verifier {
     semaphores_only_counted();
     index_tables_read_only();
     tree();
+    warp_role_ops();
     tmem_lifetimes();
     for (std::size_t i = 0; i < k_.exprs.size(); ++i)
       if (k_.exprs[i].op == ExprOp::var && k_.exprs[i].value >= k_.num_vars)
@@ -171,8 +173,7 @@ class Verifier {
     // x < 2^31 and y, z < 2^16 (checked above): the product stays below 2^63.
     if (const auto ctas = k_.grid[0] * k_.grid[1] * k_.grid[2]; ctas > max_ctas)
       fail("a grid of ({}) is {} CTAs, beyond the {} that CTA numbers hold", fmt::join(k_.grid, ", "), ctas, max_ctas);
-    if (k_.warpgroups < 1 || k_.warpgroups > max_warpgroups)
-      fail("num_threads must be between 1 and {} warpgroups, got {}", max_warpgroups, k_.warpgroups);
+    roles();
     if (k_.cluster_rank < 0 || k_.cluster_rank > 3) fail("cluster rank must be 0 to 3, got {}", k_.cluster_rank);
     if (k_.cluster_rank == 0 && k_.cluster_nonportable) fail("a kernel without a cluster cannot ask for non-portable cluster sizes");
     std::int64_t csize = 1;
@@ -192,6 +193,60 @@ class Verifier {
     if (k_.exprs.size() > max_id || k_.refs.size() > max_id || k_.values.size() > max_id || k_.stmts.size() > max_id ||
         k_.params.size() > max_id || k_.allocs.size() > max_id)
       fail("an arena has more entries than 32-bit ids can name");
+  }
+
+  // threads(n) (role_warps empty): n warpgroups. threads(warpgroup, warp, ...): roles of one
+  // warp or one warpgroup each, laid out in order, a warpgroup on a warpgroup boundary.
+  void roles() {
+    if (k_.role_warps.empty()) {
+      if (k_.roles < 1 || k_.roles > max_warpgroups)
+        fail("num_threads must be between 1 and {} warpgroups, got {}", max_warpgroups, k_.roles);
+      return;
+    }
+    if (k_.roles < 1 || k_.roles > max_roles) fail("a kernel has 1 to {} roles, got {}", max_roles, k_.roles);
+    if (k_.role_warps.size() != static_cast<std::size_t>(k_.roles))
+      fail("the kernel has {} roles, but role_warps lists {}", k_.roles, k_.role_warps.size());
+    int warp = 0;
+    for (int r = 0; r < k_.roles; ++r) {
+      const int w = k_.role_warps[static_cast<std::size_t>(r)];
+      if (w != 1 && w != 4) fail("role {} has {} warps, but a role is one warp or one warpgroup (4 warps)", r, w);
+      if (w == 4 && warp % 4 != 0)
+        fail("role {} is a warpgroup but starts at warp {}: a warpgroup role starts on a warpgroup boundary (warp 0, 4, 8, ...), since "
+             "wgmma, setmaxnreg and the TMEM lane quarters of tcgen05.ld belong to the hardware warpgroup (declare warpgroup roles "
+             "before the single warps)", r, warp);
+      warp += w;
+      if (warp > max_warps) fail("the roles take {} warps or more, but a CTA has at most {} (1024 threads)", warp, max_warps);
+    }
+  }
+
+  // Ops a single warp cannot issue (ir/roles.hpp), in any role of one warp that may reach them.
+  void warp_role_ops() const {
+    const auto warps = warp_role_set(k_);
+    if (!warps) return;
+    const auto who = stmt_roles(k_);
+    for (std::size_t i = 0; i < k_.stmts.size(); ++i) {
+      const auto s = static_cast<StmtId>(i);
+      auto const& x = k_.stmts[i];
+      const auto on_warp = who[i] & warps;
+      if (!on_warp) continue;
+      const int r = __builtin_ctz(on_warp);
+      const auto role = role_name(k_, r);
+      switch (x.op) {
+        case StmtOp::wgmma:
+        case StmtOp::wgmma_commit:
+        case StmtOp::wgmma_wait:
+          fail_at(s, "runs in {}, but wgmma is a warpgroup instruction (.sync.aligned over 128 threads) and a warp is 32: issue it from "
+                  "a warpgroup role", role);
+        case StmtOp::store:
+          if (x.value != none && reads_tmem(x.value))
+            fail_at(s, "runs in {}, but the tcgen05.ld of a warp reaches only its quarter of the 128 TMEM lanes (lanes 32 * (warp % 4) to "
+                    "+ 31: {} to {} for warp {}), and a tile spans all 128: load TMEM in a warpgroup role", role,
+                    32 * (first_warp(k_, r) % 4), 32 * (first_warp(k_, r) % 4) + 31, first_warp(k_, r));
+          fail_at(s, "runs in {}, but tile math spreads a tile over the 128 threads of a warpgroup and a warp is 32: store tiles from a "
+                  "warpgroup role", role);
+        default: break;
+      }
+    }
   }
 
   void param(std::size_t i) {
@@ -875,10 +930,13 @@ class Verifier {
         need_expr(x.e0, "a barrier id");
         // The front end checks these statically (ops/named_barrier.hpp); hand-built and decoded
         // IR meets the same rules here, with the same words.
-        const std::int64_t total = std::int64_t{k_.warpgroups} * named_barrier_granule;
-        if (x.n <= 0 || x.n % named_barrier_granule != 0 || x.n > total)
+        const std::int64_t total = block_threads(k_);
+        if (k_.role_warps.empty() && (x.n <= 0 || x.n % named_barrier_granule != 0 || x.n > total))
           fail_at(s, "counts {} threads, but a named barrier's thread count must be a positive multiple of {} (whole warpgroups take "
-                  "part) and at most the kernel's {} threads ({} warpgroups)", x.n, named_barrier_granule, total, k_.warpgroups);
+                  "part) and at most the kernel's {} threads ({} warpgroups)", x.n, named_barrier_granule, total, k_.roles);
+        if (!k_.role_warps.empty() && (x.n <= 0 || x.n % 32 != 0 || x.n > total))
+          fail_at(s, "counts {} threads, but a named barrier's thread count must be a positive multiple of 32 (whole warps take part) "
+                  "and at most the kernel's {} threads ({} warps)", x.n, total, block_warps(k_));
         if (auto const& e = k_.exprs[x.e0]; e.op == ExprOp::constant && (e.value < 0 || e.value >= max_named_barriers))
           fail_at(s, "uses named barrier id {}, but ids are 0 to {} (hardware ids {} to 15; 0 is __syncthreads and 1 to {} are the "
                   "warpgroups' own barriers)", e.value, max_named_barriers - 1, first_named_barrier, first_named_barrier - 1);
@@ -922,7 +980,7 @@ class Verifier {
           const int bits = dtype_bits(k_.allocs[r.id].dtype);
           if (bits != 16 && bits != 32)
             fail_at(s, "store_tmem writes 16- or 32-bit elements (two or one to a 32-bit TMEM column), but the TMEM allocation is {}", dtype_name(k_.allocs[r.id].dtype));
-          if (reads_tmem(x.value)) fail_at(s, "store_tmem of a value read from TMEM (a TMEM-to-TMEM copy through registers is not modelled)");
+          if (x.value != none && reads_tmem(x.value)) fail_at(s, "store_tmem of a value read from TMEM (a TMEM-to-TMEM copy through registers is not modelled)");
         }
         whole_blocks(x.refs[0], "a generic store", s);
         reduction(s, x, r);

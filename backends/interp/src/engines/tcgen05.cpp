@@ -197,7 +197,7 @@ void machine::tcgen05_complete(async_op& op) {
   if (op.what == async_op::kind::tc_commit) {
     auto& b = ctas_[op.bar_cta].barriers[static_cast<std::size_t>(op.bar_elem)];
     if (o_.trace)
-      tr_.events.push_back({trace_event::kind::async, op.issued, time_, ctas_[a.cta].linear, k_.warpgroups + 2, op.stmt,
+      tr_.events.push_back({trace_event::kind::async, op.issued, time_, ctas_[a.cta].linear, k_.roles + 2, op.stmt,
                             fmt::format("tcgen05 commit #{}: MMAs 1..{} of {} complete, arrive on {}{}", op.stmt, op.group, who(a), bar_name(b),
                                         op.dst_cta.size() > 1   ? fmt::format(" in {} CTAs: both of the pair and the pairs along its axes", op.dst_cta.size() + 1)
                                         : op.pair_cta >= 0 ? std::string(" in both CTAs of the pair")
@@ -340,7 +340,7 @@ void machine::tcgen05_complete(async_op& op) {
   summed(cta0);
   if (pair) summed(cta1);
   if (o_.trace)
-    tr_.events.push_back({trace_event::kind::async, op.issued, time_, ctas_[a.cta].linear, k_.warpgroups + 2, op.stmt,
+    tr_.events.push_back({trace_event::kind::async, op.issued, time_, ctas_[a.cta].linear, k_.roles + 2, op.stmt,
                           fmt::format("tcgen05_mma #{}: {} x {} into {}{} (MMA #{} of {})", op.stmt, op.b_desc.size(), p.shape_suffix(), d.name,
                                       op.accumulate ? " (accumulate)" : "", op.group, who(a))});
 }

@@ -286,7 +286,7 @@ void machine::trace_async(async_op const& op, int engine, const char* what) {
   // already cut to it); the bench's model charges these to HBM, not the whole box.
   auto inside_bytes = [](region const& g) { return g.mem ? g.elements() * ir::dtype_bits(g.mem->dtype) / 8 : -1; };
   const std::int64_t gmem_bytes = op.what == async_op::kind::load ? inside_bytes(op.src.inside()) : inside_bytes(op.gdst);
-  tr_.events.push_back({trace_event::kind::async, op.issued, time_, ctas_[agents_[op.agent].cta].linear, k_.warpgroups + engine,
+  tr_.events.push_back({trace_event::kind::async, op.issued, time_, ctas_[agents_[op.agent].cta].linear, k_.roles + engine,
                         op.stmt, std::move(label), gmem_bytes});
 }
 

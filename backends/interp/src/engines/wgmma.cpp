@@ -181,7 +181,7 @@ void machine::trace_mma(async_op const& op) {
   auto const& p = *op.plan;
   std::string label = fmt::format("wgmma #{}: {} x {}{} into acc{} (group #{})", op.stmt, p.m_blocks() * p.k_steps(), p.shape_suffix(),
                                   p.a_in_registers ? " with A from registers" : "", op.acc_alloc, op.group + 1);
-  tr_.events.push_back({trace_event::kind::async, op.issued, time_, ctas_[agents_[op.agent].cta].linear, k_.warpgroups + 2, op.stmt,
+  tr_.events.push_back({trace_event::kind::async, op.issued, time_, ctas_[agents_[op.agent].cta].linear, k_.roles + 2, op.stmt,
                         std::move(label)});
 }
 

@@ -145,7 +145,8 @@ struct KernelDesc {
   std::array<std::int64_t, 3> cluster{1, 1, 1};
   int cluster_rank = 0;
   bool cluster_nonportable = false;
-  int warpgroups = 1;
+  int roles = 1;
+  std::vector<int> role_warps;  // empty: every role a warpgroup (ir::Kernel::role_warps)
   std::vector<ParamDecl> params;
   std::vector<AllocDecl> allocs;
   std::vector<const char*> alloc_names;  // parallel to allocs; null: unnamed

@@ -5,6 +5,7 @@
 // is proven inside the shape needs no run-time check; a range that reaches outside the shape is a
 // compile error; an expression of unknown range is checked by the interpreter.
 #pragma once
+#include <functional>
 #include <tuple>
 #include <cstdint>
 #include <type_traits>
@@ -26,6 +27,11 @@ struct range_t {
   long long nt = 0;  // how many times num_threads is added to hi (thread_id-derived indices)
   long long ng = 0;  // how many times the grid extent along `axis` is added (program_id-derived)
   int axis = 0;
+  // A 0/1 condition's roles (ir/roles.hpp): bit r of may_true is set when it may be true for
+  // thread_id() == r, of may_false when it may be false. All ones: it does not depend on
+  // thread_id(). Both 0: it does, in a way the front end does not read (its branches are the
+  // verifier's to check). What if_ narrows the roles of its branches by.
+  unsigned may_true = ~0u, may_false = ~0u;
 
   constexpr bool is_constant() const { return known && nt == 0 && ng == 0 && hi == lo + 1; }
   friend constexpr bool operator==(range_t, range_t) = default;
@@ -81,6 +87,54 @@ constexpr range_t mod(range_t a, range_t b) {
   if (a.nt == 0 && a.ng == 0 && a.hi <= b.lo) return a;  // already inside
   return interval(0, b.lo);
 }
+// Which roles a condition holds for (range_t::may_true/may_false). A value computed from thread_id()
+// or from a role condition by arithmetic is read as nothing: both sets empty.
+struct role_sets {
+  unsigned t, f;
+};
+constexpr bool is_thread_id(range_t a) { return a.known && a.lo == 0 && a.hi == 0 && a.nt == 1 && a.ng == 0; }
+constexpr bool role_dependent(range_t a) { return a.nt != 0 || a.may_true != ~0u || a.may_false != ~0u; }
+constexpr role_sets as_condition(range_t a) {
+  if (a.nt != 0) return {0, 0};  // a role-derived number used as a condition
+  return {a.may_true, a.may_false};
+}
+constexpr range_t condition(role_sets s) {
+  range_t r = interval(0, 2);
+  r.may_true = s.t;
+  r.may_false = s.f;
+  return r;
+}
+// Arithmetic on a role condition: the result still depends on the role, unreadably.
+constexpr range_t opaque_roles(range_t r, range_t a, range_t b) {
+  if ((a.may_true != ~0u || a.may_false != ~0u || b.may_true != ~0u || b.may_false != ~0u)) r.may_true = r.may_false = 0;
+  return r;
+}
+// a < b, a == b, ...: decided per role where one side is thread_id() and the other a constant.
+template <class Cmp>
+constexpr range_t compare(range_t a, range_t b, Cmp cmp) {
+  const bool ra = is_thread_id(a) && b.is_constant(), rb = is_thread_id(b) && a.is_constant();
+  if (ra || rb) {
+    unsigned t = 0;
+    for (long long v = 0; v < 32; ++v)
+      if (ra ? cmp(v, b.lo) : cmp(a.lo, v)) t |= 1u << v;
+    return condition({t, ~t});
+  }
+  if (role_dependent(a) || role_dependent(b)) return condition({0, 0});
+  return interval(0, 2);
+}
+constexpr range_t logical_and(range_t a, range_t b) {
+  const auto x = as_condition(a), y = as_condition(b);
+  return condition({x.t & y.t, x.f | y.f});
+}
+constexpr range_t logical_or(range_t a, range_t b) {
+  const auto x = as_condition(a), y = as_condition(b);
+  return condition({x.t | y.t, x.f & y.f});
+}
+constexpr range_t logical_not(range_t a) {
+  const auto x = as_condition(a);
+  return condition({x.f, x.t});
+}
+
 constexpr range_t minmax(range_t a, range_t b, bool is_min) {
   a = without_grid(a);
   b = without_grid(b);
@@ -149,36 +203,40 @@ concept index_operands = index_like<A> && index_like<B> && (index_expr<A> || ind
   auto operator op(A const& a, B const& b) {                                             \
     return idx<(rangefn)>{tree::make_expr(ir::ExprOp::code, 0, node_of(a), node_of(b))}; \
   }
-STAGECRAFT_INDEX_BINOP(+, add, range_ops::add(range_of<A>(), range_of<B>()))
-STAGECRAFT_INDEX_BINOP(-, sub, range_ops::sub(range_of<A>(), range_of<B>()))
-STAGECRAFT_INDEX_BINOP(*, mul, range_ops::mul(range_of<A>(), range_of<B>()))
-STAGECRAFT_INDEX_BINOP(/, div, range_ops::div(range_of<A>(), range_of<B>()))
-STAGECRAFT_INDEX_BINOP(%, mod, range_ops::mod(range_of<A>(), range_of<B>()))
-STAGECRAFT_INDEX_BINOP(<, lt, interval(0, 2))
-STAGECRAFT_INDEX_BINOP(<=, le, interval(0, 2))
-STAGECRAFT_INDEX_BINOP(>, gt, interval(0, 2))
-STAGECRAFT_INDEX_BINOP(>=, ge, interval(0, 2))
-STAGECRAFT_INDEX_BINOP(==, eq, interval(0, 2))
-STAGECRAFT_INDEX_BINOP(!=, ne, interval(0, 2))
-STAGECRAFT_INDEX_BINOP(&&, land, interval(0, 2))
-STAGECRAFT_INDEX_BINOP(||, lor, interval(0, 2))
+#define STAGECRAFT_INDEX_ARITH(op, code, fn) STAGECRAFT_INDEX_BINOP(op, code, range_ops::opaque_roles(range_ops::fn(range_of<A>(), range_of<B>()), range_of<A>(), range_of<B>()))
+#define STAGECRAFT_INDEX_COMPARE(op, code, cmp) STAGECRAFT_INDEX_BINOP(op, code, range_ops::compare(range_of<A>(), range_of<B>(), cmp{}))
+STAGECRAFT_INDEX_ARITH(+, add, add)
+STAGECRAFT_INDEX_ARITH(-, sub, sub)
+STAGECRAFT_INDEX_ARITH(*, mul, mul)
+STAGECRAFT_INDEX_ARITH(/, div, div)
+STAGECRAFT_INDEX_ARITH(%, mod, mod)
+STAGECRAFT_INDEX_COMPARE(<, lt, std::less<>)
+STAGECRAFT_INDEX_COMPARE(<=, le, std::less_equal<>)
+STAGECRAFT_INDEX_COMPARE(>, gt, std::greater<>)
+STAGECRAFT_INDEX_COMPARE(>=, ge, std::greater_equal<>)
+STAGECRAFT_INDEX_COMPARE(==, eq, std::equal_to<>)
+STAGECRAFT_INDEX_COMPARE(!=, ne, std::not_equal_to<>)
+STAGECRAFT_INDEX_BINOP(&&, land, range_ops::logical_and(range_of<A>(), range_of<B>()))
+STAGECRAFT_INDEX_BINOP(||, lor, range_ops::logical_or(range_of<A>(), range_of<B>()))
+#undef STAGECRAFT_INDEX_COMPARE
+#undef STAGECRAFT_INDEX_ARITH
 #undef STAGECRAFT_INDEX_BINOP
 
 template <range_t R>
 auto operator!(idx<R> const& a) {
-  return idx<interval(0, 2)>{tree::make_expr(ir::ExprOp::lnot, 0, a.node)};
+  return idx<range_ops::logical_not(R)>{tree::make_expr(ir::ExprOp::lnot, 0, a.node)};
 }
 
 template <class A, class B>
   requires index_operands<A, B>
 auto min(A const& a, B const& b) {
-  return idx<range_ops::minmax(range_of<A>(), range_of<B>(), true)>{
+  return idx<range_ops::opaque_roles(range_ops::minmax(range_of<A>(), range_of<B>(), true), range_of<A>(), range_of<B>())>{
       tree::make_expr(ir::ExprOp::min, 0, node_of(a), node_of(b))};
 }
 template <class A, class B>
   requires index_operands<A, B>
 auto max(A const& a, B const& b) {
-  return idx<range_ops::minmax(range_of<A>(), range_of<B>(), false)>{
+  return idx<range_ops::opaque_roles(range_ops::minmax(range_of<A>(), range_of<B>(), false), range_of<A>(), range_of<B>())>{
       tree::make_expr(ir::ExprOp::max, 0, node_of(a), node_of(b))};
 }
 
@@ -218,7 +276,8 @@ idx<interval(0, 16)> cluster_idx(Axis = {}) {
   static_assert(Axis::value >= 0 && Axis::value < 3, "cluster_idx(axis): axis must be 0, 1 or 2");
   return {tree::make_expr(ir::ExprOp::cluster_idx, Axis::value)};
 }
-// The warpgroup's index inside its CTA: [0, num_threads).
+// The role of the threads running the statement: [0, roles), where threads(n) declares n roles of a
+// warpgroup each and threads(warpgroup, warp, ...) one role per argument (ir/roles.hpp).
 inline idx<range_t{true, 0, 0, 1}> thread_id() { return {tree::make_expr(ir::ExprOp::thread_id)}; }
 
 }  // namespace stagecraft

@@ -179,7 +179,11 @@ struct Kernel {
   std::array<std::int64_t, 3> cluster{1, 1, 1};
   int cluster_rank = 0;
   bool cluster_nonportable = false;
-  int warpgroups = 1;
+  // The kernel's roles: thread_id() is 0 .. roles - 1, and role r runs on role_warps[r] warps, 1
+  // (a warp) or 4 (a warpgroup), laid out in role order from warp 0 (ir/roles.hpp). Empty: every
+  // role is a warpgroup, as threads(n) declares them.
+  int roles = 1;
+  std::vector<int> role_warps;
   std::vector<Param> params;
   std::vector<Alloc> allocs;
   std::vector<Expr> exprs;

@@ -51,6 +51,16 @@ auto load(V const& v) {
 }
 
 namespace detail {
+// 1: a tile of another dtype than the view's, 2: of another shape, 0: neither (or a scalar).
+template <class T, class DT, class D>
+constexpr int store_mismatch() {
+  if constexpr (is_tile<T> && !error_tile<T>) {
+    if constexpr (!std::is_same_v<typename T::dtype_t, DT>) return 1;
+    else if constexpr (!std::is_same_v<typename T::static_dims, D>) return 2;
+  }
+  return 0;
+}
+
 template <ir::Reduce R, class V, class T>
 auto store_impl(V const& dst, T const& value, src_loc loc) {
   constexpr bool ok = [] {  // the reduction is checked only on a view that passed (one message, no cascade)
@@ -68,22 +78,21 @@ auto store_impl(V const& dst, T const& value, src_loc loc) {
   } else {
     using DT = typename V::dtype_t;
     using D = typename V::static_dims;
-    if constexpr (is_tile<T> && !error_tile<T>) {
-      if constexpr (!std::is_same_v<typename T::dtype_t, DT>) {
-        STAGECRAFT_ERROR("Expected dtypes to match but src had type T and dst had type U",
-                         "store: Expected dtypes to match but src had type " << dtype_name<typename T::dtype_t>()
-                                                                             << " and dst had type " << dtype_name<DT>()
-                                                                             << " (convert with cast<T>(...))");
-        return stmt<>{};
-      } else if constexpr (!std::is_same_v<typename T::static_dims, D>) {
-        STAGECRAFT_ERROR("Expected shapes to match, but src had shape S and dst had shape T",
-                         "store: Expected shapes to match, but src had shape " << typename T::static_dims{}
-                                                                               << " and dst had shape " << D{});
-        return stmt<>{};
-      }
+    if constexpr (store_mismatch<T, DT, D>() == 1) {
+      STAGECRAFT_ERROR("Expected dtypes to match but src had type T and dst had type U",
+                       "store: Expected dtypes to match but src had type " << dtype_name<typename T::dtype_t>()
+                                                                           << " and dst had type " << dtype_name<DT>()
+                                                                           << " (convert with cast<T>(...))");
+      return stmt<>{};
+    } else if constexpr (store_mismatch<T, DT, D>() == 2) {
+      STAGECRAFT_ERROR("Expected shapes to match, but src had shape S and dst had shape T",
+                       "store: Expected shapes to match, but src had shape " << typename T::static_dims{}
+                                                                             << " and dst had shape " << D{});
+      return stmt<>{};
+    } else {
+      return detail::make_stmt<detail::info_of_operands<V, T>() | needs_warpgroup(warp_op_tile)>(tree::stmt_op(
+          ir::StmtOp::store, loc, {&dst.ref}, {.value = detail::value_node(value, DT::code, D::values), .n = static_cast<std::int64_t>(R)}));
     }
-    return detail::make_stmt<detail::info_of_operands<V, T>()>(tree::stmt_op(
-        ir::StmtOp::store, loc, {&dst.ref}, {.value = detail::value_node(value, DT::code, D::values), .n = static_cast<std::int64_t>(R)}));
   }
 }
 }  // namespace detail

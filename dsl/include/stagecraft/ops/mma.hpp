@@ -281,20 +281,20 @@ auto wgmma(Acc const& acc, A const& a, B const& b, src_loc loc = src_loc::curren
       node = tree::stmt_op(ir::StmtOp::wgmma, loc, {&acc.ref, nullptr, &b.ref}, {.value = a.node, .transpose = transpose});
     else
       node = tree::stmt_op(ir::StmtOp::wgmma, loc, {&acc.ref, &a.ref, &b.ref}, {.transpose = transpose});
-    return detail::make_stmt<detail::info_of_operands<A, B>() | info{uses_wgmma}>(std::move(node));
+    return detail::make_stmt<detail::info_of_operands<A, B>() | needs_warpgroup(warp_op_wgmma, uses_wgmma)>(std::move(node));
   }
 }
 
 // Close the group of wgmma ops this warpgroup issued since the last commit (wgmma.commit_group).
 inline auto wgmma_commit(src_loc loc = src_loc::current()) {
-  return detail::make_stmt<info{uses_wgmma}>(tree::stmt_op(ir::StmtOp::wgmma_commit, loc));
+  return detail::make_stmt<needs_warpgroup(warp_op_wgmma, uses_wgmma)>(tree::stmt_op(ir::StmtOp::wgmma_commit, loc));
 }
 
 // Wait until at most n wgmma groups of this warpgroup are in flight.
 template <static_int N>
 auto wgmma_wait(N, src_loc loc = src_loc::current()) {
   static_assert(N::value >= 0 && N::value <= 7, "wgmma_wait(n): n must be in [0, 7]");
-  return detail::make_stmt<info{uses_wgmma}>(tree::stmt_op(ir::StmtOp::wgmma_wait, loc, {}, {.n = N::value}));
+  return detail::make_stmt<needs_warpgroup(warp_op_wgmma, uses_wgmma)>(tree::stmt_op(ir::StmtOp::wgmma_wait, loc, {}, {.n = N::value}));
 }
 
 // ---- Blackwell -------------------------------------------------------------------------------
@@ -506,7 +506,7 @@ auto async_load_tmem(T const& t) {
   } else {
     using DT = typename T::dtype_t;
     using D = typename T::static_dims;
-    return tile<DT, D, info{uses_tcgen05}>{tree::value_load(ir::ValueOp::load_tmem, DT::code, D::values, t.ref)};
+    return tile<DT, D, needs_warpgroup(warp_op_tmem_load, uses_tcgen05)>{tree::value_load(ir::ValueOp::load_tmem, DT::code, D::values, t.ref)};
   }
 }
 
@@ -546,7 +546,7 @@ auto store_tmem(T const& t, V const& value, src_loc loc = src_loc::current()) {
                          << dtype_name<typename T::dtype_t>());
     return stmt<>{};
   } else {
-    return detail::make_stmt<detail::info_of_operands<V>() | info{uses_tcgen05}>(
+    return detail::make_stmt<detail::info_of_operands<V>() | needs_warpgroup(warp_op_tile, uses_tcgen05)>(
         tree::stmt_op(ir::StmtOp::store, loc, {&t.ref}, {.value = value.node}));
   }
 }

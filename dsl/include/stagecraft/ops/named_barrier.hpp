@@ -7,8 +7,9 @@
 //   named_barrier_arrive(id, threads)  arrive and go on (bar.arrive: a release that a later
 //                                      bar.sync of the same phase acquires)
 //
-// `threads` is a compile-time constant, a multiple of 128: every warpgroup's 128 threads run a
-// statement, so a warpgroup arrives with 128 (bar.sync counts 32 per warp). `id` is an index
+// `threads` is a compile-time constant, a multiple of 32: every thread of a role runs a statement,
+// so a warpgroup arrives with 128 and a single warp with 32 (bar.sync counts 32 per warp); in a
+// kernel of warpgroups only (threads(n)) it is a multiple of 128. `id` is an index
 // expression, 0 to ir::max_named_barriers - 1; user id u is hardware id
 // ir::first_named_barrier + u (0 is __syncthreads, 1..8 the warpgroups' own barriers). A static
 // id is checked here, a thread_id()-derived one against num_threads, any other at run time by the
@@ -32,6 +33,7 @@ template <range_t R, long long N>
 constexpr info named_info() {
   info x{};
   x.named_barrier_threads = N;
+  if (N % ir::named_barrier_granule != 0) x.named_barrier_partial = N;
   if (R.known && R.ng == 0 && R.nt != 0) x.max_threads = (ir::max_named_barriers - R.hi) / R.nt;
   return x;
 }
@@ -45,11 +47,11 @@ auto named_barrier_stmt(Id const& id, Threads const&, src_loc loc) {
     STAGECRAFT_ERROR_T(Threads, "named barrier: the thread count must be a compile-time constant (256_c, not 256)");
     return stmt<>{};
   } else if constexpr (constexpr long long n = static_cast<long long>(std::remove_cvref_t<Threads>::value);
-                       n <= 0 || n % ir::named_barrier_granule != 0) {
-    STAGECRAFT_ERROR("named barrier: the thread count must be a positive multiple of 128",
-                     Op << ": the thread count must be a positive multiple of 128, but got " << std::remove_cvref_t<Threads>::value
-                        << " (bar.sync counts 32 threads per warp, and every warpgroup's 4 warps run the statement: a "
-                           "warpgroup arrives with 128)");
+                       n <= 0 || n % 32 != 0) {
+    STAGECRAFT_ERROR("named barrier: the thread count must be a positive multiple of 32",
+                     Op << ": the thread count must be a positive multiple of 32, but got " << std::remove_cvref_t<Threads>::value
+                        << " (bar.sync counts 32 threads per warp, and every thread of a warp runs the statement: a warp arrives "
+                           "with 32, a warpgroup with 128)");
     return stmt<>{};
   } else if constexpr (named_id_out_of_range(range_of<Id>())) {
     STAGECRAFT_ERROR("named barrier: the id is out of range (ids are 0 to 6)",

@@ -108,7 +108,10 @@ auto make_if(src_loc loc, C const& cond, Then const& then_, Else const&... else_
   } else {
     tree::StmtP otherwise;
     ((otherwise = else_.node), ...);
-    return make_stmt<info_of<Then, Else...>()>(tree::stmt_if(node_of(cond), then_.node, std::move(otherwise), loc));
+    // Each branch's ops a warp cannot issue are the roles' that may take it (core/info.hpp).
+    constexpr auto roles = range_ops::as_condition(range_of<C>());
+    return make_stmt<(Then::static_info.only_roles(roles.t) | ... | Else::static_info.only_roles(roles.f))>(
+        tree::stmt_if(node_of(cond), then_.node, std::move(otherwise), loc));
   }
 }
 }  // namespace detail

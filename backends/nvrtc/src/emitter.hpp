@@ -209,6 +209,9 @@ class emitter {
   std::string param_offset(ir::RefId rid, std::string const& i) const;
   // Element `i` (a C++ expression) of a view, as an lvalue of its storage type.
   std::string element(ir::RefId rid, std::string const& i) const;
+  // The shared-window address of element `i` of an SMEM view (an unsigned expression): the
+  // bytes element() names, for an instruction that takes addresses (stmatrix).
+  std::string smem_address(ir::RefId rid, std::string const& i) const;
 
   // ---- tile values: element i, computed in f32 (floats) or 64-bit integers ---------------------
   std::string value(ir::ValueId id, std::string const& i) const;

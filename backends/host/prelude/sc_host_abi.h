@@ -93,6 +93,10 @@ struct api {
   // tcgen05.ld / tcgen05.st .32x32b.xN by each thread of a warp: its lane of TMEM, n columns from taddr.
   void (*tmem_ld)(unsigned taddr, unsigned* r, int n);
   void (*tmem_st)(unsigned taddr, const unsigned* r, int n);
+  // stmatrix.sync.aligned.m8n8.xN.shared.b16 (n = 1, 2 or 4) by every lane of a warp: `addr` is
+  // this lane's row address (lanes 8 m .. 8 m + 7: the rows of matrix m), regs its n registers
+  // (register m: two 16-bit elements of matrix m).
+  void (*stmatrix)(unsigned addr, const unsigned* regs, int n);
 };
 
 }  // namespace schost

@@ -455,8 +455,9 @@ int ptx_kernel(kernel_entry const& e, param_values const& overrides, ptx_flags c
   for (auto const& rr : ir::recomputed_reductions(k)) std::fprintf(stderr, "note: %s\n", rr.message.c_str());
   // The epilogue stores' bank conflicts (nvrtc::store_banks), for the reader and the speed gate.
   for (auto const& b : gen.banks)
-    std::fprintf(stderr, "%s: op #%d stores %s into %s: %lld x %d-byte stores per thread, %lld SMEM wavefronts per warp (ideal %lld)%s\n",
-                 e.name.c_str(), b.op, b.source, b.target.c_str(), static_cast<long long>(b.accesses), b.width, static_cast<long long>(b.wavefronts),
+    std::fprintf(stderr, "%s: op #%d stores %s into %s: %lld x %d-byte %s per thread, %lld SMEM wavefronts per warp (ideal %lld)%s\n",
+                 e.name.c_str(), b.op, b.source, b.target.c_str(), static_cast<long long>(b.accesses), b.width,
+                 b.stmatrix ? "stmatrix.x4 rows" : "stores", static_cast<long long>(b.wavefronts),
                  static_cast<long long>(b.ideal), b.slabs_aligned ? "" : " (its other slabs may differ: not on 128-byte multiples)");
 #ifdef STAGECRAFT_HAVE_NVRTC
   nvrtc::compiled c;

@@ -20,6 +20,7 @@
 #include <fmt/ranges.h>
 
 #include "../interp/row_state_kernels.hpp"
+#include "../interp/stmatrix_kernels.hpp"
 #include "../interp/tile_ops_kernels.hpp"
 #include "../interp/nan_fill_kernels.hpp"
 #include "../interp/ragged_kernels.hpp"
@@ -729,6 +730,64 @@ TEST_CASE("host: the attention examples equal the interpreter within the MMA bou
     check_within(k, ir.buffers, expected, *tol, "the interpreter against the reference");
     check_schedules_within(k, inputs, ir.buffers, expected, *tol);
   }
+}
+
+// The epilogues that store the D fragment by stmatrix (a warp collective: the host's lanes meet
+// in the runtime, which writes each row from the registers the PTX ISA's fragment names): every
+// layout it serves, against the interpreter (a plain tile store there, element (r, c) through
+// the layout) bit for bit, and the interpreter against the product itself. The examples' GEMM
+// and attention epilogues go by stmatrix too, so the tensor-core tests above prove it on them.
+TEST_CASE("host: epilogues stored by stmatrix equal the interpreter bit for bit in every layout it serves, under 5 host schedules",
+          "[host][tensor_core][stmatrix]") {
+  auto kernels = testing::stmatrix::kernels();
+  kernels.push_back(testing::stmatrix::fallback_kernel());
+  for (auto const& k : kernels) {
+    INFO("kernel " << k.name);
+    const bool stsm = k.name != "stsm_fallback";
+    CHECK((nvrtc::generate(k).source.find("sc::stmatrix_x4(") != std::string::npos) == stsm);
+    const auto inputs = random_inputs(k, input_seed);
+    const auto ir = interp::run(k, inputs, {.schedule = interp::policy::eager});
+    INFO((ir.ok() ? "" : ir.diagnostics.front().message));
+    REQUIRE(ir.ok());
+    // C = A * B^T, the (64, 64) product repeated along C's columns in the ring kernel.
+    auto expected = inputs;
+    auto const &a = inputs[0], &b = inputs[1];
+    auto& c = expected[2];
+    const std::int64_t n_b = b.shape[0], n_c = c.shape[1];
+    for (std::int64_t m = 0; m < c.shape[0]; ++m)
+      for (std::int64_t n = 0; n < n_c; ++n) {
+        double sum = 0;
+        for (std::int64_t kk = 0; kk < 64; ++kk) sum += a.get(m * 64 + kk) * b.get(n % n_b * 64 + kk);
+        c.set(m * n_c + n, sum);
+      }
+    const auto tol = interp::tolerance_of(k, ir, inputs);
+    REQUIRE(tol);
+    check_within(k, ir.buffers, expected, *tol, "the interpreter against the reference");
+    check_schedules(k, inputs, ir.buffers, "the interpreter");
+  }
+  for (auto const& [name, set] : std::vector<std::pair<std::string, param_values>>{
+           {"gemm_hopper", {}}, {"gemm_fp8", {}}, {"gemm_fp8", {{"acc", 16}}}, {"gemm_fp8", {{"scaled", 1}}}, {"gemm_fp8_blockwise", {}}, {"attention_hopper", {}}}) {
+    INFO(name << " " << fmt::format("{}", set));
+    CHECK(nvrtc::generate(example(name, set)).source.find("sc::stmatrix_x4(") != std::string::npos);
+  }
+}
+
+TEST_CASE("host: an stmatrix with two matrices' registers swapped or a lane's row address a row off writes the wrong elements, an unaligned row is refused",
+          "[host][tensor_core][stmatrix]") {
+  const auto k = example("gemm_hopper");
+  const auto inputs = random_inputs(k, input_seed);
+  const auto ir = interp::run(k, inputs, {.schedule = interp::policy::eager});
+  REQUIRE(ir.ok());
+  // Register 0 holds matrix 0 (rows 0-7 of the warp's 16, the first 8 columns), register 1
+  // matrix 1 (rows 8-15): swapped, each lands in the other's rows.
+  CHECK_THAT(caught(planted(k, "sm[0], sm[1], sm[2], sm[3]", "sm[1], sm[0], sm[2], sm[3]"), k, inputs, ir.buffers, 1), Contains("wrong result"));
+  // Lane 8 m + r gives row r's address: taking row r + 1's moves every row of the matrix by one.
+  CHECK_THAT(caught(planted(k, "sc::accumulator_element(lane / 32 * 32 + lane % 8 * 4,", "sc::accumulator_element(lane / 32 * 32 + (lane + 1) % 8 * 4,"), k,
+                    inputs, ir.buffers, 1),
+             Contains("wrong result"));
+  // A row address off the 16-byte grid: the GPU's stmatrix takes whole 16-byte rows.
+  CHECK_THAT(caught(planted(k, "sc::stmatrix_x4(sc::swz<128>(", "sc::stmatrix_x4(4u + sc::swz<128>("), k, inputs, ir.buffers, 1),
+             Contains("is not 16-byte aligned"));
 }
 
 TEST_CASE("host: a wgmma descriptor with the wrong swizzle reads the wrong elements", "[host][tensor_core]") {

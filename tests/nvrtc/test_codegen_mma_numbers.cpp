@@ -10,6 +10,8 @@
 // puts there.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <array>
 #include <map>
 #include <optional>
 #include <regex>
@@ -24,6 +26,10 @@
 #include <stagecraft/nvrtc/codegen.hpp>
 #include <stagecraft/registry.hpp>
 #include <stagecraft/stagecraft.hpp>
+
+#include <fmt/format.h>
+
+#include "../interp/stmatrix_kernels.hpp"
 
 using namespace stagecraft;
 
@@ -538,4 +544,195 @@ TEST_CASE("tcgen05.st of 16-bit A: thread t writes lane t, and column c holds k 
     ++checked;
   }
   CHECK(checked == 1);
+}
+
+// ---- stmatrix: the epilogue's fragment stores ------------------------------------------------------
+
+namespace {
+
+// The PTX ISA's stmatrix.sync.aligned.m8n8.x4.shared.b16, as its description states it, for
+// one warp: lane 8 m + r gives the address of row r of matrix m; row r of matrix m is, in order,
+// the registers m of lanes 4 r, 4 r + 1, 4 r + 2, 4 r + 3, each two 16-bit elements with the
+// lower address in the low half. Returns, for every (matrix, row, word, half), the lane and
+// register that supply it, and the lane that gives the row's address.
+struct stsm_source {
+  int address_lane;  // gives the row's address
+  int lane, reg;     // whose register holds the word
+};
+stsm_source stmatrix_isa(int matrix, int row, int word) { return {8 * matrix + row, 4 * row + word, matrix}; }
+
+// `f(a, b)` of sc::accumulator_element(a, b) text: the element's (row, col), the call's
+// arguments evaluated by the test's evaluator.
+ir::wgmma::coord fragment_call(std::string const& args, std::map<std::string, std::int64_t> const& vars) {
+  int depth = 0;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == '(') ++depth;
+    else if (args[i] == ')') --depth;
+    else if (args[i] == ',' && depth == 0)
+      return ir::wgmma::accumulator_element(static_cast<int>(eval(args.substr(0, i), vars)), static_cast<int>(eval(args.substr(i + 1), vars)));
+  }
+  FAIL("no two arguments in " << args);
+  return {};
+}
+
+// One fragment store by stmatrix, read from its text.
+struct stsm_store {
+  std::int64_t blocks = 0, regs = 0;  // for (mb < blocks), for (i < regs; i += 8)
+  std::string e_args, f, lo, er_args, fr, address;
+  std::array<int, 4> operand{};  // the instruction's register m is sm[operand[m]]
+};
+
+stsm_store parse_stsm(std::string const& text) {
+  stsm_store s;
+  std::smatch m;
+  REQUIRE(std::regex_search(text, m, std::regex(R"(for \(int mb = 0; mb < (\d+); \+\+mb\))")));
+  s.blocks = std::stoll(m[1]);
+  REQUIRE(std::regex_search(text, m, std::regex(R"(for \(int i = 0; i < (\d+); i \+= 8\))")));
+  s.regs = std::stoll(m[1]);
+  REQUIRE(std::regex_search(text, m, std::regex(R"(for \(int q = 0; q < 4; \+\+q\))")));
+  REQUIRE(std::regex_search(text, m, std::regex(R"(const sc::coord e = sc::accumulator_element\((.*)\);)")));
+  s.e_args = m[1];
+  REQUIRE(std::regex_search(text, m, std::regex(R"(const long long f = (.*);)")));
+  s.f = std::regex_replace(m[1].str(), std::regex(R"(\be\.(row|col)\b)"), "e_$1");
+  REQUIRE(std::regex_search(text, m, std::regex(R"(sm\[q\] = sc::f32x2_to_b?f16x2\((.*)\);)")));
+  s.lo = m[1];
+  REQUIRE(std::regex_search(text, m, std::regex(R"(const sc::coord er = sc::accumulator_element\((.*)\);)")));
+  s.er_args = m[1];
+  REQUIRE(std::regex_search(text, m, std::regex(R"(const long long fr = (.*);)")));
+  s.fr = std::regex_replace(m[1].str(), std::regex(R"(\ber\.(row|col)\b)"), "er_$1");
+  REQUIRE(std::regex_search(text, m, std::regex(R"(sc::stmatrix_x4\((.*), sm\[(\d)\], sm\[(\d)\], sm\[(\d)\], sm\[(\d)\]\);)")));
+  s.address = m[1];
+  for (int r = 0; r < 4; ++r) s.operand[static_cast<std::size_t>(r)] = std::stoi(m[r + 2]);
+  return s;
+}
+
+// The accumulator element register index `reg` of thread t holds, for an (M, n_acc) fragment:
+// (row, column) of the whole accumulator.
+std::pair<std::int64_t, std::int64_t> accumulator_holds(int t, std::int64_t reg, std::int64_t n_acc) {
+  const auto e = ir::wgmma::accumulator_element(t, static_cast<int>(reg % (n_acc / 2)));
+  return {64 * (reg / (n_acc / 2)) + e.row, e.col};
+}
+
+// Every stmatrix of a fragment store into the SMEM view `dst` (cols columns): by the ISA's
+// description, every word it writes must be the pair of destination elements at the row
+// address's element + 2 word, and that pair the accumulator's (the walk's register, the same
+// row, the column offset of the stored column slice); the rows it addresses must be 16
+// contiguous, 16-byte aligned bytes of the layout (tiling and swizzle as ir/swizzle.hpp
+// computes them, the view at its start); and the instructions together write every element of
+// the destination once. Returns the number of instructions checked per warp.
+std::int64_t check_stmatrix(ir::Kernel const& k, ir::Stmt const& st, std::string const& text) {
+  const auto s = parse_stsm(text);
+  auto const& dst = k.refs[st.refs[0]];
+  auto const& al = k.allocs[static_cast<std::size_t>(dst.id)];
+  REQUIRE(al.kind == ir::AllocKind::smem);
+  REQUIRE(ir::dtype_bits(al.dtype) == 16);
+  REQUIRE(dst.block.empty());  // a whole view (of an indexed slab): element f is its f-th
+  const std::int64_t rows = dst.shape[0], cols = dst.shape[1];
+  CHECK(s.blocks == rows / 64);
+  CHECK(s.regs == cols / 2);
+  // The address is the one element() forms for the lane's row element: the view's own swizzle.
+  CHECK_THAT(s.address, Catch::Matchers::Contains("(fr)"));
+  if (al.swizzle) CHECK(s.address.rfind(fmt::format("sc::swz<{}>(smem_base + ", al.swizzle), 0) == 0);
+  else CHECK(s.address.rfind("smem_base + ", 0) == 0);
+  // Where the walk reads the accumulator: accN[index] (f32) or sc::acc_f16(accN, index).
+  std::smatch m;
+  std::string reg_index;
+  std::int64_t n_acc = 0;
+  if (std::regex_search(s.lo, m, std::regex(R"(sc::acc_f16\(acc(\d+), ([^)]*)\))")) || std::regex_search(s.lo, m, std::regex(R"(acc(\d+)\[([^\]]*)\])"))) {
+    reg_index = m[2];
+    n_acc = k.allocs[static_cast<std::size_t>(std::stoi(m[1]))].shape[1];
+  }
+  REQUIRE_FALSE(reg_index.empty());
+  // The physical byte offset of a destination element (the view at its start: a run-time index
+  // moves it by whole 16-byte units, which the generator requires).
+  auto physical = [&](std::int64_t f) {
+    std::int64_t e = f;
+    if (!al.tiling.empty()) e = ir::tiled_element(e, al.shape.back(), al.tiling[0], al.tiling[1]);
+    return ir::swizzle_address(static_cast<std::uint32_t>(e * 2), al.swizzle);
+  };
+  std::vector<int> written(static_cast<std::size_t>(rows * cols), 0);
+  std::optional<std::int64_t> slice_offset;
+  std::string wrong;
+  for (int w = 0; w < 4 && wrong.empty(); ++w)
+    for (std::int64_t mb = 0; mb < s.blocks && wrong.empty(); ++mb)
+      for (std::int64_t i = 0; i < s.regs && wrong.empty(); i += 8) {
+        // What each lane of the warp supplies: its four registers' pairs and its row address.
+        std::array<std::array<std::int64_t, 4>, 32> pair{};
+        std::array<std::int64_t, 32> row_at{};
+        for (int lane = 0; lane < 32; ++lane) {
+          const int t = 32 * w + lane;
+          for (int q = 0; q < 4; ++q) {
+            std::map<std::string, std::int64_t> v{{"lane", t}, {"mb", mb}, {"i", i}, {"q", q}};
+            const auto e = fragment_call(s.e_args, v);
+            v["e_row"] = e.row, v["e_col"] = e.col;
+            pair[lane][q] = eval(s.f, v);
+            // The low half reads the accumulator register that holds that element.
+            const auto [ar, ac] = accumulator_holds(t, eval(reg_index, v), n_acc);
+            const std::int64_t off = ac - pair[lane][q] % cols;
+            if (!slice_offset) slice_offset = off;
+            if (ar != pair[lane][q] / cols || off != *slice_offset)
+              wrong = fmt::format("thread {} register {} of instruction (mb {}, i {}) converts accumulator ({}, {}) for element ({}, {})", t, q, mb, i,
+                                  ar, ac, pair[lane][q] / cols, pair[lane][q] % cols);
+          }
+          std::map<std::string, std::int64_t> v{{"lane", t}, {"mb", mb}, {"i", i}};
+          const auto er = fragment_call(s.er_args, v);
+          v["er_row"] = er.row, v["er_col"] = er.col;
+          row_at[lane] = eval(s.fr, v);
+        }
+        for (int mx = 0; mx < 4; ++mx)
+          for (int r = 0; r < 8; ++r) {
+            const std::int64_t first = row_at[stmatrix_isa(mx, r, 0).address_lane];
+            // 16 contiguous, aligned bytes of one row of the destination
+            if (first % cols % 8 != 0 || physical(first) % 16 != 0) wrong = fmt::format("row element {} is not 16-byte aligned", first);
+            for (int c = 0; c < 8; ++c)
+              if (physical(first + c) != physical(first) + 2 * c) wrong = fmt::format("row element {} + {} is not contiguous", first, c);
+            for (int word = 0; word < 4; ++word) {
+              const auto src = stmatrix_isa(mx, r, word);
+              const std::int64_t got = pair[src.lane][s.operand[static_cast<std::size_t>(src.reg)]];
+              if (got != first + 2 * word)
+                wrong = fmt::format("warp {}, instruction (mb {}, i {}): matrix {} row {} word {} is lane {}'s register {}, element ({}, {}), but "
+                                    "the row's address (lane {}) is element ({}, {}) + {} columns",
+                                    w, mb, i, mx, r, word, src.lane, src.reg, got / cols, got % cols, src.address_lane, first / cols, first % cols, 2 * word);
+              else written[static_cast<std::size_t>(got)] += 1, written[static_cast<std::size_t>(got + 1)] += 1;
+            }
+          }
+      }
+  CHECK(wrong == "");
+  CHECK(slice_offset.value_or(-1) % 8 == 0);
+  CHECK(std::count(written.begin(), written.end(), 1) == rows * cols);  // every element once
+  return s.blocks * s.regs / 8;
+}
+
+}  // namespace
+
+TEST_CASE("stmatrix: the ISA's fragment (lane 8 m + r addresses row r of matrix m, lane 4 r + k's register m is its word k) writes each element where the layout puts it",
+          "[codegen][numbers][mma][stmatrix]") {
+  std::vector<ir::Kernel> kernels = testing::stmatrix::kernels();
+  const std::vector<std::pair<const char*, param_values>> examples = {
+      {"gemm_hopper", {}}, {"gemm_hopper", {{"stages", 3}}}, {"gemm_fp8", {}}, {"gemm_fp8", {{"acc", 16}}}, {"gemm_fp8", {{"scaled", 1}}},
+      {"gemm_fp8_blockwise", {}}, {"attention_hopper", {}}, {"attention_hopper", {{"D", 128}, {"causal", 1}}},
+  };
+  for (auto const& [name, set] : examples) {
+    auto const& e = registry::global().find(name);
+    kernels.push_back(e.build(registry::resolve(e, set)));
+  }
+  for (auto const& k : kernels) {
+    INFO("kernel " << k.name);
+    const auto g = nvrtc::generate(k);
+    int stores = 0;
+    for (auto const& [id, text] : op_texts(k, g, ir::StmtOp::store)) {
+      if (text.find("sc::stmatrix_x4(") == std::string::npos) continue;
+      INFO("op #" << id << ":\n" << text);
+      CHECK(check_stmatrix(k, k.stmts[static_cast<std::size_t>(id)], text) > 0);
+      ++stores;
+    }
+    CHECK(stores > 0);
+    // Every fragment store into SMEM of these kernels goes by stmatrix; into swizzled rows at the
+    // ideal wavefronts (an unswizzled row-major tile keeps the 8 rows of a matrix on the same banks).
+    for (auto const& b : g.banks) {
+      CHECK(b.stmatrix);
+      CHECK(b.width == 16);
+      if (k.name != "stsm_plain") CHECK(b.wavefronts == b.ideal);
+    }
+  }
 }

@@ -11,6 +11,8 @@
 #include <stagecraft/registry.hpp>
 #include <stagecraft/stagecraft.hpp>
 
+#include "../interp/stmatrix_kernels.hpp"
+
 using namespace stagecraft;
 using Catch::Matchers::Contains;
 
@@ -138,10 +140,11 @@ TEST_CASE("warp specialization: a one-warp producer that gives registers to the 
   // follow wgmma_wait and need none, however many tiles a persistent CTA runs.
   CHECK(count(g.source, "sc::wg_sync(wg);") == 9);
   CHECK(count(g.source, "sc::wgmma_wait<1>();") == 2);  // one group in flight in each consumer's K loop
-  // The epilogue stores bf16 pairs (registers i, i + 1 are row neighbours): 32 stores per thread
-  // and column half, not 64.
-  CHECK(count(g.source, "*reinterpret_cast<unsigned*>(&*reinterpret_cast<unsigned short*>(smem + ") == 4);
-  CHECK_THAT(g.source, Contains("for (int i = 0; i < 64; i += 2) {") && Contains("acc5[mb * 128 + 64 + i + 1]"));
+  // The epilogue stores bf16 pairs (registers i, i + 1 are row neighbours) four 8 x 8 matrices
+  // per warp instruction: 8 stmatrix per thread and column half, where pair stores took 32.
+  CHECK(count(g.source, "sc::stmatrix_x4(") == 4);
+  CHECK(count(g.source, "*reinterpret_cast<unsigned*>(&*reinterpret_cast<unsigned short*>(smem + ") == 0);
+  CHECK_THAT(g.source, Contains("for (int i = 0; i < 64; i += 8) {") && Contains("acc5[mb * 128 + 64 + i + 2 * q + 1]"));
 }
 
 TEST_CASE("an arrival after generic reads of the stage keeps its warpgroup barrier", "[codegen]") {
@@ -196,7 +199,7 @@ TEST_CASE("f16 accumulators: two elements per 32-bit register, \"+r\" D operands
   CHECK_THAT(g.source, Contains("\"+r\"(acc5[63])") && !Contains("(acc5[64])") && !Contains("\"+f\"(acc5"));
   // Zeroing writes a register (an element pair) at a time; the epilogue reads element e of the fragment.
   CHECK_THAT(g.source, Contains("acc5[(mb * 128 + i) / 2] = sc::pack_f16("));
-  CHECK_THAT(g.source, Contains("sc::acc_f16(acc5, mb * 128 + i)"));
+  CHECK_THAT(g.source, Contains("sc::acc_f16(acc5, mb * 128 + i + 2 * q)"));
   CHECK_THAT(g.source, Contains("sc::reg_fence(acc5[r])"));
 }
 
@@ -223,11 +226,11 @@ TEST_CASE("the epilogue rounds each accumulator pair to bf16 once, in one instru
   const auto g = nvrtc::generate(e.build(registry::resolve(e, {})));
   for (int j = 0; j < 2; ++j) {
     INFO("column half " << j);
-    const auto at = g.source.find("store over the fragment of a5 (64, 128): 1 block(s) x 64 elements per thread, two at a time",
+    const auto at = g.source.find("store over the fragment of a5 (64, 128): 1 block(s) x 64 elements per thread, eight at a time by stmatrix",
                                   j == 0 ? 0 : g.source.find("store over the fragment of a5 (64, 128)") + 1);
     REQUIRE(at != std::string::npos);
     const auto store = g.source.substr(at, g.source.find("sc::fence_proxy_async();", at) - at);
-    CHECK(count(store, fmt::format("= sc::f32x2_to_bf16x2(acc5[mb * 128 + {0} + i], acc5[mb * 128 + {0} + i + 1]);", 64 * j)) == 1);
+    CHECK(count(store, fmt::format("sm[q] = sc::f32x2_to_bf16x2(acc5[mb * 128 + {0} + i + 2 * q], acc5[mb * 128 + {0} + i + 2 * q + 1]);", 64 * j)) == 1);
     CHECK(count(store, "sc::round_bf16(") == 0);
     CHECK(count(store, "sc::f32_to_bf16(") == 0);
   }
@@ -262,8 +265,9 @@ TEST_CASE("a column slice of the D fragment is whole 8-column groups: register i
 
 TEST_CASE("the generator counts each epilogue store's SMEM wavefronts from the addresses it computes", "[codegen][wgmma][banks]") {
   // A (64, 256) bf16 half of C stored into an unswizzled tile (gemm_hopper's epilogue before
-  // tiling): a warp's 32-bit pair stores hit 8 rows 512 bytes apart on the same banks, 8 ways (the
-  // audit's 512 wavefronts per warp where 64 suffice), 64 stores per thread.
+  // tiling): the 8 rows of each 8 x 8 matrix a stmatrix writes lie 512 bytes apart on the same 4
+  // banks, 8 ways (the audit's 512 wavefronts per warp where 64 suffice, as its 32-bit pair
+  // stores had), 16 instructions per thread, a 16-byte row address each.
   auto half_of_c = [](auto staging) {
     return lower(kernel<sm_90a>("epilogue", grid(1), threads(1_c), gmem<bf16>("c", shape(64, 256)), smem<bf16>(shape(64_c, 64_c), swizzle(128_c)),
                                 smem<bf16>(shape(256_c, 64_c), swizzle(128_c)), staging, accumulator<f32>(shape(64_c, 256_c)),
@@ -275,8 +279,9 @@ TEST_CASE("the generator counts each epilogue store's SMEM wavefronts from the a
   };
   const auto plain = nvrtc::generate(half_of_c(smem<bf16>(shape(64_c, 256_c))));
   REQUIRE(plain.banks.size() == 1);
-  CHECK(plain.banks[0].accesses == 64);
-  CHECK(plain.banks[0].width == 4);
+  CHECK(plain.banks[0].stmatrix);
+  CHECK(plain.banks[0].accesses == 16);
+  CHECK(plain.banks[0].width == 16);
   CHECK(plain.banks[0].wavefronts == 512);
   CHECK(plain.banks[0].ideal == 64);
   CHECK(plain.banks[0].slabs_aligned);
@@ -290,7 +295,7 @@ TEST_CASE("the generator counts each epilogue store's SMEM wavefronts from the a
   const auto g = nvrtc::generate(e.build(registry::resolve(e, {})));
   REQUIRE(g.banks.size() == 4);
   for (auto const& b : g.banks) {
-    CHECK(b.accesses == 32);
+    CHECK(b.accesses == 8);  // stmatrix.x4: 8 x 4 matrices of 8 x 8 per warp
     CHECK(b.wavefronts == 32);
     CHECK(b.ideal == 32);
   }
@@ -306,7 +311,39 @@ TEST_CASE("the generator counts each epilogue store's SMEM wavefronts from the a
   const auto s = nvrtc::generate(k);
   REQUIRE(s.banks.size() == 1);
   CHECK(s.banks[0].wavefronts == s.banks[0].ideal);
-  CHECK(s.banks[0].ideal == 16);  // 16 pair stores per thread, 128 bytes per warp each
+  CHECK(s.banks[0].ideal == 16);  // 4 stmatrix per thread, 4 matrices of 128 bytes per warp each
+}
+
+TEST_CASE("a fragment store goes by stmatrix only where each row it addresses is 16 aligned bytes, elsewhere by 4-byte pairs", "[codegen][wgmma][stmatrix]") {
+  auto by = [](ir::Kernel const& k) {
+    const auto g = nvrtc::generate(k);
+    return std::pair{count(g.source, "sc::stmatrix_x4("), count(g.source, "= sc::f32x2_to_bf16x2(")};
+  };
+  // Every layout of the shared test kernels: unswizzled, 32/64/128-byte swizzled, tiled, two m64
+  // blocks, a ring indexed by a loop variable (its start a multiple of 8 elements).
+  for (auto const& k : testing::stmatrix::kernels()) {
+    INFO(k.name);
+    CHECK(by(k).first == 1);
+  }
+  // N = 8: one 8-column group per row half, not the pair of groups an x4 stores.
+  CHECK(by(testing::stmatrix::fallback_kernel()) == std::pair<std::size_t, std::size_t>{0, 1});
+  // A (64, 16) fragment into a 16-column view of a wider buffer, through a static column slice.
+  auto into_slice = [](auto buffer, auto start) {
+    return lower(kernel<sm_90a>("stsm_slice", grid(1), threads(1_c), smem<bf16>(shape(64_c, 64_c), swizzle(128_c)),
+                                smem<bf16>(shape(16_c, 64_c), swizzle(128_c)), buffer, accumulator<f32>(shape(64_c, 16_c)),
+                                [=](auto a, auto b, auto out, auto acc) {
+                                  return seq(store(acc, 0.0f), wgmma(acc, a, transpose(b)), wgmma_commit(), wgmma_wait(0_c),
+                                             store(slice<1>(out, start, 16_c), cast<bf16>(load(acc))));
+                                }));
+  };
+  CHECK(by(into_slice(smem<bf16>(shape(64_c, 32_c)), 16_c)).first == 1);  // rows of 64 bytes, the slice 32 bytes in
+  CHECK(by(into_slice(smem<bf16>(shape(64_c, 24_c)), 8_c)).first == 1);   // rows of 48 bytes: still 16-byte units
+  CHECK(by(into_slice(smem<bf16>(shape(64_c, 24_c)), 4_c)) == std::pair<std::size_t, std::size_t>{0, 1});  // a start 8 bytes into a unit
+  CHECK(by(into_slice(smem<bf16>(shape(64_c, 20_c)), 0_c)) == std::pair<std::size_t, std::size_t>{0, 1});  // rows of 40 bytes: odd rows unaligned
+  // Not 16-bit, or not SMEM: f32 pairs into SMEM (straight<>), bf16 pairs into GMEM.
+  CHECK(by(straight<1, false>()).first == 0);
+  auto const& e = registry::global().find("attention_varlen");
+  CHECK(by(e.build(registry::resolve(e, {}))).first == 0);
 }
 
 TEST_CASE("a Blackwell epilogue stores its TMEM rows 16 bytes at a time, and its SMEM wavefronts are counted from the addresses",

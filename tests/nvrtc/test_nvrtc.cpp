@@ -21,6 +21,7 @@
 
 #include "../interp/reduce_kernels.hpp"
 #include "../interp/row_state_kernels.hpp"
+#include "../interp/stmatrix_kernels.hpp"
 #include "../interp/tile_ops_kernels.hpp"
 #include "../interp/tmem_a_kernels.hpp"
 #include "../zoo/zoo.hpp"
@@ -436,6 +437,30 @@ TEST_CASE("wgmma kernels: wgmma.mma_async in the PTX, no spills and no serialize
         }
       }
   }
+}
+
+TEST_CASE("stmatrix epilogues: ptxas accepts stmatrix.sync.aligned.m8n8.x4.shared.b16 for sm_90a in every layout and example, with no spills",
+          "[nvrtc][wgmma][stmatrix]") {
+  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  auto kernels = testing::stmatrix::kernels();
+  for (auto const& [name, set] : std::vector<std::pair<std::string, param_values>>{
+           {"gemm_hopper", {}}, {"gemm_hopper", {{"stages", 3}}}, {"gemm_hopper", {{"M", 4096}, {"N", 4096}, {"K", 4096}, {"ctas", 132}}},
+           {"gemm_fp8", {{"acc", 16}}}, {"gemm_fp8", {{"scaled", 1}}}, {"gemm_fp8_blockwise", {}}, {"attention_hopper", {{"D", 128}}},
+           {"attention_hopper", {{"D", 256}}}}) {
+    auto const& e = registry::global().find(name);
+    kernels.push_back(e.build(registry::resolve(e, set)));
+  }
+  for (auto const& k : kernels) {
+    const auto c = nvrtc::compile(k, ir::Target::sm_90a, o);
+    INFO(k.name << ": " << c.registers << " registers\n" << c.log);
+    std::printf("%s sm_90a: %d registers, %d spill bytes\n", k.name.c_str(), c.registers, c.spill_bytes);
+    CHECK_THAT(c.ptx, Contains("stmatrix.sync.aligned.m8n8.x4.shared.b16"));
+    CHECK(c.spill_bytes == 0);
+    CHECK_THAT(c.log, !Contains("serialized"));
+  }
+  const auto fallback = nvrtc::compile(testing::stmatrix::fallback_kernel(), ir::Target::sm_90a, o);
+  CHECK_THAT(fallback.ptx, !Contains("stmatrix"));
+  CHECK(fallback.spill_bytes == 0);
 }
 
 TEST_CASE("a wgmma whose B operands are sub-views of one swizzled array compiles for sm_90a with no spills and no serialized wgmma",

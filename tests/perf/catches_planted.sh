@@ -49,7 +49,7 @@ plant "$build/perf-static/planted_modulo.sass" "IMAD.WIDE.U32 R2, R4, R5, RZ" "I
 expect "a planted 64-bit modulo fails the gate" 1 "kloop = [0-9]+ is over its budget" "$build/perf-static/planted_modulo.sass"
 # The epilogue's bank conflicts: what `stagecraft ptx` said about the real kernel passes; the same
 # report with the count an unswizzled (64, 128) bf16 subtile gives (rows 256 bytes apart on the
-# same banks: 8-way, 256 wavefronts per warp for 32 pair stores; the codegen test "the generator
+# same banks: 8-way, 256 wavefronts per warp for its 8 stmatrix, as for 32 pair stores; the codegen test "the generator
 # counts each epilogue store's SMEM wavefronts" measures 512 for an unswizzled (64, 256) half) fails.
 log=$build/perf-static/gemm_hopper.log
 logate() { python3 "$here/bench/perf_static.py" --check-log "$1" --budget-json "$budget"; }

@@ -95,6 +95,10 @@ struct api {
   void (*tmem_st)(unsigned taddr, const unsigned* r, int n);
   // __syncwarp (bar.warp.sync) over all 32 lanes: a role of one warp meets there.
   void (*warp_sync)();
+  // stmatrix.sync.aligned.m8n8.xN.shared.b16 (n = 1, 2 or 4) by every lane of a warp: `addr` is
+  // this lane's row address (lanes 8 m .. 8 m + 7: the rows of matrix m), regs its n registers
+  // (register m: two 16-bit elements of matrix m).
+  void (*stmatrix)(unsigned addr, const unsigned* regs, int n);
 };
 
 }  // namespace schost

@@ -213,6 +213,12 @@ inline void tmem_ld_32x32b_x32(unsigned taddr, float (&r)[32]) { tmem_ld_32x32b(
 inline void tmem_st_32x32b_x16(unsigned taddr, const unsigned (&r)[16]) { tmem_st_32x32b(taddr, r); }
 inline void tmem_st_32x32b_x32(unsigned taddr, const unsigned (&r)[32]) { tmem_st_32x32b(taddr, r); }
 inline void tmem_st_wait() {}
+// stmatrix: a warp-collective, so the lanes meet in the runtime, which writes each row from the
+// registers of the lanes the ISA's fragment names.
+inline void stmatrix_x4(unsigned addr, unsigned r0, unsigned r1, unsigned r2, unsigned r3) {
+  const unsigned r[4] = {r0, r1, r2, r3};
+  sc_host_api->stmatrix(addr, r, 4);
+}
 
 inline float f16_to_f32(unsigned short h) { return sc_host_api->f16_to_f32(h); }
 inline unsigned short f32_to_f16(float f) { return sc_host_api->f32_to_f16(f); }

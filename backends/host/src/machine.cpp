@@ -380,6 +380,12 @@ struct cta_t {
   std::array<counting_barrier, 16> named;
   std::vector<counting_barrier> warps;       // shfl.sync: every lane of the warp takes part
   std::vector<unsigned long long> shuffled;  // each thread's value in the shuffle under way
+  struct stmatrix_issue {  // each thread's operands in the stmatrix under way
+    unsigned addr = 0;
+    std::array<unsigned, 4> regs{};
+    int n = 0;
+  };
+  std::vector<stmatrix_issue> stmatrix_issued;
   int first_thread = 0, live = 0;
   bool started = false, exited = false;
   bool generic_dirty = false;  // a thread may have written SMEM since the last fence.proxy.async
@@ -603,6 +609,38 @@ class machine {
     m.preempt();
     const unsigned warp = m.me().regs.tid.x / 32;
     m.count_in(m.ctas_[m.me().cta].warps[warp], 32, thread_t::waits::warp, warp, "__syncwarp");
+  }
+  // stmatrix.sync.aligned.m8n8.xN.shared.b16, from the PTX ISA's description: lanes 8 m ..
+  // 8 m + 7 give the addresses of rows 0..7 of matrix m, and row r of matrix m is the registers m
+  // of lanes 4 r .. 4 r + 3, in that order (two 16-bit elements each, the lower column in the low
+  // half). Every lane publishes its operands, the warp meets, each lane that gives an address
+  // writes its row from the others' registers, and the warp meets again so that no lane's next
+  // collective overwrites operands a slower lane still reads. A lane that never comes is a
+  // deadlock, as on the GPU.
+  static void api_stmatrix(unsigned addr, const unsigned* regs, int n) {
+    auto& m = *active;
+    m.preempt();
+    const unsigned t = m.me().regs.tid.x, warp = t / 32, lane = t % 32;
+    if ((n != 1 && n != 2 && n != 4) || m.block_threads() % 32 != 0)
+      m.fail(failure::protocol, fmt::format("{}: stmatrix.x{} (x1, x2 or x4, in whole warps)", m.who(), n));
+    auto& mine = m.ctas_[m.me().cta].stmatrix_issued[t];
+    mine.addr = addr, mine.n = n;
+    std::copy(regs, regs + n, mine.regs.begin());
+    m.count_in(m.ctas_[m.me().cta].warps[warp], 32, thread_t::waits::warp, warp, "stmatrix");
+    auto& c = m.ctas_[m.me().cta];
+    auto const* issued = &c.stmatrix_issued[warp * 32];
+    if (issued[lane].n != issued[0].n)
+      m.fail(failure::protocol, fmt::format("{}: stmatrix.x{} while lane 0 of its warp executes stmatrix.x{}: .aligned, one instruction per warp", m.who(),
+                                            issued[lane].n, issued[0].n));
+    if (lane < 8u * static_cast<unsigned>(n)) {
+      const unsigned matrix = lane / 8, row = lane % 8;
+      if (addr % 16 != 0)
+        m.fail(failure::protocol, fmt::format("{}: stmatrix row address {:#x} (row {} of matrix {}) is not 16-byte aligned", m.who(), addr, row, matrix));
+      const unsigned off = m.smem_offset(addr, 16, "stmatrix row");
+      for (unsigned k = 0; k < 4; ++k) std::memcpy(c.smem + off + 4 * k, &issued[4 * row + k].regs[matrix], 4);
+      c.generic_dirty = true;  // written after this call's preemption point, which a fence may have passed since
+    }
+    m.count_in(m.ctas_[m.me().cta].warps[warp], 32, thread_t::waits::warp, warp, "stmatrix");
   }
   // ---- the tensor cores (tensor_core.cpp computes; here: who takes part, and when) ------------
   // wgmma.mma_async is .sync.aligned over the warpgroup and the GPU runs it once for all 128
@@ -994,6 +1032,7 @@ class machine {
     api_.f32_to_bf16 = &api_f32_to_bf16;
     api_.shfl_xor = &api_shfl_xor;
     api_.warp_sync = &api_warp_sync;
+    api_.stmatrix = &api_stmatrix;
     api_.wgmma = &api_wgmma;
     api_.tmem_alloc = &api_tmem_alloc;
     api_.tmem_dealloc = &api_tmem_dealloc;
@@ -1042,6 +1081,7 @@ class machine {
       c.live = static_cast<int>(block_threads());
       c.warps.assign((block_threads() + 31) / 32, counting_barrier{});
       c.shuffled.assign(block_threads(), 0);
+      c.stmatrix_issued.assign(block_threads(), {});
       c.wg_meet.assign((block_threads() + 127) / 128, counting_barrier{});
       c.wgmma_issued.assign(block_threads(), {});
       for (int t = c.first_thread; t < c.first_thread + static_cast<int>(block_threads()); ++t) {
@@ -1286,6 +1326,7 @@ class machine {
         release(ctas_[ci].bars);
         release(ctas_[ci].warps);
         release(ctas_[ci].shuffled);
+        release(ctas_[ci].stmatrix_issued);
         release(ctas_[ci].wg_meet);
         release(ctas_[ci].wgmma_issued);
         // Every TMEM allocation freed before its CTA ends (the hardware requires it).
@@ -1555,7 +1596,7 @@ class machine {
         }
         case thread_t::waits::warp: {
           auto const& cb = ctas_[th.cta].warps[th.wait_a];
-          what = fmt::format("wait(s) in shfl.sync of warp {}: {} of 32 lanes arrived", th.wait_a, cb.arrived);
+          what = fmt::format("wait(s) in a warp collective (shfl.sync, stmatrix, __syncwarp) of warp {}: {} of 32 lanes arrived", th.wait_a, cb.arrived);
           break;
         }
         case thread_t::waits::bulk:

@@ -602,20 +602,28 @@ std::string emitter::element(ir::RefId rid, std::string const& i) const {
   if (r.base == ir::RefBase::param) return fmt::format("p_{}[{}]", k_.params[r.id].name, param_offset(rid, i));
   auto const& al = k_.allocs[r.id];
   if (al.kind != ir::AllocKind::smem) throw unsupported(fmt::format("kernel '{}': only SMEM and GMEM views are generated yet", k_.name));
+  // An unswizzled, untiled element is addressed from the generic pointer: no shared-window round trip.
+  if (al.swizzle == 0 && !tiled(r.id))
+    return fmt::format("*reinterpret_cast<{}*>(smem + {} + {} + static_cast<unsigned>({} * {}))", ctype(al.dtype), offsets_[r.id],
+                       view_offset(rid), view_element(rid, i), ir::dtype_bits(al.dtype) / 8);
+  return fmt::format("*reinterpret_cast<{}*>(smem + ({} - smem_base))", ctype(al.dtype), smem_address(rid, i));
+}
+
+// The shared-window address of element `i` of an SMEM view (an unsigned expression): what
+// element() dereferences, and what an instruction given addresses (stmatrix) takes.
+std::string emitter::smem_address(ir::RefId rid, std::string const& i) const {
+  auto const& r = k_.refs[rid];
+  auto const& al = k_.allocs[r.id];
   const int bytes = ir::dtype_bits(al.dtype) / 8;
   const std::string e = view_element(rid, i);
   if (tiled(r.id)) {
     const std::string at = fmt::format("smem_base + {}u + {} * {}u", offsets_[r.id], tiled_element(rid, e), bytes);
-    return fmt::format("*reinterpret_cast<{}*>(smem + ({} - smem_base))", ctype(al.dtype),
-                       al.swizzle ? fmt::format("sc::swz<{}>({})", al.swizzle, at) : at);
+    return al.swizzle ? fmt::format("sc::swz<{}>({})", al.swizzle, at) : at;
   }
-  if (al.swizzle == 0)
-    return fmt::format("*reinterpret_cast<{}*>(smem + {} + {} + static_cast<unsigned>({} * {}))", ctype(al.dtype), offsets_[r.id],
-                       view_offset(rid), e, bytes);
+  const std::string at = fmt::format("smem_base + {}u + {} + static_cast<unsigned>({} * {})", offsets_[r.id], view_offset(rid), e, bytes);
   // TMA swizzles by the absolute SMEM address (bits 4-6 XOR bits 7-9), and 32/64-byte swizzled
   // allocations are only 128-byte aligned, so swizzle the shared-window address, not the offset.
-  return fmt::format("*reinterpret_cast<{}*>(smem + (sc::swz<{}>(smem_base + {}u + {} + static_cast<unsigned>({} * {})) - smem_base))",
-                     ctype(al.dtype), al.swizzle, offsets_[r.id], view_offset(rid), e, bytes);
+  return al.swizzle ? fmt::format("sc::swz<{}>({})", al.swizzle, at) : at;
 }
 
 

@@ -210,6 +210,9 @@ class emitter {
   std::string param_offset(ir::RefId rid, std::string const& i) const;
   // Element `i` (a C++ expression) of a view, as an lvalue of its storage type.
   std::string element(ir::RefId rid, std::string const& i) const;
+  // The shared-window address of element `i` of an SMEM view (an unsigned expression): the
+  // bytes element() names, for an instruction that takes addresses (stmatrix).
+  std::string smem_address(ir::RefId rid, std::string const& i) const;
 
   // ---- tile values: element i, computed in f32 (floats) or 64-bit integers ---------------------
   std::string value(ir::ValueId id, std::string const& i) const;
@@ -342,6 +345,30 @@ class emitter {
   }
 
   void fragment_store(ir::StmtId id, int a, std::string const& ind, std::string& out);
+  // stmatrix.sync.aligned.m8n8.x4.shared.b16 in a fragment store of 16-bit elements into SMEM:
+  // per warp and 8 registers i .. i + 7 of an m64 block, the four 8 x 8 matrices (column group
+  // i / 4 and i / 4 + 1, row half 0 and 1) in one instruction, where the 4-byte stores take four.
+  // Lane 8 m + r gives the address of row r of matrix m; lane 4 r + k's register m is word k of
+  // that row (the PTX ISA's stmatrix fragment). stmatrix_lane_row() is the element whose address
+  // lane `thread` gives for the instruction at register i: the pair register i + 2 m of lane
+  // 4 r of its warp holds that row's first two columns.
+  static ir::wgmma::coord stmatrix_lane_row(int thread, int i);
+  // Checked on the one description (ir::wgmma::accumulator_element): lane 4 r + k's pair in
+  // register i + 2 m (i a multiple of 8) is columns 2 k, 2 k + 1 of the row stmatrix_lane_row
+  // names for lane 8 m + r, which starts on a multiple of 8 columns.
+  static bool stmatrix_fits_fragment();
+  // Whether the fragment store of shape `shape` into SMEM view `rid` may go by stmatrix: 16-bit
+  // elements, whole pairs of 8-column groups (the x4 form), and every row the instructions
+  // address 16 contiguous bytes at a 16-byte aligned address wherever the view starts (the
+  // addresses as element() computes them, tiling and swizzle applied, checked for every lane).
+  bool stmatrix_layout(ir::RefId rid, std::vector<std::int64_t> const& shape) const;
+  // The SMEM bank conflicts of the stmatrix instructions of a fragment store: per instruction a
+  // 16-byte row from each lane's address, 8 lanes (one matrix) per 128-byte phase.
+  void count_stmatrix_banks(ir::StmtId id, std::int64_t blocks, std::int64_t regs);
+  // The body of a fragment walk by stmatrix: the four registers, this lane's row address, the instruction.
+  void stmatrix_store(ir::StmtId id, std::int64_t regs, std::string const& ind, std::string& out);
+  // What a pair store of 16-bit `dt` converts: x of cast<dt>(x) from f32 (one rounding either way).
+  ir::ValueId pair_value(ir::ValueId value, ir::DType dt) const;
   // Row vectors spread along the columns of the fragment being walked (broadcast<1> of a (rows)
   // value: the softmax's rescale factor exp2(m - m'), a running max, 1 / l) depend on the row
   // only, so each is computed once per row of the thread (two per m64 block) into registers

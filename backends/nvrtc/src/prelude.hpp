@@ -342,6 +342,15 @@ __device__ __forceinline__ void reg_fence(float& r) { asm volatile("" : "+f"(r) 
 __device__ __forceinline__ void reg_fence(unsigned& r) { asm volatile("" : "+r"(r) :: "memory"); }
 __device__ __forceinline__ void reg_fence(int& r) { asm volatile("" : "+r"(r) :: "memory"); }  // s32 accumulators (s8 inputs)
 
+// stmatrix (sm_90): the warp stores four 8 x 8 matrices of 16-bit elements. Lane 8 m + r gives
+// the shared-window address of row r of matrix m (16 bytes, 16-byte aligned); lane 4 r + k's
+// register m is word k of that row, its low half the lower column (the PTX ISA's fragment for
+// m8n8 .b16). .sync.aligned: every lane of the warp executes this very instruction, as every
+// thread of the warpgroup runs a fragment store. One STSM.16.M88.4 where four STS take a word each.
+__device__ __forceinline__ void stmatrix_x4(unsigned addr, unsigned r0, unsigned r1, unsigned r2, unsigned r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" :: "r"(addr), "r"(r0), "r"(r1), "r"(r2), "r"(r3) : "memory");
+}
+
 // conversions (round to nearest even), 16-bit types stored as their bit patterns
 __device__ __forceinline__ float f16_to_f32(unsigned short h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
 __device__ __forceinline__ unsigned short f32_to_f16(float f) { unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }

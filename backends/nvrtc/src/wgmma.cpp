@@ -47,6 +47,80 @@ void emitter::count_banks(ir::StmtId id, std::int64_t blocks, std::int64_t regs,
   }));
 }
 
+// stmatrix_store emits the same formula in the generated code's terms (`lane` there is the
+// thread of the warpgroup); codegen_tests "[stmatrix]" evaluates that text for every lane.
+ir::wgmma::coord emitter::stmatrix_lane_row(int thread, int i) {
+  const int lane = thread % 32;
+  return ir::wgmma::accumulator_element(thread - lane + 4 * (lane % 8), i + 2 * (lane / 8));
+}
+
+bool emitter::stmatrix_fits_fragment() {
+  for (int t = 0; t < 128; ++t)
+    for (int i = 0; i < 256; i += 8)
+      for (int m = 0; m < 4; ++m) {
+        const int lane = t % 32, r = lane / 4, k = lane % 4;
+        const auto row = stmatrix_lane_row(t - lane + 8 * m + r, i);  // the row lane 8 m + r addresses
+        const auto x = ir::wgmma::accumulator_element(t, i + 2 * m);
+        if (row.col % 8 != 0 || x.row != row.row || x.col != row.col + 2 * k) return false;
+      }
+  return pairs_adjacent();
+}
+
+// The view may start wherever its run-time indices and origin put it, so the rows are checked
+// at its start 0 and the start is required to be a multiple of 8 elements (16 bytes): moving a
+// row by whole 16-byte units keeps it aligned, the swizzle permutes whole 16-byte chunks, and in
+// tiles of a multiple of 8 columns a row aligned at 0 stays within one tile row.
+bool emitter::stmatrix_layout(ir::RefId rid, std::vector<std::int64_t> const& shape) const {
+  auto const& r = k_.refs[rid];
+  if (r.base != ir::RefBase::alloc) return false;
+  auto const& al = k_.allocs[r.id];
+  if (al.kind != ir::AllocKind::smem || ir::dtype_bits(al.dtype) != 16 || shape.size() != 2 || shape[1] % 16 != 0) return false;
+  if (al.shape.back() % 8 != 0 || (tiled(r.id) && al.tiling[1] % 8 != 0)) return false;
+  // What every value of an index expression is known to be a multiple of (0: only 0).
+  std::function<std::int64_t(ir::ExprId)> multiple = [&](ir::ExprId id) -> std::int64_t {
+    auto const& e = k_.exprs[id];
+    switch (e.op) {
+      case ir::ExprOp::constant: return e.value < 0 ? -e.value : e.value;
+      case ir::ExprOp::mul: return multiple(e.a) * multiple(e.b);
+      case ir::ExprOp::add: case ir::ExprOp::sub: return std::gcd(multiple(e.a), multiple(e.b));
+      default: return 1;
+    }
+  };
+  std::int64_t stride = product(al.shape);
+  for (std::size_t d = 0; d < r.index.size(); ++d)
+    if (stride /= al.shape[d]; multiple(r.index[d]) * stride % 8 != 0) return false;
+  for (std::size_t j = 0; j < r.block.size(); ++j)
+    if (stride /= al.shape[r.index.size() + j]; multiple(r.block[j]) * stride % 8 != 0) return false;
+  const int bytes = 2;
+  auto address = [&](std::int64_t f) {
+    const std::int64_t at = tiled(r.id) ? ir::tiled_element(view_element(rid, f), al.shape.back(), al.tiling[0], al.tiling[1]) : view_element(rid, f);
+    return ir::swizzle_address(static_cast<std::uint32_t>(offsets_[r.id] + at * bytes), al.swizzle);
+  };
+  const std::int64_t cols = shape[1];
+  for (std::int64_t mb = 0; mb < shape[0] / 64; ++mb)
+    for (int i = 0; i < cols / 2; i += 8)
+      for (int t = 0; t < 128; ++t) {
+        const auto e = stmatrix_lane_row(t, i);
+        const std::int64_t f = (64 * mb + e.row) * cols + e.col;
+        const std::uint32_t first = address(f);
+        if (first % 16 != 0) return false;
+        for (int c = 1; c < 8; ++c)
+          if (address(f + c) != first + static_cast<std::uint32_t>(bytes * c)) return false;
+      }
+  return true;
+}
+
+void emitter::count_stmatrix_banks(ir::StmtId id, std::int64_t blocks, std::int64_t regs) {
+  auto const& s = k_.stmts[id];
+  const std::int64_t cols = k_.refs[s.refs[0]].shape.back(), per_block = regs / 8;
+  auto b = bank_count(id, s.refs[0], blocks * per_block, 16, [&](int thread, std::int64_t a) {
+    const auto e = stmatrix_lane_row(thread, static_cast<int>(a % per_block * 8));
+    return (64 * (a / per_block) + e.row) * cols + e.col;
+  });
+  b.stmatrix = true;
+  banks_.push_back(b);
+}
+
 
 void emitter::fragment_store(ir::StmtId id, int a, std::string const& ind, std::string& out) {
   auto const& s = k_.stmts[id];
@@ -70,55 +144,62 @@ void emitter::fragment_store(ir::StmtId id, int a, std::string const& ind, std::
   // An f16 accumulator is written a register (two elements) at a time.
   const bool packed = to_registers && acc_f16(static_cast<std::size_t>(a));
   if (packed && !pairs_adjacent()) unsupported_op(id, "an f16 accumulator whose fragment does not keep element pairs adjacent");
-  const int step = pairs || packed ? 2 : 1;
-  if (!to_registers && r.base == ir::RefBase::alloc) count_banks(id, blocks, regs, step, ir::dtype_bits(dt) / 8 * step);
+  const bool half = dt == ir::DType::bf16 || dt == ir::DType::f16;
+  // 16-bit pairs into SMEM go four 8 x 8 matrices per warp instruction (stmatrix) where every
+  // row it addresses is 16 contiguous, aligned bytes; elsewhere one 4-byte store per pair. The
+  // fragment store runs in every thread of the warpgroup, so each warp is converged at the
+  // .sync.aligned instruction (a statement runs under warpgroup-uniform conditions only).
+  const bool stsm = pairs && half && reduce_ == ir::Reduce::none && stmatrix_fits_fragment() && stmatrix_layout(s.refs[0], shape);
+  const int step = stsm ? 8 : pairs || packed ? 2 : 1;
+  if (stsm) count_stmatrix_banks(id, blocks, regs);
+  else if (!to_registers && r.base == ir::RefBase::alloc) count_banks(id, blocks, regs, step, ir::dtype_bits(dt) / 8 * step);
   line(fmt::format("{{  // op #{}: store over the fragment of a{} ({}, {}): {} block(s) x {} elements per thread{}", id, a, shape[0], shape[1], blocks,
-                   regs, pairs ? ", two at a time" : ""));
+                   regs, stsm ? ", eight at a time by stmatrix" : pairs ? ", two at a time" : ""));
   line("  #pragma unroll");
   line(fmt::format("  for (int mb = 0; mb < {}; ++mb) {{", blocks));
   hoist_rows(s.value, shape, line);
   line("    #pragma unroll");
   line(fmt::format("    for (int i = 0; i < {}; i += {}) {{", regs, step));
-  line("      const sc::coord e = sc::accumulator_element(lane, i);");
-  line(fmt::format("      const long long f = static_cast<long long>(64 * mb + e.row) * {} + e.col;", shape[1]));
-  line("      (void)f;  // unused when nothing but the accumulator is addressed");
-  fragment_index_ = fmt::format("mb * {} + i", regs);
-  walk_reg_ = "i";
-  walk_shape_ = shape;
-  walk_coords_ = {{"f", {"64 * mb + e.row", "e.col"}}, {"(f + 1)", {"64 * mb + e.row", "e.col + 1"}}};  // (f + 1): the pair's right neighbour
-  // Register i is in the thread's row i / 2 % 2 of the block (rows_by_quad checks it).
-  row_mb_ = "mb", row_half_ = "i / 2 % 2", walk_rows_ = shape[0];
-  if (packed) {
-    const std::string lo = value(s.value, "f");
-    fragment_index_ = fmt::format("mb * {} + i + 1", regs);
-    walk_reg_ = "i + 1";
-    line(fmt::format("      acc{}[(mb * {} + i) / 2] = sc::pack_f16({}, {});", a, regs, lo, value(s.value, "(f + 1)")));
-  } else if (to_registers) {
-    line(fmt::format("      acc{}[mb * {} + i] = {};", a, regs, value(s.value, "f")));
-  } else if (!pairs) {
-    line("      " + assign(s.refs[0], "f", store_conv(dt, value(s.value, "f"))));
+  if (stsm) {
+    stmatrix_store(id, regs, ind, out);
   } else {
-    const int bytes = ir::dtype_bits(dt) / 8;
-    const char* pair_type = bytes == 4 ? "uint2" : bytes == 2 ? "unsigned" : "unsigned short";
-    // cast<bf16>(x) stored as bf16 is one rounding of x (rounding a value that already is a
-    // bf16 changes nothing), and a 16-bit pair converts in one instruction.
-    auto const& v = k_.values[s.value];
-    const bool half = dt == ir::DType::bf16 || dt == ir::DType::f16;
-    const ir::ValueId stored = half && v.op == ir::ValueOp::cast && v.dtype == dt && k_.values[v.a].dtype == ir::DType::f32 ? v.a : s.value;
-    if (half) {
-      const std::string lo = value(stored, "f");
+    line("      const sc::coord e = sc::accumulator_element(lane, i);");
+    line(fmt::format("      const long long f = static_cast<long long>(64 * mb + e.row) * {} + e.col;", shape[1]));
+    line("      (void)f;  // unused when nothing but the accumulator is addressed");
+    fragment_index_ = fmt::format("mb * {} + i", regs);
+    walk_reg_ = "i";
+    walk_shape_ = shape;
+    walk_coords_ = {{"f", {"64 * mb + e.row", "e.col"}}, {"(f + 1)", {"64 * mb + e.row", "e.col + 1"}}};  // (f + 1): the pair's right neighbour
+    // Register i is in the thread's row i / 2 % 2 of the block (rows_by_quad checks it).
+    row_mb_ = "mb", row_half_ = "i / 2 % 2", walk_rows_ = shape[0];
+    if (packed) {
+      const std::string lo = value(s.value, "f");
       fragment_index_ = fmt::format("mb * {} + i + 1", regs);
       walk_reg_ = "i + 1";
-      line(fmt::format("      *reinterpret_cast<unsigned*>(&{}) = sc::f32x2_to_{}x2({}, {});", element(s.refs[0], "f"), ir::dtype_name(dt), lo,
-                       value(stored, "(f + 1)")));
+      line(fmt::format("      acc{}[(mb * {} + i) / 2] = sc::pack_f16({}, {});", a, regs, lo, value(s.value, "(f + 1)")));
+    } else if (to_registers) {
+      line(fmt::format("      acc{}[mb * {} + i] = {};", a, regs, value(s.value, "f")));
+    } else if (!pairs) {
+      line("      " + assign(s.refs[0], "f", store_conv(dt, value(s.value, "f"))));
     } else {
-      line(fmt::format("      alignas(8) {} out[2];", ctype(dt)));
-      line(fmt::format("      out[0] = {};", store_conv(dt, value(stored, "f"))));
-      fragment_index_ = fmt::format("mb * {} + i + 1", regs);
-      walk_reg_ = "i + 1";
-      line(fmt::format("      out[1] = {};", store_conv(dt, value(stored, "(f + 1)"))));
-      if (reduce_ != ir::Reduce::none) line(fmt::format("      sc::red_add_v2(&{}, out);", element(s.refs[0], "f")));
-      else line(fmt::format("      *reinterpret_cast<{0}*>(&{1}) = *reinterpret_cast<const {0}*>(out);", pair_type, element(s.refs[0], "f")));
+      const int bytes = ir::dtype_bits(dt) / 8;
+      const char* pair_type = bytes == 4 ? "uint2" : bytes == 2 ? "unsigned" : "unsigned short";
+      const ir::ValueId stored = pair_value(s.value, dt);
+      if (half) {
+        const std::string lo = value(stored, "f");
+        fragment_index_ = fmt::format("mb * {} + i + 1", regs);
+        walk_reg_ = "i + 1";
+        line(fmt::format("      *reinterpret_cast<unsigned*>(&{}) = sc::f32x2_to_{}x2({}, {});", element(s.refs[0], "f"), ir::dtype_name(dt), lo,
+                         value(stored, "(f + 1)")));
+      } else {
+        line(fmt::format("      alignas(8) {} out[2];", ctype(dt)));
+        line(fmt::format("      out[0] = {};", store_conv(dt, value(stored, "f"))));
+        fragment_index_ = fmt::format("mb * {} + i + 1", regs);
+        walk_reg_ = "i + 1";
+        line(fmt::format("      out[1] = {};", store_conv(dt, value(stored, "(f + 1)"))));
+        if (reduce_ != ir::Reduce::none) line(fmt::format("      sc::red_add_v2(&{}, out);", element(s.refs[0], "f")));
+        else line(fmt::format("      *reinterpret_cast<{0}*>(&{1}) = *reinterpret_cast<const {0}*>(out);", pair_type, element(s.refs[0], "f")));
+      }
     }
   }
   fragment_index_.clear();
@@ -129,6 +210,49 @@ void emitter::fragment_store(ir::StmtId id, int a, std::string const& ind, std::
   line("    }");
   line("  }");
   line("}");
+}
+
+// cast<bf16>(x) stored as bf16 is one rounding of x (rounding a value that already is a bf16
+// changes nothing), and a 16-bit pair converts in one instruction: the value a pair store
+// converts is x, not the cast.
+ir::ValueId emitter::pair_value(ir::ValueId value, ir::DType dt) const {
+  auto const& v = k_.values[value];
+  const bool half = dt == ir::DType::bf16 || dt == ir::DType::f16;
+  return half && v.op == ir::ValueOp::cast && v.dtype == dt && k_.values[v.a].dtype == ir::DType::f32 ? v.a : value;
+}
+
+// The body of a fragment walk by stmatrix (inside `for mb`, `for i` in steps of 8): register q
+// of the instruction is the pair i + 2 q of this thread, the 8 x 8 matrix q (stmatrix_lane_row
+// and stmatrix_fits_fragment say which rows and columns); this lane gives the address of the
+// row stmatrix_lane_row names.
+void emitter::stmatrix_store(ir::StmtId id, std::int64_t regs, std::string const& ind, std::string& out) {
+  auto const& s = k_.stmts[id];
+  auto line = [&](std::string const& t) { out += ind + t + "\n"; };
+  auto const& r = k_.refs[s.refs[0]];
+  const auto dt = k_.allocs[r.id].dtype;
+  const std::int64_t cols = r.shape[1];
+  const ir::ValueId stored = pair_value(s.value, dt);
+  line("      unsigned sm[4];  // matrix q: the pair in register i + 2 q, rows 8 (q % 2).. and columns 2 i + 8 (q / 2).. of the warp's 16 rows");
+  line("      #pragma unroll");
+  line("      for (int q = 0; q < 4; ++q) {");
+  line("        const sc::coord e = sc::accumulator_element(lane, i + 2 * q);");
+  line(fmt::format("        const long long f = static_cast<long long>(64 * mb + e.row) * {} + e.col;", cols));
+  line("        (void)f;  // unused when nothing but the accumulator is addressed");
+  walk_shape_ = r.shape;
+  walk_coords_ = {{"f", {"64 * mb + e.row", "e.col"}}, {"(f + 1)", {"64 * mb + e.row", "e.col + 1"}}};  // (f + 1): the pair's right neighbour
+  row_mb_ = "mb", row_half_ = "(i + 2 * q) / 2 % 2", walk_rows_ = r.shape[0];
+  fragment_index_ = fmt::format("mb * {} + i + 2 * q", regs);
+  walk_reg_ = "i + 2 * q";
+  const std::string lo = value(stored, "f");
+  fragment_index_ = fmt::format("mb * {} + i + 2 * q + 1", regs);
+  walk_reg_ = "i + 2 * q + 1";
+  line(fmt::format("        sm[q] = sc::f32x2_to_{}x2({}, {});", ir::dtype_name(dt), lo, value(stored, "(f + 1)")));
+  line("      }");
+  // The row this lane addresses: row lane % 8 of matrix lane % 32 / 8, whose first pair lane
+  // 4 (lane % 8) of the warp holds in register i + 2 (lane % 32 / 8).
+  line("      const sc::coord er = sc::accumulator_element(lane / 32 * 32 + lane % 8 * 4, i + lane % 32 / 8 * 2);");
+  line(fmt::format("      const long long fr = static_cast<long long>(64 * mb + er.row) * {} + er.col;", cols));
+  line(fmt::format("      sc::stmatrix_x4({}, sm[0], sm[1], sm[2], sm[3]);", smem_address(s.refs[0], "fr")));
 }
 
 // The operands a fragment walk of a store addresses at the element it is at (all but those

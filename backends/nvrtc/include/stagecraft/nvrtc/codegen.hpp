@@ -64,6 +64,7 @@ struct store_banks {
   std::int64_t wavefronts = 0;     // per warp, all its instructions, the worst warp
   std::int64_t ideal = 0;          // the same bytes without a conflict
   bool slabs_aligned = true;       // every slab of the allocation starts on the same bank pattern
+  bool stmatrix = false;           // by stmatrix.x4: `width` is the 16-byte row each lane addresses
 };
 
 struct generated {

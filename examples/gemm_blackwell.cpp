@@ -5,26 +5,27 @@
 // and CTA c computes tiles c, c + ctas, c + 2 ctas, ... Three roles (threads(warpgroup, warp,
 // warp): 192 threads, as CUTLASS's sm100 kernels give the TMA producer and the MMA issuer one
 // warp each; the epilogue is a warpgroup, whose four warps reach the four lane quarters of TMEM):
-//   - the producer (role 1, warp 4) streams K slices of A (128 x BK) and B (BN x BK) through an S-deep ring of
-//     128-byte swizzled stages with TMA (the generated code issues them from one thread); BK is
+//   - the producer (role 1, warp 4) streams K slices of A (128 x BK) and B (BN x BK) through an
+//     S-deep ring of 128-byte swizzled stages with TMA (one elected thread issues them); BK is
 //     one 128-byte swizzle row: 64 bf16 or 128 fp8 elements, so a stage holds the same bytes. Its
 //     loop runs over all of the CTA's K slices, tile after tile (one step counter), so it
 //     prefetches the next tile's first slices while the MMAs finish the current one;
-//   - the MMA issuer (role 2, warp 5) takes tile i's accumulator, stage i % 2 of a TMEM ring d (two 128 x BN
-//     accumulators side by side: 2 BN of the SM's 512 columns), once the epilogue has read what
-//     tile i - 2 left there (acc_empty); per K slice it waits for a stage, issues one tcgen05_mma
-//     over it (4 instructions of kind::f16 m128nBNk16 for bf16, of kind::f8f6f4 m128nBNk32 for
-//     e4m3/e5m2) and frees the stage with tcgen05_commit_arrive(empty[s]), which arrives only
-//     once those MMAs have read it (one elected thread issues the MMAs and the commit: one elect
-//     per K slice); after the tile's last slice it commits to acc_full[i % 2],
+//   - the MMA issuer (role 2, warp 5) takes tile i's accumulator, stage i % 2 of a TMEM ring d
+//     (two 128 x BN accumulators side by side: 2 BN of the SM's 512 columns), once the epilogue
+//     has read what tile i - 2 left there (acc_empty); per K slice it waits for a stage, issues
+//     one tcgen05_mma over it (4 instructions of kind::f16 m128nBNk16 for bf16, of kind::f8f6f4
+//     m128nBNk32 for e4m3/e5m2) and frees the stage with tcgen05_commit_arrive(empty[s]), which
+//     arrives only once those MMAs have read it (one elected thread issues the MMAs and the
+//     commit: one elect per K slice); after the tile's last slice it commits to acc_full[i % 2],
 //     which arrives once that accumulator is complete;
-//   - the epilogue (role 0, warps 0-3) waits on acc_full and takes the accumulator 64 columns at a time: it reads a
-//     128 x 64 subtile from TMEM (async_load_tmem of slice<1>(d[b], 64 j, 64): tcgen05.ld 32x32b,
-//     warp w reading lanes 32w..32w+31, i.e. rows of the tile), rounds it to bf16 into one of two
-//     SMEM buffers and stores it with TMA, so a subtile's rounding overlaps the store of the one
-//     before; a buffer is refilled once the store that used it two subtiles ago has read it
-//     (wait_smem_to_gmem(1, read_only)). After the last subtile it hands the accumulator back
-//     (acc_empty). Two 16 KiB buffers instead of one 64 KiB tile buy the ring its 4th stage.
+//   - the epilogue (role 0, warps 0-3) waits on acc_full and takes the accumulator 64 columns at
+//     a time: it reads a 128 x 64 subtile from TMEM (async_load_tmem of slice<1>(d[b], 64 j, 64):
+//     tcgen05.ld 32x32b, warp w reading lanes 32w..32w+31, i.e. rows of the tile), rounds it to
+//     bf16 into one of two SMEM buffers and stores it with TMA, so a subtile's rounding overlaps
+//     the store of the one before; a buffer is refilled once the store that used it two subtiles
+//     ago has read it (wait_smem_to_gmem(1, read_only)). After the last subtile it hands the
+//     accumulator back (acc_empty). Two 16 KiB buffers instead of one 64 KiB tile buy the ring
+//     its 4th stage.
 // The accumulator pipeline is what CUTLASS's sm100 kernels do: while the epilogue reads and stores
 // tile i, the tensor core already accumulates tile i + 1 into the other stage, so with more tiles
 // than CTAs neither waits for the other. Unlike the Hopper GEMM the accumulator is nobody's
@@ -48,6 +49,24 @@ namespace stagecraft::examples {
 namespace {
 
 constexpr long long BM = 128;
+
+// The MMA issuer's round i: accumulator i % 2, once the epilogue has read tile i - 2's out of it,
+// then per K slice one tcgen05_mma over a stage and the commit that frees it, then the commit that
+// hands the accumulator to the epilogue.
+template <long long S, class I, class AS, class BS, class D, class Full, class Empty, class AccFull, class AccEmpty>
+auto mma_tile(I const& i, std::int64_t steps, AS const& as, BS const& bs, D const& d, Full const& full, Empty const& empty, AccFull const& acc_full,
+              AccEmpty const& acc_empty) {
+  auto acc = stage<2>(i);
+  auto k_loop = for_(range(steps), [&](auto k) {
+    auto s = stage<S>(i * steps + k);
+    return seq(barrier_wait(full[s]), tcgen05_mma(d[acc], as[s], transpose(bs[s]), k > 0_c), tcgen05_commit_arrive(empty[s]));
+  });
+  auto reuse = [&] {  // the epilogue has read tile i - 2's accumulator (round 0 of clc_tiles: i is the constant 0)
+    if constexpr (static_int<I>) return seq();
+    else return if_(i >= 2_c, barrier_wait(acc_empty[acc]));
+  };
+  return seq(reuse(), k_loop, tcgen05_commit_arrive(acc_full[acc]));
+}
 
 // TA, TB: bf16 and bf16, or each of e4m3/e5m2. BK: K per stage, one 128-byte row.
 template <long long S, long long BN, class TA = bf16, class TB = bf16>
@@ -84,17 +103,59 @@ auto gemm_blackwell(size_expr M, std::int64_t N, std::int64_t K, size_expr ctas,
           return if_(valid(i), seq(if_(g >= int_c<S>, barrier_wait(empty[s])),  // the MMAs of step g - S have read the stage
                                           copy_gmem_to_smem(a.block(m(i), k), as[s], full[s]), copy_gmem_to_smem(b.block(n(i), k), bs[s], full[s])));
         });
-        auto mma = for_(range(rounds), [&](auto i) {
-          auto acc = stage<2>(i);
-          auto k_loop = for_(range(steps), [&](auto k) {
-            auto s = stage<S>(i * steps + k);
-            return seq(barrier_wait(full[s]), tcgen05_mma(d[acc], as[s], transpose(bs[s]), k > 0_c), tcgen05_commit_arrive(empty[s]));
-          });
-          return if_(valid(i), seq(if_(i >= 2_c, barrier_wait(acc_empty[acc])),  // the epilogue has read tile i - 2's accumulator
-                                          k_loop, tcgen05_commit_arrive(acc_full[acc])));
-        });
+        auto mma = for_(range(rounds), [&](auto i) { return if_(valid(i), mma_tile<S>(i, steps, as, bs, d, full, empty, acc_full, acc_empty)); });
         auto epilogue = tmem_subtile_epilogue<BN>(rounds, valid, m, n, d, cs, c, acc_full, acc_empty);
         // Every MMA into d completed before the last acc_full the epilogue waited on.
+        return if_(thread_id() == 1_c, producer, if_(thread_id() == 2_c, mma, seq(epilogue, wait_smem_to_gmem(0_c), tmem_dealloc(d))));
+      });
+}
+
+// The same GEMM on a dynamic schedule (clc = 1): one CTA per tile is launched, and a CTA that
+// finishes a tile asks cluster launch control (ops/clc.hpp) for the tile of a CTA that has not
+// started, which then never runs; so the tiles go to whichever SMs are free, as CUTLASS's sm100
+// dynamic persistent kernels do. Each role runs clc_tiles (pipeline/tile_schedule.hpp) over the
+// same responses, a ring of 4 (64 bytes of SMEM), which the producer asks for: the response that
+// decides round i + 1 is in flight during round i. Per tile the roles do what the static kernel
+// does; the producer's K loop is per tile (its step counter still runs on across tiles).
+template <long long S, long long BN>
+auto gemm_blackwell_clc(size_expr M, std::int64_t N, std::int64_t K, std::int64_t raster) {
+  using TA = bf16;
+  constexpr long long BK = 64, R = 4;
+  const size_expr tiles = ceil_div(M, BM) * ceil_div(N, BN);
+  return kernel<sm_100a>(
+      "gemm_blackwell", grid(tiles), threads(warpgroup, warp, warp),
+      gmem<TA>("a", shape(M, K)),                                              // (m, k)
+      gmem<TA>("b", shape(N, K)),                                              // (n, k): C = A * B^T
+      gmem<bf16>("c", shape(M, N)),                                            // (m, n)
+      smem<TA>(shape(int_c<S>, int_c<BM>, int_c<BK>), swizzle(128_c)),         // as: (stage, m, k), K-major
+      smem<TA>(shape(int_c<S>, int_c<BN>, int_c<BK>), swizzle(128_c)),         // bs: (stage, n, k), K-major
+      smem<bf16>(shape(2_c, int_c<BM>, 64_c), swizzle(128_c)),                 // cs: (buffer, m, n), the epilogue's subtiles
+      smem<u32>(shape(int_c<R>, 4_c)),                                         // resp: (slot, word), try_cancel responses
+      barrier(arrivals(2_c), count(int_c<S>)),                                 // full[stage]: A and B landed
+      barrier(arrivals(1_c), count(int_c<S>), orders_tensor_core),             // empty[stage]: the MMAs reading it completed
+      barrier(arrivals(1_c), count(2_c), orders_tensor_core),                  // acc_full[b]: accumulator b is complete
+      barrier(arrivals(1_c), count(2_c)),                                      // acc_empty[b]: the epilogue has read accumulator b
+      barrier(arrivals(1_c), count(int_c<R>)),                                 // clc_full[slot]: a response landed
+      barrier(arrivals(3_c), count(int_c<R>)),                                 // clc_empty[slot]: the three roles have read it
+      tmem<f32>(shape(2_c, 128_c, int_c<BN>)),                                 // d: (b, m, n), two accumulators in 2 BN TMEM columns
+      [=](auto a, auto b, auto c, auto as, auto bs, auto cs, auto resp, auto full, auto empty, auto acc_full, auto acc_empty, auto clc_full,
+          auto clc_empty, auto d) {
+        const std::int64_t steps = ceil_div(K, BK);
+        // Linear tile t in the grouped order of the static schedule (one worker per tile).
+        auto order = [&](auto t) { return static_schedule(ceil_div(M, BM), ceil_div(N, BN), tiles, t, raster); };
+        auto producer = clc_tiles<R, true>(tiles, resp, clc_full, clc_empty, [&](auto i, auto t) {
+          return for_(range(steps), [&](auto k) {
+            auto g = i * steps + k;
+            auto s = stage<S>(g);
+            return seq(if_(g >= int_c<S>, barrier_wait(empty[s])),  // the MMAs of step g - S have read the stage
+                       copy_gmem_to_smem(a.block(order(t).m(0_c), k), as[s], full[s]), copy_gmem_to_smem(b.block(order(t).n(0_c), k), bs[s], full[s]));
+          });
+        });
+        auto mma = clc_tiles<R, false>(tiles, resp, clc_full, clc_empty,
+                                       [&](auto i, auto) { return mma_tile<S>(i, steps, as, bs, d, full, empty, acc_full, acc_empty); });
+        auto epilogue = clc_tiles<R, false>(tiles, resp, clc_full, clc_empty, [&](auto i, auto t) {
+          return tmem_subtile_tile<BN>(i, order(t).m(0_c), order(t).n(0_c), d, cs, c, acc_full, acc_empty);
+        });
         return if_(thread_id() == 1_c, producer, if_(thread_id() == 2_c, mma, seq(epilogue, wait_smem_to_gmem(0_c), tmem_dealloc(d))));
       });
 }
@@ -113,7 +174,9 @@ STAGECRAFT_REGISTER(kernel_entry{
                {.name = "ctas", .default_value = 0, .help = "CTAs in the grid, each looping over output tiles (e.g. 148, the SMs of a B200); "
                 "0: one per tile; more than the tiles: one per tile", .min = 0},
                {.name = "raster", .default_value = 8, .help = "persistent tile order: bands of this many rows of tiles, column by column "
-                "(L2-friendly; 1: row-major)", .min = 1, .max = 64}},
+                "(L2-friendly; 1: row-major)", .min = 1, .max = 64},
+               {.name = "clc", .default_value = 0, .help = "1: one CTA per tile, each taking over the tiles of CTAs not yet started by cluster "
+                "launch control (dynamic persistent; bf16, BN=256, stages=4, ctas=0)", .allowed = {0, 1}, .min = 0}},
     .build =
         [](param_values const& p) {
           const auto N = p.at("N"), K = p.at("K"), bn = p.at("BN"), fp8 = p.at("fp8");
@@ -123,6 +186,13 @@ STAGECRAFT_REGISTER(kernel_entry{
             throw usage_error("gemm_blackwell: K=" + std::to_string(K) + " must be a multiple of 16 and at least 128 with fp8=" + std::to_string(fp8) +
                               " (a stage is 128 fp8 elements of K: one 128-byte swizzled row; TMA rows are 16-byte units)");
           const auto M = size_param(p, "M");
+          if (p.at("clc") == 1) {
+            if (fp8 != 0 || bn != 256 || p.at("stages") != 4 || p.at("ctas") != 0)
+              throw usage_error("gemm_blackwell: clc=1 is offered for bf16 (fp8=0), BN=256, stages=4 and ctas=0 (one CTA per tile), got fp8=" +
+                                std::to_string(fp8) + " BN=" + std::to_string(bn) + " stages=" + std::to_string(p.at("stages")) +
+                                " ctas=" + std::to_string(p.at("ctas")));
+            return lower(gemm_blackwell_clc<4, 256>(M, N, K, p.at("raster")));
+          }
           const size_expr tile_ctas = ceil_div(M, BM) * ceil_div(N, bn);  // one CTA per output tile
           const size_expr grid_ctas = p.at("ctas") == 0 ? tile_ctas : min(p.at("ctas"), tile_ctas);
           return dispatch<2, 3, 4>(p.at("stages"), [&](auto S) {

@@ -10,19 +10,23 @@
 
 namespace stagecraft::examples {
 
+// Round i of the epilogue: tile (mi, ni)'s accumulator, stage i % 2, stored and handed back.
+template <long long BN, class I, class MI, class NI, class D, class CS, class C, class Full, class Empty>
+auto tmem_subtile_tile(I const& i, MI const& mi, NI const& ni, D const& d, CS const& cs, C const& c, Full const& acc_full, Empty const& acc_empty) {
+  constexpr long long SUB = BN / 64;  // subtiles per tile
+  auto acc = stage<2>(i);
+  auto subtiles = for_(range(int_c<SUB>), [&](auto j) {
+    auto buf = stage<2>(i * int_c<SUB> + j);
+    // pending 1: the store of two subtiles ago, the last to use this buffer, has read it
+    return store_tile(cs[buf], cast<bf16>(async_load_tmem(slice<1>(d[acc], j * 64_c, 64_c))), c.block(mi, ni * int_c<SUB> + j), 1_c);
+  });
+  return seq(barrier_wait(acc_full[acc]), subtiles, barrier_arrive(acc_empty[acc]));
+}
+
 template <long long BN, class Valid, class M, class N, class D, class CS, class C, class Full, class Empty>
 auto tmem_subtile_epilogue(size_expr rounds, Valid const& valid, M const& m, N const& n, D const& d, CS const& cs, C const& c, Full const& acc_full,
                            Empty const& acc_empty) {
-  constexpr long long SUB = BN / 64;  // subtiles per tile
-  return for_(range(rounds), [&](auto i) {
-    auto acc = stage<2>(i);
-    auto subtiles = for_(range(int_c<SUB>), [&](auto j) {
-      auto buf = stage<2>(i * int_c<SUB> + j);
-      // pending 1: the store of two subtiles ago, the last to use this buffer, has read it
-      return store_tile(cs[buf], cast<bf16>(async_load_tmem(slice<1>(d[acc], j * 64_c, 64_c))), c.block(m(i), n(i) * int_c<SUB> + j), 1_c);
-    });
-    return if_(valid(i), seq(barrier_wait(acc_full[acc]), subtiles, barrier_arrive(acc_empty[acc])));
-  });
+  return for_(range(rounds), [&](auto i) { return if_(valid(i), tmem_subtile_tile<BN>(i, m(i), n(i), d, cs, c, acc_full, acc_empty)); });
 }
 
 }  // namespace stagecraft::examples

@@ -24,6 +24,7 @@
 #include "../interp/tile_ops_kernels.hpp"
 #include "../interp/nan_fill_kernels.hpp"
 #include "../interp/ragged_kernels.hpp"
+#include "../interp/clc_kernels.hpp"
 #include "../interp/reduce_kernels.hpp"
 #include "../interp/workspace_kernels.hpp"
 #include "../zoo/zoo.hpp"
@@ -1214,6 +1215,48 @@ TEST_CASE("host: single-warp roles hand a block over on a named barrier, and a w
   INFO(r.message);
   REQUIRE(r.kind == hostexec::failure::deadlock);
   CHECK_THAT(r.message, Contains("kernel 'zoo_warp_named_count'") && Contains("wait(s) in bar.sync 9, 128: 64 of 128 threads arrived"));
+}
+
+// Cluster launch control (ops/clc.hpp) on the host: a try_cancel cancels the first cluster of the
+// launch order that is not resident yet, which then never starts. Seed 0 has every cluster
+// resident (each CTA takes its own tile), other seeds hold only a few at once, so CTAs take over
+// others' tiles; every tile is done once, by some CTA, and the zoo's mistakes fail here too.
+TEST_CASE("host: cluster launch control hands tiles of CTAs not yet resident to running ones, each tile done once", "[host][clc]") {
+  constexpr std::int64_t tiles = 6;
+  const auto k = testing::clc_owner(tiles);
+  const auto inputs = random_inputs(k, input_seed);
+  const auto c = hostexec::compile(k);
+  std::set<std::vector<std::int32_t>> seen;
+  for (std::uint64_t seed = 0; seed < 12; ++seed) {
+    INFO("host seed " << seed);
+    hostexec::options o;
+    o.seed = seed;
+    const auto r = hostexec::run(c, k, inputs, o);
+    INFO(r.message);
+    REQUIRE(r.ok());
+    std::vector<std::int32_t> who;
+    for (std::int64_t t = 0; t < tiles; ++t) {
+      const auto w = static_cast<std::int32_t>(r.buffers[0].get(t * 32));
+      for (std::int64_t j = 1; j < 32; ++j) REQUIRE(static_cast<std::int32_t>(r.buffers[0].get(t * 32 + j)) == w);
+      REQUIRE((w >= 0 && w < tiles));
+      who.push_back(w);
+    }
+    if (seed == 0) CHECK(who == std::vector<std::int32_t>{0, 1, 2, 3, 4, 5});  // every cluster resident: nothing to cancel
+    seen.insert(who);
+  }
+  CHECK(seen.size() > 1);  // some seeds cancel
+  // gemm_blackwell clc=1: equal to the interpreter under five host schedules.
+  auto const& e = registry::global().find("gemm_blackwell");
+  const auto g = e.build(registry::resolve(e, {{"M", 512}, {"N", 512}, {"K", 128}, {"clc", 1}}));
+  const auto gin = random_inputs(g, input_seed);
+  const auto ir = interp::run(g, gin, {});
+  REQUIRE(ir.ok());
+  check_schedules(g, gin, ir.buffers, "the interpreter");
+  // A try_cancel after the CTA read a failure (every cluster resident at seed 0: the first fails).
+  const auto bad = testing::clc_owner<testing::clc_mistake::skip_not_stop>(tiles);
+  const auto rb = hostexec::run(bad, random_inputs(bad, input_seed), {});
+  CHECK(rb.kind == hostexec::failure::protocol);
+  CHECK_THAT(rb.message, Contains("clusterlaunchcontrol.try_cancel after its CTA read a failed response: undefined"));
 }
 
 // Reducing stores (ops/reduce.hpp): the generated red.global and cp.reduce.async.bulk.tensor

@@ -1038,3 +1038,22 @@ TEST_CASE("gemm_small int8=2 compiles to wgmma .m64n128k32.s32.u8.s8", "[nvrtc][
                 !ir::wgmma::input_pair(ir::DType::u8, ir::DType::f16));
   static_assert(ir::wgmma::accumulator_for(ir::DType::u8, ir::DType::i32) && !ir::wgmma::n_for(ir::DType::u8, 40));
 }
+
+TEST_CASE("cluster launch control: gemm_blackwell clc=1 compiles for sm_100a with try_cancel and its queries, the tile read once per round, no spills",
+          "[nvrtc][tcgen05][clc]") {
+  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  auto const& e = registry::global().find("gemm_blackwell");
+  const auto k = e.build(registry::resolve(e, {{"M", 4096}, {"N", 4096}, {"K", 4096}, {"clc", 1}}));
+  const auto c = nvrtc::compile(k, ir::Target::sm_100a, o);
+  std::printf("gemm_blackwell clc=1 4096^3 sm_100a: %d registers per thread, %d spill bytes\n", c.registers, c.spill_bytes);
+  CHECK(c.spill_bytes == 0);
+  // One try_cancel site (the producer warp asks), each role's test of round 0's response and of
+  // every later one, and each role's tile read from the previous response once per round.
+  CHECK(occurrences(c.ptx, "clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes.b128") == 2);  // round 0, the loop
+  CHECK(occurrences(c.ptx, "clusterlaunchcontrol.query_cancel.is_canceled.pred.b128") >= 6);
+  CHECK(occurrences(c.ptx, "clusterlaunchcontrol.query_cancel.get_first_ctaid::x.b32.b128") >= 3);
+  CHECK(occurrences(c.code.source, "sc::mbar_arrive_expect_tx(bar, 16u);") == 2);
+  CHECK(occurrences(c.code.source, "break;  // op #") == 3);
+  // The grid is one CTA per tile: 32 x 16 tiles of 128 x 256.
+  CHECK(k.grid[0] == 512);
+}

@@ -9,6 +9,7 @@
 #include <stagecraft/registry.hpp>
 
 #include "common.hpp"
+#include "../interp/clc_kernels.hpp"
 
 using namespace stagecraft;
 using Catch::Matchers::Contains;
@@ -767,5 +768,29 @@ TEST_CASE("the verifier holds roles of one warp to what a warp can issue, and la
                                                 "warps take part) and at most the kernel's 192 threads (6 warps)"));
     k.stmts[k.stmts.size() - 2].n = 224;
     REQUIRE_THROWS_WITH(ir::verify(k), Contains("counts 224 threads"));
+  }
+}
+
+TEST_CASE("the verifier holds cluster launch control and break_if to their rules", "[verify][clc]") {
+  const auto base = testing::clc_owner(4);
+  REQUIRE_NOTHROW(ir::verify(base));
+  SECTION("break_if outside every loop") {
+    auto k = good();
+    auto& last = k.stmts[k.stmts[k.body].body.back()];
+    REQUIRE(last.op == ir::StmtOp::wait_group);
+    k.exprs.push_back({ir::ExprOp::constant, 1});
+    last = {.op = ir::StmtOp::break_if, .e0 = static_cast<ir::ExprId>(k.exprs.size() - 1)};
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("(break_if): is in no loop: break_if leaves the innermost enclosing for_"));
+  }
+  SECTION("on Hopper") {
+    auto k = base;
+    k.target = ir::Target::sm_90a;
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("cluster launch control (clusterlaunchcontrol.") && Contains("is a Blackwell instruction, but the kernel targets sm_90a"));
+  }
+  SECTION("a response that is not a row of 4 u32") {
+    auto k = base;
+    for (auto& a : k.allocs)
+      if (a.kind == ir::AllocKind::smem) a.shape = {2, 8};
+    REQUIRE_THROWS_WITH(ir::verify(k), Contains("a cluster launch control response") && Contains("row of 4 u32"));
   }
 }

@@ -54,6 +54,7 @@ struct walker {
   int wg = 0;
   std::vector<std::int64_t> vars;
   work w;
+  bool breaking = false;  // a break_if fired: leave the innermost loop
 
   // The work model follows the kernel's control flow: its index arithmetic is the interpreter's
   // (a division by zero, which the interpreter reports, counts as 0 here).
@@ -70,6 +71,9 @@ struct walker {
           }
         },
         [&](ir::Expr const& e, std::int64_t i) -> std::int64_t {  // out of range: the interpreter reports it, 0 here
+          // A cluster launch control response: "not canceled", so every CTA does its own tile,
+          // once; the grid's work is the same whoever does it.
+          if (e.op == ir::ExprOp::clc_result) return 0;
           auto const& t = inputs[static_cast<std::size_t>(e.value)];
           return i >= 0 && i < t.elements() ? static_cast<std::int64_t>(t.get(i)) : 0;
         },
@@ -117,16 +121,19 @@ struct walker {
     auto const& s = k.stmts[id];
     switch (s.op) {
       case ir::StmtOp::seq:
-        for (auto c : s.body) stmt(c);
+        for (auto c : s.body)
+          if (!breaking) stmt(c);
         break;
       case ir::StmtOp::for_: {
         const auto lo = eval(s.e0), hi = eval(s.e1);
-        for (auto i = lo; i < hi; ++i) {
+        for (auto i = lo; i < hi && !breaking; ++i) {
           vars[static_cast<std::size_t>(s.var)] = i;
           stmt(s.body[0]);
         }
+        breaking = false;
         break;
       }
+      case ir::StmtOp::break_if: breaking = eval(s.e0) != 0; break;
       case ir::StmtOp::if_:
         if (eval(s.e0)) stmt(s.body[0]);
         else if (s.body.size() > 1) stmt(s.body[1]);

@@ -95,6 +95,11 @@ struct api {
   void (*tmem_st)(unsigned taddr, const unsigned* r, int n);
   // __syncwarp (bar.warp.sync) over all 32 lanes: a role of one warp meets there.
   void (*warp_sync)();
+  // Cluster launch control (clusterlaunchcontrol.try_cancel / query_cancel): cancel a cluster that
+  // has not started, the response landing at shared-window address `resp` and completing 16 bytes
+  // on the mbarrier at `bar`; what a landed response says (what 0: canceled; 1-3: ctaid x, y, z).
+  void (*clc_try_cancel)(unsigned resp, unsigned bar);
+  unsigned (*clc_query)(unsigned resp, int what);
   // stmatrix.sync.aligned.m8n8.xN.shared.b16 (n = 1, 2 or 4) by every lane of a warp: `addr` is
   // this lane's row address (lanes 8 m .. 8 m + 7: the rows of matrix m), regs its n registers
   // (register m: two 16-bit elements of matrix m).

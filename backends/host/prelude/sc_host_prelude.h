@@ -104,6 +104,8 @@ inline void fence_proxy_async() { sc_host_api->fence_proxy_async(); }
 inline void fence_proxy_async_all() { sc_host_api->fence_proxy_async(); }
 inline void wg_sync(int wg) { sc_host_api->bar_sync(static_cast<unsigned>(wg + 1), 128u); }
 inline void warp_sync() { sc_host_api->warp_sync(); }
+template <int = 0> inline void clc_try_cancel(unsigned resp, unsigned bar) { sc_host_api->clc_try_cancel(resp, bar); }
+template <int What> inline unsigned clc_query(unsigned resp) { return sc_host_api->clc_query(resp, What); }
 inline void role_sync(int wg, bool one_warp) {
   if (one_warp) warp_sync();
   else wg_sync(wg);

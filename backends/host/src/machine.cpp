@@ -388,6 +388,7 @@ struct cta_t {
   std::vector<stmatrix_issue> stmatrix_issued;
   int first_thread = 0, live = 0;
   bool started = false, exited = false;
+  bool clc_failed = false;  // a thread of it read a failed try_cancel response: another try_cancel is undefined
   bool generic_dirty = false;  // a thread may have written SMEM since the last fence.proxy.async
   int loads_in = 0, store_reads = 0;  // in-flight TMA work on this CTA's SMEM
   // wgmma: each warpgroup's meeting point, and what each thread issued there.
@@ -418,6 +419,7 @@ struct copy_op {
   std::vector<unsigned char> staged;  // stores: the bytes read from SMEM
   int reduce = 0, kind = 0;           // a TMA reduce: the op (ir::Reduce) and the element type (sc_host_abi.h)
   bool pair = false;                  // .cta_group::2: completes on each destination's pair leader
+  bool clc = false;                   // a try_cancel: its response lands at smem_off, 16 bytes complete on bar_off
   bool read_done = false, write_done = false;
 };
 
@@ -603,6 +605,40 @@ class machine {
     const unsigned long long got = m.ctas_[m.me().cta].shuffled[t ^ static_cast<unsigned>(lane_mask)];
     m.count_in(m.ctas_[m.me().cta].warps[warp], 32, thread_t::waits::warp, warp, "shfl.sync");
     return got;
+  }
+  // clusterlaunchcontrol.try_cancel: the completion (complete()) cancels the first cluster of the
+  // launch order that is not resident yet, if any: it never starts. With every cluster resident
+  // (seed 0 and any grid that fits) there is none, and the response says so. Our response
+  // encoding (opaque on the GPU, read only through clc_query there): u32 0 canceled or not, 1-3
+  // the canceled cluster's first ctaid.
+  static void api_clc_try_cancel(unsigned resp, unsigned bar) {
+    auto& m = *active;
+    m.preempt();
+    const int cta = m.me().cta;
+    if (m.ctas_[cta].clc_failed)
+      m.fail(failure::protocol, fmt::format("{}: clusterlaunchcontrol.try_cancel after its CTA read a failed response: undefined (PTX ISA)", m.who()));
+    if (resp % 16 != 0) m.fail(failure::protocol, fmt::format("{}: try_cancel response address {:#x} is not 16-byte aligned", m.who(), resp));
+    copy_op op;
+    op.clc = true;
+    op.issuer = m.current_;
+    op.cta = cta;
+    op.smem_off = m.smem_offset(resp, 16, "the try_cancel response");
+    op.bar_off = m.smem_offset(bar, 8, "the try_cancel mbarrier");
+    m.bar_at(cta, bar, true);
+    op.dests = {cta};
+    ++m.ctas_[cta].loads_in;
+    m.ops_.push_back(std::move(op));
+    m.post({static_cast<int>(m.ops_.size() - 1), false});
+  }
+  static unsigned api_clc_query(unsigned resp, int what) {
+    auto& m = *active;
+    m.preempt();
+    auto& c = m.ctas_[m.me().cta];
+    const unsigned off = m.smem_offset(resp, 16, "a try_cancel response");
+    unsigned words[4];
+    std::memcpy(words, c.smem + off, 16);
+    if (what == 0 && words[0] == 0) c.clc_failed = true;
+    return words[what & 3];
   }
   static void api_warp_sync() {
     auto& m = *active;
@@ -1032,6 +1068,8 @@ class machine {
     api_.f32_to_bf16 = &api_f32_to_bf16;
     api_.shfl_xor = &api_shfl_xor;
     api_.warp_sync = &api_warp_sync;
+    api_.clc_try_cancel = &api_clc_try_cancel;
+    api_.clc_query = &api_clc_query;
     api_.stmatrix = &api_stmatrix;
     api_.wgmma = &api_wgmma;
     api_.tmem_alloc = &api_tmem_alloc;
@@ -1181,6 +1219,29 @@ class machine {
   }
   std::uint64_t wg_priority_of(int t) const {
     return wg_priority_[static_cast<std::size_t>(threads_[t].cta) * static_cast<std::size_t>(k_.roles) + threads_[t].regs.tid.x / 128];
+  }
+
+  void complete_try_cancel(copy_op& op) {
+    unsigned words[4] = {0, 0, 0, 0};
+    if (next_cluster_ < order_.size()) {  // not resident yet: cancel it, it never starts
+      const int victim = order_[next_cluster_];
+      order_.erase(order_.begin() + static_cast<std::ptrdiff_t>(next_cluster_));
+      auto const& first = ctas_[clusters_[victim].ctas.front()];
+      words[0] = 1;
+      std::copy(first.id.begin(), first.id.end(), words + 1);
+    }
+    auto& c = ctas_[op.cta];
+    smem_.open(c.slot);
+    std::memcpy(c.smem + op.smem_off, words, 16);
+    std::memcpy(&c.async_smem[op.smem_off], words, 16);
+    --c.loads_in;
+    auto it = c.bars.find(op.bar_off);
+    if (it == c.bars.end())
+      fail(failure::protocol, fmt::format("a try_cancel issued by CTA ({}) completes on {}, which was never initialised", fmt::join(c.id, ", "),
+                                          bar_name(op.cta, smem_window + op.bar_off)));
+    add_tx(op.cta, smem_window + op.bar_off, it->second, -16, "complete_tx");
+    try_complete(it->second);
+    op.read_done = op.write_done = true;
   }
 
   void post(event e) {
@@ -1506,6 +1567,10 @@ class machine {
 
   void complete(event e) {
     auto& op = ops_[e.op];
+    if (op.clc) {
+      complete_try_cancel(op);
+      return;
+    }
     const unsigned eb = op.map.elem_bytes;
     if (op.load) {
       std::vector<unsigned char> bytes(box_bytes(op.map));

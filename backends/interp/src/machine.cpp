@@ -43,6 +43,7 @@ const char* check_name(check c) {
     case check::tmem_not_freed: return "tmem-not-freed";
     case check::named_barrier_count_mismatch: return "named-barrier-count-mismatch";
     case check::semaphore_value: return "semaphore-value";
+    case check::clc_after_failure: return "clc-after-failure";
   }
   return "?";
 }

@@ -53,6 +53,7 @@
 #include <map>
 #include <memory>
 #include <numeric>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -338,7 +339,8 @@ struct async_op {
   // wgmma: one wgmma statement's instructions, reading A/B from SMEM and accumulating.
   // tc_mma: one tcgen05_mma statement's instructions into TMEM; tc_commit: a tcgen05 commit's
   // arrival, once every earlier tcgen05 op of its issuer has completed.
-  enum class kind : std::uint8_t { load, store_read, store_write, mma, tc_mma, tc_commit } what;
+  // clc: a try_cancel, writing its response into dst[0] and completing 16 bytes on bar_elem.
+  enum class kind : std::uint8_t { load, store_read, store_write, mma, tc_mma, tc_commit, clc } what;
   int agent = 0;  // issuer
   ir::StmtId stmt = ir::none;
   vclock vc;      // the issuer's clock at issue
@@ -465,6 +467,9 @@ struct cta_state {
   std::vector<std::byte> bytes;         // its shared memory, every allocation at ir::smem_offsets
   std::vector<barrier_state> barriers;  // all barrier elements, allocations in order
   std::array<named_barrier_state, ir::max_named_barriers> named;
+  // The op whose clc_canceled query first read a failed response (none: not yet): a try_cancel
+  // after it is undefined.
+  ir::StmtId clc_failed_at = ir::none;
 };
 
 class machine {
@@ -569,6 +574,12 @@ class machine {
   epoch epoch_of_load(async_op const& op) const;
   void trace_async(async_op const& op, int engine, const char* what);
 
+  // ---- engines/clc.cpp: cluster launch control ---------------------------------------------
+  void issue_try_cancel(agent_state& a, ir::Stmt const& s);
+  std::int64_t clc_candidate() const;
+  void clc_complete(async_op& op);
+  std::int64_t clc_read(agent_state const& a, ir::Expr const& e, std::int64_t elem);
+
   // ---- engines/wgmma.cpp: the tensor-core engine ------------------------------------------
   void issue_wgmma(agent_state& a, ir::Stmt const& s);
   void wgmma_commit(agent_state& a);
@@ -653,6 +664,10 @@ class machine {
   std::vector<std::uint64_t> change_points_;
   std::uint64_t time_ = 0, cluster_steps_ = 0, pct_length_ = 64, next_async_ = 0;
   std::uint64_t clusters_run_ = 0, control_steps_ = 0;
+  // Cluster launch control: the running cluster's index in launch order (x fastest), and the
+  // clusters a try_cancel canceled, which never run.
+  std::int64_t cluster_index_ = 0;
+  std::set<std::int64_t> clc_canceled_;
   int cur_op_ = -1;
   std::vector<diagnostic> diags_;
   trace tr_;

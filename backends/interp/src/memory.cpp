@@ -580,7 +580,11 @@ std::string machine::comp_name(epoch e) const {
   if (comp < na + nb) {
     const int ci = (comp - na) / static_cast<int>(bar_count_);
     auto const& b = ctas_[ci].barriers[(comp - na) % bar_count_];
-    return fmt::format("the TMA load completing {} of CTA {} (completion #{})", bar_name(b), ctas_[ci].linear, e.clock);
+    // What lands on a barrier's completion: TMA loads, or the responses of try_cancels on it.
+    const bool clc = std::any_of(k_.stmts.begin(), k_.stmts.end(), [&](ir::Stmt const& s) {
+      return s.op == ir::StmtOp::try_cancel && k_.refs[static_cast<std::size_t>(s.refs[1])].id == b.alloc;
+    });
+    return fmt::format("the {} completing {} of CTA {} (completion #{})", clc ? "try_cancel response" : "TMA load", bar_name(b), ctas_[ci].linear, e.clock);
   }
   const int s = comp - na - nb;
   if (mma_base_ >= 0 && comp >= mma_base_ && has_tcgen05_)

@@ -14,6 +14,7 @@ enum class code : std::uint8_t {
   loop_test,  // if var >= hi_of[var]: goto target
   loop_next,  // ++var; goto target
   jump_zero,  // if !cond(stmt): goto target
+  jump_nonzero,  // if cond(stmt) (a break_if's e0): goto target, past its loop
   jump,       // goto target
   end,
 };

@@ -16,9 +16,11 @@ void machine::run() {
   const auto& g = k_.grid;
   const auto& c = k_.cluster;
   try {
+    cluster_index_ = 0;
     for (std::int64_t z = 0; z < g[2]; z += c[2])
       for (std::int64_t y = 0; y < g[1]; y += c[1])
-        for (std::int64_t x = 0; x < g[0]; x += c[0]) run_cluster({x, y, z});
+        for (std::int64_t x = 0; x < g[0]; x += c[0], ++cluster_index_)
+          if (!clc_canceled_.count(cluster_index_)) run_cluster({x, y, z});  // a canceled cluster never runs
   } catch (stop_run const&) {
   }
 }
@@ -359,6 +361,7 @@ void machine::complete(std::size_t index) {
     case async_op::kind::mma: wgmma_complete(op); break;
     case async_op::kind::tc_mma:
     case async_op::kind::tc_commit: tcgen05_complete(op); break;
+    case async_op::kind::clc: clc_complete(op); break;
   }
   issuer_fence_ = nullptr;
 }

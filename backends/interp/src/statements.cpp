@@ -25,6 +25,7 @@ std::int64_t machine::eval(agent_state const& a, ir::ExprId id) {
         }
       },
       [&](ir::Expr const& e, std::int64_t i) -> std::int64_t {  // x.at(i): an input the kernel never writes (verify)
+        if (e.op == ir::ExprOp::clc_result) return clc_read(a, e, i);
         auto const& m = gmem_[static_cast<std::size_t>(e.value)];
         if (i < 0 || i >= m.shape[0]) {
           report(check::index_out_of_range, cur_op_, a,
@@ -54,6 +55,7 @@ void machine::settle(agent_state& a) {
         return;
       case code::loop_init: {
         auto const& s = k_.stmts[in.stmt];
+        cur_op_ = in.stmt;
         a.vars[in.var] = eval(a, s.e0);
         a.hi[in.var] = eval(a, s.e1);
         ++a.pc;
@@ -64,7 +66,14 @@ void machine::settle(agent_state& a) {
         ++a.vars[in.var];
         a.pc = in.target;
         break;
-      case code::jump_zero: a.pc = eval(a, k_.stmts[in.stmt].e0) ? a.pc + 1 : in.target; break;
+      case code::jump_zero:  // a condition's reads (a cluster launch control query) are this op's
+        cur_op_ = in.stmt;
+        a.pc = eval(a, k_.stmts[in.stmt].e0) ? a.pc + 1 : in.target;
+        break;
+      case code::jump_nonzero:
+        cur_op_ = in.stmt;
+        a.pc = eval(a, k_.stmts[in.stmt].e0) ? in.target : a.pc + 1;
+        break;
       case code::jump: a.pc = in.target; break;
     }
   }
@@ -77,6 +86,7 @@ void machine::step(int index) {
   auto const& s = k_.stmts[id];
   switch (s.op) {
     case ir::StmtOp::copy_gmem_to_smem: issue_load(a, s); break;
+    case ir::StmtOp::try_cancel: issue_try_cancel(a, s); break;
     case ir::StmtOp::copy_smem_to_gmem: issue_store(a, s); break;
     case ir::StmtOp::commit_group: tma_commit_group(a); break;
     case ir::StmtOp::wait_group: tma_wait_group(a, s); break;

@@ -295,6 +295,12 @@ emitter::range_t emitter::compute_range(ir::ExprId id) const {
     case ir::ExprOp::thread_id: return interval{0, k_.roles - 1};
     case ir::ExprOp::lt: case ir::ExprOp::le: case ir::ExprOp::gt: case ir::ExprOp::ge: case ir::ExprOp::eq: case ir::ExprOp::ne:
     case ir::ExprOp::land: case ir::ExprOp::lor: case ir::ExprOp::lnot: return interval{0, 1};
+    case ir::ExprOp::clc_result: {  // canceled: 0 or 1; a ctaid: the grid's extent along its axis
+      const auto axis = static_cast<std::size_t>(e.value % 4 - 1);
+      if (e.value % 4 == 0) return interval{0, 1};
+      if (k_.grid_expr[axis] != ir::none) return interval{0, (axis == 0 ? ir::max_grid_x : ir::max_grid_yz) - 1};
+      return interval{0, k_.grid[axis] - 1};
+    }
     case ir::ExprOp::load:  // whatever the table's dtype holds
       return k_.params[static_cast<std::size_t>(e.value)].dtype == ir::DType::u32
                  ? interval{0, std::numeric_limits<std::uint32_t>::max()}
@@ -388,6 +394,9 @@ std::string emitter::expr(ir::ExprId id) const {
     // Through the read-only cache: nothing in the kernel writes an index table (verify).
     case ir::ExprOp::load: return fmt::format("static_cast<long long>(sc::ld_index(p_{} + ({})))", k_.params[static_cast<std::size_t>(e.value)].name, expr(e.a));
     case ir::ExprOp::extent: return fmt::format("ext_{}", k_.extents[static_cast<std::size_t>(e.value)].name);
+    case ir::ExprOp::clc_result:  // the response row's shared-window address; what: 0 canceled, 1-3 ctaid x, y, z
+      return fmt::format("static_cast<long long>(sc::clc_query<{}>(smem_base + {}u + 4u * static_cast<unsigned>({})))", e.value % 4,
+                         offsets_[static_cast<std::size_t>(e.value / 4)], expr(e.a));
   }
   return "0";
 }
@@ -1019,7 +1028,7 @@ bool emitter::after(ir::StmtId id, bool d) const {
     case ir::StmtOp::seq:
       for (auto c : s.body) d = after(c, d);
       return d;
-    case ir::StmtOp::for_: return loop_head(id, d);
+    case ir::StmtOp::for_: return loop_head(id, d) || (has_break(s.body[0]) && may_dirty(s.body[0]));  // a break leaves mid-body
     case ir::StmtOp::if_: return after(s.body[0], d) || (s.body.size() > 1 ? after(s.body[1], d) : d);
     case ir::StmtOp::store: return touches_memory(s);  // registers are no lane's business but their own
     case ir::StmtOp::wgmma: return reads_memory_into_a(s);  // starts with sc::wg_sync when needed
@@ -1034,6 +1043,20 @@ bool emitter::after(ir::StmtId id, bool d) const {
     case ir::StmtOp::semaphore_wait: return false;  // these sync the warpgroup around the elected thread's atomic
     default: return d;
   }
+}
+
+// Whether a break_if in `id` leaves the loop around it (not one of its own inner loops).
+bool emitter::has_break(ir::StmtId id) const {
+  auto const& s = k_.stmts[id];
+  if (s.op == ir::StmtOp::break_if) return true;
+  if (s.op == ir::StmtOp::for_) return false;
+  return std::any_of(s.body.begin(), s.body.end(), [&](ir::StmtId c) { return has_break(c); });
+}
+// Whether some statement in `id` can leave the warpgroup dirty (after()'s stores).
+bool emitter::may_dirty(ir::StmtId id) const {
+  auto const& s = k_.stmts[id];
+  if (s.op == ir::StmtOp::store || s.op == ir::StmtOp::wgmma) return after(id, false);
+  return std::any_of(s.body.begin(), s.body.end(), [&](ir::StmtId c) { return may_dirty(c); });
 }
 
 // State at a loop's head: entered with d, or coming back from the end of the body (fixpoint).
@@ -1436,6 +1459,21 @@ void emitter::emit(ir::StmtId id, int depth, std::string& out) {
     }
     case ir::StmtOp::wgmma:
       emit_wgmma(id, ind, out);
+      return;
+    case ir::StmtOp::try_cancel: {
+      // The elected thread arrives expecting the response's 16 bytes, then asks (ops/clc.hpp).
+      line(fmt::format("// op #{}: try_cancel -> {}", id, ir::alloc_name(k_, k_.refs[s.refs[0]].id)));
+      sync_before_issue(line);
+      line(fmt::format("if ({}) {{", issuer()));
+      line(fmt::format("  const unsigned bar = {};", bar_addr(s.refs[1])));
+      line("  sc::mbar_arrive_expect_tx(bar, 16u);");
+      line(fmt::format("  sc::clc_try_cancel(smem_base + {}u + {}, bar);", offsets_[k_.refs[s.refs[0]].id], view_offset(s.refs[0])));
+      line("}");
+      dirty_ = false;
+      return;
+    }
+    case ir::StmtOp::break_if:
+      line(fmt::format("if ({}) break;  // op #{}: break_if", expr(s.e0), id));
       return;
     case ir::StmtOp::wgmma_commit:
       line(fmt::format("sc::wgmma_commit();  // op #{}", id));

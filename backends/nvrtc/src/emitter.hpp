@@ -290,6 +290,8 @@ class emitter {
   // another without a warpgroup barrier in between gets one. after() is the "dirty" state after a
   // statement given the state before it (true: a store ran since the last barrier).
   bool after(ir::StmtId id, bool d) const;
+  bool has_break(ir::StmtId id) const;
+  bool may_dirty(ir::StmtId id) const;
   // State at a loop's head: entered with d, or coming back from the end of the body (fixpoint).
   // Memoised per (loop, d): each level calls after() on its body twice, which is exponential in
   // the nesting depth otherwise.

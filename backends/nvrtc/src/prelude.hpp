@@ -163,6 +163,27 @@ template <unsigned N> __device__ __forceinline__ void named_bar_arrive(unsigned 
   tc_before_sync();
   asm volatile("bar.arrive %0, %1;" :: "r"(id), "n"(N) : "memory");
 }
+// Cluster launch control (sm_100a; ops/clc.hpp): ask the hardware to cancel a cluster of the grid
+// that has not started, its 16-byte response landing at shared-window address `resp` and
+// completing 16 bytes on the mbarrier at `bar` (whose arrival expecting them the caller makes);
+// and read a landed response: What 0, whether a cluster was canceled (1 or 0); 1-3, that
+// cluster's first CTA's ctaid x, y, z. Templates: only a kernel that uses them emits their PTX.
+template <int = 0> __device__ __forceinline__ void clc_try_cancel(unsigned resp, unsigned bar) {
+  asm volatile("clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes.b128 [%0], [%1];" :: "r"(resp), "r"(bar) : "memory");
+}
+template <int What> __device__ __forceinline__ unsigned clc_query(unsigned resp) {
+  unsigned r;
+  if constexpr (What == 0)
+    asm volatile("{\n .reg .b128 q;\n .reg .pred p;\n ld.shared.b128 q, [%1];\n clusterlaunchcontrol.query_cancel.is_canceled.pred.b128 p, q;\n"
+                 " selp.u32 %0, 1, 0, p;\n}" : "=r"(r) : "r"(resp) : "memory");
+  else if constexpr (What == 1)
+    asm volatile("{\n .reg .b128 q;\n ld.shared.b128 q, [%1];\n clusterlaunchcontrol.query_cancel.get_first_ctaid::x.b32.b128 %0, q;\n}" : "=r"(r) : "r"(resp) : "memory");
+  else if constexpr (What == 2)
+    asm volatile("{\n .reg .b128 q;\n ld.shared.b128 q, [%1];\n clusterlaunchcontrol.query_cancel.get_first_ctaid::y.b32.b128 %0, q;\n}" : "=r"(r) : "r"(resp) : "memory");
+  else
+    asm volatile("{\n .reg .b128 q;\n ld.shared.b128 q, [%1];\n clusterlaunchcontrol.query_cancel.get_first_ctaid::z.b32.b128 %0, q;\n}" : "=r"(r) : "r"(resp) : "memory");
+  return r;
+}
 // One thread of the (converged) warp: the issuer of TMA loads and arrivals.
 __device__ __forceinline__ bool elect_one() {
   unsigned elected;

@@ -318,6 +318,11 @@ constexpr bool check_kernel() {
                      "along axis 0, but the cluster of this kernel has extent "
                          << pair_extent<Cluster>() << " there (declare cluster(2_c))");
     return false;
+  } else if constexpr ((I.features & uses_clc) && Target::code != ir::Target::sm_100a) {
+    STAGECRAFT_ERROR("cluster launch control (try_cancel) is a Blackwell instruction: it needs a kernel<sm_100a>",
+                     "cluster launch control (try_cancel: clusterlaunchcontrol.try_cancel) is a Blackwell instruction: it needs a kernel<sm_100a>, "
+                     "but this kernel targets " << Target::name);
+    return false;
   } else if constexpr (tmem_cols > 0 && Target::code != ir::Target::sm_100a) {
     STAGECRAFT_ERROR("TMEM exists on Blackwell only", "TMEM exists on Blackwell only: tmem<T>(...) needs a kernel<sm_100a>, but this kernel targets " << Target::name);
     return false;

@@ -17,6 +17,7 @@
 #include "stagecraft/memory/smem.hpp"
 #include "stagecraft/memory/tmem.hpp"
 #include "stagecraft/ops/barrier_ops.hpp"
+#include "stagecraft/ops/clc.hpp"
 #include "stagecraft/ops/copy.hpp"
 #include "stagecraft/ops/load_store.hpp"
 #include "stagecraft/ops/mma.hpp"

@@ -37,6 +37,8 @@ std::string stmt_name(StmtOp op) {
     case StmtOp::named_barrier_arrive: return "named_barrier_arrive";
     case StmtOp::semaphore_signal: return "semaphore_signal";
     case StmtOp::semaphore_wait: return "semaphore_wait";
+    case StmtOp::try_cancel: return "try_cancel";
+    case StmtOp::break_if: return "break_if";
   }
   return "?";
 }
@@ -48,7 +50,7 @@ std::string stmt_name(Stmt const& s) {
 
 std::string expr_op_name(ExprOp op) {
   static constexpr const char* names[] = {"const", "var", "program_id", "cluster_idx", "thread_id", "+", "-", "*", "/", "%",
-                                          "min", "max", "<", "<=", ">", ">=", "==", "!=", "&&", "||", "!", "at", "extent"};
+                                          "min", "max", "<", "<=", ">", ">=", "==", "!=", "&&", "||", "!", "at", "extent", "clc"};
   const auto i = static_cast<std::size_t>(op);
   return i < std::size(names) ? names[i] : fmt::format("?expr_op{}", i);
 }
@@ -143,6 +145,12 @@ class Printer {
                                                                                      : fmt::format("?p{}", e.value)) + ".at(";
         put_expr(e.a, o);
         o += ')';
+        return;
+      case ExprOp::clc_result:  // clc_canceled(s3[+e]), clc_ctaid.x(s3[+e])
+        o += e.value % 4 == 0 ? "clc_canceled(" : fmt::format("clc_ctaid.{}(", axis_name(e.value % 4 - 1));
+        o += (named_ ? alloc_name(k_, static_cast<int>(e.value / 4)) : numbered_name(k_, static_cast<int>(e.value / 4))) + "[+";
+        put_expr(e.a, o);
+        o += "])";
         return;
       case ExprOp::add: case ExprOp::sub: case ExprOp::mul: case ExprOp::div: case ExprOp::mod: case ExprOp::lt: case ExprOp::le:
       case ExprOp::gt: case ExprOp::ge: case ExprOp::eq: case ExprOp::ne: case ExprOp::land: case ExprOp::lor:
@@ -301,6 +309,7 @@ class Printer {
       case StmtOp::copy_smem_to_gmem: return fmt::format("copy_smem_to_gmem({}, {}{})", ref(at(s, 0)), ref(at(s, 1)), reduce_arg(s));
       case StmtOp::wait_group: return fmt::format("wait_smem_to_gmem({}{})", s.n, s.flag ? ", read_only" : "");
       case StmtOp::wgmma_wait: return fmt::format("wgmma_wait({})", s.n);
+      case StmtOp::break_if: return fmt::format("break_if({})", expr(s.e0));
       case StmtOp::named_barrier_sync:
       case StmtOp::named_barrier_arrive: return fmt::format("{}({}, {})", stmt_name(s), s.e0 == none ? "?" : expr(s.e0), s.n);
       case StmtOp::semaphore_signal:
@@ -382,6 +391,12 @@ class Printer {
       case StmtOp::wgmma:
         out += line + fmt::format("wgmma {} += {}{} * {}{}\n", ref(at(s, 0)), at(s, 1) == none ? value(s.value) : ref(at(s, 1)),
                                   s.transpose & 1 ? "^T" : "", ref(at(s, 2)), s.transpose & 2 ? "^T" : "");
+        break;
+      case StmtOp::try_cancel:
+        out += line + fmt::format("try_cancel -> {}  arrive+expect_tx(16 B) on {}\n", ref(at(s, 0)), ref(at(s, 1)));
+        break;
+      case StmtOp::break_if:
+        out += line + fmt::format("break_if {}\n", expr(s.e0));
         break;
       case StmtOp::tcgen05_mma:
         out += line + fmt::format("{} {} {}= {}{} * {}{}{}\n", stmt_name(s), ref(at(s, 0)), s.e0 == none ? "" : fmt::format("(accumulate if {}) +", expr(s.e0)),

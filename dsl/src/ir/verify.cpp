@@ -527,6 +527,20 @@ class Verifier {
         if (e.value < 0 || e.value >= static_cast<std::int64_t>(k_.extents.size()))
           fail("index expression {} reads run-time extent {}, but the kernel has {}", id, e.value, k_.extents.size());
         break;
+      case ExprOp::clc_result: {  // a response: 4 u32 per row of an SMEM allocation (clc_response); the row read is checked at run time
+        const auto alloc = e.value / 4;
+        if (e.value < 0 || alloc >= static_cast<std::int64_t>(k_.allocs.size()))
+          fail("index expression {} reads a cluster launch control response of allocation {}, which does not exist", id, alloc);
+        auto const& a = k_.allocs[static_cast<std::size_t>(alloc)];
+        if (a.kind != AllocKind::smem || a.dtype != DType::u32 || a.shape.empty() || a.shape.size() > 2 || a.shape.back() != 4 || a.swizzle != 0 ||
+            !a.tiling.empty())
+          fail("index expression {} reads a cluster launch control response from {} ({} [{}]), but a response is a row of 4 u32 of an "
+               "unswizzled SMEM allocation of rank 1 or 2", id, alloc_name(k_, static_cast<int>(alloc)), dtype_name(a.dtype), fmt::join(a.shape, ", "));
+        if (k_.target != Target::sm_100a)
+          fail<ConfigError>("cluster launch control (clusterlaunchcontrol.query_cancel) is a Blackwell instruction, but the kernel targets {}",
+                            target_name(k_.target));
+        break;
+      }
       case ExprOp::load: {  // an index table: which parameters may be one is checked with the statements
         if (e.value < 0 || e.value >= static_cast<std::int64_t>(k_.params.size()))
           fail("index expression {} reads parameter {}, which does not exist", id, e.value);
@@ -843,7 +857,7 @@ class Verifier {
     if (x.op != StmtOp::for_ && x.var != none) fail_at(s, "binds variable v{}, but only loops bind variables", x.var);
     const bool named = x.op == StmtOp::named_barrier_sync || x.op == StmtOp::named_barrier_arrive;
     const bool semaphore = x.op == StmtOp::semaphore_signal || x.op == StmtOp::semaphore_wait;
-    const bool uses_e0 = x.op == StmtOp::for_ || x.op == StmtOp::if_ || x.op == StmtOp::tcgen05_mma || named || semaphore;
+    const bool uses_e0 = x.op == StmtOp::for_ || x.op == StmtOp::if_ || x.op == StmtOp::tcgen05_mma || named || semaphore || x.op == StmtOp::break_if;
     if (!uses_e0 && x.e0 != none) fail_at(s, "has an index expression ({}), which it does not use", x.e0);
     if (x.op != StmtOp::for_ && x.e1 != none) fail_at(s, "has a second index expression ({}), which it does not use", x.e1);
     const bool uses_value = x.op == StmtOp::store || x.op == StmtOp::wgmma;
@@ -947,6 +961,21 @@ class Verifier {
         need_refs(1);
         barrier_operand(s, x.refs[0]);
         return;
+      case StmtOp::break_if:
+        need_refs(0);
+        need_expr(x.e0, "a condition");
+        return;  // that a loop encloses it: tree()
+      case StmtOp::try_cancel: {
+        need_refs(2);
+        if (k_.target != Target::sm_100a)
+          fail_at<ConfigError>(s, "cluster launch control (clusterlaunchcontrol.try_cancel) is a Blackwell instruction, but the kernel targets {}",
+                               target_name(k_.target));
+        clc_response(s, k_.refs[x.refs[0]]);
+        barrier_operand(s, x.refs[1]);
+        if (k_.allocs[k_.refs[x.refs[1]].id].kind != AllocKind::barrier)
+          fail_at(s, "completes on a cluster barrier, but a try_cancel's 16 bytes complete on a barrier of its own CTA");
+        return;
+      }
       case StmtOp::semaphore_signal:
       case StmtOp::semaphore_wait: {
         need_refs(1);
@@ -1167,6 +1196,17 @@ class Verifier {
     fail_at(s, "{} must be a {} reference, but it is a {}", role, alloc_kind_name(*kinds.begin()), alloc_kind_name(a.kind));
   }
 
+  // A cluster launch control response (ops/clc.hpp): one 16-byte row of a u32 SMEM allocation of
+  // rows of 4 (unswizzled: the hardware writes it as one 16-byte unit).
+  void clc_response(StmtId s, Ref const& r) const {
+    auto const& a = alloc_of(s, r, {AllocKind::smem}, "the response");
+    if (a.dtype != DType::u32 || a.shape.empty() || a.shape.size() > 2 || a.shape.back() != 4 || a.swizzle != 0 || !a.tiling.empty())
+      fail_at(s, "writes its response into {} ({} [{}]), but a cluster launch control response is 16 bytes: a row of 4 u32 of an "
+              "unswizzled SMEM allocation of rank 1 or 2 (smem<u32>(shape(stages, 4_c)))", alloc_name(k_, r.id), dtype_name(a.dtype), fmt::join(a.shape, ", "));
+    if (r.shape != std::vector<std::int64_t>{4} || r.index.size() + 1 != a.shape.size() || !r.block.empty())
+      fail_at(s, "writes its response into a view of shape ({}), but a response is one row of 4 u32: resp[s]", fmt::join(r.shape, ", "));
+  }
+
   void barrier_operand(StmtId s, RefId id, bool need_tc = false) const {
     auto const& r = k_.refs[id];
     auto const& a = alloc_of(s, r, {AllocKind::barrier, AllocKind::cluster_barrier}, "the barrier operand");
@@ -1202,6 +1242,8 @@ class Verifier {
       seen[s] = true;
       if (++depth > max_nesting) fail_at(s, "is nested {} statements deep, beyond the limit of {}", depth, max_nesting);
       uses(s, x);
+      if (x.op == StmtOp::break_if && std::none_of(stack.begin(), stack.end(), [&](frame const& f) { return f.leaving && k_.stmts[f.s].op == StmtOp::for_; }))
+        fail_at(s, "is in no loop: break_if leaves the innermost enclosing for_");
       if (x.op == StmtOp::for_) {
         if (bound[x.var]) fail_at(s, "binds variable v{} twice", x.var);
         bound[x.var] = true;

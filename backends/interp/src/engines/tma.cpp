@@ -18,6 +18,14 @@ namespace stagecraft::interp::detail {
 // exited without draining its ring.
 void machine::check_loads_at_exit() {
   for (auto const& op : pending_) {
+    if (op.what == async_op::kind::clc) {
+      cur_op_ = op.stmt;
+      report(check::load_pending_at_exit, op.stmt, op.agent,
+             fmt::format("every role of CTA {} has exited, but the try_cancel issued by {} is still in flight: its response lands in SMEM "
+                         "that is gone (wait on its barrier before the CTA exits)",
+                         ctas_[op.dst_cta[0]].linear, who(agents_[op.agent])));
+      continue;
+    }
     if (op.what != async_op::kind::load) continue;
     auto const& b = load_barrier(op, 0);
     cur_op_ = op.stmt;
@@ -235,6 +243,7 @@ void machine::tma_complete(async_op& op) {
     case async_op::kind::mma:  // the wgmma engine's (engines/wgmma.cpp)
     case async_op::kind::tc_mma:
     case async_op::kind::tc_commit:  // the tcgen05 engine's (engines/tcgen05.cpp)
+    case async_op::kind::clc:        // cluster launch control (engines/clc.cpp)
       break;
   }
 }

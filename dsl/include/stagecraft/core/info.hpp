@@ -18,6 +18,8 @@ enum feature : unsigned {
   uses_tcgen05_pair = 1u << 3,
   // A TMA load that completes on the pair leader's barrier (.cta_group::2): sm_100a, the CTA pair.
   uses_pair_copy = 1u << 4,
+  // Cluster launch control (ops/clc.hpp): sm_100a.
+  uses_clc = 1u << 5,
 };
 
 struct info {

@@ -117,16 +117,21 @@ namespace stagecraft::ir {
 //   extent: run-time extent `value` (Kernel::extents): a size the kernel takes as a launch
 //         argument instead of compiling it in (a GEMM's M, a sequence length), so that one
 //         compiled kernel serves all its values.
+//   clc_result: what a cluster launch control response says (ops/clc.hpp): `value` is
+//         4 * allocation + what (0: the cancel succeeded, 1-3: the canceled cluster's first
+//         ctaid along x, y, z), `a` the response's first u32 element in the allocation. It
+//         reads SMEM: ordered after the try_cancel's completion by a barrier wait, or a race.
 enum class ExprOp : std::uint8_t {
   constant, var, program_id, cluster_idx, thread_id,
   add, sub, mul, div, mod, min, max,
   lt, le, gt, ge, eq, ne, land, lor, lnot,
   load,
   extent,
+  clc_result,
 };
-inline constexpr ExprOp last_expr_op = ExprOp::extent;
+inline constexpr ExprOp last_expr_op = ExprOp::clc_result;
 constexpr bool expr_is_binary(ExprOp op) { return op >= ExprOp::add && op <= ExprOp::lor; }
-constexpr bool expr_is_unary(ExprOp op) { return op == ExprOp::lnot || op == ExprOp::load; }
+constexpr bool expr_is_unary(ExprOp op) { return op == ExprOp::lnot || op == ExprOp::load || op == ExprOp::clc_result; }
 // The dtypes an index table may have: what x.at(i) reads as a 64-bit index.
 constexpr bool dtype_is_index(DType t) { return t == DType::i32 || t == DType::u32; }
 
@@ -183,8 +188,16 @@ enum class StmtOp : std::uint8_t {
   // workspace], e0 the value (> 0). signal adds it (a release at .gpu scope), wait blocks until
   // the counter holds at least that much, takes it and acquires.
   semaphore_signal, semaphore_wait,
+  // Cluster launch control (ops/clc.hpp, sm_100a): refs [the 16-byte response (4 u32 of SMEM),
+  // a barrier]. One thread arrives on the barrier expecting 16 bytes and asks the hardware to
+  // cancel a cluster of the grid that has not started; the response lands, and its 16 bytes
+  // complete on the barrier, asynchronously (clusterlaunchcontrol.try_cancel).
+  try_cancel,
+  // Leave the innermost enclosing for_ when e0 is nonzero (the rest of the iteration and every
+  // later one are skipped): a loop whose trip count a response decides.
+  break_if,
 };
-inline constexpr StmtOp last_stmt_op = StmtOp::semaphore_wait;
+inline constexpr StmtOp last_stmt_op = StmtOp::break_if;
 // What a semaphore op may add or take: 1 to 2^31 - 1 (the counter is an s32; 0 would not wait).
 // The front end checks a static value, the verifier a constant one, the interpreter the rest.
 constexpr bool semaphore_value_ok(std::int64_t v) { return v > 0 && v <= 0x7fffffff; }

@@ -125,4 +125,18 @@ auto if_(C const& cond, Then const& then_, Else const& else_, src_loc loc = src_
   return detail::make_if(loc, cond, then_, else_);
 }
 
+// break_if(cond): leave the innermost enclosing for_ when cond is nonzero, skipping the rest of
+// this iteration and every later one (a loop whose end a response decides: clc_tiles). Every
+// thread of a role evaluates the same cond, so the role leaves as one. The verifier checks that a
+// loop encloses it.
+template <class C>
+auto break_if(C const& cond, src_loc loc = src_loc::current()) {
+  if constexpr (!index_like<C>) {
+    STAGECRAFT_ERROR_T(C, "break_if(cond): the condition must be an integer expression (a comparison of indices)");
+    return stmt<>{};
+  } else {
+    return detail::make_stmt<no_info>(tree::stmt_op(ir::StmtOp::break_if, loc, {}, {.e0 = node_of(cond)}));
+  }
+}
+
 }  // namespace stagecraft

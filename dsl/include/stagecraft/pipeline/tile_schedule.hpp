@@ -21,6 +21,10 @@
 
 #include "stagecraft/expr/index.hpp"
 #include "stagecraft/expr/size.hpp"
+#include "stagecraft/expr/stage.hpp"
+#include "stagecraft/ops/barrier_ops.hpp"
+#include "stagecraft/ops/clc.hpp"
+#include "stagecraft/ops/stmt.hpp"
 
 namespace stagecraft {
 
@@ -73,6 +77,43 @@ template <class Worker>
 auto static_schedule(size_expr tiles_m, std::int64_t tiles_n, size_expr workers, Worker worker, std::int64_t group = 1) {
   if (group < 1) throw std::invalid_argument("static_schedule: group=" + std::to_string(group) + " must be at least 1 (rows of tiles per band)");
   return tile_schedule<Worker>{tiles_m, tiles_n, workers, worker, group};
+}
+
+// clc_tiles<R, Issues>(rounds, resp, full, empty, body): one role's loop over the tiles cluster
+// launch control (ops/clc.hpp) hands its CTA, in a kernel launched with one CTA per tile: round 0
+// is the CTA's own tile (program_id(0)), round i > 0 the tile of the cluster that response i - 1
+// canceled, and the loop ends after the first round whose response canceled none. body(i, t) is
+// round i's work on linear tile t. Every role of the CTA runs one such loop over the same
+// responses, which pass through a ring of R slots: resp (smem<u32>(shape(R, 4_c))), full
+// (barrier(arrivals(1_c), count(R)): response landed) and empty (barrier(arrivals(roles),
+// count(R)): every role is done with it). The role with Issues = true asks for round i + 1's tile
+// at the start of round i (try_cancel into slot i % R once every role has released response
+// i - R), so the answer is in flight while round i works. A role reads response i - 1 during
+// round i (its tile) and releases it at the round's end, after waiting for response i, whose
+// "canceled none" ends the loop (break_if): no role issues a try_cancel after reading a failure.
+// rounds bounds the loop (the grid's tiles: one CTA may be handed all of them).
+template <long long R, bool Issues, class Resp, class Full, class Empty, class Body>
+auto clc_tiles(size_expr rounds, Resp const& resp, Full const& full, Empty const& empty, Body&& body, src_loc loc = src_loc::current()) {
+  static_assert(R >= 2, "clc_tiles<R>: the response ring needs at least two slots (round i reads response i - 1 while response i lands)");
+  // Every op the loop adds is the caller's line (the body's are the body's own).
+  auto ask = [&](auto i) {
+    auto s = stage<R>(i);
+    if constexpr (!Issues) return seq();
+    else if constexpr (static_int<decltype(i)>) return seq(try_cancel(resp[s], full[s], loc));  // round 0: every slot is free
+    else return seq(if_(i >= int_c<R>, barrier_wait(empty[s], loc), loc), try_cancel(resp[s], full[s], loc));
+  };
+  auto first = seq(ask(0_c), body(0_c, program_id(0_c)), barrier_wait(full[0_c], loc));
+  auto rest = for_(
+      range(1_c, rounds),
+      [&](auto i) {
+        auto prev = stage<R>(i + int_c<R - 1>), s = stage<R>(i);  // response i - 1, response i
+        // The tile is read from the response once per round (a loop of one trip binds it), not
+        // at each use of its coordinates.
+        auto work = for_(range(clc_ctaid(resp[prev], 0_c), clc_ctaid(resp[prev], 0_c) + 1_c), [&](auto t) { return body(i, t); }, loc);
+        return seq(ask(i), work, barrier_wait(full[s], loc), barrier_arrive(empty[prev], loc), break_if(!clc_canceled(resp[s]), loc));
+      },
+      loc);
+  return seq(first, if_(clc_canceled(resp[0_c]), rest, loc));
 }
 
 }  // namespace stagecraft

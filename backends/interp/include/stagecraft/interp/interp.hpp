@@ -87,6 +87,7 @@ enum class check : std::uint8_t {
   tmem_not_freed,              // a CTA exits with TMEM that no tmem_dealloc freed
   named_barrier_count_mismatch,  // participants of one named-barrier phase name different thread counts
   semaphore_value,     // a semaphore signalled or waited on with a value that is not 1 to 2^31 - 1
+  clc_after_failure,   // a try_cancel issued after its CTA observed a failed cluster launch control response
 };
 const char* check_name(check c);
 

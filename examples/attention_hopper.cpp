@@ -269,10 +269,12 @@ auto attention_hopper(std::int64_t B, size_expr S) {
       return seq(barrier_wait(q_full[0_c]), store(m, -1e30f), store(mn, -1e30f), store(l, 0.0f), each<DC>([&](auto c) { return store(O(c), 0.0f); }),
                  first_turn(), schedule(),
                  // O / l through this consumer's Q slice (its wgmmas are all waited for) and out
-                 // by TMA, which drops the rows past S.
+                 // by TMA, which drops the rows past S: store_tile per 64-column chunk, each chunk
+                 // its own buffer (pending DC: none of them waits for another's store).
                  store(l, 1.0f / load(l)),  // 1 / l once per row, then a multiply per element
-                 each<DC>([&](auto c) { return store(qs[h][c][0_c], cast<bf16>(load(O(c)) * broadcast<1>(load(l), tile))); }), commit_smem(),
-                 each<DC>([&](auto c) { return copy_smem_to_gmem(qs[h][c], o.block(slice, q_tile * 2_c + h, c)); }), commit_smem_to_gmem_group(),
+                 each<DC>([&](auto c) {
+                   return store_tile(qs[h][c], cast<bf16>(load(O(c)) * broadcast<1>(load(l), tile)), o.block(slice, q_tile * 2_c + h, c), int_c<DC>);
+                 }),
                  wait_smem_to_gmem(0_c, read_only));
     };
     return if_(thread_id() == 0_c, producer, seq(if_(thread_id() == 1_c, consumer(0_c)), if_(thread_id() == 2_c, consumer(1_c))));

@@ -31,11 +31,11 @@ flags=(-std=c++20 -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,addre
 examples=("$gxx_build"/examples/CMakeFiles/stagecraft_examples.dir/*.o)
 [[ -e "${examples[0]}" ]] || { echo "build_fuzzers: no example objects in $gxx_build (ninja -C $gxx_build stagecraft_examples)" >&2; exit 66; }
 
-lib_sources=(dsl/src/tree.cpp dsl/src/ir/lower.cpp dsl/src/ir/verify.cpp dsl/src/ir/bind.cpp dsl/src/ir/print.cpp dsl/src/ir/wgmma.cpp dsl/src/ir/tcgen05.cpp dsl/src/ir/scopes.cpp dsl/src/ir/recompute.cpp dsl/src/registry.cpp dsl/src/tensor.cpp
+lib_sources=(dsl/src/tree.cpp dsl/src/ir/lower.cpp dsl/src/ir/verify.cpp dsl/src/ir/bind.cpp dsl/src/ir/print.cpp dsl/src/ir/wgmma.cpp dsl/src/ir/tcgen05.cpp dsl/src/ir/scopes.cpp dsl/src/ir/recompute.cpp dsl/src/ir/roles.cpp dsl/src/registry.cpp dsl/src/tensor.cpp
              dsl/src/lessons.cpp backends/interp/src/program.cpp backends/interp/src/machine.cpp backends/interp/src/trace.cpp
              backends/interp/src/views.cpp backends/interp/src/scheduler.cpp backends/interp/src/stepping.cpp backends/interp/src/statements.cpp
              backends/interp/src/mbarrier.cpp backends/interp/src/named_barrier.cpp backends/interp/src/semaphore.cpp backends/interp/src/memory.cpp backends/interp/src/tiles.cpp
-             backends/interp/src/reports.cpp backends/interp/src/engines/tma.cpp backends/interp/src/engines/wgmma.cpp backends/interp/src/engines/tcgen05.cpp backends/interp/src/tolerance.cpp
+             backends/interp/src/reports.cpp backends/interp/src/engines/tma.cpp backends/interp/src/engines/wgmma.cpp backends/interp/src/engines/tcgen05.cpp backends/interp/src/engines/clc.cpp backends/interp/src/tolerance.cpp
              backends/interp/src/names.cpp
              backends/nvrtc/src/codegen.cpp backends/nvrtc/src/wgmma.cpp backends/nvrtc/src/tcgen05.cpp backends/nvrtc/src/disk_cache.cpp tests/fuzz/ir_codec.cpp)
 # The CLI's bench and merge subcommands, with the model's machine table generated as CMake does.

@@ -31,6 +31,12 @@
 // keys. Causal, both consumers' diagonal is the query tile's own block: consumer 1's rows start
 // 64 keys into it (its triangle is key <= row + 64), and no consumer skips a block.
 //
+// BK = 176 (FA3's non-causal block at D = 128): m64n176k16 wgmmas for S, P V over eleven k16
+// steps, and per block the row bookkeeping, barrier waits and releases of 176 keys. Two stages of
+// K and V are 176 KB at D = 128, beside Q's 32 KB. Not causal: 176 keys do not tile the 128-row
+// query tiles, so a diagonal block would straddle two of them (FA3 too takes 128 when causal).
+// Not overlap = 1 yet: S and overlap's f32 copy of P would be 176 registers (ptxas spills).
+//
 // D = 128 is two 64-column chunks (one swizzle row each): S sums two wgmmas, O is two (64, 64)
 // accumulators fed by the same P; D = 256 four (O0..O3: 128 registers per consumer thread, and
 // 192 KB of SMEM for Q and the two K and V stages). O / l is O times 1 / l, the reciprocal taken
@@ -83,8 +89,8 @@ auto each(F const& f) {
   return [&]<long long... I>(std::integer_sequence<long long, I...>) { return seq(f(int_c<I>)...); }(std::make_integer_sequence<long long, N>{});
 }
 
-// BKV: keys per block, 64 or 128 (FA3's n128 S wgmmas and k128 P V; half the row bookkeeping,
-// barrier waits and releases per key). S % BKV != 0 (non-causal only): the last key block is
+// BKV: keys per block, 64, 128 or 176 (FA3's n128 / n176 S wgmmas and k128 / k176 P V; half the row
+// bookkeeping, barrier waits and releases per key, or less). S % BKV != 0 (non-causal only): the last key block is
 // peeled off the loop and masked. The two forms are the arms of an if_ on constants (the keys
 // of the last block against BKV), not a template parameter: the generated C++ drops the arm not
 // taken, so a whole last block still adds no code to the kernel, and the 40 instantiations of
@@ -92,7 +98,8 @@ auto each(F const& f) {
 template <long long D, long long BKV, bool Causal, bool PingPong, bool Overlap>
 auto attention_hopper(std::int64_t B, size_expr S) {
   constexpr long long DC = D / 64;  // 64-column chunks of the head dimension
-  constexpr long long KB = BQ / BKV;  // key blocks per query tile: 2 or 1
+  constexpr long long KB = BQ / BKV;  // key blocks per query tile: 2 or 1 (causal only: BKV 64 or 128)
+  static_assert(!Causal || BQ % BKV == 0, "attention_hopper: a causal kernel's key blocks tile its 128-row query tiles");
   // S is a size (expr/size.hpp): compiled in, or with --dynamic S a launch argument; then these
   // are computed in the kernel, and both arms of by_tail are generated, chosen at run time.
   const size_expr q_tiles = ceil_div(S, BQ), kv_blocks = ceil_div(S, BKV);
@@ -320,8 +327,10 @@ STAGECRAFT_REGISTER(kernel_entry{
                 .help = "1: the consumers take turns issuing their GEMMs (one's softmax under the other's wgmmas)",
                 .allowed = {0, 1},
                 .min = 0},
-               {.name = "BK", .default_value = 64, .help = "keys per block: 64, or 128 (n128 S and k128 P V wgmmas, half the per-key row bookkeeping)",
-                .allowed = {64, 128}},
+               {.name = "BK",
+                .default_value = 64,
+                .help = "keys per block: 64, 128 (n128 S and k128 P V wgmmas, half the per-key row bookkeeping) or 176 (not causal, D <= 128)",
+                .allowed = {64, 128, 176}},
                {.name = "overlap",
                 .default_value = 0,
                 .help = "1: FA3's intra-warpgroup overlap: S of block j + 1 issued with P V of block j, the softmax under P V",
@@ -340,15 +349,22 @@ STAGECRAFT_REGISTER(kernel_entry{
             throw usage_error("attention_hopper: D=256 with causal=1 and overlap=1 is not offered yet: its consumers need more than the 240 registers "
                               "a thread can have (ptxas spills 40 bytes); use overlap=0 at D=256, or D=128");
           return dispatch<64, 128, 256>(p.at("D"), [&](auto D) {
-           return dispatch<64, 128>(p.at("BK"), [&](auto K) {
+           return dispatch<64, 128, 176>(p.at("BK"), [&](auto K) {
             return dispatch<0, 1>(p.at("causal"), [&](auto C) {
               return dispatch<0, 1>(p.at("pingpong"), [&](auto P) {
                 return dispatch<0, 1>(p.at("overlap"), [&](auto X) -> ir::Kernel {
                   constexpr long long d = decltype(D)::value, bk = decltype(K)::value;
                   constexpr bool causal = decltype(C)::value == 1, pingpong = decltype(P)::value == 1, overlap = decltype(X)::value == 1;
-                  if constexpr (d == 256 && bk == 128) {
-                    throw usage_error("attention_hopper: D=256 with BK=128 needs 320 KB of SMEM for Q and two K and V stages (an SM has 227 KB): "
-                                      "use BK=64 at D=256");
+                  if constexpr (d == 256 && bk >= 128) {
+                    throw usage_error("attention_hopper: D=256 with BK=" + std::to_string(bk) + " needs " + std::to_string((2 * 64 + 4 * bk) * 256 * 2 / 1024) +
+                                      " KB of SMEM for Q and two K and V stages (an SM has 227 KB): use BK=64 at D=256");
+                  } else if constexpr (bk == 176 && causal) {
+                    throw usage_error("attention_hopper: BK=176 with causal=1 is not offered: 176-key blocks do not tile the 128-row query tiles, so the "
+                                      "diagonal block would straddle two of them; use BK=128 when causal (as FA3 does)");
+                  } else if constexpr (bk == 176 && overlap) {
+                    // (unfinished: ptxas spills it, 1488 bytes at D = 64: S and a second f32 copy of P are 176 registers)
+                    throw usage_error("attention_hopper: BK=176 with overlap=1 is not offered yet: S and P (88 registers each) and O need more than "
+                                      "a consumer's 240 registers; use overlap=0 with BK=176, or BK=64 with overlap=1");
                   } else {
                     return lower(attention_hopper<d, bk, causal, pingpong, overlap>(p.at("B"), size_param(p, "S")));
                   }

@@ -716,6 +716,7 @@ TEST_CASE("host: the attention examples equal the interpreter within the MMA bou
       {"attention_hopper", {{"causal", 1}, {"D", 128}, {"S", 130}}},
       {"attention_hopper", {{"overlap", 1}, {"pingpong", 1}, {"B", 2}}},
       {"attention_hopper", {{"BK", 128}, {"causal", 1}}},
+      {"attention_hopper", {{"BK", 176}, {"S", 352}}},
       {"attention_varlen", {{"causal", 1}}},
   };
   for (auto const& [name, set] : cases) {

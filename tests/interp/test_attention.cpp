@@ -102,6 +102,14 @@ TEST_CASE("attention_hopper BK=128 (n128 S and k128 P V wgmmas): within the MMA 
   CHECK(by64[3].bytes != b.expected[3].bytes);
 }
 
+TEST_CASE("attention_hopper BK=176 (n176 S and k176 P V wgmmas, not causal): within the MMA bound under eager, lazy and 50 PCT schedules",
+          "[interp][attention][bk176]") {
+  within_bound({{.S = 352, .BK = 176},                               // two whole blocks
+                {.S = 200, .pingpong = 1, .BK = 176},                // a partial last block of 24 keys
+                {.S = 400, .D = 128, .pingpong = 1, .BK = 176}},     // 48 keys in the last block
+               50);
+}
+
 TEST_CASE("attention_hopper: the causal mask matters, and the reference is not the unmasked one", "[interp][attention]") {
   // A check that cannot fail would pass a kernel that ignores the mask: the causal run must be
   // outside the bound of the non-causal reference.

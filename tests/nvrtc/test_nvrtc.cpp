@@ -829,6 +829,23 @@ TEST_CASE("attention_hopper BK=128: sm_90a with no spills or serialized wgmma, m
       }
 }
 
+TEST_CASE("attention_hopper BK=176: sm_90a with no spills or serialized wgmma, m64n176k16 for S, whole and partial last blocks",
+          "[nvrtc][attention][bk176]") {
+  nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  o.codegen.math = ir::math_mode::fast;
+  auto const& e = registry::global().find("attention_hopper");
+  for (std::int64_t D : {64, 128})
+    for (std::int64_t S : {1056, 1000}) {  // 6 blocks of 176 keys; 5 and 120 keys
+      const std::int64_t pp = S == 1000;
+      const auto k = e.build(registry::resolve(e, {{"D", D}, {"S", S}, {"pingpong", pp}, {"BK", 176}}));
+      const auto c = nvrtc::compile(k, ir::Target::sm_90a, o);
+      INFO("attention_hopper BK=176 D=" << D << " S=" << S << " pingpong=" << pp << "\n" << c.log);
+      CHECK(c.spill_bytes == 0);
+      CHECK_THAT(c.log, !Contains("serialized") && !Contains("C7519"));
+      CHECK_THAT(c.ptx, !Contains(".local") && Contains("wgmma.mma_async.sync.aligned.m64n176k16.f32.bf16.bf16"));
+    }
+}
+
 TEST_CASE("attention_hopper pingpong=1: sm_90a with no spills, each warpgroup's wgmma group issued between a named-barrier turn sync and a hand-off arrival", "[nvrtc][attention][pingpong]") {
   const nvrtc::options o{.memory_cache = false, .disk_cache = false};
   auto const& e = registry::global().find("attention_hopper");

@@ -93,8 +93,8 @@ auto each(F const& f) {
 // bookkeeping, barrier waits and releases per key, or less). S % BKV != 0 (non-causal only): the last key block is
 // peeled off the loop and masked. The two forms are the arms of an if_ on constants (the keys
 // of the last block against BKV), not a template parameter: the generated C++ drops the arm not
-// taken, so a whole last block still adds no code to the kernel, and the 40 instantiations of
-// this function are not 60 (this translation unit's compile time).
+// taken, so a whole last block still adds no code to the kernel, and the 44 instantiations of
+// this function are not 66 (this translation unit's compile time).
 template <long long D, long long BKV, bool Causal, bool PingPong, bool Overlap>
 auto attention_hopper(std::int64_t B, size_expr S) {
   constexpr long long DC = D / 64;  // 64-column chunks of the head dimension

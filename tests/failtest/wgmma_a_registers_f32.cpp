@@ -1,5 +1,5 @@
-// expect: wgmma: A from registers must have a 16-bit type \(f16 or bf16\), but it is f32
-// A from registers as f32 (tf32): only 16-bit A operands live in registers.
+// expect: wgmma: A from registers must have a 16-bit or 8-bit type \(f16, bf16, e4m3, e5m2, i8 or u8\), but it is f32
+// A from registers as f32 (tf32): only 16-bit and 8-bit A operands live in registers.
 #include <stagecraft/stagecraft.hpp>
 using namespace stagecraft;
 

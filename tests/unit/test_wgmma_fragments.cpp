@@ -1,6 +1,6 @@
 // The register fragment layouts in stagecraft/ir/wgmma.hpp against the PTX ISA's figures
 // ("Register fragment layout for accumulator matrix D" of wgmma .m64nNk16, and "... for matrix A"
-// from registers, .m64nNk16). The code generator's fragment walks, the packing of A from
+// from registers, .m64nNk16 and, 8-bit types, .m64nNk32). The code generator's fragment walks, the packing of A from
 // registers and the interpreter's per-thread view all use these two functions, so an entry that
 // disagrees here is a wrong answer on the GPU. Entries are written from the figures (thread Tt,
 // register di / ai -> (row, col)), not from the formulas.
@@ -12,6 +12,7 @@
 #include <stagecraft/ir/wgmma.hpp>
 
 using stagecraft::ir::wgmma::a_element;
+using stagecraft::ir::wgmma::a_element8;
 using stagecraft::ir::wgmma::accumulator_element;
 
 namespace {
@@ -52,6 +53,22 @@ TEST_CASE("A from registers is the ISA's m64nNk16 A layout", "[unit][wgmma]") {
   }
 }
 
+TEST_CASE("8-bit A from registers is the ISA's m64nNk32 A layout", "[unit][wgmma]") {
+  // Element e is byte e % 4 of register a(e / 4): a0 row r, columns 4 (lane % 4) + 0..3; a1 eight
+  // rows down; a2 and a3 the same 16 columns further right.
+  const entry table[] = {
+      {0, 0, 0, 0},    {0, 1, 0, 1},    {0, 3, 0, 3},    {0, 4, 8, 0},    {0, 7, 8, 3},    {0, 8, 0, 16},   {0, 11, 0, 19},  {0, 12, 8, 16},
+      {0, 15, 8, 19},  {1, 0, 0, 4},    {3, 2, 0, 14},   {3, 15, 8, 31},  {4, 0, 1, 0},    {6, 9, 1, 25},   {31, 0, 7, 12},  {31, 15, 15, 31},
+      {32, 0, 16, 0},  {33, 5, 24, 5},  {64, 8, 32, 16}, {97, 13, 56, 21}, {127, 0, 55, 12}, {127, 15, 63, 31},
+  };
+  for (auto const& e : table) {
+    INFO("T" << e.thread << " element " << e.reg);
+    const auto c = a_element8(e.thread, e.reg);
+    CHECK(c.row == e.row);
+    CHECK(c.col == e.col);
+  }
+}
+
 TEST_CASE("each fragment holds every element of its tile exactly once", "[unit][wgmma]") {
   for (int n : {8, 64, 256}) {
     std::set<std::pair<int, int>> seen;
@@ -75,4 +92,13 @@ TEST_CASE("each fragment holds every element of its tile exactly once", "[unit][
       seen.insert({c.row, c.col});
     }
   CHECK(seen.size() == 64u * 16u);
+  std::set<std::pair<int, int>> seen8;
+  for (int t = 0; t < 128; ++t)
+    for (int i = 0; i < 16; ++i) {
+      const auto c = a_element8(t, i);
+      REQUIRE(c.row < 64);
+      REQUIRE(c.col < 32);
+      seen8.insert({c.row, c.col});
+    }
+  CHECK(seen8.size() == 64u * 32u);
 }

@@ -104,6 +104,8 @@ struct api {
   // this lane's row address (lanes 8 m .. 8 m + 7: the rows of matrix m), regs its n registers
   // (register m: two 16-bit elements of matrix m).
   void (*stmatrix)(unsigned addr, const unsigned* regs, int n);
+  // shfl.sync.idx.b32 (twice for 64 bits) over all 32 lanes: the bits lane src_lane % 32 passed.
+  unsigned long long (*shfl_idx)(unsigned long long bits, int src_lane);
 };
 
 }  // namespace schost

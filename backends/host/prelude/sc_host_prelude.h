@@ -222,6 +222,22 @@ inline void stmatrix_x4(unsigned addr, unsigned r0, unsigned r1, unsigned r2, un
   sc_host_api->stmatrix(addr, r, 4);
 }
 
+// The device's cvt.rn.satfinite.e4m3x2.f32 / e5m2x2: the portable part's conversions (defined
+// after this header, in the device prelude's own text), lo in bits 0-7.
+unsigned char f32_to_e4m3(float f);
+unsigned char f32_to_e5m2(float f);
+inline unsigned short cvt_e4m3x2(float lo, float hi) { return static_cast<unsigned short>(f32_to_e4m3(lo) | f32_to_e4m3(hi) << 8); }
+inline unsigned short cvt_e5m2x2(float lo, float hi) { return static_cast<unsigned short>(f32_to_e5m2(lo) | f32_to_e5m2(hi) << 8); }
+// What the portable quad_gather8 (8-bit A from registers) is made of: shfl.sync.idx through the
+// runtime (the warp meets there), and prmt.b32's default mode.
+inline unsigned shfl_idx(unsigned w, int src) { return static_cast<unsigned>(sc_host_api->shfl_idx(w, src)); }
+inline unsigned byte_perm(unsigned x, unsigned y, unsigned s) {
+  const unsigned long long yx = static_cast<unsigned long long>(y) << 32 | x;
+  unsigned r = 0;
+  for (int i = 0; i < 4; ++i) r |= static_cast<unsigned>(yx >> (8 * (s >> (4 * i) & 7)) & 0xffu) << (8 * i);
+  return r;
+}
+
 inline float f16_to_f32(unsigned short h) { return sc_host_api->f16_to_f32(h); }
 inline unsigned short f32_to_f16(float f) { return sc_host_api->f32_to_f16(f); }
 inline unsigned short f32_to_bf16(float f) { return sc_host_api->f32_to_bf16(f); }

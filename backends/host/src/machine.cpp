@@ -593,18 +593,27 @@ class machine {
   // Every lane publishes its value, the warp meets, each reads its partner's, the warp meets
   // again so no lane overwrites a value before its partner has read it. A lane that never
   // comes (divergence) is a deadlock, as on the GPU, where shfl.sync with a full mask hangs.
-  static unsigned long long api_shfl_xor(unsigned long long bits, int lane_mask) {
+  // src: the lane (of the warp) whose bits this one reads, from its own lane.
+  template <class Src>
+  static unsigned long long shuffle(unsigned long long bits, const char* what, int arg, Src src) {
     auto& m = *active;
     m.preempt();
     auto& c = m.ctas_[m.me().cta];
     const unsigned t = m.me().regs.tid.x, warp = t / 32;
-    if (lane_mask < 0 || lane_mask >= 32 || m.block_threads() % 32 != 0)
-      m.fail(failure::protocol, fmt::format("{}: shfl.sync.bfly with lane mask {} (must be 0..31, in whole warps)", m.who(), lane_mask));
+    if (arg < 0 || arg >= 32 || m.block_threads() % 32 != 0)
+      m.fail(failure::protocol, fmt::format("{}: {} with lane {} (must be 0..31, in whole warps)", m.who(), what, arg));
     c.shuffled[t] = bits;
     m.count_in(c.warps[warp], 32, thread_t::waits::warp, warp, "shfl.sync");
-    const unsigned long long got = m.ctas_[m.me().cta].shuffled[t ^ static_cast<unsigned>(lane_mask)];
+    const unsigned long long got = m.ctas_[m.me().cta].shuffled[32 * warp + src(t % 32)];
     m.count_in(m.ctas_[m.me().cta].warps[warp], 32, thread_t::waits::warp, warp, "shfl.sync");
     return got;
+  }
+  static unsigned long long api_shfl_xor(unsigned long long bits, int lane_mask) {
+    return shuffle(bits, "shfl.sync.bfly", lane_mask, [=](unsigned lane) { return lane ^ static_cast<unsigned>(lane_mask); });
+  }
+  // (the index is taken modulo 32, as shfl.sync.idx with a full warp's clamp does)
+  static unsigned long long api_shfl_idx(unsigned long long bits, int src_lane) {
+    return shuffle(bits, "shfl.sync.idx", src_lane & 31, [=](unsigned) { return static_cast<unsigned>(src_lane & 31); });
   }
   // clusterlaunchcontrol.try_cancel: the completion (complete()) cancels the first cluster of the
   // launch order that is not resident yet, if any: it never starts. With every cluster resident
@@ -1067,6 +1076,7 @@ class machine {
     api_.f16_to_f32 = &api_f16_to_f32;
     api_.f32_to_bf16 = &api_f32_to_bf16;
     api_.shfl_xor = &api_shfl_xor;
+    api_.shfl_idx = &api_shfl_idx;
     api_.warp_sync = &api_warp_sync;
     api_.clc_try_cancel = &api_clc_try_cancel;
     api_.clc_query = &api_clc_query;

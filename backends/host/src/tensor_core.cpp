@@ -54,14 +54,17 @@ std::string wgmma(schost::wgmma_instr const& s, int thread, void* d, smem_view c
   // A's two rows this thread's D elements lie in (r0 and r0 + 8), ik elements each.
   float a[2][32];
   if (a_regs) {
-    if (bits != 16) return fmt::format("wgmma.mma_async with A from registers of {}-bit elements (the host models 16-bit ones)", bits);
-    // The quad's lanes hold A's elements of these rows between them (ir::wgmma::a_element).
+    if (bits != 16 && bits != 8) return fmt::format("wgmma.mma_async with A from registers of {}-bit elements (16-bit and 8-bit ones exist)", bits);
+    // The quad's lanes hold A's elements of these rows between them (ir::wgmma::a_element, or
+    // a_element8: four bytes to a register).
     for (int q = 0; q < 4; ++q) {
       const int tq = (thread & ~3) + q;
-      for (int i = 0; i < 8; ++i) {
-        const auto c = wg::a_element(tq, i);
-        const auto half = static_cast<std::uint16_t>((*a_regs)[static_cast<std::size_t>(q)][i / 2] >> (16 * (i % 2)));
-        a[c.row == r0 ? 0 : 1][c.col] = wg::operand_value(at, reinterpret_cast<std::byte const*>(&half));
+      for (int i = 0; i < 128 / bits; ++i) {  // 4 registers: 8 16-bit or 16 8-bit elements
+        const auto c = bits == 16 ? wg::a_element(tq, i) : wg::a_element8(tq, i);
+        const int per = 32 / bits;  // elements per register
+        const auto word = (*a_regs)[static_cast<std::size_t>(q)][i / per] >> (bits * (i % per));
+        const auto e = static_cast<std::uint16_t>(bits == 16 ? word & 0xffffu : word & 0xffu);
+        a[c.row == r0 ? 0 : 1][c.col] = wg::operand_value(at, reinterpret_cast<std::byte const*>(&e));
       }
     }
   } else {

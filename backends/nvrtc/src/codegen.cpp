@@ -1087,6 +1087,21 @@ void emitter::emit_seq(ir::Stmt const& s, int depth, std::string& out) {
     return !elected_ && (x.op == ir::StmtOp::tcgen05_mma || x.op == ir::StmtOp::tcgen05_commit_arrive);
   };
   for (std::size_t i = 0; i < s.body.size();) {
+    if (const std::size_t n = shared_a8_run(s.body, i); n >= 2) {
+      // One gather of 8-bit A for the run (shuffles are collectives the compiler does not
+      // merge), in the seq's scope, before the first wgmma's block.
+      const auto first = s.body[i];
+      const ir::wgmma::plan p = ir::wgmma::plan_of(k_, k_.stmts[first]);
+      const std::string name = fmt::format("sa{}_", first), ind(static_cast<std::size_t>(depth) * 2, ' ');
+      out += fmt::format("{}// ops #{}-#{}: one A from registers for {} wgmmas\n", ind, first, s.body[i + n - 1], n);
+      cur_ = first;
+      for (std::int64_t mb = 0; mb < p.m_blocks(); ++mb)
+        for (std::int64_t ks = 0; ks < p.k_steps(); ++ks) register_a8(first, p, mb, ks, out, ind.empty() ? ind : ind.substr(2), name);
+      for (std::size_t e = i; e < i + n; ++e) a_regs_[s.body[e]] = name;
+      for (std::size_t e = i; e < i + n; ++e) stmt(s.body[e], depth, out);
+      i += n;
+      continue;
+    }
     std::size_t j = i;
     while (j < s.body.size() && issue(s.body[j])) ++j;
     if (j - i < 2) {

@@ -429,6 +429,25 @@ class emitter {
 
   // The four registers of A from registers for m block mb, k step ks of wgmma `id`.
   void register_a(ir::StmtId id, ir::wgmma::plan const& p, std::int64_t mb, std::int64_t ks, std::string& out, std::string const& ind);
+  // The same for 8-bit A (k32 steps): computed where the D fragment holds each element, packed
+  // in pairs, then gathered from the quad (sc::quad_gather8).
+  void register_a8(ir::StmtId id, ir::wgmma::plan const& p, std::int64_t mb, std::int64_t ks, std::string& out, std::string const& ind,
+                   std::string const& name = "ra");
+  // Consecutive wgmmas in a seq from `i` with the same 8-bit A from registers, computed from
+  // accumulators only and none of them writing one it reads (fp8 attention's P V over D's
+  // 64-column chunks): how many (0 or 1: nothing to share). Their A registers are gathered once.
+  std::size_t shared_a8_run(std::vector<ir::StmtId> const& body, std::size_t i) const;
+  bool same_value(ir::ValueId a, ir::ValueId b) const;
+  // The A-register arrays a wgmma reads ("ra": its own, declared in its block; another prefix:
+  // gathered once before a run of them, shared_a8_run).
+  std::map<ir::StmtId, std::string> a_regs_;
+  std::string a_regs_of(ir::StmtId id) const {
+    auto it = a_regs_.find(id);
+    return it == a_regs_.end() ? "ra" : it->second;
+  }
+  // Whether sc::quad_gather8's lanes and halves deliver a_element8's elements from the D fragment
+  // (accumulator_element), in every thread: checked on the descriptions rather than assumed.
+  static bool quad_gather8_matches();
 
   void emit_wgmma(ir::StmtId id, std::string const& ind, std::string& out);
 

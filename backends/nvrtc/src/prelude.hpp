@@ -379,6 +379,15 @@ __device__ __forceinline__ unsigned short f32_to_bf16(float f) { unsigned short 
 // Two elements in one instruction (F2FP), lo in bits 0-15: the same bits as two conversions.
 __device__ __forceinline__ unsigned f32x2_to_bf16x2(float lo, float hi) { unsigned d; asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(hi), "f"(lo)); return d; }
 __device__ __forceinline__ unsigned f32x2_to_f16x2(float lo, float hi) { unsigned d; asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(hi), "f"(lo)); return d; }
+// Two f32 to a pair of fp8 codes in one instruction (F2FP), lo in bits 0-7: round to nearest even
+// with saturation, the bits of two sc::f32_to_e4m3 / f32_to_e5m2 (ir/fp8.hpp). Fast mode's A from
+// registers; exact mode packs the portable functions' codes (the host defines these from them).
+__device__ __forceinline__ unsigned short cvt_e4m3x2(float lo, float hi) { unsigned short d; asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(d) : "f"(hi), "f"(lo)); return d; }
+__device__ __forceinline__ unsigned short cvt_e5m2x2(float lo, float hi) { unsigned short d; asm("cvt.rn.satfinite.e5m2x2.f32 %0, %1, %2;" : "=h"(d) : "f"(hi), "f"(lo)); return d; }
+// shfl.sync.idx over the whole warp, and prmt.b32 (byte i of the result: byte (s >> 4 i) & 7 of
+// the pair y:x): what sc::quad_gather8 is made of (the host defines both from its runtime).
+__device__ __forceinline__ unsigned shfl_idx(unsigned w, int src) { return __shfl_sync(0xffffffffu, w, src); }
+__device__ __forceinline__ unsigned byte_perm(unsigned x, unsigned y, unsigned s) { return __byte_perm(x, y, s); }
 
 // Fast math mode's primitives (ir/math.hpp, STAGECRAFT_FAST_MATH_FN): one SFU instruction each
 // (MUFU.EX2, MUFU.LG2, MUFU.RSQ, MUFU.TANH; div.full is a short FFMA sequence around MUFU.RCP).
@@ -412,6 +421,16 @@ __device__ __forceinline__ long long idiv(long long n, long long d) { return d =
 )PTX" STAGECRAFT_PRELUDE_STR(STAGECRAFT_SWIZZLE_FN(__device__ __forceinline__)) R"PTX(
 // tiling(TR, TC) SMEM: element e of the logical (.., rows, Cols) layout -> its element offset.
 )PTX" STAGECRAFT_PRELUDE_STR(STAGECRAFT_TILED_FN(__device__ __forceinline__)) R"PTX(
+// 8-bit A from registers (wgmma .m64nNk32): a lane's four bytes of a register are four columns
+// in a row, which the D fragment spreads over two lanes of its quad (two columns each). Every lane
+// packs its pairs of two adjacent 8-column groups into `w` (group 2 q in the low half, 2 q + 1 in
+// the high); lane t of the quad takes the low (t < 2) or high half of the words of quad lanes
+// 2 (t % 2) and 2 (t % 2) + 1: two shuffles and a byte permute (emitter::quad_gather8_matches
+// checks this against ir/wgmma.hpp's fragment descriptions; the host backend runs this text).
+__device__ __forceinline__ unsigned quad_gather8(unsigned w, int lane) {
+  const int src = (lane & 0x1c) | (lane & 1) << 1;
+  return byte_perm(shfl_idx(w, src), shfl_idx(w, src + 1), lane & 2 ? 0x7632u : 0x5410u);
+}
 // e4m3 / e5m2 <-> f32, round to nearest even with saturation (cuda_fp8's __NV_SATFINITE).
 )PTX" STAGECRAFT_PRELUDE_STR(STAGECRAFT_FP8_FN(__device__ __forceinline__, __float_as_uint, __uint_as_float)) R"PTX(
 // wgmma register fragments: (row, col) of element i of thread t of the warpgroup.

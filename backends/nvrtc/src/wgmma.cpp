@@ -374,8 +374,103 @@ int emitter::a_row_half(int i) {
 }
 
 
+bool emitter::quad_gather8_matches() {
+  for (int t = 0; t < 128; ++t)
+    for (int i = 0; i < 16; ++i) {
+      const auto want = ir::wgmma::a_element8(t, i);  // within the k32 step
+      const int r = i / 4, b = i % 4, h = r % 2, q = r / 2;
+      // lane 2 (t % 2) + b / 2 of t's quad; the low or high half (t / 2 % 2) of its word q: the
+      // pair of its D registers for row half h in 8-column group 2 q + t / 2 % 2
+      const int src = (t & ~3) | (2 * (t & 1) + b / 2), group = 2 * q + (t >> 1 & 1);
+      const auto got = ir::wgmma::accumulator_element(src, 4 * group + 2 * h + b % 2);
+      if (got.row != want.row || got.col != want.col) return false;
+    }
+  return true;
+}
+
+
+bool emitter::same_value(ir::ValueId a, ir::ValueId b) const {
+  if (a == b) return true;
+  if (a == ir::none || b == ir::none) return false;
+  auto const &x = k_.values[a], &y = k_.values[b];
+  if (x.op != y.op || x.dtype != y.dtype || x.shape != y.shape || x.scalar != y.scalar || x.index != y.index) return false;
+  if ((x.ref == ir::none) != (y.ref == ir::none) || (x.ref != ir::none && !(k_.refs[x.ref] == k_.refs[y.ref]))) return false;
+  return same_value(x.a, y.a) && same_value(x.b, y.b) && same_value(x.c, y.c);
+}
+
+
+std::size_t emitter::shared_a8_run(std::vector<ir::StmtId> const& body, std::size_t i) const {
+  auto eight_bit_a = [&](ir::StmtId id) {
+    auto const& s = k_.stmts[id];
+    return s.op == ir::StmtOp::wgmma && s.refs[1] == ir::none && ir::dtype_bits(k_.values[s.value].dtype) == 8 && !reads_memory_into_a(s);
+  };
+  if (!eight_bit_a(body[i])) return 0;
+  auto const& first = k_.stmts[body[i]];
+  std::vector<ir::ValueId> leaves;
+  direct_loads_of(first.value, leaves);
+  std::size_t j = i;
+  for (; j < body.size() && eight_bit_a(body[j]) && same_value(k_.stmts[body[j]].value, first.value); ++j) {
+    const int acc = k_.refs[k_.stmts[body[j]].refs[0]].id;
+    for (auto l : leaves)
+      if (k_.refs[k_.values[l].ref].id == acc) return 0;  // A reads what one of them writes
+  }
+  return j - i;
+}
+
+
+void emitter::register_a8(ir::StmtId id, ir::wgmma::plan const& p, std::int64_t mb, std::int64_t ks, std::string& out, std::string const& ind,
+                          std::string const& name) {
+  static const bool gather_ok = quad_gather8_matches();
+  if (!gather_ok) unsupported_op(id, "8-bit A from registers (sc::quad_gather8 disagrees with ir/wgmma.hpp's fragments: an internal error)");
+  auto const& s = k_.stmts[id];
+  auto line = [&](std::string const& t) { out += ind + t + "\n"; };
+  auto const& v = k_.values[s.value];
+  // A cast from f32 to the operand's fp8 type is the packing conversion itself (one rounding
+  // either way); fast mode packs two per instruction (cvt.rn.satfinite.e4m3x2.f32).
+  const bool fp8 = ir::dtype_is_fp8(p.a_type);
+  const bool strip = fp8 && v.op == ir::ValueOp::cast && v.dtype == p.a_type && ir::dtype_is_float(k_.values[v.a].dtype);
+  const ir::ValueId top = strip ? v.a : s.value;
+  std::vector<ir::ValueId> direct;
+  direct_loads_of(top, direct);
+  // Element (row, col) of A where the D fragment's register j (of this m block) lies.
+  auto element = [&](std::int64_t j) {
+    row_mb_ = fmt::format("{}", mb), row_half_ = fmt::format("{}", j / 2 % 2), walk_rows_ = v.shape[0];
+    for (auto l : direct) {
+      auto const& r = k_.refs[k_.values[l].ref];
+      if (!is_acc(k_.values[l].ref)) continue;
+      auto const& sh = k_.allocs[r.id].shape;
+      if (sh != v.shape)
+        unsupported_op(id, fmt::format("A from registers computed from accumulator a{} ({}), which is not A's shape ({})", r.id, fmt::join(sh, ", "),
+                                       fmt::join(v.shape, ", ")));
+      fragment_index_ = fmt::format("{}", mb * (sh[1] / 2) + j);
+    }
+    const std::string f = fmt::format("(static_cast<long long>({} + sc::accumulator_element(lane, {}).row) * {} + sc::accumulator_element(lane, {}).col)",
+                                      64 * mb, j, p.k, j);
+    std::string x = value(top, f);
+    fragment_index_.clear();
+    row_mb_.clear(), row_half_.clear();
+    return x;
+  };
+  auto pair = [&](std::int64_t j) {
+    if (fp8 && o_.math == ir::math_mode::fast) return fmt::format("static_cast<unsigned>(sc::cvt_{}x2({}, {}))", ir::dtype_name(p.a_type), element(j), element(j + 1));
+    auto byte = [&](std::int64_t jj) { return fmt::format("static_cast<unsigned>(static_cast<unsigned char>({}))", store_conv(p.a_type, element(jj))); };
+    return fmt::format("({} | {} << 8)", byte(j), byte(j + 1));
+  };
+  line(fmt::format("  unsigned {}{}_{}[4];  // A of m block {}, k step {}: 8-bit, from the quad's D fragments", name, mb, ks, mb, ks));
+  for (int q = 0; q < 2; ++q)
+    for (int h = 0; h < 2; ++h) {
+      // 8-column groups 4 ks + 2 q (low half) and 4 ks + 2 q + 1 (high) of row half h
+      const std::int64_t lo = 4 * (4 * ks + 2 * q) + 2 * h, hi = lo + 4;
+      line(fmt::format("  {}{}_{}[{}] = sc::quad_gather8({} | {} << 16, lane);", name, mb, ks, h + 2 * q, pair(lo), pair(hi)));
+    }
+  line("  #pragma unroll");
+  line(fmt::format("  for (int r = 0; r < 4; ++r) sc::reg_fence({}{}_{}[r]);", name, mb, ks));
+}
+
+
 // The four registers of A from registers for m block mb, k step ks of wgmma `id`.
 void emitter::register_a(ir::StmtId id, ir::wgmma::plan const& p, std::int64_t mb, std::int64_t ks, std::string& out, std::string const& ind) {
+  if (ir::dtype_bits(p.a_type) == 8) return register_a8(id, p, mb, ks, out, ind);
   auto const& s = k_.stmts[id];
   auto line = [&](std::string const& t) { out += ind + t + "\n"; };
   auto const& v = k_.values[s.value];
@@ -430,7 +525,8 @@ void emitter::emit_wgmma(ir::StmtId id, std::string const& ind, std::string& out
   // A from registers is computed for every instruction before the fence: registers a wgmma
   // reads must be written before wgmma.fence, or ptxas injects a warpgroup.arrive per
   // instruction (C7519), which inside a warpgroup's branch serializes them (C7520).
-  if (p.a_in_registers)
+  const std::string ra = a_regs_of(id);
+  if (p.a_in_registers && ra == "ra")  // (else gathered once before this run of wgmmas)
     for (std::int64_t mb = 0; mb < p.m_blocks(); ++mb)
       for (std::int64_t ks = 0; ks < p.k_steps(); ++ks) register_a(id, p, mb, ks, out, ind);
   if (acc_touched_ || p.a_in_registers) {
@@ -465,7 +561,7 @@ void emitter::emit_wgmma(ir::StmtId id, std::string const& ind, std::string& out
       std::string a_operand, a_inputs;
       if (p.a_in_registers) {
         a_operand = fmt::format("{{%{}, %{}, %{}, %{}}}", regs, regs + 1, regs + 2, regs + 3);
-        a_inputs = fmt::format("\"r\"(ra{0}_{1}[0]), \"r\"(ra{0}_{1}[1]), \"r\"(ra{0}_{1}[2]), \"r\"(ra{0}_{1}[3]), ", mb, ks);
+        a_inputs = fmt::format("\"r\"({2}{0}_{1}[0]), \"r\"({2}{0}_{1}[1]), \"r\"({2}{0}_{1}[2]), \"r\"({2}{0}_{1}[3]), ", mb, ks, ra);
       } else {
         line(fmt::format("    const unsigned long long da = da0 + {}ull;  // + {} B", ir::wgmma::descriptor_step(p.a_start(mb, ks)), p.a_start(mb, ks)));
         a_operand = fmt::format("%{}", regs);
@@ -487,7 +583,7 @@ void emitter::emit_wgmma(ir::StmtId id, std::string const& ind, std::string& out
       line(fmt::format("    sc::wgmma_host({{{}, {}, {}, {}, {}, {}}}, &acc{}[{}], {}, {}, db);  // {}", p.n, static_cast<int>(p.a_type),
                        static_cast<int>(p.b_type), static_cast<int>(p.acc), p.a_in_registers ? 0 : static_cast<int>(p.a.major),
                        static_cast<int>(p.b.major), acc, mb * regs, p.a_in_registers ? "0ull" : "da",
-                       p.a_in_registers ? fmt::format("ra{}_{}", mb, ks) : "nullptr", p.shape_suffix()));
+                       p.a_in_registers ? fmt::format("{}{}_{}", ra, mb, ks) : "nullptr", p.shape_suffix()));
       out += "#endif\n";
       line("  }");
     }

@@ -118,7 +118,8 @@ plan plan_of(Kernel const& k, Stmt const& s) {
     p.a_in_registers = true;
     a_m = v.shape[0];
     a_k = v.shape[1];
-    if (dtype_bits(p.a_type) != 16) fail(fmt::format("A from registers must have a 16-bit type, but it is {}", dtype_name(p.a_type)));
+    if (dtype_bits(p.a_type) != 16 && dtype_bits(p.a_type) != 8)
+      fail(fmt::format("A from registers must have a 16-bit or 8-bit type, but it is {}", dtype_name(p.a_type)));
   } else {
     const smem_operand a = view(s.refs[1], (s.transpose & 1) ? Major::mn : Major::k, "A");
     p.a = a.layout;

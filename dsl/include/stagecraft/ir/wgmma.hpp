@@ -240,6 +240,9 @@ constexpr std::uint32_t element_address(descriptor const& d, Major major, int bi
 //     (16 * warp + lane / 4 + 8 * (i / 2 % 2), 8 * (i / 4) + 2 * (lane % 4) + i % 2).
 //   A of .m64nNk16 from registers (16-bit types): 8 elements (4 registers of 2) per thread;
 //     element i is at (16 * warp + lane / 4 + 8 * (i / 2 % 2), 2 * (lane % 4) + i % 2 + 8 * (i / 4)).
+//   A of .m64nNk32 from registers (8-bit types): 16 elements (4 registers of 4 bytes) per thread;
+//     element i (register i / 4, byte i % 4) is at
+//     (16 * warp + lane / 4 + 8 * (i / 4 % 2), 4 * (lane % 4) + i % 4 + 16 * (i / 8)).
 #define STAGECRAFT_WGMMA_FRAGMENT_FN(QUALIFIERS)                                      \
   struct coord {                                                                      \
     int row, col;                                                                     \
@@ -251,6 +254,10 @@ constexpr std::uint32_t element_address(descriptor const& d, Major major, int bi
   QUALIFIERS coord a_element(int thread, int i) {                                     \
     const int warp = thread / 32, lane = thread % 32;                                 \
     return {16 * warp + lane / 4 + 8 * (i / 2 % 2), 2 * (lane % 4) + i % 2 + 8 * (i / 4)}; \
+  }                                                                                   \
+  QUALIFIERS coord a_element8(int thread, int i) {                                    \
+    const int warp = thread / 32, lane = thread % 32;                                 \
+    return {16 * warp + lane / 4 + 8 * (i / 4 % 2), 4 * (lane % 4) + i % 4 + 16 * (i / 8)}; \
   }
 
 STAGECRAFT_WGMMA_FRAGMENT_FN(constexpr inline)

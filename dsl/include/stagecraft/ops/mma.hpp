@@ -264,9 +264,10 @@ auto wgmma(Acc const& acc, A const& a, B const& b, src_loc loc = src_loc::curren
     return stmt<>{};
   } else if constexpr (!detail::check_mma_operands<"wgmma", Acc, A, B, 64, 256, 8, true>()) {
     return stmt<>{};
-  } else if constexpr (kind_of<A> == operand_kind::tile && A::dtype_t::bits != 16) {
-    STAGECRAFT_ERROR("wgmma: A from registers must have a 16-bit type",
-                     "wgmma: A from registers must have a 16-bit type (f16 or bf16), but it is " << dtype_name<typename A::dtype_t>());
+  } else if constexpr (kind_of<A> == operand_kind::tile && A::dtype_t::bits != 16 && A::dtype_t::bits != 8) {
+    STAGECRAFT_ERROR("wgmma: A from registers must have a 16-bit or 8-bit type",
+                     "wgmma: A from registers must have a 16-bit or 8-bit type (f16, bf16, e4m3, e5m2, i8 or u8), but it is "
+                         << dtype_name<typename A::dtype_t>());
     return stmt<>{};
   } else if constexpr (!detail::check_wgmma_layout<"wgmma", "A", A,
                                                    kind_of<A> == operand_kind::smem_transposed ? ir::wgmma::Major::mn : ir::wgmma::Major::k>() ||

@@ -129,17 +129,18 @@ std::optional<mma_tolerance> tolerance_of(ir::Kernel const& k, result const& r, 
     t.k = r.mma_k;
     t.input = r.mma_input;
     t.accumulator = r.mma_accumulator;
-    int float_inputs = 0;
+    int scale_inputs = 0;
     for (std::size_t p = 0; p < inputs.size() && p < k.params.size(); ++p) {
       if (k.params[p].workspace || std::find(outs.begin(), outs.end(), static_cast<int>(p)) != outs.end()) continue;
       // An index table (x.at(i): offsets, row counts) places the operands; its values are not ones.
       if (std::any_of(k.exprs.begin(), k.exprs.end(), [&](ir::Expr const& e) { return e.op == ir::ExprOp::load && e.value == static_cast<std::int64_t>(p); }))
         continue;
-      float_inputs += ir::dtype_is_float(k.params[p].dtype) ? 1 : 0;
+      scale_inputs += ir::dtype_is_float(k.params[p].dtype) && !ir::dtype_is_fp8(k.params[p].dtype) ? 1 : 0;
       for (std::int64_t i = 0; i < inputs[p].elements(); ++i) t.max_input = std::max(t.max_input, std::abs(inputs[p].get(i)));
     }
-    // An fp8 GEMM's float inputs beyond its two operands are its scale factors.
-    if (ir::dtype_is_fp8(t.input)) t.scale_factors = std::max(0, float_inputs - 2);
+    // An fp8 kernel's wider float inputs (f32 beside e4m3 operands) are its scale factors; its
+    // fp8 inputs are operands (a GEMM's two, attention's Q, K and V).
+    if (ir::dtype_is_fp8(t.input)) t.scale_factors = scale_inputs;
   }
   if (t.k == 0 && t.math_units == 0) return std::nullopt;
   // Integer outputs (s8 MMA into s32) are exact: compared bit for bit, with no bound to print.

@@ -183,7 +183,9 @@ struct mma_tolerance {
   ir::DType accumulator = ir::DType::f32;
   double max_input = 0;
   // Inputs that multiply every product besides the two MMA operands (an fp8 GEMM's scale
-  // tensors): the products' bound is max_input^(2 + scale_factors) (max_input >= 1 taken).
+  // tensors): the products' bound is max_input^(2 + scale_factors) (max_input >= 1 taken). Counted
+  // as an fp8 kernel's float inputs that are not fp8 themselves (its f32 scales; fp8 attention's
+  // Q, K and V are all operands).
   int scale_factors = 0;
   double math_units = 0;  // E of fast math mode; 0: none (exact mode, or nothing approximate)
   double math_scale = 0;  // R: the largest over every output (what bound() uses without a param)

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <stagecraft/host/tensor.hpp>
+#include <stagecraft/ir/fp8.hpp>
 #include <stagecraft/stagecraft.hpp>
 
 namespace stagecraft::examples {
@@ -28,14 +29,27 @@ auto online_softmax(S const& Sacc, M const& m, MN const& mn, L const& l, A const
              store(m, load(mn)));
 }
 
+// The type P V's operand P is rounded to: bf16, or e4m3 in the fp8 kernels.
+enum class attention_p { bf16, e4m3 };
+
 // Query row `q_row` of q against the `len` keys at rows kv_base.. of k and v (causal: the first
 // r + 1 of them), the kernels' algorithm in double: BK-key blocks, running max and sum, P rounded
-// to bf16 where the kernel rounds it (the P V operand; l sums the unrounded P), O / l written to
+// to bf16 (or e4m3) where the kernel rounds it (the P V operand; l sums the unrounded P), O / l written to
 // row q_row of o. What is left between the two is f32 against double arithmetic and the wgmma
 // accumulation order, which the MMA tolerance bounds (docs/interpreter.md); a bf16 P that rounds
-// the other way in the kernel moves an output by at most 2^-8 |v| p / l. Tensors are (rows, D).
+// the other way in the kernel moves an output by at most 2^-8 |v| p / l (e4m3: 2^-4 |v| p / l).
+// Tensors are (rows, D), or with vt_len > 0 v is V^T, (slices, D, vt_len): key kv_base + c, column d
+// at (kv_base / vt_len, d, c).
 inline void attention_row_reference(host_tensor const& q, host_tensor const& k, host_tensor const& v, host_tensor& o, std::int64_t q_row,
-                                    std::int64_t kv_base, std::int64_t len, std::int64_t r, bool causal, std::int64_t D, std::int64_t BK) {
+                                    std::int64_t kv_base, std::int64_t len, std::int64_t r, bool causal, std::int64_t D, std::int64_t BK,
+                                    attention_p p_type = attention_p::bf16, std::int64_t vt_len = 0) {
+  auto v_at = [&](std::int64_t c, std::int64_t d) {
+    return vt_len > 0 ? v.get((kv_base / vt_len * D + d) * vt_len + c) : v.get((kv_base + c) * D + d);
+  };
+  auto round_p = [&](double pf) {
+    const auto f = static_cast<float>(pf);
+    return p_type == attention_p::e4m3 ? static_cast<double>(ir::e4m3_to_f32(ir::f32_to_e4m3(f))) : static_cast<double>(bf16_to_f32(f32_to_bf16(f)));
+  };
   const double scale = attention_scale(D);
   std::vector<double> L(static_cast<std::size_t>(BK)), out(static_cast<std::size_t>(D), 0.0);
   double m = -1e30, l = 0;
@@ -59,8 +73,8 @@ inline void attention_row_reference(host_tensor const& q, host_tensor const& k, 
       const double pf = std::exp2(L[static_cast<std::size_t>(c)] - mn);
       sum += pf;
       if (j * BK + c >= len) continue;  // P = 0 there (and V is another sequence's, or the fill)
-      const double pb = bf16_to_f32(f32_to_bf16(static_cast<float>(pf)));
-      for (std::int64_t d = 0; d < D; ++d) out[static_cast<std::size_t>(d)] += pb * v.get((kv_base + j * BK + c) * D + d);
+      const double pb = round_p(pf);
+      for (std::int64_t d = 0; d < D; ++d) out[static_cast<std::size_t>(d)] += pb * v_at(j * BK + c, d);
     }
     l = l * alpha + sum;
     m = mn;

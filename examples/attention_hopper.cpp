@@ -95,8 +95,10 @@ auto each(F const& f) {
 // of the last block against BKV), not a template parameter: the generated C++ drops the arm not
 // taken, so a whole last block still adds no code to the kernel, and the 44 instantiations of
 // this function are not 66 (this translation unit's compile time).
-template <long long D, long long BKV, bool Causal, bool PingPong, bool Overlap>
+template <class T, long long D, long long BKV, bool Causal, bool PingPong, bool Overlap>
 auto attention_hopper(std::int64_t B, size_expr S) {
+  constexpr bool fp8 = std::is_same_v<T, e4m3>;
+  static_assert(!fp8 || BKV <= 128, "attention_hopper: an fp8 V^T stage row is BK bytes, one swizzle row of at most 128");
   constexpr long long DC = D / 64;  // 64-column chunks of the head dimension
   constexpr long long KB = BQ / BKV;  // key blocks per query tile: 2 or 1 (causal only: BKV 64 or 128)
   static_assert(!Causal || BQ % BKV == 0, "attention_hopper: a causal kernel's key blocks tile its 128-row query tiles");
@@ -109,8 +111,9 @@ auto attention_hopper(std::int64_t B, size_expr S) {
   const float scale = attention_scale(D);
   auto tile = shape(64_c, 64_c);           // a consumer's (rows, 64 columns) of O
   auto s_tile = shape(64_c, int_c<BKV>);   // its (rows, keys) of S and P
+  // os: where O goes out (bf16), each consumer's Q slice, or with fp8 (Q's slice is half its size) its own buffer.
   auto body = [=](auto q, auto k, auto v, auto o, auto qs, auto ks, auto vs, auto q_full, auto k_full, auto v_full, auto k_free, auto v_free,
-                  auto Sacc, auto O0, auto O1, auto O2, auto O3, auto m, auto mn, auto l, auto alpha_acc, auto P_acc) {
+                  auto Sacc, auto O0, auto O1, auto O2, auto O3, auto m, auto mn, auto l, auto alpha_acc, auto P_acc, auto os) {
     auto O = [&](auto c) {
       constexpr long long i = decltype(c)::value;
       if constexpr (i == 0) return O0;
@@ -135,7 +138,10 @@ auto attention_hopper(std::int64_t B, size_expr S) {
                           return needed(j, seq(if_(j >= int_c<STAGES>, barrier_wait(k_free[s])),
                                                each<DC>([&](auto c) { return copy_gmem_to_smem(k.block(slice, j, c), ks[s][c], k_full[s]); }),
                                                if_(j >= int_c<STAGES>, barrier_wait(v_free[s])),
-                                               each<DC>([&](auto c) { return copy_gmem_to_smem(v.block(slice, j, c), vs[s][c], v_full[s]); })));
+                                               each<DC>([&](auto c) {
+                                                 if constexpr (fp8) return copy_gmem_to_smem(v.block(slice, c, j), vs[s][c], v_full[s]);  // V^T: (1, d, key)
+                                                 else return copy_gmem_to_smem(v.block(slice, j, c), vs[s][c], v_full[s]);
+                                               })));
                         }));
 
     auto consumer = [&](auto h) {
@@ -178,7 +184,12 @@ auto attention_hopper(std::int64_t B, size_expr S) {
       // O = O * alpha + P V for stage s, issued and committed; P from `P` (S's registers, or P_acc).
       auto issue_pv = [&](auto s, auto const& P) {
         return seq(each<DC>([&](auto c) { return store(O(c), load(O(c)) * broadcast<1>(load(alpha_acc), tile)); }),
-                   each<DC>([&](auto c) { return wgmma(O(c), cast<bf16>(P), vs[s][c][0_c]); }), wgmma_commit());
+                   each<DC>([&](auto c) {
+                     // fp8: P rounded to e4m3 (A from registers, gathered from the quad), V^T's stage K-major
+                     if constexpr (fp8) return wgmma(O(c), cast<e4m3>(P), transpose(vs[s][c][0_c]));
+                     else return wgmma(O(c), cast<bf16>(P), vs[s][c][0_c]);
+                   }),
+                   wgmma_commit());
       };
       // overlap = 0: the softmax, then O += P V from S's registers, waited for.
       auto update = [&](auto s) { return seq(softmax(), barrier_wait(v_full[s]), in_turn(issue_pv(s, load(Sacc))), wgmma_wait(0_c)); };
@@ -280,19 +291,30 @@ auto attention_hopper(std::int64_t B, size_expr S) {
                  // its own buffer (pending DC: none of them waits for another's store).
                  store(l, 1.0f / load(l)),  // 1 / l once per row, then a multiply per element
                  each<DC>([&](auto c) {
-                   return store_tile(qs[h][c], cast<bf16>(load(O(c)) * broadcast<1>(load(l), tile)), o.block(slice, q_tile * 2_c + h, c), int_c<DC>);
+                   return store_tile(os[h][c], cast<bf16>(load(O(c)) * broadcast<1>(load(l), tile)), o.block(slice, q_tile * 2_c + h, c), int_c<DC>);
                  }),
                  wait_smem_to_gmem(0_c, read_only));
     };
     return if_(thread_id() == 0_c, producer, seq(if_(thread_id() == 1_c, consumer(0_c)), if_(thread_id() == 2_c, consumer(1_c))));
   };
   auto rows = shape(B, S, int_c<D>);  // (slice, position, d)
-  return kernel<sm_90a>("attention_hopper", grid(B * q_tiles), threads(3_c), gmem<bf16>("Q", rows), gmem<bf16>("K", rows), gmem<bf16>("V", rows),
-                      gmem<bf16>("O", rows),
+  constexpr long long row_bytes = 64 * (fp8 ? 1 : 2);  // a 64-column chunk's row: one swizzle row of 128 (bf16) or 64 (e4m3) bytes
+  // V: (slice, position, d), or with fp8 V^T (slice, d, position): an 8-bit B operand is K-major only.
+  auto v = [&] {
+    if constexpr (fp8) return gmem<e4m3>("Vt", shape(B, int_c<D>, S));
+    else return gmem<bf16>("V", rows);
+  }();
+  auto vs = [&] {
+    if constexpr (fp8) return smem<e4m3>(shape(int_c<STAGES>, int_c<DC>, 1_c, 64_c, int_c<BKV>), swizzle(int_c<BKV>));  // (stage, chunk, 1, d, key)
+    else return smem<bf16>(shape(int_c<STAGES>, int_c<DC>, 1_c, int_c<BKV>, 64_c), swizzle(128_c));                    // (stage, chunk, 1, key, d)
+  }();
+  // bf16: O goes out through the consumer's Q slice; fp8: through its own (consumer, chunk, 1, row, d) buffer.
+  auto declare = [&](auto&&... out_and_body) {
+    return kernel<sm_90a>("attention_hopper", grid(B * q_tiles), threads(3_c), gmem<T>("Q", rows), gmem<T>("K", rows), v, gmem<bf16>("O", rows),
                       // (the unit dimension is the slice of a (1, rows, 64) TMA box)
-                      smem<bf16>(shape(2_c, int_c<DC>, 1_c, 64_c, 64_c), swizzle(128_c)),               // qs: (consumer, chunk, 1, row, d)
-                      smem<bf16>(shape(int_c<STAGES>, int_c<DC>, 1_c, int_c<BKV>, 64_c), swizzle(128_c)),  // ks: (stage, chunk, 1, key, d)
-                      smem<bf16>(shape(int_c<STAGES>, int_c<DC>, 1_c, int_c<BKV>, 64_c), swizzle(128_c)),  // vs: (stage, chunk, 1, key, d)
+                      smem<T>(shape(2_c, int_c<DC>, 1_c, 64_c, 64_c), swizzle(int_c<row_bytes>)),               // qs: (consumer, chunk, 1, row, d)
+                      smem<T>(shape(int_c<STAGES>, int_c<DC>, 1_c, int_c<BKV>, 64_c), swizzle(int_c<row_bytes>)),  // ks: (stage, chunk, 1, key, d)
+                      vs,
                       barrier(arrivals(int_c<2 * DC>), count(1_c)),                          // both Q slices landed
                       barrier(arrivals(int_c<DC>), count(int_c<STAGES>)),                    // k_full[stage]
                       barrier(arrivals(int_c<DC>), count(int_c<STAGES>)),                    // v_full[stage]
@@ -304,14 +326,22 @@ auto attention_hopper(std::int64_t B, size_expr S) {
                       accumulator<f32>("m", shape(64_c)), accumulator<f32>("m_new", shape(64_c)), accumulator<f32>("l", shape(64_c)),
                       accumulator<f32>("alpha", shape(64_c)),  // the rescale of O, from the softmax to the P V (overlap = 1: the next one)
                       accumulator<f32>("P", s_tile),           // overlap = 1: P of the block whose P V is next (S's registers hold the newer)
-                      body);
+                      out_and_body...);
+  };
+  if constexpr (fp8)
+    return declare(smem<bf16>(shape(2_c, int_c<DC>, 1_c, 64_c, 64_c), swizzle(128_c)), body);  // os
+  else
+    return declare([=](auto q, auto k, auto vg, auto o, auto qs, auto... rest) { return body(q, k, vg, o, qs, rest..., qs); });
 }
 
 // Each row of each slice: its S keys, in the kernel's BK-key blocks (attention_common.hpp).
 void attention_reference(std::vector<host_tensor>& t, param_values const& p) {
   const std::int64_t B = p.at("B"), S = p.at("S"), D = p.at("D"), BKV = p.at("BK");
+  const bool fp8 = p.at("fp8") != 0;
   for (std::int64_t b = 0; b < B; ++b)
-    for (std::int64_t r = 0; r < S; ++r) attention_row_reference(t[0], t[1], t[2], t[3], b * S + r, b * S, S, r, p.at("causal") != 0, D, BKV);
+    for (std::int64_t r = 0; r < S; ++r)
+      attention_row_reference(t[0], t[1], t[2], t[3], b * S + r, b * S, S, r, p.at("causal") != 0, D, BKV, fp8 ? attention_p::e4m3 : attention_p::bf16,
+                              fp8 ? S : 0);
 }
 
 STAGECRAFT_REGISTER(kernel_entry{
@@ -335,6 +365,12 @@ STAGECRAFT_REGISTER(kernel_entry{
                 .default_value = 0,
                 .help = "1: FA3's intra-warpgroup overlap: S of block j + 1 issued with P V of block j, the softmax under P V",
                 .allowed = {0, 1},
+                .min = 0},
+               {.name = "fp8",
+                .default_value = 0,
+                .help = "1: e4m3 Q, K and V given as V^T (B, D, S) (fp8 wgmma reads B K-major), P rounded to e4m3 for P V, O bf16; BK=128, D <= 128, "
+                        "overlap=0, S a multiple of 16",
+                .allowed = {0, 1},
                 .min = 0}},
     .build =
         [](param_values const& p) {
@@ -345,6 +381,23 @@ STAGECRAFT_REGISTER(kernel_entry{
           if (p.at("BK") == 128 && p.at("D") == 128 && p.at("overlap") == 1)
             throw usage_error("attention_hopper: BK=128 with D=128 and overlap=1 is not offered yet: S, P and O need more than a consumer's 240 "
                               "registers (ptxas spills 20 to 144 bytes); use overlap=0 with BK=128, or BK=64");
+          if (p.at("fp8") == 1) {
+            // (not instantiated: each configuration is about 35 KB of the GPU bundle, which has 16 MiB)
+            if (p.at("BK") != 128 || p.at("D") == 256 || p.at("overlap") == 1)
+              throw usage_error("attention_hopper: fp8=1 is offered with BK=128, D=64 or 128 and overlap=0 (FA3's fp8 block), but got BK=" +
+                                std::to_string(p.at("BK")) + ", D=" + std::to_string(p.at("D")) + ", overlap=" + std::to_string(p.at("overlap")));
+            if (p.at("S") % 16 != 0)
+              throw usage_error("attention_hopper: fp8=1 needs S a multiple of 16, but S=" + std::to_string(p.at("S")) +
+                                ": a row of V^T is S bytes, and TMA steps between rows in 16-byte units");
+            return dispatch<64, 128>(p.at("D"), [&](auto D) {
+              return dispatch<0, 1>(p.at("causal"), [&](auto C) {
+                return dispatch<0, 1>(p.at("pingpong"), [&](auto P) -> ir::Kernel {
+                  return lower(attention_hopper<e4m3, decltype(D)::value, 128, decltype(C)::value == 1, decltype(P)::value == 1, false>(
+                      p.at("B"), size_param(p, "S")));
+                });
+              });
+            });
+          }
           if (p.at("D") == 256 && p.at("causal") == 1 && p.at("overlap") == 1)
             throw usage_error("attention_hopper: D=256 with causal=1 and overlap=1 is not offered yet: its consumers need more than the 240 registers "
                               "a thread can have (ptxas spills 40 bytes); use overlap=0 at D=256, or D=128");
@@ -366,7 +419,7 @@ STAGECRAFT_REGISTER(kernel_entry{
                     throw usage_error("attention_hopper: BK=176 with overlap=1 is not offered yet: S and P (88 registers each) and O need more than "
                                       "a consumer's 240 registers; use overlap=0 with BK=176, or BK=64 with overlap=1");
                   } else {
-                    return lower(attention_hopper<d, bk, causal, pingpong, overlap>(p.at("B"), size_param(p, "S")));
+                    return lower(attention_hopper<bf16, d, bk, causal, pingpong, overlap>(p.at("B"), size_param(p, "S")));
                   }
                 });
               });

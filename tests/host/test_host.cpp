@@ -717,6 +717,7 @@ TEST_CASE("host: the attention examples equal the interpreter within the MMA bou
       {"attention_hopper", {{"overlap", 1}, {"pingpong", 1}, {"B", 2}}},
       {"attention_hopper", {{"BK", 128}, {"causal", 1}}},
       {"attention_hopper", {{"BK", 176}, {"S", 352}}},
+      {"attention_hopper", {{"BK", 128}, {"fp8", 1}, {"causal", 1}, {"S", 208}, {"D", 128}, {"pingpong", 1}}},
       {"attention_varlen", {{"causal", 1}}},
   };
   for (auto const& [name, set] : cases) {
@@ -813,6 +814,18 @@ TEST_CASE("host: A from registers with two elements of a register swapped gives 
   const auto c = planted(k,
                          "static_cast<unsigned>(sc::f32_to_bf16(sc::round_bf16(acc8[0]))) | static_cast<unsigned>(sc::f32_to_bf16(sc::round_bf16(acc8[1]))) << 16",
                          "static_cast<unsigned>(sc::f32_to_bf16(sc::round_bf16(acc8[1]))) | static_cast<unsigned>(sc::f32_to_bf16(sc::round_bf16(acc8[0]))) << 16");
+  CHECK_THAT(caught(c, k, inputs, ir.buffers, 1), Contains("wrong result"));
+}
+
+TEST_CASE("host: 8-bit A from registers gathered from the wrong halves of the quad's words gives the wrong P * V", "[host][tensor_core]") {
+  // fp8 attention's P is packed where S's fragment holds it and gathered from the quad
+  // (sc::quad_gather8, the prelude's portable text the host runs): each lane taking the other
+  // half of its two words puts keys 8 columns off into A.
+  const auto k = example("attention_hopper", {{"BK", 128}, {"fp8", 1}});
+  const auto inputs = random_inputs(k, input_seed);
+  const auto ir = interp::run(k, inputs, {.schedule = interp::policy::eager});
+  REQUIRE(ir.ok());
+  const auto c = planted(k, "lane & 2 ? 0x7632u : 0x5410u", "lane & 2 ? 0x5410u : 0x7632u");
   CHECK_THAT(caught(c, k, inputs, ir.buffers, 1), Contains("wrong result"));
 }
 

@@ -5,6 +5,7 @@
 // checked from both sides with planted outputs (softmax_rows, layernorm_rows: f32 outputs).
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <initializer_list>
 #include <ostream>
 #include <string>
@@ -14,6 +15,7 @@
 #include <stagecraft/interp/interp.hpp>
 #include <stagecraft/registry.hpp>
 
+#include "../../examples/attention_common.hpp"
 #include "inputs.hpp"
 #include "mma_runs.hpp"
 
@@ -28,10 +30,11 @@ struct built {
 };
 
 built attention(std::int64_t D, std::int64_t causal, std::int64_t B = 1, std::int64_t S = 256, std::int64_t pingpong = 0, std::int64_t overlap = 0,
-                std::int64_t BK = 64) {
+                std::int64_t BK = 64, std::int64_t fp8 = 0) {
   auto const& e = registry::global().find("attention_hopper");
   built b;
-  b.values = registry::resolve(e, {{"B", B}, {"S", S}, {"D", D}, {"causal", causal}, {"pingpong", pingpong}, {"overlap", overlap}, {"BK", BK}});
+  b.values = registry::resolve(
+      e, {{"B", B}, {"S", S}, {"D", D}, {"causal", causal}, {"pingpong", pingpong}, {"overlap", overlap}, {"BK", BK}, {"fp8", fp8}});
   b.kernel = e.build(b.values);
   b.inputs = testing::random_buffers(b.kernel, 31 + static_cast<std::uint64_t>(D + causal));
   b.expected = b.inputs;
@@ -41,12 +44,12 @@ built attention(std::int64_t D, std::int64_t causal, std::int64_t B = 1, std::in
 
 // One configuration of the registered kernel (B = 1), with its inputs and reference.
 struct config {
-  std::int64_t S = 256, D = 64, causal = 0, pingpong = 0, overlap = 0, BK = 64;
-  built make() const { return attention(D, causal, 1, S, pingpong, overlap, BK); }
+  std::int64_t S = 256, D = 64, causal = 0, pingpong = 0, overlap = 0, BK = 64, fp8 = 0;
+  built make() const { return attention(D, causal, 1, S, pingpong, overlap, BK, fp8); }
 };
 std::ostream& operator<<(std::ostream& o, config const& c) {
   return o << "S = " << c.S << ", D = " << c.D << ", causal = " << c.causal << ", pingpong = " << c.pingpong << ", overlap = " << c.overlap
-           << ", BK = " << c.BK;
+           << ", BK = " << c.BK << ", fp8 = " << c.fp8;
 }
 
 // Each configuration within the MMA bound under eager, lazy and `pct` PCT schedules.
@@ -108,6 +111,44 @@ TEST_CASE("attention_hopper BK=176 (n176 S and k176 P V wgmmas, not causal): wit
                 {.S = 200, .pingpong = 1, .BK = 176},                // a partial last block of 24 keys
                 {.S = 400, .D = 128, .pingpong = 1, .BK = 176}},     // 48 keys in the last block
                50);
+}
+
+TEST_CASE("attention_hopper fp8=1 (e4m3 Q, K and V^T, P rounded to e4m3 as A from registers): within the MMA bound under eager, lazy and "
+          "50 PCT schedules, and the reference's e4m3 P and V^T are what it is held to",
+          "[interp][attention][fp8]") {
+  within_bound({{.BK = 128, .fp8 = 1},
+                {.S = 400, .D = 128, .pingpong = 1, .BK = 128, .fp8 = 1},  // a partial last block of 16 keys
+                {.S = 208, .causal = 1, .BK = 128, .fp8 = 1},              // the last tile's consumer 1 lies wholly past S
+                {.S = 384, .D = 128, .causal = 1, .pingpong = 1, .BK = 128, .fp8 = 1}},
+               50);
+  // A check that cannot fail would pass a kernel that rounds P to bf16, or reads V^T as V: the
+  // run is a hundred times nearer its own reference than either of those.
+  auto b = attention(64, 0, 1, 256, 0, 0, 128, 1);
+  const auto r = interp::run(b.kernel, b.inputs, {.schedule = interp::policy::eager});
+  REQUIRE(r.ok());
+  const auto tol = interp::tolerance_of(b.kernel, r, b.inputs);
+  REQUIRE(tol);
+  CHECK(tol->input == ir::DType::e4m3);
+  CHECK(tol->scale_factors == 0);  // Q, K and V^T are all operands
+  CHECK(testing::outside_bound(b.kernel, r, b.inputs, b.expected).empty());
+  auto bf16_p = b.inputs, v_not_transposed = b.inputs;
+  for (std::int64_t row = 0; row < 256; ++row) {
+    using examples::attention_p;
+    examples::attention_row_reference(b.inputs[0], b.inputs[1], b.inputs[2], bf16_p[3], row, 0, 256, row, false, 64, 128, attention_p::bf16, 256);
+    examples::attention_row_reference(b.inputs[0], b.inputs[1], b.inputs[2], v_not_transposed[3], row, 0, 256, row, false, 64, 128, attention_p::e4m3);
+  }
+  // (The MMA bound for e4m3 allows for the GPU's fp8 accumulation, 2^-13 per k32 step, which the
+  // interpreter's exact sums do not spend: these references are told apart by the run's own error.)
+  auto largest_error = [&](host_tensor const& ref) {
+    double e = 0;
+    for (std::int64_t i = 0; i < ref.elements(); ++i) e = std::max(e, std::abs(r.buffers[3].get(i) - ref.get(i)));
+    return e;
+  };
+  const double own = largest_error(b.expected[3]), p_bf16 = largest_error(bf16_p[3]), v_rows = largest_error(v_not_transposed[3]);
+  std::printf("attention_hopper fp8=1: largest error against the e4m3-P V^T reference %.3g, a bf16-P one %.3g, one reading V^T as (S, D) %.3g\n", own,
+              p_bf16, v_rows);
+  CHECK(own * 100 < p_bf16);
+  CHECK(own * 100 < v_rows);
 }
 
 TEST_CASE("attention_hopper: the causal mask matters, and the reference is not the unmasked one", "[interp][attention]") {

@@ -4,7 +4,7 @@
 // (or those given), head dim 128, causal and not; B (batch * heads) shrinks as S grows so that
 // every row holds B * S = 256k query rows (FlashAttention-3's setting: 16k tokens, 16 heads).
 //
-//   usage: attention_bench [S...]           (S a multiple of 128)
+//   usage: attention_bench [--head-dims=64,128,256] [S...]   (S a multiple of 128; D 128 by default)
 //          attention_bench --ops-only      (no GPU: the cuDNN graph's descriptors only)
 //
 // Both results are checked on sampled rows (first and last head; rows 0, 1, 127, 128, S/2,
@@ -15,7 +15,9 @@
 // launches) and the ratio printed. Ours runs up to four times: pingpong = 0, pingpong = 1 (the
 // consumers' GEMMs taking turns), FA3's schedule (pingpong = 1 with overlap = 1: S of the next
 // block issued with P V of this one) and 128-key blocks (BK = 128, pingpong = 1), each checked
-// on its own output. FLOPs: 4 B S^2 D, halved with the causal
+// on its own output; then fp8 = 1 (BK = 128, pingpong = 1) on the same values rounded to e4m3,
+// V given as V^T, checked against the reference of those e4m3 values within 2^-3 instead of
+// 2^-7 (P rounded to e4m3: 2^-4 relative), and timed beside the others (cuDNN stays bf16). FLOPs: 4 B S^2 D, halved with the causal
 // mask (what the FlashAttention papers count).
 //
 // cuDNN is dlopen'ed like the driver (nothing CUDA is linked; its headers only give the types
@@ -49,7 +51,7 @@ using namespace stagecraft;
 
 namespace {
 
-constexpr std::int64_t head_dim = 128;
+constexpr std::int64_t head_dim = 128;  // the default, and the --ops-only graphs'
 constexpr std::int64_t rows_per_run = 256 * 1024;  // B * S
 
 // ---- cuDNN, loaded at run time ------------------------------------------------------------------
@@ -362,9 +364,10 @@ std::span<const std::byte> bytes_of(host_tensor const& t) { return {t.bytes.data
 
 // The worst error, as a fraction of its bound, of `o` on the sampled rows (see the top comment);
 // > 1 is a failure. `what` receives the first element beyond its bound.
+// p_exponent: twice the relative rounding of P and O, -7 for bf16 P, -3 for e4m3 P.
 double worst_on_samples(host_tensor const& q, host_tensor const& k, host_tensor const& v, host_tensor const& o, std::int64_t B, std::int64_t S,
-                        bool causal, std::string& what) {
-  const std::int64_t D = head_dim;
+                        bool causal, std::string& what, int p_exponent = -7) {
+  const std::int64_t D = q.shape.back();
   const double scale = 1.0 / std::sqrt(static_cast<double>(D));
   double worst = 0;
   std::vector<double> p(static_cast<std::size_t>(S));
@@ -387,7 +390,7 @@ double worst_on_samples(host_tensor const& q, host_tensor const& k, host_tensor 
           want += pj * vj;
           weight += pj * std::fabs(vj);
         }
-        const double got = o.get(qi * D + d), bound = std::ldexp(weight + std::fabs(want), -7) + std::ldexp(1.0, -20);
+        const double got = o.get(qi * D + d), bound = std::ldexp(weight + std::fabs(want), p_exponent) + std::ldexp(1.0, -20);
         const double ratio = std::fabs(got - want) / bound;
         if (!(ratio <= 1) && what.empty())
           what = "head " + std::to_string(b) + ", row " + std::to_string(r) + ", column " + std::to_string(d) + ": " + std::to_string(got) + ", reference " +
@@ -423,18 +426,32 @@ int STAGECRAFT_TOOL_MAIN(attention_bench)(int argc, char** argv) {
     }
     return 0;
   }
-  std::vector<std::int64_t> lengths;
+  std::vector<std::int64_t> lengths, dims;
   for (int i = 1; i < argc; ++i) {
+    if (const std::string a = argv[i]; a.starts_with("--head-dims=")) {
+      for (std::size_t at = a.find('=') + 1; at <= a.size();) {
+        const std::size_t comma = std::min(a.find(',', at), a.size());
+        const std::string d = a.substr(at, comma - at);
+        if (d != "64" && d != "128" && d != "256") {
+          std::fprintf(stderr, "usage: attention_bench [--head-dims=64,128,256] [S...]\nnot a head dimension: '%s' (64, 128 or 256)\n", d.c_str());
+          return 64;
+        }
+        dims.push_back(std::stoll(d));
+        at = comma + 1;
+      }
+      continue;
+    }
     char* end = nullptr;
     const long long s = std::strtoll(argv[i], &end, 10);
     if (end == argv[i] || *end || s < 128 || s % 128 || rows_per_run % s) {
-      std::fprintf(stderr, "usage: attention_bench [S...]\nnot a sequence length: '%s' (a multiple of 128 that divides %lld)\n", argv[i],
+      std::fprintf(stderr, "usage: attention_bench [--head-dims=64,128,256] [S...]\nnot a sequence length: '%s' (a multiple of 128 that divides %lld)\n", argv[i],
                    static_cast<long long>(rows_per_run));
       return 64;
     }
     lengths.push_back(s);
   }
   if (lengths.empty()) lengths = {1024, 2048, 4096, 8192, 16384};
+  if (dims.empty()) dims = {head_dim};
   const auto st = cuda::driver_status();
   if (!st.available) {
     std::printf("%s\n", st.reason.c_str());
@@ -469,16 +486,17 @@ int STAGECRAFT_TOOL_MAIN(attention_bench)(int argc, char** argv) {
   }
   if (handle) std::printf("%s (sm_90a), cuDNN %zu from %s\n", st.device.c_str(), lib.get_version(), lib.path.c_str());
   else std::printf("%s (sm_90a), no cuDNN: %s\n", st.device.c_str(), no_cudnn.c_str());
-  std::printf("O = softmax(Q K^T / sqrt(D) + mask) V, bf16, D = %lld, B * S = %lld rows\n", static_cast<long long>(head_dim), static_cast<long long>(rows_per_run));
+  int failures = 0;
+  for (const std::int64_t D : dims) {
+  std::printf("O = softmax(Q K^T / sqrt(D) + mask) V, bf16, D = %lld, B * S = %lld rows\n", static_cast<long long>(D), static_cast<long long>(rows_per_run));
   // ours: pingpong = 0; pp: pingpong = 1 (the consumers' GEMMs take turns); fa3: pingpong = 1 and
   // overlap = 1 (also S of block j + 1 with P V of block j, the softmax under P V); ratio: cuDNN's
   // time over the fastest of the three.
-  std::printf("%-6s %-6s %5s %10s %10s %10s %10s %10s %10s %10s %10s %10s %10s %8s %10s %s\n", "S", "causal", "B", "ours ms", "TFLOP/s", "pp ms", "TFLOP/s",
-              "fa3 ms", "TFLOP/s", "bk128 ms", "TFLOP/s", "cuDNN ms", "TFLOP/s", "ratio", "worst/tol", "check");
-  int failures = 0;
+  std::printf("%-6s %-6s %5s %10s %10s %10s %10s %10s %10s %10s %10s %10s %10s %10s %10s %8s %10s %s\n", "S", "causal", "B", "ours ms", "TFLOP/s", "pp ms",
+              "TFLOP/s", "fa3 ms", "TFLOP/s", "bk128 ms", "TFLOP/s", "fp8 ms", "TFLOP/s", "cuDNN ms", "TFLOP/s", "ratio", "worst/tol", "check");
   for (const int causal : {0, 1})
   for (const std::int64_t S : lengths) {
-    const std::int64_t B = rows_per_run / S, D = head_dim, n = B * S * D;
+    const std::int64_t B = rows_per_run / S, n = B * S * D;
     std::mt19937 rng(static_cast<std::uint32_t>(S * 2 + causal));
     // Scores of order 1 (q, k in [-2, 2)): a softmax that is neither flat nor one-hot, so a
     // wrong mask or scale moves O well beyond the bound.
@@ -489,37 +507,52 @@ int STAGECRAFT_TOOL_MAIN(attention_bench)(int argc, char** argv) {
     dq.upload(bytes_of(q));
     dk.upload(bytes_of(k));
     dv.upload(bytes_of(v));
+    // fp8 = 1's inputs: the same values rounded to e4m3, V also as V^T (B, D, S).
+    auto q8 = host_tensor::zeros(ir::DType::e4m3, {B * S, D}), k8 = q8, v8 = q8, vt8 = host_tensor::zeros(ir::DType::e4m3, {B, D, S});
+    for (std::int64_t i = 0; i < n; ++i) q8.set(i, q.get(i)), k8.set(i, k.get(i)), v8.set(i, v.get(i));
+    for (std::int64_t b = 0; b < B; ++b)
+      for (std::int64_t j = 0; j < S; ++j)
+        for (std::int64_t d = 0; d < D; ++d) vt8.set((b * D + d) * S + j, v8.get((b * S + j) * D + d));
+    cuda::device_memory dq8(q8.bytes.size()), dk8(k8.bytes.size()), dvt8(vt8.bytes.size());
+    dq8.upload(bytes_of(q8));
+    dk8.upload(bytes_of(k8));
+    dvt8.upload(bytes_of(vt8));
     const int batch = S >= 8192 ? 5 : 20;
     const double flop = (causal ? 2.0 : 4.0) * static_cast<double>(B) * static_cast<double>(S) * static_cast<double>(S) * static_cast<double>(D);
     std::string verdict, note;
     double worst = 0;
-    auto judge = [&](const char* who, cuda::device_memory const& d) {
+    auto judge = [&](const char* who, cuda::device_memory const& d, bool fp8) {
       auto o = host_tensor::zeros(ir::DType::bf16, {B * S, D});
       d.download({o.bytes.data(), o.bytes.size()});
       std::string what;
-      const double w = worst_on_samples(q, k, v, o, B, S, causal != 0, what);
+      const double w = fp8 ? worst_on_samples(q8, k8, v8, o, B, S, causal != 0, what, -3) : worst_on_samples(q, k, v, o, B, S, causal != 0, what);
       worst = std::max(worst, w);
       if (!what.empty()) note += std::string(note.empty() ? "" : "; ") + who + " " + what;
     };
     struct variant {
       const char* who;
-      std::int64_t pingpong, overlap, bk;
+      std::int64_t pingpong, overlap, bk, fp8;
     };
-    constexpr variant variants[] = {{"ours", 0, 0, 64}, {"pingpong", 1, 0, 64}, {"fa3", 1, 1, 64}, {"bk128", 1, 0, 128}};
-    double ours_ms[4] = {NAN, NAN, NAN, NAN}, cudnn_ms = NAN;  // per variant
-    for (int vi = 0; vi < 4; ++vi) {
+    constexpr variant variants[] = {{"ours", 0, 0, 64, 0}, {"pingpong", 1, 0, 64, 0}, {"fa3", 1, 1, 64, 0}, {"bk128", 1, 0, 128, 0}, {"fp8", 1, 0, 128, 1}};
+    double ours_ms[5] = {NAN, NAN, NAN, NAN, NAN}, cudnn_ms = NAN;  // per variant
+    for (int vi = 0; vi < 5; ++vi) {
       if (!ours) break;
       const std::string who = variants[vi].who;
       try {
         const auto kern = registry::build(*ours, registry::resolve(*ours, {{"B", B}, {"S", S}, {"D", D}, {"causal", causal}, {"pingpong", variants[vi].pingpong},
-                                                                           {"overlap", variants[vi].overlap}, {"BK", variants[vi].bk}}));
+                                                                           {"overlap", variants[vi].overlap}, {"BK", variants[vi].bk},
+                                                                           {"fp8", variants[vi].fp8}}));
         // Fast math mode, what users run: MUFU.EX2 and FMA (its error is far inside the 2^-7 check).
         const auto c = nvrtc::compile(kern, ir::Target::sm_90a, {.codegen = {.math = ir::math_mode::fast}});
-        const std::uintptr_t ptrs[] = {dq.address(), dk.address(), dv.address(), d_ours.address()};
+        const bool fp8 = variants[vi].fp8 != 0;
+        const std::uintptr_t ptrs[] = {fp8 ? dq8.address() : dq.address(), fp8 ? dk8.address() : dk.address(), fp8 ? dvt8.address() : dv.address(),
+                                       d_ours.address()};
         ours_ms[vi] = median_ms([&] { cuda::launch_on_device(c, kern, ptrs); }, batch);
-        judge(who.c_str(), d_ours);  // each variant's own output: the launches overwrite d_ours
+        judge(who.c_str(), d_ours, fp8);  // each variant's own output: the launches overwrite d_ours
         note += std::string(note.empty() ? "" : "; ") + who + ": " + std::to_string(c.registers) + " registers, " + std::to_string(c.spill_bytes) +
                 " B spilled";
+      } catch (usage_error const& x) {  // a configuration the kernel does not offer at this D (BK=128 at D = 256): n/a, not a failure
+        note += std::string(note.empty() ? "" : "; ") + who + ": not offered: " + x.what();
       } catch (std::exception const& x) {
         note += std::string(note.empty() ? "" : "; ") + who + ": " + x.what();
         ++failures;
@@ -531,7 +564,7 @@ int STAGECRAFT_TOOL_MAIN(attention_bench)(int argc, char** argv) {
         cuda::device_memory ws(static_cast<std::size_t>(std::max<std::int64_t>(g.workspace_bytes(), 16)));
         g.bind(dq.address(), dk.address(), dv.address(), d_cudnn.address(), ws.address());
         cudnn_ms = median_ms([&] { g.run(handle); }, batch);
-        judge("cuDNN", d_cudnn);
+        judge("cuDNN", d_cudnn, false);
         note += std::string(note.empty() ? "" : "; ") + "cuDNN: " + g.engine() + ", workspace " + std::to_string(g.workspace_bytes()) + " B";
       } catch (std::exception const& x) {
         note += std::string(note.empty() ? "" : "; ") + "cuDNN: " + x.what();
@@ -540,11 +573,14 @@ int STAGECRAFT_TOOL_MAIN(attention_bench)(int argc, char** argv) {
     }
     const bool ok = worst <= 1;
     if (!ok) ++failures;
+    // ratio: cuDNN's time over the fastest bf16 variant (fp8 is its own column)
     const double best_ms = std::fmin(std::fmin(ours_ms[0], ours_ms[1]), std::fmin(ours_ms[2], ours_ms[3]));  // (fmin skips a NaN)
-    std::printf("%-6lld %-6d %5lld %10.3f %10.1f %10.3f %10.1f %10.3f %10.1f %10.3f %10.1f %10.3f %10.1f %7.1f%% %10.3f %s\n", static_cast<long long>(S), causal,
-                static_cast<long long>(B), ours_ms[0], flop / ours_ms[0] / 1e9, ours_ms[1], flop / ours_ms[1] / 1e9, ours_ms[2], flop / ours_ms[2] / 1e9,
-                ours_ms[3], flop / ours_ms[3] / 1e9, cudnn_ms, flop / cudnn_ms / 1e9, 100.0 * cudnn_ms / best_ms, worst, ok ? "ok" : "MISMATCH");
+    std::printf("%-6lld %-6d %5lld %10.3f %10.1f %10.3f %10.1f %10.3f %10.1f %10.3f %10.1f %10.3f %10.1f %10.3f %10.1f %7.1f%% %10.3f %s\n",
+                static_cast<long long>(S), causal, static_cast<long long>(B), ours_ms[0], flop / ours_ms[0] / 1e9, ours_ms[1], flop / ours_ms[1] / 1e9,
+                ours_ms[2], flop / ours_ms[2] / 1e9, ours_ms[3], flop / ours_ms[3] / 1e9, ours_ms[4], flop / ours_ms[4] / 1e9, cudnn_ms,
+                flop / cudnn_ms / 1e9, 100.0 * cudnn_ms / best_ms, worst, ok ? "ok" : "MISMATCH");
     std::printf("       %s\n", note.c_str());
+  }
   }
   return failures ? 1 : 0;
 }

@@ -20,6 +20,7 @@
 #include <stagecraft/registry.hpp>
 #include <stagecraft/stagecraft.hpp>
 
+#include "../unit/variants.hpp"
 #include "prelude.hpp"
 
 using namespace stagecraft;
@@ -553,11 +554,12 @@ TEST_CASE("every example's generated source carries the IR's numbers, op by op",
 TEST_CASE("every ring depth of the pipelined examples carries the IR's numbers", "[codegen][numbers]") {
   // Ring depth changes the wait depths and the number of parity bits: the numbers most likely off by one.
   for (auto const* e : registry::global().all())
-    for (auto const& p : e->params)
-      for (auto depth : p.allowed) {
-        INFO("example " << e->name << " " << p.name << "=" << depth);
-        check_numbers(e->build(registry::resolve(*e, {{p.name, depth}})));
-      }
+    for (auto const& vals : testing::every_allowed_value(*e)) {
+      std::string set;
+      for (auto const& [name, v] : vals) set += fmt::format(" {}={}", name, v);
+      INFO("example " << e->name << set);
+      check_numbers(e->build(vals));
+    }
 }
 
 TEST_CASE("multicast and cluster barriers: each CTA's mask, share and arrival count follow the collective axes", "[codegen][numbers]") {

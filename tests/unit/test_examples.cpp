@@ -6,6 +6,8 @@
 
 #include <stagecraft/registry.hpp>
 
+#include "variants.hpp"
+
 using namespace stagecraft;
 using Catch::Matchers::Contains;
 
@@ -18,10 +20,7 @@ TEST_CASE("the bundled examples are registered", "[examples]") {
 TEST_CASE("every example lowers and verifies for every type-level parameter value", "[examples]") {
   for (auto const* e : registry::global().all()) {
     INFO("kernel " << e->name);
-    std::vector<param_values> variants{registry::resolve(*e, {})};
-    for (auto const& p : e->params)
-      for (auto v : p.allowed) variants.push_back(registry::resolve(*e, {{p.name, v}}));
-    for (auto const& vals : variants) {
+    for (auto const& vals : testing::every_allowed_value(*e)) {
       ir::Kernel k;
       REQUIRE_NOTHROW(k = e->build(vals));
       CHECK(k.name == e->name);

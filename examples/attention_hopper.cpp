@@ -382,10 +382,12 @@ STAGECRAFT_REGISTER(kernel_entry{
             throw usage_error("attention_hopper: BK=128 with D=128 and overlap=1 is not offered yet: S, P and O need more than a consumer's 240 "
                               "registers (ptxas spills 20 to 144 bytes); use overlap=0 with BK=128, or BK=64");
           if (p.at("fp8") == 1) {
-            // (not instantiated: each configuration is about 35 KB of the GPU bundle, which has 16 MiB)
+            // (not instantiated: compile time. D=256 compiles with 0 spills only when BK divides S: the
+            // masked last block's arm spills 1040 bytes, and with --dynamic S both arms are generated.)
             if (p.at("BK") != 128 || p.at("D") == 256 || p.at("overlap") == 1)
               throw usage_error("attention_hopper: fp8=1 is offered with BK=128, D=64 or 128 and overlap=0 (FA3's fp8 block), but got BK=" +
-                                std::to_string(p.at("BK")) + ", D=" + std::to_string(p.at("D")) + ", overlap=" + std::to_string(p.at("overlap")));
+                                std::to_string(p.at("BK")) + ", D=" + std::to_string(p.at("D")) + ", overlap=" + std::to_string(p.at("overlap")) +
+                                (p.at("D") == 256 ? " (D=256: S, four O chunks and a partial last block's mask spill 1040 bytes in ptxas)" : ""));
             if (p.at("S") % 16 != 0)
               throw usage_error("attention_hopper: fp8=1 needs S a multiple of 16, but S=" + std::to_string(p.at("S")) +
                                 ": a row of V^T is S bytes, and TMA steps between rows in 16-byte units");

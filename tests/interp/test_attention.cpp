@@ -228,6 +228,9 @@ TEST_CASE("attention_hopper in fast math mode: every configuration within the MM
         INFO("overlap = 1");
         auto x = attention(D, causal, 1, 256, pingpong, 1);
         testing::run_everywhere(x.kernel, x.inputs, x.expected, 10, ir::math_mode::fast);
+        INFO("fp8 = 1, BK = 128");
+        auto f = attention(D, causal, 1, 256, pingpong, 0, 128, 1);
+        testing::run_everywhere(f.kernel, f.inputs, f.expected, 10, ir::math_mode::fast);
       }
 }
 

@@ -83,22 +83,18 @@ TEST_CASE("each fragment holds every element of its tile exactly once", "[unit][
       }
     CHECK(seen.size() == static_cast<std::size_t>(64 * n));
   }
-  std::set<std::pair<int, int>> seen;
-  for (int t = 0; t < 128; ++t)
-    for (int i = 0; i < 8; ++i) {
-      const auto c = a_element(t, i);
-      REQUIRE(c.row < 64);
-      REQUIRE(c.col < 16);
-      seen.insert({c.row, c.col});
-    }
-  CHECK(seen.size() == 64u * 16u);
-  std::set<std::pair<int, int>> seen8;
-  for (int t = 0; t < 128; ++t)
-    for (int i = 0; i < 16; ++i) {
-      const auto c = a_element8(t, i);
-      REQUIRE(c.row < 64);
-      REQUIRE(c.col < 32);
-      seen8.insert({c.row, c.col});
-    }
-  CHECK(seen8.size() == 64u * 32u);
+  // A of one k step: `per` elements per thread over (64, K).
+  auto a_covers = [](auto element, int per, int K) {
+    std::set<std::pair<int, int>> seen;
+    for (int t = 0; t < 128; ++t)
+      for (int i = 0; i < per; ++i) {
+        const auto c = element(t, i);
+        REQUIRE(c.row < 64);
+        REQUIRE(c.col < K);
+        seen.insert({c.row, c.col});
+      }
+    CHECK(seen.size() == static_cast<std::size_t>(64 * K));
+  };
+  a_covers([](int t, int i) { return a_element(t, i); }, 8, 16);
+  a_covers([](int t, int i) { return a_element8(t, i); }, 16, 32);
 }

@@ -6,6 +6,7 @@
 // register di / ai -> (row, col)), not from the formulas.
 #include <catch2/catch.hpp>
 
+#include <cstddef>
 #include <set>
 #include <utility>
 
@@ -19,6 +20,17 @@ namespace {
 struct entry {
   int thread, reg, row, col;
 };
+
+// Each entry of a figure's table against the fragment function; `what` names its register.
+template <std::size_t N, class F>
+void check_table(entry const (&table)[N], F const& element, const char* what) {
+  for (auto const& e : table) {
+    INFO("T" << e.thread << " " << what << e.reg);
+    const auto c = element(e.thread, e.reg);
+    CHECK(c.row == e.row);
+    CHECK(c.col == e.col);
+  }
+}
 }  // namespace
 
 TEST_CASE("the accumulator fragment is the ISA's m64nNk16 D layout", "[unit][wgmma]") {
@@ -31,12 +43,7 @@ TEST_CASE("the accumulator fragment is the ISA's m64nNk16 D layout", "[unit][wgm
       // the last column block of N = 256 (d124..d127) and one in the middle (N = 64: d28..d31)
       {0, 124, 0, 248}, {0, 127, 8, 249}, {127, 124, 55, 254}, {127, 127, 63, 255}, {2, 30, 8, 60}, {70, 29, 33, 61},
   };
-  for (auto const& e : table) {
-    INFO("T" << e.thread << " d" << e.reg);
-    const auto c = accumulator_element(e.thread, e.reg);
-    CHECK(c.row == e.row);
-    CHECK(c.col == e.col);
-  }
+  check_table(table, [](int t, int i) { return accumulator_element(t, i); }, "d");
 }
 
 TEST_CASE("A from registers is the ISA's m64nNk16 A layout", "[unit][wgmma]") {
@@ -45,12 +52,7 @@ TEST_CASE("A from registers is the ISA's m64nNk16 A layout", "[unit][wgmma]") {
       {1, 0, 0, 2},   {3, 5, 0, 15},  {4, 0, 1, 0},   {5, 0, 1, 2},  {5, 7, 9, 11},  {31, 6, 15, 14}, {31, 7, 15, 15},
       {32, 0, 16, 0}, {64, 0, 32, 0}, {65, 3, 40, 3}, {96, 4, 48, 8}, {127, 0, 55, 6}, {127, 6, 63, 14}, {127, 7, 63, 15},
   };
-  for (auto const& e : table) {
-    INFO("T" << e.thread << " a" << e.reg);
-    const auto c = a_element(e.thread, e.reg);
-    CHECK(c.row == e.row);
-    CHECK(c.col == e.col);
-  }
+  check_table(table, [](int t, int i) { return a_element(t, i); }, "a");
 }
 
 TEST_CASE("8-bit A from registers is the ISA's m64nNk32 A layout", "[unit][wgmma]") {
@@ -61,12 +63,7 @@ TEST_CASE("8-bit A from registers is the ISA's m64nNk32 A layout", "[unit][wgmma
       {0, 15, 8, 19},  {1, 0, 0, 4},    {3, 2, 0, 14},   {3, 15, 8, 31},  {4, 0, 1, 0},    {6, 9, 1, 25},   {31, 0, 7, 12},  {31, 15, 15, 31},
       {32, 0, 16, 0},  {33, 5, 24, 5},  {64, 8, 32, 16}, {97, 13, 56, 21}, {127, 0, 55, 12}, {127, 15, 63, 31},
   };
-  for (auto const& e : table) {
-    INFO("T" << e.thread << " element " << e.reg);
-    const auto c = a_element8(e.thread, e.reg);
-    CHECK(c.row == e.row);
-    CHECK(c.col == e.col);
-  }
+  check_table(table, [](int t, int i) { return a_element8(t, i); }, "element ");
 }
 
 TEST_CASE("each fragment holds every element of its tile exactly once", "[unit][wgmma]") {

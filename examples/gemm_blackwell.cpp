@@ -1,5 +1,5 @@
-// C = A * B^T, bf16 or fp8 in, f32 accumulate (in TMEM), bf16 out: the warp-specialized,
-// persistent Blackwell GEMM.
+// C = A * B^T, bf16 or fp8 in, f32 accumulate (in TMEM), bf16 out (or s8/u8 in, s32 accumulate,
+// i32 out): the warp-specialized, persistent Blackwell GEMM.
 //
 // Each output tile is 128 x BN (BN = 256 by default). The grid has `ctas` CTAs (0: one per tile),
 // and CTA c computes tiles c, c + ctas, c + 2 ctas, ... Three roles (threads(warpgroup, warp,
@@ -37,7 +37,14 @@
 // fp8 (parameter fp8 = 1: e4m3 A and B; 2: e4m3 A, e5m2 B): kind::f8f6f4 reads each operand in
 // its own format, named by the instruction descriptor; the interpreter's MMA tolerance for fp8
 // inputs allows for the hardware's narrower accumulation, as for gemm_fp8 (docs/interpreter.md).
+//
+// int8 (parameter int8 = 1: s8 A and B; 2: u8 A, s8 B): kind::i8, m128nBNk32, into an s32
+// accumulator in TMEM (tmem<i32>: one column per element, as f32), C in i32. The products are
+// exact and the sum wraps at 32 bits, so the result is exact: the interpreter, the host backend
+// and the reference agree bit for bit. The epilogue's subtiles are 32 i32 columns (128 bytes).
 #include <string>
+#include <type_traits>
+#include <utility>
 
 #include <stagecraft/registry.hpp>
 #include <stagecraft/stagecraft.hpp>
@@ -68,26 +75,31 @@ auto mma_tile(I const& i, std::int64_t steps, AS const& as, BS const& bs, D cons
   return seq(reuse(), k_loop, tcgen05_commit_arrive(acc_full[acc]));
 }
 
-// TA, TB: bf16 and bf16, or each of e4m3/e5m2. BK: K per stage, one 128-byte row.
+// TA, TB: bf16 and bf16, each of e4m3/e5m2, or i8 B with i8 or u8 A. BK: K per stage, one
+// 128-byte row. TD, TC: the accumulator and C, f32 and bf16, or i32 and i32 for 8-bit integers.
 template <long long S, long long BN, class TA = bf16, class TB = bf16>
 auto gemm_blackwell(size_expr M, std::int64_t N, std::int64_t K, size_expr ctas, std::int64_t raster) {
   constexpr long long BK = 128 * 8 / TA::bits;
+  constexpr bool integer = ir::dtype_is_int8(TA::code);
+  using TD = std::conditional_t<integer, i32, f32>;
+  using TC = std::conditional_t<integer, i32, bf16>;
+  constexpr long long W = 1024 / TC::bits;  // the epilogue's subtile: one 128-byte row of C
   return kernel<sm_100a>(
       "gemm_blackwell", grid(ctas), threads(warpgroup, warp, warp),
       gmem<TA>("a", shape(M, K)),                                              // (m, k)
       gmem<TB>("b", shape(N, K)),                                              // (n, k): C = A * B^T
-      gmem<bf16>("c", shape(M, N)),                                            // (m, n)
+      gmem<TC>("c", shape(M, N)),                                              // (m, n)
       smem<TA>(shape(int_c<S>, int_c<BM>, int_c<BK>), swizzle(128_c)),         // as: (stage, m, k), K-major
       smem<TB>(shape(int_c<S>, int_c<BN>, int_c<BK>), swizzle(128_c)),         // bs: (stage, n, k), K-major
-      // cs: the epilogue's two subtile buffers, BM x 64 of 128-byte swizzled rows (one TMA box
+      // cs: the epilogue's two subtile buffers, BM x W of 128-byte swizzled rows (one TMA box
       // each): thread t writes row t 16 bytes at a time, and the swizzle spreads a warp's 32 rows
       // over every bank (unswizzled, rows 128 bytes apart share them: 8-way).
-      smem<bf16>(shape(2_c, int_c<BM>, 64_c), swizzle(128_c)),                 // (buffer, m, n)
+      smem<TC>(shape(2_c, int_c<BM>, int_c<W>), swizzle(128_c)),               // (buffer, m, n)
       barrier(arrivals(2_c), count(int_c<S>)),                                 // full[stage]: A and B landed
       barrier(arrivals(1_c), count(int_c<S>), orders_tensor_core),             // empty[stage]: the MMAs reading it completed
       barrier(arrivals(1_c), count(2_c), orders_tensor_core),                  // acc_full[b]: accumulator b is complete
       barrier(arrivals(1_c), count(2_c)),                                      // acc_empty[b]: the epilogue has read accumulator b
-      tmem<f32>(shape(2_c, 128_c, int_c<BN>)),                                 // d: (b, m, n), two accumulators in 2 BN TMEM columns
+      tmem<TD>(shape(2_c, 128_c, int_c<BN>)),                                  // d: (b, m, n), two accumulators in 2 BN TMEM columns
       [=](auto a, auto b, auto c, auto as, auto bs, auto cs, auto full, auto empty, auto acc_full, auto acc_empty, auto d) {
         const std::int64_t steps = ceil_div(K, BK);  // edge tiles overhang: TMA's zero fill adds nothing, C's store drops it
         // CTA c's tiles c, c + ctas, ... in bands of `raster` rows of tiles (L2-friendly).
@@ -162,7 +174,7 @@ auto gemm_blackwell_clc(size_expr M, std::int64_t N, std::int64_t K, std::int64_
 
 STAGECRAFT_REGISTER(kernel_entry{
     .name = "gemm_blackwell",
-    .summary = "C = A * B^T (bf16 or fp8 in, f32 accumulate in TMEM, bf16 out) on sm_100a: 128xBN tiles, S-stage TMA ring, one tcgen05_mma "
+    .summary = "C = A * B^T (bf16 or fp8 in, f32 accumulate in TMEM, bf16 out; or int8 in, s32 accumulate, i32 out) on sm_100a: 128xBN tiles, S-stage TMA ring, one tcgen05_mma "
                "issuer, two TMEM accumulators so the epilogue overlaps the next tile's MMAs, persistent over tiles",
     .params = {{.name = "M", .default_value = 256, .help = "rows of A and C (any; --dynamic M: a launch argument)", .min = 128, .run_time = true},
                {.name = "N", .default_value = 256, .help = "rows of B, columns of C (at least BN; bf16 rows of 16-byte TMA units: a multiple of 8)", .min = 64, .multiple_of = 8},
@@ -171,6 +183,8 @@ STAGECRAFT_REGISTER(kernel_entry{
                {.name = "stages", .default_value = 4, .help = "pipeline stages (48 KiB of SMEM each)", .allowed = {2, 3, 4}},
                {.name = "fp8", .default_value = 0, .help = "input types: 0 bf16 A and B (kind::f16); 1 e4m3 A and B, 2 e4m3 A and e5m2 B (kind::f8f6f4)",
                 .allowed = {0, 1, 2}, .min = 0},
+               {.name = "int8", .default_value = 0, .help = "8-bit integer inputs instead (kind::i8, s32 accumulator, C in i32): 1 s8 A and B, "
+                "2 u8 A and s8 B; K as for fp8; stages=4, BN 128 or 256", .allowed = {0, 1, 2}, .min = 0},
                {.name = "ctas", .default_value = 0, .help = "CTAs in the grid, each looping over output tiles (e.g. 148, the SMs of a B200); "
                 "0: one per tile; more than the tiles: one per tile", .min = 0},
                {.name = "raster", .default_value = 8, .help = "persistent tile order: bands of this many rows of tiles, column by column "
@@ -179,22 +193,37 @@ STAGECRAFT_REGISTER(kernel_entry{
                 "launch control (dynamic persistent; bf16, BN=256, stages=4, ctas=0)", .allowed = {0, 1}, .min = 0}},
     .build =
         [](param_values const& p) {
-          const auto N = p.at("N"), K = p.at("K"), bn = p.at("BN"), fp8 = p.at("fp8");
+          const auto N = p.at("N"), K = p.at("K"), bn = p.at("BN"), fp8 = p.at("fp8"), int8 = p.at("int8");
           if (N < bn)
             throw usage_error("gemm_blackwell: N=" + std::to_string(N) + " must be at least BN=" + std::to_string(bn) + " (a TMA box of B may overhang N, not exceed it)");
-          if (fp8 != 0 && (K % 16 != 0 || K < 128))
-            throw usage_error("gemm_blackwell: K=" + std::to_string(K) + " must be a multiple of 16 and at least 128 with fp8=" + std::to_string(fp8) +
-                              " (a stage is 128 fp8 elements of K: one 128-byte swizzled row; TMA rows are 16-byte units)");
+          if (fp8 != 0 && int8 != 0)
+            throw usage_error("gemm_blackwell: fp8=" + std::to_string(fp8) + " and int8=" + std::to_string(int8) + " both name the input types: set one");
+          for (auto [name, v] : {std::pair{"fp8", fp8}, std::pair{"int8", int8}})
+            if (v != 0 && (K % 16 != 0 || K < 128))
+              throw usage_error("gemm_blackwell: K=" + std::to_string(K) + " must be a multiple of 16 and at least 128 with " + name + "=" + std::to_string(v) +
+                                " (a stage is 128 8-bit elements of K: one 128-byte swizzled row; TMA rows are 16-byte units)");
           const auto M = size_param(p, "M");
           if (p.at("clc") == 1) {
-            if (fp8 != 0 || bn != 256 || p.at("stages") != 4 || p.at("ctas") != 0)
-              throw usage_error("gemm_blackwell: clc=1 is offered for bf16 (fp8=0), BN=256, stages=4 and ctas=0 (one CTA per tile), got fp8=" +
-                                std::to_string(fp8) + " BN=" + std::to_string(bn) + " stages=" + std::to_string(p.at("stages")) +
+            if (fp8 != 0 || int8 != 0 || bn != 256 || p.at("stages") != 4 || p.at("ctas") != 0)
+              throw usage_error("gemm_blackwell: clc=1 is offered for bf16 (fp8=0, int8=0), BN=256, stages=4 and ctas=0 (one CTA per tile), got fp8=" +
+                                std::to_string(fp8) + " int8=" + std::to_string(int8) + " BN=" + std::to_string(bn) + " stages=" + std::to_string(p.at("stages")) +
                                 " ctas=" + std::to_string(p.at("ctas")));
             return lower(gemm_blackwell_clc<4, 256>(M, N, K, p.at("raster")));
           }
           const size_expr tile_ctas = ceil_div(M, BM) * ceil_div(N, bn);  // one CTA per output tile
           const size_expr grid_ctas = p.at("ctas") == 0 ? tile_ctas : min(p.at("ctas"), tile_ctas);
+          if (int8 != 0) {
+            // 4 stages (48 KiB each at BN = 256, as bf16's) and BN 128 or 256: 4 instantiations
+            // where every ring depth and width would be 18, a third of this file's compile time.
+            if (p.at("stages") != 4 || bn == 64)
+              throw usage_error("gemm_blackwell: int8=" + std::to_string(int8) + " is offered with stages=4 and BN=128 or 256, got stages=" +
+                                std::to_string(p.at("stages")) + " BN=" + std::to_string(bn));
+            return dispatch<128, 256>(bn, [&](auto B) {
+              constexpr long long b = decltype(B)::value;
+              if (int8 == 1) return lower(gemm_blackwell<4, b, i8, i8>(M, N, K, grid_ctas, p.at("raster")));
+              return lower(gemm_blackwell<4, b, u8, i8>(M, N, K, grid_ctas, p.at("raster")));
+            });
+          }
           return dispatch<2, 3, 4>(p.at("stages"), [&](auto S) {
             return dispatch<64, 128, 256>(bn, [&](auto B) {
               constexpr long long s = decltype(S)::value, b = decltype(B)::value;

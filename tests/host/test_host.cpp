@@ -675,7 +675,8 @@ TEST_CASE("host: ragged batches (index tables, windows of rows, index tiles) equ
 // The host backend computes each wgmma and tcgen05 instruction from the bits the generated code
 // issues (descriptors, instruction descriptors, TMEM addresses) with the interpreter's decoders
 // and its summation rule, so the GEMMs' outputs are the interpreter's bit for bit. Variants cover
-// SS wgmma, f32, f16 and s32 accumulators, fp8 with scales, TMEM A (ts) and the CTA pair.
+// SS wgmma, f32, f16 and s32 accumulators, fp8 with scales, TMEM A (ts), the CTA pair, and
+// tcgen05's kind::f8f6f4 and kind::i8 (s32 in TMEM).
 TEST_CASE("host: the tensor-core GEMMs equal the interpreter bit for bit under 5 host schedules", "[host][tensor_core]") {
   const std::vector<std::pair<std::string, param_values>> cases = {
       {"gemm_small", {}},
@@ -688,6 +689,7 @@ TEST_CASE("host: the tensor-core GEMMs equal the interpreter bit for bit under 5
       {"gemm_grouped", {}},
       {"gemm_blackwell", {}},
       {"gemm_blackwell", {{"fp8", 1}}},
+      {"gemm_blackwell", {{"int8", 2}, {"BN", 128}}},  // kind::i8, u8 x s8 into an s32 TMEM accumulator
       // persistent: one CTA, four tiles through the TMEM ring's two stages
       {"gemm_blackwell", {{"M", 256}, {"N", 512}, {"BN", 128}, {"ctas", 1}}},
       {"gemm_blackwell_ts", {}},
@@ -704,6 +706,27 @@ TEST_CASE("host: the tensor-core GEMMs equal the interpreter bit for bit under 5
     REQUIRE(ir.ok());
     check_schedules(k, inputs, ir.buffers, "the interpreter");
   }
+}
+
+// An i32 tile through TMEM: tcgen05.st and tcgen05.ld move 32-bit columns, which an i32
+// allocation (kind::i8's accumulator) holds as integers, not as floats' bits. Before kind::i8 the
+// generator refused to load an i32 allocation and wrote one's columns as __float_as_uint(v), which
+// converts v to a float first: 7 would have landed as 0x40e00000.
+TEST_CASE("host: an i32 tile stored into TMEM and loaded back keeps its integers", "[host][tensor_core][int8]") {
+  const auto k = lower(kernel<sm_100a>(
+      "tmem_i32", grid(1), threads(warpgroup), gmem<i32>("x", shape(128_c, 32_c)), gmem<i32>("y", shape(128_c, 32_c)), tmem<i32>(shape(128_c, 32_c)),
+      [](auto x, auto y, auto t) {
+        auto tile = [](auto g) { return g.tile(shape(128_c, 32_c), 0_c, 0_c); };
+        return seq(store_tmem(t, load(tile(x)) + 7), store(tile(y), async_load_tmem(t) * 3), tmem_dealloc(t));
+      }));
+  const auto inputs = random_inputs(k, input_seed);
+  auto expected = inputs;
+  for (std::int64_t i = 0; i < expected[1].elements(); ++i) expected[1].set(i, (inputs[0].get(i) + 7) * 3);
+  const auto ir = interp::run(k, inputs, {.schedule = interp::policy::eager});
+  INFO((ir.ok() ? "" : ir.diagnostics.front().message));
+  REQUIRE(ir.ok());
+  CHECK(first_difference(k, ir.buffers, expected).empty());
+  check_schedules(k, inputs, expected, "the reference");
 }
 
 // Attention adds RS wgmma (P * V with P from S's accumulator registers). Its row sums differ from

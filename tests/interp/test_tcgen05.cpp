@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include <stagecraft/interp/interp.hpp>
 #include <stagecraft/ir/tcgen05.hpp>
 #include <stagecraft/registry.hpp>
@@ -556,4 +558,61 @@ TEST_CASE("A from TMEM with bf16 (kind::f16) and f32 (kind::tf32) in one warpgro
     CHECK(p.k_steps() == 4);
     CHECK(p.a_column(1) == 8);  // 16 bf16 or 8 f32: 32 bytes of each row per instruction
   }
+}
+
+// ---- kind::i8 (s8 / u8 into s32) ------------------------------------------------------------------
+
+TEST_CASE("gemm_blackwell on s8 x s8 and u8 x s8 (kind::i8 into an s32 TMEM accumulator) is exact under eager, lazy and 20 PCT schedules",
+          "[interp][tcgen05][int8]") {
+  for (std::int64_t int8 : {1, 2})
+    for (auto z : {gemm_size{256, 256, 256, 256, 4}, gemm_size{197, 264, 272, 128, 4}}) {
+      INFO("int8=" << int8 << " M=" << z.M << " N=" << z.N << " K=" << z.K << " BN=" << z.BN);
+      const auto x = testing::run_registered(
+          "gemm_blackwell", {{"M", z.M}, {"N", z.N}, {"K", z.K}, {"BN", z.BN}, {"stages", z.stages}, {"int8", int8}}, 31, 20);
+      REQUIRE(x.in[0].dtype == (int8 == 2 ? ir::DType::u8 : ir::DType::i8));
+      REQUIRE(x.in[2].dtype == ir::DType::i32);
+      CHECK_FALSE(x.tol.has_value());  // s32 outputs: exact
+      if (int8 == 2) CHECK(std::ranges::count_if(x.in[0].as<std::uint8_t>(), [](std::uint8_t b) { return b > 127; }) > 1000);
+      for (std::int64_t i = 0; i < x.result.buffers[2].elements(); ++i) REQUIRE(x.result.buffers[2].get(i) == x.expected[2].get(i));
+      for (auto const& s : x.kernel.stmts)
+        if (s.op == ir::StmtOp::tcgen05_mma)
+          CHECK(ir::tcgen05::plan_of(x.kernel, s).shape_suffix() ==
+                fmt::format("kind::i8 m128n{}k32 {}.i8", z.BN, int8 == 2 ? "u8" : "i8"));
+    }
+}
+
+TEST_CASE("a kind::i8 MMA whose instruction descriptor names u8 for s8 bytes reads them unsigned: a wrong answer", "[interp][tcgen05][int8]") {
+  auto const& e = registry::global().find("gemm_blackwell");
+  const auto vals = registry::resolve(e, {{"M", 128}, {"N", 128}, {"K", 128}, {"BN", 128}, {"int8", 1}});
+  auto k = e.build(vals);
+  const auto in = testing::random_buffers(k, 32);  // integers in [-100, 100]: about half of A's bytes are over 127 unsigned
+  auto expected = in;
+  e.reference(expected, vals);
+  const auto good = interp::run(k, in);
+  REQUIRE(good.ok());
+  for (std::int64_t i = 0; i < good.buffers[2].elements(); ++i) REQUIRE(good.buffers[2].get(i) == expected[2].get(i));
+  // A's SMEM ring retyped u8: the verifier still takes it (u8 x s8 is kind::i8), and the only
+  // change is A's format code, S8 1 -> U8 0 at bit 7.
+  const auto mma = std::find_if(k.stmts.begin(), k.stmts.end(), [](auto const& s) { return s.op == ir::StmtOp::tcgen05_mma; });
+  const auto before = ir::tcgen05::plan_of(k, *mma).idesc;
+  k.params[0].dtype = ir::DType::u8;
+  k.allocs[static_cast<std::size_t>(k.refs[static_cast<std::size_t>(mma->refs[1])].id)].dtype = ir::DType::u8;
+  REQUIRE_NOTHROW(ir::verify(k));
+  CHECK(ir::tcgen05::plan_of(k, *mma).idesc == (before & ~(1u << 7)));
+  auto retyped = in;
+  retyped[0].dtype = ir::DType::u8;  // the same bytes
+  const auto r = interp::run(k, retyped);
+  REQUIRE(r.ok());
+  std::int64_t differ = 0;
+  for (std::int64_t i = 0; i < r.buffers[2].elements(); ++i) differ += r.buffers[2].get(i) != expected[2].get(i);
+  CHECK(differ > r.buffers[2].elements() / 2);
+}
+
+TEST_CASE("gemm_blackwell: int8 with fp8, with K under one stage, or at a ring depth or width not offered is a usage error naming the values", "[interp][tcgen05][int8]") {
+  auto const& e = registry::global().find("gemm_blackwell");
+  CHECK_THROWS_WITH(e.build(registry::resolve(e, {{"K", 64}, {"int8", 1}})), Contains("K=64 must be a multiple of 16 and at least 128 with int8=1"));
+  CHECK_THROWS_WITH(e.build(registry::resolve(e, {{"fp8", 1}, {"int8", 2}})), Contains("fp8=1 and int8=2 both name the input types"));
+  CHECK_THROWS_WITH(e.build(registry::resolve(e, {{"clc", 1}, {"int8", 1}})), Contains("clc=1 is offered for bf16 (fp8=0, int8=0)"));
+  CHECK_THROWS_WITH(e.build(registry::resolve(e, {{"stages", 3}, {"int8", 1}})), Contains("int8=1 is offered with stages=4 and BN=128 or 256, got stages=3 BN=256"));
+  CHECK_THROWS_WITH(e.build(registry::resolve(e, {{"BN", 64}, {"int8", 2}})), Contains("int8=2 is offered with stages=4 and BN=128 or 256, got stages=4 BN=64"));
 }

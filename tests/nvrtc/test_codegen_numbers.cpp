@@ -340,7 +340,7 @@ void check_numbers(ir::Kernel const& k) {
           if (s.refs.size() == 4) check_barrier_address(k, s.refs[3], text);
           break;
         }
-        const std::regex re(R"(sc::tc_mma_(f16|tf32|f8f6f4)\((d_addr), da0 \+ (\d+)ull, db0 \+ (\d+)ull, 0x([0-9a-f]{8})u, (acc|1u)\);  // A \+ (\d+) B, B \+ (\d+) B)");
+        const std::regex re(R"(sc::tc_mma_(f16|tf32|f8f6f4|i8)\((d_addr), da0 \+ (\d+)ull, db0 \+ (\d+)ull, 0x([0-9a-f]{8})u, (acc|1u)\);  // A \+ (\d+) B, B \+ (\d+) B)");
         CHECK(count(text, fmt::format("const unsigned long long da0 = 0x{:016x}ull | (a_addr >> 4);", ir::tcgen05::encode_smem(0, p.a))) == 1);
         CHECK(count(text, fmt::format("const unsigned long long db0 = 0x{:016x}ull | (b_addr >> 4);", ir::tcgen05::encode_smem(0, p.b))) == 1);
         auto m = all_matches(text, re);
@@ -348,7 +348,7 @@ void check_numbers(ir::Kernel const& k) {
         for (std::int64_t ks = 0; ks < p.k_steps(); ++ks) {
           auto const& x = m[static_cast<std::size_t>(ks)];
           INFO("k step " << ks);
-          CHECK(x[1] == (p.kind == ir::tcgen05::Kind::tf32 ? "tf32" : p.kind == ir::tcgen05::Kind::f8f6f4 ? "f8f6f4" : "f16"));
+          CHECK("kind::" + x[1].str() == ir::tcgen05::kind_name(p.kind));
           CHECK(x[2] == "d_addr");  // D's own allocation's address (or its stage's), checked above
           CHECK(std::stoll(x[3]) == p.a_start(ks) / 16);  // the descriptor's start field counts 16 bytes
           CHECK(std::stoll(x[7]) == p.a_start(ks));

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <random>
+#include <type_traits>
 #include <set>
 
 #include <stagecraft/ir/tcgen05.hpp>
@@ -83,7 +84,8 @@ TEST_CASE("tcgen05 format codes: the kinds' tables, and nothing else", "[tcgen05
   CHECK_FALSE(tc::ab_type(tc::Kind::tf32, 1, t));
   CHECK(tc::ab_format(tc::Kind::f16, ir::DType::f32) == -1);
   CHECK(tc::d_format(ir::DType::f16) == 0);
-  CHECK(tc::d_format(ir::DType::i32) == -1);
+  CHECK(tc::d_format(ir::DType::i32) == 2);  // S32, kind::i8's
+  CHECK(tc::d_format(ir::DType::bf16) == -1);
 }
 
 TEST_CASE("tcgen05 SMEM descriptor: wgmma's fields plus the sm_100 version, swizzle codes 2/4/6 at 61-63", "[tcgen05][unit]") {
@@ -191,7 +193,7 @@ TEST_CASE("tcgen05 plan: operands the instruction cannot read are verifier error
   CHECK_THROWS_WITH(ir::verify(plain), Contains("kernel 'k'") && Contains("(tcgen05_mma): A") && Contains("core matrices"));
   auto f16_d = k;
   f16_d.allocs[0].dtype = ir::DType::f16;
-  CHECK_THROWS_WITH(ir::verify(f16_d), Contains("(tcgen05_mma): D accumulates in f32"));
+  CHECK_THROWS_WITH(ir::verify(f16_d), Contains("(tcgen05_mma): bf16 inputs accumulate in f32 (kind::f16), but the TMEM allocation is f16"));
   // A in (64, 64) tiles side by side along K cannot be read by one 128-row instruction.
   auto tiled = k;
   const auto mma = std::find_if(k.stmts.begin(), k.stmts.end(), [](auto const& x) { return x.op == ir::StmtOp::tcgen05_mma; });
@@ -308,15 +310,25 @@ TEST_CASE("a pair commit's collective axes are IR: printed, hashed, and verified
 
 // ---- kind::f8f6f4 (e4m3 / e5m2) ---------------------------------------------------------------
 
+namespace {
+// The K-major M = 128, N = 256 instruction descriptor of kind k with A and B of types a and b,
+// D the kind's accumulator.
+tc::instr_desc m128n256(tc::Kind k, ir::DType a, ir::DType b) {
+  tc::instr_desc d;
+  d.d_format = tc::d_format(tc::kind_accumulator(k));
+  d.a_format = tc::ab_format(k, a);
+  d.b_format = tc::ab_format(k, b);
+  d.m = 128;
+  d.n = 256;
+  return d;
+}
+}  // namespace
+
 TEST_CASE("tcgen05 kind::f8f6f4 instruction descriptor: E4M3 0 and E5M2 1 for A (bits 7-9) and B (10-12), each its own", "[tcgen05][unit][fp8]") {
   // Values from the PTX ISA's table for .kind::f8f6f4, worked out by hand:
   // e4m3 x e4m3 -> f32, K-major, M = 128, N = 256: D F32 (1 << 4) | A E4M3 (0) | B E4M3 (0) |
   // N >> 3 = 32 at 17 (0x400000) | M >> 4 = 8 at 24 (0x08000000).
-  tc::instr_desc d;
-  d.a_format = tc::ab_format(tc::Kind::f8f6f4, ir::DType::e4m3);
-  d.b_format = tc::ab_format(tc::Kind::f8f6f4, ir::DType::e4m3);
-  d.m = 128;
-  d.n = 256;
+  tc::instr_desc d = m128n256(tc::Kind::f8f6f4, ir::DType::e4m3, ir::DType::e4m3);
   CHECK(tc::encode(d) == 0x08400010u);
   // B E5M2: 1 at bit 10.
   d.b_format = tc::ab_format(tc::Kind::f8f6f4, ir::DType::e5m2);
@@ -378,12 +390,15 @@ TEST_CASE("tcgen05 SMEM descriptor: 8-bit operands read MN-major denote the stor
 }
 
 namespace {
-// One stage of C (128, N) = A (128, 128) * B, A e4m3 K-major, B `TB` stored (N, 128) read as
-// transpose(b) (K-major) or stored (128, N) (MN-major); `Pair`: tcgen05_mma_2cta, B's half per CTA.
-template <class TB, bool TransposeB, long long N = 128>
+// One stage of C (128, N) = A (128, 128) * B, A `TA` (e4m3, or i8/u8) K-major, B `TB` stored
+// (N, 128) read as transpose(b) (K-major) or stored (128, N) (MN-major); D f32, or i32 for 8-bit
+// integers. The kernel is named "f8" or "i8".
+template <class TB, bool TransposeB, long long N = 128, class TA = e4m3>
 ir::Kernel fp8_mma_kernel() {
   constexpr long long BR = TransposeB ? N : 128, BC = TransposeB ? 128 : N;
-  return lower(kernel<sm_100a>("f8", grid(1), threads(1_c), tmem<f32>(shape(128_c, int_c<N>)), smem<e4m3>(shape(128_c, 128_c), swizzle(128_c)),
+  constexpr bool integer = ir::dtype_is_int8(TA::code);
+  using TD = std::conditional_t<integer, i32, f32>;
+  return lower(kernel<sm_100a>(integer ? "i8" : "f8", grid(1), threads(1_c), tmem<TD>(shape(128_c, int_c<N>)), smem<TA>(shape(128_c, 128_c), swizzle(128_c)),
                                smem<TB>(shape(int_c<BR>, int_c<BC>), swizzle(128_c)), barrier(arrivals(1_c), orders_tensor_core),
                                [](auto d, auto a, auto b, auto done) {
                                  if constexpr (TransposeB) return seq(tcgen05_mma(d, a, transpose(b), done, false), barrier_wait(done), tmem_dealloc(d));
@@ -427,4 +442,82 @@ TEST_CASE("tcgen05 plan: an fp8 operand with a non-fp8 one is a verifier error n
   mixed.refs[static_cast<std::size_t>(the_mma(mixed).refs[2])].shape = {128, 64};
   CHECK_THROWS_WITH(ir::verify(mixed), Contains("kernel 'f8'") &&
                                            Contains("(tcgen05_mma): an fp8 operand pairs only with an fp8 one (e4m3 or e5m2), but A is e4m3 and B is bf16"));
+}
+
+// ---- kind::i8 (s8 / u8 into s32) ------------------------------------------------------------------
+
+TEST_CASE("tcgen05 kind::i8 instruction descriptor: U8 0 and S8 1 for A (bits 7-9) and B (10-12), D S32 2 (bits 4-5)", "[tcgen05][unit][int8]") {
+  // Values from the PTX ISA's table for .kind::i8, worked out by hand: s8 x s8 -> s32, K-major,
+  // M = 128, N = 256: D S32 (2 << 4 = 0x20) | A S8 (1 << 7 = 0x80) | B S8 (1 << 10 = 0x400) |
+  // N >> 3 = 32 at 17 (0x400000) | M >> 4 = 8 at 24 (0x08000000).
+  tc::instr_desc d = m128n256(tc::Kind::i8, ir::DType::i8, ir::DType::i8);
+  CHECK(tc::encode(d) == 0x084004A0u);
+  // u8 A: format 0, bit 7 clear.
+  d.a_format = tc::ab_format(tc::Kind::i8, ir::DType::u8);
+  CHECK(tc::encode(d) == 0x08400420u);
+  ir::DType a{}, b{};
+  REQUIRE(tc::formats_of(tc::Kind::i8, tc::decode(0x08400420u), a, b));
+  CHECK(a == ir::DType::u8);
+  CHECK(b == ir::DType::i8);
+  // The same operand codes with an F32 D (1 at bit 4) are no kind::i8 MMA; S32 is no kind::f16 one.
+  CHECK_FALSE(tc::formats_of(tc::Kind::i8, tc::decode(0x08400490u), a, b));
+  CHECK_FALSE(tc::formats_of(tc::Kind::f16, tc::decode(0x084004A0u), a, b));
+  // Mixed formats: kind::i8 and kind::f8f6f4 only.
+  CHECK(tc::kind_mixes(tc::Kind::i8));
+  CHECK(tc::kind_mixes(tc::Kind::f8f6f4));
+  CHECK_FALSE(tc::kind_mixes(tc::Kind::f16));
+  CHECK_FALSE(tc::formats_of(tc::Kind::f16, tc::decode(0x08400090u), a, b));  // f16 A, bf16 B
+}
+
+TEST_CASE("tcgen05 kind::i8 format codes: 0 u8, 1 s8, nothing else, and i8 and u8 are kind::i8 into i32", "[tcgen05][unit][int8]") {
+  ir::DType t{};
+  CHECK((tc::ab_type(tc::Kind::i8, 0, t) && t == ir::DType::u8));
+  CHECK((tc::ab_type(tc::Kind::i8, 1, t) && t == ir::DType::i8));
+  for (int code : {2, 3, 4, 5, 6, 7}) CHECK_FALSE(tc::ab_type(tc::Kind::i8, code, t));
+  CHECK(tc::ab_format(tc::Kind::i8, ir::DType::e4m3) == -1);
+  CHECK(tc::ab_format(tc::Kind::f8f6f4, ir::DType::i8) == -1);
+  CHECK(tc::kind_of(ir::DType::i8) == tc::Kind::i8);
+  CHECK(tc::kind_of(ir::DType::u8) == tc::Kind::i8);
+  CHECK(tc::kind_accumulator(tc::Kind::i8) == ir::DType::i32);
+  CHECK(tc::kind_accumulator(tc::Kind::f8f6f4) == ir::DType::f32);
+  CHECK(std::string(tc::kind_name(tc::Kind::i8)) == "kind::i8");
+}
+
+TEST_CASE("tcgen05 plan: 8-bit integer operands are kind::i8 into i32, K = 32 per instruction, A and B each its own code", "[tcgen05][unit][int8]") {
+  {
+    auto k = fp8_mma_kernel<i8, true, 128, u8>();
+    const auto p = tc::plan_of(k, the_mma(k));
+    CHECK(p.kind == tc::Kind::i8);
+    CHECK(p.a_type == ir::DType::u8);
+    CHECK(p.b_type == ir::DType::i8);
+    CHECK(p.d == ir::DType::i32);
+    CHECK(p.ik == 32);
+    CHECK(p.k_steps() == 4);
+    // u8 A (0), s8 B (1 at 10), K-major, M = 128 (8 at 24), N = 128 (16 at 17), D S32 (2 at 4).
+    CHECK(p.idesc == 0x08200420u);
+    CHECK(p.shape_suffix() == "kind::i8 m128n128k32 u8.i8");
+  }
+  {
+    auto k = fp8_mma_kernel<i8, false, 128, i8>();  // B (K, N) read MN-major (bit 16): kind::i8 transposes as f8f6f4 does
+    const auto p = tc::plan_of(k, the_mma(k));
+    CHECK(p.b.major == wg::Major::mn);
+    CHECK(p.idesc == 0x082104A0u);
+    CHECK(p.b_start(1) == 32 * 128);
+  }
+}
+
+TEST_CASE("tcgen05 plan: kind::i8 into an f32 TMEM allocation, or an i8 operand with a non-integer one, is a verifier error naming them",
+          "[tcgen05][unit][int8]") {
+  using Catch::Matchers::Contains;
+  auto k = fp8_mma_kernel<i8, true, 128, i8>();
+  REQUIRE_NOTHROW(ir::verify(k));
+  auto f32_d = k;  // IR the front end refuses ("i8 inputs accumulate in i32"), built by hand
+  f32_d.allocs[0].dtype = ir::DType::f32;
+  CHECK_THROWS_WITH(ir::verify(f32_d), Contains("kernel 'i8'") && Contains("(tcgen05_mma): i8 inputs accumulate in i32 (kind::i8), but the TMEM "
+                                                                           "allocation is f32"));
+  auto mixed = k;  // s8 A with an f16 B of 64 rows of 64 (one 128-byte swizzled row each)
+  mixed.allocs[2].dtype = ir::DType::f16;
+  mixed.allocs[2].shape = {128, 64};
+  mixed.refs[static_cast<std::size_t>(the_mma(mixed).refs[2])].shape = {128, 64};
+  CHECK_THROWS_WITH(ir::verify(mixed), Contains("an 8-bit integer operand pairs only with an 8-bit integer one (i8 or u8), but A is i8 and B is f16"));
 }

@@ -84,7 +84,8 @@ struct api {
   void (*tmem_dealloc)(unsigned taddr, unsigned ncols);
   // tcgen05.mma by one thread: D (TMEM address d) = A * B (+ D when accumulate), M, N and the
   // types from the instruction descriptor; A from SMEM (a_desc) or, a_tmem set, from TMEM at
-  // a_taddr. kind: stagecraft::ir::tcgen05::Kind (0 kind::f16, 1 kind::tf32, 2 kind::f8f6f4).
+  // a_taddr. kind: stagecraft::ir::tcgen05::Kind (0 kind::f16, 1 kind::tf32, 2 kind::f8f6f4,
+  // 3 kind::i8).
   void (*tc_mma)(unsigned d, unsigned long long a_desc, int a_tmem, unsigned a_taddr, unsigned long long b_desc, unsigned idesc,
                  unsigned accumulate, int kind);
   // tcgen05.commit: one arrival on `bar` once the thread's MMAs completed; cta_mask 0 for

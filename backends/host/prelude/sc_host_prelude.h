@@ -63,6 +63,7 @@ inline T __shfl_xor_sync(unsigned, T v, int lane_mask) {
 inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, sizeof f); return f; }
 inline float __uint_as_float(unsigned u) { float f; std::memcpy(&f, &u, sizeof f); return f; }
 inline unsigned __float_as_uint(float f) { unsigned u; std::memcpy(&u, &f, sizeof u); return u; }
+inline int __float_as_int(float f) { int i; std::memcpy(&i, &f, sizeof i); return i; }
 // cvt.rzi.s32.f32 / cvt.rzi.u32.f32: truncate, saturate, NaN -> 0.
 inline int __float2int_rz(float f) {
   if (std::isnan(f)) return 0;
@@ -200,6 +201,7 @@ inline void tmem_dealloc(unsigned taddr, unsigned ncols) { sc_host_api->tmem_dea
 inline void tc_mma_f16(unsigned d, unsigned long long a, unsigned long long b, unsigned idesc, unsigned acc) { sc_host_api->tc_mma(d, a, 0, 0u, b, idesc, acc, 0); }
 inline void tc_mma_tf32(unsigned d, unsigned long long a, unsigned long long b, unsigned idesc, unsigned acc) { sc_host_api->tc_mma(d, a, 0, 0u, b, idesc, acc, 1); }
 inline void tc_mma_f8f6f4(unsigned d, unsigned long long a, unsigned long long b, unsigned idesc, unsigned acc) { sc_host_api->tc_mma(d, a, 0, 0u, b, idesc, acc, 2); }
+inline void tc_mma_i8(unsigned d, unsigned long long a, unsigned long long b, unsigned idesc, unsigned acc) { sc_host_api->tc_mma(d, a, 0, 0u, b, idesc, acc, 3); }
 inline void tc_mma_ts_f16(unsigned d, unsigned a, unsigned long long b, unsigned idesc, unsigned acc) { sc_host_api->tc_mma(d, 0ull, 1, a, b, idesc, acc, 0); }
 inline void tc_mma_ts_tf32(unsigned d, unsigned a, unsigned long long b, unsigned idesc, unsigned acc) { sc_host_api->tc_mma(d, 0ull, 1, a, b, idesc, acc, 1); }
 inline void tc_commit(unsigned bar) { sc_host_api->tc_commit(bar, 0u); }

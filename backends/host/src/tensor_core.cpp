@@ -135,9 +135,10 @@ std::string tc_mma(int kind_code, std::uint32_t idesc, std::uint32_t d, std::uin
     return fmt::format("{} with instruction descriptor {:#010x}: reserved bits, sparsity, saturation, negation or a maximum shift, which are not "
                        "modelled",
                        instr, idesc);
-  if (!tc::ab_type(kind, id.a_format, at) || !tc::ab_type(kind, id.b_format, bt) || (at != bt && kind != tc::Kind::f8f6f4) || id.d_format != 1)
-    return fmt::format("{} with instruction descriptor {:#010x}: A format {}, B format {}, D format {} are not an f32-accumulating MMA of the kind", instr,
-                       idesc, id.a_format, id.b_format, id.d_format);
+  const ir::DType acc = tc::kind_accumulator(kind);  // f32, or s32 for kind::i8
+  if (!tc::formats_of(kind, id, at, bt))
+    return fmt::format("{} with instruction descriptor {:#010x}: A format {}, B format {}, D format {} are not an {}-accumulating MMA of the kind",
+                       instr, idesc, id.a_format, id.b_format, id.d_format, ir::dtype_name(acc));
   if (id.m != (pair ? 256 : 128) || id.n < 16 || id.n > 256 || id.n % 16 != 0)
     return fmt::format("{} with instruction descriptor {:#010x}: M = {}, N = {}; the host models M = {} and N a multiple of 16 up to 256", instr, idesc,
                        id.m, id.n, pair ? 256 : 128);
@@ -189,11 +190,11 @@ std::string tc_mma(int kind_code, std::uint32_t idesc, std::uint32_t d, std::uin
     }
     // Row i of D is lane i % cta_m of CTA i / cta_m of the pair.
     for (int j = 0; j < n; ++j) {
-      float x = 0.0f;
       std::uint32_t& w = c.t->at(lane0 + static_cast<unsigned>(i % cta_m), col + static_cast<unsigned>(j));
-      if (accumulate) std::memcpy(&x, &w, 4);
-      wg::accumulate(ir::DType::f32, &x, dot(a.data(), b.data() + j * ik, ik));
-      std::memcpy(&w, &x, 4);
+      alignas(4) std::byte x[4]{};  // +0.0f and 0 alike
+      if (accumulate) std::memcpy(x, &w, 4);
+      wg::accumulate(acc, x, dot(a.data(), b.data() + j * ik, ik));
+      std::memcpy(&w, x, 4);
     }
   }
   return {};

@@ -5,7 +5,7 @@
 //   tcgen05.alloc.cta_group::G.sync.aligned.shared::cta.b32 [slot], ncols;   (one warp per CTA)
 //   tcgen05.relinquish_alloc_permit.cta_group::G.sync.aligned;
 //   tcgen05.dealloc.cta_group::G.sync.aligned.b32 taddr, ncols;             (one warp per CTA)
-//   tcgen05.mma.cta_group::G.kind::{f16,tf32,f8f6f4} [d], adesc, bdesc, idesc, enable_input_d;
+//   tcgen05.mma.cta_group::G.kind::{f16,tf32,f8f6f4,i8} [d], adesc, bdesc, idesc, enable_input_d;
 //   tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [bar];
 //   tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [bar], ctaMask;
 //   tcgen05.mma.cta_group::1.kind::{f16,tf32} [d], [a], bdesc, idesc, enable_input_d;  (A from TMEM)
@@ -151,7 +151,7 @@ std::string prelude_tail(int group, bool pair_copies) {
                    "  asm volatile(\"tcgen05.dealloc.cta_group::{}.sync.aligned.b32 %0, %1;\" :: \"r\"(taddr), \"r\"(ncols) : \"memory\");\n}}\n",
                    group);
   // enable_input_d false: D = A * B (the first instruction of a non-accumulating statement).
-  for (const char* kind : {"f16", "tf32", "f8f6f4"})
+  for (const char* kind : {"f16", "tf32", "f8f6f4", "i8"})
     p += fmt::format("__device__ __forceinline__ void tc_mma_{0}(unsigned d, unsigned long long a, unsigned long long b, unsigned idesc, unsigned acc) {{\n"
                      "  asm volatile(\"{{\\n .reg .pred p;\\n setp.ne.b32 p, %4, 0;\\n tcgen05.mma.cta_group::{1}.kind::{0} [%0], %1, %2, %3, p;\\n}}\"\n"
                      "               :: \"r\"(d), \"l\"(a), \"l\"(b), \"r\"(idesc), \"r\"(acc) : \"memory\");\n}}\n",
@@ -234,7 +234,7 @@ void mma(context const& c, ir::StmtId id, std::string const& ind, std::string& o
   // too (its halves of A and B sit at the same offsets, its D at the same TMEM address).
   const tc::plan p = tc::plan_of(k, s);
   const int d = k.refs[s.refs[0]].id;
-  const char* fn = p.kind == tc::Kind::tf32 ? "sc::tc_mma_tf32" : p.kind == tc::Kind::f8f6f4 ? "sc::tc_mma_f8f6f4" : "sc::tc_mma_f16";
+  const std::string fn = fmt::format("sc::tc_mma_{}", tc::kind_name(p.kind) + 6);  // past "kind::"
   auto address = [&](ir::RefId rid) { return fmt::format("smem_base + {}u + {}", c.offsets[k.refs[rid].id], c.view_offset(rid)); };
   line(fmt::format("{{  // op #{}: tcgen05_mma, {} instruction(s) of {} into {}{}, issued by one thread", id, p.k_steps(), p.shape_suffix(),
                    ir::alloc_name(k, d), p.a_tmem ? fmt::format(", A from TMEM {}", ir::alloc_name(k, k.refs[s.refs[1]].id)) : std::string()));
@@ -326,8 +326,8 @@ void tmem_store(context const& c, ir::StmtId id, std::string const& ind, std::st
   // A whole (128, columns) allocation, or one stage d[s] of a ring (stages, 128, columns), or a
   // slice<1> of either (its columns, every lane from lane 0: the verifier's rule).
   const bool whole = al.shape.size() == 2 && t0.index.empty(), stage = al.shape.size() == 3 && t0.index.size() == 1;
-  if (al.dtype != ir::DType::f32 || (!whole && !stage) || al.shape[al.shape.size() - 2] != 128)
-    refuse(k, id, fmt::format("async_load_tmem of {} ({} [{}]): loads of whole f32 TMEM allocations of 128 lanes, of one stage of a ring, or "
+  if ((al.dtype != ir::DType::f32 && al.dtype != ir::DType::i32) || (!whole && !stage) || al.shape[al.shape.size() - 2] != 128)
+    refuse(k, id, fmt::format("async_load_tmem of {} ({} [{}]): loads of whole f32 or i32 TMEM allocations of 128 lanes, of one stage of a ring, or "
                               "of columns of either",
                               ir::alloc_name(k, t0.id), ir::dtype_name(al.dtype), fmt::join(al.shape, ", ")));
   for (auto l : tmem)
@@ -355,6 +355,8 @@ void tmem_store(context const& c, ir::StmtId id, std::string const& ind, std::st
   const bool to_smem = r.base == ir::RefBase::alloc;
   const bool vectors = to_smem && (bytes == 2 || bytes == 4) && chunk % v == 0 && c.smem_vectors(s.refs[0], v);
   if (to_smem) c.count_row_banks(id, s.refs[0], n, vectors ? v : 1);
+  // tcgen05.ld moves 32-bit columns: an i32 accumulator's (kind::i8) are read back as integers.
+  auto col = [&](const char* j) { return al.dtype == ir::DType::i32 ? fmt::format("__float_as_int(tr[{}])", j) : fmt::format("tr[{}]", j); };
   line(fmt::format("  const unsigned row_addr = {} + (static_cast<unsigned>(lane / 32 * 32) << 16);", tmem_address(c, t0_ref)));
   line("  #pragma unroll 1");
   line(fmt::format("  for (int c0 = 0; c0 < {}; c0 += {}) {{", n, chunk));
@@ -364,7 +366,7 @@ void tmem_store(context const& c, ir::StmtId id, std::string const& ind, std::st
   if (!vectors) {
     line(fmt::format("    for (int j = 0; j < {}; ++j) {{", chunk));
     line(fmt::format("      const long long f = static_cast<long long>(lane) * {} + c0 + j;", n));
-    for (auto l : tmem) c.leaf_override[l] = "tr[j]";
+    for (auto l : tmem) c.leaf_override[l] = col("j");
     line("      " + c.assign(s.refs[0], "f", c.store_conv(dt, c.value(s.value, "f"))));
   } else {
     line(fmt::format("    for (int j0 = 0; j0 < {}; j0 += {}) {{  // one 16-byte chunk of the row", chunk, v));
@@ -379,16 +381,16 @@ void tmem_store(context const& c, ir::StmtId id, std::string const& ind, std::st
       line("      for (int u = 0; u < 4; ++u) {");
       line("        const int j = j0 + 2 * u;");
       line("        const long long f = f0 + 2 * u;");
-      for (auto l : tmem) c.leaf_override[l] = "tr[j]";
+      for (auto l : tmem) c.leaf_override[l] = col("j");
       const std::string lo = c.value(stored, "f");
-      for (auto l : tmem) c.leaf_override[l] = "tr[j + 1]";
+      for (auto l : tmem) c.leaf_override[l] = col("j + 1");
       const std::string hi = c.value(stored, "(f + 1)");
       line(fmt::format("        out[u] = sc::f32x2_to_{}x2({}, {});", ir::dtype_name(dt), lo, hi));
     } else {
       line("      for (int u = 0; u < 4; ++u) {");
       line("        const int j = j0 + u;");
       line("        const long long f = f0 + u;");
-      for (auto l : tmem) c.leaf_override[l] = "tr[j]";
+      for (auto l : tmem) c.leaf_override[l] = col("j");
       const std::string x = c.store_conv(dt, c.value(s.value, "f"));
       line(fmt::format("        out[u] = {};", dt == ir::DType::f32 ? fmt::format("__float_as_uint({})", x) : fmt::format("static_cast<unsigned>({})", x)));
     }
@@ -420,7 +422,8 @@ void tmem_write(context const& c, ir::StmtId id, std::string const& ind, std::st
   if (!chunk) refuse(k, id, fmt::format("store_tmem of {} with {} columns (stores move 16 or 32 columns at a time)", ir::alloc_name(k, t), cols));
   auto elem = [&](std::string const& f) {
     const std::string v = c.value(s.value, f);
-    return bits == 32 ? fmt::format("__float_as_uint({})", v) : fmt::format("static_cast<unsigned>({})", c.store_conv(al.dtype, v));
+    // An f32 column is the float's bits; an i32 one (or a 16-bit half) the converted integer's.
+    return al.dtype == ir::DType::f32 ? fmt::format("__float_as_uint({})", v) : fmt::format("static_cast<unsigned>({})", c.store_conv(al.dtype, v));
   };
   line(fmt::format("{{  // op #{}: store_tmem into {} ({}, {}) {}: thread `lane` writes lane `lane`, {} columns at a time, then waits (tcgen05.wait::st)",
                    id, ir::alloc_name(k, t), al.shape[0], elems, ir::dtype_name(al.dtype), chunk));

@@ -10,9 +10,9 @@
 namespace stagecraft::ir::tcgen05 {
 
 std::string plan::shape_suffix() const {
-  const std::string types = kind == Kind::tf32      ? std::string("tf32")
-                            : kind == Kind::f8f6f4 ? fmt::format("{}.{}", dtype_name(a_type), dtype_name(b_type))
-                                                   : std::string(dtype_name(a_type));
+  const std::string types = kind == Kind::tf32 ? std::string("tf32")
+                            : kind_mixes(kind) ? fmt::format("{}.{}", dtype_name(a_type), dtype_name(b_type))
+                                               : std::string(dtype_name(a_type));
   return fmt::format("{}{} m{}n{}k{} {}", cta_group == 2 ? "cta_group::2 " : "", kind_name(kind), m, n, ik, types);
 }
 
@@ -44,13 +44,17 @@ plan plan_of(Kernel const& k, Stmt const& s) {
   p.b_type = k.allocs[k.refs[s.refs[2]].id].dtype;
   if (dtype_is_fp8(p.a_type) != dtype_is_fp8(p.b_type))
     fail(fmt::format("an fp8 operand pairs only with an fp8 one (e4m3 or e5m2), but A is {} and B is {}", dtype_name(p.a_type), dtype_name(p.b_type)));
-  if (p.a_type != p.b_type && !dtype_is_fp8(p.a_type))
+  if (dtype_is_int8(p.a_type) != dtype_is_int8(p.b_type))
+    fail(fmt::format("an 8-bit integer operand pairs only with an 8-bit integer one (i8 or u8), but A is {} and B is {}", dtype_name(p.a_type),
+                     dtype_name(p.b_type)));
+  if (p.a_type != p.b_type && !dtype_is_fp8(p.a_type) && !dtype_is_int8(p.a_type))
     fail(fmt::format("Expected dtypes to match but A had type {} and B had type {}", dtype_name(p.a_type), dtype_name(p.b_type)));
   p.kind = kind_of(p.b_type);
   if (ab_format(p.kind, p.a_type) < 0 || ab_format(p.kind, p.b_type) < 0)
-    fail(fmt::format("the kinds modelled take f16, bf16 (kind::f16), f32 read as tf32 (kind::tf32) or e4m3/e5m2 (kind::f8f6f4), but A and B are {}",
+    fail(fmt::format("the kinds modelled take f16, bf16 (kind::f16), f32 read as tf32 (kind::tf32), e4m3/e5m2 (kind::f8f6f4) or i8/u8 "
+                     "(kind::i8), but A and B are {}",
                      dtype_name(p.b_type)));
-  const bool mn_8bit = p.kind == Kind::f8f6f4;  // f8f6f4 reads its 8-bit operands MN-major too
+  const bool mn_8bit = kind_mixes(p.kind);  // f8f6f4 and i8 read their 8-bit operands MN-major too
   auto view = [&](RefId rid, Major major, const char* role) { return wgmma::smem_operand_of(k, id, rid, major, "tcgen05_mma", role, mn_8bit); };
   // As wgmma: B stored (K, N) is N-major; transpose(b) of an (N, K) buffer is K-major.
   const wgmma::smem_operand b = view(s.refs[2], (s.transpose & 2) ? Major::k : Major::mn, "B");
@@ -76,7 +80,9 @@ plan plan_of(Kernel const& k, Stmt const& s) {
     a_k = (s.transpose & 1) ? a.rows : a.cols;
   }
   const std::int64_t b_k = (s.transpose & 2) ? b.cols : b.rows, b_n = (s.transpose & 2) ? b.rows : b.cols;
-  if (p.d != DType::f32) fail(fmt::format("D accumulates in f32 here, but the TMEM allocation is {}", dtype_name(p.d)));
+  if (p.d != kind_accumulator(p.kind))
+    fail(fmt::format("{} inputs accumulate in {} ({}), but the TMEM allocation is {}", dtype_name(p.b_type), dtype_name(kind_accumulator(p.kind)),
+                     kind_name(p.kind), dtype_name(p.d)));
   if (p.cta_group == 1 && (a_m != p.m || b_n != p.n || a_k != b_k))
     fail(fmt::format("Expected shapes to match: D(M, N) += A(M, K) * B(K, N), but got D ({}, {}), A ({}, {}), B ({}, {})", p.m, p.n, a_m, a_k,
                      b_k, b_n));

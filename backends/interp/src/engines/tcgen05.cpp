@@ -216,11 +216,11 @@ void machine::tcgen05_complete(async_op& op) {
   ir::DType a_type{}, b_type{};
   if (id.sparse || id.saturate || id.negate_a || id.negate_b || id.max_shift != 0)
     bad(fmt::format("instruction descriptor {:#010x}: sparsity, saturation, negation or a maximum shift, which are not modelled", op.idesc));
-  // kind::f8f6f4 pairs e4m3 and e5m2 freely; the other kinds take one type for both.
-  if (!tc::ab_type(p.kind, id.a_format, a_type) || !tc::ab_type(p.kind, id.b_format, b_type) ||
-      (a_type != b_type && p.kind != tc::Kind::f8f6f4) || id.d_format != 1)
-    bad(fmt::format("instruction descriptor {:#010x}: A format {}, B format {}, D format {} are not an f32-accumulating {} MMA", op.idesc,
-                    id.a_format, id.b_format, id.d_format, tc::kind_name(p.kind)));
+  // kind::f8f6f4 pairs e4m3 and e5m2 freely, kind::i8 s8 and u8; the other kinds take one type for both.
+  const ir::DType acc_type = tc::kind_accumulator(p.kind);
+  if (!tc::formats_of(p.kind, id, a_type, b_type))
+    bad(fmt::format("instruction descriptor {:#010x}: A format {}, B format {}, D format {} are not an {}-accumulating {} MMA", op.idesc,
+                    id.a_format, id.b_format, id.d_format, ir::dtype_name(acc_type), tc::kind_name(p.kind)));
   const bool pair = op.pair_cta >= 0;
   if (id.m != (pair ? 256 : 128) || id.n < 16 || id.n > 256 || id.n % 16 != 0)
     bad(fmt::format("instruction descriptor {:#010x}: M = {}, N = {}, not a {} shape with M = {}", op.idesc, id.m, id.n,
@@ -303,7 +303,8 @@ void machine::tcgen05_complete(async_op& op) {
   };
   mma_a_.resize(static_cast<std::size_t>(m * ik));
   mma_b_.resize(static_cast<std::size_t>(n * ik));
-  float* dv[2] = {reinterpret_cast<float*>(d.data), pair ? reinterpret_cast<float*>(op.acc2.mem->data) : nullptr};
+  // D's elements are 32-bit: f32, or s32 for kind::i8 (ir::wgmma::accumulate's one rule for both).
+  std::byte* dv[2] = {d.data, pair ? op.acc2.mem->data : nullptr};
   for (std::size_t ks = 0; ks < op.b_desc.size(); ++ks) {
     const auto bd = descriptor(op.b_desc[ks], "B");
     const auto kbase = static_cast<std::int64_t>(ks) * ik;
@@ -324,12 +325,13 @@ void machine::tcgen05_complete(async_op& op) {
     const bool add = op.accumulate || ks > 0;  // enable-input-d: only the first instruction may overwrite
     for (std::int64_t i = 0; i < m; ++i) {
       float const* ar = mma_a_.data() + i * ik;
-      float* row = dv[i / cta_m] + d_base + (lane0 + i % cta_m) * cols + jc;  // row i of D is lane i % 128 of CTA i / 128 of the pair
+      std::byte* row = dv[i / cta_m] + 4 * (d_base + (lane0 + i % cta_m) * cols + jc);  // row i of D is lane i % 128 of CTA i / 128 of the pair
       for (std::int64_t j = 0; j < n; ++j) {
         float const* br = mma_b_.data() + j * ik;
         double sum = 0;
         for (std::int64_t k = 0; k < ik; ++k) sum += static_cast<double>(ar[k]) * static_cast<double>(br[k]);
-        row[j] = static_cast<float>((add ? static_cast<double>(row[j]) : 0.0) + sum);
+        if (!add) std::memset(row + 4 * j, 0, 4);
+        ir::wgmma::accumulate(acc_type, row + 4 * j, sum);
       }
     }
   }

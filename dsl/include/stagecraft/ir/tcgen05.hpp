@@ -9,12 +9,13 @@
 //
 // Facts used, as read (PTX ISA 9.x, section 9.7.16.4 "Matrix descriptors"; the same fields as
 // CUTLASS's cute::UMMA::InstrDescriptor and Mojo's gpu.mma_sm100.MMASmemDescriptor):
-//   instruction descriptor, .kind::f16, .kind::tf32 and .kind::f8f6f4 (Table "Instruction
-//     descriptor format for .kind::tf32, .kind::f16, .kind::f8f6f4 and .kind::i8"):
-//     bits 0-1 sparsity selector, 2 sparsity (dense 0), 3 saturate (integer kinds only),
-//     4-5 D type (F16 0, F32 1), 6 reserved, 7-9 A type, 10-12 B type
+//   instruction descriptor, .kind::f16, .kind::tf32, .kind::f8f6f4 and .kind::i8 (Table
+//     "Instruction descriptor format for .kind::tf32, .kind::f16, .kind::f8f6f4 and .kind::i8"):
+//     bits 0-1 sparsity selector, 2 sparsity (dense 0), 3 saturate (kind::i8 only),
+//     4-5 D type (F16 0, F32 1, S32 2), 6 reserved, 7-9 A type, 10-12 B type
 //     (kind::f16: F16 0, BF16 1; kind::tf32: TF32 2; kind::f8f6f4: E4M3 0, E5M2 1, E2M3 3,
-//     E3M2 4, E2M1 5, A and B chosen independently), 13 negate A, 14 negate B,
+//     E3M2 4, E2M1 5; kind::i8: unsigned 8-bit 0, signed 8-bit 1; A and B chosen
+//     independently under f8f6f4 and i8), 13 negate A, 14 negate B (not for kind::i8),
 //     15 transpose A, 16 transpose B (0: K-major, 1: M/N-major), 17-22 N >> 3, 23 reserved,
 //     24-28 M >> 4, 29 reserved, 30-31 maximum shift (.ws only, 0 otherwise).
 //   kind::f8f6f4 with 8-bit operands: K = 32 per instruction (32 bytes, as k16 for 16-bit
@@ -24,6 +25,10 @@
 //     with cta_group::1 and of 32 in [32, 256] with cta_group::2 (the table of N shapes for
 //     "8bit transpose B"; every describable layout of such a B meets it). The 6- and 4-bit
 //     formats (E2M3, E3M2, E2M1) are not modelled.
+//   kind::i8 (s8/u8 into s32, sm_100a): K = 32 per instruction, as f8f6f4's 8-bit operands,
+//     the same M and N as kind::f16, transposed operands allowed (CUTLASS's UMMA descriptor notes
+//     MN-major for INT8 as for E4M3/E5M2); D's elements are 32-bit columns, s32 wrapping (no
+//     saturation: bit 3 stays 0).
 //   SMEM matrix descriptor ("Shared memory descriptor"): bits 0-13 start >> 4, 16-29 LBO >> 4,
 //     32-45 SBO >> 4, 46-48 fixed 0b001 (the sm_100 version), 49-51 base offset, 52 LBO mode
 //     (0 relative; 1 absolute, 48-byte K tiles only), 53-60 zero, 61-63 swizzle
@@ -62,12 +67,20 @@ namespace stagecraft::ir::tcgen05 {
 
 using wgmma::Major;
 
-// The MMA kinds modelled, all into f32: 16-bit inputs, tf32 (f32 in SMEM), and fp8 (e4m3 and
-// e5m2, in any pairing: kind::f8f6f4).
-enum class Kind : std::uint8_t { f16, tf32, f8f6f4 };
-constexpr const char* kind_name(Kind k) { return k == Kind::f16 ? "kind::f16" : k == Kind::tf32 ? "kind::tf32" : "kind::f8f6f4"; }
+// The MMA kinds modelled: into f32, 16-bit inputs, tf32 (f32 in SMEM) and fp8 (e4m3 and e5m2, in
+// any pairing: kind::f8f6f4); into s32, 8-bit integers (s8 and u8, in any pairing: kind::i8).
+enum class Kind : std::uint8_t { f16, tf32, f8f6f4, i8 };
+constexpr const char* kind_name(Kind k) {
+  return k == Kind::f16 ? "kind::f16" : k == Kind::tf32 ? "kind::tf32" : k == Kind::f8f6f4 ? "kind::f8f6f4" : "kind::i8";
+}
 // The kind that takes operands of type t (t's pairing with the other operand is checked apart).
-constexpr Kind kind_of(DType t) { return t == DType::f32 ? Kind::tf32 : dtype_is_fp8(t) ? Kind::f8f6f4 : Kind::f16; }
+constexpr Kind kind_of(DType t) {
+  return t == DType::f32 ? Kind::tf32 : dtype_is_fp8(t) ? Kind::f8f6f4 : dtype_is_int8(t) ? Kind::i8 : Kind::f16;
+}
+// The kinds whose A and B formats are chosen independently (e4m3 x e5m2, u8 x s8).
+constexpr bool kind_mixes(Kind k) { return k == Kind::f8f6f4 || k == Kind::i8; }
+// What a kind accumulates into: s32 for kind::i8, f32 for the others (f16 D is not modelled).
+constexpr DType kind_accumulator(Kind k) { return k == Kind::i8 ? DType::i32 : DType::f32; }
 
 // ---- the 32-bit instruction descriptor -------------------------------------------------------
 struct instr_desc {
@@ -114,9 +127,10 @@ constexpr std::uint32_t reserved_bits = (1u << 6) | (1u << 23) | (1u << 29);
 constexpr int ab_format(Kind k, DType t) {
   if (k == Kind::tf32) return t == DType::f32 ? 2 : -1;
   if (k == Kind::f8f6f4) return t == DType::e4m3 ? 0 : t == DType::e5m2 ? 1 : -1;
+  if (k == Kind::i8) return t == DType::u8 ? 0 : t == DType::i8 ? 1 : -1;
   return t == DType::f16 ? 0 : t == DType::bf16 ? 1 : -1;
 }
-constexpr int d_format(DType t) { return t == DType::f32 ? 1 : t == DType::f16 ? 0 : -1; }
+constexpr int d_format(DType t) { return t == DType::f32 ? 1 : t == DType::f16 ? 0 : t == DType::i32 ? 2 : -1; }
 // What the tensor core reads a format code of `k` as: the DType the interpreter converts from.
 // false: the code is not one of the kind's.
 constexpr bool ab_type(Kind k, int format, DType& out) {
@@ -127,8 +141,15 @@ constexpr bool ab_type(Kind k, int format, DType& out) {
   }
   if (format != 0 && format != 1) return false;  // f8f6f4's 3-5 are the 6- and 4-bit formats
   if (k == Kind::f8f6f4) out = format == 0 ? DType::e4m3 : DType::e5m2;
+  else if (k == Kind::i8) out = format == 0 ? DType::u8 : DType::i8;
   else out = format == 0 ? DType::f16 : DType::bf16;
   return true;
+}
+// Whether an instruction descriptor's formats are an MMA of kind k: A and B codes of the kind
+// (one type for both unless the kind mixes them) and D the kind's accumulator. The interpreter
+// and the host backend read the operand types from it.
+constexpr bool formats_of(Kind k, instr_desc const& id, DType& a, DType& b) {
+  return ab_type(k, id.a_format, a) && ab_type(k, id.b_format, b) && (a == b || kind_mixes(k)) && id.d_format == d_format(kind_accumulator(k));
 }
 
 // ---- the 64-bit SMEM matrix descriptor (sm_100) ----------------------------------------------
@@ -194,7 +215,8 @@ namespace stagecraft::ir::tcgen05 {
 struct plan {
   int cta_group = 1;
   Kind kind = Kind::f16;
-  // A and B have one type, except under kind::f8f6f4, where e4m3 and e5m2 pair freely.
+  // A and B have one type, except under kind::f8f6f4 (e4m3 and e5m2) and kind::i8 (s8 and u8),
+  // whose formats pair freely. d: f32, or i32 for kind::i8.
   DType a_type = DType::bf16, b_type = DType::bf16, d = DType::f32;
   std::int64_t m = 0, n = 0, k = 0;
   int ik = 16;
@@ -207,7 +229,7 @@ struct plan {
   std::int64_t k_steps() const { return k / ik; }
   std::int64_t a_start(std::int64_t ks) const { return a.start(0, ks * ik); }
   std::int64_t b_start(std::int64_t ks) const { return b.start(0, ks * ik); }
-  // "kind::f16 m128n256k16 bf16", "kind::f8f6f4 m128n256k32 e4m3.e5m2"
+  // "kind::f16 m128n256k16 bf16", "kind::f8f6f4 m128n256k32 e4m3.e5m2", "kind::i8 m128n256k32 u8.i8"
   std::string shape_suffix() const;
 };
 

@@ -187,7 +187,7 @@ constexpr bool check_wgmma_layout() {
 }
 
 // tcgen05's SMEM operands are wgmma's canonical layouts (ir::tcgen05::plan_of describes them with
-// the same function), except that kind::f8f6f4 also reads 8-bit operands MN-major. TMEM A has no
+// the same function), except that kind::f8f6f4 and kind::i8 also read 8-bit operands MN-major. TMEM A has no
 // SMEM layout.
 template <diag::fixed_string Op, diag::fixed_string Role, class V, ir::wgmma::Major Major>
 constexpr bool check_tcgen05_layout() {
@@ -195,7 +195,7 @@ constexpr bool check_tcgen05_layout() {
     return true;
   } else {
     using S = typename stored_of<V>::type;
-    constexpr auto l = operand_layout_of<S>(Major, ir::dtype_is_fp8(S::dtype_t::code));
+    constexpr auto l = operand_layout_of<S>(Major, S::dtype_t::bits == 8);  // f8f6f4 and i8 read 8-bit operands MN-major too
     // The tcgen05 generator builds its descriptors from whole views (backends/*/tcgen05.cpp);
     // the verifier says the same for hand-built IR.
     if constexpr (S::is_subview) {
@@ -338,13 +338,14 @@ auto tcgen05_mma(src_loc loc, Acc const& acc, A const& a, B const& b, Rest const
     else STAGECRAFT_ERROR("tcgen05_mma: B must be a SMEM reference",
                           tcgen05_mma_name<Group> << ": B must be a SMEM reference, but got " << detail::kind_name(kind_of<B>));
     return stmt<>{};
-  } else if constexpr (!detail::check_mma_operands<op, Acc, A, B, 64, 256, 16, true, Group>()) {  // fp8: kind::f8f6f4
+  } else if constexpr (!detail::check_mma_operands<op, Acc, A, B, 64, 256, 16, true, Group>()) {  // fp8: kind::f8f6f4, s8/u8: kind::i8
     return stmt<>{};
-  } else if constexpr (kind_of<A> == operand_kind::tmem && ir::dtype_is_fp8(A::dtype_t::code)) {
+  } else if constexpr (kind_of<A> == operand_kind::tmem && A::dtype_t::bits == 8) {
     // ir::tcgen05::plan_of says the same for hand-built IR.
     STAGECRAFT_ERROR("A from TMEM is modelled for kind::f16 (f16, bf16) and kind::tf32 only: keep A in SMEM",
                      tcgen05_mma_name<Group> << ": A from TMEM is modelled for kind::f16 (f16, bf16) and kind::tf32 only, but A is "
-                                             << dtype_name<typename A::dtype_t>() << " (kind::f8f6f4): keep A in SMEM");
+                                             << dtype_name<typename A::dtype_t>() << " (" << (ir::dtype_is_fp8(A::dtype_t::code) ? "kind::f8f6f4" : "kind::i8")
+                                             << "): keep A in SMEM");
     return stmt<>{};
   } else if constexpr (kind_of<A> == operand_kind::tmem && Group == 2) {
     STAGECRAFT_ERROR("A from TMEM is modelled for cta_group::1 only (tcgen05_mma): keep A in SMEM for the pair MMA",

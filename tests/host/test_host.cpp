@@ -741,6 +741,7 @@ TEST_CASE("host: the attention examples equal the interpreter within the MMA bou
       {"attention_hopper", {{"BK", 128}, {"causal", 1}}},
       {"attention_hopper", {{"BK", 176}, {"S", 352}}},
       {"attention_hopper", {{"BK", 128}, {"fp8", 1}, {"causal", 1}, {"S", 208}, {"D", 128}, {"pingpong", 1}}},
+      {"attention_hopper", {{"BK", 128}, {"fp8", 1}, {"S", 256}, {"D", 256}}},
       {"attention_varlen", {{"causal", 1}}},
   };
   for (auto const& [name, set] : cases) {

@@ -44,7 +44,6 @@
 // and the reference agree bit for bit. The epilogue's subtiles are 32 i32 columns (128 bytes).
 #include <string>
 #include <type_traits>
-#include <utility>
 
 #include <stagecraft/registry.hpp>
 #include <stagecraft/stagecraft.hpp>
@@ -196,12 +195,7 @@ STAGECRAFT_REGISTER(kernel_entry{
           const auto N = p.at("N"), K = p.at("K"), bn = p.at("BN"), fp8 = p.at("fp8"), int8 = p.at("int8");
           if (N < bn)
             throw usage_error("gemm_blackwell: N=" + std::to_string(N) + " must be at least BN=" + std::to_string(bn) + " (a TMA box of B may overhang N, not exceed it)");
-          if (fp8 != 0 && int8 != 0)
-            throw usage_error("gemm_blackwell: fp8=" + std::to_string(fp8) + " and int8=" + std::to_string(int8) + " both name the input types: set one");
-          for (auto [name, v] : {std::pair{"fp8", fp8}, std::pair{"int8", int8}})
-            if (v != 0 && (K % 16 != 0 || K < 128))
-              throw usage_error("gemm_blackwell: K=" + std::to_string(K) + " must be a multiple of 16 and at least 128 with " + name + "=" + std::to_string(v) +
-                                " (a stage is 128 8-bit elements of K: one 128-byte swizzled row; TMA rows are 16-byte units)");
+          check_8bit_inputs("gemm_blackwell", K, fp8, int8);
           const auto M = size_param(p, "M");
           if (p.at("clc") == 1) {
             if (fp8 != 0 || int8 != 0 || bn != 256 || p.at("stages") != 4 || p.at("ctas") != 0)

@@ -1,4 +1,5 @@
-// C = A * B^T, bf16 or fp8 in, f32 accumulate (in TMEM), bf16 out: the Blackwell GEMM over a CTA pair.
+// C = A * B^T, bf16 or fp8 in, f32 accumulate (in TMEM), bf16 out (or s8/u8 in, s32 accumulate,
+// i32 out): the Blackwell GEMM over a CTA pair.
 //
 // A cluster of 2 along grid axis 0 is one pair, and the pair owns a 256 x BN tile of C: one
 // tcgen05_mma_2cta (cta_group::2, m256nBNk16) computes all of it. Each CTA holds its half of
@@ -33,7 +34,8 @@
 // The odd CTA's TMEM and SMEM are read and written by an instruction issued in the other CTA: its
 // producer refills a stage and its epilogue reads D only after its own barrier received the commit.
 // fp8 = 1 (e4m3 A and B) or 2 (e4m3 A, e5m2 B): kind::f8f6f4, m256nBNk32, with 128-wide K slices
-// (one 128-byte swizzled row, as 64 bf16 are), as in gemm_blackwell.
+// (one 128-byte swizzled row, as 64 bf16 are), as in gemm_blackwell. int8 = 1 (s8 A and B) or 2
+// (u8 A, s8 B): kind::i8 into tmem<i32>, C in i32, exact, as in gemm_blackwell.
 //
 // mc = 2: a cluster of (2, 2), two pairs side by side along grid axis 1, the tiles of C at the
 // same rows and adjacent columns. Both pairs read the same A rows, so each CTA loads half of its
@@ -46,6 +48,7 @@
 // collective_axes(1_c))) and empty[s] counts two arrivals, one per pair. acc_full and acc_empty
 // stay the pair's own: only its MMAs write this CTA's TMEM.
 #include <string>
+#include <type_traits>
 
 #include <stagecraft/registry.hpp>
 #include <stagecraft/stagecraft.hpp>
@@ -59,12 +62,17 @@ namespace {
 
 constexpr long long BM = 128;  // rows of one CTA; the pair's tile has 2 BM
 
-// TA, TB: bf16 and bf16, or each of e4m3/e5m2. BK: K per stage, one 128-byte row. MC: pairs per
-// cluster along grid axis 1, which share (multicast) A.
+// TA, TB: bf16 and bf16, each of e4m3/e5m2, or i8 B with i8 or u8 A. BK: K per stage, one
+// 128-byte row. MC: pairs per cluster along grid axis 1, which share (multicast) A. TD, TC: the
+// accumulator and C, f32 and bf16, or i32 and i32 for 8-bit integers (cta_group::2 kind::i8).
 template <long long S, long long BN, class TA = bf16, class TB = bf16, long long MC = 1>
 auto gemm_blackwell_2cta(std::int64_t M, std::int64_t N, std::int64_t K, std::int64_t clusters, std::int64_t raster) {
   constexpr long long HN = BN / 2;  // B's rows (C's columns) each CTA holds
   constexpr long long BK = 128 * 8 / TA::bits;
+  constexpr bool integer = ir::dtype_is_int8(TA::code);
+  using TD = std::conditional_t<integer, i32, f32>;
+  using TC = std::conditional_t<integer, i32, bf16>;
+  constexpr long long W = 1024 / TC::bits;  // the epilogue's subtile: one 128-byte row of C
   auto pairs = [] {
     if constexpr (MC == 1) return cluster(2_c);
     else return cluster(2_c, int_c<MC>);
@@ -86,18 +94,18 @@ auto gemm_blackwell_2cta(std::int64_t M, std::int64_t N, std::int64_t K, std::in
       "gemm_blackwell_2cta", ctas, threads(warpgroup, warp, warp), pairs,
       gmem<TA>("a", shape(M, K)),                                              // (m, k)
       gmem<TB>("b", shape(N, K)),                                              // (n, k): C = A * B^T
-      gmem<bf16>("c", shape(M, N)),                                            // (m, n)
+      gmem<TC>("c", shape(M, N)),                                              // (m, n)
       smem<TA>(shape(int_c<S>, int_c<BM>, int_c<BK>), swizzle(128_c)),         // as: (stage, m, k), this CTA's rows
       smem<TB>(shape(int_c<S>, int_c<HN>, int_c<BK>), swizzle(128_c)),         // bs: (stage, n, k), this CTA's half of B
-      // cs: the epilogue's two subtile buffers, BM x 64 of 128-byte swizzled rows (one TMA box
+      // cs: the epilogue's two subtile buffers, BM x W of 128-byte swizzled rows (one TMA box
       // each): thread t writes row t 16 bytes at a time, and the swizzle spreads a warp's 32 rows
       // over every bank (unswizzled, rows 128 bytes apart share them: 8-way).
-      smem<bf16>(shape(2_c, int_c<BM>, 64_c), swizzle(128_c)),                 // (buffer, m, n)
+      smem<TC>(shape(2_c, int_c<BM>, int_c<W>), swizzle(128_c)),               // (buffer, m, n)
       barrier(arrivals(2_c), count(int_c<S>)),                                 // full[stage]: the pair's A and B landed (the even CTA's)
       barrier(arrivals(int_c<MC>), count(int_c<S>), orders_tensor_core),       // empty[stage]: every pair's MMA reading it completed
       barrier(arrivals(1_c), count(2_c), orders_tensor_core),                  // acc_full[b]: this CTA's rows of accumulator b are complete
       cluster_barrier(collective_axes(0_c), arrivals(1_c), count(2_c)),        // acc_empty[b]: both CTAs' epilogues have read accumulator b (one each)
-      tmem<f32>(shape(2_c, 128_c, int_c<BN>)),                                 // d: (b, m, n), this CTA's rows of two accumulators
+      tmem<TD>(shape(2_c, 128_c, int_c<BN>)),                                  // d: (b, m, n), this CTA's rows of two accumulators
       [M, N, K, clusters, raster, load_a, release](auto a, auto b, auto c, auto as, auto bs, auto cs, auto full, auto empty, auto acc_full, auto acc_empty,
                                            auto d) {
         // Partial tiles: edge tiles overhang A, B and C (TMA fills the loads' outside with zeros,
@@ -143,7 +151,7 @@ auto gemm_blackwell_2cta(std::int64_t M, std::int64_t N, std::int64_t K, std::in
 
 STAGECRAFT_REGISTER(kernel_entry{
     .name = "gemm_blackwell_2cta",
-    .summary = "C = A * B^T (bf16 or fp8 in, f32 accumulate in TMEM, bf16 out) on sm_100a over CTA pairs: 256xBN tiles, one tcgen05_mma_2cta "
+    .summary = "C = A * B^T (bf16 or fp8 in, f32 accumulate in TMEM, bf16 out; or int8 in, s32 accumulate, i32 out) on sm_100a over CTA pairs: 256xBN tiles, one tcgen05_mma_2cta "
                "(cta_group::2) issuer per pair, each CTA holding half of A and B, multicast commits, two TMEM accumulators per CTA, persistent over tiles; "
                "mc=2: two pairs per cluster share A by TMA multicast",
     .params = {{.name = "M", .default_value = 256, .help = "rows of A and C (any)", .min = 128},
@@ -153,6 +161,8 @@ STAGECRAFT_REGISTER(kernel_entry{
                {.name = "stages", .default_value = 3, .help = "pipeline stages (16 KiB of A and BN/2 rows of B each)", .allowed = {2, 3}},
                {.name = "fp8", .default_value = 0, .help = "input types: 0 bf16 A and B (kind::f16); 1 e4m3 A and B, 2 e4m3 A and e5m2 B (kind::f8f6f4)",
                 .allowed = {0, 1, 2}, .min = 0},
+               {.name = "int8", .default_value = 0, .help = "8-bit integer inputs instead (cta_group::2 kind::i8, s32 accumulator, C in i32): 1 s8 A and "
+                "B, 2 u8 A and s8 B; K as for fp8; stages=3, BN 128 or 256, mc=1", .allowed = {0, 1, 2}, .min = 0},
                {.name = "mc", .default_value = 1, .help = "pairs per cluster along N: 1, or 2 sharing A by TMA multicast (N a multiple of 2 BN)",
                 .allowed = {1, 2}},
                {.name = "ctas", .default_value = 0, .help = "CTAs in the grid, clusters of 2 x mc each looping over 256 x mc BN tiles (e.g. 148, the SMs "
@@ -161,18 +171,27 @@ STAGECRAFT_REGISTER(kernel_entry{
                 "(L2-friendly; 1: row-major)", .min = 1, .max = 64}},
     .build =
         [](param_values const& p) {
-          const auto N = p.at("N"), K = p.at("K"), bn = p.at("BN"), fp8 = p.at("fp8"), mc = p.at("mc");
+          const auto N = p.at("N"), K = p.at("K"), bn = p.at("BN"), fp8 = p.at("fp8"), int8 = p.at("int8"), mc = p.at("mc");
           if (N < bn)
             throw usage_error("gemm_blackwell_2cta: N=" + std::to_string(N) + " must be at least BN=" + std::to_string(bn) +
                               " (a TMA box of C may overhang N, not exceed it)");
-          if (fp8 != 0 && (K % 16 != 0 || K < 128))
-            throw usage_error("gemm_blackwell_2cta: K=" + std::to_string(K) + " must be a multiple of 16 and at least 128 with fp8=" + std::to_string(fp8) +
-                              " (a stage is 128 fp8 elements of K: one 128-byte swizzled row; TMA rows are 16-byte units)");
+          check_8bit_inputs("gemm_blackwell_2cta", K, fp8, int8);
           const std::int64_t tiles = ceil_div(p.at("M"), 2 * BM) * ceil_div(N, mc * bn), ctas = p.at("ctas");
           if (ctas != 0 && ctas < 2 * mc)
             throw usage_error("gemm_blackwell_2cta: ctas=" + std::to_string(ctas) + " is less than one cluster of " + std::to_string(2 * mc) + " CTAs (mc=" +
                               std::to_string(mc) + ")");
           const std::int64_t clusters = ctas == 0 ? tiles : std::min(ctas / (2 * mc), tiles);  // a remainder of CTAs short of a cluster idles
+          if (int8 != 0) {
+            // 3 stages, BN 128 or 256 and one pair per cluster: 4 instantiations (compile time).
+            if (p.at("stages") != 3 || bn == 64 || mc != 1)
+              throw usage_error("gemm_blackwell_2cta: int8=" + std::to_string(int8) + " is offered with stages=3, BN=128 or 256 and mc=1, got stages=" +
+                                std::to_string(p.at("stages")) + " BN=" + std::to_string(bn) + " mc=" + std::to_string(mc));
+            return dispatch<128, 256>(bn, [&](auto B) {
+              constexpr long long b = decltype(B)::value;
+              if (int8 == 1) return lower(gemm_blackwell_2cta<3, b, i8, i8>(p.at("M"), N, K, clusters, p.at("raster")));
+              return lower(gemm_blackwell_2cta<3, b, u8, i8>(p.at("M"), N, K, clusters, p.at("raster")));
+            });
+          }
           return dispatch<2, 3>(p.at("stages"), [&](auto S) {
             return dispatch<64, 128, 256>(bn, [&](auto B) {
               return dispatch<1, 2>(mc, [&](auto C) {

@@ -7,9 +7,24 @@
 // the buffers alternate across tiles too), and hands the accumulator back to the MMA issuer
 // (acc_empty). The caller ends with wait_smem_to_gmem(0_c) and the TMEM dealloc.
 #pragma once
+#include <string>
+#include <utility>
+
+#include <stagecraft/registry.hpp>
 #include <stagecraft/stagecraft.hpp>
 
 namespace stagecraft::examples {
+
+// The input-type parameters of the Blackwell GEMMs: fp8 (e4m3/e5m2) or int8 (s8/u8), at most one,
+// and with either K a whole number of 16-byte TMA rows and at least one 128-element stage.
+inline void check_8bit_inputs(std::string const& kernel, std::int64_t K, std::int64_t fp8, std::int64_t int8) {
+  if (fp8 != 0 && int8 != 0)
+    throw usage_error(kernel + ": fp8=" + std::to_string(fp8) + " and int8=" + std::to_string(int8) + " both name the input types: set one");
+  for (auto [name, v] : {std::pair{"fp8", fp8}, std::pair{"int8", int8}})
+    if (v != 0 && (K % 16 != 0 || K < 128))
+      throw usage_error(kernel + ": K=" + std::to_string(K) + " must be a multiple of 16 and at least 128 with " + name + "=" + std::to_string(v) +
+                        " (a stage is 128 8-bit elements of K: one 128-byte swizzled row; TMA rows are 16-byte units)");
+}
 
 // Round i of the epilogue: tile (mi, ni)'s accumulator, stage i % 2, stored and handed back.
 // A subtile is one 128-byte row of C per row of the tile: 64 bf16 columns (rounded from the f32

@@ -695,6 +695,7 @@ TEST_CASE("host: the tensor-core GEMMs equal the interpreter bit for bit under 5
       {"gemm_blackwell_ts", {}},
       {"gemm_blackwell_2cta", {}},
       {"gemm_blackwell_2cta", {{"mc", 2}, {"BN", 128}}},
+      {"gemm_blackwell_2cta", {{"int8", 1}}},  // cta_group::2 kind::i8
       // persistent pair: one cluster, four 256 x 128 tiles through each CTA's two TMEM stages
       {"gemm_blackwell_2cta", {{"M", 512}, {"N", 256}, {"BN", 128}, {"ctas", 2}}},
   };

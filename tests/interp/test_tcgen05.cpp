@@ -562,13 +562,15 @@ TEST_CASE("A from TMEM with bf16 (kind::f16) and f32 (kind::tf32) in one warpgro
 
 // ---- kind::i8 (s8 / u8 into s32) ------------------------------------------------------------------
 
-TEST_CASE("gemm_blackwell on s8 x s8 and u8 x s8 (kind::i8 into an s32 TMEM accumulator) is exact under eager, lazy and 20 PCT schedules",
+TEST_CASE("gemm_blackwell and gemm_blackwell_2cta on s8 x s8 and u8 x s8 (kind::i8 into an s32 TMEM accumulator) are exact under eager, lazy and "
+          "20 PCT schedules",
           "[interp][tcgen05][int8]") {
   for (std::int64_t int8 : {1, 2})
-    for (auto z : {gemm_size{256, 256, 256, 256, 4}, gemm_size{197, 264, 272, 128, 4}}) {
-      INFO("int8=" << int8 << " M=" << z.M << " N=" << z.N << " K=" << z.K << " BN=" << z.BN);
-      const auto x = testing::run_registered(
-          "gemm_blackwell", {{"M", z.M}, {"N", z.N}, {"K", z.K}, {"BN", z.BN}, {"stages", z.stages}, {"int8", int8}}, 31, 20);
+    for (auto [name, z] : {std::pair{"gemm_blackwell", gemm_size{256, 256, 256, 256, 4}}, std::pair{"gemm_blackwell", gemm_size{197, 264, 272, 128, 4}},
+                           std::pair{"gemm_blackwell_2cta", gemm_size{384, 264, 272, 128, 3}}}) {
+      const bool pair = std::string(name) == "gemm_blackwell_2cta";
+      INFO(name << " int8=" << int8 << " M=" << z.M << " N=" << z.N << " K=" << z.K << " BN=" << z.BN);
+      const auto x = testing::run_registered(name, {{"M", z.M}, {"N", z.N}, {"K", z.K}, {"BN", z.BN}, {"stages", z.stages}, {"int8", int8}}, 31, 20);
       REQUIRE(x.in[0].dtype == (int8 == 2 ? ir::DType::u8 : ir::DType::i8));
       REQUIRE(x.in[2].dtype == ir::DType::i32);
       CHECK_FALSE(x.tol.has_value());  // s32 outputs: exact
@@ -577,7 +579,7 @@ TEST_CASE("gemm_blackwell on s8 x s8 and u8 x s8 (kind::i8 into an s32 TMEM accu
       for (auto const& s : x.kernel.stmts)
         if (s.op == ir::StmtOp::tcgen05_mma)
           CHECK(ir::tcgen05::plan_of(x.kernel, s).shape_suffix() ==
-                fmt::format("kind::i8 m128n{}k32 {}.i8", z.BN, int8 == 2 ? "u8" : "i8"));
+                fmt::format("{}kind::i8 m{}n{}k32 {}.i8", pair ? "cta_group::2 " : "", pair ? 256 : 128, z.BN, int8 == 2 ? "u8" : "i8"));
     }
 }
 
@@ -615,4 +617,8 @@ TEST_CASE("gemm_blackwell: int8 with fp8, with K under one stage, or at a ring d
   CHECK_THROWS_WITH(e.build(registry::resolve(e, {{"clc", 1}, {"int8", 1}})), Contains("clc=1 is offered for bf16 (fp8=0, int8=0)"));
   CHECK_THROWS_WITH(e.build(registry::resolve(e, {{"stages", 3}, {"int8", 1}})), Contains("int8=1 is offered with stages=4 and BN=128 or 256, got stages=3 BN=256"));
   CHECK_THROWS_WITH(e.build(registry::resolve(e, {{"BN", 64}, {"int8", 2}})), Contains("int8=2 is offered with stages=4 and BN=128 or 256, got stages=4 BN=64"));
+  auto const& pair = registry::global().find("gemm_blackwell_2cta");
+  CHECK_THROWS_WITH(pair.build(registry::resolve(pair, {{"mc", 2}, {"int8", 1}})),
+                    Contains("gemm_blackwell_2cta: int8=1 is offered with stages=3, BN=128 or 256 and mc=1, got stages=3 BN=256 mc=2"));
+  CHECK_THROWS_WITH(pair.build(registry::resolve(pair, {{"K", 200}, {"int8", 1}})), Contains("gemm_blackwell_2cta: K=200 must be a multiple of 16"));
 }

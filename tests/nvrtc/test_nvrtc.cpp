@@ -611,31 +611,34 @@ TEST_CASE("tcgen05 kind::f8f6f4: gemm_blackwell and gemm_blackwell_2cta with e4m
   CHECK_THAT(c.code.source, Contains("0x08110410u"));
 }
 
-TEST_CASE("tcgen05 kind::i8: gemm_blackwell with s8 x s8 and u8 x s8 into an s32 TMEM accumulator compiles for sm_100a with no spills",
+TEST_CASE("tcgen05 kind::i8: gemm_blackwell and gemm_blackwell_2cta with s8 x s8 and u8 x s8 into an s32 TMEM accumulator compile for sm_100a with "
+          "no spills",
           "[nvrtc][tcgen05][int8]") {
   const nvrtc::options o{.memory_cache = false, .disk_cache = false};
-  auto const& e = registry::global().find("gemm_blackwell");
-  for (long long int8 : {1, 2})
-    for (long long bn : {128, 256}) {
-      INFO("int8=" << int8 << " BN=" << bn);
-      const auto k = e.build(registry::resolve(e, {{"BN", bn}, {"N", 256}, {"int8", int8}}));
-      const auto c = nvrtc::compile(k, ir::Target::sm_100a, o);
-      std::printf("gemm_blackwell int8=%lld BN=%3lld sm_100a: %d registers per thread, %d spill bytes\n", int8, bn, c.registers, c.spill_bytes);
-      CHECK(c.spill_bytes == 0);
-      const auto mmas = occurrences(c.ptx, "tcgen05.mma.cta_group::1.kind::i8");
-      CHECK(mmas >= 4);
-      CHECK(mmas % 4 == 0);
-      CHECK_THAT(c.ptx, !Contains("kind::f16") && !Contains("kind::f8f6f4"));
-      CHECK(occurrences(c.code.source, "sc::tc_mma_i8(") == 4);
-      // D S32 (2 << 4), A S8 (1 << 7) or U8 (0), B S8 (1 << 10), K-major, N >> 3 at 17, M >> 4 at 24.
-      const std::uint32_t idesc = 0x20u | (int8 == 1 ? 1u << 7 : 0u) | 1u << 10 | static_cast<std::uint32_t>(bn >> 3) << 17 | 8u << 24;
-      char hex[16];
-      std::snprintf(hex, sizeof hex, "0x%08xu", idesc);
-      CHECK_THAT(c.code.source, Contains(hex));
-      // The epilogue reads the s32 columns as integers (no conversion through float) and stores
-      // them as they are: 32-column subtiles of 128-byte rows.
-      CHECK_THAT(c.code.source, Contains("__float_as_int(tr[j])") && Contains("sc::tmem_ld_32x32b_x32("));
-    }
+  for (const char* name : {"gemm_blackwell", "gemm_blackwell_2cta"})
+    for (long long int8 : {1, 2})
+      for (long long bn : {128, 256}) {
+        INFO(name << " int8=" << int8 << " BN=" << bn);
+        auto const& e = registry::global().find(name);
+        const bool pair = std::string(name) == "gemm_blackwell_2cta";
+        const auto k = e.build(registry::resolve(e, {{"BN", bn}, {"N", 256}, {"int8", int8}}));
+        const auto c = nvrtc::compile(k, ir::Target::sm_100a, o);
+        std::printf("%-20s int8=%lld BN=%3lld sm_100a: %d registers per thread, %d spill bytes\n", name, int8, bn, c.registers, c.spill_bytes);
+        CHECK(c.spill_bytes == 0);
+        const auto mmas = occurrences(c.ptx, pair ? "tcgen05.mma.cta_group::2.kind::i8" : "tcgen05.mma.cta_group::1.kind::i8");
+        CHECK(mmas >= 4);
+        CHECK(mmas % 4 == 0);
+        CHECK_THAT(c.ptx, !Contains("kind::f16") && !Contains("kind::f8f6f4"));
+        CHECK(occurrences(c.code.source, "sc::tc_mma_i8(") == 4);
+        // D S32 (2 << 4), A S8 (1 << 7) or U8 (0), B S8 (1 << 10), K-major, N >> 3 at 17, M >> 4 at 24.
+        const std::uint32_t idesc = 0x20u | (int8 == 1 ? 1u << 7 : 0u) | 1u << 10 | static_cast<std::uint32_t>(bn >> 3) << 17 | (pair ? 16u : 8u) << 24;
+        char hex[16];
+        std::snprintf(hex, sizeof hex, "0x%08xu", idesc);
+        CHECK_THAT(c.code.source, Contains(hex));
+        // The epilogue reads the s32 columns as integers (no conversion through float) and stores
+        // them as they are: 32-column subtiles of 128-byte rows.
+        CHECK_THAT(c.code.source, Contains("__float_as_int(tr[j])") && Contains("sc::tmem_ld_32x32b_x32("));
+      }
 }
 
 TEST_CASE("tcgen05 A from TMEM: gemm_blackwell_ts at every tile width and ring depth compiles for sm_100a with tcgen05.st and the [a_tmem] MMA, no spills",

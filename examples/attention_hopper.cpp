@@ -368,8 +368,8 @@ STAGECRAFT_REGISTER(kernel_entry{
                 .min = 0},
                {.name = "fp8",
                 .default_value = 0,
-                .help = "1: e4m3 Q, K and V given as V^T (B, D, S) (fp8 wgmma reads B K-major), P rounded to e4m3 for P V, O bf16; BK=128, "
-                        "overlap=0, S a multiple of 16 (D=256: causal=0 and S a compiled-in multiple of 128)",
+                .help = "1: e4m3 Q, K and V given as V^T (B, D, S) (fp8 wgmma reads B K-major), P rounded to e4m3 for P V, O bf16; BK=128 (or 64 "
+                        "at D=256), overlap=0, S a multiple of 16 (D=256 with BK=128: causal=0 and S a compiled-in multiple of 128)",
                 .allowed = {0, 1},
                 .min = 0}},
     .build =
@@ -383,26 +383,32 @@ STAGECRAFT_REGISTER(kernel_entry{
                               "registers (ptxas spills 20 to 144 bytes); use overlap=0 with BK=128, or BK=64");
           if (p.at("fp8") == 1) {
             // (not instantiated: compile time.)
-            if (p.at("BK") != 128 || p.at("overlap") == 1)
-              throw usage_error("attention_hopper: fp8=1 is offered with BK=128 and overlap=0 (FA3's fp8 block), but got BK=" + std::to_string(p.at("BK")) +
-                                ", overlap=" + std::to_string(p.at("overlap")));
+            // BK=64 at D=256 only, where BK=128 spills (below): at D=64 and 128 BK=128 runs every
+            // case BK=64 would, faster, and 12 more instantiations would cost 13 s of compile.
+            if (p.at("overlap") == 1 || (p.at("D") == 256 ? p.at("BK") == 176 : p.at("BK") != 128))
+              throw usage_error("attention_hopper: fp8=1 is offered with overlap=0 and BK=128 (D=64, 128 or 256) or BK=64 (D=256), but got BK=" +
+                                std::to_string(p.at("BK")) + ", D=" + std::to_string(p.at("D")) + ", overlap=" + std::to_string(p.at("overlap")));
             if (p.at("S") % 16 != 0)
               throw usage_error("attention_hopper: fp8=1 needs S a multiple of 16, but S=" + std::to_string(p.at("S")) +
                                 ": a row of V^T is S bytes, and TMA steps between rows in 16-byte units");
-            // D=256 (230,400 B of SMEM, 0 spills) only where no block is masked: a masked block's
-            // arm (a partial last block, which --dynamic S always generates, or causal's diagonal)
-            // spills 1,024 to 1,040 bytes in ptxas, and the kernel says so rather than run slowly.
-            if (p.at("D") == 256 && (p.at("causal") == 1 || p.at("S") % 128 != 0 || is_dynamic(p, "S")))
-              throw usage_error("attention_hopper: fp8=1 with D=256 is offered for causal=0 and a compiled-in S that is a multiple of BK=128, but got causal=" +
-                                std::to_string(p.at("causal")) + ", S=" + std::to_string(p.at("S")) + (is_dynamic(p, "S") ? " (--dynamic S)" : "") +
-                                ": the masked blocks' code spills 1024 bytes in ptxas at D=256");
+            // D=256 with BK=128 (230,400 B of SMEM, 0 spills) only where no block is masked: a
+            // masked block's arm (a partial last block, which --dynamic S always generates, or
+            // causal's diagonal) spills 1,024 to 1,040 bytes in ptxas. BK=64 (164,864 B) has
+            // none to spill: S is half the registers.
+            if (p.at("D") == 256 && p.at("BK") == 128 && (p.at("causal") == 1 || p.at("S") % 128 != 0 || is_dynamic(p, "S")))
+              throw usage_error("attention_hopper: fp8=1 with D=256 and BK=128 is offered for causal=0 and a compiled-in S that is a multiple of 128, but "
+                                "got causal=" + std::to_string(p.at("causal")) + ", S=" + std::to_string(p.at("S")) + (is_dynamic(p, "S") ? " (--dynamic S)" : "") +
+                                ": the masked blocks' code spills 1024 bytes in ptxas at D=256; use BK=64");
             return dispatch<64, 128, 256>(p.at("D"), [&](auto D) {
-              return dispatch<0, 1>(p.at("causal"), [&](auto C) {
-                return dispatch<0, 1>(p.at("pingpong"), [&](auto P) -> ir::Kernel {
-                  constexpr long long d = decltype(D)::value;
-                  constexpr bool causal = decltype(C)::value == 1;
-                  if constexpr (d == 256 && causal) throw usage_error("attention_hopper: fp8=1 with D=256 and causal=1");  // refused above
-                  else return lower(attention_hopper<e4m3, d, 128, causal, decltype(P)::value == 1, false>(p.at("B"), size_param(p, "S")));
+              return dispatch<64, 128>(p.at("BK"), [&](auto K) {
+                return dispatch<0, 1>(p.at("causal"), [&](auto C) {
+                  return dispatch<0, 1>(p.at("pingpong"), [&](auto P) -> ir::Kernel {
+                    constexpr long long d = decltype(D)::value, bk = decltype(K)::value;
+                    constexpr bool causal = decltype(C)::value == 1;
+                    if constexpr ((d == 256 && bk == 128 && causal) || (d != 256 && bk == 64))
+                      throw usage_error("attention_hopper: fp8=1 with D=" + std::to_string(d) + ", BK=" + std::to_string(bk));  // refused above
+                    else return lower(attention_hopper<e4m3, d, bk, causal, decltype(P)::value == 1, false>(p.at("B"), size_param(p, "S")));
+                  });
                 });
               });
             });

@@ -120,7 +120,8 @@ TEST_CASE("attention_hopper fp8=1 (e4m3 Q, K and V^T, P rounded to e4m3 as A fro
                 {.S = 400, .D = 128, .pingpong = 1, .BK = 128, .fp8 = 1},  // a partial last block of 16 keys
                 {.S = 208, .causal = 1, .BK = 128, .fp8 = 1},              // the last tile's consumer 1 lies wholly past S
                 {.S = 384, .D = 128, .causal = 1, .pingpong = 1, .BK = 128, .fp8 = 1},
-                {.S = 256, .D = 256, .pingpong = 1, .BK = 128, .fp8 = 1}},  // D = 256: causal=0, S a multiple of 128
+                {.S = 256, .D = 256, .pingpong = 1, .BK = 128, .fp8 = 1},  // D = 256 with BK=128: causal=0, S a multiple of 128
+                {.S = 208, .D = 256, .causal = 1, .BK = 64, .fp8 = 1}},    // BK=64: D = 256 causal, a partial last block
                50);
   // A check that cannot fail would pass a kernel that rounds P to bf16, or reads V^T as V: the
   // run is a hundred times nearer its own reference than either of those.

@@ -883,21 +883,22 @@ TEST_CASE("attention_hopper fp8=1: sm_90a with no spills or serialized wgmma, e4
   o.codegen.math = ir::math_mode::fast;
   auto const& e = registry::global().find("attention_hopper");
   struct config {
-    std::int64_t D, causal, S;
+    std::int64_t D, causal, S, BK = 128;
   };
   std::vector<config> configs;
   for (std::int64_t D : {64, 128})
     for (std::int64_t causal : {0, 1})
       for (std::int64_t S : {1024, 1008}) configs.push_back({D, causal, S});  // 8 blocks of 128 keys; 7 and 112 keys
-  configs.push_back({256, 0, 1024});  // D = 256: no masked block, 230,400 B of SMEM
-  for (auto [D, causal, S] : configs) {
+  configs.push_back({256, 0, 1024});      // D = 256: no masked block, 230,400 B of SMEM
+  configs.push_back({256, 1, 1008, 64});  // BK = 64: D = 256 causal with a partial last block, 164,864 B
+  for (auto [D, causal, S, BK] : configs) {
     const std::int64_t pp = S == 1008 || D == 256;
-    const auto k = e.build(registry::resolve(e, {{"D", D}, {"S", S}, {"causal", causal}, {"pingpong", pp}, {"BK", 128}, {"fp8", 1}}));
+    const auto k = e.build(registry::resolve(e, {{"D", D}, {"S", S}, {"causal", causal}, {"pingpong", pp}, {"BK", BK}, {"fp8", 1}}));
     const auto c = nvrtc::compile(k, ir::Target::sm_90a, o);
-    INFO("attention_hopper fp8=1 D=" << D << " S=" << S << " causal=" << causal << " pingpong=" << pp << "\n" << c.log);
+    INFO("attention_hopper fp8=1 D=" << D << " S=" << S << " causal=" << causal << " pingpong=" << pp << " BK=" << BK << "\n" << c.log);
     CHECK(c.spill_bytes == 0);
     CHECK_THAT(c.log, !Contains("serialized") && !Contains("C7519"));
-    CHECK_THAT(c.ptx, !Contains(".local") && Contains("wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3") &&
+    CHECK_THAT(c.ptx, !Contains(".local") && Contains(BK == 128 ? "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3" : "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3") &&
                           Contains("wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3") && Contains("cvt.rn.satfinite.e4m3x2.f32") &&
                           Contains("shfl.sync.idx.b32"));
   }

@@ -83,7 +83,7 @@ constexpr const char* layout_error_text(LayoutError e) {
     case LayoutError::k_split: return "one MMA instruction's K (32 bytes) would straddle two tiles";
     case LayoutError::mn_major_type:
       return "MN-major MMA operands (A read as transpose(a), or B as a (K, N) buffer rather than transpose() of an (N, K) one) "
-             "must have a 16-bit type (tcgen05's kind::f8f6f4 also reads e4m3/e5m2 MN-major; wgmma does not)";
+             "must have a 16-bit type (tcgen05's kind::f8f6f4 and kind::i8 also read e4m3/e5m2 and i8/u8 MN-major; wgmma does not)";
   }
   return "?";
 }
@@ -118,7 +118,7 @@ struct operand_layout {
 
 // The layout of a (rows, cols) SMEM view of an allocation with the given tiling (0 rank: none)
 // and swizzle, read `major`. Untiled arrays are one tile the size of the view. mn_8bit: the
-// instruction also reads 8-bit operands MN-major (tcgen05's kind::f8f6f4; wgmma does not), in
+// instruction also reads 8-bit operands MN-major (tcgen05's kind::f8f6f4 and kind::i8; wgmma does not), in
 // the same canonical layouts, whose units are bytes.
 constexpr operand_layout describe(int bits, std::int64_t rows, std::int64_t cols, int tiling_rank, std::int64_t tile_r,
                                   std::int64_t tile_c, int swizzle, Major major, bool mn_8bit = false) {

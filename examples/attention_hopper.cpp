@@ -35,7 +35,7 @@
 // steps, and per block the row bookkeeping, barrier waits and releases of 176 keys. Two stages of
 // K and V are 176 KB at D = 128, beside Q's 32 KB. Not causal: 176 keys do not tile the 128-row
 // query tiles, so a diagonal block would straddle two of them (FA3 too takes 128 when causal).
-// Not overlap = 1 yet: S and overlap's f32 copy of P would be 176 registers (ptxas spills).
+// overlap = 1 too: P's packed bf16 copy is 44 registers beside S's 88.
 //
 // D = 128 is two 64-column chunks (one swizzle row each): S sums two wgmmas, O is two (64, 64)
 // accumulators fed by the same P; D = 256 four (O0..O3: 128 registers per consumer thread, and
@@ -67,7 +67,9 @@
 // flight. For block j > 0 it issues S(j), rescales O by block j - 1's alpha, issues P V(j - 1)
 // (one turn with ping-pong), and wgmma_wait(1) completes only S(j): the softmax of block j runs
 // while P V(j - 1) is on the tensor core. P(j - 1) lives in its own accumulator P, copied out
-// of S's registers once P V(j - 2) completed, since S(j) overwrites them. The first block's S and
+// of S's registers once P V(j - 2) completed, since S(j) overwrites them: bf16 pairs packed two
+// to a register, which P V takes as its A registers unchanged (with an f32 copy, S, P and O did
+// not fit a consumer's 240 registers at BK = 128 with D = 128, BK = 176, or D = 256 causal). The first block's S and
 // the last block's P V are peeled off the loop; the masked block is the step after the loop.
 #include <algorithm>
 #include <string>
@@ -233,17 +235,24 @@ auto attention_hopper(std::int64_t B, size_expr S) {
       // completed, and O is rescaled by alpha(j - 1) between the two issues, when no wgmma writes
       // it. K is released as soon as its S is complete, V once its P V is. The softmax and P V
       // are overlap = 0's, in the same order per element: the outputs are bit for bit equal.
+      // P into P_acc: bf16 pairs packed in 32 registers (of a 64-key block) where f32 would take 64,
+      // rounded as the P V's A is (cast<bf16>), so the outputs stay bit for bit overlap = 0's; the
+      // P V then takes P_acc's registers as they are. fp8 keeps an f32 P (one rounding, to e4m3).
+      auto keep_p = [&] {
+        if constexpr (fp8 || !Overlap) return store(P_acc, load(Sacc));  // (overlap = 0 never runs it: P stays f32 there, its code unchanged)
+        else return store(P_acc, cast<bf16>(load(Sacc)));
+      };
       // The first block: S alone in its turn.
       auto first = [&](auto const& mask) {
         auto s = stage<STAGES>(0_c);
         return seq(barrier_wait(k_full[s]), store(Sacc, 0.0f), in_turn(issue_s(s)), wgmma_wait(0_c), barrier_arrive(k_free[s]), mask(), softmax(),
-                   store(P_acc, load(Sacc)));
+                   keep_p());
       };
       // Block j > 0: S(j) and P V(j - 1) in one turn.
       auto step = [&](auto j, auto const& mask) {
         auto s = stage<STAGES>(j), sp = stage<STAGES>(j - 1_c);
         return seq(barrier_wait(k_full[s]), barrier_wait(v_full[sp]), store(Sacc, 0.0f), in_turn(seq(issue_s(s), issue_pv(sp, load(P_acc)))), wgmma_wait(1_c),
-                   barrier_arrive(k_free[s]), mask(), softmax(), wgmma_wait(0_c), barrier_arrive(v_free[sp]), store(P_acc, load(Sacc)));
+                   barrier_arrive(k_free[s]), mask(), softmax(), wgmma_wait(0_c), barrier_arrive(v_free[sp]), keep_p());
       };
       // After the last block j: P V(j) alone in its turn.
       auto last_pv = [&](auto j) {
@@ -325,7 +334,7 @@ auto attention_hopper(std::int64_t B, size_expr S) {
                       accumulator<f32>("O2", tile), accumulator<f32>("O3", tile),  // columns 128..255 when D = 256
                       accumulator<f32>("m", shape(64_c)), accumulator<f32>("m_new", shape(64_c)), accumulator<f32>("l", shape(64_c)),
                       accumulator<f32>("alpha", shape(64_c)),  // the rescale of O, from the softmax to the P V (overlap = 1: the next one)
-                      accumulator<f32>("P", s_tile),           // overlap = 1: P of the block whose P V is next (S's registers hold the newer)
+                      accumulator<std::conditional_t<fp8 || !Overlap, f32, bf16>>("P", s_tile),  // overlap = 1: P of the block whose P V is next (S's registers hold the newer)
                       out_and_body...);
   };
   if constexpr (fp8)
@@ -377,10 +386,6 @@ STAGECRAFT_REGISTER(kernel_entry{
           if (p.at("S") < p.at("BK"))
             throw usage_error("attention_hopper: S=" + std::to_string(p.at("S")) + " must be at least BK=" + std::to_string(p.at("BK")) +
                               " (a TMA box of K may overhang S, not exceed it)");
-          // (unfinished: these spill in ptxas; each says so rather than compile to local memory)
-          if (p.at("BK") == 128 && p.at("D") == 128 && p.at("overlap") == 1)
-            throw usage_error("attention_hopper: BK=128 with D=128 and overlap=1 is not offered yet: S, P and O need more than a consumer's 240 "
-                              "registers (ptxas spills 20 to 144 bytes); use overlap=0 with BK=128, or BK=64");
           if (p.at("fp8") == 1) {
             // (not instantiated: compile time.)
             // BK=64 at D=256 only, where BK=128 spills (below): at D=64 and 128 BK=128 runs every
@@ -413,9 +418,6 @@ STAGECRAFT_REGISTER(kernel_entry{
               });
             });
           }
-          if (p.at("D") == 256 && p.at("causal") == 1 && p.at("overlap") == 1)
-            throw usage_error("attention_hopper: D=256 with causal=1 and overlap=1 is not offered yet: its consumers need more than the 240 registers "
-                              "a thread can have (ptxas spills 40 bytes); use overlap=0 at D=256, or D=128");
           return dispatch<64, 128, 256>(p.at("D"), [&](auto D) {
            return dispatch<64, 128, 176>(p.at("BK"), [&](auto K) {
             return dispatch<0, 1>(p.at("causal"), [&](auto C) {
@@ -429,10 +431,6 @@ STAGECRAFT_REGISTER(kernel_entry{
                   } else if constexpr (bk == 176 && causal) {
                     throw usage_error("attention_hopper: BK=176 with causal=1 is not offered: 176-key blocks do not tile the 128-row query tiles, so the "
                                       "diagonal block would straddle two of them; use BK=128 when causal (as FA3 does)");
-                  } else if constexpr (bk == 176 && overlap) {
-                    // (unfinished: ptxas spills it, 1488 bytes at D = 64: S and a second f32 copy of P are 176 registers)
-                    throw usage_error("attention_hopper: BK=176 with overlap=1 is not offered yet: S and P (88 registers each) and O need more than "
-                                      "a consumer's 240 registers; use overlap=0 with BK=176, or BK=64 with overlap=1");
                   } else {
                     return lower(attention_hopper<bf16, d, bk, causal, pingpong, overlap>(p.at("B"), size_param(p, "S")));
                   }

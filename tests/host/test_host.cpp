@@ -302,13 +302,22 @@ TEST_CASE("host: fp8 casts and stores in generated code equal the interpreter's,
   check_schedules(k, inputs, expected, "the interpreter and ir/fp8.hpp");
 }
 
-// An f16 accumulator in generated code is N/4 32-bit registers per m64 block, element pairs
-// packed (sc::pack_f16) and unpacked (sc::acc_f16): written from SMEM, scaled in place, read
-// back, it must hold exactly what the interpreter's f16 accumulator holds.
-TEST_CASE("host: an f16 accumulator's packed registers hold what the interpreter's f16 accumulator holds", "[host][fp8]") {
+// A 16-bit accumulator in generated code is N/4 32-bit registers per m64 block, element pairs
+// packed (sc::pack_f16, or bf16's pair conversion) and unpacked (sc::acc_f16, sc::acc_bf16):
+// written from SMEM, scaled in place, read back, it must hold exactly what the interpreter's
+// accumulator of that dtype holds. (A bf16 one is never a wgmma D: attention's P register tile.)
+namespace {
+template <class T>
+float round_to(float x) {
+  if constexpr (std::is_same_v<T, f16>) return f16_to_f32(f32_to_f16(x));
+  else return bf16_to_f32(f32_to_bf16(x));
+}
+}  // namespace
+
+TEMPLATE_TEST_CASE("host: a 16-bit accumulator's packed registers hold what the interpreter's accumulator holds", "[host][fp8]", f16, bf16) {
   const auto k = lower(kernel<sm_90a>(
-      "f16_acc_roundtrip", grid(1), threads(1_c), gmem<f16>("x", shape(128_c, 64_c)), gmem<f32>("y", shape(128_c, 64_c)),
-      smem<f16>(shape(128_c, 64_c)), smem<f32>(shape(128_c, 64_c)), barrier(arrivals(1_c)), accumulator<f16>(shape(128_c, 64_c)),
+      "acc16_roundtrip", grid(1), threads(1_c), gmem<TestType>("x", shape(128_c, 64_c)), gmem<f32>("y", shape(128_c, 64_c)),
+      smem<TestType>(shape(128_c, 64_c)), smem<f32>(shape(128_c, 64_c)), barrier(arrivals(1_c)), accumulator<TestType>(shape(128_c, 64_c)),
       [](auto x, auto y, auto xs, auto ys, auto bar, auto acc) {
         return seq(copy_gmem_to_smem(x.block(0_c, 0_c), xs, bar), barrier_wait(bar), store(acc, load(xs)), store(acc, load(acc) * 3.0f),
                    store(acc, load(acc) + 1.0f),  // an odd number of writes: a swapped pair cannot swap back
@@ -316,15 +325,40 @@ TEST_CASE("host: an f16 accumulator's packed registers hold what the interpreter
                    wait_smem_to_gmem(0_c));
       }));
   const auto g = nvrtc::generate(k);
-  REQUIRE_THAT(g.source, Contains("unsigned acc3[32];") && Contains("sc::pack_f16(") && Contains("sc::acc_f16(acc3, "));
+  const std::string name = ir::dtype_name(TestType::code);
+  REQUIRE_THAT(g.source, Contains("unsigned acc3[32];") && Contains(fmt::format("sc::acc_{}(acc3, ", name)) &&
+                             Contains(std::is_same_v<TestType, f16> ? "sc::pack_f16(" : "sc::f32x2_to_bf16x2("));
   const auto inputs = random_inputs(k, input_seed);
   auto expected = inputs;
   for (std::int64_t i = 0; i < inputs[0].elements(); ++i)
-    expected[1].as<float>()[i] = f16_to_f32(f32_to_f16(f16_to_f32(f32_to_f16(static_cast<float>(inputs[0].get(i)) * 3.0f)) + 1.0f));
+    expected[1].template as<float>()[i] = round_to<TestType>(round_to<TestType>(static_cast<float>(inputs[0].get(i)) * 3.0f) + 1.0f);
   const auto ir_run = interp::run(k, inputs, {.schedule = interp::policy::eager});
   REQUIRE(ir_run.ok());
   REQUIRE(first_difference(k, ir_run.buffers, expected).empty());
-  check_schedules(k, inputs, expected, "the interpreter and f16 arithmetic");
+  check_schedules(k, inputs, expected, "the interpreter and 16-bit arithmetic");
+}
+
+// A bf16 register tile as wgmma's A, read whole (attention's P kept for the next P V): the
+// generated code hands the tile's packed registers to the wgmma unchanged, and the product is
+// the interpreter's bit for bit (A rounded to bf16 once, when the tile was written).
+TEST_CASE("host: a bf16 register tile is wgmma's A from registers as it is packed, and the product is the interpreter's", "[host][tensor_core]") {
+  const auto k = lower(kernel<sm_90a>(
+      "bf16_tile_as_a", grid(1), threads(1_c), gmem<f32>("x", shape(64_c, 64_c)), gmem<bf16>("v", shape(64_c, 64_c)), gmem<f32>("o", shape(64_c, 64_c)),
+      smem<f32>(shape(64_c, 64_c)), smem<bf16>(shape(64_c, 64_c), swizzle(128_c)), smem<f32>(shape(64_c, 64_c)), barrier(arrivals(2_c)),
+      accumulator<bf16>(shape(64_c, 64_c)), accumulator<f32>(shape(64_c, 64_c)),
+      [](auto x, auto v, auto o, auto xs, auto vs, auto os, auto bar, auto p, auto acc) {
+        return seq(copy_gmem_to_smem(x.block(0_c, 0_c), xs, bar), copy_gmem_to_smem(v.block(0_c, 0_c), vs, bar), barrier_wait(bar),
+                   store(p, cast<bf16>(load(xs) * 0.75f)), store(acc, 0.0f), wgmma(acc, cast<bf16>(load(p)), vs), wgmma_commit(), wgmma_wait(0_c),
+                   store(os, load(acc)), commit_smem(), copy_smem_to_gmem(os, o.block(0_c, 0_c)), commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
+      }));
+  const auto g = nvrtc::generate(k);
+  // The A registers are the tile's own (no unpacking, no second rounding).
+  REQUIRE_THAT(g.source, Contains("unsigned ra0_0[4] = {acc4[") && Contains("a4's packed registers") && !Contains("sc::acc_bf16(acc4"));
+  const auto inputs = random_inputs(k, input_seed);
+  const auto ir_run = interp::run(k, inputs, {.schedule = interp::policy::eager});
+  INFO((ir_run.ok() ? "" : ir_run.diagnostics.front().message));
+  REQUIRE(ir_run.ok());
+  check_schedules(k, inputs, ir_run.buffers, "the interpreter");
 }
 
 TEST_CASE("host: the zoo's fixed kernels (multicast, clusters, warp specialisation) equal their references", "[host]") {
@@ -741,6 +775,7 @@ TEST_CASE("host: the attention examples equal the interpreter within the MMA bou
       {"attention_hopper", {{"overlap", 1}, {"pingpong", 1}, {"B", 2}}},
       {"attention_hopper", {{"BK", 128}, {"causal", 1}}},
       {"attention_hopper", {{"BK", 176}, {"S", 352}}},
+      {"attention_hopper", {{"BK", 128}, {"D", 128}, {"overlap", 1}, {"S", 200}}},  // P a packed bf16 register tile, the P V's A as it is
       {"attention_hopper", {{"BK", 128}, {"fp8", 1}, {"causal", 1}, {"S", 208}, {"D", 128}, {"pingpong", 1}}},
       {"attention_hopper", {{"BK", 128}, {"fp8", 1}, {"S", 256}, {"D", 256}}},
       {"attention_varlen", {{"causal", 1}}},

@@ -205,7 +205,12 @@ TEST_CASE("attention_hopper overlap=1 (FA3's intra-warpgroup overlap): within th
   for (config c : {config{}, config{.D = 128, .causal = 1}, config{.S = 512, .causal = 1, .pingpong = 1}, config{.D = 128, .pingpong = 1},
                    config{.S = 200, .pingpong = 1},                    // a partial last key block: the masked step after the loop
                    config{.S = 130, .D = 128, .causal = 1, .pingpong = 1},  // the last tile's second consumer lies wholly past S
-                   config{.S = 64, .causal = 1}}) {                    // one key block: the first step is the masked last
+                   config{.S = 64, .causal = 1},                       // one key block: the first step is the masked last
+                   // P a packed bf16 register tile: what lets these fit a consumer's registers
+                   config{.S = 200, .D = 128, .pingpong = 1, .BK = 128},  // a partial last block of 72 keys
+                   config{.S = 256, .D = 128, .causal = 1, .BK = 128},
+                   config{.S = 400, .pingpong = 1, .BK = 176},             // 48 keys in the last block
+                   config{.S = 200, .D = 256, .causal = 1, .pingpong = 1}}) {
     c.overlap = 1;
     within_bound({c}, 50);
     auto b = c.make();

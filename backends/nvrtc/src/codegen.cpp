@@ -53,9 +53,9 @@ void emitter::layout() {
       throw unsupported(fmt::format("kernel '{}': row-vector accumulator {} ({} [{}]): the NVRTC backend generates f32 row vectors of 64 m rows",
                                     k_.name, ir::alloc_name(k_, static_cast<int>(a)), ir::dtype_name(al.dtype), fmt::join(al.shape, ", ")));
     if (al.kind == ir::AllocKind::accumulator && al.shape.size() != 1 &&
-        ((al.dtype != ir::DType::f32 && al.dtype != ir::DType::f16 && al.dtype != ir::DType::i32) || al.shape.size() != 2 || al.shape[0] % 64 != 0 ||
-         al.shape[1] % 8 != 0))
-      throw unsupported(fmt::format("kernel '{}': accumulator {} ({} [{}]): the NVRTC backend generates f32, f16 or i32 accumulators of (64 m, 8 n) "
+        ((al.dtype != ir::DType::f32 && al.dtype != ir::DType::f16 && al.dtype != ir::DType::bf16 && al.dtype != ir::DType::i32) ||
+         al.shape.size() != 2 || al.shape[0] % 64 != 0 || al.shape[1] % 8 != 0))
+      throw unsupported(fmt::format("kernel '{}': accumulator {} ({} [{}]): the NVRTC backend generates f32, f16, bf16 or i32 accumulators of (64 m, 8 n) "
                                     "fragments", k_.name, ir::alloc_name(k_, static_cast<int>(a)), ir::dtype_name(al.dtype), fmt::join(al.shape, ", ")));
     const bool is_barrier = al.kind == ir::AllocKind::barrier || al.kind == ir::AllocKind::cluster_barrier;
     bar_first_.push_back(is_barrier ? bar_index : -1);
@@ -423,7 +423,16 @@ bool emitter::is_acc(ir::RefId rid) const {
   return r.base == ir::RefBase::alloc && k_.allocs[r.id].kind == ir::AllocKind::accumulator;
 }
 
-// 32-bit registers per thread: N/2 elements per m64 block, two of them per register in f16.
+std::string emitter::acc_read(std::size_t a, std::string const& e) const {
+  return fmt::format("sc::acc_{}(acc{}, {})", ir::dtype_name(k_.allocs[a].dtype), a, e);
+}
+std::string emitter::acc_pack(std::size_t a, std::string const& lo, std::string const& hi) const {
+  // bf16 by the pair conversion (one F2FP), f16 by two (the form the f16 D's tests pin)
+  if (k_.allocs[a].dtype == ir::DType::bf16) return fmt::format("sc::f32x2_to_bf16x2({}, {})", lo, hi);
+  return fmt::format("sc::pack_f16({}, {})", lo, hi);
+}
+
+// 32-bit registers per thread: N/2 elements per m64 block, two of them per register in f16 and bf16.
 std::int64_t emitter::acc_registers(std::size_t a) const {
   if (k_.allocs[a].shape.size() == 1) return k_.allocs[a].shape[0] / 64 * 2;
   return k_.allocs[a].shape[0] / 64 * (k_.allocs[a].shape[1] / (acc_f16(a) ? 4 : 2));
@@ -670,7 +679,7 @@ std::string emitter::value(ir::ValueId id, std::string const& i) const {
         // walk is at is one of this thread's registers.
         if (fragment_index_.empty())
           throw unsupported(fmt::format("kernel '{}': accumulator a{} is read outside a store or wgmma that walks its fragment", k_.name, r.id));
-        if (acc_f16(static_cast<std::size_t>(r.id))) return fmt::format("sc::acc_f16(acc{}, {})", r.id, fragment_index_);
+        if (acc_f16(static_cast<std::size_t>(r.id))) return acc_read(static_cast<std::size_t>(r.id), fragment_index_);
         return fmt::format("acc{}[{}]", r.id, fragment_index_);
       }
       const auto dt = r.base == ir::RefBase::param ? k_.params[r.id].dtype : k_.allocs[r.id].dtype;

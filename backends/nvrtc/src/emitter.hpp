@@ -144,8 +144,13 @@ class emitter {
   std::string bar_addr(ir::RefId rid) const;
   // ---- register accumulators -------------------------------------------------------------------
   bool is_acc(ir::RefId rid) const;
-  bool acc_f16(std::size_t a) const { return k_.allocs[a].dtype == ir::DType::f16; }
-  // 32-bit registers per thread: N/2 elements per m64 block, two of them per register in f16.
+  // f16 and bf16 accumulators hold two elements per 32-bit register (wgmma's .f16 D; a bf16 one
+  // is never a D, only a register tile, e.g. attention's P kept for the next P V as wgmma's A).
+  bool acc_f16(std::size_t a) const { return k_.allocs[a].dtype == ir::DType::f16 || k_.allocs[a].dtype == ir::DType::bf16; }
+  // sc::acc_f16 / sc::acc_bf16 (a read of element e) and the packing of a pair into one register.
+  std::string acc_read(std::size_t a, std::string const& e) const;
+  std::string acc_pack(std::size_t a, std::string const& lo, std::string const& hi) const;
+  // 32-bit registers per thread: N/2 elements per m64 block, two of them per register in f16 and bf16.
   std::int64_t acc_registers(std::size_t a) const;
   // The accumulator a store walks the fragment of: its destination, else the first it loads; -1: none.
   int fragment_acc(ir::Stmt const& s) const;
@@ -422,6 +427,7 @@ class emitter {
   // The register of accumulator a (shape (M, n_acc)) that holds element i of the k16 step ks's A
   // fragment in every thread, if one does: what lets P = f(S) feed P * V without a shuffle.
   int a_from_accumulator(std::int64_t n_acc, int i, std::int64_t ks) const;
+  int packed_a_source(ir::ValueId top, ir::DType a_type) const;
 
   // The row (0 or 1) of the thread's D fragment rows that holds A-from-registers element i, in
   // every thread; -1: none does.

@@ -410,6 +410,9 @@ __device__ __forceinline__ float round_bf16(float f) { return bf16_to_f32(f32_to
 __device__ __forceinline__ float acc_f16(const unsigned* acc, int e) {
   return f16_to_f32(static_cast<unsigned short>(e % 2 ? acc[e / 2] >> 16 : acc[e / 2] & 0xFFFFu));
 }
+__device__ __forceinline__ float acc_bf16(const unsigned* acc, int e) {  // bf16 register tiles: the same packing
+  return bf16_to_f32(static_cast<unsigned short>(e % 2 ? acc[e / 2] >> 16 : acc[e / 2] & 0xFFFFu));
+}
 __device__ __forceinline__ unsigned pack_f16(float lo, float hi) {
   return static_cast<unsigned>(f32_to_f16(lo)) | static_cast<unsigned>(f32_to_f16(hi)) << 16;
 }

@@ -141,9 +141,9 @@ void emitter::fragment_store(ir::StmtId id, int a, std::string const& ind, std::
                      (reduce_ == ir::Reduce::none || vector_reduction(dt)) &&       // a reduction as red.global.add.v2.f32 only
                      (r.base == ir::RefBase::alloc || rows_keep_vectors(s.refs[0], 2)) &&
                      (!tiled_ref(s.refs[0]) || k_.allocs[r.id].tiling.back() % 2 == 0);  // a pair within one tile row
-  // An f16 accumulator is written a register (two elements) at a time.
+  // An f16 or bf16 accumulator is written a register (two elements) at a time.
   const bool packed = to_registers && acc_f16(static_cast<std::size_t>(a));
-  if (packed && !pairs_adjacent()) unsupported_op(id, "an f16 accumulator whose fragment does not keep element pairs adjacent");
+  if (packed && !pairs_adjacent()) unsupported_op(id, "a 16-bit accumulator whose fragment does not keep element pairs adjacent");
   const bool half = dt == ir::DType::bf16 || dt == ir::DType::f16;
   // 16-bit pairs into SMEM go four 8 x 8 matrices per warp instruction (stmatrix) where every
   // row it addresses is 16 contiguous, aligned bytes; elsewhere one 4-byte store per pair. The
@@ -176,7 +176,7 @@ void emitter::fragment_store(ir::StmtId id, int a, std::string const& ind, std::
       const std::string lo = value(s.value, "f");
       fragment_index_ = fmt::format("mb * {} + i + 1", regs);
       walk_reg_ = "i + 1";
-      line(fmt::format("      acc{}[(mb * {} + i) / 2] = sc::pack_f16({}, {});", a, regs, lo, value(s.value, "(f + 1)")));
+      line(fmt::format("      acc{}[(mb * {} + i) / 2] = {};", a, regs, acc_pack(static_cast<std::size_t>(a), lo, value(s.value, "(f + 1)"))));
     } else if (to_registers) {
       line(fmt::format("      acc{}[mb * {} + i] = {};", a, regs, value(s.value, "f")));
     } else if (!pairs) {
@@ -362,6 +362,20 @@ int emitter::a_from_accumulator(std::int64_t n_acc, int i, std::int64_t ks) cons
 }
 
 
+// The 16-bit accumulator whose registers A from registers is, unchanged: the value is load(a) or
+// cast<a_type>(load(a)) of a whole, unindexed accumulator of A's type and shape; -1: none.
+int emitter::packed_a_source(ir::ValueId top, ir::DType a_type) const {
+  ir::ValueId x = top;
+  if (k_.values[x].op == ir::ValueOp::cast && k_.values[x].dtype == a_type) x = k_.values[x].a;
+  auto const& v = k_.values[x];
+  if (v.op != ir::ValueOp::load || !is_acc(v.ref) || !k_.refs[v.ref].index.empty()) return -1;
+  const int a = k_.refs[v.ref].id;
+  auto const& al = k_.allocs[a];
+  if (al.dtype != a_type || !acc_f16(static_cast<std::size_t>(a)) || al.shape != k_.values[top].shape) return -1;
+  return a;
+}
+
+
 // The row (0 or 1) of the thread's D fragment rows that holds A-from-registers element i, in
 // every thread; -1: none does.
 int emitter::a_row_half(int i) {
@@ -474,6 +488,23 @@ void emitter::register_a(ir::StmtId id, ir::wgmma::plan const& p, std::int64_t m
   auto const& s = k_.stmts[id];
   auto line = [&](std::string const& t) { out += ind + t + "\n"; };
   auto const& v = k_.values[s.value];
+  // A read whole from a 16-bit accumulator of A's own type and shape (a register tile such as
+  // attention's P, kept packed for the next P V): its registers are A's, no conversion.
+  if (const int packed = packed_a_source(s.value, p.a_type); packed >= 0) {
+    const std::int64_t half_n = k_.allocs[packed].shape[1] / 2;
+    std::vector<std::string> reg(4);
+    for (int r = 0; r < 4; ++r) {
+      const int j = a_from_accumulator(k_.allocs[packed].shape[1], 2 * r, ks);
+      if (j < 0 || j % 2 != 0 || a_from_accumulator(k_.allocs[packed].shape[1], 2 * r + 1, ks) != j + 1)
+        unsupported_op(id, fmt::format("A from registers of accumulator a{}: its fragment does not hold A's register {} whole", packed, r));
+      reg[r] = fmt::format("acc{}[{}]", packed, (mb * half_n + j) / 2);
+    }
+    line(fmt::format("  unsigned ra{}_{}[4] = {{{}, {}, {}, {}}};  // A of m block {}, k step {}: a{}'s packed registers", mb, ks, reg[0], reg[1], reg[2],
+                     reg[3], mb, ks, packed));
+    line("  #pragma unroll");
+    line(fmt::format("  for (int r = 0; r < 4; ++r) sc::reg_fence(ra{}_{}[r]);", mb, ks));
+    return;
+  }
   std::vector<std::string> elem(8);
   for (int i = 0; i < 8; ++i) {
     // A's element i is in row half a_row_half(i) of the thread's D rows: row vectors

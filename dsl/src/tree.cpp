@@ -191,6 +191,7 @@ StmtP stmt_op(ir::StmtOp op, src_loc loc, std::initializer_list<Ref const*> refs
   for (auto const* r : refs) s.refs.push_back(r ? *r : Ref{});
   s.value = extra.value;
   s.e0 = extra.e0;
+  s.e1 = extra.e1;
   s.n = extra.n;
   s.flag = extra.flag;
   s.transpose = extra.transpose;

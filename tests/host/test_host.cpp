@@ -24,6 +24,7 @@
 #include "../interp/tile_ops_kernels.hpp"
 #include "../interp/nan_fill_kernels.hpp"
 #include "../interp/ragged_kernels.hpp"
+#include "../interp/atomic_kernels.hpp"
 #include "../interp/clc_kernels.hpp"
 #include "../interp/reduce_kernels.hpp"
 #include "../interp/workspace_kernels.hpp"
@@ -1331,6 +1332,45 @@ TEST_CASE("host: cluster launch control hands tiles of CTAs not yet resident to 
   const auto rb = hostexec::run(bad, random_inputs(bad, input_seed), {});
   CHECK(rb.kind == hostexec::failure::protocol);
   CHECK_THAT(rb.message, Contains("clusterlaunchcontrol.try_cancel after its CTA read a failed response: undefined"));
+}
+
+// Value-returning atomics (ops/atomic.hpp) on the host: the generated sc::atom_fetch, its slot
+// and fetched(slot) give each tile to one CTA under every host schedule (which CTA is the
+// schedule's), hand tickets between warpgroups, compute what the interpreter computes for each
+// op, and publish a CTA's writes to a later one.
+TEST_CASE("host: atomics that return what the counter held hand out tickets, relay them and equal the interpreter", "[host][atomic]") {
+  auto each_tile_once = [](ir::Kernel const& k, std::int64_t tiles, std::int64_t ctas) {
+    auto inputs = random_inputs(k, input_seed);
+    for (std::int64_t i = 0; i < inputs[0].elements(); ++i) inputs[0].set(i, -1);
+    for_schedules(k, inputs, [&](std::vector<host_tensor> const& got) {
+      for (std::int64_t t = 0; t < tiles; ++t) {
+        const auto w = static_cast<std::int64_t>(got[0].get(t * 32));
+        INFO("tile " << t);
+        REQUIRE((w >= 0 && w < ctas));
+        for (std::int64_t j = 1; j < 32; ++j) REQUIRE(static_cast<std::int64_t>(got[0].get(t * 32 + j)) == w);
+      }
+    });
+  };
+  each_tile_once(testing::atomic_tickets(3, 7), 7, 3);
+  each_tile_once(testing::atomic_relay(9), 9, 2);
+  const auto g = nvrtc::generate(testing::atomic_tickets(3, 7));
+  CHECK_THAT(g.source, Contains("sc::atom_fetch<0, 0, 0>(p_next + "));
+  const auto k = testing::atomic_each_op();
+  const auto inputs = random_inputs(k, input_seed);
+  const auto ir = interp::run(k, inputs, {.schedule = interp::policy::eager});
+  INFO((ir.ok() ? std::string() : ir.diagnostics.front().message));
+  REQUIRE(ir.ok());
+  check_schedules(k, inputs, ir.buffers, "the interpreter");
+  // The publish: the host draws the CTAs' order from its seed, so CTA 1 reads the flag before or
+  // after CTA 0 sets it: z is untouched, or 2 (x + 1) as the interpreter (launch order) has it.
+  const auto p = testing::atomic_publish(memory_order::release, memory_order::acquire);
+  const auto pin = random_inputs(p, input_seed);
+  const auto pir = interp::run(p, pin, {.schedule = interp::policy::eager});
+  REQUIRE(pir.ok());
+  for_schedules(p, pin, [&](std::vector<host_tensor> const& got) {
+    CHECK((got[2].bytes == pin[2].bytes || got[2].bytes == pir.buffers[2].bytes));
+    CHECK(got[1].bytes == pir.buffers[1].bytes);
+  });
 }
 
 // Reducing stores (ops/reduce.hpp): the generated red.global and cp.reduce.async.bulk.tensor

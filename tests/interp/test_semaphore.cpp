@@ -90,7 +90,7 @@ TEST_CASE("semaphores: a wait takes its count, so a second waiter on one signal 
           "[interp][semaphore]") {
   const auto d = the_one(handoff(true), check::deadlock);
   CHECK_THAT(d.message, Contains("semaphore_wait: waits for semaphore 'ready'[0] to hold 1, but it holds 0") &&
-                            Contains("ops that signal 'ready': #"));
+                            Contains("ops that signal or change 'ready': #"));
 }
 
 TEST_CASE("semaphores: a CTA that waits for one launched after it deadlocks, and the report says why", "[interp][semaphore]") {

@@ -19,6 +19,7 @@
 #include <stagecraft/registry.hpp>
 #include <stagecraft/stagecraft.hpp>
 
+#include "../interp/atomic_kernels.hpp"
 #include "../interp/reduce_kernels.hpp"
 #include "../interp/row_state_kernels.hpp"
 #include "../interp/stmatrix_kernels.hpp"
@@ -1044,6 +1045,23 @@ TEST_CASE("semaphores: red.release.gpu, ld.acquire.gpu and atom.acquire.gpu.cas 
   auto const& e = registry::global().find("splitk_serial");
   const auto s = nvrtc::compile(e.build(registry::resolve(e, {})), ir::Target::sm_90a, o);
   CHECK(s.spill_bytes == 0);
+}
+
+// Value-returning atomics: one atom.<order>.<scope>.global.<op> by the elected thread, its result
+// stored to the slot, then the warpgroup's barrier; ptxas accepts every form the ops generate.
+TEST_CASE("atomics: atom with each op, memory order and scope, by one thread, then the warpgroup barrier", "[nvrtc][atomic]") {
+  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  const auto c = nvrtc::compile(testing::atomic_each_op(), ir::Target::sm_90a, o);
+  CHECK(c.spill_bytes == 0);
+  CHECK_THAT(c.ptx, Contains("atom.relaxed.gpu.global.max.s32") && Contains("atom.relaxed.gpu.global.min.s32") &&
+                        Contains("atom.acq_rel.gpu.global.exch.b32") && Contains("atom.relaxed.gpu.global.cas.b32") &&
+                        Contains("atom.relaxed.sys.global.cas.b32") && Contains("atom.release.gpu.global.add.s32"));
+  CHECK_THAT(c.code.source, Contains("sc::atom_fetch<4, 0, 1>(p_c + ") && Contains("// op #") && Contains("atom.release.gpu.global.add on semaphore 'c' -> slot"));
+  const auto t = nvrtc::compile(testing::atomic_relay(9), ir::Target::sm_90a, o);
+  CHECK(t.spill_bytes == 0);
+  CHECK_THAT(t.ptx, Contains("atom.relaxed.gpu.global.add.s32"));
+  const auto b = nvrtc::compile(testing::atomic_tickets(3, 7), ir::Target::sm_100a, o);  // Blackwell too
+  CHECK_THAT(b.ptx, Contains("atom.relaxed.gpu.global.add.s32"));
 }
 
 // Reducing stores compile to one red.relaxed.gpu.global per element (no vectors: red has no

@@ -600,7 +600,7 @@ TEST_CASE("zoo: a serial split-K whose slices signal their own turn deadlocks, n
   const auto k = zoo::semaphore_never_signalled();
   auto d = the_diagnostic(run_under(k, policy::eager), check::deadlock, name, first_op(k, ir::StmtOp::semaphore_wait));
   require_mentions(d, {"warpgroup 0 of CTA (1, 0, 0)", "semaphore_wait: waits for semaphore 'turn'[1] to hold 1, but it holds 0",
-                       "ops that signal 'turn': #"});
+                       "ops that signal or change 'turn': #"});
   fixed_twin_is_clean(name);
 }
 

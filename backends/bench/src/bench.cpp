@@ -55,6 +55,10 @@ struct walker {
   std::vector<std::int64_t> vars;
   work w;
   bool breaking = false;  // a break_if fired: leave the innermost loop
+  // Atomics (ops/atomic.hpp): counters shared by the CTAs in walk order, (parameter, element);
+  // slots, (allocation, element), hold what their last atomic fetched. A role reading another
+  // role's slot sees the last value that role fetched (roles are walked one after another).
+  std::map<std::pair<int, std::int64_t>, std::int32_t> counters, slots;
 
   // The work model follows the kernel's control flow: its index arithmetic is the interpreter's
   // (a division by zero, which the interpreter reports, counts as 0 here).
@@ -74,6 +78,10 @@ struct walker {
           // A cluster launch control response: "not canceled", so every CTA does its own tile,
           // once; the grid's work is the same whoever does it.
           if (e.op == ir::ExprOp::clc_result) return 0;
+          if (e.op == ir::ExprOp::fetched) {
+            auto it = slots.find({static_cast<int>(e.value), i});
+            return it == slots.end() ? 0 : it->second;
+          }
           auto const& t = inputs[static_cast<std::size_t>(e.value)];
           return i >= 0 && i < t.elements() ? static_cast<std::int64_t>(t.get(i)) : 0;
         },
@@ -134,6 +142,19 @@ struct walker {
         break;
       }
       case ir::StmtOp::break_if: breaking = eval(s.e0) != 0; break;
+      case ir::StmtOp::atomic_fetch: {
+        auto const& r = k.refs[s.refs[0]];
+        auto const& shape = k.params[static_cast<std::size_t>(r.id)].shape;
+        std::int64_t flat = 0;
+        for (std::size_t d = 0; d < shape.size() && d < r.block.size(); ++d) flat = flat * shape[d] + eval(r.block[d]);
+        const auto a = ir::atomic_of(s.n);
+        auto& c = counters[{r.id, flat}];
+        const std::int32_t old = c;
+        c = ir::atomic_result(a.op, old, static_cast<std::int32_t>(eval(s.e0)), s.e1 == ir::none ? 0 : static_cast<std::int32_t>(eval(s.e1)));
+        auto const& slot = k.refs[s.refs[1]];
+        slots[{slot.id, slot.index.empty() ? 0 : eval(slot.index.back())}] = old;
+        break;
+      }
       case ir::StmtOp::if_:
         if (eval(s.e0)) stmt(s.body[0]);
         else if (s.body.size() > 1) stmt(s.body[1]);

@@ -172,6 +172,20 @@ inline void red_add_v4(float* p, const float* v) { for (int i = 0; i < 4; ++i) r
 // blocks in the runtime until a signal of the same counter (or reports the deadlock).
 inline void sem_signal(int* p, int v) { red_add(p, v); sc_host_api->sem_signalled(p); }
 inline void sem_wait(int* p, int v) { sc_host_api->sem_wait(p, v); }
+// Atomics that return what the counter held (ops/atomic.hpp; Op is ir::Atomic): a plain
+// read-modify-write on one OS thread; the counter changed, so its waiters look again (and the
+// runtime may switch threads there). Order and scope only matter to the GPU's memory model.
+template <int Op, int /*Order*/, int /*Scope*/>
+inline int atom_fetch(int* p, int v, int expected) {
+  const int old = *p;
+  if (Op == 0) *p = static_cast<int>(static_cast<unsigned>(old) + static_cast<unsigned>(v));
+  else if (Op == 1) *p = old < v ? old : v;
+  else if (Op == 2) *p = old > v ? old : v;
+  else if (Op == 3) *p = v;
+  else if (old == expected) *p = v;
+  sc_host_api->sem_signalled(p);
+  return old;
+}
 inline void red_min(int* p, int v) { *p = *p < v ? *p : v; }
 inline void red_min(unsigned* p, unsigned v) { *p = *p < v ? *p : v; }
 inline void red_max(int* p, int v) { *p = *p > v ? *p : v; }

@@ -153,7 +153,7 @@ machine::machine(ir::Kernel const& k, std::vector<host_tensor>& gmem, options co
   // A commit with no MMA before it is legal (it arrives at once) and needs the MMA stream too.
   for (auto const& st : k.stmts) {
     if (st.op == ir::StmtOp::tcgen05_commit_arrive || st.op == ir::StmtOp::tmem_dealloc) has_tcgen05_ = true;
-    if (st.op == ir::StmtOp::semaphore_signal || st.op == ir::StmtOp::semaphore_wait) has_semaphores_ = true;
+    if (st.op == ir::StmtOp::semaphore_signal || st.op == ir::StmtOp::semaphore_wait || st.op == ir::StmtOp::atomic_fetch) has_semaphores_ = true;
   }
   tmem_col_ = ir::tcgen05::tmem_columns_of(k);
   // Ops that arrive on each allocation: named in deadlock reports.

@@ -627,6 +627,12 @@ class machine {
   bool semaphore_blocked(agent_state& a, ir::Stmt const& s);
   void semaphore_take(agent_state& a, ir::Stmt const& s);
   std::string semaphore_deadlock(agent_state& a, ir::Stmt const& s);
+  // release: the agent's clock into the counter's; acquire: every release the counter has seen into the agent's
+  void semaphore_release(agent_state& a, std::pair<int, std::int64_t> key);
+  void semaphore_acquire(agent_state& a, std::pair<int, std::int64_t> key);
+  // atomic_fetch (ops/atomic.hpp), and fetched(slot): the slot's i32 at `elem` of allocation e.value
+  void atomic_fetch(agent_state& a, ir::Stmt const& s);
+  std::int64_t fetched_read(agent_state const& a, ir::Expr const& e, std::int64_t elem);
   bool foreign_hb(epoch e, vclock const& vc) const;
   std::map<std::pair<int, std::int64_t>, semaphore_state> semaphores_;  // (parameter, element)
   bool has_semaphores_ = false;

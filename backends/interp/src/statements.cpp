@@ -26,6 +26,7 @@ std::int64_t machine::eval(agent_state const& a, ir::ExprId id) {
       },
       [&](ir::Expr const& e, std::int64_t i) -> std::int64_t {  // x.at(i): an input the kernel never writes (verify)
         if (e.op == ir::ExprOp::clc_result) return clc_read(a, e, i);
+        if (e.op == ir::ExprOp::fetched) return fetched_read(a, e, i);
         auto const& m = gmem_[static_cast<std::size_t>(e.value)];
         if (i < 0 || i >= m.shape[0]) {
           report(check::index_out_of_range, cur_op_, a,
@@ -135,6 +136,7 @@ void machine::step(int index) {
       break;
     case ir::StmtOp::semaphore_signal: semaphore_signal(a, s); break;
     case ir::StmtOp::semaphore_wait: semaphore_take(a, s); break;
+    case ir::StmtOp::atomic_fetch: atomic_fetch(a, s); break;
     default:
       report(check::unsupported, id, a,
              fmt::format("{} is not modelled by the interpreter yet (tensor-core ops arrive with their own issue)", ir::stmt_name(s.op)));

@@ -295,6 +295,7 @@ emitter::range_t emitter::compute_range(ir::ExprId id) const {
     case ir::ExprOp::thread_id: return interval{0, k_.roles - 1};
     case ir::ExprOp::lt: case ir::ExprOp::le: case ir::ExprOp::gt: case ir::ExprOp::ge: case ir::ExprOp::eq: case ir::ExprOp::ne:
     case ir::ExprOp::land: case ir::ExprOp::lor: case ir::ExprOp::lnot: return interval{0, 1};
+    case ir::ExprOp::fetched: return interval{std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max()};  // an i32
     case ir::ExprOp::clc_result: {  // canceled: 0 or 1; a ctaid: the grid's extent along its axis
       const auto axis = static_cast<std::size_t>(e.value % 4 - 1);
       if (e.value % 4 == 0) return interval{0, 1};
@@ -394,6 +395,9 @@ std::string emitter::expr(ir::ExprId id) const {
     // Through the read-only cache: nothing in the kernel writes an index table (verify).
     case ir::ExprOp::load: return fmt::format("static_cast<long long>(sc::ld_index(p_{} + ({})))", k_.params[static_cast<std::size_t>(e.value)].name, expr(e.a));
     case ir::ExprOp::extent: return fmt::format("ext_{}", k_.extents[static_cast<std::size_t>(e.value)].name);
+    case ir::ExprOp::fetched:  // the slot's i32, from the generic pointer (an unswizzled allocation)
+      return fmt::format("static_cast<long long>(*reinterpret_cast<const int*>(smem + {}u + 4u * static_cast<unsigned>({})))",
+                         offsets_[static_cast<std::size_t>(e.value)], expr(e.a));
     case ir::ExprOp::clc_result:  // the response row's shared-window address; what: 0 canceled, 1-3 ctaid x, y, z
       return fmt::format("static_cast<long long>(sc::clc_query<{}>(smem_base + {}u + 4u * static_cast<unsigned>({})))", e.value % 4,
                          offsets_[static_cast<std::size_t>(e.value / 4)], expr(e.a));
@@ -1049,7 +1053,8 @@ bool emitter::after(ir::StmtId id, bool d) const {
     case ir::StmtOp::tmem_dealloc: return false;  // these start with sc::wg_sync
     case ir::StmtOp::named_barrier_sync: return false;  // every lane of the warpgroup meets there
     case ir::StmtOp::semaphore_signal:
-    case ir::StmtOp::semaphore_wait: return false;  // these sync the warpgroup around the elected thread's atomic
+    case ir::StmtOp::semaphore_wait:
+    case ir::StmtOp::atomic_fetch: return false;  // these sync the warpgroup around the elected thread's atomic
     default: return d;
   }
 }
@@ -1558,6 +1563,23 @@ void emitter::emit(ir::StmtId id, int depth, std::string& out) {
       else
         line(fmt::format("if ({}) sc::{}({}, static_cast<int>({}));", issuer(), signal ? "sem_signal" : "sem_wait", at, expr(s.e0)));
       if (!signal) line(role_sync());
+      dirty_ = false;
+      return;
+    }
+    case ir::StmtOp::atomic_fetch: {
+      // As a semaphore op: every lane meets (its reads of the slot's last value are done, and
+      // for a release all it did comes first), one thread does the atomic and writes what the
+      // counter held into the slot, and the lanes meet again, so every one reads the new value.
+      const auto a = ir::atomic_of(s.n);
+      auto const& r = k_.refs[s.refs[0]];
+      const std::string name = k_.params[r.id].name, off = fmt::format("static_cast<int>({})", param_offset(s.refs[0], "0"));
+      line(fmt::format("// op #{}: atom.{}.{}.global.{} on semaphore '{}' -> {}", id, ir::memory_order_name(a.order), a.scope == ir::MemoryScope::sys ? "sys" : "gpu",
+                       ir::atomic_name(a.op), name, ir::alloc_name(k_, k_.refs[s.refs[1]].id)));
+      line(role_sync());
+      line(fmt::format("if ({}) {} = sc::atom_fetch<{}, {}, {}>(p_{} + {}, static_cast<int>({}), static_cast<int>({}));", issuer(), element(s.refs[1], "0"),
+                       static_cast<int>(a.op), static_cast<int>(a.order), static_cast<int>(a.scope), name, off, expr(s.e0),
+                       s.e1 == ir::none ? "0" : expr(s.e1)));
+      line(role_sync());
       dirty_ = false;
       return;
     }

@@ -308,6 +308,27 @@ __device__ __forceinline__ void red_add(unsigned* p, unsigned v) { asm volatile(
 // leaves the memory system to the CTA it waits for) and takes its value with an acquiring CAS
 // (another waiter may have taken the count first: then it polls again).
 __device__ __forceinline__ void sem_signal(int* p, int v) { asm volatile("red.release.gpu.global.add.s32 [%0], %1;" :: "l"(p), "r"(v) : "memory"); }
+// Atomics that return what the counter held (ops/atomic.hpp): Op ir::Atomic (add, min, max, exch,
+// cas), Order ir::MemoryOrder (relaxed, acquire, release, acq_rel), Scope ir::MemoryScope (gpu, sys).
+#define SC_ATOM(SEM, SCOPE)                                                                                                         \
+  if constexpr (Op == 0) asm volatile("atom." SEM "." SCOPE ".global.add.s32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory"); \
+  else if constexpr (Op == 1) asm volatile("atom." SEM "." SCOPE ".global.min.s32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory"); \
+  else if constexpr (Op == 2) asm volatile("atom." SEM "." SCOPE ".global.max.s32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory"); \
+  else if constexpr (Op == 3) asm volatile("atom." SEM "." SCOPE ".global.exch.b32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory"); \
+  else asm volatile("atom." SEM "." SCOPE ".global.cas.b32 %0, [%1], %2, %3;" : "=r"(old) : "l"(p), "r"(expected), "r"(v) : "memory");
+#define SC_ATOM_SCOPE(SEM) \
+  if constexpr (Scope == 0) { SC_ATOM(SEM, "gpu") } else { SC_ATOM(SEM, "sys") }
+template <int Op, int Order, int Scope>
+__device__ __forceinline__ int atom_fetch(int* p, int v, int expected) {
+  int old;
+  if constexpr (Order == 0) { SC_ATOM_SCOPE("relaxed") }
+  else if constexpr (Order == 1) { SC_ATOM_SCOPE("acquire") }
+  else if constexpr (Order == 2) { SC_ATOM_SCOPE("release") }
+  else { SC_ATOM_SCOPE("acq_rel") }
+  return old;
+}
+#undef SC_ATOM_SCOPE
+#undef SC_ATOM
 // One poll: true once v is taken; `now` is what the counter held.
 __device__ __forceinline__ bool sem_try_take(int* p, int v, int& now) {
   asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(now) : "l"(p) : "memory");

@@ -16,6 +16,7 @@
 #include "stagecraft/memory/semaphore.hpp"
 #include "stagecraft/memory/smem.hpp"
 #include "stagecraft/memory/tmem.hpp"
+#include "stagecraft/ops/atomic.hpp"
 #include "stagecraft/ops/barrier_ops.hpp"
 #include "stagecraft/ops/clc.hpp"
 #include "stagecraft/ops/copy.hpp"

@@ -121,6 +121,7 @@ class Lowering {
       vars_[s->var] = x.var;
     } else if (s->e0) {
       x.e0 = expr(s->e0);
+      if (s->e1) x.e1 = expr(s->e1);  // atomic_fetch's cas
     }
     for (auto const& r : s->refs) x.refs.push_back(r.id < 0 ? none : ref(r));
     if (s->value) x.value = value(s->value);

@@ -39,6 +39,7 @@ std::string stmt_name(StmtOp op) {
     case StmtOp::semaphore_wait: return "semaphore_wait";
     case StmtOp::try_cancel: return "try_cancel";
     case StmtOp::break_if: return "break_if";
+    case StmtOp::atomic_fetch: return "atomic_fetch";
   }
   return "?";
 }
@@ -145,6 +146,11 @@ class Printer {
                                                                                      : fmt::format("?p{}", e.value)) + ".at(";
         put_expr(e.a, o);
         o += ')';
+        return;
+      case ExprOp::fetched:  // fetched(s3[+e])
+        o += "fetched(" + (named_ ? alloc_name(k_, static_cast<int>(e.value)) : numbered_name(k_, static_cast<int>(e.value))) + "[+";
+        put_expr(e.a, o);
+        o += "])";
         return;
       case ExprOp::clc_result:  // clc_canceled(s3[+e]), clc_ctaid.x(s3[+e])
         o += e.value % 4 == 0 ? "clc_canceled(" : fmt::format("clc_ctaid.{}(", axis_name(e.value % 4 - 1));
@@ -294,6 +300,17 @@ class Printer {
     return s.n > 0 && s.n <= static_cast<std::int64_t>(last_reduce) ? fmt::format(", reduce_{}", reduce_name(static_cast<Reduce>(s.n))) : fmt::format(", ?reduce{}", s.n);
   }
 
+  // A semaphore counter as the user indexed it: turn(i, j).
+  std::string counter(Stmt const& s) const {
+    const RefId r = at(s, 0);
+    if (r < 0 || r >= static_cast<RefId>(k_.refs.size()) || k_.refs[r].base != RefBase::param || k_.refs[r].id < 0 ||
+        k_.refs[r].id >= static_cast<int>(k_.params.size()))
+      return "?";
+    std::vector<std::string> idx;
+    for (auto e : k_.refs[r].block) idx.push_back(expr(e));
+    return fmt::format("{}({})", k_.params[k_.refs[r].id].name, fmt::join(idx, ", "));
+  }
+
   // One statement as the user called it: `barrier_wait(full[v0 % 2])`.
   std::string call(StmtId id) const {
     if (id < 0 || id >= static_cast<StmtId>(k_.stmts.size())) return fmt::format("?op{}", id);
@@ -313,15 +330,15 @@ class Printer {
       case StmtOp::named_barrier_sync:
       case StmtOp::named_barrier_arrive: return fmt::format("{}({}, {})", stmt_name(s), s.e0 == none ? "?" : expr(s.e0), s.n);
       case StmtOp::semaphore_signal:
-      case StmtOp::semaphore_wait: {  // the counter as the user indexed it: turn(i, j)
-        std::string counter = "?";
-        if (const RefId r = at(s, 0); r >= 0 && r < static_cast<RefId>(k_.refs.size()) && k_.refs[r].base == RefBase::param &&
-                                      k_.refs[r].id >= 0 && k_.refs[r].id < static_cast<int>(k_.params.size())) {
-          std::vector<std::string> idx;
-          for (auto e : k_.refs[r].block) idx.push_back(expr(e));
-          counter = fmt::format("{}({})", k_.params[k_.refs[r].id].name, fmt::join(idx, ", "));
-        }
-        return fmt::format("{}({}, {})", stmt_name(s), counter, s.e0 == none ? "?" : expr(s.e0));
+      case StmtOp::semaphore_wait: return fmt::format("{}({}, {})", stmt_name(s), counter(s), s.e0 == none ? "?" : expr(s.e0));
+      case StmtOp::atomic_fetch: {  // fetch_add(tiles(0), 1, s2, memory_order::acq_rel)
+        if (!atomic_code_ok(s.n)) return fmt::format("atomic_fetch(?{})", s.n);
+        const auto a = atomic_of(s.n);
+        static constexpr const char* fn[] = {"fetch_add", "fetch_min", "fetch_max", "exchange", "compare_exchange"};
+        return fmt::format("{}({}, {}{}, {}{}{})", fn[static_cast<int>(a.op)], counter(s),
+                           a.op == Atomic::cas ? (s.e1 == none ? "?, " : expr(s.e1) + ", ") : "", s.e0 == none ? "?" : expr(s.e0), ref(at(s, 1)),
+                           a.order == MemoryOrder::relaxed ? "" : fmt::format(", memory_order::{}", memory_order_name(a.order)),
+                           a.scope == MemoryScope::sys ? ", memory_scope::sys" : "");
       }
       case StmtOp::wgmma:
         return fmt::format("wgmma({}, {}, {})", ref(at(s, 0)), at(s, 1) == none ? value(s.value) : ref(at(s, 1)), ref(at(s, 2)));
@@ -397,6 +414,9 @@ class Printer {
         break;
       case StmtOp::break_if:
         out += line + fmt::format("break_if {}\n", expr(s.e0));
+        break;
+      case StmtOp::atomic_fetch:
+        out += line + call(id) + "\n";
         break;
       case StmtOp::tcgen05_mma:
         out += line + fmt::format("{} {} {}= {}{} * {}{}{}\n", stmt_name(s), ref(at(s, 0)), s.e0 == none ? "" : fmt::format("(accumulate if {}) +", expr(s.e0)),

@@ -419,21 +419,25 @@ class Verifier {
   }
 
   // ---- arena entries, each on its own -----------------------------------------------------------
+  // The statements that count a semaphore (its refs[0]): signal, wait and the value-returning atomics.
+  static bool counts_semaphore(StmtOp op) { return op == StmtOp::semaphore_signal || op == StmtOp::semaphore_wait || op == StmtOp::atomic_fetch; }
+
   // A semaphore array is only signalled and waited on: a load, store or copy of it would race the
   // atomics that count it (and its zero at launch is the launcher's, not an input).
   void semaphores_only_counted() const {
     std::vector<char> counted(k_.params.size(), 0);
     for (auto const& x : k_.stmts)
-      if (x.op == StmtOp::semaphore_signal || x.op == StmtOp::semaphore_wait) counted[static_cast<std::size_t>(k_.refs[x.refs[0]].id)] = 1;
+      if (counts_semaphore(x.op)) counted[static_cast<std::size_t>(k_.refs[x.refs[0]].id)] = 1;
     auto check = [&](RefId r, StmtId s) {
       if (r == none || k_.refs[r].base != RefBase::param || !counted[static_cast<std::size_t>(k_.refs[r].id)]) return;
       if (s == none) fail("a tile value reads '{}', a semaphore array: its counters are only signalled and waited on", k_.params[k_.refs[r].id].name);
-      fail_at(s, "reads or writes '{}', a semaphore array: its counters are only signalled and waited on (semaphore_signal, semaphore_wait)",
-              k_.params[k_.refs[r].id].name);
+      fail_at(s, "reads or writes '{}', a semaphore array: its counters are only signalled, waited on and changed by atomics (semaphore_signal, "
+              "semaphore_wait, fetch_add, ...)", k_.params[k_.refs[r].id].name);
     };
-    for (std::size_t i = 0; i < k_.stmts.size(); ++i)
-      if (auto const& x = k_.stmts[i]; x.op != StmtOp::semaphore_signal && x.op != StmtOp::semaphore_wait)
-        for (auto r : x.refs) check(r, static_cast<StmtId>(i));
+    for (std::size_t i = 0; i < k_.stmts.size(); ++i) {
+      auto const& x = k_.stmts[i];
+      for (std::size_t j = counts_semaphore(x.op) ? 1 : 0; j < x.refs.size(); ++j) check(x.refs[j], static_cast<StmtId>(i));
+    }
     for (std::size_t i = 0; i < k_.values.size(); ++i) check(k_.values[i].ref, value_user_[i]);
   }
 
@@ -446,14 +450,14 @@ class Verifier {
       if (e.op == ExprOp::load) table[static_cast<std::size_t>(e.value)] = 1;
     for (std::size_t i = 0; i < k_.stmts.size(); ++i) {
       auto const& x = k_.stmts[i];
-      const RefId w = x.op == StmtOp::store || x.op == StmtOp::semaphore_signal || x.op == StmtOp::semaphore_wait ? x.refs[0]
+      const RefId w = x.op == StmtOp::store || counts_semaphore(x.op) ? x.refs[0]
                       : x.op == StmtOp::copy_smem_to_gmem                                                          ? x.refs[1]
                                                                                                                    : none;
       if (x.op == StmtOp::copy_smem_to_gmem && k_.refs[w].windowed())
         fail_at(static_cast<StmtId>(i), "stores a TMA box through a window of '{}' (x.rows(lo, hi)): the tensor map knows only the whole "
                 "array, so the box would write the rows after the window too (store the tile with a masked generic store: "
                 "store(x.rows(lo, hi).tile(shape, masked(), ...), value))", k_.params[k_.refs[w].id].name);
-      if ((x.op == StmtOp::semaphore_signal || x.op == StmtOp::semaphore_wait) && k_.refs[w].windowed())
+      if (counts_semaphore(x.op) && k_.refs[w].windowed())
         fail_at(static_cast<StmtId>(i), "counts a semaphore of '{}' through a window of rows: address the counter directly", k_.params[k_.refs[w].id].name);
       if (w != none && k_.refs[w].base == RefBase::param && table[static_cast<std::size_t>(k_.refs[w].id)])
         fail_at(static_cast<StmtId>(i), "writes '{}', which x.at(i) reads as an index table: an index table is an input the kernel never writes",
@@ -539,6 +543,15 @@ class Verifier {
         if (k_.target != Target::sm_100a)
           fail<ConfigError>("cluster launch control (clusterlaunchcontrol.query_cancel) is a Blackwell instruction, but the kernel targets {}",
                             target_name(k_.target));
+        break;
+      }
+      case ExprOp::fetched: {  // an atomic's slot; the element read is checked at run time
+        if (e.value < 0 || e.value >= static_cast<std::int64_t>(k_.allocs.size()))
+          fail("index expression {} reads an atomic's slot in allocation {}, which does not exist", id, e.value);
+        auto const& a = k_.allocs[static_cast<std::size_t>(e.value)];
+        if (!atomic_slot_alloc(a))
+          fail("index expression {} reads an atomic's slot in {} ({} [{}]), but a slot is one i32 of an unswizzled SMEM allocation of shape "
+               "(stages, 1) or (1)", id, alloc_name(k_, static_cast<int>(e.value)), dtype_name(a.dtype), fmt::join(a.shape, ", "));
         break;
       }
       case ExprOp::load: {  // an index table: which parameters may be one is checked with the statements
@@ -848,6 +861,25 @@ class Verifier {
       fail("tile value {} reads {} loop variables, more than loops can nest", id, value_vars_[id].size());
   }
 
+  // A semaphore operation's counter (refs[0]): the front end builds it from semaphores(name,
+  // shape) (memory/semaphore.hpp), one counter of a kernel-owned i32 array.
+  void semaphore_counter(StmtId s) const {
+    auto const& r = k_.refs[k_.stmts[s].refs[0]];
+    if (r.base != RefBase::param) fail_at(s, "takes a scratch allocation, but a semaphore is a counter in GMEM (semaphores(name, shape))");
+    auto const& p = k_.params[r.id];
+    if (!p.workspace || p.dtype != DType::i32)
+      fail_at(s, "takes parameter '{}' ({}{}), but a semaphore is a counter of a kernel-owned i32 array (semaphores(name, shape)), zero at "
+              "launch", p.name, p.workspace ? "workspace " : "", dtype_name(p.dtype));
+    if (r.block.size() != p.shape.size() || std::any_of(r.shape.begin(), r.shape.end(), [](std::int64_t e) { return e != 1; }))
+      fail_at(s, "takes a block of shape ({}) of '{}', but a semaphore operation takes one counter: sem(i, ...) with one index per "
+              "dimension", fmt::join(r.shape, ", "), p.name);
+  }
+  // Where an atomic leaves what its counter held (ops/atomic.hpp): i32 SMEM of shape (R, 1) or (1), unswizzled.
+  static bool atomic_slot_alloc(Alloc const& a) {
+    return a.kind == AllocKind::smem && a.dtype == DType::i32 && !a.shape.empty() && a.shape.size() <= 2 && a.shape.back() == 1 && a.swizzle == 0 &&
+           a.tiling.empty();
+  }
+
   // ---- statements: the fields of each op, then its operands ---------------------------------------
   void stmt_fields(StmtId s) {
     auto const& x = k_.stmts[s];
@@ -856,15 +888,18 @@ class Verifier {
     if (!control && !x.body.empty()) fail_at(s, "has {} child statements, but takes none", x.body.size());
     if (x.op != StmtOp::for_ && x.var != none) fail_at(s, "binds variable v{}, but only loops bind variables", x.var);
     const bool named = x.op == StmtOp::named_barrier_sync || x.op == StmtOp::named_barrier_arrive;
-    const bool semaphore = x.op == StmtOp::semaphore_signal || x.op == StmtOp::semaphore_wait;
+    const bool semaphore = counts_semaphore(x.op);
     const bool uses_e0 = x.op == StmtOp::for_ || x.op == StmtOp::if_ || x.op == StmtOp::tcgen05_mma || named || semaphore || x.op == StmtOp::break_if;
     if (!uses_e0 && x.e0 != none) fail_at(s, "has an index expression ({}), which it does not use", x.e0);
-    if (x.op != StmtOp::for_ && x.e1 != none) fail_at(s, "has a second index expression ({}), which it does not use", x.e1);
+    const bool cas = x.op == StmtOp::atomic_fetch && atomic_code_ok(x.n) && atomic_of(x.n).op == Atomic::cas;
+    if (x.op != StmtOp::for_ && !cas && x.e1 != none) fail_at(s, "has a second index expression ({}), which it does not use", x.e1);
+    if (x.op == StmtOp::atomic_fetch && !atomic_code_ok(x.n))
+      fail_at(s, "carries n = {}, which names no atomic (bits 0-3: add, min, max, exch, cas; 4-5: the memory order; 6: .sys)", x.n);
     const bool uses_value = x.op == StmtOp::store || x.op == StmtOp::wgmma;
     if (!uses_value && x.value != none) fail_at(s, "has a tile value ({}), which it does not use", x.value);
     const bool reduces = x.op == StmtOp::store || x.op == StmtOp::copy_smem_to_gmem;  // n: the ir::Reduce
     const bool uses_n = x.op == StmtOp::wait_group || x.op == StmtOp::wgmma_wait || x.op == StmtOp::tcgen05_mma || x.op == StmtOp::tcgen05_commit_arrive || named ||
-                        reduces || x.op == StmtOp::copy_gmem_to_smem;  // a load's n: its CTA group (2: the pair leader's barrier)
+                        reduces || x.op == StmtOp::copy_gmem_to_smem || x.op == StmtOp::atomic_fetch;  // a load's n: its CTA group (2: the pair leader's barrier)
     if (!uses_n && x.n != 0) fail_at(s, "carries n = {}, which it does not use", x.n);
     if (reduces && (x.n < 0 || x.n > static_cast<std::int64_t>(last_reduce)))
       fail_at(s, "reduces with n = {}, which names no reduction (0 none, 1 add, 2 min, 3 max)", x.n);
@@ -976,21 +1011,24 @@ class Verifier {
           fail_at(s, "completes on a cluster barrier, but a try_cancel's 16 bytes complete on a barrier of its own CTA");
         return;
       }
+      case StmtOp::atomic_fetch: {
+        need_refs(2);
+        need_expr(x.e0, "an operand");
+        if (atomic_of(x.n).op == Atomic::cas) need_expr(x.e1, "the value compare_exchange expects");
+        semaphore_counter(s);
+        // The slot: one i32 of an unswizzled SMEM allocation (R, 1) or (1) (ops/atomic.hpp).
+        auto const& r = k_.refs[x.refs[1]];
+        if (r.base != RefBase::alloc) fail_at(s, "writes what the counter held to a parameter, but an atomic's slot is one i32 of SMEM");
+        if (!atomic_slot_alloc(k_.allocs[r.id]) || std::any_of(r.shape.begin(), r.shape.end(), [](std::int64_t e) { return e != 1; }))
+          fail_at(s, "writes what the counter held to {} ({} [{}]), but an atomic's slot is one i32 of an unswizzled SMEM allocation of shape "
+                  "(stages, 1) or (1)", alloc_name(k_, r.id), dtype_name(k_.allocs[r.id].dtype), fmt::join(r.shape, ", "));
+        return;
+      }
       case StmtOp::semaphore_signal:
       case StmtOp::semaphore_wait: {
         need_refs(1);
         need_expr(x.e0, "a value");
-        // The front end builds these from semaphores(name, shape) (memory/semaphore.hpp): one
-        // counter of a kernel-owned i32 array.
-        auto const& r = k_.refs[x.refs[0]];
-        if (r.base != RefBase::param) fail_at(s, "takes a scratch allocation, but a semaphore is a counter in GMEM (semaphores(name, shape))");
-        auto const& p = k_.params[r.id];
-        if (!p.workspace || p.dtype != DType::i32)
-          fail_at(s, "takes parameter '{}' ({}{}), but a semaphore is a counter of a kernel-owned i32 array (semaphores(name, shape)), zero at "
-                  "launch", p.name, p.workspace ? "workspace " : "", dtype_name(p.dtype));
-        if (r.block.size() != p.shape.size() || std::any_of(r.shape.begin(), r.shape.end(), [](std::int64_t e) { return e != 1; }))
-          fail_at(s, "takes a block of shape ({}) of '{}', but a semaphore operation takes one counter: sem(i, ...) with one index per "
-                  "dimension", fmt::join(r.shape, ", "), p.name);
+        semaphore_counter(s);
         if (auto const& e = k_.exprs[x.e0]; e.op == ExprOp::constant && !semaphore_value_ok(e.value))
           fail_at(s, "uses the value {}, but a semaphore's value must be 1 to 2^31 - 1 (a signal adds it, a wait takes it)", e.value);
         return;

@@ -223,6 +223,7 @@ inline Ref const* ptr(Ref const& r) { return &r; }
 struct op_extra {
   ValueP value;
   ExprP e0;
+  ExprP e1;  // atomic_fetch's cas: the expected value
   std::int64_t n = 0;
   bool flag = false;
   std::span<const int> axes;

@@ -20,7 +20,8 @@ namespace stagecraft::ir {
 // leaf(e): the value of a constant, var, program_id, cluster_idx or thread_id node. A run-time
 // extent is the value the kernel holds for it (Kernel::extents: ir::bind sets them).
 // load(e, i): element i of index table e.value (x.at(i)); the caller checks i against its extent.
-// For a clc_result (e.op), what the response at u32 element i of its allocation says.
+// For a clc_result (e.op), what the response at u32 element i of its allocation says; for a
+// fetched, the i32 at element i of the atomic's slot allocation.
 template <class Leaf, class Load, class DivByZero>
 std::int64_t eval_index(Kernel const& k, ExprId id, Leaf&& leaf, Load&& load, DivByZero&& div_by_zero) {
   auto const& e = k.exprs[id];
@@ -31,7 +32,8 @@ std::int64_t eval_index(Kernel const& k, ExprId id, Leaf&& leaf, Load&& load, Di
     case ExprOp::extent: return k.extents[static_cast<std::size_t>(e.value)].value;
     case ExprOp::lnot: return !sub(e.a);
     case ExprOp::load:
-    case ExprOp::clc_result: return load(e, sub(e.a));  // memory: an index table, or a response in SMEM
+    case ExprOp::clc_result:
+    case ExprOp::fetched: return load(e, sub(e.a));  // memory: an index table, a response or an atomic's slot in SMEM
     default: break;
   }
   const auto x = sub(e.a), y = sub(e.b);

@@ -121,6 +121,9 @@ namespace stagecraft::ir {
 //         4 * allocation + what (0: the cancel succeeded, 1-3: the canceled cluster's first
 //         ctaid along x, y, z), `a` the response's first u32 element in the allocation. It
 //         reads SMEM: ordered after the try_cancel's completion by a barrier wait, or a race.
+//   fetched: what an atomic_fetch left in its slot (ops/atomic.hpp): the i32 at element `a` of
+//         SMEM allocation `value`. It reads SMEM: ordered after the atomic by program order in
+//         its warpgroup, or by a barrier in another, or a race.
 enum class ExprOp : std::uint8_t {
   constant, var, program_id, cluster_idx, thread_id,
   add, sub, mul, div, mod, min, max,
@@ -128,10 +131,11 @@ enum class ExprOp : std::uint8_t {
   load,
   extent,
   clc_result,
+  fetched,
 };
-inline constexpr ExprOp last_expr_op = ExprOp::clc_result;
+inline constexpr ExprOp last_expr_op = ExprOp::fetched;
 constexpr bool expr_is_binary(ExprOp op) { return op >= ExprOp::add && op <= ExprOp::lor; }
-constexpr bool expr_is_unary(ExprOp op) { return op == ExprOp::lnot || op == ExprOp::load || op == ExprOp::clc_result; }
+constexpr bool expr_is_unary(ExprOp op) { return op == ExprOp::lnot || op == ExprOp::load || op == ExprOp::clc_result || op == ExprOp::fetched; }
 // The dtypes an index table may have: what x.at(i) reads as a 64-bit index.
 constexpr bool dtype_is_index(DType t) { return t == DType::i32 || t == DType::u32; }
 
@@ -196,8 +200,64 @@ enum class StmtOp : std::uint8_t {
   // Leave the innermost enclosing for_ when e0 is nonzero (the rest of the iteration and every
   // later one are skipped): a loop whose trip count a response decides.
   break_if,
+  // An atomic read-modify-write of a semaphore counter that returns what it held (ops/atomic.hpp):
+  // refs [the counter, the slot (one i32 of SMEM)], e0 the operand (cas: the new value), e1 cas's
+  // expected value, n = atomic_code(op, order, scope). One thread of the warpgroup does it and
+  // writes the old value into the slot, then the warpgroup syncs.
+  atomic_fetch,
 };
-inline constexpr StmtOp last_stmt_op = StmtOp::break_if;
+inline constexpr StmtOp last_stmt_op = StmtOp::atomic_fetch;
+
+// atomic_fetch's operation, memory order and scope, packed into Stmt::n (appended only).
+enum class Atomic : std::uint8_t { add, min, max, exch, cas };
+inline constexpr Atomic last_atomic = Atomic::cas;
+enum class MemoryOrder : std::uint8_t { relaxed, acquire, release, acq_rel };
+enum class MemoryScope : std::uint8_t { gpu, sys };
+struct atomic_spec {
+  Atomic op;
+  MemoryOrder order;
+  MemoryScope scope;
+};
+constexpr std::int64_t atomic_code(atomic_spec a) {
+  return static_cast<std::int64_t>(a.op) | static_cast<std::int64_t>(a.order) << 4 | static_cast<std::int64_t>(a.scope) << 6;
+}
+constexpr bool atomic_code_ok(std::int64_t n) { return n >= 0 && n < 128 && (n & 15) <= static_cast<std::int64_t>(last_atomic); }
+constexpr atomic_spec atomic_of(std::int64_t n) {
+  return {static_cast<Atomic>(n & 15), static_cast<MemoryOrder>(n >> 4 & 3), static_cast<MemoryScope>(n >> 6 & 1)};
+}
+constexpr const char* atomic_name(Atomic a) {
+  switch (a) {
+    case Atomic::add: return "add";
+    case Atomic::min: return "min";
+    case Atomic::max: return "max";
+    case Atomic::exch: return "exch";
+    case Atomic::cas: return "cas";
+  }
+  return "?";
+}
+constexpr const char* memory_order_name(MemoryOrder o) {
+  switch (o) {
+    case MemoryOrder::relaxed: return "relaxed";
+    case MemoryOrder::acquire: return "acquire";
+    case MemoryOrder::release: return "release";
+    case MemoryOrder::acq_rel: return "acq_rel";
+  }
+  return "?";
+}
+constexpr bool order_acquires(MemoryOrder o) { return o == MemoryOrder::acquire || o == MemoryOrder::acq_rel; }
+constexpr bool order_releases(MemoryOrder o) { return o == MemoryOrder::release || o == MemoryOrder::acq_rel; }
+// What the counter holds after op with operand v (cas: v the new value, `expected` the old one it
+// replaces), in 32-bit two's complement (atom.add wraps).
+constexpr std::int32_t atomic_result(Atomic op, std::int32_t old, std::int32_t v, std::int32_t expected) {
+  switch (op) {
+    case Atomic::add: return static_cast<std::int32_t>(static_cast<std::uint32_t>(old) + static_cast<std::uint32_t>(v));
+    case Atomic::min: return old < v ? old : v;
+    case Atomic::max: return old > v ? old : v;
+    case Atomic::exch: return v;
+    case Atomic::cas: return old == expected ? v : old;
+  }
+  return old;
+}
 // What a semaphore op may add or take: 1 to 2^31 - 1 (the counter is an s32; 0 would not wait).
 // The front end checks a static value, the verifier a constant one, the interpreter the rest.
 constexpr bool semaphore_value_ok(std::int64_t v) { return v > 0 && v <= 0x7fffffff; }

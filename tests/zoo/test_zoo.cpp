@@ -613,6 +613,20 @@ TEST_CASE("zoo: a serial split-K whose slices never wait races on y across the C
   fixed_twin_is_clean(name);
 }
 
+TEST_CASE("zoo: a consumer that reads its fetch_add ticket before the slot's full barrier reads an unwritten slot, the wait orders it",
+          "[zoo][poison_read][atomic]") {
+  const std::string name = "zoo_ticket_read_before_wait";
+  const auto k = zoo::ticket_read_before_wait();
+  // Eager and lazy both run the consumer's first test of its ticket (op #10, the if_ on
+  // fetched(slots[0])) before the producer's first atomic: SMEM nothing wrote. Read later, it
+  // would race the atomic's write (interp_tests "[atomic]" finds that one under PCT).
+  for (auto p : {policy::eager, policy::lazy}) {
+    auto d = the_diagnostic(run_under(k, p), check::poison_read, name, 10);
+    require_mentions(d, {"warpgroup 1 of CTA (0, 0, 0) reads slots[0, 0] (element 0), which nothing has written"});
+  }
+  fixed_twin_is_clean(name);
+}
+
 TEST_CASE("zoo: reading y after a TMA reduce-add races with the other CTA's reduce", "[zoo][data_race][reduce]") {
   const std::string name = "zoo_read_after_reduce";
   const auto k = zoo::read_after_reduce();

@@ -1412,10 +1412,47 @@ struct make_serial_without_wait {
   ir::Kernel operator()() const { return serial_halves<Bug ? serial_mistake::no_wait : serial_mistake::none>("zoo_serial_without_wait"); }
 };
 
+
+// MISTAKE: a producer warpgroup takes tile tickets from a counter the CTAs share (fetch_add)
+// into a ring of two slots, and a consumer warpgroup does the tiles (y = 2x + 1 per row) - but
+// reads its ticket before waiting for the slot to be full: it may read the slot before the
+// producer's atomic wrote it (SMEM starts undefined) or while it does, and do the wrong tile.
+// FIX: barrier_wait(full[s]) before fetched(slots[s]) is read.
+template <bool Bug>
+struct make_ticket_read_before_wait {
+  ir::Kernel operator()() const {
+    constexpr long long T = 6;  // tiles: one row of 64 each
+    auto row = shape(1_c, 64_c);
+    return lower(kernel<sm_90a>(
+        "zoo_ticket_read_before_wait", grid(2), threads(2_c), gmem<f32>("x", shape(int_c<T>, 64_c)), gmem<f32>("y", shape(int_c<T>, 64_c)),
+        semaphores("next", shape(1_c)),                  // the next ticket
+        smem<i32>("slots", shape(2_c, 1_c)),             // (stage, 1): a ticket in flight
+        barrier("full", arrivals(1_c), count(2_c)),      // [stage]: the ticket is in its slot
+        barrier("empty", arrivals(1_c), count(2_c)),     // [stage]: the consumer is done with it
+        [&](auto x, auto y, auto next, auto slots, auto full_, auto empty) {
+          auto rounds = range(int_c<T + 1>);  // a CTA that takes every tile, then the ticket past them
+          auto producer = for_(rounds, [&](auto i) {
+            auto s = stage<2>(i);
+            return seq(if_(i >= 2_c, barrier_wait(empty[s])), fetch_add(next(0_c), 1_c, slots[s]), barrier_arrive(full_[s]),
+                       break_if(fetched(slots[s]) >= int_c<T>));
+          });
+          auto consumer = for_(rounds, [&](auto i) {
+            auto s = stage<2>(i);
+            auto t = fetched(slots[s]);
+            auto work = if_(t < int_c<T>, store(y.tile(row, t, 0_c), load(x.tile(row, t, 0_c)) * 2.0f + 1.0f));
+            if constexpr (Bug) return seq(work, barrier_wait(full_[s]), break_if(t >= int_c<T>), barrier_arrive(empty[s]));
+            else return seq(barrier_wait(full_[s]), work, break_if(t >= int_c<T>), barrier_arrive(empty[s]));
+          });
+          return if_(thread_id() == 0_c, producer, consumer);
+        }));
+  }
+};
+
 }  // namespace
 
 ir::Kernel semaphore_never_signalled(variant v) { return build<make_semaphore_never_signalled>(v); }
 ir::Kernel serial_without_wait(variant v) { return build<make_serial_without_wait>(v); }
+ir::Kernel ticket_read_before_wait(variant v) { return build<make_ticket_read_before_wait>(v); }
 ir::Kernel plain_store_accumulate(variant v) { return build<make_plain_store_accumulate>(v); }
 ir::Kernel read_after_reduce(variant v) { return build<make_read_after_reduce>(v); }
 ir::Kernel release_in_branch(variant v) { return build<make_release_in_branch>(v); }
@@ -1476,6 +1513,7 @@ std::vector<entry> const& all() {
       {"zoo_plain_store_accumulate", check::data_race, plain_store_accumulate, ref_reduce_halves},
       {"zoo_read_after_reduce", check::data_race, read_after_reduce, ref_reduce_halves},
       {"zoo_serial_without_wait", check::data_race, serial_without_wait, ref_serial_halves},
+      {"zoo_ticket_read_before_wait", check::poison_read, ticket_read_before_wait, ref_double_plus_one},
       {"zoo_semaphore_never_signalled", check::deadlock, semaphore_never_signalled, ref_serial_halves},
       {"zoo_no_proxy_fence", check::missing_fence, no_proxy_fence, ref_add_one},
       {"zoo_workspace_no_fence", check::missing_fence, workspace_no_fence, ref_workspace},

@@ -22,6 +22,7 @@ ir::Kernel short_prologue(variant v = variant::buggy);     // add_one prefetchin
 ir::Kernel double_wait(variant v = variant::buggy);        // handoff consumer waiting once per arrival
 ir::Kernel named_no_initial_arrive(variant v = variant::buggy);  // named-barrier ping-pong, no "empty" arrival before the first block
 ir::Kernel warp_named_count(variant v = variant::buggy);  // two single warps' named barrier counting 128 threads, as a warpgroup's
+ir::Kernel ticket_read_before_wait(variant v = variant::buggy);  // a consumer reading its fetch_add ticket before the slot's full barrier
 ir::Kernel semaphore_never_signalled(variant v = variant::buggy);  // serial split-K, each slice signalling its own turn, not the next's
 // ---- missed phase ----------------------------------------------------------------------------
 ir::Kernel one_ring_barrier(variant v = variant::buggy);   // add_one with one barrier for the whole ring

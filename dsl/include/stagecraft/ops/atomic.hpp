@@ -16,9 +16,9 @@
 // is a statement of a warpgroup: its lanes meet (their reads of the slot's last value are done),
 // one thread does the atomic and writes the old value into `slot`, one i32 of SMEM (slots[s] of
 // smem<i32>(shape(R, 1_c)), or a whole smem<i32>(shape(1_c))), and the lanes meet again, so every
-// one may read fetched(slot). Another warpgroup reads the slot
-// only after a barrier orders it after the atomic, and the next atomic into a slot must come
-// after every read of the old one: the interpreter reports either as a data race.
+// one may read fetched(slot). Another warpgroup reads the slot only after a barrier orders it
+// after the atomic, and the next atomic into a slot must come after every read of the old one:
+// the interpreter reports either as a data race (or a read of a slot nothing wrote yet).
 //
 // Memory order, an optional argument after the slot: memory_order::relaxed (the default: only
 // the value), acquire (what the releases this counter has seen published is visible to the

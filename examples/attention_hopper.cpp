@@ -239,7 +239,7 @@ auto attention_hopper(std::int64_t B, size_expr S) {
       // rounded as the P V's A is (cast<bf16>), so the outputs stay bit for bit overlap = 0's; the
       // P V then takes P_acc's registers as they are. fp8 keeps an f32 P (one rounding, to e4m3).
       auto keep_p = [&] {
-        if constexpr (fp8 || !Overlap) return store(P_acc, load(Sacc));  // (overlap = 0 never runs it: P stays f32 there, its code unchanged)
+        if constexpr (std::is_same_v<T, e4m3> || !Overlap) return store(P_acc, load(Sacc));  // (overlap = 0 never runs it: P stays f32 there, its code unchanged)
         else return store(P_acc, cast<bf16>(load(Sacc)));
       };
       // The first block: S alone in its turn.

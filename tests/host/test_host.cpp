@@ -1371,6 +1371,16 @@ TEST_CASE("host: atomics that return what the counter held hand out tickets, rel
     CHECK((got[2].bytes == pin[2].bytes || got[2].bytes == pir.buffers[2].bytes));
     CHECK(got[1].bytes == pir.buffers[1].bytes);
   });
+  // gemm_hopper tickets=1: the producer, one warp, takes the tickets (its atomic syncs that warp
+  // alone: a warpgroup sync there would wait for warps that never come) and hands them on; equal
+  // to the interpreter under five host schedules, which interleave the CTAs (so the tiles go
+  // elsewhere than in the interpreter, whose clusters run one after another).
+  auto const& e = registry::global().find("gemm_hopper");
+  const auto gh = e.build(registry::resolve(e, {{"M", 512}, {"N", 768}, {"K", 128}, {"cluster", 1}, {"ctas", 3}, {"tickets", 1}}));
+  const auto ghin = random_inputs(gh, input_seed);
+  const auto ghir = interp::run(gh, ghin, {});
+  REQUIRE(ghir.ok());
+  check_schedules(gh, ghin, ghir.buffers, "the interpreter");
 }
 
 // Reducing stores (ops/reduce.hpp): the generated red.global and cp.reduce.async.bulk.tensor

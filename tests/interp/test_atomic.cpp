@@ -12,6 +12,7 @@
 
 #include "atomic_kernels.hpp"
 #include "inputs.hpp"
+#include "mma_runs.hpp"
 
 using namespace stagecraft;
 using Catch::Matchers::Contains;
@@ -153,4 +154,33 @@ TEST_CASE("atomics: an operand that is not an i32 is a diagnostic naming the cou
   REQUIRE(r.diagnostics.size() == 1);
   CHECK(r.diagnostics[0].kind == check::semaphore_value);
   CHECK_THAT(r.diagnostics[0].message, Contains("add 'c' with the operand 4294967296, which is not an i32"));
+}
+
+// gemm_hopper tickets=1 (ticket_tiles: FA3's dynamic scheduler on Hopper) is within the MMA
+// tolerance under eager, lazy and 30 PCT schedules, and the tiles go to whoever asks: counted by
+// C's TMA stores (8 per tile: two consumers, two halves each, two 64 x 64 boxes a half), each of
+// the 12 tiles is done once. The interpreter runs clusters one after another (docs/interpreter.md),
+// so the first CTA keeps taking tickets until they run out: 10 tiles to CTA 0 and to the others
+// only their own round 0, where the static schedule gives 4 4 4. (The host backend interleaves
+// the CTAs: tests/host, [atomic].)
+TEST_CASE("gemm_hopper tickets=1: correct under every schedule, each tile done once, the first CTA to run takes what is left", "[interp][atomic]") {
+  const auto x = testing::run_registered("gemm_hopper", {{"M", 512}, {"N", 768}, {"K", 128}, {"cluster", 1}, {"ctas", 3}, {"tickets", 1}}, input_seed, 30);
+  testing::run_registered("gemm_hopper", {{"M", 333}, {"N", 520}, {"K", 200}, {"cluster", 1}, {"ctas", 2}, {"tickets", 1}}, input_seed, 10);
+  for (auto p : {policy::eager, policy::lazy, policy::random, policy::pct}) {
+    INFO(interp::policy_name(p));
+    const auto r = interp::run(x.kernel, x.in, {.schedule = p, .seed = 7, .trace = true});
+    REQUIRE(r.ok());
+    int store_lane = -1;
+    for (std::size_t l = 0; l < r.timeline.lanes.size(); ++l)
+      if (r.timeline.lanes[l] == "tma store") store_lane = static_cast<int>(l);
+    REQUIRE(store_lane >= 0);
+    std::vector<int> boxes(3, 0);
+    for (auto const& ev : r.timeline.events)
+      if (ev.what == interp::trace_event::kind::async && ev.lane == store_lane) ++boxes.at(static_cast<std::size_t>(ev.cta));
+    CHECK(boxes == std::vector<int>{10 * 8, 8, 8});
+  }
+  // Usage: one CTA per ticket, the 4-stage ring.
+  auto const& e = registry::global().find("gemm_hopper");
+  CHECK_THROWS_WITH(e.build(registry::resolve(e, {{"tickets", 1}})),
+                    Contains("gemm_hopper: tickets=1 is offered with cluster=1 and stages=4 (a ticket is one CTA's tile), got cluster=2 stages=4"));
 }

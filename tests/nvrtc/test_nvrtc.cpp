@@ -1064,6 +1064,28 @@ TEST_CASE("atomics: atom with each op, memory order and scope, by one thread, th
   CHECK_THAT(b.ptx, Contains("atom.relaxed.gpu.global.add.s32"));
 }
 
+// gemm_hopper tickets=1: the producer takes the tickets, so it is still a data mover (one warp
+// runs it and it hands its registers to the consumers: setmaxnreg), and its atomic syncs that
+// warp, not the warpgroup whose other three warps are not there (a wg_sync there would hang).
+// One atom per round (round 0's and the loop's), each role's tile read from its slot once per
+// round, and the K loop as the static schedule's.
+TEST_CASE("gemm_hopper tickets=1 takes its tiles by atom.add in the one-warp producer, with setmaxnreg and no spills", "[nvrtc][atomic]") {
+  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  auto const& e = registry::global().find("gemm_hopper");
+  const auto k = e.build(registry::resolve(e, {{"M", 4096}, {"N", 4096}, {"K", 4096}, {"cluster", 1}, {"ctas", 132}, {"tickets", 1}}));
+  const auto c = nvrtc::compile(k, ir::Target::sm_90a, o);
+  std::printf("gemm_hopper tickets=1 4096^3 ctas=132 sm_90a: %d registers per thread, %d spill bytes\n", c.registers, c.spill_bytes);
+  CHECK(c.spill_bytes == 0);
+  CHECK(occurrences(c.ptx, "atom.relaxed.gpu.global.add.s32") == 2);
+  CHECK_THAT(c.code.source, Contains("a warpgroup that only moves data") && Contains("sc::setmaxnreg_dec<24>();") && Contains("sc::setmaxnreg_inc<240>();"));
+  const auto atom = c.code.source.find("sc::atom_fetch<");
+  REQUIRE(atom != std::string::npos);
+  const auto before = c.code.source.rfind('\n', c.code.source.rfind('\n', atom) - 1);
+  CHECK_THAT(c.code.source.substr(before, atom - before), Contains("sc::warp_sync();") && !Contains("wg_sync"));
+  CHECK(occurrences(c.code.source, "break;  // op #") == 3);
+  CHECK(k.grid[0] == 132);
+}
+
 // Reducing stores compile to one red.relaxed.gpu.global per element (no vectors: red has no
 // f32 min/max and the generator keeps every element's own instruction) or one
 // cp.reduce.async.bulk.tensor per box, with the op and type of the IR; ptxas accepts them.

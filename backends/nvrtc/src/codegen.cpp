@@ -1142,6 +1142,7 @@ std::string emitter::issuer() const {
 }
 
 std::string emitter::role_sync() const {
+  if (one_warp_) return "sc::warp_sync();";  // the data mover's other warps are not there
   const auto who = cur_ == ir::none ? ir::role_set{0} : roles_[static_cast<std::size_t>(cur_)];
   if (!warp_roles_ || (who & warp_roles_) == 0) return "sc::wg_sync(wg);";
   return (who & ~warp_roles_) == 0 ? "sc::warp_sync();" : "sc::role_sync(wg, role_warp);";
@@ -1149,7 +1150,8 @@ std::string emitter::role_sync() const {
 
 // ---- warp specialization ---------------------------------------------------------------------
 // `if (thread_id == c) ...` whose branch only issues TMA loads and waits on and arrives at
-// barriers: the producer of a warp-specialized pipeline.
+// barriers: the producer of a warp-specialized pipeline. It may also take tickets (an atomic
+// whose slot its lanes then read: one warp syncs around it) and leave its loops by them.
 bool emitter::data_mover(ir::StmtId id) const {
   auto const& s = k_.stmts[id];
   switch (s.op) {
@@ -1159,7 +1161,9 @@ bool emitter::data_mover(ir::StmtId id) const {
       return std::all_of(s.body.begin(), s.body.end(), [&](ir::StmtId c) { return data_mover(c); });
     case ir::StmtOp::copy_gmem_to_smem:
     case ir::StmtOp::barrier_wait:
-    case ir::StmtOp::barrier_arrive: return true;
+    case ir::StmtOp::barrier_arrive:
+    case ir::StmtOp::atomic_fetch:
+    case ir::StmtOp::break_if: return true;
     default: return false;
   }
 }
@@ -1227,7 +1231,9 @@ void emitter::emit(ir::StmtId id, int depth, std::string& out) {
         dirty_ = false;
         if (const auto r = register_split(); r.first) line(fmt::format("  sc::setmaxnreg_dec<{}>();", r.first));
         line("  if (lane < 32) {");
+        one_warp_ = true;
         stmt(s.body[0], depth + 2, out);
+        one_warp_ = false;
         line("  }");
       } else {
         stmt(s.body[0], depth + 1, out);

@@ -536,6 +536,7 @@ class emitter {
   std::int64_t walk_rows_ = 0;
   std::map<ir::ValueId, std::string> row_hoisted_;  // broadcast row vectors computed before the walk (hoist_rows)
   bool dirty_ = false;  // a store ran since this warpgroup's last sc::wg_sync (see after())
+  bool one_warp_ = false;  // inside a data mover's branch, which one warp of its warpgroup runs (producer_branch)
   std::vector<ir::role_set> roles_;  // per statement: the roles that may run it (ir::stmt_roles)
   ir::role_set warp_roles_ = 0;      // the roles of one warp
   ir::StmtId cur_ = ir::none;        // the statement being emitted

@@ -22,6 +22,7 @@
 #include "stagecraft/expr/index.hpp"
 #include "stagecraft/expr/size.hpp"
 #include "stagecraft/expr/stage.hpp"
+#include "stagecraft/ops/atomic.hpp"
 #include "stagecraft/ops/barrier_ops.hpp"
 #include "stagecraft/ops/clc.hpp"
 #include "stagecraft/ops/stmt.hpp"
@@ -114,6 +115,47 @@ auto clc_tiles(size_expr rounds, Resp const& resp, Full const& full, Empty const
       },
       loc);
   return seq(first, if_(clc_canceled(resp[0_c]), rest, loc));
+}
+
+// ticket_tiles<R, Issues>(tiles, workers, counter, slots, full, empty, body): clc_tiles' loop
+// where there is no cluster launch control (Hopper): `workers` persistent CTAs take tickets from
+// one grid-wide counter (ops/atomic.hpp: fetch_add), FA3's dynamic scheduler. Round 0 is the
+// CTA's own tile, program_id(0) (no ticket: the grid has at most `tiles` CTAs); round i > 0 is
+// tile workers + u, u being the ticket taken in round i - 1, and the loop ends after the first
+// round whose ticket is past the tiles. So a CTA that finishes early takes the next tile nobody
+// has, whatever the SMs' speeds; the order of the tiles is the tickets' (body maps a linear tile
+// to its coordinates, e.g. by static_schedule's grouped order). The tickets pass to every role of
+// the CTA through a ring of R slots: slots (smem<i32>(shape(R, 1_c))), full (barrier(arrivals(1_c),
+// count(R)): the ticket is in its slot) and empty (barrier(arrivals(roles), count(R)): every role
+// has read it). The role with Issues = true takes round i + 1's ticket at the start of round i
+// (into slot i % R, once every role has released ticket i - R); every role reads ticket i - 1 in
+// round i and releases it at the round's end, after waiting for ticket i, which may end the loop.
+// counter is a semaphore element (zero at every launch). tiles bounds the loop (one CTA may take
+// every tile).
+template <long long R, bool Issues, class Counter, class Slots, class Full, class Empty, class Body>
+auto ticket_tiles(size_expr tiles, size_expr workers, Counter const& counter, Slots const& slots, Full const& full, Empty const& empty, Body&& body,
+                  src_loc loc = src_loc::current()) {
+  static_assert(R >= 2, "ticket_tiles<R>: the ticket ring needs at least two slots (round i reads ticket i - 1 while ticket i is taken)");
+  auto ask = [&](auto i) {
+    auto s = stage<R>(i);
+    if constexpr (!Issues) return seq();
+    else if constexpr (static_int<decltype(i)>) return seq(fetch_add(counter, 1_c, slots[s], memory_order::relaxed, memory_scope::gpu, loc),
+                                                           barrier_arrive(full[s], loc));  // round 0: every slot is free
+    else return seq(if_(i >= int_c<R>, barrier_wait(empty[s], loc), loc), fetch_add(counter, 1_c, slots[s], memory_order::relaxed, memory_scope::gpu, loc),
+                    barrier_arrive(full[s], loc));
+  };
+  auto next = [&](auto s) { return fetched(slots[s]) + workers; };  // the tile a ticket stands for
+  auto first = seq(ask(0_c), body(0_c, program_id(0_c)), barrier_wait(full[0_c], loc));
+  auto rest = for_(
+      range(1_c, tiles),
+      [&](auto i) {
+        auto prev = stage<R>(i + int_c<R - 1>), s = stage<R>(i);  // ticket i - 1, ticket i
+        // The tile is read from the slot once per round (a loop of one trip binds it).
+        auto work = for_(range(next(prev), next(prev) + 1_c), [&](auto t) { return body(i, t); }, loc);
+        return seq(ask(i), work, barrier_wait(full[s], loc), barrier_arrive(empty[prev], loc), break_if(next(s) >= tiles, loc));
+      },
+      loc);
+  return seq(first, if_(next(0_c) < tiles, rest, loc));
 }
 
 }  // namespace stagecraft

@@ -235,12 +235,13 @@ auto attention_hopper(std::int64_t B, size_expr S) {
       // completed, and O is rescaled by alpha(j - 1) between the two issues, when no wgmma writes
       // it. K is released as soon as its S is complete, V once its P V is. The softmax and P V
       // are overlap = 0's, in the same order per element: the outputs are bit for bit equal.
-      // P into P_acc: bf16 pairs packed in 32 registers (of a 64-key block) where f32 would take 64,
-      // rounded as the P V's A is (cast<bf16>), so the outputs stay bit for bit overlap = 0's; the
-      // P V then takes P_acc's registers as they are. fp8 keeps an f32 P (one rounding, to e4m3).
+      // P into P_acc, rounded as the P V's A is (cast<bf16>, or cast<e4m3> with fp8), so the
+      // outputs stay bit for bit overlap = 0's: bf16 pairs packed in 32 registers (of a 64-key
+      // block) where f32 would take 64, or e4m3 fours in 16, already in the order the quad's
+      // gather into wgmma's 8-bit A wants; the P V then takes P_acc's registers as they are.
       auto keep_p = [&] {
-        if constexpr (std::is_same_v<T, e4m3> || !Overlap) return store(P_acc, load(Sacc));  // (overlap = 0 never runs it: P stays f32 there, its code unchanged)
-        else return store(P_acc, cast<bf16>(load(Sacc)));
+        if constexpr (!Overlap) return store(P_acc, load(Sacc));  // (overlap = 0 never runs it: P stays f32 there, its code unchanged)
+        else return store(P_acc, cast<T>(load(Sacc)));
       };
       // The first block: S alone in its turn.
       auto first = [&](auto const& mask) {
@@ -334,7 +335,7 @@ auto attention_hopper(std::int64_t B, size_expr S) {
                       accumulator<f32>("O2", tile), accumulator<f32>("O3", tile),  // columns 128..255 when D = 256
                       accumulator<f32>("m", shape(64_c)), accumulator<f32>("m_new", shape(64_c)), accumulator<f32>("l", shape(64_c)),
                       accumulator<f32>("alpha", shape(64_c)),  // the rescale of O, from the softmax to the P V (overlap = 1: the next one)
-                      accumulator<std::conditional_t<fp8 || !Overlap, f32, bf16>>("P", s_tile),  // overlap = 1: P of the block whose P V is next (S's registers hold the newer)
+                      accumulator<std::conditional_t<!Overlap, f32, std::conditional_t<fp8, e4m3, bf16>>>("P", s_tile),  // overlap = 1: P of the block whose P V is next (S's registers hold the newer)
                       out_and_body...);
   };
   if constexpr (fp8)
@@ -378,7 +379,7 @@ STAGECRAFT_REGISTER(kernel_entry{
                {.name = "fp8",
                 .default_value = 0,
                 .help = "1: e4m3 Q, K and V given as V^T (B, D, S) (fp8 wgmma reads B K-major), P rounded to e4m3 for P V, O bf16; BK=128 (or 64 "
-                        "at D=256), overlap=0, S a multiple of 16 (D=256 with BK=128: causal=0 and S a compiled-in multiple of 128)",
+                        "at D=256), overlap=1 at D=128 only, S a multiple of 16 (D=256 with BK=128: causal=0 and S a compiled-in multiple of 128)",
                 .allowed = {0, 1},
                 .min = 0}},
     .build =
@@ -390,8 +391,8 @@ STAGECRAFT_REGISTER(kernel_entry{
             // (not instantiated: compile time.)
             // BK=64 at D=256 only, where BK=128 spills (below): at D=64 and 128 BK=128 runs every
             // case BK=64 would, faster, and 12 more instantiations would cost 13 s of compile.
-            if (p.at("overlap") == 1 || (p.at("D") == 256 ? p.at("BK") == 176 : p.at("BK") != 128))
-              throw usage_error("attention_hopper: fp8=1 is offered with overlap=0 and BK=128 (D=64, 128 or 256) or BK=64 (D=256), but got BK=" +
+            if ((p.at("overlap") == 1 && (p.at("D") != 128 || p.at("BK") != 128)) || (p.at("D") == 256 ? p.at("BK") == 176 : p.at("BK") != 128))
+              throw usage_error("attention_hopper: fp8=1 is offered with BK=128 (D=64, 128 or 256; overlap=1 at D=128) or BK=64 (D=256), but got BK=" +
                                 std::to_string(p.at("BK")) + ", D=" + std::to_string(p.at("D")) + ", overlap=" + std::to_string(p.at("overlap")));
             if (p.at("S") % 16 != 0)
               throw usage_error("attention_hopper: fp8=1 needs S a multiple of 16, but S=" + std::to_string(p.at("S")) +
@@ -412,6 +413,9 @@ STAGECRAFT_REGISTER(kernel_entry{
                     constexpr bool causal = decltype(C)::value == 1;
                     if constexpr ((d == 256 && bk == 128 && causal) || (d != 256 && bk == 64))
                       throw usage_error("attention_hopper: fp8=1 with D=" + std::to_string(d) + ", BK=" + std::to_string(bk));  // refused above
+                    else if constexpr (d == 128 && bk == 128)
+                      return p.at("overlap") == 1 ? lower(attention_hopper<e4m3, d, bk, causal, decltype(P)::value == 1, true>(p.at("B"), size_param(p, "S")))
+                                                  : lower(attention_hopper<e4m3, d, bk, causal, decltype(P)::value == 1, false>(p.at("B"), size_param(p, "S")));
                     else return lower(attention_hopper<e4m3, d, bk, causal, decltype(P)::value == 1, false>(p.at("B"), size_param(p, "S")));
                   });
                 });

@@ -362,6 +362,31 @@ TEST_CASE("host: a bf16 register tile is wgmma's A from registers as it is packe
   check_schedules(k, inputs, ir_run.buffers, "the interpreter");
 }
 
+// The 8-bit twin: an e4m3 tile packs four elements a register in the quad gather's input order
+// (sc::acc8_word), so the wgmma's A is sc::quad_gather8 of its registers; read back element by
+// element (sc::acc_e4m3) it is the rounding of what was stored. Both equal the interpreter's.
+TEST_CASE("host: an e4m3 register tile is gathered into wgmma's 8-bit A as it is packed, and reads back as stored", "[host][tensor_core]") {
+  const auto k = lower(kernel<sm_90a>(
+      "e4m3_tile_as_a", grid(1), threads(1_c), gmem<f32>("x", shape(64_c, 128_c)), gmem<e4m3>("v", shape(64_c, 128_c)), gmem<f32>("o", shape(64_c, 64_c)),
+      gmem<f32>("back", shape(64_c, 128_c)), smem<f32>(shape(64_c, 128_c)), smem<e4m3>(shape(64_c, 128_c), swizzle(128_c)), smem<f32>(shape(64_c, 64_c)),
+      barrier(arrivals(2_c)), accumulator<e4m3>(shape(64_c, 128_c)), accumulator<f32>(shape(64_c, 64_c)),
+      [](auto x, auto v, auto o, auto back, auto xs, auto vs, auto os, auto bar, auto p, auto acc) {
+        return seq(copy_gmem_to_smem(x.block(0_c, 0_c), xs, bar), copy_gmem_to_smem(v.block(0_c, 0_c), vs, bar), barrier_wait(bar),
+                   store(p, cast<e4m3>(load(xs) * 0.75f)), store(acc, 0.0f), wgmma(acc, load(p), transpose(vs)), wgmma_commit(), wgmma_wait(0_c),
+                   store(os, load(acc)), store(xs, cast<f32>(load(p))), commit_smem(), copy_smem_to_gmem(os, o.block(0_c, 0_c)),
+                   copy_smem_to_gmem(xs, back.block(0_c, 0_c)), commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
+      }));
+  const auto g = nvrtc::generate(k);
+  REQUIRE_THAT(g.source, Contains("four to a register (e4m3)") && Contains("= sc::quad_gather8(acc") && Contains("sc::acc_e4m3(acc") &&
+                             !Contains("8-bit, from the quad's D fragments"));
+  const auto inputs = random_inputs(k, input_seed);
+  const auto ir_run = interp::run(k, inputs, {.schedule = interp::policy::eager});
+  INFO((ir_run.ok() ? "" : ir_run.diagnostics.front().message));
+  REQUIRE(ir_run.ok());
+  for (std::int64_t i = 0; i < 64 * 128; ++i) REQUIRE(ir_run.buffers[3].get(i) == ir::round_e4m3(static_cast<float>(inputs[0].get(i)) * 0.75f));
+  check_schedules(k, inputs, ir_run.buffers, "the interpreter");
+}
+
 TEST_CASE("host: the zoo's fixed kernels (multicast, clusters, warp specialisation) equal their references", "[host]") {
   for (auto const& z : zoo::all()) {
     const auto k = z.build(zoo::variant::fixed);

@@ -53,10 +53,12 @@ void emitter::layout() {
       throw unsupported(fmt::format("kernel '{}': row-vector accumulator {} ({} [{}]): the NVRTC backend generates f32 row vectors of 64 m rows",
                                     k_.name, ir::alloc_name(k_, static_cast<int>(a)), ir::dtype_name(al.dtype), fmt::join(al.shape, ", ")));
     if (al.kind == ir::AllocKind::accumulator && al.shape.size() != 1 &&
-        ((al.dtype != ir::DType::f32 && al.dtype != ir::DType::f16 && al.dtype != ir::DType::bf16 && al.dtype != ir::DType::i32) ||
-         al.shape.size() != 2 || al.shape[0] % 64 != 0 || al.shape[1] % 8 != 0))
+        ((al.dtype != ir::DType::f32 && al.dtype != ir::DType::f16 && al.dtype != ir::DType::bf16 && al.dtype != ir::DType::i32 &&
+          !acc_f8(a)) ||
+         al.shape.size() != 2 || al.shape[0] % 64 != 0 || al.shape[1] % (acc_f8(a) ? 16 : 8) != 0))
       throw unsupported(fmt::format("kernel '{}': accumulator {} ({} [{}]): the NVRTC backend generates f32, f16, bf16 or i32 accumulators of (64 m, 8 n) "
-                                    "fragments", k_.name, ir::alloc_name(k_, static_cast<int>(a)), ir::dtype_name(al.dtype), fmt::join(al.shape, ", ")));
+                                    "fragments, and e4m3 or e5m2 register tiles of (64 m, 16 n)", k_.name, ir::alloc_name(k_, static_cast<int>(a)),
+                                    ir::dtype_name(al.dtype), fmt::join(al.shape, ", ")));
     const bool is_barrier = al.kind == ir::AllocKind::barrier || al.kind == ir::AllocKind::cluster_barrier;
     bar_first_.push_back(is_barrier ? bar_index : -1);
     if (is_barrier) bar_index += product(al.shape);
@@ -231,7 +233,7 @@ std::string emitter::header() const {
       continue;
     }
     h += fmt::format("  {} acc{}[{}];  // ({}, {}) {} accumulator: {} m64 block(s) x {} registers per thread\n",
-                     acc_f16(a) ? "unsigned" : al.dtype == ir::DType::i32 ? "int" : "float",
+                     acc_f16(a) || acc_f8(a) ? "unsigned" : al.dtype == ir::DType::i32 ? "int" : "float",
                      a, acc_registers(a), al.shape[0], al.shape[1], ir::dtype_name(al.dtype), al.shape[0] / 64, acc_registers(a) / (al.shape[0] / 64));
   }
   if (bar_elements_ > 0) {
@@ -436,10 +438,11 @@ std::string emitter::acc_pack(std::size_t a, std::string const& lo, std::string 
   return fmt::format("sc::pack_f16({}, {})", lo, hi);
 }
 
-// 32-bit registers per thread: N/2 elements per m64 block, two of them per register in f16 and bf16.
+// 32-bit registers per thread: N/2 elements per m64 block, two of them per register in f16 and
+// bf16, four in e4m3 and e5m2.
 std::int64_t emitter::acc_registers(std::size_t a) const {
   if (k_.allocs[a].shape.size() == 1) return k_.allocs[a].shape[0] / 64 * 2;
-  return k_.allocs[a].shape[0] / 64 * (k_.allocs[a].shape[1] / (acc_f16(a) ? 4 : 2));
+  return k_.allocs[a].shape[0] / 64 * (k_.allocs[a].shape[1] / (acc_f8(a) ? 8 : acc_f16(a) ? 4 : 2));
 }
 
 // The accumulator a store walks the fragment of: its destination, else the first it loads; -1: none.
@@ -683,7 +686,7 @@ std::string emitter::value(ir::ValueId id, std::string const& i) const {
         // walk is at is one of this thread's registers.
         if (fragment_index_.empty())
           throw unsupported(fmt::format("kernel '{}': accumulator a{} is read outside a store or wgmma that walks its fragment", k_.name, r.id));
-        if (acc_f16(static_cast<std::size_t>(r.id))) return acc_read(static_cast<std::size_t>(r.id), fragment_index_);
+        if (acc_f16(static_cast<std::size_t>(r.id)) || acc_f8(static_cast<std::size_t>(r.id))) return acc_read(static_cast<std::size_t>(r.id), fragment_index_);
         return fmt::format("acc{}[{}]", r.id, fragment_index_);
       }
       const auto dt = r.base == ir::RefBase::param ? k_.params[r.id].dtype : k_.allocs[r.id].dtype;

@@ -147,6 +147,10 @@ class emitter {
   // f16 and bf16 accumulators hold two elements per 32-bit register (wgmma's .f16 D; a bf16 one
   // is never a D, only a register tile, e.g. attention's P kept for the next P V as wgmma's A).
   bool acc_f16(std::size_t a) const { return k_.allocs[a].dtype == ir::DType::f16 || k_.allocs[a].dtype == ir::DType::bf16; }
+  // e4m3 and e5m2 register tiles (never a D) hold four elements per register, in the order the
+  // quad's gather into wgmma's 8-bit A takes them (sc::acc8_word: D registers 8p + 2h, + 1,
+  // + 4, + 5 in register 2p + h), so A from such a tile is sc::quad_gather8 of its registers.
+  bool acc_f8(std::size_t a) const { return ir::dtype_is_fp8(k_.allocs[a].dtype); }
   // sc::acc_f16 / sc::acc_bf16 (a read of element e) and the packing of a pair into one register.
   std::string acc_read(std::size_t a, std::string const& e) const;
   std::string acc_pack(std::size_t a, std::string const& lo, std::string const& hi) const;
@@ -428,6 +432,8 @@ class emitter {
   // fragment in every thread, if one does: what lets P = f(S) feed P * V without a shuffle.
   int a_from_accumulator(std::int64_t n_acc, int i, std::int64_t ks) const;
   int packed_a_source(ir::ValueId top, ir::DType a_type) const;
+  // The store of a value into an 8-bit register tile: a register (four elements) at a time.
+  void packed8_store(ir::StmtId id, int a, std::int64_t regs, std::string const& ind, std::string& out);
 
   // The row (0 or 1) of the thread's D fragment rows that holds A-from-registers element i, in
   // every thread; -1: none does.

@@ -457,6 +457,13 @@ __device__ __forceinline__ unsigned quad_gather8(unsigned w, int lane) {
 }
 // e4m3 / e5m2 <-> f32, round to nearest even with saturation (cuda_fp8's __NV_SATFINITE).
 )PTX" STAGECRAFT_PRELUDE_STR(STAGECRAFT_FP8_FN(__device__ __forceinline__, __float_as_uint, __uint_as_float)) R"PTX(
+// e4m3 / e5m2 register tiles: four elements per register, in quad_gather8's input order:
+// register 2p + h holds D fragment elements 8p + 2h and + 1 (its low half) and 8p + 2h + 4 and
+// + 5 (its high half). e is a constant once the fragment loops are unrolled.
+__device__ __forceinline__ int acc8_word(int e) { return e / 8 * 2 + e / 2 % 2; }
+__device__ __forceinline__ unsigned acc8_byte(const unsigned* acc, int e) { return acc[acc8_word(e)] >> (16 * (e / 4 % 2) + 8 * (e % 2)) & 0xFFu; }
+__device__ __forceinline__ float acc_e4m3(const unsigned* acc, int e) { return e4m3_to_f32(static_cast<unsigned char>(acc8_byte(acc, e))); }
+__device__ __forceinline__ float acc_e5m2(const unsigned* acc, int e) { return e5m2_to_f32(static_cast<unsigned char>(acc8_byte(acc, e))); }
 // wgmma register fragments: (row, col) of element i of thread t of the warpgroup.
 )PTX" STAGECRAFT_PRELUDE_STR(STAGECRAFT_WGMMA_FRAGMENT_FN(__device__ __forceinline__)) R"PTX(
 // The bank-conflict-free order of a 32 x 32 transpose between 128-byte swizzled SMEM tiles.

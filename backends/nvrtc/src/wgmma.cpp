@@ -141,6 +141,7 @@ void emitter::fragment_store(ir::StmtId id, int a, std::string const& ind, std::
                      (reduce_ == ir::Reduce::none || vector_reduction(dt)) &&       // a reduction as red.global.add.v2.f32 only
                      (r.base == ir::RefBase::alloc || rows_keep_vectors(s.refs[0], 2)) &&
                      (!tiled_ref(s.refs[0]) || k_.allocs[r.id].tiling.back() % 2 == 0);  // a pair within one tile row
+  if (to_registers && acc_f8(static_cast<std::size_t>(r.id))) return packed8_store(id, r.id, shape[1] / 2, ind, out);
   // An f16 or bf16 accumulator is written a register (two elements) at a time.
   const bool packed = to_registers && acc_f16(static_cast<std::size_t>(a));
   if (packed && !pairs_adjacent()) unsupported_op(id, "a 16-bit accumulator whose fragment does not keep element pairs adjacent");
@@ -202,6 +203,61 @@ void emitter::fragment_store(ir::StmtId id, int a, std::string const& ind, std::
       }
     }
   }
+  fragment_index_.clear();
+  walk_reg_.clear();
+  walk_coords_.clear();
+  row_mb_.clear(), row_half_.clear();
+  row_hoisted_.clear();
+  line("    }");
+  line("  }");
+  line("}");
+}
+
+// A store into an e4m3 / e5m2 register tile a, of `regs` elements per m64 block and thread: per
+// 8 D elements i8 .. i8 + 7 (two 8-column groups, both row halves), the four pairs i8 + 2u, each
+// converted as register_a8 converts an A pair (one cvt.rn.satfinite.e4m3x2 in fast mode, two
+// sc::f32_to_e4m3 in exact: the same bits, so a tile kept for a later wgmma's A rounds as A
+// computed in place would), into registers (i8 / 4) and (i8 / 4 + 1) in sc::acc8_word's order.
+void emitter::packed8_store(ir::StmtId id, int a, std::int64_t regs, std::string const& ind, std::string& out) {
+  auto const& s = k_.stmts[id];
+  auto line = [&](std::string const& t) { out += ind + t + "\n"; };
+  auto const& shape = k_.refs[s.refs[0]].shape;
+  const auto dt = k_.allocs[static_cast<std::size_t>(a)].dtype;
+  if (!pairs_adjacent()) unsupported_op(id, "an 8-bit register tile whose fragment does not keep element pairs adjacent");
+  if (regs % 8 != 0) unsupported_op(id, fmt::format("an 8-bit register tile of {} columns (a multiple of 16 packs whole registers)", shape[1]));
+  // cast<e4m3>(x) stored as e4m3 is one rounding of x: convert x.
+  auto const& v = k_.values[s.value];
+  const ir::ValueId stored = v.op == ir::ValueOp::cast && v.dtype == dt && ir::dtype_is_float(k_.values[v.a].dtype) ? v.a : s.value;
+  line(fmt::format("{{  // op #{}: store over the fragment of a{} ({}, {}): {} block(s) x {} elements per thread, four to a register ({})", id, a, shape[0],
+                   shape[1], shape[0] / 64, regs, ir::dtype_name(dt)));
+  line("  #pragma unroll");
+  line(fmt::format("  for (int mb = 0; mb < {}; ++mb) {{", shape[0] / 64));
+  hoist_rows(s.value, shape, line);
+  line("    #pragma unroll");
+  line(fmt::format("    for (int i8 = 0; i8 < {}; i8 += 8) {{", regs));
+  line("      unsigned short h8[4];  // the pair i8 + 2 u");
+  line("      #pragma unroll");
+  line("      for (int u = 0; u < 4; ++u) {");
+  line("        const int i = i8 + 2 * u;");
+  line("        const sc::coord e = sc::accumulator_element(lane, i);");
+  line(fmt::format("        const long long f = static_cast<long long>(64 * mb + e.row) * {} + e.col;", shape[1]));
+  line("        (void)f;  // unused when nothing but the accumulator is addressed");
+  walk_shape_ = shape;
+  walk_coords_ = {{"f", {"64 * mb + e.row", "e.col"}}, {"(f + 1)", {"64 * mb + e.row", "e.col + 1"}}};
+  row_mb_ = "mb", row_half_ = "i / 2 % 2", walk_rows_ = shape[0];
+  fragment_index_ = fmt::format("mb * {} + i", regs), walk_reg_ = "i";
+  const std::string lo = value(stored, "f");
+  fragment_index_ = fmt::format("mb * {} + i + 1", regs), walk_reg_ = "i + 1";
+  const std::string hi = value(stored, "(f + 1)");
+  if (o_.math == ir::math_mode::fast) {
+    line(fmt::format("        h8[u] = sc::cvt_{}x2({}, {});", ir::dtype_name(dt), lo, hi));
+  } else {
+    auto byte = [&](std::string const& x) { return fmt::format("static_cast<unsigned>(static_cast<unsigned char>({}))", store_conv(dt, x)); };
+    line(fmt::format("        h8[u] = static_cast<unsigned short>({} | {} << 8);", byte(lo), byte(hi)));
+  }
+  line("      }");
+  line(fmt::format("      acc{0}[(mb * {1} + i8) / 4] = static_cast<unsigned>(h8[0]) | static_cast<unsigned>(h8[2]) << 16;", a, regs));
+  line(fmt::format("      acc{0}[(mb * {1} + i8) / 4 + 1] = static_cast<unsigned>(h8[1]) | static_cast<unsigned>(h8[3]) << 16;", a, regs));
   fragment_index_.clear();
   walk_reg_.clear();
   walk_coords_.clear();
@@ -362,7 +418,8 @@ int emitter::a_from_accumulator(std::int64_t n_acc, int i, std::int64_t ks) cons
 }
 
 
-// The 16-bit accumulator whose registers A from registers is, unchanged: the value is load(a) or
+// The 16- or 8-bit register tile whose registers A from registers is, unchanged (the 8-bit one's
+// through the quad's gather): the value is load(a) or
 // cast<a_type>(load(a)) of a whole, unindexed accumulator of A's type and shape; -1: none.
 int emitter::packed_a_source(ir::ValueId top, ir::DType a_type) const {
   ir::ValueId x = top;
@@ -371,7 +428,7 @@ int emitter::packed_a_source(ir::ValueId top, ir::DType a_type) const {
   if (v.op != ir::ValueOp::load || !is_acc(v.ref) || !k_.refs[v.ref].index.empty()) return -1;
   const int a = k_.refs[v.ref].id;
   auto const& al = k_.allocs[a];
-  if (al.dtype != a_type || !acc_f16(static_cast<std::size_t>(a)) || al.shape != k_.values[top].shape) return -1;
+  if (al.dtype != a_type || !(acc_f16(static_cast<std::size_t>(a)) || acc_f8(static_cast<std::size_t>(a))) || al.shape != k_.values[top].shape) return -1;
   return a;
 }
 
@@ -439,6 +496,18 @@ void emitter::register_a8(ir::StmtId id, ir::wgmma::plan const& p, std::int64_t 
   auto const& s = k_.stmts[id];
   auto line = [&](std::string const& t) { out += ind + t + "\n"; };
   auto const& v = k_.values[s.value];
+  // A read whole from an 8-bit register tile of A's type and shape: its registers are already
+  // the gather's input words (sc::acc8_word), no conversion.
+  if (const int packed = packed_a_source(s.value, p.a_type); packed >= 0) {
+    const std::int64_t words = k_.allocs[packed].shape[1] / 8;  // registers per m64 block
+    line(fmt::format("  unsigned {}{}_{}[4];  // A of m block {}, k step {}: gathered from the quad's a{} registers", name, mb, ks, mb, ks, packed));
+    for (int q = 0; q < 2; ++q)
+      for (int h = 0; h < 2; ++h)
+        line(fmt::format("  {}{}_{}[{}] = sc::quad_gather8(acc{}[{}], lane);", name, mb, ks, h + 2 * q, packed, mb * words + (2 * ks + q) * 2 + h));
+    line("  #pragma unroll");
+    line(fmt::format("  for (int r = 0; r < 4; ++r) sc::reg_fence({}{}_{}[r]);", name, mb, ks));
+    return;
+  }
   // A cast from f32 to the operand's fp8 type is the packing conversion itself (one rounding
   // either way); fast mode packs two per instruction (cvt.rn.satfinite.e4m3x2.f32).
   const bool fp8 = ir::dtype_is_fp8(p.a_type);

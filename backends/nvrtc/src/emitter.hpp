@@ -434,6 +434,8 @@ class emitter {
   int packed_a_source(ir::ValueId top, ir::DType a_type) const;
   // The store of a value into an 8-bit register tile: a register (four elements) at a time.
   void packed8_store(ir::StmtId id, int a, std::int64_t regs, std::string const& ind, std::string& out);
+  void end_fragment_walk(std::string const& ind, std::string& out);
+  std::string fp8_pair(ir::DType dt, std::string const& lo, std::string const& hi) const;
 
   // The row (0 or 1) of the thread's D fragment rows that holds A-from-registers element i, in
   // every thread; -1: none does.

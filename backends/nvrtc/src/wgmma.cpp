@@ -203,21 +203,34 @@ void emitter::fragment_store(ir::StmtId id, int a, std::string const& ind, std::
       }
     }
   }
+  end_fragment_walk(ind, out);
+}
+
+// Leaves a fragment walk (fragment_store's loops over m blocks and registers): its state reset,
+// the two loops and the statement's block closed.
+void emitter::end_fragment_walk(std::string const& ind, std::string& out) {
   fragment_index_.clear();
   walk_reg_.clear();
   walk_coords_.clear();
   row_mb_.clear(), row_half_.clear();
   row_hoisted_.clear();
-  line("    }");
-  line("  }");
-  line("}");
+  out += ind + "    }\n" + ind + "  }\n" + ind + "}\n";
+}
+
+// Two elements converted to an 8-bit type, lo in bits 0-7 and hi in 8-15 of an unsigned: one
+// cvt.rn.satfinite.<t>x2 in fast mode, two scalar conversions in exact (the same bits). Every
+// 8-bit A and every 8-bit register tile packs its pairs here, so a tile kept for a later A
+// rounds as A computed in place would. (An 8-bit integer type converts element by element.)
+std::string emitter::fp8_pair(ir::DType dt, std::string const& lo, std::string const& hi) const {
+  if (ir::dtype_is_fp8(dt) && o_.math == ir::math_mode::fast) return fmt::format("static_cast<unsigned>(sc::cvt_{}x2({}, {}))", ir::dtype_name(dt), lo, hi);
+  auto byte = [&](std::string const& x) { return fmt::format("static_cast<unsigned>(static_cast<unsigned char>({}))", store_conv(dt, x)); };
+  return fmt::format("({} | {} << 8)", byte(lo), byte(hi));
 }
 
 // A store into an e4m3 / e5m2 register tile a, of `regs` elements per m64 block and thread: per
 // 8 D elements i8 .. i8 + 7 (two 8-column groups, both row halves), the four pairs i8 + 2u, each
-// converted as register_a8 converts an A pair (one cvt.rn.satfinite.e4m3x2 in fast mode, two
-// sc::f32_to_e4m3 in exact: the same bits, so a tile kept for a later wgmma's A rounds as A
-// computed in place would), into registers (i8 / 4) and (i8 / 4 + 1) in sc::acc8_word's order.
+// converted as register_a8 converts an A pair (fp8_pair), into registers (i8 / 4) and
+// (i8 / 4 + 1) in sc::acc8_word's order.
 void emitter::packed8_store(ir::StmtId id, int a, std::int64_t regs, std::string const& ind, std::string& out) {
   auto const& s = k_.stmts[id];
   auto line = [&](std::string const& t) { out += ind + t + "\n"; };
@@ -249,23 +262,11 @@ void emitter::packed8_store(ir::StmtId id, int a, std::int64_t regs, std::string
   const std::string lo = value(stored, "f");
   fragment_index_ = fmt::format("mb * {} + i + 1", regs), walk_reg_ = "i + 1";
   const std::string hi = value(stored, "(f + 1)");
-  if (o_.math == ir::math_mode::fast) {
-    line(fmt::format("        h8[u] = sc::cvt_{}x2({}, {});", ir::dtype_name(dt), lo, hi));
-  } else {
-    auto byte = [&](std::string const& x) { return fmt::format("static_cast<unsigned>(static_cast<unsigned char>({}))", store_conv(dt, x)); };
-    line(fmt::format("        h8[u] = static_cast<unsigned short>({} | {} << 8);", byte(lo), byte(hi)));
-  }
+  line(fmt::format("        h8[u] = static_cast<unsigned short>({});", fp8_pair(dt, lo, hi)));
   line("      }");
   line(fmt::format("      acc{0}[(mb * {1} + i8) / 4] = static_cast<unsigned>(h8[0]) | static_cast<unsigned>(h8[2]) << 16;", a, regs));
   line(fmt::format("      acc{0}[(mb * {1} + i8) / 4 + 1] = static_cast<unsigned>(h8[1]) | static_cast<unsigned>(h8[3]) << 16;", a, regs));
-  fragment_index_.clear();
-  walk_reg_.clear();
-  walk_coords_.clear();
-  row_mb_.clear(), row_half_.clear();
-  row_hoisted_.clear();
-  line("    }");
-  line("  }");
-  line("}");
+  end_fragment_walk(ind, out);
 }
 
 // cast<bf16>(x) stored as bf16 is one rounding of x (rounding a value that already is a bf16
@@ -534,11 +535,7 @@ void emitter::register_a8(ir::StmtId id, ir::wgmma::plan const& p, std::int64_t 
     row_mb_.clear(), row_half_.clear();
     return x;
   };
-  auto pair = [&](std::int64_t j) {
-    if (fp8 && o_.math == ir::math_mode::fast) return fmt::format("static_cast<unsigned>(sc::cvt_{}x2({}, {}))", ir::dtype_name(p.a_type), element(j), element(j + 1));
-    auto byte = [&](std::int64_t jj) { return fmt::format("static_cast<unsigned>(static_cast<unsigned char>({}))", store_conv(p.a_type, element(jj))); };
-    return fmt::format("({} | {} << 8)", byte(j), byte(j + 1));
-  };
+  auto pair = [&](std::int64_t j) { return fp8_pair(p.a_type, element(j), element(j + 1)); };
   line(fmt::format("  unsigned {}{}_{}[4];  // A of m block {}, k step {}: 8-bit, from the quad's D fragments", name, mb, ks, mb, ks));
   for (int q = 0; q < 2; ++q)
     for (int h = 0; h < 2; ++h) {

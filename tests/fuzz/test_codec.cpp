@@ -57,6 +57,14 @@ TEST_CASE("decoded semaphore ops meet the front end's rules in the verifier: a p
   for (auto& s : zero.stmts)
     if (s.op == ir::StmtOp::semaphore_signal) s.e0 = c0;
   CHECK_THROWS_WITH(ir::verify(zero), Catch::Matchers::Contains("(semaphore_signal): uses the value 0, but a semaphore's value must be 1 to 2^31 - 1"));
+  // n is the scope: 0 .gpu, 1 .sys, nothing else.
+  auto scoped = k;
+  for (auto& s : scoped.stmts)
+    if (s.op == ir::StmtOp::semaphore_wait) s.n = 1;
+  REQUIRE_NOTHROW(ir::verify(scoped));
+  for (auto& s : scoped.stmts)
+    if (s.op == ir::StmtOp::semaphore_wait) s.n = 2;
+  CHECK_THROWS_WITH(ir::verify(scoped), Catch::Matchers::Contains("(semaphore_wait): has scope code 2, but a semaphore op's scope is 0 (.gpu) or 1 (.sys)"));
   auto f32 = k;
   for (auto& p : f32.params)
     if (p.name == "turn") p.dtype = ir::DType::f32;

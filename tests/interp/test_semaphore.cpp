@@ -29,13 +29,15 @@ std::string messages(interp::result const& r) {
 // Warpgroup 1 hands y to warpgroup 0 through a semaphore instead of a barrier: y = x + 1, then
 // y *= 2 after the wait. Order: 0 for the right one; with `later` the roles are two CTAs and
 // CTA 0 waits for CTA 1 (launched after it). Value: what the wait and the signal count.
-ir::Kernel handoff(bool two_waiters = false) {
+// Scope: the signal's and the first wait's (.sys: the same order, at system scope).
+template <class Scope = memory_scope_tag<ir::MemoryScope::gpu>>
+ir::Kernel handoff(bool two_waiters = false, Scope scope = {}) {
   auto t = shape(64_c, 64_c);
   return lower(kernel<sm_90a>("sem_handoff", grid(1), threads(3_c), gmem<f32>("x", shape(64_c, 64_c)), gmem<f32>("y", shape(64_c, 64_c)),
                               semaphores("ready", shape(1_c)), [&](auto x, auto y, auto ready) {
                                 auto yt = y.tile(t, 0_c, 0_c);
-                                auto first = seq(store(yt, load(x.tile(t, 0_c, 0_c)) + 1.0f), semaphore_signal(ready(0_c)));
-                                auto second = seq(semaphore_wait(ready(0_c)), store(yt, load(yt) * 2.0f));
+                                auto first = seq(store(yt, load(x.tile(t, 0_c, 0_c)) + 1.0f), semaphore_signal(ready(0_c), 1_c, scope));
+                                auto second = seq(semaphore_wait(ready(0_c), 1_c, scope), store(yt, load(yt) * 2.0f));
                                 auto third = two_waiters ? semaphore_wait(ready(0_c)) : seq();
                                 return if_(thread_id() == 0_c, second, if_(thread_id() == 1_c, first, third));
                               }));
@@ -84,6 +86,26 @@ TEST_CASE("semaphores: a hand-off between warpgroups is ordered by the wait, und
   INFO((ex.failure ? messages(*ex.failure) : std::string()));
   CHECK(ex.schedules == 50);
   CHECK_FALSE(ex.failing_seed.has_value());
+}
+
+// .sys scope (a counter the host or another GPU may also touch): the interpreter models one GPU,
+// where it orders as .gpu does; the printed IR names it.
+TEST_CASE("semaphores: memory_scope::sys hands off as .gpu does, and the IR says so", "[interp][semaphore]") {
+  const auto k = handoff(false, memory_scope::sys);
+  CHECK_THAT(ir::print(k), Contains("semaphore_signal ready.block[0](1)  memory_scope::sys") && Contains("semaphore_wait ready.block[0](1)  memory_scope::sys"));
+  CHECK_THAT(ir::print(handoff()), Contains("semaphore_signal ready.block[0](1)") && !Contains("memory_scope"));
+  const auto in = testing::random_buffers(k, input_seed);
+  // The op as a diagnostic names it (the user's call).
+  const auto twice = handoff(true, memory_scope::sys);
+  const auto d = interp::run(twice, testing::random_buffers(twice, input_seed), {.schedule = policy::eager});
+  REQUIRE_FALSE(d.ok());
+  CHECK_THAT(messages(d), Contains("semaphore_wait(ready(0), 1, memory_scope::sys)"));
+  for (auto p : {policy::eager, policy::lazy, policy::pct}) {
+    const auto r = interp::run(k, in, {.schedule = p, .seed = 3});
+    INFO(messages(r));
+    REQUIRE(r.ok());
+    for (std::int64_t i = 0; i < in[0].elements(); ++i) REQUIRE(r.buffers[1].get(i) == (static_cast<float>(in[0].get(i)) + 1.0f) * 2.0f);
+  }
 }
 
 TEST_CASE("semaphores: a wait takes its count, so a second waiter on one signal deadlocks, and the report names the semaphore",

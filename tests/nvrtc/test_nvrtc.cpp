@@ -1063,13 +1063,27 @@ TEST_CASE("semaphores: red.release.gpu, ld.acquire.gpu and atom.acquire.gpu.cas 
   CHECK(c.spill_bytes == 0);
   CHECK_THAT(c.ptx, Contains("red.release.gpu.global.add.s32") && Contains("ld.acquire.gpu.global.s32") &&
                         Contains("atom.acquire.gpu.global.cas.b32") && Contains("nanosleep"));
-  CHECK_THAT(c.code.source, Contains("sc::sem_signal(") && Contains("sc::sem_wait("));
+  CHECK_THAT(c.code.source, Contains("sc::sem_signal<0>(") && Contains("sc::sem_wait<0>("));
   // With the watchdog on, a wait that never takes its count reports the counter and traps.
   const auto w = nvrtc::compile(zoo::semaphore_never_signalled(zoo::variant::fixed), ir::Target::sm_90a,
                                 {.codegen = {.watchdog_ms = 1500}, .memory_cache = false, .disk_cache = false});
   CHECK(w.spill_bytes == 0);
-  CHECK_THAT(w.code.source, Contains("sc::sem_wait_watchdog(") && Contains("\"turn\"") && Contains("1500000000ull") && !Contains("sc::sem_wait("));
+  CHECK_THAT(w.code.source, Contains("sc::sem_wait_watchdog<0>(") && Contains("\"turn\"") && Contains("1500000000ull") && !Contains("sc::sem_wait<"));
   CHECK_THAT(w.ptx, Contains("%globaltimer") && Contains("trap;") && Contains("vprintf"));
+  // memory_scope::sys: the same three instructions at .sys (the watchdog's wait too).
+  const auto sys = lower(kernel<sm_90a>("sem_sys", grid(2), threads(1_c), gmem<i32>("y", shape(2_c, 64_c)), semaphores("turn", shape(1_c)),
+                                        [](auto y, auto turn) {
+                                          auto s = program_id();
+                                          return seq(if_(s > 0_c, semaphore_wait(turn(0_c), 1_c, memory_scope::sys)), store(y.tile(shape(1_c, 64_c), s, 0_c), 1),
+                                                     if_(s < 1_c, semaphore_signal(turn(0_c), 1_c, memory_scope::sys)));
+                                        }));
+  for (unsigned watchdog : {0u, 1500u}) {
+    const auto x = nvrtc::compile(sys, ir::Target::sm_90a, {.codegen = {.watchdog_ms = watchdog}, .memory_cache = false, .disk_cache = false});
+    CHECK(x.spill_bytes == 0);
+    CHECK_THAT(x.ptx, Contains("red.release.sys.global.add.s32") && Contains("ld.acquire.sys.global.s32") && Contains("atom.acquire.sys.global.cas.b32") &&
+                          !Contains(".gpu.global"));
+    CHECK_THAT(x.code.source, Contains("(.sys)"));
+  }
   // splitk_serial: the counter's offset is 32-bit math (64-bit index math cost a spill around the wait).
   auto const& e = registry::global().find("splitk_serial");
   const auto s = nvrtc::compile(e.build(registry::resolve(e, {})), ir::Target::sm_90a, o);

@@ -170,7 +170,10 @@ inline void red_add_v2(float* p, const float* v) { red_add(p, v[0]), red_add(p +
 inline void red_add_v4(float* p, const float* v) { for (int i = 0; i < 4; ++i) red_add(p + i, v[i]); }
 // Semaphores: one OS thread, so the signal is a plain add; a wait that cannot take its value
 // blocks in the runtime until a signal of the same counter (or reports the deadlock).
+// The scope (.gpu or .sys) only matters to the GPU's memory model.
+template <int /*Scope*/>
 inline void sem_signal(int* p, int v) { red_add(p, v); sc_host_api->sem_signalled(p); }
+template <int /*Scope*/>
 inline void sem_wait(int* p, int v) { sc_host_api->sem_wait(p, v); }
 // Atomics that return what the counter held (ops/atomic.hpp; Op is ir::Atomic): a plain
 // read-modify-write on one OS thread; the counter changed, so its waiters look again (and the

@@ -1564,13 +1564,14 @@ void emitter::emit(ir::StmtId id, int depth, std::string& out) {
       // math of a GMEM element cost a register spill around the wait's branch (ptxas, CUDA 13.0).
       const std::string name = k_.params[r.id].name, off = fmt::format("static_cast<int>({})", param_offset(s.refs[0], "0"));
       const std::string at = fmt::format("(p_{} + {})", name, off);
-      line(fmt::format("// op #{}: {} on semaphore '{}'", id, ir::stmt_name(s.op), name));
+      const int scope = static_cast<int>(s.n);  // ir::MemoryScope: 0 .gpu, 1 .sys
+      line(fmt::format("// op #{}: {} on semaphore '{}'{}", id, ir::stmt_name(s.op), name, scope == 1 ? " (.sys)" : ""));
       if (signal) line(role_sync());
       if (!signal && o_.watchdog_ms)
-        line(fmt::format("if ({}) sc::sem_wait_watchdog({}, static_cast<int>({}), \"{}\", {}, \"{}\", {}, {}ull);", issuer(), at, expr(s.e0), k_.name, id,
-                         name, off, std::uint64_t{o_.watchdog_ms} * 1000000));
+        line(fmt::format("if ({}) sc::sem_wait_watchdog<{}>({}, static_cast<int>({}), \"{}\", {}, \"{}\", {}, {}ull);", issuer(), scope, at, expr(s.e0), k_.name,
+                         id, name, off, std::uint64_t{o_.watchdog_ms} * 1000000));
       else
-        line(fmt::format("if ({}) sc::{}({}, static_cast<int>({}));", issuer(), signal ? "sem_signal" : "sem_wait", at, expr(s.e0)));
+        line(fmt::format("if ({}) sc::{}<{}>({}, static_cast<int>({}));", issuer(), signal ? "sem_signal" : "sem_wait", scope, at, expr(s.e0)));
       if (!signal) line(role_sync());
       dirty_ = false;
       return;

@@ -307,7 +307,12 @@ __device__ __forceinline__ void red_add(unsigned* p, unsigned v) { asm volatile(
 // is a release at .gpu scope; a wait polls with ld.acquire (a 100 ns nanosleep between polls
 // leaves the memory system to the CTA it waits for) and takes its value with an acquiring CAS
 // (another waiter may have taken the count first: then it polls again).
-__device__ __forceinline__ void sem_signal(int* p, int v) { asm volatile("red.release.gpu.global.add.s32 [%0], %1;" :: "l"(p), "r"(v) : "memory"); }
+// Scope 0 is .gpu, 1 .sys (ir::MemoryScope).
+template <int Scope>
+__device__ __forceinline__ void sem_signal(int* p, int v) {
+  if constexpr (Scope == 0) asm volatile("red.release.gpu.global.add.s32 [%0], %1;" :: "l"(p), "r"(v) : "memory");
+  else asm volatile("red.release.sys.global.add.s32 [%0], %1;" :: "l"(p), "r"(v) : "memory");
+}
 // Atomics that return what the counter held (ops/atomic.hpp): Op ir::Atomic (add, min, max, exch,
 // cas), Order ir::MemoryOrder (relaxed, acquire, release, acq_rel), Scope ir::MemoryScope (gpu, sys).
 #define SC_ATOM(SEM, SCOPE)                                                                                                         \
@@ -330,15 +335,19 @@ __device__ __forceinline__ int atom_fetch(int* p, int v, int expected) {
 #undef SC_ATOM_SCOPE
 #undef SC_ATOM
 // One poll: true once v is taken; `now` is what the counter held.
+template <int Scope>
 __device__ __forceinline__ bool sem_try_take(int* p, int v, int& now) {
-  asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(now) : "l"(p) : "memory");
+  if constexpr (Scope == 0) asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(now) : "l"(p) : "memory");
+  else asm volatile("ld.acquire.sys.global.s32 %0, [%1];" : "=r"(now) : "l"(p) : "memory");
   if (now < v) return false;
   int old;
-  asm volatile("atom.acquire.gpu.global.cas.b32 %0, [%1], %2, %3;" : "=r"(old) : "l"(p), "r"(now), "r"(now - v) : "memory");
+  if constexpr (Scope == 0) asm volatile("atom.acquire.gpu.global.cas.b32 %0, [%1], %2, %3;" : "=r"(old) : "l"(p), "r"(now), "r"(now - v) : "memory");
+  else asm volatile("atom.acquire.sys.global.cas.b32 %0, [%1], %2, %3;" : "=r"(old) : "l"(p), "r"(now), "r"(now - v) : "memory");
   return old == now;
 }
+template <int Scope>
 __device__ __forceinline__ void sem_wait(int* p, int v) {
-  for (int now; !sem_try_take(p, v, now);)
+  for (int now; !sem_try_take<Scope>(p, v, now);)
     if (now < v) asm volatile("nanosleep.u32 100;" ::: "memory");
 }
 // The watchdog's form (codegen_options::watchdog_ms): a wait that has not taken its count after
@@ -352,10 +361,11 @@ __device__ __noinline__ void sem_watchdog_trap(const char* kernel, int op, const
            kernel, op, sem, elem, value, holds, limit_ns / 1000000ull, blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x);
   __trap();
 }
+template <int Scope>
 __device__ __forceinline__ void sem_wait_watchdog(int* p, int v, const char* kernel, int op, const char* name, int elem,
                                                   unsigned long long limit_ns) {
   const unsigned long long start = globaltimer();
-  for (int now; !sem_try_take(p, v, now);) {
+  for (int now; !sem_try_take<Scope>(p, v, now);) {
     if (now >= v) continue;  // another waiter took the count first: poll again at once
     if (globaltimer() - start > limit_ns) sem_watchdog_trap(kernel, op, name, elem, v, now, limit_ns);
     asm volatile("nanosleep.u32 100;" ::: "memory");

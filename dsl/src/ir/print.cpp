@@ -330,7 +330,8 @@ class Printer {
       case StmtOp::named_barrier_sync:
       case StmtOp::named_barrier_arrive: return fmt::format("{}({}, {})", stmt_name(s), s.e0 == none ? "?" : expr(s.e0), s.n);
       case StmtOp::semaphore_signal:
-      case StmtOp::semaphore_wait: return fmt::format("{}({}, {})", stmt_name(s), counter(s), s.e0 == none ? "?" : expr(s.e0));
+      case StmtOp::semaphore_wait:  // semaphore_signal(turn(0, 1), 1, memory_scope::sys)
+        return fmt::format("{}({}, {}{})", stmt_name(s), counter(s), s.e0 == none ? "?" : expr(s.e0), s.n == 1 ? ", memory_scope::sys" : s.n == 0 ? "" : fmt::format(", ?{}", s.n));
       case StmtOp::atomic_fetch: {  // fetch_add(tiles(0), 1, s2, memory_order::acq_rel)
         if (!atomic_code_ok(s.n)) return fmt::format("atomic_fetch(?{})", s.n);
         const auto a = atomic_of(s.n);
@@ -426,8 +427,10 @@ class Printer {
       default: {
         std::vector<std::string> ops;
         for (auto r : s.refs) ops.push_back(ref(r));
-        out += line + fmt::format("{}{}{}{}\n", stmt_name(s), ops.empty() ? "" : " ", fmt::join(ops, ", "),
-                                  s.axes.empty() ? "" : fmt::format("  also in the pairs along cluster axes ({})", fmt::join(s.axes, ", ")));
+        const bool semaphore = s.op == StmtOp::semaphore_signal || s.op == StmtOp::semaphore_wait;
+        out += line + fmt::format("{}{}{}{}{}\n", stmt_name(s), ops.empty() ? "" : " ", fmt::join(ops, ", "),
+                                  s.axes.empty() ? "" : fmt::format("  also in the pairs along cluster axes ({})", fmt::join(s.axes, ", ")),
+                                  semaphore && s.n == 1 ? "  memory_scope::sys" : semaphore && s.n != 0 ? fmt::format("  ?scope{}", s.n) : "");
       }
     }
     if (annotate && static_cast<std::size_t>(id) < k_.debug.stmts.size()) {

@@ -899,7 +899,7 @@ class Verifier {
     if (!uses_value && x.value != none) fail_at(s, "has a tile value ({}), which it does not use", x.value);
     const bool reduces = x.op == StmtOp::store || x.op == StmtOp::copy_smem_to_gmem;  // n: the ir::Reduce
     const bool uses_n = x.op == StmtOp::wait_group || x.op == StmtOp::wgmma_wait || x.op == StmtOp::tcgen05_mma || x.op == StmtOp::tcgen05_commit_arrive || named ||
-                        reduces || x.op == StmtOp::copy_gmem_to_smem || x.op == StmtOp::atomic_fetch;  // a load's n: its CTA group (2: the pair leader's barrier)
+                        reduces || x.op == StmtOp::copy_gmem_to_smem || semaphore;  // a load's n: its CTA group (2: the pair leader's barrier); a semaphore op's: its scope
     if (!uses_n && x.n != 0) fail_at(s, "carries n = {}, which it does not use", x.n);
     if (reduces && (x.n < 0 || x.n > static_cast<std::int64_t>(last_reduce)))
       fail_at(s, "reduces with n = {}, which names no reduction (0 none, 1 add, 2 min, 3 max)", x.n);
@@ -1031,6 +1031,7 @@ class Verifier {
         semaphore_counter(s);
         if (auto const& e = k_.exprs[x.e0]; e.op == ExprOp::constant && !semaphore_value_ok(e.value))
           fail_at(s, "uses the value {}, but a semaphore's value must be 1 to 2^31 - 1 (a signal adds it, a wait takes it)", e.value);
+        if (x.n != 0 && x.n != 1) fail_at(s, "has scope code {}, but a semaphore op's scope is 0 (.gpu) or 1 (.sys)", x.n);
         return;
       }
       case StmtOp::store: {

@@ -33,28 +33,10 @@
 #include "stagecraft/expr/index.hpp"
 #include "stagecraft/memory/semaphore.hpp"
 #include "stagecraft/memory/smem.hpp"
+#include "stagecraft/ops/memory_order.hpp"
 #include "stagecraft/ops/stmt.hpp"
 
 namespace stagecraft {
-
-template <ir::MemoryOrder O>
-struct memory_order_tag {
-  static constexpr ir::MemoryOrder order = O;
-};
-template <ir::MemoryScope S>
-struct memory_scope_tag {
-  static constexpr ir::MemoryScope scope = S;
-};
-struct memory_order {
-  static constexpr memory_order_tag<ir::MemoryOrder::relaxed> relaxed{};
-  static constexpr memory_order_tag<ir::MemoryOrder::acquire> acquire{};
-  static constexpr memory_order_tag<ir::MemoryOrder::release> release{};
-  static constexpr memory_order_tag<ir::MemoryOrder::acq_rel> acq_rel{};
-};
-struct memory_scope {
-  static constexpr memory_scope_tag<ir::MemoryScope::gpu> gpu{};
-  static constexpr memory_scope_tag<ir::MemoryScope::sys> sys{};
-};
 
 namespace detail {
 // A slot is one unswizzled i32 of SMEM: slots[s] of smem<i32>(shape(R, 1_c)), or smem<i32>(shape(1_c)).
@@ -82,15 +64,6 @@ tree::ExprP slot_offset(V const& v) {
   if (v.ref.index.empty()) return tree::make_expr(ir::ExprOp::constant, 0);
   return v.ref.index.back();
 }
-
-template <class T>
-constexpr bool is_order_tag = false;
-template <ir::MemoryOrder O>
-constexpr bool is_order_tag<memory_order_tag<O>> = true;
-template <class T>
-constexpr bool is_scope_tag = false;
-template <ir::MemoryScope S>
-constexpr bool is_scope_tag<memory_scope_tag<S>> = true;
 
 template <ir::Atomic Op, class C, class E, class V, class Slot, class O, class S>
 auto atomic_stmt(C const& counter, E const* expected, V const& v, Slot const& slot, src_loc loc) {

@@ -14,6 +14,11 @@
 //                             (one thread spins on ld.acquire.gpu and takes v with atom.cas, then
 //                             the warpgroup syncs)
 //
+//   semaphore_signal(sem, v, memory_scope::sys), semaphore_wait(sem, v, memory_scope::sys)
+//                             the same at .sys scope (ops/memory_order.hpp): a counter in
+//                             host-mapped or peer memory that the host or another GPU signals
+//                             or waits on too
+//
 // A statement of a warpgroup, like barrier_arrive: one signal, one wait per warpgroup, not per
 // thread. The counter counts what was signalled minus what was taken, so several waiters share it
 // only by taking turns; a wait nothing can satisfy is the interpreter's deadlock, which names the
@@ -29,6 +34,7 @@
 #include "stagecraft/core/diagnostic.hpp"
 #include "stagecraft/expr/index.hpp"
 #include "stagecraft/memory/semaphore.hpp"
+#include "stagecraft/ops/memory_order.hpp"
 #include "stagecraft/ops/stmt.hpp"
 
 namespace stagecraft {
@@ -41,7 +47,7 @@ constexpr bool positive_value() {
   else return true;
 }
 
-template <diag::fixed_string Op, ir::StmtOp Code, class S, class V>
+template <diag::fixed_string Op, ir::StmtOp Code, class S, class V, class Sc>
 auto semaphore_stmt(S const& sem, V const& v, src_loc loc) {
   if constexpr (!std::is_same_v<std::remove_cvref_t<S>, semaphore_elem>) {
     if constexpr (kind_of<S> == operand_kind::semaphore)
@@ -57,22 +63,26 @@ auto semaphore_stmt(S const& sem, V const& v, src_loc loc) {
                      Op << ": the value must be 1 to 2^31 - 1, but got " << std::remove_cvref_t<V>::value
                         << " (a signal adds it to the counter, a wait takes it: a wait for 0 would not wait)");
     return stmt<>{};
+  } else if constexpr (!is_scope_tag<Sc>) {
+    STAGECRAFT_ERROR_T(Sc, "semaphore_signal/semaphore_wait: after the value comes the scope, memory_scope::gpu or memory_scope::sys (the order "
+                           "is fixed: a signal releases, a wait acquires)");
+    return stmt<>{};
   } else {
-    return make_stmt<no_info>(tree::stmt_op(Code, loc, {&sem.ref}, {.e0 = node_of(v)}));
+    return make_stmt<no_info>(tree::stmt_op(Code, loc, {&sem.ref}, {.e0 = node_of(v), .n = static_cast<std::int64_t>(Sc::scope)}));
   }
 }
 }  // namespace detail
 
-// Add v to the counter, releasing what this warpgroup did before (red.release.gpu).
-template <class S, class V = constant<1>>
-auto semaphore_signal(S const& sem, V const& v = {}, src_loc loc = src_loc::current()) {
-  return detail::semaphore_stmt<"semaphore_signal", ir::StmtOp::semaphore_signal>(sem, v, loc);
+// Add v to the counter, releasing what this warpgroup did before (red.release.gpu, or .sys).
+template <class S, class V = constant<1>, class Sc = memory_scope_tag<ir::MemoryScope::gpu>>
+auto semaphore_signal(S const& sem, V const& v = {}, Sc = {}, src_loc loc = src_loc::current()) {
+  return detail::semaphore_stmt<"semaphore_signal", ir::StmtOp::semaphore_signal, S, V, Sc>(sem, v, loc);
 }
 
 // Wait until the counter holds at least v, take v, and acquire what its signallers released.
-template <class S, class V = constant<1>>
-auto semaphore_wait(S const& sem, V const& v = {}, src_loc loc = src_loc::current()) {
-  return detail::semaphore_stmt<"semaphore_wait", ir::StmtOp::semaphore_wait>(sem, v, loc);
+template <class S, class V = constant<1>, class Sc = memory_scope_tag<ir::MemoryScope::gpu>>
+auto semaphore_wait(S const& sem, V const& v = {}, Sc = {}, src_loc loc = src_loc::current()) {
+  return detail::semaphore_stmt<"semaphore_wait", ir::StmtOp::semaphore_wait, S, V, Sc>(sem, v, loc);
 }
 
 }  // namespace stagecraft

@@ -55,10 +55,28 @@ struct walker {
   std::vector<std::int64_t> vars;
   work w;
   bool breaking = false;  // a break_if fired: leave the innermost loop
-  // Atomics (ops/atomic.hpp): counters shared by the CTAs in walk order, (parameter, element);
-  // slots, (allocation, element), hold what their last atomic fetched. A role reading another
-  // role's slot sees the last value that role fetched (roles are walked one after another).
-  std::map<std::pair<int, std::int64_t>, std::int32_t> counters, slots;
+  // Atomics (ops/atomic.hpp). Every CTA runs at one pace, as the model's replay assumes: CTA
+  // c's n-th add of v to a counter fetches (n * ctas + c) v, what it would fetch if each round's
+  // adds came in CTA order (the other ops act on one counter in walk order). So a ticket counter
+  // gives each CTA its even share of the tiles, whatever order the walk takes.
+  using key = std::pair<int, std::int64_t>;  // (parameter or allocation, element)
+  std::int64_t cta = 0, ctas = 1;            // the walked CTA's linear index, the grid's CTAs
+  std::map<key, std::int32_t> counters;
+  std::map<key, std::int64_t> adds;          // this CTA's adds so far, per counter
+  // What the slots hold, per CTA: the values written to each element in turn, and per role how
+  // many of them it sees. Roles are walked one after another, so a role reading a slot another
+  // role writes sees what the writer had written when it arrived on the barrier phase the
+  // reader waited for (its k-th wait on a barrier element: the writer's k-th arrival there).
+  std::map<key, std::vector<std::int32_t>> slot_values;
+  std::vector<std::map<key, std::size_t>> seen;            // per role
+  std::map<key, std::vector<std::map<key, std::size_t>>> published;  // per barrier element: per arrival, what its role saw
+  std::vector<std::map<key, std::size_t>> waits;           // per role, per barrier element: waits so far
+  key element_key(ir::RefId id, std::vector<std::int64_t> const& shape) {
+    auto const& r = k.refs[id];
+    std::int64_t flat = 0;
+    for (std::size_t d = 0; d < r.index.size() && d < shape.size(); ++d) flat = flat * shape[d] + eval(r.index[d]);
+    return {r.id, flat};
+  }
 
   // The work model follows the kernel's control flow: its index arithmetic is the interpreter's
   // (a division by zero, which the interpreter reports, counts as 0 here).
@@ -79,8 +97,9 @@ struct walker {
           // once; the grid's work is the same whoever does it.
           if (e.op == ir::ExprOp::clc_result) return 0;
           if (e.op == ir::ExprOp::fetched) {
-            auto it = slots.find({static_cast<int>(e.value), i});
-            return it == slots.end() ? 0 : it->second;
+            const key slot{static_cast<int>(e.value), i};
+            const std::size_t n = seen[static_cast<std::size_t>(wg)][slot];
+            return n == 0 ? 0 : slot_values[slot][n - 1];
           }
           auto const& t = inputs[static_cast<std::size_t>(e.value)];
           return i >= 0 && i < t.elements() ? static_cast<std::int64_t>(t.get(i)) : 0;
@@ -148,11 +167,32 @@ struct walker {
         std::int64_t flat = 0;
         for (std::size_t d = 0; d < shape.size() && d < r.block.size(); ++d) flat = flat * shape[d] + eval(r.block[d]);
         const auto a = ir::atomic_of(s.n);
-        auto& c = counters[{r.id, flat}];
-        const std::int32_t old = c;
-        c = ir::atomic_result(a.op, old, static_cast<std::int32_t>(eval(s.e0)), s.e1 == ir::none ? 0 : static_cast<std::int32_t>(eval(s.e1)));
+        const auto v = static_cast<std::int32_t>(eval(s.e0));
+        std::int32_t old = 0;
+        if (a.op == ir::Atomic::add) {
+          old = static_cast<std::int32_t>(static_cast<std::uint32_t>((adds[{r.id, flat}]++ * ctas + cta) * v));
+        } else {
+          auto& c = counters[{r.id, flat}];
+          old = c;
+          c = ir::atomic_result(a.op, old, v, s.e1 == ir::none ? 0 : static_cast<std::int32_t>(eval(s.e1)));
+        }
         auto const& slot = k.refs[s.refs[1]];
-        slots[{slot.id, slot.index.empty() ? 0 : eval(slot.index.back())}] = old;
+        const key at{slot.id, slot.index.empty() ? 0 : eval(slot.index.back())};
+        slot_values[at].push_back(old);
+        seen[static_cast<std::size_t>(wg)][at] = slot_values[at].size();
+        break;
+      }
+      case ir::StmtOp::barrier_arrive: {
+        if (seen[static_cast<std::size_t>(wg)].empty()) break;  // nothing to publish
+        const auto b = element_key(s.refs[0], k.allocs[static_cast<std::size_t>(k.refs[s.refs[0]].id)].shape);
+        published[b].push_back(seen[static_cast<std::size_t>(wg)]);
+        break;
+      }
+      case ir::StmtOp::barrier_wait: {
+        const auto b = element_key(s.refs[0], k.allocs[static_cast<std::size_t>(k.refs[s.refs[0]].id)].shape);
+        const std::size_t n = waits[static_cast<std::size_t>(wg)][b]++;
+        if (auto it = published.find(b); it != published.end() && n < it->second.size())
+          for (auto const& [slot, count] : it->second[n]) seen[static_cast<std::size_t>(wg)][slot] = std::max(seen[static_cast<std::size_t>(wg)][slot], count);
         break;
       }
       case ir::StmtOp::if_:
@@ -213,11 +253,18 @@ std::vector<host_tensor> seeded_inputs(ir::Kernel const& k, std::uint64_t seed) 
 work work_of(ir::Kernel const& k, std::vector<host_tensor> const& inputs) {
   walker w{k, inputs};
   w.vars.assign(static_cast<std::size_t>(std::max(k.num_vars, 1)), 0);
+  w.ctas = k.grid[0] * k.grid[1] * k.grid[2];
   std::array<std::int64_t, 3> cl = k.cluster_rank > 0 ? k.cluster : std::array<std::int64_t, 3>{1, 1, 1};
   for (std::int64_t z = 0; z < k.grid[2]; ++z)
     for (std::int64_t y = 0; y < k.grid[1]; ++y)
       for (std::int64_t x = 0; x < k.grid[0]; ++x)
         for (int g = 0; g < k.roles; ++g) {
+          if (g == 0) {  // a new CTA: its SMEM slots and barriers start afresh
+            w.cta = (z * k.grid[1] + y) * k.grid[0] + x;
+            w.adds.clear(), w.slot_values.clear(), w.published.clear();
+            w.seen.assign(static_cast<std::size_t>(k.roles), {});
+            w.waits.assign(static_cast<std::size_t>(k.roles), {});
+          }
           w.pid = {x, y, z};
           w.cidx = {x % cl[0], y % cl[1], z % cl[2]};
           w.wg = g;

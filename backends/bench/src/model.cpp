@@ -676,7 +676,10 @@ prediction predict(ir::Kernel const& k, std::vector<host_tensor> const& inputs, 
   // A grid computed from run-time extents (ir::Kernel::grid_expr) is the launch's: the replayed
   // cluster is a grid of its own, which the verifier would otherwise hold to the expression.
   one.grid_expr = {ir::none, ir::none, ir::none};
-  auto r = interp::run(one, inputs, {.schedule = interp::policy::eager, .checks = false, .trace = true});
+  // Tickets from a counter (ticket_tiles): the replayed cluster takes its even share of them, as
+  // if every cluster ran at its pace (alone it would take every tile: the grid's work on one SM).
+  const std::int64_t share = std::max<std::int64_t>(1, (k.grid[0] * k.grid[1] * k.grid[2]) / std::max<std::int64_t>(1, one.grid[0] * one.grid[1] * one.grid[2]));
+  auto r = interp::run(one, inputs, {.schedule = interp::policy::eager, .checks = false, .trace = true, .atomic_share = share});
   if (!r.ok())
     throw std::invalid_argument(fmt::format("the model replays only kernels the interpreter runs clean, and '{}' gets: {}", k.name, r.diagnostics.front().message));
   return replay(k, r.timeline, m, o);

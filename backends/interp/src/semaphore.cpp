@@ -121,7 +121,9 @@ void machine::atomic_fetch(agent_state& a, ir::Stmt const& s) {
   const std::pair<int, std::int64_t> key{k_.refs[s.refs[0]].id, elem};
   if (ir::order_acquires(spec.order)) semaphore_acquire(a, key);
   const std::int32_t old = counter;
-  counter = ir::atomic_result(spec.op, old, v, expected);
+  // (options::atomic_share: the other CTAs' adds, as the replay of one stands for them; wraps as atom.add does)
+  const auto share = spec.op == ir::Atomic::add ? static_cast<std::int32_t>(static_cast<std::uint32_t>(static_cast<std::int64_t>(v) * o_.atomic_share)) : v;
+  counter = ir::atomic_result(spec.op, old, share, expected);
   if (ir::order_releases(spec.order)) semaphore_release(a, key);
   const region g = view_of(a, s.refs[1], a.cta);
   if (o_.checks) access(g, true, a.vc, own_stamp(a), a.comp, nullptr);  // a generic store of the warpgroup

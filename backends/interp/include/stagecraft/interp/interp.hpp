@@ -51,6 +51,11 @@ struct options {
   int pct_depth = 3;       // PCT's d: bugs of depth <= d are found with probability >= 1/(n k^(d-1))
   bool checks = true;      // races, proxy fences, poison; the protocol checks always run
   bool trace = false;      // record the timeline
+  // The run stands for this many CTAs that run at one pace (bench's model replays one cluster
+  // for the grid): an atomic add of v moves its counter by v x atomic_share, what every CTA's
+  // same add would, and returns what it held. So a ticket counter hands the replayed CTA the
+  // tiles an even share gives it, not every tile. 1 (the default): the kernel's own grid.
+  std::int64_t atomic_share = 1;
   std::uint64_t max_steps = std::uint64_t{1} << 34;
   // exact: the shared polynomials, bit-equal with the host backend and the GPU's exact mode.
   // fast: ir::fast_* (the C library standing in for the SFU), as the GPU's fast mode computes

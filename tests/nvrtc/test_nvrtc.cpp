@@ -36,6 +36,19 @@ std::string temp_cache() {
   std::filesystem::remove_all(dir);
   return dir.string();
 }
+// The options of a test that reads what NVRTC made of a kernel. No memory cache: each test
+// compiles what it checks. No disk cache either, unless $STAGECRAFT_TEST_JIT_CACHE names one: CI
+// gives its g++, clang and sanitizer builds one directory, so NVRTC's own work (ptxas on the
+// attention kernels: 45 s of one build's test time, twice that under ASan's allocator) is done
+// once. A later build reuses an entry only where its code generator emitted the same source
+// byte for byte, because the disk key covers the generated source (nvrtc::compile); so the
+// clang and ASan builds still show that their generator writes what g++'s wrote, and every
+// check below still reads the PTX and ptxas' report of that source.
+nvrtc::options ptx_options(nvrtc::codegen_options g = {}) {
+  const char* dir = std::getenv("STAGECRAFT_TEST_JIT_CACHE");
+  const bool shared = dir != nullptr && *dir != '\0';
+  return {.codegen = g, .memory_cache = false, .disk_cache = shared, .cache_dir = shared ? dir : ""};
+}
 bool uses(ir::Kernel const& k, ir::StmtOp op) {
   for (auto const& s : k.stmts)
     if (s.op == op) return true;
@@ -55,7 +68,7 @@ bool has_barrier(ir::Kernel const& k) {
 }  // namespace
 
 TEST_CASE("every example compiles through NVRTC for sm_90a and sm_100a, with the promised instructions and no spills", "[nvrtc]") {
-  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  const nvrtc::options o = ptx_options();
   for (auto const* e : registry::global().all()) {
     auto k = e->build(registry::resolve(*e, {}));
     for (auto t : {ir::Target::sm_90a, ir::Target::sm_100a}) {
@@ -121,7 +134,7 @@ TEST_CASE("every example compiles through NVRTC for sm_90a and sm_100a, with the
 // fence.proxy.async before the release.
 TEST_CASE("GMEM handed between CTAs across proxies: the full bulk wait before the release, the unqualified fence for generic writes",
           "[nvrtc][proxy]") {
-  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  const nvrtc::options o = ptx_options();
   auto before = [](std::string const& ptx, std::string const& a, std::string const& b) {
     const auto i = ptx.find(a), j = ptx.find(b);
     return i != std::string::npos && j != std::string::npos && i < j;
@@ -319,7 +332,7 @@ TEST_CASE("a damaged disk cache entry is recompiled, never served", "[nvrtc]") {
 }
 
 TEST_CASE("watchdog waits compile for every example with no spills and name their barrier", "[nvrtc]") {
-  const nvrtc::options o{.codegen = {.watchdog_ms = 1500}, .memory_cache = false, .disk_cache = false};
+  const nvrtc::options o = ptx_options({.watchdog_ms = 1500});
   for (auto const* e : registry::global().all()) {
     auto k = e->build(registry::resolve(*e, {}));
     for (auto t : {ir::Target::sm_90a, ir::Target::sm_100a}) {
@@ -342,7 +355,7 @@ TEST_CASE("watchdog waits compile for every example with no spills and name thei
 }
 
 TEST_CASE("kernels and parameters named like generated code (sc, smem, ...) or CUDA (expf, main, ...) compile", "[nvrtc]") {
-  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  const nvrtc::options o = ptx_options();
   auto named = [](std::string const& name, std::string const& a, std::string const& b) {
     return lower(kernel<sm_90a>(name, grid(1), threads(1_c), gmem<f32>(a, shape(64_c, 32_c)), gmem<f32>(b, shape(64_c, 32_c)),
                                 smem<f32>(shape(64_c, 32_c)), barrier(arrivals(1_c)), [](auto x, auto y, auto buf, auto bar) {
@@ -361,7 +374,7 @@ TEST_CASE("kernels and parameters named like generated code (sc, smem, ...) or C
 }
 
 TEST_CASE("one-element SMEM stores, u32 products and rank-6 parameters compile", "[nvrtc]") {
-  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  const nvrtc::options o = ptx_options();
   auto one = lower(kernel<sm_90a>("one_element", grid(1), threads(1_c), gmem<f32>("x", shape(8_c, 32_c)), gmem<f32>("y", shape(8_c, 32_c)),
                                   smem<f32>(shape(8_c, 32_c)), barrier(arrivals(1_c)), [](auto x, auto y, auto buf, auto bar) {
                                     return seq(copy_gmem_to_smem(x.block(0_c, 0_c), buf, bar), barrier_wait(bar),
@@ -392,7 +405,7 @@ TEST_CASE("a multicast load, its mask and share emitted as constants, compiles t
                                       smem<f32>(shape(128_c, 64_c)), barrier(arrivals(1_c)), [](auto w, auto ws, auto bar) {
                                         return seq(copy_gmem_to_smem(w.block(0_c, 0_c), ws, bar, collective_axes(0_c, 2_c)), barrier_wait(bar));
                                       }));
-  const auto c = nvrtc::compile(k, ir::Target::sm_90a, {.memory_cache = false, .disk_cache = false});
+  const auto c = nvrtc::compile(k, ir::Target::sm_90a, ptx_options());
   CHECK(c.spill_bytes == 0);
   // The CTA's place in the cluster is blockIdx mod the static extent (prelude.hpp): %ctaid, never
   // %cluster_ctaid, which ptxas emulates with a float division at every read.
@@ -408,13 +421,13 @@ TEST_CASE("multiplies and adds round separately, as in the interpreter: no fused
                                                    store(buf, load(buf) * 3.0f + 1.0f), commit_smem(), copy_smem_to_gmem(buf, x.block(0_c, 0_c)),
                                                    commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
                                       }));
-  const auto c = nvrtc::compile(k, ir::Target::sm_90a, {.memory_cache = false, .disk_cache = false});
+  const auto c = nvrtc::compile(k, ir::Target::sm_90a, ptx_options());
   CHECK_THAT(c.ptx, Contains("mul.rn.f32") && Contains("add.rn.f32"));
   CHECK_THAT(c.ptx, !Contains("fma.rn.f32"));
 }
 
 TEST_CASE("wgmma kernels: wgmma.mma_async in the PTX, no spills and no serialized wgmma in ptxas' report", "[nvrtc][wgmma]") {
-  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  const nvrtc::options o = ptx_options();
   for (std::string name : {"gemm_small", "gemm_hopper", "gemm_fp8"}) {
     auto const& e = registry::global().find(name);
     for (auto const& p : e.params)
@@ -444,7 +457,7 @@ TEST_CASE("wgmma kernels: wgmma.mma_async in the PTX, no spills and no serialize
 
 TEST_CASE("stmatrix epilogues: ptxas accepts stmatrix.sync.aligned.m8n8.x4.shared.b16 for sm_90a in every layout and example, with no spills",
           "[nvrtc][wgmma][stmatrix]") {
-  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  const nvrtc::options o = ptx_options();
   auto kernels = testing::stmatrix::kernels();
   for (auto const& [name, set] : std::vector<std::pair<std::string, param_values>>{
            {"gemm_hopper", {}}, {"gemm_hopper", {{"stages", 3}}}, {"gemm_hopper", {{"M", 4096}, {"N", 4096}, {"K", 4096}, {"ctas", 132}}},
@@ -468,7 +481,7 @@ TEST_CASE("stmatrix epilogues: ptxas accepts stmatrix.sync.aligned.m8n8.x4.share
 
 TEST_CASE("a wgmma whose B operands are sub-views of one swizzled array compiles for sm_90a with no spills and no serialized wgmma",
           "[nvrtc][wgmma][smem_views]") {
-  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  const nvrtc::options o = ptx_options();
   const auto c = nvrtc::compile(testing::tile_ops::smem_view_wgmma_kernel(), ir::Target::sm_90a, o);
   INFO(c.log);
   std::printf("smem_view_wgmma sm_90a: %d registers, %d spill bytes\n", c.registers, c.spill_bytes);
@@ -480,7 +493,7 @@ TEST_CASE("a wgmma whose B operands are sub-views of one swizzled array compiles
 
 TEST_CASE("tile ops (math, reductions, broadcast, iota, fills) compile for sm_90a with no spills, on the shared math and not CUDA's approximations",
           "[nvrtc][tile_ops]") {
-  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  const nvrtc::options o = ptx_options();
   for (auto& c : testing::tile_ops::all()) {
     INFO("kernel " << c.name);
     const auto r = nvrtc::compile(c.kernel, ir::Target::sm_90a, o);
@@ -531,7 +544,7 @@ std::size_t occurrences(std::string const& text, std::string const& what) {
 }  // namespace
 
 TEST_CASE("tcgen05: gemm_blackwell at every tile width and ring depth, and kind::tf32, compile for sm_100a with no spills", "[nvrtc][tcgen05]") {
-  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  const nvrtc::options o = ptx_options();
   auto const& e = registry::global().find("gemm_blackwell");
   for (long long bn : {64, 128, 256})
     for (long long stages : {2, 3, 4}) {
@@ -573,7 +586,7 @@ TEST_CASE("tcgen05: gemm_blackwell at every tile width and ring depth, and kind:
 
 TEST_CASE("tcgen05 kind::f8f6f4: gemm_blackwell and gemm_blackwell_2cta with e4m3 x e4m3 and e4m3 x e5m2 compile for sm_100a with no spills",
           "[nvrtc][tcgen05][fp8]") {
-  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  const nvrtc::options o = ptx_options();
   for (const char* name : {"gemm_blackwell", "gemm_blackwell_2cta"})
     for (long long fp8 : {1, 2})
       for (long long bn : {64, 128, 256}) {
@@ -617,7 +630,7 @@ TEST_CASE("tcgen05 kind::f8f6f4: gemm_blackwell and gemm_blackwell_2cta with e4m
 TEST_CASE("tcgen05 kind::i8: gemm_blackwell and gemm_blackwell_2cta with s8 x s8 and u8 x s8 into an s32 TMEM accumulator compile for sm_100a with "
           "no spills",
           "[nvrtc][tcgen05][int8]") {
-  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  const nvrtc::options o = ptx_options();
   for (const char* name : {"gemm_blackwell", "gemm_blackwell_2cta"})
     for (long long int8 : {1, 2})
       for (long long bn : {128, 256}) {
@@ -646,7 +659,7 @@ TEST_CASE("tcgen05 kind::i8: gemm_blackwell and gemm_blackwell_2cta with s8 x s8
 
 TEST_CASE("tcgen05 A from TMEM: gemm_blackwell_ts at every tile width and ring depth compiles for sm_100a with tcgen05.st and the [a_tmem] MMA, no spills",
           "[nvrtc][tcgen05][tmem_a]") {
-  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  const nvrtc::options o = ptx_options();
   auto const& e = registry::global().find("gemm_blackwell_ts");
   for (long long bn : {64, 128, 256})
     for (long long stages : {2, 3}) {
@@ -689,7 +702,7 @@ TEST_CASE("tcgen05 A from TMEM: gemm_blackwell_ts at every tile width and ring d
 }
 
 TEST_CASE("tcgen05: gemm_blackwell_2cta (cta_group::2) at every tile width and ring depth compiles for sm_100a with no spills", "[nvrtc][tcgen05]") {
-  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  const nvrtc::options o = ptx_options();
   auto const& e = registry::global().find("gemm_blackwell_2cta");
   for (long long bn : {64, 128, 256})
     for (long long stages : {2, 3}) {
@@ -721,7 +734,7 @@ TEST_CASE("tcgen05: gemm_blackwell_2cta (cta_group::2) at every tile width and r
 
 TEST_CASE("tcgen05: gemm_blackwell_2cta mc=2 (two pairs multicasting A) compiles for sm_100a with no spills, multicast loads and commits",
           "[nvrtc][tcgen05][multicast]") {
-  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  const nvrtc::options o = ptx_options();
   auto const& e = registry::global().find("gemm_blackwell_2cta");
   for (long long bn : {128, 256})
     for (long long fp8 : {0, 1}) {
@@ -739,7 +752,7 @@ TEST_CASE("tcgen05: gemm_blackwell_2cta mc=2 (two pairs multicasting A) compiles
 }
 
 TEST_CASE("the transpose and layernorm_rows examples compile for sm_90a with no spills", "[nvrtc][tile_ops]") {
-  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  const nvrtc::options o = ptx_options();
   for (const char* name : {"transpose", "layernorm_rows"}) {
     INFO(name);
     auto const& e = registry::global().find(name);
@@ -752,7 +765,7 @@ TEST_CASE("the transpose and layernorm_rows examples compile for sm_90a with no 
 }
 
 TEST_CASE("row state and attention: sm_90a with no spills, quad shuffles for row reductions, wgmma with a register A operand", "[nvrtc][row_state]") {
-  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  const nvrtc::options o = ptx_options();
   // wgmma's A from registers is a brace group of four 32-bit registers before the B descriptor.
   const std::regex register_a(R"(wgmma\.mma_async\.sync\.aligned\.m64n64k16\.f32\.bf16\.bf16\s*\{[^}]*\},\s*\{%r\d+, %r\d+, %r\d+, %r\d+\},\s*%rd\d+)");
   for (auto const& k : {testing::row_state::online_softmax_kernel(), testing::row_state::attention_block_kernel()}) {
@@ -803,7 +816,7 @@ long long count_prefix(std::vector<std::string> const& lines, std::string const&
 
 TEST_CASE("attention_hopper overlap=1: sm_90a with no spills or serialized wgmma, each key block's softmax (ex2.approx) runs between "
           "wgmma_wait(1), which completes S, and wgmma_wait(0), which completes the P V issued with it", "[nvrtc][attention][overlap]") {
-  nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  nvrtc::options o = ptx_options();
   o.codegen.math = ir::math_mode::fast;
   auto const& e = registry::global().find("attention_hopper");
   for (std::int64_t D : {64, 128, 256})
@@ -839,7 +852,7 @@ TEST_CASE("attention_hopper overlap=1: sm_90a with no spills or serialized wgmma
 
 TEST_CASE("attention_hopper BK=128: sm_90a with no spills or serialized wgmma, m64n128k16 for S, causal and not, with a partial last block",
           "[nvrtc][attention][bk128]") {
-  nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  nvrtc::options o = ptx_options();
   o.codegen.math = ir::math_mode::fast;
   auto const& e = registry::global().find("attention_hopper");
   // The causal triangle over 64 x 128 and the partial last block's mask spilled 72 to 284 bytes
@@ -862,7 +875,7 @@ TEST_CASE("attention_hopper BK=128: sm_90a with no spills or serialized wgmma, m
 
 TEST_CASE("attention_hopper BK=176: sm_90a with no spills or serialized wgmma, m64n176k16 for S, whole and partial last blocks",
           "[nvrtc][attention][bk176]") {
-  nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  nvrtc::options o = ptx_options();
   o.codegen.math = ir::math_mode::fast;
   auto const& e = registry::global().find("attention_hopper");
   for (std::int64_t D : {64, 128})
@@ -880,7 +893,7 @@ TEST_CASE("attention_hopper BK=176: sm_90a with no spills or serialized wgmma, m
 TEST_CASE("attention_hopper fp8=1: sm_90a with no spills or serialized wgmma, e4m3 wgmmas for S and for P V with P from registers, packed by "
           "cvt.rn.satfinite.e4m3x2 and gathered by quad shuffles",
           "[nvrtc][attention][fp8]") {
-  nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  nvrtc::options o = ptx_options();
   o.codegen.math = ir::math_mode::fast;
   auto const& e = registry::global().find("attention_hopper");
   struct config {
@@ -911,7 +924,7 @@ TEST_CASE("attention_hopper fp8=1: sm_90a with no spills or serialized wgmma, e4
 // with no conversion left at the wgmma.
 TEST_CASE("attention_hopper fp8=1 overlap=1: sm_90a with no spills, P kept as packed e4m3 registers that the P V gathers unconverted",
           "[nvrtc][attention][fp8][overlap]") {
-  nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  nvrtc::options o = ptx_options();
   o.codegen.math = ir::math_mode::fast;
   auto const& e = registry::global().find("attention_hopper");
   for (std::int64_t causal : {0, 1})
@@ -933,7 +946,7 @@ TEST_CASE("attention_hopper fp8=1 overlap=1: sm_90a with no spills, P kept as pa
 }
 
 TEST_CASE("attention_hopper pingpong=1: sm_90a with no spills, each warpgroup's wgmma group issued between a named-barrier turn sync and a hand-off arrival", "[nvrtc][attention][pingpong]") {
-  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  const nvrtc::options o = ptx_options();
   auto const& e = registry::global().find("attention_hopper");
   for (std::int64_t D : {64, 128})
     for (std::int64_t causal : {0, 1}) {
@@ -989,7 +1002,7 @@ TEST_CASE("attention_hopper pingpong=1: sm_90a with no spills, each warpgroup's 
 TEST_CASE("nvrtc: fast math mode compiles exp, exp2, log, rsqrt, tanh and division to the SFU's approximations with FMA contraction, "
           "exact keeps the polynomials, the cache key differs by mode", "[nvrtc][fastmath]") {
   const auto k = testing::tile_ops::math_kernel();
-  const nvrtc::options exact{.memory_cache = false, .disk_cache = false};
+  const nvrtc::options exact = ptx_options();
   nvrtc::options fast = exact;
   fast.codegen.math = ir::math_mode::fast;
   const auto e = nvrtc::compile(k, ir::Target::sm_90a, exact);
@@ -1019,7 +1032,7 @@ TEST_CASE("nvrtc: attention_hopper in fast mode: ex2.approx once per P element a
   for (std::int64_t D : {64, 128}) {
     INFO("D = " << D);
     const auto k = e.build(registry::resolve(e, {{"D", D}, {"S", 4096}}));
-    nvrtc::options o{.memory_cache = false, .disk_cache = false};
+    nvrtc::options o = ptx_options();
     o.codegen.math = ir::math_mode::fast;
     const auto f = nvrtc::compile(k, ir::Target::sm_90a, o);
     // Each consumer's key block: 32 exps of P per thread, exp2(m - m') for its 2 rows in the l
@@ -1040,7 +1053,7 @@ TEST_CASE("nvrtc: attention_hopper in fast mode: ex2.approx once per P element a
 }
 
 TEST_CASE("named barriers: bar.sync / bar.arrive with the mapped hardware id and the count, static ids as immediates", "[nvrtc][named_barrier]") {
-  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  const nvrtc::options o = ptx_options();
   // zoo_named_no_initial_arrive's fixed twin: user ids 0 (full) and 1 (empty) are hardware ids 9 and 10.
   const auto c = nvrtc::compile(zoo::named_no_initial_arrive(zoo::variant::fixed), ir::Target::sm_90a, o);
   CHECK(c.spill_bytes == 0);
@@ -1058,7 +1071,7 @@ TEST_CASE("named barriers: bar.sync / bar.arrive with the mapped hardware id and
 // Semaphores: the signal is one red.release.gpu after the warpgroup's barrier, the wait an
 // ld.acquire.gpu poll and an acquiring CAS that takes the count, then the barrier; ptxas accepts them.
 TEST_CASE("semaphores: red.release.gpu, ld.acquire.gpu and atom.acquire.gpu.cas around the warpgroup barrier", "[nvrtc][semaphore]") {
-  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  const nvrtc::options o = ptx_options();
   const auto c = nvrtc::compile(zoo::semaphore_never_signalled(zoo::variant::fixed), ir::Target::sm_90a, o);
   CHECK(c.spill_bytes == 0);
   CHECK_THAT(c.ptx, Contains("red.release.gpu.global.add.s32") && Contains("ld.acquire.gpu.global.s32") &&
@@ -1066,7 +1079,7 @@ TEST_CASE("semaphores: red.release.gpu, ld.acquire.gpu and atom.acquire.gpu.cas 
   CHECK_THAT(c.code.source, Contains("sc::sem_signal<0>(") && Contains("sc::sem_wait<0>("));
   // With the watchdog on, a wait that never takes its count reports the counter and traps.
   const auto w = nvrtc::compile(zoo::semaphore_never_signalled(zoo::variant::fixed), ir::Target::sm_90a,
-                                {.codegen = {.watchdog_ms = 1500}, .memory_cache = false, .disk_cache = false});
+                                ptx_options({.watchdog_ms = 1500}));
   CHECK(w.spill_bytes == 0);
   CHECK_THAT(w.code.source, Contains("sc::sem_wait_watchdog<0>(") && Contains("\"turn\"") && Contains("1500000000ull") && !Contains("sc::sem_wait<"));
   CHECK_THAT(w.ptx, Contains("%globaltimer") && Contains("trap;") && Contains("vprintf"));
@@ -1078,7 +1091,7 @@ TEST_CASE("semaphores: red.release.gpu, ld.acquire.gpu and atom.acquire.gpu.cas 
                                                      if_(s < 1_c, semaphore_signal(turn(0_c), 1_c, memory_scope::sys)));
                                         }));
   for (unsigned watchdog : {0u, 1500u}) {
-    const auto x = nvrtc::compile(sys, ir::Target::sm_90a, {.codegen = {.watchdog_ms = watchdog}, .memory_cache = false, .disk_cache = false});
+    const auto x = nvrtc::compile(sys, ir::Target::sm_90a, ptx_options({.watchdog_ms = watchdog}));
     CHECK(x.spill_bytes == 0);
     CHECK_THAT(x.ptx, Contains("red.release.sys.global.add.s32") && Contains("ld.acquire.sys.global.s32") && Contains("atom.acquire.sys.global.cas.b32") &&
                           !Contains(".gpu.global"));
@@ -1093,7 +1106,7 @@ TEST_CASE("semaphores: red.release.gpu, ld.acquire.gpu and atom.acquire.gpu.cas 
 // Value-returning atomics: one atom.<order>.<scope>.global.<op> by the elected thread, its result
 // stored to the slot, then the warpgroup's barrier; ptxas accepts every form the ops generate.
 TEST_CASE("atomics: atom with each op, memory order and scope, by one thread, then the warpgroup barrier", "[nvrtc][atomic]") {
-  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  const nvrtc::options o = ptx_options();
   const auto c = nvrtc::compile(testing::atomic_each_op(), ir::Target::sm_90a, o);
   CHECK(c.spill_bytes == 0);
   CHECK_THAT(c.ptx, Contains("atom.relaxed.gpu.global.max.s32") && Contains("atom.relaxed.gpu.global.min.s32") &&
@@ -1113,7 +1126,7 @@ TEST_CASE("atomics: atom with each op, memory order and scope, by one thread, th
 // One atom per round (round 0's and the loop's), each role's tile read from its slot once per
 // round, and the K loop as the static schedule's.
 TEST_CASE("gemm_hopper tickets=1 takes its tiles by atom.add in the one-warp producer, with setmaxnreg and no spills", "[nvrtc][atomic]") {
-  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  const nvrtc::options o = ptx_options();
   auto const& e = registry::global().find("gemm_hopper");
   const auto k = e.build(registry::resolve(e, {{"M", 4096}, {"N", 4096}, {"K", 4096}, {"cluster", 1}, {"ctas", 132}, {"tickets", 1}}));
   const auto c = nvrtc::compile(k, ir::Target::sm_90a, o);
@@ -1133,7 +1146,7 @@ TEST_CASE("gemm_hopper tickets=1 takes its tiles by atom.add in the one-warp pro
 // f32 min/max and the generator keeps every element's own instruction) or one
 // cp.reduce.async.bulk.tensor per box, with the op and type of the IR; ptxas accepts them.
 TEST_CASE("reducing stores: red.global and cp.reduce.async.bulk.tensor with the IR's op and type", "[nvrtc][reduce]") {
-  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  const nvrtc::options o = ptx_options();
   struct want {
     ir::Kernel k;
     std::string instr;
@@ -1158,7 +1171,7 @@ TEST_CASE("reducing stores: red.global and cp.reduce.async.bulk.tensor with the 
 // each register pair when C's blocks divide it, and as one predicated red.add.f32 per element on
 // a masked edge block. No st.global: C is only ever reduced into.
 TEST_CASE("gemm_splitk reduces its accumulator into C as red.global.add.v2.f32, element by element on masked edges", "[nvrtc][reduce]") {
-  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  const nvrtc::options o = ptx_options();
   auto const& e = registry::global().find("gemm_splitk");
   const auto even = nvrtc::compile(e.build(registry::resolve(e, {})), ir::Target::sm_90a, o);
   CHECK(even.spill_bytes == 0);
@@ -1171,7 +1184,7 @@ TEST_CASE("gemm_splitk reduces its accumulator into C as red.global.add.v2.f32, 
 // s8 x s8 into s32 (gemm_small int8=1): the integer wgmma kind, which has no scale immediates
 // (ptxas rejects them), with s32 accumulator registers; 128-element K slices of 128 bytes.
 TEST_CASE("gemm_small int8=1 compiles to wgmma .m64n128k32.s32.s8.s8", "[nvrtc][int8]") {
-  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  const nvrtc::options o = ptx_options();
   auto const& e = registry::global().find("gemm_small");
   const auto c = nvrtc::compile(e.build(registry::resolve(e, {{"int8", 1}})), ir::Target::sm_90a, o);
   CHECK(c.spill_bytes == 0);
@@ -1184,7 +1197,7 @@ TEST_CASE("gemm_small int8=1 compiles to wgmma .m64n128k32.s32.s8.s8", "[nvrtc][
 
 // u8 A against s8 B (gemm_small int8=2): ptxas takes the mixed-sign kind for sm_90a.
 TEST_CASE("gemm_small int8=2 compiles to wgmma .m64n128k32.s32.u8.s8", "[nvrtc][int8]") {
-  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  const nvrtc::options o = ptx_options();
   auto const& e = registry::global().find("gemm_small");
   const auto c = nvrtc::compile(e.build(registry::resolve(e, {{"int8", 2}})), ir::Target::sm_90a, o);
   CHECK(c.spill_bytes == 0);
@@ -1197,7 +1210,7 @@ TEST_CASE("gemm_small int8=2 compiles to wgmma .m64n128k32.s32.u8.s8", "[nvrtc][
 
 TEST_CASE("cluster launch control: gemm_blackwell clc=1 compiles for sm_100a with try_cancel and its queries, the tile read once per round, no spills",
           "[nvrtc][tcgen05][clc]") {
-  const nvrtc::options o{.memory_cache = false, .disk_cache = false};
+  const nvrtc::options o = ptx_options();
   auto const& e = registry::global().find("gemm_blackwell");
   const auto k = e.build(registry::resolve(e, {{"M", 4096}, {"N", 4096}, {"K", 4096}, {"clc", 1}}));
   const auto c = nvrtc::compile(k, ir::Target::sm_100a, o);

@@ -213,7 +213,8 @@ TEST_CASE("attention_hopper overlap=1 (FA3's intra-warpgroup overlap): within th
                    config{.S = 200, .D = 256, .causal = 1, .pingpong = 1},
                    // fp8: P an e4m3 register tile, rounded once as overlap=0's P V rounds it
                    config{.S = 208, .D = 128, .pingpong = 1, .BK = 128, .fp8 = 1},  // 80 keys in the last block
-                   config{.S = 256, .D = 128, .causal = 1, .BK = 128, .fp8 = 1}}) {
+                   config{.S = 256, .D = 128, .causal = 1, .BK = 128, .fp8 = 1},
+                   config{.S = 208, .causal = 1, .pingpong = 1, .BK = 128, .fp8 = 1}}) {  // D = 64: one O chunk
     c.overlap = 1;
     within_bound({c}, 50);
     auto b = c.make();

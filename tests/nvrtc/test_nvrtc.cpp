@@ -927,14 +927,16 @@ TEST_CASE("attention_hopper fp8=1 overlap=1: sm_90a with no spills, P kept as pa
   nvrtc::options o = ptx_options();
   o.codegen.math = ir::math_mode::fast;
   auto const& e = registry::global().find("attention_hopper");
-  for (std::int64_t causal : {0, 1})
+  for (std::int64_t D : {64, 128})
+   for (std::int64_t causal : {0, 1})
     for (std::int64_t S : {1024, 1008}) {
       const std::int64_t pp = S == 1008;
-      const auto k = e.build(registry::resolve(e, {{"D", 128}, {"S", S}, {"causal", causal}, {"pingpong", pp}, {"BK", 128}, {"fp8", 1}, {"overlap", 1}}));
+      if (D == 64 && causal != pp) continue;  // D = 64: causal with ping-pong and neither
+      const auto k = e.build(registry::resolve(e, {{"D", D}, {"S", S}, {"causal", causal}, {"pingpong", pp}, {"BK", 128}, {"fp8", 1}, {"overlap", 1}}));
       const auto c = nvrtc::compile(k, ir::Target::sm_90a, o);
-      INFO("attention_hopper fp8=1 overlap=1 S=" << S << " causal=" << causal << " pingpong=" << pp << "\n" << c.log);
-      std::printf("attention_hopper fp8=1 overlap=1 D=128 BK=128 S=%lld causal=%lld pingpong=%lld sm_90a: %d registers per thread, %d spill bytes\n",
-                  static_cast<long long>(S), static_cast<long long>(causal), static_cast<long long>(pp), c.registers, c.spill_bytes);
+      INFO("attention_hopper fp8=1 overlap=1 D=" << D << " S=" << S << " causal=" << causal << " pingpong=" << pp << "\n" << c.log);
+      std::printf("attention_hopper fp8=1 overlap=1 D=%lld BK=128 S=%lld causal=%lld pingpong=%lld sm_90a: %d registers per thread, %d spill bytes\n",
+                  static_cast<long long>(D), static_cast<long long>(S), static_cast<long long>(causal), static_cast<long long>(pp), c.registers, c.spill_bytes);
       CHECK(c.spill_bytes == 0);
       CHECK_THAT(c.log, !Contains("serialized") && !Contains("C7519"));
       CHECK_THAT(c.ptx, !Contains(".local") && Contains("wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3") && Contains("cvt.rn.satfinite.e4m3x2.f32"));

@@ -379,7 +379,7 @@ STAGECRAFT_REGISTER(kernel_entry{
                {.name = "fp8",
                 .default_value = 0,
                 .help = "1: e4m3 Q, K and V given as V^T (B, D, S) (fp8 wgmma reads B K-major), P rounded to e4m3 for P V, O bf16; BK=128 (or 64 "
-                        "at D=256), overlap=1 at D=64 and 128, S a multiple of 16 (D=256 with BK=128: causal=0 and S a compiled-in multiple of 128)",
+                        "at D=256), overlap=1 with BK=128 at D=64 and 128 and with BK=64 at D=256, S a multiple of 16 (D=256 with BK=128: causal=0 and S a compiled-in multiple of 128)",
                 .allowed = {0, 1},
                 .min = 0}},
     .build =
@@ -391,8 +391,8 @@ STAGECRAFT_REGISTER(kernel_entry{
             // (not instantiated: compile time.)
             // BK=64 at D=256 only, where BK=128 spills (below): at D=64 and 128 BK=128 runs every
             // case BK=64 would, faster, and 12 more instantiations would cost 13 s of compile.
-            if ((p.at("overlap") == 1 && (p.at("D") == 256 || p.at("BK") != 128)) || (p.at("D") == 256 ? p.at("BK") == 176 : p.at("BK") != 128))
-              throw usage_error("attention_hopper: fp8=1 is offered with BK=128 (D=64, 128 or 256; overlap=1 at D=64 and 128) or BK=64 (D=256), but got BK=" +
+            if ((p.at("overlap") == 1 && (p.at("D") == 256 ? p.at("BK") != 64 : p.at("BK") != 128)) || (p.at("D") == 256 ? p.at("BK") == 176 : p.at("BK") != 128))
+              throw usage_error("attention_hopper: fp8=1 is offered with BK=128 (D=64, 128 or 256; overlap=1 at D=64 and 128) or BK=64 (D=256, overlap=1 too), but got BK=" +
                                 std::to_string(p.at("BK")) + ", D=" + std::to_string(p.at("D")) + ", overlap=" + std::to_string(p.at("overlap")));
             if (p.at("S") % 16 != 0)
               throw usage_error("attention_hopper: fp8=1 needs S a multiple of 16, but S=" + std::to_string(p.at("S")) +
@@ -413,7 +413,7 @@ STAGECRAFT_REGISTER(kernel_entry{
                     constexpr bool causal = decltype(C)::value == 1;
                     if constexpr ((d == 256 && bk == 128 && causal) || (d != 256 && bk == 64))
                       throw usage_error("attention_hopper: fp8=1 with D=" + std::to_string(d) + ", BK=" + std::to_string(bk));  // refused above
-                    else if constexpr (d != 256 && bk == 128)
+                    else if constexpr (d == 256 ? bk == 64 : bk == 128)
                       return p.at("overlap") == 1 ? lower(attention_hopper<e4m3, d, bk, causal, decltype(P)::value == 1, true>(p.at("B"), size_param(p, "S")))
                                                   : lower(attention_hopper<e4m3, d, bk, causal, decltype(P)::value == 1, false>(p.at("B"), size_param(p, "S")));
                     else return lower(attention_hopper<e4m3, d, bk, causal, decltype(P)::value == 1, false>(p.at("B"), size_param(p, "S")));

@@ -214,7 +214,8 @@ TEST_CASE("attention_hopper overlap=1 (FA3's intra-warpgroup overlap): within th
                    // fp8: P an e4m3 register tile, rounded once as overlap=0's P V rounds it
                    config{.S = 208, .D = 128, .pingpong = 1, .BK = 128, .fp8 = 1},  // 80 keys in the last block
                    config{.S = 256, .D = 128, .causal = 1, .BK = 128, .fp8 = 1},
-                   config{.S = 208, .causal = 1, .pingpong = 1, .BK = 128, .fp8 = 1}}) {  // D = 64: one O chunk
+                   config{.S = 208, .causal = 1, .pingpong = 1, .BK = 128, .fp8 = 1},  // D = 64: one O chunk
+                   config{.S = 208, .D = 256, .causal = 1, .pingpong = 1, .BK = 64, .fp8 = 1}}) {  // four, 64-key blocks
     c.overlap = 1;
     within_bound({c}, 50);
     auto b = c.make();

@@ -522,6 +522,12 @@ int STAGECRAFT_TOOL_MAIN(attention_bench)(int argc, char** argv) {
     dq8.upload(bytes_of(q8));
     dk8.upload(bytes_of(k8));
     dvt8.upload(bytes_of(vt8));
+    // Their descales (q_descale, k_descale, v_descale: (B) f32 after O): 1, the values being the
+    // bf16 inputs rounded, not quantized with a scale.
+    auto ones = host_tensor::zeros(ir::DType::f32, {B});
+    for (std::int64_t b = 0; b < B; ++b) ones.set(b, 1.0);
+    cuda::device_memory d_ones(ones.bytes.size());
+    d_ones.upload(bytes_of(ones));
     const int batch = S >= 8192 ? 5 : 20;
     const double flop = (causal ? 2.0 : 4.0) * static_cast<double>(B) * static_cast<double>(S) * static_cast<double>(S) * static_cast<double>(D);
     std::string verdict, note;
@@ -551,8 +557,9 @@ int STAGECRAFT_TOOL_MAIN(attention_bench)(int argc, char** argv) {
         // Fast math mode, what users run: MUFU.EX2 and FMA (its error is far inside the 2^-7 check).
         const auto c = nvrtc::compile(kern, ir::Target::sm_90a, {.codegen = {.math = ir::math_mode::fast}});
         const bool fp8 = variants[vi].fp8 != 0;
-        const std::uintptr_t ptrs[] = {fp8 ? dq8.address() : dq.address(), fp8 ? dk8.address() : dk.address(), fp8 ? dvt8.address() : dv.address(),
-                                       d_ours.address()};
+        std::vector<std::uintptr_t> ptrs = {fp8 ? dq8.address() : dq.address(), fp8 ? dk8.address() : dk.address(), fp8 ? dvt8.address() : dv.address(),
+                                            d_ours.address()};
+        if (fp8) ptrs.insert(ptrs.end(), 3, d_ones.address());
         ours_ms[vi] = median_ms([&] { cuda::launch_on_device(c, kern, ptrs); }, batch);
         judge(who.c_str(), d_ours, fp8);  // each variant's own output: the launches overwrite d_ours
         note += std::string(note.empty() ? "" : "; ") + who + ": " + std::to_string(c.registers) + " registers, " + std::to_string(c.spill_bytes) +

@@ -19,13 +19,22 @@ inline float attention_scale(long long D) { return static_cast<float>(1.44269504
 // in its own registers (computed once, then summed and fed to every P V wgmma: a tile value is
 // recomputed wherever it is used, a register store is not), alpha = exp2(m - m') and l and m move
 // on. The row max is taken of the raw scores and scaled once per row: max<1>(S) * scale is
-// max<1>(S * scale) bit for bit (rounding is monotonic, scale > 0), and S * scale then has one
+// max<1>(S * scale) bit for bit (rounding is monotonic, scale >= 0), and S * scale then has one
 // use, S * scale - m', which fast mode contracts into one FFMA per element (FA3's form).
-// m, mn (m'), l, alpha: (64) row-vector accumulators.
-template <class S, class M, class MN, class L, class A, class Tile>
-auto online_softmax(S const& Sacc, M const& m, MN const& mn, L const& l, A const& alpha, float scale, Tile const& s_tile) {
-  return seq(store(mn, max(load(m), max<1>(load(Sacc)) * scale)), store(alpha, exp2(load(m) - load(mn))),
-             store(Sacc, exp2(load(Sacc) * scale - broadcast<1>(load(mn), s_tile))), store(l, load(l) * load(alpha) + sum<1>(load(Sacc))),
+// scale: a constant, or a (64) row-vector accumulator known at run time (fp8 attention's
+// descaled scale, every row the same value); m, mn (m'), l, alpha: (64) row-vector accumulators.
+template <class S, class M, class MN, class L, class A, class C, class Tile>
+auto online_softmax(S const& Sacc, M const& m, MN const& mn, L const& l, A const& alpha, C const& scale, Tile const& s_tile) {
+  auto per_row = [&] {
+    if constexpr (std::is_arithmetic_v<C>) return scale;
+    else return load(scale);
+  };
+  auto per_element = [&] {
+    if constexpr (std::is_arithmetic_v<C>) return scale;
+    else return broadcast<1>(load(scale), s_tile);
+  };
+  return seq(store(mn, max(load(m), max<1>(load(Sacc)) * per_row())), store(alpha, exp2(load(m) - load(mn))),
+             store(Sacc, exp2(load(Sacc) * per_element() - broadcast<1>(load(mn), s_tile))), store(l, load(l) * load(alpha) + sum<1>(load(Sacc))),
              store(m, load(mn)));
 }
 
@@ -39,10 +48,20 @@ enum class attention_p { bf16, e4m3 };
 // accumulation order, which the MMA tolerance bounds (docs/interpreter.md); a bf16 P that rounds
 // the other way in the kernel moves an output by at most 2^-8 |v| p / l (e4m3: 2^-4 |v| p / l).
 // Tensors are (rows, D), or with vt_len > 0 v is V^T, (slices, D, vt_len): key kv_base + c, column d
-// at (kv_base / vt_len, d, c).
+// at (kv_base / vt_len, d, c). descales (fp8 attention): the scores are scaled by
+// descaled_scale(D, dq, dk) instead of attention_scale(D), and O by dv.
+struct attention_descales {
+  double q = 1, k = 1, v = 1;
+};
+// The scores' scale with descales, in f32 as the kernel computes it: |dq dk| log2(e) / sqrt(D).
+// The magnitude: a dequantization scale is positive, and a negative product would turn the row
+// max the softmax subtracts into a row min.
+inline float descaled_scale(long long D, double dq, double dk) {
+  return std::abs(static_cast<float>(dq) * static_cast<float>(dk)) * attention_scale(D);
+}
 inline void attention_row_reference(host_tensor const& q, host_tensor const& k, host_tensor const& v, host_tensor& o, std::int64_t q_row,
                                     std::int64_t kv_base, std::int64_t len, std::int64_t r, bool causal, std::int64_t D, std::int64_t BK,
-                                    attention_p p_type = attention_p::bf16, std::int64_t vt_len = 0) {
+                                    attention_p p_type = attention_p::bf16, std::int64_t vt_len = 0, attention_descales const* descales = nullptr) {
   auto v_at = [&](std::int64_t c, std::int64_t d) {
     return vt_len > 0 ? v.get((kv_base / vt_len * D + d) * vt_len + c) : v.get((kv_base + c) * D + d);
   };
@@ -50,7 +69,7 @@ inline void attention_row_reference(host_tensor const& q, host_tensor const& k, 
     const auto f = static_cast<float>(pf);
     return p_type == attention_p::e4m3 ? static_cast<double>(ir::e4m3_to_f32(ir::f32_to_e4m3(f))) : static_cast<double>(bf16_to_f32(f32_to_bf16(f)));
   };
-  const double scale = attention_scale(D);
+  const double scale = descales ? descaled_scale(D, descales->q, descales->k) : attention_scale(D);
   std::vector<double> L(static_cast<std::size_t>(BK)), out(static_cast<std::size_t>(D), 0.0);
   double m = -1e30, l = 0;
   for (std::int64_t j = 0; j * BK <= (causal ? r : len - 1); ++j) {
@@ -79,7 +98,8 @@ inline void attention_row_reference(host_tensor const& q, host_tensor const& k, 
     l = l * alpha + sum;
     m = mn;
   }
-  for (std::int64_t d = 0; d < D; ++d) o.set(q_row * D + d, out[static_cast<std::size_t>(d)] / l);
+  const double out_scale = descales ? static_cast<double>(static_cast<float>(descales->v)) : 1.0;
+  for (std::int64_t d = 0; d < D; ++d) o.set(q_row * D + d, out[static_cast<std::size_t>(d)] / l * out_scale);
 }
 
 }  // namespace stagecraft::examples

@@ -73,6 +73,7 @@
 // the last block's P V are peeled off the loop; the masked block is the step after the loop.
 #include <algorithm>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include <stagecraft/registry.hpp>
@@ -97,6 +98,11 @@ auto each(F const& f) {
 // of the last block against BKV), not a template parameter: the generated C++ drops the arm not
 // taken, so a whole last block still adds no code to the kernel, and the 44 instantiations of
 // this function are not 66 (this translation unit's compile time).
+// A key block without a mask: the softmax after a mask tells the two apart by this type.
+struct no_mask_t {
+  auto operator()() const { return seq(); }
+};
+
 template <class T, long long D, long long BKV, bool Causal, bool PingPong, bool Overlap>
 auto attention_hopper(std::int64_t B, size_expr S) {
   constexpr bool fp8 = std::is_same_v<T, e4m3>;
@@ -115,7 +121,7 @@ auto attention_hopper(std::int64_t B, size_expr S) {
   auto s_tile = shape(64_c, int_c<BKV>);   // its (rows, keys) of S and P
   // os: where O goes out (bf16), each consumer's Q slice, or with fp8 (Q's slice is half its size) its own buffer.
   auto body = [=](auto q, auto k, auto v, auto o, auto qs, auto ks, auto vs, auto q_full, auto k_full, auto v_full, auto k_free, auto v_free,
-                  auto Sacc, auto O0, auto O1, auto O2, auto O3, auto m, auto mn, auto l, auto alpha_acc, auto P_acc, auto os) {
+                  auto Sacc, auto O0, auto O1, auto O2, auto O3, auto m, auto mn, auto l, auto alpha_acc, auto P_acc, auto os, auto... descales) {
     auto O = [&](auto c) {
       constexpr long long i = decltype(c)::value;
       if constexpr (i == 0) return O0;
@@ -126,6 +132,11 @@ auto attention_hopper(std::int64_t B, size_expr S) {
     auto cta = program_id(0_c);
     auto q_tile = cta % q_tiles;                          // which 128 rows of the slice
     auto slice = cta / q_tiles;                           // which of the B slices
+    // fp8: descales = (c, q_descale, k_descale, v_descale): the scores' scale c (a (64) row
+    // vector, every row |dq dk| log2(e) / sqrt(D)) and the three (B) f32 descales of the slices.
+    // The slice's descale, a one-element tile.
+    auto descale = [&](auto i) { return load(std::get<decltype(i)::value>(std::make_tuple(descales...)).tile(shape(1_c), slice)); };
+    auto c_acc = [&]<int I = 0>() { return std::get<I>(std::make_tuple(descales...)); };
     // Causal: the CTA's rows end in key block KB q_tile + KB - 1; the blocks after it are not loaded.
     auto needed = [&](auto j, auto const& what) {
       if constexpr (Causal) return if_(j < q_tile * int_c<KB> + int_c<KB>, what);
@@ -153,14 +164,23 @@ auto attention_hopper(std::int64_t B, size_expr S) {
         if constexpr (KB == 2) return q_tile * 2_c + h;
         else return q_tile;
       }();
+      // A mask keeps the scores of the keys a row sees and puts -1e30 in the others. fp8: it also
+      // applies the descaled scale c to the kept ones, and the softmax after it scales by 1: so a
+      // masked key stays out of the softmax whatever c is (-1e30 c is no longer -1e30 when c is
+      // tiny, or 0 with a zero descale), at one multiply per element in masked blocks only.
+      auto kept = [&] {
+        if constexpr (fp8) return load(Sacc) * broadcast<1>(load(c_acc()), s_tile);
+        else return load(Sacc);
+      };
       // Key c of the diagonal block is visible to row r of this consumer when c <= r + offset.
       auto triangle = [&] {
         constexpr long long offset = 64 * decltype(h)::value % BKV;
-        if constexpr (offset == 0) return store(Sacc, select(iota<1>(s_tile) <= iota<0>(s_tile), load(Sacc), -1e30f));
-        else return store(Sacc, select(iota<1>(s_tile) <= iota<0>(s_tile) + static_cast<int>(offset), load(Sacc), -1e30f));
+        if constexpr (offset == 0) return store(Sacc, select(iota<1>(s_tile) <= iota<0>(s_tile), kept(), -1e30f));
+        else return store(Sacc, select(iota<1>(s_tile) <= iota<0>(s_tile) + static_cast<int>(offset), kept(), -1e30f));
       };
       // The keys past S in a partial last block.
-      auto tail_mask = [&] { return store(Sacc, select(iota<1>(s_tile) < tail, load(Sacc), -1e30f)); };
+      auto tail_mask = [&] { return store(Sacc, select(iota<1>(s_tile) < tail, kept(), -1e30f)); };
+      auto no_mask = no_mask_t{};
       // Ping-pong: consumer h issues a GEMM group only holding the turn (a completion of
       // turn[h]) and passes it on (arrives on turn[other]) once the group is issued, not done,
       // so the other's GEMM queues behind its own on the tensor core while it runs its softmax.
@@ -181,8 +201,13 @@ auto attention_hopper(std::int64_t B, size_expr S) {
       auto scores = [&](auto s) {
         return seq(store(Sacc, 0.0f), in_turn(issue_s(s)), wgmma_wait(0_c), barrier_arrive(k_free[s]));  // K is free once S is complete
       };
-      // The online softmax (attention_common.hpp) on the masked raw scores in Sacc.
-      auto softmax = [&] { return online_softmax(Sacc, m, mn, l, alpha_acc, scale, s_tile); };
+      // The online softmax (attention_common.hpp) on the raw scores in Sacc, or with fp8 after a
+      // mask on scores it has scaled (`mask`: the block's mask, no_mask_t when it has none).
+      auto softmax = [&](auto const& mask) {
+        if constexpr (!fp8) return online_softmax(Sacc, m, mn, l, alpha_acc, scale, s_tile);
+        else if constexpr (std::is_same_v<std::decay_t<decltype(mask)>, no_mask_t>) return online_softmax(Sacc, m, mn, l, alpha_acc, c_acc(), s_tile);
+        else return online_softmax(Sacc, m, mn, l, alpha_acc, 1.0f, s_tile);
+      };
       // O = O * alpha + P V for stage s, issued and committed; P from `P` (S's registers, or P_acc).
       auto issue_pv = [&](auto s, auto const& P) {
         return seq(each<DC>([&](auto c) { return store(O(c), load(O(c)) * broadcast<1>(load(alpha_acc), tile)); }),
@@ -194,14 +219,14 @@ auto attention_hopper(std::int64_t B, size_expr S) {
                    wgmma_commit());
       };
       // overlap = 0: the softmax, then O += P V from S's registers, waited for.
-      auto update = [&](auto s) { return seq(softmax(), barrier_wait(v_full[s]), in_turn(issue_pv(s, load(Sacc))), wgmma_wait(0_c)); };
+      auto update = [&](auto s, auto const& mask) { return seq(softmax(mask), barrier_wait(v_full[s]), in_turn(issue_pv(s, load(Sacc))), wgmma_wait(0_c)); };
       // One key block; `mask` rewrites the raw scores before the softmax (nothing, the causal
       // triangle, or the keys past S of the last block).
       auto block_with = [&](auto j, auto const& mask) {
         auto s = stage<STAGES>(j);
-        return seq(barrier_wait(k_full[s]), scores(s), mask(), update(s), barrier_arrive(v_free[s]));
+        return seq(barrier_wait(k_full[s]), scores(s), mask(), update(s, mask), barrier_arrive(v_free[s]));
       };
-      auto block = [&](auto j) { return block_with(j, [] { return seq(); }); };
+      auto block = [&](auto j) { return block_with(j, no_mask); };
       auto blocks = [&] {
         if constexpr (Causal) {
           // The diagonal block after the loop, so the triangle (a constant of lane and register)
@@ -246,21 +271,20 @@ auto attention_hopper(std::int64_t B, size_expr S) {
       // The first block: S alone in its turn.
       auto first = [&](auto const& mask) {
         auto s = stage<STAGES>(0_c);
-        return seq(barrier_wait(k_full[s]), store(Sacc, 0.0f), in_turn(issue_s(s)), wgmma_wait(0_c), barrier_arrive(k_free[s]), mask(), softmax(),
+        return seq(barrier_wait(k_full[s]), store(Sacc, 0.0f), in_turn(issue_s(s)), wgmma_wait(0_c), barrier_arrive(k_free[s]), mask(), softmax(mask),
                    keep_p());
       };
       // Block j > 0: S(j) and P V(j - 1) in one turn.
       auto step = [&](auto j, auto const& mask) {
         auto s = stage<STAGES>(j), sp = stage<STAGES>(j - 1_c);
         return seq(barrier_wait(k_full[s]), barrier_wait(v_full[sp]), store(Sacc, 0.0f), in_turn(seq(issue_s(s), issue_pv(sp, load(P_acc)))), wgmma_wait(1_c),
-                   barrier_arrive(k_free[s]), mask(), softmax(), wgmma_wait(0_c), barrier_arrive(v_free[sp]), keep_p());
+                   barrier_arrive(k_free[s]), mask(), softmax(mask), wgmma_wait(0_c), barrier_arrive(v_free[sp]), keep_p());
       };
       // After the last block j: P V(j) alone in its turn.
       auto last_pv = [&](auto j) {
         auto s = stage<STAGES>(j);
         return seq(barrier_wait(v_full[s]), in_turn(issue_pv(s, load(P_acc))), wgmma_wait(0_c), barrier_arrive(v_free[s]));
       };
-      auto no_mask = [] { return seq(); };
       auto overlapped = [&] {
         if constexpr (Causal) {
           // Blocks 0 .. last, the last masked by the triangle (outside the loop, as above). A
@@ -294,12 +318,24 @@ auto attention_hopper(std::int64_t B, size_expr S) {
         if constexpr (PingPong && other == 0) return named_barrier_arrive(0_c, 256_c);  // consumer 1
         else return seq();
       };
-      return seq(barrier_wait(q_full[0_c]), store(m, -1e30f), store(mn, -1e30f), store(l, 0.0f), each<DC>([&](auto c) { return store(O(c), 0.0f); }),
-                 first_turn(), schedule(),
+      // fp8: the scores' scale, once per consumer (the magnitude: attention_common.hpp says why).
+      auto set_scale = [&] {
+        if constexpr (fp8) return store(c_acc(), full(shape(64_c), abs(descale(1_c) * descale(2_c)) * scale));
+        else return seq();
+      };
+      // 1 / l, or with fp8 v_descale / l: once per row, then a multiply per element.
+      auto out_scale = [&] {
+        if constexpr (fp8) return full(shape(64_c), descale(3_c)) / load(l);
+        else return 1.0f / load(l);
+      };
+      // (set_scale first: its GMEM reads leave the code generator a warpgroup sync to place before
+      // the next register store, which is then m's, once, and not the loop's first, every block.)
+      return seq(barrier_wait(q_full[0_c]), set_scale(), store(m, -1e30f), store(mn, -1e30f), store(l, 0.0f),
+                 each<DC>([&](auto c) { return store(O(c), 0.0f); }), first_turn(), schedule(),
                  // O / l through this consumer's Q slice (its wgmmas are all waited for) and out
                  // by TMA, which drops the rows past S: store_tile per 64-column chunk, each chunk
                  // its own buffer (pending DC: none of them waits for another's store).
-                 store(l, 1.0f / load(l)),  // 1 / l once per row, then a multiply per element
+                 store(l, out_scale()),
                  each<DC>([&](auto c) {
                    return store_tile(os[h][c], cast<bf16>(load(O(c)) * broadcast<1>(load(l), tile)), o.block(slice, q_tile * 2_c + h, c), int_c<DC>);
                  }),
@@ -319,8 +355,10 @@ auto attention_hopper(std::int64_t B, size_expr S) {
     else return smem<bf16>(shape(int_c<STAGES>, int_c<DC>, 1_c, int_c<BKV>, 64_c), swizzle(128_c));                    // (stage, chunk, 1, key, d)
   }();
   // bf16: O goes out through the consumer's Q slice; fp8: through its own (consumer, chunk, 1, row, d) buffer.
-  auto declare = [&](auto&&... out_and_body) {
-    return kernel<sm_90a>("attention_hopper", grid(B * q_tiles), threads(3_c), gmem<T>("Q", rows), gmem<T>("K", rows), v, gmem<bf16>("O", rows),
+  // descale_params: none, or with fp8 the slices' f32 descales after O (the tuple's elements).
+  auto declare = [&](auto descale_params, auto&&... out_and_body) {
+    return std::apply([&](auto const&... ds) {
+    return kernel<sm_90a>("attention_hopper", grid(B * q_tiles), threads(3_c), gmem<T>("Q", rows), gmem<T>("K", rows), v, gmem<bf16>("O", rows), ds...,
                       // (the unit dimension is the slice of a (1, rows, 64) TMA box)
                       smem<T>(shape(2_c, int_c<DC>, 1_c, 64_c, 64_c), swizzle(int_c<row_bytes>)),               // qs: (consumer, chunk, 1, row, d)
                       smem<T>(shape(int_c<STAGES>, int_c<DC>, 1_c, int_c<BKV>, 64_c), swizzle(int_c<row_bytes>)),  // ks: (stage, chunk, 1, key, d)
@@ -337,21 +375,29 @@ auto attention_hopper(std::int64_t B, size_expr S) {
                       accumulator<f32>("alpha", shape(64_c)),  // the rescale of O, from the softmax to the P V (overlap = 1: the next one)
                       accumulator<std::conditional_t<!Overlap, f32, std::conditional_t<fp8, e4m3, bf16>>>("P", s_tile),  // overlap = 1: P of the block whose P V is next (S's registers hold the newer)
                       out_and_body...);
+    }, descale_params);
   };
   if constexpr (fp8)
-    return declare(smem<bf16>(shape(2_c, int_c<DC>, 1_c, 64_c, 64_c), swizzle(128_c)), body);  // os
+    // q_descale, k_descale, v_descale: (B) f32, one per slice (FA3's descale_q/k/v); then os and
+    // the scores' scale c, which the body takes last with the descales.
+    return declare(std::make_tuple(gmem<f32>("q_descale", shape(B)), gmem<f32>("k_descale", shape(B)), gmem<f32>("v_descale", shape(B))),
+                   smem<bf16>(shape(2_c, int_c<DC>, 1_c, 64_c, 64_c), swizzle(128_c)), accumulator<f32>("c", shape(64_c)),
+                   [=](auto q, auto k, auto vg, auto o, auto dq, auto dk, auto dv, auto... rest) { return body(q, k, vg, o, rest..., dq, dk, dv); });
   else
-    return declare([=](auto q, auto k, auto vg, auto o, auto qs, auto... rest) { return body(q, k, vg, o, qs, rest..., qs); });
+    return declare(std::tuple<>{}, [=](auto q, auto k, auto vg, auto o, auto qs, auto... rest) { return body(q, k, vg, o, qs, rest..., qs); });
 }
 
 // Each row of each slice: its S keys, in the kernel's BK-key blocks (attention_common.hpp).
 void attention_reference(std::vector<host_tensor>& t, param_values const& p) {
   const std::int64_t B = p.at("B"), S = p.at("S"), D = p.at("D"), BKV = p.at("BK");
   const bool fp8 = p.at("fp8") != 0;
-  for (std::int64_t b = 0; b < B; ++b)
+  for (std::int64_t b = 0; b < B; ++b) {
+    // fp8: t[4], t[5], t[6] are the slices' q, k and v descales.
+    const attention_descales d = fp8 ? attention_descales{t[4].get(b), t[5].get(b), t[6].get(b)} : attention_descales{};
     for (std::int64_t r = 0; r < S; ++r)
       attention_row_reference(t[0], t[1], t[2], t[3], b * S + r, b * S, S, r, p.at("causal") != 0, D, BKV, fp8 ? attention_p::e4m3 : attention_p::bf16,
-                              fp8 ? S : 0);
+                              fp8 ? S : 0, fp8 ? &d : nullptr);
+  }
 }
 
 STAGECRAFT_REGISTER(kernel_entry{
@@ -378,7 +424,8 @@ STAGECRAFT_REGISTER(kernel_entry{
                 .min = 0},
                {.name = "fp8",
                 .default_value = 0,
-                .help = "1: e4m3 Q, K and V given as V^T (B, D, S) (fp8 wgmma reads B K-major), P rounded to e4m3 for P V, O bf16; BK=128 (or 64 "
+                .help = "1: e4m3 Q, K and V given as V^T (B, D, S) (fp8 wgmma reads B K-major) with f32 descales q_descale, k_descale and "
+                        "v_descale (B) after O: O = softmax(|dq dk| Q K^T / sqrt(D) + mask) V dv; P rounded to e4m3 for P V, O bf16; BK=128 (or 64 "
                         "at D=256), overlap=1 with BK=128 at D=64 and 128 and with BK=64 at D=256, S a multiple of 16 (D=256 with BK=128: causal=0 and S a compiled-in multiple of 128)",
                 .allowed = {0, 1},
                 .min = 0}},

@@ -4,6 +4,7 @@
 // Fast math mode: every configuration within the MMA plus fast-math bound, and that bound
 // checked from both sides with planted outputs (softmax_rows, layernorm_rows: f32 outputs).
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <initializer_list>
@@ -125,19 +126,29 @@ TEST_CASE("attention_hopper fp8=1 (e4m3 Q, K and V^T, P rounded to e4m3 as A fro
                50);
   // A check that cannot fail would pass a kernel that rounds P to bf16, or reads V^T as V: the
   // run is a hundred times nearer its own reference than either of those.
+  // Descales of 1 here: O * (dv / l) then rounds as the reference's O / l, and only P's type and
+  // V's layout move the output (the test below holds the descales).
   auto b = attention(64, 0, 1, 256, 0, 0, 128, 1);
+  for (int p = 4; p <= 6; ++p) b.inputs[p].set(0, 1.0);
+  b.expected = b.inputs;
+  registry::global().find("attention_hopper").reference(b.expected, b.values);
   const auto r = interp::run(b.kernel, b.inputs, {.schedule = interp::policy::eager});
   REQUIRE(r.ok());
   const auto tol = interp::tolerance_of(b.kernel, r, b.inputs);
   REQUIRE(tol);
   CHECK(tol->input == ir::DType::e4m3);
-  CHECK(tol->scale_factors == 0);  // Q, K and V^T are all operands
+  // Q, K and V^T are all operands; the three f32 descales count as scale factors (tolerance.cpp:
+  // an fp8 kernel's wider float inputs), which loosens the bound 2^3-fold at these inputs (|x| < 2):
+  // the descales' own checks are the exact relations of the test below.
+  CHECK(tol->scale_factors == 3);
   CHECK(testing::outside_bound(b.kernel, r, b.inputs, b.expected).empty());
   auto bf16_p = b.inputs, v_not_transposed = b.inputs;
+  const examples::attention_descales d{b.inputs[4].get(0), b.inputs[5].get(0), b.inputs[6].get(0)};
   for (std::int64_t row = 0; row < 256; ++row) {
     using examples::attention_p;
-    examples::attention_row_reference(b.inputs[0], b.inputs[1], b.inputs[2], bf16_p[3], row, 0, 256, row, false, 64, 128, attention_p::bf16, 256);
-    examples::attention_row_reference(b.inputs[0], b.inputs[1], b.inputs[2], v_not_transposed[3], row, 0, 256, row, false, 64, 128, attention_p::e4m3);
+    examples::attention_row_reference(b.inputs[0], b.inputs[1], b.inputs[2], bf16_p[3], row, 0, 256, row, false, 64, 128, attention_p::bf16, 256, &d);
+    examples::attention_row_reference(b.inputs[0], b.inputs[1], b.inputs[2], v_not_transposed[3], row, 0, 256, row, false, 64, 128, attention_p::e4m3, 0,
+                                      &d);
   }
   // (The MMA bound for e4m3 allows for the GPU's fp8 accumulation, 2^-13 per k32 step, which the
   // interpreter's exact sums do not spend: these references are told apart by the run's own error.)
@@ -151,6 +162,58 @@ TEST_CASE("attention_hopper fp8=1 (e4m3 Q, K and V^T, P rounded to e4m3 as A fro
               p_bf16, v_rows);
   CHECK(own * 100 < p_bf16);
   CHECK(own * 100 < v_rows);
+}
+
+// fp8's descales (FA3's descale_q/k/v): O = softmax(|dq dk| Q K^T / sqrt(D) + mask) V dv, one of
+// each per slice. Held to exact relations, which the MMA bound (loosened by the descales as scale
+// factors) could not tell apart: dv scales O exactly (a power of two: bf16 rounds the same), a
+// negative descale is its magnitude, and a zero one leaves the mean of the visible keys' V.
+TEST_CASE("attention_hopper fp8=1 descales: per slice, O = softmax(|dq dk| Q K^T / sqrt(D) + mask) V dv, and a zero descale still masks",
+          "[interp][attention][fp8][descale]") {
+  for (std::int64_t overlap : {0, 1}) {
+    INFO("overlap = " << overlap);
+    // B = 2 slices, each its own descales; causal with a partial last block (S = 208).
+    auto b = attention(64, 1, 2, 208, 1, overlap, 128, 1);
+    auto run_with = [&](std::array<double, 2> dq, std::array<double, 2> dk, std::array<double, 2> dv) {
+      auto in = b.inputs;
+      for (std::int64_t s = 0; s < 2; ++s) in[4].set(s, dq[s]), in[5].set(s, dk[s]), in[6].set(s, dv[s]);
+      auto expected = in;
+      registry::global().find("attention_hopper").reference(expected, b.values);
+      const auto r = interp::run(b.kernel, in, {.schedule = interp::policy::eager});
+      REQUIRE(r.ok());
+      CHECK(testing::outside_bound(b.kernel, r, in, expected).empty());
+      return r.buffers[3];
+    };
+    const std::int64_t row_elems = 208 * 64;  // one slice's O
+    const auto base = run_with({0.75, 1.5}, {1.25, 0.5}, {1.0, 0.5});
+    // dv doubled in slice 1 only: slice 1's O exactly doubles, slice 0's is unchanged.
+    const auto doubled = run_with({0.75, 1.5}, {1.25, 0.5}, {1.0, 1.0});
+    for (std::int64_t i = 0; i < 2 * row_elems; ++i) REQUIRE(doubled.get(i) == base.get(i) * (i < row_elems ? 1.0 : 2.0));
+    // A negative descale is its magnitude: the same bytes.
+    CHECK(run_with({-0.75, 1.5}, {1.25, -0.5}, {1.0, 0.5}).bytes == base.bytes);
+    // dq = 0 in slice 0: every visible key weighs 1 (P = exp2(0) is exact in e4m3), so row r is
+    // dv times the mean of V over keys 0..r; a mask applied before the scale (-1e30 * 0) would
+    // average all of the block's keys instead.
+    const auto flat = run_with({0.0, 1.5}, {1.25, 0.5}, {0.5, 0.5});
+    double worst = 0, masked_off = 0;
+    for (std::int64_t r = 0; r < 208; ++r)
+      for (std::int64_t d = 0; d < 64; ++d) {
+        double mean = 0, block_mean = 0;
+        const std::int64_t block_end = std::min<std::int64_t>((r / 128 + 1) * 128, 208);
+        for (std::int64_t j = 0; j < block_end; ++j) {
+          const double v = b.inputs[2].get(d * 208 + j);  // V^T: (slice 0, d, key)
+          if (j <= r) mean += v;
+          block_mean += v;
+        }
+        mean = 0.5 * mean / static_cast<double>(r + 1);
+        block_mean = 0.5 * block_mean / static_cast<double>(block_end);
+        worst = std::max(worst, std::abs(flat.get(r * 64 + d) - mean));
+        masked_off = std::max(masked_off, std::abs(block_mean - mean));
+      }
+    INFO("largest error against dv times the visible keys' mean " << worst << "; the block mean is up to " << masked_off << " away");
+    CHECK(worst < 0.01);  // bf16 output (2^-8 relative of |O| < 1) and f32 sums
+    CHECK(masked_off > 0.3);
+  }
 }
 
 TEST_CASE("attention_hopper: the causal mask matters, and the reference is not the unmasked one", "[interp][attention]") {

@@ -92,17 +92,17 @@ auto each(F const& f) {
   return [&]<long long... I>(std::integer_sequence<long long, I...>) { return seq(f(int_c<I>)...); }(std::make_integer_sequence<long long, N>{});
 }
 
+// A key block without a mask: the softmax after a mask tells the two apart by this type.
+struct no_mask_t {
+  auto operator()() const { return seq(); }
+};
+
 // BKV: keys per block, 64, 128 or 176 (FA3's n128 / n176 S wgmmas and k128 / k176 P V; half the row
 // bookkeeping, barrier waits and releases per key, or less). S % BKV != 0 (non-causal only): the last key block is
 // peeled off the loop and masked. The two forms are the arms of an if_ on constants (the keys
 // of the last block against BKV), not a template parameter: the generated C++ drops the arm not
 // taken, so a whole last block still adds no code to the kernel, and the 44 instantiations of
 // this function are not 66 (this translation unit's compile time).
-// A key block without a mask: the softmax after a mask tells the two apart by this type.
-struct no_mask_t {
-  auto operator()() const { return seq(); }
-};
-
 template <class T, long long D, long long BKV, bool Causal, bool PingPong, bool Overlap>
 auto attention_hopper(std::int64_t B, size_expr S) {
   constexpr bool fp8 = std::is_same_v<T, e4m3>;
@@ -136,6 +136,7 @@ auto attention_hopper(std::int64_t B, size_expr S) {
     // vector, every row |dq dk| log2(e) / sqrt(D)) and the three (B) f32 descales of the slices.
     // The slice's descale, a one-element tile.
     auto descale = [&](auto i) { return load(std::get<decltype(i)::value>(std::make_tuple(descales...)).tile(shape(1_c), slice)); };
+    // (A template, so that the bf16 kernels, whose pack is empty, never instantiate its body.)
     auto c_acc = [&]<int I = 0>() { return std::get<I>(std::make_tuple(descales...)); };
     // Causal: the CTA's rows end in key block KB q_tile + KB - 1; the blocks after it are not loaded.
     auto needed = [&](auto j, auto const& what) {

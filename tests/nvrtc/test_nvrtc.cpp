@@ -928,23 +928,23 @@ TEST_CASE("attention_hopper fp8=1 overlap=1: sm_90a with no spills, P kept as pa
   o.codegen.math = ir::math_mode::fast;
   auto const& e = registry::global().find("attention_hopper");
   for (std::int64_t D : {64, 128, 256})
-   for (std::int64_t causal : {0, 1})
-    for (std::int64_t S : {1024, 1008}) {
-      const std::int64_t pp = S == 1008, BK = D == 256 ? 64 : 128;
-      if (D != 128 && causal != pp) continue;  // D = 64 and 256: causal with ping-pong and neither
-      const auto k = e.build(registry::resolve(e, {{"D", D}, {"S", S}, {"causal", causal}, {"pingpong", pp}, {"BK", BK}, {"fp8", 1}, {"overlap", 1}}));
-      const auto c = nvrtc::compile(k, ir::Target::sm_90a, o);
-      INFO("attention_hopper fp8=1 overlap=1 D=" << D << " S=" << S << " causal=" << causal << " pingpong=" << pp << "\n" << c.log);
-      std::printf("attention_hopper fp8=1 overlap=1 D=%lld BK=%lld S=%lld causal=%lld pingpong=%lld sm_90a: %d registers per thread, %d spill bytes\n",
-                  static_cast<long long>(D), static_cast<long long>(BK), static_cast<long long>(S), static_cast<long long>(causal), static_cast<long long>(pp), c.registers, c.spill_bytes);
-      CHECK(c.spill_bytes == 0);
-      CHECK_THAT(c.log, !Contains("serialized") && !Contains("C7519"));
-      CHECK_THAT(c.ptx, !Contains(".local") && Contains("wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3") && Contains("cvt.rn.satfinite.e4m3x2.f32"));
-      CHECK_THAT(c.code.source, Contains("unsigned acc") && Contains("e4m3 accumulator: 1 m64 block(s) x " + std::to_string(BK / 8) + " registers per thread") &&
-                                    Contains("four to a register (e4m3)") && Contains("gathered from the quad's a"));
-      // Every 8-bit A of the P V is a gather of P's registers: no conversion inside the wgmma.
-      CHECK_THAT(c.code.source, !Contains("8-bit, from the quad's D fragments"));
-    }
+    for (std::int64_t causal : {0, 1})
+      for (std::int64_t S : {1024, 1008}) {
+        const std::int64_t pp = S == 1008, BK = D == 256 ? 64 : 128;
+        if (D != 128 && causal != pp) continue;  // D = 64 and 256: causal with ping-pong and neither
+        const auto k = e.build(registry::resolve(e, {{"D", D}, {"S", S}, {"causal", causal}, {"pingpong", pp}, {"BK", BK}, {"fp8", 1}, {"overlap", 1}}));
+        const auto c = nvrtc::compile(k, ir::Target::sm_90a, o);
+        INFO("attention_hopper fp8=1 overlap=1 D=" << D << " S=" << S << " causal=" << causal << " pingpong=" << pp << "\n" << c.log);
+        std::printf("attention_hopper fp8=1 overlap=1 D=%lld BK=%lld S=%lld causal=%lld pingpong=%lld sm_90a: %d registers per thread, %d spill bytes\n",
+                    static_cast<long long>(D), static_cast<long long>(BK), static_cast<long long>(S), static_cast<long long>(causal), static_cast<long long>(pp), c.registers, c.spill_bytes);
+        CHECK(c.spill_bytes == 0);
+        CHECK_THAT(c.log, !Contains("serialized") && !Contains("C7519"));
+        CHECK_THAT(c.ptx, !Contains(".local") && Contains("wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3") && Contains("cvt.rn.satfinite.e4m3x2.f32"));
+        CHECK_THAT(c.code.source, Contains("unsigned acc") && Contains("e4m3 accumulator: 1 m64 block(s) x " + std::to_string(BK / 8) + " registers per thread") &&
+                                      Contains("four to a register (e4m3)") && Contains("gathered from the quad's a"));
+        // Every 8-bit A of the P V is a gather of P's registers: no conversion inside the wgmma.
+        CHECK_THAT(c.code.source, !Contains("8-bit, from the quad's D fragments"));
+      }
 }
 
 TEST_CASE("attention_hopper pingpong=1: sm_90a with no spills, each warpgroup's wgmma group issued between a named-barrier turn sync and a hand-off arrival", "[nvrtc][attention][pingpong]") {

@@ -329,8 +329,6 @@ auto attention_hopper(std::int64_t B, size_expr S) {
         if constexpr (fp8) return full(shape(64_c), descale(3_c)) / load(l);
         else return 1.0f / load(l);
       };
-      // (set_scale first: its GMEM reads leave the code generator a warpgroup sync to place before
-      // the next register store, which is then m's, once, and not the loop's first, every block.)
       return seq(barrier_wait(q_full[0_c]), set_scale(), store(m, -1e30f), store(mn, -1e30f), store(l, 0.0f),
                  each<DC>([&](auto c) { return store(O(c), 0.0f); }), first_turn(), schedule(),
                  // O / l through this consumer's Q slice (its wgmmas are all waited for) and out

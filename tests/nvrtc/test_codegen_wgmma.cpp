@@ -162,6 +162,29 @@ TEST_CASE("an arrival after generic reads of the stage keeps its warpgroup barri
   CHECK_THAT(g.source, Contains("a warpgroup that only moves data") && Contains("if (lane < 32) {"));
 }
 
+TEST_CASE("a store from registers to registers needs no barrier and leaves the stores before it unmet, which a loop meets once before it",
+          "[codegen][wgmma]") {
+  // attention's order: zero the accumulators, read a per-row scale from GMEM, then a loop whose
+  // register-only rescale comes before its wgmma. The GMEM read leaves the warpgroup "dirty".
+  // The rescale used to meet at the warpgroup's barrier in every trip (it read the state at the
+  // loop's head, dirty from the entry); now one barrier before the loop settles it.
+  const auto tile = shape(64_c, 64_c);
+  auto k = lower(kernel<sm_90a>("rescale_loop", grid(1), threads(1_c), gmem<f32>("x", shape(64_c)), smem<bf16>(tile, swizzle(128_c)),
+                                smem<bf16>(tile, swizzle(128_c)), accumulator<f32>(shape(64_c)), accumulator<f32>(tile),
+                                [=](auto x, auto q, auto kk, auto c, auto s) {
+                                  return seq(store(s, 0.0f), store(c, load(x.tile(shape(64_c), 0_c))), for_(range(8_c), [&](auto) {
+                                               return seq(store(s, load(s) * broadcast<1>(load(c), tile)), wgmma(s, q, transpose(kk)), wgmma_commit(),
+                                                          wgmma_wait(0_c));
+                                             }));
+                                }));
+  const auto g = nvrtc::generate(k);
+  const auto loop = g.source.find("for (int v0 = ");
+  REQUIRE(loop != std::string::npos);
+  CHECK(count(g.source.substr(loop), "sc::wg_sync(wg);") == 0);
+  CHECK(count(g.source.substr(0, loop), "sc::wg_sync(wg);  // op #") == 1);
+  CHECK_THAT(g.source.substr(0, loop), Contains("once before the loop"));
+}
+
 TEST_CASE("gemm_hopper's 2x1 cluster: A multicast to both CTAs, stages released to both, CTAs leave together", "[codegen][wgmma]") {
   auto const& e = registry::global().find("gemm_hopper");
   const auto two = nvrtc::generate(e.build(registry::resolve(e, {{"cluster", 2}})));

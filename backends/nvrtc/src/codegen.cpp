@@ -1044,9 +1044,9 @@ bool emitter::after(ir::StmtId id, bool d) const {
     case ir::StmtOp::seq:
       for (auto c : s.body) d = after(c, d);
       return d;
-    case ir::StmtOp::for_: return loop_head(id, d) || (has_break(s.body[0]) && may_dirty(s.body[0]));  // a break leaves mid-body
+    case ir::StmtOp::for_: return loop_head(id, hoists_sync(id, d) ? false : d) || (has_break(s.body[0]) && may_dirty(s.body[0]));  // a break leaves mid-body
     case ir::StmtOp::if_: return after(s.body[0], d) || (s.body.size() > 1 ? after(s.body[1], d) : d);
-    case ir::StmtOp::store: return touches_memory(s);  // registers are no lane's business but their own
+    case ir::StmtOp::store: return touches_memory(s) || d;  // registers are no lane's business but their own
     case ir::StmtOp::wgmma: return reads_memory_into_a(s);  // starts with sc::wg_sync when needed
     case ir::StmtOp::copy_gmem_to_smem:
     case ir::StmtOp::copy_smem_to_gmem:
@@ -1086,6 +1086,30 @@ bool emitter::loop_head(ir::StmtId id, bool d) const {
     memo = d || after(body, d || after(body, d)) ? 2 : 1;
   }
   return memo == 2;
+}
+
+// A loop entered dirty whose body leaves its own stores met (clean at the head when entered
+// clean): the entry's stores would cost a barrier in every trip, at the body's first barrier
+// point, where one before the loop does. Not when the body has no barrier point at all (register
+// stores alone, say): then the loop needs none.
+bool emitter::hoists_sync(ir::StmtId id, bool d) const {
+  if (!d) return false;
+  auto& memo = hoist_memo_[id];  // memoised as loop_head is
+  if (memo == 0) memo = !loop_head(id, false) && may_meet(k_.stmts[id].body[0]) ? 2 : 1;
+  return memo == 2;
+}
+
+// Whether some statement in `id` meets at the warpgroup's barrier when it finds the warpgroup
+// dirty: a store that touches memory, and whatever after() says leaves it clean.
+bool emitter::may_meet(ir::StmtId id) const {
+  auto const& s = k_.stmts[id];
+  switch (s.op) {
+    case ir::StmtOp::seq:
+    case ir::StmtOp::for_:
+    case ir::StmtOp::if_: return std::any_of(s.body.begin(), s.body.end(), [&](ir::StmtId c) { return may_meet(c); });
+    case ir::StmtOp::store: return touches_memory(s);
+    default: return !after(id, true);
+  }
 }
 
 // ---- statements ------------------------------------------------------------------------------
@@ -1208,6 +1232,10 @@ void emitter::emit(ir::StmtId id, int depth, std::string& out) {
       emit_seq(s, depth, out);
       return;
     case ir::StmtOp::for_: {
+      if (hoists_sync(id, dirty_)) {
+        line(fmt::format("{}  // op #{}: once before the loop, not in each trip (its body leaves its own stores met)", role_sync(), id));
+        dirty_ = false;
+      }
       const bool head = loop_head(id, dirty_);
       const bool touched = touch_loop_head(id, acc_touched_);
       if (fits_i32(range(s.e0)) && fits_i32(range(s.e1)))  // an int counter: one 32-bit add and compare per trip

@@ -305,6 +305,8 @@ class emitter {
   // Memoised per (loop, d): each level calls after() on its body twice, which is exponential in
   // the nesting depth otherwise.
   bool loop_head(ir::StmtId id, bool d) const;
+  bool hoists_sync(ir::StmtId id, bool d) const;
+  bool may_meet(ir::StmtId id) const;
 
   // ---- wgmma.fence -------------------------------------------------------------------------------
   // The PTX ISA asks for a wgmma.fence before the first wgmma of a warpgroup and between ordinary
@@ -499,6 +501,17 @@ class emitter {
   void sync_before_issue(Line const& line) const {
     if (dirty_) line(role_sync());
   }
+  // A store into accumulator registers from accumulator registers reads and writes no lane's
+  // memory but its own, so it needs no barrier and leaves the dirty state as it found it (a
+  // barrier there would run in every key block of attention's loop, since its softmax stores
+  // follow the previous block's stores). Any other store meets at the barrier when dirty and
+  // leaves the state dirty. after() mirrors this.
+  template <class Line>
+  void sync_if_touches_memory(ir::Stmt const& s, ir::StmtId id, Line const& line) {
+    if (!touches_memory(s)) return;
+    if (dirty_) line(fmt::format("sc::wg_sync(wg);  // op #{}: an earlier store may have touched these bytes from other lanes", id));
+    dirty_ = true;
+  }
   void emit(ir::StmtId id, int depth, std::string& out);
 
   // commit_smem() fences GMEM too (DESIGN.md, docs/interpreter.md): needed only where a TMA copy
@@ -527,6 +540,7 @@ class emitter {
   std::map<ir::ValueId, std::string> leaf_override_;  // loads already read as 16-byte vectors
   mutable int reduction_depth_ = 0;  // names the variables of nested reductions apart
   mutable std::map<std::pair<ir::StmtId, bool>, char> loop_head_memo_;  // 0 unknown, 1 false, 2 true
+  mutable std::map<ir::StmtId, char> hoist_memo_;  // hoists_sync(id, true), the same way
   mutable std::map<std::pair<ir::StmtId, bool>, char> touch_head_memo_;  // the same for acc_touched_
   bool acc_touched_ = true;          // ordinary code touched accumulator registers since the last wgmma.fence
   mutable std::string fragment_index_;  // inside a fragment walk: the register index of its element

@@ -129,8 +129,7 @@ void emitter::fragment_store(ir::StmtId id, int a, std::string const& ind, std::
   if (!check_walk_operands(id, a, shape)) return row_store(id, a, ind, out);
   const bool to_registers = is_acc(s.refs[0]);
   acc_touched_ = true;
-  if (dirty_) line(fmt::format("sc::wg_sync(wg);  // op #{}: an earlier store may have touched these bytes from other lanes", id));
-  dirty_ = touches_memory(s);
+  sync_if_touches_memory(s, id, line);
   const std::int64_t blocks = shape[0] / 64, regs = shape[1] / 2;
   auto const& r = k_.refs[s.refs[0]];
   const auto dt = r.base == ir::RefBase::param ? k_.params[r.id].dtype : k_.allocs[r.id].dtype;
@@ -367,8 +366,7 @@ void emitter::row_store(ir::StmtId id, int a, std::string const& ind, std::strin
   const bool to_registers = is_acc(s.refs[0]);
   const auto dt = r.base == ir::RefBase::param ? k_.params[r.id].dtype : k_.allocs[r.id].dtype;
   acc_touched_ = true;
-  if (dirty_) line(fmt::format("sc::wg_sync(wg);  // op #{}: an earlier store may have touched these bytes from other lanes", id));
-  dirty_ = touches_memory(s);
+  sync_if_touches_memory(s, id, line);
   line(fmt::format("{{  // op #{}: store over the D fragment's rows ({}) of a{}: {} block(s) x 2 rows per thread", id, rows, a, rows / 64));
   line("  #pragma unroll");
   line(fmt::format("  for (int mb = 0; mb < {}; ++mb) {{", rows / 64));

@@ -528,6 +528,7 @@ int STAGECRAFT_TOOL_MAIN(attention_bench)(int argc, char** argv) {
     for (std::int64_t b = 0; b < B; ++b) ones.set(b, 1.0);
     cuda::device_memory d_ones(ones.bytes.size());
     d_ones.upload(bytes_of(ones));
+    cuda::device_memory d_lse(static_cast<std::size_t>(B * S) * sizeof(float));  // each row's log-sum-exp (not checked here: the interpreter tests do)
     const int batch = S >= 8192 ? 5 : 20;
     const double flop = (causal ? 2.0 : 4.0) * static_cast<double>(B) * static_cast<double>(S) * static_cast<double>(S) * static_cast<double>(D);
     std::string verdict, note;
@@ -560,6 +561,7 @@ int STAGECRAFT_TOOL_MAIN(attention_bench)(int argc, char** argv) {
         std::vector<std::uintptr_t> ptrs = {fp8 ? dq8.address() : dq.address(), fp8 ? dk8.address() : dk.address(), fp8 ? dvt8.address() : dv.address(),
                                             d_ours.address()};
         if (fp8) ptrs.insert(ptrs.end(), 3, d_ones.address());
+        ptrs.push_back(d_lse.address());  // LSE, last
         ours_ms[vi] = median_ms([&] { cuda::launch_on_device(c, kern, ptrs); }, batch);
         judge(who.c_str(), d_ours, fp8);  // each variant's own output: the launches overwrite d_ours
         note += std::string(note.empty() ? "" : "; ") + who + ": " + std::to_string(c.registers) + " registers, " + std::to_string(c.spill_bytes) +

@@ -49,7 +49,8 @@ enum class attention_p { bf16, e4m3 };
 // the other way in the kernel moves an output by at most 2^-8 |v| p / l (e4m3: 2^-4 |v| p / l).
 // Tensors are (rows, D), or with vt_len > 0 v is V^T, (slices, D, vt_len): key kv_base + c, column d
 // at (kv_base / vt_len, d, c). descales (fp8 attention): the scores are scaled by
-// descaled_scale(D, dq, dk) instead of attention_scale(D), and O by dv.
+// descaled_scale(D, dq, dk) instead of attention_scale(D), and O by dv. lse: element q_row gets
+// ln(sum over the row's keys of exp(s ln 2)), s the scaled scores (attention_hopper's LSE output).
 struct attention_descales {
   double q = 1, k = 1, v = 1;
 };
@@ -61,7 +62,8 @@ inline float descaled_scale(long long D, double dq, double dk) {
 }
 inline void attention_row_reference(host_tensor const& q, host_tensor const& k, host_tensor const& v, host_tensor& o, std::int64_t q_row,
                                     std::int64_t kv_base, std::int64_t len, std::int64_t r, bool causal, std::int64_t D, std::int64_t BK,
-                                    attention_p p_type = attention_p::bf16, std::int64_t vt_len = 0, attention_descales const* descales = nullptr) {
+                                    attention_p p_type = attention_p::bf16, std::int64_t vt_len = 0, attention_descales const* descales = nullptr,
+                                    host_tensor* lse = nullptr) {
   auto v_at = [&](std::int64_t c, std::int64_t d) {
     return vt_len > 0 ? v.get((kv_base / vt_len * D + d) * vt_len + c) : v.get((kv_base + c) * D + d);
   };
@@ -100,6 +102,8 @@ inline void attention_row_reference(host_tensor const& q, host_tensor const& k, 
   }
   const double out_scale = descales ? static_cast<double>(static_cast<float>(descales->v)) : 1.0;
   for (std::int64_t d = 0; d < D; ++d) o.set(q_row * D + d, out[static_cast<std::size_t>(d)] / l * out_scale);
+  // The natural log-sum-exp of the row's scaled scores: m and l are in base 2.
+  if (lse) lse->set(q_row, (m + std::log2(l)) * 0.6931471805599453);
 }
 
 }  // namespace stagecraft::examples

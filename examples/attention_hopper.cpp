@@ -120,7 +120,9 @@ auto attention_hopper(std::int64_t B, size_expr S) {
   auto tile = shape(64_c, 64_c);           // a consumer's (rows, 64 columns) of O
   auto s_tile = shape(64_c, int_c<BKV>);   // its (rows, keys) of S and P
   // os: where O goes out (bf16), each consumer's Q slice, or with fp8 (Q's slice is half its size) its own buffer.
-  auto body = [=](auto q, auto k, auto v, auto o, auto qs, auto ks, auto vs, auto q_full, auto k_full, auto v_full, auto k_free, auto v_free,
+  // lse: (B, S) f32, each row's natural log-sum-exp of its scaled scores (FA3's softmax_lse,
+  // what a backward pass recomputes P from).
+  auto body = [=](auto q, auto k, auto v, auto o, auto lse, auto qs, auto ks, auto vs, auto q_full, auto k_full, auto v_full, auto k_free, auto v_free,
                   auto Sacc, auto O0, auto O1, auto O2, auto O3, auto m, auto mn, auto l, auto alpha_acc, auto P_acc, auto os, auto... descales) {
     auto O = [&](auto c) {
       constexpr long long i = decltype(c)::value;
@@ -334,6 +336,13 @@ auto attention_hopper(std::int64_t B, size_expr S) {
                  // O / l through this consumer's Q slice (its wgmmas are all waited for) and out
                  // by TMA, which drops the rows past S: store_tile per 64-column chunk, each chunk
                  // its own buffer (pending DC: none of them waits for another's store).
+                 // LSE = ln(sum exp(scaled scores)) = m ln 2 + ln l (m: the row max of the scores
+                 // in base 2, l: the sum of exp2 below it), a generic store: TMA would need S * 4
+                 // bytes a multiple of 16. The masked tile drops the rows past S; a consumer
+                 // whose 64 rows all are (q_block repeats the last block for it) stores none.
+                 if_(q_tile * 2_c + h < ceil_div(S, 64),
+                     store(lse.tile(shape(1_c, 64_c), masked(), slice, q_tile * 2_c + h),
+                           reshape(load(m) * 0.6931471805599453f + log(load(l)), shape(1_c, 64_c)))),
                  store(l, out_scale()),
                  each<DC>([&](auto c) {
                    return store_tile(os[h][c], cast<bf16>(load(O(c)) * broadcast<1>(load(l), tile)), o.block(slice, q_tile * 2_c + h, c), int_c<DC>);
@@ -358,6 +367,7 @@ auto attention_hopper(std::int64_t B, size_expr S) {
   auto declare = [&](auto descale_params, auto&&... out_and_body) {
     return std::apply([&](auto const&... ds) {
     return kernel<sm_90a>("attention_hopper", grid(B * q_tiles), threads(3_c), gmem<T>("Q", rows), gmem<T>("K", rows), v, gmem<bf16>("O", rows), ds...,
+                      gmem<f32>("LSE", shape(B, S)),
                       // (the unit dimension is the slice of a (1, rows, 64) TMA box)
                       smem<T>(shape(2_c, int_c<DC>, 1_c, 64_c, 64_c), swizzle(int_c<row_bytes>)),               // qs: (consumer, chunk, 1, row, d)
                       smem<T>(shape(int_c<STAGES>, int_c<DC>, 1_c, int_c<BKV>, 64_c), swizzle(int_c<row_bytes>)),  // ks: (stage, chunk, 1, key, d)
@@ -381,9 +391,9 @@ auto attention_hopper(std::int64_t B, size_expr S) {
     // the scores' scale c, which the body takes last with the descales.
     return declare(std::make_tuple(gmem<f32>("q_descale", shape(B)), gmem<f32>("k_descale", shape(B)), gmem<f32>("v_descale", shape(B))),
                    smem<bf16>(shape(2_c, int_c<DC>, 1_c, 64_c, 64_c), swizzle(128_c)), accumulator<f32>("c", shape(64_c)),
-                   [=](auto q, auto k, auto vg, auto o, auto dq, auto dk, auto dv, auto... rest) { return body(q, k, vg, o, rest..., dq, dk, dv); });
+                   [=](auto q, auto k, auto vg, auto o, auto dq, auto dk, auto dv, auto lse, auto... rest) { return body(q, k, vg, o, lse, rest..., dq, dk, dv); });
   else
-    return declare(std::tuple<>{}, [=](auto q, auto k, auto vg, auto o, auto qs, auto... rest) { return body(q, k, vg, o, qs, rest..., qs); });
+    return declare(std::tuple<>{}, [=](auto q, auto k, auto vg, auto o, auto lse, auto qs, auto... rest) { return body(q, k, vg, o, lse, qs, rest..., qs); });
 }
 
 // Each row of each slice: its S keys, in the kernel's BK-key blocks (attention_common.hpp).
@@ -391,17 +401,17 @@ void attention_reference(std::vector<host_tensor>& t, param_values const& p) {
   const std::int64_t B = p.at("B"), S = p.at("S"), D = p.at("D"), BKV = p.at("BK");
   const bool fp8 = p.at("fp8") != 0;
   for (std::int64_t b = 0; b < B; ++b) {
-    // fp8: t[4], t[5], t[6] are the slices' q, k and v descales.
+    // fp8: t[4], t[5], t[6] are the slices' q, k and v descales; LSE comes last.
     const attention_descales d = fp8 ? attention_descales{t[4].get(b), t[5].get(b), t[6].get(b)} : attention_descales{};
     for (std::int64_t r = 0; r < S; ++r)
       attention_row_reference(t[0], t[1], t[2], t[3], b * S + r, b * S, S, r, p.at("causal") != 0, D, BKV, fp8 ? attention_p::e4m3 : attention_p::bf16,
-                              fp8 ? S : 0, fp8 ? &d : nullptr);
+                              fp8 ? S : 0, fp8 ? &d : nullptr, &t.back());
   }
 }
 
 STAGECRAFT_REGISTER(kernel_entry{
     .name = "attention_hopper",
-    .summary = "O = softmax(Q K^T / sqrt(D) + mask) V (bf16, (B*S, D)): Q resident, K/V through a 2-stage TMA ring from a producer warpgroup, "
+    .summary = "O = softmax(Q K^T / sqrt(D) + mask) V (bf16, (B*S, D)) and each row's log-sum-exp LSE (f32, (B, S)): Q resident, K/V through a 2-stage TMA ring from a producer warpgroup, "
                "2 consumer warpgroups with online softmax in registers and P V from registers",
     .params = {{.name = "B", .default_value = 1, .help = "batch x heads", .min = 1},
                {.name = "S", .default_value = 256, .help = "sequence length (any; --dynamic S: a launch argument)", .min = 64, .run_time = true},

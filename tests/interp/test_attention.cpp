@@ -216,6 +216,50 @@ TEST_CASE("attention_hopper fp8=1 descales: per slice, O = softmax(|dq dk| Q K^T
   }
 }
 
+// LSE (FA3's softmax_lse: what a backward pass recomputes P from), written from its definition
+// here rather than from the reference's block loop: ln of the sum over the row's visible keys of
+// exp(s), s the score times 1 / sqrt(D) (fp8: times |dq dk|), in double. The kernel keeps m and l
+// in base 2 and stores m ln 2 + ln l: f32 sums of f32 exponentials, so 1e-4 is generous, where
+// a base mixed up (log2 l, or m without ln 2) is off by 0.1 or more in every row.
+TEST_CASE("attention_hopper LSE: each row's ln sum exp(scaled scores), masked and descaled, in both math modes", "[interp][attention][lse]") {
+  struct lse_case {
+    std::int64_t D, causal, S, BK, overlap, fp8;
+  };
+  for (auto const c : {lse_case{64, 0, 200, 64, 0, 0}, lse_case{128, 1, 130, 128, 1, 0}, lse_case{64, 1, 208, 128, 1, 1}}) {
+    for (auto math : {ir::math_mode::exact, ir::math_mode::fast}) {
+      INFO("D = " << c.D << ", causal = " << c.causal << ", S = " << c.S << ", BK = " << c.BK << ", overlap = " << c.overlap << ", fp8 = " << c.fp8
+                  << (math == ir::math_mode::fast ? ", fast" : ", exact"));
+      auto b = attention(c.D, c.causal, 2, c.S, 0, c.overlap, c.BK, c.fp8);
+      if (c.fp8)
+        for (std::int64_t s = 0; s < 2; ++s) b.inputs[4].set(s, 0.75 + s), b.inputs[5].set(s, -1.25);  // a negative descale: its magnitude
+      const auto r = interp::run(b.kernel, b.inputs, {.schedule = interp::policy::eager, .math = math});
+      REQUIRE(r.ok());
+      auto const& q = b.inputs[0];
+      auto const& k = b.inputs[1];
+      auto const& lse = r.buffers.back();
+      REQUIRE(lse.elements() == 2 * c.S);
+      double worst = 0;
+      for (std::int64_t s = 0; s < 2; ++s) {
+        const double descale = c.fp8 ? std::abs(b.inputs[4].get(s) * b.inputs[5].get(s)) : 1.0;
+        for (std::int64_t row = 0; row < c.S; ++row) {
+          std::vector<double> scores;
+          for (std::int64_t key = 0; key < (c.causal ? row + 1 : c.S); ++key) {
+            double dot = 0;
+            for (std::int64_t d = 0; d < c.D; ++d) dot += q.get((s * c.S + row) * c.D + d) * k.get((s * c.S + key) * c.D + d);
+            scores.push_back(dot * descale / std::sqrt(static_cast<double>(c.D)));
+          }
+          const double mx = *std::max_element(scores.begin(), scores.end());
+          double sum = 0;
+          for (double x : scores) sum += std::exp(x - mx);
+          worst = std::max(worst, std::abs(lse.get(s * c.S + row) - (mx + std::log(sum))));
+        }
+      }
+      INFO("largest LSE error " << worst);
+      CHECK(worst < 1e-4);
+    }
+  }
+}
+
 TEST_CASE("attention_hopper: the causal mask matters, and the reference is not the unmasked one", "[interp][attention]") {
   // A check that cannot fail would pass a kernel that ignores the mask: the causal run must be
   // outside the bound of the non-causal reference.

@@ -747,6 +747,9 @@ std::string emitter::value(ir::ValueId id, std::string const& i) const {
         auto const& acc = k_.refs[k_.values[v.a].ref];
         return fmt::format("acc{}[mb * {} + {} + {}]", acc.id, k_.allocs[acc.id].shape[1] / 2, c0 / 2, walk_reg_);
       }
+      // A row vector given leading unit extents ((64) as (1, 64)) is the same registers.
+      if (v.op == ir::ValueOp::reshape && !row_mb_.empty() && k_.values[v.a].shape.size() == 1 && ir::drop_leading_units(v.shape) == k_.values[v.a].shape)
+        return value(v.a, i);
       if (reads_accumulator(v.a)) refuse_exchange(id, "a view (permute, reshape or slice) of the D fragment");
       const auto view = *ir::decode_tile_view(v.op, v.scalar, v.shape, k_.values[v.a].shape).view;
       const auto inner = ir::row_major_strides(v.shape);

@@ -314,12 +314,14 @@ void emitter::stmatrix_store(ir::StmtId id, std::int64_t regs, std::string const
 // The operands a fragment walk of a store addresses at the element it is at (all but those
 // under a reduction or broadcast, which fragment_fold and the row registers place) must have
 // the walked shape. False: the destination is a row vector, walked by row_store.
-bool emitter::check_walk_operands(ir::StmtId id, int a, std::vector<std::int64_t> const& shape) const {
+bool emitter::check_walk_operands(ir::StmtId id, int a, std::vector<std::int64_t> const& full) const {
   auto const& s = k_.stmts[id];
+  // Leading unit extents place nothing: a (1, 64) row of a (B, S) array is a (64) row vector.
+  const auto shape = ir::drop_leading_units(full);
   auto check = [&](ir::RefId rid, const char* role) {
     auto const& r = k_.refs[rid];
     if (is_acc(rid) && !r.index.empty()) unsupported_op(id, fmt::format("an indexed view of accumulator a{}", r.id));
-    if (r.shape != shape)
+    if (ir::drop_leading_units(r.shape) != shape)
       unsupported_op(id, fmt::format("a store mixing accumulator a{} ({}) with {} of shape ({}) (every operand must have the {}'s shape)", a,
                                      fmt::join(shape, ", "), role, fmt::join(r.shape, ", "), is_acc(s.refs[0]) ? "accumulator" : "destination"));
   };
@@ -355,14 +357,14 @@ void emitter::direct_loads_of(ir::ValueId id, std::vector<ir::ValueId>& out) con
     if (c != ir::none) direct_loads_of(c, out);
 }
 
-// A store of shape (M) that involves an accumulator: every thread computes the rows its D
+// A store of shape (M) (or (1, ..., 1, M)) that involves an accumulator: every thread computes the rows its D
 // fragment holds, two per m64 block; the four lanes of a quad compute the same row (the
 // shuffles of a row reduction need all of them), and one of them writes it to memory.
 void emitter::row_store(ir::StmtId id, int a, std::string const& ind, std::string& out) {
   auto const& s = k_.stmts[id];
   auto line = [&](std::string const& t) { out += ind + t + "\n"; };
   auto const& r = k_.refs[s.refs[0]];
-  const auto rows = r.shape[0];
+  const auto rows = r.shape.back();  // (M), or (1, ..., 1, M)
   const bool to_registers = is_acc(s.refs[0]);
   const auto dt = r.base == ir::RefBase::param ? k_.params[r.id].dtype : k_.allocs[r.id].dtype;
   acc_touched_ = true;

@@ -28,6 +28,15 @@ inline std::vector<std::int64_t> row_major_strides(std::vector<std::int64_t> con
   return s;
 }
 
+// The shape without its leading unit extents (every one but the last): a (1, 64) row of a 2-D
+// array holds the same elements in the same order as a (64) vector.
+inline std::vector<std::int64_t> drop_leading_units(std::vector<std::int64_t> shape) {
+  std::size_t n = 0;
+  while (n + 1 < shape.size() && shape[n] == 1) ++n;
+  shape.erase(shape.begin(), shape.begin() + static_cast<std::ptrdiff_t>(n));
+  return shape;
+}
+
 // permute: result axis d is operand axis (code >> 3d) & 7.
 inline double pack_permutation(std::vector<int> const& perm) {
   std::int64_t code = 0;

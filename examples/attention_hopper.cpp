@@ -333,9 +333,6 @@ auto attention_hopper(std::int64_t B, size_expr S) {
       };
       return seq(barrier_wait(q_full[0_c]), set_scale(), store(m, -1e30f), store(mn, -1e30f), store(l, 0.0f),
                  each<DC>([&](auto c) { return store(O(c), 0.0f); }), first_turn(), schedule(),
-                 // O / l through this consumer's Q slice (its wgmmas are all waited for) and out
-                 // by TMA, which drops the rows past S: store_tile per 64-column chunk, each chunk
-                 // its own buffer (pending DC: none of them waits for another's store).
                  // LSE = ln(sum exp(scaled scores)) = m ln 2 + ln l (m: the row max of the scores
                  // in base 2, l: the sum of exp2 below it), a generic store: TMA would need S * 4
                  // bytes a multiple of 16. The masked tile drops the rows past S; a consumer
@@ -343,6 +340,9 @@ auto attention_hopper(std::int64_t B, size_expr S) {
                  if_(q_tile * 2_c + h < ceil_div(S, 64),
                      store(lse.tile(shape(1_c, 64_c), masked(), slice, q_tile * 2_c + h),
                            reshape(load(m) * 0.6931471805599453f + log(load(l)), shape(1_c, 64_c)))),
+                 // O / l through this consumer's Q slice (its wgmmas are all waited for) and out
+                 // by TMA, which drops the rows past S: store_tile per 64-column chunk, each chunk
+                 // its own buffer (pending DC: none of them waits for another's store).
                  store(l, out_scale()),
                  each<DC>([&](auto c) {
                    return store_tile(os[h][c], cast<bf16>(load(O(c)) * broadcast<1>(load(l), tile)), o.block(slice, q_tile * 2_c + h, c), int_c<DC>);

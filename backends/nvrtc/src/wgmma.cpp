@@ -357,9 +357,9 @@ void emitter::direct_loads_of(ir::ValueId id, std::vector<ir::ValueId>& out) con
     if (c != ir::none) direct_loads_of(c, out);
 }
 
-// A store of shape (M) (or (1, ..., 1, M)) that involves an accumulator: every thread computes the rows its D
-// fragment holds, two per m64 block; the four lanes of a quad compute the same row (the
-// shuffles of a row reduction need all of them), and one of them writes it to memory.
+// A store of shape (M), or (1, ..., 1, M), that involves an accumulator: every thread computes
+// the rows its D fragment holds, two per m64 block; the four lanes of a quad compute the same
+// row (the shuffles of a row reduction need all of them), and one of them writes it to memory.
 void emitter::row_store(ir::StmtId id, int a, std::string const& ind, std::string& out) {
   auto const& s = k_.stmts[id];
   auto line = [&](std::string const& t) { out += ind + t + "\n"; };

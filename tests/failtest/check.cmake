@@ -2,8 +2,31 @@
 #   MODE=ko  the compile must fail, its diagnostics must match EXPECT, and show exactly one
 #            `error:` (one readable message, no cascade behind it)
 #   MODE=ok  the twin must compile
-# Inputs: CXX, SOURCE, MODE, EXPECT, INCLUDES (;-separated), STD
+# Inputs: CXX, SOURCE, MODE, EXPECT, INCLUDES (;-separated), STD; optional PCH_DIR (g++ only:
+# a folder holding stagecraft/stagecraft.hpp.gch and the depfile it was made with)
 set(args -std=${STD} -fsyntax-only -fno-diagnostics-color)
+if(PCH_DIR)
+  # Used only while it is newer than every file it was made from: g++ itself does not look at the
+  # headers' times, and would check an edited header's cases against the old text.
+  set(gch ${PCH_DIR}/stagecraft/stagecraft.hpp.gch)
+  set(fresh OFF)
+  if(EXISTS ${gch} AND EXISTS ${PCH_DIR}/stagecraft.hpp.d)
+    file(READ ${PCH_DIR}/stagecraft.hpp.d deps)
+    string(REGEX REPLACE "^[^:]*: " "" deps "${deps}")
+    string(REGEX REPLACE "[ \t\r\n\\]+" ";" deps "${deps}")
+    set(fresh ON)
+    foreach(dep IN LISTS deps)
+      if(dep AND NOT "${gch}" IS_NEWER_THAN "${dep}")
+        set(fresh OFF)
+        message(STATUS "not using the precompiled header: ${dep} is newer (rebuild target failtest_pch)")
+        break()
+      endif()
+    endforeach()
+  endif()
+  if(fresh)
+    list(APPEND args -Winvalid-pch "-I${PCH_DIR}")
+  endif()
+endif()
 foreach(dir IN LISTS INCLUDES)
   list(APPEND args "-I${dir}")
 endforeach()

@@ -47,7 +47,7 @@ install -m 755 "$here/bench/gpu_check.sh" "$out/gpu_check.sh"
   echo "revision: $(git -C "$here" rev-parse HEAD 2>/dev/null || echo unknown)$(git -C "$here" diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)')"
   echo "built: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -srm)"
   echo "compiler: $(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt") ($("$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")" --version | head -1))"
-  echo "flags: $(sed -n 's/^CMAKE_CXX_FLAGS_RELEASE:[A-Z]*=//p' "$build/CMakeCache.txt") -std=c++20; link: -static-libstdc++ -static-libgcc; fmt header-only"
+  echo "flags: $(sed -n 's/^CMAKE_CXX_FLAGS_RELEASE:[A-Z]*=//p' "$build/CMakeCache.txt") -std=c++20; link: -static-libstdc++ -static-libgcc; fmt compiled in (cmake/portable_fmt.cpp)"
   echo "CUDA headers: $(sed -n 's/^STAGECRAFT_NVRTC_HEADER_DIR:PATH=//p' "$build/CMakeCache.txt")"
   echo "files:"
   (cd "$out" && find . -type f ! -name MANIFEST | sort | while read -r f; do printf '  %-24s %9d bytes  sha256 %s\n' "${f#./}" "$(stat -c %s "$f")" "$(sha256sum "$f" | cut -c1-16)"; done)

@@ -362,6 +362,41 @@ TEST_CASE("host: a bf16 register tile is wgmma's A from registers as it is packe
   check_schedules(k, inputs, ir_run.buffers, "the interpreter");
 }
 
+// A D fragment stored into a (1, 64, 64) block of a 3-D array (the rows of one slice of a
+// (B, S, D) tensor, as a backward pass's dQ rows reduced element by element): the walk drops the
+// leading 1 (it took it as the fragment's rows, and the reshape was refused), plainly and as
+// red.global.add, equal to the interpreter bit for bit.
+template <bool Reduce>
+ir::Kernel acc_into_3d_block() {
+  return lower(kernel<sm_90a>(
+      Reduce ? "acc_reduced_into_3d_block" : "acc_into_3d_block", grid(1), threads(1_c), gmem<bf16>("a", shape(64_c, 64_c)),
+      gmem<bf16>("b", shape(64_c, 64_c)), gmem<f32>("o", shape(2_c, 64_c, 64_c)), smem<bf16>(shape(64_c, 64_c), swizzle(128_c)),
+      smem<bf16>(shape(64_c, 64_c), swizzle(128_c)), barrier(arrivals(2_c)), accumulator<f32>(shape(64_c, 64_c)),
+      [](auto a, auto b, auto o, auto as, auto bs, auto bar, auto acc) {
+        auto dst = o.tile(shape(1_c, 64_c, 64_c), 1_c, 0_c, 0_c);  // slice 1 of o
+        auto out = [&] {
+          if constexpr (Reduce) return store(dst, reshape(load(acc) * 0.5f, shape(1_c, 64_c, 64_c)), reduce_add);
+          else return store(dst, reshape(load(acc) * 0.5f, shape(1_c, 64_c, 64_c)));
+        };
+        return seq(copy_gmem_to_smem(a.block(0_c, 0_c), as, bar), copy_gmem_to_smem(b.block(0_c, 0_c), bs, bar), barrier_wait(bar), store(acc, 0.0f),
+                   wgmma(acc, as, transpose(bs)), wgmma_commit(), wgmma_wait(0_c), out());
+      }));
+}
+
+TEST_CASE("host: an accumulator stored into a (1, 64, 64) block of a 3-D array walks its fragment, plainly and reduced, as the interpreter does",
+          "[host][tensor_core]") {
+  for (const auto& k : {acc_into_3d_block<false>(), acc_into_3d_block<true>()}) {
+    INFO(k.name);
+    const auto g = nvrtc::generate(k);
+    REQUIRE_THAT(g.source, Contains("store over the fragment of a3 (64, 64): 1 block(s) x 32 elements per thread"));
+    const auto inputs = random_inputs(k, input_seed);
+    const auto ir_run = interp::run(k, inputs, {.schedule = interp::policy::eager});
+    INFO((ir_run.ok() ? "" : ir_run.diagnostics.front().message));
+    REQUIRE(ir_run.ok());
+    check_schedules(k, inputs, ir_run.buffers, "the interpreter");
+  }
+}
+
 // The 8-bit twin: an e4m3 tile packs four elements a register in the quad gather's input order
 // (sc::acc8_word), so the wgmma's A is sc::quad_gather8 of its registers; read back element by
 // element (sc::acc_e4m3) it is the rounding of what was stored. Both equal the interpreter's.

@@ -750,6 +750,10 @@ std::string emitter::value(ir::ValueId id, std::string const& i) const {
       // A row vector given leading unit extents ((64) as (1, 64)) is the same registers.
       if (v.op == ir::ValueOp::reshape && !row_mb_.empty() && k_.values[v.a].shape.size() == 1 && ir::drop_leading_units(v.shape) == k_.values[v.a].shape)
         return value(v.a, i);
+      // So is a fragment given leading unit extents ((64, 64) as (1, 64, 64), a block of a 3-D
+      // array), inside a walk of that fragment: the same flat index, the same register.
+      if (v.op == ir::ValueOp::reshape && !walk_reg_.empty() && ir::drop_leading_units(v.shape) == walk_shape_ && k_.values[v.a].shape == walk_shape_)
+        return value(v.a, i);
       if (reads_accumulator(v.a)) refuse_exchange(id, "a view (permute, reshape or slice) of the D fragment");
       const auto view = *ir::decode_tile_view(v.op, v.scalar, v.shape, k_.values[v.a].shape).view;
       const auto inner = ir::row_major_strides(v.shape);
@@ -1550,8 +1554,12 @@ void emitter::emit(ir::StmtId id, int depth, std::string& out) {
     case ir::StmtOp::wgmma_wait:
       line(fmt::format("sc::wgmma_wait<{}>();  // op #{}", s.n, id));
       // Which groups are still in flight is not known here, so no accumulator is read early.
+      // One that no statement names is never written: its pins would only pad the PTX
+      // (attention_hopper at D = 64, O1 to O3: 118 -> 97 KB; ptxas dropped them anyway).
       for (std::size_t a = 0; a < k_.allocs.size(); ++a)
-        if (k_.allocs[a].kind == ir::AllocKind::accumulator) pin_registers(static_cast<int>(a), ind, out);
+        if (k_.allocs[a].kind == ir::AllocKind::accumulator &&
+            std::any_of(k_.refs.begin(), k_.refs.end(), [&](ir::Ref const& r) { return r.base == ir::RefBase::alloc && r.id == static_cast<std::int32_t>(a); }))
+          pin_registers(static_cast<int>(a), ind, out);
       return;
     case ir::StmtOp::tcgen05_mma:
       // The tensor core reads SMEM through the async proxy: other lanes' generic stores must be

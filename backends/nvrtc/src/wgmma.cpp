@@ -125,7 +125,9 @@ void emitter::count_stmatrix_banks(ir::StmtId id, std::int64_t blocks, std::int6
 void emitter::fragment_store(ir::StmtId id, int a, std::string const& ind, std::string& out) {
   auto const& s = k_.stmts[id];
   auto line = [&](std::string const& t) { out += ind + t + "\n"; };
-  auto const& shape = k_.refs[s.refs[0]].shape;
+  // Leading unit extents place nothing: a (1, 64, 64) block of a (B, S, D) array is walked as the
+  // (64, 64) fragment, at the same flat indices.
+  const auto shape = ir::drop_leading_units(k_.refs[s.refs[0]].shape);
   if (!check_walk_operands(id, a, shape)) return row_store(id, a, ind, out);
   const bool to_registers = is_acc(s.refs[0]);
   acc_touched_ = true;

@@ -210,7 +210,7 @@ int run_on_gpu(kernel_entry const& e, param_values const& values, ir::Kernel con
   const ir::Target target = *st.target;
   ir::Kernel kk = k;
   kk.target = target;
-  const auto inputs = random_inputs(kk, f.input_seed);
+  const auto inputs = entry_inputs(e, values, kk, f.input_seed);
   const auto math = parse_math(f.math, ir::math_mode::fast);
   const auto c = nvrtc::compile(kk, target, {.codegen = {.watchdog_ms = f.watchdog_ms, .math = math}});
   cuda::launch_result r;
@@ -271,7 +271,7 @@ int device_report() {
 // every CUDA thread a fiber, under host schedule --seed (with --explore N, seeds seed..seed+N-1);
 // each schedule is checked against the reference and the interpreter.
 int run_on_host(kernel_entry const& e, param_values const& values, ir::Kernel const& k, run_flags const& f, detail::explore_clock const& clock) {
-  const auto inputs = random_inputs(k, f.input_seed);
+  const auto inputs = entry_inputs(e, values, k, f.input_seed);
   const auto math = parse_math(f.math, ir::math_mode::exact);
   hostexec::compiled c;
   try {
@@ -371,7 +371,7 @@ int run_kernel(kernel_entry const& e, param_values const& overrides, run_flags c
   std::optional<output_file> trace_out, timeline_out;
   if (f.trace_file) trace_out.emplace("--trace", *f.trace_file);
   if (f.timeline_file) timeline_out.emplace("--timeline", *f.timeline_file);
-  const auto inputs = random_inputs(k, f.input_seed);
+  const auto inputs = entry_inputs(e, values, k, f.input_seed);
   const std::string set = detail::describe_values(values);
   fmt::print("{} ({}): inputs seeded random (--input-seed {}), policy {}{}{}{}{}\n", e.name, set, f.input_seed,
              interp::policy_name(o.schedule), o.schedule == interp::policy::random || o.schedule == interp::policy::pct ? fmt::format(" --seed {}", o.seed) : "",

@@ -29,7 +29,7 @@ int run_one(stagecraft::kernel_entry const& e) {
     return cli::exit_protocol;
   }
   const ir::Kernel& k = *built;
-  const auto inputs = cli::random_inputs(k, 1);
+  const auto inputs = entry_inputs(e, values, k, 1);
   const interp::result r = interp::run(k, inputs);
   fmt::print("{}: interpreter, policy eager, inputs seeded random (--input-seed 1)\n", e.name);
   if (!r.ok()) {

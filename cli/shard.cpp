@@ -73,7 +73,7 @@ int run_explore_records(std::vector<std::pair<kernel_entry const*, param_values>
     const std::int64_t first_mine = r.shard.first_owned(first_unit) - first_unit;
     if (first_mine >= n) continue;
     const std::int64_t share = (n - 1 - first_mine) / r.shard.count + 1;
-    const auto inputs = random_inputs(k, r.input_seed);
+    const auto inputs = entry_inputs(*e, values, k, r.input_seed);
     json rec = {{"record", "explore"}, {"kernel", e->name}, {"params", params_json(values)}, {"ran", 0}, {"failing_seed", nullptr},
                 {"diagnostic", nullptr}, {"last", nullptr}};
     std::int64_t ran = 0;

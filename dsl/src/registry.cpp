@@ -104,3 +104,13 @@ std::pair<std::string, std::int64_t> registry::parse_assignment(std::string cons
 }
 
 }  // namespace stagecraft
+
+namespace stagecraft {
+
+std::vector<host_tensor> entry_inputs(kernel_entry const& e, param_values const& values, ir::Kernel const& k, std::uint64_t seed) {
+  auto t = seeded_inputs(k, seed);
+  if (e.inputs) e.inputs(t, values);
+  return t;
+}
+
+}  // namespace stagecraft

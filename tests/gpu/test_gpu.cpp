@@ -39,6 +39,7 @@ TEST_CASE("examples run on the GPU and match the reference and the interpreter",
       for (std::int64_t i = 0; i < t.elements(); ++i) t.set(i, dist(rng));
       inputs.push_back(std::move(t));
     }
+    if (e->inputs) e->inputs(inputs, vals);  // attention_hopper_bwd: the forward pass's LSE and delta
     // Watchdog on and a host deadline: a hang fails this test in seconds, naming the barrier.
     const auto c = nvrtc::compile(k, target, {.codegen = {.watchdog_ms = 2000}});
     auto r = cuda::launch(c, k, inputs, {.deadline_ms = 20000});

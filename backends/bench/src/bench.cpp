@@ -360,7 +360,7 @@ report run(kernel_entry const& e, options const& o) {
     if (o.progress) o.progress(done, mine, describe_point(p.values));
     try {
       ir::Kernel k = registry::build(e, p.values);
-      const auto inputs = seeded_inputs(k, o.input_seed);
+      const auto inputs = entry_inputs(e, p.values, k, o.input_seed);
       const auto w = work_of(k, inputs);
       p.bytes = w.read_bytes + w.write_bytes;
       p.flops = w.flops + w.tensor_flops;

@@ -65,7 +65,14 @@ struct kernel_entry {
   // workspace parameter's slot is there too (indices stay parameter ids), but it is no input:
   // a reference must not read it, and nothing compares what it holds afterwards.
   std::function<void(std::vector<host_tensor>&, param_values const&)> reference;
+  // Optional. Rewrites the seeded random inputs (declaration order) where some must follow from
+  // others: attention_hopper_bwd's LSE and delta are its forward pass's, computed from the random
+  // Q, K, V and dO. Every run that draws inputs for a registered kernel calls it (entry_inputs).
+  std::function<void(std::vector<host_tensor>&, param_values const&)> inputs;
 };
+
+// The inputs a run of a registered kernel draws: seeded_inputs(k, seed), then e.inputs.
+std::vector<host_tensor> entry_inputs(kernel_entry const& e, param_values const& values, ir::Kernel const& k, std::uint64_t seed);
 
 class registry {
  public:

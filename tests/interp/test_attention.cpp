@@ -447,3 +447,119 @@ TEST_CASE("fast-math bound: softmax_rows and layernorm_rows in fast mode are wit
     CHECK(tol->math_units * std::ldexp(1.0, -24) * 2 < std::ldexp(1.0, -8));
   }
 }
+
+// ---- attention_hopper_bwd (issue 28) ----------------------------------------------------------
+
+namespace {
+
+// The forward pass in double, O = softmax(Q K^T / sqrt(D) + mask) V of slice 0, and the loss
+// sum(dO * O) whose gradient the backward pass computes.
+double attention_loss(std::vector<double> const& q, std::vector<double> const& k, std::vector<double> const& v, std::vector<double> const& dout,
+                      std::int64_t S, std::int64_t D, bool causal) {
+  double loss = 0;
+  std::vector<double> s(static_cast<std::size_t>(S));
+  for (std::int64_t r = 0; r < S; ++r) {
+    const std::int64_t keys = causal ? r + 1 : S;
+    double mx = -1e300;
+    for (std::int64_t j = 0; j < keys; ++j) {
+      double dot = 0;
+      for (std::int64_t d = 0; d < D; ++d) dot += q[static_cast<std::size_t>(r * D + d)] * k[static_cast<std::size_t>(j * D + d)];
+      s[static_cast<std::size_t>(j)] = dot / std::sqrt(static_cast<double>(D));
+      mx = std::max(mx, s[static_cast<std::size_t>(j)]);
+    }
+    double l = 0;
+    for (std::int64_t j = 0; j < keys; ++j) l += std::exp(s[static_cast<std::size_t>(j)] - mx);
+    for (std::int64_t d = 0; d < D; ++d) {
+      double o = 0;
+      for (std::int64_t j = 0; j < keys; ++j) o += std::exp(s[static_cast<std::size_t>(j)] - mx) / l * v[static_cast<std::size_t>(j * D + d)];
+      loss += dout[static_cast<std::size_t>(r * D + d)] * o;
+    }
+  }
+  return loss;
+}
+
+std::vector<double> doubles(host_tensor const& t) {
+  std::vector<double> out(static_cast<std::size_t>(t.elements()));
+  for (std::int64_t i = 0; i < t.elements(); ++i) out[static_cast<std::size_t>(i)] = t.get(i);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("attention_hopper_bwd: its reference is the gradient of the forward pass (central differences of sum(dO * O)), causal and not",
+          "[interp][attention][bwd]") {
+  auto const& e = registry::global().find("attention_hopper_bwd");
+  for (std::int64_t causal : {0, 1}) {
+    INFO("causal = " << causal);
+    const std::int64_t S = 80, D = 64;
+    const auto values = registry::resolve(e, {{"S", S}, {"D", D}, {"causal", causal}});
+    const auto k = e.build(values);
+    const auto in = entry_inputs(e, values, k, 7);
+    auto grad = in;
+    e.reference(grad, values);
+    const auto q = doubles(in[0]), kk = doubles(in[1]), v = doubles(in[2]), dout = doubles(in[3]);
+    // dQ starts at zero (the inputs hook), so the reference's dQ is the gradient itself.
+    std::vector<std::vector<double>> x{q, kk, v};
+    const double h = 1e-3;
+    double worst = 0, largest = 0;
+    for (int which = 0; which < 3; ++which)
+      for (std::int64_t i : {std::int64_t{0}, std::int64_t{5}, 17 * D + 3, 40 * D + 60, 79 * D + 1}) {
+        auto& t = x[static_cast<std::size_t>(which)];
+        const double keep = t[static_cast<std::size_t>(i)];
+        t[static_cast<std::size_t>(i)] = keep + h;
+        const double up = attention_loss(x[0], x[1], x[2], dout, S, D, causal != 0);
+        t[static_cast<std::size_t>(i)] = keep - h;
+        const double down = attention_loss(x[0], x[1], x[2], dout, S, D, causal != 0);
+        t[static_cast<std::size_t>(i)] = keep;
+        const double fd = (up - down) / (2 * h), got = grad[static_cast<std::size_t>(6 + which)].get(i);
+        INFO((which == 0 ? "dQ" : which == 1 ? "dK" : "dV") << "[" << i << "]: reference " << got << ", central difference " << fd);
+        // P and dS are rounded to bf16 before their products (as in the kernel), dK and dV are
+        // bf16: a few 2^-8 relative of the larger terms.
+        CHECK(std::abs(got - fd) <= 0.02 * std::abs(fd) + 0.01);
+        worst = std::max(worst, std::abs(got - fd));
+        largest = std::max(largest, std::abs(fd));
+      }
+    CHECK(largest > 0.1);  // the gradients checked are not all about zero
+    // LSE and delta from the hook are the forward pass's (natural log-sum-exp; rowsum(dO * O)).
+    CHECK(std::isfinite(in[4].get(0)));
+    CHECK(in[4].get(0) != 0.0);
+  }
+}
+
+TEST_CASE("attention_hopper_bwd: S = 200 (a partial last block), D = 64 and 128, causal and not, within the MMA bound under eager, lazy and 20 PCT "
+          "schedules, within 2^-5 relative, where a P off by 2 % is not",
+          "[interp][attention][bwd]") {
+  auto const& e = registry::global().find("attention_hopper_bwd");
+  for (std::int64_t D : {64, 128})
+    for (std::int64_t causal : {0, 1}) {
+      INFO("D = " << D << ", causal = " << causal);
+      const auto values = registry::resolve(e, {{"S", 200}, {"D", D}, {"causal", causal}});
+      const auto k = e.build(values);
+      const auto in = entry_inputs(e, values, k, 11 + static_cast<std::uint64_t>(D + causal));
+      auto expected = in;
+      e.reference(expected, values);
+      testing::run_everywhere(k, in, expected, 20);
+      // The bound is not vacuous: every P 2 % larger (LSE lowered by ln 1.02) is a wrong result.
+      auto shifted = in;
+      for (std::int64_t i = 0; i < shifted[4].elements(); ++i) shifted[4].set(i, shifted[4].get(i) - std::log(1.02));
+      auto wrong = shifted;
+      e.reference(wrong, values);
+      const auto r = interp::run(k, in);
+      REQUIRE(r.ok());
+      // The generic MMA bound (K^2 2^-23 max|x|^2) is far above these gradients (P ~ 1 / S): a P
+      // 2 % off passes it in the non-causal runs. Relative to |ref| + 1/64 each output is within
+      // 2^-5 (the largest error seen is 0.0095, at D = 128), and the 2 % P is outside it in every
+      // output (at least 0.069 in one element of each): the test's own sharper check.
+      for (int p : {6, 7, 8}) {
+        INFO("output " << k.params[static_cast<std::size_t>(p)].name);
+        double worst = 0, worst_wrong = 0;
+        for (std::int64_t i = 0; i < r.buffers[p].elements(); ++i) {
+          const double got = r.buffers[p].get(i), want = expected[p].get(i), bad = wrong[p].get(i);
+          worst = std::max(worst, std::abs(got - want) / (std::abs(want) + 1.0 / 64));
+          worst_wrong = std::max(worst_wrong, std::abs(got - bad) / (std::abs(bad) + 1.0 / 64));
+        }
+        CHECK(worst <= 1.0 / 32);
+        CHECK(worst_wrong > 1.0 / 32);
+      }
+    }
+}

@@ -93,6 +93,7 @@ ir::Kernel running_max_race(variant v = variant::buggy);        // rescaling war
 ir::Kernel v_released_before_wait(variant v = variant::buggy);  // V stage released after P*V's commit, before its wgmma_wait
 ir::Kernel exchange_before_barrier(variant v = variant::buggy); // row-reduction halves read before the exchange barrier's wait
 ir::Kernel pingpong_skipped_turn(variant v = variant::buggy);   // a consumer skips its turn hand-off on a causally skipped block
+ir::Kernel dq_plain_store(variant v = variant::buggy);          // attention_hopper_bwd with dQ stored by plain TMA stores, not reduced
 
 // The whole zoo, for sweeps over every kernel.
 struct entry {
@@ -101,6 +102,9 @@ struct entry {
   ir::Kernel (*build)(variant);
   // Given every GMEM parameter's initial contents, writes what the fixed twin's outputs must hold.
   void (*reference)(std::vector<host_tensor>&);
+  // Optional: rewrites the seeded inputs where some follow from others (zoo_dq_plain_store's LSE
+  // and delta are the forward pass's), as kernel_entry::inputs does for registered kernels.
+  void (*inputs)(std::vector<host_tensor>&) = nullptr;
 };
 std::vector<entry> const& all();
 // The tensor-core exhibits: apart from all(), whose sweeps also run every kernel through the

@@ -9,6 +9,7 @@
 #include <stagecraft/ir/math.hpp>
 #include <stagecraft/stagecraft.hpp>
 
+#include "../../examples/attention_hopper_bwd.hpp"
 #include "zoo.hpp"
 
 namespace stagecraft::zoo {
@@ -240,6 +241,22 @@ ir::Kernel v_released_before_wait(variant v) { return build<make_v_released_befo
 ir::Kernel exchange_before_barrier(variant v) { return build<make_exchange_before_barrier>(v); }
 ir::Kernel pingpong_skipped_turn(variant v) { return build<make_pingpong_skipped_turn>(v); }
 
+// attention_hopper_bwd itself (examples/attention_hopper_bwd.hpp) on one slice of 128 keys and
+// queries: two CTAs, 64 keys each, and each adds its keys' share of every query row's dQ.
+// MISTAKE: dQ's chunks go out by a plain TMA store, as dK and dV do: but dK and dV rows belong to
+// one CTA, while every CTA writes every dQ row, so the two CTAs' stores overwrite each other (on
+// hardware dQ holds one CTA's share, whichever stored last).
+// FIX: copy_smem_to_gmem(..., reduce_add), a TMA reduce: the shares add up in GMEM.
+ir::Kernel dq_plain_store(variant v) {
+  const auto S = compiled_in(128);
+  return v == variant::buggy ? lower(examples::bwd::attention_hopper_bwd<64, false, true>(1, S, "zoo_dq_plain_store"))
+                             : lower(examples::bwd::attention_hopper_bwd<64, false, false>(1, S, "zoo_dq_plain_store"));
+}
+
+const param_values bwd_params{{"B", 1}, {"S", 128}, {"D", 64}, {"causal", 0}};
+void ref_bwd(std::vector<host_tensor>& t) { examples::bwd::reference(t, bwd_params); }
+void inputs_bwd(std::vector<host_tensor>& t) { examples::bwd::inputs(t, bwd_params); }
+
 std::vector<entry> const& attention_all() {
   using interp::check;
   static const std::vector<entry> zoo{
@@ -247,6 +264,7 @@ std::vector<entry> const& attention_all() {
       {"zoo_v_released_before_wait", check::data_race, v_released_before_wait, ref_pv},
       {"zoo_exchange_before_barrier", check::data_race, exchange_before_barrier, ref_split_softmax},
       {"zoo_pingpong_skipped_turn", check::deadlock, pingpong_skipped_turn, ref_causal_scores},
+      {"zoo_dq_plain_store", check::data_race, dq_plain_store, ref_bwd, inputs_bwd},
   };
   return zoo;
 }

@@ -27,7 +27,7 @@ param_values small(kernel_entry const& e) {
   if (e.name == "add_one") v["M"] = 256;
   if (e.name == "transpose") v["M"] = 64;
   // One (batch x head) slice already has two CTAs of three warpgroups, S = 256 keys each.
-  if (e.name == "attention_hopper") v["B"] = 1;
+  if (e.name == "attention_hopper" || e.name == "attention_hopper_bwd") v["B"] = 1;
   // Ragged batches: a few groups of a 256-row pack (a seeded table: some empty, some over a tile).
   if (e.name == "gemm_grouped") v = {{"G", 3}, {"T", 256}, {"N", 128}, {"K", 64}};
   if (e.name == "attention_varlen") v = {{"B", 3}, {"T", 256}};

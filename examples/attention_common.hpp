@@ -1,9 +1,11 @@
-// What the attention examples (attention_hopper, attention_varlen) share: the online softmax
-// step on a block of raw scores, and the algorithm's reference for one query row in double.
+// What the attention examples (attention_hopper, its backward pass, attention_varlen) share: a
+// statement per head-dimension chunk, the online softmax step on a block of raw scores, and the
+// algorithm's reference for one query row in double.
 #pragma once
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include <stagecraft/host/tensor.hpp>
@@ -11,6 +13,12 @@
 #include <stagecraft/stagecraft.hpp>
 
 namespace stagecraft::examples {
+
+// seq(f(int_c<0>), ..., f(int_c<N - 1>)): one statement per head-dimension chunk.
+template <long long N, class F>
+auto each(F const& f) {
+  return [&]<long long... I>(std::integer_sequence<long long, I...>) { return seq(f(int_c<I>)...); }(std::make_integer_sequence<long long, N>{});
+}
 
 // log2(e) / sqrt(D), in f32: the kernels scale raw scores by it and take exp2.
 inline float attention_scale(long long D) { return static_cast<float>(1.4426950408889634 / std::sqrt(static_cast<double>(D))); }

@@ -86,12 +86,6 @@ namespace {
 
 constexpr long long BQ = 128, STAGES = 2;
 
-// seq(f(int_c<0>), ..., f(int_c<N - 1>)): one statement per head-dimension chunk.
-template <long long N, class F>
-auto each(F const& f) {
-  return [&]<long long... I>(std::integer_sequence<long long, I...>) { return seq(f(int_c<I>)...); }(std::make_integer_sequence<long long, N>{});
-}
-
 // A key block without a mask: the softmax after a mask tells the two apart by this type.
 struct no_mask_t {
   auto operator()() const { return seq(); }

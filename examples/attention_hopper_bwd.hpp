@@ -53,11 +53,6 @@ namespace stagecraft::examples::bwd {
 
 inline constexpr long long BLOCK = 64, STAGES = 2;
 
-template <long long N, class F>
-auto each(F const& f) {
-  return [&]<long long... I>(std::integer_sequence<long long, I...>) { return seq(f(int_c<I>)...); }(std::make_integer_sequence<long long, N>{});
-}
-
 // PlainDq: the mistake tests/zoo shows (zoo_dq_plain_store): dQ copied out by a plain TMA store
 // instead of a reduce, so the CTAs of one slice overwrite each other's rows.
 template <long long D, bool Causal, bool PlainDq = false>

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "stagecraft/interp/interp.hpp"
+#include "stagecraft/ir/tcgen05.hpp"
 #include "stagecraft/ir/roles.hpp"
 #include "stagecraft/registry.hpp"
 
@@ -464,7 +465,7 @@ struct replayer {
         const int who = e.cta * k.roles + e.lane;
         auto& q = fifo[{e.cta, e.op, 2}];
         q.push_back({t0, 0, who, t0 + len});
-        if (s.op == ir::StmtOp::tcgen05_mma && s.refs.size() == 4) q.push_back({start + cost, 0, who, a.mma_end});  // its fused commit
+        if (s.op == ir::StmtOp::tcgen05_mma && ir::tcgen05::mma_commit_barrier(s) != ir::none) q.push_back({start + cost, 0, who, a.mma_end});  // its fused commit
         break;
       }
       case ir::StmtOp::wgmma_commit: a.wgmma_groups.push_back(a.mma_end); break;

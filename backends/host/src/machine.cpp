@@ -798,6 +798,26 @@ class machine {
     if (auto e = tensor_core::tc_mma(kind, idesc, d, a_desc, a_tmem != 0, a_taddr, b_desc, accumulate != 0, issuer, pair ? &peer : nullptr); !e.empty())
       m.fail(failure::protocol, fmt::format("{}: {}", m.who(), e));
   }
+  // The block-scaled MMA and the copy of its scales (cta_group::1): complete when issued, as tc_mma.
+  static void api_tc_mma_scaled(unsigned d, unsigned long long a_desc, unsigned long long b_desc, unsigned idesc, unsigned sfa, unsigned sfb,
+                                unsigned accumulate) {
+    auto& m = *active;
+    m.preempt();
+    const int cta = m.me().cta;
+    tensor_core::tc_cta issuer{{m.ctas_[cta].smem, static_cast<std::size_t>(m.c_.code.smem_bytes), smem_window}, &m.tmem_of(cta)};
+    const tensor_core::tc_scales scales{sfa, sfb};
+    if (auto e = tensor_core::tc_mma(static_cast<int>(ir::tcgen05::Kind::mxf8f6f4), idesc, d, a_desc, false, 0u, b_desc, accumulate != 0, issuer, nullptr,
+                                     &scales);
+        !e.empty())
+      m.fail(failure::protocol, fmt::format("{}: {}", m.who(), e));
+  }
+  static void api_tc_cp(unsigned taddr, unsigned long long sdesc) {
+    auto& m = *active;
+    m.preempt();
+    const int cta = m.me().cta;
+    tensor_core::tc_cta issuer{{m.ctas_[cta].smem, static_cast<std::size_t>(m.c_.code.smem_bytes), smem_window}, &m.tmem_of(cta)};
+    if (auto e = tensor_core::tc_cp(taddr, sdesc, issuer); !e.empty()) m.fail(failure::protocol, fmt::format("{}: {}", m.who(), e));
+  }
   static void api_tc_commit(unsigned bar, unsigned cta_mask) {
     auto& m = *active;
     m.preempt();
@@ -1086,6 +1106,8 @@ class machine {
     api_.tmem_dealloc = &api_tmem_dealloc;
     api_.tc_mma = &api_tc_mma;
     api_.tc_commit = &api_tc_commit;
+    api_.tc_mma_scaled = &api_tc_mma_scaled;
+    api_.tc_cp = &api_tc_cp;
     api_.tmem_ld = &api_tmem_ld;
     api_.tmem_st = &api_tmem_st;
     c_.mod->bind(&api_);

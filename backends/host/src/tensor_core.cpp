@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "stagecraft/ir/mx_formats.hpp"
 #include "stagecraft/ir/tcgen05.hpp"
 #include "stagecraft/ir/types.hpp"
 #include "stagecraft/ir/wgmma.hpp"
@@ -125,13 +126,27 @@ bool tmem::allocated(unsigned c, unsigned n) const {
 }
 
 std::string tc_mma(int kind_code, std::uint32_t idesc, std::uint32_t d, std::uint64_t a_desc, bool a_tmem, std::uint32_t a_taddr, std::uint64_t b_desc,
-                   bool accumulate, tc_cta const& issuer, tc_cta const* pair) {
+                   bool accumulate, tc_cta const& issuer, tc_cta const* pair, tc_scales const* scales) {
   const auto kind = static_cast<tc::Kind>(kind_code);
-  const std::string instr = fmt::format("tcgen05.mma.cta_group::{}.{}", pair ? 2 : 1, tc::kind_name(kind));
+  const std::string instr = fmt::format("tcgen05.mma.cta_group::{}.{}{}", pair ? 2 : 1, tc::kind_name(kind), scales ? ".block_scale.block32" : "");
   // Everything the instruction does comes from its bits, as in the interpreter's engine.
-  const auto id = tc::decode(idesc);
+  auto decoded = [&] {
+    if (!scales) return tc::decode(idesc);
+    const auto sd = tc::decode_scaled(idesc);  // the block-scaled layout: the same fields, elsewhere
+    tc::instr_desc d;
+    d.sparse = sd.sparse;
+    d.a_format = sd.a_format, d.b_format = sd.b_format;
+    d.negate_a = sd.negate_a, d.negate_b = sd.negate_b;
+    d.a_major = sd.a_major, d.b_major = sd.b_major;
+    d.n = sd.n, d.m = sd.m;
+    d.d_format = tc::d_format(ir::DType::f32);
+    return d;
+  };
+  const auto id = decoded();
   ir::DType at{}, bt{};
-  if ((idesc & tc::reserved_bits) || id.sparse || id.saturate || id.negate_a || id.negate_b || id.max_shift != 0)
+  if (scales && (kind != tc::Kind::mxf8f6f4 || pair || a_tmem || !tc::decode_scaled(idesc).ue8m0))
+    return fmt::format("{} with instruction descriptor {:#010x}: the host models kind::mxf8f6f4 with ue8m0 scales, cta_group::1, A in SMEM", instr, idesc);
+  if ((idesc & (scales ? tc::scaled_reserved_bits : tc::reserved_bits)) || id.sparse || id.saturate || id.negate_a || id.negate_b || id.max_shift != 0)
     return fmt::format("{} with instruction descriptor {:#010x}: reserved bits, sparsity, saturation, negation or a maximum shift, which are not "
                        "modelled",
                        instr, idesc);
@@ -170,6 +185,24 @@ std::string tc_mma(int kind_code, std::uint32_t idesc, std::uint32_t d, std::uin
       const auto addr = wg::element_address(bd, id.b_major, bits, j % cta_n, k);
       if (!fetch(sm, addr, bt, b[static_cast<std::size_t>(j * ik + k)])) return outside(instr.c_str(), "B", j, k, addr, sm);
     }
+  // Block-scaled: row i's scale at lane i, column sfa + i / 32, byte ID_A; column j's at lane j,
+  // column sfb + j / 32, byte ID_B (ir::tcgen05::scale_at), ue8m0 codes.
+  std::vector<double> sa, sb;
+  if (scales) {
+    const auto sd = tc::decode_scaled(idesc);
+    auto read = [&](std::vector<double>& out, int rows, std::uint32_t addr, int sid, const char* role) -> std::string {
+      for (int r = 0; r < rows; ++r) {
+        const auto p = tc::scale_at(r, sid);
+        const unsigned lane = tc::tmem_lane(addr) + static_cast<unsigned>(p.lane), c = tc::tmem_column(addr) + static_cast<unsigned>(p.column);
+        if (lane >= tmem::lanes || !issuer.t->allocated(c, 1))
+          return fmt::format("{}: the scale of {} row {} at TMEM lane {}, column {}: not allocated TMEM", instr, role, r, lane, c);
+        out.push_back(ir::mx::decode_ue8m0(issuer.t->at(lane, c) >> (8 * p.byte) & 0xffu));
+      }
+      return {};
+    };
+    if (auto e = read(sa, m, scales->sfa, sd.sfa_id, "A"); !e.empty()) return e;
+    if (auto e = read(sb, n, scales->sfb, sd.sfb_id, "B"); !e.empty()) return e;
+  }
   for (int i = 0; i < m; ++i) {
     tc_cta const& c = *side[i / cta_m];
     // A's row i: from SMEM, or (A from TMEM) lane a_lane + i, its K elements packed along
@@ -193,10 +226,37 @@ std::string tc_mma(int kind_code, std::uint32_t idesc, std::uint32_t d, std::uin
       std::uint32_t& w = c.t->at(lane0 + static_cast<unsigned>(i % cta_m), col + static_cast<unsigned>(j));
       alignas(4) std::byte x[4]{};  // +0.0f and 0 alike
       if (accumulate) std::memcpy(x, &w, 4);
-      wg::accumulate(acc, x, dot(a.data(), b.data() + j * ik, ik));
+      double sum = dot(a.data(), b.data() + j * ik, ik);
+      if (scales) sum *= sa[static_cast<std::size_t>(i)] * sb[static_cast<std::size_t>(j)];  // powers of two: exact
+      wg::accumulate(acc, x, sum);
       std::memcpy(&w, x, 4);
     }
   }
+  return {};
+}
+
+std::string tc_cp(std::uint32_t taddr, std::uint64_t sdesc, tc_cta const& issuer) {
+  const char* instr = "tcgen05.cp.cta_group::1.32x128b.warpx4";
+  const auto sd = tc::decode_smem(sdesc);
+  if (sd.error != tc::SmemDescError::none || sd.d.swizzle != 0)
+    return fmt::format("{}: descriptor {:#018x}: {}", instr, sdesc, sd.error != tc::SmemDescError::none ? tc::smem_desc_error_text(sd.error) : "swizzled, which is not modelled");
+  const unsigned lane0 = tc::tmem_lane(taddr), col = tc::tmem_column(taddr);
+  if (lane0 != 0 || !issuer.t->allocated(col, tc::cp_columns))
+    return fmt::format("{}: TMEM address {:#x} (lane {}, column {}): columns {} to {} are not all allocated (tcgen05.alloc)", instr, taddr, lane0, col, col,
+                       col + tc::cp_columns - 1);
+  auto const& m = issuer.smem;
+  for (int r = 0; r < tc::cp_rows; ++r)
+    for (int b = 0; b < tc::cp_row_bytes; ++b) {
+      const std::uint32_t addr = sd.d.start + tc::cp_32x128b_offset(sd.d.sbo, r, b);
+      if (addr < m.window || addr - m.window >= m.size)
+        return fmt::format("{} reads byte {} of row {} at shared address {:#x}, outside the CTA's {} bytes of SMEM at {:#x}", instr, b, r, addr, m.size, m.window);
+      const unsigned byte = m.bytes[addr - m.window];
+      for (int q = 0; q < 4; ++q) {  // .warpx4: every 32-lane quarter gets the row
+        std::uint32_t& w = issuer.t->at(static_cast<unsigned>(r + 32 * q), col + static_cast<unsigned>(b / 4));
+        const unsigned shift = 8u * static_cast<unsigned>(b % 4);
+        w = (w & ~(0xffu << shift)) | byte << shift;
+      }
+    }
   return {};
 }
 

@@ -52,7 +52,13 @@ struct tc_cta {
 
 // tcgen05.mma of kind `kind` (ir::tcgen05::Kind): D (TMEM address d) = A * B, + D if accumulate.
 // pair: the odd CTA of a cta_group::2 instruction, else null.
+// scales: a block-scaled MMA's (kind::mxf8f6f4, A in SMEM, cta_group::1), null for the others.
+struct tc_scales {
+  std::uint32_t sfa, sfb;  // TMEM addresses
+};
 std::string tc_mma(int kind, std::uint32_t idesc, std::uint32_t d, std::uint64_t a_desc, bool a_tmem, std::uint32_t a_taddr, std::uint64_t b_desc,
-                   bool accumulate, tc_cta const& issuer, tc_cta const* pair);
+                   bool accumulate, tc_cta const& issuer, tc_cta const* pair, tc_scales const* scales = nullptr);
+// tcgen05.cp.cta_group::1.32x128b.warpx4: 512 bytes of SMEM into TMEM at taddr.
+std::string tc_cp(std::uint32_t taddr, std::uint64_t sdesc, tc_cta const& issuer);
 
 }  // namespace stagecraft::hostexec::tensor_core

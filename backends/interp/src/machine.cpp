@@ -152,7 +152,7 @@ machine::machine(ir::Kernel const& k, std::vector<host_tensor>& gmem, options co
     }
   // A commit with no MMA before it is legal (it arrives at once) and needs the MMA stream too.
   for (auto const& st : k.stmts) {
-    if (st.op == ir::StmtOp::tcgen05_commit_arrive || st.op == ir::StmtOp::tmem_dealloc) has_tcgen05_ = true;
+    if (st.op == ir::StmtOp::tcgen05_commit_arrive || st.op == ir::StmtOp::tmem_dealloc || st.op == ir::StmtOp::tcgen05_cp) has_tcgen05_ = true;
     if (st.op == ir::StmtOp::semaphore_signal || st.op == ir::StmtOp::semaphore_wait || st.op == ir::StmtOp::atomic_fetch) has_semaphores_ = true;
   }
   tmem_col_ = ir::tcgen05::tmem_columns_of(k);
@@ -162,7 +162,7 @@ machine::machine(ir::Kernel const& k, std::vector<host_tensor>& gmem, options co
     auto note = [&](ir::RefId r) { arrivers_[k.refs[r].id].push_back(static_cast<int>(s)); };
     if (st.op == ir::StmtOp::copy_gmem_to_smem) note(st.refs[2]);
     if (st.op == ir::StmtOp::barrier_arrive || st.op == ir::StmtOp::tcgen05_commit_arrive) note(st.refs[0]);
-    if (st.op == ir::StmtOp::tcgen05_mma && st.refs.size() == 4) note(st.refs[3]);
+    if (st.op == ir::StmtOp::tcgen05_mma && ir::tcgen05::mma_commit_barrier(st) != ir::none) note(ir::tcgen05::mma_commit_barrier(st));
   }
   if (o_.trace) {
     tr_.kernel = k.name;

@@ -340,7 +340,8 @@ struct async_op {
   // tc_mma: one tcgen05_mma statement's instructions into TMEM; tc_commit: a tcgen05 commit's
   // arrival, once every earlier tcgen05 op of its issuer has completed.
   // clc: a try_cancel, writing its response into dst[0] and completing 16 bytes on bar_elem.
-  enum class kind : std::uint8_t { load, store_read, store_write, mma, tc_mma, tc_commit, clc } what;
+  // tc_cp: a tcgen05_copy_scales, 512 bytes from SMEM into TMEM, in its issuer's tcgen05 stream.
+  enum class kind : std::uint8_t { load, store_read, store_write, mma, tc_mma, tc_commit, clc, tc_cp } what;
   int agent = 0;  // issuer
   ir::StmtId stmt = ir::none;
   vclock vc;      // the issuer's clock at issue
@@ -376,6 +377,13 @@ struct async_op {
   // empty when A is in SMEM (a_desc then). a_alloc: the TMEM allocation a_view is.
   std::vector<std::uint32_t> a_taddr;
   std::int64_t a_alloc = -1;
+  // Block-scaled: the scales' TMEM addresses and views, and the descriptor of each instruction
+  // (its scale IDs differ). tc_cp: b_desc[0] its SMEM descriptor, sfa_addr the destination
+  // address, sfa_view the destination, a_view the source.
+  std::uint32_t sfa_addr = 0, sfb_addr = 0;
+  region sfa_view, sfb_view;
+  std::int64_t sfa_alloc = -1, sfb_alloc = -1;
+  std::vector<std::uint32_t> idescs;
   bool accumulate = false;
   int bar_cta = -1;
   // cta_group::2: the odd CTA of the pair, whose SMEM holds the second halves of A and B and
@@ -424,6 +432,8 @@ struct agent_state {
   ir::StmtId last_mma = ir::none;
   // tcgen05: MMAs issued (the mma_comp value of the newest), and how many a commit covers.
   std::int64_t tc_issued = 0, tc_committed = 0;
+  // The stream positions of its tcgen05_copy_scales (ascending): named as copies, not MMAs.
+  std::vector<std::int64_t> tc_copies;
   int tc_peer = -1;  // the pair's other CTA once it issued a pair MMA (whose TMEM those write too)
   // named_barrier_sync takes two steps: the arrival, then (once its phase completes) the
   // acquire. Between them: the barrier's id (-1: not in a sync), the phase it waits for and, once
@@ -592,6 +602,9 @@ class machine {
 
   // ---- engines/tcgen05.cpp: the Blackwell tensor-core engine ----------------------------------
   void issue_tcgen05_mma(agent_state& a, ir::Stmt const& s);
+  void issue_tcgen05_cp(agent_state& a, ir::Stmt const& s);
+  void tcgen05_cp_complete(async_op& op);
+  std::byte* tmem_byte(region const& view, int alloc, std::uint32_t taddr, std::int64_t lane, std::int64_t byte);
   void tcgen05_commit(agent_state& a, ir::RefId bar);
   void tcgen05_complete(async_op& op);
   void tcgen05_check_at_exit(agent_state const& a);
@@ -707,6 +720,7 @@ class machine {
   ir::DType mma_input_ = ir::DType::bf16;
   ir::DType mma_accumulator_ = ir::DType::f32;
   std::vector<float> mma_a_, mma_b_;                // one instruction's operands, gathered
+  std::vector<double> sfa_, sfb_;                   // a block-scaled instruction's scales, decoded
 };
 
 }  // namespace stagecraft::interp::detail

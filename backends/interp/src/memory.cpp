@@ -587,9 +587,12 @@ std::string machine::comp_name(epoch e) const {
     return fmt::format("the {} completing {} of CTA {} (completion #{})", clc ? "try_cancel response" : "TMA load", bar_name(b), ctas_[ci].linear, e.clock);
   }
   const int s = comp - na - nb;
-  if (mma_base_ >= 0 && comp >= mma_base_ && has_tcgen05_)
-    return fmt::format("tcgen05 MMA #{} issued by {} (known complete only through the barrier a later tcgen05_commit_arrive arrives on)",
-                       e.clock, who(agents_[comp - mma_base_]));
+  if (mma_base_ >= 0 && comp >= mma_base_ && has_tcgen05_) {
+    auto const& issuer = agents_[comp - mma_base_];
+    const bool copy = std::binary_search(issuer.tc_copies.begin(), issuer.tc_copies.end(), static_cast<std::int64_t>(e.clock));
+    return fmt::format("{} #{} issued by {} (known complete only through the barrier a later tcgen05_commit_arrive arrives on)",
+                       copy ? "the tcgen05 scale copy (tcgen05_copy_scales), tcgen05 op" : "tcgen05 MMA", e.clock, who(issuer));
+  }
   if (mma_base_ >= 0 && comp >= mma_base_)
     return fmt::format("the wgmma group #{} issued by {} (completes at the wgmma_wait that covers it)", e.clock, who(agents_[comp - mma_base_]));
   return fmt::format("a TMA store {} issued by {} (bulk group #{})", s % 2 ? "writing GMEM" : "reading SMEM", who(agents_[s / 2]), e.clock);

@@ -343,7 +343,9 @@ void machine::complete(std::size_t index) {
   // One warpgroup's wgmmas execute in issue order (they chain on their accumulators in
   // hardware): choosing any of them completes its agent's oldest. Likewise one thread's tcgen05
   // ops, which is what lets a commit arrive only after every MMA issued before it.
-  auto stream = [](async_op::kind w) { return w == async_op::kind::tc_mma || w == async_op::kind::tc_commit ? 2 : w == async_op::kind::mma ? 1 : 0; };
+  auto stream = [](async_op::kind w) {
+    return w == async_op::kind::tc_mma || w == async_op::kind::tc_commit || w == async_op::kind::tc_cp ? 2 : w == async_op::kind::mma ? 1 : 0;
+  };
   if (const int st = stream(pending_[index].what); st != 0)
     for (std::size_t j = 0; j < index; ++j)
       if (stream(pending_[j].what) == st && pending_[j].agent == pending_[index].agent) {
@@ -361,6 +363,7 @@ void machine::complete(std::size_t index) {
     case async_op::kind::mma: wgmma_complete(op); break;
     case async_op::kind::tc_mma:
     case async_op::kind::tc_commit: tcgen05_complete(op); break;
+    case async_op::kind::tc_cp: tcgen05_cp_complete(op); break;
     case async_op::kind::clc: clc_complete(op); break;
   }
   issuer_fence_ = nullptr;

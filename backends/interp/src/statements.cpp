@@ -126,6 +126,7 @@ void machine::step(int index) {
     case ir::StmtOp::wgmma_commit: wgmma_commit(a); break;
     case ir::StmtOp::wgmma_wait: wgmma_wait(a, s); break;
     case ir::StmtOp::tcgen05_mma: issue_tcgen05_mma(a, s); break;
+    case ir::StmtOp::tcgen05_cp: issue_tcgen05_cp(a, s); break;
     case ir::StmtOp::tcgen05_commit_arrive: tcgen05_commit(a, s.refs[0]); break;
     case ir::StmtOp::tmem_dealloc: tmem_dealloc(a, s); break;
     case ir::StmtOp::named_barrier_sync:

@@ -21,6 +21,7 @@ const char* async_kind(async_op::kind k) {
     case async_op::kind::mma: return "wgmma";
     case async_op::kind::tc_mma: return "tcgen05 MMA";
     case async_op::kind::tc_commit: return "tcgen05 commit";
+    case async_op::kind::tc_cp: return "tcgen05 copy";
     case async_op::kind::clc: return "try_cancel";
   }
   return "async";

@@ -8,6 +8,7 @@
 
 #include "stagecraft/interp/interp.hpp"
 #include "stagecraft/ir/math.hpp"
+#include "stagecraft/ir/mx_formats.hpp"
 #include "stagecraft/ir/wgmma.hpp"
 
 namespace stagecraft::interp {
@@ -41,7 +42,7 @@ double mma_tolerance::bound(double reference, ir::DType output, int param) const
     const double steps = std::ceil(kd / ir::wgmma::instr_k(ir::dtype_bits(input)));
     const double u_step = accumulator == ir::DType::f16 ? std::ldexp(1.0, -10) : ir::dtype_is_fp8(input) ? std::ldexp(1.0, -13) : 0.0;
     // Scale factors (the blockwise fp8 GEMM's Sa and Sb) multiply every product: |a b sa sb|.
-    const double sum_bound = kd * max_input * max_input * std::pow(std::max(max_input, 1.0), scale_factors);
+    const double sum_bound = kd * max_input * max_input * std::pow(std::max(max_input, 1.0), scale_factors) * block_scale;
     b += (kd * std::ldexp(1.0, -23) + steps * u_step + u_in) * sum_bound + std::ldexp(std::abs(reference), -mantissa_bits(output));
   }
   if (math_units > 0) {
@@ -60,7 +61,10 @@ bool mma_tolerance::within(double got, double reference, ir::DType output, int p
 
 std::string mma_tolerance::rule() const {
   std::string mma = k > 0 ? fmt::format("the MMA bound (K = {}, {} inputs{}, max |input| {})", k, input == ir::DType::f32 ? "tf32" : ir::dtype_name(input),
-                                        scale_factors > 0 ? fmt::format(" with {} scale factors", scale_factors) : "", max_input)
+                                        scale_factors > 0  ? fmt::format(" with {} scale factors", scale_factors)
+                                        : block_scale != 1 ? fmt::format(" with block scales up to {} per product", block_scale)
+                                                           : "",
+                                        max_input)
                           : "";
   std::string fast = math_units > 0 ? fmt::format("the fast-math bound (E = {:.4g} units of 2^-24, R up to {:.4g})", math_units, math_scale) : "";
   if (!mma.empty() && !fast.empty()) return mma + " plus " + fast;
@@ -130,8 +134,17 @@ std::optional<mma_tolerance> tolerance_of(ir::Kernel const& k, result const& r, 
     t.input = r.mma_input;
     t.accumulator = r.mma_accumulator;
     int scale_inputs = 0;
+    // A block-scaled MMA's u8 inputs are its ue8m0 scale codes: each product is multiplied by a
+    // scale of A's and one of B's, so by at most the largest value squared.
+    const bool block_scaled = std::any_of(k.stmts.begin(), k.stmts.end(), [](ir::Stmt const& s) { return s.op == ir::StmtOp::tcgen05_mma && s.flag; });
+    double largest_scale = 0;
     for (std::size_t p = 0; p < inputs.size() && p < k.params.size(); ++p) {
       if (k.params[p].workspace || std::find(outs.begin(), outs.end(), static_cast<int>(p)) != outs.end()) continue;
+      if (block_scaled && k.params[p].dtype == ir::DType::u8) {
+        for (std::int64_t i = 0; i < inputs[p].elements(); ++i)
+          largest_scale = std::max(largest_scale, static_cast<double>(ir::mx::decode_ue8m0(static_cast<unsigned>(inputs[p].get(i)))));
+        continue;
+      }
       // An index table (x.at(i): offsets, row counts) places the operands; its values are not ones.
       if (std::any_of(k.exprs.begin(), k.exprs.end(), [&](ir::Expr const& e) { return e.op == ir::ExprOp::load && e.value == static_cast<std::int64_t>(p); }))
         continue;
@@ -144,6 +157,7 @@ std::optional<mma_tolerance> tolerance_of(ir::Kernel const& k, result const& r, 
     // An fp8 kernel's wider float inputs (f32 beside e4m3 operands) are its scale factors; its
     // fp8 inputs are operands (a GEMM's two, attention's Q, K and V).
     if (ir::dtype_is_fp8(t.input)) t.scale_factors = scale_inputs;
+    if (block_scaled && largest_scale > 0) t.block_scale = largest_scale * largest_scale;
   }
   if (t.k == 0 && t.math_units == 0) return std::nullopt;
   // Integer outputs (s8 MMA into s32) are exact: compared bit for bit, with no bound to print.

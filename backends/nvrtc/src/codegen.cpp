@@ -1060,6 +1060,7 @@ bool emitter::after(ir::StmtId id, bool d) const {
     case ir::StmtOp::barrier_arrive:
     case ir::StmtOp::wait_group:
     case ir::StmtOp::tcgen05_mma:
+    case ir::StmtOp::tcgen05_cp:
     case ir::StmtOp::tmem_dealloc: return false;  // these start with sc::wg_sync
     case ir::StmtOp::named_barrier_sync: return false;  // every lane of the warpgroup meets there
     case ir::StmtOp::semaphore_signal:
@@ -1132,7 +1133,7 @@ void emitter::stmt(ir::StmtId id, int depth, std::string& out) {
 void emitter::emit_seq(ir::Stmt const& s, int depth, std::string& out) {
   auto issue = [&](ir::StmtId c) {
     auto const& x = k_.stmts[c];
-    return !elected_ && (x.op == ir::StmtOp::tcgen05_mma || x.op == ir::StmtOp::tcgen05_commit_arrive);
+    return !elected_ && (x.op == ir::StmtOp::tcgen05_mma || x.op == ir::StmtOp::tcgen05_commit_arrive || x.op == ir::StmtOp::tcgen05_cp);
   };
   for (std::size_t i = 0; i < s.body.size();) {
     if (const std::size_t n = shared_a8_run(s.body, i); n >= 2) {
@@ -1570,6 +1571,12 @@ void emitter::emit(ir::StmtId id, int depth, std::string& out) {
       return;
     case ir::StmtOp::tcgen05_commit_arrive:
       tcgen05_gen::commit(tc_context(), id, s.refs[0], ind, out);
+      return;
+    case ir::StmtOp::tcgen05_cp:
+      // The copy reads SMEM through the async proxy, as the MMA does.
+      sync_before_issue(line);
+      dirty_ = false;
+      tcgen05_gen::copy_scales(tc_context(), id, ind, out);
       return;
     case ir::StmtOp::tmem_dealloc:
       tcgen05_gen::dealloc(tc_context(), id, ind, out);

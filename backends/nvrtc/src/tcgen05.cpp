@@ -9,6 +9,8 @@
 //   tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [bar];
 //   tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [bar], ctaMask;
 //   tcgen05.mma.cta_group::1.kind::{f16,tf32} [d], [a], bdesc, idesc, enable_input_d;  (A from TMEM)
+//   tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32 [d], adesc, bdesc, idesc, [sfa], [sfb], enable_input_d;
+//   tcgen05.cp.cta_group::1.32x128b.warpx4 [taddr], sdesc;             (scales, SMEM to TMEM)
 //   tcgen05.ld.sync.aligned.32x32b.x{16,32}.b32 {r...}, [taddr];  tcgen05.wait::ld.sync.aligned;
 //   tcgen05.st.sync.aligned.32x32b.x{16,32}.b32 [taddr], {r...};  tcgen05.wait::st.sync.aligned;
 //   tcgen05.fence::before_thread_sync / ::after_thread_sync.
@@ -163,6 +165,15 @@ std::string prelude_tail(int group, bool pair_copies) {
                        "  asm volatile(\"{{\\n .reg .pred p;\\n setp.ne.b32 p, %4, 0;\\n tcgen05.mma.cta_group::1.kind::{0} [%0], [%1], %2, %3, p;\\n}}\"\n"
                        "               :: \"r\"(d), \"r\"(a), \"l\"(b), \"r\"(idesc), \"r\"(acc) : \"memory\");\n}}\n",
                        kind);
+  // Block-scaled (kind::mxf8f6f4, ue8m0 per 32 of K) and the copy of its scales into TMEM.
+  if (group == 1) {
+    p += "__device__ __forceinline__ void tc_mma_mxf8f6f4(unsigned d, unsigned long long a, unsigned long long b, unsigned idesc, unsigned sfa, unsigned sfb, "
+         "unsigned acc) {\n"
+         "  asm volatile(\"{\\n .reg .pred p;\\n setp.ne.b32 p, %6, 0;\\n tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32 [%0], %1, %2, %3, [%4], [%5], p;\\n}\"\n"
+         "               :: \"r\"(d), \"l\"(a), \"l\"(b), \"r\"(idesc), \"r\"(sfa), \"r\"(sfb), \"r\"(acc) : \"memory\");\n}\n";
+    p += "__device__ __forceinline__ void tc_cp_32x128b_warpx4(unsigned taddr, unsigned long long sdesc) {\n"
+         "  asm volatile(\"tcgen05.cp.cta_group::1.32x128b.warpx4 [%0], %1;\" :: \"r\"(taddr), \"l\"(sdesc) : \"memory\");\n}\n";
+  }
   // Arrives on the barrier once every tcgen05 op this thread issued before it has completed. The
   // pair's commit arrives on the barrier at the same SMEM offset in each CTA of ctaMask.
   if (group == 1)
@@ -250,7 +261,15 @@ void mma(context const& c, ir::StmtId id, std::string const& ind, std::string& o
   const std::uint64_t da = tc::encode_smem(0, p.a), db = tc::encode_smem(0, p.b);
   if (!p.a_tmem) line(fmt::format("    const unsigned long long da0 = 0x{:016x}ull | (a_addr >> 4);", da));  // no mask: see codegen.cpp (wgmma)
   line(fmt::format("    const unsigned long long db0 = 0x{:016x}ull | (b_addr >> 4);", db));
-  for (std::int64_t ks = 0; ks < p.k_steps(); ++ks) {
+  if (p.scaled) {
+    line(fmt::format("    const unsigned sfa = {}, sfb = {};", tmem_address(c, s.refs[3]), tmem_address(c, s.refs[4])));
+    // One address per scale operand; instruction ks reads byte ks of each cell (its IDs).
+    for (std::int64_t ks = 0; ks < p.k_steps(); ++ks)
+      line(fmt::format("    sc::tc_mma_mxf8f6f4(d_addr, da0 + {}ull, db0 + {}ull, 0x{:08x}u, sfa, sfb, {});  // A + {} B, B + {} B, scale byte {}",
+                       ir::wgmma::descriptor_step(p.a_start(ks)), ir::wgmma::descriptor_step(p.b_start(ks)), p.idesc_at(ks), ks == 0 ? "acc" : "1u",
+                       p.a_start(ks), p.b_start(ks), ks));
+  }
+  for (std::int64_t ks = 0; ks < (p.scaled ? 0 : p.k_steps()); ++ks) {
     // A from TMEM: its address (lane 0, first column) plus the 8 columns each instruction reads.
     if (p.a_tmem)
       line(fmt::format("    {}(d_addr, {} + {}u, db0 + {}ull, 0x{:08x}u, {});  // B + {} B", p.kind == tc::Kind::tf32 ? "sc::tc_mma_ts_tf32" : "sc::tc_mma_ts_f16",
@@ -262,8 +281,17 @@ void mma(context const& c, ir::StmtId id, std::string const& ind, std::string& o
                        p.a_start(ks), p.b_start(ks)));
   }
   line("  }");
-  if (s.refs.size() == 4) commit(c, id, s.refs[3], ind + "  ", out);  // tcgen05_mma(d, a, b, bar, acc): the MMA, then its commit
+  if (const auto bar = tc::mma_commit_barrier(s); bar != ir::none) commit(c, id, bar, ind + "  ", out);  // tcgen05_mma(d, a, b, bar, acc): the MMA, then its commit
   line("}");
+}
+
+void copy_scales(context const& c, ir::StmtId id, std::string const& ind, std::string& out) {
+  auto const& k = c.k;
+  auto const& s = k.stmts[id];
+  // The descriptor's constant bits (no swizzle, SBO 128: 8 rows of 16 bytes) and the start field.
+  out += ind + fmt::format("{}sc::tc_cp_32x128b_warpx4({}, 0x{:016x}ull | ((smem_base + {}u + {}) >> 4));  // op #{}: tcgen05.cp of 512 B of scales into {}\n",
+                           c.elected ? "" : fmt::format("if ({}) ", c.issuer), tmem_address(c, s.refs[1]), tc::encode_cp_smem(0),
+                           c.offsets[k.refs[s.refs[0]].id], c.view_offset(s.refs[0]), id, ir::alloc_name(k, k.refs[s.refs[1]].id));
 }
 
 void commit(context const& c, ir::StmtId id, ir::RefId bar, std::string const& ind, std::string& out) {

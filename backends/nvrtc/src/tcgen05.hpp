@@ -112,6 +112,8 @@ struct context {
 
 void mma(context const& c, ir::StmtId id, std::string const& ind, std::string& out);
 void commit(context const& c, ir::StmtId id, ir::RefId bar, std::string const& ind, std::string& out);
+// tcgen05_copy_scales: tcgen05.cp.cta_group::1.32x128b.warpx4 by the issuing thread.
+void copy_scales(context const& c, ir::StmtId id, std::string const& ind, std::string& out);
 void dealloc(context const& c, ir::StmtId id, std::string const& ind, std::string& out);
 // Whether tile value v reads TMEM (async_load_tmem): a store of it is a tmem_store.
 bool reads_tmem(ir::Kernel const& k, ir::ValueId v);

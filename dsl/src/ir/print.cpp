@@ -11,6 +11,7 @@
 #include <fmt/ranges.h>
 
 #include "stagecraft/ir/kernel.hpp"
+#include "stagecraft/ir/tcgen05.hpp"
 
 namespace stagecraft::ir {
 
@@ -40,6 +41,7 @@ std::string stmt_name(StmtOp op) {
     case StmtOp::try_cancel: return "try_cancel";
     case StmtOp::break_if: return "break_if";
     case StmtOp::atomic_fetch: return "atomic_fetch";
+    case StmtOp::tcgen05_cp: return "tcgen05_copy_scales";
   }
   return "?";
 }
@@ -349,7 +351,10 @@ class Printer {
         if (s.n == 2) args.push_back("pair_leader");
         break;
       case StmtOp::tcgen05_mma:
-        for (auto r : s.refs) args.push_back(ref(r));
+        for (std::size_t i = 0; i < s.refs.size(); ++i) {
+          if (s.flag && i == 3) args.push_back(fmt::format("block_scale({}, {})", ref(s.refs[3]), ref(s.refs[4])));
+          if (!s.flag || (i != 3 && i != 4)) args.push_back(ref(s.refs[i]));
+        }
         args.push_back(s.e0 == none ? "true" : expr(s.e0));
         break;
       case StmtOp::tcgen05_commit_arrive:
@@ -410,6 +415,9 @@ class Printer {
         out += line + fmt::format("wgmma {} += {}{} * {}{}\n", ref(at(s, 0)), at(s, 1) == none ? value(s.value) : ref(at(s, 1)),
                                   s.transpose & 1 ? "^T" : "", ref(at(s, 2)), s.transpose & 2 ? "^T" : "");
         break;
+      case StmtOp::tcgen05_cp:
+        out += line + fmt::format("tcgen05_copy_scales {} <- {}\n", ref(at(s, 1)), ref(at(s, 0)));
+        break;
       case StmtOp::try_cancel:
         out += line + fmt::format("try_cancel -> {}  arrive+expect_tx(16 B) on {}\n", ref(at(s, 0)), ref(at(s, 1)));
         break;
@@ -422,7 +430,8 @@ class Printer {
       case StmtOp::tcgen05_mma:
         out += line + fmt::format("{} {} {}= {}{} * {}{}{}\n", stmt_name(s), ref(at(s, 0)), s.e0 == none ? "" : fmt::format("(accumulate if {}) +", expr(s.e0)),
                                   ref(at(s, 1)), s.transpose & 1 ? "^T" : "", ref(at(s, 2)), s.transpose & 2 ? "^T" : "",
-                                  s.refs.size() > 3 ? fmt::format("  then arrive on {}", ref(at(s, 3))) : "");
+                                  (s.flag ? fmt::format("  scaled by {}, {}", ref(at(s, 3)), ref(at(s, 4))) : std::string()) +
+                                      (tcgen05::mma_commit_barrier(s) != none ? fmt::format("  then arrive on {}", ref(tcgen05::mma_commit_barrier(s))) : ""));
         break;
       default: {
         std::vector<std::string> ops;

@@ -16,13 +16,20 @@ std::string plan::shape_suffix() const {
   return fmt::format("{}{} m{}n{}k{} {}", cta_group == 2 ? "cta_group::2 " : "", kind_name(kind), m, n, ik, types);
 }
 
+std::int32_t mma_commit_barrier(Stmt const& s) {
+  const std::size_t operands = s.flag ? 5 : 3;
+  return s.refs.size() > operands ? s.refs[operands] : none;
+}
+
 plan plan_of(Kernel const& k, Stmt const& s) {
   const auto id = static_cast<StmtId>(&s - k.stmts.data());
   auto fail = [&](std::string const& what) -> plan {
     throw VerifyError(fmt::format("kernel '{}': op #{} (tcgen05_mma): {}", k.name, id, what));
   };
-  if (s.op != StmtOp::tcgen05_mma || (s.refs.size() != 3 && s.refs.size() != 4))
-    return fail("not a tcgen05_mma statement with 3 or 4 memory operands");
+  const std::size_t operands = s.flag ? 5 : 3;
+  if (s.op != StmtOp::tcgen05_mma || (s.refs.size() != operands && s.refs.size() != operands + 1))
+    return fail(s.flag ? "not a block-scaled tcgen05_mma statement with 5 or 6 memory operands (D, A, B, the scales of A and B, a barrier)"
+                       : "not a tcgen05_mma statement with 3 or 4 memory operands");
   auto const& d_ref = k.refs[s.refs[0]];
   auto const& d = k.allocs[d_ref.id];
   // D: a whole (lanes, columns) allocation, or one stage of a ring, d[s] (the stage's columns:
@@ -50,6 +57,13 @@ plan plan_of(Kernel const& k, Stmt const& s) {
   if (p.a_type != p.b_type && !dtype_is_fp8(p.a_type) && !dtype_is_int8(p.a_type))
     fail(fmt::format("Expected dtypes to match but A had type {} and B had type {}", dtype_name(p.a_type), dtype_name(p.b_type)));
   p.kind = kind_of(p.b_type);
+  p.scaled = s.flag;
+  if (p.scaled) {
+    if (p.kind != Kind::f8f6f4)
+      fail(fmt::format("block scaling is modelled for e4m3 and e5m2 operands (kind::mxf8f6f4, one ue8m0 scale per 32 elements of K), but A is {} and B is {}",
+                       dtype_name(p.a_type), dtype_name(p.b_type)));
+    p.kind = Kind::mxf8f6f4;
+  }
   if (ab_format(p.kind, p.a_type) < 0 || ab_format(p.kind, p.b_type) < 0)
     fail(fmt::format("the kinds modelled take f16, bf16 (kind::f16), f32 read as tf32 (kind::tf32), e4m3/e5m2 (kind::f8f6f4) or i8/u8 "
                      "(kind::i8), but A and B are {}",
@@ -109,6 +123,38 @@ plan plan_of(Kernel const& k, Stmt const& s) {
     fail(fmt::format("A's tiling ({}, {}) puts its 8-row groups unevenly over the 128 rows one instruction reads: tile whole rows "
                      "(tiling(128, ...)) or 8-row groups",
                      p.a.tile_rows, p.a.tile_cols));
+  if (p.scaled) {
+    if (p.cta_group != 1 || a_tmem) fail("a block-scaled MMA is modelled for cta_group::1 with A in SMEM");
+    if (p.k > 4 * scale_block)
+      fail(fmt::format("a block-scaled MMA reads K = {}, but one statement covers at most 128 (the four {}-element scale blocks of one 32-bit "
+                       "scale cell): issue one statement per 128 of K",
+                       p.k, scale_block));
+    // The scales: u8 TMEM (ue8m0 codes), a whole allocation or a ring's stage, with a 32-bit column
+    // per 32 rows of A (columns of B).
+    auto scales = [&](RefId rid, const char* role, std::int64_t rows) {
+      auto const& r = k.refs[rid];
+      if (r.base != RefBase::alloc || k.allocs[r.id].kind != AllocKind::tmem) fail(fmt::format("the scales of {} are a TMEM reference", role));
+      auto const& al = k.allocs[r.id];
+      const bool ok_view = (al.shape.size() == 2 && r.index.empty()) || (al.shape.size() == 3 && r.index.size() == 1);
+      if (!ok_view || !r.block.empty()) fail(fmt::format("the scales of {} are a whole TMEM allocation or one stage of a ring", role));
+      if (al.dtype != DType::u8) fail(fmt::format("the scales of {} are ue8m0 codes, a u8 TMEM allocation, but {} is {}", role, alloc_name(k, r.id), dtype_name(al.dtype)));
+      const std::int64_t need = rows / 32 * 4;  // bytes per lane: a 32-bit column per 32 rows
+      if (al.shape.back() < need)
+        fail(fmt::format("the scales of {} ({} rows) take {} bytes of each TMEM lane ({} columns), but {} has {}", role, rows, need, need / 4,
+                         alloc_name(k, r.id), al.shape.back()));
+    };
+    scales(s.refs[3], "A", p.m);
+    scales(s.refs[4], "B", p.n);
+    scaled_desc sd;
+    sd.a_format = ab_format(p.kind, p.a_type);
+    sd.b_format = ab_format(p.kind, p.b_type);
+    sd.a_major = p.a.major;
+    sd.b_major = p.b.major;
+    sd.m = static_cast<int>(p.m);
+    sd.n = static_cast<int>(p.n);
+    p.idesc = encode(sd);
+    return p;
+  }
   instr_desc idesc;
   idesc.d_format = d_format(p.d);
   idesc.a_format = ab_format(p.kind, p.a_type);

@@ -903,7 +903,7 @@ class Verifier {
     if (!uses_n && x.n != 0) fail_at(s, "carries n = {}, which it does not use", x.n);
     if (reduces && (x.n < 0 || x.n > static_cast<std::int64_t>(last_reduce)))
       fail_at(s, "reduces with n = {}, which names no reduction (0 none, 1 add, 2 min, 3 max)", x.n);
-    if (x.op != StmtOp::wait_group && x.flag) fail_at(s, "carries a flag, which it does not use");
+    if (x.op != StmtOp::wait_group && x.op != StmtOp::tcgen05_mma && x.flag) fail_at(s, "carries a flag, which it does not use");
     if (x.op != StmtOp::copy_gmem_to_smem && !(x.op == StmtOp::tcgen05_commit_arrive && x.n == 2) && !x.axes.empty())
       fail_at(s, "has multicast axes, which only copy_gmem_to_smem and the pair's tcgen05_commit_arrive take");
     if (x.op != StmtOp::wgmma && x.op != StmtOp::tcgen05_mma && x.transpose != 0)
@@ -1091,7 +1091,9 @@ class Verifier {
           fail_at<ConfigError>(s, "every tcgen05 MMA and commit of a kernel uses one CTA group (PTX: one .cta_group per kernel): this kernel "
                                   "mixes cta_group::2 (tcgen05_mma_2cta, tcgen05_commit_arrive_2cta) with cta_group::1");
         if (x.op == StmtOp::tcgen05_mma) {
-          if (x.refs.size() != 3 && x.refs.size() != 4) fail_at(s, "takes 3 or 4 memory operands, got {}", x.refs.size());
+          const std::size_t operands = x.flag ? 5 : 3;  // block-scaled (flag): the scales of A and B follow B
+          if (x.refs.size() != operands && x.refs.size() != operands + 1)
+            fail_at(s, "takes {} or {} memory operands, got {}", operands, operands + 1, x.refs.size());
           alloc_of(s, k_.refs[x.refs[0]], {AllocKind::tmem}, "the accumulator");
           alloc_of(s, k_.refs[x.refs[1]], {AllocKind::smem, AllocKind::tmem}, "A");
           alloc_of(s, k_.refs[x.refs[2]], {AllocKind::smem}, "B");
@@ -1100,7 +1102,9 @@ class Verifier {
             if (!k_.refs[x.refs[i]].block.empty())
               fail_at(s, "{} is a sub-view ({}) of an SMEM view, which tcgen05_mma does not read: pass a whole view (index a stage)", i == 1 ? "A" : "B",
                       fmt::join(k_.refs[x.refs[i]].shape, ", "));
-          if (x.refs.size() == 4) barrier_operand(s, x.refs[3], true);
+          if (x.flag)
+            for (std::size_t i : {3u, 4u}) alloc_of(s, k_.refs[x.refs[i]], {AllocKind::tmem}, i == 3 ? "the scales of A" : "the scales of B");
+          if (const auto bar = tcgen05::mma_commit_barrier(x); bar != none) barrier_operand(s, bar, true);
           need_expr(x.e0, "an accumulate condition");
           (void)tcgen05::plan_of(k_, x);  // shapes, dtypes and operand layouts the instruction can describe
         } else {
@@ -1112,9 +1116,36 @@ class Verifier {
               fail_at(s, "a pair commit arrives in the pairs along cluster axes 1 or 2 the cluster has ({} dimensions), but names axis {}", k_.cluster_rank, ax);
           if (!distinct(x.axes)) fail_at(s, "names a multicast axis twice: ({})", fmt::join(x.axes, ", "));
         }
-        if (x.n == 2 && k_.allocs[k_.refs[x.refs.back()].id].kind == AllocKind::cluster_barrier && (x.op == StmtOp::tcgen05_commit_arrive || x.refs.size() == 4))
+        if (x.n == 2 && k_.allocs[k_.refs[x.refs.back()].id].kind == AllocKind::cluster_barrier &&
+            (x.op == StmtOp::tcgen05_commit_arrive || tcgen05::mma_commit_barrier(x) != none))
           fail_at(s, "a pair commit arrives on a barrier(...) of each CTA of the pair, not on a cluster_barrier");
         return;
+      case StmtOp::tcgen05_cp: {
+        if (k_.target != Target::sm_100a) fail_at<ConfigError>(s, "tcgen05.cp is a Blackwell instruction, but the kernel targets {}", target_name(k_.target));
+        need_refs(2);
+        if (x.n != 0) fail_at(s, "carries n = {}: tcgen05.cp is modelled for cta_group::1", x.n);
+        if (tc_group_ < 0) tc_group_ = 0;
+        else if (tc_group_ != 0) fail_at<ConfigError>(s, "copies scales with cta_group::1 in a kernel whose MMAs use cta_group::2 (PTX: one .cta_group per kernel)");
+        // The source: one 512-byte block of u8 scale codes, (32, 16) or (512), contiguous and
+        // unswizzled: 32 rows of 16 bytes, row r the scales of rows r, r + 32, r + 64, r + 96.
+        auto const& src = k_.refs[x.refs[0]];
+        alloc_of(s, src, {AllocKind::smem}, "the source");
+        auto const& sa = k_.allocs[src.id];
+        std::int64_t bytes = 1;
+        for (auto e : src.shape) bytes *= e;
+        if (sa.dtype != DType::u8 || bytes != tcgen05::cp_rows * tcgen05::cp_row_bytes || sa.swizzle != 0 || !src.block.empty() || !sa.tiling.empty())
+          fail_at(s, "copies one unswizzled, untiled 512-byte block of u8 scale codes (32 rows of 16 bytes: a whole view, e.g. a stage of smem<u8>(shape(S, 32, 16))), "
+                     "but the source is {} ({}){}",
+                  dtype_name(sa.dtype), fmt::join(src.shape, ", "), sa.swizzle != 0 ? fmt::format(", swizzled {} B", sa.swizzle) : std::string());
+        auto const& dst = k_.refs[x.refs[1]];
+        alloc_of(s, dst, {AllocKind::tmem}, "the destination");
+        auto const& da = k_.allocs[dst.id];
+        const bool ok_view = (da.shape.size() == 2 && dst.index.empty()) || (da.shape.size() == 3 && dst.index.size() == 1);
+        if (da.dtype != DType::u8 || !ok_view || !dst.block.empty() || da.shape.back() < tcgen05::cp_row_bytes)
+          fail_at(s, "copies into a u8 TMEM allocation (or one stage of a ring) of at least 16 bytes per lane (4 columns), but the destination is {} ({})",
+                  dtype_name(da.dtype), fmt::join(dst.shape, ", "));
+        return;
+      }
       case StmtOp::tmem_dealloc:
         if (k_.target != Target::sm_100a) fail_at<ConfigError>(s, "TMEM exists on Blackwell only, but the kernel targets {}", target_name(k_.target));
         need_refs(1);

@@ -40,10 +40,12 @@
 // covers is reported as well (nothing could ever learn that they completed).
 #include <algorithm>
 #include <cstring>
+#include <tuple>
 
 #include <fmt/format.h>
 
 #include "../machine.hpp"
+#include "stagecraft/ir/mx_formats.hpp"
 
 namespace stagecraft::interp::detail {
 
@@ -113,6 +115,17 @@ void machine::issue_tcgen05_mma(agent_state& a, ir::Stmt const& s) {
     op.b_desc.push_back(tc::encode_smem(b_addr + static_cast<std::uint32_t>(p.b_start(ks)), p.b));
   }
   op.idesc = p.idesc;
+  if (p.scaled) {
+    // The scales' TMEM addresses (lane 0, the view's first column), as the generated code passes
+    // them, and each instruction's descriptor with its scale IDs.
+    for (auto [rid, addr, view, alloc] : {std::tuple{s.refs[3], &op.sfa_addr, &op.sfa_view, &op.sfa_alloc}, std::tuple{s.refs[4], &op.sfb_addr, &op.sfb_view, &op.sfb_alloc}}) {
+      tmem_live(a, rid, "issues a block-scaled tcgen05_mma reading scales from");
+      *alloc = k_.refs[rid].id;
+      *view = view_of(a, rid, a.cta);
+      *addr = tc::tmem_address(0, static_cast<std::uint32_t>(tmem_stage_column(static_cast<int>(*alloc), tmem_stage_of(static_cast<int>(*alloc), *view))));
+    }
+    for (std::int64_t ks = 0; ks < p.k_steps(); ++ks) op.idescs.push_back(p.idesc_at(ks));
+  }
   // D's TMEM address: its allocation's first column, plus s * columns for stage s of a ring.
   op.d_addr = tc::tmem_address(0, static_cast<std::uint32_t>(tmem_stage_column(op.acc_alloc, tmem_stage_of(op.acc_alloc, op.acc))));
   op.accumulate = eval(a, s.e0) != 0;
@@ -133,7 +146,74 @@ void machine::issue_tcgen05_mma(agent_state& a, ir::Stmt const& s) {
   }
   ++a.vc.c[a.comp];
   enqueue(std::move(op));
-  if (s.refs.size() == 4) tcgen05_commit(a, s.refs[3]);  // tcgen05_mma(d, a, b, bar, acc): the MMA, then its commit
+  if (const auto bar = tc::mma_commit_barrier(s); bar != ir::none) tcgen05_commit(a, bar);  // tcgen05_mma(d, a, b, bar, acc): the MMA, then its commit
+}
+
+// tcgen05_copy_scales: tcgen05.cp.cta_group::1.32x128b.warpx4, in the issuer's tcgen05 stream
+// (a later MMA of the same thread completes after it; a commit after it covers it). Its write of
+// TMEM is ordered after the earlier MMAs of the stream only as far as the issuer knows them
+// complete (its clock), not by the stream: the ISA does not order an MMA before a later copy.
+void machine::issue_tcgen05_cp(agent_state& a, ir::Stmt const& s) {
+  tmem_live(a, s.refs[1], "copies scales into");
+  async_op op{async_op::kind::tc_cp};
+  op.agent = a.comp;
+  op.stmt = cur_op_;
+  op.a_view = view_of(a, s.refs[0], a.cta);
+  op.sfa_view = view_of(a, s.refs[1], a.cta);
+  op.sfa_alloc = k_.refs[s.refs[1]].id;
+  op.sfa_addr = tc::tmem_address(0, static_cast<std::uint32_t>(tmem_stage_column(static_cast<int>(op.sfa_alloc), tmem_stage_of(static_cast<int>(op.sfa_alloc), op.sfa_view))));
+  op.b_desc.push_back(tc::encode_cp_smem(view_address(op.a_view)));
+  op.group = ++a.tc_issued;
+  a.tc_copies.push_back(op.group);
+  op.vc = a.vc;  // not stamped with its own stream position: see above
+  a.last_mma = cur_op_;
+  ++a.vc.c[a.comp];
+  enqueue(std::move(op));
+}
+
+// The byte at `byte` of TMEM lane `lane` past address taddr (its column's first byte), in the
+// memory of TMEM allocation `alloc` whose view is `view` (kept (stage, lane, byte) row-major: a
+// lane's 32-bit column c is its bytes 4c .. 4c + 3); null when it is outside the allocation.
+std::byte* machine::tmem_byte(region const& view, int alloc, std::uint32_t taddr, std::int64_t lane, std::int64_t byte) {
+  auto const& m = *view.mem;
+  const std::int64_t row_bytes = m.shape.back() * ir::dtype_bits(m.dtype) / 8, lanes = m.shape[m.shape.size() - 2];
+  const std::int64_t stages = m.shape.size() == 3 ? m.shape[0] : 1;
+  const std::int64_t off = (static_cast<std::int64_t>(tc::tmem_column(taddr)) - tmem_col_[static_cast<std::size_t>(alloc)]) * 4 + byte;
+  const std::int64_t stage = off >= 0 ? off / row_bytes : -1, at = off - stage * row_bytes, l = static_cast<std::int64_t>(tc::tmem_lane(taddr)) + lane;
+  if (off < 0 || stage >= stages || l < 0 || l >= lanes) return nullptr;
+  return m.data + (stage * lanes + l) * row_bytes + at;
+}
+
+void machine::tcgen05_cp_complete(async_op& op) {
+  auto& a = agents_[op.agent];
+  const epoch stamp = epoch::make(static_cast<std::uint32_t>(op.group), static_cast<std::uint32_t>(a.mma_comp), cluster_id());
+  if (o_.checks) {
+    access(op.a_view, false, op.vc, stamp, a.comp, "a tcgen05 copy");
+    access(op.sfa_view, true, op.vc, stamp, a.comp, "a tcgen05 copy");
+  }
+  // Everything from its bits: the SMEM descriptor's start and stride, the TMEM address.
+  const auto sd = tc::decode_smem(op.b_desc[0]);
+  auto const& smem = ctas_[a.cta].bytes;
+  const std::string name = op.sfa_view.mem->name;
+  for (int r = 0; r < tc::cp_rows; ++r)
+    for (int b = 0; b < tc::cp_row_bytes; ++b) {
+      const std::uint32_t src = sd.d.start + tc::cp_32x128b_offset(sd.d.sbo, r, b);
+      if (sd.error != tc::SmemDescError::none || sd.d.swizzle != 0 || src >= smem.size())
+        report(check::index_out_of_range, op.stmt, a,
+               fmt::format("tcgen05_copy_scales reads byte {} of row {} at shared address {} through descriptor {:#018x}: outside the CTA's {} bytes "
+                           "of SMEM, or not an unswizzled sm_100 descriptor",
+                           b, r, src, op.b_desc[0], smem.size()));
+      for (int q = 0; q < 4; ++q) {  // .warpx4: every 32-lane quarter gets the row
+        std::byte* dst = tmem_byte(op.sfa_view, static_cast<int>(op.sfa_alloc), op.sfa_addr, r + 32 * q, b);
+        if (!dst)
+          report(check::index_out_of_range, op.stmt, a,
+                 fmt::format("tcgen05_copy_scales writes TMEM lane {}, column {} past {}'s last column", r + 32 * q, tc::tmem_column(op.sfa_addr) + b / 4, name));
+        *dst = smem[src];
+      }
+    }
+  if (o_.trace)
+    tr_.events.push_back({trace_event::kind::async, op.issued, time_, ctas_[a.cta].linear, k_.roles + 2, op.stmt,
+                          fmt::format("tcgen05_copy_scales #{}: 512 bytes into {} (op #{} of {})", op.stmt, name, op.group, who(a))});
 }
 
 // The other CTA of `a`'s pair: cluster index x ^ 1 along axis 0, the rest the same. Only the
@@ -211,8 +291,24 @@ void machine::tcgen05_complete(async_op& op) {
     report(check::unsupported, op.stmt, a, fmt::format("tcgen05_mma ({}) was issued with {}", p.shape_suffix(), what));
   };
   // Everything the instruction does comes from its bits.
-  if (op.idesc & tc::reserved_bits) bad(fmt::format("instruction descriptor {:#010x}, whose reserved bits are set", op.idesc));
-  const auto id = tc::decode(op.idesc);
+  const bool scaled = p.scaled;
+  auto decoded = [&](std::uint32_t bits) {
+    if (!scaled) return tc::decode(bits);
+    // The block-scaled layout (ir/tcgen05.hpp): the same fields the unscaled one has, elsewhere.
+    const auto sd = tc::decode_scaled(bits);
+    tc::instr_desc d;
+    d.sparse = sd.sparse;
+    d.a_format = sd.a_format, d.b_format = sd.b_format;
+    d.negate_a = sd.negate_a, d.negate_b = sd.negate_b;
+    d.a_major = sd.a_major, d.b_major = sd.b_major;
+    d.n = sd.n, d.m = sd.m;
+    d.d_format = tc::d_format(ir::DType::f32);
+    return d;
+  };
+  if (op.idesc & (scaled ? tc::scaled_reserved_bits : tc::reserved_bits)) bad(fmt::format("instruction descriptor {:#010x}, whose reserved bits are set", op.idesc));
+  if (scaled && !tc::decode_scaled(op.idesc).ue8m0)
+    bad(fmt::format("instruction descriptor {:#010x}: ue4m3 scales (bit 23 clear), which kind::mxf8f6f4.block32 does not take", op.idesc));
+  const auto id = decoded(op.idesc);
   ir::DType a_type{}, b_type{};
   if (id.sparse || id.saturate || id.negate_a || id.negate_b || id.max_shift != 0)
     bad(fmt::format("instruction descriptor {:#010x}: sparsity, saturation, negation or a maximum shift, which are not modelled", op.idesc));
@@ -254,6 +350,10 @@ void machine::tcgen05_complete(async_op& op) {
     access(op.b_view, false, op.vc, stamp, a.comp, "a tcgen05 MMA");
     if (op.accumulate) access(op.acc, false, op.vc, stamp, a.comp, "a tcgen05 MMA");
     access(op.acc, true, op.vc, stamp, a.comp, "a tcgen05 MMA");
+    if (scaled) {
+      access(op.sfa_view, false, op.vc, stamp, a.comp, "a block-scaled tcgen05 MMA reading the scales of A");
+      access(op.sfb_view, false, op.vc, stamp, a.comp, "a block-scaled tcgen05 MMA reading the scales of B");
+    }
     if (pair) {  // the odd CTA's halves, under the same stamp: one instruction reads and writes both
       access(op.a_view2, false, op.vc, stamp, a.comp, "a tcgen05 MMA");
       access(op.b_view2, false, op.vc, stamp, a.comp, "a tcgen05 MMA");
@@ -323,6 +423,27 @@ void machine::tcgen05_complete(async_op& op) {
               fetch(i < cta_m ? cta0 : cta1, ir::wgmma::element_address(ad, id.a_major, bits, i % cta_m, k), "A", i, kbase + k);
     }
     const bool add = op.accumulate || ks > 0;  // enable-input-d: only the first instruction may overwrite
+    // Block-scaled: row i's scale at lane i, column sfa + i / 32, byte ID_A; column j's at lane
+    // j (its quarter's copy), column sfb + j / 32, byte ID_B (ir::tcgen05::scale_at), ue8m0 codes.
+    if (scaled) {
+      const auto sd = tc::decode_scaled(op.idescs[ks]);
+      if (op.idescs[ks] != (op.idesc | (op.idescs[ks] & ((3u << 29) | (3u << 4)))))
+        bad(fmt::format("instruction descriptors {:#010x} and {:#010x} of one statement differ beyond their scale IDs", op.idesc, op.idescs[ks]));
+      auto scales = [&](std::vector<double>& out, std::int64_t rows, region const& view, std::int64_t alloc, std::uint32_t addr, int sid, const char* role) {
+        out.resize(static_cast<std::size_t>(rows));
+        for (std::int64_t r = 0; r < rows; ++r) {
+          const auto at = tc::scale_at(static_cast<int>(r), sid);
+          std::byte const* p8 = tmem_byte(view, static_cast<int>(alloc), addr, at.lane, 4 * at.column + at.byte);
+          if (!p8)
+            report(check::index_out_of_range, op.stmt, a,
+                   fmt::format("tcgen05_mma ({}) reads the scale of {} row {} at TMEM lane {}, column {}, byte {}: outside {}", p.shape_suffix(), role, r,
+                               at.lane, tc::tmem_column(addr) + static_cast<std::uint32_t>(at.column), at.byte, view.mem->name));
+          out[static_cast<std::size_t>(r)] = ir::mx::decode_ue8m0(static_cast<unsigned>(*p8));
+        }
+      };
+      scales(sfa_, m, op.sfa_view, op.sfa_alloc, op.sfa_addr, sd.sfa_id, "A");
+      scales(sfb_, n, op.sfb_view, op.sfb_alloc, op.sfb_addr, sd.sfb_id, "B");
+    }
     for (std::int64_t i = 0; i < m; ++i) {
       float const* ar = mma_a_.data() + i * ik;
       std::byte* row = dv[i / cta_m] + 4 * (d_base + (lane0 + i % cta_m) * cols + jc);  // row i of D is lane i % 128 of CTA i / 128 of the pair
@@ -330,6 +451,7 @@ void machine::tcgen05_complete(async_op& op) {
         float const* br = mma_b_.data() + j * ik;
         double sum = 0;
         for (std::int64_t k = 0; k < ik; ++k) sum += static_cast<double>(ar[k]) * static_cast<double>(br[k]);
+        if (scaled) sum *= sfa_[static_cast<std::size_t>(i)] * sfb_[static_cast<std::size_t>(j)];  // powers of two: exact
         if (!add) std::memset(row + 4 * j, 0, 4);
         ir::wgmma::accumulate(acc_type, row + 4 * j, sum);
       }
@@ -352,7 +474,7 @@ void machine::tcgen05_complete(async_op& op) {
 void machine::tcgen05_check_at_exit(agent_state const& a) {
   if (a.tc_issued > a.tc_committed)
     report(check::tcgen05_pending_at_dealloc, a.last_mma, a,
-           fmt::format("{} exits with {} tcgen05 MMA(s) that no tcgen05_commit_arrive follows: nothing can learn that they completed, so "
+           fmt::format("{} exits with {} tcgen05 MMA(s) or scale copies that no tcgen05_commit_arrive follows: nothing can learn that they completed, so "
                        "their TMEM can be neither read nor freed safely (end with tcgen05_commit_arrive on a barrier the readers wait for)",
                        who(a), a.tc_issued - a.tc_committed));
   for (auto const& other : agents_)

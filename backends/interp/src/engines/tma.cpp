@@ -243,6 +243,7 @@ void machine::tma_complete(async_op& op) {
     case async_op::kind::mma:  // the wgmma engine's (engines/wgmma.cpp)
     case async_op::kind::tc_mma:
     case async_op::kind::tc_commit:  // the tcgen05 engine's (engines/tcgen05.cpp)
+    case async_op::kind::tc_cp:
     case async_op::kind::clc:        // cluster launch control (engines/clc.cpp)
       break;
   }

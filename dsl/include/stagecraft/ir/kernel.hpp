@@ -125,7 +125,8 @@ struct Value {
 // Operand order per op (refs):
 //   copy_gmem_to_smem: [gmem block, smem view, barrier]   copy_smem_to_gmem: [smem view, gmem block]
 //   barrier_arrive/wait, tcgen05_commit_arrive: [barrier] store: [dst] (value: the tile) tmem_dealloc: [tmem]
-//   wgmma: [acc, a or none (then value: register A), b] (transpose: bit 0 A, bit 1 B)  tcgen05_mma: [acc, a, b, barrier?] (e0: accumulate)
+//   wgmma: [acc, a or none (then value: register A), b] (transpose: bit 0 A, bit 1 B)  tcgen05_mma: [acc, a, b, (sfa, sfb if flag), barrier?] (e0: accumulate)
+//   tcgen05_cp: [smem scale block, tmem]
 struct Stmt {
   StmtOp op;
   std::vector<StmtId> body;  // seq: children; for_: [body]; if_: [then, else?]
@@ -136,7 +137,7 @@ struct Stmt {
   // wait_group, wgmma_wait: groups allowed pending. tcgen05_mma, tcgen05_commit_arrive: the CTA
   // group, 2 for cta_group::2 over the cluster's CTA pair, 0 for cta_group::1 (the default).
   std::int64_t n = 0;
-  bool flag = false;      // wait_group: read_only
+  bool flag = false;      // wait_group: read_only; tcgen05_mma: block-scaled
   std::vector<int> axes;  // copy_gmem_to_smem: multicast cluster axes
   // wgmma: which SMEM operands are read transposed. Views are stored (rows, cols), cols
   // contiguous; A is (M, K) unless bit 0 (stored (K, M): MN-major), B is (K, N) unless bit 1

@@ -69,16 +69,19 @@ using wgmma::Major;
 
 // The MMA kinds modelled: into f32, 16-bit inputs, tf32 (f32 in SMEM) and fp8 (e4m3 and e5m2, in
 // any pairing: kind::f8f6f4); into s32, 8-bit integers (s8 and u8, in any pairing: kind::i8).
-enum class Kind : std::uint8_t { f16, tf32, f8f6f4, i8 };
+// mxf8f6f4: the block-scaled form of f8f6f4 (tcgen05_mma with block_scale(...)): e4m3/e5m2
+// operands, one ue8m0 scale per 32 elements of K for each row of A and each column of B, read
+// from TMEM (the block-scaled section below).
+enum class Kind : std::uint8_t { f16, tf32, f8f6f4, i8, mxf8f6f4 };
 constexpr const char* kind_name(Kind k) {
-  return k == Kind::f16 ? "kind::f16" : k == Kind::tf32 ? "kind::tf32" : k == Kind::f8f6f4 ? "kind::f8f6f4" : "kind::i8";
+  return k == Kind::f16 ? "kind::f16" : k == Kind::tf32 ? "kind::tf32" : k == Kind::f8f6f4 ? "kind::f8f6f4" : k == Kind::i8 ? "kind::i8" : "kind::mxf8f6f4";
 }
 // The kind that takes operands of type t (t's pairing with the other operand is checked apart).
 constexpr Kind kind_of(DType t) {
   return t == DType::f32 ? Kind::tf32 : dtype_is_fp8(t) ? Kind::f8f6f4 : dtype_is_int8(t) ? Kind::i8 : Kind::f16;
 }
 // The kinds whose A and B formats are chosen independently (e4m3 x e5m2, u8 x s8).
-constexpr bool kind_mixes(Kind k) { return k == Kind::f8f6f4 || k == Kind::i8; }
+constexpr bool kind_mixes(Kind k) { return k == Kind::f8f6f4 || k == Kind::i8 || k == Kind::mxf8f6f4; }
 // What a kind accumulates into: s32 for kind::i8, f32 for the others (f16 D is not modelled).
 constexpr DType kind_accumulator(Kind k) { return k == Kind::i8 ? DType::i32 : DType::f32; }
 
@@ -126,7 +129,7 @@ constexpr std::uint32_t reserved_bits = (1u << 6) | (1u << 23) | (1u << 29);
 // Operand and accumulator type codes of the kinds modelled; -1: the kind has no such type.
 constexpr int ab_format(Kind k, DType t) {
   if (k == Kind::tf32) return t == DType::f32 ? 2 : -1;
-  if (k == Kind::f8f6f4) return t == DType::e4m3 ? 0 : t == DType::e5m2 ? 1 : -1;
+  if (k == Kind::f8f6f4 || k == Kind::mxf8f6f4) return t == DType::e4m3 ? 0 : t == DType::e5m2 ? 1 : -1;
   if (k == Kind::i8) return t == DType::u8 ? 0 : t == DType::i8 ? 1 : -1;
   return t == DType::f16 ? 0 : t == DType::bf16 ? 1 : -1;
 }
@@ -140,7 +143,7 @@ constexpr bool ab_type(Kind k, int format, DType& out) {
     return true;
   }
   if (format != 0 && format != 1) return false;  // f8f6f4's 3-5 are the 6- and 4-bit formats
-  if (k == Kind::f8f6f4) out = format == 0 ? DType::e4m3 : DType::e5m2;
+  if (k == Kind::f8f6f4 || k == Kind::mxf8f6f4) out = format == 0 ? DType::e4m3 : DType::e5m2;
   else if (k == Kind::i8) out = format == 0 ? DType::u8 : DType::i8;
   else out = format == 0 ? DType::f16 : DType::bf16;
   return true;
@@ -152,11 +155,90 @@ constexpr bool formats_of(Kind k, instr_desc const& id, DType& a, DType& b) {
   return ab_type(k, id.a_format, a) && ab_type(k, id.b_format, b) && (a == b || kind_mixes(k)) && id.d_format == d_format(kind_accumulator(k));
 }
 
+// ---- block scaling: kind::mxf8f6f4.block_scale.block32 --------------------------------------
+// Facts used, as read (PTX ISA 9.x, 9.7.16.4.2 "Instruction descriptor format for
+// .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4"; 9.7.16.10.9 tcgen05.mma's block_scale form;
+// 9.7.16.8.3 tcgen05.cp; the scale-factor layouts of "Matrix fragments for tcgen05.mma
+// block_scale"; cross-checked with CUTLASS's InstrDescriptorBlockScaled and its sm100 block-scaled
+// GEMM, which copies each 128-row block of scales with tcgen05.cp 32x128b.warpx4):
+//   instruction descriptor: bits 0-1 reserved, 2 sparsity, 3 reserved, 4-5 scale-factor B ID,
+//     6 reserved, 7-9 A type, 10-12 B type (E4M3 0, E5M2 1, as f8f6f4), 13 negate A, 14 negate
+//     B, 15 transpose A, 16 transpose B, 17-22 N >> 3, 23 scale type (1 UE8M0, 0 UE4M3), 24-26
+//     reserved, 27-28 M >> 7, 29-30 scale-factor A ID, 31 reserved. No D type: D is f32.
+//   tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32 [d], adesc, bdesc, idesc,
+//     [sfa], [sfb], enable_input_d: K = 32 per instruction, one ue8m0 scale per row of A and per
+//     column of B (.block32 is .scale_vec::1X). The product of element k of A's row i and B's
+//     column j is a_ik * sfa_i * b_kj * sfb_j.
+//   Where the scales lie (M = 128): A's row i at TMEM lane i, column sfa + i / 32, byte ID_A of
+//     that 32-bit cell; B's column j at lane j % 32 (of every lane quarter), column sfb + j / 32,
+//     byte ID_B. So one cell holds four K blocks of 32 of one row: the four instructions of a
+//     128-deep K slice use one address and the IDs 0, 1, 2, 3. The ISA requires the scales to be
+//     replicated in the four 32-lane quarters, which is what tcgen05.cp ... warpx4 writes.
+//   tcgen05.cp.cta_group::1.32x128b.warpx4 [taddr], sdesc: 32 rows of 16 bytes from SMEM (the
+//     sm_100 matrix descriptor, no swizzle: row r at start + (r / 8) * SBO + (r % 8) * 16) into
+//     columns taddr .. taddr + 3 of lanes r, r + 32, r + 64 and r + 96, byte b of the row in
+//     byte b % 4 of column b / 4. So the 512-byte block whose byte (i % 32) * 16 + (i / 32) * 4 + kb
+//     is the scale of row i for K block kb (the layout cuBLASLt and CUTLASS keep scales in, 128 x 4
+//     blocks) lands exactly where the MMA reads it.
+//   Ordering: tcgen05.cp then tcgen05.mma from one thread execute in issue order (a pipelined
+//     pair); tcgen05.mma then tcgen05.cp is not such a pair, so overwriting scales an earlier
+//     MMA may still read needs that MMA's commit waited for. tcgen05.commit tracks copies as it
+//     tracks MMAs.
+struct tmem_coord_byte {
+  int lane, column, byte;
+};
+struct scaled_desc {
+  bool sparse = false;
+  int sfb_id = 0, sfa_id = 0;  // byte of the 32-bit scale cell (0-3 for block32)
+  int a_format = 0, b_format = 0;
+  bool negate_a = false, negate_b = false;
+  Major a_major = Major::k, b_major = Major::k;
+  int n = 0, m = 0;
+  bool ue8m0 = true;
+};
+constexpr std::uint32_t encode(scaled_desc const& d) {
+  return (std::uint32_t{d.sparse} << 2) | ((static_cast<std::uint32_t>(d.sfb_id) & 3u) << 4) | ((static_cast<std::uint32_t>(d.a_format) & 7u) << 7) |
+         ((static_cast<std::uint32_t>(d.b_format) & 7u) << 10) | (std::uint32_t{d.negate_a} << 13) | (std::uint32_t{d.negate_b} << 14) |
+         (std::uint32_t{d.a_major == Major::mn} << 15) | (std::uint32_t{d.b_major == Major::mn} << 16) |
+         ((static_cast<std::uint32_t>(d.n >> 3) & 0x3Fu) << 17) | (std::uint32_t{d.ue8m0} << 23) | ((static_cast<std::uint32_t>(d.m >> 7) & 3u) << 27) |
+         ((static_cast<std::uint32_t>(d.sfa_id) & 3u) << 29);
+}
+constexpr scaled_desc decode_scaled(std::uint32_t b) {
+  scaled_desc d;
+  d.sparse = (b >> 2) & 1u;
+  d.sfb_id = static_cast<int>((b >> 4) & 3u);
+  d.a_format = static_cast<int>((b >> 7) & 7u);
+  d.b_format = static_cast<int>((b >> 10) & 7u);
+  d.negate_a = (b >> 13) & 1u;
+  d.negate_b = (b >> 14) & 1u;
+  d.a_major = ((b >> 15) & 1u) ? Major::mn : Major::k;
+  d.b_major = ((b >> 16) & 1u) ? Major::mn : Major::k;
+  d.n = static_cast<int>((b >> 17) & 0x3Fu) << 3;
+  d.ue8m0 = (b >> 23) & 1u;
+  d.m = static_cast<int>((b >> 27) & 3u) << 7;
+  d.sfa_id = static_cast<int>((b >> 29) & 3u);
+  return d;
+}
+constexpr std::uint32_t scaled_reserved_bits = 3u | (1u << 3) | (1u << 6) | (7u << 24) | (1u << 31);
+// Elements of K one scale covers (block32) and K of one instruction: one scale per instruction.
+constexpr int scale_block = 32;
+// The scale of A's row i (B's column j), relative to the scale operand's TMEM address: lane,
+// 32-bit column and byte (the byte is the descriptor's ID).
+constexpr tmem_coord_byte scale_at(int row, int id) { return {row, row / 32, id}; }
+// tcgen05.cp 32x128b.warpx4: the SMEM byte offset (from the descriptor's start) of byte b of row r.
+constexpr std::uint32_t cp_32x128b_offset(std::uint32_t sbo, int row, int byte) {
+  return static_cast<std::uint32_t>(row / 8) * sbo + static_cast<std::uint32_t>(row % 8) * 16u + static_cast<std::uint32_t>(byte);
+}
+constexpr std::uint32_t cp_sbo = 128;  // 8 rows of 16 bytes: the 512-byte block is contiguous
+constexpr int cp_rows = 32, cp_row_bytes = 16, cp_columns = 4;
+
 // ---- the 64-bit SMEM matrix descriptor (sm_100) ----------------------------------------------
 constexpr std::uint64_t version_bits = std::uint64_t{1} << 46;
 
 constexpr std::uint64_t encode_smem(wgmma::descriptor const& d) { return wgmma::encode(d) | version_bits; }
 constexpr std::uint64_t encode_smem(std::uint32_t addr, wgmma::operand_layout const& l) { return wgmma::encode(addr, l) | version_bits; }
+// The SMEM descriptor of a 512-byte scale block at shared address addr (tcgen05.cp 32x128b).
+constexpr std::uint64_t encode_cp_smem(std::uint32_t addr) { return encode_smem(wgmma::descriptor{.start = addr, .lbo = 0, .sbo = cp_sbo}); }
 
 // Why a descriptor's bits do not describe a canonical layout the tensor core reads.
 enum class SmemDescError : std::uint8_t { none, version, lbo_absolute, swizzle_mode, reserved };
@@ -226,12 +308,23 @@ struct plan {
   bool a_tmem = false;
   std::int64_t a_column(std::int64_t ks) const { return ks * ik * dtype_bits(a_type) / 32; }
   std::uint32_t idesc = 0;  // the instruction descriptor every instruction of the statement takes
+  // Block-scaled (kind::mxf8f6f4): instruction ks reads scale byte ks of each cell (its ID, in the
+  // descriptor); the scales' TMEM addresses are the statement's sfa and sfb operands.
+  bool scaled = false;
+  std::uint32_t idesc_at(std::int64_t ks) const {
+    const auto id = static_cast<std::uint32_t>(ks) & 3u;
+    return scaled ? idesc | id << 29 | id << 4 : idesc;
+  }
   std::int64_t k_steps() const { return k / ik; }
   std::int64_t a_start(std::int64_t ks) const { return a.start(0, ks * ik); }
   std::int64_t b_start(std::int64_t ks) const { return b.start(0, ks * ik); }
   // "kind::f16 m128n256k16 bf16", "kind::f8f6f4 m128n256k32 e4m3.e5m2", "kind::i8 m128n256k32 u8.i8"
   std::string shape_suffix() const;
 };
+
+// tcgen05_mma's operands: [acc, a, b], then [sfa, sfb] when it is block-scaled (Stmt::flag),
+// then the barrier of its fused commit, if any (ir::none if not).
+std::int32_t mma_commit_barrier(Stmt const& s);
 
 // The plan of tcgen05_mma statement `s` of `k`; throws VerifyError naming the kernel and op when
 // the operands are not an MMA this description models.

@@ -205,8 +205,12 @@ enum class StmtOp : std::uint8_t {
   // expected value, n = atomic_code(op, order, scope). One thread of the warpgroup does it and
   // writes the old value into the slot, then the warpgroup syncs.
   atomic_fetch,
+  // tcgen05.cp.cta_group::1.32x128b.warpx4 (ops/mma.hpp tcgen05_copy_scales): refs [a 512-byte
+  // SMEM block of u8 scale codes, a u8 TMEM view]. One thread issues it into its tcgen05 stream,
+  // before its later MMAs; its commit tracks it as it tracks an MMA.
+  tcgen05_cp,
 };
-inline constexpr StmtOp last_stmt_op = StmtOp::atomic_fetch;
+inline constexpr StmtOp last_stmt_op = StmtOp::tcgen05_cp;
 
 // atomic_fetch's operation, memory order and scope, packed into Stmt::n (appended only).
 enum class Atomic : std::uint8_t { add, min, max, exch, cas };

@@ -320,8 +320,41 @@ constexpr const char* tcgen05_mma_name = Group == 2 ? "tcgen05_mma_2cta" : "tcge
 template <int Group>
 constexpr info tcgen05_group_info = info{uses_tcgen05 | (Group == 2 ? uses_tcgen05_pair : uses_tcgen05_single)};
 
+template <class SA, class SB>
+struct block_scale_t {
+  SA a;
+  SB b;
+};
+template <class T>
+inline constexpr bool is_block_scale = false;
+template <class SA, class SB>
+inline constexpr bool is_block_scale<block_scale_t<SA, SB>> = true;
+
+// The scales of a block-scaled MMA: u8 TMEM views (ue8m0 codes); one check, one message.
+template <class S>
+constexpr bool check_scales() {
+  if constexpr (kind_of<S> != operand_kind::tmem) {
+    STAGECRAFT_ERROR("block_scale(sfa, sfb): the scales are TMEM references (copy them there with tcgen05_copy_scales)",
+                     "block_scale(sfa, sfb): the scales are TMEM references (copy them there with tcgen05_copy_scales), but got "
+                         << detail::kind_name(kind_of<S>));
+    return false;
+  } else if constexpr (!std::is_same_v<typename S::dtype_t, u8>) {
+    STAGECRAFT_ERROR("block_scale(sfa, sfb): the scales are ue8m0 codes in u8 TMEM",
+                     "block_scale(sfa, sfb): the scales are ue8m0 codes in u8 TMEM, but got " << dtype_name<typename S::dtype_t>());
+    return false;
+  } else {
+    return true;
+  }
+}
+
+// The scales' refs of a block-scaled tcgen05_mma (null: an unscaled one).
+struct mma_scales {
+  tree::Ref const* a = nullptr;
+  tree::Ref const* b = nullptr;
+};
+
 template <int Group, class Acc, class A, class B, class... Rest>
-auto tcgen05_mma(src_loc loc, Acc const& acc, A const& a, B const& b, Rest const&... rest) {
+auto tcgen05_mma(src_loc loc, mma_scales sc, Acc const& acc, A const& a, B const& b, Rest const&... rest) {
   static_assert(sizeof...(Rest) == 1 || sizeof...(Rest) == 2,
                 "tcgen05_mma(acc_tmem, a, b[, barrier], accumulate) / tcgen05_mma_2cta(acc_tmem, a, b[, barrier], accumulate)");
   constexpr auto op = tcgen05_names<Group>::mma;
@@ -368,6 +401,7 @@ auto tcgen05_mma(src_loc loc, Acc const& acc, A const& a, B const& b, Rest const
       // As for wgmma: which operands are read M/N-major is the transpose bits (ir::tcgen05::plan_of).
       extra.transpose = static_cast<std::uint8_t>((kind_of<A> == operand_kind::smem_transposed ? 1 : 0) | (kind_of<B> == operand_kind::smem_transposed ? 2 : 0));
       extra.n = Group == 2 ? 2 : 0;  // ir::Stmt::n: the CTA group
+      extra.flag = sc.a != nullptr;  // ir::Stmt::flag: block-scaled, the scales after B
       if constexpr (std::is_same_v<Last, bool>) extra.e0 = tree::make_expr(ir::ExprOp::constant, accumulate ? 1 : 0);
       else extra.e0 = node_of(accumulate);
       if constexpr (sizeof...(Rest) == 2) {
@@ -375,14 +409,38 @@ auto tcgen05_mma(src_loc loc, Acc const& acc, A const& a, B const& b, Rest const
         if constexpr (!detail::check_mma_barrier<op, Bar, Group>()) {
           return stmt<>{};
         } else {
-          return detail::make_stmt<detail::info_of_operands<A, B, Bar>() | tcgen05_group_info<Group>>(tree::stmt_op(
-              ir::StmtOp::tcgen05_mma, loc, {&acc.ref, &a.ref, &b.ref, tree::ptr(detail::barrier_element(std::get<0>(args)))}, extra));
+          auto const* bar = tree::ptr(detail::barrier_element(std::get<0>(args)));
+          return detail::make_stmt<detail::info_of_operands<A, B, Bar>() | tcgen05_group_info<Group>>(
+              sc.a ? tree::stmt_op(ir::StmtOp::tcgen05_mma, loc, {&acc.ref, &a.ref, &b.ref, sc.a, sc.b, bar}, extra)
+                   : tree::stmt_op(ir::StmtOp::tcgen05_mma, loc, {&acc.ref, &a.ref, &b.ref, bar}, extra));
         }
       } else {
         return detail::make_stmt<detail::info_of_operands<A, B>() | tcgen05_group_info<Group>>(
-            tree::stmt_op(ir::StmtOp::tcgen05_mma, loc, {&acc.ref, &a.ref, &b.ref}, extra));
+            sc.a ? tree::stmt_op(ir::StmtOp::tcgen05_mma, loc, {&acc.ref, &a.ref, &b.ref, sc.a, sc.b}, extra)
+                 : tree::stmt_op(ir::StmtOp::tcgen05_mma, loc, {&acc.ref, &a.ref, &b.ref}, extra));
       }
     }
+  }
+}
+
+// tcgen05_mma(d, a, b, block_scale(sfa, sfb)[, barrier], accumulate): the scales' own checks,
+// then the unscaled statement's with their refs after B (ir::tcgen05::plan_of: shapes, formats).
+template <class Acc, class A, class B, class SA, class SB, class... Rest>
+auto tcgen05_mma_scaled(src_loc loc, Acc const& acc, A const& a, B const& b, block_scale_t<SA, SB> const& sc, Rest const&... rest) {
+  if constexpr (!check_scales<SA>() || !check_scales<SB>()) {
+    return stmt<>{};
+  } else if constexpr (kind_of<A> == operand_kind::tmem || !requires { A::dtype_t::code; } || !requires { B::dtype_t::code; }) {
+    STAGECRAFT_ERROR("a block-scaled tcgen05_mma (kind::mxf8f6f4) reads e4m3 or e5m2 A and B from SMEM",
+                     "tcgen05_mma with block_scale: kind::mxf8f6f4 reads e4m3 or e5m2 A and B from SMEM");
+    return stmt<>{};
+  } else if constexpr (!ir::dtype_is_fp8(A::dtype_t::code) || !ir::dtype_is_fp8(B::dtype_t::code)) {
+    STAGECRAFT_ERROR("a block-scaled tcgen05_mma (kind::mxf8f6f4) reads e4m3 or e5m2 A and B",
+                     "tcgen05_mma with block_scale: kind::mxf8f6f4 reads e4m3 or e5m2 A and B, but A is " << dtype_name<typename A::dtype_t>()
+                                                                                                          << " and B is " << dtype_name<typename B::dtype_t>());
+    return stmt<>{};
+  } else {
+    auto st = tcgen05_mma<1>(loc, mma_scales{&sc.a.ref, &sc.b.ref}, acc, a, b, rest...);
+    return make_stmt<decltype(st)::static_info | info_of_operands<SA, SB>()>(std::move(st.node));
   }
 }
 
@@ -429,12 +487,34 @@ auto tcgen05_commit_arrive(Bar const& bar, src_loc loc, Axes...) {
 // tcgen05_mma(acc_tmem, a, b[, barrier], accumulate)
 template <class Acc, class A, class B, class Accumulate>
 auto tcgen05_mma(Acc const& acc, A const& a, B const& b, Accumulate const& accumulate, src_loc loc = src_loc::current()) {
-  return detail::tcgen05_mma<1>(loc, acc, a, b, accumulate);
+  return detail::tcgen05_mma<1>(loc, {}, acc, a, b, accumulate);
 }
 template <class Acc, class A, class B, class Bar, class Accumulate>
   requires(!std::is_same_v<Accumulate, src_loc>)
 auto tcgen05_mma(Acc const& acc, A const& a, B const& b, Bar const& bar, Accumulate const& accumulate, src_loc loc = src_loc::current()) {
-  return detail::tcgen05_mma<1>(loc, acc, a, b, bar, accumulate);
+  return detail::tcgen05_mma<1>(loc, {}, acc, a, b, bar, accumulate);
+}
+
+// tcgen05_mma(acc_tmem, a, b, block_scale(sfa, sfb)[, barrier], accumulate): the block-scaled MMA
+// (kind::mxf8f6f4.block_scale.block32): e4m3/e5m2 A and B, each product of row i of A and column
+// j of B times sfa_i * sfb_j, one ue8m0 scale per 32 elements of K (ir/tcgen05.hpp). sfa and sfb
+// are u8 TMEM (a whole allocation or a ring's stage) holding the scales where the tensor core
+// reads them: row i's at lane i, byte kb of 32-bit column i / 32 for the kb-th 32 of K, which is
+// what tcgen05_copy_scales puts there. One statement covers at most 128 of K (four IDs of a cell).
+template <class SA, class SB>
+auto block_scale(SA const& sfa, SB const& sfb) {
+  return detail::block_scale_t<SA, SB>{sfa, sfb};
+}
+template <class Acc, class A, class B, class SA, class SB, class Accumulate>
+auto tcgen05_mma(Acc const& acc, A const& a, B const& b, detail::block_scale_t<SA, SB> const& sc, Accumulate const& accumulate,
+                 src_loc loc = src_loc::current()) {
+  return detail::tcgen05_mma_scaled(loc, acc, a, b, sc, accumulate);
+}
+template <class Acc, class A, class B, class SA, class SB, class Bar, class Accumulate>
+  requires(!std::is_same_v<Accumulate, src_loc>)
+auto tcgen05_mma(Acc const& acc, A const& a, B const& b, detail::block_scale_t<SA, SB> const& sc, Bar const& bar, Accumulate const& accumulate,
+                 src_loc loc = src_loc::current()) {
+  return detail::tcgen05_mma_scaled(loc, acc, a, b, sc, bar, accumulate);
 }
 
 // tcgen05_mma_2cta(acc_tmem, a, b[, barrier], accumulate): the pair MMA (cta_group::2). Every
@@ -443,13 +523,47 @@ auto tcgen05_mma(Acc const& acc, A const& a, B const& b, Bar const& bar, Accumul
 // a cluster whose axis 0 has an even extent.
 template <class Acc, class A, class B, class Accumulate>
 auto tcgen05_mma_2cta(Acc const& acc, A const& a, B const& b, Accumulate const& accumulate, src_loc loc = src_loc::current()) {
-  return detail::tcgen05_mma<2>(loc, acc, a, b, accumulate);
+  return detail::tcgen05_mma<2>(loc, {}, acc, a, b, accumulate);
 }
 template <class Acc, class A, class B, class Bar, class Accumulate>
   requires(!std::is_same_v<Accumulate, src_loc>)
 auto tcgen05_mma_2cta(Acc const& acc, A const& a, B const& b, Bar const& bar, Accumulate const& accumulate,
                       src_loc loc = src_loc::current()) {
-  return detail::tcgen05_mma<2>(loc, acc, a, b, bar, accumulate);
+  return detail::tcgen05_mma<2>(loc, {}, acc, a, b, bar, accumulate);
+}
+
+// tcgen05_copy_scales(src, dst): tcgen05.cp.cta_group::1.32x128b.warpx4, one 512-byte block of
+// ue8m0 scale codes from SMEM into TMEM, asynchronously, issued by one thread into its tcgen05
+// stream. src: 32 rows of 16 bytes, unswizzled (smem<u8>(shape(S, 32_c, 16_c)), a stage of it),
+// in the 128 x 4 block layout cuBLASLt and CUTLASS keep scales in: byte (i % 32) * 16 + (i / 32) * 4
+// + kb is the scale of row i for its kb-th 32 of K. dst: u8 TMEM, columns 0-3 of every lane; row r
+// of src lands in lanes r, r + 32, r + 64 and r + 96, where block_scale(...) reads it.
+// Order: a tcgen05_mma the same thread issues later reads what it copied (the two execute in
+// issue order); anyone else, and any refill of src, must be ordered after it by a
+// tcgen05_commit_arrive's barrier, as for an MMA. The copy must also be ordered after every MMA
+// still reading the columns it overwrites (the ISA does not order an MMA before a later copy).
+template <class Src, class Dst>
+auto tcgen05_copy_scales(Src const& src, Dst const& dst, src_loc loc = src_loc::current()) {
+  if constexpr (kind_of<Src> != operand_kind::smem) {
+    if constexpr (is_barrier_like<Src>) STAGECRAFT_REJECT_BARRIER_AS_ARRAY(Src);
+    else STAGECRAFT_ERROR("tcgen05_copy_scales(src, dst): src is a SMEM view of scale codes",
+                          "tcgen05_copy_scales(src, dst): src is a SMEM view of scale codes, but got " << detail::kind_name(kind_of<Src>));
+    return stmt<>{};
+  } else if constexpr (kind_of<Dst> != operand_kind::tmem) {
+    if constexpr (is_barrier_like<Dst>) STAGECRAFT_REJECT_BARRIER_AS_ARRAY(Dst);
+    else STAGECRAFT_ERROR("tcgen05_copy_scales(src, dst): dst is a TMEM reference",
+                          "tcgen05_copy_scales(src, dst): dst is a TMEM reference, but got " << detail::kind_name(kind_of<Dst>));
+    return stmt<>{};
+  } else if constexpr (!std::is_same_v<typename Src::dtype_t, u8> || !std::is_same_v<typename Dst::dtype_t, u8>) {
+    STAGECRAFT_ERROR("tcgen05_copy_scales copies ue8m0 codes: u8 in SMEM and in TMEM",
+                     "tcgen05_copy_scales copies ue8m0 codes: u8 in SMEM and in TMEM, but src is " << dtype_name<typename Src::dtype_t>()
+                                                                                                 << " and dst " << dtype_name<typename Dst::dtype_t>());
+    return stmt<>{};
+  } else {
+    // The verifier checks the 512 unswizzled bytes and dst's 16 bytes per lane (ir verify: tcgen05_cp).
+    return detail::make_stmt<detail::info_of_operands<Src, Dst>() | detail::tcgen05_group_info<1>>(
+        tree::stmt_op(ir::StmtOp::tcgen05_cp, loc, {&src.ref, &dst.ref}));
+  }
 }
 
 // Arrive on `bar` once every earlier tcgen05 op of this thread has completed.

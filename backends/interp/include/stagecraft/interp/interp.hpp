@@ -192,6 +192,9 @@ struct mma_tolerance {
   // as an fp8 kernel's float inputs that are not fp8 themselves (its f32 scales; fp8 attention's
   // Q, K and V are all operands).
   int scale_factors = 0;
+  // A block-scaled MMA (kind::mxf8f6f4): every product is also multiplied by sa * sb, its two
+  // ue8m0 scales; this is the largest such product the u8 scale inputs hold (1: none).
+  double block_scale = 1;
   double math_units = 0;  // E of fast math mode; 0: none (exact mode, or nothing approximate)
   double math_scale = 0;  // R: the largest over every output (what bound() uses without a param)
   std::vector<double> param_scale;  // R of each GMEM parameter, by index (0 for inputs)

@@ -17,6 +17,7 @@
 #include "inputs.hpp"
 #include "mma_runs.hpp"
 #include "tmem_a_kernels.hpp"
+#include "../../examples/gemm_blackwell_mx.hpp"
 
 using namespace stagecraft;
 using testing::outside_bound;
@@ -621,4 +622,111 @@ TEST_CASE("gemm_blackwell: int8 with fp8, with K under one stage, or at a ring d
   CHECK_THROWS_WITH(pair.build(registry::resolve(pair, {{"mc", 2}, {"int8", 1}})),
                     Contains("gemm_blackwell_2cta: int8=1 is offered with stages=3, BN=128 or 256 and mc=1, got stages=3 BN=256 mc=2"));
   CHECK_THROWS_WITH(pair.build(registry::resolve(pair, {{"K", 200}, {"int8", 1}})), Contains("gemm_blackwell_2cta: K=200 must be a multiple of 16"));
+}
+
+// Block scaling (gemm_blackwell_mx, kind::mxf8f6f4.block_scale): the MMA reads each scale from
+// the TMEM byte tcgen05_copy_scales put it in, so every product carries its own row's and
+// column's scale; the registry's inputs hook keeps the codes in 2^-3 .. 2^3.
+namespace {
+struct mx_case {
+  std::int64_t M, N, K, fmt, ctas;
+};
+std::pair<ir::Kernel, std::vector<host_tensor>> mx_kernel(mx_case z, std::uint64_t seed) {
+  auto const& e = registry::global().find("gemm_blackwell_mx");
+  const auto vals = registry::resolve(e, {{"M", z.M}, {"N", z.N}, {"K", z.K}, {"fmt", z.fmt}, {"ctas", z.ctas}});
+  auto k = e.build(vals);
+  auto in = testing::random_buffers(k, seed);
+  e.inputs(in, vals);
+  return {std::move(k), std::move(in)};
+}
+}  // namespace
+
+TEST_CASE("gemm_blackwell_mx (MXFP8) is within the MMA tolerance under eager, lazy and 50 PCT schedules, e4m3 and e5m2 B, persistent or not",
+          "[interp][tcgen05][mx]") {
+  for (auto z : {mx_case{256, 256, 256, 1, 0}, mx_case{384, 256, 384, 2, 2}}) {
+    INFO("M=" << z.M << " N=" << z.N << " K=" << z.K << " fmt=" << z.fmt << " ctas=" << z.ctas);
+    auto [k, in] = mx_kernel(z, 31);
+    auto const& e = registry::global().find("gemm_blackwell_mx");
+    auto expected = in;
+    e.reference(expected, registry::resolve(e, {{"M", z.M}, {"N", z.N}, {"K", z.K}, {"fmt", z.fmt}, {"ctas", z.ctas}}));
+    run_everywhere(k, in, expected, 50);
+    const auto r = interp::run(k, in);
+    const auto tol = interp::tolerance_of(k, r, in);
+    REQUIRE(tol.has_value());
+    CHECK(tol->k == z.K);
+    CHECK(tol->block_scale > 1);  // the scale codes widen the bound: up to 2^3 * 2^3 per product
+    auto const& mma = *std::find_if(k.stmts.begin(), k.stmts.end(), [](ir::Stmt const& s) { return s.op == ir::StmtOp::tcgen05_mma; });
+    const auto p = ir::tcgen05::plan_of(k, mma);
+    CHECK(p.kind == ir::tcgen05::Kind::mxf8f6f4);
+    CHECK(p.k_steps() == 4);
+    CHECK(ir::tcgen05::decode_scaled(p.idesc_at(3)).sfa_id == 3);
+  }
+}
+
+TEST_CASE("gemm_blackwell_mx: the scales are read where the 128 x 4 block layout puts them (a reference reading another row group's is outside the bound)",
+          "[interp][tcgen05][mx]") {
+  const mx_case z{128, 128, 128, 1, 0};
+  auto [k, in] = mx_kernel(z, 37);
+  auto const& e = registry::global().find("gemm_blackwell_mx");
+  const auto vals = registry::resolve(e, {{"M", 128}, {"N", 128}, {"K", 128}});
+  const auto r = interp::run(k, in);
+  REQUIRE(r.ok());
+  auto right = in;
+  e.reference(right, vals);
+  CHECK(testing::outside_bound(k, r, in, right) == "");
+  // Rows 32 apart share a 16-byte row of the block (bytes 4q .. 4q + 3 for rows 32q + r): swap
+  // row groups 0 and 1 of A's scales, or the K blocks 0 and 1, and the answer must change.
+  for (bool swap_rows : {true, false}) {
+    auto wrong = in;
+    for (std::int64_t r32 = 0; r32 < 32; ++r32)
+      for (std::int64_t x = 0; x < 4; ++x) {
+        const std::int64_t p = r32 * 16 + (swap_rows ? x : 4 * x), q = r32 * 16 + (swap_rows ? 4 + x : 4 * x + 1);
+        const double t = wrong[2].get(p);
+        wrong[2].set(p, wrong[2].get(q));
+        wrong[2].set(q, t);
+      }
+    e.reference(wrong, vals);
+    INFO((swap_rows ? "row groups 0 and 1 swapped" : "K blocks 0 and 1 swapped"));
+    CHECK(testing::outside_bound(k, r, in, wrong) != "");
+  }
+}
+
+TEST_CASE("gemm_blackwell_mx with one set of scale columns: the next K slice's tcgen05_copy_scales races the MMAs still reading them",
+          "[interp][tcgen05][mx]") {
+  const auto k = lower(examples::mx::gemm_blackwell_mx<e4m3, e4m3, true>(128, 128, 256, compiled_in(1), 8, "mx_one_scale_buffer"));
+  auto const& e = registry::global().find("gemm_blackwell_mx");
+  auto in = testing::random_buffers(k, 41);
+  e.inputs(in, registry::resolve(e, {{"M", 128}, {"N", 128}, {"K", 256}}));
+  for (auto p : {policy::eager, policy::lazy}) {
+    interp::options o;
+    o.schedule = p;
+    const auto r = interp::run(k, in, o);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.diagnostics.front().kind == interp::check::data_race);
+    // The copy into t10 (sfa_t) of the second slice against what the first slice's tcgen05 ops
+    // did there: the copy's write (the ISA orders a copy after nothing of its stream but what
+    // its issuer waited for) or the MMA's read, whichever the shadow holds.
+    CHECK_THAT(r.diagnostics.front().message, Contains("kernel 'mx_one_scale_buffer'") && Contains("(tcgen05_copy_scales): data race on TMEM t10[0, 0]") &&
+                                                  Contains("a tcgen05 copy (write) is not ordered after the earlier"));
+  }
+}
+
+TEST_CASE("block-scaled tcgen05_mma in hand-built IR: scales that are not u8, or bf16 operands, are verifier errors naming the op", "[interp][tcgen05][mx]") {
+  auto [k, in] = mx_kernel({128, 128, 128, 1, 0}, 43);
+  REQUIRE_NOTHROW(ir::verify(k));
+  auto mma = std::find_if(k.stmts.begin(), k.stmts.end(), [](ir::Stmt const& s) { return s.op == ir::StmtOp::tcgen05_mma; });
+  REQUIRE(mma->flag);
+  auto wide = k;
+  wide.allocs[static_cast<std::size_t>(k.refs[static_cast<std::size_t>(mma->refs[3])].id)].dtype = ir::DType::i8;
+  // The copy into it comes first in the tree (the MMA would say "the scales of A are ue8m0 codes, a u8 TMEM allocation").
+  CHECK_THROWS_WITH(ir::verify(wide), Contains("kernel 'gemm_blackwell_mx': op #") &&
+                                          Contains("(tcgen05_copy_scales): copies into a u8 TMEM allocation (or one stage of a ring) of at least 16 "
+                                                   "bytes per lane (4 columns), but the destination is i8 (128, 32)"));
+  // The unscaled bf16 GEMM's MMA with the flag and two scale operands: kind::f16 has no block scaling.
+  auto const& e = registry::global().find("gemm_blackwell");
+  auto bf = e.build(registry::resolve(e, {{"BN", 128}}));
+  auto it = std::find_if(bf.stmts.begin(), bf.stmts.end(), [](ir::Stmt const& s) { return s.op == ir::StmtOp::tcgen05_mma; });
+  it->flag = true;
+  it->refs.insert(it->refs.begin() + 3, {it->refs[0], it->refs[0]});
+  CHECK_THROWS_WITH(ir::verify(bf), Contains("(tcgen05_mma): block scaling is modelled for e4m3 and e5m2 operands (kind::mxf8f6f4"));
 }

@@ -340,6 +340,32 @@ void check_numbers(ir::Kernel const& k) {
           if (s.refs.size() == 4) check_barrier_address(k, s.refs[3], text);
           break;
         }
+        if (p.scaled) {
+          // Block-scaled: the scales' TMEM addresses (their allocations', plus a ring's stage),
+          // and per instruction the descriptor with scale byte ks for A (bits 29-30) and B (4-5).
+          std::smatch sm;
+          REQUIRE(std::regex_search(text, sm, std::regex(R"(const unsigned sfa = \(?tmem(\d+)[^,]*, sfb = \(?tmem(\d+))")));
+          CHECK(std::stoll(sm[1]) == k.refs[s.refs[3]].id);
+          CHECK(std::stoll(sm[2]) == k.refs[s.refs[4]].id);
+          const std::regex mx(R"(sc::tc_mma_mxf8f6f4\(d_addr, da0 \+ (\d+)ull, db0 \+ (\d+)ull, 0x([0-9a-f]{8})u, sfa, sfb, (acc|1u)\);  // A \+ (\d+) B, B \+ (\d+) B, scale byte (\d))");
+          auto m = all_matches(text, mx);
+          REQUIRE(static_cast<std::int64_t>(m.size()) == p.k_steps());
+          for (std::int64_t ks = 0; ks < p.k_steps(); ++ks) {
+            auto const& x = m[static_cast<std::size_t>(ks)];
+            INFO("k step " << ks);
+            CHECK(std::stoll(x[1]) == p.a_start(ks) / 16);
+            CHECK(std::stoll(x[2]) == p.b_start(ks) / 16);
+            const auto idesc = static_cast<std::uint32_t>(std::stoul(x[3], nullptr, 16));
+            CHECK(idesc == p.idesc_at(ks));
+            CHECK(ir::tcgen05::decode_scaled(idesc).sfa_id == ks % 4);
+            CHECK(ir::tcgen05::decode_scaled(idesc).sfb_id == ks % 4);
+            CHECK(ir::tcgen05::decode_scaled(idesc).ue8m0);
+            CHECK(x[4] == (ks == 0 ? "acc" : "1u"));
+            CHECK(std::stoll(x[7]) == ks);
+          }
+          if (const auto bar = ir::tcgen05::mma_commit_barrier(s); bar != ir::none) check_barrier_address(k, bar, text);
+          break;
+        }
         const std::regex re(R"(sc::tc_mma_(f16|tf32|f8f6f4|i8)\((d_addr), da0 \+ (\d+)ull, db0 \+ (\d+)ull, 0x([0-9a-f]{8})u, (acc|1u)\);  // A \+ (\d+) B, B \+ (\d+) B)");
         CHECK(count(text, fmt::format("const unsigned long long da0 = 0x{:016x}ull | (a_addr >> 4);", ir::tcgen05::encode_smem(0, p.a))) == 1);
         CHECK(count(text, fmt::format("const unsigned long long db0 = 0x{:016x}ull | (b_addr >> 4);", ir::tcgen05::encode_smem(0, p.b))) == 1);
@@ -433,6 +459,17 @@ void check_numbers(ir::Kernel const& k) {
         check_barrier_address(k, s.refs[0], text);
         CHECK(count(text, "parity[") == 2);
         ++waits;
+        break;
+      }
+      case ir::StmtOp::tcgen05_cp: {
+        // The copy's SMEM descriptor: ir::tcgen05's constant bits (no swizzle, SBO 128) and the
+        // source view's start; its TMEM address the destination's (and stage's).
+        const std::regex cp(R"(sc::tc_cp_32x128b_warpx4\(\(?tmem(\d+)[^,]*, 0x([0-9a-f]{16})ull \| \(\(smem_base \+ (\d+)u)");
+        auto m = all_matches(text, cp);
+        REQUIRE(m.size() == 1);
+        CHECK(std::stoll(m[0][1]) == k.refs[s.refs[1]].id);
+        CHECK(std::stoull(m[0][2], nullptr, 16) == ir::tcgen05::encode_cp_smem(0));
+        CHECK(std::stoll(m[0][3]) == ir::smem_offsets(k)[static_cast<std::size_t>(k.refs[s.refs[0]].id)]);
         break;
       }
       default: break;

@@ -521,3 +521,63 @@ TEST_CASE("tcgen05 plan: kind::i8 into an f32 TMEM allocation, or an i8 operand 
   mixed.refs[static_cast<std::size_t>(the_mma(mixed).refs[2])].shape = {128, 64};
   CHECK_THROWS_WITH(ir::verify(mixed), Contains("an 8-bit integer operand pairs only with an 8-bit integer one (i8 or u8), but A is i8 and B is f16"));
 }
+
+TEST_CASE("tcgen05 block-scaled instruction descriptor (kind::mxf8f6f4): fields at the PTX ISA's bit positions", "[tcgen05][unit][mx]") {
+  // E4M3 x E4M3, UE8M0 scales (bit 23), M = 128 (M >> 7 = 1 at bit 27), N = 256 (32 at bit 17):
+  // 0x08C00000, plus scale IDs kb at 29-30 (A) and 4-5 (B).
+  tc::scaled_desc d;
+  d.m = 128;
+  d.n = 256;
+  CHECK(tc::encode(d) == 0x08C00000u);
+  for (int kb = 0; kb < 4; ++kb) {
+    d.sfa_id = d.sfb_id = kb;
+    CHECK(tc::encode(d) == (0x08C00000u | static_cast<std::uint32_t>(kb) << 29 | static_cast<std::uint32_t>(kb) << 4));
+  }
+  // Every field round-trips, and none touches the reserved bits.
+  tc::scaled_desc e;
+  e.sparse = true;
+  e.sfa_id = 2, e.sfb_id = 1;
+  e.a_format = 1, e.b_format = 0;
+  e.negate_a = true;
+  e.b_major = wg::Major::mn;
+  e.n = 128;
+  e.m = 128;
+  e.ue8m0 = false;
+  const auto bits = tc::encode(e);
+  CHECK((bits & tc::scaled_reserved_bits) == 0u);
+  const auto back = tc::decode_scaled(bits);
+  CHECK(back.sparse);
+  CHECK(back.sfa_id == 2);
+  CHECK(back.sfb_id == 1);
+  CHECK(back.a_format == 1);
+  CHECK(back.b_format == 0);
+  CHECK(back.negate_a);
+  CHECK_FALSE(back.negate_b);
+  CHECK(back.b_major == wg::Major::mn);
+  CHECK(back.n == 128);
+  CHECK(back.m == 128);
+  CHECK_FALSE(back.ue8m0);
+}
+
+TEST_CASE("tcgen05.cp 32x128b.warpx4 puts each scale of the 128 x 4 block layout where the block-scaled MMA reads it", "[tcgen05][unit][mx]") {
+  // The block: byte (i % 32) * 16 + (i / 32) * 4 + kb is the scale of row i for K block kb. The
+  // copy: SMEM row r's byte b to lanes r + 32q, column b / 4, byte b % 4. The MMA: row i's scale
+  // at lane i, column i / 32, byte kb (its ID). All 512 must meet.
+  for (int i = 0; i < 128; ++i)
+    for (int kb = 0; kb < 4; ++kb) {
+      const std::uint32_t at = tc::cp_32x128b_offset(tc::cp_sbo, i % 32, (i / 32) * 4 + kb);
+      CHECK(at == static_cast<std::uint32_t>((i % 32) * 16 + (i / 32) * 4 + kb));
+      const int r = static_cast<int>(at / 16), b = static_cast<int>(at % 16);  // the contiguous block's row and byte
+      const auto s = tc::scale_at(i, kb);
+      CHECK(s.lane % 32 == r);  // the copy's lanes r + 32q include i
+      CHECK(s.column == b / 4);
+      CHECK(s.byte == b % 4);
+    }
+  // Its descriptor: no swizzle, LBO 0, SBO 128 (8 rows of 16 bytes), the sm_100 version bit.
+  const auto d = tc::decode_smem(tc::encode_cp_smem(0x400));
+  CHECK(d.error == tc::SmemDescError::none);
+  CHECK(d.d.start == 0x400);
+  CHECK(d.d.sbo == 128);
+  CHECK(d.d.lbo == 0);
+  CHECK(d.d.swizzle == 0);
+}

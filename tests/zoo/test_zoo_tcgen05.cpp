@@ -29,7 +29,8 @@ void fixed_twin_is_clean(std::string const& name) {
   auto const& e = entry_of(name);
   const auto k = e.build(zoo::variant::fixed);
   REQUIRE(k.name == name);
-  const auto in = seeded_inputs(k, input_seed);
+  auto in = seeded_inputs(k, input_seed);
+  if (e.inputs) e.inputs(in);  // zoo_scales_not_waited: scale codes in range
   auto expected = in;
   e.reference(expected);
   for (auto p : {policy::eager, policy::lazy}) {
@@ -214,6 +215,16 @@ TEST_CASE("zoo: an MMA reading A from TMEM without waiting for the store_tmem fi
       CHECK((d.kind == check::poison_read && Contains("A in TMEM starts undefined").match(d.message)));
     else
       CHECK((d.kind == check::data_race && Contains("the storing warpgroup must arrive on a barrier the MMA issuer waits for").match(d.message)));
+  }
+  fixed_twin_is_clean(name);
+}
+
+TEST_CASE("zoo: block-scaled MMA reading scales whose tcgen05_copy_scales nobody waited for races the copy", "[zoo][tcgen05][data_race][mx]") {
+  const std::string name = "zoo_scales_not_waited";
+  for (auto p : {policy::eager, policy::lazy}) {
+    const auto d = the_diagnostic(name, p, check::data_race, 16);  // the tcgen05_mma
+    CHECK_THAT(d.message, Contains("data race on TMEM t9[0, 0]: a block-scaled tcgen05 MMA reading the scales of A (read) is not ordered after the "
+                                   "earlier write by the tcgen05 scale copy (tcgen05_copy_scales), tcgen05 op #1 issued by warp 5 (role 2)"));
   }
   fixed_twin_is_clean(name);
 }

@@ -87,6 +87,7 @@ ir::Kernel multicast_refill_before_peer_commit(variant v = variant::buggy);  // 
 ir::Kernel multicast_peer_commit_one_arrival();  // both pairs' commits arrive, but the stage's barrier counts one
 ir::Kernel tmem_a_store_race(variant v = variant::buggy);        // store_tmem into A's columns while the MMA reading them runs
 ir::Kernel tmem_a_mma_before_store(variant v = variant::buggy);  // MMA reads A from TMEM without waiting for the store_tmem
+ir::Kernel scales_not_waited(variant v = variant::buggy);        // the MMA reads scales whose tcgen05_copy_scales nobody waited for
 
 // ---- attention (zoo_attention.cpp): warpgroups sharing softmax statistics, a V ring, a turn -----
 ir::Kernel running_max_race(variant v = variant::buggy);        // rescaling warpgroup reads the running max while it is updated

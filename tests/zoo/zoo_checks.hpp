@@ -20,12 +20,14 @@ inline entry const& find_entry(std::vector<entry> const& exhibits, std::string c
   throw;  // unreachable: FAIL throws
 }
 
-// The buggy variant under policy p on seeded inputs: exactly one diagnostic, of `expected`, at op.
+// The buggy variant under policy p on seeded inputs (rewritten by e.inputs): exactly one diagnostic, of `expected`, at op.
 inline interp::diagnostic only_diagnostic(entry const& e, interp::policy p, interp::check expected, int op, std::uint64_t input_seed) {
   const auto k = e.build(variant::buggy);
   interp::options o;
   o.schedule = p;
-  const auto r = interp::run(k, seeded_inputs(k, input_seed), o);
+  auto in = seeded_inputs(k, input_seed);
+  if (e.inputs) e.inputs(in);
+  const auto r = interp::run(k, in, o);
   std::string all;
   for (auto const& d : r.diagnostics) all += d.message + "\n";
   INFO(e.name << ", policy " << interp::policy_name(p) << ", diagnostics:\n" << all);
@@ -44,7 +46,9 @@ inline interp::diagnostic first_diagnostic(entry const& e, interp::policy p, std
   const auto k = e.build(variant::buggy);
   interp::options o;
   o.schedule = p;
-  const auto r = interp::run(k, seeded_inputs(k, input_seed), o);
+  auto in = seeded_inputs(k, input_seed);
+  if (e.inputs) e.inputs(in);
+  const auto r = interp::run(k, in, o);
   REQUIRE_FALSE(r.ok());
   auto const& d = r.diagnostics.front();
   INFO(e.name << ", policy " << interp::policy_name(p) << ": " << d.message);

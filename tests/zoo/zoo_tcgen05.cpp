@@ -5,6 +5,7 @@
 // through SMEM with TMA. Its fixed twin differs by exactly the line the comment names.
 #include <stagecraft/stagecraft.hpp>
 
+#include "../../examples/gemm_blackwell_mx.hpp"
 #include "zoo.hpp"
 
 namespace stagecraft::zoo {
@@ -331,6 +332,61 @@ ir::Kernel build_tmem_a_mma_before_store(variant v) {
   return ts_gemm<ts_knobs{}>("zoo_tmem_a_mma_before_store");
 }
 
+// Block scaling (gemm_blackwell_mx's copies, on one tile): C (128, 128) = (A * SFA)(B * SFB)^T,
+// e4m3 A and B (128, 128), one K slice. Warp 1 loads A, B and their two 512-byte scale blocks;
+// warp 2 waits for them, copies both scale blocks into TMEM (tcgen05_copy_scales) and commits to
+// scales_in, which arrives once the copies have completed; warp 3 waits for the operands and the
+// scales, issues the block-scaled MMA and commits to done for the epilogue.
+template <bool WaitScales>
+ir::Kernel mx_split_copy(const char* name) {
+  return lower(kernel<sm_100a>(
+      name, grid(1), threads(warpgroup, warp, warp, warp),
+      gmem<e4m3>("a", shape(128_c, 128_c)),                   // (m, k)
+      gmem<e4m3>("b", shape(128_c, 128_c)),                   // (n, k)
+      gmem<u8>("sfa", shape(1_c, 1_c, 32_c, 16_c)),           // A's scales, one 128 x 4 block (ue8m0)
+      gmem<u8>("sfb", shape(1_c, 1_c, 32_c, 16_c)),           // B's
+      gmem<f32>("c", shape(128_c, 128_c)),                    // (m, n)
+      smem<e4m3>(shape(128_c, 128_c), swizzle(128_c)),        // as
+      smem<e4m3>(shape(128_c, 128_c), swizzle(128_c)),        // bs
+      smem<u8>(shape(1_c, 1_c, 32_c, 16_c)),                  // sfas
+      smem<u8>(shape(1_c, 1_c, 32_c, 16_c)),                  // sfbs
+      smem<f32>(shape(128_c, 128_c)),                         // cs
+      barrier(arrivals(4_c)),                                 // full: A, B and the scales landed
+      barrier(arrivals(1_c), orders_tensor_core),             // scales_in: the copies into TMEM completed
+      barrier(arrivals(1_c), orders_tensor_core),             // done: the MMA completed
+      tmem<f32>(shape(128_c, 128_c)),                         // d
+      tmem<u8>(shape(128_c, 128_c)),                          // sfa_t: 32 columns, the first 4 used
+      tmem<u8>(shape(128_c, 128_c)),                          // sfb_t
+      [](auto a, auto b, auto sfa, auto sfb, auto c, auto as, auto bs, auto sfas, auto sfbs, auto cs, auto full, auto scales_in, auto done, auto d,
+         auto sfa_t, auto sfb_t) {
+        auto producer = seq(copy_gmem_to_smem(a.block(0_c, 0_c), as, full), copy_gmem_to_smem(b.block(0_c, 0_c), bs, full),
+                            copy_gmem_to_smem(sfa.block(0_c, 0_c, 0_c, 0_c), sfas, full), copy_gmem_to_smem(sfb.block(0_c, 0_c, 0_c, 0_c), sfbs, full));
+        auto copier = seq(barrier_wait(full), tcgen05_copy_scales(sfas, sfa_t), tcgen05_copy_scales(sfbs, sfb_t), tcgen05_commit_arrive(scales_in));
+        auto scales = [&] {
+          if constexpr (WaitScales) return barrier_wait(scales_in);
+          else return seq();
+        };
+        auto mma = seq(barrier_wait(full), scales(), tcgen05_mma(d, as, transpose(bs), block_scale(sfa_t, sfb_t), false), tcgen05_commit_arrive(done));
+        auto epilogue = seq(barrier_wait(done), store(cs, async_load_tmem(d)), tmem_dealloc(d), tmem_dealloc(sfa_t), tmem_dealloc(sfb_t), commit_smem(),
+                            copy_smem_to_gmem(cs, c.block(0_c, 0_c)), commit_smem_to_gmem_group(), wait_smem_to_gmem(0_c));
+        return if_(thread_id() == 1_c, producer, if_(thread_id() == 2_c, copier, if_(thread_id() == 3_c, mma, epilogue)));
+      }));
+}
+
+// MISTAKE: the MMA issuer waits for the SMEM operands (full) but not for the copies of the scales
+// into TMEM, which another thread issued: its MMA may read the scale columns before (or while)
+// the copies write them. (Issued by the MMA's own thread, a copy would need no wait: the two
+// execute in issue order.)
+// FIX: barrier_wait(scales_in), the copier's commit, before the tcgen05_mma.
+ir::Kernel build_scales_not_waited(variant v) {
+  if (v == variant::buggy) return mx_split_copy<false>("zoo_scales_not_waited");
+  return mx_split_copy<true>("zoo_scales_not_waited");
+}
+
+const param_values mx_params{{"M", 128}, {"N", 128}, {"K", 128}};
+void ref_mx(std::vector<host_tensor>& t) { examples::mx::reference(t, mx_params); }
+void inputs_mx(std::vector<host_tensor>& t) { examples::mx::inputs(t, mx_params); }
+
 // C (128 ctas, 128) = A (128, 64) * B^T for every CTA's block of rows.
 void ref_lifetime(std::vector<host_tensor>& t) {
   const std::int64_t rows = t[2].shape[0];
@@ -368,6 +424,7 @@ ir::Kernel multicast_refill_before_peer_commit(variant v) { return build_multica
 ir::Kernel multicast_peer_commit_one_arrival() { return multicast_pair_gemm<true, 1>("zoo_multicast_peer_commit_one_arrival", 192); }
 ir::Kernel tmem_a_store_race(variant v) { return build_tmem_a_store_race(v); }
 ir::Kernel tmem_a_mma_before_store(variant v) { return build_tmem_a_mma_before_store(v); }
+ir::Kernel scales_not_waited(variant v) { return build_scales_not_waited(v); }
 
 std::vector<entry> const& tcgen05_all() {
   using interp::check;
@@ -383,6 +440,7 @@ std::vector<entry> const& tcgen05_all() {
       {"zoo_multicast_refill_before_peer_commit", check::data_race, multicast_refill_before_peer_commit, ref_gemm_256},
       {"zoo_tmem_a_store_race", check::data_race, tmem_a_store_race, ref_gemm},
       {"zoo_tmem_a_mma_before_store", check::data_race, tmem_a_mma_before_store, ref_gemm},
+      {"zoo_scales_not_waited", check::data_race, scales_not_waited, ref_mx, inputs_mx},
   };
   return zoo;
 }

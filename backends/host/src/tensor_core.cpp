@@ -130,19 +130,7 @@ std::string tc_mma(int kind_code, std::uint32_t idesc, std::uint32_t d, std::uin
   const auto kind = static_cast<tc::Kind>(kind_code);
   const std::string instr = fmt::format("tcgen05.mma.cta_group::{}.{}{}", pair ? 2 : 1, tc::kind_name(kind), scales ? ".block_scale.block32" : "");
   // Everything the instruction does comes from its bits, as in the interpreter's engine.
-  auto decoded = [&] {
-    if (!scales) return tc::decode(idesc);
-    const auto sd = tc::decode_scaled(idesc);  // the block-scaled layout: the same fields, elsewhere
-    tc::instr_desc d;
-    d.sparse = sd.sparse;
-    d.a_format = sd.a_format, d.b_format = sd.b_format;
-    d.negate_a = sd.negate_a, d.negate_b = sd.negate_b;
-    d.a_major = sd.a_major, d.b_major = sd.b_major;
-    d.n = sd.n, d.m = sd.m;
-    d.d_format = tc::d_format(ir::DType::f32);
-    return d;
-  };
-  const auto id = decoded();
+  const auto id = tc::decode_mma(idesc, scales != nullptr);  // the block-scaled layout's fields sit elsewhere
   ir::DType at{}, bt{};
   if (scales && (kind != tc::Kind::mxf8f6f4 || pair || a_tmem || !tc::decode_scaled(idesc).ue8m0))
     return fmt::format("{} with instruction descriptor {:#010x}: the host models kind::mxf8f6f4 with ue8m0 scales, cta_group::1, A in SMEM", instr, idesc);

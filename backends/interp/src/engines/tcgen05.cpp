@@ -292,23 +292,10 @@ void machine::tcgen05_complete(async_op& op) {
   };
   // Everything the instruction does comes from its bits.
   const bool scaled = p.scaled;
-  auto decoded = [&](std::uint32_t bits) {
-    if (!scaled) return tc::decode(bits);
-    // The block-scaled layout (ir/tcgen05.hpp): the same fields the unscaled one has, elsewhere.
-    const auto sd = tc::decode_scaled(bits);
-    tc::instr_desc d;
-    d.sparse = sd.sparse;
-    d.a_format = sd.a_format, d.b_format = sd.b_format;
-    d.negate_a = sd.negate_a, d.negate_b = sd.negate_b;
-    d.a_major = sd.a_major, d.b_major = sd.b_major;
-    d.n = sd.n, d.m = sd.m;
-    d.d_format = tc::d_format(ir::DType::f32);
-    return d;
-  };
   if (op.idesc & (scaled ? tc::scaled_reserved_bits : tc::reserved_bits)) bad(fmt::format("instruction descriptor {:#010x}, whose reserved bits are set", op.idesc));
   if (scaled && !tc::decode_scaled(op.idesc).ue8m0)
     bad(fmt::format("instruction descriptor {:#010x}: ue4m3 scales (bit 23 clear), which kind::mxf8f6f4.block32 does not take", op.idesc));
-  const auto id = decoded(op.idesc);
+  const auto id = tc::decode_mma(op.idesc, scaled);  // the block-scaled layout's fields sit elsewhere
   ir::DType a_type{}, b_type{};
   if (id.sparse || id.saturate || id.negate_a || id.negate_b || id.max_shift != 0)
     bad(fmt::format("instruction descriptor {:#010x}: sparsity, saturation, negation or a maximum shift, which are not modelled", op.idesc));

@@ -219,6 +219,20 @@ constexpr scaled_desc decode_scaled(std::uint32_t b) {
   d.sfa_id = static_cast<int>((b >> 29) & 3u);
   return d;
 }
+// Either layout's fields in the unscaled one's struct (a block-scaled D is F32: the layout has
+// no D type field): what the interpreter's engine and the host backend check and read.
+constexpr instr_desc decode_mma(std::uint32_t bits, bool scaled) {
+  if (!scaled) return decode(bits);
+  const scaled_desc sd = decode_scaled(bits);
+  instr_desc d;
+  d.sparse = sd.sparse;
+  d.a_format = sd.a_format, d.b_format = sd.b_format;
+  d.negate_a = sd.negate_a, d.negate_b = sd.negate_b;
+  d.a_major = sd.a_major, d.b_major = sd.b_major;
+  d.n = sd.n, d.m = sd.m;
+  d.d_format = 1;  // F32
+  return d;
+}
 constexpr std::uint32_t scaled_reserved_bits = 3u | (1u << 3) | (1u << 6) | (7u << 24) | (1u << 31);
 // Elements of K one scale covers (block32) and K of one instruction: one scale per instruction.
 constexpr int scale_block = 32;

@@ -409,7 +409,8 @@ auto tcgen05_mma(src_loc loc, mma_scales sc, Acc const& acc, A const& a, B const
         if constexpr (!detail::check_mma_barrier<op, Bar, Group>()) {
           return stmt<>{};
         } else {
-          auto const* bar = tree::ptr(detail::barrier_element(std::get<0>(args)));
+          const auto element = detail::barrier_element(std::get<0>(args));  // alive until the node copied its ref
+          auto const* bar = tree::ptr(element);
           return detail::make_stmt<detail::info_of_operands<A, B, Bar>() | tcgen05_group_info<Group>>(
               sc.a ? tree::stmt_op(ir::StmtOp::tcgen05_mma, loc, {&acc.ref, &a.ref, &b.ref, sc.a, sc.b, bar}, extra)
                    : tree::stmt_op(ir::StmtOp::tcgen05_mma, loc, {&acc.ref, &a.ref, &b.ref, bar}, extra));

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The SASS of the GEMMs: does the CUBIN NVRTC builds really issue tensor-core instructions
 # (HGMMA, Hopper's wgmma; QGMMA for gemm_fp8; UTCHMMA, Blackwell's tcgen05.mma of 16-bit inputs,
-# for gemm_blackwell on sm_100a; with a tmem[...] A operand and STTM for gemm_blackwell_ts) and
+# for gemm_blackwell on sm_100a; with a tmem[...] A operand and STTM for gemm_blackwell_ts; the
+# block-scaled UTCQMMA and the scale copies' UTCCP for gemm_blackwell_mx) and
 # TMA (UTMALDG/UTMASTG)? nvdisasm comes from the
 # nvidia-cuda-nvdisasm PyPI wheel, installed into build/sass-venv by this script (not by the
 # product, which never needs it). Runs without a GPU.
@@ -26,7 +27,7 @@ fails=0
 # A kernel may carry one parameter after `@` (gemm_blackwell_2cta@mc=2: two pairs multicasting A);
 # its files are named with `_` for `@` and `=`.
 for spec in "gemm_hopper:HGMMA:sm_90a" "gemm_small:HGMMA:sm_90a" "gemm_fp8:QGMMA:sm_90a" "gemm_fp8_blockwise:QGMMA:sm_90a" "gemm_blackwell:UTCHMMA:sm_100a" "gemm_blackwell_2cta:UTCHMMA:sm_100a" \
-            "gemm_blackwell_2cta@mc=2:UTCHMMA:sm_100a" "gemm_blackwell_ts:UTCHMMA:sm_100a"; do
+            "gemm_blackwell_2cta@mc=2:UTCHMMA:sm_100a" "gemm_blackwell_ts:UTCHMMA:sm_100a" "gemm_blackwell_mx:UTCQMMA:sm_100a"; do
   arch=${spec##*:}
   spec=${spec%:*}
   op=${spec#*:}
@@ -62,6 +63,14 @@ for spec in "gemm_hopper:HGMMA:sm_90a" "gemm_small:HGMMA:sm_90a" "gemm_fp8:QGMMA
       stores=$(grep -c 'STTM' "$out/$spec.sass" || true)
       echo "$spec: $ts UTCHMMA with A from TMEM, $stores STTM (tcgen05.st)"
       [ "$ts" -gt 0 ] && [ "$stores" -gt 0 ] || { echo "sass_check: $spec lacks the A-from-TMEM MMA or the TMEM store"; fails=1; }
+    fi
+    if [ "$spec" = gemm_blackwell_mx ]; then
+      # Block scaling: tcgen05.cp 32x128b.warpx4 is UTCCP.T.S.4x32dp128bit; the MMA reads two more
+      # TMEM operands (the scales) than UTCHMMA does.
+      cps=$(grep -c 'UTCCP' "$out/$spec.sass" || true)
+      scaled=$(grep -c -E 'UTCQMMA gdesc\[[^]]*\], gdesc\[[^]]*\], tmem\[[^]]*\], tmem\[[^]]*\], idesc\[[^]]*\], tmem\[' "$out/$spec.sass" || true)
+      echo "$spec: $cps UTCCP (tcgen05.cp), $scaled UTCQMMA with scale operands in TMEM"
+      [ "$cps" -gt 0 ] && [ "$scaled" -gt 0 ] || { echo "sass_check: $spec lacks the scale copy or the block-scaled MMA"; fails=1; }
     fi
   fi
 done

@@ -352,7 +352,7 @@ class Printer {
         break;
       case StmtOp::tcgen05_mma:
         for (std::size_t i = 0; i < s.refs.size(); ++i) {
-          if (s.flag && i == 3) args.push_back(fmt::format("block_scale({}, {})", ref(s.refs[3]), ref(s.refs[4])));
+          if (s.flag && i == 3) args.push_back(fmt::format("block_scale({}, {})", ref(s.refs[3]), ref(at(s, 4))));  // at: malformed IR may lack one
           if (!s.flag || (i != 3 && i != 4)) args.push_back(ref(s.refs[i]));
         }
         args.push_back(s.e0 == none ? "true" : expr(s.e0));

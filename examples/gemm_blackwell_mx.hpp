@@ -20,14 +20,17 @@
 // columns per K slice; the interpreter reports that as a race, which the spec text supports.)
 //
 // Scales in GMEM: the layout cuBLASLt (VEC32_UE8M0) and CUTLASS keep them in, 512-byte blocks of
-// 128 rows x 4 K blocks, block (row / 128, K block / 4) at (r / 128, kb / 4) of sfa (M / 128,
-// K / 128, 32, 16), inside it byte (r % 32) * 16 + (r % 128 / 32) * 4 + kb % 4: exactly what
-// tcgen05.cp 32x128b.warpx4 copies to where the MMA reads (ir/tcgen05.hpp). M, N and K are
-// multiples of 128 (cuBLASLt pads scale tensors to those blocks too).
+// 128 rows x 4 K blocks, block (row / 128, K block / 4) at (r / 128, kb / 4) of sfa
+// (ceil(M / 128), ceil(K / 128), 32, 16), inside it byte (r % 32) * 16 + (r % 128 / 32) * 4 + kb % 4:
+// exactly what tcgen05.cp 32x128b.warpx4 copies to where the MMA reads (ir/tcgen05.hpp). The scale
+// tensors are padded to whole blocks, as cuBLASLt's are, so any M (a launch argument with
+// --dynamic M), N and K work: edge tiles of A and B overhang into TMA's zero fill, whose products
+// are 0 whatever their padded scales say, and C's store drops the overhang.
 //
 // TMEM: D 2 x 128 columns, the scale rings 2 x 32 (8 columns a stage: 4 for 128 rows, 4 spare, as
 // allocations are 32 columns at least): 320 of 512.
 #pragma once
+#include <algorithm>
 #include <string>
 
 #include <stagecraft/ir/mx_formats.hpp>
@@ -41,8 +44,11 @@ namespace stagecraft::examples::mx {
 
 constexpr long long BM = 128, BN = 128, BK = 128, S = 4;
 
+// M_blocks: ceil(M / 128), the scale tensor's first extent; with a run-time M its own run-time
+// extent (a parameter's dimension is one extent, which the launch reads from that tensor).
 template <class TA, class TB, bool OneScaleBuffer = false>
-auto gemm_blackwell_mx(std::int64_t M, std::int64_t N, std::int64_t K, size_expr ctas, std::int64_t raster, const char* name = "gemm_blackwell_mx") {
+auto gemm_blackwell_mx(size_expr M, size_expr M_blocks, std::int64_t N, std::int64_t K, size_expr ctas, std::int64_t raster,
+                       const char* name = "gemm_blackwell_mx") {
   // OneScaleBuffer: one set of scale columns rewritten every K slice (CUTLASS's choice), for the
   // test that shows the interpreter reporting the copy racing the previous slice's MMAs.
   auto scale_columns = [] {
@@ -57,8 +63,8 @@ auto gemm_blackwell_mx(std::int64_t M, std::int64_t N, std::int64_t K, size_expr
       name, grid(ctas), threads(warpgroup, warp, warp),
       gmem<TA>("a", shape(M, K)),                                          // (m, k)
       gmem<TB>("b", shape(N, K)),                                          // (n, k): C = A * B^T
-      gmem<u8>("sfa", shape(M / 128, K / 128, 32_c, 16_c)),                // (m block, k block, row % 32, 4 x row group + k % 4): ue8m0
-      gmem<u8>("sfb", shape(N / 128, K / 128, 32_c, 16_c)),                // the same for B's rows
+      gmem<u8>("sfa", shape(M_blocks, ceil_div(K, 128), 32_c, 16_c)),  // (m block, k block, row % 32, 4 x row group + k % 4): ue8m0
+      gmem<u8>("sfb", shape(ceil_div(N, 128), ceil_div(K, 128), 32_c, 16_c)),  // the same for B's rows
       gmem<bf16>("c", shape(M, N)),                                        // (m, n)
       smem<TA>(shape(int_c<S>, int_c<BM>, int_c<BK>), swizzle(128_c)),     // as: (stage, m, k), K-major
       smem<TB>(shape(int_c<S>, int_c<BN>, int_c<BK>), swizzle(128_c)),     // bs: (stage, n, k), K-major
@@ -74,8 +80,8 @@ auto gemm_blackwell_mx(std::int64_t M, std::int64_t N, std::int64_t K, size_expr
       scale_columns(),                                                     // sfb_t: B's
       [=](auto a, auto b, auto sfa, auto sfb, auto c, auto as, auto bs, auto sfas, auto sfbs, auto cs, auto full, auto empty, auto acc_full,
           auto acc_empty, auto d, auto sfa_t, auto sfb_t) {
-        const std::int64_t steps = K / BK;
-        const auto sched = static_schedule(ceil_div(compiled_in(M), BM), ceil_div(N, BN), ctas, program_id(0_c), raster);
+        const std::int64_t steps = ceil_div(K, BK);
+        const auto sched = static_schedule(ceil_div(M, BM), ceil_div(N, BN), ctas, program_id(0_c), raster);
         const size_expr rounds = sched.rounds();
         auto valid = [&](auto i) { return sched.valid(i); };
         auto m = [&](auto i) { return sched.m(i); };
@@ -106,7 +112,7 @@ auto gemm_blackwell_mx(std::int64_t M, std::int64_t N, std::int64_t K, size_expr
 
 // The scale of row r of a (rows, K) operand for K block kb (of 32), from its blocked tensor.
 inline double scale(host_tensor const& sf, std::int64_t K, std::int64_t r, std::int64_t kb) {
-  const std::int64_t at = (((r / 128) * (K / 128) + kb / 4) * 32 + r % 32) * 16 + (r % 128) / 32 * 4 + kb % 4;
+  const std::int64_t at = (((r / 128) * ceil_div(K, 128) + kb / 4) * 32 + r % 32) * 16 + (r % 128) / 32 * 4 + kb % 4;
   return ir::mx::decode_ue8m0(static_cast<unsigned>(sf.get(at)));
 }
 
@@ -117,9 +123,9 @@ inline void reference(std::vector<host_tensor>& t, param_values const& p) {
   for (std::int64_t i = 0; i < M; ++i)
     for (std::int64_t j = 0; j < N; ++j) {
       double sum = 0;
-      for (std::int64_t kb = 0; kb < K / 32; ++kb) {
+      for (std::int64_t kb = 0; kb < ceil_div(K, 32); ++kb) {
         double dot = 0;
-        for (std::int64_t k = 32 * kb; k < 32 * kb + 32; ++k) dot += a.get(i * K + k) * b.get(j * K + k);
+        for (std::int64_t k = 32 * kb; k < std::min(32 * kb + 32, K); ++k) dot += a.get(i * K + k) * b.get(j * K + k);
         sum += dot * scale(sfa, K, i, kb) * scale(sfb, K, j, kb);
       }
       t[4].set(i * N + j, sum);

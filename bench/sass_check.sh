@@ -27,7 +27,8 @@ fails=0
 # A kernel may carry one parameter after `@` (gemm_blackwell_2cta@mc=2: two pairs multicasting A);
 # its files are named with `_` for `@` and `=`.
 for spec in "gemm_hopper:HGMMA:sm_90a" "gemm_small:HGMMA:sm_90a" "gemm_fp8:QGMMA:sm_90a" "gemm_fp8_blockwise:QGMMA:sm_90a" "gemm_blackwell:UTCHMMA:sm_100a" "gemm_blackwell_2cta:UTCHMMA:sm_100a" \
-            "gemm_blackwell_2cta@mc=2:UTCHMMA:sm_100a" "gemm_blackwell_ts:UTCHMMA:sm_100a" "gemm_blackwell_mx:UTCQMMA:sm_100a"; do
+            "gemm_blackwell_2cta@mc=2:UTCHMMA:sm_100a" "gemm_blackwell_ts:UTCHMMA:sm_100a" "gemm_blackwell_mx:UTCQMMA:sm_100a" \
+            "gemm_blackwell_mx@fmt=3:UTCOMMA:sm_100a" "gemm_blackwell_mx@fmt=4:UTCOMMA.4X:sm_100a"; do
   arch=${spec##*:}
   spec=${spec%:*}
   op=${spec#*:}
@@ -64,12 +65,13 @@ for spec in "gemm_hopper:HGMMA:sm_90a" "gemm_small:HGMMA:sm_90a" "gemm_fp8:QGMMA
       echo "$spec: $ts UTCHMMA with A from TMEM, $stores STTM (tcgen05.st)"
       [ "$ts" -gt 0 ] && [ "$stores" -gt 0 ] || { echo "sass_check: $spec lacks the A-from-TMEM MMA or the TMEM store"; fails=1; }
     fi
-    if [ "$spec" = gemm_blackwell_mx ]; then
+    if [ "$kernel" = gemm_blackwell_mx ]; then
       # Block scaling: tcgen05.cp 32x128b.warpx4 is UTCCP.T.S.4x32dp128bit; the MMA reads two more
-      # TMEM operands (the scales) than UTCHMMA does.
+      # TMEM operands (the scales) than UTCHMMA does. FP4 (fmt=3 kind::mxf4, fmt=4
+      # kind::mxf4nvf4) is UTCOMMA, .4X for NVFP4's four scales an instruction.
       cps=$(grep -c 'UTCCP' "$out/$spec.sass" || true)
-      scaled=$(grep -c -E 'UTCQMMA gdesc\[[^]]*\], gdesc\[[^]]*\], tmem\[[^]]*\], tmem\[[^]]*\], idesc\[[^]]*\], tmem\[' "$out/$spec.sass" || true)
-      echo "$spec: $cps UTCCP (tcgen05.cp), $scaled UTCQMMA with scale operands in TMEM"
+      scaled=$(grep -c -E "$op gdesc\[[^]]*\], gdesc\[[^]]*\], tmem\[[^]]*\], tmem\[[^]]*\], idesc\[[^]]*\], tmem\[" "$out/$spec.sass" || true)
+      echo "$spec: $cps UTCCP (tcgen05.cp), $scaled $op with scale operands in TMEM"
       [ "$cps" -gt 0 ] && [ "$scaled" -gt 0 ] || { echo "sass_check: $spec lacks the scale copy or the block-scaled MMA"; fails=1; }
     fi
   fi

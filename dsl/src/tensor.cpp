@@ -57,7 +57,7 @@ double host_tensor::get(std::int64_t i) const {
     case ir::DType::i32: return as<std::int32_t>()[i];
     case ir::DType::u32: return as<std::uint32_t>()[i];
     case ir::DType::i8: return as<std::int8_t>()[i];
-    case ir::DType::u8: return as<std::uint8_t>()[i];
+    case ir::DType::u8: case ir::DType::e2m1x2: case ir::DType::ue4m3: return as<std::uint8_t>()[i];
     case ir::DType::e4m3: return ir::e4m3_to_f32(as<std::uint8_t>()[i]);
     case ir::DType::e5m2: return ir::e5m2_to_f32(as<std::uint8_t>()[i]);
     case ir::DType::pred: return as<std::uint8_t>()[i] != 0;
@@ -114,7 +114,7 @@ void host_tensor::set(std::int64_t i, double v) {
     case ir::DType::i32: as<std::int32_t>()[i] = wrap<std::int32_t>(v); return;
     case ir::DType::u32: as<std::uint32_t>()[i] = wrap<std::uint32_t>(v); return;
     case ir::DType::i8: as<std::int8_t>()[i] = wrap<std::int8_t>(v); return;
-    case ir::DType::u8: as<std::uint8_t>()[i] = wrap<std::uint8_t>(v); return;
+    case ir::DType::u8: case ir::DType::e2m1x2: case ir::DType::ue4m3: as<std::uint8_t>()[i] = wrap<std::uint8_t>(v); return;
     // Through f32 as on the GPU (cast<e4m3>() of an f32 tile): the double rounds to f32 first.
     case ir::DType::e4m3: as<std::uint8_t>()[i] = ir::f32_to_e4m3(static_cast<float>(v)); return;
     case ir::DType::e5m2: as<std::uint8_t>()[i] = ir::f32_to_e5m2(static_cast<float>(v)); return;
@@ -224,7 +224,7 @@ std::vector<host_tensor> seeded_inputs(ir::Kernel const& k, std::uint64_t seed) 
     for (std::int64_t i = 0; i < (p.workspace ? 0 : t.elements()); ++i) {
       const auto r = next();
       if (ir::dtype_is_float(p.dtype)) t.set(i, static_cast<double>(r >> 40) / static_cast<double>(1ull << 24) * 4.0 - 2.0);
-      else if (p.dtype == ir::DType::u32 || p.dtype == ir::DType::u8) t.set(i, static_cast<double>(r % 200));
+      else if (p.dtype == ir::DType::u32 || ir::dtype_is_byte_code(p.dtype)) t.set(i, static_cast<double>(r % 200));
       else t.set(i, static_cast<double>(static_cast<std::int64_t>(r % 201) - 100));
     }
     out.push_back(std::move(t));

@@ -64,7 +64,7 @@ const char* numpy_name(ir::DType t) {
     case ir::DType::i32: return "int32";
     case ir::DType::u32: return "uint32";
     case ir::DType::i8: return "int8";
-    case ir::DType::u8: return "uint8";
+    case ir::DType::u8: case ir::DType::e2m1x2: case ir::DType::ue4m3: return "uint8";
     case ir::DType::e4m3: case ir::DType::e5m2: case ir::DType::pred: return "uint8";
   }
   return "?";

@@ -1,4 +1,4 @@
-// expect: block_scale\(sfa, sfb\): the scales are ue8m0 codes in u8 TMEM, but got f32
+// expect: block_scale\(sfa, sfb\): the scales are ue8m0 codes in u8 TMEM or ue4m3 codes in ue4m3 TMEM, but got f32
 // A block-scaled MMA's scales are one ue8m0 byte per 32 of K for each row: u8 TMEM, not f32
 // (kind::mxf8f6f4.block_scale reads them a byte at a time from 32-bit TMEM cells).
 #include <stagecraft/stagecraft.hpp>

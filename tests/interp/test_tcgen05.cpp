@@ -665,6 +665,74 @@ TEST_CASE("gemm_blackwell_mx (MXFP8) is within the MMA tolerance under eager, la
   }
 }
 
+TEST_CASE("gemm_blackwell_mx MXFP4 and NVFP4 (packed e2m1, kind::mxf4 and kind::mxf4nvf4) are within the MMA tolerance under eager, lazy and 50 PCT "
+          "schedules, whole and partial tiles",
+          "[interp][tcgen05][mx][fp4]") {
+  // 333 x 136 x 288: partial tiles in M, N and K (K = 288 values: one whole 256-value slice and a
+  // 32-value tail in TMA's zero fill).
+  for (auto z : {mx_case{256, 256, 512, 3, 0}, mx_case{256, 128, 256, 4, 0}, mx_case{333, 136, 288, 3, 2}, mx_case{333, 136, 288, 4, 2}}) {
+    INFO("M=" << z.M << " N=" << z.N << " K=" << z.K << " fmt=" << z.fmt << " ctas=" << z.ctas);
+    auto [k, in] = mx_kernel(z, 47);
+    CHECK(k.params[0].dtype == ir::DType::e2m1x2);
+    CHECK(k.params[0].shape.back() == z.K / 2);  // two values a byte
+    CHECK(k.params[2].dtype == (z.fmt == 4 ? ir::DType::ue4m3 : ir::DType::u8));
+    auto const& e = registry::global().find("gemm_blackwell_mx");
+    auto expected = in;
+    e.reference(expected, registry::resolve(e, {{"M", z.M}, {"N", z.N}, {"K", z.K}, {"fmt", z.fmt}, {"ctas", z.ctas}}));
+    run_everywhere(k, in, expected, 50);
+    const auto r = interp::run(k, in);
+    const auto tol = interp::tolerance_of(k, r, in);
+    REQUIRE(tol.has_value());
+    CHECK(tol->k == (z.K + 255) / 256 * 256);  // products: whole 256-value slices
+    CHECK(tol->max_input == 6.0);              // e2m1's largest, decoded from the nibbles, not the byte
+    auto const& mma = *std::find_if(k.stmts.begin(), k.stmts.end(), [](ir::Stmt const& s) { return s.op == ir::StmtOp::tcgen05_mma; });
+    const auto p = ir::tcgen05::plan_of(k, mma);
+    CHECK(p.kind == (z.fmt == 4 ? ir::tcgen05::Kind::mxf4nvf4 : ir::tcgen05::Kind::mxf4));
+    CHECK(p.k_steps() == 4);  // 4 x k64 over a 128-byte slice
+    CHECK(p.scale_vec == (z.fmt == 4 ? 4 : 2));
+    CHECK(p.shape_suffix() == (z.fmt == 4 ? "kind::mxf4nvf4 m128n128k64 e2m1x2" : "kind::mxf4 m128n128k64 e2m1x2"));
+    // Instruction 3: MXFP4's second cell (4 columns on), bytes 2-3; NVFP4's fourth cell, byte 0.
+    CHECK(p.scale_column(3) == (z.fmt == 4 ? 12 : 4));
+    CHECK(ir::tcgen05::decode_scaled(p.idesc_at(3)).sfa_id == (z.fmt == 4 ? 0 : 2));
+    CHECK(ir::tcgen05::decode_scaled(p.idesc).ue8m0 == (z.fmt == 3));
+    // E2M1 (1) in bits 7-9 and 10-12, K-major A and B, N >> 3 at 17, UE8M0 at 23 (MXFP4 only), M >> 7 at 27.
+    const std::uint32_t n_bits = static_cast<std::uint32_t>(p.n >> 3) << 17;
+    CHECK(p.idesc == ((z.fmt == 3 ? 0x08800480u : 0x08000480u) | n_bits));
+  }
+}
+
+TEST_CASE("gemm_blackwell_mx FP4: a wrong nibble order, scale cell or scale format is a wrong answer on the CPU", "[interp][tcgen05][mx][fp4]") {
+  for (std::int64_t fmt : {3, 4}) {
+    INFO("fmt=" << fmt);
+    const mx_case z{128, 128, 256, fmt, 0};
+    auto [k, in] = mx_kernel(z, 53);
+    auto const& e = registry::global().find("gemm_blackwell_mx");
+    const auto vals = registry::resolve(e, {{"M", 128}, {"N", 128}, {"K", 256}, {"fmt", fmt}});
+    const auto r = interp::run(k, in);
+    REQUIRE(r.ok());
+    auto right = in;
+    e.reference(right, vals);
+    CHECK(testing::outside_bound(k, r, in, right) == "");
+    // A reference that reads A's nibbles the other way round (element 2i in bits 4-7).
+    auto swapped = in;
+    for (std::int64_t i = 0; i < swapped[0].elements(); ++i) {
+      const auto b = static_cast<unsigned>(swapped[0].get(i));
+      swapped[0].set(i, static_cast<double>((b >> 4) | (b & 0xfu) << 4));
+    }
+    e.reference(swapped, vals);
+    CHECK(testing::outside_bound(k, r, in, swapped) != "");
+    // A reference whose scale blocks 0 and 1 of K (bytes 0 and 1 of row 0..31's cells) trade places.
+    auto blocks = in;
+    for (std::int64_t r32 = 0; r32 < 32; ++r32) {
+      const double t = blocks[2].get(r32 * 16);
+      blocks[2].set(r32 * 16, blocks[2].get(r32 * 16 + 1));
+      blocks[2].set(r32 * 16 + 1, t);
+    }
+    e.reference(blocks, vals);
+    CHECK(testing::outside_bound(k, r, in, blocks) != "");
+  }
+}
+
 TEST_CASE("gemm_blackwell_mx: the scales are read where the 128 x 4 block layout puts them (a reference reading another row group's is outside the bound)",
           "[interp][tcgen05][mx]") {
   const mx_case z{128, 128, 128, 1, 0};
@@ -695,7 +763,7 @@ TEST_CASE("gemm_blackwell_mx: the scales are read where the 128 x 4 block layout
 
 TEST_CASE("gemm_blackwell_mx with one set of scale columns: the next K slice's tcgen05_copy_scales races the MMAs still reading them",
           "[interp][tcgen05][mx]") {
-  const auto k = lower(examples::mx::gemm_blackwell_mx<e4m3, e4m3, true>(compiled_in(128), compiled_in(1), 128, 256, compiled_in(1), 8, "mx_one_scale_buffer"));
+  const auto k = lower(examples::mx::gemm_blackwell_mx<e4m3, e4m3, u8, true>(compiled_in(128), compiled_in(1), 128, 256, compiled_in(1), 8, "mx_one_scale_buffer"));
   auto const& e = registry::global().find("gemm_blackwell_mx");
   auto in = testing::random_buffers(k, 41);
   e.inputs(in, registry::resolve(e, {{"M", 128}, {"N", 128}, {"K", 256}}));
@@ -730,5 +798,5 @@ TEST_CASE("block-scaled tcgen05_mma in hand-built IR: scales that are not u8, or
   auto it = std::find_if(bf.stmts.begin(), bf.stmts.end(), [](ir::Stmt const& s) { return s.op == ir::StmtOp::tcgen05_mma; });
   it->flag = true;
   it->refs.insert(it->refs.begin() + 3, {it->refs[0], it->refs[0]});
-  CHECK_THROWS_WITH(ir::verify(bf), Contains("(tcgen05_mma): block scaling is modelled for e4m3 and e5m2 operands (kind::mxf8f6f4"));
+  CHECK_THROWS_WITH(ir::verify(bf), Contains("(tcgen05_mma): block scaling is modelled for e4m3 and e5m2 operands with ue8m0 (u8) scales (kind::mxf8f6f4"));
 }

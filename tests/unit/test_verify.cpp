@@ -283,8 +283,8 @@ TEST_CASE("the verifier rejects enum values out of range", "[verify][contract]")
     REQUIRE_THROWS_WITH(ir::verify(k), Contains("parameter 'x' has unknown dtype 77"));
   }
   SECTION("the last dtype is known, the next one is not (the range follows ir::last_dtype)") {
-    k.params[0].dtype = ir::DType::u8;  // the last (pred, before it, lives in registers only)
-    static_assert(ir::last_dtype == ir::DType::u8);
+    k.params[0].dtype = ir::DType::ue4m3;  // the last (NVFP4's scale codes)
+    static_assert(ir::last_dtype == ir::DType::ue4m3);
     REQUIRE_NOTHROW(ir::verify(k));
     const int next = static_cast<int>(ir::last_dtype) + 1;
     k.params[0].dtype = static_cast<ir::DType>(next);

@@ -189,7 +189,7 @@ CUtensorMapDataType tma_type(ir::DType t) {
     case ir::DType::bf16: return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
     case ir::DType::i32: return CU_TENSOR_MAP_DATA_TYPE_INT32;
     case ir::DType::u32: return CU_TENSOR_MAP_DATA_TYPE_UINT32;
-    case ir::DType::i8: case ir::DType::u8: case ir::DType::e4m3: case ir::DType::e5m2: case ir::DType::pred:
+    case ir::DType::i8: case ir::DType::u8: case ir::DType::e2m1x2: case ir::DType::ue4m3: case ir::DType::e4m3: case ir::DType::e5m2: case ir::DType::pred:
       return CU_TENSOR_MAP_DATA_TYPE_UINT8;  // same bytes; TMA does not convert (pred: never in memory)
   }
   return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;

@@ -107,10 +107,12 @@ struct api {
   void (*stmatrix)(unsigned addr, const unsigned* regs, int n);
   // shfl.sync.idx.b32 (twice for 64 bits) over all 32 lanes: the bits lane src_lane % 32 passed.
   unsigned long long (*shfl_idx)(unsigned long long bits, int src_lane);
-  // Block-scaled tcgen05.mma (kind::mxf8f6f4.block_scale.block32) by one thread: tc_mma's with A
-  // in SMEM, and the TMEM addresses of the scales of A and B (ue8m0 bytes; the descriptor's IDs
-  // pick the byte of each 32-bit cell).
-  void (*tc_mma_scaled)(unsigned d, unsigned long long a_desc, unsigned long long b_desc, unsigned idesc, unsigned sfa, unsigned sfb, unsigned accumulate);
+  // Block-scaled tcgen05.mma (kind::mxf8f6f4, kind::mxf4 .block32; kind::mxf4nvf4 .block16) by
+  // one thread: tc_mma's with A in SMEM, and the TMEM addresses of the scales of A and B (ue8m0
+  // or ue4m3 bytes; the descriptor's IDs pick the first byte of each 32-bit cell). kind:
+  // ir::tcgen05::Kind.
+  void (*tc_mma_scaled)(unsigned d, unsigned long long a_desc, unsigned long long b_desc, unsigned idesc, unsigned sfa, unsigned sfb, unsigned accumulate,
+                        int kind);
   // tcgen05.cp.cta_group::1.32x128b.warpx4 by one thread: 32 rows of 16 bytes from SMEM (the
   // sm_100 descriptor sdesc) into columns taddr .. taddr + 3 of every lane quarter.
   void (*tc_cp)(unsigned taddr, unsigned long long sdesc);

@@ -222,7 +222,13 @@ inline void tc_mma_i8(unsigned d, unsigned long long a, unsigned long long b, un
 inline void tc_mma_ts_f16(unsigned d, unsigned a, unsigned long long b, unsigned idesc, unsigned acc) { sc_host_api->tc_mma(d, 0ull, 1, a, b, idesc, acc, 0); }
 inline void tc_mma_ts_tf32(unsigned d, unsigned a, unsigned long long b, unsigned idesc, unsigned acc) { sc_host_api->tc_mma(d, 0ull, 1, a, b, idesc, acc, 1); }
 inline void tc_mma_mxf8f6f4(unsigned d, unsigned long long a, unsigned long long b, unsigned idesc, unsigned sfa, unsigned sfb, unsigned acc) {
-  sc_host_api->tc_mma_scaled(d, a, b, idesc, sfa, sfb, acc);
+  sc_host_api->tc_mma_scaled(d, a, b, idesc, sfa, sfb, acc, 4);
+}
+inline void tc_mma_mxf4(unsigned d, unsigned long long a, unsigned long long b, unsigned idesc, unsigned sfa, unsigned sfb, unsigned acc) {
+  sc_host_api->tc_mma_scaled(d, a, b, idesc, sfa, sfb, acc, 5);
+}
+inline void tc_mma_mxf4nvf4(unsigned d, unsigned long long a, unsigned long long b, unsigned idesc, unsigned sfa, unsigned sfb, unsigned acc) {
+  sc_host_api->tc_mma_scaled(d, a, b, idesc, sfa, sfb, acc, 6);
 }
 inline void tc_cp_32x128b_warpx4(unsigned taddr, unsigned long long sdesc) { sc_host_api->tc_cp(taddr, sdesc); }
 inline void tc_commit(unsigned bar) { sc_host_api->tc_commit(bar, 0u); }

@@ -800,13 +800,13 @@ class machine {
   }
   // The block-scaled MMA and the copy of its scales (cta_group::1): complete when issued, as tc_mma.
   static void api_tc_mma_scaled(unsigned d, unsigned long long a_desc, unsigned long long b_desc, unsigned idesc, unsigned sfa, unsigned sfb,
-                                unsigned accumulate) {
+                                unsigned accumulate, int kind) {
     auto& m = *active;
     m.preempt();
     const int cta = m.me().cta;
     tensor_core::tc_cta issuer{{m.ctas_[cta].smem, static_cast<std::size_t>(m.c_.code.smem_bytes), smem_window}, &m.tmem_of(cta)};
     const tensor_core::tc_scales scales{sfa, sfb};
-    if (auto e = tensor_core::tc_mma(static_cast<int>(ir::tcgen05::Kind::mxf8f6f4), idesc, d, a_desc, false, 0u, b_desc, accumulate != 0, issuer, nullptr,
+    if (auto e = tensor_core::tc_mma(kind, idesc, d, a_desc, false, 0u, b_desc, accumulate != 0, issuer, nullptr,
                                      &scales);
         !e.empty())
       m.fail(failure::protocol, fmt::format("{}: {}", m.who(), e));

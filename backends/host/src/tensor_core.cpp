@@ -128,12 +128,17 @@ bool tmem::allocated(unsigned c, unsigned n) const {
 std::string tc_mma(int kind_code, std::uint32_t idesc, std::uint32_t d, std::uint64_t a_desc, bool a_tmem, std::uint32_t a_taddr, std::uint64_t b_desc,
                    bool accumulate, tc_cta const& issuer, tc_cta const* pair, tc_scales const* scales) {
   const auto kind = static_cast<tc::Kind>(kind_code);
-  const std::string instr = fmt::format("tcgen05.mma.cta_group::{}.{}{}", pair ? 2 : 1, tc::kind_name(kind), scales ? ".block_scale.block32" : "");
+  if (kind_code < 0 || kind_code > static_cast<int>(tc::Kind::mxf4nvf4)) return fmt::format("tcgen05.mma: kind {} is not one the host models", kind_code);
+  const std::string instr = fmt::format("tcgen05.mma.cta_group::{}.{}{}", pair ? 2 : 1, tc::kind_name(kind),
+                                        !scales ? "" : kind == tc::Kind::mxf4nvf4 ? ".block_scale.block16" : ".block_scale.block32");
   // Everything the instruction does comes from its bits, as in the interpreter's engine.
   const auto id = tc::decode_mma(idesc, scales != nullptr);  // the block-scaled layout's fields sit elsewhere
   ir::DType at{}, bt{};
-  if (scales && (kind != tc::Kind::mxf8f6f4 || pair || a_tmem || !tc::decode_scaled(idesc).ue8m0))
-    return fmt::format("{} with instruction descriptor {:#010x}: the host models kind::mxf8f6f4 with ue8m0 scales, cta_group::1, A in SMEM", instr, idesc);
+  if (scales && (!tc::kind_scaled(kind) || pair || a_tmem || tc::decode_scaled(idesc).ue8m0 != (kind != tc::Kind::mxf4nvf4)))
+    return fmt::format("{} with instruction descriptor {:#010x}: the host models kind::mxf8f6f4 and kind::mxf4 with ue8m0 scales and kind::mxf4nvf4 "
+                       "with ue4m3 scales, cta_group::1, A in SMEM",
+                       instr, idesc);
+  if (!scales && tc::kind_scaled(kind)) return fmt::format("{}: a block-scaled kind without scales", instr);
   if ((idesc & (scales ? tc::scaled_reserved_bits : tc::reserved_bits)) || id.sparse || id.saturate || id.negate_a || id.negate_b || id.max_shift != 0)
     return fmt::format("{} with instruction descriptor {:#010x}: reserved bits, sparsity, saturation, negation or a maximum shift, which are not "
                        "modelled",
@@ -165,31 +170,47 @@ std::string tc_mma(int kind_code, std::uint32_t idesc, std::uint32_t d, std::uin
     if (auto e = smem_descriptor(a_desc, "A", ad); !e.empty()) return e;
   if (a_tmem && id.a_major != tc::Major::k)
     return fmt::format("{}: instruction descriptor {:#010x} reads A from TMEM M-major (bit 15), which the [a_tmem] form does not allow", instr, idesc);
-  // B: column j of the instruction lies in the issuer's SMEM (j < cta_n) or the pair's.
-  std::vector<float> b(static_cast<std::size_t>(n * ik)), a(static_cast<std::size_t>(ik));
+  // B: column j of the instruction lies in the issuer's SMEM (j < cta_n) or the pair's. Each
+  // element holds vpe K values (2 for packed e2m1), kv of them per instruction.
+  const int vpe = tc::values_per_element(bt), kv = ik * vpe;
+  std::vector<float> b(static_cast<std::size_t>(n * kv)), a(static_cast<std::size_t>(kv));
+  auto read = [&](smem_view const& sm, std::uint32_t addr, ir::DType t, float* out) {
+    const auto eb = static_cast<std::size_t>(ir::dtype_bits(t) / 8);
+    if (addr < sm.window || addr - sm.window + eb > sm.size) return false;
+    tc::operand_values(t, reinterpret_cast<std::byte const*>(sm.bytes + (addr - sm.window)), out);
+    return true;
+  };
   for (int j = 0; j < n; ++j)
     for (int k = 0; k < ik; ++k) {
       auto const& sm = side[j / cta_n]->smem;
       const auto addr = wg::element_address(bd, id.b_major, bits, j % cta_n, k);
-      if (!fetch(sm, addr, bt, b[static_cast<std::size_t>(j * ik + k)])) return outside(instr.c_str(), "B", j, k, addr, sm);
+      if (!read(sm, addr, bt, b.data() + j * kv + k * vpe)) return outside(instr.c_str(), "B", j, k, addr, sm);
     }
-  // Block-scaled: row i's scale at lane i, column sfa + i / 32, byte ID_A; column j's at lane j,
-  // column sfb + j / 32, byte ID_B (ir::tcgen05::scale_at), ue8m0 codes.
+  // Block-scaled: the vec scales of row i at lane i, column sfa + 4 g + i / 32 (g: the cell group,
+  // already in the address), bytes ID_A .. ID_A + vec - 1; column j's the same from sfb
+  // (ir::tcgen05::scale_at): ue8m0 or ue4m3 codes.
+  const int vec = scales ? tc::scale_vec_of(kind) : 1, blk = kv / vec;
   std::vector<double> sa, sb;
   if (scales) {
     const auto sd = tc::decode_scaled(idesc);
-    auto read = [&](std::vector<double>& out, int rows, std::uint32_t addr, int sid, const char* role) -> std::string {
-      for (int r = 0; r < rows; ++r) {
-        const auto p = tc::scale_at(r, sid);
-        const unsigned lane = tc::tmem_lane(addr) + static_cast<unsigned>(p.lane), c = tc::tmem_column(addr) + static_cast<unsigned>(p.column);
-        if (lane >= tmem::lanes || !issuer.t->allocated(c, 1))
-          return fmt::format("{}: the scale of {} row {} at TMEM lane {}, column {}: not allocated TMEM", instr, role, r, lane, c);
-        out.push_back(ir::mx::decode_ue8m0(issuer.t->at(lane, c) >> (8 * p.byte) & 0xffu));
-      }
+    if (!tc::scale_id_ok(sd.sfa_id, vec) || !tc::scale_id_ok(sd.sfb_id, vec))
+      return fmt::format("{} with instruction descriptor {:#010x}: scale IDs {} (A) and {} (B), but the kind reads {} scale(s) from an ID that is a multiple "
+                         "of {}",
+                         instr, idesc, sd.sfa_id, sd.sfb_id, vec, vec);
+    auto scale_row = [&](std::vector<double>& out, int rows, std::uint32_t addr, int sid, const char* role) -> std::string {
+      for (int r = 0; r < rows; ++r)
+        for (int v = 0; v < vec; ++v) {
+          const auto p = tc::scale_at(r, sid, v);
+          const unsigned lane = tc::tmem_lane(addr) + static_cast<unsigned>(p.lane), c = tc::tmem_column(addr) + static_cast<unsigned>(p.column);
+          if (lane >= tmem::lanes || !issuer.t->allocated(c, 1))
+            return fmt::format("{}: scale {} of {} row {} at TMEM lane {}, column {}: not allocated TMEM", instr, v, role, r, lane, c);
+          const unsigned code = issuer.t->at(lane, c) >> (8 * p.byte) & 0xffu;
+          out.push_back(sd.ue8m0 ? ir::mx::decode_ue8m0(code) : ir::mx::decode(ir::mx::ue4m3, code));
+        }
       return {};
     };
-    if (auto e = read(sa, m, scales->sfa, sd.sfa_id, "A"); !e.empty()) return e;
-    if (auto e = read(sb, n, scales->sfb, sd.sfb_id, "B"); !e.empty()) return e;
+    if (auto e = scale_row(sa, m, scales->sfa, sd.sfa_id, "A"); !e.empty()) return e;
+    if (auto e = scale_row(sb, n, scales->sfb, sd.sfb_id, "B"); !e.empty()) return e;
   }
   for (int i = 0; i < m; ++i) {
     tc_cta const& c = *side[i / cta_m];
@@ -206,16 +227,20 @@ std::string tc_mma(int kind_code, std::uint32_t idesc, std::uint32_t d, std::uin
         a[static_cast<std::size_t>(k)] = wg::operand_value(at, reinterpret_cast<std::byte const*>(bytes + k * eb % 4));
       } else {
         const auto addr = wg::element_address(ad, id.a_major, bits, i % cta_m, k);
-        if (!fetch(c.smem, addr, at, a[static_cast<std::size_t>(k)])) return outside(instr.c_str(), "A", i, k, addr, c.smem);
+        if (!read(c.smem, addr, at, a.data() + k * vpe)) return outside(instr.c_str(), "A", i, k, addr, c.smem);
       }
     }
-    // Row i of D is lane i % cta_m of CTA i / cta_m of the pair.
+    // Row i of D is lane i % cta_m of CTA i / cta_m of the pair. Block-scaled: each scale block's
+    // dot product times its two scales, summed (the interpreter's order).
     for (int j = 0; j < n; ++j) {
       std::uint32_t& w = c.t->at(lane0 + static_cast<unsigned>(i % cta_m), col + static_cast<unsigned>(j));
       alignas(4) std::byte x[4]{};  // +0.0f and 0 alike
       if (accumulate) std::memcpy(x, &w, 4);
-      double sum = dot(a.data(), b.data() + j * ik, ik);
-      if (scales) sum *= sa[static_cast<std::size_t>(i)] * sb[static_cast<std::size_t>(j)];  // powers of two: exact
+      double sum = 0;
+      if (!scales) sum = dot(a.data(), b.data() + j * kv, kv);
+      else
+        for (int v = 0; v < vec; ++v)
+          sum += dot(a.data() + v * blk, b.data() + j * kv + v * blk, blk) * sa[static_cast<std::size_t>(i * vec + v)] * sb[static_cast<std::size_t>(j * vec + v)];
       wg::accumulate(acc, x, sum);
       std::memcpy(&w, x, 4);
     }

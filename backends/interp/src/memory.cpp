@@ -28,7 +28,7 @@ void read_mapped(memory const& m, std::int64_t off, std::int64_t n, tile_buf& t,
       case ir::DType::i32: { std::int32_t v; std::memcpy(&v, p, 4); t.i[at + k] = v; break; }
       case ir::DType::u32: { std::uint32_t v; std::memcpy(&v, p, 4); t.i[at + k] = v; break; }
       case ir::DType::i8: { std::int8_t v; std::memcpy(&v, p, 1); t.i[at + k] = v; break; }
-      case ir::DType::u8: { std::uint8_t v; std::memcpy(&v, p, 1); t.i[at + k] = v; break; }
+      case ir::DType::u8: case ir::DType::e2m1x2: case ir::DType::ue4m3: { std::uint8_t v; std::memcpy(&v, p, 1); t.i[at + k] = v; break; }
       case ir::DType::e4m3: t.f[at + k] = ir::e4m3_to_f32(static_cast<unsigned char>(*p)); break;
       case ir::DType::e5m2: t.f[at + k] = ir::e5m2_to_f32(static_cast<unsigned char>(*p)); break;
       case ir::DType::pred: { std::uint8_t v; std::memcpy(&v, p, 1); t.i[at + k] = v != 0; break; }  // never memory (verifier)
@@ -45,7 +45,7 @@ void write_mapped(memory& m, std::int64_t off, std::int64_t n, tile_buf const& t
       case ir::DType::i32: { const auto v = static_cast<std::int32_t>(wrap_to(ir::DType::i32, t.i[at + k])); std::memcpy(p, &v, 4); break; }
       case ir::DType::u32: { const auto v = static_cast<std::uint32_t>(t.i[at + k]); std::memcpy(p, &v, 4); break; }
       case ir::DType::i8: { const auto v = static_cast<std::int8_t>(wrap_to(ir::DType::i8, t.i[at + k])); std::memcpy(p, &v, 1); break; }
-      case ir::DType::u8: { const auto v = static_cast<std::uint8_t>(t.i[at + k]); std::memcpy(p, &v, 1); break; }
+      case ir::DType::u8: case ir::DType::e2m1x2: case ir::DType::ue4m3: { const auto v = static_cast<std::uint8_t>(t.i[at + k]); std::memcpy(p, &v, 1); break; }
       case ir::DType::e4m3: *p = static_cast<std::byte>(ir::f32_to_e4m3(t.f[at + k])); break;
       case ir::DType::e5m2: *p = static_cast<std::byte>(ir::f32_to_e5m2(t.f[at + k])); break;
       case ir::DType::pred: { const std::uint8_t v = t.i[at + k] != 0; std::memcpy(p, &v, 1); break; }
@@ -85,7 +85,7 @@ void read_elems(memory const& m, std::int64_t off, std::int64_t n, tile_buf& t, 
       for (std::int64_t k = 0; k < n; ++k) t.i[at + k] = v[k];
       return;
     }
-    case ir::DType::u8: {
+    case ir::DType::u8: case ir::DType::e2m1x2: case ir::DType::ue4m3: {
       auto const* v = reinterpret_cast<std::uint8_t const*>(p) + off;
       for (std::int64_t k = 0; k < n; ++k) t.i[at + k] = v[k];
       return;
@@ -134,7 +134,7 @@ void write_elems(memory& m, std::int64_t off, std::int64_t n, tile_buf const& t,
       for (std::int64_t k = 0; k < n; ++k) v[k] = static_cast<std::int8_t>(wrap_to(ir::DType::i8, t.i[at + k]));
       return;
     }
-    case ir::DType::u8: {
+    case ir::DType::u8: case ir::DType::e2m1x2: case ir::DType::ue4m3: {
       auto* v = reinterpret_cast<std::uint8_t*>(p) + off;
       for (std::int64_t k = 0; k < n; ++k) v[k] = static_cast<std::uint8_t>(t.i[at + k]);
       return;

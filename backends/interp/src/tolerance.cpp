@@ -9,6 +9,7 @@
 #include "stagecraft/interp/interp.hpp"
 #include "stagecraft/ir/math.hpp"
 #include "stagecraft/ir/mx_formats.hpp"
+#include "stagecraft/ir/tcgen05.hpp"
 #include "stagecraft/ir/wgmma.hpp"
 
 namespace stagecraft::interp {
@@ -40,7 +41,9 @@ double mma_tolerance::bound(double reference, ir::DType output, int param) const
     const double u_in = input == ir::DType::f32 ? std::ldexp(1.0, -9) : 0.0;
     // Accumulators narrower than f32 round once per instruction (ik products), not per product.
     const double steps = std::ceil(kd / ir::wgmma::instr_k(ir::dtype_bits(input)));
-    const double u_step = accumulator == ir::DType::f16 ? std::ldexp(1.0, -10) : ir::dtype_is_fp8(input) ? std::ldexp(1.0, -13) : 0.0;
+    // The 8- and 4-bit float kinds' internal accumulation, as fp8's (FP4's is not documented either).
+    const bool narrow = ir::dtype_is_fp8(input) || input == ir::DType::e2m1x2;
+    const double u_step = accumulator == ir::DType::f16 ? std::ldexp(1.0, -10) : narrow ? std::ldexp(1.0, -13) : 0.0;
     // Scale factors (the blockwise fp8 GEMM's Sa and Sb) multiply every product: |a b sa sb|.
     const double sum_bound = kd * max_input * max_input * std::pow(std::max(max_input, 1.0), scale_factors) * block_scale;
     b += (kd * std::ldexp(1.0, -23) + steps * u_step + u_in) * sum_bound + std::ldexp(std::abs(reference), -mantissa_bits(output));
@@ -130,7 +133,7 @@ std::optional<mma_tolerance> tolerance_of(ir::Kernel const& k, result const& r, 
     for (double x : t.param_scale) t.math_scale = std::max(t.math_scale, x);
   }
   if (mma && r.mma_k > 0) {
-    t.k = r.mma_k;
+    t.k = r.mma_k * ir::tcgen05::values_per_element(r.mma_input);  // products: two per e2m1x2 element
     t.input = r.mma_input;
     t.accumulator = r.mma_accumulator;
     int scale_inputs = 0;
@@ -140,9 +143,20 @@ std::optional<mma_tolerance> tolerance_of(ir::Kernel const& k, result const& r, 
     double largest_scale = 0;
     for (std::size_t p = 0; p < inputs.size() && p < k.params.size(); ++p) {
       if (k.params[p].workspace || std::find(outs.begin(), outs.end(), static_cast<int>(p)) != outs.end()) continue;
-      if (block_scaled && k.params[p].dtype == ir::DType::u8) {
+      if (block_scaled && (k.params[p].dtype == ir::DType::u8 || k.params[p].dtype == ir::DType::ue4m3)) {
+        const bool ue8m0 = k.params[p].dtype == ir::DType::u8;
+        for (std::int64_t i = 0; i < inputs[p].elements(); ++i) {
+          const auto code = static_cast<unsigned>(inputs[p].get(i));
+          largest_scale = std::max(largest_scale, static_cast<double>(ue8m0 ? ir::mx::decode_ue8m0(code) : ir::mx::decode(ir::mx::ue4m3, code)));
+        }
+        continue;
+      }
+      // Packed FP4 operands: the values are the two e2m1 codes of each byte, not the byte.
+      if (k.params[p].dtype == ir::DType::e2m1x2) {
         for (std::int64_t i = 0; i < inputs[p].elements(); ++i)
-          largest_scale = std::max(largest_scale, static_cast<double>(ir::mx::decode_ue8m0(static_cast<unsigned>(inputs[p].get(i)))));
+          for (int h = 0; h < 2; ++h)
+            t.max_input = std::max(t.max_input, std::abs(static_cast<double>(
+                                                    ir::mx::decode(ir::mx::e2m1, ir::mx::unpack_e2m1(static_cast<std::uint8_t>(inputs[p].get(i)), h)))));
         continue;
       }
       // An index table (x.at(i): offsets, row counts) places the operands; its values are not ones.

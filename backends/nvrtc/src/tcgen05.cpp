@@ -23,6 +23,7 @@
 #include "tcgen05.hpp"
 
 #include <algorithm>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -165,12 +166,15 @@ std::string prelude_tail(int group, bool pair_copies) {
                        "  asm volatile(\"{{\\n .reg .pred p;\\n setp.ne.b32 p, %4, 0;\\n tcgen05.mma.cta_group::1.kind::{0} [%0], [%1], %2, %3, p;\\n}}\"\n"
                        "               :: \"r\"(d), \"r\"(a), \"l\"(b), \"r\"(idesc), \"r\"(acc) : \"memory\");\n}}\n",
                        kind);
-  // Block-scaled (kind::mxf8f6f4, ue8m0 per 32 of K) and the copy of its scales into TMEM.
+  // Block-scaled (kind::mxf8f6f4 and kind::mxf4, ue8m0 per 32 of K; kind::mxf4nvf4, ue4m3 per 16)
+  // and the copy of its scales into TMEM.
   if (group == 1) {
-    p += "__device__ __forceinline__ void tc_mma_mxf8f6f4(unsigned d, unsigned long long a, unsigned long long b, unsigned idesc, unsigned sfa, unsigned sfb, "
-         "unsigned acc) {\n"
-         "  asm volatile(\"{\\n .reg .pred p;\\n setp.ne.b32 p, %6, 0;\\n tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32 [%0], %1, %2, %3, [%4], [%5], p;\\n}\"\n"
-         "               :: \"r\"(d), \"l\"(a), \"l\"(b), \"r\"(idesc), \"r\"(sfa), \"r\"(sfb), \"r\"(acc) : \"memory\");\n}\n";
+    for (const char* kind : {"mxf8f6f4", "mxf4", "mxf4nvf4"})
+      p += fmt::format("__device__ __forceinline__ void tc_mma_{0}(unsigned d, unsigned long long a, unsigned long long b, unsigned idesc, unsigned sfa, "
+                       "unsigned sfb, unsigned acc) {{\n"
+                       "  asm volatile(\"{{\\n .reg .pred p;\\n setp.ne.b32 p, %6, 0;\\n tcgen05.mma.cta_group::1.kind::{0}.block_scale.{1} [%0], %1, %2, %3, [%4], [%5], p;\\n}}\"\n"
+                       "               :: \"r\"(d), \"l\"(a), \"l\"(b), \"r\"(idesc), \"r\"(sfa), \"r\"(sfb), \"r\"(acc) : \"memory\");\n}}\n",
+                       kind, std::string_view(kind) == "mxf4nvf4" ? "block16" : "block32");
     p += "__device__ __forceinline__ void tc_cp_32x128b_warpx4(unsigned taddr, unsigned long long sdesc) {\n"
          "  asm volatile(\"tcgen05.cp.cta_group::1.32x128b.warpx4 [%0], %1;\" :: \"r\"(taddr), \"l\"(sdesc) : \"memory\");\n}\n";
   }
@@ -263,11 +267,15 @@ void mma(context const& c, ir::StmtId id, std::string const& ind, std::string& o
   line(fmt::format("    const unsigned long long db0 = 0x{:016x}ull | (b_addr >> 4);", db));
   if (p.scaled) {
     line(fmt::format("    const unsigned sfa = {}, sfb = {};", tmem_address(c, s.refs[3]), tmem_address(c, s.refs[4])));
-    // One address per scale operand; instruction ks reads byte ks of each cell (its IDs).
-    for (std::int64_t ks = 0; ks < p.k_steps(); ++ks)
-      line(fmt::format("    sc::tc_mma_mxf8f6f4(d_addr, da0 + {}ull, db0 + {}ull, 0x{:08x}u, sfa, sfb, {});  // A + {} B, B + {} B, scale byte {}",
-                       ir::wgmma::descriptor_step(p.a_start(ks)), ir::wgmma::descriptor_step(p.b_start(ks)), p.idesc_at(ks), ks == 0 ? "acc" : "1u",
-                       p.a_start(ks), p.b_start(ks), ks));
+    // One address per scale operand; instruction ks reads its scale_vec scales from byte ID of
+    // each cell (its IDs) of cell group g, 4 g columns on (ir::tcgen05::plan::scale_column).
+    for (std::int64_t ks = 0; ks < p.k_steps(); ++ks) {
+      const auto col = p.scale_column(ks);
+      const std::string sfa = col ? fmt::format("sfa + {}u", col) : "sfa", sfb = col ? fmt::format("sfb + {}u", col) : "sfb";
+      line(fmt::format("    {}(d_addr, da0 + {}ull, db0 + {}ull, 0x{:08x}u, {}, {}, {});  // A + {} B, B + {} B, scale byte {}", fn,
+                       ir::wgmma::descriptor_step(p.a_start(ks)), ir::wgmma::descriptor_step(p.b_start(ks)), p.idesc_at(ks), sfa, sfb,
+                       ks == 0 ? "acc" : "1u", p.a_start(ks), p.b_start(ks), ir::tcgen05::scale_id(ks, p.scale_vec)));
+    }
   }
   for (std::int64_t ks = 0; ks < (p.scaled ? 0 : p.k_steps()); ++ks) {
     // A from TMEM: its address (lane 0, first column) plus the 8 columns each instruction reads.
@@ -289,8 +297,10 @@ void copy_scales(context const& c, ir::StmtId id, std::string const& ind, std::s
   auto const& k = c.k;
   auto const& s = k.stmts[id];
   // The descriptor's constant bits (no swizzle, SBO 128: 8 rows of 16 bytes) and the start field.
-  out += ind + fmt::format("{}sc::tc_cp_32x128b_warpx4({}, 0x{:016x}ull | ((smem_base + {}u + {}) >> 4));  // op #{}: tcgen05.cp of 512 B of scales into {}\n",
-                           c.elected ? "" : fmt::format("if ({}) ", c.issuer), tmem_address(c, s.refs[1]), tc::encode_cp_smem(0),
+  // The column group (e0, a constant: the verifier): 4 columns each.
+  const std::string group = s.e0 != ir::none ? fmt::format(" + 4u * ({})", c.expr(s.e0)) : "";
+  out += ind + fmt::format("{}sc::tc_cp_32x128b_warpx4({}{}, 0x{:016x}ull | ((smem_base + {}u + {}) >> 4));  // op #{}: tcgen05.cp of 512 B of scales into {}\n",
+                           c.elected ? "" : fmt::format("if ({}) ", c.issuer), tmem_address(c, s.refs[1]), group, tc::encode_cp_smem(0),
                            c.offsets[k.refs[s.refs[0]].id], c.view_offset(s.refs[0]), id, ir::alloc_name(k, k.refs[s.refs[1]].id));
 }
 

@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include "stagecraft/ir/kernel.hpp"
+#include "stagecraft/ir/mx_formats.hpp"
 
 namespace stagecraft::ir::tcgen05 {
 
@@ -13,7 +14,17 @@ std::string plan::shape_suffix() const {
   const std::string types = kind == Kind::tf32 ? std::string("tf32")
                             : kind_mixes(kind) ? fmt::format("{}.{}", dtype_name(a_type), dtype_name(b_type))
                                                : std::string(dtype_name(a_type));
-  return fmt::format("{}{} m{}n{}k{} {}", cta_group == 2 ? "cta_group::2 " : "", kind_name(kind), m, n, ik, types);
+  return fmt::format("{}{} m{}n{}k{} {}", cta_group == 2 ? "cta_group::2 " : "", kind_name(kind), m, n, ik * values_per_element(b_type), types);
+}
+
+void operand_values(DType t, std::byte const* p, float* out) {
+  if (t == DType::e2m1x2) {
+    const auto byte = static_cast<std::uint8_t>(*p);
+    out[0] = mx::decode(mx::e2m1, mx::unpack_e2m1(byte, 0));
+    out[1] = mx::decode(mx::e2m1, mx::unpack_e2m1(byte, 1));
+  } else {
+    out[0] = wgmma::operand_value(t, p);
+  }
 }
 
 std::int32_t mma_commit_barrier(Stmt const& s) {
@@ -58,15 +69,24 @@ plan plan_of(Kernel const& k, Stmt const& s) {
     fail(fmt::format("Expected dtypes to match but A had type {} and B had type {}", dtype_name(p.a_type), dtype_name(p.b_type)));
   p.kind = kind_of(p.b_type);
   p.scaled = s.flag;
+  const bool fp4 = p.b_type == DType::e2m1x2;
+  if (fp4 && !p.scaled)
+    fail("e2m1x2 (packed FP4) operands are read by the block-scaled MMA only (kind::mxf4 / kind::mxf4nvf4): give tcgen05_mma a block_scale(sfa, sfb)");
   if (p.scaled) {
-    if (p.kind != Kind::f8f6f4)
-      fail(fmt::format("block scaling is modelled for e4m3 and e5m2 operands (kind::mxf8f6f4, one ue8m0 scale per 32 elements of K), but A is {} and B is {}",
-                       dtype_name(p.a_type), dtype_name(p.b_type)));
-    p.kind = Kind::mxf8f6f4;
+    // The scales' type picks the kind: ue8m0 codes (u8) for MXFP8 and MXFP4, ue4m3 for NVFP4.
+    const DType sf = s.refs.size() > 4 ? k.allocs[k.refs[s.refs[3]].id].dtype : DType::u8;
+    if (fp4) p.kind = sf == DType::ue4m3 ? Kind::mxf4nvf4 : Kind::mxf4;
+    else if (p.kind == Kind::f8f6f4 && sf != DType::ue4m3) p.kind = Kind::mxf8f6f4;
+    else
+      fail(fmt::format("block scaling is modelled for e4m3 and e5m2 operands with ue8m0 (u8) scales (kind::mxf8f6f4, one per 32 of K) and for "
+                       "e2m1x2 operands with ue8m0 (u8) scales (kind::mxf4, one per 32 of K) or ue4m3 scales (kind::mxf4nvf4, one per 16 of K), "
+                       "but A is {}, B is {} and the scales are {}",
+                       dtype_name(p.a_type), dtype_name(p.b_type), dtype_name(sf)));
+    p.scale_vec = scale_vec_of(p.kind);
   }
   if (ab_format(p.kind, p.a_type) < 0 || ab_format(p.kind, p.b_type) < 0)
-    fail(fmt::format("the kinds modelled take f16, bf16 (kind::f16), f32 read as tf32 (kind::tf32), e4m3/e5m2 (kind::f8f6f4) or i8/u8 "
-                     "(kind::i8), but A and B are {}",
+    fail(fmt::format("the kinds modelled take f16, bf16 (kind::f16), f32 read as tf32 (kind::tf32), e4m3/e5m2 (kind::f8f6f4), i8/u8 "
+                     "(kind::i8) or, block-scaled, e2m1x2 (kind::mxf4, kind::mxf4nvf4), but A and B are {}",
                      dtype_name(p.b_type)));
   const bool mn_8bit = kind_mixes(p.kind);  // f8f6f4 and i8 read their 8-bit operands MN-major too
   auto view = [&](RefId rid, Major major, const char* role) { return wgmma::smem_operand_of(k, id, rid, major, "tcgen05_mma", role, mn_8bit); };
@@ -125,27 +145,35 @@ plan plan_of(Kernel const& k, Stmt const& s) {
                      p.a.tile_rows, p.a.tile_cols));
   if (p.scaled) {
     if (p.cta_group != 1 || a_tmem) fail("a block-scaled MMA is modelled for cta_group::1 with A in SMEM");
-    if (p.k > 4 * scale_block)
-      fail(fmt::format("a block-scaled MMA reads K = {}, but one statement covers at most 128 (the four {}-element scale blocks of one 32-bit "
-                       "scale cell): issue one statement per 128 of K",
-                       p.k, scale_block));
-    // The scales: u8 TMEM (ue8m0 codes), a whole allocation or a ring's stage, with a 32-bit column
-    // per 32 rows of A (columns of B).
+    if (fp4 && (p.a.major != Major::k || p.b.major != Major::k))
+      fail(fmt::format("{} reads packed FP4 K-major only, but {} is stored {}-major: keep K contiguous (A (M, K / 2), B (N, K / 2) read as "
+                       "transpose(b))",
+                       kind_name(p.kind), p.a.major != Major::k ? "A" : "B", p.a.major != Major::k ? "M" : "N"));
+    // The scales: u8 (ue8m0) or ue4m3 TMEM, a whole allocation or a ring's stage, with a 32-bit
+    // column per 32 rows of A (columns of B) in each 4-column group, one group per 4 scales of K.
+    const std::int64_t groups = scale_group(p.k_steps() - 1, p.scale_vec) + 1;
     auto scales = [&](RefId rid, const char* role, std::int64_t rows) {
       auto const& r = k.refs[rid];
       if (r.base != RefBase::alloc || k.allocs[r.id].kind != AllocKind::tmem) fail(fmt::format("the scales of {} are a TMEM reference", role));
       auto const& al = k.allocs[r.id];
       const bool ok_view = (al.shape.size() == 2 && r.index.empty()) || (al.shape.size() == 3 && r.index.size() == 1);
       if (!ok_view || !r.block.empty()) fail(fmt::format("the scales of {} are a whole TMEM allocation or one stage of a ring", role));
-      if (al.dtype != DType::u8) fail(fmt::format("the scales of {} are ue8m0 codes, a u8 TMEM allocation, but {} is {}", role, alloc_name(k, r.id), dtype_name(al.dtype)));
-      const std::int64_t need = rows / 32 * 4;  // bytes per lane: a 32-bit column per 32 rows
+      const DType want = p.kind == Kind::mxf4nvf4 ? DType::ue4m3 : DType::u8;
+      if (al.dtype != want)
+        fail(fmt::format("the scales of {} are {} codes, a {} TMEM allocation, but {} is {}", role, want == DType::u8 ? "ue8m0" : "ue4m3",
+                         dtype_name(want), alloc_name(k, r.id), dtype_name(al.dtype)));
+      // Bytes per lane: 16 for each full group, and a 32-bit column per 32 rows in the last.
+      const std::int64_t need = (groups - 1) * 4 * scale_group_columns + rows / 32 * 4;
       if (al.shape.back() < need)
-        fail(fmt::format("the scales of {} ({} rows) take {} bytes of each TMEM lane ({} columns), but {} has {}", role, rows, need, need / 4,
-                         alloc_name(k, r.id), al.shape.back()));
+        fail(fmt::format("the scales of {} ({} rows, K = {} in {} instruction(s) of {} scales) take {} bytes of each TMEM lane ({} columns), but {} "
+                         "has {}",
+                         role, rows, p.k * values_per_element(p.b_type), p.k_steps(), p.scale_vec, need, (need + 3) / 4, alloc_name(k, r.id),
+                         al.shape.back()));
     };
     scales(s.refs[3], "A", p.m);
     scales(s.refs[4], "B", p.n);
     scaled_desc sd;
+    sd.ue8m0 = p.kind != Kind::mxf4nvf4;
     sd.a_format = ab_format(p.kind, p.a_type);
     sd.b_format = ab_format(p.kind, p.b_type);
     sd.a_major = p.a.major;

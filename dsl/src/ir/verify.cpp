@@ -889,7 +889,8 @@ class Verifier {
     if (x.op != StmtOp::for_ && x.var != none) fail_at(s, "binds variable v{}, but only loops bind variables", x.var);
     const bool named = x.op == StmtOp::named_barrier_sync || x.op == StmtOp::named_barrier_arrive;
     const bool semaphore = counts_semaphore(x.op);
-    const bool uses_e0 = x.op == StmtOp::for_ || x.op == StmtOp::if_ || x.op == StmtOp::tcgen05_mma || named || semaphore || x.op == StmtOp::break_if;
+    const bool uses_e0 = x.op == StmtOp::for_ || x.op == StmtOp::if_ || x.op == StmtOp::tcgen05_mma || named || semaphore || x.op == StmtOp::break_if ||
+                         x.op == StmtOp::tcgen05_cp;  // tcgen05_cp: its column group (optional)
     if (!uses_e0 && x.e0 != none) fail_at(s, "has an index expression ({}), which it does not use", x.e0);
     const bool cas = x.op == StmtOp::atomic_fetch && atomic_code_ok(x.n) && atomic_of(x.n).op == Atomic::cas;
     if (x.op != StmtOp::for_ && !cas && x.e1 != none) fail_at(s, "has a second index expression ({}), which it does not use", x.e1);
@@ -1133,7 +1134,8 @@ class Verifier {
         auto const& sa = k_.allocs[src.id];
         std::int64_t bytes = 1;
         for (auto e : src.shape) bytes *= e;
-        if (sa.dtype != DType::u8 || bytes != tcgen05::cp_rows * tcgen05::cp_row_bytes || sa.swizzle != 0 || !src.block.empty() || !sa.tiling.empty())
+        const bool codes = sa.dtype == DType::u8 || sa.dtype == DType::ue4m3;  // ue8m0 or ue4m3 scale codes
+        if (!codes || bytes != tcgen05::cp_rows * tcgen05::cp_row_bytes || sa.swizzle != 0 || !src.block.empty() || !sa.tiling.empty())
           fail_at(s, "copies one unswizzled, untiled 512-byte block of u8 scale codes (32 rows of 16 bytes: a whole view, e.g. a stage of smem<u8>(shape(S, 32, 16))), "
                      "but the source is {} ({}){}",
                   dtype_name(sa.dtype), fmt::join(src.shape, ", "), sa.swizzle != 0 ? fmt::format(", swizzled {} B", sa.swizzle) : std::string());
@@ -1141,9 +1143,17 @@ class Verifier {
         alloc_of(s, dst, {AllocKind::tmem}, "the destination");
         auto const& da = k_.allocs[dst.id];
         const bool ok_view = (da.shape.size() == 2 && dst.index.empty()) || (da.shape.size() == 3 && dst.index.size() == 1);
-        if (da.dtype != DType::u8 || !ok_view || !dst.block.empty() || da.shape.back() < tcgen05::cp_row_bytes)
-          fail_at(s, "copies into a u8 TMEM allocation (or one stage of a ring) of at least 16 bytes per lane (4 columns), but the destination is {} ({})",
-                  dtype_name(da.dtype), fmt::join(dst.shape, ", "));
+        if (da.dtype != sa.dtype || !ok_view || !dst.block.empty() || da.shape.back() < tcgen05::cp_row_bytes)
+          fail_at(s, "copies into a {} TMEM allocation (or one stage of a ring) of at least 16 bytes per lane (4 columns), but the destination is {} ({})",
+                  dtype_name(sa.dtype), dtype_name(da.dtype), fmt::join(dst.shape, ", "));
+        // e0: the 4-column group of the destination it writes (none: group 0), a constant.
+        if (x.e0 != none) {
+          auto const& g = k_.exprs[static_cast<std::size_t>(x.e0)];
+          if (g.op != ExprOp::constant || g.value < 0 || (g.value + 1) * tcgen05::cp_row_bytes > da.shape.back())
+            fail_at(s, "copies into column group {} of {} ({} bytes per lane: groups 0 to {}), but the group is a constant from 0 to {}",
+                    g.op == ExprOp::constant ? fmt::format("{}", g.value) : std::string("(not a constant)"), alloc_name(k_, static_cast<int>(dst.id)),
+                    da.shape.back(), da.shape.back() / tcgen05::cp_row_bytes - 1, da.shape.back() / tcgen05::cp_row_bytes - 1);
+        }
         return;
       }
       case StmtOp::tmem_dealloc:

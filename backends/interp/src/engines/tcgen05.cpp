@@ -122,6 +122,10 @@ void machine::issue_tcgen05_mma(agent_state& a, ir::Stmt const& s) {
       tmem_live(a, rid, "issues a block-scaled tcgen05_mma reading scales from");
       *alloc = k_.refs[rid].id;
       *view = view_of(a, rid, a.cta);
+      // The bytes it reads: each full 4-column group of the statement, and a column per 32 rows
+      // in the last (plan_of checked they fit the view).
+      const std::int64_t rows = rid == s.refs[3] ? p.m : p.n, groups = tc::scale_group(p.k_steps() - 1, p.scale_vec) + 1;
+      view->box[view->box.size() - 1] = std::min(view->box.back(), (groups - 1) * tc::cp_row_bytes + rows / 32 * 4);
       *addr = tc::tmem_address(0, static_cast<std::uint32_t>(tmem_stage_column(static_cast<int>(*alloc), tmem_stage_of(static_cast<int>(*alloc), *view))));
     }
     for (std::int64_t ks = 0; ks < p.k_steps(); ++ks) op.idescs.push_back(p.idesc_at(ks));
@@ -161,7 +165,13 @@ void machine::issue_tcgen05_cp(agent_state& a, ir::Stmt const& s) {
   op.a_view = view_of(a, s.refs[0], a.cta);
   op.sfa_view = view_of(a, s.refs[1], a.cta);
   op.sfa_alloc = k_.refs[s.refs[1]].id;
-  op.sfa_addr = tc::tmem_address(0, static_cast<std::uint32_t>(tmem_stage_column(static_cast<int>(op.sfa_alloc), tmem_stage_of(static_cast<int>(op.sfa_alloc), op.sfa_view))));
+  // Column group g (the statement's e0, 0 if none): columns 4g .. 4g + 3 of the view, the only
+  // bytes it writes (two copies into one stage's different groups do not overlap).
+  const std::int64_t group = s.e0 != ir::none ? eval(a, s.e0) : 0;
+  op.sfa_addr = tc::tmem_address(0, static_cast<std::uint32_t>(tmem_stage_column(static_cast<int>(op.sfa_alloc), tmem_stage_of(static_cast<int>(op.sfa_alloc), op.sfa_view)) +
+                                                               group * tc::scale_group_columns));
+  op.sfa_view.origin[op.sfa_view.origin.size() - 1] += group * tc::cp_row_bytes;
+  op.sfa_view.box[op.sfa_view.box.size() - 1] = tc::cp_row_bytes;
   op.b_desc.push_back(tc::encode_cp_smem(view_address(op.a_view)));
   op.group = ++a.tc_issued;
   a.tc_copies.push_back(op.group);
@@ -293,8 +303,10 @@ void machine::tcgen05_complete(async_op& op) {
   // Everything the instruction does comes from its bits.
   const bool scaled = p.scaled;
   if (op.idesc & (scaled ? tc::scaled_reserved_bits : tc::reserved_bits)) bad(fmt::format("instruction descriptor {:#010x}, whose reserved bits are set", op.idesc));
-  if (scaled && !tc::decode_scaled(op.idesc).ue8m0)
-    bad(fmt::format("instruction descriptor {:#010x}: ue4m3 scales (bit 23 clear), which kind::mxf8f6f4.block32 does not take", op.idesc));
+  // The scale format is the kind's: ue4m3 for kind::mxf4nvf4 (.block16), ue8m0 for the others.
+  if (scaled && tc::decode_scaled(op.idesc).ue8m0 != (p.kind != tc::Kind::mxf4nvf4))
+    bad(fmt::format("instruction descriptor {:#010x}: {} scales (bit 23), which {} does not take", op.idesc,
+                    tc::decode_scaled(op.idesc).ue8m0 ? "ue8m0" : "ue4m3", tc::kind_name(p.kind)));
   const auto id = tc::decode_mma(op.idesc, scaled);  // the block-scaled layout's fields sit elsewhere
   ir::DType a_type{}, b_type{};
   if (id.sparse || id.saturate || id.negate_a || id.negate_b || id.max_shift != 0)
@@ -360,8 +372,10 @@ void machine::tcgen05_complete(async_op& op) {
              fmt::format("tcgen05_mma ({}) reads {} element ({}, {}) at shared address {}, beyond the CTA's {} bytes of SMEM: its descriptor "
                          "denotes bytes outside every allocation",
                          p.shape_suffix(), role, mn, k, addr, smem.size()));
-    return ir::wgmma::operand_value(t, smem.data() + addr);
+    return smem.data() + addr;
   };
+  const int vpe = tc::values_per_element(b_type);  // K values an element holds: 2 for e2m1x2
+  auto values = [](ir::DType t, std::byte const* at, float* out) { tc::operand_values(t, at, out); };
   const int cta0 = a.cta, cta1 = pair ? op.pair_cta : a.cta;
   auto descriptor = [&](std::uint64_t bits_, const char* role) {
     const auto s = tc::decode_smem(bits_);
@@ -388,8 +402,9 @@ void machine::tcgen05_complete(async_op& op) {
                          c0 + row_bytes / 4));
     return ir::wgmma::operand_value(a_type, am.data + lane * row_bytes + byte);
   };
-  mma_a_.resize(static_cast<std::size_t>(m * ik));
-  mma_b_.resize(static_cast<std::size_t>(n * ik));
+  const std::int64_t kv = ik * vpe;  // K values one instruction reads
+  mma_a_.resize(static_cast<std::size_t>(m * kv));
+  mma_b_.resize(static_cast<std::size_t>(n * kv));
   // D's elements are 32-bit: f32, or s32 for kind::i8 (ir::wgmma::accumulate's one rule for both).
   std::byte* dv[2] = {d.data, pair ? op.acc2.mem->data : nullptr};
   for (std::size_t ks = 0; ks < op.b_desc.size(); ++ks) {
@@ -397,8 +412,8 @@ void machine::tcgen05_complete(async_op& op) {
     const auto kbase = static_cast<std::int64_t>(ks) * ik;
     for (std::int64_t j = 0; j < n; ++j)
       for (std::int64_t k = 0; k < ik; ++k)
-        mma_b_[static_cast<std::size_t>(j * ik + k)] =
-            fetch(j < cta_n ? cta0 : cta1, ir::wgmma::element_address(bd, id.b_major, bits, j % cta_n, k), "B", j, kbase + k);
+        values(b_type, fetch(j < cta_n ? cta0 : cta1, ir::wgmma::element_address(bd, id.b_major, bits, j % cta_n, k), "B", j, kbase + k),
+               mma_b_.data() + j * kv + k * vpe);
     if (a_tmem) {
       for (std::int64_t i = 0; i < m; ++i)
         for (std::int64_t k = 0; k < ik; ++k) mma_a_[static_cast<std::size_t>(i * ik + k)] = fetch_tmem(op.a_taddr[ks], i, k);
@@ -406,39 +421,53 @@ void machine::tcgen05_complete(async_op& op) {
       const auto ad = descriptor(op.a_desc[ks], "A");
       for (std::int64_t i = 0; i < m; ++i)
         for (std::int64_t k = 0; k < ik; ++k)
-          mma_a_[static_cast<std::size_t>(i * ik + k)] =
-              fetch(i < cta_m ? cta0 : cta1, ir::wgmma::element_address(ad, id.a_major, bits, i % cta_m, k), "A", i, kbase + k);
+          values(a_type, fetch(i < cta_m ? cta0 : cta1, ir::wgmma::element_address(ad, id.a_major, bits, i % cta_m, k), "A", i, kbase + k),
+                 mma_a_.data() + i * kv + k * vpe);
     }
     const bool add = op.accumulate || ks > 0;  // enable-input-d: only the first instruction may overwrite
-    // Block-scaled: row i's scale at lane i, column sfa + i / 32, byte ID_A; column j's at lane
-    // j (its quarter's copy), column sfb + j / 32, byte ID_B (ir::tcgen05::scale_at), ue8m0 codes.
+    // Block-scaled: the v scales of row i at lane i, column sfa + 4 g + i / 32, bytes ID_A ..
+    // ID_A + v - 1 (g: the instruction's cell group, its address's column offset); column j's the
+    // same at lane j (its quarter's copy) from sfb (ir::tcgen05::scale_at): ue8m0 or ue4m3 codes.
+    const int vec = p.scale_vec;
     if (scaled) {
       const auto sd = tc::decode_scaled(op.idescs[ks]);
       if (op.idescs[ks] != (op.idesc | (op.idescs[ks] & ((3u << 29) | (3u << 4)))))
         bad(fmt::format("instruction descriptors {:#010x} and {:#010x} of one statement differ beyond their scale IDs", op.idesc, op.idescs[ks]));
+      if (!tc::scale_id_ok(sd.sfa_id, vec) || !tc::scale_id_ok(sd.sfb_id, vec))
+        bad(fmt::format("instruction descriptor {:#010x}: scale IDs {} (A) and {} (B), but {} reads {} scale(s) from an ID that is a multiple of {}",
+                        op.idescs[ks], sd.sfa_id, sd.sfb_id, tc::kind_name(p.kind), vec, vec));
+      const auto column = static_cast<std::uint32_t>(p.scale_column(static_cast<std::int64_t>(ks)));
       auto scales = [&](std::vector<double>& out, std::int64_t rows, region const& view, std::int64_t alloc, std::uint32_t addr, int sid, const char* role) {
-        out.resize(static_cast<std::size_t>(rows));
-        for (std::int64_t r = 0; r < rows; ++r) {
-          const auto at = tc::scale_at(static_cast<int>(r), sid);
-          std::byte const* p8 = tmem_byte(view, static_cast<int>(alloc), addr, at.lane, 4 * at.column + at.byte);
-          if (!p8)
-            report(check::index_out_of_range, op.stmt, a,
-                   fmt::format("tcgen05_mma ({}) reads the scale of {} row {} at TMEM lane {}, column {}, byte {}: outside {}", p.shape_suffix(), role, r,
-                               at.lane, tc::tmem_column(addr) + static_cast<std::uint32_t>(at.column), at.byte, view.mem->name));
-          out[static_cast<std::size_t>(r)] = ir::mx::decode_ue8m0(static_cast<unsigned>(*p8));
-        }
+        out.resize(static_cast<std::size_t>(rows * vec));
+        for (std::int64_t r = 0; r < rows; ++r)
+          for (int b = 0; b < vec; ++b) {
+            const auto at = tc::scale_at(static_cast<int>(r), sid, b);
+            std::byte const* p8 = tmem_byte(view, static_cast<int>(alloc), addr, at.lane, 4 * at.column + at.byte);
+            if (!p8)
+              report(check::index_out_of_range, op.stmt, a,
+                     fmt::format("tcgen05_mma ({}) reads scale {} of {} row {} at TMEM lane {}, column {}, byte {}: outside {}", p.shape_suffix(), b, role,
+                                 r, at.lane, tc::tmem_column(addr) + static_cast<std::uint32_t>(at.column), at.byte, view.mem->name));
+            const auto code = static_cast<unsigned>(*p8);
+            out[static_cast<std::size_t>(r * vec + b)] = sd.ue8m0 ? ir::mx::decode_ue8m0(code) : ir::mx::decode(ir::mx::ue4m3, code);
+          }
       };
-      scales(sfa_, m, op.sfa_view, op.sfa_alloc, op.sfa_addr, sd.sfa_id, "A");
-      scales(sfb_, n, op.sfb_view, op.sfb_alloc, op.sfb_addr, sd.sfb_id, "B");
+      scales(sfa_, m, op.sfa_view, op.sfa_alloc, op.sfa_addr + column, sd.sfa_id, "A");
+      scales(sfb_, n, op.sfb_view, op.sfb_alloc, op.sfb_addr + column, sd.sfb_id, "B");
     }
+    // Each scale block's dot product in double, times its two scales, summed, then rounded once
+    // into D (the hardware's internal order and width are not modelled: the tolerance is).
+    const std::int64_t blk = kv / vec;
     for (std::int64_t i = 0; i < m; ++i) {
-      float const* ar = mma_a_.data() + i * ik;
+      float const* ar = mma_a_.data() + i * kv;
       std::byte* row = dv[i / cta_m] + 4 * (d_base + (lane0 + i % cta_m) * cols + jc);  // row i of D is lane i % 128 of CTA i / 128 of the pair
       for (std::int64_t j = 0; j < n; ++j) {
-        float const* br = mma_b_.data() + j * ik;
+        float const* br = mma_b_.data() + j * kv;
         double sum = 0;
-        for (std::int64_t k = 0; k < ik; ++k) sum += static_cast<double>(ar[k]) * static_cast<double>(br[k]);
-        if (scaled) sum *= sfa_[static_cast<std::size_t>(i)] * sfb_[static_cast<std::size_t>(j)];  // powers of two: exact
+        for (int b = 0; b < (scaled ? vec : 1); ++b) {
+          double dot = 0;
+          for (std::int64_t k = scaled ? b * blk : 0; k < (scaled ? (b + 1) * blk : kv); ++k) dot += static_cast<double>(ar[k]) * static_cast<double>(br[k]);
+          sum += scaled ? dot * sfa_[static_cast<std::size_t>(i * vec + b)] * sfb_[static_cast<std::size_t>(j * vec + b)] : dot;
+        }
         if (!add) std::memset(row + 4 * j, 0, 4);
         ir::wgmma::accumulate(acc_type, row + 4 * j, sum);
       }

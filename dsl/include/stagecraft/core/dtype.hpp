@@ -25,6 +25,12 @@ using u8 = dtype_tag<ir::DType::u8, 8, std::uint8_t, false>;
 // The 8-bit floats of Hopper's fp8 tensor cores, stored as their bit patterns (ir/fp8.hpp).
 using e4m3 = dtype_tag<ir::DType::e4m3, 8, std::uint8_t, true>;
 using e5m2 = dtype_tag<ir::DType::e5m2, 8, std::uint8_t, true>;
+// Block-scaled FP4 (tcgen05 kind::mxf4, kind::mxf4nvf4): e2m1x2 is two e2m1 codes a byte (K
+// element 2i in bits 0-3), a (rows, K / 2) tensor for K of them; ue4m3 the NVFP4 scale codes (one
+// per 16 of K). Storage only: moved by TMA and tcgen05_copy_scales, read by tcgen05_mma with
+// block_scale (ir/mx_formats.hpp decodes them).
+using e2m1x2 = dtype_tag<ir::DType::e2m1x2, 8, std::uint8_t, false>;
+using ue4m3 = dtype_tag<ir::DType::ue4m3, 8, std::uint8_t, false>;
 // Masks: what comparisons give and select takes. Registers only (no gmem/smem of pred).
 using pred = dtype_tag<ir::DType::pred, 8, std::uint8_t, false>;
 

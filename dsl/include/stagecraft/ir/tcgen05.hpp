@@ -56,6 +56,7 @@
 //     column, the lower K index in the lower bits (bf16: k = 2c in bits 0-15, 2c + 1 in 16-31).
 //     One instruction reads K = 256 / bits elements: 8 columns, whatever the kind.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -69,13 +70,25 @@ using wgmma::Major;
 
 // The MMA kinds modelled: into f32, 16-bit inputs, tf32 (f32 in SMEM) and fp8 (e4m3 and e5m2, in
 // any pairing: kind::f8f6f4); into s32, 8-bit integers (s8 and u8, in any pairing: kind::i8).
-// mxf8f6f4: the block-scaled form of f8f6f4 (tcgen05_mma with block_scale(...)): e4m3/e5m2
-// operands, one ue8m0 scale per 32 elements of K for each row of A and each column of B, read
-// from TMEM (the block-scaled section below).
-enum class Kind : std::uint8_t { f16, tf32, f8f6f4, i8, mxf8f6f4 };
+// The block-scaled kinds (tcgen05_mma with block_scale(...)), each product scaled by a scale of
+// A's row and one of B's column per block of K, the scales read from TMEM (the block-scaled
+// section below): mxf8f6f4, e4m3/e5m2 operands with a ue8m0 scale per 32 of K; mxf4, packed e2m1
+// (e2m1x2) with a ue8m0 scale per 32 of K (MXFP4); mxf4nvf4, e2m1x2 with a ue4m3 scale per 16 of
+// K (NVFP4).
+enum class Kind : std::uint8_t { f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4 };
 constexpr const char* kind_name(Kind k) {
-  return k == Kind::f16 ? "kind::f16" : k == Kind::tf32 ? "kind::tf32" : k == Kind::f8f6f4 ? "kind::f8f6f4" : k == Kind::i8 ? "kind::i8" : "kind::mxf8f6f4";
+  switch (k) {
+    case Kind::f16: return "kind::f16";
+    case Kind::tf32: return "kind::tf32";
+    case Kind::f8f6f4: return "kind::f8f6f4";
+    case Kind::i8: return "kind::i8";
+    case Kind::mxf8f6f4: return "kind::mxf8f6f4";
+    case Kind::mxf4: return "kind::mxf4";
+    case Kind::mxf4nvf4: return "kind::mxf4nvf4";
+  }
+  return "kind::?";
 }
+constexpr bool kind_scaled(Kind k) { return k == Kind::mxf8f6f4 || k == Kind::mxf4 || k == Kind::mxf4nvf4; }
 // The kind that takes operands of type t (t's pairing with the other operand is checked apart).
 constexpr Kind kind_of(DType t) {
   return t == DType::f32 ? Kind::tf32 : dtype_is_fp8(t) ? Kind::f8f6f4 : dtype_is_int8(t) ? Kind::i8 : Kind::f16;
@@ -130,6 +143,7 @@ constexpr std::uint32_t reserved_bits = (1u << 6) | (1u << 23) | (1u << 29);
 constexpr int ab_format(Kind k, DType t) {
   if (k == Kind::tf32) return t == DType::f32 ? 2 : -1;
   if (k == Kind::f8f6f4 || k == Kind::mxf8f6f4) return t == DType::e4m3 ? 0 : t == DType::e5m2 ? 1 : -1;
+  if (k == Kind::mxf4 || k == Kind::mxf4nvf4) return t == DType::e2m1x2 ? 1 : -1;  // packed E2M1 (CUTLASS's MXF4Format)
   if (k == Kind::i8) return t == DType::u8 ? 0 : t == DType::i8 ? 1 : -1;
   return t == DType::f16 ? 0 : t == DType::bf16 ? 1 : -1;
 }
@@ -140,6 +154,11 @@ constexpr bool ab_type(Kind k, int format, DType& out) {
   if (k == Kind::tf32) {
     if (format != 2) return false;
     out = DType::f32;
+    return true;
+  }
+  if (k == Kind::mxf4 || k == Kind::mxf4nvf4) {
+    if (format != 1) return false;
+    out = DType::e2m1x2;
     return true;
   }
   if (format != 0 && format != 1) return false;  // f8f6f4's 3-5 are the 6- and 4-bit formats
@@ -155,7 +174,7 @@ constexpr bool formats_of(Kind k, instr_desc const& id, DType& a, DType& b) {
   return ab_type(k, id.a_format, a) && ab_type(k, id.b_format, b) && (a == b || kind_mixes(k)) && id.d_format == d_format(kind_accumulator(k));
 }
 
-// ---- block scaling: kind::mxf8f6f4.block_scale.block32 --------------------------------------
+// ---- block scaling: kind::mxf8f6f4, kind::mxf4, kind::mxf4nvf4 with .block_scale -----------
 // Facts used, as read (PTX ISA 9.x, 9.7.16.4.2 "Instruction descriptor format for
 // .kind::mxf8f6f4, .kind::mxf4 and .kind::mxf4nvf4"; 9.7.16.10.9 tcgen05.mma's block_scale form;
 // 9.7.16.8.3 tcgen05.cp; the scale-factor layouts of "Matrix fragments for tcgen05.mma
@@ -180,6 +199,17 @@ constexpr bool formats_of(Kind k, instr_desc const& id, DType& a, DType& b) {
 //     byte b % 4 of column b / 4. So the 512-byte block whose byte (i % 32) * 16 + (i / 32) * 4 + kb
 //     is the scale of row i for K block kb (the layout cuBLASLt and CUTLASS keep scales in, 128 x 4
 //     blocks) lands exactly where the MMA reads it.
+//   FP4 (kind::mxf4.block_scale.block32, kind::mxf4nvf4.block_scale.block16; CUTLASS's
+//     MXF4Format, MmaMXF4NVF4Op): A and B packed e2m1, two a byte (PTX's "dense" FP4 in SMEM,
+//     unlike kind::f8f6f4's E2M1, one a byte), type code 1 (E2M1) in bits 7-9 and 10-12, K-major
+//     only (transpose A/B is for E4M3, E5M2, INT8 and the 16/32-bit types). K = 64 per
+//     instruction: 32 bytes, the same bytes an fp8 instruction reads, so the SMEM descriptors and
+//     their steps are fp8's. Bit 31 (K96 under kind::mxf4) stays 0. Scales per instruction
+//     (.scale_vec): 2 ue8m0 for .block32 (IDs 0 or 2: bytes ID and ID + 1 of each cell, the
+//     instruction's first and second 32 of K), 4 ue4m3 for .block16 (ID 0, the whole cell: its
+//     four 16s of K). A cell holds 4 scales of a row, so an instruction past the first cell reads
+//     the next cell: the scale operand's column + 4 per cell (one tcgen05.cp block, 4 columns,
+//     per cell). kind::mxf8f6f4 is the same rule with 1 scale an instruction.
 //   Ordering: tcgen05.cp then tcgen05.mma from one thread execute in issue order (a pipelined
 //     pair); tcgen05.mma then tcgen05.cp is not such a pair, so overwriting scales an earlier
 //     MMA may still read needs that MMA's commit waited for. tcgen05.commit tracks copies as it
@@ -234,11 +264,22 @@ constexpr instr_desc decode_mma(std::uint32_t bits, bool scaled) {
   return d;
 }
 constexpr std::uint32_t scaled_reserved_bits = 3u | (1u << 3) | (1u << 6) | (7u << 24) | (1u << 31);
-// Elements of K one scale covers (block32) and K of one instruction: one scale per instruction.
-constexpr int scale_block = 32;
-// The scale of A's row i (B's column j), relative to the scale operand's TMEM address: lane,
-// 32-bit column and byte (the byte is the descriptor's ID).
-constexpr tmem_coord_byte scale_at(int row, int id) { return {row, row / 32, id}; }
+// Elements of K one scale covers (block32, or block16 for kind::mxf4nvf4) and scales per
+// instruction (.scale_vec::1X, 2X, 4X).
+constexpr int scale_block_of(Kind k) { return k == Kind::mxf4nvf4 ? 16 : 32; }
+constexpr int scale_vec_of(Kind k) { return k == Kind::mxf4 ? 2 : k == Kind::mxf4nvf4 ? 4 : 1; }
+// Values of K in one tensor element: 2 for packed e2m1, 1 for the others.
+constexpr int values_per_element(DType t) { return t == DType::e2m1x2 ? 2 : 1; }
+// Instruction ks of a statement reads the scale cell group ks * v / 4 (4 columns a group, one
+// tcgen05.cp block) from its byte ID (ks * v) % 4 on.
+constexpr int scale_group_columns = 4;
+constexpr std::int64_t scale_group(std::int64_t ks, int vec) { return ks * vec / 4; }
+constexpr int scale_id(std::int64_t ks, int vec) { return static_cast<int>((ks * vec) % 4); }
+// The IDs a scale vector may start at: any byte (1X), 0 or 2 (2X), 0 (4X).
+constexpr bool scale_id_ok(int id, int vec) { return id % vec == 0; }
+// The b-th scale (of scale_vec_of(k)) of A's row i (B's column j), relative to the instruction's
+// scale address: lane, 32-bit column and byte (the descriptor's ID, plus b).
+constexpr tmem_coord_byte scale_at(int row, int id, int b = 0) { return {row, row / 32, id + b}; }
 // tcgen05.cp 32x128b.warpx4: the SMEM byte offset (from the descriptor's start) of byte b of row r.
 constexpr std::uint32_t cp_32x128b_offset(std::uint32_t sbo, int row, int byte) {
   return static_cast<std::uint32_t>(row / 8) * sbo + static_cast<std::uint32_t>(row % 8) * 16u + static_cast<std::uint32_t>(byte);
@@ -322,19 +363,26 @@ struct plan {
   bool a_tmem = false;
   std::int64_t a_column(std::int64_t ks) const { return ks * ik * dtype_bits(a_type) / 32; }
   std::uint32_t idesc = 0;  // the instruction descriptor every instruction of the statement takes
-  // Block-scaled (kind::mxf8f6f4): instruction ks reads scale byte ks of each cell (its ID, in the
-  // descriptor); the scales' TMEM addresses are the statement's sfa and sfb operands.
+  // Block-scaled (kind_scaled(kind)): instruction ks reads scale_vec scales from byte
+  // scale_id(ks) of cell group scale_group(ks) (the ID in its descriptor, the group a column
+  // offset of its scale addresses); the scales' TMEM addresses are the statement's sfa and sfb.
   bool scaled = false;
+  int scale_vec = 1;
   std::uint32_t idesc_at(std::int64_t ks) const {
-    const auto id = static_cast<std::uint32_t>(ks) & 3u;
+    const auto id = static_cast<std::uint32_t>(scale_id(ks, scale_vec));
     return scaled ? idesc | id << 29 | id << 4 : idesc;
   }
+  std::int64_t scale_column(std::int64_t ks) const { return scaled ? scale_group(ks, scale_vec) * scale_group_columns : 0; }
   std::int64_t k_steps() const { return k / ik; }
   std::int64_t a_start(std::int64_t ks) const { return a.start(0, ks * ik); }
   std::int64_t b_start(std::int64_t ks) const { return b.start(0, ks * ik); }
   // "kind::f16 m128n256k16 bf16", "kind::f8f6f4 m128n256k32 e4m3.e5m2", "kind::i8 m128n256k32 u8.i8"
   std::string shape_suffix() const;
 };
+
+// The values_per_element(t) K values of the operand element at p, as the tensor core reads them:
+// wgmma::operand_value's one, or the two e2m1 codes of an e2m1x2 byte (element 2i in bits 0-3).
+void operand_values(DType t, std::byte const* p, float* out);
 
 // tcgen05_mma's operands: [acc, a, b], then [sfa, sfb] when it is block-scaled (Stmt::flag),
 // then the barrier of its fused commit, if any (ir::none if not).

@@ -9,14 +9,17 @@ namespace stagecraft::ir {
 // e4m3/e5m2: the OCP 8-bit floats wgmma multiplies (stagecraft/ir/fp8.hpp), stored as bytes.
 // pred: a mask (comparisons, select's condition), 0 or 1; it lives in registers only (no
 // parameter or allocation has it). u8: unsigned bytes (wgmma's .u8 inputs, quantized activations).
-enum class DType : std::uint8_t { f32, f16, bf16, i32, u32, i8, e4m3, e5m2, pred, u8 };
-inline constexpr DType last_dtype = DType::u8;
+// e2m1x2 (two FP4 e2m1 codes in a byte, element 2i in bits 0-3: ir/mx_formats.hpp) and ue4m3
+// (NVFP4's unsigned scale codes) are storage types: tensors of them are moved (TMA, tcgen05.cp)
+// and read by the block-scaled tcgen05 MMA; as values they read as their byte, as u8 does.
+enum class DType : std::uint8_t { f32, f16, bf16, i32, u32, i8, e4m3, e5m2, pred, u8, e2m1x2, ue4m3 };
+inline constexpr DType last_dtype = DType::ue4m3;
 
 constexpr int dtype_bits(DType t) {
   switch (t) {
     case DType::f32: case DType::i32: case DType::u32: return 32;
     case DType::f16: case DType::bf16: return 16;
-    case DType::i8: case DType::u8: case DType::e4m3: case DType::e5m2: case DType::pred: return 8;
+    case DType::i8: case DType::u8: case DType::e4m3: case DType::e5m2: case DType::pred: case DType::e2m1x2: case DType::ue4m3: return 8;
   }
   return 0;
 }
@@ -26,6 +29,10 @@ constexpr bool dtype_is_float(DType t) {
 constexpr bool dtype_is_fp8(DType t) { return t == DType::e4m3 || t == DType::e5m2; }
 // The 8-bit integers wgmma multiplies (.s8, .u8) into s32.
 constexpr bool dtype_is_int8(DType t) { return t == DType::i8 || t == DType::u8; }
+// The block-scaled formats' storage types, a byte of codes each (see DType).
+constexpr bool dtype_is_packed_code(DType t) { return t == DType::e2m1x2 || t == DType::ue4m3; }
+// Bytes whose values are their unsigned codes: u8 and the storage types above.
+constexpr bool dtype_is_byte_code(DType t) { return t == DType::u8 || dtype_is_packed_code(t); }
 // The values an integer dtype holds (a mask: 0 and 1), for the checks of a fill value and the
 // saturation of a float converted to it. Not for the float dtypes.
 struct int_range {
@@ -35,7 +42,7 @@ constexpr int_range range_of(DType t) {
   switch (t) {
     case DType::pred: return {0.0, 1.0};
     case DType::i8: return {-128.0, 127.0};
-    case DType::u8: return {0.0, 255.0};
+    case DType::u8: case DType::e2m1x2: case DType::ue4m3: return {0.0, 255.0};
     case DType::u32: return {0.0, 4294967295.0};
     default: return {-2147483648.0, 2147483647.0};  // i32
   }
@@ -52,6 +59,8 @@ constexpr const char* dtype_name(DType t) {
     case DType::e5m2: return "e5m2";
     case DType::pred: return "pred";
     case DType::u8: return "u8";
+    case DType::e2m1x2: return "e2m1x2";
+    case DType::ue4m3: return "ue4m3";
   }
   return "?";
 }

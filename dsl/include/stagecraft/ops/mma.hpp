@@ -33,6 +33,7 @@ constexpr bool check_mma_operands() {
   using CD = typename Acc::dtype_t;
   constexpr bool a_fp8 = ir::dtype_is_fp8(AD::code), b_fp8 = ir::dtype_is_fp8(BD::code);
   constexpr bool a_int8 = ir::dtype_is_int8(AD::code), b_int8 = ir::dtype_is_int8(BD::code);  // s8/u8 pair freely
+  constexpr bool a_fp4 = Fp8 && AD::code == ir::DType::e2m1x2;  // tcgen05's packed FP4 (block-scaled only: tcgen05_mma says so)
   using Ad = typename A::static_dims;
   using Bd = typename B::static_dims;
   using Cd = typename Acc::static_dims;
@@ -55,11 +56,11 @@ constexpr bool check_mma_operands() {
                      Op << ": Expected dtypes to match but A had type " << dtype_name<AD>() << " and B had type "
                         << dtype_name<BD>());
     return false;
-  } else if constexpr (!(std::is_same_v<AD, f16> || std::is_same_v<AD, bf16> || a_int8 || std::is_same_v<AD, f32> || (Fp8 && a_fp8))) {
+  } else if constexpr (!(std::is_same_v<AD, f16> || std::is_same_v<AD, bf16> || a_int8 || std::is_same_v<AD, f32> || (Fp8 && a_fp8) || a_fp4)) {
     STAGECRAFT_ERROR("MMA inputs are f16, bf16, f32 (as tf32), i8 or u8",
                      Op << ": MMA inputs are f16, bf16, f32 (as tf32), i8 or u8, but got " << dtype_name<AD>());
     return false;
-  } else if constexpr (a_int8 ? !std::is_same_v<CD, i32> : !ir::wgmma::accumulator_for(AD::code, CD::code)) {
+  } else if constexpr (a_int8 ? !std::is_same_v<CD, i32> : a_fp4 ? !std::is_same_v<CD, f32> : !ir::wgmma::accumulator_for(AD::code, CD::code)) {
     STAGECRAFT_ERROR("MMA accumulator dtype does not fit the inputs",
                      Op << ": " << dtype_name<AD>() << " inputs accumulate in "
                         << (a_int8 ? "i32" : (ir::wgmma::accumulator_for(AD::code, ir::DType::f16) ? "f32 or f16" : "f32"))
@@ -330,7 +331,8 @@ inline constexpr bool is_block_scale = false;
 template <class SA, class SB>
 inline constexpr bool is_block_scale<block_scale_t<SA, SB>> = true;
 
-// The scales of a block-scaled MMA: u8 TMEM views (ue8m0 codes); one check, one message.
+// The scales of a block-scaled MMA: TMEM views of ue8m0 codes (u8) or of ue4m3 codes (NVFP4);
+// one check, one message.
 template <class S>
 constexpr bool check_scales() {
   if constexpr (kind_of<S> != operand_kind::tmem) {
@@ -338,9 +340,9 @@ constexpr bool check_scales() {
                      "block_scale(sfa, sfb): the scales are TMEM references (copy them there with tcgen05_copy_scales), but got "
                          << detail::kind_name(kind_of<S>));
     return false;
-  } else if constexpr (!std::is_same_v<typename S::dtype_t, u8>) {
-    STAGECRAFT_ERROR("block_scale(sfa, sfb): the scales are ue8m0 codes in u8 TMEM",
-                     "block_scale(sfa, sfb): the scales are ue8m0 codes in u8 TMEM, but got " << dtype_name<typename S::dtype_t>());
+  } else if constexpr (!std::is_same_v<typename S::dtype_t, u8> && !std::is_same_v<typename S::dtype_t, ue4m3>) {
+    STAGECRAFT_ERROR("block_scale(sfa, sfb): the scales are ue8m0 codes in u8 TMEM or ue4m3 codes in ue4m3 TMEM",
+                     "block_scale(sfa, sfb): the scales are ue8m0 codes in u8 TMEM or ue4m3 codes in ue4m3 TMEM, but got " << dtype_name<typename S::dtype_t>());
     return false;
   } else {
     return true;
@@ -353,7 +355,7 @@ struct mma_scales {
   tree::Ref const* b = nullptr;
 };
 
-template <int Group, class Acc, class A, class B, class... Rest>
+template <int Group, bool Scaled, class Acc, class A, class B, class... Rest>
 auto tcgen05_mma(src_loc loc, mma_scales sc, Acc const& acc, A const& a, B const& b, Rest const&... rest) {
   static_assert(sizeof...(Rest) == 1 || sizeof...(Rest) == 2,
                 "tcgen05_mma(acc_tmem, a, b[, barrier], accumulate) / tcgen05_mma_2cta(acc_tmem, a, b[, barrier], accumulate)");
@@ -372,6 +374,12 @@ auto tcgen05_mma(src_loc loc, mma_scales sc, Acc const& acc, A const& a, B const
                           tcgen05_mma_name<Group> << ": B must be a SMEM reference, but got " << detail::kind_name(kind_of<B>));
     return stmt<>{};
   } else if constexpr (!detail::check_mma_operands<op, Acc, A, B, 64, 256, 16, true, Group>()) {  // fp8: kind::f8f6f4, s8/u8: kind::i8
+    return stmt<>{};
+  } else if constexpr (!Scaled && std::is_same_v<typename A::dtype_t, e2m1x2>) {
+    // ir::tcgen05::plan_of says the same for hand-built IR.
+    STAGECRAFT_ERROR("e2m1x2 (packed FP4) operands are read by the block-scaled MMA only: give tcgen05_mma a block_scale(sfa, sfb)",
+                     tcgen05_mma_name<Group> << ": e2m1x2 (packed FP4) operands are read by the block-scaled MMA only (kind::mxf4, kind::mxf4nvf4): "
+                                                "give tcgen05_mma a block_scale(sfa, sfb)");
     return stmt<>{};
   } else if constexpr (kind_of<A> == operand_kind::tmem && A::dtype_t::bits == 8) {
     // ir::tcgen05::plan_of says the same for hand-built IR.
@@ -430,17 +438,31 @@ template <class Acc, class A, class B, class SA, class SB, class... Rest>
 auto tcgen05_mma_scaled(src_loc loc, Acc const& acc, A const& a, B const& b, block_scale_t<SA, SB> const& sc, Rest const&... rest) {
   if constexpr (!check_scales<SA>() || !check_scales<SB>()) {
     return stmt<>{};
-  } else if constexpr (kind_of<A> == operand_kind::tmem || !requires { A::dtype_t::code; } || !requires { B::dtype_t::code; }) {
-    STAGECRAFT_ERROR("a block-scaled tcgen05_mma (kind::mxf8f6f4) reads e4m3 or e5m2 A and B from SMEM",
-                     "tcgen05_mma with block_scale: kind::mxf8f6f4 reads e4m3 or e5m2 A and B from SMEM");
+  } else if constexpr (!std::is_same_v<typename SA::dtype_t, typename SB::dtype_t>) {
+    STAGECRAFT_ERROR("block_scale(sfa, sfb): both scales have one format (u8: ue8m0, or ue4m3)",
+                     "block_scale(sfa, sfb): both scales have one format (u8: ue8m0, or ue4m3), but sfa is " << dtype_name<typename SA::dtype_t>()
+                                                                                                          << " and sfb " << dtype_name<typename SB::dtype_t>());
     return stmt<>{};
-  } else if constexpr (!ir::dtype_is_fp8(A::dtype_t::code) || !ir::dtype_is_fp8(B::dtype_t::code)) {
-    STAGECRAFT_ERROR("a block-scaled tcgen05_mma (kind::mxf8f6f4) reads e4m3 or e5m2 A and B",
-                     "tcgen05_mma with block_scale: kind::mxf8f6f4 reads e4m3 or e5m2 A and B, but A is " << dtype_name<typename A::dtype_t>()
-                                                                                                          << " and B is " << dtype_name<typename B::dtype_t>());
+  } else if constexpr (kind_of<A> == operand_kind::tmem || !requires { A::dtype_t::code; } || !requires { B::dtype_t::code; }) {
+    STAGECRAFT_ERROR("a block-scaled tcgen05_mma reads A and B from SMEM (e4m3/e5m2: kind::mxf8f6f4; e2m1x2: kind::mxf4, kind::mxf4nvf4)",
+                     "tcgen05_mma with block_scale: reads A and B from SMEM (e4m3/e5m2: kind::mxf8f6f4; e2m1x2: kind::mxf4, kind::mxf4nvf4)");
+    return stmt<>{};
+  } else if constexpr (!((ir::dtype_is_fp8(A::dtype_t::code) && ir::dtype_is_fp8(B::dtype_t::code) && std::is_same_v<typename SA::dtype_t, u8>) ||
+                         (std::is_same_v<typename A::dtype_t, e2m1x2> && std::is_same_v<typename B::dtype_t, e2m1x2>))) {
+    STAGECRAFT_ERROR("a block-scaled tcgen05_mma reads e4m3/e5m2 A and B with u8 (ue8m0) scales, or e2m1x2 A and B with u8 (ue8m0) or ue4m3 scales",
+                     "tcgen05_mma with block_scale: reads e4m3/e5m2 A and B with u8 (ue8m0) scales (kind::mxf8f6f4), or e2m1x2 A and B with u8 "
+                     "(ue8m0, kind::mxf4) or ue4m3 scales (kind::mxf4nvf4), but A is "
+                         << dtype_name<typename A::dtype_t>() << ", B is " << dtype_name<typename B::dtype_t>() << " and the scales are "
+                         << dtype_name<typename SA::dtype_t>());
+    return stmt<>{};
+  } else if constexpr (std::is_same_v<typename A::dtype_t, e2m1x2> &&
+                       (kind_of<A> == operand_kind::smem_transposed || kind_of<B> != operand_kind::smem_transposed)) {
+    STAGECRAFT_ERROR("packed FP4 is read K-major only: A (M, K / 2) as it is, B (N, K / 2) as transpose(b)",
+                     "tcgen05_mma with block_scale: packed FP4 (e2m1x2) is read K-major only: A stored (M, K / 2) as it is, B stored (N, K / 2) "
+                     "as transpose(b)");
     return stmt<>{};
   } else {
-    auto st = tcgen05_mma<1>(loc, mma_scales{&sc.a.ref, &sc.b.ref}, acc, a, b, rest...);
+    auto st = tcgen05_mma<1, true>(loc, mma_scales{&sc.a.ref, &sc.b.ref}, acc, a, b, rest...);
     return make_stmt<decltype(st)::static_info | info_of_operands<SA, SB>()>(std::move(st.node));
   }
 }
@@ -488,12 +510,12 @@ auto tcgen05_commit_arrive(Bar const& bar, src_loc loc, Axes...) {
 // tcgen05_mma(acc_tmem, a, b[, barrier], accumulate)
 template <class Acc, class A, class B, class Accumulate>
 auto tcgen05_mma(Acc const& acc, A const& a, B const& b, Accumulate const& accumulate, src_loc loc = src_loc::current()) {
-  return detail::tcgen05_mma<1>(loc, {}, acc, a, b, accumulate);
+  return detail::tcgen05_mma<1, false>(loc, {}, acc, a, b, accumulate);
 }
 template <class Acc, class A, class B, class Bar, class Accumulate>
   requires(!std::is_same_v<Accumulate, src_loc>)
 auto tcgen05_mma(Acc const& acc, A const& a, B const& b, Bar const& bar, Accumulate const& accumulate, src_loc loc = src_loc::current()) {
-  return detail::tcgen05_mma<1>(loc, {}, acc, a, b, bar, accumulate);
+  return detail::tcgen05_mma<1, false>(loc, {}, acc, a, b, bar, accumulate);
 }
 
 // tcgen05_mma(acc_tmem, a, b, block_scale(sfa, sfb)[, barrier], accumulate): the block-scaled MMA
@@ -524,27 +546,31 @@ auto tcgen05_mma(Acc const& acc, A const& a, B const& b, detail::block_scale_t<S
 // a cluster whose axis 0 has an even extent.
 template <class Acc, class A, class B, class Accumulate>
 auto tcgen05_mma_2cta(Acc const& acc, A const& a, B const& b, Accumulate const& accumulate, src_loc loc = src_loc::current()) {
-  return detail::tcgen05_mma<2>(loc, {}, acc, a, b, accumulate);
+  return detail::tcgen05_mma<2, false>(loc, {}, acc, a, b, accumulate);
 }
 template <class Acc, class A, class B, class Bar, class Accumulate>
   requires(!std::is_same_v<Accumulate, src_loc>)
 auto tcgen05_mma_2cta(Acc const& acc, A const& a, B const& b, Bar const& bar, Accumulate const& accumulate,
                       src_loc loc = src_loc::current()) {
-  return detail::tcgen05_mma<2>(loc, {}, acc, a, b, bar, accumulate);
+  return detail::tcgen05_mma<2, false>(loc, {}, acc, a, b, bar, accumulate);
 }
 
-// tcgen05_copy_scales(src, dst): tcgen05.cp.cta_group::1.32x128b.warpx4, one 512-byte block of
-// ue8m0 scale codes from SMEM into TMEM, asynchronously, issued by one thread into its tcgen05
-// stream. src: 32 rows of 16 bytes, unswizzled (smem<u8>(shape(S, 32_c, 16_c)), a stage of it),
-// in the 128 x 4 block layout cuBLASLt and CUTLASS keep scales in: byte (i % 32) * 16 + (i / 32) * 4
-// + kb is the scale of row i for its kb-th 32 of K. dst: u8 TMEM, columns 0-3 of every lane; row r
-// of src lands in lanes r, r + 32, r + 64 and r + 96, where block_scale(...) reads it.
+// tcgen05_copy_scales(src, dst[, group]): tcgen05.cp.cta_group::1.32x128b.warpx4, one 512-byte
+// block of scale codes (ue8m0 in u8, or ue4m3) from SMEM into TMEM, asynchronously, issued by one
+// thread into its tcgen05 stream. src: 32 rows of 16 bytes, unswizzled (smem<u8>(shape(S, 32_c,
+// 16_c)), a stage of it), in the 128 x 4 block layout cuBLASLt and CUTLASS keep scales in: byte
+// (i % 32) * 16 + (i / 32) * 4 + kb is the scale of row i for its kb-th block of K. dst: TMEM of the
+// same type, columns 4 group .. 4 group + 3 of every lane (group: a static integer, 0 if left
+// out); row r of src lands in lanes r, r + 32, r + 64 and r + 96, where block_scale(...) reads it.
+// A statement whose K needs more than 4 scales per row reads the next 4-column group per 4
+// scales (block_scale), which is what the group argument fills.
 // Order: a tcgen05_mma the same thread issues later reads what it copied (the two execute in
 // issue order); anyone else, and any refill of src, must be ordered after it by a
 // tcgen05_commit_arrive's barrier, as for an MMA. The copy must also be ordered after every MMA
 // still reading the columns it overwrites (the ISA does not order an MMA before a later copy).
-template <class Src, class Dst>
-auto tcgen05_copy_scales(Src const& src, Dst const& dst, src_loc loc = src_loc::current()) {
+namespace detail {
+template <long long Group, class Src, class Dst>
+auto tcgen05_copy_scales(Src const& src, Dst const& dst, src_loc loc) {
   if constexpr (kind_of<Src> != operand_kind::smem) {
     if constexpr (is_barrier_like<Src>) STAGECRAFT_REJECT_BARRIER_AS_ARRAY(Src);
     else STAGECRAFT_ERROR("tcgen05_copy_scales(src, dst): src is a SMEM view of scale codes",
@@ -555,16 +581,34 @@ auto tcgen05_copy_scales(Src const& src, Dst const& dst, src_loc loc = src_loc::
     else STAGECRAFT_ERROR("tcgen05_copy_scales(src, dst): dst is a TMEM reference",
                           "tcgen05_copy_scales(src, dst): dst is a TMEM reference, but got " << detail::kind_name(kind_of<Dst>));
     return stmt<>{};
-  } else if constexpr (!std::is_same_v<typename Src::dtype_t, u8> || !std::is_same_v<typename Dst::dtype_t, u8>) {
-    STAGECRAFT_ERROR("tcgen05_copy_scales copies ue8m0 codes: u8 in SMEM and in TMEM",
-                     "tcgen05_copy_scales copies ue8m0 codes: u8 in SMEM and in TMEM, but src is " << dtype_name<typename Src::dtype_t>()
-                                                                                                 << " and dst " << dtype_name<typename Dst::dtype_t>());
+  } else if constexpr (!std::is_same_v<typename Src::dtype_t, typename Dst::dtype_t> ||
+                       !(std::is_same_v<typename Src::dtype_t, u8> || std::is_same_v<typename Src::dtype_t, ue4m3>)) {
+    STAGECRAFT_ERROR("tcgen05_copy_scales copies scale codes: u8 (ue8m0) or ue4m3, the same type in SMEM and in TMEM",
+                     "tcgen05_copy_scales copies scale codes: u8 (ue8m0) or ue4m3, the same type in SMEM and in TMEM, but src is "
+                         << dtype_name<typename Src::dtype_t>() << " and dst " << dtype_name<typename Dst::dtype_t>());
+    return stmt<>{};
+  } else if constexpr (Group < 0) {
+    STAGECRAFT_ERROR("tcgen05_copy_scales(src, dst, group): the column group is 0 or more",
+                     "tcgen05_copy_scales(src, dst, group): the column group is 0 or more, but got " << Group);
     return stmt<>{};
   } else {
-    // The verifier checks the 512 unswizzled bytes and dst's 16 bytes per lane (ir verify: tcgen05_cp).
+    // The verifier checks the 512 unswizzled bytes and that dst's lanes hold the group's 16 bytes
+    // (ir verify: tcgen05_cp).
+    tree::op_extra extra;
+    if constexpr (Group != 0) extra.e0 = tree::make_expr(ir::ExprOp::constant, Group);
     return detail::make_stmt<detail::info_of_operands<Src, Dst>() | detail::tcgen05_group_info<1>>(
-        tree::stmt_op(ir::StmtOp::tcgen05_cp, loc, {&src.ref, &dst.ref}));
+        tree::stmt_op(ir::StmtOp::tcgen05_cp, loc, {&src.ref, &dst.ref}, extra));
   }
+}
+}  // namespace detail
+
+template <class Src, class Dst>
+auto tcgen05_copy_scales(Src const& src, Dst const& dst, src_loc loc = src_loc::current()) {
+  return detail::tcgen05_copy_scales<0>(src, dst, loc);
+}
+template <class Src, class Dst, long long G>
+auto tcgen05_copy_scales(Src const& src, Dst const& dst, constant<G>, src_loc loc = src_loc::current()) {
+  return detail::tcgen05_copy_scales<G>(src, dst, loc);
 }
 
 // Arrive on `bar` once every earlier tcgen05 op of this thread has completed.

@@ -79,7 +79,7 @@ struct bench_command_impl final : bench_command {
     auto const& e = kernels.find(kernel);
     bench::options o;
     for (auto const& s : sets) {
-      auto [n, v] = registry::parse_assignment(s);
+      auto [n, v] = registry::parse_assignment(s, e);
       if (!o.set.emplace(n, v).second) throw usage_error(fmt::format("--set {} is given twice", n));
     }
     // --dynamic M: "M?" = 1 (registry.hpp), so every point builds M as a launch argument and the

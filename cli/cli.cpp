@@ -49,12 +49,13 @@ namespace stagecraft::cli {
 namespace {
 
 // --set NAME=VALUE, and --dynamic NAME as "NAME?" = 1 (registry.hpp): resolve() checks both.
-param_values parse_sets(std::vector<std::string> const& sets, std::vector<std::string> const& dynamic = {}) {
+// A value may be one of the parameter's names (--set fmt=nvfp4).
+param_values parse_sets(kernel_entry const& e, std::vector<std::string> const& sets, std::vector<std::string> const& dynamic = {}) {
   param_values v;
   for (auto const& d : dynamic)
     if (!v.emplace(d + "?", 1).second) throw usage_error(fmt::format("--dynamic {} is given twice", d));
   for (auto const& s : sets) {
-    auto [name, value] = registry::parse_assignment(s);
+    auto [name, value] = registry::parse_assignment(s, e);
     // Keeping the last of two would run a size the user may not have meant, without a word.
     if (auto [it, fresh] = v.emplace(name, value); !fresh)
       throw usage_error(fmt::format("--set {} is given twice ({}={}, then {}={}): give each parameter once", name, name, it->second, name, value));
@@ -100,6 +101,9 @@ std::string describe_params(kernel_entry const& e) {
   auto one = [](param_spec const& p) {
     std::string range = p.allowed.empty() ? fmt::format("{}..{}", p.min, p.max) : fmt::format("{{{}}}", fmt::join(p.allowed, ","));
     if (p.multiple_of > 1) range += fmt::format(", multiple of {}", p.multiple_of);
+    std::vector<std::string> names;
+    for (auto const& [n, v] : p.names) names.push_back(fmt::format("{}={}", n, v));
+    if (!names.empty()) range += fmt::format("; names {}", fmt::join(names, ", "));
     return fmt::format("{}={} ({}; {})", p.name, p.default_value, p.help, range);
   };
   return fmt::format("{}", fmt::join(e.params | ranges::views::transform(one), "\n      "));
@@ -812,14 +816,14 @@ int main(int argc, char** argv, registry const& kernels) {
         for (auto const* e : kernels.all()) show(*e, {});
       } else {
         if (kernel_name.empty()) throw usage_error("show: name a kernel (see `stagecraft list`) or pass --all");
-        show(kernels.find(kernel_name), parse_sets(sets, dynamic));
+        show(kernels.find(kernel_name), parse_sets(kernels.find(kernel_name), sets, dynamic));
       }
     } else if (*merge_cmd) {
       return detail::merge(mr);
     } else if (bench_cmd->parsed()) {
       return bench_cmd->run(kernels);
     } else if (*ptx_cmd) {
-      return ptx_kernel(kernels.find(kernel_name), parse_sets(sets, dynamic), pf);
+      return ptx_kernel(kernels.find(kernel_name), parse_sets(kernels.find(kernel_name), sets, dynamic), pf);
     } else if (*run_cmd) {
       rf.seed = parse_seed("--seed", seed_text);
       rf.input_seed = parse_seed("--input-seed", input_seed_text);
@@ -855,7 +859,7 @@ int main(int argc, char** argv, registry const& kernels) {
         } else {
           if (kernel_name.empty()) throw usage_error("run: name a kernel (see `stagecraft list`) or pass --all");
           auto const& e = kernels.find(kernel_name);
-          selected.emplace_back(&e, registry::resolve(e, parse_sets(sets, dynamic)));
+          selected.emplace_back(&e, registry::resolve(e, parse_sets(e, sets, dynamic)));
         }
         return detail::run_explore_records(selected, req);
       }
@@ -887,7 +891,7 @@ int main(int argc, char** argv, registry const& kernels) {
         return worst;
       }
       if (kernel_name.empty()) throw usage_error("run: name a kernel (see `stagecraft list`) or pass --all");
-      return run_kernel(kernels.find(kernel_name), parse_sets(sets, dynamic), rf, clock);
+      return run_kernel(kernels.find(kernel_name), parse_sets(kernels.find(kernel_name), sets, dynamic), rf, clock);
     }
     return exit_ok;
   } catch (usage_error const& e) {

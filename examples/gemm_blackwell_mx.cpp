@@ -21,7 +21,8 @@ STAGECRAFT_REGISTER(kernel_entry{
                 "for fp4, whose rows hold K / 2 bytes); the scale tensors hold ceil(K / (4 x scale block)) blocks of four scales", .min = 128, .multiple_of = 16},
                {.name = "fmt", .default_value = 1, .help = "1: MXFP8, e4m3 A and B; 2: e4m3 A, e5m2 B (ue8m0 scales per 32 of K, kind::mxf8f6f4); "
                 "3: MXFP4, e2m1x2 A and B, ue8m0 scales per 32 of K (kind::mxf4); 4: NVFP4, e2m1x2, ue4m3 scales per 16 of K (kind::mxf4nvf4)",
-                .allowed = {1, 2, 3, 4}},
+                .allowed = {1, 2, 3, 4},
+                .names = {{"mxfp8", 1}, {"mxfp8_e5m2", 2}, {"mxfp4", 3}, {"nvfp4", 4}}},
                {.name = "ctas", .default_value = 0, .help = "CTAs in the grid, each looping over output tiles; 0: one per tile", .min = 0},
                {.name = "raster", .default_value = 8, .help = "persistent tile order: bands of this many rows of tiles", .min = 1, .max = 64}},
     .build =

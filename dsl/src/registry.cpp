@@ -1,3 +1,4 @@
+#include <cctype>
 #include "stagecraft/registry.hpp"
 
 #include <algorithm>
@@ -101,6 +102,22 @@ std::pair<std::string, std::int64_t> registry::parse_assignment(std::string cons
   auto [ptr, ec] = std::from_chars(first, last, value);
   if (ec != std::errc{} || ptr != last) throw usage_error(fmt::format("'{}': the value '{}' is not an integer", text, text.substr(eq + 1)));
   return {text.substr(0, eq), value};
+}
+
+std::pair<std::string, std::int64_t> registry::parse_assignment(std::string const& text, kernel_entry const& e) {
+  const auto eq = text.find('=');
+  if (eq != std::string::npos && eq > 0 && eq + 1 < text.size()) {
+    const std::string name = text.substr(0, eq), value = text.substr(eq + 1);
+    auto spec = std::find_if(e.params.begin(), e.params.end(), [&](param_spec const& p) { return p.name == name; });
+    if (spec != e.params.end() && !spec->names.empty() && !value.empty() && (std::isalpha(static_cast<unsigned char>(value[0])) || value[0] == '_')) {
+      for (auto const& [n, v] : spec->names)
+        if (n == value) return {name, v};
+      std::vector<std::string> known;
+      for (auto const& [n, v] : spec->names) known.push_back(fmt::format("{} ({})", n, v));
+      throw usage_error(fmt::format("'{}': {} has no value named '{}' (its names: {})", text, name, value, fmt::join(known, ", ")));
+    }
+  }
+  return parse_assignment(text);
 }
 
 }  // namespace stagecraft

@@ -28,6 +28,19 @@ TEST_CASE("assignments parse strictly", "[registry]") {
   REQUIRE_THROWS_AS(registry::parse_assignment("K="), usage_error);
 }
 
+TEST_CASE("a parameter's named values stand for their numbers, and an unknown name lists the names", "[registry]") {
+  auto const& e = registry::global().find("gemm_blackwell_mx");
+  using kv = std::pair<std::string, std::int64_t>;
+  CHECK(registry::parse_assignment("fmt=nvfp4", e) == kv{"fmt", 4});
+  CHECK(registry::parse_assignment("fmt=mxfp4", e) == kv{"fmt", 3});
+  CHECK(registry::parse_assignment("fmt=mxfp8", e) == kv{"fmt", 1});
+  CHECK(registry::parse_assignment("fmt=2", e) == kv{"fmt", 2});    // numbers still work
+  CHECK(registry::parse_assignment("K=512", e) == kv{"K", 512});    // parameters without names
+  REQUIRE_THROWS_WITH(registry::parse_assignment("fmt=fp6", e),
+                      Contains("'fmt=fp6': fmt has no value named 'fp6' (its names: mxfp8 (1), mxfp8_e5m2 (2), mxfp4 (3), nvfp4 (4))"));
+  REQUIRE_THROWS_AS(registry::parse_assignment("K=big", e), usage_error);  // no names: not an integer
+}
+
 TEST_CASE("dispatch maps run-time values onto type-level ones", "[registry]") {
   auto square = [](auto K) { return decltype(K)::value * decltype(K)::value; };
   CHECK(dispatch<1, 2, 3>(2, square) == 4);

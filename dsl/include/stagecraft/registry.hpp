@@ -39,6 +39,9 @@ struct param_spec {
   // May be a run-time extent (`--dynamic NAME`): the builder takes it with size_param(), and
   // the kernel compiled once serves every value in [min, max]. Off: always compiled in.
   bool run_time = false;
+  // Names for values (`--set fmt=nvfp4` for fmt=4): each name stands for its value wherever the
+  // CLI reads an assignment; the value's own rule (allowed, range) still applies.
+  std::vector<std::pair<std::string, std::int64_t>> names;
 };
 
 // Parameter values by name. A parameter marked dynamic (`--dynamic M`) is also there as "M?" = 1
@@ -90,6 +93,9 @@ class registry {
   static ir::Kernel build(kernel_entry const& e, param_values const& values);
   // "M=4096" -> {"M", 4096}; throws usage_error.
   static std::pair<std::string, std::int64_t> parse_assignment(std::string const& text);
+  // The same, where the value may also be one of the parameter's names (param_spec::names);
+  // an unknown name is a usage_error listing them.
+  static std::pair<std::string, std::int64_t> parse_assignment(std::string const& text, kernel_entry const& e);
 
  private:
   std::map<std::string, kernel_entry> entries_;

@@ -25,6 +25,10 @@ _DTYPES = {
     "u8": ("uint8", None),
     "e4m3": ("float8_e4m3fn", "uint8"),
     "e5m2": ("float8_e5m2", "uint8"),
+    # Block-scaled storage: packed FP4 bytes (a torch.float4_e2m1fn_x2 tensor's .view(torch.uint8))
+    # and NVFP4 scale codes, both passed as uint8.
+    "e2m1x2": ("uint8", None),
+    "ue4m3": ("uint8", None),
 }
 
 

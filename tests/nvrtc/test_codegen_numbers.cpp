@@ -347,21 +347,28 @@ void check_numbers(ir::Kernel const& k) {
           REQUIRE(std::regex_search(text, sm, std::regex(R"(const unsigned sfa = \(?tmem(\d+)[^,]*, sfb = \(?tmem(\d+))")));
           CHECK(std::stoll(sm[1]) == k.refs[s.refs[3]].id);
           CHECK(std::stoll(sm[2]) == k.refs[s.refs[4]].id);
-          const std::regex mx(R"(sc::tc_mma_mxf8f6f4\(d_addr, da0 \+ (\d+)ull, db0 \+ (\d+)ull, 0x([0-9a-f]{8})u, sfa, sfb, (acc|1u)\);  // A \+ (\d+) B, B \+ (\d+) B, scale byte (\d))");
+          // Instruction ks of kind mxf8f6f4 / mxf4 / mxf4nvf4: its scale IDs and the column of its
+          // cell group added to both scale addresses (plan::scale_column; none for group 0).
+          const std::regex mx(
+              R"(sc::tc_mma_(mxf8f6f4|mxf4|mxf4nvf4)\(d_addr, da0 \+ (\d+)ull, db0 \+ (\d+)ull, 0x([0-9a-f]{8})u, sfa(?: \+ (\d+)u)?, sfb(?: \+ (\d+)u)?, (acc|1u)\);  // A \+ (\d+) B, B \+ (\d+) B, scale byte (\d))");
           auto m = all_matches(text, mx);
           REQUIRE(static_cast<std::int64_t>(m.size()) == p.k_steps());
           for (std::int64_t ks = 0; ks < p.k_steps(); ++ks) {
             auto const& x = m[static_cast<std::size_t>(ks)];
             INFO("k step " << ks);
-            CHECK(std::stoll(x[1]) == p.a_start(ks) / 16);
-            CHECK(std::stoll(x[2]) == p.b_start(ks) / 16);
-            const auto idesc = static_cast<std::uint32_t>(std::stoul(x[3], nullptr, 16));
+            CHECK("kind::" + x[1].str() == ir::tcgen05::kind_name(p.kind));
+            CHECK(std::stoll(x[2]) == p.a_start(ks) / 16);
+            CHECK(std::stoll(x[3]) == p.b_start(ks) / 16);
+            const auto idesc = static_cast<std::uint32_t>(std::stoul(x[4], nullptr, 16));
             CHECK(idesc == p.idesc_at(ks));
-            CHECK(ir::tcgen05::decode_scaled(idesc).sfa_id == ks % 4);
-            CHECK(ir::tcgen05::decode_scaled(idesc).sfb_id == ks % 4);
-            CHECK(ir::tcgen05::decode_scaled(idesc).ue8m0);
-            CHECK(x[4] == (ks == 0 ? "acc" : "1u"));
-            CHECK(std::stoll(x[7]) == ks);
+            const int id = ir::tcgen05::scale_id(ks, p.scale_vec);
+            CHECK(ir::tcgen05::decode_scaled(idesc).sfa_id == id);
+            CHECK(ir::tcgen05::decode_scaled(idesc).sfb_id == id);
+            CHECK(ir::tcgen05::decode_scaled(idesc).ue8m0 == (p.kind != ir::tcgen05::Kind::mxf4nvf4));
+            CHECK((x[5].matched ? std::stoll(x[5]) : 0) == p.scale_column(ks));
+            CHECK((x[6].matched ? std::stoll(x[6]) : 0) == p.scale_column(ks));
+            CHECK(x[7] == (ks == 0 ? "acc" : "1u"));
+            CHECK(std::stoll(x[10]) == id);
           }
           if (const auto bar = ir::tcgen05::mma_commit_barrier(s); bar != ir::none) check_barrier_address(k, bar, text);
           break;
@@ -470,6 +477,8 @@ void check_numbers(ir::Kernel const& k) {
         CHECK(std::stoll(m[0][1]) == k.refs[s.refs[1]].id);
         CHECK(std::stoull(m[0][2], nullptr, 16) == ir::tcgen05::encode_cp_smem(0));
         CHECK(std::stoll(m[0][3]) == ir::smem_offsets(k)[static_cast<std::size_t>(k.refs[s.refs[0]].id)]);
+        // A column group (e0) adds 4 columns a group to the TMEM address.
+        CHECK(count(text, " + 4u * (") == (s.e0 != ir::none ? 1u : 0u));
         break;
       }
       default: break;

@@ -6,7 +6,9 @@
 #include <random>
 #include <type_traits>
 #include <set>
+#include <string>
 
+#include <stagecraft/ir/mx_formats.hpp>
 #include <stagecraft/ir/tcgen05.hpp>
 #include <stagecraft/stagecraft.hpp>
 
@@ -580,4 +582,67 @@ TEST_CASE("tcgen05.cp 32x128b.warpx4 puts each scale of the 128 x 4 block layout
   CHECK(d.d.sbo == 128);
   CHECK(d.d.lbo == 0);
   CHECK(d.d.swizzle == 0);
+}
+
+TEST_CASE("tcgen05 block-scaled FP4 (kind::mxf4, kind::mxf4nvf4): formats, scales per instruction, and which cell and byte each instruction reads",
+          "[tcgen05][unit][mx][fp4]") {
+  // E2M1 is format 1 under both FP4 kinds (CUTLASS's MXF4Format), and only e2m1x2 reads as it.
+  for (auto kind : {tc::Kind::mxf4, tc::Kind::mxf4nvf4}) {
+    CHECK(tc::ab_format(kind, ir::DType::e2m1x2) == 1);
+    CHECK(tc::ab_format(kind, ir::DType::e4m3) == -1);
+    ir::DType t{};
+    CHECK(tc::ab_type(kind, 1, t));
+    CHECK(t == ir::DType::e2m1x2);
+    CHECK_FALSE(tc::ab_type(kind, 0, t));
+    CHECK(tc::kind_scaled(kind));
+    CHECK_FALSE(tc::kind_mixes(kind));
+  }
+  CHECK(std::string(tc::kind_name(tc::Kind::mxf4nvf4)) == "kind::mxf4nvf4");
+  CHECK(tc::values_per_element(ir::DType::e2m1x2) == 2);
+  CHECK(tc::values_per_element(ir::DType::e4m3) == 1);
+  // Scales per instruction and K per scale: MXFP8 1 x 32 (k32), MXFP4 2 x 32 and NVFP4 4 x 16 (k64).
+  CHECK(tc::scale_vec_of(tc::Kind::mxf8f6f4) * tc::scale_block_of(tc::Kind::mxf8f6f4) == 32);
+  CHECK(tc::scale_vec_of(tc::Kind::mxf4) * tc::scale_block_of(tc::Kind::mxf4) == 64);
+  CHECK(tc::scale_vec_of(tc::Kind::mxf4nvf4) * tc::scale_block_of(tc::Kind::mxf4nvf4) == 64);
+  // Instruction ks: cell group ks * v / 4 (4 columns each), first byte (ks * v) % 4.
+  const int expect_group[3][8] = {{0, 0, 0, 0, 1, 1, 1, 1}, {0, 0, 1, 1, 2, 2, 3, 3}, {0, 1, 2, 3, 4, 5, 6, 7}};
+  const int expect_id[3][8] = {{0, 1, 2, 3, 0, 1, 2, 3}, {0, 2, 0, 2, 0, 2, 0, 2}, {0, 0, 0, 0, 0, 0, 0, 0}};
+  const int vecs[3] = {1, 2, 4};
+  for (int v = 0; v < 3; ++v)
+    for (int ks = 0; ks < 8; ++ks) {
+      CHECK(tc::scale_group(ks, vecs[v]) == expect_group[v][ks]);
+      CHECK(tc::scale_id(ks, vecs[v]) == expect_id[v][ks]);
+      CHECK(tc::scale_id_ok(tc::scale_id(ks, vecs[v]), vecs[v]));
+    }
+  CHECK_FALSE(tc::scale_id_ok(1, 2));
+  CHECK_FALSE(tc::scale_id_ok(2, 4));
+  // Scale b of row i: lane i, column i / 32 of the instruction's group, byte ID + b.
+  const auto s = tc::scale_at(77, 2, 1);
+  CHECK(s.lane == 77);
+  CHECK(s.column == 2);
+  CHECK(s.byte == 3);
+  // A plan's per-instruction descriptor and scale column: MXFP4's IDs 0, 2 and NVFP4's 0.
+  tc::plan p;
+  p.scaled = true;
+  p.idesc = 0x08800480u;
+  p.scale_vec = 2;
+  CHECK(p.idesc_at(1) == (0x08800480u | 2u << 29 | 2u << 4));
+  CHECK(p.scale_column(2) == 4);
+  p.scale_vec = 4;
+  CHECK(p.idesc_at(3) == 0x08800480u);
+  CHECK(p.scale_column(3) == 12);
+}
+
+TEST_CASE("e2m1x2 operands read as two e2m1 values, element 2i from bits 0-3", "[tcgen05][unit][mx][fp4]") {
+  for (unsigned byte = 0; byte < 256; ++byte) {
+    const auto b = static_cast<std::byte>(byte);
+    float v[2] = {};
+    tc::operand_values(ir::DType::e2m1x2, &b, v);
+    CHECK(v[0] == ir::mx::decode(ir::mx::e2m1, byte & 0xfu));
+    CHECK(v[1] == ir::mx::decode(ir::mx::e2m1, byte >> 4));
+  }
+  const auto one = static_cast<std::byte>(0x38);  // e4m3 1.0
+  float x = 0;
+  tc::operand_values(ir::DType::e4m3, &one, &x);
+  CHECK(x == 1.0f);
 }

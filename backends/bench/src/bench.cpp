@@ -11,6 +11,7 @@
 
 #include "stagecraft/interp/interp.hpp"
 #include "stagecraft/ir/eval.hpp"
+#include "stagecraft/ir/tcgen05.hpp"
 #ifdef STAGECRAFT_HAVE_CUDA_RUNTIME
 #include "stagecraft/cuda/runtime.hpp"
 #include "stagecraft/nvrtc/nvrtc.hpp"
@@ -216,7 +217,10 @@ struct walker {
         for (auto d : acc) mn *= static_cast<double>(d);
         for (auto d : b) bk *= static_cast<double>(d);
         const double pair = s.op == ir::StmtOp::tcgen05_mma && s.n == 2 ? 4.0 : 1.0;
-        if (!acc.empty() && acc.back() > 0) w.tensor_flops += pair * 2.0 * mn * bk / static_cast<double>(acc.back());
+        // Packed FP4 (e2m1x2): two values of K per element.
+        auto const& br = k.refs[s.refs[2]];
+        const double values = ir::tcgen05::values_per_element(br.base == ir::RefBase::param ? k.params[br.id].dtype : k.allocs[br.id].dtype);
+        if (!acc.empty() && acc.back() > 0) w.tensor_flops += pair * values * 2.0 * mn * bk / static_cast<double>(acc.back());
         break;
       }
       default: break;

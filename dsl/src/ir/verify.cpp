@@ -730,6 +730,10 @@ class Verifier {
     if (!valid(v.op)) fail("tile value {} has unknown op {}", id, static_cast<int>(v.op));
     const auto name = value_op_name(v.op);
     if (!valid(v.dtype)) fail("tile value {} ({}) has unknown dtype {}", id, name, static_cast<int>(v.dtype));
+    if (dtype_is_packed_code(v.dtype))
+      fail("tile value {} ({}) is {}, a storage type (packed FP4 or NVFP4 scale codes): TMA and tcgen05_copy_scales move it, the block-scaled "
+           "tcgen05_mma reads it; no tile holds it",
+           id, name, dtype_name(v.dtype));
     // Rank 0 is a single element: a store to a fully indexed SMEM view.
     if (v.shape.size() > static_cast<std::size_t>(max_alloc_rank))
       fail("tile value {} ({}) has rank {}, expected at most {}", id, name, v.shape.size(), max_alloc_rank);

@@ -143,6 +143,16 @@ plan plan_of(Kernel const& k, Stmt const& s) {
     fail(fmt::format("A's tiling ({}, {}) puts its 8-row groups unevenly over the 128 rows one instruction reads: tile whole rows "
                      "(tiling(128, ...)) or 8-row groups",
                      p.a.tile_rows, p.a.tile_cols));
+  // The fields both descriptor layouts share, from the plan (the scaled layout's M is M >> 7).
+  auto fill = [&](auto& d) -> auto& {
+    d.a_format = ab_format(p.kind, p.a_type);
+    d.b_format = ab_format(p.kind, p.b_type);
+    d.a_major = p.a.major;
+    d.b_major = p.b.major;
+    d.m = static_cast<int>(p.m);
+    d.n = static_cast<int>(p.n);
+    return d;
+  };
   if (p.scaled) {
     if (p.cta_group != 1 || a_tmem) fail("a block-scaled MMA is modelled for cta_group::1 with A in SMEM");
     if (fp4 && (p.a.major != Major::k || p.b.major != Major::k))
@@ -174,24 +184,12 @@ plan plan_of(Kernel const& k, Stmt const& s) {
     scales(s.refs[4], "B", p.n);
     scaled_desc sd;
     sd.ue8m0 = p.kind != Kind::mxf4nvf4;
-    sd.a_format = ab_format(p.kind, p.a_type);
-    sd.b_format = ab_format(p.kind, p.b_type);
-    sd.a_major = p.a.major;
-    sd.b_major = p.b.major;
-    sd.m = static_cast<int>(p.m);
-    sd.n = static_cast<int>(p.n);
-    p.idesc = encode(sd);
+    p.idesc = encode(fill(sd));
     return p;
   }
   instr_desc idesc;
   idesc.d_format = d_format(p.d);
-  idesc.a_format = ab_format(p.kind, p.a_type);
-  idesc.b_format = ab_format(p.kind, p.b_type);
-  idesc.a_major = p.a.major;
-  idesc.b_major = p.b.major;
-  idesc.m = static_cast<int>(p.m);
-  idesc.n = static_cast<int>(p.n);
-  p.idesc = encode(idesc);
+  p.idesc = encode(fill(idesc));
   return p;
 }
 

@@ -111,20 +111,17 @@ struct instr_desc {
   int max_shift = 0;
 };
 
-constexpr std::uint32_t encode(instr_desc const& d) {
-  return (static_cast<std::uint32_t>(d.sparsity_selector) & 3u) | (std::uint32_t{d.sparse} << 2) | (std::uint32_t{d.saturate} << 3) |
-         ((static_cast<std::uint32_t>(d.d_format) & 3u) << 4) | ((static_cast<std::uint32_t>(d.a_format) & 7u) << 7) |
-         ((static_cast<std::uint32_t>(d.b_format) & 7u) << 10) | (std::uint32_t{d.negate_a} << 13) | (std::uint32_t{d.negate_b} << 14) |
-         (std::uint32_t{d.a_major == Major::mn} << 15) | (std::uint32_t{d.b_major == Major::mn} << 16) |
-         ((static_cast<std::uint32_t>(d.n >> 3) & 0x3Fu) << 17) | ((static_cast<std::uint32_t>(d.m >> 4) & 0x1Fu) << 24) |
-         ((static_cast<std::uint32_t>(d.max_shift) & 3u) << 30);
+// The fields both descriptor layouts (this one and the block-scaled one below) keep at the same
+// bits: the sparsity flag 2, A and B types 7-12, negation 13-14, transposes 15-16, N >> 3 at 17-22.
+template <class D>
+constexpr std::uint32_t encode_shared(D const& d) {
+  return (std::uint32_t{d.sparse} << 2) | ((static_cast<std::uint32_t>(d.a_format) & 7u) << 7) | ((static_cast<std::uint32_t>(d.b_format) & 7u) << 10) |
+         (std::uint32_t{d.negate_a} << 13) | (std::uint32_t{d.negate_b} << 14) | (std::uint32_t{d.a_major == Major::mn} << 15) |
+         (std::uint32_t{d.b_major == Major::mn} << 16) | ((static_cast<std::uint32_t>(d.n >> 3) & 0x3Fu) << 17);
 }
-constexpr instr_desc decode(std::uint32_t b) {
-  instr_desc d;
-  d.sparsity_selector = static_cast<int>(b & 3u);
+template <class D>
+constexpr void decode_shared(std::uint32_t b, D& d) {
   d.sparse = (b >> 2) & 1u;
-  d.saturate = (b >> 3) & 1u;
-  d.d_format = static_cast<int>((b >> 4) & 3u);
   d.a_format = static_cast<int>((b >> 7) & 7u);
   d.b_format = static_cast<int>((b >> 10) & 7u);
   d.negate_a = (b >> 13) & 1u;
@@ -132,6 +129,19 @@ constexpr instr_desc decode(std::uint32_t b) {
   d.a_major = ((b >> 15) & 1u) ? Major::mn : Major::k;
   d.b_major = ((b >> 16) & 1u) ? Major::mn : Major::k;
   d.n = static_cast<int>((b >> 17) & 0x3Fu) << 3;
+}
+
+constexpr std::uint32_t encode(instr_desc const& d) {
+  return encode_shared(d) | (static_cast<std::uint32_t>(d.sparsity_selector) & 3u) | (std::uint32_t{d.saturate} << 3) |
+         ((static_cast<std::uint32_t>(d.d_format) & 3u) << 4) | ((static_cast<std::uint32_t>(d.m >> 4) & 0x1Fu) << 24) |
+         ((static_cast<std::uint32_t>(d.max_shift) & 3u) << 30);
+}
+constexpr instr_desc decode(std::uint32_t b) {
+  instr_desc d;
+  decode_shared(b, d);
+  d.sparsity_selector = static_cast<int>(b & 3u);
+  d.saturate = (b >> 3) & 1u;
+  d.d_format = static_cast<int>((b >> 4) & 3u);
   d.m = static_cast<int>((b >> 24) & 0x1Fu) << 4;
   d.max_shift = static_cast<int>((b >> 30) & 3u);
   return d;
@@ -227,23 +237,13 @@ struct scaled_desc {
   bool ue8m0 = true;
 };
 constexpr std::uint32_t encode(scaled_desc const& d) {
-  return (std::uint32_t{d.sparse} << 2) | ((static_cast<std::uint32_t>(d.sfb_id) & 3u) << 4) | ((static_cast<std::uint32_t>(d.a_format) & 7u) << 7) |
-         ((static_cast<std::uint32_t>(d.b_format) & 7u) << 10) | (std::uint32_t{d.negate_a} << 13) | (std::uint32_t{d.negate_b} << 14) |
-         (std::uint32_t{d.a_major == Major::mn} << 15) | (std::uint32_t{d.b_major == Major::mn} << 16) |
-         ((static_cast<std::uint32_t>(d.n >> 3) & 0x3Fu) << 17) | (std::uint32_t{d.ue8m0} << 23) | ((static_cast<std::uint32_t>(d.m >> 7) & 3u) << 27) |
-         ((static_cast<std::uint32_t>(d.sfa_id) & 3u) << 29);
+  return encode_shared(d) | ((static_cast<std::uint32_t>(d.sfb_id) & 3u) << 4) | (std::uint32_t{d.ue8m0} << 23) |
+         ((static_cast<std::uint32_t>(d.m >> 7) & 3u) << 27) | ((static_cast<std::uint32_t>(d.sfa_id) & 3u) << 29);
 }
 constexpr scaled_desc decode_scaled(std::uint32_t b) {
   scaled_desc d;
-  d.sparse = (b >> 2) & 1u;
+  decode_shared(b, d);
   d.sfb_id = static_cast<int>((b >> 4) & 3u);
-  d.a_format = static_cast<int>((b >> 7) & 7u);
-  d.b_format = static_cast<int>((b >> 10) & 7u);
-  d.negate_a = (b >> 13) & 1u;
-  d.negate_b = (b >> 14) & 1u;
-  d.a_major = ((b >> 15) & 1u) ? Major::mn : Major::k;
-  d.b_major = ((b >> 16) & 1u) ? Major::mn : Major::k;
-  d.n = static_cast<int>((b >> 17) & 0x3Fu) << 3;
   d.ue8m0 = (b >> 23) & 1u;
   d.m = static_cast<int>((b >> 27) & 3u) << 7;
   d.sfa_id = static_cast<int>((b >> 29) & 3u);

@@ -26,14 +26,14 @@ namespace detail {
 // BSplit = 2: a cta_group::2 MMA, where each CTA of the pair holds N / 2 of B's columns and
 // the whole N of its D rows.
 template <diag::fixed_string Op, class Acc, class A, class B, long long MinM, long long MaxN, long long NStep, bool Fp8 = false,
-          long long BSplit = 1>
+          long long BSplit = 1, bool Fp4 = false>
 constexpr bool check_mma_operands() {
   using AD = typename A::dtype_t;
   using BD = typename B::dtype_t;
   using CD = typename Acc::dtype_t;
   constexpr bool a_fp8 = ir::dtype_is_fp8(AD::code), b_fp8 = ir::dtype_is_fp8(BD::code);
   constexpr bool a_int8 = ir::dtype_is_int8(AD::code), b_int8 = ir::dtype_is_int8(BD::code);  // s8/u8 pair freely
-  constexpr bool a_fp4 = Fp8 && AD::code == ir::DType::e2m1x2;  // tcgen05's packed FP4 (block-scaled only: tcgen05_mma says so)
+  constexpr bool a_fp4 = Fp4 && AD::code == ir::DType::e2m1x2;  // tcgen05's packed FP4 (block-scaled only: tcgen05_mma says so)
   using Ad = typename A::static_dims;
   using Bd = typename B::static_dims;
   using Cd = typename Acc::static_dims;
@@ -373,7 +373,7 @@ auto tcgen05_mma(src_loc loc, mma_scales sc, Acc const& acc, A const& a, B const
     else STAGECRAFT_ERROR("tcgen05_mma: B must be a SMEM reference",
                           tcgen05_mma_name<Group> << ": B must be a SMEM reference, but got " << detail::kind_name(kind_of<B>));
     return stmt<>{};
-  } else if constexpr (!detail::check_mma_operands<op, Acc, A, B, 64, 256, 16, true, Group>()) {  // fp8: kind::f8f6f4, s8/u8: kind::i8
+  } else if constexpr (!detail::check_mma_operands<op, Acc, A, B, 64, 256, 16, true, Group, true>()) {  // fp8: kind::f8f6f4, s8/u8: kind::i8, e2m1x2
     return stmt<>{};
   } else if constexpr (!Scaled && std::is_same_v<typename A::dtype_t, e2m1x2>) {
     // ir::tcgen05::plan_of says the same for hand-built IR.

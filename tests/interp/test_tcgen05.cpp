@@ -639,6 +639,27 @@ std::pair<ir::Kernel, std::vector<host_tensor>> mx_kernel(mx_case z, std::uint64
   e.inputs(in, vals);
   return {std::move(k), std::move(in)};
 }
+// The case against its double reference everywhere (eager, lazy, 50 PCT schedules, the host
+// backend), then the tolerance of an eager run and the plan of its MMA statement.
+struct mx_checked {
+  ir::Kernel k;
+  std::vector<host_tensor> in;
+  interp::mma_tolerance tol;
+  ir::tcgen05::plan p;
+};
+mx_checked mx_check_everywhere(mx_case z, std::uint64_t seed) {
+  auto [k, in] = mx_kernel(z, seed);
+  auto const& e = registry::global().find("gemm_blackwell_mx");
+  auto expected = in;
+  e.reference(expected, registry::resolve(e, {{"M", z.M}, {"N", z.N}, {"K", z.K}, {"fmt", z.fmt}, {"ctas", z.ctas}}));
+  run_everywhere(k, in, expected, 50);
+  const auto r = interp::run(k, in);
+  const auto tol = interp::tolerance_of(k, r, in);
+  REQUIRE(tol.has_value());
+  auto const& mma = *std::find_if(k.stmts.begin(), k.stmts.end(), [](ir::Stmt const& s) { return s.op == ir::StmtOp::tcgen05_mma; });
+  auto p = ir::tcgen05::plan_of(k, mma);
+  return {std::move(k), std::move(in), *tol, std::move(p)};
+}
 }  // namespace
 
 TEST_CASE("gemm_blackwell_mx (MXFP8) is within the MMA tolerance under eager, lazy and 50 PCT schedules, e4m3 and e5m2 B, persistent or not, "
@@ -647,18 +668,9 @@ TEST_CASE("gemm_blackwell_mx (MXFP8) is within the MMA tolerance under eager, la
   // 333 x 136 x 144: partial tiles in M, N and K (TMA's zero fill beside the padded scale blocks).
   for (auto z : {mx_case{256, 256, 256, 1, 0}, mx_case{333, 136, 144, 2, 2}}) {
     INFO("M=" << z.M << " N=" << z.N << " K=" << z.K << " fmt=" << z.fmt << " ctas=" << z.ctas);
-    auto [k, in] = mx_kernel(z, 31);
-    auto const& e = registry::global().find("gemm_blackwell_mx");
-    auto expected = in;
-    e.reference(expected, registry::resolve(e, {{"M", z.M}, {"N", z.N}, {"K", z.K}, {"fmt", z.fmt}, {"ctas", z.ctas}}));
-    run_everywhere(k, in, expected, 50);
-    const auto r = interp::run(k, in);
-    const auto tol = interp::tolerance_of(k, r, in);
-    REQUIRE(tol.has_value());
-    CHECK(tol->k == (z.K + 127) / 128 * 128);  // whole 128-deep slices: the tail's zero fill adds nothing
-    CHECK(tol->block_scale > 1);  // the scale codes widen the bound: up to 2^3 * 2^3 per product
-    auto const& mma = *std::find_if(k.stmts.begin(), k.stmts.end(), [](ir::Stmt const& s) { return s.op == ir::StmtOp::tcgen05_mma; });
-    const auto p = ir::tcgen05::plan_of(k, mma);
+    const auto [k, in, tol, p] = mx_check_everywhere(z, 31);
+    CHECK(tol.k == (z.K + 127) / 128 * 128);  // whole 128-deep slices: the tail's zero fill adds nothing
+    CHECK(tol.block_scale > 1);  // the scale codes widen the bound: up to 2^3 * 2^3 per product
     CHECK(p.kind == ir::tcgen05::Kind::mxf8f6f4);
     CHECK(p.k_steps() == 4);
     CHECK(ir::tcgen05::decode_scaled(p.idesc_at(3)).sfa_id == 3);
@@ -672,21 +684,12 @@ TEST_CASE("gemm_blackwell_mx MXFP4 and NVFP4 (packed e2m1, kind::mxf4 and kind::
   // 32-value tail in TMA's zero fill).
   for (auto z : {mx_case{256, 256, 512, 3, 0}, mx_case{256, 128, 256, 4, 0}, mx_case{333, 136, 288, 3, 2}, mx_case{333, 136, 288, 4, 2}}) {
     INFO("M=" << z.M << " N=" << z.N << " K=" << z.K << " fmt=" << z.fmt << " ctas=" << z.ctas);
-    auto [k, in] = mx_kernel(z, 47);
+    const auto [k, in, tol, p] = mx_check_everywhere(z, 47);
     CHECK(k.params[0].dtype == ir::DType::e2m1x2);
     CHECK(k.params[0].shape.back() == z.K / 2);  // two values a byte
     CHECK(k.params[2].dtype == (z.fmt == 4 ? ir::DType::ue4m3 : ir::DType::u8));
-    auto const& e = registry::global().find("gemm_blackwell_mx");
-    auto expected = in;
-    e.reference(expected, registry::resolve(e, {{"M", z.M}, {"N", z.N}, {"K", z.K}, {"fmt", z.fmt}, {"ctas", z.ctas}}));
-    run_everywhere(k, in, expected, 50);
-    const auto r = interp::run(k, in);
-    const auto tol = interp::tolerance_of(k, r, in);
-    REQUIRE(tol.has_value());
-    CHECK(tol->k == (z.K + 255) / 256 * 256);  // products: whole 256-value slices
-    CHECK(tol->max_input == 6.0);              // e2m1's largest, decoded from the nibbles, not the byte
-    auto const& mma = *std::find_if(k.stmts.begin(), k.stmts.end(), [](ir::Stmt const& s) { return s.op == ir::StmtOp::tcgen05_mma; });
-    const auto p = ir::tcgen05::plan_of(k, mma);
+    CHECK(tol.k == (z.K + 255) / 256 * 256);  // products: whole 256-value slices
+    CHECK(tol.max_input == 6.0);              // e2m1's largest, decoded from the nibbles, not the byte
     CHECK(p.kind == (z.fmt == 4 ? ir::tcgen05::Kind::mxf4nvf4 : ir::tcgen05::Kind::mxf4));
     CHECK(p.k_steps() == 4);  // 4 x k64 over a 128-byte slice
     CHECK(p.scale_vec == (z.fmt == 4 ? 4 : 2));

@@ -375,7 +375,6 @@ void machine::tcgen05_complete(async_op& op) {
     return smem.data() + addr;
   };
   const int vpe = tc::values_per_element(b_type);  // K values an element holds: 2 for e2m1x2
-  auto values = [](ir::DType t, std::byte const* at, float* out) { tc::operand_values(t, at, out); };
   const int cta0 = a.cta, cta1 = pair ? op.pair_cta : a.cta;
   auto descriptor = [&](std::uint64_t bits_, const char* role) {
     const auto s = tc::decode_smem(bits_);
@@ -412,7 +411,7 @@ void machine::tcgen05_complete(async_op& op) {
     const auto kbase = static_cast<std::int64_t>(ks) * ik;
     for (std::int64_t j = 0; j < n; ++j)
       for (std::int64_t k = 0; k < ik; ++k)
-        values(b_type, fetch(j < cta_n ? cta0 : cta1, ir::wgmma::element_address(bd, id.b_major, bits, j % cta_n, k), "B", j, kbase + k),
+        tc::operand_values(b_type, fetch(j < cta_n ? cta0 : cta1, ir::wgmma::element_address(bd, id.b_major, bits, j % cta_n, k), "B", j, kbase + k),
                mma_b_.data() + j * kv + k * vpe);
     if (a_tmem) {
       for (std::int64_t i = 0; i < m; ++i)
@@ -421,7 +420,7 @@ void machine::tcgen05_complete(async_op& op) {
       const auto ad = descriptor(op.a_desc[ks], "A");
       for (std::int64_t i = 0; i < m; ++i)
         for (std::int64_t k = 0; k < ik; ++k)
-          values(a_type, fetch(i < cta_m ? cta0 : cta1, ir::wgmma::element_address(ad, id.a_major, bits, i % cta_m, k), "A", i, kbase + k),
+          tc::operand_values(a_type, fetch(i < cta_m ? cta0 : cta1, ir::wgmma::element_address(ad, id.a_major, bits, i % cta_m, k), "A", i, kbase + k),
                  mma_a_.data() + i * kv + k * vpe);
     }
     const bool add = op.accumulate || ks > 0;  // enable-input-d: only the first instruction may overwrite

@@ -241,6 +241,7 @@ template <int N> inline void tmem_ld_32x32b(unsigned taddr, float (&r)[N]) {
 template <int N> inline void tmem_st_32x32b(unsigned taddr, const unsigned (&r)[N]) { sc_host_api->tmem_st(taddr, r, N); }
 inline void tmem_ld_32x32b_x16(unsigned taddr, float (&r)[16]) { tmem_ld_32x32b(taddr, r); }
 inline void tmem_ld_32x32b_x32(unsigned taddr, float (&r)[32]) { tmem_ld_32x32b(taddr, r); }
+inline void tmem_ld_32x32b_x64(unsigned taddr, float (&r)[64]) { tmem_ld_32x32b(taddr, r); }
 inline void tmem_st_32x32b_x16(unsigned taddr, const unsigned (&r)[16]) { tmem_st_32x32b(taddr, r); }
 inline void tmem_st_32x32b_x32(unsigned taddr, const unsigned (&r)[32]) { tmem_st_32x32b(taddr, r); }
 inline void tmem_st_wait() {}

@@ -775,6 +775,8 @@ std::string emitter::value(ir::ValueId id, std::string const& i) const {
       // upward (the interpreter's order, so the sums agree bit for bit): operands are read from
       // memory at any index, so no element crosses lanes and there is nothing to exchange.
       // The identities leave the first element as it is: -0 + x == x, fmaxf(NaN, x) == x.
+      // Folded before the statement (a row statement's reduction of a TMEM tile's rows).
+      if (auto o = leaf_override_.find(id); o != leaf_override_.end()) return o->second;
       auto const& in = k_.values[v.a].shape;
       if (v.scalar == 1 && in_row_walk(in)) return round(fragment_fold(v));
       if (reads_accumulator(v.a)) refuse_exchange(id, "a reduction that is not along the rows of the D fragment being walked");

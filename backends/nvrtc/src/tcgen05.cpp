@@ -29,6 +29,7 @@
 #include <fmt/ranges.h>
 
 #include "stagecraft/ir/tcgen05.hpp"
+#include "stagecraft/ir/tile_view.hpp"
 #include "stagecraft/ir/wgmma.hpp"
 #include "stagecraft/nvrtc/codegen.hpp"
 
@@ -212,7 +213,7 @@ std::string prelude_tail(int group, bool pair_copies) {
     };
     p += load(false) + load(true);
   }
-  p += ld_wrapper(16) + ld_wrapper(32) + st_wrapper(16) + st_wrapper(32);
+  p += ld_wrapper(16) + ld_wrapper(32) + ld_wrapper(64) + st_wrapper(16) + st_wrapper(32);
   p += "__device__ __forceinline__ void tmem_st_wait() { asm volatile(\"tcgen05.wait::st.sync.aligned;\" ::: \"memory\"); }\n";
   p += "}  // namespace sc\n#endif\n// ---- end of tcgen05 ----\n";
   return p;
@@ -350,34 +351,154 @@ bool reads_tmem(ir::Kernel const& k, ir::ValueId v) {
   return !tmem.empty();
 }
 
+namespace {
+
+// The TMEM views tcgen05.ld 32x32b reads a tile from: a whole (128, columns) f32 or i32
+// allocation, one stage d[s] of a ring (stages, 128, columns), or a slice<1> of either (its
+// columns, every lane from lane 0: the verifier's rule).
+void check_loadable(ir::Kernel const& k, ir::StmtId id, ir::RefId rid) {
+  auto const& t = k.refs[rid];
+  auto const& al = k.allocs[t.id];
+  const bool whole = al.shape.size() == 2 && t.index.empty(), stage = al.shape.size() == 3 && t.index.size() == 1;
+  if ((al.dtype != ir::DType::f32 && al.dtype != ir::DType::i32) || (!whole && !stage) || al.shape[al.shape.size() - 2] != 128)
+    refuse(k, id, fmt::format("async_load_tmem of {} ({} [{}]): loads of whole f32 or i32 TMEM allocations of 128 lanes, of one stage of a ring, or "
+                              "of columns of either",
+                              ir::alloc_name(k, t.id), ir::dtype_name(al.dtype), fmt::join(al.shape, ", ")));
+}
+
+// ---- row statements ------------------------------------------------------------------------
+// A statement that reads TMEM tiles and writes TMEM (store_tmem) or a row vector: thread `lane`
+// of the warpgroup owns lane `lane` of TMEM, i.e. row `lane` of every (128, C) tile, so a row
+// reduction is the thread's own fold (from column 0 upward, as the interpreter folds) and a row
+// vector in SMEM is the thread's own element: nothing crosses lanes. The row is read 32 columns
+// at a time (tcgen05.ld 32x32b.x32 and its wait), so a statement holds 32 registers of each tile
+// it reads, not the whole row: the softmax of attention_blackwell (m' = max(m, max<1>(S) * c),
+// S := exp2(S * c - m'), l = l a + sum<1>(S), P = cast<bf16>(S)) over 128 columns of S spilled
+// when a statement held them all beside the rest of the kernel's roles.
+struct row_statement {
+  context const& c;
+  ir::StmtId id;
+  std::string const& ind;
+  std::string& out;
+  std::vector<ir::ValueId> tmem, loads;
+  std::map<ir::RefId, std::string> rows;  // each TMEM view read: the register array of its chunk
+  std::int64_t cols = 0;                  // the TMEM tiles' columns (all read tiles have one shape)
+  int chunk = 0;                          // columns per tcgen05.ld
+  std::vector<ir::ValueId> folded;        // the reductions computed before the statement
+
+  void line(std::string const& t) const { out += ind + t + "\n"; }
+
+  // The TMEM views the value reads, checked: each (128, cols), all of one shape.
+  void collect(ir::ValueId value) {
+    auto const& k = c.k;
+    leaves(k, value, tmem, loads);
+    for (auto l : tmem) {
+      const ir::RefId r = k.values[l].ref;
+      if (rows.count(r)) continue;
+      check_loadable(k, id, r);
+      auto const& shape = k.refs[r].shape;
+      if (cols == 0) cols = shape[1];
+      if (shape.size() != 2 || shape[0] != 128 || shape[1] != cols)
+        refuse(k, id, fmt::format("a row statement reading TMEM tiles of shapes ({}) and (128, {}) (each must be (128, columns), all of one shape)",
+                                  fmt::join(shape, ", "), cols));
+      chunk = cols % 32 == 0 ? 32 : cols % 16 == 0 ? 16 : 0;
+      if (!chunk) refuse(k, id, fmt::format("async_load_tmem of {} with {} columns (loads move 16 or 32 columns at a time)", ir::alloc_name(k, k.refs[r].id), cols));
+      rows[r] = fmt::format("trow{}", rows.size());
+    }
+  }
+  // `n` columns of the thread's row of every TMEM view read, from column `first` on.
+  void load(std::string const& first, std::int64_t n, std::string const& in) const {
+    for (auto const& [r, name] : rows) {
+      line(fmt::format("{}float {}[{}];", in, name, n));
+      line(fmt::format("{}sc::tmem_ld_32x32b_x{}({} + (static_cast<unsigned>(lane / 32 * 32) << 16) + static_cast<unsigned>({}), {});", in, n,
+                       tmem_address(c, r), first, name));
+    }
+  }
+  // Every TMEM leaf read at register `j` of the loaded chunk.
+  void at(std::string const& j) const {
+    for (auto l : tmem) c.leaf_override[l] = fmt::format("{}[{}]", rows.at(c.k.values[l].ref), j);
+  }
+  // The row reductions of TMEM tiles in `v`, innermost first, each folded into a register that
+  // value() then reads in its place.
+  void reductions(ir::ValueId v) {
+    auto const& k = c.k;
+    if (v == ir::none) return;
+    auto const& x = k.values[v];
+    for (auto ch : {x.a, x.b, x.c}) reductions(ch);
+    const bool red = x.op == ir::ValueOp::reduce_sum || x.op == ir::ValueOp::reduce_max || x.op == ir::ValueOp::reduce_min;
+    if (!red || !reads_tmem(k, x.a)) return;
+    auto const& in = k.values[x.a].shape;
+    if (x.scalar != 1 || in.size() != 2 || in[0] != 128 || in[1] != cols || x.dtype != ir::DType::f32)
+      refuse(k, id, fmt::format("a reduction of a TMEM tile of shape ({}) along axis {} in {} (row reductions, <1>, of f32 (128, columns) tiles are generated)",
+                                fmt::join(in, ", "), x.scalar, ir::dtype_name(x.dtype)));
+    const std::string r = fmt::format("rowred{}", v);
+    const char* fold = x.op == ir::ValueOp::reduce_sum ? "{0} = {0} + {1};" : x.op == ir::ValueOp::reduce_max ? "{0} = fmaxf({0}, {1});" : "{0} = fminf({0}, {1});";
+    // The identities leave the first element as it is: -0 + x == x, fmaxf(NaN, x) == x.
+    line(fmt::format("  float {} = {};  // {}<1> of the row", r, x.op == ir::ValueOp::reduce_sum ? "-0.0f" : "__int_as_float(0x7fc00000)", ir::value_op_name(x.op)));
+    line("  #pragma unroll 1");
+    line(fmt::format("  for (int c0 = 0; c0 < {}; c0 += {}) {{", cols, chunk));
+    load("c0", chunk, "    ");
+    line("    #pragma unroll");
+    line(fmt::format("    for (int j = 0; j < {}; ++j) {{", chunk));
+    line(fmt::format("      const long long f = static_cast<long long>(lane) * {} + c0 + j;", cols));
+    at("j");
+    line("      " + fmt::format(fmt::runtime(fold), r, c.value(x.a, "f")));
+    line("    }");
+    line("  }");
+    c.leaf_override[v] = r;
+    folded.push_back(v);
+  }
+  void done() const {
+    for (auto l : tmem) c.leaf_override.erase(l);
+    for (auto v : folded) c.leaf_override.erase(v);
+  }
+};
+
+// A store into a row vector (128) of SMEM or GMEM whose value reduces TMEM tiles' rows.
+void row_vector_store(context const& c, ir::StmtId id, std::string const& ind, std::string& out) {
+  auto const& k = c.k;
+  auto const& s = k.stmts[id];
+  row_statement rs{c, id, ind, out};
+  rs.line(fmt::format("{{  // op #{}: row statement into {} (128): thread `lane` owns TMEM lane `lane`, row `lane` of each tile read", id,
+                      ir::alloc_name(k, k.refs[s.refs[0]].id)));
+  rs.collect(s.value);
+  rs.reductions(s.value);
+  auto const& r = k.refs[s.refs[0]];
+  const auto dt = r.base == ir::RefBase::param ? k.params[r.id].dtype : k.allocs[r.id].dtype;
+  rs.line("  " + c.assign(s.refs[0], "static_cast<long long>(lane)", c.store_conv(dt, c.value(s.value, "static_cast<long long>(lane)"))));
+  rs.line("}");
+  rs.done();
+}
+
+}  // namespace
+
 void tmem_store(context const& c, ir::StmtId id, std::string const& ind, std::string& out) {
   auto const& k = c.k;
   auto const& s = k.stmts[id];
   auto line = [&](std::string const& t) { out += ind + t + "\n"; };
   std::vector<ir::ValueId> tmem, loads;
   leaves(k, s.value, tmem, loads);
+  // A row vector whose value folds rows of TMEM tiles: a row statement.
+  if (k.refs[s.refs[0]].shape.size() == 1 && k.refs[s.refs[0]].shape[0] == 128) return row_vector_store(c, id, ind, out);
   // One TMEM tile whose row i is lane i: thread `lane` of the warpgroup holds row `lane` (the
   // 32x32b shape), so every operand is addressed at that row and the same column.
   const ir::RefId t0_ref = k.values[tmem[0]].ref;
   const auto& t0 = k.refs[t0_ref];
   auto const& al = k.allocs[t0.id];
-  // A whole (128, columns) allocation, or one stage d[s] of a ring (stages, 128, columns), or a
-  // slice<1> of either (its columns, every lane from lane 0: the verifier's rule).
-  const bool whole = al.shape.size() == 2 && t0.index.empty(), stage = al.shape.size() == 3 && t0.index.size() == 1;
-  if ((al.dtype != ir::DType::f32 && al.dtype != ir::DType::i32) || (!whole && !stage) || al.shape[al.shape.size() - 2] != 128)
-    refuse(k, id, fmt::format("async_load_tmem of {} ({} [{}]): loads of whole f32 or i32 TMEM allocations of 128 lanes, of one stage of a ring, or "
-                              "of columns of either",
-                              ir::alloc_name(k, t0.id), ir::dtype_name(al.dtype), fmt::join(al.shape, ", ")));
+  check_loadable(k, id, t0_ref);
   for (auto l : tmem)
     if (k.values[l].ref != t0_ref) refuse(k, id, "a store reading two TMEM allocations (or two stages of one)");
   auto const& shape = t0.shape;  // (128, columns): the view's (the verifier holds it to what indexing and slicing leave)
-  auto same_shape = [&](ir::RefId r, const char* role) {
-    if (k.refs[r].shape != shape)
-      refuse(k, id, fmt::format("a store mixing TMEM {} ({}) with {} of shape ({}) (every operand must have the TMEM tile's shape)",
-                                ir::alloc_name(k, t0.id), fmt::join(shape, ", "), role, fmt::join(k.refs[r].shape, ", ")));
+  // Every operand has the tile's shape (leading unit extents aside: a (1, 128, 64) SMEM block is
+  // the same elements), except row vectors (128), which a broadcast<1> spreads along the row.
+  auto same_shape = [&](ir::RefId r, const char* role, bool row_vector_ok) {
+    auto const& rs = k.refs[r].shape;
+    if (ir::drop_leading_units(rs) != shape && !(row_vector_ok && rs == std::vector<std::int64_t>{shape[0]}))
+      refuse(k, id, fmt::format("a store mixing TMEM {} ({}) with {} of shape ({}) (every operand must have the TMEM tile's shape, or be a row vector)",
+                                ir::alloc_name(k, t0.id), fmt::join(shape, ", "), role, fmt::join(rs, ", ")));
   };
-  same_shape(s.refs[0], "a destination");
-  for (auto l : loads) same_shape(k.values[l].ref, "a load");
+  same_shape(s.refs[0], "a destination", false);
+  for (auto l : loads) same_shape(k.values[l].ref, "a load", true);
   const std::int64_t n = shape[1];
   const int chunk = n % 32 == 0 ? 32 : n % 16 == 0 ? 16 : 0;
   if (!chunk) refuse(k, id, fmt::format("async_load_tmem of {} with {} columns (loads move 16 or 32 columns at a time)", ir::alloc_name(k, t0.id), n));
@@ -452,33 +573,47 @@ void tmem_write(context const& c, ir::StmtId id, std::string const& ind, std::st
   const int t = k.refs[s.refs[0]].id;
   auto const& al = k.allocs[static_cast<std::size_t>(t)];
   const int bits = ir::dtype_bits(al.dtype);
-  if (reads_tmem(k, s.value)) refuse(k, id, "store_tmem of a value read from TMEM");
   // 32x32b: thread `lane` of the warpgroup writes lane `lane` (its warp's sub-partition), register
   // j of a chunk is the 32-bit column c0 + j: one f32, or two 16-bit elements, the even in the low half.
   const std::int64_t elems = al.shape[1], per = 32 / bits, cols = elems / per;
   const int chunk = cols % 32 == 0 ? 32 : cols % 16 == 0 ? 16 : 0;
   if (!chunk) refuse(k, id, fmt::format("store_tmem of {} with {} columns (stores move 16 or 32 columns at a time)", ir::alloc_name(k, t), cols));
-  auto elem = [&](std::string const& f) {
+  // A value read from TMEM (O := O * alpha, P = cast<bf16>(S)): a row statement. Each chunk of
+  // columns written reads the same elements of the tiles it reads (a chunk of per x as many f32
+  // columns), loaded just before it: element e of the chunk is register e.
+  const bool from_tmem = reads_tmem(k, s.value);
+  row_statement rs{c, id, ind, out};
+  auto elem = [&](std::string const& f, std::string const& e) {
+    if (from_tmem) rs.at(e);
     const std::string v = c.value(s.value, f);
     // An f32 column is the float's bits; an i32 one (or a 16-bit half) the converted integer's.
     return al.dtype == ir::DType::f32 ? fmt::format("__float_as_uint({})", v) : fmt::format("static_cast<unsigned>({})", c.store_conv(al.dtype, v));
   };
   line(fmt::format("{{  // op #{}: store_tmem into {} ({}, {}) {}: thread `lane` writes lane `lane`, {} columns at a time, then waits (tcgen05.wait::st)",
                    id, ir::alloc_name(k, t), al.shape[0], elems, ir::dtype_name(al.dtype), chunk));
+  if (from_tmem) {
+    rs.collect(s.value);
+    if (rs.cols != elems)
+      refuse(k, id, fmt::format("store_tmem into {} (128, {}) of a value read from TMEM tiles of (128, {}) columns (the same shape, element for element)",
+                                ir::alloc_name(k, t), elems, rs.cols));
+    rs.reductions(s.value);
+  }
   line(fmt::format("  const unsigned row_addr = {} + (static_cast<unsigned>(lane / 32 * 32) << 16);", tmem_var(t)));
   line("  #pragma unroll 1");
   line(fmt::format("  for (int c0 = 0; c0 < {}; c0 += {}) {{", cols, chunk));
   line(fmt::format("    unsigned tr[{}];", chunk));
+  if (from_tmem) rs.load(fmt::format("c0 * {}", per), chunk * per, "    ");
   line("    #pragma unroll");
   line(fmt::format("    for (int j = 0; j < {}; ++j) {{", chunk));
   line(fmt::format("      const long long f = static_cast<long long>(lane) * {} + (c0 + j) * {};", elems, per));
-  if (bits == 32) line(fmt::format("      tr[j] = {};", elem("f")));
-  else line(fmt::format("      tr[j] = {} | {} << 16;", elem("f"), elem("(f + 1)")));
+  if (bits == 32) line(fmt::format("      tr[j] = {};", elem("f", "j")));
+  else line(fmt::format("      tr[j] = {} | {} << 16;", elem("f", "2 * j"), elem("(f + 1)", "2 * j + 1")));
   line("    }");
   line(fmt::format("    sc::tmem_st_32x32b_x{}(row_addr + static_cast<unsigned>(c0), tr);", chunk));
   line("  }");
   line("  sc::tmem_st_wait();  // before any barrier that orders the stores before an MMA reading them");
   line("}");
+  rs.done();
 }
 
 }  // namespace stagecraft::nvrtc::tcgen05_gen

@@ -1053,7 +1053,6 @@ class Verifier {
           const int bits = dtype_bits(k_.allocs[r.id].dtype);
           if (bits != 16 && bits != 32)
             fail_at(s, "store_tmem writes 16- or 32-bit elements (two or one to a 32-bit TMEM column), but the TMEM allocation is {}", dtype_name(k_.allocs[r.id].dtype));
-          if (x.value != none && reads_tmem(x.value)) fail_at(s, "store_tmem of a value read from TMEM (a TMEM-to-TMEM copy through registers is not modelled)");
         }
         whole_blocks(x.refs[0], "a generic store", s);
         reduction(s, x, r);

@@ -28,7 +28,7 @@ fails=0
 # its files are named with `_` for `@` and `=`.
 for spec in "gemm_hopper:HGMMA:sm_90a" "gemm_small:HGMMA:sm_90a" "gemm_fp8:QGMMA:sm_90a" "gemm_fp8_blockwise:QGMMA:sm_90a" "gemm_blackwell:UTCHMMA:sm_100a" "gemm_blackwell_2cta:UTCHMMA:sm_100a" \
             "gemm_blackwell_2cta@mc=2:UTCHMMA:sm_100a" "gemm_blackwell_ts:UTCHMMA:sm_100a" "gemm_blackwell_mx:UTCQMMA:sm_100a" \
-            "gemm_blackwell_mx@fmt=3:UTCOMMA:sm_100a" "gemm_blackwell_mx@fmt=4:UTCOMMA.4X:sm_100a"; do
+            "gemm_blackwell_mx@fmt=3:UTCOMMA:sm_100a" "gemm_blackwell_mx@fmt=4:UTCOMMA.4X:sm_100a" "attention_blackwell:UTCHMMA:sm_100a"; do
   arch=${spec##*:}
   spec=${spec%:*}
   op=${spec#*:}
@@ -58,8 +58,9 @@ for spec in "gemm_hopper:HGMMA:sm_90a" "gemm_small:HGMMA:sm_90a" "gemm_fp8:QGMMA
     mcast=$(grep -c 'UTMALDG.*MULTICAST' "$out/$spec.sass" || true)
     echo "$spec: $commits UTCBAR (tcgen05.commit), $loads LDTM (tcgen05.ld), $allocs UTCATOMSWS (TMEM alloc/dealloc), $pair .2CTA MMA, $mcast multicast UTMALDG"
     [ "$commits" -gt 0 ] && [ "$loads" -gt 0 ] && [ "$allocs" -gt 0 ] || { echo "sass_check: $spec lacks a tcgen05 commit, TMEM load or allocation"; fails=1; }
-    if [ "$spec" = gemm_blackwell_ts ]; then
+    if [ "$spec" = gemm_blackwell_ts ] || [ "$spec" = attention_blackwell ]; then
       # A from TMEM: the MMA's first operand is tmem[...] where the SMEM form has gdesc[...]; tcgen05.st is STTM.
+      # (attention_blackwell: P V with P in TMEM; P, and S's exponentials, written by STTM.)
       ts=$(grep -c -E 'UTCHMMA tmem\[' "$out/$spec.sass" || true)
       stores=$(grep -c 'STTM' "$out/$spec.sass" || true)
       echo "$spec: $ts UTCHMMA with A from TMEM, $stores STTM (tcgen05.st)"

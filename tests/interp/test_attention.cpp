@@ -563,3 +563,63 @@ TEST_CASE("attention_hopper_bwd: S = 200 (a partial last block), D = 64 and 128,
       }
     }
 }
+
+// ---- attention_blackwell (FA4-style, sm_100a): S and O in TMEM, P through TMEM ----------------
+
+TEST_CASE("attention_blackwell: S = 256 (two key blocks, so O is rescaled in TMEM), D = 64 and 128, causal and not, within the MMA bound "
+          "under eager, lazy and 50 PCT schedules (the host backend: the shapes entries)",
+          "[interp][attention][tcgen05][fa4]") {
+  for (std::int64_t D : {64, 128})
+    for (std::int64_t causal : {0, 1}) {
+      INFO("D = " << D << ", causal = " << causal);
+      const auto x = testing::run_registered("attention_blackwell", {{"S", 256}, {"D", D}, {"causal", causal}}, 71, 50);
+      REQUIRE(x.tol.has_value());
+      CHECK(x.tol->k == 128);  // a P V of 128 keys (the rescale starts O's sum again, as the Hopper kernels' does)
+    }
+}
+
+TEST_CASE("attention_blackwell: S = 333 (a partial last tile and key block), B = 2, causal and not, within the MMA bound under eager, lazy "
+          "and 20 PCT schedules",
+          "[interp][attention][tcgen05][fa4]") {
+  for (std::int64_t causal : {0, 1}) {
+    INFO("causal = " << causal);
+    testing::run_registered("attention_blackwell", {{"B", 2}, {"S", 333}, {"D", 64}, {"causal", causal}}, 73, 20);
+  }
+}
+
+TEST_CASE("attention_blackwell: LSE is each row's ln sum exp(scaled scores), the causal mask matters, and the reference is not the unmasked one",
+          "[interp][attention][tcgen05][fa4]") {
+  auto const& e = registry::global().find("attention_blackwell");
+  for (std::int64_t causal : {0, 1}) {
+    INFO("causal = " << causal);
+    const auto vals = registry::resolve(e, {{"S", 200}, {"D", 64}, {"causal", causal}});
+    const auto k = e.build(vals);
+    const auto in = testing::random_buffers(k, 79);
+    const auto r = interp::run(k, in, {.schedule = interp::policy::eager});
+    REQUIRE(r.ok());
+    auto const& q = in[0];
+    auto const& key = in[1];
+    auto const& lse = r.buffers.back();
+    double worst = 0;
+    for (std::int64_t row = 0; row < 200; ++row) {
+      std::vector<double> scores;
+      for (std::int64_t j = 0; j < (causal ? row + 1 : 200); ++j) {
+        double dot = 0;
+        for (std::int64_t d = 0; d < 64; ++d) dot += q.get(row * 64 + d) * key.get(j * 64 + d);
+        scores.push_back(dot / 8.0);
+      }
+      const double mx = *std::max_element(scores.begin(), scores.end());
+      double sum = 0;
+      for (double s : scores) sum += std::exp(s - mx);
+      worst = std::max(worst, std::abs(lse.get(row) - (mx + std::log(sum))));
+    }
+    INFO("largest LSE error " << worst);
+    CHECK(worst < 1e-4);
+    // The other mask's reference is outside the bound: a kernel ignoring (or inventing) the mask fails.
+    auto other = in;
+    auto v = vals;
+    v["causal"] = 1 - causal;
+    e.reference(other, v);
+    CHECK_FALSE(testing::outside_bound(k, r, in, other).empty());
+  }
+}

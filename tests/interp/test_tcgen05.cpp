@@ -639,8 +639,8 @@ std::pair<ir::Kernel, std::vector<host_tensor>> mx_kernel(mx_case z, std::uint64
   e.inputs(in, vals);
   return {std::move(k), std::move(in)};
 }
-// The case against its double reference everywhere (eager, lazy, 50 PCT schedules, the host
-// backend), then the tolerance of an eager run and the plan of its MMA statement.
+// The case against its double reference everywhere (eager, lazy, 50 PCT schedules; the host
+// backend runs the shapes entries), then the tolerance of an eager run and the plan of its MMA statement.
 struct mx_checked {
   ir::Kernel k;
   std::vector<host_tensor> in;

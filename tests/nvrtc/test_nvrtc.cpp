@@ -657,6 +657,37 @@ TEST_CASE("tcgen05 kind::i8: gemm_blackwell and gemm_blackwell_2cta with s8 x s8
       }
 }
 
+TEST_CASE("attention_blackwell (FA4-style) compiles for sm_100a with no spills: S = Q K^T from SMEM descriptors, P V with P from TMEM, the softmax "
+          "and the rescale as row statements (tcgen05.ld of a thread's own row, row folds in registers, tcgen05.st)",
+          "[nvrtc][tcgen05][attention][fa4]") {
+  const nvrtc::options o = ptx_options();
+  auto const& e = registry::global().find("attention_blackwell");
+  for (long long D : {64, 128})
+    for (long long causal : {0, 1}) {
+      INFO("D=" << D << " causal=" << causal);
+      const auto k = e.build(registry::resolve(e, {{"D", D}, {"causal", causal}, {"S", 4096}, {"B", 16}}));
+      const auto c = nvrtc::compile(k, ir::Target::sm_100a, o);
+      INFO(c.log);
+      std::printf("attention_blackwell D=%lld causal=%lld sm_100a: %d registers per thread, %d spill bytes\n", D, causal, c.registers, c.spill_bytes);
+      CHECK(c.spill_bytes == 0);
+      const long long dc = D / 64;
+      // S: D / 64 calls of 4 k16 instructions, in the first block's issue and the loop's; P V: 8
+      // [a_tmem] instructions (128 keys) per 64-column chunk of O, P's column stepping 8 a k16.
+      CHECK(occurrences(c.code.source, "sc::tc_mma_f16(") == 2 * 4 * dc);
+      CHECK(occurrences(c.code.source, "sc::tc_mma_ts_f16(") == 8 * dc);
+      CHECK_THAT(c.code.source, Contains("sc::tc_mma_ts_f16(d_addr, tmem") && Contains(" + 56u, db0 + "));
+      // Row statements: the row max and the row sum, once per arm (unmasked blocks and the last).
+      CHECK(occurrences(c.code.source, "row statement into m_new (128)") == 2);
+      CHECK(occurrences(c.code.source, "row statement into l (128)") == 2);
+      CHECK(occurrences(c.code.source, "// max<1> of the row") == 2);
+      CHECK(occurrences(c.code.source, "// sum<1> of the row") == 2);
+      // P = cast<bf16>(S): 64 f32 columns of S read per 32 columns of P written.
+      CHECK(occurrences(c.ptx, "tcgen05.ld.sync.aligned.32x32b.x64.b32") >= 1);
+      CHECK(occurrences(c.ptx, "tcgen05.st.sync.aligned.32x32b.x32.b32") >= 3);
+      CHECK(occurrences(c.ptx, "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32") == 4);  // S, P, O0, O1
+    }
+}
+
 TEST_CASE("tcgen05 A from TMEM: gemm_blackwell_ts at every tile width and ring depth compiles for sm_100a with tcgen05.st and the [a_tmem] MMA, no spills",
           "[nvrtc][tcgen05][tmem_a]") {
   const nvrtc::options o = ptx_options();

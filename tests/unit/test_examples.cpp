@@ -14,7 +14,7 @@ using Catch::Matchers::Contains;
 TEST_CASE("the bundled examples are registered", "[examples]") {
   std::vector<std::string> names;
   for (auto const* e : registry::global().all()) names.push_back(e->name);
-  CHECK(names == std::vector<std::string>{"add_one", "attention_hopper", "attention_hopper_bwd", "attention_varlen", "batched_square", "double_buffer", "downsample_rows", "gemm_blackwell", "gemm_blackwell_2cta", "gemm_blackwell_mx", "gemm_blackwell_ts", "gemm_fp8", "gemm_fp8_blockwise", "gemm_grouped", "gemm_hopper", "gemm_small", "gemm_splitk", "handoff", "layernorm_rows", "multicast_scale", "pipelined_add", "row_block_sum", "scale_store", "softmax_masked", "softmax_rows", "splitk_cluster", "splitk_reduce", "splitk_serial", "strip_pipelines", "swizzle_scale", "swizzled_widen", "transpose", "ws_copy"});
+  CHECK(names == std::vector<std::string>{"add_one", "attention_blackwell", "attention_hopper", "attention_hopper_bwd", "attention_varlen", "batched_square", "double_buffer", "downsample_rows", "gemm_blackwell", "gemm_blackwell_2cta", "gemm_blackwell_mx", "gemm_blackwell_ts", "gemm_fp8", "gemm_fp8_blockwise", "gemm_grouped", "gemm_hopper", "gemm_small", "gemm_splitk", "handoff", "layernorm_rows", "multicast_scale", "pipelined_add", "row_block_sum", "scale_store", "softmax_masked", "softmax_rows", "splitk_cluster", "splitk_reduce", "splitk_serial", "strip_pipelines", "swizzle_scale", "swizzled_widen", "transpose", "ws_copy"});
 }
 
 TEST_CASE("every example lowers and verifies for every type-level parameter value", "[examples]") {

@@ -61,7 +61,7 @@ void fixed_twin_is_clean(std::string const& name, bool bit_exact) {
 }  // namespace
 
 TEST_CASE("zoo (attention): every exhibit is named as its kernel", "[zoo][attention]") {
-  REQUIRE(zoo::attention_all().size() == 5);
+  REQUIRE(zoo::attention_all().size() == 6);
   for (auto const& e : zoo::attention_all()) {
     INFO(e.name);
     CHECK(e.build(zoo::variant::buggy).name == e.name);
@@ -123,6 +123,20 @@ TEST_CASE("zoo: attention backward's dQ stored by plain TMA stores instead of re
     // Two CTAs' TMA stores of one dQ row: no barrier orders CTAs outside a cluster.
     CHECK_THAT(d.message, Contains("data race on GMEM dQ[") && Contains("a TMA store (write) is not ordered after the earlier write by another cluster") &&
                               Contains("attention_hopper_bwd.hpp"));
+  }
+  fixed_twin_is_clean(name, false);
+}
+
+TEST_CASE("zoo: attention_blackwell's correction rescaling O in TMEM before the previous P V completed races with the tensor core's write",
+          "[zoo][attention][tcgen05][data_race]") {
+  const std::string name = "zoo_rescale_before_pv";
+  for (auto p : {policy::eager, policy::lazy}) {
+    const auto d = zoo::first_diagnostic(entry_of(name), p, input_seed);
+    INFO(d.message);
+    CHECK(d.kind == check::data_race);
+    // The correction's read of O (op #45, its rescale) against the tensor core's P V(0) into it.
+    CHECK_THAT(d.message, Contains("op #45 (store): data race on TMEM O0[0, 0]") && Contains("earlier write by tcgen05 MMA") &&
+                              Contains("attention_blackwell.hpp"));
   }
   fixed_twin_is_clean(name, false);
 }

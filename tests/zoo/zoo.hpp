@@ -95,6 +95,7 @@ ir::Kernel v_released_before_wait(variant v = variant::buggy);  // V stage relea
 ir::Kernel exchange_before_barrier(variant v = variant::buggy); // row-reduction halves read before the exchange barrier's wait
 ir::Kernel pingpong_skipped_turn(variant v = variant::buggy);   // a consumer skips its turn hand-off on a causally skipped block
 ir::Kernel dq_plain_store(variant v = variant::buggy);          // attention_hopper_bwd with dQ stored by plain TMA stores, not reduced
+ir::Kernel rescale_before_pv(variant v = variant::buggy);       // attention_blackwell's correction rescales O in TMEM under the P V writing it
 
 // The whole zoo, for sweeps over every kernel.
 struct entry {

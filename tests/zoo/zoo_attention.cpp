@@ -9,6 +9,7 @@
 #include <stagecraft/ir/math.hpp>
 #include <stagecraft/stagecraft.hpp>
 
+#include "../../examples/attention_blackwell.hpp"
 #include "../../examples/attention_hopper_bwd.hpp"
 #include "zoo.hpp"
 
@@ -257,6 +258,20 @@ const param_values bwd_params{{"B", 1}, {"S", 128}, {"D", 64}, {"causal", 0}};
 void ref_bwd(std::vector<host_tensor>& t) { examples::bwd::reference(t, bwd_params); }
 void inputs_bwd(std::vector<host_tensor>& t) { examples::bwd::inputs(t, bwd_params); }
 
+// attention_blackwell itself (examples/attention_blackwell.hpp) on one slice of 256 rows: two
+// key blocks per query tile, so the correction rescales O once per tile.
+// MISTAKE: the correction rescales O (tcgen05.ld, multiply, tcgen05.st) as soon as the softmax
+// has handed it alpha, without waiting for the P V of the previous block, which the tensor core
+// may still be adding into those TMEM columns.
+// FIX: barrier_wait(p_free) before the rescale: the commit after P V(j - 1) arrives on it.
+ir::Kernel rescale_before_pv(variant v) {
+  const auto S = compiled_in(256);
+  return v == variant::buggy ? lower(examples::fa4::attention_blackwell<64, false, false>(1, S, "zoo_rescale_before_pv"))
+                             : lower(examples::fa4::attention_blackwell<64, false, true>(1, S, "zoo_rescale_before_pv"));
+}
+const param_values fa4_params{{"B", 1}, {"S", 256}, {"D", 64}, {"causal", 0}};
+void ref_fa4(std::vector<host_tensor>& t) { examples::fa4::reference(t, fa4_params); }
+
 std::vector<entry> const& attention_all() {
   using interp::check;
   static const std::vector<entry> zoo{
@@ -265,6 +280,7 @@ std::vector<entry> const& attention_all() {
       {"zoo_exchange_before_barrier", check::data_race, exchange_before_barrier, ref_split_softmax},
       {"zoo_pingpong_skipped_turn", check::deadlock, pingpong_skipped_turn, ref_causal_scores},
       {"zoo_dq_plain_store", check::data_race, dq_plain_store, ref_bwd, inputs_bwd},
+      {"zoo_rescale_before_pv", check::data_race, rescale_before_pv, ref_fa4},
   };
   return zoo;
 }

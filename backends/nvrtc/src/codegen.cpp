@@ -732,6 +732,8 @@ std::string emitter::value(ir::ValueId id, std::string const& i) const {
     case ir::ValueOp::broadcast: {
       // Computed once per row before the walk of the fragment's columns (hoist_rows).
       if (auto h = row_hoisted_.find(id); h != row_hoisted_.end() && !row_half_.empty()) return fmt::format("{}[{}]", h->second, row_half_);
+      // A row statement's row vector, read once before its loops (tcgen05_gen's row statements).
+      if (auto o = leaf_override_.find(id); o != leaf_override_.end()) return o->second;
       // Element i of the result is element (i / (len * inner)) * inner + i % inner of the operand.
       // A row vector spread along a fragment's rows is the thread's own register for the row
       // the walk is at: no data moves.

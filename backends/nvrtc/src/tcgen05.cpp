@@ -440,13 +440,30 @@ struct row_statement {
     load("c0", chunk, "    ");
     line("    #pragma unroll");
     line(fmt::format("    for (int j = 0; j < {}; ++j) {{", chunk));
-    line(fmt::format("      const long long f = static_cast<long long>(lane) * {} + c0 + j;", cols));
+    line(fmt::format("      const long long f = static_cast<long long>(lane) * {} + c0 + j;  // the element's flat index (iota, masks)", cols));
+    line("      (void)f;");
     at("j");
     line("      " + fmt::format(fmt::runtime(fold), r, c.value(x.a, "f")));
     line("    }");
     line("  }");
     c.leaf_override[v] = r;
     folded.push_back(v);
+  }
+  // Each row vector spread along the rows (broadcast<1> of a (128) value that reads no TMEM, such
+  // as load(m_new)), read once before the statement's loops: element `lane` is the thread's own.
+  // Through the flat index every element paid a 64-bit division and an LDS of the same word.
+  void hoist_rows(ir::ValueId v) {
+    auto const& k = c.k;
+    if (v == ir::none) return;
+    auto const& x = k.values[v];
+    if (x.op == ir::ValueOp::broadcast && x.scalar == 1 && k.values[x.a].shape == std::vector<std::int64_t>{128} && !reads_tmem(k, x.a)) {
+      const std::string r = fmt::format("rowvec{}", v);
+      line(fmt::format("  const auto {} = {};  // the row vector's element `lane`", r, c.value(x.a, "static_cast<long long>(lane)")));
+      c.leaf_override[v] = r;
+      folded.push_back(v);
+      return;
+    }
+    for (auto ch : {x.a, x.b, x.c}) hoist_rows(ch);
   }
   void done() const {
     for (auto l : tmem) c.leaf_override.erase(l);
@@ -506,6 +523,8 @@ void tmem_store(context const& c, ir::StmtId id, std::string const& ind, std::st
   const auto dt = r.base == ir::RefBase::param ? k.params[r.id].dtype : k.allocs[r.id].dtype;
   line(fmt::format("{{  // op #{}: store from TMEM {} ({}, {}): thread `lane` loads row `lane` (its warp's lanes), {} columns at a time", id,
                    ir::alloc_name(k, t0.id), shape[0], n, chunk));
+  row_statement rows{c, id, ind, out};  // the row vectors it spreads along the rows (O / l's 1 / l), read once
+  rows.hoist_rows(s.value);
   // Into SMEM, 16 bytes of a row at a time where the layout keeps them one chunk (STS.128: with a
   // 128-byte swizzle the 32 rows of a warp's store spread over every bank; unswizzled, rows 512
   // bytes apart share them). Elsewhere (GMEM, a layout that splits the chunk) element by element.
@@ -557,6 +576,7 @@ void tmem_store(context const& c, ir::StmtId id, std::string const& ind, std::st
     line(fmt::format("      *reinterpret_cast<uint4*>(&{}) = *reinterpret_cast<const uint4*>(out);", c.element(s.refs[0], "f0")));
   }
   for (auto l : tmem) c.leaf_override.erase(l);
+  rows.done();
   line("    }");
   line("  }");
   line("}");
@@ -598,6 +618,7 @@ void tmem_write(context const& c, ir::StmtId id, std::string const& ind, std::st
                                 ir::alloc_name(k, t), elems, rs.cols));
     rs.reductions(s.value);
   }
+  rs.hoist_rows(s.value);
   line(fmt::format("  const unsigned row_addr = {} + (static_cast<unsigned>(lane / 32 * 32) << 16);", tmem_var(t)));
   line("  #pragma unroll 1");
   line(fmt::format("  for (int c0 = 0; c0 < {}; c0 += {}) {{", cols, chunk));
@@ -606,8 +627,22 @@ void tmem_write(context const& c, ir::StmtId id, std::string const& ind, std::st
   line("    #pragma unroll");
   line(fmt::format("    for (int j = 0; j < {}; ++j) {{", chunk));
   line(fmt::format("      const long long f = static_cast<long long>(lane) * {} + (c0 + j) * {};", elems, per));
-  if (bits == 32) line(fmt::format("      tr[j] = {};", elem("f", "j")));
-  else line(fmt::format("      tr[j] = {} | {} << 16;", elem("f", "2 * j"), elem("(f + 1)", "2 * j + 1")));
+  if (from_tmem) line("      (void)f;  // (a value of TMEM registers alone does not read it)");
+  // cast<bf16>(x) of an f32 x into 16-bit TMEM is one rounding of x: a pair converts in one
+  // instruction (F2FP), as tmem_store's pairs do, where the element-wise form rounded twice.
+  auto const& val = k.values[s.value];
+  const bool pair_cvt = bits == 16 && val.op == ir::ValueOp::cast && val.dtype == al.dtype && k.values[val.a].dtype == ir::DType::f32;
+  if (bits == 32) {
+    line(fmt::format("      tr[j] = {};", elem("f", "j")));
+  } else if (pair_cvt) {
+    if (from_tmem) rs.at("2 * j");
+    const std::string lo = c.value(val.a, "f");
+    if (from_tmem) rs.at("2 * j + 1");
+    const std::string hi = c.value(val.a, "(f + 1)");
+    line(fmt::format("      tr[j] = sc::f32x2_to_{}x2({}, {});", ir::dtype_name(al.dtype), lo, hi));
+  } else {
+    line(fmt::format("      tr[j] = {} | {} << 16;", elem("f", "2 * j"), elem("(f + 1)", "2 * j + 1")));
+  }
   line("    }");
   line(fmt::format("    sc::tmem_st_32x32b_x{}(row_addr + static_cast<unsigned>(c0), tr);", chunk));
   line("  }");

@@ -1,0 +1,187 @@
+// O = softmax(Q K^T / sqrt(D) + mask) V, bf16 in and out: a FlashAttention-4-style forward pass
+// for sm_100a. S and O live in TMEM, P goes from the softmax's registers to TMEM and from there
+// into the tensor core as the A operand of P V, and the rescale of O is its own warpgroup's job.
+//
+// Q, K, V and O are (B, S, D): batch x head, position, head dimension. A CTA takes 128 query rows
+// (one TMEM lane each) of one of the B slices, in four roles (threads(warpgroup, warpgroup, warp,
+// warp): 320 threads, the warpgroups first since tcgen05.ld reaches a warp's own lane quarter):
+//   - the producer (role 2, one warp) loads the Q tile once, then streams 128-key blocks of K
+//     and V through a 2-stage ring of 128-byte swizzled stages with TMA (K and V on their own
+//     barriers, released by the tensor core's commits);
+//   - the MMA issuer (role 3, one warp) issues S = Q K^T into TMEM (m128n128k16, one call per
+//     64-column chunk of D), and O_c += P V_c for each chunk (P read from TMEM: the [a_tmem] form,
+//     V's stage read MN-major). It issues S(j + 1) before P V(j), as soon as the softmax has
+//     taken S(j): the softmax of block j + 1 then runs while P V(j) is on the tensor core;
+//   - the softmax (role 0, a warpgroup): thread t owns row t of S (TMEM lane t), so a row max or
+//     a row sum is one thread's own fold, with no shuffle. Per block j
+//
+//       m'  = max(m, max<1>(S) * scale)               scale = log2(e) / sqrt(D)
+//       alpha = exp2(m - m')                           (handed to the correction)
+//       S  := exp2(S * scale - broadcast<1>(m'))       in TMEM, in place (f32)
+//       l   = l * alpha + sum<1>(S)
+//       P   = cast<bf16>(S)                            into TMEM, two to a column: P V's A
+//
+//     m, m', l and alpha are (128) row vectors in SMEM, element t read and written by thread t
+//     only (the same lane as its TMEM row);
+//   - the correction (role 1, a warpgroup) rescales O in TMEM, O_c := O_c * broadcast<1>(alpha),
+//     between P V(j - 1) and P V(j), then writes the epilogue: LSE = m ln 2 + ln l, and O / l
+//     rounded to bf16 through Q's SMEM (free once the last MMA completed) and out by TMA.
+//
+// Barriers (one phase per key block each): s_full (the tensor core's commit after S(j)), p_full
+// (the softmax: S(j) read, P(j) and alpha(j) written), o_ready (the correction: O rescaled by
+// alpha(j), or at j = 0 only that it has seen p_full(0)), p_free (the commit after P V(j): P, alpha
+// and O are free again). The correction's o_ready at j = 0 has a job beyond ordering: without it
+// P V(0) could complete, the softmax run on to p_full(1) and p_full(2) could not, so no barrier
+// gets two phases ahead of a role still to wait on it (an mbarrier's parity names one phase).
+//
+// Causal: query row r sees keys k <= r. With 128-key blocks the tile's diagonal block is its own
+// (block q_tile), masked by a static triangle; the blocks after it are neither loaded nor
+// computed. Not causal: the last block's keys past S (TMA's zero fill, scoring 0) are masked to
+// -1e30. The mask is applied where S is read, in the max and in the exponential (exp2 of
+// -1e30 * scale - m' is 0), so only the last block pays for it.
+//
+// What FA4 does that this does not (yet): two Q tiles per CTA with ping-ponged softmax
+// warpgroups, exp2 emulated on the FMA pipe for part of a row, the rescale skipped while the row
+// max moves less than a threshold, and P written over S's own columns. Here S is read from TMEM
+// four times per block (max, exponential, sum, bf16 copy) where FA4 reads it once into registers.
+#pragma once
+#include <string>
+
+#include <stagecraft/registry.hpp>
+#include <stagecraft/stagecraft.hpp>
+
+#include "attention_common.hpp"
+
+namespace stagecraft::examples::fa4 {
+
+inline constexpr long long BQ = 128, BK = 128, STAGES = 2;
+
+// RescaleWaits = false is the bug zoo's zoo_rescale_before_pv: the correction rescales O without
+// waiting for the P V still writing it.
+template <long long D, bool Causal, bool RescaleWaits = true>
+auto attention_blackwell(std::int64_t B, size_expr S, const char* name = "attention_blackwell") {
+  constexpr long long DC = D / 64;  // 64-column chunks of the head dimension: one swizzle row each
+  const size_expr q_tiles = ceil_div(S, BQ), kv_blocks = ceil_div(S, BK);
+  const size_expr tail = S - (kv_blocks - 1) * BK;  // keys in the last block: 1 to BK
+  const float scale = attention_scale(D);
+  auto s_tile = shape(128_c, int_c<BK>);  // (row, key) of S and P
+  auto o_tile = shape(128_c, 64_c);       // (row, d) of a chunk of O
+  auto rows = shape(B, S, int_c<D>);      // (slice, position, d)
+  return kernel<sm_100a>(
+      name, grid(B * q_tiles), threads(warpgroup, warpgroup, warp, warp), gmem<bf16>("Q", rows), gmem<bf16>("K", rows),
+      gmem<bf16>("V", rows), gmem<bf16>("O", rows), gmem<f32>("LSE", shape(B, S)),
+      smem<bf16>(shape(int_c<DC>, 1_c, 128_c, 64_c), swizzle(128_c)),                         // qs: (chunk, 1, row, d); O leaves through it
+      smem<bf16>(shape(int_c<STAGES>, int_c<DC>, 1_c, int_c<BK>, 64_c), swizzle(128_c)),      // ks: (stage, chunk, 1, key, d)
+      smem<bf16>(shape(int_c<STAGES>, int_c<DC>, 1_c, int_c<BK>, 64_c), swizzle(128_c)),      // vs: (stage, chunk, 1, key, d): B of P V, MN-major
+      smem<f32>("m", shape(128_c)), smem<f32>("m_new", shape(128_c)), smem<f32>("l", shape(128_c)),
+      smem<f32>("alpha", shape(128_c)),                                                       // the rescale of O for the block in flight
+      barrier(arrivals(int_c<DC>)),                                                           // q_full
+      barrier(arrivals(int_c<DC>), count(int_c<STAGES>)),                                     // k_full[stage]
+      barrier(arrivals(int_c<DC>), count(int_c<STAGES>)),                                     // v_full[stage]
+      barrier(arrivals(1_c), count(int_c<STAGES>), orders_tensor_core),                       // k_free[stage]: S of it is complete
+      barrier(arrivals(1_c), count(int_c<STAGES>), orders_tensor_core),                       // v_free[stage]: P V of it is complete
+      barrier(arrivals(1_c), orders_tensor_core),                                             // s_full: S(j) is in TMEM
+      barrier(arrivals(1_c)),                                                                 // p_full: S(j) taken, P(j) and alpha(j) written
+      barrier(arrivals(1_c), orders_tensor_core),                                             // p_free: P V(j) is complete
+      barrier(arrivals(1_c)),                                                                 // o_ready: O rescaled for P V(j)
+      tmem<f32>("S", s_tile),                                                                 // 128 columns
+      tmem<bf16>("P", s_tile),                                                                // 64 columns: two bf16 to a column
+      tmem<f32>("O0", o_tile), tmem<f32>("O1", o_tile),                                       // d 0..63 and 64..127 (O1 unused at D = 64)
+      [=](auto q, auto k, auto v, auto o, auto lse, auto qs, auto ks, auto vs, auto m, auto mn, auto l, auto alpha, auto q_full, auto k_full,
+          auto v_full, auto k_free, auto v_free, auto s_full, auto p_full, auto p_free, auto o_ready, auto St, auto Pt, auto O0, auto O1) {
+        auto O = [&](auto c) {
+          if constexpr (decltype(c)::value == 0) return O0;
+          else return O1;
+        };
+        auto cta = program_id(0_c);
+        auto q_tile = cta % q_tiles;  // which 128 rows of the slice
+        auto slice = cta / q_tiles;   // which of the B slices
+        // The CTA's last key block (masked): causal, its diagonal; else the last of the slice.
+        auto last = [&] {
+          if constexpr (Causal) return q_tile;
+          else return as_index(kv_blocks - 1);
+        }();
+        auto blocks = last + 1_c;
+
+        auto producer = seq(each<DC>([&](auto c) { return copy_gmem_to_smem(q.block(slice, q_tile, c), qs[c], q_full); }),
+                            for_(range(blocks), [&](auto j) {
+                              auto s = stage<STAGES>(j);
+                              return seq(if_(j >= int_c<STAGES>, barrier_wait(k_free[s])),
+                                         each<DC>([&](auto c) { return copy_gmem_to_smem(k.block(slice, j, c), ks[s][c], k_full[s]); }),
+                                         if_(j >= int_c<STAGES>, barrier_wait(v_free[s])),
+                                         each<DC>([&](auto c) { return copy_gmem_to_smem(v.block(slice, j, c), vs[s][c], v_full[s]); }));
+                            }));
+
+        // S = Q K^T of block j (D / 64 calls accumulating over the chunks), committed to K's
+        // stage and to the softmax.
+        auto issue_s = [&](auto j) {
+          auto s = stage<STAGES>(j);
+          return seq(barrier_wait(k_full[s]),
+                     each<DC>([&](auto c) { return tcgen05_mma(St, qs[c][0_c], transpose(ks[s][c][0_c]), decltype(c)::value > 0); }),
+                     tcgen05_commit_arrive(k_free[s]), tcgen05_commit_arrive(s_full));
+        };
+        // O_c += P V_c of block j (O_c := P V_c at j = 0), once the correction has rescaled O.
+        auto issue_pv = [&](auto j) {
+          auto s = stage<STAGES>(j);
+          return seq(barrier_wait(v_full[s]), barrier_wait(o_ready),
+                     each<DC>([&](auto c) { return tcgen05_mma(O(c), Pt, vs[s][c][0_c], j > 0_c); }), tcgen05_commit_arrive(v_free[s]),
+                     tcgen05_commit_arrive(p_free));
+        };
+        auto mma = seq(barrier_wait(q_full), issue_s(0_c), for_(range(blocks), [&](auto j) {
+                         // S(j) is taken: S(j + 1) goes first, then P V(j) behind it.
+                         return seq(barrier_wait(p_full), if_(j < last, issue_s(j + 1_c)), issue_pv(j));
+                       }));
+
+        // The scores of the block, as the softmax reads them: masked or not.
+        auto unmasked = [](auto const& x) { return x; };
+        auto with_mask = [&](auto const& x) {
+          if constexpr (Causal) return select(iota<1>(s_tile) <= iota<0>(s_tile), x, -1e30f);  // the diagonal block: key <= row
+          else return select(iota<1>(s_tile) < tail, x, -1e30f);                               // keys past S
+        };
+        auto softmax_block = [&](auto j, auto const& mask) {
+          return seq(barrier_wait(s_full), store(mn, max(load(m), max<1>(mask(async_load_tmem(St))) * scale)),
+                     if_(j > 0_c, barrier_wait(p_free)),  // P V(j - 1) is complete: P and alpha are free
+                     store(alpha, exp2(load(m) - load(mn))),
+                     store_tmem(St, exp2(mask(async_load_tmem(St)) * scale - broadcast<1>(load(mn), s_tile))),
+                     store(l, load(l) * load(alpha) + sum<1>(async_load_tmem(St))), store_tmem(Pt, cast<bf16>(async_load_tmem(St))),
+                     store(m, load(mn)), barrier_arrive(p_full));
+        };
+        auto softmax = seq(store(m, -1e30f), store(l, 0.0f), for_(range(blocks), [&](auto j) { return if_(j < last, softmax_block(j, unmasked)); }),
+                           softmax_block(last, with_mask));
+
+        auto wait_pv = [&] {
+          if constexpr (RescaleWaits) return barrier_wait(p_free);
+          else return seq();
+        };
+        auto correction = seq(
+            for_(range(blocks),
+                 [&](auto j) {
+                   return seq(barrier_wait(p_full),
+                              if_(j > 0_c, seq(wait_pv(),  // P V(j - 1) is complete: O holds it
+                                               each<DC>([&](auto c) {
+                                                 return store_tmem(O(c), async_load_tmem(O(c)) * broadcast<1>(load(alpha), o_tile));
+                                               }))),
+                              barrier_arrive(o_ready));
+                 }),
+            barrier_wait(p_free),  // the last P V is complete: O is final, and Q's SMEM free
+            // LSE = ln(sum exp(scaled scores)) = m ln 2 + ln l; the masked tile drops rows past S.
+            store(lse.tile(shape(1_c, 128_c), masked(), slice, q_tile), reshape(load(m) * 0.6931471805599453f + log(load(l)), shape(1_c, 128_c))),
+            store(l, 1.0f / load(l)),
+            each<DC>([&](auto c) {
+              return store_tile(qs[c], cast<bf16>(async_load_tmem(O(c)) * broadcast<1>(load(l), o_tile)), o.block(slice, q_tile, c), int_c<DC>);
+            }),
+            wait_smem_to_gmem(0_c, read_only), tmem_dealloc(St), tmem_dealloc(Pt), tmem_dealloc(O0), tmem_dealloc(O1));
+
+        return if_(thread_id() == 0_c, softmax, if_(thread_id() == 1_c, correction, if_(thread_id() == 2_c, producer, mma)));
+      });
+}
+
+// Each row of each slice: its S keys, in the kernel's 128-key blocks (attention_common.hpp).
+inline void reference(std::vector<host_tensor>& t, param_values const& p) {
+  const std::int64_t B = p.at("B"), S = p.at("S"), D = p.at("D");
+  for (std::int64_t b = 0; b < B; ++b)
+    for (std::int64_t r = 0; r < S; ++r)
+      attention_row_reference(t[0], t[1], t[2], t[3], b * S + r, b * S, S, r, p.at("causal") != 0, D, BK, attention_p::bf16, 0, nullptr, &t[4]);
+}
+
+}  // namespace stagecraft::examples::fa4

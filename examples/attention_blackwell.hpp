@@ -10,14 +10,16 @@
 //     barriers, released by the tensor core's commits);
 //   - the MMA issuer (role 3, one warp) issues S = Q K^T into TMEM (m128n128k16, one call per
 //     64-column chunk of D), and O_c += P V_c for each chunk (P read from TMEM: the [a_tmem] form,
-//     V's stage read MN-major). It issues S(j + 1) before P V(j), as soon as the softmax has
-//     taken S(j): the softmax of block j + 1 then runs while P V(j) is on the tensor core;
+//     V's stage read MN-major). S is a ring of two stages: S(j + 1) is issued into the other
+//     stage before the MMA waits for the softmax of block j, so the tensor core computes it
+//     while the softmax runs (with one S the tensor core idled through every softmax: the
+//     model's B200 put the kernel at 17 % tensor-core busy), then P V(j) once P(j) is written;
 //   - the softmax (role 0, a warpgroup): thread t owns row t of S (TMEM lane t), so a row max or
 //     a row sum is one thread's own fold, with no shuffle. Per block j
 //
 //       m'  = max(m, max<1>(S) * scale)               scale = log2(e) / sqrt(D)
 //       alpha = exp2(m - m')                           (handed to the correction)
-//       S  := exp2(S * scale - broadcast<1>(m'))       in TMEM, in place (f32)
+//       S  := exp2(S * scale - broadcast<1>(m'))       in TMEM, in place (f32, S's stage)
 //       l   = l * alpha + sum<1>(S)
 //       P   = cast<bf16>(S)                            into TMEM, two to a column: P V's A
 //
@@ -27,12 +29,14 @@
 //     between P V(j - 1) and P V(j), then writes the epilogue: LSE = m ln 2 + ln l, and O / l
 //     rounded to bf16 through Q's SMEM (free once the last MMA completed) and out by TMA.
 //
-// Barriers (one phase per key block each): s_full (the tensor core's commit after S(j)), p_full
+// Barriers (one phase per key block each): s_full[stage] (the commit after S(j)), p_full
 // (the softmax: S(j) read, P(j) and alpha(j) written), o_ready (the correction: O rescaled by
 // alpha(j), or at j = 0 only that it has seen p_full(0)), p_free (the commit after P V(j): P, alpha
 // and O are free again). The correction's o_ready at j = 0 has a job beyond ordering: without it
 // P V(0) could complete, the softmax run on to p_full(1) and p_full(2) could not, so no barrier
 // gets two phases ahead of a role still to wait on it (an mbarrier's parity names one phase).
+// S(j + 2) overwrites S(j)'s stage only after the MMA warp waited for p_full(j), the softmax's
+// word that it has read S(j): no barrier of its own.
 //
 // Causal: query row r sees keys k <= r. With 128-key blocks the tile's diagonal block is its own
 // (block q_tile), masked by a static triangle; the blocks after it are neither loaded nor
@@ -54,7 +58,7 @@
 
 namespace stagecraft::examples::fa4 {
 
-inline constexpr long long BQ = 128, BK = 128, STAGES = 2;
+inline constexpr long long BQ = 128, BK = 128, STAGES = 2, S_STAGES = 2;
 
 // RescaleWaits = false is the bug zoo's zoo_rescale_before_pv: the correction rescales O without
 // waiting for the P V still writing it.
@@ -80,11 +84,11 @@ auto attention_blackwell(std::int64_t B, size_expr S, const char* name = "attent
       barrier(arrivals(int_c<DC>), count(int_c<STAGES>)),                                     // v_full[stage]
       barrier(arrivals(1_c), count(int_c<STAGES>), orders_tensor_core),                       // k_free[stage]: S of it is complete
       barrier(arrivals(1_c), count(int_c<STAGES>), orders_tensor_core),                       // v_free[stage]: P V of it is complete
-      barrier(arrivals(1_c), orders_tensor_core),                                             // s_full: S(j) is in TMEM
+      barrier(arrivals(1_c), count(int_c<S_STAGES>), orders_tensor_core),                   // s_full[stage]: S(j) is in TMEM
       barrier(arrivals(1_c)),                                                                 // p_full: S(j) taken, P(j) and alpha(j) written
       barrier(arrivals(1_c), orders_tensor_core),                                             // p_free: P V(j) is complete
       barrier(arrivals(1_c)),                                                                 // o_ready: O rescaled for P V(j)
-      tmem<f32>("S", s_tile),                                                                 // 128 columns
+      tmem<f32>("S", shape(int_c<S_STAGES>, 128_c, int_c<BK>)),                              // (stage, row, key): 256 columns
       tmem<bf16>("P", s_tile),                                                                // 64 columns: two bf16 to a column
       tmem<f32>("O0", o_tile), tmem<f32>("O1", o_tile),                                       // d 0..63 and 64..127 (O1 unused at D = 64)
       [=](auto q, auto k, auto v, auto o, auto lse, auto qs, auto ks, auto vs, auto m, auto mn, auto l, auto alpha, auto q_full, auto k_full,
@@ -117,8 +121,8 @@ auto attention_blackwell(std::int64_t B, size_expr S, const char* name = "attent
         auto issue_s = [&](auto j) {
           auto s = stage<STAGES>(j);
           return seq(barrier_wait(k_full[s]),
-                     each<DC>([&](auto c) { return tcgen05_mma(St, qs[c][0_c], transpose(ks[s][c][0_c]), decltype(c)::value > 0); }),
-                     tcgen05_commit_arrive(k_free[s]), tcgen05_commit_arrive(s_full));
+                     each<DC>([&](auto c) { return tcgen05_mma(St[stage<S_STAGES>(j)], qs[c][0_c], transpose(ks[s][c][0_c]), decltype(c)::value > 0); }),
+                     tcgen05_commit_arrive(k_free[s]), tcgen05_commit_arrive(s_full[stage<S_STAGES>(j)]));
         };
         // O_c += P V_c of block j (O_c := P V_c at j = 0), once the correction has rescaled O.
         auto issue_pv = [&](auto j) {
@@ -128,8 +132,9 @@ auto attention_blackwell(std::int64_t B, size_expr S, const char* name = "attent
                      tcgen05_commit_arrive(p_free));
         };
         auto mma = seq(barrier_wait(q_full), issue_s(0_c), for_(range(blocks), [&](auto j) {
-                         // S(j) is taken: S(j + 1) goes first, then P V(j) behind it.
-                         return seq(barrier_wait(p_full), if_(j < last, issue_s(j + 1_c)), issue_pv(j));
+                         // S(j + 1) into the other stage (S(j - 1) there is taken: p_full(j - 1)
+                         // was waited for), under the softmax of block j; then P V(j).
+                         return seq(if_(j < last, issue_s(j + 1_c)), barrier_wait(p_full), issue_pv(j));
                        }));
 
         // The scores of the block, as the softmax reads them: masked or not.
@@ -139,11 +144,12 @@ auto attention_blackwell(std::int64_t B, size_expr S, const char* name = "attent
           else return select(iota<1>(s_tile) < tail, x, -1e30f);                               // keys past S
         };
         auto softmax_block = [&](auto j, auto const& mask) {
-          return seq(barrier_wait(s_full), store(mn, max(load(m), max<1>(mask(async_load_tmem(St))) * scale)),
+          auto Sj = St[stage<S_STAGES>(j)];
+          return seq(barrier_wait(s_full[stage<S_STAGES>(j)]), store(mn, max(load(m), max<1>(mask(async_load_tmem(Sj))) * scale)),
                      if_(j > 0_c, barrier_wait(p_free)),  // P V(j - 1) is complete: P and alpha are free
                      store(alpha, exp2(load(m) - load(mn))),
-                     store_tmem(St, exp2(mask(async_load_tmem(St)) * scale - broadcast<1>(load(mn), s_tile))),
-                     store(l, load(l) * load(alpha) + sum<1>(async_load_tmem(St))), store_tmem(Pt, cast<bf16>(async_load_tmem(St))),
+                     store_tmem(Sj, exp2(mask(async_load_tmem(Sj)) * scale - broadcast<1>(load(mn), s_tile))),
+                     store(l, load(l) * load(alpha) + sum<1>(async_load_tmem(Sj))), store_tmem(Pt, cast<bf16>(async_load_tmem(Sj))),
                      store(m, load(mn)), barrier_arrive(p_full));
         };
         auto softmax = seq(store(m, -1e30f), store(l, 0.0f), for_(range(blocks), [&](auto j) { return if_(j < last, softmax_block(j, unmasked)); }),

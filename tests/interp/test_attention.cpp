@@ -567,7 +567,7 @@ TEST_CASE("attention_hopper_bwd: S = 200 (a partial last block), D = 64 and 128,
 // ---- attention_blackwell (FA4-style, sm_100a): S and O in TMEM, P through TMEM ----------------
 
 TEST_CASE("attention_blackwell: S = 256 (two key blocks, so O is rescaled in TMEM), D = 64 and 128, causal and not, within the MMA bound "
-          "under eager, lazy and 50 PCT schedules (the host backend: the shapes entries)",
+          "under eager, lazy and 50 PCT schedules (fast math: 10), the host backend in the shapes entries",
           "[interp][attention][tcgen05][fa4]") {
   for (std::int64_t D : {64, 128})
     for (std::int64_t causal : {0, 1}) {
@@ -575,6 +575,8 @@ TEST_CASE("attention_blackwell: S = 256 (two key blocks, so O is rescaled in TME
       const auto x = testing::run_registered("attention_blackwell", {{"S", 256}, {"D", D}, {"causal", causal}}, 71, 50);
       REQUIRE(x.tol.has_value());
       CHECK(x.tol->k == 128);  // a P V of 128 keys (the rescale starts O's sum again, as the Hopper kernels' does)
+      // Fast math (MUFU.EX2 and FMA on the GPU): within the MMA plus fast-math bound.
+      testing::run_everywhere(x.kernel, x.in, x.expected, 10, ir::math_mode::fast);
     }
 }
 

@@ -686,6 +686,13 @@ TEST_CASE("attention_blackwell (FA4-style) compiles for sm_100a with no spills: 
       CHECK(occurrences(c.ptx, "tcgen05.st.sync.aligned.32x32b.x32.b32") >= 3);
       CHECK(occurrences(c.ptx, "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32") == 4);  // S, P, O0, O1
     }
+  for (long long causal : {0, 1}) {  // --dynamic S: both arms of every size test generated, still no spills
+    INFO("--dynamic S, causal=" << causal);
+    const auto k = e.build(registry::resolve(e, {{"causal", causal}, {"S", 333}, {"S?", 1}}));
+    const auto c = nvrtc::compile(k, ir::Target::sm_100a, o);
+    CHECK_THAT(c.code.source, Contains("const long long ext_S"));
+    CHECK(c.spill_bytes == 0);
+  }
 }
 
 TEST_CASE("tcgen05 A from TMEM: gemm_blackwell_ts at every tile width and ring depth compiles for sm_100a with tcgen05.st and the [a_tmem] MMA, no spills",

@@ -595,7 +595,8 @@ void tmem_write(context const& c, ir::StmtId id, std::string const& ind, std::st
   const int bits = ir::dtype_bits(al.dtype);
   // 32x32b: thread `lane` of the warpgroup writes lane `lane` (its warp's sub-partition), register
   // j of a chunk is the 32-bit column c0 + j: one f32, or two 16-bit elements, the even in the low half.
-  const std::int64_t elems = al.shape[1], per = 32 / bits, cols = elems / per;
+  // The view: a whole allocation or one stage of a ring, (128, elements) either way.
+  const std::int64_t elems = k.refs[s.refs[0]].shape[1], per = 32 / bits, cols = elems / per;
   const int chunk = cols % 32 == 0 ? 32 : cols % 16 == 0 ? 16 : 0;
   if (!chunk) refuse(k, id, fmt::format("store_tmem of {} with {} columns (stores move 16 or 32 columns at a time)", ir::alloc_name(k, t), cols));
   // A value read from TMEM (O := O * alpha, P = cast<bf16>(S)): a row statement. Each chunk of
@@ -610,7 +611,7 @@ void tmem_write(context const& c, ir::StmtId id, std::string const& ind, std::st
     return al.dtype == ir::DType::f32 ? fmt::format("__float_as_uint({})", v) : fmt::format("static_cast<unsigned>({})", c.store_conv(al.dtype, v));
   };
   line(fmt::format("{{  // op #{}: store_tmem into {} ({}, {}) {}: thread `lane` writes lane `lane`, {} columns at a time, then waits (tcgen05.wait::st)",
-                   id, ir::alloc_name(k, t), al.shape[0], elems, ir::dtype_name(al.dtype), chunk));
+                   id, ir::alloc_name(k, t), k.refs[s.refs[0]].shape[0], elems, ir::dtype_name(al.dtype), chunk));
   if (from_tmem) {
     rs.collect(s.value);
     if (rs.cols != elems)
@@ -619,7 +620,7 @@ void tmem_write(context const& c, ir::StmtId id, std::string const& ind, std::st
     rs.reductions(s.value);
   }
   rs.hoist_rows(s.value);
-  line(fmt::format("  const unsigned row_addr = {} + (static_cast<unsigned>(lane / 32 * 32) << 16);", tmem_var(t)));
+  line(fmt::format("  const unsigned row_addr = {} + (static_cast<unsigned>(lane / 32 * 32) << 16);", tmem_address(c, s.refs[0])));
   line("  #pragma unroll 1");
   line(fmt::format("  for (int c0 = 0; c0 < {}; c0 += {}) {{", cols, chunk));
   line(fmt::format("    unsigned tr[{}];", chunk));

@@ -1048,8 +1048,10 @@ class Verifier {
         if (r.base == RefBase::alloc && k_.allocs[r.id].kind == AllocKind::tmem) {
           // store_tmem: tcgen05.st of a whole (128, columns) allocation, 16- or 32-bit elements.
           if (k_.target != Target::sm_100a) fail_at<ConfigError>(s, "store_tmem writes TMEM, which exists on Blackwell only, but the kernel targets {}", target_name(k_.target));
-          if (!r.index.empty() || !r.block.empty()) fail_at(s, "store_tmem writes a whole TMEM allocation, not a view of one");
-          if (k_.allocs[r.id].shape.size() != 2) fail_at(s, "store_tmem writes a (lanes, columns) TMEM allocation, not a ring (stages, lanes, columns)");
+          // A whole (lanes, columns) allocation, or one stage d[s] of a ring (stages, lanes, columns).
+          const bool ring = k_.allocs[r.id].shape.size() == 3;
+          if (!r.block.empty() || r.index.size() != (ring ? 1u : 0u)) fail_at(s, "store_tmem writes a whole TMEM allocation or one stage of a ring, not a view of one");
+          if (k_.allocs[r.id].shape.size() != 2 && !ring) fail_at(s, "store_tmem writes a (lanes, columns) TMEM allocation or a stage of a ring (stages, lanes, columns)");
           const int bits = dtype_bits(k_.allocs[r.id].dtype);
           if (bits != 16 && bits != 32)
             fail_at(s, "store_tmem writes 16- or 32-bit elements (two or one to a 32-bit TMEM column), but the TMEM allocation is {}", dtype_name(k_.allocs[r.id].dtype));

@@ -718,6 +718,8 @@ std::string emitter::value(ir::ValueId id, std::string const& i) const {
       return round(fp ? fmt::format("sc::math_abs({})", x) : fmt::format("([](long long y) {{ return y < 0 ? -y : y; }}({}))", x));
     }
     case ir::ValueOp::iota: {
+      // A row statement's row (the thread's lane) or column (tcgen05_gen's row statements).
+      if (auto o = leaf_override_.find(id); o != leaf_override_.end()) return o->second;
       // Inside a walk of a fragment of the same shape: the walk's own row or column, which
       // NVVM folds to a constant plus lane bits (from the flat index it computed a 64-bit
       // division and modulo per element: attention's 64 x 128 causal triangle spilled).

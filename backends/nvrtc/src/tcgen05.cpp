@@ -405,6 +405,7 @@ struct row_statement {
       if (!chunk) refuse(k, id, fmt::format("async_load_tmem of {} with {} columns (loads move 16 or 32 columns at a time)", ir::alloc_name(k, k.refs[r].id), cols));
       rows[r] = fmt::format("trow{}", rows.size());
     }
+    find_iotas(value);
   }
   // `n` columns of the thread's row of every TMEM view read, from column `first` on.
   void load(std::string const& first, std::int64_t n, std::string const& in) const {
@@ -414,9 +415,23 @@ struct row_statement {
                        tmem_address(c, r), first, name));
     }
   }
-  // Every TMEM leaf read at register `j` of the loaded chunk.
-  void at(std::string const& j) const {
+  // Every TMEM leaf read at register `j` of the loaded chunk, and every iota of the tiles' shape
+  // at the thread's row and column `col` (an int expression): from the flat index, each element
+  // paid a 64-bit division and modulo (the causal triangle took 157 registers for 76).
+  void at(std::string const& j, std::string const& col) const {
     for (auto l : tmem) c.leaf_override[l] = fmt::format("{}[{}]", rows.at(c.k.values[l].ref), j);
+    for (auto i : iotas) {
+      auto const& x = c.k.values[i];
+      const std::string at = x.scalar == 0 ? "lane" : col;
+      c.leaf_override[i] = ir::dtype_is_float(x.dtype) ? fmt::format("static_cast<float>({})", at) : fmt::format("static_cast<long long>({})", at);
+    }
+  }
+  std::vector<ir::ValueId> iotas;  // the iotas of the tiles' (128, cols) shape
+  void find_iotas(ir::ValueId v) {
+    if (v == ir::none) return;
+    auto const& x = c.k.values[v];
+    if (x.op == ir::ValueOp::iota && x.shape == std::vector<std::int64_t>{128, cols} && x.scalar <= 1) iotas.push_back(v);
+    for (auto ch : {x.a, x.b, x.c}) find_iotas(ch);
   }
   // The row reductions of TMEM tiles in `v`, innermost first, each folded into a register that
   // value() then reads in its place.
@@ -442,7 +457,7 @@ struct row_statement {
     line(fmt::format("    for (int j = 0; j < {}; ++j) {{", chunk));
     line(fmt::format("      const long long f = static_cast<long long>(lane) * {} + c0 + j;  // the element's flat index (iota, masks)", cols));
     line("      (void)f;");
-    at("j");
+    at("j", "(c0 + j)");
     line("      " + fmt::format(fmt::runtime(fold), r, c.value(x.a, "f")));
     line("    }");
     line("  }");
@@ -468,6 +483,7 @@ struct row_statement {
   void done() const {
     for (auto l : tmem) c.leaf_override.erase(l);
     for (auto v : folded) c.leaf_override.erase(v);
+    for (auto v : iotas) c.leaf_override.erase(v);
   }
 };
 
@@ -604,8 +620,8 @@ void tmem_write(context const& c, ir::StmtId id, std::string const& ind, std::st
   // columns), loaded just before it: element e of the chunk is register e.
   const bool from_tmem = reads_tmem(k, s.value);
   row_statement rs{c, id, ind, out};
-  auto elem = [&](std::string const& f, std::string const& e) {
-    if (from_tmem) rs.at(e);
+  auto elem = [&](std::string const& f, std::string const& e, std::string const& col) {
+    if (from_tmem) rs.at(e, col);
     const std::string v = c.value(s.value, f);
     // An f32 column is the float's bits; an i32 one (or a 16-bit half) the converted integer's.
     return al.dtype == ir::DType::f32 ? fmt::format("__float_as_uint({})", v) : fmt::format("static_cast<unsigned>({})", c.store_conv(al.dtype, v));
@@ -634,15 +650,15 @@ void tmem_write(context const& c, ir::StmtId id, std::string const& ind, std::st
   auto const& val = k.values[s.value];
   const bool pair_cvt = bits == 16 && val.op == ir::ValueOp::cast && val.dtype == al.dtype && k.values[val.a].dtype == ir::DType::f32;
   if (bits == 32) {
-    line(fmt::format("      tr[j] = {};", elem("f", "j")));
+    line(fmt::format("      tr[j] = {};", elem("f", "j", "(c0 + j)")));
   } else if (pair_cvt) {
-    if (from_tmem) rs.at("2 * j");
+    if (from_tmem) rs.at("2 * j", "(c0 + j) * 2");
     const std::string lo = c.value(val.a, "f");
-    if (from_tmem) rs.at("2 * j + 1");
+    if (from_tmem) rs.at("2 * j + 1", "(c0 + j) * 2 + 1");
     const std::string hi = c.value(val.a, "(f + 1)");
     line(fmt::format("      tr[j] = sc::f32x2_to_{}x2({}, {});", ir::dtype_name(al.dtype), lo, hi));
   } else {
-    line(fmt::format("      tr[j] = {} | {} << 16;", elem("f", "2 * j"), elem("(f + 1)", "2 * j + 1")));
+    line(fmt::format("      tr[j] = {} | {} << 16;", elem("f", "2 * j", "(c0 + j) * 2"), elem("(f + 1)", "2 * j + 1", "(c0 + j) * 2 + 1")));
   }
   line("    }");
   line(fmt::format("    sc::tmem_st_32x32b_x{}(row_addr + static_cast<unsigned>(c0), tr);", chunk));

@@ -566,13 +566,15 @@ TEST_CASE("attention_hopper_bwd: S = 200 (a partial last block), D = 64 and 128,
 
 // ---- attention_blackwell (FA4-style, sm_100a): S and O in TMEM, P through TMEM ----------------
 
-TEST_CASE("attention_blackwell: S = 256 (two key blocks, so O is rescaled in TMEM), D = 64 and 128, causal and not, within the MMA bound "
-          "under eager, lazy and 50 PCT schedules (fast math: 10), the host backend in the shapes entries",
+TEST_CASE("attention_blackwell: S = 256 (one tile: two key blocks, so O is rescaled in TMEM) and 512 (two tiles per CTA, FA4's ping-pong), "
+          "D = 64 and 128, causal and not, within the MMA bound under eager, lazy and 50 PCT schedules (fast math: 10), the host backend in "
+          "the shapes entries",
           "[interp][attention][tcgen05][fa4]") {
+  for (std::int64_t tiles : {1, 2})
   for (std::int64_t D : {64, 128})
     for (std::int64_t causal : {0, 1}) {
-      INFO("D = " << D << ", causal = " << causal);
-      const auto x = testing::run_registered("attention_blackwell", {{"S", 256}, {"D", D}, {"causal", causal}}, 71, 50);
+      INFO("tiles = " << tiles << ", D = " << D << ", causal = " << causal);
+      const auto x = testing::run_registered("attention_blackwell", {{"S", 256 * tiles}, {"D", D}, {"causal", causal}, {"tiles", tiles}}, 71, 50);
       REQUIRE(x.tol.has_value());
       CHECK(x.tol->k == 128);  // a P V of 128 keys (the rescale starts O's sum again, as the Hopper kernels' does)
       // Fast math (MUFU.EX2 and FMA on the GPU): within the MMA plus fast-math bound.
@@ -583,10 +585,12 @@ TEST_CASE("attention_blackwell: S = 256 (two key blocks, so O is rescaled in TME
 TEST_CASE("attention_blackwell: S = 333 (a partial last tile and key block), B = 2, causal and not, within the MMA bound under eager, lazy "
           "and 20 PCT schedules",
           "[interp][attention][tcgen05][fa4]") {
-  for (std::int64_t causal : {0, 1}) {
-    INFO("causal = " << causal);
-    testing::run_registered("attention_blackwell", {{"B", 2}, {"S", 333}, {"D", 64}, {"causal", causal}}, 73, 20);
-  }
+  for (std::int64_t tiles : {1, 2})
+    for (std::int64_t causal : {0, 1}) {
+      INFO("tiles = " << tiles << ", causal = " << causal);
+      // (tiles = 2: the second CTA's second tile lies wholly past S, and BK = 64 at D = 128)
+      testing::run_registered("attention_blackwell", {{"B", 2}, {"S", 333}, {"D", 64 * tiles}, {"causal", causal}, {"tiles", tiles}}, 73, 20);
+    }
 }
 
 TEST_CASE("attention_blackwell: LSE is each row's ln sum exp(scaled scores), the causal mask matters, and the reference is not the unmasked one",
@@ -594,7 +598,7 @@ TEST_CASE("attention_blackwell: LSE is each row's ln sum exp(scaled scores), the
   auto const& e = registry::global().find("attention_blackwell");
   for (std::int64_t causal : {0, 1}) {
     INFO("causal = " << causal);
-    const auto vals = registry::resolve(e, {{"S", 200}, {"D", 64}, {"causal", causal}});
+    const auto vals = registry::resolve(e, {{"S", 200}, {"D", 64}, {"causal", causal}, {"tiles", 1 + causal}});
     const auto k = e.build(vals);
     const auto in = testing::random_buffers(k, 79);
     const auto r = interp::run(k, in, {.schedule = interp::policy::eager});

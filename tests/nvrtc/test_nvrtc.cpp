@@ -665,7 +665,7 @@ TEST_CASE("attention_blackwell (FA4-style) compiles for sm_100a with no spills: 
   for (long long D : {64, 128})
     for (long long causal : {0, 1}) {
       INFO("D=" << D << " causal=" << causal);
-      const auto k = e.build(registry::resolve(e, {{"D", D}, {"causal", causal}, {"S", 4096}, {"B", 16}}));
+      const auto k = e.build(registry::resolve(e, {{"D", D}, {"causal", causal}, {"S", 4096}, {"B", 16}, {"tiles", 1}}));
       const auto c = nvrtc::compile(k, ir::Target::sm_100a, o);
       INFO(c.log);
       std::printf("attention_blackwell D=%lld causal=%lld sm_100a: %d registers per thread, %d spill bytes\n", D, causal, c.registers, c.spill_bytes);
@@ -686,13 +686,39 @@ TEST_CASE("attention_blackwell (FA4-style) compiles for sm_100a with no spills: 
       CHECK(occurrences(c.ptx, "tcgen05.st.sync.aligned.32x32b.x32.b32") >= 3);
       CHECK(occurrences(c.ptx, "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32") == 4);  // S, P, O0, O1
     }
-  for (long long causal : {0, 1}) {  // --dynamic S: both arms of every size test generated, still no spills
-    INFO("--dynamic S, causal=" << causal);
-    const auto k = e.build(registry::resolve(e, {{"causal", causal}, {"S", 333}, {"S?", 1}}));
-    const auto c = nvrtc::compile(k, ir::Target::sm_100a, o);
-    CHECK_THAT(c.code.source, Contains("const long long ext_S"));
-    CHECK(c.spill_bytes == 0);
-  }
+  for (long long tiles : {1, 2})
+    for (long long causal : {0, 1}) {  // --dynamic S: both arms of every size test generated, still no spills
+      INFO("--dynamic S, tiles=" << tiles << " causal=" << causal);
+      const auto k = e.build(registry::resolve(e, {{"causal", causal}, {"S", 333}, {"S?", 1}, {"tiles", tiles}}));
+      const auto c = nvrtc::compile(k, ir::Target::sm_100a, o);
+      CHECK_THAT(c.code.source, Contains("const long long ext_S"));
+      CHECK(c.spill_bytes == 0);
+    }
+}
+
+TEST_CASE("attention_blackwell tiles=2 (FA4's two query tiles per CTA) compiles for sm_100a with no spills: two softmax warpgroups' row "
+          "statements, each tile's S and P V",
+          "[nvrtc][tcgen05][attention][fa4]") {
+  const nvrtc::options o = ptx_options();
+  auto const& e = registry::global().find("attention_blackwell");
+  for (long long D : {64, 128})
+    for (long long causal : {0, 1}) {
+      INFO("D=" << D << " causal=" << causal);
+      const auto k = e.build(registry::resolve(e, {{"D", D}, {"causal", causal}, {"S", 4096}, {"B", 16}, {"tiles", 2}}));
+      const auto c = nvrtc::compile(k, ir::Target::sm_100a, o);
+      INFO(c.log);
+      std::printf("attention_blackwell tiles=2 D=%lld causal=%lld sm_100a: %d registers per thread, %d spill bytes\n", D, causal, c.registers, c.spill_bytes);
+      CHECK(c.spill_bytes == 0);
+      const long long dc = D / 64, bk = D == 128 ? 64 : 128;
+      // S: each tile's first block's and the loop's, D / 64 calls of 4 k16; P V: BK / 16 [a_tmem]
+      // instructions per chunk of each tile's O.
+      CHECK(occurrences(c.code.source, "sc::tc_mma_f16(") == 2 * 2 * 4 * dc);
+      CHECK(occurrences(c.code.source, "sc::tc_mma_ts_f16(") == 2 * bk / 16 * dc);
+      CHECK(occurrences(c.ptx, "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32") == 4);  // S, P0, P1, O
+      // Each softmax warpgroup's row max and row sum, in both arms (masked and not).
+      CHECK(occurrences(c.code.source, "// max<1> of the row") == 2 * 2);
+      CHECK(occurrences(c.code.source, "// sum<1> of the row") == 2 * 2);
+    }
 }
 
 TEST_CASE("tcgen05 A from TMEM: gemm_blackwell_ts at every tile width and ring depth compiles for sm_100a with tcgen05.st and the [a_tmem] MMA, no spills",

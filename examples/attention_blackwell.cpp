@@ -30,8 +30,8 @@ STAGECRAFT_REGISTER(kernel_entry{
           const auto D = p.at("D"), bk = fa4::block_keys(p);
           if (p.at("tiles") == 2) {
             if (D == 128 && bk == 128)
-              throw usage_error("attention_blackwell: tiles=2 with D=128 needs BK=64: two tiles' S (2 x 128 columns), P (2 x 64) and O (2 x 128) "
-                                "would take 640 of TMEM's 512 columns");
+              throw usage_error("attention_blackwell: tiles=2 with D=128 takes BK=64, but got BK=128: two tiles' S (2 x 128 columns), P (2 x 64) and "
+                                "O (2 x 128) would take 640 of TMEM's 512 columns");
             return dispatch<64, 128>(D, [&](auto Dc) {
               return dispatch<64, 128>(bk, [&](auto K) {
                 return dispatch<0, 1>(p.at("causal"), [&](auto C) -> ir::Kernel {

@@ -117,7 +117,7 @@ mutant tmem_ld_lane_warp_index $tc '(static_cast<unsigned>(lane / 32 * 32) << 16
 mutant tmem_ring_stage_dropped $tc 'c.expr(r.index[0]),' '0,' codegen
 #   The interpreter's MMA writing a ring's stage 0 whichever stage its address names.
 mutant interp_ring_stage_dropped backends/interp/src/engines/tcgen05.cpp 'jc = (col - col0) % cols, d_base = stage * d.shape[d.shape.size() - 2] * cols;' 'jc = (col - col0) % cols, d_base = 0;' interp
-mutant tmem_st_halves_swapped $tc 'elem("f"), elem("(f + 1)")' 'elem("(f + 1)"), elem("f")' codegen
+mutant tmem_st_halves_swapped $tc 'elem("f", "2 * j", "(c0 + j) * 2"), elem("(f + 1)", "2 * j + 1", "(c0 + j) * 2 + 1")' 'elem("(f + 1)", "2 * j + 1", "(c0 + j) * 2 + 1"), elem("f", "2 * j", "(c0 + j) * 2")' codegen
 #   The run-time verifier accepting 544 TMEM columns (512 + the least allocation).
 mutant verifier_tmem_plus_32 $vf 'if (auto t = tmem_columns(k_); t > max_tmem_columns)' 'if (auto t = tmem_columns(k_); t > max_tmem_columns + 32)' verifier
 #   Cluster-barrier scopes blind to TMEM loads: the persistent pair GEMM's accumulator hand-back

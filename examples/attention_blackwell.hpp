@@ -255,7 +255,9 @@ auto attention_blackwell_2q(std::int64_t B, size_expr S, const char* name = "att
           if constexpr (decltype(t)::value == 0) return P0;
           else return P1;
         };
-        auto O = [&](auto t) { return [&, t](auto c) { return Ot[int_c<DC * decltype(t)::value + decltype(c)::value>]; }; };
+        auto O = [&](auto t) {  // tile t's chunk c of O: stage t DC + c of the ring
+          return [&](auto c) { return Ot[int_c<DC * decltype(t)::value + decltype(c)::value>]; };
+        };
         auto cta = program_id(0_c);
         auto q_tile = cta % q_tiles;  // which 256 rows of the slice
         auto slice = cta / q_tiles;
@@ -302,7 +304,7 @@ auto attention_blackwell_2q(std::int64_t B, size_expr S, const char* name = "att
           else return j == as_index(kv_blocks - 1);
         };
         auto mask_of = [&](auto t, auto j) {
-          return [&, t, j](auto const& x) {
+          return [=](auto const& x) {
             auto keys = S - j * int_c<BKV>;  // keys of the slice from this block's first on
             if constexpr (Causal)
               return select(iota<1>(s_tile) < keys, select(iota<1>(s_tile) <= iota<0>(s_tile) + (row0(t) - j * int_c<BKV>), x, -1e30f), -1e30f);
@@ -319,7 +321,7 @@ auto attention_blackwell_2q(std::int64_t B, size_expr S, const char* name = "att
                      }));
         };
 
-        auto wait_pv = [&](auto t) { return [&, t] { return barrier_wait(p_free[t]); }; };
+        auto wait_pv = [&](auto t) { return [=] { return barrier_wait(p_free[t]); }; };
         auto epilogue = [&](auto t) {
           return seq(barrier_wait(p_free[t]),  // the tile's last P V is complete
                      if_(tile128(t) < as_index(tiles128),

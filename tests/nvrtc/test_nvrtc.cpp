@@ -657,6 +657,20 @@ TEST_CASE("tcgen05 kind::i8: gemm_blackwell and gemm_blackwell_2cta with s8 x s8
       }
 }
 
+namespace {
+// attention_blackwell at S = 4096 for sm_100a: compiled, its registers printed, no spills.
+nvrtc::compiled fa4_compiled(long long tiles, long long D, long long causal) {
+  auto const& e = registry::global().find("attention_blackwell");
+  const auto k = e.build(registry::resolve(e, {{"D", D}, {"causal", causal}, {"S", 4096}, {"B", 16}, {"tiles", tiles}}));
+  auto c = nvrtc::compile(k, ir::Target::sm_100a, ptx_options());
+  INFO(c.log);
+  std::printf("attention_blackwell tiles=%lld D=%lld causal=%lld sm_100a: %d registers per thread, %d spill bytes\n", tiles, D, causal, c.registers,
+              c.spill_bytes);
+  CHECK(c.spill_bytes == 0);
+  return c;
+}
+}  // namespace
+
 TEST_CASE("attention_blackwell (FA4-style) compiles for sm_100a with no spills: S = Q K^T from SMEM descriptors, P V with P from TMEM, the softmax "
           "and the rescale as row statements (tcgen05.ld of a thread's own row, row folds in registers, tcgen05.st)",
           "[nvrtc][tcgen05][attention][fa4]") {
@@ -665,11 +679,7 @@ TEST_CASE("attention_blackwell (FA4-style) compiles for sm_100a with no spills: 
   for (long long D : {64, 128})
     for (long long causal : {0, 1}) {
       INFO("D=" << D << " causal=" << causal);
-      const auto k = e.build(registry::resolve(e, {{"D", D}, {"causal", causal}, {"S", 4096}, {"B", 16}, {"tiles", 1}}));
-      const auto c = nvrtc::compile(k, ir::Target::sm_100a, o);
-      INFO(c.log);
-      std::printf("attention_blackwell D=%lld causal=%lld sm_100a: %d registers per thread, %d spill bytes\n", D, causal, c.registers, c.spill_bytes);
-      CHECK(c.spill_bytes == 0);
+      const auto c = fa4_compiled(1, D, causal);
       const long long dc = D / 64;
       // S: D / 64 calls of 4 k16 instructions, in the first block's issue and the loop's; P V: 8
       // [a_tmem] instructions (128 keys) per 64-column chunk of O, P's column stepping 8 a k16.
@@ -699,16 +709,10 @@ TEST_CASE("attention_blackwell (FA4-style) compiles for sm_100a with no spills: 
 TEST_CASE("attention_blackwell tiles=2 (FA4's two query tiles per CTA) compiles for sm_100a with no spills: two softmax warpgroups' row "
           "statements, each tile's S and P V",
           "[nvrtc][tcgen05][attention][fa4]") {
-  const nvrtc::options o = ptx_options();
-  auto const& e = registry::global().find("attention_blackwell");
   for (long long D : {64, 128})
     for (long long causal : {0, 1}) {
       INFO("D=" << D << " causal=" << causal);
-      const auto k = e.build(registry::resolve(e, {{"D", D}, {"causal", causal}, {"S", 4096}, {"B", 16}, {"tiles", 2}}));
-      const auto c = nvrtc::compile(k, ir::Target::sm_100a, o);
-      INFO(c.log);
-      std::printf("attention_blackwell tiles=2 D=%lld causal=%lld sm_100a: %d registers per thread, %d spill bytes\n", D, causal, c.registers, c.spill_bytes);
-      CHECK(c.spill_bytes == 0);
+      const auto c = fa4_compiled(2, D, causal);
       const long long dc = D / 64, bk = D == 128 ? 64 : 128;
       // S: each tile's first block's and the loop's, D / 64 calls of 4 k16; P V: BK / 16 [a_tmem]
       // instructions per chunk of each tile's O.

@@ -323,6 +323,24 @@ TEST_CASE("bench: tickets from a counter are shared as CTAs at one pace share th
   CHECK(w.tensor_flops == Approx(2.0 * 2048 * 2048 * 1024));
 }
 
+// The model replays one cluster for the grid. A causal attention's CTAs differ in work (the first
+// query tile takes one key block, the last S / 128), and CTA 0 alone put the causal kernel at a
+// tenth of the non-causal one's time: 2947 "TFLOP/s" on an H200 (attention_hopper, S = 4096, B =
+// 64), three times the machine's peak. The first and the last cluster now stand for the grid.
+TEST_CASE("bench: a causal attention's model counts its CTAs' mean work, not the first CTA's", "[bench][model]") {
+  for (auto const& [name, machine] : {std::pair<std::string, std::string>{"attention_hopper", "H200"}, {"attention_blackwell", "B200"}}) {
+    INFO(name << " on " << machine);
+    // Several waves of CTAs (one wave ends with its slowest CTA, which is as slow causal or not).
+    const auto plain = model_of(name, {{"S", 4096}, {"B", 32}, {"D", 64}, {"causal", 0}}, machine);
+    const auto causal = model_of(name, {{"S", 4096}, {"B", 32}, {"D", 64}, {"causal", 1}}, machine);
+    REQUIRE(causal.p.waves >= 2);
+    // Half the key blocks (a little more: the diagonal's): about half the time, and the same rate.
+    CHECK(causal.p.kernel_ms > 0.4 * plain.p.kernel_ms);
+    CHECK(causal.p.kernel_ms < 0.75 * plain.p.kernel_ms);
+    CHECK(causal.tflops() < 1.3 * plain.tflops());
+  }
+}
+
 // The tensor cores are the SM's, not each warpgroup's: gemm_hopper's two consumer warpgroups take
 // turns on them (they each ran at the SM's full rate: twice the peak was reachable). And A and B
 // tiles re-read by every CTA of their row or column come from L2: the GEMM was 'HBM bandwidth'

@@ -47,9 +47,10 @@ void machine::run_cluster(std::array<std::int64_t, 3> origin) {
     for (std::int64_t y = 0; y < c[1]; ++y)
       for (std::int64_t x = 0; x < c[0]; ++x) {
         cta_state cs;
-        cs.pid = {origin[0] + x, origin[1] + y, origin[2] + z};
         cs.cidx = {x, y, z};
-        cs.linear = static_cast<int>(cs.pid[0] + k_.grid[0] * (cs.pid[1] + k_.grid[1] * cs.pid[2]));
+        // (the run's own numbering: with options::pid_offset only program_id moves)
+        cs.linear = static_cast<int>(origin[0] + x + k_.grid[0] * (origin[1] + y + k_.grid[1] * (origin[2] + z)));
+        cs.pid = {origin[0] + x + o_.pid_offset[0], origin[1] + y + o_.pid_offset[1], origin[2] + z + o_.pid_offset[2]};
         ctas_.push_back(std::move(cs));
       }
   const int nctas = static_cast<int>(ctas_.size());

@@ -5,6 +5,7 @@
 // Determinism: the schedule is a pure function of (kernel, inputs, options). Same inputs, same
 // options -> byte-identical buffers, diagnostics and trace.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -56,6 +57,10 @@ struct options {
   // same add would, and returns what it held. So a ticket counter hands the replayed CTA the
   // tiles an even share gives it, not every tile. 1 (the default): the kernel's own grid.
   std::int64_t atomic_share = 1;
+  // Added to every CTA's program_id: the model replays a one-cluster grid standing for the
+  // cluster at this origin of the kernel's own grid (its last, besides its first: a causal
+  // attention's CTAs do 1 to S / 128 key blocks, and the first alone put the grid at 10x its work).
+  std::array<std::int64_t, 3> pid_offset{0, 0, 0};
   std::uint64_t max_steps = std::uint64_t{1} << 34;
   // exact: the shared polynomials, bit-equal with the host backend and the GPU's exact mode.
   // fast: ir::fast_* (the C library standing in for the SFU), as the GPU's fast mode computes

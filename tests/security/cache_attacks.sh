@@ -182,9 +182,14 @@ scratch)
   # removes it once its process is gone (and a minute has passed), and keeps a live one.
   export STAGECRAFT_CACHE_DIR=$root/cache
   run "$cli" run add_one --backend host
-  ( exec "$cli" run add_one --backend host --set K=3 >/dev/null 2>&1 ) & victim=$!
+  # The victim in a session of its own, so that kill -9 takes the compiler it started too: killed
+  # alone, its `sh -c "c++ ..."` went on writing into the scratch directory after the `touch`
+  # below, which then looked a few seconds old and was rightly kept (seen once under the
+  # sanitizer step's load).
+  ( exec setsid "$cli" run add_one --backend host --set K=3 >/dev/null 2>&1 ) & victim=$!
   for _ in $(seq 1 200); do [ -n "$(ls -d "$STAGECRAFT_CACHE_DIR"/host/build-"$victim"-* 2>/dev/null)" ] && break; sleep 0.01; done
-  kill -9 "$victim" 2>/dev/null; wait "$victim" 2>/dev/null
+  kill -9 -- -"$victim" 2>/dev/null; wait "$victim" 2>/dev/null
+  for _ in $(seq 1 500); do kill -0 -- -"$victim" 2>/dev/null || break; sleep 0.01; done
   mkdir -p "$STAGECRAFT_CACHE_DIR/host/build-$victim-killed" "$STAGECRAFT_CACHE_DIR/host/build-$$-alive1"
   touch -d '2 hours ago' "$STAGECRAFT_CACHE_DIR"/host/build-*
   run "$cli" run add_one --backend host --set K=2

@@ -655,6 +655,10 @@ std::string emitter::smem_address(ir::RefId rid, std::string const& i) const {
 // ---- tile values: element i, computed in f32 (floats) or 64-bit integers ---------------------
 std::string emitter::value(ir::ValueId id, std::string const& i) const {
   auto const& v = k_.values[id];
+  // A value a caller already named: a TMEM leaf's register, or a row statement's fold, row
+  // vector or row/column (tcgen05_gen). A load's override is the element it reads, converted below.
+  if (v.op != ir::ValueOp::load)
+    if (auto o = leaf_override_.find(id); o != leaf_override_.end()) return o->second;
   const bool fp = ir::dtype_is_float(v.dtype);
   auto round = [&](std::string x) -> std::string {
     switch (v.dtype) {
@@ -718,8 +722,6 @@ std::string emitter::value(ir::ValueId id, std::string const& i) const {
       return round(fp ? fmt::format("sc::math_abs({})", x) : fmt::format("([](long long y) {{ return y < 0 ? -y : y; }}({}))", x));
     }
     case ir::ValueOp::iota: {
-      // A row statement's row (the thread's lane) or column (tcgen05_gen's row statements).
-      if (auto o = leaf_override_.find(id); o != leaf_override_.end()) return o->second;
       // Inside a walk of a fragment of the same shape: the walk's own row or column, which
       // NVVM folds to a constant plus lane bits (from the flat index it computed a 64-bit
       // division and modulo per element: attention's 64 x 128 causal triangle spilled).
@@ -734,8 +736,6 @@ std::string emitter::value(ir::ValueId id, std::string const& i) const {
     case ir::ValueOp::broadcast: {
       // Computed once per row before the walk of the fragment's columns (hoist_rows).
       if (auto h = row_hoisted_.find(id); h != row_hoisted_.end() && !row_half_.empty()) return fmt::format("{}[{}]", h->second, row_half_);
-      // A row statement's row vector, read once before its loops (tcgen05_gen's row statements).
-      if (auto o = leaf_override_.find(id); o != leaf_override_.end()) return o->second;
       // Element i of the result is element (i / (len * inner)) * inner + i % inner of the operand.
       // A row vector spread along a fragment's rows is the thread's own register for the row
       // the walk is at: no data moves.
@@ -779,8 +779,6 @@ std::string emitter::value(ir::ValueId id, std::string const& i) const {
       // upward (the interpreter's order, so the sums agree bit for bit): operands are read from
       // memory at any index, so no element crosses lanes and there is nothing to exchange.
       // The identities leave the first element as it is: -0 + x == x, fmaxf(NaN, x) == x.
-      // Folded before the statement (a row statement's reduction of a TMEM tile's rows).
-      if (auto o = leaf_override_.find(id); o != leaf_override_.end()) return o->second;
       auto const& in = k_.values[v.a].shape;
       if (v.scalar == 1 && in_row_walk(in)) return round(fragment_fold(v));
       if (reads_accumulator(v.a)) refuse_exchange(id, "a reduction that is not along the rows of the D fragment being walked");
@@ -815,12 +813,8 @@ std::string emitter::value(ir::ValueId id, std::string const& i) const {
       }
       return round(fmt::format("static_cast<long long>({}({}))", v.dtype == ir::DType::u32 ? "__float2uint_rz" : "__float2int_rz", x));
     }
-    case ir::ValueOp::load_tmem: {
-      // Only inside a store from TMEM (tcgen05_gen::tmem_store), which names the registers.
-      auto o = leaf_override_.find(id);
-      if (o == leaf_override_.end()) throw unsupported(fmt::format("kernel '{}': async_load_tmem outside a store of it", k_.name));
-      return o->second;
-    }
+    case ir::ValueOp::load_tmem:  // only inside a store from TMEM, which names its registers (above)
+      throw unsupported(fmt::format("kernel '{}': async_load_tmem outside a store of it", k_.name));
     default: break;
   }
   const std::string a = value(v.a, i), b = value(v.b, i);

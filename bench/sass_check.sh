@@ -28,7 +28,7 @@ fails=0
 # its files are named with `_` for `@` and `=`.
 for spec in "gemm_hopper:HGMMA:sm_90a" "gemm_small:HGMMA:sm_90a" "gemm_fp8:QGMMA:sm_90a" "gemm_fp8_blockwise:QGMMA:sm_90a" "gemm_blackwell:UTCHMMA:sm_100a" "gemm_blackwell_2cta:UTCHMMA:sm_100a" \
             "gemm_blackwell_2cta@mc=2:UTCHMMA:sm_100a" "gemm_blackwell_ts:UTCHMMA:sm_100a" "gemm_blackwell_mx:UTCQMMA:sm_100a" \
-            "gemm_blackwell_mx@fmt=3:UTCOMMA:sm_100a" "gemm_blackwell_mx@fmt=4:UTCOMMA.4X:sm_100a" "attention_blackwell:UTCHMMA:sm_100a"; do
+            "gemm_blackwell_mx@fmt=3:UTCOMMA:sm_100a" "gemm_blackwell_mx@fmt=4:UTCOMMA.4X:sm_100a" "gemm_blackwell_mx@fmt=5:UTCQMMA:sm_100a" "attention_blackwell:UTCHMMA:sm_100a"; do
   arch=${spec##*:}
   spec=${spec%:*}
   op=${spec#*:}
@@ -69,7 +69,8 @@ for spec in "gemm_hopper:HGMMA:sm_90a" "gemm_small:HGMMA:sm_90a" "gemm_fp8:QGMMA
     if [ "$kernel" = gemm_blackwell_mx ]; then
       # Block scaling: tcgen05.cp 32x128b.warpx4 is UTCCP.T.S.4x32dp128bit; the MMA reads two more
       # TMEM operands (the scales) than UTCHMMA does. FP4 (fmt=3 kind::mxf4, fmt=4
-      # kind::mxf4nvf4) is UTCOMMA, .4X for NVFP4's four scales an instruction.
+      # kind::mxf4nvf4) is UTCOMMA, .4X for NVFP4's four scales an instruction; FP6 (fmt=5, kind::mxf8f6f4 as
+      # MXFP8, the format in the instruction descriptor) is UTCQMMA.
       cps=$(grep -c 'UTCCP' "$out/$spec.sass" || true)
       scaled=$(grep -c -E "$op gdesc\[[^]]*\], gdesc\[[^]]*\], tmem\[[^]]*\], tmem\[[^]]*\], idesc\[[^]]*\], tmem\[" "$out/$spec.sass" || true)
       echo "$spec: $cps UTCCP (tcgen05.cp), $scaled $op with scale operands in TMEM"

@@ -3,6 +3,9 @@
 //   MXFP8  e4m3/e5m2 elements, u8 (ue8m0) scales per 32 of K: tcgen05.mma kind::mxf8f6f4.block_scale.block32
 //   MXFP4  e2m1x2 (two e2m1 a byte), u8 (ue8m0) scales per 32 of K: kind::mxf4.block_scale.block32
 //   NVFP4  e2m1x2, ue4m3 scales per 16 of K: kind::mxf4nvf4.block_scale.block16
+//   MXFP6  e2m3/e3m2 elements, u8 (ue8m0) scales per 32 of K: kind::mxf8f6f4.block_scale.block32,
+//          packed in GMEM (K a multiple of 128: TMA's 16U6_ALIGN16B), a byte of footprint each in
+//          SMEM, so every SMEM size, step and descriptor is MXFP8's
 //
 // gemm_blackwell's structure (warp-specialized, persistent, two TMEM accumulators so the epilogue
 // overlaps the next tile's MMAs) with 128 x 128 tiles and 128-byte K slices (128 fp8 or 256 fp4
@@ -143,8 +146,10 @@ inline double scale(host_tensor const& sf, std::int64_t K, std::int64_t sb, std:
   const auto code = static_cast<unsigned>(sf.get(at));
   return sf.dtype == ir::DType::ue4m3 ? ir::mx::decode(ir::mx::ue4m3, code) : ir::mx::decode_ue8m0(code);
 }
-// Element k of row r of a (rows, K) operand: its value, or (e2m1x2) nibble k % 2 of byte k / 2.
+// Element k of row r of a (rows, K) operand: its value, or (e2m1x2) nibble k % 2 of byte k / 2,
+// or (FP6) its code's.
 inline double value(host_tensor const& t, std::int64_t K, std::int64_t r, std::int64_t k) {
+  if (ir::dtype_is_fp6(t.dtype)) return ir::mx::decode(ir::mx::fp6_format(t.dtype), static_cast<unsigned>(t.get(r * K + k)));
   if (t.dtype != ir::DType::e2m1x2) return t.get(r * K + k);
   const auto byte = static_cast<std::uint8_t>(t.get(r * (K / 2) + k / 2));
   return ir::mx::decode(ir::mx::e2m1, ir::mx::unpack_e2m1(byte, static_cast<int>(k % 2)));

@@ -65,12 +65,25 @@ const char* numpy_name(ir::DType t) {
     case ir::DType::u32: return "uint32";
     case ir::DType::i8: return "int8";
     case ir::DType::u8: case ir::DType::e2m1x2: case ir::DType::ue4m3: return "uint8";
+    case ir::DType::e2m3: case ir::DType::e3m2: return "uint8";  // packed: numpy_shape
     case ir::DType::e4m3: case ir::DType::e5m2: case ir::DType::pred: return "uint8";
   }
   return "?";
 }
 
 std::string shape_text(std::vector<std::int64_t> const& s) { return fmt::format("({})", fmt::join(s, ", ")); }
+
+// The NumPy array of a parameter: its shape, except FP6's, whose bytes are packed (four elements
+// in three bytes: ir/types.hpp), so its innermost extent is 3/4 of the elements'. logical_shape
+// is the way back.
+std::vector<std::int64_t> numpy_shape(ir::DType t, std::vector<std::int64_t> s) {
+  if (ir::dtype_is_fp6(t) && !s.empty()) s.back() = s.back() * 3 / 4;
+  return s;
+}
+std::vector<std::int64_t> logical_shape(ir::DType t, std::vector<std::int64_t> s) {
+  if (ir::dtype_is_fp6(t) && !s.empty()) s.back() = s.back() * 4 / 3;
+  return s;
+}
 
 bound_kernel bind(std::string const& name, std::map<std::string, std::int64_t> const& overrides) {
   auto const& e = registry::global().find(name);
@@ -103,10 +116,12 @@ bound_kernel bind_lesson(std::string const& number, std::string const& twin) {
 
 // The kernel at the run-time extents these shapes give (one per GMEM parameter; an empty one:
 // not given, it takes the bound shape); the kernel itself when it has none.
-ir::Kernel bound_to(bound_kernel const& b, std::vector<std::vector<std::int64_t>> const& shapes) {
+// `shapes`: the arrays' (NumPy or torch) shapes, numpy_shape's for FP6 parameters.
+ir::Kernel bound_to(bound_kernel const& b, std::vector<std::vector<std::int64_t>> shapes) {
   if (b.k.extents.empty()) return b.k;
   if (shapes.size() != b.k.params.size())
     throw usage_error(fmt::format("kernel '{}': {} shapes for {} parameters", b.name, shapes.size(), b.k.params.size()));
+  for (std::size_t i = 0; i < shapes.size(); ++i) shapes[i] = logical_shape(b.k.params[i].dtype, std::move(shapes[i]));
   try {
     return ir::bind_to(b.k, shapes);
   } catch (ir::ConfigError const& e) {
@@ -137,9 +152,10 @@ std::vector<host_tensor> buffers_of(bound_kernel const& b, std::vector<py::objec
                                             std::string(py::str(py::type::of(arrays[i])))));
       std::vector<std::int64_t> shape(a.shape(), a.shape() + a.ndim());
       const std::string dt = py::str(a.dtype());
-      if (dt != numpy_name(p.dtype) || shape != p.shape)
-        throw usage_error(fmt::format("kernel '{}': parameter '{}' is {} of shape {} (NumPy {}), but the array is {} of shape {}", b.name, p.name,
-                                      ir::dtype_name(p.dtype), shape_text(p.shape), numpy_name(p.dtype), dt, shape_text(shape)));
+      if (dt != numpy_name(p.dtype) || shape != numpy_shape(p.dtype, p.shape))
+        throw usage_error(fmt::format("kernel '{}': parameter '{}' is {} of shape {} (NumPy {} of shape {}), but the array is {} of shape {}", b.name,
+                                      p.name, ir::dtype_name(p.dtype), shape_text(p.shape), numpy_name(p.dtype), shape_text(numpy_shape(p.dtype, p.shape)),
+                                      dt, shape_text(shape)));
       // A copy in C order whatever the array's strides: the CPU backends own their buffers.
       auto c = py::array::ensure(a, py::array::c_style);
       std::memcpy(t.bytes.data(), c.data(), t.bytes.size());
@@ -150,7 +166,8 @@ std::vector<host_tensor> buffers_of(bound_kernel const& b, std::vector<py::objec
 }
 
 py::array to_numpy(host_tensor const& t) {
-  py::array a(py::dtype(numpy_name(t.dtype)), std::vector<py::ssize_t>(t.shape.begin(), t.shape.end()));
+  const auto shape = numpy_shape(t.dtype, t.shape);
+  py::array a(py::dtype(numpy_name(t.dtype)), std::vector<py::ssize_t>(shape.begin(), shape.end()));
   std::memcpy(a.mutable_data(), t.bytes.data(), t.bytes.size());
   return a;
 }
@@ -314,10 +331,10 @@ void stagecraft::python::define_module(py::module_& m, std::string const& name) 
           "shapes",
           [](bound_kernel const& b, std::vector<std::vector<std::int64_t>> const& shapes) {
             py::list l;
-            for (auto const& p : bound_to(b, shapes).params) l.append(py::tuple(py::cast(p.shape)));
+            for (auto const& p : bound_to(b, shapes).params) l.append(py::tuple(py::cast(numpy_shape(p.dtype, p.shape))));
             return l;
           },
-          py::arg("shapes"), "Every GMEM parameter's shape at the run-time extents these shapes give (one per parameter, [] where not given).")
+          py::arg("shapes"), "Every GMEM parameter's array shape (FP6 packed: the innermost extent 3/4 of the elements') at the run-time extents these shapes give (one per parameter, [] where not given).")
       .def("run_device", &run_device, py::arg("ptrs"), py::arg("shapes"), py::arg("stream") = 0, py::arg("math") = "fast",
            "Enqueues the kernel on device memory (one address per non-workspace parameter) on a CUDA stream.")
       .def(

@@ -29,6 +29,9 @@ _DTYPES = {
     # and NVFP4 scale codes, both passed as uint8.
     "e2m1x2": ("uint8", None),
     "ue4m3": ("uint8", None),
+    # FP6 operands, packed (four in three bytes, the innermost extent 3/4 of the elements'): uint8.
+    "e2m3": ("uint8", None),
+    "e3m2": ("uint8", None),
 }
 
 

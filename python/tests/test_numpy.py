@@ -130,7 +130,7 @@ class Errors(unittest.TestCase):
 
     def test_an_array_of_the_wrong_dtype_or_shape_names_the_parameter(self):
         k = sc.kernel("add_one", M=128, N=128)
-        with self.assertRaisesRegex(sc.UsageError, r"parameter 'x' is f32 of shape \(128, 128\) \(NumPy float32\), but the array is float64 of shape \(128, 128\)"):
+        with self.assertRaisesRegex(sc.UsageError, r"parameter 'x' is f32 of shape \(128, 128\) \(NumPy float32 of shape \(128, 128\)\), but the array is float64 of shape \(128, 128\)"):
             k(np.ones((128, 128)))
         with self.assertRaisesRegex(sc.UsageError, r"takes 1 input array\(s\) \(x\), got 2"):
             k(np.ones((128, 128), np.float32), np.ones((128, 128), np.float32))

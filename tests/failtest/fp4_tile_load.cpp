@@ -1,4 +1,4 @@
-// expect: load: e2m1x2 is a storage type \(packed FP4 or NVFP4 scale codes\): TMA and tcgen05_copy_scales move it, the block-scaled tcgen05_mma reads it; it is not loaded into or stored from a tile
+// expect: load: e2m1x2 is a storage type \(packed FP4, FP6 or NVFP4 scale codes\): TMA and tcgen05_copy_scales move it, tcgen05_mma reads it; it is not loaded into or stored from a tile
 // A byte of two e2m1 codes is no number a tile can compute with: read as u8 it would be its
 // codes, a silent wrong answer. Packed FP4 reaches the tensor core by TMA only.
 #include <stagecraft/stagecraft.hpp>

@@ -115,3 +115,28 @@ TEST_CASE("bad element strides are named before the driver sees them", "[tensor_
     REQUIRE_THROWS_WITH(cuda::validate(r), Contains("the element strides (2) have 1 dimensions but the array has 2"));
   }
 }
+
+// FP6 (CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B): dimensions in elements, strides in the packed
+// GMEM's bytes (6 bits an element), and the driver's extra rules for that type.
+TEST_CASE("FP6 tensor maps: packed strides and the 16U6_ALIGN16B rules", "[tensor_map][fp6]") {
+  cuda::tensor_map_request r{"a", ir::DType::e2m3, 0x10000, {4096, 4096}, {128, 128}, 128};
+  CHECK_NOTHROW(cuda::validate(r));
+  const auto a = cuda::encode_args(r);
+  CHECK(a.dims[0] == 4096);      // elements, not bytes
+  CHECK(a.strides[0] == 3072);   // 4096 x 6 / 8 bytes a row
+  CHECK(a.box[0] == 128);
+  SECTION("32-byte aligned address") {
+    r.address = 0x10010;
+    REQUIRE_THROWS_WITH(cuda::validate(r), Contains("device address 0x10010 is not 32-byte aligned, which packed FP6 (16U6_ALIGN16B) needs"));
+  }
+  SECTION("innermost extent a multiple of 128") {
+    r.shape = {4096, 4160};
+    REQUIRE_THROWS_WITH(cuda::validate(r), Contains("packed FP6 (16U6_ALIGN16B) needs the innermost extent a multiple of 128 elements, not 4160"));
+  }
+  SECTION("swizzle 128 B or none") {
+    r.dtype = ir::DType::e3m2;
+    r.box = {128, 64};
+    r.swizzle = 64;
+    REQUIRE_THROWS_WITH(cuda::validate(r), Contains("packed FP6 (16U6_ALIGN16B) loads swizzle 128 B or not at all, not 64 B"));
+  }
+}

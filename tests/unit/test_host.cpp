@@ -123,3 +123,25 @@ TEST_CASE("tensors compare bit-exactly, except that every NaN equals every NaN",
   CHECK(first_difference(i, j) == 5);
   CHECK_THROWS_WITH(first_difference(i, host_tensor::zeros(ir::DType::u32, {8})), "comparing a i32[8] tensor with a u32[8] one");
 }
+
+TEST_CASE("FP6 tensors are packed, 6 bits an element: sizes, element codes and comparison", "[host][fp6]") {
+  using stagecraft::host_tensor;
+  namespace ir = stagecraft::ir;
+  CHECK(host_tensor::byte_count(ir::DType::e2m3, std::vector<std::int64_t>{3, 128}) == 3 * 96);
+  CHECK(host_tensor::byte_count(ir::DType::e3m2, std::vector<std::int64_t>{5}) == 4);  // 30 bits, rounded up
+  auto t = host_tensor::zeros(ir::DType::e3m2, {2, 128});
+  REQUIRE(t.bytes.size() == 192);
+  std::mt19937 rng(71);
+  std::vector<unsigned> codes(256);
+  for (auto& c : codes) c = rng() % 64;
+  for (std::int64_t i = 0; i < 256; ++i) t.set(i, codes[static_cast<std::size_t>(i)]);
+  for (std::int64_t i = 0; i < 256; ++i) CHECK(t.get(i) == codes[static_cast<std::size_t>(i)]);
+  t.set(7, 64 + 5);  // a code keeps its low 6 bits, as a byte keeps its low 8
+  CHECK(t.get(7) == 5);
+  CHECK(t.get(6) == codes[6]);
+  CHECK(t.get(8) == codes[8]);
+  auto u = t;
+  CHECK(first_difference(t, u) == -1);
+  u.set(200, (codes[200] + 1) % 64);
+  CHECK(first_difference(t, u) == 200);  // elements, not bytes
+}

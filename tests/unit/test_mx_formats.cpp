@@ -4,6 +4,7 @@
 // NaN), at every value, every midpoint and its neighbours, and seeded random inputs.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -144,4 +145,39 @@ TEST_CASE("mx formats: two e2m1 codes per byte, element 2i low", "[unit][mx]") {
     CHECK(mx::pack_e2m1(mx::unpack_e2m1(byte, 0), mx::unpack_e2m1(byte, 1)) == byte);
   }
   CHECK(mx::pack_e2m1(mx::encode(mx::e2m1, 1.0f), mx::encode(mx::e2m1, -6.0f)) == 0xf2u);
+}
+
+// FP6 packed (GMEM, and each 16-byte SMEM unit's first 12 bytes): element i at bits 6i .. 6i + 5,
+// low bits first. Checked against a bit-by-bit reading of that definition: every code at every
+// place of a unit, with the unit's other bits random and left as they were.
+TEST_CASE("mx formats: FP6 packing, element i at bits 6i, every code at every place of a 16-byte unit", "[unit][mx][fp6]") {
+  std::mt19937_64 rng(67);
+  auto bit = [](std::uint8_t const* u, int b) { return (u[b / 8] >> (b % 8)) & 1u; };
+  for (int place = 0; place < 16; ++place)
+    for (unsigned code = 0; code < 64; ++code) {
+      std::uint8_t unit[16], before[16];
+      for (auto& b : unit) b = static_cast<std::uint8_t>(rng());
+      std::copy(std::begin(unit), std::end(unit), std::begin(before));
+      mx::fp6_set(unit, place, code);
+      CHECK(mx::fp6_get(unit, place) == code);
+      for (int b = 0; b < 128; ++b) {
+        const bool mine = b >= 6 * place && b < 6 * place + 6;
+        CHECK(bit(unit, b) == (mine ? (code >> (b - 6 * place)) & 1u : bit(before, b)));
+      }
+      // Through a slot address: the unit of slot 16u + place is the u-th.
+      std::uint8_t two[32] = {};
+      mx::fp6_smem_set(two, 16 + place, code);
+      CHECK(mx::fp6_smem_get(two, 16 + place) == code);
+      CHECK(mx::fp6_get(two + 16, place) == code);
+      CHECK(std::all_of(two, two + 16, [](std::uint8_t x) { return x == 0; }));
+    }
+  // Four elements in three bytes: codes 1, 2, 3, 4 are 0b000001, 000010, 000011, 000100.
+  std::uint8_t three[3] = {};
+  for (unsigned i = 0; i < 4; ++i) mx::fp6_set(three, i, i + 1);
+  CHECK(three[0] == 0x81u);  // 000001 | 10 << 6
+  CHECK(three[1] == 0x30u);  // 0000 (rest of 2) | 0011 << 4
+  CHECK(three[2] == 0x10u);  // 00 (rest of 3) | 000100 << 2
+  // Every e2m3 and e3m2 code decodes through its format (the decoders are checked above).
+  CHECK(mx::fp6_format(DType::e2m3).ebits == 2);
+  CHECK(mx::fp6_format(DType::e3m2).ebits == 3);
 }

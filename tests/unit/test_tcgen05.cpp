@@ -348,11 +348,17 @@ TEST_CASE("tcgen05 kind::f8f6f4 instruction descriptor: E4M3 0 and E5M2 1 for A 
   CHECK(back.b_format == 0);
 }
 
-TEST_CASE("tcgen05 kind::f8f6f4 format codes: 0 e4m3, 1 e5m2, the 6- and 4-bit codes are not modelled", "[tcgen05][unit][fp8]") {
+TEST_CASE("tcgen05 kind::f8f6f4 format codes: 0 e4m3, 1 e5m2, 3 e2m3, 4 e3m2, and the 4-bit E2M1 (5) not modelled", "[tcgen05][unit][fp8]") {
   ir::DType t{};
   CHECK((tc::ab_type(tc::Kind::f8f6f4, 0, t) && t == ir::DType::e4m3));
   CHECK((tc::ab_type(tc::Kind::f8f6f4, 1, t) && t == ir::DType::e5m2));
-  for (int code : {2, 3, 4, 5, 6, 7}) CHECK_FALSE(tc::ab_type(tc::Kind::f8f6f4, code, t));  // E2M3 3, E3M2 4, E2M1 5: not modelled
+  CHECK((tc::ab_type(tc::Kind::mxf8f6f4, 3, t) && t == ir::DType::e2m3));
+  CHECK((tc::ab_type(tc::Kind::f8f6f4, 4, t) && t == ir::DType::e3m2));
+  CHECK(tc::ab_format(tc::Kind::f8f6f4, ir::DType::e2m3) == 3);
+  CHECK(tc::ab_format(tc::Kind::mxf8f6f4, ir::DType::e3m2) == 4);
+  CHECK(tc::ab_format(tc::Kind::f16, ir::DType::e2m3) == -1);
+  CHECK(tc::kind_of(ir::DType::e3m2) == tc::Kind::f8f6f4);
+  for (int code : {2, 5, 6, 7}) CHECK_FALSE(tc::ab_type(tc::Kind::f8f6f4, code, t));  // 2 is no code of the kind, E2M1 (5) not modelled
   CHECK(tc::ab_format(tc::Kind::f8f6f4, ir::DType::bf16) == -1);
   CHECK(tc::ab_format(tc::Kind::f16, ir::DType::e4m3) == -1);
   CHECK(tc::kind_of(ir::DType::e5m2) == tc::Kind::f8f6f4);
@@ -443,7 +449,7 @@ TEST_CASE("tcgen05 plan: an fp8 operand with a non-fp8 one is a verifier error n
   mixed.allocs[2].shape = {128, 64};
   mixed.refs[static_cast<std::size_t>(the_mma(mixed).refs[2])].shape = {128, 64};
   CHECK_THROWS_WITH(ir::verify(mixed), Contains("kernel 'f8'") &&
-                                           Contains("(tcgen05_mma): an fp8 operand pairs only with an fp8 one (e4m3 or e5m2), but A is e4m3 and B is bf16"));
+                                           Contains("(tcgen05_mma): an fp8 operand pairs only with an fp8 one (e4m3 or e5m2; tcgen05 also e2m3 or e3m2), but A is e4m3 and B is bf16"));
 }
 
 // ---- kind::i8 (s8 / u8 into s32) ------------------------------------------------------------------
@@ -637,12 +643,12 @@ TEST_CASE("e2m1x2 operands read as two e2m1 values, element 2i from bits 0-3", "
   for (unsigned byte = 0; byte < 256; ++byte) {
     const auto b = static_cast<std::byte>(byte);
     float v[2] = {};
-    tc::operand_values(ir::DType::e2m1x2, &b, v);
+    tc::operand_values(ir::DType::e2m1x2, &b, 0, v);
     CHECK(v[0] == ir::mx::decode(ir::mx::e2m1, byte & 0xfu));
     CHECK(v[1] == ir::mx::decode(ir::mx::e2m1, byte >> 4));
   }
   const auto one = static_cast<std::byte>(0x38);  // e4m3 1.0
   float x = 0;
-  tc::operand_values(ir::DType::e4m3, &one, &x);
+  tc::operand_values(ir::DType::e4m3, &one, 0, &x);
   CHECK(x == 1.0f);
 }

@@ -123,7 +123,7 @@ struct walker {
       const std::int64_t avail = std::max<std::int64_t>(p.shape[d] - origin, 0);
       n *= static_cast<double>(std::min(r.shape[d], (avail + step - 1) / step));
     }
-    return n * ir::dtype_bits(p.dtype) / 8.0;
+    return n * ir::packed_bits(p.dtype) / 8.0;  // GMEM's bytes: FP6 packed
   }
 
   void value(ir::ValueId v) {

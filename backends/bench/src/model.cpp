@@ -86,7 +86,8 @@ double ref_bytes(ir::Kernel const& k, ir::RefId id) {
     dt = a.dtype;
     n = r.shape.empty() ? product(a.shape, r.index.size()) : product(r.shape);
   }
-  return static_cast<double>(n) * ir::dtype_bits(dt) / 8.0;
+  // GMEM's footprint for a parameter (FP6 packed), the element's for an allocation.
+  return static_cast<double>(n) * (r.base == ir::RefBase::param ? ir::packed_bits(dt) : ir::dtype_bits(dt)) / 8.0;
 }
 
 // A reference's shape (an indexed ring stage: the stage's) and element type.
@@ -216,6 +217,7 @@ std::vector<std::int32_t> mma_loops(ir::Kernel const& k) {
 double tc_rate_factor(ir::DType t) {
   switch (t) {
     case ir::DType::e4m3: case ir::DType::e5m2: case ir::DType::i8: case ir::DType::u8: case ir::DType::e2m1x2: return 2.0;
+    case ir::DType::e2m3: case ir::DType::e3m2: return 2.0;  // kind::f8f6f4's one rate (B200: FP6 dense as fp8)
     case ir::DType::f32: return 0.5;
     default: return 1.0;
   }
@@ -614,7 +616,7 @@ prediction replay(ir::Kernel const& k, interp::trace const& t, machine const& m,
   // first replay of the bytes moved.
   double array_bytes = 0;
   for (auto const& prm : k.params)
-    if (!prm.workspace) array_bytes += static_cast<double>(product(prm.shape)) * ir::dtype_bits(prm.dtype) / 8.0;
+    if (!prm.workspace) array_bytes += static_cast<double>(product(prm.shape)) * ir::packed_bits(prm.dtype) / 8.0;
   double hbm_fraction = 1;
   auto wave = [&](std::int64_t n, interp::trace* keep, std::vector<warpgroup_time>* wgs, double* busy, double* bytes) {
     replayer r{k, m, n, static_cast<int>(std::min<std::int64_t>(p.ctas_per_sm, (n + m.sms - 1) / m.sms)), o, hbm_fraction, loop_of, store_clocks};

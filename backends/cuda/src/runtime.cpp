@@ -191,6 +191,8 @@ CUtensorMapDataType tma_type(ir::DType t) {
     case ir::DType::u32: return CU_TENSOR_MAP_DATA_TYPE_UINT32;
     case ir::DType::i8: case ir::DType::u8: case ir::DType::e2m1x2: case ir::DType::ue4m3: case ir::DType::e4m3: case ir::DType::e5m2: case ir::DType::pred:
       return CU_TENSOR_MAP_DATA_TYPE_UINT8;  // same bytes; TMA does not convert (pred: never in memory)
+    case ir::DType::e2m3: case ir::DType::e3m2:
+      return CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B;  // packed in GMEM, 16 a 16-byte unit in SMEM (ir/types.hpp)
   }
   return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
 }

@@ -177,7 +177,7 @@ std::string tc_mma(int kind_code, std::uint32_t idesc, std::uint32_t d, std::uin
   auto read = [&](smem_view const& sm, std::uint32_t addr, ir::DType t, float* out) {
     const auto eb = static_cast<std::size_t>(ir::dtype_bits(t) / 8);
     if (addr < sm.window || addr - sm.window + eb > sm.size) return false;
-    tc::operand_values(t, reinterpret_cast<std::byte const*>(sm.bytes + (addr - sm.window)), out);
+    tc::operand_values(t, reinterpret_cast<std::byte const*>(sm.bytes + (addr - sm.window)), addr, out);
     return true;
   };
   for (int j = 0; j < n; ++j)

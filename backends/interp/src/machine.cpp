@@ -201,7 +201,7 @@ void check_inputs(ir::Kernel const& k, std::vector<host_tensor> const& buffers) 
     auto const& p = k.params[i];
     auto const& b = buffers[i];
     if (b.dtype != p.dtype || b.shape != p.shape ||
-        b.bytes.size() != static_cast<std::size_t>(b.elements() * ir::dtype_bits(b.dtype) / 8))
+        b.bytes.size() != static_cast<std::size_t>(host_tensor::byte_count(b.dtype, b.shape)))
       throw std::invalid_argument(fmt::format("kernel '{}': parameter '{}' expects {}[{}], got {}[{}] ({} bytes)", k.name, p.name,
                                               ir::dtype_name(p.dtype), fmt::join(p.shape, ", "), ir::dtype_name(b.dtype),
                                               fmt::join(b.shape, ", "), b.bytes.size()));

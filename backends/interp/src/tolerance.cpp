@@ -42,7 +42,7 @@ double mma_tolerance::bound(double reference, ir::DType output, int param) const
     // Accumulators narrower than f32 round once per instruction (ik products), not per product.
     const double steps = std::ceil(kd / ir::wgmma::instr_k(ir::dtype_bits(input)));
     // The 8- and 4-bit float kinds' internal accumulation, as fp8's (FP4's is not documented either).
-    const bool narrow = ir::dtype_is_fp8(input) || input == ir::DType::e2m1x2;
+    const bool narrow = ir::dtype_is_f8f6f4(input) || input == ir::DType::e2m1x2;
     const double u_step = accumulator == ir::DType::f16 ? std::ldexp(1.0, -10) : narrow ? std::ldexp(1.0, -13) : 0.0;
     // Scale factors (the blockwise fp8 GEMM's Sa and Sb) multiply every product: |a b sa sb|.
     const double sum_bound = kd * max_input * max_input * std::pow(std::max(max_input, 1.0), scale_factors) * block_scale;
@@ -157,6 +157,13 @@ std::optional<mma_tolerance> tolerance_of(ir::Kernel const& k, result const& r, 
           for (int h = 0; h < 2; ++h)
             t.max_input = std::max(t.max_input, std::abs(static_cast<double>(
                                                     ir::mx::decode(ir::mx::e2m1, ir::mx::unpack_e2m1(static_cast<std::uint8_t>(inputs[p].get(i)), h)))));
+        continue;
+      }
+      // FP6 operands: the values their codes decode to.
+      if (ir::dtype_is_fp6(k.params[p].dtype)) {
+        for (std::int64_t i = 0; i < inputs[p].elements(); ++i)
+          t.max_input = std::max(t.max_input, std::abs(static_cast<double>(
+                                                  ir::mx::decode(ir::mx::fp6_format(k.params[p].dtype), static_cast<unsigned>(inputs[p].get(i))))));
         continue;
       }
       // An index table (x.at(i): offsets, row counts) places the operands; its values are not ones.

@@ -17,8 +17,11 @@ std::string plan::shape_suffix() const {
   return fmt::format("{}{} m{}n{}k{} {}", cta_group == 2 ? "cta_group::2 " : "", kind_name(kind), m, n, ik * values_per_element(b_type), types);
 }
 
-void operand_values(DType t, std::byte const* p, float* out) {
-  if (t == DType::e2m1x2) {
+void operand_values(DType t, std::byte const* p, std::uint32_t address, float* out) {
+  if (dtype_is_fp6(t)) {
+    const auto slot = static_cast<std::int64_t>(address % 16);  // the element's place in its 16-byte unit
+    out[0] = mx::decode(mx::fp6_format(t), mx::fp6_get(reinterpret_cast<std::uint8_t const*>(p) - slot, slot));
+  } else if (t == DType::e2m1x2) {
     const auto byte = static_cast<std::uint8_t>(*p);
     out[0] = mx::decode(mx::e2m1, mx::unpack_e2m1(byte, 0));
     out[1] = mx::decode(mx::e2m1, mx::unpack_e2m1(byte, 1));
@@ -60,12 +63,13 @@ plan plan_of(Kernel const& k, Stmt const& s) {
   // Types first, in the front end's order: which layouts are describable depends on the kind.
   p.a_type = k.allocs[k.refs[s.refs[1]].id].dtype;
   p.b_type = k.allocs[k.refs[s.refs[2]].id].dtype;
-  if (dtype_is_fp8(p.a_type) != dtype_is_fp8(p.b_type))
-    fail(fmt::format("an fp8 operand pairs only with an fp8 one (e4m3 or e5m2), but A is {} and B is {}", dtype_name(p.a_type), dtype_name(p.b_type)));
+  if (dtype_is_f8f6f4(p.a_type) != dtype_is_f8f6f4(p.b_type))
+    fail(fmt::format("an fp8 operand pairs only with an fp8 one (e4m3 or e5m2; tcgen05 also e2m3 or e3m2), but A is {} and B is {}", dtype_name(p.a_type),
+                     dtype_name(p.b_type)));
   if (dtype_is_int8(p.a_type) != dtype_is_int8(p.b_type))
     fail(fmt::format("an 8-bit integer operand pairs only with an 8-bit integer one (i8 or u8), but A is {} and B is {}", dtype_name(p.a_type),
                      dtype_name(p.b_type)));
-  if (p.a_type != p.b_type && !dtype_is_fp8(p.a_type) && !dtype_is_int8(p.a_type))
+  if (p.a_type != p.b_type && !dtype_is_f8f6f4(p.a_type) && !dtype_is_int8(p.a_type))
     fail(fmt::format("Expected dtypes to match but A had type {} and B had type {}", dtype_name(p.a_type), dtype_name(p.b_type)));
   p.kind = kind_of(p.b_type);
   p.scaled = s.flag;
@@ -78,16 +82,20 @@ plan plan_of(Kernel const& k, Stmt const& s) {
     if (fp4) p.kind = sf == DType::ue4m3 ? Kind::mxf4nvf4 : Kind::mxf4;
     else if (p.kind == Kind::f8f6f4 && sf != DType::ue4m3) p.kind = Kind::mxf8f6f4;
     else
-      fail(fmt::format("block scaling is modelled for e4m3 and e5m2 operands with ue8m0 (u8) scales (kind::mxf8f6f4, one per 32 of K) and for "
+      fail(fmt::format("block scaling is modelled for e4m3, e5m2, e2m3 and e3m2 operands with ue8m0 (u8) scales (kind::mxf8f6f4, one per 32 of K) and for "
                        "e2m1x2 operands with ue8m0 (u8) scales (kind::mxf4, one per 32 of K) or ue4m3 scales (kind::mxf4nvf4, one per 16 of K), "
                        "but A is {}, B is {} and the scales are {}",
                        dtype_name(p.a_type), dtype_name(p.b_type), dtype_name(sf)));
     p.scale_vec = scale_vec_of(p.kind);
   }
   if (ab_format(p.kind, p.a_type) < 0 || ab_format(p.kind, p.b_type) < 0)
-    fail(fmt::format("the kinds modelled take f16, bf16 (kind::f16), f32 read as tf32 (kind::tf32), e4m3/e5m2 (kind::f8f6f4), i8/u8 "
+    fail(fmt::format("the kinds modelled take f16, bf16 (kind::f16), f32 read as tf32 (kind::tf32), e4m3/e5m2/e2m3/e3m2 (kind::f8f6f4), i8/u8 "
                      "(kind::i8) or, block-scaled, e2m1x2 (kind::mxf4, kind::mxf4nvf4), but A and B are {}",
                      dtype_name(p.b_type)));
+  const bool fp6 = dtype_is_fp6(p.a_type) || dtype_is_fp6(p.b_type);
+  if (fp6 && (s.transpose & 1 || !(s.transpose & 2)))
+    fail(fmt::format("FP6 operands are read K-major only: A stored (M, K) as it is, B stored (N, K) as transpose(b), but A is {}{} and B {}{}",
+                     dtype_name(p.a_type), (s.transpose & 1) ? " M-major" : "", dtype_name(p.b_type), (s.transpose & 2) ? "" : " N-major"));
   const bool mn_8bit = kind_mixes(p.kind);  // f8f6f4 and i8 read their 8-bit operands MN-major too
   auto view = [&](RefId rid, Major major, const char* role) { return wgmma::smem_operand_of(k, id, rid, major, "tcgen05_mma", role, mn_8bit); };
   // As wgmma: B stored (K, N) is N-major; transpose(b) of an (N, K) buffer is K-major.

@@ -731,7 +731,7 @@ class Verifier {
     const auto name = value_op_name(v.op);
     if (!valid(v.dtype)) fail("tile value {} ({}) has unknown dtype {}", id, name, static_cast<int>(v.dtype));
     if (dtype_is_packed_code(v.dtype))
-      fail("tile value {} ({}) is {}, a storage type (packed FP4 or NVFP4 scale codes): TMA and tcgen05_copy_scales move it, the block-scaled "
+      fail("tile value {} ({}) is {}, a storage type (packed FP4, FP6 or NVFP4 scale codes): TMA and tcgen05_copy_scales move it, "
            "tcgen05_mma reads it; no tile holds it",
            id, name, dtype_name(v.dtype));
     // Rank 0 is a single element: a store to a fully indexed SMEM view.
@@ -1198,11 +1198,27 @@ class Verifier {
       fail_at(s, "Expected shapes to match, but src had shape ({}) and dst had shape ({})", fmt::join((load ? g : m).shape, ", "),
               fmt::join((load ? m : g).shape, ", "));
     if (m.shape.empty() || m.shape.size() > max_tma_rank) fail_at(s, "TMA copies are 1- to 5-dimensional, got rank {}", m.shape.size());
+    if (dtype_is_fp6(ref_dtype(g))) {
+      // CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B (the CUDA driver API's cuTensorMapEncodeTiled): packed
+      // GMEM, the innermost extent a multiple of 128 elements (so rows are 96-byte multiples, the
+      // 32-byte strides it needs), SMEM swizzled 128 B or not at all; loads only (a store reads
+      // SMEM in another format, .b6p2x16, which nothing here models).
+      auto const& p = k_.params[g.id];
+      if (!load) fail_at(s, "TMA stores of {} are not modelled: FP6 moves GMEM to SMEM only (the tensor core reads it there)", dtype_name(p.dtype));
+      if (p.shape.back() % 128 != 0)
+        fail_at<ConfigError>(s, "TMA reads {} parameter '{}' of shape ({}) packed (16U6_ALIGN16B), which needs its innermost extent a multiple of 128 "
+                                "elements, not {}",
+                             dtype_name(p.dtype), p.name, fmt::join(p.shape, ", "), p.shape.back());
+      const int sw = k_.allocs[m.id].swizzle;
+      if (sw != 0 && sw != 128)
+        fail_at(s, "TMA expands {} into SMEM swizzled 128 B or unswizzled only (16U6_ALIGN16B), but the allocation is swizzled {} B", dtype_name(p.dtype), sw);
+      if (!g.stride.empty()) fail_at(s, "a strided TMA traversal of {} is not modelled", dtype_name(p.dtype));
+    }
     {  // cuTensorMapEncodeTiled's globalStrides: every row of the array starts on a 16-byte boundary
       auto const& p = k_.params[g.id];
-      std::int64_t stride = dtype_bits(p.dtype) / 8;
+      std::int64_t stride = packed_bits(p.dtype);  // bits, then bytes from the first row on
       for (std::size_t d = p.shape.size(); d-- > 1;) {
-        stride *= p.shape[d];
+        stride = d + 1 == p.shape.size() ? stride * p.shape[d] / 8 : stride * p.shape[d];
         if (stride % 16 != 0)
           fail_at<ConfigError>(s, "TMA addresses parameter '{}' of shape ({}) and dtype {} in rows of 16-byte units, but its dimension {} "
                                "steps {} bytes (make dimension {}'s extent a multiple of {})",

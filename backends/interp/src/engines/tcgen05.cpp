@@ -410,18 +410,20 @@ void machine::tcgen05_complete(async_op& op) {
     const auto bd = descriptor(op.b_desc[ks], "B");
     const auto kbase = static_cast<std::int64_t>(ks) * ik;
     for (std::int64_t j = 0; j < n; ++j)
-      for (std::int64_t k = 0; k < ik; ++k)
-        tc::operand_values(b_type, fetch(j < cta_n ? cta0 : cta1, ir::wgmma::element_address(bd, id.b_major, bits, j % cta_n, k), "B", j, kbase + k),
-               mma_b_.data() + j * kv + k * vpe);
+      for (std::int64_t k = 0; k < ik; ++k) {
+        const auto addr = ir::wgmma::element_address(bd, id.b_major, bits, j % cta_n, k);
+        tc::operand_values(b_type, fetch(j < cta_n ? cta0 : cta1, addr, "B", j, kbase + k), addr, mma_b_.data() + j * kv + k * vpe);
+      }
     if (a_tmem) {
       for (std::int64_t i = 0; i < m; ++i)
         for (std::int64_t k = 0; k < ik; ++k) mma_a_[static_cast<std::size_t>(i * ik + k)] = fetch_tmem(op.a_taddr[ks], i, k);
     } else {
       const auto ad = descriptor(op.a_desc[ks], "A");
       for (std::int64_t i = 0; i < m; ++i)
-        for (std::int64_t k = 0; k < ik; ++k)
-          tc::operand_values(a_type, fetch(i < cta_m ? cta0 : cta1, ir::wgmma::element_address(ad, id.a_major, bits, i % cta_m, k), "A", i, kbase + k),
-                 mma_a_.data() + i * kv + k * vpe);
+        for (std::int64_t k = 0; k < ik; ++k) {
+          const auto addr = ir::wgmma::element_address(ad, id.a_major, bits, i % cta_m, k);
+          tc::operand_values(a_type, fetch(i < cta_m ? cta0 : cta1, addr, "A", i, kbase + k), addr, mma_a_.data() + i * kv + k * vpe);
+        }
     }
     const bool add = op.accumulate || ks > 0;  // enable-input-d: only the first instruction may overwrite
     // Block-scaled: the v scales of row i at lane i, column sfa + 4 g + i / 32, bytes ID_A ..

@@ -31,6 +31,12 @@ using e5m2 = dtype_tag<ir::DType::e5m2, 8, std::uint8_t, true>;
 // block_scale (ir/mx_formats.hpp decodes them).
 using e2m1x2 = dtype_tag<ir::DType::e2m1x2, 8, std::uint8_t, false>;
 using ue4m3 = dtype_tag<ir::DType::ue4m3, 8, std::uint8_t, false>;
+// FP6 operands of tcgen05 kind::f8f6f4 / kind::mxf8f6f4 (e2m3: largest 7.5; e3m2: largest 28).
+// A (rows, K) tensor of K values: packed 6 bits an element in GMEM, a byte of footprint an
+// element in SMEM (16 to a 16-byte unit, which TMA fills: ir/types.hpp), so an SMEM tile of them
+// is sized, swizzled and described as an 8-bit one. Storage only, as e2m1x2.
+using e2m3 = dtype_tag<ir::DType::e2m3, 8, std::uint8_t, false>;
+using e3m2 = dtype_tag<ir::DType::e3m2, 8, std::uint8_t, false>;
 // Masks: what comparisons give and select takes. Registers only (no gmem/smem of pred).
 using pred = dtype_tag<ir::DType::pred, 8, std::uint8_t, false>;
 

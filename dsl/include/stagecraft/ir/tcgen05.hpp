@@ -23,8 +23,14 @@
 //     Negate operations": yes for f8f6f4, except with the 128 B swizzle of 32 B atoms, which
 //     nothing here uses), but an 8-bit B read MN-major needs N a multiple of 16 in [16, 256]
 //     with cta_group::1 and of 32 in [32, 256] with cta_group::2 (the table of N shapes for
-//     "8bit transpose B"; every describable layout of such a B meets it). The 6- and 4-bit
-//     formats (E2M3, E3M2, E2M1) are not modelled.
+//     "8bit transpose B"; every describable layout of such a B meets it).
+//   kind::f8f6f4 with 6-bit operands (E2M3 3, E3M2 4; PTX ISA "Packing formats used for matrices
+//     A and B by .kind::f8f6f4" in SMEM, and the CUDA driver's CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B,
+//     which fills that format from packed GMEM): in SMEM 16 elements a 16-byte unit, packed in its
+//     first 12 bytes, so K = 32 per instruction reads 32 bytes of footprint and every descriptor is
+//     an 8-bit operand's (ir/types.hpp, DType). Any two of E4M3, E5M2, E2M3 and E3M2 pair. Read
+//     K-major only here (whether M/N-major units transpose is not checked against the ISA). The
+//     4-bit E2M1 of this kind (5, one to a byte of footprint) is not modelled: e2m1x2 is kind::mxf4's.
 //   kind::i8 (s8/u8 into s32, sm_100a): K = 32 per instruction, as f8f6f4's 8-bit operands,
 //     the same M and N as kind::f16, transposed operands allowed (CUTLASS's UMMA descriptor notes
 //     MN-major for INT8 as for E4M3/E5M2); D's elements are 32-bit columns, s32 wrapping (no
@@ -91,7 +97,7 @@ constexpr const char* kind_name(Kind k) {
 constexpr bool kind_scaled(Kind k) { return k == Kind::mxf8f6f4 || k == Kind::mxf4 || k == Kind::mxf4nvf4; }
 // The kind that takes operands of type t (t's pairing with the other operand is checked apart).
 constexpr Kind kind_of(DType t) {
-  return t == DType::f32 ? Kind::tf32 : dtype_is_fp8(t) ? Kind::f8f6f4 : dtype_is_int8(t) ? Kind::i8 : Kind::f16;
+  return t == DType::f32 ? Kind::tf32 : dtype_is_f8f6f4(t) ? Kind::f8f6f4 : dtype_is_int8(t) ? Kind::i8 : Kind::f16;
 }
 // The kinds whose A and B formats are chosen independently (e4m3 x e5m2, u8 x s8).
 constexpr bool kind_mixes(Kind k) { return k == Kind::f8f6f4 || k == Kind::i8 || k == Kind::mxf8f6f4; }
@@ -152,7 +158,8 @@ constexpr std::uint32_t reserved_bits = (1u << 6) | (1u << 23) | (1u << 29);
 // Operand and accumulator type codes of the kinds modelled; -1: the kind has no such type.
 constexpr int ab_format(Kind k, DType t) {
   if (k == Kind::tf32) return t == DType::f32 ? 2 : -1;
-  if (k == Kind::f8f6f4 || k == Kind::mxf8f6f4) return t == DType::e4m3 ? 0 : t == DType::e5m2 ? 1 : -1;
+  if (k == Kind::f8f6f4 || k == Kind::mxf8f6f4)
+    return t == DType::e4m3 ? 0 : t == DType::e5m2 ? 1 : t == DType::e2m3 ? 3 : t == DType::e3m2 ? 4 : -1;  // E2M1 (5, one a byte) not modelled
   if (k == Kind::mxf4 || k == Kind::mxf4nvf4) return t == DType::e2m1x2 ? 1 : -1;  // packed E2M1 (CUTLASS's MXF4Format)
   if (k == Kind::i8) return t == DType::u8 ? 0 : t == DType::i8 ? 1 : -1;
   return t == DType::f16 ? 0 : t == DType::bf16 ? 1 : -1;
@@ -171,9 +178,17 @@ constexpr bool ab_type(Kind k, int format, DType& out) {
     out = DType::e2m1x2;
     return true;
   }
-  if (format != 0 && format != 1) return false;  // f8f6f4's 3-5 are the 6- and 4-bit formats
-  if (k == Kind::f8f6f4 || k == Kind::mxf8f6f4) out = format == 0 ? DType::e4m3 : DType::e5m2;
-  else if (k == Kind::i8) out = format == 0 ? DType::u8 : DType::i8;
+  if (k == Kind::f8f6f4 || k == Kind::mxf8f6f4) {
+    switch (format) {  // 2 is no format of the kind; 5 (E2M1, one a byte) is not modelled
+      case 0: out = DType::e4m3; return true;
+      case 1: out = DType::e5m2; return true;
+      case 3: out = DType::e2m3; return true;
+      case 4: out = DType::e3m2; return true;
+      default: return false;
+    }
+  }
+  if (format != 0 && format != 1) return false;
+  if (k == Kind::i8) out = format == 0 ? DType::u8 : DType::i8;
   else out = format == 0 ? DType::f16 : DType::bf16;
   return true;
 }
@@ -381,8 +396,10 @@ struct plan {
 };
 
 // The values_per_element(t) K values of the operand element at p, as the tensor core reads them:
-// wgmma::operand_value's one, or the two e2m1 codes of an e2m1x2 byte (element 2i in bits 0-3).
-void operand_values(DType t, std::byte const* p, float* out);
+// wgmma::operand_value's one, or the two e2m1 codes of an e2m1x2 byte (element 2i in bits 0-3),
+// or an FP6 element's code from the 16-byte SMEM unit its slot p (shared address `address`: its
+// low 4 bits are the slot's place in the unit) lies in (ir/types.hpp).
+void operand_values(DType t, std::byte const* p, std::uint32_t address, float* out);
 
 // tcgen05_mma's operands: [acc, a, b], then [sfa, sfb] when it is block-scaled (Stmt::flag),
 // then the barrier of its fused commit, if any (ir::none if not).

@@ -34,9 +34,9 @@ constexpr bool check_view() {
     return false;
   } else if constexpr (ir::dtype_is_packed_code(V::dtype_t::code)) {
     // ir::verify says the same of a tile value of these types in hand-built IR.
-    STAGECRAFT_ERROR("e2m1x2 and ue4m3 are storage types: TMA and tcgen05_copy_scales move them, the block-scaled tcgen05_mma reads them",
+    STAGECRAFT_ERROR("e2m1x2, e2m3, e3m2 and ue4m3 are storage types: TMA and tcgen05_copy_scales move them, tcgen05_mma reads them",
                      Op << ": " << dtype_name<typename V::dtype_t>()
-                        << " is a storage type (packed FP4 or NVFP4 scale codes): TMA and tcgen05_copy_scales move it, the block-scaled tcgen05_mma "
+                        << " is a storage type (packed FP4, FP6 or NVFP4 scale codes): TMA and tcgen05_copy_scales move it, tcgen05_mma "
                            "reads it; it is not loaded into or stored from a tile");
     return false;
   } else {

@@ -31,7 +31,9 @@ constexpr bool check_mma_operands() {
   using AD = typename A::dtype_t;
   using BD = typename B::dtype_t;
   using CD = typename Acc::dtype_t;
-  constexpr bool a_fp8 = ir::dtype_is_fp8(AD::code), b_fp8 = ir::dtype_is_fp8(BD::code);
+  // tcgen05 (Fp4) reads FP6 in kind::f8f6f4 beside fp8: one family there, any two pair.
+  constexpr bool a_fp8 = Fp4 ? ir::dtype_is_f8f6f4(AD::code) : ir::dtype_is_fp8(AD::code);
+  constexpr bool b_fp8 = Fp4 ? ir::dtype_is_f8f6f4(BD::code) : ir::dtype_is_fp8(BD::code);
   constexpr bool a_int8 = ir::dtype_is_int8(AD::code), b_int8 = ir::dtype_is_int8(BD::code);  // s8/u8 pair freely
   constexpr bool a_fp4 = Fp4 && AD::code == ir::DType::e2m1x2;  // tcgen05's packed FP4 (block-scaled only: tcgen05_mma says so)
   using Ad = typename A::static_dims;
@@ -43,8 +45,8 @@ constexpr bool check_mma_operands() {
     return false;
   } else if constexpr (Fp8 && a_fp8 != b_fp8) {
     STAGECRAFT_ERROR("an fp8 operand pairs only with an fp8 one",
-                     Op << ": an fp8 operand pairs only with an fp8 one (e4m3 or e5m2), but A is " << dtype_name<AD>() << " and B is "
-                        << dtype_name<BD>());
+                     Op << ": an fp8 operand pairs only with an fp8 one (e4m3 or e5m2" << (Fp4 ? "; tcgen05 also e2m3 or e3m2" : "")
+                        << "), but A is " << dtype_name<AD>() << " and B is " << dtype_name<BD>());
     return false;
   } else if constexpr (a_int8 != b_int8) {
     STAGECRAFT_ERROR("an 8-bit integer operand pairs only with an 8-bit integer one",
@@ -381,11 +383,19 @@ auto tcgen05_mma(src_loc loc, mma_scales sc, Acc const& acc, A const& a, B const
                      tcgen05_mma_name<Group> << ": e2m1x2 (packed FP4) operands are read by the block-scaled MMA only (kind::mxf4, kind::mxf4nvf4): "
                                                 "give tcgen05_mma a block_scale(sfa, sfb)");
     return stmt<>{};
+  } else if constexpr ((ir::dtype_is_fp6(A::dtype_t::code) || ir::dtype_is_fp6(B::dtype_t::code)) &&
+                       (kind_of<A> != operand_kind::smem || kind_of<B> != operand_kind::smem_transposed)) {
+    // ir::tcgen05::plan_of says the same for hand-built IR.
+    STAGECRAFT_ERROR("FP6 operands are read K-major only, from SMEM: A (M, K) as it is, B (N, K) as transpose(b)",
+                     tcgen05_mma_name<Group> << ": FP6 operands (e2m3, e3m2) are read K-major only, from SMEM: A stored (M, K) as it is, B stored "
+                                                "(N, K) as transpose(b), but A is "
+                                             << dtype_name<typename A::dtype_t>() << " and B " << dtype_name<typename B::dtype_t>());
+    return stmt<>{};
   } else if constexpr (kind_of<A> == operand_kind::tmem && A::dtype_t::bits == 8) {
     // ir::tcgen05::plan_of says the same for hand-built IR.
     STAGECRAFT_ERROR("A from TMEM is modelled for kind::f16 (f16, bf16) and kind::tf32 only: keep A in SMEM",
                      tcgen05_mma_name<Group> << ": A from TMEM is modelled for kind::f16 (f16, bf16) and kind::tf32 only, but A is "
-                                             << dtype_name<typename A::dtype_t>() << " (" << (ir::dtype_is_fp8(A::dtype_t::code) ? "kind::f8f6f4" : "kind::i8")
+                                             << dtype_name<typename A::dtype_t>() << " (" << (ir::dtype_is_f8f6f4(A::dtype_t::code) ? "kind::f8f6f4" : "kind::i8")
                                              << "): keep A in SMEM");
     return stmt<>{};
   } else if constexpr (kind_of<A> == operand_kind::tmem && Group == 2) {
@@ -444,13 +454,13 @@ auto tcgen05_mma_scaled(src_loc loc, Acc const& acc, A const& a, B const& b, blo
                                                                                                           << " and sfb " << dtype_name<typename SB::dtype_t>());
     return stmt<>{};
   } else if constexpr (kind_of<A> == operand_kind::tmem || !requires { A::dtype_t::code; } || !requires { B::dtype_t::code; }) {
-    STAGECRAFT_ERROR("a block-scaled tcgen05_mma reads A and B from SMEM (e4m3/e5m2: kind::mxf8f6f4; e2m1x2: kind::mxf4, kind::mxf4nvf4)",
-                     "tcgen05_mma with block_scale: reads A and B from SMEM (e4m3/e5m2: kind::mxf8f6f4; e2m1x2: kind::mxf4, kind::mxf4nvf4)");
+    STAGECRAFT_ERROR("a block-scaled tcgen05_mma reads A and B from SMEM (e4m3/e5m2/e2m3/e3m2: kind::mxf8f6f4; e2m1x2: kind::mxf4, kind::mxf4nvf4)",
+                     "tcgen05_mma with block_scale: reads A and B from SMEM (e4m3/e5m2/e2m3/e3m2: kind::mxf8f6f4; e2m1x2: kind::mxf4, kind::mxf4nvf4)");
     return stmt<>{};
-  } else if constexpr (!((ir::dtype_is_fp8(A::dtype_t::code) && ir::dtype_is_fp8(B::dtype_t::code) && std::is_same_v<typename SA::dtype_t, u8>) ||
+  } else if constexpr (!((ir::dtype_is_f8f6f4(A::dtype_t::code) && ir::dtype_is_f8f6f4(B::dtype_t::code) && std::is_same_v<typename SA::dtype_t, u8>) ||
                          (std::is_same_v<typename A::dtype_t, e2m1x2> && std::is_same_v<typename B::dtype_t, e2m1x2>))) {
-    STAGECRAFT_ERROR("a block-scaled tcgen05_mma reads e4m3/e5m2 A and B with u8 (ue8m0) scales, or e2m1x2 A and B with u8 (ue8m0) or ue4m3 scales",
-                     "tcgen05_mma with block_scale: reads e4m3/e5m2 A and B with u8 (ue8m0) scales (kind::mxf8f6f4), or e2m1x2 A and B with u8 "
+    STAGECRAFT_ERROR("a block-scaled tcgen05_mma reads e4m3/e5m2/e2m3/e3m2 A and B with u8 (ue8m0) scales, or e2m1x2 A and B with u8 (ue8m0) or ue4m3 scales",
+                     "tcgen05_mma with block_scale: reads e4m3/e5m2/e2m3/e3m2 A and B with u8 (ue8m0) scales (kind::mxf8f6f4), or e2m1x2 A and B with u8 "
                      "(ue8m0, kind::mxf4) or ue4m3 scales (kind::mxf4nvf4), but A is "
                          << dtype_name<typename A::dtype_t>() << ", B is " << dtype_name<typename B::dtype_t>() << " and the scales are "
                          << dtype_name<typename SA::dtype_t>());

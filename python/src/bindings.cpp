@@ -319,7 +319,7 @@ void stagecraft::python::define_module(py::module_& m, std::string const& name) 
                                  d["name"] = p.name;
                                  d["dtype"] = ir::dtype_name(p.dtype);
                                  d["numpy"] = numpy_name(p.dtype);
-                                 d["shape"] = py::tuple(py::cast(p.shape));
+                                 d["shape"] = py::tuple(py::cast(numpy_shape(p.dtype, p.shape)));  // the array's (FP6: packed bytes)
                                  d["output"] = static_cast<bool>(b.written[i]);
                                  d["workspace"] = p.workspace;
                                  l.append(d);

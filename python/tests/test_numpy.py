@@ -87,6 +87,25 @@ class Runs(unittest.TestCase):
         self.assertTrue(np.all(np.abs(c - exact) <= bound), float(np.max(np.abs(c - exact))))
         self.assertTrue(np.all(np.abs(k.reference(a, b) - exact) <= bound))
 
+    def test_fp6_operands_are_packed_uint8_arrays_three_quarters_as_wide(self):
+        # MXFP6 (e2m3): A and B are (128, 256) of FP6, uint8 arrays of (128, 192), four codes in
+        # three bytes; the scales are ue8m0 codes near 1 (2^-3 .. 2^3).
+        k = sc.kernel("gemm_blackwell_mx", fmt=5, M=128, N=128, K=256)
+        shapes = {a["name"]: tuple(a["shape"]) for a in k.arrays}
+        self.assertEqual(shapes["a"], (128, 192))
+        self.assertEqual(shapes["b"], (128, 192))
+        rng = np.random.default_rng(9)
+        a = rng.integers(0, 256, (128, 192)).astype(np.uint8)
+        b = rng.integers(0, 256, (128, 192)).astype(np.uint8)
+        sfa = rng.integers(124, 131, shapes["sfa"]).astype(np.uint8)
+        sfb = rng.integers(124, 131, shapes["sfb"]).astype(np.uint8)
+        c = k(a, b, sfa, sfb)
+        # FP6 products are exact in f32, the scales powers of two: the sum rounds once, as the reference's.
+        np.testing.assert_array_equal(from_bf16_bits(c), from_bf16_bits(k.reference(a, b, sfa, sfb)))
+        np.testing.assert_array_equal(k(a, b, sfa, sfb, backend="host", seed=1), c)
+        with self.assertRaisesRegex(sc.UsageError, r"parameter 'a' is e2m3 of shape \(128, 256\) \(NumPy uint8 of shape \(128, 192\)\)"):
+            k(a[:, :128], b, sfa, sfb)
+
     def test_a_run_time_extent_takes_each_calls_arrays_size(self):
         k = sc.kernel("softmax_rows", M=1000, dynamic=["M"])
         self.assertIn("param x: gmem f32[M=1000, 128]", k.show())

@@ -11,7 +11,7 @@ namespace {
 
 STAGECRAFT_REGISTER(kernel_entry{
     .name = "gemm_blackwell_mx",
-    .summary = "C = (A * SFA)(B * SFB)^T, block-scaled on sm_100a: MXFP8 (e4m3/e5m2, a ue8m0 scale per 32 of K), MXFP6 (e2m3/e3m2, ue8m0 per 32), MXFP4 (e2m1, ue8m0 per 32) or "
+    .summary = "C = (A * SFA)(B * SFB)^T, block-scaled on sm_100a: MXFP8 (e4m3/e5m2, a ue8m0 scale per 32 of K), MXFP6 (e2m3/e3m2, ue8m0 per 32), MXFP4 (e2m1, ue8m0 per 32), MXFP8 x MXFP4 or "
                "NVFP4 (e2m1, ue4m3 per 16): tcgen05.cp of the scales into TMEM, kind::mxf8f6f4 / mxf4 / mxf4nvf4 block_scale MMAs, 128x128 tiles, "
                "4-stage ring, two TMEM accumulators, persistent over tiles",
     .params = {{.name = "M", .default_value = 256, .help = "rows of A and C (any; --dynamic M: a launch argument)", .min = 128, .run_time = true},
@@ -21,9 +21,10 @@ STAGECRAFT_REGISTER(kernel_entry{
                 "for fp4, whose rows hold K / 2 bytes); the scale tensors hold ceil(K / (4 x scale block)) blocks of four scales", .min = 128, .multiple_of = 16},
                {.name = "fmt", .default_value = 1, .help = "1: MXFP8, e4m3 A and B; 2: e4m3 A, e5m2 B (ue8m0 scales per 32 of K, kind::mxf8f6f4); "
                 "3: MXFP4, e2m1x2 A and B, ue8m0 scales per 32 of K (kind::mxf4); 4: NVFP4, e2m1x2, ue4m3 scales per 16 of K (kind::mxf4nvf4); "
-                "5: MXFP6, e2m3 A and B; 6: e3m2 A, e2m3 B (ue8m0 per 32 of K, kind::mxf8f6f4; packed in GMEM, so K a multiple of 128)",
-                .allowed = {1, 2, 3, 4, 5, 6},
-                .names = {{"mxfp8", 1}, {"mxfp8_e5m2", 2}, {"mxfp4", 3}, {"nvfp4", 4}, {"mxfp6", 5}, {"mxfp6_e3m2", 6}}},
+                "5: MXFP6, e2m3 A and B; 6: e3m2 A, e2m3 B; 7: e4m3 A, e2m1 B, MXFP8 x MXFP4 with FP4 one to a byte of SMEM "
+                "(ue8m0 per 32 of K, kind::mxf8f6f4; FP6 and that FP4 packed in GMEM, so K a multiple of 128)",
+                .allowed = {1, 2, 3, 4, 5, 6, 7},
+                .names = {{"mxfp8", 1}, {"mxfp8_e5m2", 2}, {"mxfp4", 3}, {"nvfp4", 4}, {"mxfp6", 5}, {"mxfp6_e3m2", 6}, {"mxfp8_mxfp4", 7}}},
                {.name = "ctas", .default_value = 0, .help = "CTAs in the grid, each looping over output tiles; 0: one per tile", .min = 0},
                {.name = "raster", .default_value = 8, .help = "persistent tile order: bands of this many rows of tiles", .min = 1, .max = 64}},
     .build =
@@ -38,8 +39,10 @@ STAGECRAFT_REGISTER(kernel_entry{
             throw usage_error("gemm_blackwell_mx: fmt=" + std::to_string(p.at("fmt")) + " stores two e2m1 values a byte, so K (" + std::to_string(K) +
                               ") must be a multiple of 32 (rows of whole 16-byte TMA units)");
           if (p.at("fmt") >= 5 && K % 128 != 0)
-            throw usage_error("gemm_blackwell_mx: fmt=" + std::to_string(p.at("fmt")) + " reads FP6 packed in GMEM through TMA's 16U6_ALIGN16B, so K (" +
-                              std::to_string(K) + ") must be a multiple of 128");
+            throw usage_error("gemm_blackwell_mx: fmt=" + std::to_string(p.at("fmt")) + " reads " + (p.at("fmt") == 7 ? "FP4" : "FP6") +
+                              " packed in GMEM through TMA's " + (p.at("fmt") == 7 ? "16U4" : "16U6") + "_ALIGN16B, so K (" + std::to_string(K) +
+                              ") must be a multiple of 128");
+          if (p.at("fmt") == 7) return lower(mx::gemm_blackwell_mx<e4m3, e2m1>(M, M_blocks, N, K, grid_ctas, p.at("raster")));
           if (p.at("fmt") == 6) return lower(mx::gemm_blackwell_mx<e3m2, e2m3>(M, M_blocks, N, K, grid_ctas, p.at("raster")));
           if (p.at("fmt") == 5) return lower(mx::gemm_blackwell_mx<e2m3, e2m3>(M, M_blocks, N, K, grid_ctas, p.at("raster")));
           if (p.at("fmt") == 4) return lower(mx::gemm_blackwell_mx<e2m1x2, e2m1x2, ue4m3>(M, M_blocks, N, K, grid_ctas, p.at("raster")));

@@ -6,6 +6,8 @@
 //   MXFP6  e2m3/e3m2 elements, u8 (ue8m0) scales per 32 of K: kind::mxf8f6f4.block_scale.block32,
 //          packed in GMEM (K a multiple of 128: TMA's 16U6_ALIGN16B), a byte of footprint each in
 //          SMEM, so every SMEM size, step and descriptor is MXFP8's
+//   MXFP8 x MXFP4  e4m3 A, e2m1 B one to a byte of SMEM (TMA's 16U4_ALIGN16B), the same kind: the
+//          mixed-input form (FP8 activations, FP4 weights) kind::mxf4 cannot take
 //
 // gemm_blackwell's structure (warp-specialized, persistent, two TMEM accumulators so the epilogue
 // overlaps the next tile's MMAs) with 128 x 128 tiles and 128-byte K slices (128 fp8 or 256 fp4
@@ -147,9 +149,9 @@ inline double scale(host_tensor const& sf, std::int64_t K, std::int64_t sb, std:
   return sf.dtype == ir::DType::ue4m3 ? ir::mx::decode(ir::mx::ue4m3, code) : ir::mx::decode_ue8m0(code);
 }
 // Element k of row r of a (rows, K) operand: its value, or (e2m1x2) nibble k % 2 of byte k / 2,
-// or (FP6) its code's.
+// or (FP6, kind::mxf8f6f4's e2m1) its code's.
 inline double value(host_tensor const& t, std::int64_t K, std::int64_t r, std::int64_t k) {
-  if (ir::dtype_is_fp6(t.dtype)) return ir::mx::decode(ir::mx::fp6_format(t.dtype), static_cast<unsigned>(t.get(r * K + k)));
+  if (ir::dtype_is_unit_packed(t.dtype)) return ir::mx::decode(ir::mx::unit_format(t.dtype), static_cast<unsigned>(t.get(r * K + k)));
   if (t.dtype != ir::DType::e2m1x2) return t.get(r * K + k);
   const auto byte = static_cast<std::uint8_t>(t.get(r * (K / 2) + k / 2));
   return ir::mx::decode(ir::mx::e2m1, ir::mx::unpack_e2m1(byte, static_cast<int>(k % 2)));

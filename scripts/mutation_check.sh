@@ -126,7 +126,7 @@ mutant scope_tmem_read_ignored dsl/src/ir/scopes.cpp 'loaded_refs(k, k.stmts[ord
 #   The tensor core reads every FP6 operand as e2m3, e3m2's too (gemm_blackwell_mx fmt=6's A).
 #   (A slot permutation inside TMA's FP6 units would be no mutant: A and B move alike, and a
 #   permutation of K applied to both leaves every dot product as it was, on the GPU too.)
-mutant fp6_format_e2m3_only dsl/src/ir/tcgen05.cpp 'out[0] = mx::decode(mx::fp6_format(t), ' 'out[0] = mx::decode(mx::e2m3, ' interp
+mutant fp6_format_e2m3_only dsl/src/ir/tcgen05.cpp 'out[0] = mx::decode(mx::unit_format(t), ' 'out[0] = mx::decode(mx::e2m3, ' interp
 #   The MMA tolerance ten times looser.
 mutant mma_tolerance_10x   backends/interp/src/tolerance.cpp '    b += (kd * std::ldexp(1.0, -23) + steps * u_step + u_in) * sum_bound + std::ldexp(std::abs(reference), -mantissa_bits(output));' '    b += 10 * ((kd * std::ldexp(1.0, -23) + steps * u_step + u_in) * sum_bound + std::ldexp(std::abs(reference), -mantissa_bits(output)));' interp
 

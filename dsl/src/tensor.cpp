@@ -59,7 +59,8 @@ double host_tensor::get(std::int64_t i) const {
     case ir::DType::u32: return as<std::uint32_t>()[i];
     case ir::DType::i8: return as<std::int8_t>()[i];
     case ir::DType::u8: case ir::DType::e2m1x2: case ir::DType::ue4m3: return as<std::uint8_t>()[i];
-    case ir::DType::e2m3: case ir::DType::e3m2: return ir::mx::fp6_get(as<std::uint8_t>().data(), i);  // the code (packed, ir/types.hpp)
+    case ir::DType::e2m3: case ir::DType::e3m2: case ir::DType::e2m1:  // the code (unit-packed types are packed in GMEM: ir/types.hpp)
+      return ir::mx::unit_get(ir::unit_bits(dtype), as<std::uint8_t>().data(), i);
     case ir::DType::e4m3: return ir::e4m3_to_f32(as<std::uint8_t>()[i]);
     case ir::DType::e5m2: return ir::e5m2_to_f32(as<std::uint8_t>()[i]);
     case ir::DType::pred: return as<std::uint8_t>()[i] != 0;
@@ -89,7 +90,7 @@ std::int64_t first_difference(host_tensor const& a, host_tensor const& b) {
     case ir::DType::bf16: return first(a.as<std::uint16_t>(), b.as<std::uint16_t>(), [](std::uint16_t h) { return (h & 0x7fffu) > 0x7f80u; });
     case ir::DType::e4m3: return first(a.as<std::uint8_t>(), b.as<std::uint8_t>(), [](std::uint8_t q) { return (q & 0x7fu) == 0x7fu; });
     case ir::DType::e5m2: return first(a.as<std::uint8_t>(), b.as<std::uint8_t>(), [](std::uint8_t q) { return (q & 0x7fu) > 0x7cu; });
-    case ir::DType::e2m3: case ir::DType::e3m2:  // packed: element by element
+    case ir::DType::e2m3: case ir::DType::e3m2: case ir::DType::e2m1:  // packed: element by element
       for (std::int64_t i = 0; i < a.elements(); ++i)
         if (a.get(i) != b.get(i)) return i;
       return -1;
@@ -121,7 +122,9 @@ void host_tensor::set(std::int64_t i, double v) {
     case ir::DType::u32: as<std::uint32_t>()[i] = wrap<std::uint32_t>(v); return;
     case ir::DType::i8: as<std::int8_t>()[i] = wrap<std::int8_t>(v); return;
     case ir::DType::u8: case ir::DType::e2m1x2: case ir::DType::ue4m3: as<std::uint8_t>()[i] = wrap<std::uint8_t>(v); return;
-    case ir::DType::e2m3: case ir::DType::e3m2: ir::mx::fp6_set(as<std::uint8_t>().data(), i, wrap<std::uint8_t>(v)); return;  // the code's low 6 bits
+    case ir::DType::e2m3: case ir::DType::e3m2: case ir::DType::e2m1:  // the code's low 6 (4) bits
+      ir::mx::unit_set(ir::unit_bits(dtype), as<std::uint8_t>().data(), i, wrap<std::uint8_t>(v));
+      return;
     // Through f32 as on the GPU (cast<e4m3>() of an f32 tile): the double rounds to f32 first.
     case ir::DType::e4m3: as<std::uint8_t>()[i] = ir::f32_to_e4m3(static_cast<float>(v)); return;
     case ir::DType::e5m2: as<std::uint8_t>()[i] = ir::f32_to_e5m2(static_cast<float>(v)); return;
@@ -231,7 +234,7 @@ std::vector<host_tensor> seeded_inputs(ir::Kernel const& k, std::uint64_t seed) 
     for (std::int64_t i = 0; i < (p.workspace ? 0 : t.elements()); ++i) {
       const auto r = next();
       if (ir::dtype_is_float(p.dtype)) t.set(i, static_cast<double>(r >> 40) / static_cast<double>(1ull << 24) * 4.0 - 2.0);
-      else if (ir::dtype_is_fp6(p.dtype)) t.set(i, static_cast<double>(r % 64));  // any of the 64 codes (FP6 has no NaN)
+      else if (ir::dtype_is_unit_packed(p.dtype)) t.set(i, static_cast<double>(r % (1u << ir::unit_bits(p.dtype))));  // any code (no NaN in FP6, FP4)
       else if (p.dtype == ir::DType::u32 || ir::dtype_is_byte_code(p.dtype)) t.set(i, static_cast<double>(r % 200));
       else t.set(i, static_cast<double>(static_cast<std::int64_t>(r % 201) - 100));
     }

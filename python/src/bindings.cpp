@@ -65,7 +65,7 @@ const char* numpy_name(ir::DType t) {
     case ir::DType::u32: return "uint32";
     case ir::DType::i8: return "int8";
     case ir::DType::u8: case ir::DType::e2m1x2: case ir::DType::ue4m3: return "uint8";
-    case ir::DType::e2m3: case ir::DType::e3m2: return "uint8";  // packed: numpy_shape
+    case ir::DType::e2m3: case ir::DType::e3m2: case ir::DType::e2m1: return "uint8";  // packed: numpy_shape
     case ir::DType::e4m3: case ir::DType::e5m2: case ir::DType::pred: return "uint8";
   }
   return "?";
@@ -73,15 +73,15 @@ const char* numpy_name(ir::DType t) {
 
 std::string shape_text(std::vector<std::int64_t> const& s) { return fmt::format("({})", fmt::join(s, ", ")); }
 
-// The NumPy array of a parameter: its shape, except FP6's, whose bytes are packed (four elements
-// in three bytes: ir/types.hpp), so its innermost extent is 3/4 of the elements'. logical_shape
-// is the way back.
+// The NumPy array of a parameter: its shape, except a unit-packed type's, whose bytes are packed
+// (FP6: four elements in three bytes, e2m1: two in one; ir/types.hpp), so its innermost extent is
+// 3/4 (1/2) of the elements'. logical_shape is the way back.
 std::vector<std::int64_t> numpy_shape(ir::DType t, std::vector<std::int64_t> s) {
-  if (ir::dtype_is_fp6(t) && !s.empty()) s.back() = s.back() * 3 / 4;
+  if (ir::dtype_is_unit_packed(t) && !s.empty()) s.back() = s.back() * ir::unit_bits(t) / 8;
   return s;
 }
 std::vector<std::int64_t> logical_shape(ir::DType t, std::vector<std::int64_t> s) {
-  if (ir::dtype_is_fp6(t) && !s.empty()) s.back() = s.back() * 4 / 3;
+  if (ir::dtype_is_unit_packed(t) && !s.empty()) s.back() = s.back() * 8 / ir::unit_bits(t);
   return s;
 }
 

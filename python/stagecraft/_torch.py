@@ -32,6 +32,8 @@ _DTYPES = {
     # FP6 operands, packed (four in three bytes, the innermost extent 3/4 of the elements'): uint8.
     "e2m3": ("uint8", None),
     "e3m2": ("uint8", None),
+    # kind::f8f6f4's FP4, packed two a byte in GMEM (as e2m1x2's bytes): uint8, half as wide.
+    "e2m1": ("uint8", None),
 }
 
 

@@ -1,4 +1,4 @@
-// expect: tcgen05_mma: FP6 operands \(e2m3, e3m2\) are read K-major only, from SMEM: A stored \(M, K\) as it is, B stored \(N, K\) as transpose\(b\), but A is e3m2 and B e2m3
+// expect: tcgen05_mma: FP6 and FP4 operands of kind::f8f6f4 \(e2m3, e3m2, e2m1\) are read K-major only, from SMEM: A stored \(M, K\) as it is, B stored \(N, K\) as transpose\(b\), but A is e3m2 and B e2m3
 // kind::f8f6f4 reads FP6 (unscaled here, e3m2 x e2m3: any two of its formats pair) from SMEM's
 // 16-byte units along K; B stored (K, N) would be read N-major, which is not modelled for FP6.
 #include <stagecraft/stagecraft.hpp>

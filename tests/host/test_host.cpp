@@ -794,6 +794,7 @@ TEST_CASE("host: the tensor-core GEMMs equal the interpreter bit for bit under 5
       {"gemm_blackwell_mx", {{"fmt", 3}, {"M", 200}, {"N", 136}, {"K", 288}, {"ctas", 2}}},  // MXFP4: kind::mxf4, two scale blocks a slice
       {"gemm_blackwell_mx", {{"fmt", 4}, {"M", 128}, {"N", 128}, {"K", 512}}},                // NVFP4: kind::mxf4nvf4, ue4m3, four blocks a slice
       {"gemm_blackwell_mx", {{"fmt", 6}, {"M", 200}, {"N", 136}, {"K", 256}, {"ctas", 2}}},  // MXFP6 e3m2 x e2m3: packed GMEM, TMA's 16U6 SMEM units
+      {"gemm_blackwell_mx", {{"fmt", 7}, {"M", 128}, {"N", 200}, {"K", 256}}},               // e4m3 x e2m1 (kind::mxf8f6f4's FP4): TMA's 16U4 units
       {"gemm_blackwell_2cta", {}},
       {"gemm_blackwell_2cta", {{"mc", 2}, {"BN", 128}}},
       {"gemm_blackwell_2cta", {{"int8", 1}}},  // cta_group::2 kind::i8

@@ -736,31 +736,46 @@ TEST_CASE("gemm_blackwell_mx FP4: a wrong nibble order, scale cell or scale form
   }
 }
 
-// FP6 (fmt 5: e2m3 x e2m3, fmt 6: e3m2 A x e2m3 B): packed in GMEM, expanded by TMA into SMEM's
-// 16-byte units of 16 elements, decoded by the MMA from the units its descriptors address.
-TEST_CASE("gemm_blackwell_mx MXFP6 (e2m3, e3m2: kind::mxf8f6f4) is within the MMA tolerance under eager, lazy and 50 PCT schedules, whole and "
-          "partial tiles",
+// The unit-packed formats of kind::mxf8f6f4 (fmt 5: e2m3 x e2m3, fmt 6: e3m2 A x e2m3 B, fmt 7:
+// e4m3 A x e2m1 B): packed in GMEM, expanded by TMA into SMEM's 16-byte units of 16 elements,
+// decoded by the MMA from the units its descriptors address.
+TEST_CASE("gemm_blackwell_mx MXFP6 (e2m3, e3m2) and MXFP8 x MXFP4 (e4m3 x e2m1: kind::mxf8f6f4) are within the MMA tolerance under eager, lazy "
+          "and 50 PCT schedules, whole and partial tiles",
           "[interp][tcgen05][mx][fp6]") {
-  // 333 x 136 x 384: partial tiles in M and N, three 128-value K slices (FP6 needs K % 128 == 0).
-  for (auto z : {mx_case{256, 256, 256, 5, 0}, mx_case{256, 128, 256, 6, 0}, mx_case{333, 136, 384, 5, 2}, mx_case{333, 136, 384, 6, 2}}) {
+  struct expect {
+    ir::DType a, b;
+    std::uint32_t a_code, b_code;
+    double largest;  // the operands' largest magnitude, decoded from the codes
+    const char* suffix;
+  };
+  auto want = [](std::int64_t fmt) {
+    return fmt == 5   ? expect{ir::DType::e2m3, ir::DType::e2m3, 3, 3, 7.5, "kind::mxf8f6f4 m128n128k32 e2m3.e2m3"}
+           : fmt == 6 ? expect{ir::DType::e3m2, ir::DType::e2m3, 4, 3, 28.0, "kind::mxf8f6f4 m128n128k32 e3m2.e2m3"}
+                      : expect{ir::DType::e4m3, ir::DType::e2m1, 0, 5, 6.0, "kind::mxf8f6f4 m128n128k32 e4m3.e2m1"};
+  };
+  // 333 x 136 x 384: partial tiles in M and N, three 128-value K slices (K % 128 == 0 for packed GMEM).
+  for (auto z : {mx_case{256, 256, 256, 5, 0}, mx_case{256, 128, 256, 6, 0}, mx_case{256, 128, 256, 7, 0}, mx_case{333, 136, 384, 5, 2},
+                 mx_case{333, 136, 384, 6, 2}, mx_case{333, 136, 384, 7, 2}}) {
     INFO("M=" << z.M << " N=" << z.N << " K=" << z.K << " fmt=" << z.fmt << " ctas=" << z.ctas);
+    const auto w = want(z.fmt);
     const auto [k, in, tol, p] = mx_check_everywhere(z, 59);
-    CHECK(k.params[0].dtype == (z.fmt == 6 ? ir::DType::e3m2 : ir::DType::e2m3));
-    CHECK(k.params[1].dtype == ir::DType::e2m3);
-    CHECK(k.params[0].shape.back() == z.K);                                                   // values, not bytes
-    CHECK(in[0].bytes.size() == static_cast<std::size_t>(z.M * z.K * 3 / 4));               // packed: 6 bits each
-    CHECK(tol.max_input == (z.fmt == 6 ? 28.0 : 7.5));  // the largest magnitude decoded from the codes (e3m2's 28, e2m3's 7.5)
+    CHECK(k.params[0].dtype == w.a);
+    CHECK(k.params[1].dtype == w.b);
+    CHECK(k.params[1].shape.back() == z.K);                                                           // values, not bytes
+    CHECK(in[1].bytes.size() == static_cast<std::size_t>(z.N * z.K * ir::unit_bits(w.b) / 8));       // packed: 6 or 4 bits each
+    CHECK(tol.max_input == w.largest);
     CHECK(p.kind == ir::tcgen05::Kind::mxf8f6f4);
     CHECK(p.k_steps() == 4);  // 4 x k32 over a 128-byte slice, as MXFP8
-    CHECK(p.shape_suffix() == (z.fmt == 6 ? "kind::mxf8f6f4 m128n128k32 e3m2.e2m3" : "kind::mxf8f6f4 m128n128k32 e2m3.e2m3"));
-    // A type in bits 7-9 (E2M3 3, E3M2 4), B type in 10-12 (E2M3 3), UE8M0 at 23, M >> 7 at 27.
+    CHECK(p.shape_suffix() == w.suffix);
+    // A type in bits 7-9 (E4M3 0, E2M3 3, E3M2 4), B type in 10-12 (E2M1 5), UE8M0 at 23, M >> 7 at 27.
     const std::uint32_t n_bits = static_cast<std::uint32_t>(p.n >> 3) << 17;
-    CHECK(p.idesc == (0x08800000u | (z.fmt == 6 ? 4u : 3u) << 7 | 3u << 10 | n_bits));
+    CHECK(p.idesc == (0x08800000u | w.a_code << 7 | w.b_code << 10 | n_bits));
   }
 }
 
-TEST_CASE("gemm_blackwell_mx FP6: elements read from the wrong place in the packing are a wrong answer on the CPU", "[interp][tcgen05][mx][fp6]") {
-  for (std::int64_t fmt : {5, 6}) {
+TEST_CASE("gemm_blackwell_mx FP6 and kind::mxf8f6f4's FP4: elements read from the wrong place in the packing are a wrong answer on the CPU",
+          "[interp][tcgen05][mx][fp6]") {
+  for (std::int64_t fmt : {5, 6, 7}) {
     INFO("fmt=" << fmt);
     const mx_case z{128, 128, 256, fmt, 0};
     auto [k, in] = mx_kernel(z, 61);
@@ -771,10 +786,10 @@ TEST_CASE("gemm_blackwell_mx FP6: elements read from the wrong place in the pack
     auto right = in;
     e.reference(right, vals);
     CHECK(testing::outside_bound(k, r, in, right) == "");
-    // A reference reading A's neighbours in each pair of elements (2i and 2i + 1 swapped), then one
+    // A reference reading B's neighbours in each pair of elements (2i and 2i + 1 swapped), then one
     // reading B's elements of a 16-element SMEM unit in reverse order.
     auto pairs = in;
-    for (std::int64_t i = 0; i < pairs[0].elements(); ++i) pairs[0].set(i, in[0].get(i ^ 1));
+    for (std::int64_t i = 0; i < pairs[1].elements(); ++i) pairs[1].set(i, in[1].get(i ^ 1));
     e.reference(pairs, vals);
     CHECK(testing::outside_bound(k, r, in, pairs) != "");
     auto units = in;
@@ -784,18 +799,20 @@ TEST_CASE("gemm_blackwell_mx FP6: elements read from the wrong place in the pack
   }
 }
 
-TEST_CASE("gemm_blackwell_mx FP6 with K not a multiple of 128 is a usage error naming K, and FP6 B read N-major is refused",
+TEST_CASE("gemm_blackwell_mx FP6 or unit-packed FP4 with K not a multiple of 128 is a usage error naming K, and FP6 B read N-major is refused",
           "[interp][tcgen05][mx][fp6]") {
   auto const& e = registry::global().find("gemm_blackwell_mx");
   CHECK_THROWS_WITH(e.build(registry::resolve(e, {{"K", 144}, {"fmt", 5}})),
                     Contains("gemm_blackwell_mx: fmt=5 reads FP6 packed in GMEM through TMA's 16U6_ALIGN16B, so K (144) must be a multiple of 128"));
+  CHECK_THROWS_WITH(e.build(registry::resolve(e, {{"K", 272}, {"fmt", 7}})),
+                    Contains("gemm_blackwell_mx: fmt=7 reads FP4 packed in GMEM through TMA's 16U4_ALIGN16B, so K (272) must be a multiple of 128"));
   // Hand-built IR: B of the MMA read N-major (transpose bit cleared) is refused by the plan.
   auto [k, in] = mx_kernel({128, 128, 256, 5, 0}, 3);
   auto it = std::find_if(k.stmts.begin(), k.stmts.end(), [](ir::Stmt const& s) { return s.op == ir::StmtOp::tcgen05_mma; });
   REQUIRE(it != k.stmts.end());
   auto n_major = k;
   n_major.stmts[static_cast<std::size_t>(it - k.stmts.begin())].transpose = 0;
-  CHECK_THROWS_WITH(ir::verify(n_major), Contains("FP6 operands are read K-major only: A stored (M, K) as it is, B stored (N, K) as transpose(b), but A is e2m3 "
+  CHECK_THROWS_WITH(ir::verify(n_major), Contains("FP6 and FP4 operands of kind::f8f6f4 are read K-major only: A stored (M, K) as it is, B stored (N, K) as transpose(b), but A is e2m3 "
                                                   "and B e2m3 N-major"));
   // TMA's 16U6_ALIGN16B rule, for hand-built IR: the innermost extent a multiple of 128 elements
   // (the tensor map's own checks: test_tensor_map).

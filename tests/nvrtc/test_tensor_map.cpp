@@ -127,16 +127,22 @@ TEST_CASE("FP6 tensor maps: packed strides and the 16U6_ALIGN16B rules", "[tenso
   CHECK(a.box[0] == 128);
   SECTION("32-byte aligned address") {
     r.address = 0x10010;
-    REQUIRE_THROWS_WITH(cuda::validate(r), Contains("device address 0x10010 is not 32-byte aligned, which packed FP6 (16U6_ALIGN16B) needs"));
+    REQUIRE_THROWS_WITH(cuda::validate(r), Contains("device address 0x10010 is not 32-byte aligned, which packed e2m3 (16U6_ALIGN16B) needs"));
   }
   SECTION("innermost extent a multiple of 128") {
     r.shape = {4096, 4160};
-    REQUIRE_THROWS_WITH(cuda::validate(r), Contains("packed FP6 (16U6_ALIGN16B) needs the innermost extent a multiple of 128 elements, not 4160"));
+    REQUIRE_THROWS_WITH(cuda::validate(r), Contains("packed e2m3 (16U6_ALIGN16B) needs the innermost extent a multiple of 128 elements, not 4160"));
   }
   SECTION("swizzle 128 B or none") {
     r.dtype = ir::DType::e3m2;
     r.box = {128, 64};
     r.swizzle = 64;
-    REQUIRE_THROWS_WITH(cuda::validate(r), Contains("packed FP6 (16U6_ALIGN16B) loads swizzle 128 B or not at all, not 64 B"));
+    REQUIRE_THROWS_WITH(cuda::validate(r), Contains("packed e3m2 (16U6_ALIGN16B) loads swizzle 128 B or not at all, not 64 B"));
+  }
+  SECTION("kind::f8f6f4's FP4 (16U4_ALIGN16B): two a byte in GMEM") {
+    r.dtype = ir::DType::e2m1;
+    CHECK(cuda::encode_args(r).strides[0] == 2048);  // 4096 x 4 / 8
+    r.shape = {4096, 4104};
+    REQUIRE_THROWS_WITH(cuda::validate(r), Contains("packed e2m1 (16U4_ALIGN16B) needs the innermost extent a multiple of 128 elements, not 4104"));
   }
 }

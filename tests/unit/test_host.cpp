@@ -124,7 +124,7 @@ TEST_CASE("tensors compare bit-exactly, except that every NaN equals every NaN",
   CHECK_THROWS_WITH(first_difference(i, host_tensor::zeros(ir::DType::u32, {8})), "comparing a i32[8] tensor with a u32[8] one");
 }
 
-TEST_CASE("FP6 tensors are packed, 6 bits an element: sizes, element codes and comparison", "[host][fp6]") {
+TEST_CASE("FP6 and kind::f8f6f4 FP4 tensors are packed, 6 or 4 bits an element: sizes, element codes and comparison", "[host][fp6]") {
   using stagecraft::host_tensor;
   namespace ir = stagecraft::ir;
   CHECK(host_tensor::byte_count(ir::DType::e2m3, std::vector<std::int64_t>{3, 128}) == 3 * 96);
@@ -144,4 +144,12 @@ TEST_CASE("FP6 tensors are packed, 6 bits an element: sizes, element codes and c
   CHECK(first_difference(t, u) == -1);
   u.set(200, (codes[200] + 1) % 64);
   CHECK(first_difference(t, u) == 200);  // elements, not bytes
+  // kind::f8f6f4's FP4 (e2m1): two a byte, element 2i low, as e2m1x2's bytes.
+  auto f4 = host_tensor::zeros(ir::DType::e2m1, {1, 128});
+  REQUIRE(f4.bytes.size() == 64);
+  f4.set(0, 0x3);
+  f4.set(1, 0xa);
+  f4.set(2, 0x1f);  // low 4 bits
+  CHECK(static_cast<unsigned>(f4.bytes[0]) == 0xa3u);
+  CHECK(f4.get(2) == 0xf);
 }

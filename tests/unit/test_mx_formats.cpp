@@ -147,37 +147,48 @@ TEST_CASE("mx formats: two e2m1 codes per byte, element 2i low", "[unit][mx]") {
   CHECK(mx::pack_e2m1(mx::encode(mx::e2m1, 1.0f), mx::encode(mx::e2m1, -6.0f)) == 0xf2u);
 }
 
-// FP6 packed (GMEM, and each 16-byte SMEM unit's first 12 bytes): element i at bits 6i .. 6i + 5,
-// low bits first. Checked against a bit-by-bit reading of that definition: every code at every
-// place of a unit, with the unit's other bits random and left as they were.
-TEST_CASE("mx formats: FP6 packing, element i at bits 6i, every code at every place of a 16-byte unit", "[unit][mx][fp6]") {
+// Unit-packed elements (GMEM, and each 16-byte SMEM unit's first 12 (FP6) or 8 (FP4) bytes):
+// element i at bits b i .. b i + b - 1, low bits first. Checked against a bit-by-bit reading of
+// that definition: every code at every place of a unit, the unit's other bits random and left
+// as they were.
+TEST_CASE("mx formats: unit packing (FP6 and kind::f8f6f4's FP4), element i at bits b i, every code at every place of a 16-byte unit",
+          "[unit][mx][fp6]") {
   std::mt19937_64 rng(67);
   auto bit = [](std::uint8_t const* u, int b) { return (u[b / 8] >> (b % 8)) & 1u; };
-  for (int place = 0; place < 16; ++place)
-    for (unsigned code = 0; code < 64; ++code) {
-      std::uint8_t unit[16], before[16];
-      for (auto& b : unit) b = static_cast<std::uint8_t>(rng());
-      std::copy(std::begin(unit), std::end(unit), std::begin(before));
-      mx::fp6_set(unit, place, code);
-      CHECK(mx::fp6_get(unit, place) == code);
-      for (int b = 0; b < 128; ++b) {
-        const bool mine = b >= 6 * place && b < 6 * place + 6;
-        CHECK(bit(unit, b) == (mine ? (code >> (b - 6 * place)) & 1u : bit(before, b)));
+  for (int bits : {6, 4})
+    for (int place = 0; place < 16; ++place)
+      for (unsigned code = 0; code < (1u << bits); ++code) {
+        std::uint8_t unit[16], before[16];
+        for (auto& b : unit) b = static_cast<std::uint8_t>(rng());
+        std::copy(std::begin(unit), std::end(unit), std::begin(before));
+        mx::unit_set(bits, unit, place, code);
+        CHECK(mx::unit_get(bits, unit, place) == code);
+        for (int b = 0; b < 128; ++b) {
+          const bool mine = b >= bits * place && b < bits * place + bits;
+          CHECK(bit(unit, b) == (mine ? (code >> (b - bits * place)) & 1u : bit(before, b)));
+        }
+        // Through a slot address: the unit of slot 16u + place is the u-th.
+        std::uint8_t two[32] = {};
+        mx::unit_smem_set(bits, two, 16 + place, code);
+        CHECK(mx::unit_smem_get(bits, two, 16 + place) == code);
+        CHECK(mx::unit_get(bits, two + 16, place) == code);
+        CHECK(std::all_of(two, two + 16, [](std::uint8_t x) { return x == 0; }));
       }
-      // Through a slot address: the unit of slot 16u + place is the u-th.
-      std::uint8_t two[32] = {};
-      mx::fp6_smem_set(two, 16 + place, code);
-      CHECK(mx::fp6_smem_get(two, 16 + place) == code);
-      CHECK(mx::fp6_get(two + 16, place) == code);
-      CHECK(std::all_of(two, two + 16, [](std::uint8_t x) { return x == 0; }));
-    }
-  // Four elements in three bytes: codes 1, 2, 3, 4 are 0b000001, 000010, 000011, 000100.
+  // Four FP6 elements in three bytes: codes 1, 2, 3, 4 are 0b000001, 000010, 000011, 000100.
   std::uint8_t three[3] = {};
-  for (unsigned i = 0; i < 4; ++i) mx::fp6_set(three, i, i + 1);
+  for (unsigned i = 0; i < 4; ++i) mx::unit_set(6, three, i, i + 1);
   CHECK(three[0] == 0x81u);  // 000001 | 10 << 6
   CHECK(three[1] == 0x30u);  // 0000 (rest of 2) | 0011 << 4
   CHECK(three[2] == 0x10u);  // 00 (rest of 3) | 000100 << 2
-  // Every e2m3 and e3m2 code decodes through its format (the decoders are checked above).
-  CHECK(mx::fp6_format(DType::e2m3).ebits == 2);
-  CHECK(mx::fp6_format(DType::e3m2).ebits == 3);
+  // FP4 one to a slot packs as e2m1x2's bytes do in GMEM: element 2i low.
+  std::uint8_t one = 0;
+  mx::unit_set(4, &one, 0, 0x2u);
+  mx::unit_set(4, &one, 1, 0xfu);
+  CHECK(one == mx::pack_e2m1(0x2u, 0xfu));
+  CHECK(mx::unit_format(DType::e2m3).ebits == 2);
+  CHECK(mx::unit_format(DType::e3m2).ebits == 3);
+  CHECK(mx::unit_format(DType::e2m1).mbits == 1);
+  CHECK(unit_bits(DType::e2m1) == 4);
+  CHECK(unit_bits(DType::e3m2) == 6);
+  CHECK(unit_bits(DType::e2m1x2) == 0);  // kind::mxf4's dense FP4 is bytes, not units
 }

@@ -348,7 +348,7 @@ TEST_CASE("tcgen05 kind::f8f6f4 instruction descriptor: E4M3 0 and E5M2 1 for A 
   CHECK(back.b_format == 0);
 }
 
-TEST_CASE("tcgen05 kind::f8f6f4 format codes: 0 e4m3, 1 e5m2, 3 e2m3, 4 e3m2, and the 4-bit E2M1 (5) not modelled", "[tcgen05][unit][fp8]") {
+TEST_CASE("tcgen05 kind::f8f6f4 format codes: 0 e4m3, 1 e5m2, 3 e2m3, 4 e3m2, 5 e2m1", "[tcgen05][unit][fp8]") {
   ir::DType t{};
   CHECK((tc::ab_type(tc::Kind::f8f6f4, 0, t) && t == ir::DType::e4m3));
   CHECK((tc::ab_type(tc::Kind::f8f6f4, 1, t) && t == ir::DType::e5m2));
@@ -358,7 +358,10 @@ TEST_CASE("tcgen05 kind::f8f6f4 format codes: 0 e4m3, 1 e5m2, 3 e2m3, 4 e3m2, an
   CHECK(tc::ab_format(tc::Kind::mxf8f6f4, ir::DType::e3m2) == 4);
   CHECK(tc::ab_format(tc::Kind::f16, ir::DType::e2m3) == -1);
   CHECK(tc::kind_of(ir::DType::e3m2) == tc::Kind::f8f6f4);
-  for (int code : {2, 5, 6, 7}) CHECK_FALSE(tc::ab_type(tc::Kind::f8f6f4, code, t));  // 2 is no code of the kind, E2M1 (5) not modelled
+  CHECK((tc::ab_type(tc::Kind::mxf8f6f4, 5, t) && t == ir::DType::e2m1));
+  CHECK(tc::ab_format(tc::Kind::f8f6f4, ir::DType::e2m1) == 5);
+  CHECK(tc::ab_format(tc::Kind::f8f6f4, ir::DType::e2m1x2) == -1);  // kind::mxf4's dense FP4 is not this kind's
+  for (int code : {2, 6, 7}) CHECK_FALSE(tc::ab_type(tc::Kind::f8f6f4, code, t));  // no codes of the kind
   CHECK(tc::ab_format(tc::Kind::f8f6f4, ir::DType::bf16) == -1);
   CHECK(tc::ab_format(tc::Kind::f16, ir::DType::e4m3) == -1);
   CHECK(tc::kind_of(ir::DType::e5m2) == tc::Kind::f8f6f4);

@@ -217,7 +217,7 @@ std::vector<std::int32_t> mma_loops(ir::Kernel const& k) {
 double tc_rate_factor(ir::DType t) {
   switch (t) {
     case ir::DType::e4m3: case ir::DType::e5m2: case ir::DType::i8: case ir::DType::u8: case ir::DType::e2m1x2: return 2.0;
-    case ir::DType::e2m3: case ir::DType::e3m2: return 2.0;  // kind::f8f6f4's one rate (B200: FP6 dense as fp8)
+    case ir::DType::e2m3: case ir::DType::e3m2: case ir::DType::e2m1: return 2.0;  // kind::f8f6f4's one rate (B200: FP6 dense as fp8)
     case ir::DType::f32: return 0.5;
     default: return 1.0;
   }

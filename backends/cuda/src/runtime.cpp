@@ -193,6 +193,8 @@ CUtensorMapDataType tma_type(ir::DType t) {
       return CU_TENSOR_MAP_DATA_TYPE_UINT8;  // same bytes; TMA does not convert (pred: never in memory)
     case ir::DType::e2m3: case ir::DType::e3m2:
       return CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B;  // packed in GMEM, 16 a 16-byte unit in SMEM (ir/types.hpp)
+    case ir::DType::e2m1:
+      return CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B;  // the same, 4 bits an element
   }
   return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
 }

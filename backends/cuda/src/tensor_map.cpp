@@ -23,18 +23,18 @@ void validate(tensor_map_request const& r) {
     if (r.box[d] < 1 || r.box[d] > 256) fail(fmt::format("box dimension {} is {} elements; TMA boxes are 1 to 256 elements per dimension", d, r.box[d]));
     if (r.box[d] > r.shape[d]) fail(fmt::format("box dimension {} ({}) is larger than the array's extent ({})", d, r.box[d], r.shape[d]));
   }
-  const bool packed6 = ir::dtype_is_fp6(r.dtype);  // CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B
-  if (packed6) {
-    if (r.address % 32 != 0) fail(fmt::format("the array's device address 0x{:x} is not 32-byte aligned, which packed FP6 (16U6_ALIGN16B) needs", r.address));
-    if (r.shape[rank - 1] % 128 != 0)
-      fail(fmt::format("packed FP6 (16U6_ALIGN16B) needs the innermost extent a multiple of 128 elements, not {}", r.shape[rank - 1]));
-    if (r.swizzle != 0 && r.swizzle != 128) fail(fmt::format("packed FP6 (16U6_ALIGN16B) loads swizzle 128 B or not at all, not {} B", r.swizzle));
+  const bool packed = ir::dtype_is_unit_packed(r.dtype);  // CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B or 16U4_ALIGN16B
+  const std::string what = fmt::format("packed {} ({})", ir::dtype_name(r.dtype), ir::unit_tma_type(r.dtype));
+  if (packed) {
+    if (r.address % 32 != 0) fail(fmt::format("the array's device address 0x{:x} is not 32-byte aligned, which {} needs", r.address, what));
+    if (r.shape[rank - 1] % 128 != 0) fail(fmt::format("{} needs the innermost extent a multiple of 128 elements, not {}", what, r.shape[rank - 1]));
+    if (r.swizzle != 0 && r.swizzle != 128) fail(fmt::format("{} loads swizzle 128 B or not at all, not {} B", what, r.swizzle));
   }
-  // Strides of every dimension but the innermost, in bytes (GMEM's: FP6 packed, 6 bits an element).
+  // Strides of every dimension but the innermost, in bytes (GMEM's: unit-packed types packed).
   std::int64_t stride = elem;
   for (int d = rank - 1; d > 0; --d) {
-    stride = packed6 && d == rank - 1 ? r.shape[d] * ir::packed_bits(r.dtype) / 8 : stride * r.shape[d];
-    if (packed6 && stride % 32 != 0) fail(fmt::format("the stride of dimension {} is {} bytes; packed FP6 needs multiples of 32 bytes", d - 1, stride));
+    stride = packed && d == rank - 1 ? r.shape[d] * ir::packed_bits(r.dtype) / 8 : stride * r.shape[d];
+    if (packed && stride % 32 != 0) fail(fmt::format("the stride of dimension {} is {} bytes; {} needs multiples of 32 bytes", d - 1, stride, what));
     if (stride % 16 != 0)
       fail(fmt::format("the stride of dimension {} is {} bytes; TMA needs strides that are multiples of 16 bytes (make the inner extent a "
                        "multiple of {} elements)",
@@ -63,10 +63,10 @@ tensor_map_args encode_args(tensor_map_request const& r) {
   validate(r);
   tensor_map_args a;
   a.rank = static_cast<unsigned>(r.shape.size());
-  std::uint64_t stride_bits = static_cast<std::uint64_t>(ir::packed_bits(r.dtype));  // GMEM's footprint: FP6 packed
+  std::uint64_t stride_bits = static_cast<std::uint64_t>(ir::packed_bits(r.dtype));  // GMEM's footprint: unit-packed types packed
   for (unsigned i = 0; i < a.rank; ++i) {  // innermost first
     const auto d = a.rank - 1 - i;
-    a.dims[i] = static_cast<std::uint64_t>(r.shape[d]);  // elements, FP6 too ("the number of individual U# values")
+    a.dims[i] = static_cast<std::uint64_t>(r.shape[d]);  // elements, packed ones too ("the number of individual U# values")
     a.box[i] = static_cast<std::uint32_t>(r.box[d]);
     a.elem_strides[i] = r.elem_strides.empty() ? 1u : static_cast<std::uint32_t>(r.elem_strides[d]);
     if (i > 0) a.strides[i - 1] = stride_bits / 8;

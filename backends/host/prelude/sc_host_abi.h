@@ -27,7 +27,7 @@ struct tensor_map {
   unsigned long long global_address;
   unsigned rank, elem_bytes, swizzle;
   unsigned nan_fill;              // 1: OOB_FILL_NAN_REQUEST_ZERO_FMA, what lies outside lands as NaN
-  unsigned packed6;               // 1: 16U6_ALIGN16B, GMEM packed 6 bits an element, SMEM in 16-byte units of 16 (ir/types.hpp)
+  unsigned unit_bits;             // 6 or 4: 16U6/16U4_ALIGN16B, GMEM packed that many bits an element, SMEM in 16-byte units of 16 (ir/types.hpp); 0: neither
   unsigned long long dims[5];     // innermost first, in elements
   unsigned long long strides[4];  // bytes between consecutive indices of dims 1..rank-1
   unsigned short box[5];          // innermost first, elements traversed (boxDim, at most 256)

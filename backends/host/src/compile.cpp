@@ -47,7 +47,7 @@ const char* storage_type(ir::DType t) {
     case ir::DType::i32: return "int";
     case ir::DType::u32: return "unsigned";
     case ir::DType::i8: return "signed char";
-    case ir::DType::u8: case ir::DType::e2m1x2: case ir::DType::ue4m3: case ir::DType::e2m3: case ir::DType::e3m2: return "unsigned char";
+    case ir::DType::u8: case ir::DType::e2m1x2: case ir::DType::ue4m3: case ir::DType::e2m3: case ir::DType::e3m2: case ir::DType::e2m1: return "unsigned char";
     case ir::DType::e4m3: case ir::DType::e5m2: return "unsigned char";
     case ir::DType::pred: return "unsigned char";  // never a parameter (the verifier's rule)
   }

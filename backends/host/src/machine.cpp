@@ -1069,7 +1069,7 @@ class machine {
       t.elem_bytes = static_cast<unsigned>(ir::dtype_bits(spec.dtype) / 8);
       t.swizzle = static_cast<unsigned>(spec.swizzle);
       t.nan_fill = spec.nan_fill ? 1u : 0u;
-      t.packed6 = ir::dtype_is_fp6(spec.dtype) ? 1u : 0u;
+      t.unit_bits = static_cast<unsigned>(ir::unit_bits(spec.dtype));
       for (unsigned d = 0; d < t.rank; ++d) {
         t.dims[d] = a.dims[d];
         if (d > 0) t.strides[d - 1] = a.strides[d - 1];
@@ -1579,8 +1579,8 @@ class machine {
 
   // Calls f(gmem pointer or null when out of bounds, SMEM offset) for every element of a box
   // that lands: with element strides, every stride-th of the traversed box, densely in SMEM. A
-  // packed6 map's element is no byte: the pointer is its row's, and f gets the element's place in
-  // the row as a third argument (the code at bits 6c of the row).
+  // unit-packed map's element is no byte: the pointer is its row's, and f gets the element's place
+  // in the row as a third argument (the code at bits unit_bits * c of the row).
   template <class F>
   void for_box(copy_op const& op, F&& f) const {
     auto const& m = op.map;
@@ -1595,7 +1595,7 @@ class machine {
         rest /= landed(m, d);
         const long long c = op.coords[d] + static_cast<long long>(i[d] * step(m, d));
         if (c < 0 || static_cast<unsigned long long>(c) >= m.dims[d]) in = false;
-        if (d > 0 || !m.packed6) g += static_cast<std::uint64_t>(c) * (d == 0 ? m.elem_bytes : m.strides[d - 1]);
+        if (d > 0 || !m.unit_bits) g += static_cast<std::uint64_t>(c) * (d == 0 ? m.elem_bytes : m.strides[d - 1]);
       }
       const unsigned off = swizzled(smem_window + op.smem_off + static_cast<unsigned>(l * m.elem_bytes), m.swizzle) - smem_window;
       if constexpr (std::is_invocable_v<F, unsigned char*, unsigned, long long>)
@@ -1617,7 +1617,7 @@ class machine {
       offs.reserve(box_elements(op.map));
       std::size_t l = 0;
       for_box(op, [&](unsigned char* g, unsigned off, long long inner) {
-        if (g && op.map.packed6) bytes[l] = static_cast<unsigned char>(ir::mx::fp6_get(g, inner));  // the code; outside, 0
+        if (g && op.map.unit_bits) bytes[l] = static_cast<unsigned char>(ir::mx::unit_get(static_cast<int>(op.map.unit_bits), g, inner));  // the code; outside, 0
         else if (g) copy_element(&bytes[l * eb], g, eb);
         else if (op.map.nan_fill) copy_element(&bytes[l * eb], oob_nan(eb), eb);  // else zeros: OOB_FILL_NONE
         offs.push_back(off);
@@ -1627,9 +1627,9 @@ class machine {
         auto& c = ctas_[d];
         smem_.open(c.slot);
         for (std::size_t j = 0; j < offs.size(); ++j) {
-          if (op.map.packed6) {  // into the 16-byte unit of the element's slot (ir/types.hpp)
-            ir::mx::fp6_smem_set(c.smem, offs[j], bytes[j]);
-            ir::mx::fp6_smem_set(reinterpret_cast<std::uint8_t*>(c.async_smem.data()), offs[j], bytes[j]);
+          if (const int bits = static_cast<int>(op.map.unit_bits)) {  // into the 16-byte unit of the element's slot (ir/types.hpp)
+            ir::mx::unit_smem_set(bits, c.smem, offs[j], bytes[j]);
+            ir::mx::unit_smem_set(bits, c.async_smem.data(), offs[j], bytes[j]);
             continue;
           }
           copy_element(c.smem + offs[j], &bytes[j * eb], eb);

@@ -307,7 +307,7 @@ inline std::int64_t wrap_to(ir::DType t, std::int64_t v) {
     case ir::DType::i32: return static_cast<std::int32_t>(static_cast<std::uint32_t>(v));
     case ir::DType::u32: return static_cast<std::uint32_t>(v);
     case ir::DType::i8: return static_cast<std::int8_t>(static_cast<std::uint8_t>(v));
-    case ir::DType::u8: case ir::DType::e2m1x2: case ir::DType::ue4m3: case ir::DType::e2m3: case ir::DType::e3m2: return static_cast<std::uint8_t>(v);
+    case ir::DType::u8: case ir::DType::e2m1x2: case ir::DType::ue4m3: case ir::DType::e2m3: case ir::DType::e3m2: case ir::DType::e2m1: return static_cast<std::uint8_t>(v);
     case ir::DType::pred: return v != 0;  // a mask (register-only, see ir::DType)
     default: return v;
   }

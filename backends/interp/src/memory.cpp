@@ -29,7 +29,7 @@ void read_mapped(memory const& m, std::int64_t off, std::int64_t n, tile_buf& t,
       case ir::DType::i32: { std::int32_t v; std::memcpy(&v, p, 4); t.i[at + k] = v; break; }
       case ir::DType::u32: { std::uint32_t v; std::memcpy(&v, p, 4); t.i[at + k] = v; break; }
       case ir::DType::i8: { std::int8_t v; std::memcpy(&v, p, 1); t.i[at + k] = v; break; }
-      case ir::DType::u8: case ir::DType::e2m1x2: case ir::DType::ue4m3: case ir::DType::e2m3: case ir::DType::e3m2: { std::uint8_t v; std::memcpy(&v, p, 1); t.i[at + k] = v; break; }
+      case ir::DType::u8: case ir::DType::e2m1x2: case ir::DType::ue4m3: case ir::DType::e2m3: case ir::DType::e3m2: case ir::DType::e2m1: { std::uint8_t v; std::memcpy(&v, p, 1); t.i[at + k] = v; break; }
       case ir::DType::e4m3: t.f[at + k] = ir::e4m3_to_f32(static_cast<unsigned char>(*p)); break;
       case ir::DType::e5m2: t.f[at + k] = ir::e5m2_to_f32(static_cast<unsigned char>(*p)); break;
       case ir::DType::pred: { std::uint8_t v; std::memcpy(&v, p, 1); t.i[at + k] = v != 0; break; }  // never memory (verifier)
@@ -46,7 +46,7 @@ void write_mapped(memory& m, std::int64_t off, std::int64_t n, tile_buf const& t
       case ir::DType::i32: { const auto v = static_cast<std::int32_t>(wrap_to(ir::DType::i32, t.i[at + k])); std::memcpy(p, &v, 4); break; }
       case ir::DType::u32: { const auto v = static_cast<std::uint32_t>(t.i[at + k]); std::memcpy(p, &v, 4); break; }
       case ir::DType::i8: { const auto v = static_cast<std::int8_t>(wrap_to(ir::DType::i8, t.i[at + k])); std::memcpy(p, &v, 1); break; }
-      case ir::DType::u8: case ir::DType::e2m1x2: case ir::DType::ue4m3: case ir::DType::e2m3: case ir::DType::e3m2: { const auto v = static_cast<std::uint8_t>(t.i[at + k]); std::memcpy(p, &v, 1); break; }
+      case ir::DType::u8: case ir::DType::e2m1x2: case ir::DType::ue4m3: case ir::DType::e2m3: case ir::DType::e3m2: case ir::DType::e2m1: { const auto v = static_cast<std::uint8_t>(t.i[at + k]); std::memcpy(p, &v, 1); break; }
       case ir::DType::e4m3: *p = static_cast<std::byte>(ir::f32_to_e4m3(t.f[at + k])); break;
       case ir::DType::e5m2: *p = static_cast<std::byte>(ir::f32_to_e5m2(t.f[at + k])); break;
       case ir::DType::pred: { const std::uint8_t v = t.i[at + k] != 0; std::memcpy(p, &v, 1); break; }
@@ -86,7 +86,7 @@ void read_elems(memory const& m, std::int64_t off, std::int64_t n, tile_buf& t, 
       for (std::int64_t k = 0; k < n; ++k) t.i[at + k] = v[k];
       return;
     }
-    case ir::DType::u8: case ir::DType::e2m1x2: case ir::DType::ue4m3: case ir::DType::e2m3: case ir::DType::e3m2: {
+    case ir::DType::u8: case ir::DType::e2m1x2: case ir::DType::ue4m3: case ir::DType::e2m3: case ir::DType::e3m2: case ir::DType::e2m1: {
       auto const* v = reinterpret_cast<std::uint8_t const*>(p) + off;
       for (std::int64_t k = 0; k < n; ++k) t.i[at + k] = v[k];
       return;
@@ -135,7 +135,7 @@ void write_elems(memory& m, std::int64_t off, std::int64_t n, tile_buf const& t,
       for (std::int64_t k = 0; k < n; ++k) v[k] = static_cast<std::int8_t>(wrap_to(ir::DType::i8, t.i[at + k]));
       return;
     }
-    case ir::DType::u8: case ir::DType::e2m1x2: case ir::DType::ue4m3: case ir::DType::e2m3: case ir::DType::e3m2: {
+    case ir::DType::u8: case ir::DType::e2m1x2: case ir::DType::ue4m3: case ir::DType::e2m3: case ir::DType::e3m2: case ir::DType::e2m1: {
       auto* v = reinterpret_cast<std::uint8_t*>(p) + off;
       for (std::int64_t k = 0; k < n; ++k) v[k] = static_cast<std::uint8_t>(t.i[at + k]);
       return;
@@ -660,10 +660,10 @@ tile_buf machine::read_region(region const& g, vclock const& vc, epoch stamp, in
 
 // What TMA writes where an overhanging box lies outside its array: zeros of the element type.
 void machine::fill_zero(region const& g) {
-  if (ir::dtype_is_fp6(g.mem->dtype)) {  // code 0 into each element's 6 bits of its SMEM unit
+  if (const int bits = ir::unit_bits(g.mem->dtype)) {  // code 0 into each element's bits of its SMEM unit
     auto* base = reinterpret_cast<std::uint8_t*>(g.mem->data);
     g.rows([&](std::int64_t off, std::int64_t, std::int64_t len) {
-      for (std::int64_t e = 0; e < len; ++e) ir::mx::fp6_smem_set(base, g.mem->byte_of(off + e), 0);
+      for (std::int64_t e = 0; e < len; ++e) ir::mx::unit_smem_set(bits, base, g.mem->byte_of(off + e), 0);
     });
     return;
   }
@@ -806,9 +806,10 @@ void machine::reduce_generic(region const& g, tile_buf const& t, bool masked, ir
 // Same-shaped boxes of the same dtype (TMA loads): row by row, no staging.
 void machine::copy_region(region const& from, region const& to) {
   const auto bytes = ir::dtype_bits(from.mem->dtype) / 8;
-  if (ir::dtype_is_fp6(from.mem->dtype)) {
-    // TMA's 16U6_ALIGN16B: packed GMEM codes (element e at bit 6e) into SMEM's 16-byte units,
-    // each element at its 8-bit slot's unit (ir/types.hpp). The units' padding is not written.
+  if (const int bits = ir::unit_bits(from.mem->dtype)) {
+    // TMA's 16U6_ALIGN16B / 16U4_ALIGN16B: packed GMEM codes (element e at bit `bits` e) into
+    // SMEM's 16-byte units, each element at its 8-bit slot's unit (ir/types.hpp). The units'
+    // padding is not written.
     rows_scratch_.clear();
     to.rows([&](std::int64_t off, std::int64_t, std::int64_t) { rows_scratch_.push_back(off); });
     std::size_t r = 0;
@@ -816,7 +817,7 @@ void machine::copy_region(region const& from, region const& to) {
     auto* dst = reinterpret_cast<std::uint8_t*>(to.mem->data);
     from.rows([&](std::int64_t off, std::int64_t, std::int64_t len) {
       const std::int64_t row = rows_scratch_[r++];
-      for (std::int64_t e = 0; e < len; ++e) ir::mx::fp6_smem_set(dst, to.mem->byte_of(row + e), ir::mx::fp6_get(src, off + e));
+      for (std::int64_t e = 0; e < len; ++e) ir::mx::unit_smem_set(bits, dst, to.mem->byte_of(row + e), ir::mx::unit_get(bits, src, off + e));
     });
     return;
   }

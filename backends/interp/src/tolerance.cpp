@@ -159,11 +159,11 @@ std::optional<mma_tolerance> tolerance_of(ir::Kernel const& k, result const& r, 
                                                     ir::mx::decode(ir::mx::e2m1, ir::mx::unpack_e2m1(static_cast<std::uint8_t>(inputs[p].get(i)), h)))));
         continue;
       }
-      // FP6 operands: the values their codes decode to.
-      if (ir::dtype_is_fp6(k.params[p].dtype)) {
+      // Unit-packed operands (FP6, kind::f8f6f4's FP4): the values their codes decode to.
+      if (ir::dtype_is_unit_packed(k.params[p].dtype)) {
         for (std::int64_t i = 0; i < inputs[p].elements(); ++i)
           t.max_input = std::max(t.max_input, std::abs(static_cast<double>(
-                                                  ir::mx::decode(ir::mx::fp6_format(k.params[p].dtype), static_cast<unsigned>(inputs[p].get(i))))));
+                                                  ir::mx::decode(ir::mx::unit_format(k.params[p].dtype), static_cast<unsigned>(inputs[p].get(i))))));
         continue;
       }
       // An index table (x.at(i): offsets, row counts) places the operands; its values are not ones.

@@ -669,7 +669,7 @@ std::string emitter::value(ir::ValueId id, std::string const& i) const {
       case ir::DType::i32: return fmt::format("static_cast<long long>(static_cast<int>({}))", x);
       case ir::DType::u32: return fmt::format("static_cast<long long>(static_cast<unsigned>({}))", x);
       case ir::DType::i8: return fmt::format("static_cast<long long>(static_cast<signed char>({}))", x);
-      case ir::DType::u8: case ir::DType::e2m1x2: case ir::DType::ue4m3: case ir::DType::e2m3: case ir::DType::e3m2: return fmt::format("static_cast<long long>(static_cast<unsigned char>({}))", x);
+      case ir::DType::u8: case ir::DType::e2m1x2: case ir::DType::ue4m3: case ir::DType::e2m3: case ir::DType::e3m2: case ir::DType::e2m1: return fmt::format("static_cast<long long>(static_cast<unsigned char>({}))", x);
       case ir::DType::pred: return fmt::format("static_cast<long long>(({}) != 0)", x);
       default: return x;
     }

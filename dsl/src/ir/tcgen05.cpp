@@ -18,9 +18,9 @@ std::string plan::shape_suffix() const {
 }
 
 void operand_values(DType t, std::byte const* p, std::uint32_t address, float* out) {
-  if (dtype_is_fp6(t)) {
+  if (dtype_is_unit_packed(t)) {
     const auto slot = static_cast<std::int64_t>(address % 16);  // the element's place in its 16-byte unit
-    out[0] = mx::decode(mx::fp6_format(t), mx::fp6_get(reinterpret_cast<std::uint8_t const*>(p) - slot, slot));
+    out[0] = mx::decode(mx::unit_format(t), mx::unit_get(unit_bits(t), reinterpret_cast<std::uint8_t const*>(p) - slot, slot));
   } else if (t == DType::e2m1x2) {
     const auto byte = static_cast<std::uint8_t>(*p);
     out[0] = mx::decode(mx::e2m1, mx::unpack_e2m1(byte, 0));
@@ -92,9 +92,9 @@ plan plan_of(Kernel const& k, Stmt const& s) {
     fail(fmt::format("the kinds modelled take f16, bf16 (kind::f16), f32 read as tf32 (kind::tf32), e4m3/e5m2/e2m3/e3m2 (kind::f8f6f4), i8/u8 "
                      "(kind::i8) or, block-scaled, e2m1x2 (kind::mxf4, kind::mxf4nvf4), but A and B are {}",
                      dtype_name(p.b_type)));
-  const bool fp6 = dtype_is_fp6(p.a_type) || dtype_is_fp6(p.b_type);
-  if (fp6 && (s.transpose & 1 || !(s.transpose & 2)))
-    fail(fmt::format("FP6 operands are read K-major only: A stored (M, K) as it is, B stored (N, K) as transpose(b), but A is {}{} and B {}{}",
+  const bool sub_byte = dtype_is_unit_packed(p.a_type) || dtype_is_unit_packed(p.b_type);
+  if (sub_byte && (s.transpose & 1 || !(s.transpose & 2)))
+    fail(fmt::format("FP6 and FP4 operands of kind::f8f6f4 are read K-major only: A stored (M, K) as it is, B stored (N, K) as transpose(b), but A is {}{} and B {}{}",
                      dtype_name(p.a_type), (s.transpose & 1) ? " M-major" : "", dtype_name(p.b_type), (s.transpose & 2) ? "" : " N-major"));
   const bool mn_8bit = kind_mixes(p.kind);  // f8f6f4 and i8 read their 8-bit operands MN-major too
   auto view = [&](RefId rid, Major major, const char* role) { return wgmma::smem_operand_of(k, id, rid, major, "tcgen05_mma", role, mn_8bit); };

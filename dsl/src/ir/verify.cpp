@@ -1198,20 +1198,22 @@ class Verifier {
       fail_at(s, "Expected shapes to match, but src had shape ({}) and dst had shape ({})", fmt::join((load ? g : m).shape, ", "),
               fmt::join((load ? m : g).shape, ", "));
     if (m.shape.empty() || m.shape.size() > max_tma_rank) fail_at(s, "TMA copies are 1- to 5-dimensional, got rank {}", m.shape.size());
-    if (dtype_is_fp6(ref_dtype(g))) {
-      // CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B (the CUDA driver API's cuTensorMapEncodeTiled): packed
-      // GMEM, the innermost extent a multiple of 128 elements (so rows are 96-byte multiples, the
-      // 32-byte strides it needs), SMEM swizzled 128 B or not at all; loads only (a store reads
-      // SMEM in another format, .b6p2x16, which nothing here models).
+    if (dtype_is_unit_packed(ref_dtype(g))) {
+      // CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B / 16U4_ALIGN16B (the CUDA driver API's
+      // cuTensorMapEncodeTiled): packed GMEM, the innermost extent a multiple of 128 elements (so
+      // rows are multiples of 96 or 64 bytes, the 32-byte strides it needs), SMEM swizzled 128 B or
+      // not at all; loads only (16U4_ALIGN16B stores nothing; FP6's store reads SMEM in another
+      // format, .b6p2x16, which nothing here models).
       auto const& p = k_.params[g.id];
-      if (!load) fail_at(s, "TMA stores of {} are not modelled: FP6 moves GMEM to SMEM only (the tensor core reads it there)", dtype_name(p.dtype));
+      if (!load) fail_at(s, "TMA stores of {} are not modelled: it moves GMEM to SMEM only (the tensor core reads it there)", dtype_name(p.dtype));
       if (p.shape.back() % 128 != 0)
-        fail_at<ConfigError>(s, "TMA reads {} parameter '{}' of shape ({}) packed (16U6_ALIGN16B), which needs its innermost extent a multiple of 128 "
+        fail_at<ConfigError>(s, "TMA reads {} parameter '{}' of shape ({}) packed ({}), which needs its innermost extent a multiple of 128 "
                                 "elements, not {}",
-                             dtype_name(p.dtype), p.name, fmt::join(p.shape, ", "), p.shape.back());
+                             dtype_name(p.dtype), p.name, fmt::join(p.shape, ", "), unit_tma_type(p.dtype), p.shape.back());
       const int sw = k_.allocs[m.id].swizzle;
       if (sw != 0 && sw != 128)
-        fail_at(s, "TMA expands {} into SMEM swizzled 128 B or unswizzled only (16U6_ALIGN16B), but the allocation is swizzled {} B", dtype_name(p.dtype), sw);
+        fail_at(s, "TMA expands {} into SMEM swizzled 128 B or unswizzled only ({}), but the allocation is swizzled {} B", dtype_name(p.dtype),
+                unit_tma_type(p.dtype), sw);
       if (!g.stride.empty()) fail_at(s, "a strided TMA traversal of {} is not modelled", dtype_name(p.dtype));
     }
     {  // cuTensorMapEncodeTiled's globalStrides: every row of the array starts on a 16-byte boundary

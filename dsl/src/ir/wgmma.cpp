@@ -17,7 +17,7 @@ float operand_value(DType t, std::byte const* p) {
     case DType::e4m3: return e4m3_to_f32(static_cast<unsigned char>(*p));
     case DType::e5m2: return e5m2_to_f32(static_cast<unsigned char>(*p));
     case DType::i8: return static_cast<float>(static_cast<std::int8_t>(*p));  // exact: |x| <= 128
-    case DType::u8: case DType::e2m1x2: case DType::ue4m3: case DType::e2m3: case DType::e3m2: return static_cast<float>(static_cast<std::uint8_t>(*p));  // exact: x <= 255 (the codes, for the packed formats)
+    case DType::u8: case DType::e2m1x2: case DType::ue4m3: case DType::e2m3: case DType::e3m2: case DType::e2m1: return static_cast<float>(static_cast<std::uint8_t>(*p));  // exact: x <= 255 (the codes, for the packed formats)
     case DType::bf16: { std::uint16_t h; std::memcpy(&h, p, 2); return bf16_to_f32(h); }
     case DType::f16: { std::uint16_t h; std::memcpy(&h, p, 2); return f16_to_f32(h); }
     default: {

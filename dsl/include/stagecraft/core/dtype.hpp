@@ -37,6 +37,10 @@ using ue4m3 = dtype_tag<ir::DType::ue4m3, 8, std::uint8_t, false>;
 // is sized, swizzled and described as an 8-bit one. Storage only, as e2m1x2.
 using e2m3 = dtype_tag<ir::DType::e2m3, 8, std::uint8_t, false>;
 using e3m2 = dtype_tag<ir::DType::e3m2, 8, std::uint8_t, false>;
+// FP4 as kind::f8f6f4 / kind::mxf8f6f4 read it (pairing with fp8 and FP6: W4A8 and the like): a
+// (rows, K) tensor of K values, packed two a byte in GMEM, a byte of footprint each in SMEM (16 to
+// a 16-byte unit, the first 8 bytes holding them). kind::mxf4's dense FP4 is e2m1x2.
+using e2m1 = dtype_tag<ir::DType::e2m1, 8, std::uint8_t, false>;
 // Masks: what comparisons give and select takes. Registers only (no gmem/smem of pred).
 using pred = dtype_tag<ir::DType::pred, 8, std::uint8_t, false>;
 

@@ -59,7 +59,7 @@ struct host_tensor {
       case ir::DType::u32: return std::is_same_v<T, std::uint32_t>;
       case ir::DType::i8: return std::is_same_v<T, std::int8_t>;
       case ir::DType::u8: case ir::DType::e2m1x2: case ir::DType::ue4m3: return std::is_same_v<T, std::uint8_t>;
-      case ir::DType::e2m3: case ir::DType::e3m2: return std::is_same_v<T, std::uint8_t>;  // the packed bytes, not one an element
+      case ir::DType::e2m3: case ir::DType::e3m2: case ir::DType::e2m1: return std::is_same_v<T, std::uint8_t>;  // the packed bytes, not one an element
       case ir::DType::e4m3: case ir::DType::e5m2: return std::is_same_v<T, std::uint8_t>;
       case ir::DType::pred: return std::is_same_v<T, std::uint8_t>;  // 0 or 1 (no parameter has it: ir::DType)
     }

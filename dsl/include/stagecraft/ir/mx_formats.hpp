@@ -110,29 +110,33 @@ inline unsigned encode_ue8m0(float x, bool toward_zero) {
 constexpr std::uint8_t pack_e2m1(unsigned even, unsigned odd) { return static_cast<std::uint8_t>((even & 0xfu) | (odd & 0xfu) << 4); }
 constexpr unsigned unpack_e2m1(std::uint8_t byte, int which) { return which ? byte >> 4 : byte & 0xfu; }
 
-// FP6 (e2m3, e3m2) packed: element i at bits 6i .. 6i + 5 from the first byte's bit 0, low bits
-// first, so an element spans at most two bytes. GMEM tensors are this throughout; in SMEM each
-// 16-byte unit holds 16 elements this way in its first 12 bytes (ir/types.hpp, DType).
-inline unsigned fp6_get(std::uint8_t const* bytes, std::int64_t i) {
-  const std::int64_t bit = 6 * i, at = bit / 8;
+// Unit-packed elements (FP6 e2m3/e3m2, and e2m1 as kind::f8f6f4 reads it; ir/types.hpp), `bits`
+// (6 or 4) each: element i at bits bits * i .. from the first byte's bit 0, low bits first, so an
+// element spans at most two bytes. GMEM tensors are this throughout; in SMEM each 16-byte unit
+// holds 16 elements this way in its first 2 * bits bytes.
+inline unsigned unit_get(int bits, std::uint8_t const* bytes, std::int64_t i) {
+  const std::int64_t bit = bits * i, at = bit / 8;
   const int shift = static_cast<int>(bit % 8);
   unsigned w = bytes[at];
-  if (shift > 2) w |= static_cast<unsigned>(bytes[at + 1]) << 8;  // the element runs into the next byte
-  return (w >> shift) & 0x3fu;
+  if (shift + bits > 8) w |= static_cast<unsigned>(bytes[at + 1]) << 8;  // the element runs into the next byte
+  return (w >> shift) & ((1u << bits) - 1u);
 }
-inline void fp6_set(std::uint8_t* bytes, std::int64_t i, unsigned code) {
-  const std::int64_t bit = 6 * i, at = bit / 8;
+inline void unit_set(int bits, std::uint8_t* bytes, std::int64_t i, unsigned code) {
+  const std::int64_t bit = bits * i, at = bit / 8;
   const int shift = static_cast<int>(bit % 8);
-  const unsigned mask = 0x3fu << shift, v = (code & 0x3fu) << shift;
+  const unsigned mask = ((1u << bits) - 1u) << shift, v = (code << shift) & mask;
   bytes[at] = static_cast<std::uint8_t>((bytes[at] & ~mask) | (v & 0xffu));
-  if (shift > 2) bytes[at + 1] = static_cast<std::uint8_t>((bytes[at + 1] & ~(mask >> 8)) | (v >> 8));
+  if (shift + bits > 8) bytes[at + 1] = static_cast<std::uint8_t>((bytes[at + 1] & ~(mask >> 8)) | (v >> 8));
 }
-// An FP6 element in SMEM's 16-byte units, by its byte of footprint `slot` (an 8-bit operand's
-// address, swizzle included: a swizzle permutes whole units): the unit at slot & ~15, element
-// slot % 16 of it.
-inline unsigned fp6_smem_get(std::uint8_t const* base, std::int64_t slot) { return fp6_get(base + (slot & ~std::int64_t{15}), slot & 15); }
-inline void fp6_smem_set(std::uint8_t* base, std::int64_t slot, unsigned code) { fp6_set(base + (slot & ~std::int64_t{15}), slot & 15, code); }
-// The element format of an FP6 dtype.
-constexpr minifloat fp6_format(DType t) { return t == DType::e3m2 ? e3m2 : e2m3; }
+// An element in SMEM's 16-byte units, by its byte of footprint `slot` (an 8-bit operand's address,
+// swizzle included: a swizzle permutes whole units): the unit at slot & ~15, element slot % 16 of it.
+inline unsigned unit_smem_get(int bits, std::uint8_t const* base, std::int64_t slot) {
+  return unit_get(bits, base + (slot & ~std::int64_t{15}), slot & 15);
+}
+inline void unit_smem_set(int bits, std::uint8_t* base, std::int64_t slot, unsigned code) {
+  unit_set(bits, base + (slot & ~std::int64_t{15}), slot & 15, code);
+}
+// The element format of a unit-packed dtype.
+constexpr minifloat unit_format(DType t) { return t == DType::e3m2 ? e3m2 : t == DType::e2m3 ? e2m3 : e2m1; }
 
 }  // namespace stagecraft::ir::mx

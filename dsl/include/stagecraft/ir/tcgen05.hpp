@@ -28,9 +28,11 @@
 //     A and B by .kind::f8f6f4" in SMEM, and the CUDA driver's CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B,
 //     which fills that format from packed GMEM): in SMEM 16 elements a 16-byte unit, packed in its
 //     first 12 bytes, so K = 32 per instruction reads 32 bytes of footprint and every descriptor is
-//     an 8-bit operand's (ir/types.hpp, DType). Any two of E4M3, E5M2, E2M3 and E3M2 pair. Read
-//     K-major only here (whether M/N-major units transpose is not checked against the ISA). The
-//     4-bit E2M1 of this kind (5, one to a byte of footprint) is not modelled: e2m1x2 is kind::mxf4's.
+//     an 8-bit operand's (ir/types.hpp, DType). Any two of E4M3, E5M2, E2M3, E3M2 and E2M1 pair.
+//     Read K-major only here (whether M/N-major units transpose is not checked against the ISA).
+//   kind::f8f6f4 with 4-bit operands (E2M1 5): the same 16-byte units, 16 elements packed in their
+//     first 8 bytes (TMA's CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B), a byte of footprint each: the
+//     dtype e2m1, not kind::mxf4's e2m1x2 (two a byte, densely).
 //   kind::i8 (s8/u8 into s32, sm_100a): K = 32 per instruction, as f8f6f4's 8-bit operands,
 //     the same M and N as kind::f16, transposed operands allowed (CUTLASS's UMMA descriptor notes
 //     MN-major for INT8 as for E4M3/E5M2); D's elements are 32-bit columns, s32 wrapping (no
@@ -159,7 +161,7 @@ constexpr std::uint32_t reserved_bits = (1u << 6) | (1u << 23) | (1u << 29);
 constexpr int ab_format(Kind k, DType t) {
   if (k == Kind::tf32) return t == DType::f32 ? 2 : -1;
   if (k == Kind::f8f6f4 || k == Kind::mxf8f6f4)
-    return t == DType::e4m3 ? 0 : t == DType::e5m2 ? 1 : t == DType::e2m3 ? 3 : t == DType::e3m2 ? 4 : -1;  // E2M1 (5, one a byte) not modelled
+    return t == DType::e4m3 ? 0 : t == DType::e5m2 ? 1 : t == DType::e2m3 ? 3 : t == DType::e3m2 ? 4 : t == DType::e2m1 ? 5 : -1;
   if (k == Kind::mxf4 || k == Kind::mxf4nvf4) return t == DType::e2m1x2 ? 1 : -1;  // packed E2M1 (CUTLASS's MXF4Format)
   if (k == Kind::i8) return t == DType::u8 ? 0 : t == DType::i8 ? 1 : -1;
   return t == DType::f16 ? 0 : t == DType::bf16 ? 1 : -1;
@@ -179,11 +181,12 @@ constexpr bool ab_type(Kind k, int format, DType& out) {
     return true;
   }
   if (k == Kind::f8f6f4 || k == Kind::mxf8f6f4) {
-    switch (format) {  // 2 is no format of the kind; 5 (E2M1, one a byte) is not modelled
+    switch (format) {  // 2, 6 and 7 are no formats of the kind
       case 0: out = DType::e4m3; return true;
       case 1: out = DType::e5m2; return true;
       case 3: out = DType::e2m3; return true;
       case 4: out = DType::e3m2; return true;
+      case 5: out = DType::e2m1; return true;
       default: return false;
     }
   }

@@ -12,22 +12,24 @@ namespace stagecraft::ir {
 // e2m1x2 (two FP4 e2m1 codes in a byte, element 2i in bits 0-3: ir/mx_formats.hpp) and ue4m3
 // (NVFP4's unsigned scale codes) are storage types: tensors of them are moved (TMA, tcgen05.cp)
 // and read by the block-scaled tcgen05 MMA; as values they read as their byte, as u8 does.
-// e2m3 and e3m2 (FP6, ir/mx_formats.hpp) are the 6-bit operands of tcgen05's kind::f8f6f4 and
-// kind::mxf8f6f4, storage types too, with two footprints (PTX ISA "Packing formats used for
-// matrices A and B by .kind::f8f6f4 in shared memory"; CUDA driver API CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B):
-//   GMEM: packed, element i of a tensor at bits 6i .. 6i + 5 (low bits first); packed_bits is 6;
-//   SMEM: 16 elements a 16-byte unit, packed in its first 12 bytes the same way, 4 bytes of
+// e2m3 and e3m2 (FP6, ir/mx_formats.hpp) and e2m1 (FP4, one element a byte of footprint, not
+// e2m1x2's two) are the sub-byte operands of tcgen05's kind::f8f6f4 and kind::mxf8f6f4, storage
+// types too, with two footprints (PTX ISA "Packing formats used for matrices A and B by
+// .kind::f8f6f4" in shared memory; CUDA driver API CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B and
+// 16U4_ALIGN16B): "unit-packed", with unit_bits b (6 or 4) an element,
+//   GMEM: packed, element i of a tensor at bits b i .. b i + b - 1 (low bits first); packed_bits is b;
+//   SMEM: 16 elements a 16-byte unit, packed in its first 2 b bytes the same way, the rest
 //     padding: one byte of footprint an element, so dtype_bits is 8 and every SMEM address,
 //     descriptor and swizzle is an 8-bit operand's. TMA expands GMEM into that (the tensor map's
-//     16U6_ALIGN16B type); element e's code is bits 6 (e % 16) .. of the unit at byte 16 (e / 16).
-enum class DType : std::uint8_t { f32, f16, bf16, i32, u32, i8, e4m3, e5m2, pred, u8, e2m1x2, ue4m3, e2m3, e3m2 };
-inline constexpr DType last_dtype = DType::e3m2;
+//     16U6/16U4_ALIGN16B type); element e's code is bits b (e % 16) .. of the unit at byte 16 (e / 16).
+enum class DType : std::uint8_t { f32, f16, bf16, i32, u32, i8, e4m3, e5m2, pred, u8, e2m1x2, ue4m3, e2m3, e3m2, e2m1 };
+inline constexpr DType last_dtype = DType::e2m1;
 
 constexpr int dtype_bits(DType t) {
   switch (t) {
     case DType::f32: case DType::i32: case DType::u32: return 32;
     case DType::f16: case DType::bf16: return 16;
-    case DType::i8: case DType::u8: case DType::e4m3: case DType::e5m2: case DType::pred: case DType::e2m1x2: case DType::ue4m3: case DType::e2m3: case DType::e3m2: return 8;
+    case DType::i8: case DType::u8: case DType::e4m3: case DType::e5m2: case DType::pred: case DType::e2m1x2: case DType::ue4m3: case DType::e2m3: case DType::e3m2: case DType::e2m1: return 8;
   }
   return 0;
 }
@@ -36,15 +38,20 @@ constexpr bool dtype_is_float(DType t) {
 }
 constexpr bool dtype_is_fp8(DType t) { return t == DType::e4m3 || t == DType::e5m2; }
 constexpr bool dtype_is_fp6(DType t) { return t == DType::e2m3 || t == DType::e3m2; }
+// The bits of a unit-packed element (see DType): 6 for FP6, 4 for e2m1; 0 for every other type.
+constexpr int unit_bits(DType t) { return dtype_is_fp6(t) ? 6 : t == DType::e2m1 ? 4 : 0; }
+constexpr bool dtype_is_unit_packed(DType t) { return unit_bits(t) != 0; }
 // The operand formats of tcgen05's kind::f8f6f4 (any two of them pair).
-constexpr bool dtype_is_f8f6f4(DType t) { return dtype_is_fp8(t) || dtype_is_fp6(t); }
-// The bits an element takes in GMEM (host tensors, parameters): dtype_bits, except the FP6
-// types, packed there (see DType).
-constexpr int packed_bits(DType t) { return dtype_is_fp6(t) ? 6 : dtype_bits(t); }
+constexpr bool dtype_is_f8f6f4(DType t) { return dtype_is_fp8(t) || dtype_is_unit_packed(t); }
+// The bits an element takes in GMEM (host tensors, parameters): dtype_bits, except the
+// unit-packed types', packed there (see DType).
+constexpr int packed_bits(DType t) { return dtype_is_unit_packed(t) ? unit_bits(t) : dtype_bits(t); }
+// The driver's name of the tensor-map type that expands a unit-packed type into SMEM's units.
+constexpr const char* unit_tma_type(DType t) { return unit_bits(t) == 6 ? "16U6_ALIGN16B" : "16U4_ALIGN16B"; }
 // The 8-bit integers wgmma multiplies (.s8, .u8) into s32.
 constexpr bool dtype_is_int8(DType t) { return t == DType::i8 || t == DType::u8; }
 // The block-scaled formats' storage types, a byte of codes each (see DType).
-constexpr bool dtype_is_packed_code(DType t) { return t == DType::e2m1x2 || t == DType::ue4m3 || dtype_is_fp6(t); }
+constexpr bool dtype_is_packed_code(DType t) { return t == DType::e2m1x2 || t == DType::ue4m3 || dtype_is_unit_packed(t); }
 // Bytes whose values are their unsigned codes: u8 and the storage types above.
 constexpr bool dtype_is_byte_code(DType t) { return t == DType::u8 || dtype_is_packed_code(t); }
 // The values an integer dtype holds (a mask: 0 and 1), for the checks of a fill value and the
@@ -58,6 +65,7 @@ constexpr int_range range_of(DType t) {
     case DType::i8: return {-128.0, 127.0};
     case DType::u8: case DType::e2m1x2: case DType::ue4m3: return {0.0, 255.0};
     case DType::e2m3: case DType::e3m2: return {0.0, 63.0};
+    case DType::e2m1: return {0.0, 15.0};
     case DType::u32: return {0.0, 4294967295.0};
     default: return {-2147483648.0, 2147483647.0};  // i32
   }
@@ -78,6 +86,7 @@ constexpr const char* dtype_name(DType t) {
     case DType::ue4m3: return "ue4m3";
     case DType::e2m3: return "e2m3";
     case DType::e3m2: return "e3m2";
+    case DType::e2m1: return "e2m1";
   }
   return "?";
 }

@@ -31,7 +31,7 @@ constexpr bool check_mma_operands() {
   using AD = typename A::dtype_t;
   using BD = typename B::dtype_t;
   using CD = typename Acc::dtype_t;
-  // tcgen05 (Fp4) reads FP6 in kind::f8f6f4 beside fp8: one family there, any two pair.
+  // tcgen05 (Fp4) reads FP6 and unpacked FP4 (e2m1) in kind::f8f6f4 beside fp8: one family there, any two pair.
   constexpr bool a_fp8 = Fp4 ? ir::dtype_is_f8f6f4(AD::code) : ir::dtype_is_fp8(AD::code);
   constexpr bool b_fp8 = Fp4 ? ir::dtype_is_f8f6f4(BD::code) : ir::dtype_is_fp8(BD::code);
   constexpr bool a_int8 = ir::dtype_is_int8(AD::code), b_int8 = ir::dtype_is_int8(BD::code);  // s8/u8 pair freely
@@ -383,12 +383,12 @@ auto tcgen05_mma(src_loc loc, mma_scales sc, Acc const& acc, A const& a, B const
                      tcgen05_mma_name<Group> << ": e2m1x2 (packed FP4) operands are read by the block-scaled MMA only (kind::mxf4, kind::mxf4nvf4): "
                                                 "give tcgen05_mma a block_scale(sfa, sfb)");
     return stmt<>{};
-  } else if constexpr ((ir::dtype_is_fp6(A::dtype_t::code) || ir::dtype_is_fp6(B::dtype_t::code)) &&
+  } else if constexpr ((ir::dtype_is_unit_packed(A::dtype_t::code) || ir::dtype_is_unit_packed(B::dtype_t::code)) &&
                        (kind_of<A> != operand_kind::smem || kind_of<B> != operand_kind::smem_transposed)) {
     // ir::tcgen05::plan_of says the same for hand-built IR.
-    STAGECRAFT_ERROR("FP6 operands are read K-major only, from SMEM: A (M, K) as it is, B (N, K) as transpose(b)",
-                     tcgen05_mma_name<Group> << ": FP6 operands (e2m3, e3m2) are read K-major only, from SMEM: A stored (M, K) as it is, B stored "
-                                                "(N, K) as transpose(b), but A is "
+    STAGECRAFT_ERROR("FP6 and FP4 operands of kind::f8f6f4 are read K-major only, from SMEM: A (M, K) as it is, B (N, K) as transpose(b)",
+                     tcgen05_mma_name<Group> << ": FP6 and FP4 operands of kind::f8f6f4 (e2m3, e3m2, e2m1) are read K-major only, from SMEM: A "
+                                                "stored (M, K) as it is, B stored (N, K) as transpose(b), but A is "
                                              << dtype_name<typename A::dtype_t>() << " and B " << dtype_name<typename B::dtype_t>());
     return stmt<>{};
   } else if constexpr (kind_of<A> == operand_kind::tmem && A::dtype_t::bits == 8) {

@@ -660,6 +660,27 @@ mx_checked mx_check_everywhere(mx_case z, std::uint64_t seed) {
   auto p = ir::tcgen05::plan_of(k, mma);
   return {std::move(k), std::move(in), *tol, std::move(p)};
 }
+// A 128 x 128 x 256 case run eagerly and within the bound of its reference; each `wrong(inputs)`
+// plants a misreading in a copy of the inputs, whose reference must be outside the bound.
+template <class... Wrong>
+void mx_wrong_references_fail(std::int64_t fmt, std::uint64_t seed, Wrong... wrong) {
+  const mx_case z{128, 128, 256, fmt, 0};
+  auto [k, in] = mx_kernel(z, seed);
+  auto const& e = registry::global().find("gemm_blackwell_mx");
+  const auto vals = registry::resolve(e, {{"M", 128}, {"N", 128}, {"K", 256}, {"fmt", fmt}});
+  const auto r = interp::run(k, in);
+  REQUIRE(r.ok());
+  auto right = in;
+  e.reference(right, vals);
+  CHECK(testing::outside_bound(k, r, in, right) == "");
+  auto check = [&](auto const& f) {
+    auto misread = in;
+    f(misread);
+    e.reference(misread, vals);
+    CHECK(testing::outside_bound(k, r, in, misread) != "");
+  };
+  (check(wrong), ...);
+}
 }  // namespace
 
 TEST_CASE("gemm_blackwell_mx (MXFP8) is within the MMA tolerance under eager, lazy and 50 PCT schedules, e4m3 and e5m2 B, persistent or not, "
@@ -707,32 +728,21 @@ TEST_CASE("gemm_blackwell_mx MXFP4 and NVFP4 (packed e2m1, kind::mxf4 and kind::
 TEST_CASE("gemm_blackwell_mx FP4: a wrong nibble order, scale cell or scale format is a wrong answer on the CPU", "[interp][tcgen05][mx][fp4]") {
   for (std::int64_t fmt : {3, 4}) {
     INFO("fmt=" << fmt);
-    const mx_case z{128, 128, 256, fmt, 0};
-    auto [k, in] = mx_kernel(z, 53);
-    auto const& e = registry::global().find("gemm_blackwell_mx");
-    const auto vals = registry::resolve(e, {{"M", 128}, {"N", 128}, {"K", 256}, {"fmt", fmt}});
-    const auto r = interp::run(k, in);
-    REQUIRE(r.ok());
-    auto right = in;
-    e.reference(right, vals);
-    CHECK(testing::outside_bound(k, r, in, right) == "");
-    // A reference that reads A's nibbles the other way round (element 2i in bits 4-7).
-    auto swapped = in;
-    for (std::int64_t i = 0; i < swapped[0].elements(); ++i) {
-      const auto b = static_cast<unsigned>(swapped[0].get(i));
-      swapped[0].set(i, static_cast<double>((b >> 4) | (b & 0xfu) << 4));
-    }
-    e.reference(swapped, vals);
-    CHECK(testing::outside_bound(k, r, in, swapped) != "");
-    // A reference whose scale blocks 0 and 1 of K (bytes 0 and 1 of row 0..31's cells) trade places.
-    auto blocks = in;
-    for (std::int64_t r32 = 0; r32 < 32; ++r32) {
-      const double t = blocks[2].get(r32 * 16);
-      blocks[2].set(r32 * 16, blocks[2].get(r32 * 16 + 1));
-      blocks[2].set(r32 * 16 + 1, t);
-    }
-    e.reference(blocks, vals);
-    CHECK(testing::outside_bound(k, r, in, blocks) != "");
+    mx_wrong_references_fail(
+        fmt, 53,
+        [](std::vector<host_tensor>& t) {  // A's nibbles the other way round (element 2i in bits 4-7)
+          for (std::int64_t i = 0; i < t[0].elements(); ++i) {
+            const auto b = static_cast<unsigned>(t[0].get(i));
+            t[0].set(i, static_cast<double>((b >> 4) | (b & 0xfu) << 4));
+          }
+        },
+        [](std::vector<host_tensor>& t) {  // scale blocks 0 and 1 of K (bytes 0 and 1 of row 0..31's cells) trading places
+          for (std::int64_t r32 = 0; r32 < 32; ++r32) {
+            const double x = t[2].get(r32 * 16);
+            t[2].set(r32 * 16, t[2].get(r32 * 16 + 1));
+            t[2].set(r32 * 16 + 1, x);
+          }
+        });
   }
 }
 
@@ -777,25 +787,13 @@ TEST_CASE("gemm_blackwell_mx FP6 and kind::mxf8f6f4's FP4: elements read from th
           "[interp][tcgen05][mx][fp6]") {
   for (std::int64_t fmt : {5, 6, 7}) {
     INFO("fmt=" << fmt);
-    const mx_case z{128, 128, 256, fmt, 0};
-    auto [k, in] = mx_kernel(z, 61);
-    auto const& e = registry::global().find("gemm_blackwell_mx");
-    const auto vals = registry::resolve(e, {{"M", 128}, {"N", 128}, {"K", 256}, {"fmt", fmt}});
-    const auto r = interp::run(k, in);
-    REQUIRE(r.ok());
-    auto right = in;
-    e.reference(right, vals);
-    CHECK(testing::outside_bound(k, r, in, right) == "");
-    // A reference reading B's neighbours in each pair of elements (2i and 2i + 1 swapped), then one
-    // reading B's elements of a 16-element SMEM unit in reverse order.
-    auto pairs = in;
-    for (std::int64_t i = 0; i < pairs[1].elements(); ++i) pairs[1].set(i, in[1].get(i ^ 1));
-    e.reference(pairs, vals);
-    CHECK(testing::outside_bound(k, r, in, pairs) != "");
-    auto units = in;
-    for (std::int64_t i = 0; i < units[1].elements(); ++i) units[1].set(i, in[1].get(i ^ 15));
-    e.reference(units, vals);
-    CHECK(testing::outside_bound(k, r, in, units) != "");
+    auto permuted = [](std::int64_t flip) {  // B's element i read from i ^ flip
+      return [flip](std::vector<host_tensor>& t) {
+        const auto b = t[1];
+        for (std::int64_t i = 0; i < b.elements(); ++i) t[1].set(i, b.get(i ^ flip));
+      };
+    };
+    mx_wrong_references_fail(fmt, 61, permuted(1), permuted(15));  // neighbours swapped; a 16-element SMEM unit reversed
   }
 }
 

@@ -36,8 +36,9 @@ TEST_CASE("a parameter's named values stand for their numbers, and an unknown na
   CHECK(registry::parse_assignment("fmt=mxfp8", e) == kv{"fmt", 1});
   CHECK(registry::parse_assignment("fmt=2", e) == kv{"fmt", 2});    // numbers still work
   CHECK(registry::parse_assignment("K=512", e) == kv{"K", 512});    // parameters without names
-  REQUIRE_THROWS_WITH(registry::parse_assignment("fmt=fp6", e),
-                      Contains("'fmt=fp6': fmt has no value named 'fp6' (its names: mxfp8 (1), mxfp8_e5m2 (2), mxfp4 (3), nvfp4 (4))"));
+  REQUIRE_THROWS_WITH(registry::parse_assignment("fmt=fp16", e),
+                      Contains("'fmt=fp16': fmt has no value named 'fp16' (its names: mxfp8 (1), mxfp8_e5m2 (2), mxfp4 (3), nvfp4 (4), mxfp6 (5), mxfp6_e3m2 (6), "
+                               "mxfp8_mxfp4 (7))"));
   REQUIRE_THROWS_AS(registry::parse_assignment("K=big", e), usage_error);  // no names: not an integer
 }
 

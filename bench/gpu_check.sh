@@ -148,11 +148,16 @@ if wanted watchdog && [ -x "$bin/gpu_tests" ]; then
   fi
 fi
 
-# 3. every example on the GPU against the reference and the interpreter
+# 3. every example on the GPU against the reference and the interpreter, and the configurations
+# whose layouts only hardware can confirm: the block-scaled formats' element packing (FP4 nibbles,
+# FP6 and kind::f8f6f4's FP4 in TMA's 16-byte units, issue 28), each beside its defaults.
 kernels=$("$cli" list 2>/dev/null | awk '/^[a-z_0-9]+ /{print $1}')
+extra="gemm_blackwell_mx@fmt=mxfp4 gemm_blackwell_mx@fmt=nvfp4 gemm_blackwell_mx@fmt=mxfp6 gemm_blackwell_mx@fmt=mxfp6_e3m2 gemm_blackwell_mx@fmt=mxfp8_mxfp4"
 if wanted examples; then
-  for k in $kernels; do
-    step "example-$k" 60 "$cli" run "$k" --backend gpu || continue
+  for k in $kernels $extra; do
+    sets=()
+    [ "${k#*@}" = "$k" ] || sets=(--set "${k#*@}")
+    step "example-$k" 60 "$cli" run "${k%%@*}" "${sets[@]}" --backend gpu || continue
     ms=$(sed -n 's/.*: \([0-9.]*\) ms$/\1/p' "$log" | head -1)
     case $rc in
       0) record "example-$k" pass "$step_s" "${ms} ms, $(grep -a -c 'verdict: correct' "$log")/2 comparisons exact" ;;

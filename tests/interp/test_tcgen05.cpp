@@ -665,7 +665,9 @@ mx_checked mx_check_everywhere(mx_case z, std::uint64_t seed) {
 template <class... Wrong>
 void mx_wrong_references_fail(std::int64_t fmt, std::uint64_t seed, Wrong... wrong) {
   const mx_case z{128, 128, 256, fmt, 0};
-  auto [k, in] = mx_kernel(z, seed);
+  const auto made = mx_kernel(z, seed);  // named members, not a structured binding: clang 14 captures none in a lambda
+  auto const& k = made.first;
+  auto const& in = made.second;
   auto const& e = registry::global().find("gemm_blackwell_mx");
   const auto vals = registry::resolve(e, {{"M", 128}, {"N", 128}, {"K", 256}, {"fmt", fmt}});
   const auto r = interp::run(k, in);

@@ -1,4 +1,4 @@
-// expect: tcgen05_mma: an fp8 operand pairs only with an fp8 one \(e4m3 or e5m2; tcgen05 also e2m3 or e3m2\), but A is e4m3 and B is bf16
+// expect: tcgen05_mma: an fp8 operand pairs only with an fp8 one \(e4m3 or e5m2; tcgen05 also e2m3, e3m2 or e2m1\), but A is e4m3 and B is bf16
 // e4m3 A against a bf16 B: kind::f8f6f4 takes e4m3 and e5m2 in any pairing, kind::f16 no 8-bit type.
 #include <stagecraft/stagecraft.hpp>
 using namespace stagecraft;

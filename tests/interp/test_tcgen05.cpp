@@ -887,5 +887,5 @@ TEST_CASE("block-scaled tcgen05_mma in hand-built IR: scales that are not u8, or
   auto it = std::find_if(bf.stmts.begin(), bf.stmts.end(), [](ir::Stmt const& s) { return s.op == ir::StmtOp::tcgen05_mma; });
   it->flag = true;
   it->refs.insert(it->refs.begin() + 3, {it->refs[0], it->refs[0]});
-  CHECK_THROWS_WITH(ir::verify(bf), Contains("(tcgen05_mma): block scaling is modelled for e4m3, e5m2, e2m3 and e3m2 operands with ue8m0 (u8) scales (kind::mxf8f6f4"));
+  CHECK_THROWS_WITH(ir::verify(bf), Contains("(tcgen05_mma): block scaling is modelled for e4m3, e5m2, e2m3, e3m2 and e2m1 operands with ue8m0 (u8) scales (kind::mxf8f6f4"));
 }

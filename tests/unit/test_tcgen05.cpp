@@ -452,7 +452,7 @@ TEST_CASE("tcgen05 plan: an fp8 operand with a non-fp8 one is a verifier error n
   mixed.allocs[2].shape = {128, 64};
   mixed.refs[static_cast<std::size_t>(the_mma(mixed).refs[2])].shape = {128, 64};
   CHECK_THROWS_WITH(ir::verify(mixed), Contains("kernel 'f8'") &&
-                                           Contains("(tcgen05_mma): an fp8 operand pairs only with an fp8 one (e4m3 or e5m2; tcgen05 also e2m3 or e3m2), but A is e4m3 and B is bf16"));
+                                           Contains("(tcgen05_mma): an fp8 operand pairs only with an fp8 one (e4m3 or e5m2; tcgen05 also e2m3, e3m2 or e2m1), but A is e4m3 and B is bf16"));
 }
 
 // ---- kind::i8 (s8 / u8 into s32) ------------------------------------------------------------------

@@ -64,7 +64,7 @@ plan plan_of(Kernel const& k, Stmt const& s) {
   p.a_type = k.allocs[k.refs[s.refs[1]].id].dtype;
   p.b_type = k.allocs[k.refs[s.refs[2]].id].dtype;
   if (dtype_is_f8f6f4(p.a_type) != dtype_is_f8f6f4(p.b_type))
-    fail(fmt::format("an fp8 operand pairs only with an fp8 one (e4m3 or e5m2; tcgen05 also e2m3 or e3m2), but A is {} and B is {}", dtype_name(p.a_type),
+    fail(fmt::format("an fp8 operand pairs only with an fp8 one (e4m3 or e5m2; tcgen05 also e2m3, e3m2 or e2m1), but A is {} and B is {}", dtype_name(p.a_type),
                      dtype_name(p.b_type)));
   if (dtype_is_int8(p.a_type) != dtype_is_int8(p.b_type))
     fail(fmt::format("an 8-bit integer operand pairs only with an 8-bit integer one (i8 or u8), but A is {} and B is {}", dtype_name(p.a_type),
@@ -82,14 +82,14 @@ plan plan_of(Kernel const& k, Stmt const& s) {
     if (fp4) p.kind = sf == DType::ue4m3 ? Kind::mxf4nvf4 : Kind::mxf4;
     else if (p.kind == Kind::f8f6f4 && sf != DType::ue4m3) p.kind = Kind::mxf8f6f4;
     else
-      fail(fmt::format("block scaling is modelled for e4m3, e5m2, e2m3 and e3m2 operands with ue8m0 (u8) scales (kind::mxf8f6f4, one per 32 of K) and for "
+      fail(fmt::format("block scaling is modelled for e4m3, e5m2, e2m3, e3m2 and e2m1 operands with ue8m0 (u8) scales (kind::mxf8f6f4, one per 32 of K) and for "
                        "e2m1x2 operands with ue8m0 (u8) scales (kind::mxf4, one per 32 of K) or ue4m3 scales (kind::mxf4nvf4, one per 16 of K), "
                        "but A is {}, B is {} and the scales are {}",
                        dtype_name(p.a_type), dtype_name(p.b_type), dtype_name(sf)));
     p.scale_vec = scale_vec_of(p.kind);
   }
   if (ab_format(p.kind, p.a_type) < 0 || ab_format(p.kind, p.b_type) < 0)
-    fail(fmt::format("the kinds modelled take f16, bf16 (kind::f16), f32 read as tf32 (kind::tf32), e4m3/e5m2/e2m3/e3m2 (kind::f8f6f4), i8/u8 "
+    fail(fmt::format("the kinds modelled take f16, bf16 (kind::f16), f32 read as tf32 (kind::tf32), e4m3/e5m2/e2m3/e3m2/e2m1 (kind::f8f6f4), i8/u8 "
                      "(kind::i8) or, block-scaled, e2m1x2 (kind::mxf4, kind::mxf4nvf4), but A and B are {}",
                      dtype_name(p.b_type)));
   const bool sub_byte = dtype_is_unit_packed(p.a_type) || dtype_is_unit_packed(p.b_type);

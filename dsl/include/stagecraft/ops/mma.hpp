@@ -45,7 +45,7 @@ constexpr bool check_mma_operands() {
     return false;
   } else if constexpr (Fp8 && a_fp8 != b_fp8) {
     STAGECRAFT_ERROR("an fp8 operand pairs only with an fp8 one",
-                     Op << ": an fp8 operand pairs only with an fp8 one (e4m3 or e5m2" << (Fp4 ? "; tcgen05 also e2m3 or e3m2" : "")
+                     Op << ": an fp8 operand pairs only with an fp8 one (e4m3 or e5m2" << (Fp4 ? "; tcgen05 also e2m3, e3m2 or e2m1" : "")
                         << "), but A is " << dtype_name<AD>() << " and B is " << dtype_name<BD>());
     return false;
   } else if constexpr (a_int8 != b_int8) {
@@ -454,13 +454,13 @@ auto tcgen05_mma_scaled(src_loc loc, Acc const& acc, A const& a, B const& b, blo
                                                                                                           << " and sfb " << dtype_name<typename SB::dtype_t>());
     return stmt<>{};
   } else if constexpr (kind_of<A> == operand_kind::tmem || !requires { A::dtype_t::code; } || !requires { B::dtype_t::code; }) {
-    STAGECRAFT_ERROR("a block-scaled tcgen05_mma reads A and B from SMEM (e4m3/e5m2/e2m3/e3m2: kind::mxf8f6f4; e2m1x2: kind::mxf4, kind::mxf4nvf4)",
-                     "tcgen05_mma with block_scale: reads A and B from SMEM (e4m3/e5m2/e2m3/e3m2: kind::mxf8f6f4; e2m1x2: kind::mxf4, kind::mxf4nvf4)");
+    STAGECRAFT_ERROR("a block-scaled tcgen05_mma reads A and B from SMEM (e4m3/e5m2/e2m3/e3m2/e2m1: kind::mxf8f6f4; e2m1x2: kind::mxf4, kind::mxf4nvf4)",
+                     "tcgen05_mma with block_scale: reads A and B from SMEM (e4m3/e5m2/e2m3/e3m2/e2m1: kind::mxf8f6f4; e2m1x2: kind::mxf4, kind::mxf4nvf4)");
     return stmt<>{};
   } else if constexpr (!((ir::dtype_is_f8f6f4(A::dtype_t::code) && ir::dtype_is_f8f6f4(B::dtype_t::code) && std::is_same_v<typename SA::dtype_t, u8>) ||
                          (std::is_same_v<typename A::dtype_t, e2m1x2> && std::is_same_v<typename B::dtype_t, e2m1x2>))) {
-    STAGECRAFT_ERROR("a block-scaled tcgen05_mma reads e4m3/e5m2/e2m3/e3m2 A and B with u8 (ue8m0) scales, or e2m1x2 A and B with u8 (ue8m0) or ue4m3 scales",
-                     "tcgen05_mma with block_scale: reads e4m3/e5m2/e2m3/e3m2 A and B with u8 (ue8m0) scales (kind::mxf8f6f4), or e2m1x2 A and B with u8 "
+    STAGECRAFT_ERROR("a block-scaled tcgen05_mma reads e4m3/e5m2/e2m3/e3m2/e2m1 A and B with u8 (ue8m0) scales, or e2m1x2 A and B with u8 (ue8m0) or ue4m3 scales",
+                     "tcgen05_mma with block_scale: reads e4m3/e5m2/e2m3/e3m2/e2m1 A and B with u8 (ue8m0) scales (kind::mxf8f6f4), or e2m1x2 A and B with u8 "
                      "(ue8m0, kind::mxf4) or ue4m3 scales (kind::mxf4nvf4), but A is "
                          << dtype_name<typename A::dtype_t>() << ", B is " << dtype_name<typename B::dtype_t>() << " and the scales are "
                          << dtype_name<typename SA::dtype_t>());

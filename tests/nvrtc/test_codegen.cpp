@@ -504,3 +504,51 @@ TEST_CASE("a masked tile's loads and stores are predicated element by element on
   const auto whole = nvrtc::generate(e.build(registry::resolve(e, {{"M", 32}, {"N", 256}}))).source;
   CHECK_THAT(whole, !Contains("LL) ? static_cast<float>(p_x[") && !Contains("LL)) p_y[") && Contains("p_x[") && Contains("p_y["));
 }
+
+// The text of op #`op`'s code up to the next op's (the line holding "op #<op>" and what follows).
+static std::string op_text(std::string const& source, int op) {
+  const auto at = source.find("op #" + std::to_string(op) + ":");
+  REQUIRE(at != std::string::npos);
+  const auto begin = source.rfind('\n', at) + 1;
+  const auto next = source.find("op #" + std::to_string(op + 1), at);
+  return source.substr(begin, (next == std::string::npos ? source.size() : source.rfind('\n', next)) - begin);
+}
+
+TEST_CASE("stores that touch only their own lane's row-vector element or TMEM row meet at no barrier between them", "[codegen][tcgen05]") {
+  // op #1 and #2 are lane-private: thread `lane` writes m[lane], then reads m[lane] for l[lane].
+  // op #3 reads every lane's m (a row of the broadcast along rows), op #5 follows a store of a
+  // (128, 128) tile spread over the lanes otherwise: both meet first. op #6 reads a (128, 128)
+  // SMEM tile, whose row `lane` other lanes wrote: it meets too.
+  const auto tile = shape(128_c, 128_c);
+  auto k = lower(kernel<sm_90a>("own_rows", grid(1), threads(1_c), smem<f32>("m", shape(128_c)), smem<f32>("l", shape(128_c)), smem<f32>("t", tile),
+                                [=](auto m, auto l, auto t) {
+                                  return seq(store(m, 1.0f), store(l, load(m) * 2.0f), store(l, sum<1>(broadcast<0>(load(m), tile))),
+                                             store(t, 3.0f), store(m, 4.0f), store(l, sum<1>(load(t))));
+                                }));
+  const auto g = nvrtc::generate(k);
+  const std::string meet = "sc::wg_sync(wg);";
+  CHECK_THAT(op_text(g.source, 1), !Contains(meet));
+  CHECK_THAT(op_text(g.source, 2), !Contains(meet));
+  CHECK_THAT(op_text(g.source, 3), Contains(meet + "  // op #3"));
+  CHECK_THAT(op_text(g.source, 4), Contains(meet + "  // op #4"));
+  CHECK_THAT(op_text(g.source, 5), Contains(meet + "  // op #5"));
+  CHECK_THAT(op_text(g.source, 6), Contains(meet + "  // op #6"));
+}
+
+TEST_CASE("attention_blackwell's softmax meets at its warpgroup's barrier once per key block, before its arrival", "[codegen][tcgen05]") {
+  // m', alpha, S := exp2(...), l, P and m are each thread's own row (TMEM lane, row-vector
+  // element): no barrier between them; p_full's arrival still waits for all 128 threads' stores.
+  auto const& e = registry::global().find("attention_blackwell");
+  for (const std::int64_t tiles : {1, 2}) {
+    INFO("tiles=" << tiles);
+    const auto g = nvrtc::generate(e.build(registry::resolve(e, {{"tiles", tiles}})));
+    const auto first = g.source.find(": row statement into m_new (128)");
+    REQUIRE(first != std::string::npos);
+    const auto arrive = g.source.find(": barrier_arrive on ", first);
+    REQUIRE(arrive != std::string::npos);
+    const std::string block = g.source.substr(first, arrive - first);
+    CHECK(occurrences(block, "sc::wg_sync(wg);") == 0);
+    CHECK_THAT(block, Contains("store_tmem into S") && Contains("row statement into l (128)") && Contains("store_tmem into P"));
+    CHECK_THAT(g.source.substr(arrive, g.source.find("sc::mbar_arrive(", arrive) - arrive), Contains("sc::wg_sync(wg);"));
+  }
+}

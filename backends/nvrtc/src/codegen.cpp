@@ -1120,12 +1120,79 @@ bool emitter::may_meet(ir::StmtId id) const {
   }
 }
 
+// A (128) view of an SMEM row vector: a whole innermost row of 128 elements of a plain
+// (unswizzled, untiled) array, picked by indexing its leading dimensions. Its element i is at
+// the same offset from a multiple of 128 in every such view, so thread `lane`'s elements of two
+// views of one array are never another lane's.
+bool emitter::row_vector_ref(ir::RefId r) const {
+  auto const& ref = k_.refs[r];
+  if (ref.base != ir::RefBase::alloc || ref.shape != std::vector<std::int64_t>{128} || !ref.block.empty() || !ref.stride.empty() || ref.windowed())
+    return false;
+  auto const& al = k_.allocs[ref.id];
+  return al.kind == ir::AllocKind::smem && al.swizzle == 0 && al.tiling.empty() && !al.shape.empty() && al.shape.back() == 128 &&
+         ref.index.size() + 1 == al.shape.size();
+}
+
+// Whether value v, read at element `lane` of a (128) row (`row`) or along row `lane` of a
+// (128, C) TMEM tile (`tile`), reads only memory its thread owns.
+bool emitter::lane_private_value(ir::ValueId v, lane_ctx at) const {
+  if (v == ir::none) return true;
+  auto const& x = k_.values[v];
+  switch (x.op) {
+    case ir::ValueOp::scalar:
+    case ir::ValueOp::iota:
+    case ir::ValueOp::index: return true;  // no memory
+    case ir::ValueOp::load: return at == lane_ctx::row && row_vector_ref(x.ref);
+    case ir::ValueOp::load_tmem: return at == lane_ctx::tile && x.shape.size() == 2 && x.shape[0] == 128;
+    case ir::ValueOp::broadcast:  // a row vector spread along the tile's rows: read at `lane`
+      return at == lane_ctx::tile && x.scalar == 1 && k_.values[x.a].shape == std::vector<std::int64_t>{128} && lane_private_value(x.a, lane_ctx::row);
+    case ir::ValueOp::reduce_sum:
+    case ir::ValueOp::reduce_max:
+    case ir::ValueOp::reduce_min:  // a row of the tile folded into element `lane`
+      return at == lane_ctx::row && x.scalar == 1 && k_.values[x.a].shape.size() == 2 && k_.values[x.a].shape[0] == 128 &&
+             lane_private_value(x.a, lane_ctx::tile);
+    default:
+      if (ir::value_is_view(x.op)) return false;  // elements move
+      return lane_private_value(x.a, at) && lane_private_value(x.b, at) && lane_private_value(x.c, at);
+  }
+}
+
+// A store of a warpgroup role (lane 0..127) whose destination and reads are the thread's own:
+// into a (128) SMEM row vector at element `lane` (a generic store of 128 elements puts element i
+// on lane i; a row statement writes element `lane`), or into TMEM along row `lane`.
+bool emitter::lane_private(ir::StmtId id) const {
+  auto const& s = k_.stmts[id];
+  if (s.op != ir::StmtOp::store || one_warp_ || static_cast<ir::Reduce>(s.n) != ir::Reduce::none) return false;
+  const auto who = roles_[static_cast<std::size_t>(id)];
+  if (!who || (who & warp_roles_)) return false;
+  if (tcgen05_gen::writes_tmem(k_, s)) return k_.refs[s.refs[0]].shape.size() == 2 && lane_private_value(s.value, lane_ctx::tile);
+  return row_vector_ref(s.refs[0]) && lane_private_value(s.value, lane_ctx::row);
+}
+
+bool emitter::quiet(ir::StmtId id) const {
+  auto const& s = k_.stmts[id];
+  switch (s.op) {
+    case ir::StmtOp::barrier_wait: return true;
+    case ir::StmtOp::seq:
+    case ir::StmtOp::for_:
+    case ir::StmtOp::if_: return std::all_of(s.body.begin(), s.body.end(), [&](ir::StmtId c) { return quiet(c); });
+    default: return false;
+  }
+}
+
 // ---- statements ------------------------------------------------------------------------------
 void emitter::stmt(ir::StmtId id, int depth, std::string& out) {
   const auto begin = out.size();
   const auto outer = cur_;
   cur_ = id;
+  // A run of lane-private stores continues through barrier waits (a wait orders nothing between
+  // this warpgroup's lanes) and sequences, and through stores that take part in it; anything
+  // else may store or meet on a path the run cannot see, so the run ends before and after it.
+  auto const op = k_.stmts[id].op;
+  const bool keeps_run = op == ir::StmtOp::seq || op == ir::StmtOp::store || quiet(id);
+  if (!keeps_run) private_run_ = false;
   emit(id, depth, out);
+  if (!keeps_run || (op == ir::StmtOp::store && !lane_private(id))) private_run_ = false;
   cur_ = outer;
   if (k_.stmts[id].op != ir::StmtOp::seq) spans_.push_back({static_cast<int>(id), k_.stmts[id].op, begin, out.size()});
 }
@@ -1445,14 +1512,12 @@ void emitter::emit(ir::StmtId id, int depth, std::string& out) {
         // Its SMEM reads are ordinary loads: other lanes' earlier stores must be done. And each
         // warp waits only for its own tcgen05.st: the next barrier_arrive (or MMA) must start
         // with the warpgroup's barrier, whose tcgen05 fences order all four warps' stores.
-        if (dirty_) line(fmt::format("sc::wg_sync(wg);  // op #{}: an earlier store may have touched these bytes from other lanes", id));
-        dirty_ = true;
+        meet_before_store(id, line);
         tcgen05_gen::tmem_write(tc_context(), id, ind, out);
         return;
       }
       if (tcgen05_gen::reads_tmem(k_, s.value)) {
-        if (dirty_) line(fmt::format("sc::wg_sync(wg);  // op #{}: an earlier store may have touched these bytes from other lanes", id));
-        dirty_ = true;
+        meet_before_store(id, line);
         tcgen05_gen::tmem_store(tc_context(), id, ind, out);
         return;
       }
@@ -1506,8 +1571,7 @@ void emitter::emit(ir::StmtId id, int depth, std::string& out) {
       // A reduction moves as a vector only as red.global.add.v4.f32 (sm_90: no integer or
       // min/max vectors); otherwise one red per element.
       if (!aligned || (reduce_ != ir::Reduce::none && !vector_reduction(dt))) v = 1;
-      if (dirty_) line(fmt::format("sc::wg_sync(wg);  // op #{}: an earlier store may have touched these bytes from other lanes", id));
-      dirty_ = true;
+      meet_before_store(id, line);
       line(fmt::format("for (int i0 = lane * {0}; i0 < {1}; i0 += {2}) {{  // op #{3}: store, {0} element(s) per thread", v, n, 128 * v, id));
       if (v > 1 && same_width) {
         for (std::size_t l = 0; l < leaves.size(); ++l) {

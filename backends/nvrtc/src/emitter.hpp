@@ -307,6 +307,30 @@ class emitter {
   bool loop_head(ir::StmtId id, bool d) const;
   bool hoists_sync(ir::StmtId id, bool d) const;
   bool may_meet(ir::StmtId id) const;
+  // Lane-private stores need no barrier between them. In a warpgroup role, a store whose every
+  // access is to memory its own thread owns (element `lane` of a (128) SMEM row vector, row
+  // `lane` of a TMEM tile) cannot touch what another lane touched in an earlier store of that
+  // kind: FA4's softmax (m', alpha, S := exp2, l, P, m per key block, every one lane-private) met
+  // at the warpgroup's barrier before each of them, 5 bar.sync per block where the arrival after
+  // them needs one. dirty_ keeps its meaning (a store since the last barrier: an arrival or TMA
+  // issue still meets first); private_run_ says every such store was lane-private, in straight-line
+  // code since the barrier (control flow that may store ends the run: stmt()).
+  bool lane_private(ir::StmtId id) const;
+  enum class lane_ctx { row, tile };  // element `lane` of (128), or row `lane` of (128, C)
+  bool lane_private_value(ir::ValueId v, lane_ctx at) const;
+  bool row_vector_ref(ir::RefId r) const;
+  bool quiet(ir::StmtId id) const;  // only barrier waits (and control flow around them)
+  template <class Line>
+  void meet_before_store(ir::StmtId id, Line const& line) {
+    const bool own = lane_private(id);
+    if (dirty_ && !(own && private_run_)) {
+      line(fmt::format("sc::wg_sync(wg);  // op #{}: an earlier store may have touched these bytes from other lanes", id));
+      private_run_ = own;
+    } else if (!dirty_) {
+      private_run_ = own;
+    }
+    dirty_ = true;
+  }
 
   // ---- wgmma.fence -------------------------------------------------------------------------------
   // The PTX ISA asks for a wgmma.fence before the first wgmma of a warpgroup and between ordinary
@@ -558,6 +582,7 @@ class emitter {
   std::int64_t walk_rows_ = 0;
   std::map<ir::ValueId, std::string> row_hoisted_;  // broadcast row vectors computed before the walk (hoist_rows)
   bool dirty_ = false;  // a store ran since this warpgroup's last sc::wg_sync (see after())
+  bool private_run_ = false;  // every store since that barrier was lane_private (meet_before_store)
   bool one_warp_ = false;  // inside a data mover's branch, which one warp of its warpgroup runs (producer_branch)
   std::vector<ir::role_set> roles_;  // per statement: the roles that may run it (ir::stmt_roles)
   ir::role_set warp_roles_ = 0;      // the roles of one warp

@@ -19,9 +19,9 @@
 //
 //       m'  = max(m, max<1>(S) * scale)               scale = log2(e) / sqrt(D)
 //       alpha = exp2(m - m')                           (handed to the correction)
-//       S  := exp2(S * scale - broadcast<1>(m'))       in TMEM, in place (f32, S's stage)
-//       l   = l * alpha + sum<1>(S)
-//       P   = cast<bf16>(S)                            into TMEM, two to a column: P V's A
+//       E   = exp2(S * scale - broadcast<1>(m'))       (an expression, not stored)
+//       l   = l * alpha + sum<1>(E)
+//       P   = cast<bf16>(E)                            into TMEM, two to a column: P V's A
 //
 //     m, m', l and alpha are (128) row vectors in SMEM, element t read and written by thread t
 //     only (the same lane as its TMEM row);
@@ -48,8 +48,10 @@
 // per CTA as FA4 does. What FA4 does that neither does (yet): exp2 emulated on the FMA pipe for
 // part of a row, the rescale skipped while the row max moves less than a threshold, and P written
 // over S's own columns (which would let two tiles keep 128-key blocks at D = 128). Here S is read
-// from TMEM four times per block (max, exponential, sum, bf16 copy) where FA4 reads it once into
-// registers.
+// from TMEM twice per block where FA4 reads it once into registers: once for the row max, once
+// for l and P, whose two statements the code generator runs as one pass over the row with E
+// computed once per element (tcgen05.cpp, fused_rows). Before, S := exp2(...) was written back
+// to TMEM and read again for l and for P: four reads and two writes of the row per block.
 #pragma once
 #include <string>
 
@@ -65,15 +67,16 @@ inline constexpr long long BQ = 128, BK = 128, STAGES = 2, S_STAGES = 2;
 // The softmax of one key block on a query tile's S in TMEM (thread t: row t), the online softmax
 // of attention_common.hpp with S, P in TMEM and m, m', l, alpha (128) row vectors in SMEM:
 //   m' = max(m, max<1>(S) * scale);  [P V(j - 1) complete]  alpha = exp2(m - m');
-//   S := exp2(S * scale - m');  l = l * alpha + sum<1>(S);  P = cast<bf16>(S);  m = m'
-// then p_full: S taken, P and alpha written. `mask` rewrites the scores where S is read.
+//   E = exp2(S * scale - m');  l = l * alpha + sum<1>(E);  P = cast<bf16>(E);  m = m'
+// then p_full: S taken, P and alpha written. `mask` rewrites the scores where S is read. l and
+// P are consecutive statements reading S alone: one pass over the row, E computed once.
 template <class J, class SFull, class SView, class PView, class Row, class PFree, class PFull, class Mask, class Tile>
 auto softmax_step(J j, SFull const& s_full, SView const& s, PView const& p, Row const& m, Row const& mn, Row const& l, Row const& alpha,
                   PFree const& p_free, PFull const& p_full, Mask const& mask, float scale, Tile const& s_tile) {
+  auto e = exp2(mask(async_load_tmem(s)) * scale - broadcast<1>(load(mn), s_tile));  // (128, BK): the block's exponentials
   return seq(barrier_wait(s_full), store(mn, max(load(m), max<1>(mask(async_load_tmem(s))) * scale)),
              if_(j > 0_c, barrier_wait(p_free)),  // P V(j - 1) is complete: P and alpha are free
-             store(alpha, exp2(load(m) - load(mn))), store_tmem(s, exp2(mask(async_load_tmem(s)) * scale - broadcast<1>(load(mn), s_tile))),
-             store(l, load(l) * load(alpha) + sum<1>(async_load_tmem(s))), store_tmem(p, cast<bf16>(async_load_tmem(s))), store(m, load(mn)),
+             store(alpha, exp2(load(m) - load(mn))), store(l, load(l) * load(alpha) + sum<1>(e)), store_tmem(p, cast<bf16>(e)), store(m, load(mn)),
              barrier_arrive(p_full));
 }
 

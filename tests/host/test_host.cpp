@@ -24,6 +24,7 @@
 #include "../interp/tile_ops_kernels.hpp"
 #include "../interp/nan_fill_kernels.hpp"
 #include "../interp/ragged_kernels.hpp"
+#include "../interp/tmem_rows_kernels.hpp"
 #include "../interp/atomic_kernels.hpp"
 #include "../interp/clc_kernels.hpp"
 #include "../interp/reduce_kernels.hpp"
@@ -831,6 +832,17 @@ TEST_CASE("host: an i32 tile stored into TMEM and loaded back keeps its integers
   REQUIRE(ir.ok());
   CHECK(first_difference(k, ir.buffers, expected).empty());
   check_schedules(k, inputs, expected, "the reference");
+}
+
+// Row statements the generator runs as one pass over the row (and those it keeps apart because a
+// later one reads what an earlier one wrote): bit for bit the interpreter's, folds included.
+TEST_CASE("host: fused row statements over TMEM equal the interpreter bit for bit", "[host][tensor_core]") {
+  const auto k = testing::tmem_rows::kernel();
+  const auto inputs = random_inputs(k, input_seed);
+  const auto ir = interp::run(k, inputs, {.schedule = interp::policy::eager});
+  INFO((ir.ok() ? "" : ir.diagnostics.front().message));
+  REQUIRE(ir.ok());
+  check_schedules(k, inputs, ir.buffers, "the interpreter");
 }
 
 // Attention adds RS wgmma (P * V with P from S's accumulator registers). Its row sums differ from

@@ -9,6 +9,7 @@
 
 #include "../interp/row_state_kernels.hpp"
 #include "../interp/tile_ops_kernels.hpp"
+#include "../interp/tmem_rows_kernels.hpp"
 
 using namespace stagecraft;
 using Catch::Matchers::Contains;
@@ -548,7 +549,27 @@ TEST_CASE("attention_blackwell's softmax meets at its warpgroup's barrier once p
     REQUIRE(arrive != std::string::npos);
     const std::string block = g.source.substr(first, arrive - first);
     CHECK(occurrences(block, "sc::wg_sync(wg);") == 0);
-    CHECK_THAT(block, Contains("store_tmem into S") && Contains("row statement into l (128)") && Contains("store_tmem into P"));
+    // S is read twice per block: for the row max, then once for l and P together, whose
+    // exponential is computed once per element (two per pair of columns), and P is the one write.
+    CHECK_THAT(block, Contains("2 row statements in one pass over the row"));
+    CHECK(occurrences(block, "sc::tmem_ld_32x32b_x32(") == 2);
+    CHECK(occurrences(block, "sc::tmem_st_32x32b_x") == 1);
+    CHECK(occurrences(block, "exp2(") == 3);  // alpha's, and E's at columns 2u and 2u + 1
     CHECK_THAT(g.source.substr(arrive, g.source.find("sc::mbar_arrive(", arrive) - arrive), Contains("sc::wg_sync(wg);"));
   }
+}
+
+TEST_CASE("consecutive row statements over the same TMEM tiles run as one pass over the row, and a run stops at what an earlier statement wrote",
+          "[codegen][tcgen05]") {
+  const auto g = nvrtc::generate(testing::tmem_rows::kernel());
+  // #2 and #3 each alone (#3 reads the a #2 writes), #4 alone from #3 (it reads the t #3 writes)
+  CHECK_THAT(g.source, Contains("op #2: row statement into a (128)") && Contains("op #3: store_tmem into t (128, 64)"));
+  CHECK_THAT(g.source, Contains("ops #4-#6: 3 row statements in one pass over the row"));
+  const auto pass = g.source.find("ops #4-#6");
+  const std::string text = g.source.substr(pass, g.source.find("op #7", pass) - pass);
+  CHECK(occurrences(text, "sc::tmem_ld_32x32b_x32(") == 1);  // t, once per 32 columns, for all three
+  CHECK(occurrences(text, "sc::tmem_st_32x32b_x32(") == 1);  // u
+  CHECK(occurrences(text, "exp2(") == 2);                    // exp2(t), once per element of the pair
+  // the row vectors after the pass, in statement order (#6's a reads the a #2 wrote)
+  CHECK(text.find("// op #4\n") < text.find("// op #6\n"));
 }

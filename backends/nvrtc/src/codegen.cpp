@@ -1203,6 +1203,20 @@ void emitter::emit_seq(ir::Stmt const& s, int depth, std::string& out) {
     return !elected_ && (x.op == ir::StmtOp::tcgen05_mma || x.op == ir::StmtOp::tcgen05_commit_arrive || x.op == ir::StmtOp::tcgen05_cp);
   };
   for (std::size_t i = 0; i < s.body.size();) {
+    if (const std::size_t n = tc_ ? tcgen05_gen::row_run(k_, s.body, i, [&](ir::StmtId id) { return lane_private(id); }) : 0; n >= 2) {
+      // Row statements over the same TMEM tiles: one pass over the row (tcgen05.cpp, fused_rows).
+      const std::vector<ir::StmtId> ids(s.body.begin() + static_cast<std::ptrdiff_t>(i), s.body.begin() + static_cast<std::ptrdiff_t>(i + n));
+      const std::string ind(static_cast<std::size_t>(depth) * 2, ' ');
+      const auto begin = out.size();
+      const auto outer = cur_;
+      cur_ = ids.front();
+      for (auto id : ids) meet_before_store(id, [&](std::string const& t) { out += ind + t + "\n"; });
+      tcgen05_gen::fused_rows(tc_context(), ids, ind, out);
+      for (auto id : ids) spans_.push_back({static_cast<int>(id), ir::StmtOp::store, begin, out.size()});
+      cur_ = outer;
+      i += n;
+      continue;
+    }
     if (const std::size_t n = shared_a8_run(s.body, i); n >= 2) {
       // One gather of 8-bit A for the run (shuffles are collectives the compiler does not
       // merge), in the seq's scope, before the first wgmma's block.

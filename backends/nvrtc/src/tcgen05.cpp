@@ -23,6 +23,10 @@
 #include "tcgen05.hpp"
 
 #include <algorithm>
+#include <array>
+#include <functional>
+#include <optional>
+#include <set>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -665,6 +669,290 @@ void tmem_write(context const& c, ir::StmtId id, std::string const& ind, std::st
   line("  }");
   line("  sc::tmem_st_wait();  // before any barrier that orders the stores before an MMA reading them");
   line("}");
+  rs.done();
+}
+
+
+// ---- fused row statements ----------------------------------------------------------------------
+// Consecutive lane-private statements that read the same (128, E) TMEM tiles, each either a
+// store_tmem along the rows or a row vector folding rows, run as one pass over the row: 32
+// columns of every tile read are loaded once per chunk, every statement takes its elements from
+// those registers, folds run beside one another, and a subexpression two of them share (the
+// softmax's exp2(S c - m') for l's sum and for P) is computed once per element. Unfused, each
+// statement read the row from TMEM again. Order is kept where it can be seen: a statement joins
+// the run only if it reads nothing an earlier one in the run writes (TMEM or row vector) and
+// writes no TMEM an earlier one touches; a fold runs from column 0 upward as before, and the row
+// vectors are assigned after the pass in statement order, as each statement assigned them after
+// its own pass.
+namespace {
+
+// A TMEM view a row pass reads: an f32 (128, E) view tcgen05.ld 32x32b takes (check_loadable's).
+bool row_readable(ir::Kernel const& k, ir::RefId rid, std::int64_t& cols) {
+  auto const& t = k.refs[rid];
+  auto const& al = k.allocs[t.id];
+  const bool whole = al.shape.size() == 2 && t.index.empty(), stage = al.shape.size() == 3 && t.index.size() == 1;
+  if (al.dtype != ir::DType::f32 || (!whole && !stage) || al.shape[al.shape.size() - 2] != 128) return false;
+  if (t.shape.size() != 2 || t.shape[0] != 128) return false;
+  if (cols == 0) cols = t.shape[1];
+  return t.shape[1] == cols;
+}
+
+struct row_member {
+  bool to_tmem = false;                 // a store_tmem (else a row vector store)
+  std::vector<ir::ValueId> tmem, loads;  // the value's leaves
+  std::vector<ir::ValueId> folds;       // row vector: its reductions of TMEM tiles
+};
+
+// Whether v (or anything under it) is a reduction.
+bool has_reduction(ir::Kernel const& k, ir::ValueId v) {
+  if (v == ir::none) return false;
+  auto const& x = k.values[v];
+  return ir::value_is_reduction(x.op) || has_reduction(k, x.a) || has_reduction(k, x.b) || has_reduction(k, x.c);
+}
+
+// The reductions of a row vector's value, each a <1> fold of a TMEM-reading (128, cols) value
+// with no reduction inside; false where the value has another kind.
+bool row_folds(ir::Kernel const& k, ir::ValueId v, std::int64_t cols, std::vector<ir::ValueId>& folds) {
+  if (v == ir::none) return true;
+  auto const& x = k.values[v];
+  if (ir::value_is_reduction(x.op)) {
+    auto const& in = k.values[x.a].shape;
+    if (x.scalar != 1 || x.dtype != ir::DType::f32 || in != std::vector<std::int64_t>{128, cols} || !reads_tmem(k, x.a) || has_reduction(k, x.a)) return false;
+    folds.push_back(v);
+    return true;
+  }
+  return row_folds(k, x.a, cols, folds) && row_folds(k, x.b, cols, folds) && row_folds(k, x.c, cols, folds);
+}
+
+std::optional<row_member> row_member_of(ir::Kernel const& k, ir::StmtId id, std::int64_t& cols) {
+  auto const& s = k.stmts[id];
+  if (s.op != ir::StmtOp::store || !reads_tmem(k, s.value)) return std::nullopt;
+  row_member m;
+  leaves(k, s.value, m.tmem, m.loads);
+  for (auto l : m.tmem)
+    if (!row_readable(k, k.values[l].ref, cols)) return std::nullopt;
+  if (cols % 32 != 0) return std::nullopt;
+  auto const& dst = k.refs[s.refs[0]];
+  if (writes_tmem(k, s)) {
+    auto const& al = k.allocs[dst.id];
+    const int bits = ir::dtype_bits(al.dtype);
+    if ((bits != 32 && bits != 16) || dst.shape.size() != 2 || dst.shape[1] != cols || has_reduction(k, s.value)) return std::nullopt;
+    m.to_tmem = true;
+    return m;
+  }
+  if (dst.shape != std::vector<std::int64_t>{128} || !row_folds(k, s.value, cols, m.folds) || m.folds.empty()) return std::nullopt;
+  return m;
+}
+
+// A structural key of a value (two values with one key compute the same element): lowering
+// gives every use of an expression its own ids.
+std::string value_key(ir::Kernel const& k, ir::ValueId v, std::map<ir::ValueId, std::string>& memo) {
+  if (v == ir::none) return "-";
+  if (auto m = memo.find(v); m != memo.end()) return m->second;
+  auto const& x = k.values[v];
+  std::string key = fmt::format("{}:{}:{}:{}:{}", static_cast<int>(x.op), static_cast<int>(x.dtype), fmt::join(x.shape, ","), x.scalar, x.index);
+  if (x.ref != ir::none) {
+    auto const& r = k.refs[x.ref];
+    ir::RefId first = x.ref;  // the first equal view names it
+    for (ir::RefId o = 0; o < x.ref; ++o)
+      if (k.refs[o] == r) {
+        first = o;
+        break;
+      }
+    key += fmt::format("@{}", first);
+  }
+  key += "(" + value_key(k, x.a, memo) + "," + value_key(k, x.b, memo) + "," + value_key(k, x.c, memo) + ")";
+  return memo[v] = key;
+}
+
+bool trivial(ir::ValueOp op) {
+  return op == ir::ValueOp::load || op == ir::ValueOp::load_tmem || op == ir::ValueOp::scalar || op == ir::ValueOp::iota || op == ir::ValueOp::index;
+}
+
+}  // namespace
+
+std::size_t row_run(ir::Kernel const& k, std::vector<ir::StmtId> const& body, std::size_t first, std::function<bool(ir::StmtId)> const& lane_private) {
+  std::int64_t cols = 0;
+  std::set<int> tmem_read, tmem_written, rows_written;
+  std::size_t n = 0;
+  for (std::size_t i = first; i < body.size(); ++i, ++n) {
+    const ir::StmtId id = body[i];
+    if (!lane_private(id)) break;
+    std::int64_t c = cols;
+    const auto m = row_member_of(k, id, c);
+    if (!m) break;
+    std::set<int> reads, smem_reads;
+    for (auto l : m->tmem) reads.insert(k.refs[k.values[l].ref].id);
+    for (auto l : m->loads) smem_reads.insert(k.refs[k.values[l].ref].id);
+    auto const& s = k.stmts[id];
+    const int dst = k.refs[s.refs[0]].id;
+    auto meets = [](std::set<int> const& a, std::set<int> const& b) { return std::any_of(a.begin(), a.end(), [&](int x) { return b.count(x) != 0; }); };
+    if (meets(reads, tmem_written) || meets(smem_reads, rows_written)) break;
+    if (m->to_tmem && (tmem_read.count(dst) || tmem_written.count(dst))) break;
+    cols = c;
+    tmem_read.insert(reads.begin(), reads.end());
+    (m->to_tmem ? tmem_written : rows_written).insert(dst);
+  }
+  return n;
+}
+
+void fused_rows(context const& c, std::vector<ir::StmtId> const& ids, std::string const& ind, std::string& out) {
+  auto const& k = c.k;
+  std::int64_t cols = 0;
+  std::vector<row_member> members;
+  for (auto id : ids) members.push_back(*row_member_of(k, id, cols));
+  row_statement rs{c, ids.front(), ind, out};
+  rs.cols = cols;
+  rs.line(fmt::format("{{  // ops #{}-#{}: {} row statements in one pass over the row, 32 columns at a time: thread `lane` owns TMEM lane `lane`", ids.front(),
+                      ids.back(), ids.size()));
+  // The tiles read, one register array per distinct view.
+  std::vector<ir::RefId> views;
+  for (auto const& m : members)
+    for (auto l : m.tmem) {
+      const ir::RefId r = k.values[l].ref;
+      auto same = std::find_if(views.begin(), views.end(), [&](ir::RefId o) { return k.refs[o] == k.refs[r]; });
+      if (same == views.end()) {
+        views.push_back(r);
+        rs.rows[r] = fmt::format("trow{}", views.size() - 1);
+      } else {
+        rs.rows[r] = rs.rows.at(*same);
+      }
+      rs.tmem.push_back(l);
+    }
+  // Per element, the values each statement computes: a store_tmem's value (its pair conversion's
+  // operand where cast<16-bit> of f32 packs two at once), a row vector's folded operands.
+  std::vector<ir::ValueId> roots;
+  std::vector<bool> pair_cvt(ids.size(), false);
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    auto const& s = k.stmts[ids[i]];
+    rs.find_iotas(s.value);
+    rs.hoist_rows(s.value);  // row vectors spread along the rows: element `lane`, read once before the pass
+    if (members[i].to_tmem) {
+      auto const& val = k.values[s.value];
+      const auto dt = k.allocs[k.refs[s.refs[0]].id].dtype;
+      pair_cvt[i] = ir::dtype_bits(dt) == 16 && val.op == ir::ValueOp::cast && val.dtype == dt && k.values[val.a].dtype == ir::DType::f32;
+      roots.push_back(pair_cvt[i] ? val.a : s.value);
+    } else {
+      for (auto f : members[i].folds) roots.push_back(k.values[f].a);
+    }
+  }
+  // Subexpressions computed by more than one statement (or twice in one): a temporary each,
+  // innermost first. The hoisted row vectors are already registers.
+  // A node is one where it occurs more often than the node around it (inside a shared
+  // exp2(x), x is computed once with it); post-order, so inner ones are declared first.
+  std::map<ir::ValueId, std::string> keys;
+  std::map<std::string, int> seen;
+  std::function<void(ir::ValueId)> count = [&](ir::ValueId v) {
+    if (v == ir::none || c.leaf_override.count(v) || trivial(k.values[v].op)) return;
+    ++seen[value_key(k, v, keys)];
+    for (auto ch : {k.values[v].a, k.values[v].b, k.values[v].c}) count(ch);
+  };
+  for (auto r : roots) count(r);
+  std::vector<ir::ValueId> shared;
+  std::set<std::string> named;
+  std::function<void(ir::ValueId, int)> pick = [&](ir::ValueId v, int around) {
+    if (v == ir::none || c.leaf_override.count(v) || trivial(k.values[v].op)) return;
+    const std::string& key = keys.at(v);
+    const int n = seen.at(key);
+    for (auto ch : {k.values[v].a, k.values[v].b, k.values[v].c}) pick(ch, n);
+    if (n > 1 && n > around && named.insert(key).second) shared.push_back(v);
+  };
+  for (auto r : roots) pick(r, 1);
+  std::vector<std::string> folds;  // per statement's reductions: its register
+  for (std::size_t i = 0; i < ids.size(); ++i)
+    for (auto f : members[i].folds) {
+      auto const& x = k.values[f];
+      const std::string r = fmt::format("rowred{}", f);
+      rs.line(fmt::format("  float {} = {};  // {}<1> of the row (op #{})", r, x.op == ir::ValueOp::reduce_sum ? "-0.0f" : "__int_as_float(0x7fc00000)",
+                          ir::value_op_name(x.op), ids[i]));
+    }
+  for (std::size_t i = 0; i < ids.size(); ++i)
+    if (members[i].to_tmem)
+      rs.line(fmt::format("  const unsigned row_addr{} = {} + (static_cast<unsigned>(lane / 32 * 32) << 16);  // op #{}", i,
+                          tmem_address(c, k.stmts[ids[i]].refs[0]), ids[i]));
+  rs.line("  #pragma unroll 1");
+  rs.line(fmt::format("  for (int c0 = 0; c0 < {}; c0 += 32) {{", cols));
+  for (std::size_t v = 0; v < views.size(); ++v)
+    rs.line(fmt::format("    float trow{0}[32];\n{1}    sc::tmem_ld_32x32b_x32({2} + (static_cast<unsigned>(lane / 32 * 32) << 16) + static_cast<unsigned>(c0), trow{0});",
+                        v, ind, tmem_address(c, views[v])));
+  for (std::size_t i = 0; i < ids.size(); ++i)
+    if (members[i].to_tmem) rs.line(fmt::format("    unsigned tr{}[{}];", i, 32 * ir::dtype_bits(k.allocs[k.refs[k.stmts[ids[i]].refs[0]].id].dtype) / 32));
+  rs.line("    #pragma unroll");
+  rs.line("    for (int u = 0; u < 16; ++u) {  // columns c0 + 2u and c0 + 2u + 1");
+  rs.line(fmt::format("      const long long f0 = static_cast<long long>(lane) * {} + c0 + 2 * u, f1 = f0 + 1;", cols));
+  rs.line("      (void)f0;\n" + ind + "      (void)f1;");
+  // Each element's temporaries and statement values, element 0 of the pair, then element 1.
+  std::vector<std::array<std::string, 2>> at(ids.size());                  // store_tmem: its value
+  std::vector<std::vector<std::array<std::string, 2>>> fold_at(ids.size());  // row vector: each fold's operand
+  for (int e = 0; e < 2; ++e) {
+    const std::string j = fmt::format("2 * u + {}", e), f = fmt::format("f{}", e);
+    rs.at(j, fmt::format("(c0 + {})", j));
+    for (auto v : shared) {
+      const std::string name = fmt::format("cse{}_{}", v, e);
+      rs.line(fmt::format("      const auto {} = {};", name, c.value(v, f)));
+      for (auto const& [w, key] : keys)
+        if (key == keys.at(v)) c.leaf_override[w] = name;
+    }
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      auto const& s = k.stmts[ids[i]];
+      if (members[i].to_tmem) {
+        at[i][static_cast<std::size_t>(e)] = c.value(pair_cvt[i] ? k.values[s.value].a : s.value, f);
+      } else {
+        fold_at[i].resize(members[i].folds.size());
+        for (std::size_t r = 0; r < members[i].folds.size(); ++r) fold_at[i][r][static_cast<std::size_t>(e)] = c.value(k.values[members[i].folds[r]].a, f);
+      }
+    }
+    for (auto const& wk : keys)  // (not a structured binding: clang 14 captures none in a lambda)
+      if (named.count(wk.second)) c.leaf_override.erase(wk.first);
+  }
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    auto const& s = k.stmts[ids[i]];
+    if (members[i].to_tmem) {
+      const auto dt = k.allocs[k.refs[s.refs[0]].id].dtype;
+      auto bits = [&](std::string const& v) {
+        return dt == ir::DType::f32 ? fmt::format("__float_as_uint({})", v) : fmt::format("static_cast<unsigned>({})", c.store_conv(dt, v));
+      };
+      if (ir::dtype_bits(dt) == 32) {
+        rs.line(fmt::format("      tr{}[2 * u] = {};", i, bits(at[i][0])));
+        rs.line(fmt::format("      tr{}[2 * u + 1] = {};", i, bits(at[i][1])));
+      } else if (pair_cvt[i]) {
+        rs.line(fmt::format("      tr{}[u] = sc::f32x2_to_{}x2({}, {});", i, ir::dtype_name(dt), at[i][0], at[i][1]));
+      } else {
+        rs.line(fmt::format("      tr{}[u] = {} | {} << 16;", i, bits(at[i][0]), bits(at[i][1])));
+      }
+    } else {
+      for (std::size_t r = 0; r < members[i].folds.size(); ++r) {
+        const ir::ValueId f = members[i].folds[r];
+        const auto op = k.values[f].op;
+        const char* fold = op == ir::ValueOp::reduce_sum ? "{0} = {0} + {1};" : op == ir::ValueOp::reduce_max ? "{0} = fmaxf({0}, {1});" : "{0} = fminf({0}, {1});";
+        for (int e = 0; e < 2; ++e)
+          rs.line("      " + fmt::format(fmt::runtime(fold), fmt::format("rowred{}", f), fold_at[i][r][static_cast<std::size_t>(e)]));
+      }
+    }
+  }
+  rs.line("    }");
+  for (std::size_t i = 0; i < ids.size(); ++i)
+    if (members[i].to_tmem) {
+      const int per = 32 / ir::dtype_bits(k.allocs[k.refs[k.stmts[ids[i]].refs[0]].id].dtype);
+      rs.line(fmt::format("    sc::tmem_st_32x32b_x{0}(row_addr{1} + static_cast<unsigned>(c0 / {2}), tr{1});", 32 / per, i, per));
+    }
+  rs.line("  }");
+  if (std::any_of(members.begin(), members.end(), [](row_member const& m) { return m.to_tmem; }))
+    rs.line("  sc::tmem_st_wait();  // before any barrier that orders the stores before an MMA reading them");
+  // The row vectors, in statement order, from their folds.
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (members[i].to_tmem) continue;
+    auto const& s = k.stmts[ids[i]];
+    for (auto f : members[i].folds) {
+      c.leaf_override[f] = fmt::format("rowred{}", f);
+      rs.folded.push_back(f);
+    }
+    auto const& r = k.refs[s.refs[0]];
+    const auto dt = r.base == ir::RefBase::param ? k.params[r.id].dtype : k.allocs[r.id].dtype;
+    rs.line("  " + c.assign(s.refs[0], "static_cast<long long>(lane)", c.store_conv(dt, c.value(s.value, "static_cast<long long>(lane)"))) + "  // op #" +
+            std::to_string(ids[i]));
+  }
+  rs.line("}");
   rs.done();
 }
 

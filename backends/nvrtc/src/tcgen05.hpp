@@ -121,5 +121,10 @@ void tmem_store(context const& c, ir::StmtId id, std::string const& ind, std::st
 // Whether s is a store_tmem (a store into TMEM): tcgen05.st, written by tmem_write.
 bool writes_tmem(ir::Kernel const& k, ir::Stmt const& s);
 void tmem_write(context const& c, ir::StmtId id, std::string const& ind, std::string& out);
+// How many statements of `body` from `first` on run as one pass over their rows (fused_rows):
+// each lane-private, each a store_tmem or a row vector reading the same (128, E) f32 TMEM tiles,
+// none reading what an earlier one of the run writes. Fused where it is 2 or more.
+std::size_t row_run(ir::Kernel const& k, std::vector<ir::StmtId> const& body, std::size_t first, std::function<bool(ir::StmtId)> const& lane_private);
+void fused_rows(context const& c, std::vector<ir::StmtId> const& ids, std::string const& ind, std::string& out);
 
 }  // namespace stagecraft::nvrtc::tcgen05_gen

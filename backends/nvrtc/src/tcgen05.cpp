@@ -736,7 +736,7 @@ std::optional<row_member> row_member_of(ir::Kernel const& k, ir::StmtId id, std:
   if (writes_tmem(k, s)) {
     auto const& al = k.allocs[dst.id];
     const int bits = ir::dtype_bits(al.dtype);
-    if ((bits != 32 && bits != 16) || dst.shape.size() != 2 || dst.shape[1] != cols || has_reduction(k, s.value)) return std::nullopt;
+    if ((bits != 32 && bits != 16) || dst.shape.size() != 2 || dst.shape[0] != 128 || dst.shape[1] != cols || has_reduction(k, s.value)) return std::nullopt;
     m.to_tmem = true;
     return m;
   }

@@ -1301,6 +1301,15 @@ TEST_CASE("host: fast math mode runs the approx primitives and contraction, with
     rs::reference(want, rs::sum_by_quad);
     cases.push_back({"online_softmax", k, in, want});
   }
+  {
+    // Row passes over TMEM: in fast math their f32 arithmetic is pairs (FFMA2, FADD2, FMUL2)
+    // and a row sum two interleaved halves; the reference is the exact interpreter's run.
+    const auto k = testing::tmem_rows::kernel();
+    const auto in = random_inputs(k, input_seed);
+    const auto exact = interp::run(k, in, {.schedule = interp::policy::eager});
+    REQUIRE(exact.ok());
+    cases.push_back({"tmem_rows", k, in, exact.buffers});
+  }
   bool any_differs = false;
   for (auto const& c : cases) {
     INFO("kernel " << c.name);

@@ -8,9 +8,10 @@
 namespace stagecraft::testing::tmem_rows {
 
 // op #1 fills t from x. #2 a = max<1>(t) and #3 t := t - a stay apart (#3 reads a, which #2
-// writes); #4 b = sum<1>(exp2(t)) reads the t #3 writes, so a run starts there: #4, #5
-// u := exp2(t) * 2 and #6 a = a + min<1>(t) are one pass, exp2(t) computed once per element.
-// Then y = u, and a, b out through GMEM.
+// writes); #4 b = sum<1>(exp2(t - 1/4) + 1) reads the t #3 writes, so a run starts there: #4,
+// #5 u := (exp2(t - 1/4) * 2 - t) / 2 and #6 a = a + min<1>(1 - t / 2) are one pass, exp2(t - 1/4)
+// computed once per element. In fast math their adds, subtracts, multiplies and multiply-adds
+// (either operand the product) are the f32x2 pair instructions. Then y = u, a and b out.
 inline auto kernel() {
   const auto tile = shape(128_c, 64_c);
   return lower(stagecraft::kernel<sm_100a>(
@@ -20,8 +21,9 @@ inline auto kernel() {
         auto whole = [&](auto g) { return g.tile(tile, 0_c, 0_c); };
         auto row = [&](auto g) { return g.tile(shape(128_c), 0_c); };
         return seq(store_tmem(t, load(whole(x))), store(a, max<1>(async_load_tmem(t))), store_tmem(t, async_load_tmem(t) - broadcast<1>(load(a), tile)),
-                   store(b, sum<1>(exp2(async_load_tmem(t)))), store_tmem(u, exp2(async_load_tmem(t)) * 2.0f),
-                   store(a, load(a) + min<1>(async_load_tmem(t))), store(whole(y), async_load_tmem(u)), store(row(ra), load(a)),
+                   store(b, sum<1>(exp2(async_load_tmem(t) - 0.25f) + 1.0f)),
+                   store_tmem(u, (exp2(async_load_tmem(t) - 0.25f) * 2.0f - async_load_tmem(t)) * 0.5f),
+                   store(a, load(a) + min<1>(1.0f - async_load_tmem(t) * 0.5f)), store(whole(y), async_load_tmem(u)), store(row(ra), load(a)),
                    store(row(rb), load(b)), tmem_dealloc(t), tmem_dealloc(u));
       }));
 }

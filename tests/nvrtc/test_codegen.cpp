@@ -572,4 +572,26 @@ TEST_CASE("consecutive row statements over the same TMEM tiles run as one pass o
   CHECK(occurrences(text, "exp2(") == 2);                    // exp2(t), once per element of the pair
   // the row vectors after the pass, in statement order (#6's a reads the a #2 wrote)
   CHECK(text.find("// op #4\n") < text.find("// op #6\n"));
+  CHECK_THAT(text, !Contains("sc::fma2(") && !Contains("sc::add2("));  // exact math: one element at a time
+}
+
+TEST_CASE("in fast math a row pass computes its f32 arithmetic on column pairs: FFMA2, FADD2, FMUL2, and a row sum in two halves",
+          "[codegen][tcgen05][fastmath]") {
+  const auto g = nvrtc::generate(testing::tmem_rows::kernel(), {.math = ir::math_mode::fast});
+  const auto pass = g.source.find("ops #4-#6");
+  REQUIRE(pass != std::string::npos);
+  const std::string text = g.source.substr(pass, g.source.find("op #7", pass) - pass);
+  // t - 1/4 and + 1 (add2), e * 2 - t and 1 - t / 2 (fma2, the product either operand), (...) / 2 (mul2)
+  CHECK(occurrences(text, "sc::add2(") == 2 + 1);  // and b's sum, the even and odd columns' halves
+  CHECK(occurrences(text, "sc::fma2(") == 2);
+  CHECK(occurrences(text, "sc::mul2(") == 1);
+  CHECK_THAT(text, Contains("(rowred") && Contains("_0 + rowred"));
+  // attention_blackwell's E = exp2(S c - m'): one FFMA2 per pair of columns, l's sum by FADD2
+  auto const& e = registry::global().find("attention_blackwell");
+  const auto a = nvrtc::generate(e.build(registry::resolve(e, {{"tiles", 1}})), {.math = ir::math_mode::fast});
+  const auto at = a.source.find("2 row statements in one pass over the row");
+  REQUIRE(at != std::string::npos);
+  const std::string softmax = a.source.substr(at, a.source.find(": barrier_arrive on ", at) - at);
+  CHECK(occurrences(softmax, "sc::fma2(") == 1);
+  CHECK(occurrences(softmax, "sc::add2(") == 1);
 }

@@ -245,6 +245,10 @@ inline void tmem_ld_32x32b_x64(unsigned taddr, float (&r)[64]) { tmem_ld_32x32b(
 inline void tmem_st_32x32b_x16(unsigned taddr, const unsigned (&r)[16]) { tmem_st_32x32b(taddr, r); }
 inline void tmem_st_32x32b_x32(unsigned taddr, const unsigned (&r)[32]) { tmem_st_32x32b(taddr, r); }
 inline void tmem_st_wait() {}
+// f32x2 arithmetic: each lane rounded once, as fma.rn / add.rn / mul.rn .f32x2 round it.
+inline void fma2(float& r0, float& r1, float a0, float a1, float b0, float b1, float c0, float c1) { r0 = std::fma(a0, b0, c0); r1 = std::fma(a1, b1, c1); }
+inline void add2(float& r0, float& r1, float a0, float a1, float b0, float b1) { r0 = a0 + b0; r1 = a1 + b1; }
+inline void mul2(float& r0, float& r1, float a0, float a1, float b0, float b1) { r0 = a0 * b0; r1 = a1 * b1; }
 // stmatrix: a warp-collective, so the lanes meet in the runtime, which writes each row from the
 // registers of the lanes the ISA's fragment names.
 inline void stmatrix_x4(unsigned addr, unsigned r0, unsigned r1, unsigned r2, unsigned r3) {

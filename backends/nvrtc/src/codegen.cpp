@@ -1744,7 +1744,7 @@ tcgen05_gen::context emitter::tc_context() {
           [this](ir::RefId r, std::string const& i) { return element(r, i); },
           [this](ir::RefId r, std::int64_t v) { return smem_vectors(r, v); },
           [this](ir::StmtId id, ir::RefId r, std::int64_t n, std::int64_t v) { count_row_banks(id, r, n, v); },
-          issuer(), role_sync(), elected_};
+          issuer(), role_sync(), elected_, o_.math == ir::math_mode::fast};
 }
 
 // v consecutive elements of every row of SMEM view `rid` are one aligned 16-byte chunk: rows are

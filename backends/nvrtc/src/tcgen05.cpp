@@ -219,6 +219,16 @@ std::string prelude_tail(int group, bool pair_copies) {
   }
   p += ld_wrapper(16) + ld_wrapper(32) + ld_wrapper(64) + st_wrapper(16) + st_wrapper(32);
   p += "__device__ __forceinline__ void tmem_st_wait() { asm volatile(\"tcgen05.wait::st.sync.aligned;\" ::: \"memory\"); }\n";
+  // f32x2 arithmetic (sm_100a): two f32 lanes of a 64-bit register pair per instruction, each
+  // rounded as the scalar instruction rounds it (fma.rn: FFMA2, add.rn: FADD2, mul.rn: FMUL2).
+  p += "__device__ __forceinline__ unsigned long long f32x2(float lo, float hi) { unsigned long long r; asm(\"mov.b64 %0, {%1, %2};\" : \"=l\"(r) : \"f\"(lo), \"f\"(hi)); return r; }\n"
+       "__device__ __forceinline__ void f32x2_split(unsigned long long x, float& lo, float& hi) { asm(\"mov.b64 {%0, %1}, %2;\" : \"=f\"(lo), \"=f\"(hi) : \"l\"(x)); }\n"
+       "__device__ __forceinline__ void fma2(float& r0, float& r1, float a0, float a1, float b0, float b1, float c0, float c1) {\n"
+       "  unsigned long long d; asm(\"fma.rn.f32x2 %0, %1, %2, %3;\" : \"=l\"(d) : \"l\"(f32x2(a0, a1)), \"l\"(f32x2(b0, b1)), \"l\"(f32x2(c0, c1))); f32x2_split(d, r0, r1);\n}\n"
+       "__device__ __forceinline__ void add2(float& r0, float& r1, float a0, float a1, float b0, float b1) {\n"
+       "  unsigned long long d; asm(\"add.rn.f32x2 %0, %1, %2;\" : \"=l\"(d) : \"l\"(f32x2(a0, a1)), \"l\"(f32x2(b0, b1))); f32x2_split(d, r0, r1);\n}\n"
+       "__device__ __forceinline__ void mul2(float& r0, float& r1, float a0, float a1, float b0, float b1) {\n"
+       "  unsigned long long d; asm(\"mul.rn.f32x2 %0, %1, %2;\" : \"=l\"(d) : \"l\"(f32x2(a0, a1)), \"l\"(f32x2(b0, b1))); f32x2_split(d, r0, r1);\n}\n";
   p += "}  // namespace sc\n#endif\n// ---- end of tcgen05 ----\n";
   return p;
 }
@@ -842,20 +852,40 @@ void fused_rows(context const& c, std::vector<ir::StmtId> const& ids, std::strin
   // exp2(x), x is computed once with it); post-order, so inner ones are declared first.
   std::map<ir::ValueId, std::string> keys;
   std::map<std::string, int> seen;
-  std::function<void(ir::ValueId)> count = [&](ir::ValueId v) {
-    if (v == ir::none || c.leaf_override.count(v) || trivial(k.values[v].op)) return;
-    ++seen[value_key(k, v, keys)];
-    for (auto ch : {k.values[v].a, k.values[v].b, k.values[v].c}) count(ch);
+  std::map<std::string, bool> fusable_mul;  // a mul whose every use is an f32 add or sub (an FMA there)
+  auto f32_arith = [&](ir::ValueId v) {
+    auto const& x = k.values[v];
+    const bool op = x.op == ir::ValueOp::add || x.op == ir::ValueOp::sub || x.op == ir::ValueOp::mul || x.op == ir::ValueOp::fma;
+    if (!op || x.dtype != ir::DType::f32) return false;
+    for (auto ch : {x.a, x.b, x.c})
+      if (ch != ir::none && k.values[ch].dtype != ir::DType::f32) return false;
+    return true;
   };
-  for (auto r : roots) count(r);
-  std::vector<ir::ValueId> shared;
+  std::function<void(ir::ValueId, ir::ValueId)> count = [&](ir::ValueId v, ir::ValueId parent) {
+    if (v == ir::none || c.leaf_override.count(v) || trivial(k.values[v].op)) return;
+    const std::string& key = value_key(k, v, keys);
+    ++seen[key];
+    if (k.values[v].op == ir::ValueOp::mul && f32_arith(v)) {
+      const bool into = parent != ir::none && f32_arith(parent) && (k.values[parent].op == ir::ValueOp::add || k.values[parent].op == ir::ValueOp::sub);
+      auto [at, fresh] = fusable_mul.try_emplace(key, into);
+      if (!fresh) at->second = at->second && into;
+    }
+    for (auto ch : {k.values[v].a, k.values[v].b, k.values[v].c}) count(ch, v);
+  };
+  for (auto r : roots) count(r, ir::none);
+  // The temporaries, post-order: exact math names the shared nodes only; fast math names every
+  // f32 add, sub, mul and fma too (each one pair instruction over both columns), folding a mul
+  // into the add or sub it feeds (an FMA, as contraction makes it).
+  std::vector<ir::ValueId> temps;
   std::set<std::string> named;
   std::function<void(ir::ValueId, int)> pick = [&](ir::ValueId v, int around) {
     if (v == ir::none || c.leaf_override.count(v) || trivial(k.values[v].op)) return;
     const std::string& key = keys.at(v);
     const int n = seen.at(key);
     for (auto ch : {k.values[v].a, k.values[v].b, k.values[v].c}) pick(ch, n);
-    if (n > 1 && n > around && named.insert(key).second) shared.push_back(v);
+    const bool mul_in_fma = c.fast && k.values[v].op == ir::ValueOp::mul && fusable_mul.count(key) && fusable_mul.at(key);
+    const bool pair = c.fast && f32_arith(v) && !mul_in_fma;
+    if ((pair || (n > 1 && n > around && !mul_in_fma)) && named.insert(key).second) temps.push_back(v);
   };
   for (auto r : roots) pick(r, 1);
   std::vector<std::string> folds;  // per statement's reductions: its register
@@ -863,8 +893,12 @@ void fused_rows(context const& c, std::vector<ir::StmtId> const& ids, std::strin
     for (auto f : members[i].folds) {
       auto const& x = k.values[f];
       const std::string r = fmt::format("rowred{}", f);
-      rs.line(fmt::format("  float {} = {};  // {}<1> of the row (op #{})", r, x.op == ir::ValueOp::reduce_sum ? "-0.0f" : "__int_as_float(0x7fc00000)",
-                          ir::value_op_name(x.op), ids[i]));
+      const char* init = x.op == ir::ValueOp::reduce_sum ? "-0.0f" : "__int_as_float(0x7fc00000)";
+      // Fast math sums the row as two interleaved halves (FADD2), added at the end.
+      if (c.fast && x.op == ir::ValueOp::reduce_sum)
+        rs.line(fmt::format("  float {0}_0 = {1}, {0}_1 = {1};  // {2}<1> of the row (op #{3}): even and odd columns", r, init, ir::value_op_name(x.op), ids[i]));
+      else
+        rs.line(fmt::format("  float {} = {};  // {}<1> of the row (op #{})", r, init, ir::value_op_name(x.op), ids[i]));
     }
   for (std::size_t i = 0; i < ids.size(); ++i)
     if (members[i].to_tmem)
@@ -881,18 +915,66 @@ void fused_rows(context const& c, std::vector<ir::StmtId> const& ids, std::strin
   rs.line("    for (int u = 0; u < 16; ++u) {  // columns c0 + 2u and c0 + 2u + 1");
   rs.line(fmt::format("      const long long f0 = static_cast<long long>(lane) * {} + c0 + 2 * u, f1 = f0 + 1;", cols));
   rs.line("      (void)f0;\n" + ind + "      (void)f1;");
-  // Each element's temporaries and statement values, element 0 of the pair, then element 1.
+  // Per element of the pair, the names given so far (temporaries), installed before any value of
+  // that element is written out.
+  std::array<std::map<ir::ValueId, std::string>, 2> named_at;
+  auto use = [&](int e) {
+    const std::string j = fmt::format("2 * u + {}", e);
+    rs.at(j, fmt::format("(c0 + {})", j));
+    for (auto const& vn : named_at[static_cast<std::size_t>(e)]) c.leaf_override[vn.first] = vn.second;
+  };
+  auto name_all = [&](ir::ValueId v, int e, std::string const& name) {
+    for (auto const& wk : keys)
+      if (wk.second == keys.at(v)) named_at[static_cast<std::size_t>(e)][wk.first] = name;
+  };
+  for (auto v : temps) {
+    auto const& x = k.values[v];
+    if (c.fast && f32_arith(v)) {
+      // a * b + c with a mul operand folded in (a - m: a + (-m.a) m.b; m - a: m.a m.b + (-a)).
+      auto mul_of = [&](ir::ValueId w) {
+        return w != ir::none && k.values[w].op == ir::ValueOp::mul && !named.count(keys.at(w)) && fusable_mul.count(keys.at(w)) && fusable_mul.at(keys.at(w));
+      };
+      std::array<std::array<std::string, 3>, 2> opnd;  // per element: the instruction's operands
+      const char* form = "";
+      for (int e = 0; e < 2; ++e) {
+        use(e);
+        const std::string f = fmt::format("f{}", e);
+        auto val = [&](ir::ValueId w) { return c.value(w, f); };
+        auto neg = [](std::string const& t) { return "-(" + t + ")"; };
+        auto& o = opnd[static_cast<std::size_t>(e)];
+        if (x.op == ir::ValueOp::fma) {
+          form = "fma2", o = {val(x.a), val(x.b), val(x.c)};
+        } else if (x.op == ir::ValueOp::mul) {
+          form = "mul2", o = {val(x.a), val(x.b), ""};
+        } else if (mul_of(x.a)) {
+          form = "fma2", o = {val(k.values[x.a].a), val(k.values[x.a].b), x.op == ir::ValueOp::add ? val(x.b) : neg(val(x.b))};
+        } else if (mul_of(x.b)) {
+          form = "fma2", o = {x.op == ir::ValueOp::add ? val(k.values[x.b].a) : neg(val(k.values[x.b].a)), val(k.values[x.b].b), val(x.a)};
+        } else {
+          form = "add2", o = {val(x.a), x.op == ir::ValueOp::add ? val(x.b) : neg(val(x.b)), ""};
+        }
+      }
+      const std::string name = fmt::format("pr{}", v);
+      std::string args = fmt::format("{0}_0, {0}_1, {1}, {2}, {3}, {4}", name, opnd[0][0], opnd[1][0], opnd[0][1], opnd[1][1]);
+      if (std::string_view(form) == "fma2") args += fmt::format(", {}, {}", opnd[0][2], opnd[1][2]);
+      rs.line(fmt::format("      float {0}_0, {0}_1;", name));
+      rs.line(fmt::format("      sc::{}({});", form, args));
+      for (int e = 0; e < 2; ++e) name_all(v, e, fmt::format("{}_{}", name, e));
+    } else {
+      for (int e = 0; e < 2; ++e) {
+        use(e);
+        const std::string name = fmt::format("cse{}_{}", v, e);
+        rs.line(fmt::format("      const auto {} = {};", name, c.value(v, fmt::format("f{}", e))));
+        name_all(v, e, name);
+      }
+    }
+  }
+  // Each statement's values at both columns.
   std::vector<std::array<std::string, 2>> at(ids.size());                  // store_tmem: its value
   std::vector<std::vector<std::array<std::string, 2>>> fold_at(ids.size());  // row vector: each fold's operand
   for (int e = 0; e < 2; ++e) {
-    const std::string j = fmt::format("2 * u + {}", e), f = fmt::format("f{}", e);
-    rs.at(j, fmt::format("(c0 + {})", j));
-    for (auto v : shared) {
-      const std::string name = fmt::format("cse{}_{}", v, e);
-      rs.line(fmt::format("      const auto {} = {};", name, c.value(v, f)));
-      for (auto const& [w, key] : keys)
-        if (key == keys.at(v)) c.leaf_override[w] = name;
-    }
+    use(e);
+    const std::string f = fmt::format("f{}", e);
     for (std::size_t i = 0; i < ids.size(); ++i) {
       auto const& s = k.stmts[ids[i]];
       if (members[i].to_tmem) {
@@ -902,9 +984,8 @@ void fused_rows(context const& c, std::vector<ir::StmtId> const& ids, std::strin
         for (std::size_t r = 0; r < members[i].folds.size(); ++r) fold_at[i][r][static_cast<std::size_t>(e)] = c.value(k.values[members[i].folds[r]].a, f);
       }
     }
-    for (auto const& wk : keys)  // (not a structured binding: clang 14 captures none in a lambda)
-      if (named.count(wk.second)) c.leaf_override.erase(wk.first);
   }
+  for (auto const& vn : named_at[0]) c.leaf_override.erase(vn.first);
   for (std::size_t i = 0; i < ids.size(); ++i) {
     auto const& s = k.stmts[ids[i]];
     if (members[i].to_tmem) {
@@ -925,6 +1006,10 @@ void fused_rows(context const& c, std::vector<ir::StmtId> const& ids, std::strin
         const ir::ValueId f = members[i].folds[r];
         const auto op = k.values[f].op;
         const char* fold = op == ir::ValueOp::reduce_sum ? "{0} = {0} + {1};" : op == ir::ValueOp::reduce_max ? "{0} = fmaxf({0}, {1});" : "{0} = fminf({0}, {1});";
+        if (c.fast && op == ir::ValueOp::reduce_sum) {
+          rs.line(fmt::format("      sc::add2(rowred{0}_0, rowred{0}_1, rowred{0}_0, rowred{0}_1, {1}, {2});", f, fold_at[i][r][0], fold_at[i][r][1]));
+          continue;
+        }
         for (int e = 0; e < 2; ++e)
           rs.line("      " + fmt::format(fmt::runtime(fold), fmt::format("rowred{}", f), fold_at[i][r][static_cast<std::size_t>(e)]));
       }
@@ -944,7 +1029,8 @@ void fused_rows(context const& c, std::vector<ir::StmtId> const& ids, std::strin
     if (members[i].to_tmem) continue;
     auto const& s = k.stmts[ids[i]];
     for (auto f : members[i].folds) {
-      c.leaf_override[f] = fmt::format("rowred{}", f);
+      const bool halves = c.fast && k.values[f].op == ir::ValueOp::reduce_sum;
+      c.leaf_override[f] = halves ? fmt::format("(rowred{0}_0 + rowred{0}_1)", f) : fmt::format("rowred{}", f);
       rs.folded.push_back(f);
     }
     auto const& r = k.refs[s.refs[0]];

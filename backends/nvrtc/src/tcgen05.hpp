@@ -108,6 +108,9 @@ struct context {
   // Inside a block the emitter already gave to the elected thread (consecutive tcgen05 MMAs and
   // commits of one sequence: one elect per K-tile): the hooks issue without an elect of their own.
   bool elected = false;
+  // Fast math (codegen_options::math): a row pass computes its f32 arithmetic on column pairs
+  // with the f32x2 instructions (FFMA2, FADD2, FMUL2), as contraction and reassociation allow.
+  bool fast = false;
 };
 
 void mma(context const& c, ir::StmtId id, std::string const& ind, std::string& out);

@@ -1198,10 +1198,15 @@ void emitter::stmt(ir::StmtId id, int depth, std::string& out) {
 }
 
 void emitter::emit_seq(ir::Stmt const& s, int depth, std::string& out) {
-  auto issue = [&](ir::StmtId c) {
+  // A tcgen05 MMA, commit or scale copy, or a sequence of nothing else (each<DC>'s calls): one
+  // elected block takes a run of them, where a nested sequence used to end the run (a commit
+  // after each<2>'s two MMAs elected again: 7 elects per attention_blackwell MMA-warp loop trip).
+  std::function<bool(ir::StmtId)> issue_only = [&](ir::StmtId c) {
     auto const& x = k_.stmts[c];
-    return !elected_ && (x.op == ir::StmtOp::tcgen05_mma || x.op == ir::StmtOp::tcgen05_commit_arrive || x.op == ir::StmtOp::tcgen05_cp);
+    if (x.op == ir::StmtOp::seq) return !x.body.empty() && std::all_of(x.body.begin(), x.body.end(), issue_only);
+    return x.op == ir::StmtOp::tcgen05_mma || x.op == ir::StmtOp::tcgen05_commit_arrive || x.op == ir::StmtOp::tcgen05_cp;
   };
+  auto issue = [&](ir::StmtId c) { return !elected_ && issue_only(c); };
   for (std::size_t i = 0; i < s.body.size();) {
     if (const std::size_t n = tc_ ? tcgen05_gen::row_run(k_, s.body, i, [&](ir::StmtId id) { return lane_private(id); }) : 0; n >= 2) {
       // Row statements over the same TMEM tiles: one pass over the row (tcgen05.cpp, fused_rows).

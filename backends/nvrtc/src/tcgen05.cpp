@@ -380,6 +380,13 @@ void check_loadable(ir::Kernel const& k, ir::StmtId id, ir::RefId rid) {
                               ir::alloc_name(k, t.id), ir::dtype_name(al.dtype), fmt::join(al.shape, ", ")));
 }
 
+// A row fold of a reduction op: its identity (which leaves the first element as it is: -0 + x
+// == x, fmaxf(NaN, x) == x) and its step, "{0} = step({0}, {1})" for fmt.
+const char* fold_identity(ir::ValueOp op) { return op == ir::ValueOp::reduce_sum ? "-0.0f" : "__int_as_float(0x7fc00000)"; }
+const char* fold_step(ir::ValueOp op) {
+  return op == ir::ValueOp::reduce_sum ? "{0} = {0} + {1};" : op == ir::ValueOp::reduce_max ? "{0} = fmaxf({0}, {1});" : "{0} = fminf({0}, {1});";
+}
+
 // ---- row statements ------------------------------------------------------------------------
 // A statement that reads TMEM tiles and writes TMEM (store_tmem) or a row vector: thread `lane`
 // of the warpgroup owns lane `lane` of TMEM, i.e. row `lane` of every (128, C) tile, so a row
@@ -461,9 +468,8 @@ struct row_statement {
       refuse(k, id, fmt::format("a reduction of a TMEM tile of shape ({}) along axis {} in {} (row reductions, <1>, of f32 (128, columns) tiles are generated)",
                                 fmt::join(in, ", "), x.scalar, ir::dtype_name(x.dtype)));
     const std::string r = fmt::format("rowred{}", v);
-    const char* fold = x.op == ir::ValueOp::reduce_sum ? "{0} = {0} + {1};" : x.op == ir::ValueOp::reduce_max ? "{0} = fmaxf({0}, {1});" : "{0} = fminf({0}, {1});";
-    // The identities leave the first element as it is: -0 + x == x, fmaxf(NaN, x) == x.
-    line(fmt::format("  float {} = {};  // {}<1> of the row", r, x.op == ir::ValueOp::reduce_sum ? "-0.0f" : "__int_as_float(0x7fc00000)", ir::value_op_name(x.op)));
+    const char* fold = fold_step(x.op);
+    line(fmt::format("  float {} = {};  // {}<1> of the row", r, fold_identity(x.op), ir::value_op_name(x.op)));
     line("  #pragma unroll 1");
     line(fmt::format("  for (int c0 = 0; c0 < {}; c0 += {}) {{", cols, chunk));
     load("c0", chunk, "    ");
@@ -888,12 +894,11 @@ void fused_rows(context const& c, std::vector<ir::StmtId> const& ids, std::strin
     if ((pair || (n > 1 && n > around && !mul_in_fma)) && named.insert(key).second) temps.push_back(v);
   };
   for (auto r : roots) pick(r, 1);
-  std::vector<std::string> folds;  // per statement's reductions: its register
   for (std::size_t i = 0; i < ids.size(); ++i)
     for (auto f : members[i].folds) {
       auto const& x = k.values[f];
       const std::string r = fmt::format("rowred{}", f);
-      const char* init = x.op == ir::ValueOp::reduce_sum ? "-0.0f" : "__int_as_float(0x7fc00000)";
+      const char* init = fold_identity(x.op);
       // Fast math sums the row as two interleaved halves (FADD2), added at the end.
       if (c.fast && x.op == ir::ValueOp::reduce_sum)
         rs.line(fmt::format("  float {0}_0 = {1}, {0}_1 = {1};  // {2}<1> of the row (op #{3}): even and odd columns", r, init, ir::value_op_name(x.op), ids[i]));
@@ -1005,7 +1010,7 @@ void fused_rows(context const& c, std::vector<ir::StmtId> const& ids, std::strin
       for (std::size_t r = 0; r < members[i].folds.size(); ++r) {
         const ir::ValueId f = members[i].folds[r];
         const auto op = k.values[f].op;
-        const char* fold = op == ir::ValueOp::reduce_sum ? "{0} = {0} + {1};" : op == ir::ValueOp::reduce_max ? "{0} = fmaxf({0}, {1});" : "{0} = fminf({0}, {1});";
+        const char* fold = fold_step(op);
         if (c.fast && op == ir::ValueOp::reduce_sum) {
           rs.line(fmt::format("      sc::add2(rowred{0}_0, rowred{0}_1, rowred{0}_0, rowred{0}_1, {1}, {2});", f, fold_at[i][r][0], fold_at[i][r][1]));
           continue;

@@ -7,10 +7,10 @@ Interface config for that on arch 100 (CUDA 13): tile_m=128, tile_n=128, q_stage
 Run:
   bench/fa4_anchor/run.sh FLASH_ATTENTION_DIR  (sets up the environment below and counts the loops)
   by hand: CUTE_DSL_ARCH=sm_100a CUTE_DSL_KEEP=ptx,cubin CUTE_DSL_DUMP_DIR=OUT PYTHONPATH=bench/fa4_anchor:FA VENV/bin/python compile_fa4.py
-torch/triton are replaced by an import stub (torchstub.py): only used by FA4/quack host-side helpers.
+torch/triton are replaced by an import-time stand-in (torch_standin.py): only FA4/quack host-side helpers use them.
 """
 import math, os, sys
-import torchstub  # noqa: F401  (must precede flash_attn / quack imports)
+import torch_standin  # noqa: F401  (must precede flash_attn / quack imports)
 
 import cutlass
 import cutlass.cute as cute

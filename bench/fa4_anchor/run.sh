@@ -16,7 +16,7 @@ venv=$out/venv
 mkdir -p "$out"
 if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
-  # torch is not installed: torchstub.py stands in for the host-side helpers that import it.
+  # torch is not installed: torch_standin.py stands in for the host-side helpers that import it.
   "$venv/bin/pip" install -q "nvidia-cutlass-dsl[cu13]==4.8.1" einops "apache-tvm-ffi==0.1.15.post2"
   "$venv/bin/pip" install -q --no-deps "quack-kernels==0.6.5"
 fi

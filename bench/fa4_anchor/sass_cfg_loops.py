@@ -3,7 +3,7 @@
 opcode counts; nested loops are listed on their own too. usage: sass_cfg_loops.py FILE.sass [--body]
 An indirect branch (BRX) needs its targets in BRX_TARGETS="label label ...".
 (../../../shared/tools/sass_loops.py counts innermost MMA loops by backward branches; it takes the
-out-of-line barrier-wait stubs of a CuTe DSL kernel for loops, so the anchor is counted here.)"""
+out-of-line barrier-wait retry blocks of a CuTe DSL kernel for loops, so the anchor is counted here.)"""
 import re, sys, collections
 
 def parse(path):

@@ -1,5 +1,5 @@
-"""Minimal stand-in for `torch` so flash_attn.cute / quack modules import for compile-only use.
-Every attribute is a stub class; calling a stub with one callable returns it (decorator pass-through)."""
+"""A stand-in for `torch` (and `triton`) so that flash_attn.cute and quack import for compiling only:
+every attribute is a placeholder class; calling one with a single callable returns it (decorators pass through)."""
 import sys, types, importlib.abc, importlib.machinery
 
 class _M(type):
@@ -49,7 +49,7 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return m
     def exec_module(self, module):
         if module.__name__ == "torch":
-            module.__version__ = "0.0.0-stub"
+            module.__version__ = "0.0.0-standin"
             module.version = types.SimpleNamespace(cuda="13.0")
 
 sys.meta_path.insert(0, _Finder())
